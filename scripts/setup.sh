@@ -1,0 +1,64 @@
+# scripts/setup.sh — sourced by scripts/attn, scripts/test and the other
+# scripts: install what is missing, configure build folders, recompile.
+# Not run on its own.
+
+ATTN_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+# Debian packages attn needs to build and run.
+ATTN_PACKAGES="meson ninja-build pkg-config gcc libc6-dev libcjson-dev libstb-dev fonts-dejavu-core"
+
+# attn_need_packages PKG…: install the packages that are missing (with
+# apt-get when root), or print the apt-get line and exit 1.
+attn_need_packages() {
+    local missing=() p
+    for p in "$@"; do
+        if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$'; then
+            missing+=("$p")
+        fi
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "attn needs these Debian packages; install them with:" >&2
+        echo "  sudo apt-get install -y ${missing[*]}" >&2
+        exit 1
+    fi
+    echo "installing ${missing[*]} ..." >&2
+    if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null; then
+        DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null &&
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null || {
+            echo "apt-get install ${missing[*]} failed" >&2
+            exit 1
+        }
+    fi
+}
+
+# attn_configure DIR [meson options…]: configure DIR once (again when the
+# options recorded in it differ), then bring it up to date quietly.
+attn_build() {
+    local dir=$1
+    shift
+    local stamp="$ATTN_ROOT/$dir/.attn-options"
+    if [ ! -f "$ATTN_ROOT/$dir/build.ninja" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$*" ]; then
+        rm -rf "${ATTN_ROOT:?}/$dir"
+        meson setup "$ATTN_ROOT/$dir" "$ATTN_ROOT" "$@" >"$ATTN_ROOT/.setup-$dir.log" 2>&1 || {
+            cat "$ATTN_ROOT/.setup-$dir.log" >&2
+            echo "meson setup $dir failed" >&2
+            exit 1
+        }
+        rm -f "$ATTN_ROOT/.setup-$dir.log"
+        echo "$*" >"$stamp"
+    fi
+    # ninja recompiles only what changed; its output only when it fails
+    local log
+    if ! log=$(ninja -C "$ATTN_ROOT/$dir" 2>&1); then
+        echo "$log" >&2
+        echo "build in $dir failed" >&2
+        exit 1
+    fi
+}
+
+# The optimized release build that scripts/attn runs.
+attn_build_release() {
+    attn_need_packages $ATTN_PACKAGES
+    attn_build build --buildtype=release -Db_ndebug=if-release
+}

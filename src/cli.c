@@ -1,0 +1,267 @@
+/* cli.c — errors, number parsing, memory limit and atomic output files
+ * shared by every attn command (see cli.h). */
+#include "cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char *command_name = NULL;
+
+void cli_set_command(const char *name) { command_name = name; }
+
+const char *cli_command(void) { return command_name; }
+
+void cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    fflush(stdout); /* keep the order of normal output and the error */
+    if (command_name)
+        fprintf(stderr, "attn %s: ", command_name);
+    else
+        fputs("attn: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+/* ---- numbers --------------------------------------------------------- */
+
+int cli_parse_long(const char *opt, const char *s, long min, long max, long *out)
+{
+    char *end = NULL;
+    long v;
+
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (end == s || *end != '\0' || errno == ERANGE || v < min || v > max ||
+        /* strtol skips leading blanks: a value must not start with one */
+        (*s != '-' && *s != '+' && (*s < '0' || *s > '9'))) {
+        cli_error("%s: expected an integer from %ld to %ld, got '%s'", opt, min,
+                  max, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int cli_parse_double(const char *opt, const char *s, double min, double max,
+                     double *out)
+{
+    char *end = NULL;
+    double v;
+
+    errno = 0;
+    v = strtod(s, &end);
+    if (end == s || *end != '\0' || errno == ERANGE || !isfinite(v) || v < min ||
+        v > max || (*s != '-' && *s != '+' && *s != '.' && (*s < '0' || *s > '9'))) {
+        cli_error("%s: expected a number from %g to %g, got '%s'", opt, min, max, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int cli_parse_bytes(const char *opt, const char *s, size_t *out)
+{
+    char *end = NULL;
+    unsigned long long v;
+    unsigned shift = 0;
+
+    errno = 0;
+    if (*s < '0' || *s > '9')
+        goto bad;
+    v = strtoull(s, &end, 10);
+    if (end == s || errno == ERANGE)
+        goto bad;
+    switch (*end) {
+    case '\0': break;
+    case 'K': case 'k': shift = 10; end++; break;
+    case 'M': case 'm': shift = 20; end++; break;
+    case 'G': case 'g': shift = 30; end++; break;
+    case 'T': case 't': shift = 40; end++; break;
+    default: goto bad;
+    }
+    if (*end == 'i' && shift)
+        end++; /* accept "4Gi" */
+    if (*end == 'B' && shift)
+        end++; /* and "4GB", "4GiB" */
+    if (*end != '\0' || v == 0 || v > (SIZE_MAX >> shift))
+        goto bad;
+    *out = (size_t)v << shift;
+    return 0;
+bad:
+    cli_error("%s: expected a positive size in bytes with an optional suffix K, M, "
+              "G or T, got '%s'", opt, s);
+    return -1;
+}
+
+int size_mul(size_t a, size_t b, size_t *out)
+{
+    if (a != 0 && b > SIZE_MAX / a)
+        return -1;
+    *out = a * b;
+    return 0;
+}
+
+int size_add(size_t a, size_t b, size_t *out)
+{
+    if (b > SIZE_MAX - a)
+        return -1;
+    *out = a + b;
+    return 0;
+}
+
+void cli_format_bytes(char *buf, size_t buflen, double bytes)
+{
+    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    size_t u = 0;
+    while (bytes >= 1024.0 && u + 1 < sizeof unit / sizeof unit[0]) {
+        bytes /= 1024.0;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, buflen, "%.0f B", bytes);
+    else
+        snprintf(buf, buflen, "%.3g %s", bytes, unit[u]);
+}
+
+int cli_check_mem(const char *what, size_t bytes, int overflow, size_t max_mem)
+{
+    char need[32], have[32];
+    if (!overflow && bytes <= max_mem)
+        return 0;
+    cli_format_bytes(have, sizeof have, (double)max_mem);
+    if (overflow) {
+        cli_error("%s needs more memory than this machine can address, more than "
+                  "--max-mem %s", what, have);
+    } else {
+        cli_format_bytes(need, sizeof need, (double)bytes);
+        cli_error("%s needs about %s, more than --max-mem %s", what, need, have);
+    }
+    return -1;
+}
+
+/* ---- atomic output files --------------------------------------------- */
+
+static char *dup_string(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}
+
+int atomic_open(atomic_file *af, const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    size_t n;
+    mode_t mask;
+    int fd;
+
+    af->f = NULL;
+    af->tmp_path = NULL;
+    af->path = NULL;
+    if (strcmp(path, "-") == 0) {
+        af->f = stdout;
+        return 0;
+    }
+    if (path[0] == '\0') {
+        snprintf(err, errlen, "an empty file name");
+        return -1;
+    }
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "%s: cannot write: Is a directory", path);
+        return -1;
+    }
+    /* PATH.XXXXXX in the same folder, so that rename() replaces atomically */
+    if (size_add(strlen(path), sizeof ".XXXXXX", &n) != 0 ||
+        (af->tmp_path = malloc(n)) == NULL || (af->path = dup_string(path)) == NULL) {
+        free(af->tmp_path);
+        af->tmp_path = NULL;
+        snprintf(err, errlen, "%s: cannot create: out of memory", path);
+        return -1;
+    }
+    snprintf(af->tmp_path, n, "%s.XXXXXX", path);
+    fd = mkstemp(af->tmp_path);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+        goto fail;
+    }
+    /* mkstemp makes 0600; give the file the mode a plain create would */
+    mask = umask(0);
+    umask(mask);
+    (void)fchmod(fd, 0666 & ~mask);
+    af->f = fdopen(fd, "wb");
+    if (!af->f) {
+        snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+        close(fd);
+        unlink(af->tmp_path);
+        goto fail;
+    }
+    return 0;
+fail:
+    free(af->tmp_path);
+    free(af->path);
+    af->tmp_path = NULL;
+    af->path = NULL;
+    return -1;
+}
+
+int atomic_commit(atomic_file *af, char *err, size_t errlen)
+{
+    int failed;
+
+    if (af->tmp_path == NULL) { /* standard output: main checks it at exit */
+        af->f = NULL;
+        return 0;
+    }
+    errno = 0;
+    failed = fflush(af->f) != 0 || ferror(af->f);
+    if (failed) {
+        snprintf(err, errlen, "%s: cannot write: %s", af->path,
+                 errno ? strerror(errno) : "write error");
+        atomic_abort(af);
+        return -1;
+    }
+    if (fclose(af->f) != 0) {
+        af->f = NULL;
+        snprintf(err, errlen, "%s: cannot write: %s", af->path, strerror(errno));
+        atomic_abort(af);
+        return -1;
+    }
+    af->f = NULL;
+    if (rename(af->tmp_path, af->path) != 0) {
+        snprintf(err, errlen, "%s: cannot write: %s", af->path, strerror(errno));
+        atomic_abort(af);
+        return -1;
+    }
+    free(af->tmp_path);
+    free(af->path);
+    af->tmp_path = NULL;
+    af->path = NULL;
+    return 0;
+}
+
+void atomic_abort(atomic_file *af)
+{
+    if (af->tmp_path) {
+        if (af->f)
+            fclose(af->f);
+        unlink(af->tmp_path);
+    }
+    free(af->tmp_path);
+    free(af->path);
+    af->f = NULL;
+    af->tmp_path = NULL;
+    af->path = NULL;
+}

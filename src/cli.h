@@ -1,0 +1,77 @@
+/* cli.h — what every attn command shares: the error line, exit codes,
+ * number parsing with range checks, the memory limit, and output files
+ * written atomically.
+ *
+ * Errors are one line on stderr, "attn CMD: what is wrong and where", and
+ * the exit status says what kind: 0 success, 1 a run-time or data error,
+ * 2 a usage error (SPEC.md §2).
+ */
+#ifndef ATTN_CLI_H
+#define ATTN_CLI_H
+
+#include <stdio.h>
+#include <stddef.h>
+
+enum {
+    EXIT_OK = 0,
+    EXIT_RUNTIME = 1, /* unreadable input, unwritable output, memory limit */
+    EXIT_USAGE = 2    /* unknown command or option, bad or out-of-range value */
+};
+
+/* The name used in messages ("posenc"); set by main before a command runs. */
+void cli_set_command(const char *name);
+const char *cli_command(void);
+
+/* "attn CMD: <formatted message>\n" on stderr. */
+void cli_error(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+/* Numbers from option values, each refusing trailing text, empty strings,
+ * overflow and values outside [min, max] with a message naming the option,
+ * e.g. "attn posenc: --dim: expected an integer from 1 to 1000000, got
+ * 'abc'". They return 0, or -1 after printing the message (the caller
+ * exits with EXIT_USAGE). */
+int cli_parse_long(const char *opt, const char *s, long min, long max, long *out);
+int cli_parse_double(const char *opt, const char *s, double min, double max,
+                     double *out);
+/* Bytes with an optional suffix K, M, G or T (powers of 1024), e.g. "4G". */
+int cli_parse_bytes(const char *opt, const char *s, size_t *out);
+
+/* Overflow-checked size arithmetic: 0 and *out set, or -1 on overflow. */
+int size_mul(size_t a, size_t b, size_t *out);
+int size_add(size_t a, size_t b, size_t *out);
+
+/* The default --max-mem: 4 GiB. */
+#define CLI_DEFAULT_MAX_MEM ((size_t)4 << 30)
+
+/* Refuse a run whose buffers would need more than max_mem bytes (what says
+ * what the estimate covers). Returns 0, or -1 after printing e.g.
+ * "attn posenc: --steps 100000 --dim 100000 needs about 37.3 GiB, more than
+ * --max-mem 4 GiB". overflow != 0 means the estimate itself overflowed. */
+int cli_check_mem(const char *what, size_t bytes, int overflow, size_t max_mem);
+
+/* "1.5 GiB", "512 B": for messages. */
+void cli_format_bytes(char *buf, size_t buflen, double bytes);
+
+/* An output file written atomically: a temporary file in the same folder,
+ * renamed over the target only when everything was written. The path "-"
+ * means standard output (written directly; main checks it at exit). */
+typedef struct atomic_file {
+    FILE *f;
+    char *tmp_path; /* NULL for standard output */
+    char *path;
+} atomic_file;
+
+/* 0, or -1 with "PATH: cannot create: reason" in err. */
+int atomic_open(atomic_file *af, const char *path, char *err, size_t errlen);
+/* Flush, check for write errors, close and rename. 0, or -1 with a message
+ * in err; on failure the temporary file is removed and any old file at the
+ * path is untouched. */
+int atomic_commit(atomic_file *af, char *err, size_t errlen);
+/* Give up: close and remove the temporary file. */
+void atomic_abort(atomic_file *af);
+
+#endif
