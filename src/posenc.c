@@ -1,0 +1,71 @@
+/* posenc.c — the sinusoidal positional encoding (see posenc.h).
+ * Legend: N positions (rows), D encoding dimensions (columns). */
+#include "posenc.h"
+
+#include <math.h>
+
+double posenc_omega(size_t j, size_t D, double base)
+{
+    /* omega_j = 1 / base^(2j / D) */
+    return 1.0 / pow(base, (double)(2 * j) / (double)D);
+}
+
+void posenc_fill(float *P, size_t N, size_t D, double base)
+{
+    size_t i, j;
+    for (j = 0; 2 * j < D; j++) {
+        double omega = posenc_omega(j, D, base);
+        for (i = 0; i < N; i++) {
+            double angle = (double)i * omega;
+            P[i * D + 2 * j] = (float)sin(angle);          /* even column: sin */
+            if (2 * j + 1 < D)
+                P[i * D + 2 * j + 1] = (float)cos(angle);  /* odd column: cos */
+        }
+    }
+}
+
+double posenc_check_relative(const float *P, size_t N, size_t D, double base,
+                             long delta, size_t *checked)
+{
+    double worst = 0.0;
+    size_t count = 0, i, j;
+    /* |delta| < N is the caller's promise; positions with i + delta in range */
+    size_t first = delta < 0 ? (size_t)(-delta) : 0;
+    size_t last = delta > 0 ? N - (size_t)delta : N; /* exclusive */
+
+    for (j = 0; 2 * j + 1 < D; j++) {
+        double omega = posenc_omega(j, D, base);
+        double c = cos((double)delta * omega), s = sin((double)delta * omega);
+        for (i = first; i < last; i++) {
+            const float *p = P + i * D + 2 * j;                       /* p_i  */
+            const float *q = P + (size_t)((long)i + delta) * D + 2 * j; /* p_{i+δ} */
+            /* rotate (p_i,2j, p_i,2j+1) by delta·omega_j */
+            double r0 = c * p[0] + s * p[1];
+            double r1 = -s * p[0] + c * p[1];
+            double d0 = fabs(r0 - q[0]), d1 = fabs(r1 - q[1]);
+            if (d0 > worst)
+                worst = d0;
+            if (d1 > worst)
+                worst = d1;
+            count++;
+        }
+    }
+    if (checked)
+        *checked = count;
+    return worst;
+}
+
+void posenc_similarity(float *S, const float *P, size_t N, size_t D)
+{
+    size_t i, k, c;
+    for (i = 0; i < N; i++) {
+        for (k = i; k < N; k++) {
+            /* S[i][k] = p_i · p_k; the matrix is symmetric */
+            double dot = 0.0;
+            for (c = 0; c < D; c++)
+                dot += (double)P[i * D + c] * P[k * D + c];
+            S[i * N + k] = (float)dot;
+            S[k * N + i] = (float)dot;
+        }
+    }
+}
