@@ -1,0 +1,94 @@
+/* attention.h — d2l's multi-head attention as naive loops.
+ *
+ * Dimensions (d2l's names):
+ *   B  batch_size              Nq number of queries     Nk number of key-value pairs
+ *   Dq query_size              Dk key_size              Dv value_size
+ *   H  num_hiddens             NH num_heads             p  = H / NH, one head's width
+ *   A  hidden size of additive scoring (d2l's AdditiveAttention num_hiddens)
+ *
+ * Weights use nn.Linear's layout: weight (out_features, in_features),
+ * y = x · weightᵀ + bias. Every tensor is row-major float32.
+ *
+ * The computation (d2l §10.5, MultiHeadAttention in eval mode):
+ *   Q = queries·W_qᵀ  K = keys·W_kᵀ  V = values·W_vᵀ              (B, N, H)
+ *   head i uses columns i·p … i·p+p−1 of Q, K, V
+ *   scores_i = Q_i K_iᵀ / sqrt(p)                 (dot)           (B, NH, Nq, Nk)
+ *            = w_v · tanh(W_q' q + W_k' k)        (additive)
+ *   keys at k >= valid_len (and k > q with causal) get the score −1e6
+ *   weights_i = softmax over keys;  head_i = weights_i · V_i      (B, NH, Nq, p)
+ *   output = concat(head_1 … head_NH) · W_oᵀ                      (B, Nq, H)
+ */
+#ifndef ATTN_ATTENTION_H
+#define ATTN_ATTENTION_H
+
+#include <stddef.h>
+
+#include "tensor.h"
+
+/* The score given to masked keys before the softmax, as in d2l. */
+#define ATTN_MASK_VALUE (-1e6f)
+
+typedef struct linear {
+    tensor weight; /* (out, in) */
+    tensor bias;   /* (out,), or absent: data == NULL */
+} linear;
+
+/* y (n, out) = x (n, in) · weightᵀ + bias, sums in double. */
+void linear_forward(float *y, const float *x, size_t n, const linear *l);
+
+typedef enum score_kind { SCORE_DOT, SCORE_ADDITIVE } score_kind;
+
+typedef struct mha_params {
+    size_t num_heads;  /* NH */
+    size_t num_hiddens; /* H */
+    score_kind score;
+    linear W_q; /* (H, Dq) */
+    linear W_k; /* (H, Dk) */
+    linear W_v; /* (H, Dv) */
+    linear W_o; /* (H, H) */
+    /* additive scoring only: d2l's AdditiveAttention(p, p, A), no biases,
+     * shared by every head */
+    linear a_W_q; /* (A, p) */
+    linear a_W_k; /* (A, p) */
+    linear a_w_v; /* (1, A) */
+} mha_params;
+
+typedef struct mha_masks {
+    const long *valid_lens; /* (B,) or (B, Nq); NULL: no lengths */
+    int per_query;          /* 1 when valid_lens is (B, Nq) */
+    int causal;             /* mask keys after the query's position */
+} mha_masks;
+
+/* Dropout on the attention weights (training mode only). */
+typedef struct mha_dropout {
+    double p;               /* probability of zeroing a weight; 0: none */
+    unsigned long long seed;
+} mha_dropout;
+
+/* Every intermediate, for --explain. Any pointer may be NULL. */
+typedef struct mha_trace {
+    float *Q;      /* (B, Nq, H) queries · W_qᵀ (+ b_q) */
+    float *K;      /* (B, Nk, H) */
+    float *V;      /* (B, Nk, H) */
+    float *scores; /* (B, NH, Nq, Nk) dot: Q_i K_iᵀ;  additive: w_v·tanh(…) */
+    float *scaled; /* (B, NH, Nq, Nk) dot: scores / sqrt(p);  additive: scores */
+    float *masked; /* (B, NH, Nq, Nk) after the −1e6 fill */
+    float *concat; /* (B, Nq, H) the heads' outputs side by side */
+} mha_trace;
+
+/* out (B, Nq, H) and weights (B, NH, Nq, Nk) from queries (B, Nq, Dq),
+ * keys (B, Nk, Dk), values (B, Nk, Dv). Shapes were checked by the caller.
+ * Returns 0, or -1 with "out of memory …" in err. */
+int mha_forward(float *out, float *weights, mha_trace *trace, const float *queries,
+                const float *keys, const float *values, size_t B, size_t Nq, size_t Nk,
+                const mha_params *m, const mha_masks *mask, const mha_dropout *drop,
+                char *err, size_t errlen);
+
+/* Whether key k is masked for query q of example b. */
+int mha_is_masked(const mha_masks *mask, size_t b, size_t q, size_t k, size_t Nq);
+
+/* softmax in place over x (n,), the largest value subtracted first so that
+ * exp never overflows; masked scores are already −1e6. */
+void softmax_row(float *x, size_t n);
+
+#endif

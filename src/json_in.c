@@ -1,0 +1,412 @@
+/* json_in.c — reading and checking JSON input (see json_in.h). */
+#include "json_in.h"
+
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+
+#define PATH_LEN 256
+
+const char *json_type_name(const cJSON *node)
+{
+    if (!node) return "nothing";
+    if (cJSON_IsArray(node)) return "an array";
+    if (cJSON_IsObject(node)) return "an object";
+    if (cJSON_IsString(node)) return "a string";
+    if (cJSON_IsNumber(node)) return "a number";
+    if (cJSON_IsBool(node)) return "a boolean";
+    if (cJSON_IsNull(node)) return "null";
+    return "an invalid value";
+}
+
+/* ---- files ----------------------------------------------------------- */
+
+/* Read all of f into a NUL-terminated buffer; -1 with errno on failure. */
+static char *read_all(FILE *f, size_t max_bytes, size_t *len, int *too_big)
+{
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap), *grown;
+    *too_big = 0;
+    if (!buf)
+        return NULL;
+    for (;;) {
+        size_t got;
+        if (n + 1 >= cap) {
+            if (cap > max_bytes) {
+                *too_big = 1;
+                free(buf);
+                return NULL;
+            }
+            if (size_mul(cap, 2, &cap) != 0 || (grown = realloc(buf, cap)) == NULL) {
+                free(buf);
+                errno = ENOMEM;
+                return NULL;
+            }
+            buf = grown;
+        }
+        got = fread(buf + n, 1, cap - 1 - n, f);
+        n += got;
+        if (got == 0) {
+            if (ferror(f)) {
+                int e = errno;
+                free(buf);
+                errno = e ? e : EIO;
+                return NULL;
+            }
+            break;
+        }
+    }
+    if (n > max_bytes) {
+        *too_big = 1;
+        free(buf);
+        return NULL;
+    }
+    buf[n] = '\0';
+    *len = n;
+    return buf;
+}
+
+/* Line and column (from 1) of offset pos in text. */
+static void line_col(const char *text, size_t pos, size_t *line, size_t *col)
+{
+    size_t i;
+    *line = 1;
+    *col = 1;
+    for (i = 0; i < pos; i++) {
+        if (text[i] == '\n') {
+            (*line)++;
+            *col = 1;
+        } else {
+            (*col)++;
+        }
+    }
+}
+
+cJSON *json_read_file(const char *path, size_t max_bytes, char *err, size_t errlen)
+{
+    FILE *f;
+    struct stat st;
+    char *text;
+    size_t len = 0, line, col;
+    int too_big;
+    const char *end = NULL;
+    cJSON *root;
+
+    if (strcmp(path, "-") == 0) {
+        f = stdin;
+    } else {
+        f = fopen(path, "rb");
+        if (!f) {
+            snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+            return NULL;
+        }
+    }
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "%s: cannot read: Is a directory", path);
+        if (f != stdin)
+            fclose(f);
+        return NULL;
+    }
+    text = read_all(f, max_bytes, &len, &too_big);
+    if (f != stdin)
+        fclose(f);
+    if (!text) {
+        if (too_big) {
+            char have[32];
+            cli_format_bytes(have, sizeof have, (double)max_bytes);
+            snprintf(err, errlen, "%s: larger than %s, the input limit for --max-mem", path,
+                     have);
+        } else {
+            snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+        }
+        return NULL;
+    }
+    if (strspn(text, " \t\r\n") == len) {
+        snprintf(err, errlen, "%s: empty: expected a JSON object", path);
+        free(text);
+        return NULL;
+    }
+    if (memchr(text, '\0', len)) {
+        size_t pos = (size_t)((const char *)memchr(text, '\0', len) - text);
+        line_col(text, pos, &line, &col);
+        snprintf(err, errlen, "%s: line %zu, column %zu: a NUL byte: not a JSON text", path,
+                 line, col);
+        free(text);
+        return NULL;
+    }
+    /* require_null_terminated: anything after the value is an error */
+    root = cJSON_ParseWithLengthOpts(text, len + 1, &end, 1);
+    if (!root) {
+        size_t pos = end && end >= text && end <= text + len ? (size_t)(end - text) : 0;
+        const char *ep = cJSON_GetErrorPtr();
+        if (ep && ep >= text && ep <= text + len)
+            pos = (size_t)(ep - text);
+        line_col(text, pos, &line, &col);
+        if (pos >= len)
+            snprintf(err, errlen, "%s: line %zu, column %zu: the JSON ends too early", path,
+                     line, col);
+        else
+            snprintf(err, errlen, "%s: line %zu, column %zu: invalid JSON", path, line, col);
+        free(text);
+        return NULL;
+    }
+    free(text);
+    return root;
+}
+
+/* ---- tensors --------------------------------------------------------- */
+
+/* path followed by "[i]"; a path too long for dst is cut short. */
+static void path_index(char *dst, size_t dstlen, const char *path, size_t i)
+{
+    int n = snprintf(dst, dstlen, "%s[%zu]", path, i);
+    if (n < 0 || (size_t)n >= dstlen)
+        dst[dstlen - 1] = '\0'; /* truncated: still a terminated string */
+}
+
+/* The shape, read along the first elements: [[1, 2], [3, 4]] → (2, 2). */
+static int probe_shape(const cJSON *node, const char *path, size_t max_ndim, size_t *ndim,
+                       size_t *shape, char *err, size_t errlen)
+{
+    char p[PATH_LEN];
+    *ndim = 0;
+    snprintf(p, sizeof p, "%s", path);
+    while (cJSON_IsArray(node)) {
+        int n = cJSON_GetArraySize(node);
+        if (*ndim == max_ndim) {
+            snprintf(err, errlen, "%s: expected at most %zu nested arrays, found more", path,
+                     max_ndim);
+            return -1;
+        }
+        shape[(*ndim)++] = (size_t)n;
+        if (n == 0)
+            return 0;
+        node = node->child;
+        snprintf(p + strlen(p), sizeof p - strlen(p), "[0]");
+    }
+    if (!cJSON_IsNumber(node)) {
+        snprintf(err, errlen, "%s: expected %s, got %s", p,
+                 *ndim ? "a number" : "an array of numbers", json_type_name(node));
+        return -1;
+    }
+    return 0;
+}
+
+/* Check node against shape[level …] and copy its numbers to *dst. */
+static int fill_level(const cJSON *node, const char *path, size_t level, size_t ndim,
+                      const size_t *shape, float **dst, char *err, size_t errlen)
+{
+    char p[PATH_LEN];
+    const cJSON *item;
+    size_t i = 0, n;
+
+    if (!cJSON_IsArray(node)) {
+        snprintf(err, errlen, "%s: expected an array of %zu %s, got %s", path, shape[level],
+                 level + 1 == ndim ? "numbers" : "arrays", json_type_name(node));
+        return -1;
+    }
+    n = (size_t)cJSON_GetArraySize(node);
+    if (n != shape[level]) {
+        snprintf(err, errlen, "%s: expected %zu %s, got %zu", path, shape[level],
+                 level + 1 == ndim ? "numbers" : "arrays", n);
+        return -1;
+    }
+    cJSON_ArrayForEach(item, node)
+    {
+        path_index(p, sizeof p, path, i++);
+        if (level + 1 < ndim) {
+            if (fill_level(item, p, level + 1, ndim, shape, dst, err, errlen) != 0)
+                return -1;
+            continue;
+        }
+        if (!cJSON_IsNumber(item)) {
+            snprintf(err, errlen, "%s: expected a number, got %s", p, json_type_name(item));
+            return -1;
+        }
+        if (!isfinite(item->valuedouble) || fabs(item->valuedouble) > FLT_MAX) {
+            snprintf(err, errlen, "%s: expected a finite float32 number, got %g", p,
+                     item->valuedouble);
+            return -1;
+        }
+        *(*dst)++ = (float)item->valuedouble;
+    }
+    return 0;
+}
+
+int json_get_tensor(const cJSON *node, const char *path, size_t min_ndim, size_t max_ndim,
+                    tensor *out, char *err, size_t errlen)
+{
+    size_t shape[TENSOR_MAX_DIM], ndim, i;
+    float *dst;
+
+    memset(out, 0, sizeof *out);
+    if (max_ndim > TENSOR_MAX_DIM)
+        max_ndim = TENSOR_MAX_DIM;
+    if (!cJSON_IsArray(node)) {
+        snprintf(err, errlen, "%s: expected an array of numbers, got %s", path,
+                 json_type_name(node));
+        return -1;
+    }
+    if (probe_shape(node, path, max_ndim, &ndim, shape, err, errlen) != 0)
+        return -1;
+    for (i = 0; i < ndim; i++)
+        if (shape[i] == 0) {
+            snprintf(err, errlen, "%s: an empty array%s", path,
+                     i ? " inside" : "");
+            return -1;
+        }
+    if (ndim < min_ndim) {
+        snprintf(err, errlen, "%s: expected a %zu-D%s array of numbers, got a %zu-D array",
+                 path, min_ndim, max_ndim > min_ndim ? " or deeper" : "", ndim);
+        return -1;
+    }
+    if (tensor_alloc(out, ndim, shape, err, errlen) != 0)
+        return -1;
+    dst = out->data;
+    if (fill_level(node, path, 0, ndim, shape, &dst, err, errlen) != 0) {
+        tensor_free(out);
+        return -1;
+    }
+    return 0;
+}
+
+/* One length: an integer in 0 … max. */
+static int get_len(const cJSON *item, const char *p, long max, long *v, char *err,
+                   size_t errlen)
+{
+    double d;
+    if (!cJSON_IsNumber(item)) {
+        snprintf(err, errlen, "%s: expected an integer >= 0, got %s", p, json_type_name(item));
+        return -1;
+    }
+    d = item->valuedouble;
+    if (!(d >= 0) || d != floor(d) || d > (double)max) {
+        snprintf(err, errlen, "%s: expected an integer from 0 to %ld, got %g", p, max, d);
+        return -1;
+    }
+    *v = (long)d;
+    return 0;
+}
+
+int json_get_lens(const cJSON *node, const char *path, long max, long **out, size_t *ndim,
+                  size_t shape[2], char *err, size_t errlen)
+{
+    char p[PATH_LEN], q[PATH_LEN];
+    const cJSON *row, *item;
+    size_t rows, cols = 1, i = 0, j, total;
+    long *v;
+
+    *out = NULL;
+    if (!cJSON_IsArray(node) || cJSON_GetArraySize(node) == 0) {
+        snprintf(err, errlen, "%s: expected a non-empty array of integers, got %s", path,
+                 cJSON_IsArray(node) ? "an empty array" : json_type_name(node));
+        return -1;
+    }
+    rows = (size_t)cJSON_GetArraySize(node);
+    *ndim = cJSON_IsArray(node->child) ? 2 : 1;
+    if (*ndim == 2) {
+        cols = (size_t)cJSON_GetArraySize(node->child);
+        if (cols == 0) {
+            snprintf(err, errlen, "%s[0]: an empty array", path);
+            return -1;
+        }
+    }
+    if (size_mul(rows, cols, &total) != 0 || (v = calloc(total, sizeof *v)) == NULL) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    cJSON_ArrayForEach(row, node)
+    {
+        path_index(p, sizeof p, path, i);
+        if (*ndim == 1) {
+            if (get_len(row, p, max, &v[i], err, errlen) != 0)
+                goto fail;
+        } else {
+            if (!cJSON_IsArray(row) || (size_t)cJSON_GetArraySize(row) != cols) {
+                if (cJSON_IsArray(row))
+                    snprintf(err, errlen, "%s: expected %zu integers, got %d", p, cols,
+                             cJSON_GetArraySize(row));
+                else
+                    snprintf(err, errlen, "%s: expected an array of %zu integers, got %s", p,
+                             cols, json_type_name(row));
+                goto fail;
+            }
+            j = 0;
+            cJSON_ArrayForEach(item, row)
+            {
+                path_index(q, sizeof q, p, j);
+                if (get_len(item, q, max, &v[i * cols + j], err, errlen) != 0)
+                    goto fail;
+                j++;
+            }
+        }
+        i++;
+    }
+    shape[0] = rows;
+    shape[1] = cols;
+    *out = v;
+    return 0;
+fail:
+    free(v);
+    return -1;
+}
+
+int json_get_strings(const cJSON *node, const char *path, const char ***out, size_t *n,
+                     char *err, size_t errlen)
+{
+    char p[PATH_LEN];
+    const cJSON *item;
+    const char **v;
+    size_t i = 0, count;
+
+    *out = NULL;
+    *n = 0;
+    if (!cJSON_IsArray(node) || cJSON_GetArraySize(node) == 0) {
+        snprintf(err, errlen, "%s: expected a non-empty array of strings, got %s", path,
+                 cJSON_IsArray(node) ? "an empty array" : json_type_name(node));
+        return -1;
+    }
+    count = (size_t)cJSON_GetArraySize(node);
+    v = calloc(count, sizeof *v);
+    if (!v) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    cJSON_ArrayForEach(item, node)
+    {
+        if (!cJSON_IsString(item)) {
+            path_index(p, sizeof p, path, i);
+            snprintf(err, errlen, "%s: expected a string, got %s", p, json_type_name(item));
+            free(v);
+            return -1;
+        }
+        v[i++] = item->valuestring;
+    }
+    *out = v;
+    *n = count;
+    return 0;
+}
+
+int json_get_count(const cJSON *node, const char *path, long min, long max, long *out,
+                   char *err, size_t errlen)
+{
+    double d;
+    if (!cJSON_IsNumber(node)) {
+        snprintf(err, errlen, "%s: expected an integer, got %s", path, json_type_name(node));
+        return -1;
+    }
+    d = node->valuedouble;
+    if (!(d >= (double)min && d <= (double)max) || d != floor(d)) {
+        snprintf(err, errlen, "%s: expected an integer from %ld to %ld, got %g", path, min,
+                 max, d);
+        return -1;
+    }
+    *out = (long)d;
+    return 0;
+}

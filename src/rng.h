@@ -1,0 +1,18 @@
+/* rng.h — seeded random numbers for attn's inputs, weights and dropout.
+ * SplitMix64: one 64-bit state, the same sequence for the same seed on
+ * every machine, so `--seed N` gives byte-identical output. */
+#ifndef ATTN_RNG_H
+#define ATTN_RNG_H
+
+typedef struct rng {
+    unsigned long long state;
+} rng;
+
+void rng_seed(rng *r, unsigned long long seed);
+unsigned long long rng_next(rng *r);
+/* uniform in [0, 1) with 53 random bits */
+double rng_uniform(rng *r);
+/* standard normal (Box–Muller) */
+double rng_normal(rng *r);
+
+#endif

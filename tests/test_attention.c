@@ -1,0 +1,269 @@
+/* test_attention.c — multi-head attention against PyTorch.
+ *
+ * usage: test_attention FIXTURE_DIR
+ * Every tests/ref/attention/NN_name.json (scripts/gen_attention_ref.py) is
+ * loaded through the same JSON loader as the commands, run, and compared
+ * element-wise with |attn − torch| <= 1e-5 + 1e-4·|torch|; the largest
+ * difference per fixture is printed. Then: the output state_dict fed back
+ * reproduces the output exactly, and softmax edge cases. */
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attention.h"
+#include "check.h"
+#include "json_in.h"
+#include "problem.h"
+
+/* Compare got with the nested array want of n numbers; returns the largest
+ * difference and counts elements outside the tolerance in *bad. */
+static double compare(const float *got, const cJSON *want, size_t n, int *bad, const char *what,
+                      const char *name)
+{
+    tensor t;
+    char err[256];
+    double worst = 0.0;
+    size_t i;
+    if (json_get_tensor(want, what, 1, 4, &t, err, sizeof err)) {
+        fprintf(stderr, "%s: %s\n", name, err);
+        (*bad)++;
+        return INFINITY;
+    }
+    if (t.size != n) {
+        fprintf(stderr, "%s: %s has %zu numbers, attn made %zu\n", name, what, t.size, n);
+        (*bad)++;
+        tensor_free(&t);
+        return INFINITY;
+    }
+    for (i = 0; i < n; i++) {
+        double d = fabs((double)got[i] - t.data[i]);
+        if (d > worst)
+            worst = d;
+        if (!(d <= 1e-5 + 1e-4 * fabs(t.data[i]))) {
+            if ((*bad)++ < 5)
+                fprintf(stderr, "%s: %s[%zu] = %.9g, torch %.9g\n", name, what, i, got[i],
+                        t.data[i]);
+        }
+    }
+    tensor_free(&t);
+    return worst;
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    long n;
+    if (f && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+        (buf = malloc((size_t)n + 1)) != NULL) {
+        if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
+            free(buf);
+            buf = NULL;
+        } else {
+            buf[n] = '\0';
+        }
+    }
+    if (f)
+        fclose(f);
+    return buf;
+}
+
+/* Run pr: out (B, Nq, H), weights (B, NH, Nq, Nk), both malloc'd. */
+static int run(const problem *pr, int causal, float **out, float **weights)
+{
+    mha_masks mask = {pr->valid_lens, pr->vl_ndim == 2, causal};
+    char err[256];
+    size_t H = pr->params.num_hiddens, NH = pr->params.num_heads;
+    *out = malloc(pr->B * pr->Nq * H * sizeof(float));
+    *weights = malloc(pr->B * NH * pr->Nq * pr->Nk * sizeof(float));
+    if (!*out || !*weights)
+        return -1;
+    if (mha_forward(*out, *weights, NULL, pr->queries.data, problem_keys(pr), problem_values(pr),
+                    pr->B, pr->Nq, pr->Nk, &pr->params, &mask, NULL, err, sizeof err)) {
+        fprintf(stderr, "%s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
+/* The output JSON's state_dict, fed back with the same inputs, gives the
+ * same output bit for bit (weights are written with %.9g). */
+static void check_round_trip(const problem *pr, const cJSON *input, int causal, const float *out,
+                             const float *weights, const char *name)
+{
+    char *text = NULL, err[512];
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    cJSON *written, *again;
+    problem pr2;
+    problem_opts o;
+    float *out2 = NULL, *w2 = NULL;
+    int usage;
+
+    if (!f)
+        return;
+    problem_write_json(f, pr, pr->self ? "selfattn" : "multihead", out, weights);
+    fclose(f);
+    written = cJSON_Parse(text);
+    CHECK(written != NULL);
+    if (!written) {
+        free(text);
+        return;
+    }
+    /* the fixture's inputs with the written state_dict */
+    again = cJSON_Duplicate(input, 1);
+    cJSON_ReplaceItemInObjectCaseSensitive(
+        again, "state_dict",
+        cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(written, "state_dict"), 1));
+    memset(&o, 0, sizeof o);
+    o.self = pr->self;
+    o.max_mem = (size_t)1 << 30;
+    CHECK(problem_from_json(&pr2, again, name, &o, err, sizeof err, &usage) == 0);
+    if (pr2.queries.data && run(&pr2, causal, &out2, &w2) == 0) {
+        CHECK(memcmp(out, out2, pr->B * pr->Nq * pr->params.num_hiddens * sizeof(float)) == 0);
+        CHECK(memcmp(weights, w2, pr->B * pr->params.num_heads * pr->Nq * pr->Nk * sizeof(float)) == 0);
+    }
+    free(out2);
+    free(w2);
+    problem_free(&pr2);
+    cJSON_Delete(again);
+    cJSON_Delete(written);
+    free(text);
+}
+
+static int test_fixture(const char *dir, const char *file)
+{
+    char path[1024], err[512];
+    char *text;
+    cJSON *root, *input, *expected, *options;
+    problem pr;
+    problem_opts o;
+    float *out = NULL, *weights = NULL;
+    int usage, bad = 0, causal;
+    double dout, dw;
+
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    text = slurp(path);
+    CHECK(text != NULL);
+    if (!text)
+        return 0;
+    root = cJSON_Parse(text);
+    free(text);
+    CHECK(root != NULL);
+    if (!root)
+        return 0;
+    input = cJSON_GetObjectItemCaseSensitive(root, "input");
+    expected = cJSON_GetObjectItemCaseSensitive(root, "expected");
+    options = cJSON_GetObjectItemCaseSensitive(root, "options");
+    memset(&o, 0, sizeof o);
+    o.self = strcmp(cJSON_GetObjectItemCaseSensitive(root, "command")->valuestring, "selfattn") == 0;
+    o.max_mem = (size_t)1 << 30;
+    o.score_given = 1;
+    o.score = strcmp(cJSON_GetObjectItemCaseSensitive(options, "score")->valuestring, "additive") == 0
+                  ? SCORE_ADDITIVE : SCORE_DOT;
+    causal = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(options, "causal"));
+
+    if (problem_from_json(&pr, input, file, &o, err, sizeof err, &usage)) {
+        fprintf(stderr, "%s\n", err);
+        CHECK(0);
+        cJSON_Delete(root);
+        return 0;
+    }
+    CHECK(run(&pr, causal, &out, &weights) == 0);
+    dout = compare(out, cJSON_GetObjectItemCaseSensitive(expected, "output"),
+                   pr.B * pr.Nq * pr.params.num_hiddens, &bad, "output", file);
+    dw = compare(weights, cJSON_GetObjectItemCaseSensitive(expected, "attention_weights"),
+                 pr.B * pr.params.num_heads * pr.Nq * pr.Nk, &bad, "attention_weights", file);
+    CHECK_INT(bad, 0);
+    printf("%-44s max |diff| output %.2g, weights %.2g\n", file, dout, dw);
+    check_round_trip(&pr, input, causal, out, weights, file);
+    free(out);
+    free(weights);
+    problem_free(&pr);
+    cJSON_Delete(root);
+    return 1;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static void test_softmax(void)
+{
+    float big[4] = {1e30f, -1e30f, 0.0f, 1e30f};
+    float same[5] = {7, 7, 7, 7, 7};
+    float masked[3] = {ATTN_MASK_VALUE, ATTN_MASK_VALUE, ATTN_MASK_VALUE};
+    size_t k;
+    double sum = 0;
+
+    softmax_row(big, 4); /* ±1e30: finite, the two largest share the weight */
+    for (k = 0; k < 4; k++) {
+        CHECK(isfinite(big[k]));
+        sum += big[k];
+    }
+    CHECK_NEAR(sum, 1.0, 1e-6, 0);
+    CHECK_NEAR(big[0], 0.5, 1e-7, 0);
+    CHECK_NEAR(big[1], 0.0, 0, 0);
+    softmax_row(same, 5); /* all equal: uniform */
+    for (k = 0; k < 5; k++)
+        CHECK_NEAR(same[k], 0.2, 1e-7, 0);
+    softmax_row(masked, 3); /* valid_len 0: every score −1e6, uniform as in d2l */
+    for (k = 0; k < 3; k++)
+        CHECK_NEAR(masked[k], 1.0 / 3.0, 1e-7, 0);
+}
+
+static void test_masks(void)
+{
+    long lens1[2] = {3, 0};
+    long lens2[2 * 3] = {1, 2, 9, 0, 3, 3};
+    mha_masks m1 = {lens1, 0, 0}, m2 = {lens2, 1, 0}, causal = {NULL, 0, 1};
+    CHECK(!mha_is_masked(&m1, 0, 2, 2, 3));
+    CHECK(mha_is_masked(&m1, 0, 2, 3, 3));
+    CHECK(mha_is_masked(&m1, 1, 0, 0, 3));
+    CHECK(!mha_is_masked(&m2, 0, 2, 8, 3)); /* valid_len 9 >= Nk: nothing masked */
+    CHECK(mha_is_masked(&m2, 0, 0, 1, 3));
+    CHECK(mha_is_masked(&m2, 1, 0, 0, 3));
+    CHECK(!mha_is_masked(&causal, 0, 2, 2, 3));
+    CHECK(mha_is_masked(&causal, 0, 2, 3, 3));
+}
+
+int main(int argc, char **argv)
+{
+    DIR *d;
+    struct dirent *e;
+    char *names[256];
+    size_t n = 0, i;
+    int ran = 0;
+
+    if (argc != 2) {
+        fprintf(stderr, "usage: test_attention FIXTURE_DIR\n");
+        return 2;
+    }
+    d = opendir(argv[1]);
+    CHECK(d != NULL);
+    if (!d)
+        return check_summary("test_attention");
+    while ((e = readdir(d)) != NULL && n < 256) {
+        size_t len = strlen(e->d_name);
+        if (len > 5 && strcmp(e->d_name + len - 5, ".json") == 0) {
+            names[n] = malloc(len + 1);
+            if (names[n])
+                memcpy(names[n++], e->d_name, len + 1);
+        }
+    }
+    closedir(d);
+    qsort(names, n, sizeof *names, by_name);
+    for (i = 0; i < n; i++) {
+        ran += test_fixture(argv[1], names[i]);
+        free(names[i]);
+    }
+    CHECK(ran >= 25);
+    printf("%d fixtures compared with PyTorch\n", ran);
+    test_softmax();
+    test_masks();
+    return check_summary("test_attention");
+}
