@@ -1,0 +1,114 @@
+/* render.h — figures for attn: heatmap grids and line plots drawn into an
+ * RGB buffer, text in DejaVu Sans (embedded at build time), matplotlib's
+ * colormaps, and PNG files written atomically.
+ *
+ * Image memory layout: rgb[(y * w + x) * 3 + c], row 0 at the top, x to the
+ * right, c = 0 red, 1 green, 2 blue, 8 bits each. image_alloc allocates,
+ * image_free releases; an attn_image owns its buffer.
+ *
+ * Return convention: functions returning int give 0 on success and -1 on
+ * failure, after writing a one-line reason (no trailing newline, no
+ * program name) into err[errlen] when err is not NULL.
+ */
+#ifndef ATTN_RENDER_H
+#define ATTN_RENDER_H
+
+#include <stddef.h>
+
+typedef struct attn_rgb {
+    unsigned char r, g, b;
+} attn_rgb;
+
+typedef struct attn_image {
+    int w, h;
+    unsigned char *rgb; /* (h, w, 3) */
+} attn_image;
+
+/* A white w×h image. Fails (ENOMEM-like message) when the size overflows or
+ * allocation fails. */
+int image_alloc(attn_image *img, int w, int h, char *err, size_t errlen);
+void image_free(attn_image *img);
+
+/* ---- colormaps ------------------------------------------------------- */
+
+typedef struct attn_cmap attn_cmap;
+
+/* "Reds", "Blues", "viridis", "gray" (matplotlib's 256-entry tables).
+ * NULL when the name is unknown. */
+const attn_cmap *cmap_find(const char *name);
+/* "Reds, Blues, viridis, gray": for help texts and error messages. */
+const char *cmap_names(void);
+const char *cmap_name(const attn_cmap *cmap);
+/* The colour of t in [0, 1] (clamped; NaN gives entry 0), looked up the way
+ * matplotlib does for N = 256: index = floor(t * 256), 256 → 255. */
+attn_rgb cmap_color(const attn_cmap *cmap, double t);
+
+/* ---- heatmap grids (d2l's show_heatmaps, done better) ---------------- */
+
+typedef struct heat_panel {
+    const float *data;  /* (rows, cols), row-major; row 0 drawn at the top */
+    size_t rows, cols;
+    const char *title;  /* e.g. "Head 1"; NULL for none */
+} heat_panel;
+
+typedef struct heat_figure {
+    const heat_panel *panels;  /* (grid_rows, grid_cols), row-major */
+    size_t grid_rows, grid_cols;
+    const char *xlabel;        /* under each panel of the bottom row */
+    const char *ylabel;        /* left of each panel of the left column */
+    /* Optional tick labels, one per column / row of every panel (all panels
+     * of a figure share their shape when labels are given). NULL: numbers. */
+    const char *const *xticklabels;
+    const char *const *yticklabels;
+    const attn_cmap *cmap;
+    double vmin, vmax;         /* colour scale; NaN: min / max over all panels */
+    const char *colorbar_label; /* NULL for none */
+} heat_figure;
+
+/* Where things landed, for tests and for callers that annotate. */
+typedef struct heat_layout {
+    int cell;        /* pixels per (pooled) cell side; cells are square */
+    size_t pool;     /* pool × pool matrix entries averaged into one cell */
+    double vmin, vmax;         /* the colour scale used */
+    int panel_x0, panel_y0;    /* top-left pixel of panel 0's first cell */
+    int panel_dx, panel_dy;    /* offset from one panel to the next column / row */
+} heat_layout;
+
+/* Draw the figure into a newly allocated image. All panels share one colour
+ * scale and one colorbar. A panel never exceeds about 1000 px a side: when a
+ * matrix has more entries than that, pool × pool blocks are averaged into
+ * one cell. Small matrices are scaled up so the figure is at least about
+ * 400 px wide. layout may be NULL. */
+int heatmap_draw(attn_image *img, heat_layout *layout, const heat_figure *fig,
+                 char *err, size_t errlen);
+
+/* ---- line plots (d2l.plot) ------------------------------------------- */
+
+typedef struct plot_series {
+    const double *x, *y;  /* (n,) each */
+    size_t n;
+    const char *label;    /* legend text; NULL for none */
+} plot_series;
+
+typedef struct plot_figure {
+    const plot_series *series;
+    size_t nseries;
+    const char *title;    /* NULL for none */
+    const char *xlabel, *ylabel;
+    int logx, logy;       /* logarithmic axes (values must be > 0) */
+    int width, height;    /* pixels; 0 picks d2l's figsize (6, 2.5) look */
+} plot_figure;
+
+/* Axes with ticks and grid, one line per series in distinct colours and
+ * dash styles (d2l's order: solid blue, dashed magenta, dash-dot green,
+ * dotted red, then more), and a legend when any series has a label. */
+int plot_draw(attn_image *img, const plot_figure *fig, char *err, size_t errlen);
+
+/* ---- PNG ------------------------------------------------------------- */
+
+/* Write img as PNG to path atomically: a temporary file in the same folder,
+ * then rename. On failure no file is left behind and an existing file at
+ * path is untouched; err names the path and the reason. */
+int png_write_atomic(const char *path, const attn_image *img, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,80 @@
+/* text.h — antialiased text for figures: UTF-8 strings drawn with
+ * stb_truetype in DejaVu Sans (embedded at build time), horizontally or
+ * rotated 90° counter-clockwise, alpha-blended onto an attn_image.
+ *
+ * A text_font is a list of faces tried in order for each character (today
+ * only DejaVu Sans; a CJK face could be appended later). A character that
+ * no face has is drawn as the first face's "missing glyph" box.
+ *
+ * Sizes are em sizes in pixels (as a CSS font-size). Drawing never fails
+ * half-way: if a glyph buffer cannot be allocated, the glyph is skipped and
+ * the font remembers the failure (text_font_failed), like a stream's error
+ * flag, for the caller to report once at the end.
+ */
+#ifndef ATTN_TEXT_H
+#define ATTN_TEXT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "render.h"
+
+/* The embedded DejaVu Sans (scripts/embed_file.py, see meson.build). */
+extern const unsigned char attn_font_dejavu_sans[];
+extern const unsigned long attn_font_dejavu_sans_len;
+
+typedef struct text_font text_font;
+
+typedef enum text_halign {
+    TEXT_LEFT,      /* the anchor is where the text starts */
+    TEXT_CENTER,
+    TEXT_RIGHT      /* the anchor is where the text ends */
+} text_halign;
+
+typedef enum text_valign {
+    TEXT_BASELINE,
+    TEXT_TOP,       /* the font's ascent line at the anchor */
+    TEXT_MIDDLE,    /* halfway up the capitals / digits */
+    TEXT_BOTTOM     /* the font's descent line at the anchor */
+} text_valign;
+
+typedef enum text_dir {
+    TEXT_HORIZONTAL,
+    TEXT_UP         /* rotated 90° counter-clockwise: reads bottom to top,
+                     * the tops of the letters point left */
+} text_dir;
+
+/* Open the default font (DejaVu Sans). -1 with a message on failure. */
+int text_font_open(text_font **out, char *err, size_t errlen);
+void text_font_close(text_font *font);
+/* Nonzero once a glyph could not be drawn for lack of memory. */
+int text_font_failed(const text_font *font);
+
+/* Vertical metrics at em size px, in pixels, all >= 0: ascent above the
+ * baseline, descent below it, and the height of capitals and digits. */
+double text_ascent(const text_font *font, double px);
+double text_descent(const text_font *font, double px);
+double text_cap_height(const text_font *font, double px);
+/* ascent + descent: the height of one line of text. */
+double text_line_height(const text_font *font, double px);
+
+/* Advance width of s at em size px, in pixels. */
+double text_width(const text_font *font, double px, const char *s);
+
+/* Draw s so that the point given by (halign, valign) of its box lands on
+ * (x, y). For TEXT_UP the alignments are in the text's own frame: TEXT_LEFT
+ * puts the start of the text at y (it extends upwards), TEXT_TOP puts the
+ * ascent line at x (the text extends to the right of it). */
+void text_draw(attn_image *img, text_font *font, double px, const char *s,
+               double x, double y, text_halign halign, text_valign valign,
+               text_dir dir, attn_rgb color);
+
+/* The next character of the UTF-8 string at *s, advancing *s; 0 at the
+ * end (the NUL is not consumed). Malformed input gives U+FFFD: a stray
+ * continuation byte or an invalid lead byte consumes one byte, a truncated
+ * sequence its lead and continuation bytes so far, an overlong form, a
+ * surrogate or a value above U+10FFFF its whole sequence. Never reads past
+ * the terminating NUL. */
+uint32_t text_utf8_next(const char **s);
+
+#endif

@@ -1,0 +1,58 @@
+/* term.h — matrices for a person at a terminal: a colour heatmap (24-bit
+ * colour, upper half blocks, two matrix rows per text line) with a numeric
+ * legend, or aligned numbers in PyTorch's print style.
+ *
+ * Matrices are (rows, cols) row-major float arrays. Nothing here allocates
+ * memory that outlives a call; write errors are left in the stream's error
+ * flag for the caller (main) to notice.
+ */
+#ifndef ATTN_TERM_H
+#define ATTN_TERM_H
+
+#include <stdio.h>
+#include <stddef.h>
+
+#include "render.h"
+
+typedef enum term_color_mode {
+    TERM_COLOR_AUTO,
+    TERM_COLOR_ALWAYS,
+    TERM_COLOR_NEVER
+} term_color_mode;
+
+/* "auto" | "always" | "never" → mode; -1 when s is none of them. */
+int term_parse_color(const char *s, term_color_mode *mode);
+
+/* Whether to print colour on f: always → yes, never → no; auto → yes when f
+ * is a terminal, NO_COLOR is unset or empty, and TERM is not "dumb". */
+int term_use_color(term_color_mode mode, FILE *f);
+
+/* Text columns of the terminal behind f: $COLUMNS if it is a number, else
+ * the window size, else 80. */
+int term_width(FILE *f);
+
+typedef struct term_heatmap_opts {
+    const attn_cmap *cmap;
+    double vmin, vmax;                /* NaN: min / max of the matrix */
+    int max_width;                    /* text columns available (0: term_width) */
+    int max_lines;                    /* text lines for the matrix (0: 32) */
+    const char *const *row_labels;    /* optional, one per row */
+    const char *const *col_labels;    /* optional, one per column */
+} term_heatmap_opts;
+
+/* Print m as a colour heatmap: one character per column, two rows per line
+ * (U+2580 with the top row as foreground, the bottom row as background).
+ * When the matrix is larger than the space, blocks of entries are averaged
+ * (and the legend says so). Row indices on the left, a column ruler on top,
+ * and below a legend: a colour bar with the numbers at its ends and middle. */
+void term_heatmap(FILE *f, const float *m, size_t rows, size_t cols,
+                  const term_heatmap_opts *opts);
+
+/* Print m as aligned numbers, as torch prints a 2-D tensor: "[[a, b, ...],"
+ * with a fixed number of decimals (precision), and when rows or cols exceed
+ * 2·edgeitems + 1 only the first and last edgeitems of that axis, with
+ * "..." between. */
+void term_matrix(FILE *f, const float *m, size_t rows, size_t cols,
+                 int precision, size_t edgeitems);
+
+#endif
