@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char *command_name = NULL;
@@ -161,11 +162,47 @@ static char *dup_string(const char *s)
     return d;
 }
 
+/* A well mixed 64-bit number (SplitMix64's finaliser). */
+static uint64_t mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
+/* Create a new file "<path>.XXXXXX" (the name written to tmp, which has
+ * room for strlen(path) + 8 bytes) with O_EXCL and mode 0666, so that the
+ * umask applies as for any new file. Returns the descriptor, or -1 with
+ * errno set. */
+static int create_temp(const char *path, char *tmp)
+{
+    static const char alphabet[] =
+        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    static uint64_t counter;
+    size_t plen = strlen(path);
+    uint64_t seed = (uint64_t)getpid() << 32 ^ (uint64_t)time(NULL) ^
+                    (uint64_t)clock() << 16 ^ (uint64_t)(uintptr_t)tmp;
+    int attempt, i, fd;
+    for (attempt = 0; attempt < 100; attempt++) {
+        /* six random characters after the path and a dot */
+        uint64_t bits = mix64(seed + ++counter * 0x9e3779b97f4a7c15u);
+        memcpy(tmp, path, plen);
+        tmp[plen] = '.';
+        for (i = 0; i < 6; i++, bits /= 62)
+            tmp[plen + 1 + (size_t)i] = alphabet[bits % 62];
+        tmp[plen + 7] = '\0';
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd >= 0 || errno != EEXIST)
+            return fd;
+    }
+    errno = EEXIST;
+    return -1;
+}
+
 int atomic_open(atomic_file *af, const char *path, char *err, size_t errlen)
 {
     struct stat st;
     size_t n;
-    mode_t mask;
     int fd;
 
     af->f = NULL;
@@ -179,28 +216,22 @@ int atomic_open(atomic_file *af, const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "an empty file name");
         return -1;
     }
+    /* a directory cannot be replaced by a file: say so before writing */
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
         snprintf(err, errlen, "%s: cannot write: Is a directory", path);
         return -1;
     }
-    /* PATH.XXXXXX in the same folder, so that rename() replaces atomically */
-    if (size_add(strlen(path), sizeof ".XXXXXX", &n) != 0 ||
-        (af->tmp_path = malloc(n)) == NULL || (af->path = dup_string(path)) == NULL) {
-        free(af->tmp_path);
-        af->tmp_path = NULL;
+    if (size_add(strlen(path), 8, &n) != 0 || (af->tmp_path = malloc(n)) == NULL ||
+        (af->path = dup_string(path)) == NULL) {
         snprintf(err, errlen, "%s: cannot create: out of memory", path);
-        return -1;
+        goto fail;
     }
-    snprintf(af->tmp_path, n, "%s.XXXXXX", path);
-    fd = mkstemp(af->tmp_path);
+    /* PATH.XXXXXX in the same folder, so that rename() replaces atomically */
+    fd = create_temp(path, af->tmp_path);
     if (fd < 0) {
         snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
         goto fail;
     }
-    /* mkstemp makes 0600; give the file the mode a plain create would */
-    mask = umask(0);
-    umask(mask);
-    (void)fchmod(fd, 0666 & ~mask);
     af->f = fdopen(fd, "wb");
     if (!af->f) {
         snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
@@ -219,29 +250,25 @@ fail:
 
 int atomic_commit(atomic_file *af, char *err, size_t errlen)
 {
-    int failed;
+    int e = 0;
 
     if (af->tmp_path == NULL) { /* standard output: main checks it at exit */
         af->f = NULL;
         return 0;
     }
+    /* flush, sync and close, each checked: a full disk shows up in one */
     errno = 0;
-    failed = fflush(af->f) != 0 || ferror(af->f);
-    if (failed) {
-        snprintf(err, errlen, "%s: cannot write: %s", af->path,
-                 errno ? strerror(errno) : "write error");
-        atomic_abort(af);
-        return -1;
-    }
-    if (fclose(af->f) != 0) {
-        af->f = NULL;
-        snprintf(err, errlen, "%s: cannot write: %s", af->path, strerror(errno));
-        atomic_abort(af);
-        return -1;
-    }
+    if (ferror(af->f))
+        e = errno ? errno : EIO;
+    else if (fflush(af->f) != 0 || fsync(fileno(af->f)) != 0)
+        e = errno ? errno : EIO;
+    if (fclose(af->f) != 0 && e == 0)
+        e = errno ? errno : EIO;
     af->f = NULL;
-    if (rename(af->tmp_path, af->path) != 0) {
-        snprintf(err, errlen, "%s: cannot write: %s", af->path, strerror(errno));
+    if (e == 0 && rename(af->tmp_path, af->path) != 0)
+        e = errno;
+    if (e != 0) {
+        snprintf(err, errlen, "%s: cannot write: %s", af->path, strerror(e));
         atomic_abort(af);
         return -1;
     }

@@ -9,4 +9,10 @@
 int cmd_posenc(int argc, char **argv);
 void usage_posenc(FILE *f);
 
+int cmd_multihead(int argc, char **argv);
+void usage_multihead(FILE *f);
+
+int cmd_selfattn(int argc, char **argv);
+void usage_selfattn(FILE *f);
+
 #endif

@@ -23,9 +23,9 @@ struct command {
 };
 
 static const struct command commands[] = {
-    {"selfattn", NULL, NULL,
+    {"selfattn", cmd_selfattn, usage_selfattn,
      "self-attention on one sequence (queries = keys = values = X)"},
-    {"multihead", NULL, NULL,
+    {"multihead", cmd_multihead, usage_multihead,
      "multi-head attention, d2l's MultiHeadAttention, every step shown"},
     {"posenc", cmd_posenc, usage_posenc,
      "sinusoidal positional encoding: the matrix, its figures and checks"},

@@ -1,0 +1,847 @@
+/* cmd_attention.c — `attn multihead` and `attn selfattn` (SPEC.md §4, §5):
+ * d2l's multi-head attention on JSON or seeded inputs, shown as the shape
+ * line, the weights of every head, every intermediate step (--explain), the
+ * module print-out (--describe), a heatmap grid (--png) and JSON (--json).
+ * The two commands share everything but a few options; `self` tells them
+ * apart. Dimensions as in attention.h. */
+#include <getopt.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attention.h"
+#include "cli.h"
+#include "commands.h"
+#include "output.h"
+#include "posenc.h"
+#include "problem.h"
+#include "render.h"
+#include "term.h"
+
+#define MAX_SIZE 100000000L  /* any one dimension */
+#define MAX_VALID_LENS 4096  /* numbers in --valid-lens */
+#define SHOW_PANELS 10       /* heads printed in the default view */
+
+/* ---- usage ----------------------------------------------------------- */
+
+static const char *const common_options =
+    "  -i, --input FILE         inputs (and optionally weights) as JSON, - for stdin\n"
+    "      --batch B            examples (default 2)\n"
+    "      --queries N          %s (default 4)\n"
+    "%s"
+    "      --hiddens H          num_hiddens (default 100)\n"
+    "      --heads NH           num_heads, must divide H (default 5)\n"
+    "      --valid-lens LIST    3,2 (one per example) or 1,2,3,4;2,2,2,2 (per query),\n"
+    "                           or none (default 3,2, the chapter's, unless --batch\n"
+    "                           or --input is given)\n"
+    "      --fill ones|random   inputs: ones (the chapter's) or standard normal\n"
+    "      --seed N             random weights and inputs (default 0)\n"
+    "      --score dot|additive scaled dot-product (default) or d2l's additive scoring\n"
+    "      --score-hiddens A    hidden size of additive scoring (default H/NH)\n"
+    "      --bias               random weights with biases (d2l's bias=True)\n"
+    "      --causal             also mask keys after each query's position\n"
+    "      --dropout P          reported as d2l's Dropout(p=P) (default 0.5); no\n"
+    "                           effect in eval mode, as after model.eval()\n"
+    "      --train              apply the dropout (seeded) to the weights\n"
+    "      --explain            print every step: Q, K, V per head, QKᵀ, scaled,\n"
+    "                           masked, softmax, weights·V, concat, output\n"
+    "      --describe           print the module as PyTorch prints it, and stop\n"
+    "      --png FILE           attention weights: rows = examples, columns = heads\n"
+    "      --cmap NAME          colormap: %s (default Reds)\n"
+    "      --json FILE          output, attention_weights, valid_lens, state_dict;\n"
+    "                           - for stdout\n"
+    "      --color WHEN         auto, always, never (default auto; NO_COLOR)\n"
+    "      --max-mem BYTES      refuse runs needing more (default 4G)\n"
+    "  -h, --help               show this help\n";
+
+void usage_multihead(FILE *f)
+{
+    fputs("usage: attn multihead [--input FILE] [OPTIONS]\n"
+          "\n"
+          "d2l's MultiHeadAttention(key_size, query_size, value_size, num_hiddens,\n"
+          "num_heads, dropout) in eval mode:\n"
+          "    Q = queries·W_qᵀ   K = keys·W_kᵀ   V = values·W_vᵀ\n"
+          "    head_i = softmax(Q_i K_iᵀ / sqrt(H/NH), masked by valid_lens) · V_i\n"
+          "    output = concat(head_1, …, head_NH) · W_oᵀ\n"
+          "Without --input the chapter's cell: 2 examples, 4 queries, 6 key-value\n"
+          "pairs of ones, 100 hiddens, 5 heads, valid_lens 3,2, weights drawn like\n"
+          "nn.Linear's default initialisation from --seed.\n"
+          "\n"
+          "Options:\n", f);
+    fprintf(f, common_options, "number of queries",
+            "      --kv NK              number of key-value pairs (default 6)\n"
+            "      --query-size DQ      width of the random queries (default H)\n"
+            "      --key-size DK        width of the random keys (default H)\n"
+            "      --value-size DV      width of the random values (default H)\n",
+            cmap_names());
+    fputs("\n"
+          "JSON input: {\"queries\": (B, Nq, Dq), \"keys\": (B, Nk, Dk), \"values\":\n"
+          "(B, Nk, Dv), \"valid_lens\": (B,) or (B, Nq), \"num_heads\": NH,\n"
+          "\"state_dict\": d2l's keys W_q.weight … W_o.weight, optional *.bias and\n"
+          "attention.* (additive), \"query_tokens\", \"key_tokens\"}; a 2-D array means\n"
+          "batch 1; keys and values default to queries.\n"
+          "\n"
+          "Examples:\n"
+          "  attn multihead                     # the chapter's cell: torch.Size([2, 4, 100])\n"
+          "  attn multihead --describe          # the module print-out\n"
+          "  attn multihead --png heads.png\n"
+          "  attn multihead --explain --batch 1 --queries 2 --kv 3 --hiddens 4 --heads 2\n"
+          "  attn multihead --input data/chapter_multihead.json --json out.json\n", f);
+}
+
+void usage_selfattn(FILE *f)
+{
+    fputs("usage: attn selfattn [--input FILE] [--tokens TEXT] [OPTIONS]\n"
+          "\n"
+          "Self-attention: multi-head attention with queries = keys = values = X.\n"
+          "Q, K and V come from the same X through different projections W_q, W_k,\n"
+          "W_v (Q ≠ K ≠ V in general); --no-proj shows the simplified Q = K = V = X.\n"
+          "Without --input the chapter's cell: X of ones (2, 4, 100), 5 heads,\n"
+          "valid_lens 3,2.\n"
+          "\n"
+          "Options:\n", f);
+    fprintf(f, common_options, "sequence length (tokens per example)",
+            "      --tokens TEXT        label the positions and embed each token from its\n"
+            "                           text (the same word, the same vector in every\n"
+            "                           sentence); sentences separated by | form a batch,\n"
+            "                           padded, with their lengths as valid_lens\n"
+            "      --posenc             add the sinusoidal positional encoding to X\n"
+            "      --no-proj            identity projections: Q = K = V = X, W_o = I\n",
+            cmap_names());
+    fputs("\n"
+          "JSON input: {\"X\": (B, N, D), \"valid_lens\", \"num_heads\", \"state_dict\",\n"
+          "\"tokens\"} as for multihead.\n"
+          "\n"
+          "Examples:\n"
+          "  attn selfattn                      # the chapter's cell: torch.Size([2, 4, 100])\n"
+          "  attn selfattn --tokens \"苹果 发布 了 新的 产品\" --hiddens 16 --heads 2\n"
+          "  attn selfattn --input data/apple_company.json --png apple.png\n", f);
+}
+
+/* ---- options --------------------------------------------------------- */
+
+enum {
+    OPT_BATCH = 256, OPT_QUERIES, OPT_KV, OPT_HIDDENS, OPT_HEADS, OPT_VALID_LENS, OPT_FILL,
+    OPT_SEED, OPT_SCORE, OPT_SCORE_HIDDENS, OPT_BIAS, OPT_CAUSAL, OPT_DROPOUT, OPT_TRAIN,
+    OPT_EXPLAIN, OPT_DESCRIBE, OPT_PNG, OPT_CMAP, OPT_JSON, OPT_COLOR, OPT_MAXMEM,
+    OPT_QUERY_SIZE, OPT_KEY_SIZE, OPT_VALUE_SIZE, OPT_TOKENS, OPT_POSENC, OPT_NO_PROJ,
+    OPT_END
+};
+
+static const struct option multihead_options[] = {
+    {"input", required_argument, NULL, 'i'}, {"batch", required_argument, NULL, OPT_BATCH},
+    {"queries", required_argument, NULL, OPT_QUERIES}, {"kv", required_argument, NULL, OPT_KV},
+    {"hiddens", required_argument, NULL, OPT_HIDDENS}, {"heads", required_argument, NULL, OPT_HEADS},
+    {"valid-lens", required_argument, NULL, OPT_VALID_LENS},
+    {"fill", required_argument, NULL, OPT_FILL}, {"seed", required_argument, NULL, OPT_SEED},
+    {"score", required_argument, NULL, OPT_SCORE},
+    {"score-hiddens", required_argument, NULL, OPT_SCORE_HIDDENS},
+    {"bias", no_argument, NULL, OPT_BIAS}, {"causal", no_argument, NULL, OPT_CAUSAL},
+    {"dropout", required_argument, NULL, OPT_DROPOUT}, {"train", no_argument, NULL, OPT_TRAIN},
+    {"explain", no_argument, NULL, OPT_EXPLAIN}, {"describe", no_argument, NULL, OPT_DESCRIBE},
+    {"png", required_argument, NULL, OPT_PNG}, {"cmap", required_argument, NULL, OPT_CMAP},
+    {"json", required_argument, NULL, OPT_JSON}, {"color", required_argument, NULL, OPT_COLOR},
+    {"max-mem", required_argument, NULL, OPT_MAXMEM},
+    {"query-size", required_argument, NULL, OPT_QUERY_SIZE},
+    {"key-size", required_argument, NULL, OPT_KEY_SIZE},
+    {"value-size", required_argument, NULL, OPT_VALUE_SIZE},
+    {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+};
+
+static const struct option selfattn_options[] = {
+    {"input", required_argument, NULL, 'i'}, {"batch", required_argument, NULL, OPT_BATCH},
+    {"queries", required_argument, NULL, OPT_QUERIES},
+    {"hiddens", required_argument, NULL, OPT_HIDDENS}, {"heads", required_argument, NULL, OPT_HEADS},
+    {"valid-lens", required_argument, NULL, OPT_VALID_LENS},
+    {"fill", required_argument, NULL, OPT_FILL}, {"seed", required_argument, NULL, OPT_SEED},
+    {"score", required_argument, NULL, OPT_SCORE},
+    {"score-hiddens", required_argument, NULL, OPT_SCORE_HIDDENS},
+    {"bias", no_argument, NULL, OPT_BIAS}, {"causal", no_argument, NULL, OPT_CAUSAL},
+    {"dropout", required_argument, NULL, OPT_DROPOUT}, {"train", no_argument, NULL, OPT_TRAIN},
+    {"explain", no_argument, NULL, OPT_EXPLAIN}, {"describe", no_argument, NULL, OPT_DESCRIBE},
+    {"png", required_argument, NULL, OPT_PNG}, {"cmap", required_argument, NULL, OPT_CMAP},
+    {"json", required_argument, NULL, OPT_JSON}, {"color", required_argument, NULL, OPT_COLOR},
+    {"max-mem", required_argument, NULL, OPT_MAXMEM},
+    {"tokens", required_argument, NULL, OPT_TOKENS}, {"posenc", no_argument, NULL, OPT_POSENC},
+    {"no-proj", no_argument, NULL, OPT_NO_PROJ},
+    {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+};
+
+struct attn_args {
+    problem_opts po;
+    const char *input, *png, *json;
+    const attn_cmap *cmap;
+    term_color_mode color;
+    double dropout;
+    int train, causal, explain, describe, posenc;
+    long lens[MAX_VALID_LENS];
+};
+
+static const char *option_name(const struct option *opts, int val)
+{
+    for (; opts->name; opts++)
+        if (opts->val == val)
+            return opts->name;
+    return "?";
+}
+
+/* "3,2" → (2,); "1,2;3,4" → (2, 2); "none". */
+static int parse_lens(const char *s, struct attn_args *a)
+{
+    const char *p = s;
+    size_t n = 0, rows = 1, cols = 0, in_row = 0;
+    if (strcmp(s, "none") == 0) {
+        a->po.no_valid_lens = 1;
+        return 0;
+    }
+    for (;;) {
+        char *end;
+        long v;
+        if (*p < '0' || *p > '9')
+            goto bad;
+        v = strtol(p, &end, 10);
+        if (v < 0 || v > 1000000000L || n == MAX_VALID_LENS)
+            goto bad;
+        a->lens[n++] = v;
+        in_row++;
+        p = end;
+        if (*p == ',') {
+            p++;
+        } else if (*p == ';' || *p == '\0') {
+            if (cols == 0)
+                cols = in_row;
+            else if (in_row != cols) {
+                cli_error("--valid-lens: every row needs %zu lengths, row %zu has %zu", cols,
+                          rows, in_row);
+                return -1;
+            }
+            if (*p == '\0')
+                break;
+            p++;
+            rows++;
+            in_row = 0;
+        } else {
+            goto bad;
+        }
+    }
+    a->po.valid_lens = a->lens;
+    a->po.vl_ndim = rows > 1 || strchr(s, ';') ? 2 : 1;
+    a->po.vl_shape[0] = a->po.vl_ndim == 2 ? rows : n;
+    a->po.vl_shape[1] = a->po.vl_ndim == 2 ? cols : 1;
+    return 0;
+bad:
+    cli_error("--valid-lens: expected integers >= 0 like 3,2 or 1,2,3,4;2,2,2,2, or none, got "
+              "'%s'", s);
+    return -1;
+}
+
+static int parse_args(int argc, char **argv, int self, struct attn_args *a, int *help)
+{
+    const struct option *opts = self ? selfattn_options : multihead_options;
+    const char *cmd = self ? "selfattn" : "multihead";
+    int seen[OPT_END] = {0};
+    int opt, idx;
+    long v;
+
+    memset(a, 0, sizeof *a);
+    *help = 0;
+    a->po.self = self;
+    a->po.max_mem = CLI_DEFAULT_MAX_MEM;
+    a->cmap = cmap_find("Reds");
+    a->color = TERM_COLOR_AUTO;
+    a->dropout = 0.5;
+
+    opterr = 0;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, ":hi:", opts, &idx)) != -1) {
+        if (opt == '?') {
+            if (optopt)
+                cli_error("unknown option '-%c' (see attn %s --help)", optopt, cmd);
+            else
+                cli_error("unknown option '%s' (see attn %s --help)", argv[optind - 1], cmd);
+            return EXIT_USAGE;
+        }
+        if (opt == ':') {
+            cli_error("option '%s' needs a value", argv[optind - 1]);
+            return EXIT_USAGE;
+        }
+        if (opt < OPT_END) {
+            if (seen[opt]) {
+                cli_error("option '--%s' given twice", option_name(opts, opt));
+                return EXIT_USAGE;
+            }
+            seen[opt] = 1;
+        }
+#define SIZE_OPT(name, field, min)                                                  \
+    if (cli_parse_long("--" name, optarg, min, MAX_SIZE, &v)) return EXIT_USAGE;    \
+    a->po.field = v;                                                                \
+    break
+        switch (opt) {
+        case 'h': *help = 1; return EXIT_OK;
+        case 'i': a->input = optarg; break;
+        case OPT_BATCH: SIZE_OPT("batch", batch, 1);
+        case OPT_QUERIES: SIZE_OPT("queries", queries, 1);
+        case OPT_KV: SIZE_OPT("kv", kv, 1);
+        case OPT_HIDDENS: SIZE_OPT("hiddens", hiddens, 1);
+        case OPT_HEADS: SIZE_OPT("heads", heads, 1);
+        case OPT_SCORE_HIDDENS: SIZE_OPT("score-hiddens", score_hiddens, 1);
+        case OPT_QUERY_SIZE: SIZE_OPT("query-size", query_size, 1);
+        case OPT_KEY_SIZE: SIZE_OPT("key-size", key_size, 1);
+        case OPT_VALUE_SIZE: SIZE_OPT("value-size", value_size, 1);
+        case OPT_VALID_LENS:
+            if (parse_lens(optarg, a)) return EXIT_USAGE;
+            break;
+        case OPT_FILL:
+            if (strcmp(optarg, "ones") == 0) a->po.fill_random = 0;
+            else if (strcmp(optarg, "random") == 0) a->po.fill_random = 1;
+            else {
+                cli_error("--fill: expected ones or random, got '%s'", optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case OPT_SEED:
+            if (cli_parse_long("--seed", optarg, 0, 2147483647L, &v)) return EXIT_USAGE;
+            a->po.seed = (unsigned long long)v;
+            break;
+        case OPT_SCORE:
+            a->po.score_given = 1;
+            if (strcmp(optarg, "dot") == 0) a->po.score = SCORE_DOT;
+            else if (strcmp(optarg, "additive") == 0) a->po.score = SCORE_ADDITIVE;
+            else {
+                cli_error("--score: expected dot or additive, got '%s'", optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case OPT_BIAS: a->po.bias = 1; break;
+        case OPT_CAUSAL: a->causal = 1; break;
+        case OPT_DROPOUT:
+            if (cli_parse_double("--dropout", optarg, 0.0, 1.0, &a->dropout)) return EXIT_USAGE;
+            break;
+        case OPT_TRAIN: a->train = 1; break;
+        case OPT_EXPLAIN: a->explain = 1; break;
+        case OPT_DESCRIBE: a->describe = 1; break;
+        case OPT_PNG: a->png = optarg; break;
+        case OPT_JSON: a->json = optarg; break;
+        case OPT_CMAP:
+            a->cmap = cmap_find(optarg);
+            if (!a->cmap) {
+                cli_error("--cmap: unknown colormap '%s' (known: %s)", optarg, cmap_names());
+                return EXIT_USAGE;
+            }
+            break;
+        case OPT_COLOR:
+            if (term_parse_color(optarg, &a->color)) {
+                cli_error("--color: expected auto, always or never, got '%s'", optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case OPT_MAXMEM:
+            if (cli_parse_bytes("--max-mem", optarg, &a->po.max_mem)) return EXIT_USAGE;
+            break;
+        case OPT_TOKENS: a->po.tokens = optarg; break;
+        case OPT_POSENC: a->posenc = 1; break;
+        case OPT_NO_PROJ: a->po.no_proj = 1; break;
+        default:
+            cli_error("internal error: option %d has no handler", opt);
+            return EXIT_RUNTIME;
+        }
+#undef SIZE_OPT
+    }
+    if (optind < argc) {
+        cli_error("unexpected argument '%s' (see attn %s --help)", argv[optind], cmd);
+        return EXIT_USAGE;
+    }
+    /* options that only make sense together, or not with a file */
+    if (a->input) {
+        static const int random_only[] = {OPT_BATCH, OPT_QUERIES, OPT_KV, OPT_FILL,
+                                          OPT_QUERY_SIZE, OPT_KEY_SIZE, OPT_VALUE_SIZE,
+                                          OPT_TOKENS};
+        size_t i;
+        for (i = 0; i < sizeof random_only / sizeof random_only[0]; i++)
+            if (seen[random_only[i]]) {
+                cli_error("--%s makes random inputs and cannot be used with --input",
+                          option_name(opts, random_only[i]));
+                return EXIT_USAGE;
+            }
+    }
+    if (a->po.tokens && seen[OPT_FILL]) {
+        cli_error("--fill and --tokens both choose the inputs; give one");
+        return EXIT_USAGE;
+    }
+    if (a->po.no_proj && (seen[OPT_BIAS] || a->po.score_given)) {
+        cli_error("--no-proj uses identity projections without bias or additive scoring");
+        return EXIT_USAGE;
+    }
+    if (seen[OPT_SCORE_HIDDENS] && !(a->po.score_given && a->po.score == SCORE_ADDITIVE)) {
+        cli_error("--score-hiddens is for --score additive");
+        return EXIT_USAGE;
+    }
+    return EXIT_OK;
+}
+
+/* ---- what a learner sees --------------------------------------------- */
+
+/* A float as Python's repr prints it in a module (0.5, 0.0, 0.25). */
+static void py_float(char *buf, size_t n, double v)
+{
+    int prec;
+    for (prec = 1; prec <= 17; prec++) {
+        snprintf(buf, n, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    if (!strpbrk(buf, ".en"))
+        snprintf(buf + strlen(buf), n - strlen(buf), ".0");
+}
+
+static void print_linear(const char *indent, const char *name, const linear *l)
+{
+    printf("%s(%s): Linear(in_features=%zu, out_features=%zu, bias=%s)\n", indent, name,
+           l->weight.shape[1], l->weight.shape[0], l->bias.data ? "True" : "False");
+}
+
+/* --describe: the module as PyTorch prints d2l's MultiHeadAttention. */
+static void print_describe(const problem *pr, double dropout)
+{
+    const mha_params *m = &pr->params;
+    char p[40];
+    py_float(p, sizeof p, dropout);
+    printf("MultiHeadAttention(\n");
+    if (m->score == SCORE_DOT) {
+        printf("  (attention): DotProductAttention(\n"
+               "    (dropout): Dropout(p=%s, inplace=False)\n"
+               "  )\n", p);
+    } else {
+        printf("  (attention): AdditiveAttention(\n");
+        print_linear("    ", "W_k", &m->a_W_k);
+        print_linear("    ", "W_q", &m->a_W_q);
+        print_linear("    ", "w_v", &m->a_w_v);
+        printf("    (dropout): Dropout(p=%s, inplace=False)\n  )\n", p);
+    }
+    print_linear("  ", "W_q", &m->W_q);
+    print_linear("  ", "W_k", &m->W_k);
+    print_linear("  ", "W_v", &m->W_v);
+    print_linear("  ", "W_o", &m->W_o);
+    printf(")\n");
+}
+
+static void lens_text(char *buf, size_t n, const problem *pr)
+{
+    size_t i, used = 0, count = pr->vl_ndim == 2 ? pr->B * pr->Nq : pr->B;
+    if (!pr->valid_lens) {
+        snprintf(buf, n, "None");
+        return;
+    }
+    used += (size_t)snprintf(buf, n, "[");
+    for (i = 0; i < count && used + 24 < n; i++)
+        used += (size_t)snprintf(buf + used, n - used, "%s%s%ld", i ? ", " : "",
+                                 pr->vl_ndim == 2 && i % pr->Nq == 0 ? (i ? "[" : "[") : "",
+                                 pr->valid_lens[i]);
+    if (pr->vl_ndim == 2)
+        used += (size_t)snprintf(buf + used, n - used, "]");
+    if (i < count)
+        snprintf(buf + used, n - used, ", …]");
+    else
+        snprintf(buf + used, n - used, "]");
+}
+
+/* Mask text for one example: "valid_len 3", "valid_lens per query", "". */
+static void example_mask(char *buf, size_t n, const problem *pr, size_t b, int causal)
+{
+    buf[0] = '\0';
+    if (pr->valid_lens && pr->vl_ndim == 1)
+        snprintf(buf, n, ", valid_len %ld", pr->valid_lens[b]);
+    else if (pr->valid_lens)
+        snprintf(buf, n, ", valid_lens per query");
+    if (causal)
+        snprintf(buf + strlen(buf), n - strlen(buf), ", causal");
+}
+
+/* One matrix for a person: numbers when small or without colour, a
+ * heatmap with labels on a colour terminal. */
+static void show_matrix(const float *m, size_t rows, size_t cols, char **row_labels,
+                        char **col_labels, const attn_cmap *cmap, int color, double vmin,
+                        double vmax)
+{
+    int small = rows <= 12 && cols <= 12;
+    if (color) {
+        term_heatmap_opts o;
+        memset(&o, 0, sizeof o);
+        o.cmap = cmap;
+        o.vmin = vmin;
+        o.vmax = vmax;
+        o.row_labels = (const char *const *)row_labels;
+        o.col_labels = (const char *const *)col_labels;
+        term_heatmap(stdout, m, rows, cols, &o);
+    }
+    if (!color || small) {
+        if (col_labels && cols <= 12) {
+            size_t k;
+            printf("keys:");
+            for (k = 0; k < cols; k++)
+                printf(" %s", col_labels[k]);
+            printf("\n");
+        }
+        term_matrix(stdout, m, rows, cols, 4, 3);
+    }
+}
+
+static const char *inputs_text(const struct attn_args *a)
+{
+    if (a->input)
+        return "from the file";
+    if (a->po.tokens)
+        return "token embeddings";
+    return a->po.fill_random ? "standard normal" : "ones";
+}
+
+static void print_header(const problem *pr, const struct attn_args *a)
+{
+    const mha_params *m = &pr->params;
+    char q[64], k[64], v[64], lens[256], p[40];
+    tensor_shape_str(q, sizeof q, 3, (size_t[]){pr->B, pr->Nq, pr->Dq});
+    tensor_shape_str(k, sizeof k, 3, (size_t[]){pr->B, pr->Nk, pr->Dk});
+    tensor_shape_str(v, sizeof v, 3, (size_t[]){pr->B, pr->Nk, pr->Dv});
+    lens_text(lens, sizeof lens, pr);
+    py_float(p, sizeof p, a->dropout);
+    printf("MultiHeadAttention, %s mode: num_hiddens %zu = %zu heads × %zu, %s scoring%s\n",
+           a->train ? "train" : "eval", m->num_hiddens, m->num_heads,
+           m->num_hiddens / m->num_heads,
+           m->score == SCORE_DOT ? "scaled dot-product" : "additive",
+           a->po.no_proj ? ", identity projections (--no-proj)" : "");
+    if (pr->self)
+        printf("X %s%s, valid_lens %s; inputs: %s\n", q, a->posenc ? " + positional encoding" : "",
+               lens, inputs_text(a));
+    else
+        printf("queries %s, keys %s, values %s, valid_lens %s; inputs: %s\n", q, k, v, lens,
+               inputs_text(a));
+    printf("dropout p=%s %s\n", p, a->train ? "applied to the weights (--train)"
+                                            : "has no effect in eval mode");
+    printf("attention(%s, valid_lens).shape\n",
+           pr->self ? "X, X, X" : "queries, keys, values");
+    printf("torch.Size([%zu, %zu, %zu])\n", pr->B, pr->Nq, m->num_hiddens);
+}
+
+static void print_view(const problem *pr, const struct attn_args *a, const float *out,
+                       const float *weights)
+{
+    const size_t H = pr->params.num_hiddens, NH = pr->params.num_heads;
+    int color = term_use_color(a->color, stdout);
+    size_t b, h, shown = 0;
+    char mask[96];
+
+    print_header(pr, a);
+    printf("\nAttention weights (batch %zu, heads %zu, queries %zu, keys %zu): softmax over keys\n",
+           pr->B, NH, pr->Nq, pr->Nk);
+    for (b = 0; b < pr->B && shown < SHOW_PANELS; b++) {
+        char **qt = pr->query_tokens, **kt = pr->key_tokens;
+        if (pr->self && qt) { /* one sentence per example */
+            qt = pr->query_tokens + b * pr->Nq;
+            kt = qt;
+        }
+        example_mask(mask, sizeof mask, pr, b, a->causal);
+        for (h = 0; h < NH && shown < SHOW_PANELS; h++, shown++) {
+            printf("\nexample %zu%s, head %zu:\n", b, mask, h + 1);
+            show_matrix(weights + (b * NH + h) * pr->Nq * pr->Nk, pr->Nq, pr->Nk, qt, kt,
+                        a->cmap, color, 0.0, 1.0);
+        }
+    }
+    if (pr->B * NH > shown)
+        printf("\n(%zu more heads not shown: see --png or --json)\n", pr->B * NH - shown);
+    printf("\nOutput (%zu, %zu, %zu), example 0:\n", pr->B, pr->Nq, H);
+    term_matrix(stdout, out, pr->Nq, H, 4, 3);
+}
+
+/* ---- --explain --------------------------------------------------------- */
+
+/* Rows q of a (N, H) batch slice, columns col … col+p−1, as a (N, p) matrix. */
+static void print_head_slice(const float *X, size_t N, size_t H, size_t col, size_t p,
+                             float *tmp)
+{
+    size_t r;
+    for (r = 0; r < N; r++)
+        memcpy(tmp + r * p, X + r * H + col, p * sizeof(float));
+    term_matrix(stdout, tmp, N, p, 4, 3);
+}
+
+static void print_explain(const problem *pr, const struct attn_args *a, const mha_trace *t,
+                          const float *out, const float *weights, float *tmp)
+{
+    const mha_params *m = &pr->params;
+    const size_t H = m->num_hiddens, NH = m->num_heads, p = H / NH, B = pr->B;
+    const size_t Nq = pr->Nq, Nk = pr->Nk;
+    size_t b, h;
+    char mask[96];
+
+    print_header(pr, a);
+    for (b = 0; b < B; b++) {
+        const size_t nn = Nq * Nk;
+        example_mask(mask, sizeof mask, pr, b, a->causal);
+        printf("\n=== example %zu%s ===\n", b, mask);
+        printf("\nStep 1. Project: Q = queries·W_qᵀ%s  (%zu, %zu)\n", m->W_q.bias.data ? " + b_q" : "",
+               Nq, H);
+        term_matrix(stdout, t->Q + b * Nq * H, Nq, H, 4, 3);
+        printf("K = keys·W_kᵀ%s  (%zu, %zu)\n", m->W_k.bias.data ? " + b_k" : "", Nk, H);
+        term_matrix(stdout, t->K + b * Nk * H, Nk, H, 4, 3);
+        printf("V = values·W_vᵀ%s  (%zu, %zu)\n", m->W_v.bias.data ? " + b_v" : "", Nk, H);
+        term_matrix(stdout, t->V + b * Nk * H, Nk, H, 4, 3);
+        for (h = 0; h < NH; h++) {
+            const size_t w0 = (b * NH + h) * nn, col = h * p;
+            printf("\n--- head %zu: columns %zu … %zu of Q, K, V (p = %zu / %zu = %zu) ---\n",
+                   h + 1, col, col + p - 1, H, NH, p);
+            printf("\nStep 2. Split into heads: Q_%zu  (%zu, %zu)\n", h + 1, Nq, p);
+            print_head_slice(t->Q + b * Nq * H, Nq, H, col, p, tmp);
+            printf("K_%zu  (%zu, %zu)\n", h + 1, Nk, p);
+            print_head_slice(t->K + b * Nk * H, Nk, H, col, p, tmp);
+            printf("V_%zu  (%zu, %zu)\n", h + 1, Nk, p);
+            print_head_slice(t->V + b * Nk * H, Nk, H, col, p, tmp);
+            if (m->score == SCORE_DOT) {
+                printf("\nStep 3. Scores: Q_%zu K_%zuᵀ  (%zu, %zu)\n", h + 1, h + 1, Nq, Nk);
+                term_matrix(stdout, t->scores + w0, Nq, Nk, 4, 3);
+                printf("\nStep 4. Scaled: Q_%zu K_%zuᵀ / sqrt(%zu) = / %.4f  (%zu, %zu)\n", h + 1,
+                       h + 1, p, sqrt((double)p), Nq, Nk);
+                term_matrix(stdout, t->scaled + w0, Nq, Nk, 4, 3);
+            } else {
+                printf("\nStep 3-4. Additive scores: w_v · tanh(W_q' q + W_k' k)  (%zu, %zu)\n",
+                       Nq, Nk);
+                term_matrix(stdout, t->scores + w0, Nq, Nk, 4, 3);
+            }
+            printf("\nStep 5. Masked: keys %s get -1e6  (%zu, %zu)\n",
+                   pr->valid_lens ? (a->causal ? "at k >= valid_len or k > q" : "at k >= valid_len")
+                                  : (a->causal ? "at k > q" : "(none masked)"),
+                   Nq, Nk);
+            term_matrix(stdout, t->masked + w0, Nq, Nk, 4, 3);
+            printf("\nStep 6. Attention weights: softmax over keys, each row sums to 1  (%zu, %zu)\n",
+                   Nq, Nk);
+            term_matrix(stdout, weights + w0, Nq, Nk, 4, 3);
+            printf("\nStep 7. Head output: weights · V_%zu  (%zu, %zu)%s\n", h + 1, Nq, p,
+                   a->train ? " (with dropout on the weights)" : "");
+            print_head_slice(t->concat + b * Nq * H, Nq, H, col, p, tmp);
+        }
+        printf("\nStep 8. Concatenate the heads: concat(head_1 … head_%zu)  (%zu, %zu)\n", NH, Nq,
+               H);
+        term_matrix(stdout, t->concat + b * Nq * H, Nq, H, 4, 3);
+        printf("\nStep 9. Output: concat · W_oᵀ%s  (%zu, %zu)\n", m->W_o.bias.data ? " + b_o" : "",
+               Nq, H);
+        term_matrix(stdout, out + b * Nq * H, Nq, H, 4, 3);
+    }
+}
+
+/* ---- files ----------------------------------------------------------- */
+
+struct json_ctx {
+    const problem *pr;
+    const char *command;
+    const float *out, *weights;
+};
+
+static void write_json(FILE *f, const void *arg)
+{
+    const struct json_ctx *c = arg;
+    problem_write_json(f, c->pr, c->command, c->out, c->weights);
+}
+
+static int write_png(const problem *pr, const struct attn_args *a, const float *weights,
+                     FILE *rep)
+{
+    const size_t NH = pr->params.num_heads, n = pr->B * NH;
+    heat_panel *panels = calloc(n, sizeof *panels);
+    char (*titles)[32] = calloc(n, sizeof *titles);
+    heat_figure fig;
+    attn_image img = {0, 0, NULL};
+    char err[512], what[128];
+    size_t b, h;
+    int status = EXIT_RUNTIME;
+
+    if (!panels || !titles) {
+        cli_error("%s: out of memory", a->png);
+        goto done;
+    }
+    for (b = 0; b < pr->B; b++)
+        for (h = 0; h < NH; h++) {
+            heat_panel *pn = &panels[b * NH + h];
+            snprintf(titles[b * NH + h], sizeof titles[0], "Head %zu", h + 1);
+            pn->data = weights + (b * NH + h) * pr->Nq * pr->Nk;
+            pn->rows = pr->Nq;
+            pn->cols = pr->Nk;
+            pn->title = titles[b * NH + h];
+        }
+    memset(&fig, 0, sizeof fig);
+    fig.panels = panels;
+    fig.grid_rows = pr->B;
+    fig.grid_cols = NH;
+    fig.xlabel = "Key positions";
+    fig.ylabel = "Query positions";
+    /* token labels are shared by all panels: one sentence, or cross-attention */
+    if (!pr->self || pr->B == 1) {
+        fig.xticklabels = (const char *const *)pr->key_tokens;
+        fig.yticklabels = (const char *const *)pr->query_tokens;
+    }
+    fig.cmap = a->cmap;
+    fig.vmin = NAN;
+    fig.vmax = NAN;
+    if (heatmap_draw(&img, NULL, &fig, err, sizeof err) != 0) {
+        cli_error("%s: %s", a->png, err);
+        goto done;
+    }
+    snprintf(what, sizeof what, "attention weights, %zu example%s × %zu head%s", pr->B,
+             pr->B == 1 ? "" : "s", NH, NH == 1 ? "" : "s");
+    status = output_png(a->png, &img, rep, what);
+done:
+    image_free(&img);
+    free(panels);
+    free(titles);
+    return status;
+}
+
+/* ---- the command ----------------------------------------------------- */
+
+static int run(int argc, char **argv, int self)
+{
+    const char *command = self ? "selfattn" : "multihead";
+    struct attn_args a;
+    problem pr;
+    char err[768], what[256];
+    float *out = NULL, *weights = NULL, *tmp = NULL;
+    tensor tr[7];
+    mha_trace trace, *tp = NULL;
+    mha_masks mask;
+    mha_dropout drop;
+    size_t bytes, total, i;
+    int help, usage, status;
+    FILE *rep;
+
+    status = parse_args(argc, argv, self, &a, &help);
+    if (status != EXIT_OK)
+        return status;
+    if (help) {
+        (self ? usage_selfattn : usage_multihead)(stdout);
+        return EXIT_OK;
+    }
+
+    /* the inputs and weights */
+    if (a.input) {
+        if (problem_load(&pr, a.input, &a.po, err, sizeof err, &usage)) {
+            cli_error("%s", err);
+            return usage ? EXIT_USAGE : EXIT_RUNTIME;
+        }
+    } else if (problem_random(&pr, &a.po, err, sizeof err)) {
+        cli_error("%s", err);
+        return strstr(err, "--max-mem") || strstr(err, "out of memory") ? EXIT_RUNTIME
+                                                                         : EXIT_USAGE;
+    }
+    if (a.describe) {
+        print_describe(&pr, a.dropout);
+        problem_free(&pr);
+        return EXIT_OK;
+    }
+    if (a.posenc) { /* X + P, P (N, D) the same for every example */
+        float *P = malloc(pr.Nq * pr.Dq * sizeof *P);
+        size_t b, e;
+        if (!P) {
+            cli_error("out of memory for the positional encoding");
+            problem_free(&pr);
+            return EXIT_RUNTIME;
+        }
+        posenc_fill(P, pr.Nq, pr.Dq, 10000.0);
+        for (b = 0; b < pr.B; b++)
+            for (e = 0; e < pr.Nq * pr.Dq; e++)
+                pr.queries.data[b * pr.Nq * pr.Dq + e] += P[e];
+        free(P);
+    }
+
+    /* memory for the run, refused up front */
+    if (problem_run_bytes(&pr, a.explain, &bytes) || size_add(bytes, pr.queries.size * 4, &total)) {
+        bytes = 0;
+        total = SIZE_MAX;
+    }
+    snprintf(what, sizeof what, "batch %zu × %zu heads × %zu queries × %zu keys", pr.B,
+             pr.params.num_heads, pr.Nq, pr.Nk);
+    if (cli_check_mem(what, total, total == SIZE_MAX, a.po.max_mem)) {
+        problem_free(&pr);
+        return EXIT_RUNTIME;
+    }
+
+    /* the run */
+    memset(tr, 0, sizeof tr);
+    memset(&trace, 0, sizeof trace);
+    status = EXIT_RUNTIME;
+    {
+        const size_t H = pr.params.num_hiddens, NH = pr.params.num_heads;
+        size_t oshape[3] = {pr.B, pr.Nq, H}, wshape[4] = {pr.B, NH, pr.Nq, pr.Nk};
+        tensor to, tw;
+        if (tensor_alloc(&to, 3, oshape, err, sizeof err) ||
+            tensor_alloc(&tw, 4, wshape, err, sizeof err)) {
+            cli_error("%s", err);
+            goto done;
+        }
+        out = to.data;
+        weights = tw.data;
+        if (a.explain) {
+            size_t qs[3] = {pr.B, pr.Nq, H}, ks[3] = {pr.B, pr.Nk, H};
+            if (tensor_alloc(&tr[0], 3, qs, err, sizeof err) ||
+                tensor_alloc(&tr[1], 3, ks, err, sizeof err) ||
+                tensor_alloc(&tr[2], 3, ks, err, sizeof err) ||
+                tensor_alloc(&tr[3], 4, wshape, err, sizeof err) ||
+                tensor_alloc(&tr[4], 4, wshape, err, sizeof err) ||
+                tensor_alloc(&tr[5], 4, wshape, err, sizeof err) ||
+                tensor_alloc(&tr[6], 3, qs, err, sizeof err) ||
+                (tmp = malloc((pr.Nq > pr.Nk ? pr.Nq : pr.Nk) * H * sizeof *tmp + 1)) == NULL) {
+                cli_error("%s", tmp ? err : "out of memory for --explain");
+                goto done;
+            }
+            trace.Q = tr[0].data;
+            trace.K = tr[1].data;
+            trace.V = tr[2].data;
+            trace.scores = tr[3].data;
+            trace.scaled = tr[4].data;
+            trace.masked = tr[5].data;
+            trace.concat = tr[6].data;
+            tp = &trace;
+        }
+    }
+    mask.valid_lens = pr.valid_lens;
+    mask.per_query = pr.vl_ndim == 2;
+    mask.causal = a.causal;
+    drop.p = a.train ? a.dropout : 0.0;
+    drop.seed = a.po.seed ^ 0xd50d50d50dULL;
+    if (mha_forward(out, weights, tp, pr.queries.data, problem_keys(&pr), problem_values(&pr),
+                    pr.B, pr.Nq, pr.Nk, &pr.params, &mask, &drop, err, sizeof err)) {
+        cli_error("%s", err);
+        goto done;
+    }
+
+    /* the results */
+    rep = output_report_stream(a.json);
+    status = EXIT_OK;
+    if (a.json) {
+        struct json_ctx ctx = {&pr, command, out, weights};
+        snprintf(what, sizeof what, "output and attention weights as JSON");
+        status = output_json(a.json, write_json, &ctx, rep, what);
+        if (status != EXIT_OK)
+            goto done;
+    }
+    if (a.png) {
+        status = write_png(&pr, &a, weights, rep);
+        if (status != EXIT_OK)
+            goto done;
+    }
+    if (a.explain)
+        print_explain(&pr, &a, &trace, out, weights, tmp);
+    else if (!a.json && !a.png)
+        print_view(&pr, &a, out, weights);
+done:
+    for (i = 0; i < 7; i++)
+        tensor_free(&tr[i]);
+    free(tmp);
+    free(out);
+    free(weights);
+    problem_free(&pr);
+    return status;
+}
+
+int cmd_multihead(int argc, char **argv) { return run(argc, argv, 0); }
+
+int cmd_selfattn(int argc, char **argv) { return run(argc, argv, 1); }

@@ -1,0 +1,567 @@
+/* cmd_posenc.c — `attn posenc`: the sinusoidal positional encoding of
+ * d2l §10.6.3, its figures (heatmap, columns plot, P·Pᵀ), the binary table
+ * and the relative-position check (SPEC.md §6).
+ * Legend: N positions (--steps), D encoding dimensions (--dim). */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "json_out.h"
+#include "output.h"
+#include "posenc.h"
+#include "render.h"
+#include "term.h"
+
+#define MAX_DIM 1000000L
+#define MAX_STEPS 100000000L
+#define MAX_COLS 16
+#define MAX_BINARY 65536L
+
+void usage_posenc(FILE *f)
+{
+    fprintf(f,
+        "usage: attn posenc [--dim D] [--steps N] [--base B] [OPTIONS]\n"
+        "\n"
+        "The sinusoidal positional encoding P (N positions × D dimensions) of\n"
+        "d2l's PositionalEncoding:\n"
+        "    P[i, 2j]   = sin(i / B^(2j/D))\n"
+        "    P[i, 2j+1] = cos(i / B^(2j/D))\n"
+        "Without an output option it prints P: a colour heatmap on a terminal,\n"
+        "aligned numbers otherwise.\n"
+        "\n"
+        "Options:\n"
+        "  -d, --dim D              encoding dimension, odd allowed (default 32)\n"
+        "  -n, --steps N            positions 0 … N-1 (default 60)\n"
+        "      --base B             the base of the frequencies (default 10000)\n"
+        "      --png FILE           heatmap of P as in the chapter (rows = position)\n"
+        "      --plot FILE          columns of P against position (the chapter's\n"
+        "                           figure of columns 6-9)\n"
+        "      --cols LIST          columns for --plot: 6-9, or 0,1,4-5 (default 6-9,\n"
+        "                           or the first four when D < 10)\n"
+        "      --binary N           the chapter's table of 0 … N-1 in binary\n"
+        "      --check-relative DELTA | FROM:TO\n"
+        "                           rotate each pair (P[i,2j], P[i,2j+1]) by the\n"
+        "                           2×2 matrix for offset DELTA and print the largest\n"
+        "                           difference from (P[i+DELTA,2j], P[i+DELTA,2j+1])\n"
+        "      --similarity FILE    heatmap of P·Pᵀ: it depends only on the offset\n"
+        "      --json FILE          {\"command\",\"dim\",\"steps\",\"base\",\"P\"}; - is stdout\n"
+        "      --cmap NAME          colormap for heatmaps: %s (default Blues)\n"
+        "      --numbers            print P as numbers even on a colour terminal\n"
+        "      --color WHEN         colour on the terminal: auto, always, never\n"
+        "                           (default auto; NO_COLOR turns auto off)\n"
+        "      --max-mem BYTES      refuse runs needing more (default 4G)\n"
+        "  -h, --help               show this help\n"
+        "\n"
+        "Examples:\n"
+        "  attn posenc --dim 32 --steps 60 --png out.png\n"
+        "  attn posenc --plot cols.png --cols 6-9\n"
+        "  attn posenc --binary 8\n"
+        "  attn posenc --steps 100 --check-relative 1:50\n",
+        cmap_names());
+}
+
+enum {
+    OPT_BASE = 256,
+    OPT_PNG,
+    OPT_PLOT,
+    OPT_COLS,
+    OPT_BINARY,
+    OPT_CHECK,
+    OPT_SIMILARITY,
+    OPT_JSON,
+    OPT_CMAP,
+    OPT_NUMBERS,
+    OPT_COLOR,
+    OPT_MAXMEM,
+    OPT_END
+};
+
+static const struct option long_options[] = {
+    {"dim", required_argument, NULL, 'd'},
+    {"steps", required_argument, NULL, 'n'},
+    {"base", required_argument, NULL, OPT_BASE},
+    {"png", required_argument, NULL, OPT_PNG},
+    {"plot", required_argument, NULL, OPT_PLOT},
+    {"cols", required_argument, NULL, OPT_COLS},
+    {"binary", required_argument, NULL, OPT_BINARY},
+    {"check-relative", required_argument, NULL, OPT_CHECK},
+    {"similarity", required_argument, NULL, OPT_SIMILARITY},
+    {"json", required_argument, NULL, OPT_JSON},
+    {"cmap", required_argument, NULL, OPT_CMAP},
+    {"numbers", no_argument, NULL, OPT_NUMBERS},
+    {"color", required_argument, NULL, OPT_COLOR},
+    {"max-mem", required_argument, NULL, OPT_MAXMEM},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+struct posenc_args {
+    long dim, steps;
+    double base;
+    const char *png, *plot, *similarity, *json;
+    size_t cols[MAX_COLS], ncols;
+    long binary;                   /* 0: no table */
+    int check;                     /* --check-relative given */
+    long check_from, check_to;
+    const attn_cmap *cmap;
+    int numbers;
+    term_color_mode color;
+    size_t max_mem;
+};
+
+/* "6-9" or "0,1,4-5" → column indices (checked against D later). */
+static int parse_cols(const char *s, struct posenc_args *a)
+{
+    const char *p = s;
+    a->ncols = 0;
+    for (;;) {
+        char *end;
+        long lo, hi, c;
+        if (*p < '0' || *p > '9')
+            goto bad;
+        lo = strtol(p, &end, 10);
+        hi = lo;
+        p = end;
+        if (*p == '-') {
+            p++;
+            if (*p < '0' || *p > '9')
+                goto bad;
+            hi = strtol(p, &end, 10);
+            p = end;
+        }
+        if (lo > hi || hi >= MAX_DIM)
+            goto bad;
+        for (c = lo; c <= hi; c++) {
+            if (a->ncols == MAX_COLS) {
+                cli_error("--cols: at most %d columns in one plot, got '%s'", MAX_COLS, s);
+                return -1;
+            }
+            a->cols[a->ncols++] = (size_t)c;
+        }
+        if (*p == '\0')
+            return 0;
+        if (*p != ',')
+            goto bad;
+        p++;
+    }
+bad:
+    cli_error("--cols: expected columns like 6-9 or 0,1,4-5, got '%s'", s);
+    return -1;
+}
+
+/* "5" or "1:50" → an offset or a range of offsets. */
+static int parse_check(const char *s, struct posenc_args *a)
+{
+    const char *colon = strchr(s, ':');
+    if (!colon) {
+        if (cli_parse_long("--check-relative", s, -MAX_STEPS, MAX_STEPS, &a->check_from))
+            return -1;
+        a->check_to = a->check_from;
+        return 0;
+    }
+    {
+        char first[32];
+        size_t n = (size_t)(colon - s);
+        if (n == 0 || n >= sizeof first) {
+            cli_error("--check-relative: expected an offset like 5 or a range like 1:50, "
+                      "got '%s'", s);
+            return -1;
+        }
+        memcpy(first, s, n);
+        first[n] = '\0';
+        if (cli_parse_long("--check-relative", first, -MAX_STEPS, MAX_STEPS, &a->check_from) ||
+            cli_parse_long("--check-relative", colon + 1, -MAX_STEPS, MAX_STEPS, &a->check_to))
+            return -1;
+        if (a->check_from > a->check_to) {
+            cli_error("--check-relative: the range %ld:%ld is empty (FROM > TO)",
+                      a->check_from, a->check_to);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The long name of an option value from long_options. */
+static const char *option_name(int val)
+{
+    const struct option *o;
+    for (o = long_options; o->name; o++)
+        if (o->val == val)
+            return o->name;
+    return "?";
+}
+
+/* Parse argv into a; 0, or an exit status after printing the error. */
+static int parse_args(int argc, char **argv, struct posenc_args *a, int *help)
+{
+    int seen[OPT_END] = {0};
+    int opt, idx;
+
+    *help = 0;
+    a->dim = 32;
+    a->steps = 60;
+    a->base = 10000.0;
+    a->cmap = cmap_find("Blues");
+    a->color = TERM_COLOR_AUTO;
+    a->max_mem = CLI_DEFAULT_MAX_MEM;
+
+    opterr = 0;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, ":hd:n:", long_options, &idx)) != -1) {
+        if (opt == '?') {
+            if (optopt)
+                cli_error("unknown option '-%c' (see attn posenc --help)", optopt);
+            else
+                cli_error("unknown option '%s' (see attn posenc --help)", argv[optind - 1]);
+            return EXIT_USAGE;
+        }
+        if (opt == ':') {
+            cli_error("option '%s' needs a value", argv[optind - 1]);
+            return EXIT_USAGE;
+        }
+        if (opt < OPT_END) {
+            if (seen[opt]) {
+                cli_error("option '--%s' given twice", option_name(opt));
+                return EXIT_USAGE;
+            }
+            seen[opt] = 1;
+        }
+        switch (opt) {
+        case 'h': *help = 1; return EXIT_OK;
+        case 'd':
+            if (cli_parse_long("--dim", optarg, 1, MAX_DIM, &a->dim)) return EXIT_USAGE;
+            break;
+        case 'n':
+            if (cli_parse_long("--steps", optarg, 1, MAX_STEPS, &a->steps)) return EXIT_USAGE;
+            break;
+        case OPT_BASE:
+            if (cli_parse_double("--base", optarg, 1e-300, 1e300, &a->base)) return EXIT_USAGE;
+            break;
+        case OPT_PNG: a->png = optarg; break;
+        case OPT_PLOT: a->plot = optarg; break;
+        case OPT_SIMILARITY: a->similarity = optarg; break;
+        case OPT_JSON: a->json = optarg; break;
+        case OPT_COLS:
+            if (parse_cols(optarg, a)) return EXIT_USAGE;
+            break;
+        case OPT_BINARY:
+            if (cli_parse_long("--binary", optarg, 1, MAX_BINARY, &a->binary)) return EXIT_USAGE;
+            break;
+        case OPT_CHECK:
+            if (parse_check(optarg, a)) return EXIT_USAGE;
+            a->check = 1;
+            break;
+        case OPT_CMAP:
+            a->cmap = cmap_find(optarg);
+            if (!a->cmap) {
+                cli_error("--cmap: unknown colormap '%s' (known: %s)", optarg, cmap_names());
+                return EXIT_USAGE;
+            }
+            break;
+        case OPT_NUMBERS: a->numbers = 1; break;
+        case OPT_COLOR:
+            if (term_parse_color(optarg, &a->color)) {
+                cli_error("--color: expected auto, always or never, got '%s'", optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case OPT_MAXMEM:
+            if (cli_parse_bytes("--max-mem", optarg, &a->max_mem)) return EXIT_USAGE;
+            break;
+        default:
+            cli_error("internal error: option %d has no handler", opt);
+            return EXIT_RUNTIME;
+        }
+    }
+    if (optind < argc) {
+        cli_error("unexpected argument '%s' (see attn posenc --help)", argv[optind]);
+        return EXIT_USAGE;
+    }
+    return EXIT_OK;
+}
+
+/* ---- outputs --------------------------------------------------------- */
+
+/* One matrix as a one-panel heatmap figure. */
+static int heatmap_file(const char *path, const float *m, size_t rows, size_t cols,
+                        const char *title, const char *xlabel, const char *ylabel,
+                        const attn_cmap *cmap, FILE *rep, const char *what)
+{
+    char err[512];
+    attn_image img = {0, 0, NULL};
+    heat_panel panel;
+    heat_figure fig;
+    int status;
+
+    panel.data = m;
+    panel.rows = rows;
+    panel.cols = cols;
+    panel.title = title;
+    memset(&fig, 0, sizeof fig);
+    fig.panels = &panel;
+    fig.grid_rows = 1;
+    fig.grid_cols = 1;
+    fig.xlabel = xlabel;
+    fig.ylabel = ylabel;
+    fig.cmap = cmap;
+    fig.vmin = NAN;
+    fig.vmax = NAN;
+    if (heatmap_draw(&img, NULL, &fig, err, sizeof err) != 0) {
+        cli_error("%s: %s", path, err);
+        return EXIT_RUNTIME;
+    }
+    status = output_png(path, &img, rep, what);
+    image_free(&img);
+    return status;
+}
+
+/* The chapter's line plot: chosen columns of P against position. */
+static int plot_file(const struct posenc_args *a, const float *P, FILE *rep)
+{
+    size_t N = (size_t)a->steps, D = (size_t)a->dim, i, s;
+    char labels[MAX_COLS][24], what[64], err[512];
+    plot_series series[MAX_COLS];
+    plot_figure fig;
+    attn_image img = {0, 0, NULL};
+    double *x = NULL, *y = NULL; /* x (N,), y (ncols, N) */
+    size_t ybytes;
+    int status = EXIT_RUNTIME;
+
+    if (size_mul(N * a->ncols, sizeof *y, &ybytes) != 0 ||
+        (x = malloc(N * sizeof *x)) == NULL || (y = malloc(ybytes)) == NULL) {
+        cli_error("%s: out of memory for the plot", a->plot);
+        goto done;
+    }
+    for (i = 0; i < N; i++)
+        x[i] = (double)i;
+    for (s = 0; s < a->ncols; s++) {
+        for (i = 0; i < N; i++)
+            y[s * N + i] = P[i * D + a->cols[s]]; /* column cols[s] of P */
+        snprintf(labels[s], sizeof labels[s], "Col %zu", a->cols[s]);
+        series[s].x = x;
+        series[s].y = y + s * N;
+        series[s].n = N;
+        series[s].label = labels[s];
+    }
+    memset(&fig, 0, sizeof fig);
+    fig.series = series;
+    fig.nseries = a->ncols;
+    fig.xlabel = "Row (position)";
+    if (plot_draw(&img, &fig, err, sizeof err) != 0) {
+        cli_error("%s: %s", a->plot, err);
+        goto done;
+    }
+    snprintf(what, sizeof what, "%zu column%s of P against position", a->ncols,
+             a->ncols == 1 ? "" : "s");
+    status = output_png(a->plot, &img, rep, what);
+done:
+    image_free(&img);
+    free(x);
+    free(y);
+    return status;
+}
+
+/* The chapter's table: 0 … n−1 in binary, as many bits as n−1 needs. */
+static void print_binary(FILE *out, long n)
+{
+    int bits = 1, b;
+    long i;
+    while (bits < 62 && (1L << bits) <= n - 1)
+        bits++;
+    for (i = 0; i < n; i++) {
+        fprintf(out, "%ld in binary is ", i);
+        for (b = bits - 1; b >= 0; b--)
+            fputc((i >> b) & 1 ? '1' : '0', out);
+        fputc('\n', out);
+    }
+}
+
+static void print_check(FILE *out, const struct posenc_args *a, const float *P)
+{
+    size_t N = (size_t)a->steps, D = (size_t)a->dim;
+    double worst = 0.0;
+    long delta, worst_delta = a->check_from;
+    int single = a->check_from == a->check_to;
+
+    fprintf(out, "Relative position: R(δ·ω_j) (P[i,2j], P[i,2j+1]) = "
+                 "(P[i+δ,2j], P[i+δ,2j+1]),  ω_j = 1/%g^(2j/%zu)\n", a->base, D);
+    if (D % 2)
+        fprintf(out, "(column %zu, a sin without its cos, is not part of a pair)\n", D - 1);
+    for (delta = a->check_from; delta <= a->check_to; delta++) {
+        size_t checked;
+        double err = posenc_check_relative(P, N, D, a->base, delta, &checked);
+        fprintf(out, "  δ = %-4ld %zu positions × %zu pairs   max |difference| = %.3g\n",
+                delta, checked / (D / 2), D / 2, err);
+        if (err > worst) {
+            worst = err;
+            worst_delta = delta;
+        }
+    }
+    if (!single)
+        fprintf(out, "worst over δ = %ld … %ld: %.3g (δ = %ld)\n", a->check_from,
+                a->check_to, worst, worst_delta);
+}
+
+/* --json: {"command","dim","steps","base","P"} */
+struct json_ctx {
+    const struct posenc_args *a;
+    const float *P;
+};
+
+static void write_json(FILE *f, const void *arg)
+{
+    const struct json_ctx *c = arg;
+    size_t shape[2] = {(size_t)c->a->steps, (size_t)c->a->dim};
+    fprintf(f, "{\n  \"command\": \"posenc\",\n  \"dim\": %zu,\n  \"steps\": %zu,\n  \"base\": ",
+            shape[1], shape[0]);
+    json_write_double(f, c->a->base);
+    fputs(",\n  \"P\": ", f);
+    json_write_tensor(f, c->P, 2, shape, 2);
+    fputs("\n}\n", f);
+}
+
+/* The default view: the formula, the shape, and P itself. */
+static void print_view(const struct posenc_args *a, const float *P)
+{
+    size_t N = (size_t)a->steps, D = (size_t)a->dim;
+    printf("Positional encoding P: %zu positions × %zu dimensions, base %g\n", N, D,
+           a->base);
+    printf("  P[i, 2j]   = sin(i / %g^(2j/%zu))\n", a->base, D);
+    printf("  P[i, 2j+1] = cos(i / %g^(2j/%zu))\n", a->base, D);
+    printf("P.shape: torch.Size([%zu, %zu])\n", N, D);
+    if (!a->numbers && term_use_color(a->color, stdout)) {
+        term_heatmap_opts o;
+        memset(&o, 0, sizeof o);
+        o.cmap = a->cmap;
+        o.vmin = NAN;
+        o.vmax = NAN;
+        term_heatmap(stdout, P, N, D, &o);
+    } else {
+        term_matrix(stdout, P, N, D, 4, 3);
+    }
+}
+
+int cmd_posenc(int argc, char **argv)
+{
+    struct posenc_args a;
+    size_t N, D, pbytes = 0, sbytes = 0, total = 0;
+    float *P = NULL; /* (N, D) */
+    float *S = NULL; /* (N, N), only for --similarity */
+    FILE *rep;       /* reports go to stdout unless the JSON does */
+    int help, status, overflow;
+    char what[160];
+
+    memset(&a, 0, sizeof a);
+    status = parse_args(argc, argv, &a, &help);
+    if (status != EXIT_OK)
+        return status;
+    if (help) {
+        usage_posenc(stdout);
+        return EXIT_OK;
+    }
+    N = (size_t)a.steps;
+    D = (size_t)a.dim;
+
+    /* columns for --plot: the chapter's 6-9, or what exists */
+    if (a.plot && a.ncols == 0) {
+        size_t first = D >= 10 ? 6 : 0, c;
+        for (c = first; c < D && c < first + 4; c++)
+            a.cols[a.ncols++] = c;
+    }
+    if (a.ncols) {
+        size_t s;
+        if (!a.plot) {
+            cli_error("--cols chooses columns for --plot, which is not given");
+            return EXIT_USAGE;
+        }
+        for (s = 0; s < a.ncols; s++)
+            if (a.cols[s] >= D) {
+                cli_error("--cols: column %zu does not exist for --dim %zu (columns 0 … %zu)",
+                          a.cols[s], D, D - 1);
+                return EXIT_USAGE;
+            }
+    }
+
+    if (a.check && D < 2) {
+        cli_error("--check-relative: --dim %zu has no (sin, cos) column pair to rotate", D);
+        return EXIT_USAGE;
+    }
+    if (a.check && (a.check_from <= -a.steps || a.check_to >= a.steps)) {
+        cli_error("--check-relative: offsets must lie between %ld and %ld for --steps %ld",
+                  1 - a.steps, a.steps - 1, a.steps);
+        return EXIT_USAGE;
+    }
+
+    /* memory: P, then P·Pᵀ and the figures (bounded by ~1000 px panels) */
+    overflow = size_mul(N, D, &pbytes) || size_mul(pbytes, sizeof(float), &pbytes);
+    if (!overflow && a.similarity)
+        overflow = size_mul(N, N, &sbytes) || size_mul(sbytes, sizeof(float), &sbytes);
+    if (!overflow && a.plot)
+        overflow = size_mul(N, (a.ncols + 1) * sizeof(double), &total);
+    overflow = overflow || size_add(total, pbytes, &total) || size_add(total, sbytes, &total) ||
+               size_add(total, (size_t)32 << 20, &total);
+    snprintf(what, sizeof what, "--steps %ld --dim %ld%s", a.steps, a.dim,
+             a.similarity ? " with --similarity" : "");
+    if (cli_check_mem(what, total, overflow, a.max_mem))
+        return EXIT_RUNTIME;
+
+    P = malloc(pbytes);
+    if (!P) {
+        cli_error("out of memory for P (%zu × %zu)", N, D);
+        return EXIT_RUNTIME;
+    }
+    posenc_fill(P, N, D, a.base);
+
+    rep = output_report_stream(a.json);
+    status = EXIT_OK;
+
+    if (a.json) {
+        struct json_ctx ctx = {&a, P};
+        snprintf(what, sizeof what, "P as JSON, %zu × %zu", N, D);
+        status = output_json(a.json, write_json, &ctx, rep, what);
+        if (status != EXIT_OK)
+            goto done;
+    }
+    if (a.png) {
+        char title[96];
+        snprintf(title, sizeof title, "Positional encoding (%zu × %zu)", N, D);
+        snprintf(what, sizeof what, "heatmap of P, %zu × %zu", N, D);
+        status = heatmap_file(a.png, P, N, D, title, "Column (encoding dimension)",
+                              "Row (position)", a.cmap, rep, what);
+        if (status != EXIT_OK)
+            goto done;
+    }
+    if (a.plot) {
+        status = plot_file(&a, P, rep);
+        if (status != EXIT_OK)
+            goto done;
+    }
+    if (a.similarity) {
+        S = malloc(sbytes);
+        if (!S) {
+            cli_error("out of memory for P·Pᵀ (%zu × %zu)", N, N);
+            status = EXIT_RUNTIME;
+            goto done;
+        }
+        posenc_similarity(S, P, N, D);
+        snprintf(what, sizeof what, "heatmap of P·Pᵀ, %zu × %zu", N, N);
+        status = heatmap_file(a.similarity, S, N, N, "P·Pᵀ (dot products of positions)",
+                              "Position k", "Position i", a.cmap, rep, what);
+        if (status != EXIT_OK)
+            goto done;
+    }
+    if (a.binary)
+        print_binary(rep, a.binary);
+    if (a.check)
+        print_check(rep, &a, P);
+    if (!a.json && !a.png && !a.plot && !a.similarity && !a.binary && !a.check)
+        print_view(&a, P);
+done:
+    free(S);
+    free(P);
+    return status;
+}
