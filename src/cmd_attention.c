@@ -524,6 +524,50 @@ static void print_header(const problem *pr, const struct attn_args *a)
     printf("torch.Size([%zu, %zu, %zu])\n", pr->B, pr->Nq, m->num_hiddens);
 }
 
+/* The length of example b's sentence: its valid_len, or every position. */
+static size_t sentence_len(const problem *pr, size_t b)
+{
+    if (pr->valid_lens && pr->vl_ndim == 1 && (size_t)pr->valid_lens[b] < pr->Nq)
+        return (size_t)pr->valid_lens[b];
+    return pr->Nq;
+}
+
+static double cosine(const float *x, const float *y, size_t n)
+{
+    double xy = 0, xx = 0, yy = 0;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        xy += (double)x[i] * y[i];
+        xx += (double)x[i] * x[i];
+        yy += (double)y[i] * y[i];
+    }
+    return xx > 0 && yy > 0 ? xy / sqrt(xx * yy) : 0.0;
+}
+
+/* A token that appears in the first sentence and in another: the same
+ * input vector, but a different output, because its context differs. */
+static void print_same_tokens(const problem *pr, const float *out)
+{
+    const size_t H = pr->params.num_hiddens, D = pr->Dq;
+    size_t t, b, u, printed = 0;
+    for (t = 0; t < sentence_len(pr, 0); t++) {
+        const char *word = pr->query_tokens[t];
+        for (b = 1; b < pr->B; b++)
+            for (u = 0; u < sentence_len(pr, b); u++) {
+                if (strcmp(pr->query_tokens[b * pr->Nq + u], word) != 0)
+                    continue;
+                if (!printed++)
+                    printf("\nThe same token in different sentences (cosine similarity):\n");
+                printf("  %s: input %.4f (the same embedding), output %.4f "
+                       "(sentence 1 position %zu, sentence %zu position %zu)\n",
+                       word,
+                       cosine(pr->queries.data + t * D, pr->queries.data + (b * pr->Nq + u) * D, D),
+                       cosine(out + t * H, out + (b * pr->Nq + u) * H, H), t, b + 1, u);
+                u = pr->Nq; /* the first occurrence in each sentence */
+            }
+    }
+}
+
 static void print_view(const problem *pr, const struct attn_args *a, const float *out,
                        const float *weights)
 {
@@ -537,7 +581,7 @@ static void print_view(const problem *pr, const struct attn_args *a, const float
            pr->B, NH, pr->Nq, pr->Nk);
     for (b = 0; b < pr->B && shown < SHOW_PANELS; b++) {
         char **qt = pr->query_tokens, **kt = pr->key_tokens;
-        if (pr->self && qt) { /* one sentence per example */
+        if (pr->per_example) { /* one sentence per example */
             qt = pr->query_tokens + b * pr->Nq;
             kt = qt;
         }
@@ -552,6 +596,8 @@ static void print_view(const problem *pr, const struct attn_args *a, const float
         printf("\n(%zu more heads not shown: see --png or --json)\n", pr->B * NH - shown);
     printf("\nOutput (%zu, %zu, %zu), example 0:\n", pr->B, pr->Nq, H);
     term_matrix(stdout, out, pr->Nq, H, 4, 3);
+    if (pr->per_example && pr->B > 1)
+        print_same_tokens(pr, out);
 }
 
 /* ---- --explain --------------------------------------------------------- */
@@ -675,7 +721,7 @@ static int write_png(const problem *pr, const struct attn_args *a, const float *
     fig.xlabel = "Key positions";
     fig.ylabel = "Query positions";
     /* token labels are shared by all panels: one sentence, or cross-attention */
-    if (!pr->self || pr->B == 1) {
+    if (!pr->per_example || pr->B == 1) {
         fig.xticklabels = (const char *const *)pr->key_tokens;
         fig.yticklabels = (const char *const *)pr->query_tokens;
     }
@@ -727,10 +773,9 @@ static int run(int argc, char **argv, int self)
             cli_error("%s", err);
             return usage ? EXIT_USAGE : EXIT_RUNTIME;
         }
-    } else if (problem_random(&pr, &a.po, err, sizeof err)) {
+    } else if (problem_random(&pr, &a.po, err, sizeof err, &usage)) {
         cli_error("%s", err);
-        return strstr(err, "--max-mem") || strstr(err, "out of memory") ? EXIT_RUNTIME
-                                                                         : EXIT_USAGE;
+        return usage ? EXIT_USAGE : EXIT_RUNTIME;
     }
     if (a.describe) {
         print_describe(&pr, a.dropout);

@@ -140,8 +140,17 @@ cJSON *json_read_file(const char *path, size_t max_bytes, char *err, size_t errl
         free(text);
         return NULL;
     }
-    /* require_null_terminated: anything after the value is an error */
-    root = cJSON_ParseWithLengthOpts(text, len + 1, &end, 1);
+    root = cJSON_ParseWithLengthOpts(text, len + 1, &end, 0);
+    if (root && end && strspn(end, " \t\r\n") != strlen(end)) {
+        /* a complete value, then more: say where the extra text starts */
+        size_t pos = (size_t)(end - text) + strspn(end, " \t\r\n");
+        line_col(text, pos, &line, &col);
+        snprintf(err, errlen, "%s: line %zu, column %zu: unexpected text after the JSON value",
+                 path, line, col);
+        cJSON_Delete(root);
+        free(text);
+        return NULL;
+    }
     if (!root) {
         size_t pos = end && end >= text && end <= text + len ? (size_t)(end - text) : 0;
         const char *ep = cJSON_GetErrorPtr();

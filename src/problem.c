@@ -136,11 +136,15 @@ static int init_params(mha_params *m, size_t Dq, size_t Dk, size_t Dv, size_t A,
 
 /* ---- JSON input ------------------------------------------------------ */
 
+/* The input keys; the keys only a run's output has ("command", "shape",
+ * "output", "attention_weights") are accepted and ignored, so that an
+ * output file can be fed back as input. */
 static const char *const top_keys_cross[] = {
     "queries", "keys", "values", "valid_lens", "num_heads", "state_dict",
-    "query_tokens", "key_tokens", NULL};
+    "query_tokens", "key_tokens", "command", "shape", "output", "attention_weights", NULL};
 static const char *const top_keys_self[] = {
-    "X", "valid_lens", "num_heads", "state_dict", "tokens", NULL};
+    "X", "valid_lens", "num_heads", "state_dict", "tokens",
+    "command", "shape", "output", "attention_weights", NULL};
 static const char *const sd_keys[] = {
     "W_q.weight", "W_q.bias", "W_k.weight", "W_k.bias", "W_v.weight", "W_v.bias",
     "W_o.weight", "W_o.bias", "attention.W_q.weight", "attention.W_k.weight",
@@ -154,11 +158,24 @@ static int in_list(const char *s, const char *const *list)
     return 0;
 }
 
+/* ".key", or ["key"] when the key is not a plain name (W_q.weight). */
+static const char *key_path(const char *key, char *buf, size_t n)
+{
+    const char *c;
+    int plain = (*key >= 'a' && *key <= 'z') || (*key >= 'A' && *key <= 'Z') || *key == '_';
+    for (c = key; *c && plain; c++)
+        plain = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+                (*c >= '0' && *c <= '9') || *c == '_';
+    snprintf(buf, n, plain ? ".%s" : "[\"%s\"]", key);
+    return buf;
+}
+
 /* Every key of obj is known and appears once. */
 static int check_keys(const cJSON *obj, const char *path, const char *const *known, char *err,
                       size_t errlen)
 {
     const cJSON *a, *b;
+    char kp[160];
     cJSON_ArrayForEach(a, obj)
     {
         if (!in_list(a->string, known)) {
@@ -167,12 +184,14 @@ static int check_keys(const cJSON *obj, const char *path, const char *const *kno
             for (k = known; *k; k++)
                 snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
                          k == known ? "" : ", ", *k);
-            snprintf(err, errlen, "%s.%s: unknown key (known: %s)", path, a->string, list);
+            snprintf(err, errlen, "%s%s: unknown key (known: %s)", path,
+                     key_path(a->string, kp, sizeof kp), list);
             return -1;
         }
         for (b = a->next; b; b = b->next)
             if (strcmp(a->string, b->string) == 0) {
-                snprintf(err, errlen, "%s.%s: the key appears twice", path, a->string);
+                snprintf(err, errlen, "%s%s: the key appears twice", path,
+                         key_path(a->string, kp, sizeof kp));
                 return -1;
             }
     }
@@ -226,8 +245,8 @@ static int get_weight(const cJSON *sd, const char *key, size_t rows, size_t cols
 }
 
 /* The state_dict: every weight's shape against the inputs and the others. */
-static int load_state_dict(problem *pr, const cJSON *sd, const problem_opts *o, char *err,
-                           size_t errlen)
+static int load_state_dict(problem *pr, const cJSON *sd, const problem_opts *o,
+                           const char *heads_origin, char *err, size_t errlen, int *usage)
 {
     mha_params *m = &pr->params;
     tensor t = {0};
@@ -262,8 +281,9 @@ static int load_state_dict(problem *pr, const cJSON *sd, const problem_opts *o, 
     }
     m->num_hiddens = H;
     if (H % m->num_heads != 0) {
-        snprintf(err, errlen, "num_hiddens %zu (rows of W_q.weight) is not divisible by "
-                 "num_heads %zu", H, m->num_heads);
+        snprintf(err, errlen, "num_hiddens %zu (the rows of W_q.weight) is not divisible by "
+                 "num_heads %zu%s", H, m->num_heads, heads_origin);
+        *usage = 1;
         return -1;
     }
     p = H / m->num_heads;
@@ -348,6 +368,51 @@ static int load_tokens(const cJSON *root, const char *key, size_t want, char ***
     return 0;
 }
 
+/* "tokens": [[…], […]]: one sentence of Nq labels per example. */
+static int load_sentences(const cJSON *node, problem *pr, char *err, size_t errlen)
+{
+    const char **flat, **row;
+    const cJSON *item;
+    size_t b = 0, n;
+    char path[48];
+
+    if ((size_t)cJSON_GetArraySize(node) != pr->B) {
+        snprintf(err, errlen, "$.tokens: expected %zu sentences (one per example), got %d",
+                 pr->B, cJSON_GetArraySize(node));
+        return -1;
+    }
+    flat = calloc(pr->B * pr->Nq, sizeof *flat);
+    if (!flat) {
+        snprintf(err, errlen, "$.tokens: out of memory");
+        return -1;
+    }
+    cJSON_ArrayForEach(item, node)
+    {
+        snprintf(path, sizeof path, "$.tokens[%zu]", b);
+        if (json_get_strings(item, path, &row, &n, err, errlen)) {
+            free(flat);
+            return -1;
+        }
+        if (n != pr->Nq) {
+            snprintf(err, errlen, "%s: expected %zu labels, got %zu", path, pr->Nq, n);
+            free(row);
+            free(flat);
+            return -1;
+        }
+        memcpy(flat + b * pr->Nq, row, n * sizeof *row);
+        free(row);
+        b++;
+    }
+    pr->query_tokens = copy_tokens(flat, pr->B * pr->Nq);
+    free(flat);
+    if (!pr->query_tokens) {
+        snprintf(err, errlen, "$.tokens: out of memory");
+        return -1;
+    }
+    pr->per_example = 1;
+    return 0;
+}
+
 static int load_root(problem *pr, const cJSON *root, const problem_opts *o, char *err,
                      size_t errlen, int *usage)
 {
@@ -355,6 +420,7 @@ static int load_root(problem *pr, const cJSON *root, const problem_opts *o, char
     char a[64], b[64];
     long heads = 0;
     size_t vshape[2];
+    const char *heads_origin;
 
     if (!cJSON_IsObject(root)) {
         snprintf(err, errlen, "$: expected an object, got %s", json_type_name(root));
@@ -424,6 +490,8 @@ static int load_root(problem *pr, const cJSON *root, const problem_opts *o, char
         return -1;
     }
     pr->params.num_heads = (size_t)(heads ? heads : o->heads ? o->heads : 5);
+    heads_origin = heads ? " ($.num_heads)" : o->heads ? " (--heads)"
+                                          : " (the chapter's 5: give $.num_heads or --heads)";
     pr->params.score = o->score_given ? o->score : SCORE_DOT;
 
     /* valid_lens: (B,) or (B, Nq) */
@@ -439,8 +507,9 @@ static int load_root(problem *pr, const cJSON *root, const problem_opts *o, char
             return -1;
         if (vshape[0] != pr->B || (pr->vl_ndim == 2 && vshape[1] != pr->Nq)) {
             if (pr->vl_ndim == 1)
-                snprintf(err, errlen, "$.valid_lens: expected %zu lengths (one per example) or "
-                         "a (%zu, %zu) array, got %zu lengths", pr->B, pr->B, pr->Nq, vshape[0]);
+                snprintf(err, errlen, "$.valid_lens: expected %zu length%s (one per example) or "
+                         "a (%zu, %zu) array, got %zu", pr->B, pr->B == 1 ? "" : "s", pr->B,
+                         pr->Nq, vshape[0]);
             else
                 snprintf(err, errlen, "$.valid_lens: expected shape (%zu,) or (%zu, %zu), got "
                          "(%zu, %zu)", pr->B, pr->B, pr->Nq, vshape[0], vshape[1]);
@@ -457,14 +526,16 @@ static int load_root(problem *pr, const cJSON *root, const problem_opts *o, char
             *usage = 1;
             return -1;
         }
-        if (load_state_dict(pr, node, o, err, errlen))
+        if (load_state_dict(pr, node, o, heads_origin, err, errlen, usage))
             return -1;
     } else {
         size_t A;
         pr->params.num_hiddens = (size_t)(o->hiddens ? o->hiddens : (long)pr->Dq);
         if (pr->params.num_hiddens % pr->params.num_heads != 0) {
-            snprintf(err, errlen, "num_hiddens %zu is not divisible by num_heads %zu",
-                     pr->params.num_hiddens, pr->params.num_heads);
+            snprintf(err, errlen, "num_hiddens %zu (%s) is not divisible by num_heads %zu%s",
+                     pr->params.num_hiddens,
+                     o->hiddens ? "--hiddens" : o->self ? "the width of $.X" : "the width of $.queries",
+                     pr->params.num_heads, heads_origin);
             *usage = 1;
             return -1;
         }
@@ -483,8 +554,13 @@ static int load_root(problem *pr, const cJSON *root, const problem_opts *o, char
 
     /* token labels */
     if (o->self) {
-        if (load_tokens(root, "tokens", pr->Nq, &pr->query_tokens, err, errlen))
+        node = cJSON_GetObjectItemCaseSensitive(root, "tokens");
+        if (node && cJSON_IsArray(node) && cJSON_IsArray(node->child)) {
+            if (load_sentences(node, pr, err, errlen))
+                return -1;
+        } else if (load_tokens(root, "tokens", pr->Nq, &pr->query_tokens, err, errlen)) {
             return -1;
+        }
         pr->key_tokens = pr->query_tokens;
     } else if (load_tokens(root, "query_tokens", pr->Nq, &pr->query_tokens, err, errlen) ||
                load_tokens(root, "key_tokens", pr->Nk, &pr->key_tokens, err, errlen)) {
@@ -633,7 +709,7 @@ done:
     return status;
 }
 
-int problem_random(problem *pr, const problem_opts *o, char *err, size_t errlen)
+int problem_random(problem *pr, const problem_opts *o, char *err, size_t errlen, int *usage)
 {
     size_t B, Nq, Nk, H, NH, A, i, shape[3], bytes, total = 0;
     char **words = NULL;
@@ -643,6 +719,7 @@ int problem_random(problem *pr, const problem_opts *o, char *err, size_t errlen)
 
     memset(pr, 0, sizeof *pr);
     pr->self = o->self;
+    *usage = 1; /* until the options are known to fit together */
     B = (size_t)(o->batch ? o->batch : 2);
     Nq = (size_t)(o->queries ? o->queries : 4);
     Nk = o->self ? Nq : (size_t)(o->kv ? o->kv : 6);
@@ -685,6 +762,7 @@ int problem_random(problem *pr, const problem_opts *o, char *err, size_t errlen)
     }
     overflow |= tensor_bytes(2, (size_t[]){H, pr->Dq + pr->Dk + pr->Dv + H}, &bytes) ||
                 size_add(total, bytes, &total);
+    *usage = 0; /* from here on, failures are run-time errors */
     if (overflow || total > o->max_mem) {
         char need[32], have[32];
         cli_format_bytes(have, sizeof have, (double)o->max_mem);
@@ -740,6 +818,7 @@ int problem_random(problem *pr, const problem_opts *o, char *err, size_t errlen)
             }
         pr->query_tokens = words;
         pr->key_tokens = words;
+        pr->per_example = 1;
         words = NULL;
     }
 
@@ -747,9 +826,13 @@ int problem_random(problem *pr, const problem_opts *o, char *err, size_t errlen)
     if (o->valid_lens) {
         size_t n = o->vl_shape[0] * o->vl_shape[1];
         if (o->vl_shape[0] != B || (o->vl_ndim == 2 && o->vl_shape[1] != Nq)) {
-            snprintf(err, errlen, "--valid-lens: expected %zu lengths (one per example)%s, got "
-                     "%zu%s", B, o->vl_ndim == 2 ? " of " : "",
-                     o->vl_shape[0], o->vl_ndim == 2 ? " rows" : "");
+            *usage = 1;
+            if (o->vl_ndim == 1)
+                snprintf(err, errlen, "--valid-lens: expected %zu length%s (one per example), "
+                         "got %zu", B, B == 1 ? "" : "s", o->vl_shape[0]);
+            else
+                snprintf(err, errlen, "--valid-lens: expected %zu rows of %zu (one per example "
+                         "and query), got %zu rows of %zu", B, Nq, o->vl_shape[0], o->vl_shape[1]);
             goto fail;
         }
         pr->valid_lens = malloc(n * sizeof(long));
@@ -872,9 +955,36 @@ void problem_write_json(FILE *f, const problem *pr, const char *command, const f
         fputs("null", f);
     fputs(",\n  \"valid_lens\": ", f);
     write_lens(f, pr);
+    /* the inputs, so that this file is also a complete input */
+    if (pr->self) {
+        fputs(",\n  \"X\": ", f);
+        json_write_tensor(f, pr->queries.data, 3, pr->queries.shape, 2);
+    } else {
+        size_t kshape[3] = {pr->B, pr->Nk, pr->Dk}, vshape[3] = {pr->B, pr->Nk, pr->Dv};
+        fputs(",\n  \"queries\": ", f);
+        json_write_tensor(f, pr->queries.data, 3, pr->queries.shape, 2);
+        fputs(",\n  \"keys\": ", f);
+        json_write_tensor(f, problem_keys(pr), 3, kshape, 2);
+        fputs(",\n  \"values\": ", f);
+        json_write_tensor(f, problem_values(pr), 3, vshape, 2);
+    }
     fprintf(f, ",\n  \"num_heads\": %zu", m->num_heads);
-    if (pr->self && pr->query_tokens) {
-        write_tokens(f, "tokens", pr->query_tokens, pr->B * pr->Nq);
+    if (pr->self && pr->query_tokens && pr->per_example) {
+        size_t b;
+        fputs(",\n  \"tokens\": [", f);
+        for (b = 0; b < pr->B; b++) {
+            size_t t;
+            fputs(b ? ", [" : "[", f);
+            for (t = 0; t < pr->Nq; t++) {
+                if (t)
+                    fputs(", ", f);
+                json_write_string(f, pr->query_tokens[b * pr->Nq + t]);
+            }
+            fputc(']', f);
+        }
+        fputc(']', f);
+    } else if (pr->self && pr->query_tokens) {
+        write_tokens(f, "tokens", pr->query_tokens, pr->Nq);
     } else {
         if (pr->query_tokens)
             write_tokens(f, "query_tokens", pr->query_tokens, pr->Nq);

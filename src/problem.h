@@ -23,8 +23,9 @@ typedef struct problem {
     long *valid_lens;    /* (B,) or (B, Nq), NULL for none */
     size_t vl_ndim;      /* 0, 1 or 2 */
     mha_params params;
-    char **query_tokens; /* (Nq,) labels or NULL */
+    char **query_tokens; /* (Nq,) labels, (B, Nq) when per_example, or NULL */
     char **key_tokens;   /* (Nk,) labels or NULL (self: = query_tokens) */
+    int per_example;     /* self-attention: one sentence of labels per example */
 } problem;
 
 /* What the options say; fields left 0 mean "not given". */
@@ -61,8 +62,10 @@ struct cJSON;
 int problem_from_json(problem *pr, const struct cJSON *root, const char *name,
                       const problem_opts *o, char *err, size_t errlen, int *usage);
 
-/* Make from options alone: the chapter's cells by default. */
-int problem_random(problem *pr, const problem_opts *o, char *err, size_t errlen);
+/* Make from options alone: the chapter's cells by default. On error: -1,
+ * with *usage 1 when the options contradict each other, 0 for run-time
+ * failures (the memory limit, out of memory). */
+int problem_random(problem *pr, const problem_opts *o, char *err, size_t errlen, int *usage);
 
 /* Bytes a forward run of pr needs beyond its inputs and weights: Q, K, V,
  * the concatenated heads, the output and the (B, NH, Nq, Nk) weights, and
