@@ -1,7 +1,9 @@
 /* test_render.c — tests of src/render: colormap lookups against values
  * taken from matplotlib, heatmap cells checked pixel by pixel in PNG files
  * written by png_write_atomic and decoded again with stb_image, pooling,
- * sizing, line plots, text, and png_write_atomic's failure behaviour.
+ * sizing, line plots, text (with font files and the CJK fallback, whose
+ * checks are skipped when no CJK font is installed), and
+ * png_write_atomic's failure behaviour.
  *
  * Usage: test_render [TMPDIR]. Files go to a fresh directory made with
  * mkdtemp under TMPDIR (default /tmp), which is removed at the end.
@@ -208,7 +210,8 @@ static void test_text(void)
     CHECK(x0 >= 100);
 
     /* Malformed UTF-8, control characters and characters DejaVu lacks are
-     * drawn as something (U+FFFD, the missing-glyph box), never a crash. */
+     * drawn as something (U+FFFD, the CJK fallback's glyph or the
+     * missing-glyph box), never a crash. */
     memset(img.rgb, 255, (size_t)img.w * img.h * 3);
     text_draw(&img, font, 14, "\xFF\xC3 \x01\xE6\xB3\xA8", 10, 50, TEXT_LEFT, TEXT_BASELINE,
               TEXT_HORIZONTAL, black);
@@ -217,6 +220,397 @@ static void test_text(void)
     CHECK(!text_font_failed(font));
     image_free(&img);
     text_font_close(font);
+}
+
+/* ---- font files and the CJK fallback ----------------------------------- */
+
+/* The CJK fonts text.c looks for, in its order (see text.h). */
+static const char *const cjk_paths[] = {
+    "/usr/share/fonts/truetype/wqy/wqy-microhei.ttc",
+    "/usr/share/fonts/truetype/wqy/wqy-zenhei.ttc",
+    "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc",
+    "/usr/share/fonts/truetype/droid/DroidSansFallbackFull.ttf",
+};
+
+/* "苹果" (apple) and a character no font has (plane 16 private use). */
+#define APPLE_ZH "\xE8\x8B\xB9\xE6\x9E\x9C"
+#define NO_FONT_HAS "\xF4\x8F\xBF\xBD"
+
+/* The first of cjk_paths that loads and has 苹果, NULL when there is none
+ * on this machine (the CJK checks are then skipped). */
+static const char *cjk_font_path(void)
+{
+    for (size_t i = 0; i < sizeof cjk_paths / sizeof cjk_paths[0]; i++) {
+        text_font *font;
+        char err[256];
+        if (text_font_open(&font, err, sizeof err) < 0)
+            return NULL;
+        /* The file comes before any lazy fallback, so 苹果 is looked up
+         * in it first. */
+        int ok = text_font_add_file(font, cjk_paths[i], err, sizeof err) == 0 &&
+                 text_font_has_all(font, APPLE_ZH);
+        text_font_close(font);
+        if (ok)
+            return cjk_paths[i];
+    }
+    return NULL;
+}
+
+/* The whole file at path in a new buffer (*len bytes); NULL on failure. */
+static unsigned char *read_whole(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return NULL;
+    unsigned char *data = NULL;
+    long size = -1;
+    if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0)
+        data = malloc((size_t)size);
+    if (data != NULL && fread(data, 1, (size_t)size, f) != (size_t)size) {
+        free(data);
+        data = NULL;
+    }
+    fclose(f);
+    *len = data != NULL ? (size_t)size : 0;
+    return data;
+}
+
+/* Write data[len] to path; 0 on success. */
+static int write_file(const char *path, const void *data, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    if (f == NULL)
+        return -1;
+    size_t n = len > 0 ? fwrite(data, 1, len, f) : 0;
+    int bad = n != len;
+    bad |= fclose(f) != 0;
+    return bad ? -1 : 0;
+}
+
+/* err is exactly "PATH: " followed by tail. */
+static int is_path_error(const char *err, const char *path, const char *tail)
+{
+    size_t n = strlen(path);
+    return strncmp(err, path, n) == 0 && strncmp(err + n, ": ", 2) == 0 &&
+           strcmp(err + n + 2, tail) == 0;
+}
+
+/* Offset in the TrueType data of the directory record of tag, 0 when
+ * absent (a plain font: the offset table at 0). */
+static size_t table_record(const unsigned char *font, const char *tag)
+{
+    unsigned n = (unsigned)font[4] << 8 | font[5];
+    for (unsigned i = 0; i < n; i++)
+        if (memcmp(font + 12 + 16 * (size_t)i, tag, 4) == 0)
+            return 12 + 16 * (size_t)i;
+    return 0;
+}
+
+static uint32_t get32(const unsigned char *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static void put16(unsigned char *p, unsigned v)
+{
+    p[0] = (unsigned char)(v >> 8);
+    p[1] = (unsigned char)v;
+}
+
+static void put32(unsigned char *p, uint32_t v)
+{
+    put16(p, (unsigned)(v >> 16));
+    put16(p + 2, (unsigned)(v & 0xFFFF));
+}
+
+/* Write data[len], a font broken as `what` says, to path: then
+ * text_font_add_file must reject it with "PATH: not a TrueType font". */
+static void check_broken_font(text_font *font, const char *path, const unsigned char *data,
+                              size_t len, const char *what)
+{
+    char err[8448] = "";
+    if (write_file(path, data, len) < 0) {
+        CHECK(!"cannot write a test font");
+        return;
+    }
+    int rc = text_font_add_file(font, path, err, sizeof err);
+    if (rc == 0 || !is_path_error(err, path, "not a TrueType font"))
+        fprintf(stderr, "broken font (%s): rc %d, \"%s\"\n", what, rc, err);
+    CHECK_INT(rc, -1);
+    CHECK(is_path_error(err, path, "not a TrueType font"));
+}
+
+static void test_font_files(void)
+{
+    /* Paths under tmpdir (up to 4095 bytes) and messages that name them. */
+    char err[8448] = "", path[8192], junk[8192], empty[8192], copy[8192], bad[8192];
+    text_font *font;
+    unsetenv("ATTN_FONT");
+    CHECK_INT(text_font_open(&font, err, sizeof err), 0);
+    if (font == NULL)
+        return;
+
+    /* Missing file, directory: "cannot read", naming the path. */
+    tmp_path(path, sizeof path, "no-such-font.ttf");
+    CHECK_INT(text_font_add_file(font, path, err, sizeof err), -1);
+    CHECK(is_path_error(err, path, "cannot read: No such file or directory"));
+    CHECK_INT(text_font_add_file(font, tmpdir, err, sizeof err), -1);
+    CHECK(is_path_error(err, tmpdir, "cannot read: Is a directory"));
+
+    /* Junk, an empty file, a bare collection header: not a font. */
+    tmp_path(junk, sizeof junk, "junk.ttf");
+    static const char text[] = "This is not a font, just some text long enough to parse.\n";
+    CHECK_INT(write_file(junk, text, sizeof text - 1), 0);
+    CHECK_INT(text_font_add_file(font, junk, err, sizeof err), -1);
+    CHECK(is_path_error(err, junk, "not a TrueType font"));
+    tmp_path(empty, sizeof empty, "empty.ttf");
+    CHECK_INT(write_file(empty, "", 0), 0);
+    CHECK_INT(text_font_add_file(font, empty, err, sizeof err), -1);
+    CHECK(is_path_error(err, empty, "not a TrueType font"));
+    tmp_path(bad, sizeof bad, "broken.ttf");
+    /* "ttcf", version 1, one font at offset 1000 (past the end) */
+    static const unsigned char ttc[16] = {'t', 't', 'c', 'f', 0, 1, 0, 0, 0, 0, 0, 1,
+                                          0, 0, 0x03, 0xE8};
+    check_broken_font(font, bad, ttc, sizeof ttc, "collection offset past the end");
+    check_broken_font(font, bad, ttc, 12, "collection header cut short");
+
+    /* DejaVu copied to a file loads; broken copies are rejected. */
+    const unsigned char *dv = attn_font_dejavu_sans;
+    size_t dvlen = (size_t)attn_font_dejavu_sans_len;
+    tmp_path(copy, sizeof copy, "dejavu-copy.ttf");
+    CHECK_INT(write_file(copy, dv, dvlen), 0);
+    unsigned char *mod = malloc(dvlen);
+    CHECK(mod != NULL);
+    if (mod != NULL) {
+        size_t cuts[] = {11, 12, 16, 100, 1000, dvlen / 2};
+        for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++)
+            check_broken_font(font, bad, dv, cuts[i], "truncated");
+        /* A table that claims to reach past the end of the file. */
+        size_t glyf = table_record(dv, "glyf"), maxp = table_record(dv, "maxp");
+        size_t hhea = table_record(dv, "hhea"), cmap = table_record(dv, "cmap");
+        CHECK(glyf != 0 && maxp != 0 && hhea != 0 && cmap != 0);
+        if (glyf != 0 && maxp != 0 && hhea != 0 && cmap != 0) {
+            memcpy(mod, dv, dvlen);
+            put32(mod + glyf + 12, 0xFFFFFF00u);
+            check_broken_font(font, bad, mod, dvlen, "glyf length");
+            /* More glyphs than loca and hmtx describe. */
+            memcpy(mod, dv, dvlen);
+            put16(mod + get32(dv + maxp + 8) + 4, 0xFFFF);
+            check_broken_font(font, bad, mod, dvlen, "glyph count");
+            /* No horizontal metrics at all. */
+            memcpy(mod, dv, dvlen);
+            put16(mod + get32(dv + hhea + 8) + 34, 0);
+            check_broken_font(font, bad, mod, dvlen, "numberOfHMetrics");
+            /* Every character map's subtable offset far out of cmap. */
+            memcpy(mod, dv, dvlen);
+            size_t cm = get32(dv + cmap + 8);
+            unsigned nsub = (unsigned)dv[cm + 2] << 8 | dv[cm + 3];
+            for (unsigned k = 0; k < nsub; k++)
+                put32(mod + cm + 4 + 8 * k + 4, 0x00FFFFF0u);
+            check_broken_font(font, bad, mod, dvlen, "cmap subtable offset");
+        }
+        /* The file cut by one byte must not crash (it may still load). */
+        if (write_file(bad, dv, dvlen - 1) == 0) {
+            text_font *f2;
+            if (text_font_open(&f2, err, sizeof err) == 0) {
+                (void)text_font_add_file(f2, bad, err, sizeof err);
+                CHECK(text_width(f2, 14, "Ab" NO_FONT_HAS) > 0.0);
+                text_font_close(f2);
+            }
+        }
+        free(mod);
+    }
+    /* After all those failures the font is unchanged and still works. */
+    CHECK(text_width(font, 14, "Ab") > 10.0);
+    CHECK_INT(text_font_has_all(font, "Row (position) \xE2\x88\x92" "1.0"), 1);
+    CHECK_INT(text_font_has_all(font, ""), 1);
+    CHECK_INT(text_font_has_all(font, "a" NO_FONT_HAS), 0);
+    CHECK_INT(text_font_add_file(font, copy, err, sizeof err), 0);
+    text_font_close(font);
+
+    /* At most four faces: DejaVu and three files. */
+    CHECK_INT(text_font_open(&font, err, sizeof err), 0);
+    if (font != NULL) {
+        for (int i = 0; i < 3; i++)
+            CHECK_INT(text_font_add_file(font, copy, err, sizeof err), 0);
+        CHECK_INT(text_font_add_file(font, copy, err, sizeof err), -1);
+        CHECK(strstr(err, "too many font faces") != NULL);
+        CHECK_INT(text_font_has_all(font, "Ab"), 1);
+        text_font_close(font);
+    }
+}
+
+/* Rewrite every TrueType outline (of at least 16 bytes) in the font file
+ * data[len] (first font of a collection) as a composite glyph made of
+ * itself: stb_truetype, left alone, recurses until the stack overflows.
+ * Returns how many glyphs were rewritten; 0 for CFF fonts. */
+static long make_outlines_recursive(unsigned char *data, size_t len)
+{
+    if (len < 16)
+        return 0;
+    size_t s = memcmp(data, "ttcf", 4) == 0 ? get32(data + 12) : 0;
+    size_t loca = 0, glyf = 0, head = 0, maxp = 0;
+    if (s + 12 > len)
+        return 0;
+    unsigned ntables = (unsigned)data[s + 4] << 8 | data[s + 5];
+    if (s + 12 + 16 * (size_t)ntables > len)
+        return 0;
+    for (unsigned i = 0; i < ntables; i++) {
+        const unsigned char *rec = data + s + 12 + 16 * (size_t)i;
+        size_t off = get32(rec + 8);
+        if (memcmp(rec, "loca", 4) == 0)
+            loca = off;
+        else if (memcmp(rec, "glyf", 4) == 0)
+            glyf = off;
+        else if (memcmp(rec, "head", 4) == 0)
+            head = off;
+        else if (memcmp(rec, "maxp", 4) == 0)
+            maxp = off;
+    }
+    if (loca == 0 || glyf == 0 || head + 54 > len || maxp + 6 > len)
+        return 0;
+    int longloca = data[head + 51] != 0;
+    unsigned nglyphs = (unsigned)data[maxp + 4] << 8 | data[maxp + 5];
+    if (loca + (nglyphs + 1) * (size_t)(longloca ? 4 : 2) > len)
+        return 0;
+    long n = 0;
+    for (unsigned g = 0; g < nglyphs; g++) {
+        size_t a, b;
+        if (longloca) {
+            a = get32(data + loca + 4 * (size_t)g), b = get32(data + loca + 4 * (size_t)g + 4);
+        } else {
+            a = 2 * (size_t)(data[loca + 2 * g] << 8 | data[loca + 2 * g + 1]);
+            b = 2 * (size_t)(data[loca + 2 * g + 2] << 8 | data[loca + 2 * g + 3]);
+        }
+        if (b < a + 16 || glyf + b > len)
+            continue;
+        unsigned char *p = data + glyf + a;
+        put16(p, 0xFFFF);       /* numberOfContours -1: composite */
+        put16(p + 10, 0x0002);  /* ARGS_ARE_XY_VALUES, byte offsets, last */
+        put16(p + 12, g);       /* ... of glyph g itself */
+        p[14] = p[15] = 0;
+        n++;
+    }
+    return n;
+}
+
+/* Draw s at px 20 with its baseline at y = 100, starting at x = 20, and
+ * return its ink box in *x0.. (x1 < 0 when nothing was drawn). */
+static void draw_sample(text_font *font, const char *s, int *x0, int *y0, int *x1, int *y1)
+{
+    attn_image img;
+    char err[256];
+    *x1 = -1;
+    if (image_alloc(&img, 200, 160, err, sizeof err) < 0)
+        return;
+    attn_rgb black = {0, 0, 0};
+    text_draw(&img, font, 20, s, 20, 100, TEXT_LEFT, TEXT_BASELINE, TEXT_HORIZONTAL, black);
+    ink_box(&img, x0, y0, x1, y1);
+    image_free(&img);
+}
+
+static void test_cjk_fallback(void)
+{
+    char err[8448] = "", junk[8192], copy[8192];
+    const char *cjk = cjk_font_path();
+    if (cjk == NULL)
+        printf("test_render: skipped: no CJK font (install fonts-wqy-microhei)\n");
+
+    /* ATTN_FONT naming junk, a missing file, or a font without CJK: no
+     * crash, and the search goes on to the system fonts. */
+    tmp_path(junk, sizeof junk, "junk-for-env.ttf");
+    tmp_path(copy, sizeof copy, "dejavu-for-env.ttf");
+    CHECK_INT(write_file(junk, "\0\1\0\0 junk junk junk junk", 25), 0);
+    CHECK_INT(write_file(copy, attn_font_dejavu_sans, (size_t)attn_font_dejavu_sans_len), 0);
+    const char *envs[] = {junk, copy, "/nonexistent/font.ttf", ""};
+    for (size_t i = 0; i < sizeof envs / sizeof envs[0]; i++) {
+        text_font *font;
+        setenv("ATTN_FONT", envs[i], 1);
+        CHECK_INT(text_font_open(&font, err, sizeof err), 0);
+        if (font == NULL)
+            continue;
+        CHECK_INT(text_font_has_all(font, APPLE_ZH), cjk != NULL);
+        CHECK_INT(text_font_has_all(font, APPLE_ZH), cjk != NULL);  /* asked again */
+        int x0, y0, x1, y1;
+        draw_sample(font, APPLE_ZH, &x0, &y0, &x1, &y1);
+        CHECK(x1 > x0);         /* glyphs or missing-glyph boxes */
+        CHECK(!text_font_failed(font));
+        text_font_close(font);
+    }
+    unsetenv("ATTN_FONT");
+    if (cjk == NULL)
+        return;
+
+    /* With a CJK font: measured as two full-width ideographs (1 em each,
+     * where DejaVu's boxes are narrower), drawn on DejaVu's baseline. */
+    text_font *font;
+    CHECK_INT(text_font_open(&font, err, sizeof err), 0);
+    if (font == NULL)
+        return;
+    double asc = text_ascent(font, 20), desc = text_descent(font, 20);
+    CHECK_INT(text_font_has_all(font, "Apple " APPLE_ZH), 1);
+    CHECK_NEAR(text_width(font, 20, APPLE_ZH), 40.0, 2.0, 0);
+    CHECK_NEAR(text_ascent(font, 20), asc, 0, 0);   /* line metrics: DejaVu's */
+    CHECK_NEAR(text_descent(font, 20), desc, 0, 0);
+    int x0, y0, x1, y1;
+    draw_sample(font, APPLE_ZH, &x0, &y0, &x1, &y1);
+    CHECK(x1 > x0 && y1 > y0);
+    CHECK(x0 >= 20 && x1 <= 62);
+    CHECK(y1 - y0 >= 14);                   /* about an em tall */
+    CHECK(y0 >= 100 - asc - 1 && y1 <= 100 + desc + 1);
+    CHECK(y1 >= 97);                        /* sits on the baseline */
+    /* Latin and CJK in one string share the baseline: the ink of "H苹"
+     * ends where "H"'s does, give or take the ideograph's descent. */
+    int hx0, hy0, hx1, hy1;
+    draw_sample(font, "H", &hx0, &hy0, &hx1, &hy1);
+    draw_sample(font, "H" APPLE_ZH, &x0, &y0, &x1, &y1);
+    CHECK(hy1 == 99);                       /* H's foot on row 99 */
+    CHECK(y1 >= hy1 && y1 <= hy1 + 4);
+    CHECK(x1 - x0 > 40);
+    /* Rotated CJK text: tall and narrow. */
+    attn_image img;
+    if (image_alloc(&img, 120, 200, err, sizeof err) == 0) {
+        attn_rgb black = {0, 0, 0};
+        text_draw(&img, font, 20, APPLE_ZH, 50, 150, TEXT_LEFT, TEXT_TOP, TEXT_UP, black);
+        ink_box(&img, &x0, &y0, &x1, &y1);
+        CHECK(y1 - y0 > 32 && x1 - x0 < 24 && x0 >= 50 && y1 <= 150);
+        image_free(&img);
+    }
+    CHECK(!text_font_failed(font));
+    text_font_close(font);
+
+    /* A character no font has, met first, does not spend the search: the
+     * CJK font is appended all the same, once, for what comes later. */
+    CHECK_INT(text_font_open(&font, err, sizeof err), 0);
+    if (font != NULL) {
+        CHECK_INT(text_font_has_all(font, NO_FONT_HAS), 0);
+        CHECK_INT(text_font_has_all(font, APPLE_ZH NO_FONT_HAS), 0);
+        CHECK_INT(text_font_has_all(font, APPLE_ZH), 1);
+        /* DejaVu and the fallback: room for two more faces. */
+        CHECK_INT(text_font_add_file(font, cjk, err, sizeof err), 0);
+        CHECK_INT(text_font_add_file(font, cjk, err, sizeof err), 0);
+        CHECK_INT(text_font_add_file(font, cjk, err, sizeof err), -1);
+        text_font_close(font);
+    }
+
+    /* Outlines stb_truetype cannot read safely (here, glyphs made of
+     * themselves) count as missing: with DejaVu and three such copies the
+     * faces are full, so 苹果 is drawn as boxes, without a crash. */
+    size_t size;
+    unsigned char *data = read_whole(cjk, &size);
+    if (data != NULL && make_outlines_recursive(data, size) > 1000 &&
+        write_file(copy, data, size) == 0 && text_font_open(&font, err, sizeof err) == 0) {
+        for (int i = 0; i < 3; i++)
+            CHECK_INT(text_font_add_file(font, copy, err, sizeof err), 0);
+        CHECK_INT(text_font_has_all(font, APPLE_ZH), 0);
+        draw_sample(font, APPLE_ZH, &x0, &y0, &x1, &y1);
+        CHECK(x1 > x0);                     /* DejaVu's boxes */
+        CHECK_NEAR(text_width(font, 20, APPLE_ZH), 2 * text_width(font, 20, NO_FONT_HAS), 1e-9, 0);
+        text_font_close(font);
+    } else {
+        printf("test_render: skipped: %s has no TrueType outlines to break\n", cjk);
+    }
+    free(data);
 }
 
 static void test_ticks(void)
@@ -701,9 +1095,12 @@ int main(int argc, char **argv)
                 strerror(errno));
         return 1;
     }
+    unsetenv("ATTN_FONT");      /* the CJK fallback: system fonts only */
     test_cmap();
     test_utf8();
     test_text();
+    test_font_files();
+    test_cjk_fallback();
     test_ticks();
     test_heatmap_small();
     test_heatmap_posenc();

@@ -2,9 +2,21 @@
  * stb_truetype in DejaVu Sans (embedded at build time), horizontally or
  * rotated 90° counter-clockwise, alpha-blended onto an attn_image.
  *
- * A text_font is a list of faces tried in order for each character (today
- * only DejaVu Sans; a CJK face could be appended later). A character that
- * no face has is drawn as the first face's "missing glyph" box.
+ * A text_font is a list of faces tried in order for each character:
+ * DejaVu Sans, then faces appended from font files. DejaVu has no CJK, so
+ * the first time a string to measure or draw (or text_font_has_all) holds
+ * a character that no face has, the font looks once for a CJK font file
+ * and appends it: $ATTN_FONT when set and not empty, then, in order,
+ *   /usr/share/fonts/truetype/wqy/wqy-microhei.ttc
+ *   /usr/share/fonts/truetype/wqy/wqy-zenhei.ttc
+ *   /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc
+ *   /usr/share/fonts/truetype/droid/DroidSansFallbackFull.ttf
+ * taking the first readable, valid file that has the character (else the
+ * first valid one). Files that are missing or broken are skipped silently
+ * and a search that found nothing is not repeated. A character that no
+ * face has is drawn as the first face's "missing glyph" box. Glyphs of
+ * every face are scaled to the same em size and share the baseline; the
+ * line metrics (ascent, descent, cap height) are always DejaVu's.
  *
  * Sizes are em sizes in pixels (as a CSS font-size). Drawing never fails
  * half-way: if a glyph buffer cannot be allocated, the glyph is skipped and
@@ -50,6 +62,20 @@ void text_font_close(text_font *font);
 /* Nonzero once a glyph could not be drawn for lack of memory. */
 int text_font_failed(const text_font *font);
 
+/* Append the font in the file at path (.ttf, .otf, or the first font of a
+ * .ttc collection; at most 64 MiB) as the next face. The file is read
+ * whole and checked before use; the font keeps the bytes until closed.
+ * -1 with "PATH: cannot read: REASON" or "PATH: not a TrueType font" (or
+ * "PATH: too many font faces ...") on failure, the font unchanged. */
+int text_font_add_file(text_font *font, const char *path, char *err, size_t errlen);
+
+/* 1 when every character of the UTF-8 string can be drawn with a real
+ * glyph of some face (after the lazy CJK fallback has been tried), 0 when
+ * some would be a missing-glyph box. Characters are taken as they are
+ * drawn: malformed sequences and control characters as U+FFFD, tabs as
+ * spaces. */
+int text_font_has_all(text_font *font, const char *utf8);
+
 /* Vertical metrics at em size px, in pixels, all >= 0: ascent above the
  * baseline, descent below it, and the height of capitals and digits. */
 double text_ascent(const text_font *font, double px);
@@ -58,8 +84,9 @@ double text_cap_height(const text_font *font, double px);
 /* ascent + descent: the height of one line of text. */
 double text_line_height(const text_font *font, double px);
 
-/* Advance width of s at em size px, in pixels. */
-double text_width(const text_font *font, double px, const char *s);
+/* Advance width of s at em size px, in pixels. Not const: may load the
+ * CJK fallback face (see above). */
+double text_width(text_font *font, double px, const char *s);
 
 /* Draw s so that the point given by (halign, valign) of its box lands on
  * (x, y). For TEXT_UP the alignments are in the text's own frame: TEXT_LEFT
