@@ -54,6 +54,10 @@ int png_write_atomic(const char *path, const attn_image *img, char *err, size_t 
     sink.f = af.f;
     sink.errnum = 0;
     sink.failed = 0;
+    /* One filter, Up, for every row: by default stb tries all 5 on each
+     * row, which took more time than compressing; files come out 1-8%
+     * larger (measured on attn's figures). */
+    stbi_write_force_png_filter = 2;
     if (!stbi_write_png_to_func(sink_write, &sink, img->w, img->h, 3, img->rgb, img->w * 3)) {
         atomic_abort(&af);
         return render_error(err, errlen, "%s: cannot encode PNG", path);
