@@ -15,4 +15,7 @@ void usage_multihead(FILE *f);
 int cmd_selfattn(int argc, char **argv);
 void usage_selfattn(FILE *f);
 
+int cmd_complexity(int argc, char **argv);
+void usage_complexity(FILE *f);
+
 #endif

@@ -29,7 +29,7 @@ static const struct command commands[] = {
      "multi-head attention, d2l's MultiHeadAttention, every step shown"},
     {"posenc", cmd_posenc, usage_posenc,
      "sinusoidal positional encoding: the matrix, its figures and checks"},
-    {"complexity", NULL, NULL,
+    {"complexity", cmd_complexity, usage_complexity,
      "CNN vs RNN vs self-attention: cost, sequential steps, path length"},
     {"tour", NULL, NULL, "the chapter in order, every figure written to a folder"},
 };
