@@ -38,6 +38,12 @@ int mha_is_masked(const mha_masks *mask, size_t b, size_t q, size_t k, size_t Nq
     return 0;
 }
 
+int mha_dropout_keep(const mha_dropout *drop, size_t index)
+{
+    /* p = 1 drops everything; otherwise keep with probability 1 − p */
+    return drop->p < 1.0 && rng_uniform_at(drop->seed, index) >= drop->p;
+}
+
 void softmax_row(float *x, size_t n)
 {
     double max = x[0], sum = 0.0;
@@ -81,7 +87,6 @@ int mha_forward(float *out, float *weights, mha_trace *trace, const float *queri
     mha_trace none = {0};
     int failed = 0, status = -1;
     size_t b, h, q, k, c, a;
-    rng dropout_rng;
 
     /* buffers, the caller's when --explain wants to see them */
     if (!trace)
@@ -99,8 +104,6 @@ int mha_forward(float *out, float *weights, mha_trace *trace, const float *queri
         snprintf(err, errlen, "out of memory for the attention buffers");
         goto done;
     }
-    if (drop)
-        rng_seed(&dropout_rng, drop->seed);
 
     /* 1. project: Q = queries·W_qᵀ, K = keys·W_kᵀ, V = values·W_vᵀ */
     linear_forward(Q, queries, B * Nq, &m->W_q);
@@ -164,9 +167,9 @@ int mha_forward(float *out, float *weights, mha_trace *trace, const float *queri
                 /* (training only) dropout on the weights, kept ones scaled by 1/(1−p) */
                 if (dropped) {
                     for (k = 0; k < Nk; k++)
-                        dropped[k] = rng_uniform(&dropout_rng) < drop->p
-                                         ? 0.0f
-                                         : (float)(w[k] / (1.0 - drop->p));
+                        dropped[k] = mha_dropout_keep(drop, row + k)
+                                         ? (float)(w[k] / (1.0 - drop->p))
+                                         : 0.0f;
                     vw = dropped;
                 }
 

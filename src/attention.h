@@ -84,6 +84,10 @@ int mha_forward(float *out, float *weights, mha_trace *trace, const float *queri
                 const mha_params *m, const mha_masks *mask, const mha_dropout *drop,
                 char *err, size_t errlen);
 
+/* Whether dropout keeps the attention weight at flat index ((b·NH + h)·Nq
+ * + q)·Nk + k: the same answer in every code path and thread. */
+int mha_dropout_keep(const mha_dropout *drop, size_t index);
+
 /* Whether key k is masked for query q of example b. */
 int mha_is_masked(const mha_masks *mask, size_t b, size_t q, size_t k, size_t Nq);
 

@@ -10,8 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "attention.h"
+#include "attention_fast.h"
 #include "cli.h"
 #include "commands.h"
 #include "output.h"
@@ -54,6 +56,13 @@ static const char *const common_options =
     "                           - for stdout\n"
     "      --color WHEN         auto, always, never (default auto; NO_COLOR)\n"
     "      --max-mem BYTES      refuse runs needing more (default 4G)\n"
+    "      --stream             never store the weights: an online softmax over\n"
+    "                           blocks of keys, memory O(n·d) (FlashAttention's\n"
+    "                           trick); the JSON's attention_weights is null\n"
+    "      --naive              run the reference loops of src/attention.c (sums in\n"
+    "                           double) instead of the fast tiled ones\n"
+    "      --threads N          cores for the fast loops (default all)\n"
+    "      --time               print the forward pass's time and GFLOP/s on stderr\n"
     "  -h, --help               show this help\n";
 
 void usage_multihead(FILE *f)
@@ -127,46 +136,46 @@ enum {
     OPT_SEED, OPT_SCORE, OPT_SCORE_HIDDENS, OPT_BIAS, OPT_CAUSAL, OPT_DROPOUT, OPT_TRAIN,
     OPT_EXPLAIN, OPT_DESCRIBE, OPT_PNG, OPT_CMAP, OPT_JSON, OPT_COLOR, OPT_MAXMEM,
     OPT_QUERY_SIZE, OPT_KEY_SIZE, OPT_VALUE_SIZE, OPT_TOKENS, OPT_POSENC, OPT_NO_PROJ,
-    OPT_END
+    OPT_STREAM, OPT_NAIVE, OPT_THREADS, OPT_TIME, OPT_END
 };
 
+/* The options both commands take. */
+#define COMMON_OPTIONS                                                                  \
+    {"input", required_argument, NULL, 'i'}, {"batch", required_argument, NULL, OPT_BATCH}, \
+    {"queries", required_argument, NULL, OPT_QUERIES},                                  \
+    {"hiddens", required_argument, NULL, OPT_HIDDENS},                                  \
+    {"heads", required_argument, NULL, OPT_HEADS},                                      \
+    {"valid-lens", required_argument, NULL, OPT_VALID_LENS},                            \
+    {"fill", required_argument, NULL, OPT_FILL}, {"seed", required_argument, NULL, OPT_SEED}, \
+    {"score", required_argument, NULL, OPT_SCORE},                                      \
+    {"score-hiddens", required_argument, NULL, OPT_SCORE_HIDDENS},                      \
+    {"bias", no_argument, NULL, OPT_BIAS}, {"causal", no_argument, NULL, OPT_CAUSAL},   \
+    {"dropout", required_argument, NULL, OPT_DROPOUT},                                  \
+    {"train", no_argument, NULL, OPT_TRAIN}, {"explain", no_argument, NULL, OPT_EXPLAIN}, \
+    {"describe", no_argument, NULL, OPT_DESCRIBE},                                      \
+    {"png", required_argument, NULL, OPT_PNG}, {"cmap", required_argument, NULL, OPT_CMAP}, \
+    {"json", required_argument, NULL, OPT_JSON},                                        \
+    {"color", required_argument, NULL, OPT_COLOR},                                      \
+    {"max-mem", required_argument, NULL, OPT_MAXMEM},                                   \
+    {"stream", no_argument, NULL, OPT_STREAM}, {"naive", no_argument, NULL, OPT_NAIVE}, \
+    {"threads", required_argument, NULL, OPT_THREADS}, {"time", no_argument, NULL, OPT_TIME}, \
+    {"help", no_argument, NULL, 'h'}
+
 static const struct option multihead_options[] = {
-    {"input", required_argument, NULL, 'i'}, {"batch", required_argument, NULL, OPT_BATCH},
-    {"queries", required_argument, NULL, OPT_QUERIES}, {"kv", required_argument, NULL, OPT_KV},
-    {"hiddens", required_argument, NULL, OPT_HIDDENS}, {"heads", required_argument, NULL, OPT_HEADS},
-    {"valid-lens", required_argument, NULL, OPT_VALID_LENS},
-    {"fill", required_argument, NULL, OPT_FILL}, {"seed", required_argument, NULL, OPT_SEED},
-    {"score", required_argument, NULL, OPT_SCORE},
-    {"score-hiddens", required_argument, NULL, OPT_SCORE_HIDDENS},
-    {"bias", no_argument, NULL, OPT_BIAS}, {"causal", no_argument, NULL, OPT_CAUSAL},
-    {"dropout", required_argument, NULL, OPT_DROPOUT}, {"train", no_argument, NULL, OPT_TRAIN},
-    {"explain", no_argument, NULL, OPT_EXPLAIN}, {"describe", no_argument, NULL, OPT_DESCRIBE},
-    {"png", required_argument, NULL, OPT_PNG}, {"cmap", required_argument, NULL, OPT_CMAP},
-    {"json", required_argument, NULL, OPT_JSON}, {"color", required_argument, NULL, OPT_COLOR},
-    {"max-mem", required_argument, NULL, OPT_MAXMEM},
+    COMMON_OPTIONS,
+    {"kv", required_argument, NULL, OPT_KV},
     {"query-size", required_argument, NULL, OPT_QUERY_SIZE},
     {"key-size", required_argument, NULL, OPT_KEY_SIZE},
     {"value-size", required_argument, NULL, OPT_VALUE_SIZE},
-    {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+    {NULL, 0, NULL, 0},
 };
 
 static const struct option selfattn_options[] = {
-    {"input", required_argument, NULL, 'i'}, {"batch", required_argument, NULL, OPT_BATCH},
-    {"queries", required_argument, NULL, OPT_QUERIES},
-    {"hiddens", required_argument, NULL, OPT_HIDDENS}, {"heads", required_argument, NULL, OPT_HEADS},
-    {"valid-lens", required_argument, NULL, OPT_VALID_LENS},
-    {"fill", required_argument, NULL, OPT_FILL}, {"seed", required_argument, NULL, OPT_SEED},
-    {"score", required_argument, NULL, OPT_SCORE},
-    {"score-hiddens", required_argument, NULL, OPT_SCORE_HIDDENS},
-    {"bias", no_argument, NULL, OPT_BIAS}, {"causal", no_argument, NULL, OPT_CAUSAL},
-    {"dropout", required_argument, NULL, OPT_DROPOUT}, {"train", no_argument, NULL, OPT_TRAIN},
-    {"explain", no_argument, NULL, OPT_EXPLAIN}, {"describe", no_argument, NULL, OPT_DESCRIBE},
-    {"png", required_argument, NULL, OPT_PNG}, {"cmap", required_argument, NULL, OPT_CMAP},
-    {"json", required_argument, NULL, OPT_JSON}, {"color", required_argument, NULL, OPT_COLOR},
-    {"max-mem", required_argument, NULL, OPT_MAXMEM},
-    {"tokens", required_argument, NULL, OPT_TOKENS}, {"posenc", no_argument, NULL, OPT_POSENC},
+    COMMON_OPTIONS,
+    {"tokens", required_argument, NULL, OPT_TOKENS},
+    {"posenc", no_argument, NULL, OPT_POSENC},
     {"no-proj", no_argument, NULL, OPT_NO_PROJ},
-    {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+    {NULL, 0, NULL, 0},
 };
 
 struct attn_args {
@@ -175,7 +184,8 @@ struct attn_args {
     const attn_cmap *cmap;
     term_color_mode color;
     double dropout;
-    int train, causal, explain, describe, posenc;
+    int train, causal, explain, describe, posenc, stream, naive, time;
+    long threads;
     long lens[MAX_VALID_LENS];
 };
 
@@ -343,6 +353,12 @@ static int parse_args(int argc, char **argv, int self, struct attn_args *a, int 
         case OPT_TOKENS: a->po.tokens = optarg; break;
         case OPT_POSENC: a->posenc = 1; break;
         case OPT_NO_PROJ: a->po.no_proj = 1; break;
+        case OPT_STREAM: a->stream = 1; break;
+        case OPT_TIME: a->time = 1; break;
+        case OPT_NAIVE: a->naive = 1; break;
+        case OPT_THREADS:
+            if (cli_parse_long("--threads", optarg, 1, 1024, &a->threads)) return EXIT_USAGE;
+            break;
         default:
             cli_error("internal error: option %d has no handler", opt);
             return EXIT_RUNTIME;
@@ -372,6 +388,15 @@ static int parse_args(int argc, char **argv, int self, struct attn_args *a, int 
     }
     if (a->po.no_proj && (seen[OPT_BIAS] || a->po.score_given)) {
         cli_error("--no-proj uses identity projections without bias or additive scoring");
+        return EXIT_USAGE;
+    }
+    if (a->stream && (a->png || a->explain || a->naive)) {
+        cli_error("--stream never stores the attention weights, which --%s needs",
+                  a->png ? "png" : a->explain ? "explain" : "naive");
+        return EXIT_USAGE;
+    }
+    if (a->stream && a->po.score_given && a->po.score == SCORE_ADDITIVE) {
+        cli_error("--stream computes dot-product scores only");
         return EXIT_USAGE;
     }
     if (seen[OPT_SCORE_HIDDENS] && !(a->po.score_given && a->po.score == SCORE_ADDITIVE)) {
@@ -577,9 +602,13 @@ static void print_view(const problem *pr, const struct attn_args *a, const float
     char mask[96];
 
     print_header(pr, a);
-    printf("\nAttention weights (batch %zu, heads %zu, queries %zu, keys %zu): softmax over keys\n",
-           pr->B, NH, pr->Nq, pr->Nk);
-    for (b = 0; b < pr->B && shown < SHOW_PANELS; b++) {
+    if (!weights)
+        printf("\nAttention weights (batch %zu, heads %zu, queries %zu, keys %zu): not stored "
+               "(--stream: an online softmax over blocks of keys)\n", pr->B, NH, pr->Nq, pr->Nk);
+    else
+        printf("\nAttention weights (batch %zu, heads %zu, queries %zu, keys %zu): softmax over "
+               "keys\n", pr->B, NH, pr->Nq, pr->Nk);
+    for (b = 0; weights && b < pr->B && shown < SHOW_PANELS; b++) {
         char **qt = pr->query_tokens, **kt = pr->key_tokens;
         if (pr->per_example) { /* one sentence per example */
             qt = pr->query_tokens + b * pr->Nq;
@@ -744,6 +773,24 @@ done:
 
 /* ---- the command ----------------------------------------------------- */
 
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Multiply-adds of one forward pass (dot scoring): the four projections,
+ * Q_i K_iᵀ and weights·V_i of every head. */
+static double forward_macs(const problem *pr)
+{
+    const double B = (double)pr->B, Nq = (double)pr->Nq, Nk = (double)pr->Nk;
+    const double H = (double)pr->params.num_hiddens;
+    return B * (Nq * (double)pr->Dq * H + Nk * (double)pr->Dk * H + Nk * (double)pr->Dv * H +
+                Nq * H * H)          /* Q, K, V, W_o */
+           + 2.0 * B * Nq * Nk * H;  /* scores and weights·V, all heads */
+}
+
 static int run(int argc, char **argv, int self)
 {
     const char *command = self ? "selfattn" : "multihead";
@@ -756,7 +803,8 @@ static int run(int argc, char **argv, int self)
     mha_masks mask;
     mha_dropout drop;
     size_t bytes, total, i;
-    int help, usage, status;
+    int help, usage, status, use_fast, keep_weights;
+    double t0;
     FILE *rep;
 
     status = parse_args(argc, argv, self, &a, &help);
@@ -797,8 +845,15 @@ static int run(int argc, char **argv, int self)
         free(P);
     }
 
+    /* which loops: the reference ones for --explain, --naive and additive
+     * scoring, else the fast ones; the weights are stored unless --stream */
+    use_fast = !a.explain && !a.naive && pr.params.score == SCORE_DOT;
+    keep_weights = !a.stream;
+    attn_set_threads((int)a.threads);
+
     /* memory for the run, refused up front */
-    if (problem_run_bytes(&pr, a.explain, &bytes) || size_add(bytes, pr.queries.size * 4, &total)) {
+    if (problem_run_bytes(&pr, keep_weights, a.explain, &bytes) ||
+        size_add(bytes, pr.queries.size * 4, &total)) {
         bytes = 0;
         total = SIZE_MAX;
     }
@@ -816,9 +871,10 @@ static int run(int argc, char **argv, int self)
     {
         const size_t H = pr.params.num_hiddens, NH = pr.params.num_heads;
         size_t oshape[3] = {pr.B, pr.Nq, H}, wshape[4] = {pr.B, NH, pr.Nq, pr.Nk};
-        tensor to, tw;
+        tensor to, tw = {0};
         if (tensor_alloc(&to, 3, oshape, err, sizeof err) ||
-            tensor_alloc(&tw, 4, wshape, err, sizeof err)) {
+            (keep_weights && tensor_alloc(&tw, 4, wshape, err, sizeof err))) {
+            free(to.data);
             cli_error("%s", err);
             goto done;
         }
@@ -852,10 +908,24 @@ static int run(int argc, char **argv, int self)
     mask.causal = a.causal;
     drop.p = a.train ? a.dropout : 0.0;
     drop.seed = a.po.seed ^ 0xd50d50d50dULL;
-    if (mha_forward(out, weights, tp, pr.queries.data, problem_keys(&pr), problem_values(&pr),
-                    pr.B, pr.Nq, pr.Nk, &pr.params, &mask, &drop, err, sizeof err)) {
+    t0 = now_seconds();
+    if (use_fast ? mha_forward_fast(out, weights, pr.queries.data, problem_keys(&pr),
+                                    problem_values(&pr), pr.B, pr.Nq, pr.Nk, &pr.params, &mask,
+                                    &drop, err, sizeof err)
+                 : mha_forward(out, weights, tp, pr.queries.data, problem_keys(&pr),
+                               problem_values(&pr), pr.B, pr.Nq, pr.Nk, &pr.params, &mask, &drop,
+                               err, sizeof err)) {
         cli_error("%s", err);
         goto done;
+    }
+
+    if (a.time) {
+        double secs = now_seconds() - t0, flops = 2.0 * forward_macs(&pr);
+        fprintf(stderr, "forward pass: %.1f ms, %.3g GFLOP, %.1f GFLOP/s (%s, %d thread%s)\n",
+                secs * 1e3, flops * 1e-9, flops * 1e-9 / (secs > 0 ? secs : 1e-9),
+                use_fast ? (keep_weights ? "fast loops" : "fast loops, streaming")
+                         : "reference loops",
+                use_fast ? attn_max_threads() : 1, use_fast && attn_max_threads() > 1 ? "s" : "");
     }
 
     /* the results */

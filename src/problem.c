@@ -868,20 +868,22 @@ fail:
     return -1;
 }
 
-int problem_run_bytes(const problem *pr, int explain, size_t *bytes)
+int problem_run_bytes(const problem *pr, int weights, int explain, size_t *bytes)
 {
     const size_t H = pr->params.num_hiddens, NH = pr->params.num_heads;
+    const size_t N = pr->Nq > pr->Nk ? pr->Nq : pr->Nk;
     size_t total = 0, b;
-    /* Q, concat, output (B, Nq, H); K, V (B, Nk, H) */
-    if (tensor_bytes(3, (size_t[]){pr->B, pr->Nq, H}, &b) || size_mul(b, 3, &b) ||
+    /* Q, K, V, the heads copied out, concat, output: at most 8 (B, N, H) */
+    if (tensor_bytes(3, (size_t[]){pr->B, N, H}, &b) || size_mul(b, 8, &b) ||
         size_add(total, b, &total))
         return -1;
-    if (tensor_bytes(3, (size_t[]){pr->B, pr->Nk, H}, &b) || size_mul(b, 2, &b) ||
+    /* each thread's scores: 64 query rows × Nk (or × 256 streaming) */
+    if (tensor_bytes(2, (size_t[]){64 * 16, weights ? pr->Nk : 256}, &b) ||
         size_add(total, b, &total))
         return -1;
     /* the attention weights (B, NH, Nq, Nk), and three more with --explain */
-    if (tensor_bytes(4, (size_t[]){pr->B, NH, pr->Nq, pr->Nk}, &b) ||
-        size_mul(b, explain ? 4 : 1, &b) || size_add(total, b, &total))
+    if (weights && (tensor_bytes(4, (size_t[]){pr->B, NH, pr->Nq, pr->Nk}, &b) ||
+                    size_mul(b, explain ? 4 : 1, &b) || size_add(total, b, &total)))
         return -1;
     *bytes = total;
     return 0;

@@ -67,10 +67,11 @@ int problem_from_json(problem *pr, const struct cJSON *root, const char *name,
  * failures (the memory limit, out of memory). */
 int problem_random(problem *pr, const problem_opts *o, char *err, size_t errlen, int *usage);
 
-/* Bytes a forward run of pr needs beyond its inputs and weights: Q, K, V,
- * the concatenated heads, the output and the (B, NH, Nq, Nk) weights, and
- * with explain the traced scores; -1 when the count overflows size_t. */
-int problem_run_bytes(const problem *pr, int explain, size_t *bytes);
+/* Bytes a forward run of pr needs beyond its inputs and weights: the
+ * projections and heads, each thread's scratch, and unless weights == 0 the
+ * (B, NH, Nq, Nk) attention weights (four times with explain, for the
+ * traced scores); -1 when the count overflows size_t. */
+int problem_run_bytes(const problem *pr, int weights, int explain, size_t *bytes);
 
 void problem_free(problem *pr);
 

@@ -21,3 +21,11 @@ double rng_normal(rng *r)
     double u1 = 1.0 - rng_uniform(r), u2 = rng_uniform(r);
     return sqrt(-2.0 * log(u1)) * cos(2.0 * 3.14159265358979323846 * u2);
 }
+
+double rng_uniform_at(unsigned long long seed, unsigned long long index)
+{
+    rng r;
+    /* SplitMix64's state after `index` steps is seed + index·γ: jump there */
+    rng_seed(&r, seed + index * 0x9e3779b97f4a7c15ULL);
+    return rng_uniform(&r);
+}

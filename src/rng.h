@@ -15,4 +15,9 @@ double rng_uniform(rng *r);
 /* standard normal (Box–Muller) */
 double rng_normal(rng *r);
 
+/* The uniform in [0, 1) at position `index` of the stream of `seed`, without
+ * drawing the ones before it: the same number whichever order (or thread)
+ * asks. Dropout uses it, one index per attention weight. */
+double rng_uniform_at(unsigned long long seed, unsigned long long index);
+
 #endif

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "attention.h"
+#include "attention_fast.h"
 #include "check.h"
 #include "json_in.h"
 #include "problem.h"
@@ -134,6 +135,47 @@ static void check_round_trip(const problem *pr, const cJSON *input, int causal, 
     free(text);
 }
 
+/* The fast path, with the weights and streaming, against PyTorch and
+ * against the reference loops: |fast − ref| <= 1e-5 + 1e-4·|ref|. */
+static void check_fast(const problem *pr, int causal, const cJSON *expected, const float *ref,
+                       const char *name)
+{
+    const size_t H = pr->params.num_hiddens, NH = pr->params.num_heads;
+    const size_t nout = pr->B * pr->Nq * H, nw = pr->B * NH * pr->Nq * pr->Nk;
+    mha_masks mask = {pr->valid_lens, pr->vl_ndim == 2, causal};
+    float *out = malloc(nout * sizeof *out), *w = malloc(nw * sizeof *w);
+    char err[256];
+    int bad = 0, pass;
+    double dref = 0, d;
+    size_t i;
+
+    CHECK(out && w);
+    if (!out || !w)
+        goto done;
+    for (pass = 0; pass < 2; pass++) { /* 0: weights kept, 1: streaming */
+        CHECK(mha_forward_fast(out, pass ? NULL : w, pr->queries.data, problem_keys(pr),
+                               problem_values(pr), pr->B, pr->Nq, pr->Nk, &pr->params, &mask,
+                               NULL, err, sizeof err) == 0);
+        d = compare(out, cJSON_GetObjectItemCaseSensitive(expected, "output"), nout, &bad,
+                    pass ? "streaming output" : "fast output", name);
+        if (!pass)
+            compare(w, cJSON_GetObjectItemCaseSensitive(expected, "attention_weights"), nw, &bad,
+                    "fast attention_weights", name);
+        for (i = 0; i < nout; i++)
+            if (fabs(out[i] - ref[i]) > dref)
+                dref = fabs(out[i] - ref[i]);
+        for (i = 0; i < nout; i++)
+            if (!(fabs(out[i] - ref[i]) <= 1e-5 + 1e-4 * fabs(ref[i])))
+                bad++;
+        (void)d;
+    }
+    CHECK_INT(bad, 0);
+    printf("%-44s fast and streaming vs the reference loops: %.2g\n", "", dref);
+done:
+    free(out);
+    free(w);
+}
+
 static int test_fixture(const char *dir, const char *file)
 {
     char path[1024], err[512];
@@ -180,6 +222,8 @@ static int test_fixture(const char *dir, const char *file)
     CHECK_INT(bad, 0);
     printf("%-44s max |diff| output %.2g, weights %.2g\n", file, dout, dw);
     check_round_trip(&pr, input, causal, out, weights, file);
+    if (pr.params.score == SCORE_DOT)
+        check_fast(&pr, causal, expected, out, file);
     free(out);
     free(weights);
     problem_free(&pr);
@@ -231,6 +275,99 @@ static void test_masks(void)
     CHECK(mha_is_masked(&causal, 0, 2, 3, 3));
 }
 
+/* Sizes that cross the blocks of the fast path (64 queries, 256 keys, 6 × 16
+ * tiles, 256-deep panels): the fast and streaming paths against the
+ * reference loops, with 2-D lengths, causal masks, biases and dropout. */
+static void test_blocks(void)
+{
+    static const struct {
+        long B, Nq, Nk, H, NH, D;
+        int causal, bias;
+        double dropout;
+    } cases[] = {
+        {2, 130, 530, 24, 3, 300, 1, 1, 0.0},
+        {1, 65, 257, 16, 1, 7, 0, 0, 0.0},
+        {3, 7, 1000, 40, 5, 13, 0, 1, 0.3},
+        {1, 200, 200, 64, 2, 64, 1, 0, 0.5},
+    };
+    size_t c;
+    for (c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        problem_opts o;
+        problem pr;
+        long lens[3 * 200];
+        char err[256];
+        int usage;
+        size_t i, H, NH, nout, nw, pass;
+        float *ref, *refw, *out, *w;
+        double worst = 0;
+        mha_masks mask;
+        mha_dropout drop = {cases[c].dropout, 42};
+
+        memset(&o, 0, sizeof o);
+        o.batch = cases[c].B;
+        o.queries = cases[c].Nq;
+        o.kv = cases[c].Nk;
+        o.hiddens = cases[c].H;
+        o.heads = cases[c].NH;
+        o.query_size = cases[c].D;
+        o.key_size = cases[c].D + 1;
+        o.value_size = cases[c].D + 2;
+        o.bias = cases[c].bias;
+        o.fill_random = 1;
+        o.seed = 1000 + c;
+        o.max_mem = (size_t)1 << 30;
+        for (i = 0; i < (size_t)(cases[c].B * cases[c].Nq); i++)
+            lens[i] = (long)((i * 7919) % (size_t)(cases[c].Nk + 20)); /* 0 … Nk+19 */
+        o.valid_lens = lens;
+        o.vl_ndim = 2;
+        o.vl_shape[0] = (size_t)cases[c].B;
+        o.vl_shape[1] = (size_t)cases[c].Nq;
+        if (problem_random(&pr, &o, err, sizeof err, &usage)) {
+            fprintf(stderr, "%s\n", err);
+            CHECK(0);
+            continue;
+        }
+        H = pr.params.num_hiddens;
+        NH = pr.params.num_heads;
+        nout = pr.B * pr.Nq * H;
+        nw = pr.B * NH * pr.Nq * pr.Nk;
+        mask.valid_lens = pr.valid_lens;
+        mask.per_query = 1;
+        mask.causal = cases[c].causal;
+        ref = malloc(nout * sizeof *ref);
+        refw = malloc(nw * sizeof *refw);
+        out = malloc(nout * sizeof *out);
+        w = malloc(nw * sizeof *w);
+        CHECK(ref && refw && out && w);
+        if (ref && refw && out && w &&
+            mha_forward(ref, refw, NULL, pr.queries.data, problem_keys(&pr), problem_values(&pr),
+                        pr.B, pr.Nq, pr.Nk, &pr.params, &mask, &drop, err, sizeof err) == 0) {
+            for (pass = 0; pass < 2; pass++) {
+                int bad = 0;
+                CHECK(mha_forward_fast(out, pass ? NULL : w, pr.queries.data, problem_keys(&pr),
+                                       problem_values(&pr), pr.B, pr.Nq, pr.Nk, &pr.params, &mask,
+                                       &drop, err, sizeof err) == 0);
+                for (i = 0; i < nout; i++) {
+                    double d = fabs((double)out[i] - ref[i]);
+                    worst = d > worst ? d : worst;
+                    bad += !(d <= 1e-5 + 1e-4 * fabs(ref[i]));
+                }
+                for (i = 0; !pass && i < nw; i++)
+                    bad += !(fabs((double)w[i] - refw[i]) <= 1e-6 + 1e-5 * fabs(refw[i]));
+                CHECK_INT(bad, 0);
+            }
+            printf("blocks: B=%zu Nq=%zu Nk=%zu H=%zu NH=%zu%s%s dropout %.1f: fast vs "
+                   "reference %.2g\n", pr.B, pr.Nq, pr.Nk, H, NH, cases[c].causal ? " causal" : "",
+                   cases[c].bias ? " bias" : "", cases[c].dropout, worst);
+        }
+        free(ref);
+        free(refw);
+        free(out);
+        free(w);
+        problem_free(&pr);
+    }
+}
+
 int main(int argc, char **argv)
 {
     DIR *d;
@@ -265,5 +402,6 @@ int main(int argc, char **argv)
     printf("%d fixtures compared with PyTorch\n", ran);
     test_softmax();
     test_masks();
+    test_blocks();
     return check_summary("test_attention");
 }
