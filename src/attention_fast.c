@@ -34,8 +34,15 @@
 
 #include "cli.h"
 
-#define MR 6    /* rows of C in one register tile */
-#define NR 16   /* columns of C in one register tile */
+/* A register tile of MR × NR outputs: with AVX-512's 32 vector registers
+ * of 16 floats, 6 × 32 (12 registers of sums); with AVX2's 16 registers of
+ * 8 floats, 6 × 16 (12 registers as well). */
+#define MR 6
+#if defined(__AVX512F__)
+#define NR 32
+#else
+#define NR 16
+#endif
 #define KC 256  /* the depth of one packed panel of B */
 #define QB 64   /* query rows in one task */
 #define KB 256  /* keys in one block of the online softmax */
@@ -94,18 +101,19 @@ static void tile_part(float acc[MR][NR], const float *A, size_t lda, const float
 }
 
 /* C (M, N) = A (M, K) · B (K, N) + bias (N,) (bias may be NULL), all
- * row-major with leading dimensions ldc, lda, ldb. Single-threaded: the
+ * row-major with leading dimensions ldc, lda, ldb, for the columns j_first
+ * … j_last−1; with accumulate, C += A · B instead. Single-threaded: the
  * callers parallelise around it, or over its column panels (gemm_par).
  * Bp is scratch of KC·NR floats. */
 static void gemm_panels(float *C, size_t ldc, const float *A, size_t lda, const float *B,
                         size_t ldb, const float *bias, size_t M, size_t K, size_t N,
-                        size_t j_first, size_t j_last, float *Bp)
+                        size_t j_first, size_t j_last, int accumulate, float *Bp)
 {
     size_t j0, k0, i0, k, r, c;
     for (j0 = j_first; j0 < j_last; j0 += NR) {
         const size_t nr = N - j0 < NR ? N - j0 : NR;
-        /* start from the bias (or zero) */
-        for (i0 = 0; i0 < M; i0++)
+        /* start from the bias (or zero), unless adding to C */
+        for (i0 = 0; i0 < M && !accumulate; i0++)
             for (c = 0; c < nr; c++)
                 C[i0 * ldc + j0 + c] = bias ? bias[j0 + c] : 0.0f;
         for (k0 = 0; k0 < K; k0 += KC) {
@@ -153,7 +161,7 @@ static int gemm_par(float *C, size_t ldc, const float *A, size_t lda, const floa
             size_t j0 = (size_t)t * NR;
             if (Bp)
                 gemm_panels(C, ldc, A, lda, B, ldb, bias, M, K, N, j0,
-                            j0 + NR < N ? j0 + NR : N, Bp);
+                            j0 + NR < N ? j0 + NR : N, 0, Bp);
         }
         free(Bp);
     }
@@ -162,29 +170,61 @@ static int gemm_par(float *C, size_t ldc, const float *A, size_t lda, const floa
 
 /* ---- softmax --------------------------------------------------------- */
 
-/* e^x in float, written so that the compiler can vectorise it: x = n·ln2 +
- * r with |r| <= ln2/2, e^r by a degree-6 polynomial (Taylor, error below
- * 2e-7 relative), 2^n put into the exponent bits. Below −87.3 (e^x under
- * float's smallest normal) the result is 0, as the reference's exp gives
- * for a masked score of −1e6. */
+/* e^x in float, written so that the compiler can vectorise it (no branch,
+ * no call): x = n·ln2 + r with |r| <= ln2/2, e^r by a degree-6 polynomial
+ * (Taylor, error below 2e-7 relative), 2^n put into the exponent bits.
+ * Below −87.3 (e^x under float's smallest normal) the result is 0, as the
+ * reference's exp gives for a masked score of −1e6. */
 static inline float exp_fast(float x)
 {
     const float log2e = 1.44269504f, ln2_hi = 0.693145752f, ln2_lo = 1.42860677e-6f;
-    float n, r, p, scale;
-    int e;
-    union { float f; int i; } bits;
-    if (x < -87.3f)
-        return 0.0f;
-    if (x > 88.7f)
-        x = 88.7f;
-    n = floorf(x * log2e + 0.5f);
-    r = x - n * ln2_hi - n * ln2_lo;
-    p = 1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120 +
-                                                                         r * (1.0f / 720))))));
-    e = (int)n + 127;
-    bits.i = e << 23;
-    scale = bits.f;
-    return p * scale;
+    const float xc = x < -87.3f ? -87.3f : x > 88.7f ? 88.7f : x;
+    const float n = floorf(xc * log2e + 0.5f);
+    const float r = xc - n * ln2_hi - n * ln2_lo;
+    const float poly = 1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 +
+                                   r * (1.0f / 120 + r * (1.0f / 720))))));
+    union { int i; float f; } scale; /* 2^n from a float's bits, n in −126 … 128 */
+    scale.i = ((int)n + 127) << 23;
+    return x < -87.3f ? 0.0f : poly * scale.f;
+}
+
+/* s[k] ← e^(s[k] − shift) for k < n; returns their sum. */
+static float exp_row(float *s, size_t n, float shift)
+{
+    float sum = 0.0f;
+    size_t k;
+#pragma omp simd reduction(+ : sum)
+    for (k = 0; k < n; k++) {
+        s[k] = exp_fast(s[k] - shift);
+        sum += s[k];
+    }
+    return sum;
+}
+
+/* The largest of init and s[0 … n−1]. */
+static float max_row(const float *s, size_t n, float init)
+{
+    float m = init;
+    size_t k;
+#pragma omp simd reduction(max : m)
+    for (k = 0; k < n; k++)
+        m = s[k] > m ? s[k] : m;
+    return m;
+}
+
+/* The first masked key of query q of example b: keys from here on get the
+ * score −1e6 (mha_is_masked, for a whole row at once). */
+static size_t first_masked(const mha_masks *mask, size_t b, size_t q, size_t Nq, size_t Nk)
+{
+    size_t limit = Nk;
+    if (mask->valid_lens) {
+        long len = mask->per_query ? mask->valid_lens[b * Nq + q] : mask->valid_lens[b];
+        if (len >= 0 && (size_t)len < limit)
+            limit = (size_t)len;
+    }
+    if (mask->causal && q + 1 < limit)
+        limit = q + 1;
+    return limit;
 }
 
 /* ---- the forward pass ------------------------------------------------ */
@@ -225,22 +265,15 @@ static void block_with_weights(float *concat, float *weights, const float *Qh, c
 
     /* 1. scores = (Q_h / sqrt(p)) · K_hᵀ straight into the weights rows */
     gemm_panels(W, Nk, Qh + (bh * Nq + q0) * p, p, KhT + bh * p * Nk, Nk, NULL, nq, p, Nk, 0,
-                Nk, t->Bp);
+                Nk, 0, t->Bp);
     for (q = 0; q < nq; q++) {
         float *w = W + q * Nk;
-        float max, sum = 0.0f;
+        float max, sum;
         /* 2. mask, 3. softmax over the keys */
-        for (k = 0; k < Nk; k++)
-            if (mha_is_masked(mask, b, q0 + q, k, Nq))
-                w[k] = ATTN_MASK_VALUE;
-        max = w[0];
-        for (k = 1; k < Nk; k++)
-            max = w[k] > max ? w[k] : max;
-#pragma omp simd reduction(+ : sum)
-        for (k = 0; k < Nk; k++) {
-            w[k] = exp_fast(w[k] - max);
-            sum += w[k];
-        }
+        for (k = first_masked(mask, b, q0 + q, Nq, Nk); k < Nk; k++)
+            w[k] = ATTN_MASK_VALUE;
+        max = max_row(w, Nk, w[0]);
+        sum = exp_row(w, Nk, max);
 #pragma omp simd
         for (k = 0; k < Nk; k++)
             w[k] /= sum;
@@ -256,7 +289,7 @@ static void block_with_weights(float *concat, float *weights, const float *Qh, c
     }
     /* 4. head output = weights · V_h into this head's columns of concat */
     gemm_panels(concat + (b * Nq + q0) * H + h * p, H, P, Nk, Vh + bh * Nk * p, p, NULL, nq, Nk,
-                p, 0, p, t->Bp);
+                p, 0, p, 0, t->Bp);
 }
 
 /* One task without the weights: the online softmax over blocks of keys. */
@@ -277,24 +310,20 @@ static void block_streaming(float *concat, const float *Qh, const float *KhT, co
         const size_t nk = Nk - k0 < KB ? Nk - k0 : KB;
         /* scores of this block: S (nq, nk) = (Q_h / sqrt(p)) · K_h[k0 …]ᵀ */
         gemm_panels(t->S, KB, Qh + (bh * Nq + q0) * p, p, KhT + bh * p * Nk + k0, Nk, NULL, nq,
-                    p, nk, 0, nk, t->Bp);
+                    p, nk, 0, nk, 0, t->Bp);
         for (q = 0; q < nq; q++) {
             float *s = t->S + q * KB, *acc = t->acc + q * p;
-            float m_old = t->m[q], m_new = m_old, rescale, sum = 0.0f;
-            for (k = 0; k < nk; k++)
-                if (mha_is_masked(mask, b, q0 + q, k0 + k, Nq))
-                    s[k] = ATTN_MASK_VALUE;
+            float m_old = t->m[q], m_new, rescale, sum;
+            size_t limit = first_masked(mask, b, q0 + q, Nq, Nk);
+            for (k = limit > k0 ? limit - k0 : 0; k < nk; k++)
+                s[k] = ATTN_MASK_VALUE;
             /* the running maximum, and what the old terms must be scaled by */
-            for (k = 0; k < nk; k++)
-                m_new = s[k] > m_new ? s[k] : m_new;
+            m_new = max_row(s, nk, m_old);
             rescale = m_old == -INFINITY ? 0.0f : exp_fast(m_old - m_new);
-#pragma omp simd reduction(+ : sum)
-            for (k = 0; k < nk; k++) {
-                s[k] = exp_fast(s[k] - m_new); /* unnormalised weights of the block */
-                sum += s[k];
-            }
+            sum = exp_row(s, nk, m_new); /* unnormalised weights of the block */
             t->l[q] = t->l[q] * rescale + sum;
             t->m[q] = m_new;
+#pragma omp simd
             for (c = 0; c < p; c++)
                 acc[c] *= rescale;
             if (drop && drop->p > 0)
@@ -304,16 +333,8 @@ static void block_streaming(float *concat, const float *Qh, const float *KhT, co
                                : 0.0f;
         }
         /* acc (nq, p) += P (nq, nk) · V_h[k0 …] (nk, p) */
-        for (q = 0; q < nq; q++) {
-            const float *s = t->S + q * KB;
-            float *acc = t->acc + q * p;
-            for (k = 0; k < nk; k++) {
-                const float w = s[k], *v = Vh + (bh * Nk + k0 + k) * p;
-#pragma omp simd
-                for (c = 0; c < p; c++)
-                    acc[c] += w * v[c];
-            }
-        }
+        gemm_panels(t->acc, p, t->S, KB, Vh + (bh * Nk + k0) * p, p, NULL, nq, nk, p, 0, p, 1,
+                    t->Bp);
     }
     /* normalise: head output = acc / l */
     for (q = 0; q < nq; q++) {
