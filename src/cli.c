@@ -135,7 +135,7 @@ void cli_format_bytes(char *buf, size_t buflen, double bytes)
         snprintf(buf, buflen, "%.3g %s", bytes, unit[u]);
 }
 
-int cli_check_mem(const char *what, size_t bytes, int overflow, size_t max_mem)
+int cli_check_mem(const char *what, size_t bytes, int overflow, size_t max_mem, const char *hint)
 {
     char need[32], have[32];
     if (!overflow && bytes <= max_mem)
@@ -143,10 +143,11 @@ int cli_check_mem(const char *what, size_t bytes, int overflow, size_t max_mem)
     cli_format_bytes(have, sizeof have, (double)max_mem);
     if (overflow) {
         cli_error("%s needs more memory than this machine can address, more than "
-                  "--max-mem %s", what, have);
+                  "--max-mem %s%s%s", what, have, hint ? "; " : "", hint ? hint : "");
     } else {
         cli_format_bytes(need, sizeof need, (double)bytes);
-        cli_error("%s needs about %s, more than --max-mem %s", what, need, have);
+        cli_error("%s needs about %s, more than --max-mem %s%s%s", what, need, have,
+                  hint ? "; " : "", hint ? hint : "");
     }
     return -1;
 }

@@ -48,10 +48,12 @@ int size_add(size_t a, size_t b, size_t *out);
 #define CLI_DEFAULT_MAX_MEM ((size_t)4 << 30)
 
 /* Refuse a run whose buffers would need more than max_mem bytes (what says
- * what the estimate covers). Returns 0, or -1 after printing e.g.
- * "attn posenc: --steps 100000 --dim 100000 needs about 37.3 GiB, more than
- * --max-mem 4 GiB". overflow != 0 means the estimate itself overflowed. */
-int cli_check_mem(const char *what, size_t bytes, int overflow, size_t max_mem);
+ * what the estimate covers; hint, when not NULL, is appended after "; ").
+ * Returns 0, or -1 after printing e.g. "attn posenc: --steps 100000 --dim
+ * 100000 needs about 37.3 GiB, more than --max-mem 4 GiB". overflow != 0
+ * means the estimate itself overflowed. */
+int cli_check_mem(const char *what, size_t bytes, int overflow, size_t max_mem,
+                  const char *hint);
 
 /* "1.5 GiB", "512 B": for messages. */
 void cli_format_bytes(char *buf, size_t buflen, double bytes);

@@ -59,6 +59,8 @@ static const char *const common_options =
     "      --stream             never store the weights: an online softmax over\n"
     "                           blocks of keys, memory O(n·d) (FlashAttention's\n"
     "                           trick); the JSON's attention_weights is null\n"
+    "                           with --explain: the online softmax step by step\n"
+    "      --block N            keys per block for --stream --explain (default 2)\n"
     "      --naive              run the reference loops of src/attention.c (sums in\n"
     "                           double) instead of the fast tiled ones\n"
     "      --threads N          cores for the fast loops (default all)\n"
@@ -126,7 +128,11 @@ void usage_selfattn(FILE *f)
           "Examples:\n"
           "  attn selfattn                      # the chapter's cell: torch.Size([2, 4, 100])\n"
           "  attn selfattn --tokens \"苹果 发布 了 新的 产品\" --hiddens 16 --heads 2\n"
-          "  attn selfattn --input data/apple_company.json --png apple.png\n", f);
+          "  attn selfattn --input data/apple_company.json --png apple.png\n"
+          "  attn selfattn --stream --explain --batch 1 --queries 5 --hiddens 4 --heads 1 \\\n"
+          "      --fill random --valid-lens none      # the online softmax, block by block\n"
+          "  attn selfattn --batch 1 --queries 4096 --hiddens 512 --heads 8 --fill random \\\n"
+          "      --valid-lens none --stream --time    # a long sequence in O(n·d) memory\n", f);
 }
 
 /* ---- options --------------------------------------------------------- */
@@ -136,7 +142,7 @@ enum {
     OPT_SEED, OPT_SCORE, OPT_SCORE_HIDDENS, OPT_BIAS, OPT_CAUSAL, OPT_DROPOUT, OPT_TRAIN,
     OPT_EXPLAIN, OPT_DESCRIBE, OPT_PNG, OPT_CMAP, OPT_JSON, OPT_COLOR, OPT_MAXMEM,
     OPT_QUERY_SIZE, OPT_KEY_SIZE, OPT_VALUE_SIZE, OPT_TOKENS, OPT_POSENC, OPT_NO_PROJ,
-    OPT_STREAM, OPT_NAIVE, OPT_THREADS, OPT_TIME, OPT_END
+    OPT_STREAM, OPT_NAIVE, OPT_THREADS, OPT_TIME, OPT_BLOCK, OPT_END
 };
 
 /* The options both commands take. */
@@ -159,6 +165,7 @@ enum {
     {"max-mem", required_argument, NULL, OPT_MAXMEM},                                   \
     {"stream", no_argument, NULL, OPT_STREAM}, {"naive", no_argument, NULL, OPT_NAIVE}, \
     {"threads", required_argument, NULL, OPT_THREADS}, {"time", no_argument, NULL, OPT_TIME}, \
+    {"block", required_argument, NULL, OPT_BLOCK},                                      \
     {"help", no_argument, NULL, 'h'}
 
 static const struct option multihead_options[] = {
@@ -185,7 +192,7 @@ struct attn_args {
     term_color_mode color;
     double dropout;
     int train, causal, explain, describe, posenc, stream, naive, time;
-    long threads;
+    long threads, block;
     long lens[MAX_VALID_LENS];
 };
 
@@ -355,6 +362,9 @@ static int parse_args(int argc, char **argv, int self, struct attn_args *a, int 
         case OPT_NO_PROJ: a->po.no_proj = 1; break;
         case OPT_STREAM: a->stream = 1; break;
         case OPT_TIME: a->time = 1; break;
+        case OPT_BLOCK:
+            if (cli_parse_long("--block", optarg, 1, 64, &a->block)) return EXIT_USAGE;
+            break;
         case OPT_NAIVE: a->naive = 1; break;
         case OPT_THREADS:
             if (cli_parse_long("--threads", optarg, 1, 1024, &a->threads)) return EXIT_USAGE;
@@ -390,9 +400,13 @@ static int parse_args(int argc, char **argv, int self, struct attn_args *a, int 
         cli_error("--no-proj uses identity projections without bias or additive scoring");
         return EXIT_USAGE;
     }
-    if (a->stream && (a->png || a->explain || a->naive)) {
+    if (a->stream && (a->png || a->naive)) {
         cli_error("--stream never stores the attention weights, which --%s needs",
-                  a->png ? "png" : a->explain ? "explain" : "naive");
+                  a->png ? "png" : "naive");
+        return EXIT_USAGE;
+    }
+    if (a->block && !(a->stream && a->explain)) {
+        cli_error("--block sets the key blocks of --stream --explain");
         return EXIT_USAGE;
     }
     if (a->stream && a->po.score_given && a->po.score == SCORE_ADDITIVE) {
@@ -704,6 +718,92 @@ static void print_explain(const problem *pr, const struct attn_args *a, const mh
     }
 }
 
+/* --stream --explain: the online softmax of every query, block by block.
+ * Each block of keys updates a running maximum m, a running sum l of
+ * e^(s − m) and a running output acc = Σ e^(s − m)·v; when m grows, the old
+ * l and acc are rescaled by e^(m_old − m_new). At the end acc / l equals
+ * softmax(s)·V, without ever holding a whole row of weights. */
+static void print_stream_explain(const problem *pr, const struct attn_args *a,
+                                 const mha_trace *t, const float *out, const float *weights)
+{
+    const mha_params *m = &pr->params;
+    const size_t H = m->num_hiddens, NH = m->num_heads, p = H / NH;
+    const size_t Nq = pr->Nq, Nk = pr->Nk, blk = a->block ? (size_t)a->block : 2;
+    const mha_masks mask = {pr->valid_lens, pr->vl_ndim == 2, a->causal};
+    const double scale = 1.0 / sqrt((double)p);
+    double worst = 0.0;
+    size_t b, h, q, k, k0, c;
+    double *acc = malloc(p * sizeof *acc); /* (p,) the running output */
+
+    if (!acc) {
+        cli_error("out of memory for --explain");
+        return;
+    }
+    print_header(pr, a);
+    printf("\nOnline softmax (--stream): keys in blocks of %zu; m = running maximum, "
+           "l = running sum of e^(s - m), acc = running sum of e^(s - m)·v\n", blk);
+    for (b = 0; b < pr->B; b++)
+        for (h = 0; h < NH; h++)
+            for (q = 0; q < Nq; q++) {
+                const float *qv = t->Q + (b * Nq + q) * H + h * p; /* (p,) */
+                double mrun = -INFINITY, l = 0.0, diff = 0.0;
+                printf("\nexample %zu, head %zu, query %zu:\n", b, h + 1, q);
+                for (c = 0; c < p; c++)
+                    acc[c] = 0.0;
+                for (k0 = 0; k0 < Nk; k0 += blk) {
+                    const size_t n = k0 + blk < Nk ? blk : Nk - k0; /* keys in the block */
+                    double s[64], bmax = -INFINITY, mnew, rescale, bsum = 0.0;
+                    /* the block's scores, masked */
+                    for (k = 0; k < n; k++) {
+                        const float *kv = t->K + (b * Nk + k0 + k) * H + h * p;
+                        double dot = 0.0;
+                        for (c = 0; c < p; c++)
+                            dot += (double)qv[c] * kv[c];
+                        s[k] = mha_is_masked(&mask, b, q, k0 + k, Nq) ? ATTN_MASK_VALUE
+                                                                    : dot * scale;
+                        bmax = s[k] > bmax ? s[k] : bmax;
+                    }
+                    mnew = bmax > mrun ? bmax : mrun;
+                    rescale = mrun == -INFINITY ? 0.0 : exp(mrun - mnew);
+                    for (k = 0; k < n; k++)
+                        bsum += exp(s[k] - mnew);
+                    printf("  keys %zu-%zu: scores [", k0, k0 + n - 1);
+                    for (k = 0; k < n; k++)
+                        printf(k ? ", %.4g" : "%.4g", s[k]);
+                    printf("]  block max %.4g  m %.4g -> %.4g  rescale e^(m_old - m) = %.4g  "
+                           "l = %.4g·%.4g + %.4g = %.4g\n", bmax, mrun, mnew, rescale, l,
+                           rescale, bsum, l * rescale + bsum);
+                    /* rescale the old terms, add this block's */
+                    l = l * rescale + bsum;
+                    for (c = 0; c < p; c++) {
+                        double add = 0.0;
+                        for (k = 0; k < n; k++)
+                            add += exp(s[k] - mnew) * t->V[(b * Nk + k0 + k) * H + h * p + c];
+                        acc[c] = acc[c] * rescale + add;
+                    }
+                    mrun = mnew;
+                }
+                /* acc / l against the stored softmax weights · V */
+                for (c = 0; c < p; c++) {
+                    double ref = 0.0;
+                    for (k = 0; k < Nk; k++)
+                        ref += (double)weights[((b * NH + h) * Nq + q) * Nk + k] *
+                               t->V[(b * Nk + k) * H + h * p + c];
+                    diff = fabs(acc[c] / l - ref) > diff ? fabs(acc[c] / l - ref) : diff;
+                }
+                printf("  head output acc / l = [");
+                for (c = 0; c < p && c < 8; c++)
+                    printf(c ? ", %.4f" : "%.4f", acc[c] / l);
+                printf("%s]; softmax(all scores)·V differs by %.2g\n", p > 8 ? ", …" : "", diff);
+                worst = diff > worst ? diff : worst;
+            }
+    printf("\nLargest difference between the streamed and the stored computation: %.2g\n",
+           worst);
+    printf("Output (%zu, %zu, %zu), example 0:\n", pr->B, Nq, H);
+    term_matrix(stdout, out, Nq, H, 4, 3);
+    free(acc);
+}
+
 /* ---- files ----------------------------------------------------------- */
 
 struct json_ctx {
@@ -848,7 +948,7 @@ static int run(int argc, char **argv, int self)
     /* which loops: the reference ones for --explain, --naive and additive
      * scoring, else the fast ones; the weights are stored unless --stream */
     use_fast = !a.explain && !a.naive && pr.params.score == SCORE_DOT;
-    keep_weights = !a.stream;
+    keep_weights = !a.stream || a.explain; /* --stream --explain compares with them */
     attn_set_threads((int)a.threads);
 
     /* memory for the run, refused up front */
@@ -859,7 +959,10 @@ static int run(int argc, char **argv, int self)
     }
     snprintf(what, sizeof what, "batch %zu × %zu heads × %zu queries × %zu keys", pr.B,
              pr.params.num_heads, pr.Nq, pr.Nk);
-    if (cli_check_mem(what, total, total == SIZE_MAX, a.po.max_mem)) {
+    if (cli_check_mem(what, total, total == SIZE_MAX, a.po.max_mem,
+                      keep_weights && pr.params.score == SCORE_DOT && !a.explain
+                          ? "--stream computes without storing the attention weights"
+                          : NULL)) {
         problem_free(&pr);
         return EXIT_RUNTIME;
     }
@@ -943,7 +1046,9 @@ static int run(int argc, char **argv, int self)
         if (status != EXIT_OK)
             goto done;
     }
-    if (a.explain)
+    if (a.explain && a.stream)
+        print_stream_explain(&pr, &a, &trace, out, weights);
+    else if (a.explain)
         print_explain(&pr, &a, &trace, out, weights, tmp);
     else if (!a.json && !a.png)
         print_view(&pr, &a, out, weights);

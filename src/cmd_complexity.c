@@ -1220,7 +1220,7 @@ int cmd_complexity(int argc, char **argv)
         snprintf(what, sizeof what, "--measure --sweep %ld:%ld --measure-dim %ld", a.sweep_from,
                  a.sweep_to, a.mdim);
     }
-    if (cli_check_mem(what, total, overflow, a.max_mem)) {
+    if (cli_check_mem(what, total, overflow, a.max_mem, NULL)) {
         free(me);
         return EXIT_RUNTIME;
     }

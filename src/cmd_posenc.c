@@ -506,7 +506,7 @@ int cmd_posenc(int argc, char **argv)
                size_add(total, (size_t)32 << 20, &total);
     snprintf(what, sizeof what, "--steps %ld --dim %ld%s", a.steps, a.dim,
              a.similarity ? " with --similarity" : "");
-    if (cli_check_mem(what, total, overflow, a.max_mem))
+    if (cli_check_mem(what, total, overflow, a.max_mem, NULL))
         return EXIT_RUNTIME;
 
     P = malloc(pbytes);

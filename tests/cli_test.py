@@ -448,7 +448,16 @@ def group_attention_options(tmp):
     expect(["multihead", "--queries", "100000", "--kv", "100000", "--hiddens", "8",
             "--heads", "8", "--batch", "8"], 1,
            err=M + "batch 8 × 8 heads × 100000 queries × 100000 keys needs about 2.33 TiB, more "
-                   "than --max-mem 4 GiB")
+                   "than --max-mem 4 GiB; --stream computes without storing the attention weights")
+    expect(["multihead", "--stream", "--png", "x.png"], 2,
+           err=M + "--stream never stores the attention weights, which --png needs")
+    expect(["multihead", "--stream", "--naive"], 2,
+           err=M + "--stream never stores the attention weights, which --naive needs")
+    expect(["multihead", "--stream", "--score", "additive"], 2,
+           err=M + "--stream computes dot-product scores only")
+    expect(["multihead", "--block", "4"], 2, err=M + "--block sets the key blocks of --stream --explain")
+    expect(["multihead", "--threads", "0"], 2,
+           err=M + "--threads: expected an integer from 1 to 1024, got '0'")
     expect(["multihead", "--queries", "100000000", "--hiddens", "100000000", "--heads", "1"], 1,
            err=M + "the inputs and weights need about 213 PiB, more than --max-mem 4 GiB")
     expect(["multihead", "--batch", "100000000", "--queries", "100000000", "--hiddens",
@@ -567,6 +576,32 @@ def group_attention_outputs(tmp):
                              "2", "--json", "-"])[1])
     check(max(abs(a - b) for a, b in zip(single["output"][0][0], doc["output"][0][0])) < 1e-6,
           "a padded sentence in a batch gives the output it gives alone")
+
+    # the fast loops, streaming, the reference loops and threads agree
+    base = ["selfattn", "--fill", "random", "--queries", "70", "--hiddens", "24", "--heads", "3",
+            "--valid-lens", "50,70", "--causal", "--bias", "--json", "-"]
+    fast = json.loads(run(base)[1])
+    naive = json.loads(run(base + ["--naive"])[1])
+    stream = json.loads(run(base + ["--stream"])[1])
+    one = json.loads(run(base + ["--threads", "1"])[1])
+    flat = lambda t: [x for a in t for b in a for x in b]
+    worst = max(abs(a - b) for a, b in zip(flat(fast["output"]), flat(naive["output"])))
+    check(worst < 1e-5, "fast and reference loops agree (worst %g)" % worst)
+    worst = max(abs(a - b) for a, b in zip(flat(stream["output"]), flat(naive["output"])))
+    check(worst < 1e-5, "streaming and reference loops agree (worst %g)" % worst)
+    check(stream["attention_weights"] is None, "--stream writes attention_weights null")
+    check(one["output"] == fast["output"], "--threads 1 gives the same bytes as all threads")
+    rc, out, errtext = expect(["selfattn", "--fill", "random", "--time"], 0)
+    check(errtext.startswith("forward pass: ") and "GFLOP/s (fast loops, " in errtext,
+          "--time reports the forward pass on stderr")
+    # --stream --explain: the online softmax block by block, equal to softmax·V
+    rc, out, _ = expect(["selfattn", "--stream", "--explain", "--batch", "1", "--queries", "5",
+                         "--hiddens", "4", "--heads", "1", "--fill", "random", "--valid-lens",
+                         "none", "--block", "2"], 0, err="",
+                        out_has=["keys in blocks of 2", "keys 0-1: scores [", "keys 4-4: scores [",
+                                 "rescale e^(m_old - m) = "])
+    last = [l for l in out.splitlines() if l.startswith("Largest difference")][0]
+    check(float(last.rsplit(":", 1)[1]) < 1e-6, "the streamed output equals softmax·V: " + last)
 
     # the figure
     png = os.path.join(tmp, "heads.png")
