@@ -3,12 +3,12 @@
  * Dimensions as in attention.h (B, Nq, Nk, Dq, Dk, Dv, H, NH, p). The
  * formulas are the same; what changes is the order of the loops:
  *
- *   - every product is one matrix product C = A·B over contiguous memory,
- *     done by gemm() in register tiles of MR × NR outputs, with B packed
- *     into NR-wide panels so that the inner loop streams through memory;
- *   - the heads are first copied out of the (B, N, H) projections into
- *     contiguous (B, NH, N, p) blocks (K transposed), so each head is a
- *     plain matrix;
+ *   - every product is one matrix product C = A·B (or A·Bᵀ, for the
+ *     nn.Linear weights and for Q Kᵀ) in register tiles of MR × NR
+ *     outputs, with B packed into NR-wide panels so that the inner loop
+ *     streams through memory;
+ *   - a head is a slice of columns of Q, K, V: the products read it in
+ *     place through a leading dimension of H, nothing is copied;
  *   - OpenMP spreads (example, head, block of QB query rows) tasks over the
  *     cores;
  *   - without the weights tensor (weights == NULL), each block of queries
@@ -44,7 +44,7 @@
 #define NR 16
 #endif
 #define KC 256  /* the depth of one packed panel of B */
-#define QB 64   /* query rows in one task */
+#define QB 120  /* query rows in one task, a multiple of MR */
 #define KB 256  /* keys in one block of the online softmax */
 
 void attn_set_threads(int n)
@@ -100,53 +100,96 @@ static void tile_part(float acc[MR][NR], const float *A, size_t lda, const float
     }
 }
 
-/* C (M, N) = A (M, K) · B (K, N) + bias (N,) (bias may be NULL), all
- * row-major with leading dimensions ldc, lda, ldb, for the columns j_first
- * … j_last−1; with accumulate, C += A · B instead. Single-threaded: the
- * callers parallelise around it, or over its column panels (gemm_par).
- * Bp is scratch of KC·NR floats. */
-static void gemm_panels(float *C, size_t ldc, const float *A, size_t lda, const float *B,
-                        size_t ldb, const float *bias, size_t M, size_t K, size_t N,
-                        size_t j_first, size_t j_last, int accumulate, float *Bp)
+/* C[:, 0 … nr) += A (M, kc) · Bp (kc, NR) for one packed panel of B:
+ * register tiles of MR rows. */
+static void panel_product(float *C, size_t ldc, const float *A, size_t lda, const float *Bp,
+                          size_t M, size_t kc, size_t nr)
 {
-    size_t j0, k0, i0, k, r, c;
-    for (j0 = j_first; j0 < j_last; j0 += NR) {
-        const size_t nr = N - j0 < NR ? N - j0 : NR;
-        /* start from the bias (or zero), unless adding to C */
-        for (i0 = 0; i0 < M && !accumulate; i0++)
+    size_t i0, r, c;
+    for (i0 = 0; i0 < M; i0 += MR) {
+        const size_t mr = M - i0 < MR ? M - i0 : MR;
+        float acc[MR][NR];
+        memset(acc, 0, sizeof acc);
+        if (mr == MR)
+            tile_full(acc, A + i0 * lda, lda, Bp, kc);
+        else
+            tile_part(acc, A + i0 * lda, lda, Bp, kc, mr);
+        for (r = 0; r < mr; r++)
             for (c = 0; c < nr; c++)
-                C[i0 * ldc + j0 + c] = bias ? bias[j0 + c] : 0.0f;
-        for (k0 = 0; k0 < K; k0 += KC) {
-            const size_t kc = K - k0 < KC ? K - k0 : KC;
-            /* pack B[k0 … k0+kc, j0 … j0+nr] into Bp (kc, NR), zero-padded */
-            for (k = 0; k < kc; k++) {
-                const float *src = B + (k0 + k) * ldb + j0;
-                for (c = 0; c < NR; c++)
-                    Bp[k * NR + c] = c < nr ? src[c] : 0.0f;
-            }
-            /* C[i0 … i0+MR, j0 … j0+nr] += A[i0 …, k0 …] · Bp */
-            for (i0 = 0; i0 < M; i0 += MR) {
-                const size_t mr = M - i0 < MR ? M - i0 : MR;
-                float acc[MR][NR];
-                memset(acc, 0, sizeof acc);
-                if (mr == MR)
-                    tile_full(acc, A + i0 * lda + k0, lda, Bp, kc);
-                else
-                    tile_part(acc, A + i0 * lda + k0, lda, Bp, kc, mr);
-                for (r = 0; r < mr; r++)
-                    for (c = 0; c < nr; c++)
-                        C[(i0 + r) * ldc + j0 + c] += acc[r][c];
-            }
+                C[(i0 + r) * ldc + c] += acc[r][c];
+    }
+}
+
+/* Pack B[k0 … k0+kc, j0 … j0+nr] into Bp (kc, NR), zero-padded. With
+ * b_trans, B is given transposed, as an (N, K) matrix: element (k, j) is
+ * B[j·ldb + k]. */
+static void pack_panel(float *Bp, const float *B, size_t ldb, int b_trans, size_t k0, size_t kc,
+                       size_t j0, size_t nr)
+{
+    size_t k, c;
+    if (b_trans) {
+        for (c = 0; c < NR; c++) {
+            const float *src = B + (j0 + c) * ldb + k0; /* row j0+c of Bᵀ */
+            for (k = 0; k < kc; k++)
+                Bp[k * NR + c] = c < nr ? src[k] : 0.0f;
+        }
+    } else {
+        for (k = 0; k < kc; k++) {
+            const float *src = B + (k0 + k) * ldb + j0;
+            for (c = 0; c < NR; c++)
+                Bp[k * NR + c] = c < nr ? src[c] : 0.0f;
         }
     }
 }
 
-/* The same, the column panels shared out over the threads. Returns -1
- * when scratch memory cannot be had. */
-static int gemm_par(float *C, size_t ldc, const float *A, size_t lda, const float *B, size_t ldb,
-                    const float *bias, size_t M, size_t K, size_t N)
+/* C (M, N) = A (M, K) · B (K, N) + bias (N,) (bias may be NULL), all
+ * row-major with leading dimensions ldc, lda, ldb, for the columns j_first
+ * … j_last−1; with accumulate, C += A · B instead; b_trans as for
+ * pack_panel (an nn.Linear weight is Bᵀ). Single-threaded: the callers
+ * parallelise around it (linear_par). Bp is scratch of KC·NR floats. */
+static void gemm_panels(float *C, size_t ldc, const float *A, size_t lda, const float *B,
+                        size_t ldb, int b_trans, const float *bias, size_t M, size_t K,
+                        size_t N, size_t j_first, size_t j_last, int accumulate, float *Bp)
 {
-    const size_t panels = (N + NR - 1) / NR;
+    size_t j0, k0, i, c;
+    for (j0 = j_first; j0 < j_last; j0 += NR) {
+        const size_t nr = N - j0 < NR ? N - j0 : NR;
+        /* start from the bias (or zero), unless adding to C */
+        for (i = 0; i < M && !accumulate; i++)
+            for (c = 0; c < nr; c++)
+                C[i * ldc + j0 + c] = bias ? bias[j0 + c] : 0.0f;
+        for (k0 = 0; k0 < K; k0 += KC) {
+            const size_t kc = K - k0 < KC ? K - k0 : KC;
+            pack_panel(Bp, B, ldb, b_trans, k0, kc, j0, nr);
+            panel_product(C + j0, ldc, A + k0, lda, Bp, M, kc, nr);
+        }
+    }
+}
+
+/* C (M, N) += A (M, K) · B (K, N) for a B packed in advance: panel j (its
+ * columns j·NR …) starts at Bp + j·pstride and holds rows 0 … K−1 of NR
+ * floats. */
+static void gemm_packed(float *C, size_t ldc, const float *A, size_t lda, const float *Bp,
+                        size_t pstride, size_t M, size_t K, size_t N)
+{
+    size_t j0, k0;
+    for (j0 = 0; j0 < N; j0 += NR) {
+        const size_t nr = N - j0 < NR ? N - j0 : NR;
+        for (k0 = 0; k0 < K; k0 += KC) {
+            const size_t kc = K - k0 < KC ? K - k0 : KC;
+            panel_product(C + j0, ldc, A + k0, lda, Bp + (j0 / NR) * pstride + k0 * NR, M, kc,
+                          nr);
+        }
+    }
+}
+
+/* Y (M, out) = X (M, in) · Wᵀ + bias for an nn.Linear weight W (out, in),
+ * the column panels shared out over the threads. Returns -1 when scratch
+ * memory cannot be had. */
+static int linear_par(float *Y, const float *X, size_t M, const linear *l)
+{
+    const size_t out = l->weight.shape[0], in = l->weight.shape[1];
+    const size_t panels = (out + NR - 1) / NR;
     int failed = 0;
 #pragma omp parallel
     {
@@ -160,8 +203,8 @@ static int gemm_par(float *C, size_t ldc, const float *A, size_t lda, const floa
         for (t = 0; t < (long)panels; t++) {
             size_t j0 = (size_t)t * NR;
             if (Bp)
-                gemm_panels(C, ldc, A, lda, B, ldb, bias, M, K, N, j0,
-                            j0 + NR < N ? j0 + NR : N, 0, Bp);
+                gemm_panels(Y, out, X, in, l->weight.data, in, 1, l->bias.data, M, in, out, j0,
+                            j0 + NR < out ? j0 + NR : out, 0, Bp);
         }
         free(Bp);
     }
@@ -229,32 +272,20 @@ static size_t first_masked(const mha_masks *mask, size_t b, size_t q, size_t Nq,
 
 /* ---- the forward pass ------------------------------------------------ */
 
-/* Wᵀ (in, out) of a Linear's weight (out, in). */
-static float *transposed(const linear *l)
-{
-    const size_t out = l->weight.shape[0], in = l->weight.shape[1];
-    float *t = malloc(in * out * sizeof *t + 1);
-    size_t o, i;
-    if (!t)
-        return NULL;
-    for (o = 0; o < out; o++)
-        for (i = 0; i < in; i++)
-            t[i * out + o] = l->weight.data[o * in + i];
-    return t;
-}
-
 /* Scratch of one task: scores of a block, the running output, m and l. */
 typedef struct task_mem {
     float *S;   /* (QB, KB) scores of a block; (QB, Nk) rows of weights with dropout */
     float *acc; /* (QB, p) running output */
     float *m;   /* (QB,) running maximum */
     float *l;   /* (QB,) running sum */
-    float *Bp;  /* (KC, NR) a packed panel */
 } task_mem;
 
-/* One task: example b, head h, query rows q0 … q0+nq−1, weights kept. */
-static void block_with_weights(float *concat, float *weights, const float *Qh, const float *KhT,
-                               const float *Vh, size_t b, size_t h, size_t q0, size_t nq,
+/* One task: example b, head h, query rows q0 … q0+nq−1, weights kept.
+ * Q is already scaled by 1/sqrt(p); head h is columns h·p … h·p+p−1 of
+ * Q (B, Nq, H). Kp and Vp are this head's K_hᵀ and V_h packed in panels
+ * (pack_heads). */
+static void block_with_weights(float *concat, float *weights, const float *Q, const float *Kp,
+                               const float *Vp, size_t b, size_t h, size_t q0, size_t nq,
                                size_t Nq, size_t Nk, size_t H, size_t NH, size_t p,
                                const mha_masks *mask, const mha_dropout *drop, task_mem *t)
 {
@@ -264,8 +295,8 @@ static void block_with_weights(float *concat, float *weights, const float *Qh, c
     size_t q, k;
 
     /* 1. scores = (Q_h / sqrt(p)) · K_hᵀ straight into the weights rows */
-    gemm_panels(W, Nk, Qh + (bh * Nq + q0) * p, p, KhT + bh * p * Nk, Nk, NULL, nq, p, Nk, 0,
-                Nk, 0, t->Bp);
+    memset(W, 0, nq * Nk * sizeof *W);
+    gemm_packed(W, Nk, Q + (b * Nq + q0) * H + h * p, H, Kp, p * NR, nq, p, Nk);
     for (q = 0; q < nq; q++) {
         float *w = W + q * Nk;
         float max, sum;
@@ -288,12 +319,13 @@ static void block_with_weights(float *concat, float *weights, const float *Qh, c
         P = t->S;
     }
     /* 4. head output = weights · V_h into this head's columns of concat */
-    gemm_panels(concat + (b * Nq + q0) * H + h * p, H, P, Nk, Vh + bh * Nk * p, p, NULL, nq, Nk,
-                p, 0, p, 0, t->Bp);
+    for (q = 0; q < nq; q++)
+        memset(concat + (b * Nq + q0 + q) * H + h * p, 0, p * sizeof *concat);
+    gemm_packed(concat + (b * Nq + q0) * H + h * p, H, P, Nk, Vp, Nk * NR, nq, Nk, p);
 }
 
 /* One task without the weights: the online softmax over blocks of keys. */
-static void block_streaming(float *concat, const float *Qh, const float *KhT, const float *Vh,
+static void block_streaming(float *concat, const float *Q, const float *Kp, const float *Vp,
                             size_t b, size_t h, size_t q0, size_t nq, size_t Nq, size_t Nk,
                             size_t H, size_t NH, size_t p, const mha_masks *mask,
                             const mha_dropout *drop, task_mem *t)
@@ -309,8 +341,10 @@ static void block_streaming(float *concat, const float *Qh, const float *KhT, co
     for (k0 = 0; k0 < Nk; k0 += KB) {
         const size_t nk = Nk - k0 < KB ? Nk - k0 : KB;
         /* scores of this block: S (nq, nk) = (Q_h / sqrt(p)) · K_h[k0 …]ᵀ */
-        gemm_panels(t->S, KB, Qh + (bh * Nq + q0) * p, p, KhT + bh * p * Nk + k0, Nk, NULL, nq,
-                    p, nk, 0, nk, 0, t->Bp);
+        for (q = 0; q < nq; q++)
+            memset(t->S + q * KB, 0, nk * sizeof *t->S);
+        gemm_packed(t->S, KB, Q + (b * Nq + q0) * H + h * p, H, Kp + (k0 / NR) * p * NR, p * NR,
+                    nq, p, nk);
         for (q = 0; q < nq; q++) {
             float *s = t->S + q * KB, *acc = t->acc + q * p;
             float m_old = t->m[q], m_new, rescale, sum;
@@ -333,8 +367,7 @@ static void block_streaming(float *concat, const float *Qh, const float *KhT, co
                                : 0.0f;
         }
         /* acc (nq, p) += P (nq, nk) · V_h[k0 …] (nk, p) */
-        gemm_panels(t->acc, p, t->S, KB, Vh + (bh * Nk + k0) * p, p, NULL, nq, nk, p, 0, p, 1,
-                    t->Bp);
+        gemm_packed(t->acc, p, t->S, KB, Vp + k0 * NR, Nk * NR, nq, nk, p);
     }
     /* normalise: head output = acc / l */
     for (q = 0; q < nq; q++) {
@@ -351,57 +384,58 @@ int mha_forward_fast(float *out, float *weights, const float *queries, const flo
     const size_t H = m->num_hiddens, NH = m->num_heads, p = H / NH;
     const size_t qblocks = (Nq + QB - 1) / QB, ntasks = B * NH * qblocks;
     const float scale = (float)(1.0 / sqrt((double)p));
-    float *WqT = NULL, *WkT = NULL, *WvT = NULL, *WoT = NULL;
-    float *Q = NULL, *K = NULL, *V = NULL;       /* (B, N, H) projections */
-    float *Qh = NULL, *KhT = NULL, *Vh = NULL;   /* (B, NH, Nq, p), (B, NH, p, Nk), (B, NH, Nk, p) */
-    float *concat = NULL;                        /* (B, Nq, H) */
-    size_t b, h, n, c, bytes;
+    float *Q = NULL, *K = NULL, *V = NULL; /* (B, Nq, H), (B, Nk, H), (B, Nk, H) */
+    float *concat = NULL;                  /* (B, Nq, H) the heads side by side */
+    float *Kp = NULL, *Vp = NULL;          /* (B·NH, kp_head), (B·NH, vp_head) packed heads */
+    const size_t kpanels = (Nk + NR - 1) / NR, vpanels = (p + NR - 1) / NR;
+    const size_t kp_head = kpanels * p * NR, vp_head = vpanels * Nk * NR;
+    size_t qbytes, kbytes, pbytes;
+    long i;
     int failed = 0, status = -1;
 
     if (m->score != SCORE_DOT) {
         snprintf(err, errlen, "the fast path does dot-product scoring only");
         return -1;
     }
-    if (size_mul(B * (Nq > Nk ? Nq : Nk), H * sizeof(float), &bytes)) {
+    if (size_mul(B * Nq, H * sizeof(float), &qbytes) ||
+        size_mul(B * Nk, H * sizeof(float), &kbytes) ||
+        size_mul(B * NH, (kp_head > vp_head ? kp_head : vp_head) * sizeof(float), &pbytes)) {
         snprintf(err, errlen, "the attention buffers are too large");
         return -1;
     }
-    WqT = transposed(&m->W_q);
-    WkT = transposed(&m->W_k);
-    WvT = transposed(&m->W_v);
-    WoT = transposed(&m->W_o);
-    Q = malloc(bytes);
-    K = malloc(bytes);
-    V = malloc(bytes);
-    Qh = malloc(bytes);
-    KhT = malloc(bytes);
-    Vh = malloc(bytes);
-    concat = malloc(bytes);
-    if (!WqT || !WkT || !WvT || !WoT || !Q || !K || !V || !Qh || !KhT || !Vh || !concat)
+    Q = malloc(qbytes);
+    K = malloc(kbytes);
+    V = malloc(kbytes);
+    concat = malloc(qbytes);
+    Kp = malloc(pbytes);
+    Vp = malloc(pbytes);
+    if (!Q || !K || !V || !concat || !Kp || !Vp)
         goto oom;
 
     /* 1. project: Q = queries·W_qᵀ + b_q, K, V likewise */
-    if (gemm_par(Q, H, queries, m->W_q.weight.shape[1], WqT, H, m->W_q.bias.data, B * Nq,
-                 m->W_q.weight.shape[1], H) ||
-        gemm_par(K, H, keys, m->W_k.weight.shape[1], WkT, H, m->W_k.bias.data, B * Nk,
-                 m->W_k.weight.shape[1], H) ||
-        gemm_par(V, H, values, m->W_v.weight.shape[1], WvT, H, m->W_v.bias.data, B * Nk,
-                 m->W_v.weight.shape[1], H))
+    if (linear_par(Q, queries, B * Nq, &m->W_q) || linear_par(K, keys, B * Nk, &m->W_k) ||
+        linear_par(V, values, B * Nk, &m->W_v))
         goto oom;
+    /* fold the 1/sqrt(p) of the scores into Q */
+#pragma omp parallel for simd
+    for (i = 0; i < (long)(B * Nq * H); i++)
+        Q[i] *= scale;
 
-    /* 2. split into heads: contiguous Q_h / sqrt(p), K_hᵀ and V_h */
-    for (b = 0; b < B; b++)
-        for (h = 0; h < NH; h++) {
-            const size_t bh = b * NH + h;
-            for (n = 0; n < Nq; n++)
-                for (c = 0; c < p; c++)
-                    Qh[(bh * Nq + n) * p + c] = Q[(b * Nq + n) * H + h * p + c] * scale;
-            for (n = 0; n < Nk; n++)
-                for (c = 0; c < p; c++) {
-                    KhT[(bh * p + c) * Nk + n] = K[(b * Nk + n) * H + h * p + c];
-                    Vh[(bh * Nk + n) * p + c] = V[(b * Nk + n) * H + h * p + c];
-                }
-        }
+    /* 2. each head's K_hᵀ and V_h packed in NR-wide panels, once */
+#pragma omp parallel for schedule(dynamic, 1)
+    for (i = 0; i < (long)(B * NH); i++) {
+        const size_t b = (size_t)i / NH, h = (size_t)i % NH, j0max = kpanels * NR;
+        float *kp = Kp + (size_t)i * kp_head, *vp = Vp + (size_t)i * vp_head;
+        size_t j0;
+        /* K_hᵀ (p, Nk): panel j holds keys j·NR … for every one of the p rows */
+        for (j0 = 0; j0 < j0max; j0 += NR)
+            pack_panel(kp + (j0 / NR) * p * NR, K + b * Nk * H + h * p, H, 1, 0, p, j0,
+                       Nk - j0 < NR ? Nk - j0 : NR);
+        /* V_h (Nk, p): panel j holds columns j·NR … for every key */
+        for (j0 = 0; j0 < vpanels * NR; j0 += NR)
+            pack_panel(vp + (j0 / NR) * Nk * NR, V + b * Nk * H + h * p, H, 0, 0, Nk, j0,
+                       p - j0 < NR ? p - j0 : NR);
+    }
 
     /* 3. every (example, head, block of queries) on its own */
 #pragma omp parallel
@@ -413,8 +447,7 @@ int mha_forward_fast(float *out, float *weights, const float *queries, const flo
         t.acc = malloc(QB * p * sizeof(float));
         t.m = malloc(QB * sizeof(float));
         t.l = malloc(QB * sizeof(float));
-        t.Bp = malloc(KC * NR * sizeof(float));
-        if (!t.S || !t.acc || !t.m || !t.l || !t.Bp) {
+        if (!t.S || !t.acc || !t.m || !t.l) {
 #pragma omp atomic write
             failed = 1;
         }
@@ -425,39 +458,33 @@ int mha_forward_fast(float *out, float *weights, const float *queries, const flo
             if (failed)
                 continue;
             if (weights)
-                block_with_weights(concat, weights, Qh, KhT, Vh, bh / NH, bh % NH, q0, nq, Nq,
-                                   Nk, H, NH, p, mask, drop, &t);
+                block_with_weights(concat, weights, Q, Kp + bh * kp_head, Vp + bh * vp_head,
+                                   bh / NH, bh % NH, q0, nq, Nq, Nk, H, NH, p, mask, drop, &t);
             else
-                block_streaming(concat, Qh, KhT, Vh, bh / NH, bh % NH, q0, nq, Nq, Nk, H, NH, p,
-                                mask, drop, &t);
+                block_streaming(concat, Q, Kp + bh * kp_head, Vp + bh * vp_head, bh / NH,
+                                bh % NH, q0, nq, Nq, Nk, H, NH, p, mask, drop, &t);
         }
         free(t.S);
         free(t.acc);
         free(t.m);
         free(t.l);
-        free(t.Bp);
     }
     if (failed)
         goto oom;
 
     /* 4. output = concat · W_oᵀ + b_o */
-    if (gemm_par(out, H, concat, H, WoT, H, m->W_o.bias.data, B * Nq, H, H))
+    if (linear_par(out, concat, B * Nq, &m->W_o))
         goto oom;
     status = 0;
     goto done;
 oom:
     snprintf(err, errlen, "out of memory for the attention buffers");
 done:
-    free(WqT);
-    free(WkT);
-    free(WvT);
-    free(WoT);
     free(Q);
     free(K);
     free(V);
-    free(Qh);
-    free(KhT);
-    free(Vh);
     free(concat);
+    free(Kp);
+    free(Vp);
     return status;
 }

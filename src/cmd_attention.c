@@ -65,6 +65,8 @@ static const char *const common_options =
     "                           double) instead of the fast tiled ones\n"
     "      --threads N          cores for the fast loops (default all)\n"
     "      --time               print the forward pass's time and GFLOP/s on stderr\n"
+    "      --repeat N           run the forward pass N times (--time: the median of\n"
+    "                           all but the first, a warm-up) (default 1)\n"
     "  -h, --help               show this help\n";
 
 void usage_multihead(FILE *f)
@@ -142,7 +144,7 @@ enum {
     OPT_SEED, OPT_SCORE, OPT_SCORE_HIDDENS, OPT_BIAS, OPT_CAUSAL, OPT_DROPOUT, OPT_TRAIN,
     OPT_EXPLAIN, OPT_DESCRIBE, OPT_PNG, OPT_CMAP, OPT_JSON, OPT_COLOR, OPT_MAXMEM,
     OPT_QUERY_SIZE, OPT_KEY_SIZE, OPT_VALUE_SIZE, OPT_TOKENS, OPT_POSENC, OPT_NO_PROJ,
-    OPT_STREAM, OPT_NAIVE, OPT_THREADS, OPT_TIME, OPT_BLOCK, OPT_END
+    OPT_STREAM, OPT_NAIVE, OPT_THREADS, OPT_TIME, OPT_BLOCK, OPT_REPEAT, OPT_END
 };
 
 /* The options both commands take. */
@@ -166,6 +168,7 @@ enum {
     {"stream", no_argument, NULL, OPT_STREAM}, {"naive", no_argument, NULL, OPT_NAIVE}, \
     {"threads", required_argument, NULL, OPT_THREADS}, {"time", no_argument, NULL, OPT_TIME}, \
     {"block", required_argument, NULL, OPT_BLOCK},                                      \
+    {"repeat", required_argument, NULL, OPT_REPEAT},                                    \
     {"help", no_argument, NULL, 'h'}
 
 static const struct option multihead_options[] = {
@@ -192,7 +195,7 @@ struct attn_args {
     term_color_mode color;
     double dropout;
     int train, causal, explain, describe, posenc, stream, naive, time;
-    long threads, block;
+    long threads, block, repeat;
     long lens[MAX_VALID_LENS];
 };
 
@@ -269,6 +272,7 @@ static int parse_args(int argc, char **argv, int self, struct attn_args *a, int 
     a->cmap = cmap_find("Reds");
     a->color = TERM_COLOR_AUTO;
     a->dropout = 0.5;
+    a->repeat = 1;
 
     opterr = 0;
     optind = 1;
@@ -362,6 +366,9 @@ static int parse_args(int argc, char **argv, int self, struct attn_args *a, int 
         case OPT_NO_PROJ: a->po.no_proj = 1; break;
         case OPT_STREAM: a->stream = 1; break;
         case OPT_TIME: a->time = 1; break;
+        case OPT_REPEAT:
+            if (cli_parse_long("--repeat", optarg, 1, 100, &a->repeat)) return EXIT_USAGE;
+            break;
         case OPT_BLOCK:
             if (cli_parse_long("--block", optarg, 1, 64, &a->block)) return EXIT_USAGE;
             break;
@@ -904,7 +911,8 @@ static int run(int argc, char **argv, int self)
     mha_dropout drop;
     size_t bytes, total, i;
     int help, usage, status, use_fast, keep_weights;
-    double t0;
+    double times[100];
+    size_t rep_i;
     FILE *rep;
 
     status = parse_args(argc, argv, self, &a, &help);
@@ -1011,24 +1019,38 @@ static int run(int argc, char **argv, int self)
     mask.causal = a.causal;
     drop.p = a.train ? a.dropout : 0.0;
     drop.seed = a.po.seed ^ 0xd50d50d50dULL;
-    t0 = now_seconds();
-    if (use_fast ? mha_forward_fast(out, weights, pr.queries.data, problem_keys(&pr),
-                                    problem_values(&pr), pr.B, pr.Nq, pr.Nk, &pr.params, &mask,
-                                    &drop, err, sizeof err)
-                 : mha_forward(out, weights, tp, pr.queries.data, problem_keys(&pr),
-                               problem_values(&pr), pr.B, pr.Nq, pr.Nk, &pr.params, &mask, &drop,
-                               err, sizeof err)) {
-        cli_error("%s", err);
-        goto done;
+    /* the forward pass, --repeat times (the first one only with --time
+     * --repeat N > 1 is a warm-up: threads started, memory touched) */
+    for (rep_i = 0; rep_i < (size_t)a.repeat; rep_i++) {
+        double t0 = now_seconds();
+        if (use_fast ? mha_forward_fast(out, weights, pr.queries.data, problem_keys(&pr),
+                                        problem_values(&pr), pr.B, pr.Nq, pr.Nk, &pr.params,
+                                        &mask, &drop, err, sizeof err)
+                     : mha_forward(out, weights, tp, pr.queries.data, problem_keys(&pr),
+                                   problem_values(&pr), pr.B, pr.Nq, pr.Nk, &pr.params, &mask,
+                                   &drop, err, sizeof err)) {
+            cli_error("%s", err);
+            goto done;
+        }
+        times[rep_i] = now_seconds() - t0;
     }
-
     if (a.time) {
-        double secs = now_seconds() - t0, flops = 2.0 * forward_macs(&pr);
-        fprintf(stderr, "forward pass: %.1f ms, %.3g GFLOP, %.1f GFLOP/s (%s, %d thread%s)\n",
+        /* the median of the runs after the warm-up */
+        size_t first = a.repeat > 1 ? 1 : 0, n = (size_t)a.repeat - first, r, j;
+        double secs, flops = 2.0 * forward_macs(&pr);
+        for (r = first + 1; r < (size_t)a.repeat; r++) /* insertion sort, a few numbers */
+            for (j = r; j > first && times[j - 1] > times[j]; j--) {
+                double x = times[j];
+                times[j] = times[j - 1];
+                times[j - 1] = x;
+            }
+        secs = n % 2 ? times[first + n / 2] : 0.5 * (times[first + n / 2 - 1] + times[first + n / 2]);
+        fprintf(stderr, "forward pass: %.1f ms, %.3g GFLOP, %.1f GFLOP/s (%s, %d thread%s%s)\n",
                 secs * 1e3, flops * 1e-9, flops * 1e-9 / (secs > 0 ? secs : 1e-9),
                 use_fast ? (keep_weights ? "fast loops" : "fast loops, streaming")
                          : "reference loops",
-                use_fast ? attn_max_threads() : 1, use_fast && attn_max_threads() > 1 ? "s" : "");
+                use_fast ? attn_max_threads() : 1, use_fast && attn_max_threads() > 1 ? "s" : "",
+                n > 1 ? ", median of the runs after a warm-up" : "");
     }
 
     /* the results */
