@@ -51,6 +51,10 @@ void usage_posenc(FILE *f)
         "      --json FILE          {\"command\",\"dim\",\"steps\",\"base\",\"P\"}; - is stdout\n"
         "      --cmap NAME          colormap for heatmaps: %s (default Blues)\n"
         "      --numbers            print P as numbers even on a colour terminal\n"
+        "      --naive              compute every entry with sin and cos (the default\n"
+        "                           rotates row i into row i+1, the chapter's\n"
+        "                           relative-position matrix, with fresh sin/cos\n"
+        "                           every 256 rows; the two agree to float32)\n"
         "      --color WHEN         colour on the terminal: auto, always, never\n"
         "                           (default auto; NO_COLOR turns auto off)\n"
         "      --max-mem BYTES      refuse runs needing more (default 4G)\n"
@@ -75,6 +79,7 @@ enum {
     OPT_JSON,
     OPT_CMAP,
     OPT_NUMBERS,
+    OPT_NAIVE,
     OPT_COLOR,
     OPT_MAXMEM,
     OPT_END
@@ -93,6 +98,7 @@ static const struct option long_options[] = {
     {"json", required_argument, NULL, OPT_JSON},
     {"cmap", required_argument, NULL, OPT_CMAP},
     {"numbers", no_argument, NULL, OPT_NUMBERS},
+    {"naive", no_argument, NULL, OPT_NAIVE},
     {"color", required_argument, NULL, OPT_COLOR},
     {"max-mem", required_argument, NULL, OPT_MAXMEM},
     {"help", no_argument, NULL, 'h'},
@@ -109,6 +115,7 @@ struct posenc_args {
     long check_from, check_to;
     const attn_cmap *cmap;
     int numbers;
+    int naive;
     term_color_mode color;
     size_t max_mem;
 };
@@ -263,6 +270,7 @@ static int parse_args(int argc, char **argv, struct posenc_args *a, int *help)
             }
             break;
         case OPT_NUMBERS: a->numbers = 1; break;
+        case OPT_NAIVE: a->naive = 1; break;
         case OPT_COLOR:
             if (term_parse_color(optarg, &a->color)) {
                 cli_error("--color: expected auto, always or never, got '%s'", optarg);
@@ -514,7 +522,10 @@ int cmd_posenc(int argc, char **argv)
         cli_error("out of memory for P (%zu × %zu)", N, D);
         return EXIT_RUNTIME;
     }
-    posenc_fill(P, N, D, a.base);
+    if (a.naive)
+        posenc_fill(P, N, D, a.base);      /* sin and cos of every angle */
+    else
+        posenc_fill_fast(P, N, D, a.base); /* row by row, by rotation */
 
     rep = output_report_stream(a.json);
     status = EXIT_OK;

@@ -3,6 +3,7 @@
 #include "posenc.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 double posenc_omega(size_t j, size_t D, double base)
 {
@@ -22,6 +23,54 @@ void posenc_fill(float *P, size_t N, size_t D, double base)
                 P[i * D + 2 * j + 1] = (float)cos(angle);  /* odd column: cos */
         }
     }
+}
+
+#define RESTART 256 /* rows between fresh sin/cos in posenc_fill_fast */
+
+void posenc_fill_fast(float *P, size_t N, size_t D, double base)
+{
+    const size_t pairs = (D + 1) / 2; /* an odd D's last column is a sin without cos */
+    double *s = malloc(4 * pairs * sizeof *s), *c, *rs, *rc;
+    size_t i, j;
+    if (!s) { /* no scratch memory: the reference needs none */
+        posenc_fill(P, N, D, base);
+        return;
+    }
+    c = s + pairs;       /* (pairs,) cos(i·omega_j) of the current row */
+    rs = s + 2 * pairs;  /* (pairs,) sin(omega_j): one step of the rotation */
+    rc = s + 3 * pairs;  /* (pairs,) cos(omega_j) */
+    for (j = 0; j < pairs; j++) {
+        double omega = posenc_omega(j, D, base);
+        rs[j] = sin(omega);
+        rc[j] = cos(omega);
+    }
+    for (i = 0; i < N; i++) {
+        float *row = P + i * D;
+        if (i % RESTART == 0) {
+            /* a fresh start: (sin, cos) of i·omega_j directly */
+            for (j = 0; j < pairs; j++) {
+                double angle = (double)i * posenc_omega(j, D, base);
+                s[j] = sin(angle);
+                c[j] = cos(angle);
+            }
+        } else {
+            /* rotate row i−1 by omega_j: the chapter's 2×2 matrix with δ = 1 */
+#pragma omp simd
+            for (j = 0; j < pairs; j++) {
+                double s1 = s[j] * rc[j] + c[j] * rs[j];
+                double c1 = c[j] * rc[j] - s[j] * rs[j];
+                s[j] = s1;
+                c[j] = c1;
+            }
+        }
+        for (j = 0; 2 * j + 1 < D; j++) {
+            row[2 * j] = (float)s[j];
+            row[2 * j + 1] = (float)c[j];
+        }
+        if (D % 2)
+            row[D - 1] = (float)s[pairs - 1];
+    }
+    free(s);
 }
 
 double posenc_check_relative(const float *P, size_t N, size_t D, double base,

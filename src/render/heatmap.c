@@ -400,29 +400,36 @@ static void choose_cell(heat_ctx *c)
 
 /* ---- drawing ----------------------------------------------------------- */
 
-/* Mean of the pool × pool block at pooled cell (r, c) of panel hp. */
-static double block_mean(const heat_panel *hp, size_t pool, size_t r, size_t c)
-{
-    size_t r0 = r * pool, r1 = r0 + pool < hp->rows ? r0 + pool : hp->rows;
-    size_t c0 = c * pool, c1 = c0 + pool < hp->cols ? c0 + pool : hp->cols;
-    double sum = 0.0;
-    for (size_t i = r0; i < r1; i++)
-        for (size_t j = c0; j < c1; j++)
-            sum += hp->data[i * hp->cols + j];
-    return sum / (double)((r1 - r0) * (c1 - c0));
-}
-
-/* Paint the cells of panel hp with their first cell at (x0, y0). */
+/* Paint the cells of panel hp with their first cell at (x0, y0). A pooled
+ * row of cells is summed in one sweep over its pool rows of entries (one
+ * running sum per cell, so the additions of neighbouring cells overlap),
+ * each cell's entries added row by row, left to right. */
 static void draw_cells(attn_image *img, const heat_ctx *c, const heat_panel *hp,
-                       long x0, long y0)
+                       long x0, long y0, double *sums)
 {
     const attn_cmap *cmap = c->fig->cmap ? c->fig->cmap : cmap_find("Reds");
-    size_t pr = (hp->rows + c->pool - 1) / c->pool;
-    size_t pc = (hp->cols + c->pool - 1) / c->pool;
+    const size_t pool = c->pool;
+    size_t pr = (hp->rows + pool - 1) / pool;
+    size_t pc = (hp->cols + pool - 1) / pool;
     double range = c->vmax - c->vmin;
     for (size_t r = 0; r < pr; r++) {
+        size_t r0 = r * pool, r1 = r0 + pool < hp->rows ? r0 + pool : hp->rows;
+        /* sums (pc,) of the blocks of this pooled row */
+        for (size_t q = 0; q < pc; q++)
+            sums[q] = 0.0;
+        for (size_t i = r0; i < r1; i++) {
+            const float *row = hp->data + i * hp->cols;
+            for (size_t q = 0; q < pc; q++) {
+                size_t c0 = q * pool, c1 = c0 + pool < hp->cols ? c0 + pool : hp->cols;
+                double sum = sums[q];
+                for (size_t j = c0; j < c1; j++)
+                    sum += row[j];
+                sums[q] = sum;
+            }
+        }
         for (size_t q = 0; q < pc; q++) {
-            double v = block_mean(hp, c->pool, r, q);
+            size_t c0 = q * pool, c1 = c0 + pool < hp->cols ? c0 + pool : hp->cols;
+            double v = sums[q] / (double)((r1 - r0) * (c1 - c0)); /* the block's mean */
             double t = range > 0.0 ? (v - c->vmin) / range : 0.5;
             long x = x0 + (long)q * c->cell, y = y0 + (long)r * c->cell;
             canvas_fill(img, x, y, x + c->cell, y + c->cell, cmap_color(cmap, t));
@@ -475,9 +482,10 @@ static void draw_panel(attn_image *img, heat_ctx *c, size_t gr, size_t gc)
     long pw = (long)((hp->cols + c->pool - 1) / c->pool) * c->cell;
     long ph = (long)((hp->rows + c->pool - 1) / c->pool) * c->cell;
     int left = gc == 0, bottom = gr + 1 == fig->grid_rows;
+    double sums[HEAT_MAX_SIDE]; /* one pooled row's block sums: pc <= HEAT_MAX_SIDE */
 
     /* Cells and a frame just outside them. */
-    draw_cells(img, c, hp, x0, y0);
+    draw_cells(img, c, hp, x0, y0, sums);
     canvas_frame(img, x0, y0, x0 + pw, y0 + ph, INK);
 
     /* Ticks and tick labels. */
