@@ -186,12 +186,12 @@ static void gemm_packed(float *C, size_t ldc, const float *A, size_t lda, const 
 /* Y (M, out) = X (M, in) · Wᵀ + bias for an nn.Linear weight W (out, in),
  * the column panels shared out over the threads. Returns -1 when scratch
  * memory cannot be had. */
-static int linear_par(float *Y, const float *X, size_t M, const linear *l)
+static int linear_par(float *Y, const float *X, size_t M, const linear *l, int parallel)
 {
     const size_t out = l->weight.shape[0], in = l->weight.shape[1];
     const size_t panels = (out + NR - 1) / NR;
     int failed = 0;
-#pragma omp parallel
+#pragma omp parallel if (parallel)
     {
         float *Bp = malloc(KC * NR * sizeof *Bp); /* (KC, NR) this thread's panel */
         long t;
@@ -392,6 +392,10 @@ int mha_forward_fast(float *out, float *weights, const float *queries, const flo
     size_t qbytes, kbytes, pbytes;
     long i;
     int failed = 0, status = -1;
+    /* threads only when there is work enough to pay for starting them: the
+     * chapter's cell (about 0.2 M multiply-adds) runs faster on one */
+    const int parallel = (double)B * ((double)(Nq + 2 * Nk) * (double)H * (double)H +
+                                      2.0 * (double)Nq * (double)Nk * (double)H) > 2e7;
 
     if (m->score != SCORE_DOT) {
         snprintf(err, errlen, "the fast path does dot-product scoring only");
@@ -413,16 +417,17 @@ int mha_forward_fast(float *out, float *weights, const float *queries, const flo
         goto oom;
 
     /* 1. project: Q = queries·W_qᵀ + b_q, K, V likewise */
-    if (linear_par(Q, queries, B * Nq, &m->W_q) || linear_par(K, keys, B * Nk, &m->W_k) ||
-        linear_par(V, values, B * Nk, &m->W_v))
+    if (linear_par(Q, queries, B * Nq, &m->W_q, parallel) ||
+        linear_par(K, keys, B * Nk, &m->W_k, parallel) ||
+        linear_par(V, values, B * Nk, &m->W_v, parallel))
         goto oom;
     /* fold the 1/sqrt(p) of the scores into Q */
-#pragma omp parallel for simd
+#pragma omp parallel for simd if (parallel)
     for (i = 0; i < (long)(B * Nq * H); i++)
         Q[i] *= scale;
 
     /* 2. each head's K_hᵀ and V_h packed in NR-wide panels, once */
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 1) if (parallel)
     for (i = 0; i < (long)(B * NH); i++) {
         const size_t b = (size_t)i / NH, h = (size_t)i % NH, j0max = kpanels * NR;
         float *kp = Kp + (size_t)i * kp_head, *vp = Vp + (size_t)i * vp_head;
@@ -438,7 +443,7 @@ int mha_forward_fast(float *out, float *weights, const float *queries, const flo
     }
 
     /* 3. every (example, head, block of queries) on its own */
-#pragma omp parallel
+#pragma omp parallel if (parallel)
     {
         task_mem t;
         long task;
@@ -473,7 +478,7 @@ int mha_forward_fast(float *out, float *weights, const float *queries, const flo
         goto oom;
 
     /* 4. output = concat · W_oᵀ + b_o */
-    if (linear_par(out, concat, B * Nq, &m->W_o))
+    if (linear_par(out, concat, B * Nq, &m->W_o, parallel))
         goto oom;
     status = 0;
     goto done;
