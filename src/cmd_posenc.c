@@ -14,6 +14,7 @@
 #include "output.h"
 #include "posenc.h"
 #include "render.h"
+#include "tensor.h"
 #include "term.h"
 
 #define MAX_DIM 1000000L
@@ -517,7 +518,7 @@ int cmd_posenc(int argc, char **argv)
     if (cli_check_mem(what, total, overflow, a.max_mem, NULL))
         return EXIT_RUNTIME;
 
-    P = malloc(pbytes);
+    P = big_floats(pbytes);
     if (!P) {
         cli_error("out of memory for P (%zu × %zu)", N, D);
         return EXIT_RUNTIME;

@@ -25,6 +25,10 @@ void tensor_free(tensor *t);
 /* Bytes of a tensor of this shape; -1 when the count overflows size_t. */
 int tensor_bytes(size_t ndim, const size_t *shape, size_t *bytes);
 
+/* Memory for a large float buffer (released with free): in huge pages
+ * where the system offers them, else plain malloc. NULL when out of memory. */
+float *big_floats(size_t bytes);
+
 /* "(2, 4, 100)" */
 void tensor_shape_str(char *buf, size_t buflen, size_t ndim, const size_t *shape);
 
