@@ -295,30 +295,27 @@ static int parse_args(int argc, char **argv, struct posenc_args *a, int *help)
 
 /* ---- outputs --------------------------------------------------------- */
 
-/* One matrix as a one-panel heatmap figure. */
-static int heatmap_file(const char *path, const float *m, size_t rows, size_t cols,
-                        const char *title, const char *xlabel, const char *ylabel,
-                        const attn_cmap *cmap, FILE *rep, const char *what)
+/* One matrix as a one-panel heatmap figure: panel has the data (or the
+ * row function) and the shape; the title and labels are set here. */
+static int heatmap_file(const char *path, heat_panel *panel, const char *title,
+                        const char *xlabel, const char *ylabel, const attn_cmap *cmap,
+                        double vmin, double vmax, FILE *rep, const char *what)
 {
     char err[512];
     attn_image img = {0, 0, NULL};
-    heat_panel panel;
     heat_figure fig;
     int status;
 
-    panel.data = m;
-    panel.rows = rows;
-    panel.cols = cols;
-    panel.title = title;
+    panel->title = title;
     memset(&fig, 0, sizeof fig);
-    fig.panels = &panel;
+    fig.panels = panel;
     fig.grid_rows = 1;
     fig.grid_cols = 1;
     fig.xlabel = xlabel;
     fig.ylabel = ylabel;
     fig.cmap = cmap;
-    fig.vmin = NAN;
-    fig.vmax = NAN;
+    fig.vmin = vmin;
+    fig.vmax = vmax;
     if (heatmap_draw(&img, NULL, &fig, err, sizeof err) != 0) {
         cli_error("%s: %s", path, err);
         return EXIT_RUNTIME;
@@ -326,6 +323,12 @@ static int heatmap_file(const char *path, const float *m, size_t rows, size_t co
     status = output_png(path, &img, rep, what);
     image_free(&img);
     return status;
+}
+
+/* Rows of P for a heatmap that does without storing P. */
+static void posenc_row(void *ctx, size_t i, float *out)
+{
+    posenc_rows_get(ctx, i, out);
 }
 
 /* The chapter's line plot: chosen columns of P against position. */
@@ -461,7 +464,7 @@ int cmd_posenc(int argc, char **argv)
     float *P = NULL; /* (N, D) */
     float *S = NULL; /* (N, N), only for --similarity */
     FILE *rep;       /* reports go to stdout unless the JSON does */
-    int help, status, overflow;
+    int help, status, overflow, store_P;
     char what[160];
 
     memset(&a, 0, sizeof a);
@@ -506,7 +509,12 @@ int cmd_posenc(int argc, char **argv)
     }
 
     /* memory: P, then P·Pᵀ and the figures (bounded by ~1000 px panels) */
+    /* P is stored unless a heatmap is all that is asked for: then its rows
+     * are made as the figure reads them */
+    store_P = a.json || a.plot || a.similarity || a.check || !a.png || a.naive;
     overflow = size_mul(N, D, &pbytes) || size_mul(pbytes, sizeof(float), &pbytes);
+    if (!store_P)
+        pbytes = 0;
     if (!overflow && a.similarity)
         overflow = size_mul(N, N, &sbytes) || size_mul(sbytes, sizeof(float), &sbytes);
     if (!overflow && a.plot)
@@ -518,14 +526,14 @@ int cmd_posenc(int argc, char **argv)
     if (cli_check_mem(what, total, overflow, a.max_mem, NULL))
         return EXIT_RUNTIME;
 
-    P = big_floats(pbytes);
-    if (!P) {
+    P = store_P ? big_floats(pbytes) : NULL;
+    if (store_P && !P) {
         cli_error("out of memory for P (%zu × %zu)", N, D);
         return EXIT_RUNTIME;
     }
-    if (a.naive)
+    if (store_P && a.naive)
         posenc_fill(P, N, D, a.base);      /* sin and cos of every angle */
-    else
+    else if (store_P)
         posenc_fill_fast(P, N, D, a.base); /* row by row, by rotation */
 
     rep = output_report_stream(a.json);
@@ -542,8 +550,22 @@ int cmd_posenc(int argc, char **argv)
         char title[96];
         snprintf(title, sizeof title, "Positional encoding (%zu × %zu)", N, D);
         snprintf(what, sizeof what, "heatmap of P, %zu × %zu", N, D);
-        status = heatmap_file(a.png, P, N, D, title, "Column (encoding dimension)",
-                              "Row (position)", a.cmap, rep, what);
+        heat_panel panel = {P, N, D, NULL, NULL, NULL};
+        posenc_rows rows;
+        if (!store_P) {
+            if (posenc_rows_init(&rows, D, a.base) != 0) {
+                cli_error("out of memory for the rows of P");
+                status = EXIT_RUNTIME;
+                goto done;
+            }
+            panel.row = posenc_row;
+            panel.row_ctx = &rows;
+        }
+        /* the colour scale is sin and cos's range, −1 … 1 */
+        status = heatmap_file(a.png, &panel, title, "Column (encoding dimension)",
+                              "Row (position)", a.cmap, -1.0, 1.0, rep, what);
+        if (!store_P)
+            posenc_rows_free(&rows);
         if (status != EXIT_OK)
             goto done;
     }
@@ -561,8 +583,9 @@ int cmd_posenc(int argc, char **argv)
         }
         posenc_similarity(S, P, N, D);
         snprintf(what, sizeof what, "heatmap of P·Pᵀ, %zu × %zu", N, N);
-        status = heatmap_file(a.similarity, S, N, N, "P·Pᵀ (dot products of positions)",
-                              "Position k", "Position i", a.cmap, rep, what);
+        heat_panel spanel = {S, N, N, NULL, NULL, NULL};
+        status = heatmap_file(a.similarity, &spanel, "P·Pᵀ (dot products of positions)",
+                              "Position k", "Position i", a.cmap, NAN, NAN, rep, what);
         if (status != EXIT_OK)
             goto done;
     }

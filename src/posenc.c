@@ -27,50 +27,76 @@ void posenc_fill(float *P, size_t N, size_t D, double base)
 
 #define RESTART 256 /* rows between fresh sin/cos in posenc_fill_fast */
 
-void posenc_fill_fast(float *P, size_t N, size_t D, double base)
+int posenc_rows_init(posenc_rows *it, size_t D, double base)
 {
     const size_t pairs = (D + 1) / 2; /* an odd D's last column is a sin without cos */
-    double *s = malloc(4 * pairs * sizeof *s), *c, *rs, *rc;
-    size_t i, j;
-    if (!s) { /* no scratch memory: the reference needs none */
-        posenc_fill(P, N, D, base);
-        return;
-    }
-    c = s + pairs;       /* (pairs,) cos(i·omega_j) of the current row */
-    rs = s + 2 * pairs;  /* (pairs,) sin(omega_j): one step of the rotation */
-    rc = s + 3 * pairs;  /* (pairs,) cos(omega_j) */
+    size_t j;
+    it->D = D;
+    it->base = base;
+    it->next = 0;
+    it->s = malloc(4 * pairs * sizeof *it->s);
+    if (!it->s)
+        return -1;
+    it->c = it->s + pairs;      /* (pairs,) cos(i·omega_j) of the last row */
+    it->rs = it->s + 2 * pairs; /* (pairs,) sin(omega_j): one step of the rotation */
+    it->rc = it->s + 3 * pairs; /* (pairs,) cos(omega_j) */
     for (j = 0; j < pairs; j++) {
         double omega = posenc_omega(j, D, base);
-        rs[j] = sin(omega);
-        rc[j] = cos(omega);
+        it->rs[j] = sin(omega);
+        it->rc[j] = cos(omega);
     }
-    for (i = 0; i < N; i++) {
-        float *row = P + i * D;
-        if (i % RESTART == 0) {
-            /* a fresh start: (sin, cos) of i·omega_j directly */
-            for (j = 0; j < pairs; j++) {
-                double angle = (double)i * posenc_omega(j, D, base);
-                s[j] = sin(angle);
-                c[j] = cos(angle);
-            }
-        } else {
-            /* rotate row i−1 by omega_j: the chapter's 2×2 matrix with δ = 1 */
+    return 0;
+}
+
+void posenc_rows_get(posenc_rows *it, size_t i, float *row)
+{
+    const size_t D = it->D, pairs = (D + 1) / 2;
+    double *s = it->s, *c = it->c;
+    const double *rs = it->rs, *rc = it->rc;
+    size_t j;
+    if (i % RESTART == 0 || i != it->next) {
+        /* a fresh start: (sin, cos) of i·omega_j directly */
+        for (j = 0; j < pairs; j++) {
+            double angle = (double)i * posenc_omega(j, D, it->base);
+            s[j] = sin(angle);
+            c[j] = cos(angle);
+        }
+    } else {
+        /* rotate row i−1 by omega_j: the chapter's 2×2 matrix with δ = 1 */
 #pragma omp simd
-            for (j = 0; j < pairs; j++) {
-                double s1 = s[j] * rc[j] + c[j] * rs[j];
-                double c1 = c[j] * rc[j] - s[j] * rs[j];
-                s[j] = s1;
-                c[j] = c1;
-            }
+        for (j = 0; j < pairs; j++) {
+            double s1 = s[j] * rc[j] + c[j] * rs[j];
+            double c1 = c[j] * rc[j] - s[j] * rs[j];
+            s[j] = s1;
+            c[j] = c1;
         }
-        for (j = 0; 2 * j + 1 < D; j++) {
-            row[2 * j] = (float)s[j];
-            row[2 * j + 1] = (float)c[j];
-        }
-        if (D % 2)
-            row[D - 1] = (float)s[pairs - 1];
     }
-    free(s);
+    for (j = 0; 2 * j + 1 < D; j++) {
+        row[2 * j] = (float)s[j];
+        row[2 * j + 1] = (float)c[j];
+    }
+    if (D % 2)
+        row[D - 1] = (float)s[pairs - 1];
+    it->next = i + 1;
+}
+
+void posenc_rows_free(posenc_rows *it)
+{
+    free(it->s);
+    it->s = NULL;
+}
+
+void posenc_fill_fast(float *P, size_t N, size_t D, double base)
+{
+    posenc_rows it;
+    size_t i;
+    if (posenc_rows_init(&it, D, base) != 0) {
+        posenc_fill(P, N, D, base); /* no scratch memory: the reference needs none */
+        return;
+    }
+    for (i = 0; i < N; i++)
+        posenc_rows_get(&it, i, P + i * D);
+    posenc_rows_free(&it);
 }
 
 double posenc_check_relative(const float *P, size_t N, size_t D, double base,

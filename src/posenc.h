@@ -30,6 +30,20 @@ void posenc_fill(float *P, size_t N, size_t D, double base);
  * before the rounding to float32. */
 void posenc_fill_fast(float *P, size_t N, size_t D, double base);
 
+/* The rows of posenc_fill_fast one at a time, for a figure of an encoding
+ * too large to be worth storing. posenc_rows_get writes row i (D floats);
+ * asked in order it rotates, otherwise it starts afresh. */
+typedef struct posenc_rows {
+    size_t D, next;  /* next: the row a rotation would give */
+    double base;
+    double *s, *c;   /* (pairs,) sin and cos of the last row's angles */
+    double *rs, *rc; /* (pairs,) sin and cos of omega_j */
+} posenc_rows;
+
+int posenc_rows_init(posenc_rows *it, size_t D, double base); /* -1: out of memory */
+void posenc_rows_get(posenc_rows *it, size_t i, float *row);
+void posenc_rows_free(posenc_rows *it);
+
 /* The relative-position property: for offset delta, each pair
  * (P[i][2j], P[i][2j+1]) rotated by the 2×2 matrix
  *     [ cos(delta*omega_j)  sin(delta*omega_j) ]

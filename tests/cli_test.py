@@ -237,6 +237,14 @@ def group_posenc_outputs(tmp):
     expect(["posenc", "--dim", "512", "--steps", "10000", "--png", big], 0, err="")
     w, h, _ = png_info(big)
     check(w <= 1600 and h <= 1400, "10000x512 heatmap is pooled to a sane size (%dx%d)" % (w, h))
+    # without other outputs the heatmap reads P's rows as they are made: the
+    # same figure as from the stored P (--check-relative needs it stored)
+    made = os.path.join(tmp, "made.png")
+    expect(["posenc", "--dim", "64", "--steps", "3000", "--png", made], 0)
+    stored = os.path.join(tmp, "stored.png")
+    expect(["posenc", "--dim", "64", "--steps", "3000", "--png", stored, "--check-relative", "1"], 0)
+    check(open(made, "rb").read() == open(stored, "rb").read(),
+          "the heatmap of rows made on demand equals that of the stored P")
     # one column, one step: degenerate but fine
     one = os.path.join(tmp, "one.png")
     expect(["posenc", "--dim", "1", "--steps", "1", "--png", one, "--plot",

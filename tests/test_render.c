@@ -763,7 +763,7 @@ static void test_heatmap_small(void)
     float m[21];
     for (int i = 0; i < 21; i++)
         m[i] = (float)((i * 5) % 21) - 3.5f;
-    heat_panel panel = {m, 7, 3, "7 x 3"};
+    heat_panel panel = {m, 7, 3, "7 x 3", NULL, NULL};
     heat_figure fig = {&panel, 1, 1, "Keys", "Queries", NULL, NULL,
                        cmap_find("viridis"), NAN, NAN, "value"};
     heat_layout L;
@@ -781,7 +781,7 @@ static void test_heatmap_posenc(void)
     /* The chapter's figure: 60 positions x 32 encoding dimensions. */
     static float P[60 * 32];
     posenc(P, 60, 32);
-    heat_panel panel = {P, 60, 32, NULL};
+    heat_panel panel = {P, 60, 32, NULL, NULL, NULL};
     heat_figure fig = {&panel, 1, 1, "Column (encoding dimension)", "Row (position)",
                        NULL, NULL, cmap_find("Blues"), NAN, NAN, NULL};
     heat_layout L;
@@ -801,8 +801,8 @@ static void test_heatmap_shared_scale(void)
     for (int p = 0; p < 4; p++)
         for (int i = 0; i < 24; i++)
             m[p][i] = base[p] + span[p] * (float)((i * 7) % 24) / 23.0f;
-    heat_panel panels[4] = {{m[0], 4, 6, "Head 1"}, {m[1], 4, 6, "Head 2"},
-                            {m[2], 4, 6, "Head 3"}, {m[3], 4, 6, "Head 4"}};
+    heat_panel panels[4] = {{m[0], 4, 6, "Head 1", NULL, NULL}, {m[1], 4, 6, "Head 2", NULL, NULL},
+                            {m[2], 4, 6, "Head 3", NULL, NULL}, {m[3], 4, 6, "Head 4", NULL, NULL}};
     heat_figure fig = {panels, 2, 2, "Key positions", "Query positions", NULL, NULL,
                        cmap_find("Reds"), NAN, NAN, NULL};
     heat_layout L;
@@ -828,7 +828,7 @@ static void test_heatmap_shared_scale(void)
         for (int i = 0; i < 24; i++)
             a[p][i] = (float)((p * 3 + i * 5) % 11) / 10.0f;
         snprintf(titles[p], sizeof titles[p], "Head %d", p % 5 + 1);
-        heads[p] = (heat_panel){a[p], 4, 6, titles[p]};
+        heads[p] = (heat_panel){a[p], 4, 6, titles[p], NULL, NULL};
     }
     const char *keys[] = {"The", "cat", "sat", "on", "the", "mat"};
     const char *queries[] = {"Die", "Katze", "sa\xC3\x9F", "<eos>"};
@@ -850,7 +850,7 @@ static void test_heatmap_pooled(void)
         for (size_t c = 0; c < cols; c++)
             m[r * cols + c] = (float)(sin((double)r * 0.013) * cos((double)c * 0.7) +
                                       (double)r / 3000.0);
-    heat_panel panel = {m, rows, cols, "pooled"};
+    heat_panel panel = {m, rows, cols, "pooled", NULL, NULL};
     heat_figure fig = {&panel, 1, 1, "Column", "Row", NULL, NULL, cmap_find("Blues"),
                        NAN, NAN, NULL};
     heat_layout L;
@@ -868,7 +868,7 @@ static void test_heatmap_pooled(void)
     if (P == NULL)
         return;
     posenc(P, n, d);
-    heat_panel big = {P, n, d, NULL};
+    heat_panel big = {P, n, d, NULL, NULL, NULL};
     heat_figure fig2 = {&big, 1, 1, "Column (encoding dimension)", "Row (position)",
                         NULL, NULL, cmap_find("Blues"), NAN, NAN, NULL};
     attn_image img;
@@ -884,7 +884,7 @@ static void test_heatmap_degenerate(void)
 {
     /* vmin == vmax: every cell is the middle colour, no division by 0. */
     float m[6] = {2, 2, 2, 2, 2, 2};
-    heat_panel panel = {m, 2, 3, NULL};
+    heat_panel panel = {m, 2, 3, NULL, NULL, NULL};
     heat_figure fig = {&panel, 1, 1, NULL, NULL, NULL, NULL, cmap_find("gray"), NAN, NAN, NULL};
     heat_layout L;
     int w = 0, h = 0;
@@ -895,7 +895,7 @@ static void test_heatmap_degenerate(void)
     /* Bad input fails with a message and no image. */
     attn_image img;
     char err[256] = "";
-    heat_panel none = {NULL, 2, 3, NULL};
+    heat_panel none = {NULL, 2, 3, NULL, NULL, NULL};
     heat_figure bad = fig;
     bad.panels = &none;
     CHECK_INT(heatmap_draw(&img, NULL, &bad, err, sizeof err), -1);
@@ -914,7 +914,7 @@ static void test_heatmap_degenerate(void)
     CHECK(strstr(err, "vmin") != NULL);
     /* Tick labels need panels of one shape. */
     float m2[4] = {0, 1, 2, 3};
-    heat_panel two[2] = {{m, 2, 3, NULL}, {m2, 2, 2, NULL}};
+    heat_panel two[2] = {{m, 2, 3, NULL, NULL, NULL}, {m2, 2, 2, NULL, NULL, NULL}};
     const char *xl[] = {"a", "b", "c"};
     bad = fig;
     bad.panels = two;
@@ -1086,6 +1086,44 @@ static void test_png(void)
     CHECK_INT(image_alloc(&img, 0, 5, err, sizeof err), -1);
 }
 
+/* A panel whose rows come from a function draws the same image as the
+ * same matrix stored (here pooled: 3000 × 40). */
+static void ramp_row(void *ctx, size_t i, float *out)
+{
+    size_t cols = *(const size_t *)ctx;
+    for (size_t j = 0; j < cols; j++)
+        out[j] = (float)sin(0.01 * (double)i + 0.3 * (double)j);
+}
+
+static void test_heatmap_rows(void)
+{
+    size_t rows = 3000, cols = 40;
+    float *m = malloc(rows * cols * sizeof *m);
+    CHECK(m != NULL);
+    if (!m)
+        return;
+    for (size_t i = 0; i < rows; i++)
+        ramp_row(&cols, i, m + i * cols);
+    heat_panel stored = {m, rows, cols, "stored", NULL, NULL};
+    heat_panel made = {NULL, rows, cols, "stored", ramp_row, &cols};
+    heat_figure fig = {&stored, 1, 1, "x", "y", NULL, NULL, cmap_find("Blues"), NAN, NAN, NULL};
+    attn_image a = {0, 0, NULL}, b = {0, 0, NULL};
+    char err[256];
+    CHECK(heatmap_draw(&a, NULL, &fig, err, sizeof err) == 0);
+    fig.panels = &made;
+    CHECK(heatmap_draw(&b, NULL, &fig, err, sizeof err) == 0);
+    CHECK(a.rgb && b.rgb && a.w == b.w && a.h == b.h &&
+          memcmp(a.rgb, b.rgb, (size_t)a.w * (size_t)a.h * 3) == 0);
+    /* neither data nor a row function, or both: refused */
+    heat_panel both = {m, rows, cols, NULL, ramp_row, &cols};
+    attn_image c = {0, 0, NULL};
+    fig.panels = &both;
+    CHECK(heatmap_draw(&c, NULL, &fig, err, sizeof err) == -1);
+    image_free(&a);
+    image_free(&b);
+    free(m);
+}
+
 int main(int argc, char **argv)
 {
     const char *base = argc > 1 ? argv[1] : "/tmp";
@@ -1103,6 +1141,7 @@ int main(int argc, char **argv)
     test_cjk_fallback();
     test_ticks();
     test_heatmap_small();
+    test_heatmap_rows();
     test_heatmap_posenc();
     test_heatmap_shared_scale();
     test_heatmap_pooled();

@@ -18,16 +18,19 @@
  * panel_dx, panel_y0 + (p / grid_cols) * panel_dy).
  *
  * Cell colours: a cell shows the mean v of its pool × pool block of
- * entries (sum in double over the block in row-major order, divided by the
- * number of entries; the last block of a row or column may be smaller) and
+ * entries (sum in double: the block's column sums, added left to right,
+ * divided by the number of entries; the last block of a row or column may
+ * be smaller) and
  * is painted cmap_color(cmap, (v - vmin) / (vmax - vmin)), or t = 0.5 when
  * vmax == vmin. Without pooling v is the entry itself. Without a cmap the
  * figure uses Reds (d2l's default). The colour scale, when not given, is
  * the min / max of the finite entries of all panels (NaN entries are
  * painted like t = NaN, i.e. the colormap's entry 0).
  */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "canvas.h"
@@ -79,6 +82,8 @@ typedef struct heat_ctx {
     size_t pool;                /* entries per cell side */
     size_t prows, pcols;        /* pooled size of the largest panel */
     double vmin, vmax;
+    float *rowbuf;              /* (widest panel's cols,) for made-on-demand rows */
+    double *colsum;             /* (widest panel's cols,) column sums while pooling */
     heat_axis x, y;
     int any_title;
     double title_w;             /* widest title */
@@ -292,6 +297,16 @@ static void layout(heat_ctx *c)
 
 /* ---- checking and measuring the input -------------------------------- */
 
+/* Row i of panel hp: a pointer into its data, or made by its row
+ * function into buf. */
+static const float *panel_row(const heat_panel *hp, size_t i, float *buf)
+{
+    if (hp->data)
+        return hp->data + i * hp->cols;
+    hp->row(hp->row_ctx, i, buf);
+    return buf;
+}
+
 /* Validate the figure and fill c's sizes, scale, pool and text widths. */
 static int prepare(heat_ctx *c, const heat_figure *fig, char *err, size_t errlen)
 {
@@ -308,7 +323,7 @@ static int prepare(heat_ctx *c, const heat_figure *fig, char *err, size_t errlen
     for (size_t p = 0; p < c->npanels; p++) {
         const heat_panel *hp = &fig->panels[p];
         size_t n;
-        if (hp->data == NULL || hp->rows == 0 || hp->cols == 0 ||
+        if ((hp->data == NULL) == (hp->row == NULL) || hp->rows == 0 || hp->cols == 0 ||
             render_size_mul(hp->rows, hp->cols, &n) < 0)
             return render_error(err, errlen, "heatmap: panel %zu has no data or an invalid shape",
                                 p + 1);
@@ -320,16 +335,27 @@ static int prepare(heat_ctx *c, const heat_figure *fig, char *err, size_t errlen
         cols = cols > hp->cols ? cols : hp->cols;
     }
 
+    /* A row buffer for panels whose rows are made on demand. */
+    c->rowbuf = malloc(cols * sizeof *c->rowbuf + 1);
+    c->colsum = malloc(cols * sizeof *c->colsum + 1);
+    if (!c->rowbuf || !c->colsum)
+        return render_error(err, errlen, "heatmap: out of memory");
+
     /* Colour scale: given, or min / max of the finite entries. */
-    double lo = INFINITY, hi = -INFINITY;
+    float lo = INFINITY, hi = -INFINITY;
     for (size_t p = 0; p < c->npanels; p++) {
         const heat_panel *hp = &fig->panels[p];
-        size_t n = hp->rows * hp->cols;
-        for (size_t i = 0; i < n; i++) {
-            double v = hp->data[i];
-            if (isfinite(v)) {
-                lo = v < lo ? v : lo;
-                hi = v > hi ? v : hi;
+        if (!isnan(fig->vmin) && !isnan(fig->vmax))
+            break; /* both given: no need to look */
+        for (size_t i = 0; i < hp->rows; i++) {
+            const float *row = panel_row(hp, i, c->rowbuf);
+            for (size_t j = 0; j < hp->cols; j++) {
+                /* NaN fails every comparison; ±inf fails the range test */
+                float v = row[j];
+                if (v < lo && v >= -FLT_MAX)
+                    lo = v;
+                if (v > hi && v <= FLT_MAX)
+                    hi = v;
             }
         }
     }
@@ -400,10 +426,10 @@ static void choose_cell(heat_ctx *c)
 
 /* ---- drawing ----------------------------------------------------------- */
 
-/* Paint the cells of panel hp with their first cell at (x0, y0). A pooled
- * row of cells is summed in one sweep over its pool rows of entries (one
- * running sum per cell, so the additions of neighbouring cells overlap),
- * each cell's entries added row by row, left to right. */
+/* Paint the cells of panel hp with their first cell at (x0, y0). For a
+ * pooled row of cells, the column sums of its pool rows are added first
+ * (one pass over the rows, every column at once), then each cell's block
+ * sums those of its columns; the mean is that sum over the block's size. */
 static void draw_cells(attn_image *img, const heat_ctx *c, const heat_panel *hp,
                        long x0, long y0, double *sums)
 {
@@ -412,20 +438,23 @@ static void draw_cells(attn_image *img, const heat_ctx *c, const heat_panel *hp,
     size_t pr = (hp->rows + pool - 1) / pool;
     size_t pc = (hp->cols + pool - 1) / pool;
     double range = c->vmax - c->vmin;
+    double *colsum = c->colsum; /* (cols,) */
     for (size_t r = 0; r < pr; r++) {
         size_t r0 = r * pool, r1 = r0 + pool < hp->rows ? r0 + pool : hp->rows;
-        /* sums (pc,) of the blocks of this pooled row */
-        for (size_t q = 0; q < pc; q++)
-            sums[q] = 0.0;
+        for (size_t j = 0; j < hp->cols; j++)
+            colsum[j] = 0.0;
         for (size_t i = r0; i < r1; i++) {
-            const float *row = hp->data + i * hp->cols;
-            for (size_t q = 0; q < pc; q++) {
-                size_t c0 = q * pool, c1 = c0 + pool < hp->cols ? c0 + pool : hp->cols;
-                double sum = sums[q];
-                for (size_t j = c0; j < c1; j++)
-                    sum += row[j];
-                sums[q] = sum;
-            }
+            const float *row = panel_row(hp, i, c->rowbuf);
+            for (size_t j = 0; j < hp->cols; j++)
+                colsum[j] += row[j];
+        }
+        /* sums (pc,) of the blocks of this pooled row */
+        for (size_t q = 0; q < pc; q++) {
+            size_t c0 = q * pool, c1 = c0 + pool < hp->cols ? c0 + pool : hp->cols;
+            double sum = 0.0;
+            for (size_t j = c0; j < c1; j++)
+                sum += colsum[j];
+            sums[q] = sum;
         }
         for (size_t q = 0; q < pc; q++) {
             size_t c0 = q * pool, c1 = c0 + pool < hp->cols ? c0 + pool : hp->cols;
@@ -596,6 +625,8 @@ int heatmap_draw(attn_image *img, heat_layout *lay, const heat_figure *fig,
     }
     rc = 0;
 done:
+    free(c.rowbuf);
+    free(c.colsum);
     text_font_close(c.font);
     return rc;
 }

@@ -49,6 +49,12 @@ typedef struct heat_panel {
     const float *data;  /* (rows, cols), row-major; row 0 drawn at the top */
     size_t rows, cols;
     const char *title;  /* e.g. "Head 1"; NULL for none */
+    /* Instead of data (which is then NULL): rows made on demand, for a
+     * matrix too large to be worth storing. row(row_ctx, i, out) writes
+     * row i, cols floats, into out; the heatmap asks for rows 0 … rows−1
+     * in order, twice (for the colour scale, then for the cells). */
+    void (*row)(void *row_ctx, size_t i, float *out);
+    void *row_ctx;
 } heat_panel;
 
 typedef struct heat_figure {
