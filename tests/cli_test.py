@@ -305,7 +305,8 @@ def group_posenc_files(tmp):
     png_info(keep)
     with open(keep, "wb") as f:
         f.write(b"old contents")
-    expect(["posenc", "--steps", "200000", "--dim", "10000", "--png", keep], 1)
+    expect(["posenc", "--steps", "200000", "--dim", "10000", "--png", keep, "--check-relative", "1"],
+           1)
     with open(keep, "rb") as f:
         check(f.read() == b"old contents", "a refused run leaves the old file untouched")
     # no temporary files are left in the folder
