@@ -34,6 +34,57 @@ void cli_error(const char *fmt, ...)
     fputc('\n', stderr);
 }
 
+/* ---- options --------------------------------------------------------- */
+
+const char *cli_option_name(const struct option *longopts, int val)
+{
+    const struct option *o;
+    for (o = longopts; o->name; o++)
+        if (o->val == val)
+            return o->name;
+    return "?";
+}
+
+int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts,
+               unsigned char *seen, size_t nseen, int *first)
+{
+    int opt;
+    if (*first) {
+        opterr = 0; /* the messages are ours */
+        optind = 0; /* 0: glibc starts afresh, as for a new argv */
+        *first = 0;
+    }
+    opt = getopt_long(argc, argv, shortopts, longopts, NULL);
+    if (opt == -1) {
+        if (optind < argc) {
+            cli_error("unexpected argument '%s' (see attn %s --help)", argv[optind],
+                      cli_command());
+            return CLI_OPT_ERROR;
+        }
+        return -1;
+    }
+    if (opt == '?') {
+        if (optopt)
+            cli_error("unknown option '-%c' (see attn %s --help)", optopt, cli_command());
+        else
+            cli_error("unknown option '%s' (see attn %s --help)", argv[optind - 1],
+                      cli_command());
+        return CLI_OPT_ERROR;
+    }
+    if (opt == ':') {
+        cli_error("option '%s' needs a value", argv[optind - 1]);
+        return CLI_OPT_ERROR;
+    }
+    if (opt >= 0 && (size_t)opt < nseen) {
+        if (seen[opt]) {
+            cli_error("option '--%s' given twice", cli_option_name(longopts, opt));
+            return CLI_OPT_ERROR;
+        }
+        seen[opt] = 1;
+    }
+    return opt;
+}
+
 /* ---- numbers --------------------------------------------------------- */
 
 int cli_parse_long(const char *opt, const char *s, long min, long max, long *out)

@@ -4,7 +4,6 @@
  * module print-out (--describe), a heatmap grid (--png) and JSON (--json).
  * The two commands share everything but a few options; `self` tells them
  * apart. Dimensions as in attention.h. */
-#include <getopt.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -199,14 +198,6 @@ struct attn_args {
     long lens[MAX_VALID_LENS];
 };
 
-static const char *option_name(const struct option *opts, int val)
-{
-    for (; opts->name; opts++)
-        if (opts->val == val)
-            return opts->name;
-    return "?";
-}
-
 /* "3,2" → (2,); "1,2;3,4" → (2, 2); "none". */
 static int parse_lens(const char *s, struct attn_args *a)
 {
@@ -260,9 +251,8 @@ bad:
 static int parse_args(int argc, char **argv, int self, struct attn_args *a, int *help)
 {
     const struct option *opts = self ? selfattn_options : multihead_options;
-    const char *cmd = self ? "selfattn" : "multihead";
-    int seen[OPT_END] = {0};
-    int opt, idx;
+    unsigned char seen[OPT_END] = {0};
+    int opt, first = 1;
     long v;
 
     memset(a, 0, sizeof *a);
@@ -274,27 +264,9 @@ static int parse_args(int argc, char **argv, int self, struct attn_args *a, int 
     a->dropout = 0.5;
     a->repeat = 1;
 
-    opterr = 0;
-    optind = 1;
-    while ((opt = getopt_long(argc, argv, ":hi:", opts, &idx)) != -1) {
-        if (opt == '?') {
-            if (optopt)
-                cli_error("unknown option '-%c' (see attn %s --help)", optopt, cmd);
-            else
-                cli_error("unknown option '%s' (see attn %s --help)", argv[optind - 1], cmd);
+    while ((opt = cli_getopt(argc, argv, ":hi:", opts, seen, OPT_END, &first)) != -1) {
+        if (opt == CLI_OPT_ERROR)
             return EXIT_USAGE;
-        }
-        if (opt == ':') {
-            cli_error("option '%s' needs a value", argv[optind - 1]);
-            return EXIT_USAGE;
-        }
-        if (opt < OPT_END) {
-            if (seen[opt]) {
-                cli_error("option '--%s' given twice", option_name(opts, opt));
-                return EXIT_USAGE;
-            }
-            seen[opt] = 1;
-        }
 #define SIZE_OPT(name, field, min)                                                  \
     if (cli_parse_long("--" name, optarg, min, MAX_SIZE, &v)) return EXIT_USAGE;    \
     a->po.field = v;                                                                \
@@ -382,10 +354,6 @@ static int parse_args(int argc, char **argv, int self, struct attn_args *a, int 
         }
 #undef SIZE_OPT
     }
-    if (optind < argc) {
-        cli_error("unexpected argument '%s' (see attn %s --help)", argv[optind], cmd);
-        return EXIT_USAGE;
-    }
     /* options that only make sense together, or not with a file */
     if (a->input) {
         static const int random_only[] = {OPT_BATCH, OPT_QUERIES, OPT_KV, OPT_FILL,
@@ -395,7 +363,7 @@ static int parse_args(int argc, char **argv, int self, struct attn_args *a, int 
         for (i = 0; i < sizeof random_only / sizeof random_only[0]; i++)
             if (seen[random_only[i]]) {
                 cli_error("--%s makes random inputs and cannot be used with --input",
-                          option_name(opts, random_only[i]));
+                          cli_option_name(opts, random_only[i]));
                 return EXIT_USAGE;
             }
     }

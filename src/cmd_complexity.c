@@ -7,7 +7,6 @@
  * over a sweep of n with the growth exponent fitted.
  * Legend as in complexity.h: n positions, d channels, k kernel size,
  * r neighbourhood size. */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,18 +137,8 @@ struct cx_args {
     int wall;           /* --clock wall: fit and plot wall-clock time */
     const char *png, *json;
     size_t max_mem;
-    int seen[OPT_END];
+    unsigned char seen[OPT_END];
 };
-
-/* The long name of an option value from long_options. */
-static const char *option_name(int val)
-{
-    const struct option *o;
-    for (o = long_options; o->name; o++)
-        if (o->val == val)
-            return o->name;
-    return "?";
-}
 
 /* --k and --r: 2 or more; 1 gets the reason rather than a range. */
 static int parse_width(const char *opt, const char *s, const char *why, long max, long *out)
@@ -189,7 +178,7 @@ static int parse_args(int argc, char **argv, struct cx_args *a, int *help)
 {
     static const int measure_only[] = {OPT_SWEEP, OPT_MDIM, OPT_REPS, OPT_CLOCK, OPT_SEED,
                                        OPT_PNG};
-    int opt, idx;
+    int opt, first = 1;
     size_t i;
 
     *help = 0;
@@ -203,28 +192,10 @@ static int parse_args(int argc, char **argv, struct cx_args *a, int *help)
     a->reps = 5;
     a->max_mem = CLI_DEFAULT_MAX_MEM;
 
-    opterr = 0;
-    optind = 1;
-    while ((opt = getopt_long(argc, argv, ":hn:d:k:r:", long_options, &idx)) != -1) {
-        if (opt == '?') {
-            if (optopt)
-                cli_error("unknown option '-%c' (see attn complexity --help)", optopt);
-            else
-                cli_error("unknown option '%s' (see attn complexity --help)",
-                          argv[optind - 1]);
+    while ((opt = cli_getopt(argc, argv, ":hn:d:k:r:", long_options, a->seen, OPT_END, &first)) !=
+           -1) {
+        if (opt == CLI_OPT_ERROR)
             return EXIT_USAGE;
-        }
-        if (opt == ':') {
-            cli_error("option '%s' needs a value", argv[optind - 1]);
-            return EXIT_USAGE;
-        }
-        if (opt < OPT_END) {
-            if (a->seen[opt]) {
-                cli_error("option '--%s' given twice", option_name(opt));
-                return EXIT_USAGE;
-            }
-            a->seen[opt] = 1;
-        }
         switch (opt) {
         case 'h': *help = 1; return EXIT_OK;
         case 'n':
@@ -279,14 +250,10 @@ static int parse_args(int argc, char **argv, struct cx_args *a, int *help)
             return EXIT_RUNTIME;
         }
     }
-    if (optind < argc) {
-        cli_error("unexpected argument '%s' (see attn complexity --help)", argv[optind]);
-        return EXIT_USAGE;
-    }
     for (i = 0; i < sizeof measure_only / sizeof measure_only[0]; i++)
         if (a->seen[measure_only[i]] && !a->measure) {
             cli_error("--%s is for --measure, which is not given",
-                      option_name(measure_only[i]));
+                      cli_option_name(long_options, measure_only[i]));
             return EXIT_USAGE;
         }
     return EXIT_OK;

@@ -2,7 +2,6 @@
  * d2l §10.6.3, its figures (heatmap, columns plot, P·Pᵀ), the binary table
  * and the relative-position check (SPEC.md §6).
  * Legend: N positions (--steps), D encoding dimensions (--dim). */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -193,21 +192,11 @@ static int parse_check(const char *s, struct posenc_args *a)
     return 0;
 }
 
-/* The long name of an option value from long_options. */
-static const char *option_name(int val)
-{
-    const struct option *o;
-    for (o = long_options; o->name; o++)
-        if (o->val == val)
-            return o->name;
-    return "?";
-}
-
 /* Parse argv into a; 0, or an exit status after printing the error. */
 static int parse_args(int argc, char **argv, struct posenc_args *a, int *help)
 {
-    int seen[OPT_END] = {0};
-    int opt, idx;
+    unsigned char seen[OPT_END] = {0};
+    int opt, first = 1;
 
     *help = 0;
     a->dim = 32;
@@ -217,27 +206,9 @@ static int parse_args(int argc, char **argv, struct posenc_args *a, int *help)
     a->color = TERM_COLOR_AUTO;
     a->max_mem = CLI_DEFAULT_MAX_MEM;
 
-    opterr = 0;
-    optind = 1;
-    while ((opt = getopt_long(argc, argv, ":hd:n:", long_options, &idx)) != -1) {
-        if (opt == '?') {
-            if (optopt)
-                cli_error("unknown option '-%c' (see attn posenc --help)", optopt);
-            else
-                cli_error("unknown option '%s' (see attn posenc --help)", argv[optind - 1]);
+    while ((opt = cli_getopt(argc, argv, ":hd:n:", long_options, seen, OPT_END, &first)) != -1) {
+        if (opt == CLI_OPT_ERROR)
             return EXIT_USAGE;
-        }
-        if (opt == ':') {
-            cli_error("option '%s' needs a value", argv[optind - 1]);
-            return EXIT_USAGE;
-        }
-        if (opt < OPT_END) {
-            if (seen[opt]) {
-                cli_error("option '--%s' given twice", option_name(opt));
-                return EXIT_USAGE;
-            }
-            seen[opt] = 1;
-        }
         switch (opt) {
         case 'h': *help = 1; return EXIT_OK;
         case 'd':
@@ -285,10 +256,6 @@ static int parse_args(int argc, char **argv, struct posenc_args *a, int *help)
             cli_error("internal error: option %d has no handler", opt);
             return EXIT_RUNTIME;
         }
-    }
-    if (optind < argc) {
-        cli_error("unexpected argument '%s' (see attn posenc --help)", argv[optind]);
-        return EXIT_USAGE;
     }
     return EXIT_OK;
 }
