@@ -273,6 +273,23 @@ int atomic_open(atomic_file *af, const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "%s: cannot write: Is a directory", path);
         return -1;
     }
+    /* a device or a pipe (/dev/null, /dev/full, a FIFO) is written in place:
+     * renaming over it would replace the device with a file */
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        af->f = fopen(path, "wb");
+        if (!af->f) {
+            snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+            return -1;
+        }
+        af->path = dup_string(path);
+        if (!af->path) {
+            fclose(af->f);
+            af->f = NULL;
+            snprintf(err, errlen, "%s: cannot write: out of memory", path);
+            return -1;
+        }
+        return 0; /* tmp_path NULL: atomic_commit closes it in place */
+    }
     if (size_add(strlen(path), 8, &n) != 0 || (af->tmp_path = malloc(n)) == NULL ||
         (af->path = dup_string(path)) == NULL) {
         snprintf(err, errlen, "%s: cannot create: out of memory", path);
@@ -304,9 +321,21 @@ int atomic_commit(atomic_file *af, char *err, size_t errlen)
 {
     int e = 0;
 
-    if (af->tmp_path == NULL) { /* standard output: main checks it at exit */
+    if (af->tmp_path == NULL && af->f == stdout) { /* main checks it at exit */
         af->f = NULL;
         return 0;
+    }
+    if (af->tmp_path == NULL) { /* a device or a pipe, written in place */
+        errno = 0;
+        e = fflush(af->f) != 0 || ferror(af->f) ? (errno ? errno : EIO) : 0;
+        if (fclose(af->f) != 0 && e == 0)
+            e = errno ? errno : EIO;
+        af->f = NULL;
+        if (e != 0)
+            snprintf(err, errlen, "%s: cannot write: %s", af->path, strerror(e));
+        free(af->path);
+        af->path = NULL;
+        return e ? -1 : 0;
     }
     /* flush, sync and close, each checked: a full disk shows up in one */
     errno = 0;
@@ -337,6 +366,8 @@ void atomic_abort(atomic_file *af)
         if (af->f)
             fclose(af->f);
         unlink(af->tmp_path);
+    } else if (af->f && af->f != stdout) {
+        fclose(af->f); /* a device or a pipe */
     }
     free(af->tmp_path);
     free(af->path);

@@ -75,7 +75,9 @@ void cli_format_bytes(char *buf, size_t buflen, double bytes);
 
 /* An output file written atomically: a temporary file in the same folder,
  * renamed over the target only when everything was written. The path "-"
- * means standard output (written directly; main checks it at exit). */
+ * means standard output (written directly; main checks it at exit); a
+ * path that is a device or a pipe (/dev/null, /dev/full) is written in
+ * place, never replaced. */
 typedef struct atomic_file {
     FILE *f;
     char *tmp_path; /* NULL for standard output */

@@ -296,6 +296,15 @@ def group_posenc_files(tmp):
     with open("/dev/full", "w") as full:
         rc, out, errtext = run(["posenc", "--binary", "8"], stdout=full)
     check(rc == 1 and "write error on standard output" in errtext, "--binary > /dev/full")
+    # a device is written in place, never replaced by a renamed file
+    import stat
+    expect(["posenc", "--json", "/dev/null"], 0, err="")
+    check(stat.S_ISCHR(os.stat("/dev/null").st_mode), "/dev/null is still a device")
+    expect(["posenc", "--json", "/dev/full"], 1,
+           err=P + "/dev/full: cannot write: No space left on device")
+    expect(["posenc", "--png", "/dev/full"], 1,
+           err=P + "/dev/full: cannot write: No space left on device")
+    check(stat.S_ISCHR(os.stat("/dev/full").st_mode), "/dev/full is still a device")
     # a failed run leaves an existing file untouched
     keep = os.path.join(tmp, "keep.png")
     with open(keep, "wb") as f:
