@@ -1,8 +1,10 @@
 /* attention.c — d2l's multi-head attention as naive loops (see
  * attention.h for the dimensions B, Nq, Nk, Dq, Dk, Dv, H, NH, p, A).
- * Sums run in double and are rounded to float32 once. */
+ * Sums run in double and are rounded to float32 once, saturated to
+ * ±FLT_MAX (attn_to_float): every intermediate stays finite. */
 #include "attention.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +12,15 @@
 
 #include "cli.h"
 #include "rng.h"
+
+/* A double rounded to float32, saturated to ±FLT_MAX where the float would
+ * be ±inf: inputs near float32's limits give huge but finite projections
+ * and scores, and a non-finite score never reaches a softmax (inf − inf is
+ * NaN). (The same in attention_fast.c.) */
+static inline float attn_to_float(double x)
+{
+    return x > FLT_MAX ? FLT_MAX : x < -FLT_MAX ? -FLT_MAX : (float)x;
+}
 
 void linear_forward(float *y, const float *x, size_t n, const linear *l)
 {
@@ -21,7 +32,7 @@ void linear_forward(float *y, const float *x, size_t n, const linear *l)
             double sum = l->bias.data ? l->bias.data[o] : 0.0;
             for (i = 0; i < in; i++)
                 sum += (double)xr[i] * w[i];
-            y[r * out + o] = (float)sum;
+            y[r * out + o] = attn_to_float(sum);
         }
     }
 }
@@ -44,11 +55,17 @@ int mha_dropout_keep(const mha_dropout *drop, size_t index)
     return drop->p < 1.0 && rng_uniform_at(drop->seed, index) >= drop->p;
 }
 
+/* (±inf scores are read as ±FLT_MAX: the weights are finite and sum to 1
+ * whatever the scores; all equal: uniform.) */
 void softmax_row(float *x, size_t n)
 {
-    double max = x[0], sum = 0.0;
+    double max, sum = 0.0;
     size_t k;
+    /* scores saturated to ±FLT_MAX: x − max is then never inf − inf */
+    for (k = 0; k < n; k++)
+        x[k] = attn_to_float(x[k]);
     /* find the largest score (for numerical stability) */
+    max = x[0];
     for (k = 1; k < n; k++)
         if (x[k] > max)
             max = x[k];
@@ -139,7 +156,7 @@ int mha_forward(float *out, float *weights, mha_trace *trace, const float *queri
                         for (c = 0; c < p; c++)
                             s += (double)qh[c] * kk[c];
                         if (trace->scores)
-                            trace->scores[row + k] = (float)s;
+                            trace->scores[row + k] = attn_to_float(s);
                         s *= scale; /* / sqrt(p) */
                     } else {
                         /* w_v · tanh(qa[q] + ka[k]) */
@@ -147,11 +164,11 @@ int mha_forward(float *out, float *weights, mha_trace *trace, const float *queri
                             s += (double)m->a_w_v.weight.data[a] *
                                  tanh((double)(qa[q * A + a] + ka[k * A + a]));
                         if (trace->scores)
-                            trace->scores[row + k] = (float)s;
+                            trace->scores[row + k] = attn_to_float(s);
                     }
-                    w[k] = (float)s;
+                    w[k] = attn_to_float(s); /* never ±inf */
                     if (trace->scaled)
-                        trace->scaled[row + k] = (float)s;
+                        trace->scaled[row + k] = w[k];
                 }
 
                 /* 3. mask: keys beyond valid_len (or after q, causal) get −1e6 */
@@ -178,7 +195,7 @@ int mha_forward(float *out, float *weights, mha_trace *trace, const float *queri
                     double sum = 0.0;
                     for (k = 0; k < Nk; k++)
                         sum += (double)vw[k] * V[(b * Nk + k) * H + col + c];
-                    concat[(b * Nq + q) * H + col + c] = (float)sum;
+                    concat[(b * Nq + q) * H + col + c] = attn_to_float(sum);
                 }
             }
         }

@@ -19,10 +19,15 @@
  *
  * Sums run in float (the reference sums in double), so results agree with
  * attention.c to about 1e-6 relative; the tests compare the two on every
- * PyTorch fixture.
+ * PyTorch fixture. Inputs near float32's limits can overflow a float sum
+ * (±inf, or NaN from inf − inf): each row of a projection, of scores or of
+ * a head's output is checked, and the rare row that is not finite is done
+ * again with the reference's double sums saturated to ±FLT_MAX, so no
+ * non-finite score reaches a softmax and the weights always sum to 1.
  */
 #include "attention_fast.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +38,15 @@
 #endif
 
 #include "cli.h"
+
+/* A double rounded to float32, saturated to ±FLT_MAX where the float would
+ * be ±inf: inputs near float32's limits give huge but finite projections
+ * and scores, and a non-finite score never reaches a softmax (inf − inf is
+ * NaN). (The same in attention.c.) */
+static inline float attn_to_float(double x)
+{
+    return x > FLT_MAX ? FLT_MAX : x < -FLT_MAX ? -FLT_MAX : (float)x;
+}
 
 /* A register tile of MR × NR outputs: with AVX-512's 32 vector registers
  * of 16 floats, 6 × 32 (12 registers of sums); with AVX2's 16 registers of
@@ -183,14 +197,28 @@ static void gemm_packed(float *C, size_t ldc, const float *A, size_t lda, const 
     }
 }
 
+/* Whether s[0 … n−1] are all finite (a vectorised check, cheap next to the
+ * products that made them). */
+static int row_finite(const float *s, size_t n)
+{
+    int ok = 1;
+    size_t k;
+#pragma omp simd reduction(& : ok)
+    for (k = 0; k < n; k++)
+        ok &= fabsf(s[k]) <= FLT_MAX;
+    return ok;
+}
+
 /* Y (M, out) = X (M, in) · Wᵀ + bias for an nn.Linear weight W (out, in),
- * the column panels shared out over the threads. Returns -1 when scratch
- * memory cannot be had. */
+ * the column panels shared out over the threads; rows whose float sums
+ * overflowed are done again in double (linear_forward, saturated). Returns
+ * -1 when scratch memory cannot be had. */
 static int linear_par(float *Y, const float *X, size_t M, const linear *l, int parallel)
 {
     const size_t out = l->weight.shape[0], in = l->weight.shape[1];
     const size_t panels = (out + NR - 1) / NR;
     int failed = 0;
+    long i;
 #pragma omp parallel if (parallel)
     {
         float *Bp = malloc(KC * NR * sizeof *Bp); /* (KC, NR) this thread's panel */
@@ -208,7 +236,13 @@ static int linear_par(float *Y, const float *X, size_t M, const linear *l, int p
         }
         free(Bp);
     }
-    return failed ? -1 : 0;
+    if (failed)
+        return -1;
+#pragma omp parallel for if (parallel)
+    for (i = 0; i < (long)M; i++)
+        if (!row_finite(Y + (size_t)i * out, out))
+            linear_forward(Y + (size_t)i * out, X + (size_t)i * in, 1, l);
+    return 0;
 }
 
 /* ---- softmax --------------------------------------------------------- */
@@ -270,6 +304,76 @@ static size_t first_masked(const mha_masks *mask, size_t b, size_t q, size_t Nq,
     return limit;
 }
 
+/* ---- rows done again in double -------------------------------------- */
+
+/* The score of a query (already scaled by 1/sqrt(p)) against a key, summed
+ * in double and saturated to float as the reference does; −1e6 when the
+ * key is masked. */
+static float score_exact(const float *qs, const float *kr, size_t p, int masked)
+{
+    double s = 0.0;
+    size_t c;
+    if (masked)
+        return ATTN_MASK_VALUE;
+    for (c = 0; c < p; c++)
+        s += (double)qs[c] * kr[c];
+    return attn_to_float(s);
+}
+
+/* One row of weights w (Nk,) whose float scores were not finite: the
+ * scores again in double, then the reference's softmax. Kh is this head's
+ * column 0 of K (Nk rows of stride H); keys from limit on are masked. */
+static void weights_exact(float *w, const float *qs, const float *Kh, size_t Nk, size_t H,
+                          size_t p, size_t limit)
+{
+    size_t k;
+    for (k = 0; k < Nk; k++)
+        w[k] = score_exact(qs, Kh + k * H, p, k >= limit);
+    softmax_row(w, Nk);
+}
+
+/* dst (p,) = Σ_k P[k] V_h[k] in double, saturated: a head's output row
+ * whose float sum overflowed. */
+static void output_exact(float *dst, const float *P, const float *Vh, size_t Nk, size_t H,
+                         size_t p)
+{
+    size_t k, c;
+    for (c = 0; c < p; c++) {
+        double sum = 0.0;
+        for (k = 0; k < Nk; k++)
+            sum += (double)P[k] * Vh[k * H + c];
+        dst[c] = attn_to_float(sum);
+    }
+}
+
+/* The streaming path's fallback for one query row: two passes over the
+ * keys (the largest score, then e^(s − max) and Σ e·V) in double, the
+ * weights never stored; dropout as in the online loop. acc is scratch of
+ * p doubles; idx0 is the flat index of weight (b, h, q, 0). */
+static void stream_row_exact(float *dst, double *acc, const float *qs, const float *Kh,
+                             const float *Vh, size_t Nk, size_t H, size_t p, size_t limit,
+                             const mha_dropout *drop, size_t idx0)
+{
+    double max = -HUGE_VAL, l = 0.0;
+    size_t k, c;
+    for (k = 0; k < Nk; k++) {
+        double s = score_exact(qs, Kh + k * H, p, k >= limit);
+        max = s > max ? s : max;
+    }
+    for (c = 0; c < p; c++)
+        acc[c] = 0.0;
+    for (k = 0; k < Nk; k++) {
+        double e = exp(score_exact(qs, Kh + k * H, p, k >= limit) - max);
+        l += e;
+        if (drop && drop->p > 0)
+            e = mha_dropout_keep(drop, idx0 + k) ? e / (1.0 - drop->p) : 0.0;
+        for (c = 0; c < p; c++)
+            acc[c] += e * Vh[k * H + c];
+    }
+    for (c = 0; c < p; c++) /* l >= 1: the largest term is e^0 */
+        dst[c] = attn_to_float(acc[c] / l);
+}
+
 /* ---- the forward pass ------------------------------------------------ */
 
 /* Scratch of one task: scores of a block, the running output, m and l. */
@@ -278,6 +382,8 @@ typedef struct task_mem {
     float *acc; /* (QB, p) running output */
     float *m;   /* (QB,) running maximum */
     float *l;   /* (QB,) running sum */
+    unsigned char *redo; /* (QB,) rows whose float sums overflowed: done in double */
+    double *dacc;        /* (p,) the double sums of such a row */
 } task_mem;
 
 /* One task: example b, head h, query rows q0 … q0+nq−1, weights kept.
@@ -285,9 +391,10 @@ typedef struct task_mem {
  * Q (B, Nq, H). Kp and Vp are this head's K_hᵀ and V_h packed in panels
  * (pack_heads). */
 static void block_with_weights(float *concat, float *weights, const float *Q, const float *Kp,
-                               const float *Vp, size_t b, size_t h, size_t q0, size_t nq,
-                               size_t Nq, size_t Nk, size_t H, size_t NH, size_t p,
-                               const mha_masks *mask, const mha_dropout *drop, task_mem *t)
+                               const float *Vp, const float *Kh, const float *Vh, size_t b,
+                               size_t h, size_t q0, size_t nq, size_t Nq, size_t Nk, size_t H,
+                               size_t NH, size_t p, const mha_masks *mask,
+                               const mha_dropout *drop, task_mem *t)
 {
     const size_t bh = b * NH + h;
     float *W = weights + (bh * Nq + q0) * Nk; /* (nq, Nk) these rows of the weights */
@@ -300,9 +407,15 @@ static void block_with_weights(float *concat, float *weights, const float *Q, co
     for (q = 0; q < nq; q++) {
         float *w = W + q * Nk;
         float max, sum;
+        const size_t limit = first_masked(mask, b, q0 + q, Nq, Nk);
         /* 2. mask, 3. softmax over the keys */
-        for (k = first_masked(mask, b, q0 + q, Nq, Nk); k < Nk; k++)
+        for (k = limit; k < Nk; k++)
             w[k] = ATTN_MASK_VALUE;
+        t->redo[q] = !row_finite(w, Nk);
+        if (t->redo[q]) { /* a float score overflowed: this row in double */
+            weights_exact(w, Q + (b * Nq + q0 + q) * H + h * p, Kh, Nk, H, p, limit);
+            continue;
+        }
         max = max_row(w, Nk, w[0]);
         sum = exp_row(w, Nk, max);
 #pragma omp simd
@@ -322,13 +435,18 @@ static void block_with_weights(float *concat, float *weights, const float *Q, co
     for (q = 0; q < nq; q++)
         memset(concat + (b * Nq + q0 + q) * H + h * p, 0, p * sizeof *concat);
     gemm_packed(concat + (b * Nq + q0) * H + h * p, H, P, Nk, Vp, Nk * NR, nq, Nk, p);
+    for (q = 0; q < nq; q++) {
+        float *dst = concat + (b * Nq + q0 + q) * H + h * p;
+        if (t->redo[q] || !row_finite(dst, p))
+            output_exact(dst, P + q * Nk, Vh, Nk, H, p);
+    }
 }
 
 /* One task without the weights: the online softmax over blocks of keys. */
 static void block_streaming(float *concat, const float *Q, const float *Kp, const float *Vp,
-                            size_t b, size_t h, size_t q0, size_t nq, size_t Nq, size_t Nk,
-                            size_t H, size_t NH, size_t p, const mha_masks *mask,
-                            const mha_dropout *drop, task_mem *t)
+                            const float *Kh, const float *Vh, size_t b, size_t h, size_t q0,
+                            size_t nq, size_t Nq, size_t Nk, size_t H, size_t NH, size_t p,
+                            const mha_masks *mask, const mha_dropout *drop, task_mem *t)
 {
     const size_t bh = b * NH + h;
     size_t q, k, k0, c;
@@ -336,6 +454,7 @@ static void block_streaming(float *concat, const float *Q, const float *Kp, cons
     for (q = 0; q < nq; q++) {
         t->m[q] = -INFINITY;
         t->l[q] = 0.0f;
+        t->redo[q] = 0;
     }
     memset(t->acc, 0, nq * p * sizeof *t->acc);
     for (k0 = 0; k0 < Nk; k0 += KB) {
@@ -351,6 +470,13 @@ static void block_streaming(float *concat, const float *Q, const float *Kp, cons
             size_t limit = first_masked(mask, b, q0 + q, Nq, Nk);
             for (k = limit > k0 ? limit - k0 : 0; k < nk; k++)
                 s[k] = ATTN_MASK_VALUE;
+            if (t->redo[q] || !row_finite(s, nk)) {
+                /* a float score overflowed: the row is done in double at
+                 * the end; here it adds nothing */
+                t->redo[q] = 1;
+                memset(s, 0, nk * sizeof *s);
+                continue;
+            }
             /* the running maximum, and what the old terms must be scaled by */
             m_new = max_row(s, nk, m_old);
             rescale = m_old == -INFINITY ? 0.0f : exp_fast(m_old - m_new);
@@ -372,8 +498,13 @@ static void block_streaming(float *concat, const float *Q, const float *Kp, cons
     /* normalise: head output = acc / l */
     for (q = 0; q < nq; q++) {
         float *dst = concat + (b * Nq + q0 + q) * H + h * p;
-        for (c = 0; c < p; c++)
-            dst[c] = t->acc[q * p + c] / t->l[q];
+        if (!t->redo[q]) {
+            for (c = 0; c < p; c++)
+                dst[c] = t->acc[q * p + c] / t->l[q];
+        }
+        if (t->redo[q] || !row_finite(dst, p))
+            stream_row_exact(dst, t->dacc, Q + (b * Nq + q0 + q) * H + h * p, Kh, Vh, Nk, H, p,
+                             first_masked(mask, b, q0 + q, Nq, Nk), drop, (bh * Nq + q0 + q) * Nk);
     }
 }
 
@@ -452,7 +583,9 @@ int mha_forward_fast(float *out, float *weights, const float *queries, const flo
         t.acc = malloc(QB * p * sizeof(float));
         t.m = malloc(QB * sizeof(float));
         t.l = malloc(QB * sizeof(float));
-        if (!t.S || !t.acc || !t.m || !t.l) {
+        t.redo = malloc(QB);
+        t.dacc = malloc(p * sizeof(double));
+        if (!t.S || !t.acc || !t.m || !t.l || !t.redo || !t.dacc) {
 #pragma omp atomic write
             failed = 1;
         }
@@ -462,17 +595,23 @@ int mha_forward_fast(float *out, float *weights, const float *queries, const flo
             const size_t nq = Nq - q0 < QB ? Nq - q0 : QB;
             if (failed)
                 continue;
+            /* this head's column 0 of K and V, for rows done again in double */
+            const float *Kh = K + (bh / NH) * Nk * H + (bh % NH) * p;
+            const float *Vh = V + (bh / NH) * Nk * H + (bh % NH) * p;
             if (weights)
-                block_with_weights(concat, weights, Q, Kp + bh * kp_head, Vp + bh * vp_head,
-                                   bh / NH, bh % NH, q0, nq, Nq, Nk, H, NH, p, mask, drop, &t);
+                block_with_weights(concat, weights, Q, Kp + bh * kp_head, Vp + bh * vp_head, Kh,
+                                   Vh, bh / NH, bh % NH, q0, nq, Nq, Nk, H, NH, p, mask, drop,
+                                   &t);
             else
-                block_streaming(concat, Q, Kp + bh * kp_head, Vp + bh * vp_head, bh / NH,
-                                bh % NH, q0, nq, Nq, Nk, H, NH, p, mask, drop, &t);
+                block_streaming(concat, Q, Kp + bh * kp_head, Vp + bh * vp_head, Kh, Vh,
+                                bh / NH, bh % NH, q0, nq, Nq, Nk, H, NH, p, mask, drop, &t);
         }
         free(t.S);
         free(t.acc);
         free(t.m);
         free(t.l);
+        free(t.redo);
+        free(t.dacc);
     }
     if (failed)
         goto oom;

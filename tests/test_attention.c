@@ -8,6 +8,7 @@
  * reproduces the output exactly, and softmax edge cases. */
 #include <cjson/cJSON.h>
 #include <dirent.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -368,6 +369,174 @@ static void test_blocks(void)
     }
 }
 
+/* ---- numerics at the limits of float32 --------------------------------- */
+
+/* Every weight finite, each row summing to 1 within 1e-6; with uniform,
+ * each weight 1/(the row's unmasked keys) within 1e-6. Returns the number
+ * of bad rows. */
+static int check_weight_rows(const float *w, size_t rows, size_t Nk, const problem *pr,
+                             int causal, int uniform)
+{
+    mha_masks mask = {pr->valid_lens, pr->vl_ndim == 2, causal};
+    const size_t NH = pr->params.num_heads;
+    size_t r, k;
+    int bad = 0;
+    for (r = 0; r < rows; r++) {
+        const float *row = w + r * Nk;
+        const size_t q = r % pr->Nq, b = r / (pr->Nq * NH);
+        double sum = 0.0;
+        size_t valid = 0;
+        int ok = 1;
+        for (k = 0; k < Nk; k++) {
+            ok &= isfinite(row[k]) && row[k] >= 0.0f;
+            sum += row[k];
+            valid += !mha_is_masked(&mask, b, q, k, pr->Nq);
+        }
+        ok &= fabs(sum - 1.0) <= 1e-6;
+        if (uniform) {
+            double want = valid ? 1.0 / (double)valid : 1.0 / (double)Nk;
+            for (k = 0; k < Nk; k++)
+                ok &= fabs(row[k] - (mha_is_masked(&mask, b, q, k, pr->Nq) && valid ? 0.0
+                                                                                   : want)) <= 1e-6;
+        }
+        if (!ok && bad++ < 3)
+            fprintf(stderr, "weights row %zu: sum %.9g, first %.9g\n", r, sum, row[0]);
+    }
+    return bad;
+}
+
+static size_t count_nonfinite(const float *x, size_t n)
+{
+    size_t i, bad = 0;
+    for (i = 0; i < n; i++)
+        bad += !isfinite(x[i]);
+    return bad;
+}
+
+/* Scores up to ±1e30 and beyond float32 (saturated), inputs near FLT_MAX
+ * that overflow the projections, all-equal rows: the reference, the fast
+ * and the streaming loops give finite weights that sum to 1 within 1e-6
+ * (uniform for equal rows), and a finite output. */
+static void test_extremes(void)
+{
+    static const struct {
+        const char *what;
+        double scale;  /* X = scale · (±1 or a random sign) */
+        int no_proj;   /* identity projections: scores = X Xᵀ / sqrt(p) */
+        int equal;     /* every entry of X the same: uniform weights */
+        int lens, causal;
+    } cases[] = {
+        {"scores up to ±1e30", 1e15, 1, 0, 0, 0},
+        {"scores beyond float32, masked", 3e38, 1, 0, 1, 1},
+        {"projections overflow float32", 1e38, 0, 0, 0, 0},
+        {"projections overflow float32, masked", FLT_MAX, 0, 0, 1, 0},
+        {"all-equal rows", 0.5, 1, 1, 0, 0},
+        {"all-equal rows of 1e30", 1e30, 1, 1, 1, 0},
+        {"all-equal rows near FLT_MAX", 3e38, 0, 1, 0, 0},
+    };
+    /* (equal rows are uniform over the unmasked keys when their scores are
+     * above the mask's −1e6, as with X·X here; a score saturated to −FLT_MAX
+     * loses to a masked key's −1e6, in d2l as here) */
+    size_t c;
+    for (c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        problem_opts o;
+        problem pr;
+        long lens[2] = {7, 0}; /* valid_len 0: every key masked, uniform as in d2l */
+        char err[256];
+        int usage, pass;
+        size_t i, nout, nw;
+        float *out, *w;
+        mha_masks mask;
+
+        memset(&o, 0, sizeof o);
+        o.self = 1;
+        o.batch = 2;
+        o.queries = 300; /* crosses the fast path's query and key blocks */
+        o.hiddens = 8;
+        o.heads = 2;
+        o.no_proj = cases[c].no_proj;
+        o.bias = !cases[c].no_proj;
+        o.fill_random = 1;
+        o.seed = 77 + c;
+        o.max_mem = (size_t)1 << 30;
+        if (cases[c].lens) {
+            o.valid_lens = lens;
+            o.vl_ndim = 1;
+            o.vl_shape[0] = 2;
+            o.vl_shape[1] = 1;
+        } else {
+            o.no_valid_lens = 1;
+        }
+        if (problem_random(&pr, &o, err, sizeof err, &usage)) {
+            fprintf(stderr, "%s: %s\n", cases[c].what, err);
+            CHECK(0);
+            continue;
+        }
+        for (i = 0; i < pr.queries.size; i++) {
+            double sign = cases[c].equal || pr.queries.data[i] >= 0 ? 1.0 : -1.0;
+            pr.queries.data[i] = (float)(sign * cases[c].scale);
+        }
+        nout = pr.B * pr.Nq * pr.params.num_hiddens;
+        nw = pr.B * pr.params.num_heads * pr.Nq * pr.Nk;
+        mask.valid_lens = pr.valid_lens;
+        mask.per_query = 0;
+        mask.causal = cases[c].causal;
+        out = malloc(nout * sizeof *out);
+        w = malloc(nw * sizeof *w);
+        CHECK(out && w);
+        for (pass = 0; out && w && pass < 3; pass++) { /* reference, fast, streaming */
+            int status = pass == 0
+                ? mha_forward(out, w, NULL, pr.queries.data, problem_keys(&pr),
+                              problem_values(&pr), pr.B, pr.Nq, pr.Nk, &pr.params, &mask, NULL,
+                              err, sizeof err)
+                : mha_forward_fast(out, pass == 1 ? w : NULL, pr.queries.data,
+                                   problem_keys(&pr), problem_values(&pr), pr.B, pr.Nq, pr.Nk,
+                                   &pr.params, &mask, NULL, err, sizeof err);
+            CHECK_INT(status, 0);
+            if (pass < 2)
+                CHECK_INT(check_weight_rows(w, nw / pr.Nk, pr.Nk, &pr, cases[c].causal,
+                                            cases[c].equal), 0);
+            CHECK_INT(count_nonfinite(out, nout), 0);
+            if (pass == 2)
+                printf("extremes: %-40s reference, fast, streaming: finite, rows sum to 1\n",
+                       cases[c].what);
+        }
+        free(out);
+        free(w);
+        problem_free(&pr);
+    }
+}
+
+/* softmax_row on ±inf, ±FLT_MAX and mixed: finite, summing to 1. */
+static void test_softmax_limits(void)
+{
+    float rows[][4] = {
+        {INFINITY, INFINITY, 0.0f, -INFINITY},
+        {-INFINITY, -INFINITY, -INFINITY, -INFINITY},
+        {FLT_MAX, -FLT_MAX, FLT_MAX, -FLT_MAX},
+        {-FLT_MAX, -FLT_MAX, -FLT_MAX, -FLT_MAX},
+        {1e30f, 1e30f, 1e30f, 1e30f},
+    };
+    static const float want[][4] = {
+        {0.5f, 0.5f, 0.0f, 0.0f},
+        {0.25f, 0.25f, 0.25f, 0.25f},
+        {0.5f, 0.0f, 0.5f, 0.0f},
+        {0.25f, 0.25f, 0.25f, 0.25f},
+        {0.25f, 0.25f, 0.25f, 0.25f},
+    };
+    size_t r, k;
+    for (r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+        double sum = 0.0;
+        softmax_row(rows[r], 4);
+        for (k = 0; k < 4; k++) {
+            CHECK(isfinite(rows[r][k]));
+            CHECK_NEAR(rows[r][k], want[r][k], 1e-7, 0);
+            sum += rows[r][k];
+        }
+        CHECK_NEAR(sum, 1.0, 1e-6, 0);
+    }
+}
+
 int main(int argc, char **argv)
 {
     DIR *d;
@@ -403,5 +572,7 @@ int main(int argc, char **argv)
     test_softmax();
     test_masks();
     test_blocks();
+    test_extremes();
+    test_softmax_limits();
     return check_summary("test_attention");
 }
