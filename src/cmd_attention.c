@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 
 #include "attention.h"
 #include "attention_fast.h"
@@ -248,6 +249,17 @@ bad:
     return -1;
 }
 
+/* Whether paths a and b name the same file (the same path, or the same
+ * device and inode when both exist). */
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (strcmp(a, b) == 0)
+        return 1;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
 static int parse_args(int argc, char **argv, int self, struct attn_args *a, int *help)
 {
     const struct option *opts = self ? selfattn_options : multihead_options;
@@ -391,6 +403,17 @@ static int parse_args(int argc, char **argv, int self, struct attn_args *a, int 
     if (seen[OPT_SCORE_HIDDENS] && !(a->po.score_given && a->po.score == SCORE_ADDITIVE)) {
         cli_error("--score-hiddens is for --score additive");
         return EXIT_USAGE;
+    }
+    /* the input file is never written: an output naming it is refused */
+    if (a->input && strcmp(a->input, "-") != 0) {
+        const char *outs[2] = {a->json, a->png}, *names[2] = {"json", "png"};
+        size_t i;
+        for (i = 0; i < 2; i++)
+            if (outs[i] && strcmp(outs[i], "-") != 0 && same_file(a->input, outs[i])) {
+                cli_error("--%s %s is the --input file, which attn never overwrites",
+                          names[i], outs[i]);
+                return EXIT_USAGE;
+            }
     }
     return EXIT_OK;
 }

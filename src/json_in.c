@@ -88,6 +88,63 @@ static void line_col(const char *text, size_t pos, size_t *line, size_t *col)
     }
 }
 
+/* How deeply arrays and objects are nested at offset pos of text (strings
+ * skipped), to tell cJSON's nesting limit from other parse errors. */
+static size_t depth_at(const char *text, size_t pos)
+{
+    size_t i, depth = 0;
+    int in_string = 0;
+    for (i = 0; i < pos; i++) {
+        char c = text[i];
+        if (in_string) {
+            if (c == '\\' && i + 1 < pos)
+                i++;
+            else if (c == '"')
+                in_string = 0;
+        } else if (c == '"') {
+            in_string = 1;
+        } else if (c == '[' || c == '{') {
+            depth++;
+        } else if ((c == ']' || c == '}') && depth > 0) {
+            depth--;
+        }
+    }
+    return depth;
+}
+
+/* The message for a parse error at offset pos (before the end): nesting
+ * beyond cJSON's limit, a NaN or Infinity literal (not JSON), or invalid
+ * JSON with the character found there. */
+static void explain_invalid(char *err, size_t errlen, const char *path, const char *text,
+                            size_t pos, size_t line, size_t col)
+{
+    static const char *const nonfinite[] = {"-Infinity", "+Infinity", "Infinity", "-inf",
+                                            "+inf",      "inf",       "-NaN",     "NaN",
+                                            "nan"};
+    const char *at = text + pos;
+    unsigned char c = (unsigned char)*at;
+    size_t i;
+
+    if ((c == '[' || c == '{') && depth_at(text, pos) >= CJSON_NESTING_LIMIT) {
+        snprintf(err, errlen, "%s: line %zu, column %zu: arrays and objects nested deeper "
+                 "than %d levels", path, line, col, CJSON_NESTING_LIMIT);
+        return;
+    }
+    for (i = 0; i < sizeof nonfinite / sizeof nonfinite[0]; i++)
+        if (strncmp(at, nonfinite[i], strlen(nonfinite[i])) == 0) {
+            snprintf(err, errlen, "%s: line %zu, column %zu: %s is not a JSON number "
+                     "(NaN and Infinity are not allowed)", path, line, col,
+                     nonfinite[i]);
+            return;
+        }
+    if (c > 0x20 && c < 0x7f)
+        snprintf(err, errlen, "%s: line %zu, column %zu: invalid JSON at '%c'", path, line,
+                 col, c);
+    else
+        snprintf(err, errlen, "%s: line %zu, column %zu: invalid JSON at byte 0x%02x", path,
+                 line, col, c);
+}
+
 cJSON *json_read_file(const char *path, size_t max_bytes, char *err, size_t errlen)
 {
     FILE *f;
@@ -161,7 +218,7 @@ cJSON *json_read_file(const char *path, size_t max_bytes, char *err, size_t errl
             snprintf(err, errlen, "%s: line %zu, column %zu: the JSON ends too early", path,
                      line, col);
         else
-            snprintf(err, errlen, "%s: line %zu, column %zu: invalid JSON", path, line, col);
+            explain_invalid(err, errlen, path, text, pos, line, col);
         free(text);
         return NULL;
     }
