@@ -330,17 +330,10 @@ static int parse_args(int argc, char **argv, int self, struct attn_args *a, int 
         case OPT_PNG: a->png = optarg; break;
         case OPT_JSON: a->json = optarg; break;
         case OPT_CMAP:
-            a->cmap = cmap_find(optarg);
-            if (!a->cmap) {
-                cli_error("--cmap: unknown colormap '%s' (known: %s)", optarg, cmap_names());
-                return EXIT_USAGE;
-            }
+            if (output_parse_cmap(optarg, &a->cmap)) return EXIT_USAGE;
             break;
         case OPT_COLOR:
-            if (term_parse_color(optarg, &a->color)) {
-                cli_error("--color: expected auto, always or never, got '%s'", optarg);
-                return EXIT_USAGE;
-            }
+            if (output_parse_color(optarg, &a->color)) return EXIT_USAGE;
             break;
         case OPT_MAXMEM:
             if (cli_parse_bytes("--max-mem", optarg, &a->po.max_mem)) return EXIT_USAGE;

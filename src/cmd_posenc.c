@@ -235,19 +235,12 @@ static int parse_args(int argc, char **argv, struct posenc_args *a, int *help)
             a->check = 1;
             break;
         case OPT_CMAP:
-            a->cmap = cmap_find(optarg);
-            if (!a->cmap) {
-                cli_error("--cmap: unknown colormap '%s' (known: %s)", optarg, cmap_names());
-                return EXIT_USAGE;
-            }
+            if (output_parse_cmap(optarg, &a->cmap)) return EXIT_USAGE;
             break;
         case OPT_NUMBERS: a->numbers = 1; break;
         case OPT_NAIVE: a->naive = 1; break;
         case OPT_COLOR:
-            if (term_parse_color(optarg, &a->color)) {
-                cli_error("--color: expected auto, always or never, got '%s'", optarg);
-                return EXIT_USAGE;
-            }
+            if (output_parse_color(optarg, &a->color)) return EXIT_USAGE;
             break;
         case OPT_MAXMEM:
             if (cli_parse_bytes("--max-mem", optarg, &a->max_mem)) return EXIT_USAGE;

@@ -39,3 +39,23 @@ int output_png(const char *path, const attn_image *img, FILE *rep, const char *w
     fprintf(rep, "wrote %s: %s, %d×%d px\n", path, what, img->w, img->h);
     return EXIT_OK;
 }
+
+int output_parse_cmap(const char *s, const attn_cmap **cmap)
+{
+    const attn_cmap *c = cmap_find(s);
+    if (!c) {
+        cli_error("--cmap: unknown colormap '%s' (known: %s)", s, cmap_names());
+        return -1;
+    }
+    *cmap = c;
+    return 0;
+}
+
+int output_parse_color(const char *s, term_color_mode *mode)
+{
+    if (term_parse_color(s, mode)) {
+        cli_error("--color: expected auto, always or never, got '%s'", s);
+        return -1;
+    }
+    return 0;
+}

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "render.h"
+#include "term.h"
 
 /* write(f, ctx) writes the document. Returns EXIT_OK or EXIT_RUNTIME. */
 int output_json(const char *path, void (*write)(FILE *f, const void *ctx), const void *ctx,
@@ -15,6 +16,11 @@ int output_json(const char *path, void (*write)(FILE *f, const void *ctx), const
 
 /* Returns EXIT_OK or EXIT_RUNTIME. */
 int output_png(const char *path, const attn_image *img, FILE *rep, const char *what);
+
+/* The values of --cmap and --color, the same for every command: 0, or -1
+ * after printing the error (the caller exits with EXIT_USAGE). */
+int output_parse_cmap(const char *s, const attn_cmap **cmap);
+int output_parse_color(const char *s, term_color_mode *mode);
 
 /* Where reports go: stderr when --json writes to stdout, else stdout. */
 FILE *output_report_stream(const char *json_path);
