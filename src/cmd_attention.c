@@ -22,7 +22,7 @@
 #include "render.h"
 #include "term.h"
 
-#define MAX_SIZE 100000000L  /* any one dimension */
+#define MAX_SIZE 1000000000000L /* any one dimension: larger sizes meet --max-mem */
 #define MAX_VALID_LENS 4096  /* numbers in --valid-lens */
 #define SHOW_PANELS 10       /* heads printed in the default view */
 

@@ -16,8 +16,8 @@
 #include "tensor.h"
 #include "term.h"
 
-#define MAX_DIM 1000000L
-#define MAX_STEPS 100000000L
+#define MAX_DIM 1000000000L      /* larger sizes meet --max-mem */
+#define MAX_STEPS 1000000000000L
 #define MAX_COLS 16
 #define MAX_BINARY 65536L
 
@@ -470,11 +470,10 @@ int cmd_posenc(int argc, char **argv)
 
     /* memory: P, then P·Pᵀ and the figures (bounded by ~1000 px panels) */
     /* P is stored unless a heatmap is all that is asked for: then its rows
-     * are made as the figure reads them */
+     * are made as the figure reads them (the estimate counts P all the
+     * same: the work grows with it) */
     store_P = a.json || a.plot || a.similarity || a.check || !a.png || a.naive;
     overflow = size_mul(N, D, &pbytes) || size_mul(pbytes, sizeof(float), &pbytes);
-    if (!store_P)
-        pbytes = 0;
     if (!overflow && a.similarity)
         overflow = size_mul(N, N, &sbytes) || size_mul(sbytes, sizeof(float), &sbytes);
     if (!overflow && a.plot)

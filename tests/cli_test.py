@@ -129,20 +129,20 @@ def group_general(tmp):
 def group_posenc_options(tmp):
     P = "attn posenc: "
     expect(["posenc", "--dim", "0"], 2,
-           err=P + "--dim: expected an integer from 1 to 1000000, got '0'")
+           err=P + "--dim: expected an integer from 1 to 1000000000, got '0'")
     expect(["posenc", "--dim", "abc"], 2,
-           err=P + "--dim: expected an integer from 1 to 1000000, got 'abc'")
+           err=P + "--dim: expected an integer from 1 to 1000000000, got 'abc'")
     expect(["posenc", "--dim", "12x"], 2,
-           err=P + "--dim: expected an integer from 1 to 1000000, got '12x'")
+           err=P + "--dim: expected an integer from 1 to 1000000000, got '12x'")
     expect(["posenc", "--dim="], 2,
-           err=P + "--dim: expected an integer from 1 to 1000000, got ''")
+           err=P + "--dim: expected an integer from 1 to 1000000000, got ''")
     expect(["posenc", "--dim", " 5"], 2,
-           err=P + "--dim: expected an integer from 1 to 1000000, got ' 5'")
+           err=P + "--dim: expected an integer from 1 to 1000000000, got ' 5'")
     expect(["posenc", "--dim", "99999999999999999999999"], 2,
-           err=P + "--dim: expected an integer from 1 to 1000000, "
+           err=P + "--dim: expected an integer from 1 to 1000000000, "
                    "got '99999999999999999999999'")
     expect(["posenc", "--steps", "-1"], 2,
-           err=P + "--steps: expected an integer from 1 to 100000000, got '-1'")
+           err=P + "--steps: expected an integer from 1 to 1000000000000, got '-1'")
     expect(["posenc", "--base", "0"], 2,
            err=P + "--base: expected a number from 1e-300 to 1e+300, got '0'")
     expect(["posenc", "--base", "nan"], 2,
@@ -170,7 +170,7 @@ def group_posenc_options(tmp):
     expect(["posenc", "--check-relative", "5:1"], 2,
            err=P + "--check-relative: the range 5:1 is empty (FROM > TO)")
     expect(["posenc", "--check-relative", "x"], 2,
-           err=P + "--check-relative: expected an integer from -100000000 to 100000000, got 'x'")
+           err=P + "--check-relative: expected an integer from -1000000000000 to 1000000000000, got 'x'")
     expect(["posenc", "--dim", "1", "--check-relative", "1"], 2,
            err=P + "--check-relative: --dim 1 has no (sin, cos) column pair to rotate")
     expect(["posenc", "--cmap", "jet"], 2,
@@ -460,7 +460,7 @@ def group_attention_options(tmp):
     M = "attn multihead: "
     S = "attn selfattn: "
     expect(["multihead", "--heads", "0"], 2,
-           err=M + "--heads: expected an integer from 1 to 100000000, got '0'")
+           err=M + "--heads: expected an integer from 1 to 1000000000000, got '0'")
     expect(["multihead", "--hiddens", "100", "--heads", "3"], 2,
            err=M + "--hiddens 100 is not divisible by --heads 3")
     expect(["multihead", "--valid-lens", "3,x"], 2,
@@ -877,12 +877,12 @@ def group_bad_options(tmp):
     (non-numeric, negative, out of range, empty, repeated, unknown, missing
     their value, --max-mem garbage) and absurd sizes, each case with its
     exit code and exact message. Part 2 is group_bad_inputs."""
-    RANGE = {"posenc": [("--dim", 1, 1000000), ("--steps", 1, 100000000)],
-             "multihead": [("--batch", 1, 100000000), ("--queries", 1, 100000000),
-                           ("--kv", 1, 100000000), ("--hiddens", 1, 100000000),
-                           ("--heads", 1, 100000000)],
-             "selfattn": [("--batch", 1, 100000000), ("--queries", 1, 100000000),
-                          ("--hiddens", 1, 100000000), ("--heads", 1, 100000000)],
+    T = 10 ** 12  # the largest size an option takes; larger products meet --max-mem
+    RANGE = {"posenc": [("--dim", 1, 10 ** 9), ("--steps", 1, T)],
+             "multihead": [("--batch", 1, T), ("--queries", 1, T), ("--kv", 1, T),
+                           ("--hiddens", 1, T), ("--heads", 1, T)],
+             "selfattn": [("--batch", 1, T), ("--queries", 1, T), ("--hiddens", 1, T),
+                          ("--heads", 1, T)],
              "complexity": [("--n", 1, 1000000), ("--d", 1, 65536), ("--k", 2, 1000),
                             ("--measure-dim", 1, 4096)]}
     MEM = ("--max-mem: expected a positive size in bytes with an optional suffix K, M, G "
@@ -931,15 +931,26 @@ def group_bad_options(tmp):
     expect(["complexity", "--max-mem", "100"], 1,
            err="attn complexity: --n 100 needs about 300 B, more than --max-mem 100 B")
 
-    # ---- absurd sizes: a dimension of 10^9 is out of range (exit 2); products
-    # that overflow 64 bits are refused by --max-mem (exit 1), never allocated
+    # ---- absurd sizes: dimensions of 10^9, and products that overflow 64 bits,
+    # are refused up front by --max-mem with the estimate (exit 1), never
+    # allocated; complexity's counts keep their own range (exit 2)
     M, S = "attn multihead: ", "attn selfattn: "
-    expect(["multihead", "--queries", "1000000000"], 2,
-           err=M + "--queries: expected an integer from 1 to 100000000, got '1000000000'")
-    expect(["selfattn", "--hiddens", "1000000000"], 2,
-           err=S + "--hiddens: expected an integer from 1 to 100000000, got '1000000000'")
-    expect(["posenc", "--steps", "1000000000"], 2,
-           err="attn posenc: --steps: expected an integer from 1 to 100000000, got '1000000000'")
+    expect(["multihead", "--queries", "1000000000"], 1,
+           err=M + "the inputs and weights need about 745 GiB, more than --max-mem 4 GiB")
+    expect(["selfattn", "--hiddens", "1000000000"], 1,
+           err=S + "the inputs and weights need about 13.9 EiB, more than --max-mem 4 GiB")
+    expect(["posenc", "--steps", "1000000000"], 1,
+           err="attn posenc: --steps 1000000000 --dim 32 needs about 119 GiB, more than "
+               "--max-mem 4 GiB")
+    expect(["posenc", "--steps", "1000000000", "--png", os.path.join(tmp, "huge.png")], 1,
+           err="attn posenc: --steps 1000000000 --dim 32 needs about 119 GiB, more than "
+               "--max-mem 4 GiB")
+    expect(["posenc", "--steps", "1000000000000", "--dim", "1000000000"], 1,
+           err="attn posenc: --steps 1000000000000 --dim 1000000000 needs more memory than "
+               "this machine can address, more than --max-mem 4 GiB")
+    expect(["multihead", "--batch", "1000000000000", "--queries", "1000000000000"], 1,
+           err=M + "the inputs and weights need more than this machine can address, more "
+                   "than --max-mem 4 GiB")
     expect(["complexity", "--n", "1000000000"], 2,
            err="attn complexity: --n: expected an integer from 1 to 1000000, got '1000000000'")
     big = ["--batch", "100000000", "--queries", "100000000", "--hiddens", "100000000",
