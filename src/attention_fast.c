@@ -71,6 +71,15 @@ void attn_set_threads(int n)
 #endif
 }
 
+int mha_fast_threads(size_t B, size_t Nq, size_t Nk, size_t H)
+{
+    /* threads only when there is work enough to pay for starting them: the
+     * chapter's cell (about 0.2 M multiply-adds) runs faster on one */
+    double macs = (double)B * ((double)(Nq + 2 * Nk) * (double)H * (double)H +
+                               2.0 * (double)Nq * (double)Nk * (double)H);
+    return macs > 2e7 ? attn_max_threads() : 1;
+}
+
 int attn_max_threads(void)
 {
 #ifdef _OPENMP
@@ -523,10 +532,7 @@ int mha_forward_fast(float *out, float *weights, const float *queries, const flo
     size_t qbytes, kbytes, pbytes;
     long i;
     int failed = 0, status = -1;
-    /* threads only when there is work enough to pay for starting them: the
-     * chapter's cell (about 0.2 M multiply-adds) runs faster on one */
-    const int parallel = (double)B * ((double)(Nq + 2 * Nk) * (double)H * (double)H +
-                                      2.0 * (double)Nq * (double)Nk * (double)H) > 2e7;
+    const int parallel = mha_fast_threads(B, Nq, Nk, H) > 1;
 
     if (m->score != SCORE_DOT) {
         snprintf(err, errlen, "the fast path does dot-product scoring only");

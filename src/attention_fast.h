@@ -21,4 +21,8 @@ int mha_forward_fast(float *out, float *weights, const float *queries, const flo
 void attn_set_threads(int n);
 int attn_max_threads(void);
 
+/* The threads mha_forward_fast uses for these sizes: all, or one when the
+ * work (under 2e7 multiply-adds) would not pay for starting them. */
+int mha_fast_threads(size_t B, size_t Nq, size_t Nk, size_t H);
+
 #endif

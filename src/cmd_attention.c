@@ -1021,6 +1021,7 @@ static int run(int argc, char **argv, int self)
     if (a.time) {
         /* the median of the runs after the warm-up */
         size_t first = a.repeat > 1 ? 1 : 0, n = (size_t)a.repeat - first, r, j;
+        int threads = use_fast ? mha_fast_threads(pr.B, pr.Nq, pr.Nk, pr.params.num_hiddens) : 1;
         double secs, flops = 2.0 * forward_macs(&pr);
         for (r = first + 1; r < (size_t)a.repeat; r++) /* insertion sort, a few numbers */
             for (j = r; j > first && times[j - 1] > times[j]; j--) {
@@ -1033,7 +1034,7 @@ static int run(int argc, char **argv, int self)
                 secs * 1e3, flops * 1e-9, flops * 1e-9 / (secs > 0 ? secs : 1e-9),
                 use_fast ? (keep_weights ? "fast loops" : "fast loops, streaming")
                          : "reference loops",
-                use_fast ? attn_max_threads() : 1, use_fast && attn_max_threads() > 1 ? "s" : "",
+                threads, threads > 1 ? "s" : "",
                 n > 1 ? ", median of the runs after a warm-up" : "");
     }
 
