@@ -10,6 +10,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 static int check_count, check_failed;
 
@@ -46,6 +47,30 @@ static int check_count, check_failed;
                     __LINE__, #got, check_g_, check_w_);                   \
         }                                                                  \
     } while (0)
+
+/* The whole file at path, NUL-terminated (*size, when not NULL, gets its
+ * length without the NUL); NULL when it cannot be read. The caller frees. */
+static inline char *check_read_file(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    long n;
+    if (!f)
+        return NULL;
+    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+        (buf = malloc((size_t)n + 1)) != NULL) {
+        if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
+            free(buf);
+            buf = NULL;
+        } else {
+            buf[n] = '\0';
+            if (size)
+                *size = (size_t)n;
+        }
+    }
+    fclose(f);
+    return buf;
+}
 
 static inline int check_summary(const char *name)
 {

@@ -54,25 +54,6 @@ static double compare(const float *got, const cJSON *want, size_t n, int *bad, c
     return worst;
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    long n;
-    if (f && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-        (buf = malloc((size_t)n + 1)) != NULL) {
-        if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
-            free(buf);
-            buf = NULL;
-        } else {
-            buf[n] = '\0';
-        }
-    }
-    if (f)
-        fclose(f);
-    return buf;
-}
-
 /* Run pr: out (B, Nq, H), weights (B, NH, Nq, Nk), both malloc'd. */
 static int run(const problem *pr, int causal, float **out, float **weights)
 {
@@ -189,7 +170,7 @@ static int test_fixture(const char *dir, const char *file)
     double dout, dw;
 
     snprintf(path, sizeof path, "%s/%s", dir, file);
-    text = slurp(path);
+    text = check_read_file(path, NULL);
     CHECK(text != NULL);
     if (!text)
         return 0;

@@ -22,25 +22,6 @@
 #include "check.h"
 #include "fuzz/fuzz_argv.h"
 
-static unsigned char *read_all(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    unsigned char *buf = NULL;
-    long n;
-    if (!f)
-        return NULL;
-    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-        (buf = malloc((size_t)n + 1)) != NULL) {
-        *size = fread(buf, 1, (size_t)n, f);
-        if (*size != (size_t)n) {
-            free(buf);
-            buf = NULL;
-        }
-    }
-    fclose(f);
-    return buf;
-}
-
 static void write_text(const char *dir, const char *name, const char *text)
 {
     char path[512];
@@ -110,7 +91,7 @@ static int replay_options(const char *name, const uint8_t *data, size_t size, co
     }
     if (pid < 0 || waitpid(pid, &status, 0) != pid)
         return -1;
-    err = (char *)read_all(errpath, &errsize);
+    err = check_read_file(errpath, &errsize);
     if (err)
         err[errsize] = '\0';
     ok = WIFEXITED(status) && WEXITSTATUS(status) <= 2 && err &&
@@ -164,7 +145,7 @@ int main(int argc, char **argv)
         size_t size = 0;
         unsigned char *data;
         snprintf(path, sizeof path, "%s/%s", argv[1], names[i]);
-        data = read_all(path, &size);
+        data = (unsigned char *)check_read_file(path, &size);
         CHECK(data != NULL);
         if (data && names[i][0] == 'j') {
             CHECK(attn_fuzz_json(data, size) == 0);

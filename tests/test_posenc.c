@@ -61,30 +61,11 @@ static void test_hand_values(void)
     free(P);
 }
 
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf;
-    long n;
-    if (!f || fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
-        fprintf(stderr, "%s: cannot read\n", path);
-        exit(1);
-    }
-    buf = malloc((size_t)n + 1);
-    if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        fprintf(stderr, "%s: cannot read\n", path);
-        exit(1);
-    }
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
-
 /* Every stored row of every case, |attn − torch| <= 1e-6 + 1e-5·|torch|. */
 static void test_reference(const char *path)
 {
-    char *text = read_file(path);
-    cJSON *root = cJSON_Parse(text), *c;
+    char *text = check_read_file(path, NULL);
+    cJSON *root = text ? cJSON_Parse(text) : NULL, *c;
     int ncases = 0;
 
     CHECK(root != NULL);
