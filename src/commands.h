@@ -18,4 +18,7 @@ void usage_selfattn(FILE *f);
 int cmd_complexity(int argc, char **argv);
 void usage_complexity(FILE *f);
 
+int cmd_tour(int argc, char **argv);
+void usage_tour(FILE *f);
+
 #endif

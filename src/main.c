@@ -31,7 +31,7 @@ static const struct command commands[] = {
      "sinusoidal positional encoding: the matrix, its figures and checks"},
     {"complexity", cmd_complexity, usage_complexity,
      "CNN vs RNN vs self-attention: cost, sequential steps, path length"},
-    {"tour", NULL, NULL, "the chapter in order, every figure written to a folder"},
+    {"tour", cmd_tour, usage_tour, "the chapter in order, every figure written to a folder"},
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

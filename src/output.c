@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "text.h"
 
 FILE *output_report_stream(const char *json_path)
 {
@@ -58,4 +59,38 @@ int output_parse_color(const char *s, term_color_mode *mode)
         return -1;
     }
     return 0;
+}
+
+int output_font_open(const char *path, text_font **font)
+{
+    char err[4352];
+    *font = NULL;
+    if (path == NULL)
+        return EXIT_OK;
+    if (text_font_open(font, err, sizeof err) != 0) {
+        cli_error("%s", err);
+        return EXIT_RUNTIME;
+    }
+    if (text_font_add_file(*font, path, err, sizeof err) != 0) {
+        cli_error("--font: %s", err);
+        text_font_close(*font);
+        *font = NULL;
+        return EXIT_RUNTIME;
+    }
+    return EXIT_OK;
+}
+
+void output_font_close(text_font *font)
+{
+    text_font_close(font);
+}
+
+void output_font_note(const heat_layout *lay)
+{
+    static int noted; /* once per run */
+    if (noted || lay->missing[0] == '\0')
+        return;
+    noted = 1;
+    cli_error("note: no font found has the glyphs of '%s', so the positions are numbered "
+              "(install fonts-wqy-microhei or pass --font FILE)", lay->missing);
 }

@@ -22,6 +22,24 @@ int output_png(const char *path, const attn_image *img, FILE *rep, const char *w
 int output_parse_cmap(const char *s, const attn_cmap **cmap);
 int output_parse_color(const char *s, term_color_mode *mode);
 
+/* --font FILE, the same for every command that draws figures: *font is
+ * DejaVu Sans with the file's face after it (text.h), for the command's
+ * figures to share (heat_figure.font, plot_figure.font), or NULL when
+ * path is NULL (each figure then opens its own). Returns EXIT_OK, or
+ * EXIT_RUNTIME after "attn CMD: --font: PATH: cannot read: REASON" or
+ * "attn CMD: --font: PATH: not a TrueType font". */
+int output_font_open(const char *path, text_font **font);
+/* Close what output_font_open opened (NULL is fine). */
+void output_font_close(text_font *font);
+
+/* After heatmap_draw: when it numbered an axis because no font has every
+ * character of a tick label (lay->missing), one line on stderr, printed at
+ * most once per run whatever the number of figures:
+ *   attn CMD: note: no font found has the glyphs of 'LABEL', so the
+ *   positions are numbered (install fonts-wqy-microhei or pass --font FILE)
+ * (one line). The exit status is not affected. */
+void output_font_note(const heat_layout *lay);
+
 /* Where reports go: stderr when --json writes to stdout, else stdout. */
 FILE *output_report_stream(const char *json_path);
 

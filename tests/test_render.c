@@ -765,7 +765,7 @@ static void test_heatmap_small(void)
         m[i] = (float)((i * 5) % 21) - 3.5f;
     heat_panel panel = {m, 7, 3, "7 x 3", NULL, NULL};
     heat_figure fig = {&panel, 1, 1, "Keys", "Queries", NULL, NULL,
-                       cmap_find("viridis"), NAN, NAN, "value"};
+                       cmap_find("viridis"), NAN, NAN, "value", NULL};
     heat_layout L;
     int w = 0, h = 0;
     check_heatmap(&fig, "small.png", &L, &w, &h);
@@ -783,7 +783,7 @@ static void test_heatmap_posenc(void)
     posenc(P, 60, 32);
     heat_panel panel = {P, 60, 32, NULL, NULL, NULL};
     heat_figure fig = {&panel, 1, 1, "Column (encoding dimension)", "Row (position)",
-                       NULL, NULL, cmap_find("Blues"), NAN, NAN, NULL};
+                       NULL, NULL, cmap_find("Blues"), NAN, NAN, NULL, NULL};
     heat_layout L;
     int w = 0, h = 0;
     check_heatmap(&fig, "posenc.png", &L, &w, &h);
@@ -804,7 +804,7 @@ static void test_heatmap_shared_scale(void)
     heat_panel panels[4] = {{m[0], 4, 6, "Head 1", NULL, NULL}, {m[1], 4, 6, "Head 2", NULL, NULL},
                             {m[2], 4, 6, "Head 3", NULL, NULL}, {m[3], 4, 6, "Head 4", NULL, NULL}};
     heat_figure fig = {panels, 2, 2, "Key positions", "Query positions", NULL, NULL,
-                       cmap_find("Reds"), NAN, NAN, NULL};
+                       cmap_find("Reds"), NAN, NAN, NULL, NULL};
     heat_layout L;
     int w = 0, h = 0;
     check_heatmap(&fig, "grid.png", &L, &w, &h);
@@ -833,7 +833,7 @@ static void test_heatmap_shared_scale(void)
     const char *keys[] = {"The", "cat", "sat", "on", "the", "mat"};
     const char *queries[] = {"Die", "Katze", "sa\xC3\x9F", "<eos>"};
     heat_figure fig2 = {heads, 2, 5, "Key positions", "Query positions", keys, queries,
-                        cmap_find("Reds"), NAN, NAN, "weight"};
+                        cmap_find("Reds"), NAN, NAN, "weight", NULL};
     check_heatmap(&fig2, "heads.png", &L, &w, &h);
 }
 
@@ -852,7 +852,7 @@ static void test_heatmap_pooled(void)
                                       (double)r / 3000.0);
     heat_panel panel = {m, rows, cols, "pooled", NULL, NULL};
     heat_figure fig = {&panel, 1, 1, "Column", "Row", NULL, NULL, cmap_find("Blues"),
-                       NAN, NAN, NULL};
+                       NAN, NAN, NULL, NULL};
     heat_layout L;
     int w = 0, h = 0;
     check_heatmap(&fig, "pooled.png", &L, &w, &h);
@@ -870,7 +870,7 @@ static void test_heatmap_pooled(void)
     posenc(P, n, d);
     heat_panel big = {P, n, d, NULL, NULL, NULL};
     heat_figure fig2 = {&big, 1, 1, "Column (encoding dimension)", "Row (position)",
-                        NULL, NULL, cmap_find("Blues"), NAN, NAN, NULL};
+                        NULL, NULL, cmap_find("Blues"), NAN, NAN, NULL, NULL};
     attn_image img;
     char err[256] = "";
     CHECK_INT(heatmap_draw(&img, &L, &fig2, err, sizeof err), 0);
@@ -885,7 +885,8 @@ static void test_heatmap_degenerate(void)
     /* vmin == vmax: every cell is the middle colour, no division by 0. */
     float m[6] = {2, 2, 2, 2, 2, 2};
     heat_panel panel = {m, 2, 3, NULL, NULL, NULL};
-    heat_figure fig = {&panel, 1, 1, NULL, NULL, NULL, NULL, cmap_find("gray"), NAN, NAN, NULL};
+    heat_figure fig = {&panel, 1, 1, NULL, NULL, NULL, NULL, cmap_find("gray"), NAN, NAN, NULL,
+                       NULL};
     heat_layout L;
     int w = 0, h = 0;
     check_heatmap(&fig, "constant.png", &L, &w, &h);
@@ -955,7 +956,7 @@ static void test_plot(void)
         y2[i] = -0.25;
     }
     plot_series s[2] = {{x, y1, 10, "half"}, {x, y2, 10, NULL}};
-    plot_figure fig = {s, 2, "Constant", "x", "y", 0, 0, 0, 0};
+    plot_figure fig = {s, 2, "Constant", "x", "y", 0, 0, 0, 0, NULL};
     attn_image img;
     char err[256] = "";
     int rc = plot_draw(&img, &fig, err, sizeof err);
@@ -978,7 +979,7 @@ static void test_plot(void)
     /* Log axes skip values <= 0; a given size is used. */
     double lx[5] = {1, 10, 100, 1000, 10000}, ly[5] = {1e-3, 0, 1e-1, 1, 10};
     plot_series ls = {lx, ly, 5, "t"};
-    plot_figure lf = {&ls, 1, NULL, "n", "seconds", 1, 1, 640, 320};
+    plot_figure lf = {&ls, 1, NULL, "n", "seconds", 1, 1, 640, 320, NULL};
     CHECK_INT(plot_draw(&img, &lf, err, sizeof err), 0);
     CHECK_INT(img.w, 640);
     CHECK_INT(img.h, 320);
@@ -986,12 +987,12 @@ static void test_plot(void)
 
     /* Bad input. */
     plot_series nodata = {NULL, NULL, 3, NULL};
-    plot_figure bad = {&nodata, 1, NULL, NULL, NULL, 0, 0, 0, 0};
+    plot_figure bad = {&nodata, 1, NULL, NULL, NULL, 0, 0, 0, 0, NULL};
     err[0] = '\0';
     CHECK_INT(plot_draw(&img, &bad, err, sizeof err), -1);
     CHECK(err[0] != '\0');
     CHECK(img.rgb == NULL);
-    plot_figure tiny = {s, 1, NULL, NULL, NULL, 0, 0, 10, 10};
+    plot_figure tiny = {s, 1, NULL, NULL, NULL, 0, 0, 10, 10, NULL};
     CHECK_INT(plot_draw(&img, &tiny, err, sizeof err), -1);
 }
 
@@ -1106,7 +1107,8 @@ static void test_heatmap_rows(void)
         ramp_row(&cols, i, m + i * cols);
     heat_panel stored = {m, rows, cols, "stored", NULL, NULL};
     heat_panel made = {NULL, rows, cols, "stored", ramp_row, &cols};
-    heat_figure fig = {&stored, 1, 1, "x", "y", NULL, NULL, cmap_find("Blues"), NAN, NAN, NULL};
+    heat_figure fig = {&stored, 1, 1, "x", "y", NULL, NULL, cmap_find("Blues"), NAN, NAN, NULL,
+                       NULL};
     attn_image a = {0, 0, NULL}, b = {0, 0, NULL};
     char err[256];
     CHECK(heatmap_draw(&a, NULL, &fig, err, sizeof err) == 0);
@@ -1124,6 +1126,178 @@ static void test_heatmap_rows(void)
     free(m);
 }
 
+/* ---- token labels no font can draw ------------------------------------- */
+
+/* Whether a and b are the same picture, pixel for pixel. */
+static int same_image(const attn_image *a, const attn_image *b)
+{
+    return a->rgb != NULL && b->rgb != NULL && a->w == b->w && a->h == b->h &&
+           memcmp(a->rgb, b->rgb, (size_t)a->w * (size_t)a->h * 3) == 0;
+}
+
+/* Draw fig into *img with its layout in *L; 0 on success. */
+static int draw_heat(const heat_figure *fig, attn_image *img, heat_layout *L)
+{
+    char err[256] = "";
+    memset(L, 0xAB, sizeof *L);         /* every field must be written */
+    int rc = heatmap_draw(img, L, fig, err, sizeof err);
+    if (rc != 0)
+        fprintf(stderr, "heatmap_draw: %s\n", err);
+    return rc;
+}
+
+static void test_label_fallback(void)
+{
+    /* 苹果 发布 了 新的 产品: five tokens DejaVu Sans has no glyph for. */
+    static const char *const zh[] = {APPLE_ZH, "\xE5\x8F\x91\xE5\xB8\x83", "\xE4\xBA\x86",
+                                     "\xE6\x96\xB0\xE7\x9A\x84", "\xE4\xBA\xA7\xE5\x93\x81"};
+    static const char *const en[] = {"apple", "launches", "a", "new", "product"};
+    float m[5 * 5];                     /* (5 queries, 5 keys) */
+    for (int i = 0; i < 25; i++)
+        m[i] = (float)((i * 7) % 25) / 25.0f;
+    heat_panel panel = {m, 5, 5, "Head 1", NULL, NULL};
+    const heat_figure plain = {&panel, 1, 1, "Key positions", "Query positions", NULL, NULL,
+                               cmap_find("Reds"), NAN, NAN, NULL, NULL};
+    char dejavu[8192], search[8300];
+    tmp_path(dejavu, sizeof dejavu, "dejavu-only.ttf");
+    CHECK_INT(write_file(dejavu, attn_font_dejavu_sans, (size_t)attn_font_dejavu_sans_len), 0);
+
+    /* No CJK font reachable: $ATTN_FONT missing or without CJK, and a
+     * system search that finds nothing (empty, or files without CJK).
+     * The labelled figure is then the numbered one, pixel for pixel. */
+    snprintf(search, sizeof search, "/nonexistent/a.ttc::%s", dejavu);
+    const char *envs[][2] = {{"/nonexistent/font.ttf", ""}, {dejavu, ""}, {"", search}};
+    for (size_t k = 0; k < sizeof envs / sizeof envs[0]; k++) {
+        setenv("ATTN_FONT", envs[k][0], 1);
+        setenv("ATTN_FONT_SEARCH", envs[k][1], 1);
+        attn_image a = {0, 0, NULL}, b = {0, 0, NULL};
+        heat_layout La, Lb;
+        heat_figure fig = plain;
+        CHECK_INT(draw_heat(&fig, &a, &La), 0);
+        CHECK(La.x_numbered == 0 && La.y_numbered == 0 && La.missing[0] == '\0');
+        fig.xticklabels = zh;
+        fig.yticklabels = zh;
+        CHECK_INT(draw_heat(&fig, &b, &Lb), 0);
+        CHECK(Lb.x_numbered == 1 && Lb.y_numbered == 1);
+        CHECK(strcmp(Lb.missing, APPLE_ZH) == 0);
+        CHECK(same_image(&a, &b));
+        CHECK(La.cell == Lb.cell && La.panel_x0 == Lb.panel_x0 && La.panel_y0 == Lb.panel_y0);
+        image_free(&a);
+        image_free(&b);
+    }
+
+    /* Each axis on its own: Latin keys keep their labels, the queries are
+     * numbered and named by their first label DejaVu cannot draw. */
+    attn_image num = {0, 0, NULL}, mixed = {0, 0, NULL}, latin = {0, 0, NULL};
+    heat_layout L;
+    heat_figure fig = plain;
+    CHECK_INT(draw_heat(&fig, &num, &L), 0);
+    fig.xticklabels = en;
+    CHECK_INT(draw_heat(&fig, &latin, &L), 0);
+    CHECK(L.x_numbered == 0 && L.y_numbered == 0 && L.missing[0] == '\0');
+    static const char *const some_zh[] = {"a", "b", "\xE4\xBA\x86", APPLE_ZH, "c"};
+    fig.yticklabels = some_zh;
+    CHECK_INT(draw_heat(&fig, &mixed, &L), 0);
+    CHECK(L.x_numbered == 0 && L.y_numbered == 1);
+    CHECK(strcmp(L.missing, "\xE4\xBA\x86") == 0);
+    CHECK(same_image(&mixed, &latin));
+    CHECK(!same_image(&mixed, &num));
+    image_free(&num);
+    image_free(&mixed);
+    image_free(&latin);
+
+    /* The reported label is safe to print: control characters and bad
+     * UTF-8 become U+FFFD, and it is cut as the tick label would be. */
+    static const char *const nasty[] = {"\x1B[31m" APPLE_ZH "\n\xFF", "x", "y", "z", "w"};
+    fig = plain;
+    fig.xticklabels = nasty;
+    CHECK_INT(draw_heat(&fig, &num, &L), 0);
+    CHECK(L.x_numbered == 1 && L.y_numbered == 0);
+    CHECK(strcmp(L.missing, "\xEF\xBF\xBD[31m" APPLE_ZH "\xEF\xBF\xBD\xEF\xBF\xBD") == 0);
+    image_free(&num);
+    char longest[40 * 3 + 1] = "";
+    for (int i = 0; i < 40; i++)
+        strcat(longest, "\xE4\xBA\x86");            /* 了 × 40 */
+    const char *const long_labels[] = {longest, "x", "y", "z", "w"};
+    fig.xticklabels = long_labels;
+    CHECK_INT(draw_heat(&fig, &num, &L), 0);
+    CHECK_INT(strlen(L.missing), 23 * 3 + 3);       /* 23 characters, then … */
+    CHECK(strcmp(L.missing + 23 * 3, "\xE2\x80\xA6") == 0);
+    image_free(&num);
+    /* Control characters alone are drawn (as U+FFFD): not a reason to
+     * number the axis. */
+    static const char *const controls[] = {"\x01", "\t", "a\x7F", "b", "c"};
+    fig.xticklabels = controls;
+    CHECK_INT(draw_heat(&fig, &num, &L), 0);
+    CHECK(L.x_numbered == 0 && L.missing[0] == '\0');
+    image_free(&num);
+    char printable[6];
+    text_printable(APPLE_ZH "x", printable, sizeof printable);
+    CHECK(strcmp(printable, "\xE8\x8B\xB9") == 0);     /* 苹: cut at a whole character */
+    text_printable(NULL, printable, sizeof printable);
+    CHECK(printable[0] == '\0');
+
+    /* A caller's font serves several figures and is not closed by them
+     * (ASan would see a double free or a use after free). */
+    char err[4352] = "";
+    text_font *font = NULL;
+    CHECK_INT(text_font_open(&font, err, sizeof err), 0);
+    if (font != NULL) {
+        fig = plain;
+        fig.font = font;
+        fig.xticklabels = en;
+        for (int i = 0; i < 2; i++) {
+            CHECK_INT(draw_heat(&fig, &num, &L), 0);
+            image_free(&num);
+        }
+        double x[3] = {1, 2, 3}, y[3] = {1, 4, 9};
+        plot_series ps = {x, y, 3, "squares"};
+        plot_figure pf = {&ps, 1, "Title", "x", "y", 0, 0, 0, 0, font};
+        CHECK_INT(plot_draw(&num, &pf, err, sizeof err), 0);
+        image_free(&num);
+        CHECK(text_width(font, 14, "still open") > 10.0);
+        text_font_close(font);
+    }
+
+    /* With a CJK font, given or found, the labels are drawn. */
+    const char *cjk = cjk_font_path();
+    if (cjk == NULL) {
+        printf("test_render: skipped: labels drawn with a CJK font (none here; install "
+               "fonts-wqy-microhei)\n");
+    } else {
+        attn_image given = {0, 0, NULL}, found = {0, 0, NULL};
+        fig = plain;
+        CHECK_INT(draw_heat(&fig, &num, &L), 0);
+        fig.xticklabels = zh;
+        fig.yticklabels = zh;
+        /* given: the search still finds nothing */
+        setenv("ATTN_FONT", "", 1);
+        setenv("ATTN_FONT_SEARCH", "", 1);
+        CHECK_INT(text_font_open(&font, err, sizeof err), 0);
+        if (font != NULL && text_font_add_file(font, cjk, err, sizeof err) == 0) {
+            fig.font = font;
+            CHECK_INT(draw_heat(&fig, &given, &L), 0);
+            CHECK(L.x_numbered == 0 && L.y_numbered == 0 && L.missing[0] == '\0');
+            CHECK(!same_image(&given, &num));
+        } else {
+            CHECK(!"the CJK font loads");
+        }
+        text_font_close(font);
+        /* found: the search list names it after a missing file */
+        snprintf(search, sizeof search, "/nonexistent/a.ttc:%s", cjk);
+        setenv("ATTN_FONT_SEARCH", search, 1);
+        fig.font = NULL;
+        CHECK_INT(draw_heat(&fig, &found, &L), 0);
+        CHECK(L.x_numbered == 0 && L.y_numbered == 0 && L.missing[0] == '\0');
+        CHECK(same_image(&found, &given));
+        image_free(&num);
+        image_free(&given);
+        image_free(&found);
+    }
+    unsetenv("ATTN_FONT");
+    unsetenv("ATTN_FONT_SEARCH");
+}
+
 int main(int argc, char **argv)
 {
     const char *base = argc > 1 ? argv[1] : "/tmp";
@@ -1134,6 +1308,7 @@ int main(int argc, char **argv)
         return 1;
     }
     unsetenv("ATTN_FONT");      /* the CJK fallback: system fonts only */
+    unsetenv("ATTN_FONT_SEARCH");
     test_cmap();
     test_utf8();
     test_text();
@@ -1146,6 +1321,7 @@ int main(int argc, char **argv)
     test_heatmap_shared_scale();
     test_heatmap_pooled();
     test_heatmap_degenerate();
+    test_label_fallback();
     test_plot();
     test_png();
     remove_tree(tmpdir, 0);

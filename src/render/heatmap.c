@@ -26,6 +26,11 @@
  * figure uses Reds (d2l's default). The colour scale, when not given, is
  * the min / max of the finite entries of all panels (NaN entries are
  * painted like t = NaN, i.e. the colormap's entry 0).
+ *
+ * Tick labels are checked before anything is measured: an axis with a
+ * label that the font cannot draw (text_font_has_all, after the CJK
+ * search) loses its labels and is laid out and drawn with numbers, the
+ * same figure as without labels; heat_layout reports it.
  */
 #include <float.h>
 #include <math.h>
@@ -78,6 +83,9 @@ typedef struct heat_axis {
 typedef struct heat_ctx {
     const heat_figure *fig;
     text_font *font;
+    int own_font;               /* opened here (fig->font was NULL) */
+    int x_numbered, y_numbered; /* labels given, numbers drawn */
+    char missing[sizeof ((heat_layout *)0)->missing]; /* the first label not drawable */
     size_t npanels;
     size_t pool;                /* entries per cell side */
     size_t prows, pcols;        /* pooled size of the largest panel */
@@ -307,6 +315,26 @@ static const float *panel_row(const heat_panel *hp, size_t i, float *buf)
     return buf;
 }
 
+/* labels (n,) when the font can draw every one as it is shown (cut),
+ * else NULL, for numbers: then *numbered is set and the first label that
+ * cannot be drawn is kept, printable, in c->missing. */
+static const char *const *drawable_labels(heat_ctx *c, const char *const *labels, size_t n,
+                                          int *numbered)
+{
+    char buf[128];
+    *numbered = 0;
+    for (size_t i = 0; labels && i < n; i++) {
+        cut_label(labels[i], buf, sizeof buf);
+        if (!text_font_has_all(c->font, buf)) {
+            *numbered = 1;
+            if (c->missing[0] == '\0')
+                text_printable(buf, c->missing, sizeof c->missing);
+            return NULL;
+        }
+    }
+    return labels;
+}
+
 /* Validate the figure and fill c's sizes, scale, pool and text widths. */
 static int prepare(heat_ctx *c, const heat_figure *fig, char *err, size_t errlen)
 {
@@ -379,15 +407,15 @@ static int prepare(heat_ctx *c, const heat_figure *fig, char *err, size_t errlen
     char buf[128];
     c->x.n = cols;
     c->y.n = rows;
-    c->x.labels = fig->xticklabels;
-    c->y.labels = fig->yticklabels;
+    c->x.labels = drawable_labels(c, fig->xticklabels, cols, &c->x_numbered);
+    c->y.labels = drawable_labels(c, fig->yticklabels, rows, &c->y_numbered);
     c->x.tok_w = c->y.tok_w = 0.0;
-    for (size_t i = 0; fig->xticklabels && i < cols; i++) {
-        cut_label(fig->xticklabels[i], buf, sizeof buf);
+    for (size_t i = 0; c->x.labels && i < cols; i++) {
+        cut_label(c->x.labels[i], buf, sizeof buf);
         c->x.tok_w = fmax(c->x.tok_w, text_width(c->font, FS_TICK, buf));
     }
-    for (size_t i = 0; fig->yticklabels && i < rows; i++) {
-        cut_label(fig->yticklabels[i], buf, sizeof buf);
+    for (size_t i = 0; c->y.labels && i < rows; i++) {
+        cut_label(c->y.labels[i], buf, sizeof buf);
         c->y.tok_w = fmax(c->y.tok_w, text_width(c->font, FS_TICK, buf));
     }
     c->any_title = 0;
@@ -585,8 +613,13 @@ int heatmap_draw(attn_image *img, heat_layout *lay, const heat_figure *fig,
     c.fig = fig;
     img->w = img->h = 0;
     img->rgb = NULL;
-    if (text_font_open(&c.font, err, errlen) < 0)
-        return -1;
+    if (fig != NULL && fig->font != NULL) {
+        c.font = fig->font;
+    } else {
+        if (text_font_open(&c.font, err, errlen) < 0)
+            return -1;
+        c.own_font = 1;
+    }
     int rc = -1;
 
     /* Check the input and lay the figure out. */
@@ -622,11 +655,15 @@ int heatmap_draw(attn_image *img, heat_layout *lay, const heat_figure *fig,
         lay->panel_y0 = (int)c.panel_y0;
         lay->panel_dx = (int)c.dx;
         lay->panel_dy = (int)c.dy;
+        lay->x_numbered = c.x_numbered;
+        lay->y_numbered = c.y_numbered;
+        memcpy(lay->missing, c.missing, sizeof lay->missing);
     }
     rc = 0;
 done:
     free(c.rowbuf);
     free(c.colsum);
-    text_font_close(c.font);
+    if (c.own_font)
+        text_font_close(c.font);
     return rc;
 }

@@ -601,8 +601,11 @@ int plot_draw(attn_image *img, const plot_figure *fig, char *err, size_t errlen)
     c.fig = fig;
     c.w = fig->width ? fig->width : PLOT_W;
     c.h = fig->height ? fig->height : PLOT_H;
-    if (text_font_open(&c.font, err, errlen) < 0)
+    if (fig->font != NULL) {
+        c.font = fig->font;
+    } else if (text_font_open(&c.font, err, errlen) < 0) {
         return -1;
+    }
     int rc = -1;
 
     /* Lay out, then draw back to front: grid, lines, frame, legend. */
@@ -625,6 +628,7 @@ int plot_draw(attn_image *img, const plot_figure *fig, char *err, size_t errlen)
     }
     rc = 0;
 done:
-    text_font_close(c.font);
+    if (fig->font == NULL)
+        text_font_close(c.font);
     return rc;
 }

@@ -29,6 +29,15 @@ typedef struct attn_image {
 int image_alloc(attn_image *img, int w, int h, char *err, size_t errlen);
 void image_free(attn_image *img);
 
+/* ---- fonts ----------------------------------------------------------- */
+
+/* The fonts text is drawn in (text.h): DejaVu Sans, faces from files, and
+ * a CJK face found on the system when a character needs one. A figure
+ * opens its own unless given one (heat_figure.font, plot_figure.font): a
+ * command opens it once, with the face of its --font FILE added, and
+ * shares it between its figures. */
+typedef struct text_font text_font;
+
 /* ---- colormaps ------------------------------------------------------- */
 
 typedef struct attn_cmap attn_cmap;
@@ -63,12 +72,20 @@ typedef struct heat_figure {
     const char *xlabel;        /* under each panel of the bottom row */
     const char *ylabel;        /* left of each panel of the left column */
     /* Optional tick labels, one per column / row of every panel (all panels
-     * of a figure share their shape when labels are given). NULL: numbers. */
+     * of a figure share their shape when labels are given). NULL: numbers.
+     * These are the figure's only user text (tokens); when one of them has
+     * a character that no face of the font has, even after the CJK search,
+     * that axis is numbered instead (as if NULL) and heat_layout says so.
+     * Titles and axis labels are drawn as given. */
     const char *const *xticklabels;
     const char *const *yticklabels;
     const attn_cmap *cmap;
     double vmin, vmax;         /* colour scale; NaN: min / max over all panels */
     const char *colorbar_label; /* NULL for none */
+    /* The font of every text: NULL for DejaVu Sans with the CJK search,
+     * opened and closed by heatmap_draw; else the caller's, left open
+     * (one that has failed for lack of memory fails the figure too). */
+    text_font *font;
 } heat_figure;
 
 /* Where things landed, for tests and for callers that annotate. */
@@ -78,6 +95,12 @@ typedef struct heat_layout {
     double vmin, vmax;         /* the colour scale used */
     int panel_x0, panel_y0;    /* top-left pixel of panel 0's first cell */
     int panel_dx, panel_dy;    /* offset from one panel to the next column / row */
+    /* Tick labels no font could draw: the axes numbered instead of
+     * labelled, and the first such label as it would have been drawn
+     * (cut to its shown length, control characters and malformed UTF-8
+     * as U+FFFD: safe to print); "" when every label was drawn. */
+    int x_numbered, y_numbered;
+    char missing[112];
 } heat_layout;
 
 /* Draw the figure into a newly allocated image. All panels share one colour
@@ -103,6 +126,7 @@ typedef struct plot_figure {
     const char *xlabel, *ylabel;
     int logx, logy;       /* logarithmic axes (values must be > 0) */
     int width, height;    /* pixels; 0 picks d2l's figsize (6, 2.5) look */
+    text_font *font;      /* as heat_figure.font: NULL opens DejaVu Sans */
 } plot_figure;
 
 /* Axes with ticks and grid, one line per series in distinct colours and

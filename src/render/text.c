@@ -52,7 +52,7 @@
 
 /* Where the CJK fallback is looked for, after $ATTN_FONT (Debian's
  * fonts-wqy-microhei, fonts-wqy-zenhei, fonts-noto-cjk,
- * fonts-droid-fallback). */
+ * fonts-droid-fallback), unless $ATTN_FONT_SEARCH replaces the list. */
 static const char *const cjk_font_paths[] = {
     "/usr/share/fonts/truetype/wqy/wqy-microhei.ttc",
     "/usr/share/fonts/truetype/wqy/wqy-zenhei.ttc",
@@ -745,24 +745,55 @@ int text_font_add_file(text_font *font, const char *path, char *err, size_t errl
     return 0;
 }
 
+/* Candidate i of the lazy CJK search (i = 0, 1, …): $ATTN_FONT, then the
+ * entries of $ATTN_FONT_SEARCH (search != NULL; an entry is copied into
+ * buf[len]) or cjk_font_paths. "" for a candidate to skip (unset, an
+ * empty entry, one longer than buf), NULL past the last one. */
+static const char *fallback_candidate(size_t i, const char *search, char *buf, size_t len)
+{
+    if (i == 0) {
+        const char *env = getenv("ATTN_FONT");
+        return env ? env : "";
+    }
+    if (search == NULL) {
+        size_t npaths = sizeof cjk_font_paths / sizeof cjk_font_paths[0];
+        return i - 1 < npaths ? cjk_font_paths[i - 1] : NULL;
+    }
+    /* Entry i - 1 of the colon-separated list. */
+    const char *p = search;
+    for (size_t k = 1; k < i; k++) {
+        p = strchr(p, ':');
+        if (p == NULL)
+            return NULL;
+        p++;
+    }
+    size_t n = strcspn(p, ":");
+    if (n >= len)
+        return "";
+    memcpy(buf, p, n);
+    buf[n] = '\0';
+    return buf;
+}
+
 /* The lazy CJK fallback, run once per font when cp is missing from every
- * face: $ATTN_FONT (when set and not empty), then cjk_font_paths. The
- * first usable file that has cp is appended; when none has it (cp is,
- * say, an emoji) the first usable file still is, so that CJK characters
- * met later are drawn. Unreadable or broken files are skipped silently:
- * without a fallback, characters are drawn as boxes as before. */
+ * face: $ATTN_FONT (when set and not empty), then the system fonts
+ * (cjk_font_paths, or the files $ATTN_FONT_SEARCH lists). The first
+ * usable file that has cp is appended; when none has it (cp is, say, an
+ * emoji) the first usable file still is, so that CJK characters met later
+ * are drawn. Unreadable or broken files are skipped silently: without a
+ * fallback, characters are drawn as boxes as before. */
 static void load_fallback(text_font *font, uint32_t cp)
 {
     font->fallback_tried = 1;
     if (font->nfaces >= TEXT_MAX_FACES)
         return;
-    const char *env = getenv("ATTN_FONT");
-    size_t npaths = sizeof cjk_font_paths / sizeof cjk_font_paths[0];
+    const char *search = getenv("ATTN_FONT_SEARCH");
+    char buf[4096];             /* one entry of $ATTN_FONT_SEARCH */
     text_face spare;            /* the first usable file, lacking cp */
     int have_spare = 0;
-    for (size_t i = 0; i <= npaths; i++) {
-        const char *path = i == 0 ? env : cjk_font_paths[i - 1];
-        if (path == NULL || path[0] == '\0')
+    const char *path;
+    for (size_t i = 0; (path = fallback_candidate(i, search, buf, sizeof buf)) != NULL; i++) {
+        if (path[0] == '\0')
             continue;
         text_face face;
         if (load_face(&face, path, NULL, 0) < 0)
@@ -856,6 +887,46 @@ static uint32_t displayed(uint32_t cp)
     if (cp < 0x20 || (cp >= 0x7F && cp < 0xA0))
         return 0xFFFD;
     return cp;
+}
+
+/* cp (displayed, so valid and not a control character) as UTF-8 into
+ * out[4]; the number of bytes. */
+static size_t utf8_encode(uint32_t cp, char *out)
+{
+    if (cp < 0x80) {
+        out[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        out[0] = (char)(0xC0 | cp >> 6);
+        out[1] = (char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        out[0] = (char)(0xE0 | cp >> 12);
+        out[1] = (char)(0x80 | (cp >> 6 & 0x3F));
+        out[2] = (char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    out[0] = (char)(0xF0 | cp >> 18);
+    out[1] = (char)(0x80 | (cp >> 12 & 0x3F));
+    out[2] = (char)(0x80 | (cp >> 6 & 0x3F));
+    out[3] = (char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+void text_printable(const char *s, char *buf, size_t len)
+{
+    size_t used = 0;
+    for (uint32_t cp; s != NULL && (cp = text_utf8_next(&s)) != 0;) {
+        char enc[4];
+        size_t n = utf8_encode(displayed(cp), enc);
+        if (used + n + 1 > len)
+            break;
+        memcpy(buf + used, enc, n);
+        used += n;
+    }
+    buf[used] = '\0';
 }
 
 /* The first face that has cp and its glyph there; 0 when no face has it. */

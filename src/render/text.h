@@ -6,15 +6,20 @@
  * DejaVu Sans, then faces appended from font files. DejaVu has no CJK, so
  * the first time a string to measure or draw (or text_font_has_all) holds
  * a character that no face has, the font looks once for a CJK font file
- * and appends it: $ATTN_FONT when set and not empty, then, in order,
+ * and appends it: $ATTN_FONT when set and not empty, then the system
+ * fonts, in order,
  *   /usr/share/fonts/truetype/wqy/wqy-microhei.ttc
  *   /usr/share/fonts/truetype/wqy/wqy-zenhei.ttc
  *   /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc
  *   /usr/share/fonts/truetype/droid/DroidSansFallbackFull.ttf
- * taking the first readable, valid file that has the character (else the
- * first valid one). Files that are missing or broken are skipped silently
- * and a search that found nothing is not repeated. A character that no
- * face has is drawn as the first face's "missing glyph" box. Glyphs of
+ * or, when $ATTN_FONT_SEARCH is set, the files it lists instead (colon-
+ * separated, like PATH; set and empty: no system font at all, which is
+ * how the tests make a machine without CJK fonts), taking the first
+ * readable, valid file that has the character (else the first valid one).
+ * Files that are missing or broken are skipped silently and a search that
+ * found nothing is not repeated. A character that no face has is drawn as
+ * the first face's "missing glyph" box (text_font_has_all tells the
+ * caller beforehand, so that it can draw something else). Glyphs of
  * every face are scaled to the same em size and share the baseline; the
  * line metrics (ascent, descent, cap height) are always DejaVu's.
  *
@@ -35,7 +40,7 @@
 extern const unsigned char attn_font_dejavu_sans[];
 extern const unsigned long attn_font_dejavu_sans_len;
 
-typedef struct text_font text_font;
+/* text_font itself is declared in render.h, for the figures. */
 
 typedef enum text_halign {
     TEXT_LEFT,      /* the anchor is where the text starts */
@@ -95,6 +100,12 @@ double text_width(text_font *font, double px, const char *s);
 void text_draw(attn_image *img, text_font *font, double px, const char *s,
                double x, double y, text_halign halign, text_valign valign,
                text_dir dir, attn_rgb color);
+
+/* s as text_draw shows it, for messages: valid UTF-8 without control
+ * characters (tabs as spaces; other controls and malformed sequences as
+ * U+FFFD), into buf[len] (len >= 1), cut at a whole character when it
+ * does not fit. */
+void text_printable(const char *s, char *buf, size_t len);
 
 /* The next character of the UTF-8 string at *s, advancing *s; 0 at the
  * end (the NUL is not consumed). Malformed input gives U+FFFD: a stray

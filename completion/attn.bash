@@ -1,0 +1,217 @@
+# attn.bash — bash completion for attn.
+#
+# `meson install` puts this file where bash-completion loads completions
+# on demand (its completionsdir, as "attn"); without bash-completion,
+# `source completion/attn.bash` in ~/.bashrc does the same. It needs bash
+# 4.3 or later and nothing else: no helper of the bash-completion
+# package, no awk or sed.
+#
+# Nothing is listed here that attn can say itself, so the completion is
+# always true to the attn being completed (the one typed: attn on PATH,
+# or ./build/attn), and runs it at every TAB:
+#   attn <TAB>          the commands under "Commands:" in `attn --help`,
+#                       and help (the usage line "attn help COMMAND")
+#   attn -<TAB>         --help --version
+#   attn help <TAB>     the commands
+#   attn CMD -<TAB>     the long options of the "Options:" section of
+#                       `attn CMD --help`, less those already given (attn
+#                       refuses an option given twice)
+#   after an option     file names for a FILE (--input, --png, --plot,
+#                       --json, --similarity, --font, or any FILE in the
+#                       help), directories for a DIR (--out); the choices
+#                       of --cmap, --color, --fill, --score, --clock and
+#                       --layout; nothing for numbers and other values.
+# --opt=VALUE is completed too, whether or not COMP_WORDBREAKS holds '='.
+
+# The commands of attn $1, one a line.
+_attn_commands()
+{
+    local line on=0
+    while IFS= read -r line; do
+        if [[ $line == "Commands:" ]]; then
+            on=1
+        elif ((on)) && [[ -z $line ]]; then
+            break
+        elif ((on)) && [[ $line =~ ^\ \ ([[:alnum:]][[:alnum:]_-]*) ]]; then
+            printf '%s\n' "${BASH_REMATCH[1]}"
+        elif [[ $line =~ attn\ help\ COMMAND ]]; then
+            printf '%s\n' help
+        fi
+    done < <("$1" --help 2>/dev/null)
+}
+
+# The long options of `attn CMD --help` ($1 attn, $2 CMD), one a line as
+# "--name METAVAR" (METAVAR empty for a flag), then "-x --name" for each
+# short form: from the option lines of the "Options:" section,
+#   "  -d, --dim D              …" and "      --png FILE           …".
+_attn_options()
+{
+    local line on=0
+    local re='^(  -([[:alnum:]]), |      )--([[:alnum:]][[:alnum:]-]*)( ([^ ]+))?'
+    while IFS= read -r line; do
+        if [[ $line == "Options:" ]]; then
+            on=1
+        elif ((on)) && [[ -z $line ]]; then
+            break
+        elif ((on)) && [[ $line =~ $re ]]; then
+            printf -- '--%s %s\n' "${BASH_REMATCH[3]}" "${BASH_REMATCH[5]}"
+            [[ -n ${BASH_REMATCH[2]} ]] &&
+                printf -- '-%s --%s\n' "${BASH_REMATCH[2]}" "${BASH_REMATCH[3]}"
+        fi
+    done < <("$1" "$2" --help 2>/dev/null)
+}
+
+# $1 without the shell quoting of a word being typed: an opening ' or "
+# (the closing one is not typed yet), and backslashes outside '…'.
+_attn_dequote()
+{
+    local s=$1 out= c i
+    if [[ $s == \'* ]]; then
+        printf '%s' "${s:1}"
+        return
+    fi
+    [[ $s == \"* ]] && s=${s:1}
+    for ((i = 0; i < ${#s}; i++)); do
+        c=${s:i:1}
+        if [[ $c == \\ ]] && ((i + 1 < ${#s})); then
+            i=$((i + 1))
+            c=${s:i:1}
+        fi
+        out+=$c
+    done
+    printf '%s' "$out"
+}
+
+# COMPREPLY: the values of option $1 (metavar $2) that start with $3,
+# each prefixed with $4 (for --opt=VALUE words).
+_attn_values()
+{
+    local opt=$1 meta=$2 cur=$3 prefix=$4 choices= kind= word
+    case $opt in
+    --cmap) choices="Reds Blues viridis gray" ;;
+    --color) choices="auto always never" ;;
+    --fill) choices="ones random" ;;
+    --score) choices="dot additive" ;;
+    --clock) choices="cpu wall" ;;
+    --layout) choices="interleaved concat" ;;
+    --input | --png | --plot | --json | --similarity | --font) kind=file ;;
+    --out) kind=dir ;;
+    *)
+        # an option added later: FILE and DIR by their metavar, choices
+        # written as a|b|c
+        case $meta in
+        FILE) kind=file ;;
+        DIR) kind=dir ;;
+        *'|'*) [[ $meta =~ ^[a-z|]+$ ]] && choices=${meta//|/ } ;;
+        esac
+        ;;
+    esac
+    COMPREPLY=()
+    if [[ -n $kind ]]; then
+        # file names, quoted by bash and with a slash after directories;
+        # the word as typed may be quoted or escaped: compgen wants it bare
+        compopt -o filenames 2>/dev/null
+        cur=$(_attn_dequote "$cur")
+        local -a names=()
+        if [[ $kind == dir ]]; then
+            mapfile -t names < <(compgen -d -- "$cur")
+        else
+            mapfile -t names < <(compgen -f -- "$cur")
+        fi
+        for word in "${names[@]}"; do
+            COMPREPLY+=("$prefix$word")
+        done
+    elif [[ -n $choices ]]; then
+        for word in $choices; do
+            [[ $word == "$cur"* ]] && COMPREPLY+=("$prefix$word")
+        done
+    fi
+}
+
+_attn()
+{
+    local IFS=$' \t\n' # whatever the user's, for the loops below
+    local cword=$COMP_CWORD
+    local cur=${COMP_WORDS[cword]} prev=
+    ((cword > 0)) && prev=${COMP_WORDS[cword - 1]}
+    local attn=${COMP_WORDS[0]} word
+    [[ $attn == "~/"* ]] && attn=$HOME/${attn#"~/"}
+    COMPREPLY=()
+
+    # The command word.
+    if ((cword == 1)); then
+        if [[ $cur == -* ]]; then
+            for word in --help --version; do
+                [[ $word == "$cur"* ]] && COMPREPLY+=("$word")
+            done
+        else
+            while IFS= read -r word; do
+                [[ $word == "$cur"* ]] && COMPREPLY+=("$word")
+            done < <(_attn_commands "$attn")
+        fi
+        return 0
+    fi
+    local cmd=${COMP_WORDS[1]}
+    if [[ $cmd == help ]]; then
+        if ((cword == 2)); then
+            while IFS= read -r word; do
+                [[ $word != help && $word == "$cur"* ]] && COMPREPLY+=("$word")
+            done < <(_attn_commands "$attn")
+        fi
+        return 0
+    fi
+    [[ $cmd == -* ]] && return 0
+
+    # The command's options, in the help's order: long[--name]=METAVAR,
+    # short[-x]=--name.
+    local -A long=() short=()
+    local -a names=()
+    local name meta
+    while read -r name meta; do
+        if [[ $name != --* ]]; then
+            short[$name]=$meta
+        elif [[ ! -v long[$name] ]]; then
+            names+=("$name")
+            long[$name]=$meta
+        fi
+    done < <(_attn_options "$attn" "$cmd")
+    ((${#names[@]})) || return 0
+
+    # A value: "--opt VALUE", "--opt=VALUE" split at '=' by bash
+    # (words --opt, =, VALUE), or kept whole.
+    local opt=
+    if [[ $cur == = ]]; then
+        opt=$prev
+        cur=
+    elif [[ $prev == = ]] && ((cword >= 3)); then
+        opt=${COMP_WORDS[cword - 2]}
+    elif [[ $cur == --*=* ]]; then
+        opt=${cur%%=*}
+        _attn_values "$opt" "${long[$opt]-}" "${cur#*=}" "$opt="
+        return 0
+    elif [[ -v short[$prev] ]]; then
+        opt=${short[$prev]}
+    elif [[ $prev == --* && -n ${long[$prev]-} ]]; then
+        opt=$prev
+    fi
+    if [[ -n $opt ]]; then
+        [[ -v long[$opt] ]] && _attn_values "$opt" "${long[$opt]}" "$cur" ""
+        return 0
+    fi
+
+    # Options, less those already on the line.
+    [[ -z $cur || $cur == -* ]] || return 0
+    local -A given=()
+    local i
+    for ((i = 2; i < cword; i++)); do
+        word=${COMP_WORDS[i]%%=*}
+        [[ -v short[$word] ]] && word=${short[$word]}
+        given[$word]=1
+    done
+    for name in "${names[@]}"; do
+        [[ -v given[$name] || $name != "$cur"* ]] || COMPREPLY+=("$name")
+    done
+    return 0
+}
+
+complete -F _attn attn

@@ -1,0 +1,495 @@
+/* cmd_tour.c — `attn tour`: the attention chapters in order (SPEC.md §8).
+ *
+ * The tour is a list of steps. Each step has a heading, the formula and
+ * what to look for, and one or more runs of attn's own commands, each
+ * shown as the command line a learner can type again. Figures go into
+ * the folder --out; each run names the files it wrote. Nothing here
+ * computes: every number comes from the commands themselves, so the tour
+ * shows exactly what they show.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "output.h"
+#include "term.h"
+
+/* A run is one attn command line, written as the learner would type it:
+ * words separated by single spaces, "double quotes" around a word that
+ * holds spaces, and @NAME for a figure file NAME inside the tour's folder. */
+#define MAX_RUNS 3
+#define MAX_WORDS 32
+
+struct tour_step {
+    const char *name;    /* for --step */
+    const char *title;
+    const char *where;   /* the place in d2l */
+    const char *text;    /* formula and what to look for */
+    const char *runs[MAX_RUNS];
+};
+
+static const struct tour_step steps[] = {
+    {"multihead", "Multi-head attention", "d2l 10.5",
+     "Each head i projects queries, keys and values into its own subspace of\n"
+     "p = num_hiddens / h columns and attends there with scaled dot products:\n"
+     "    head_i = softmax(Q_i K_iᵀ / √p) V_i,  Q_i = Q W_i^(q), K_i = K W_i^(k), V_i = V W_i^(v)\n"
+     "    output = concat(head_1, …, head_h) W_oᵀ\n"
+     "The chapter's cell: num_hiddens 100 in 5 heads of 20; queries (2, 4, 100),\n"
+     "keys = values (2, 6, 100), all ones; valid_lens [3, 2], so example 0\n"
+     "attends to its first 3 keys and example 1 to its first 2.\n",
+     {"multihead --describe", "multihead", "multihead --png @01-multihead-weights.png"}},
+
+    {"selfattn", "Self-attention", "d2l 10.6.1",
+     "Queries, keys and values all come from one sequence X = x_1, …, x_n:\n"
+     "    y_i = f(x_i, (x_1, x_1), …, (x_n, x_n)) ∈ ℝ^d\n"
+     "The output has the input's shape: every token gets a new representation\n"
+     "computed from the whole sequence at once. The chapter's cell: X of ones\n"
+     "(2, 4, 100), 5 heads, valid_lens [3, 2].\n",
+     {"selfattn", "selfattn --png @02-selfattn-weights.png", NULL}},
+
+    {"context", "苹果 in context", "the notes' example",
+     "An embedding says what a word is, not what it means in this sentence.\n"
+     "苹果 gets the same input vector in both sentences below; self-attention\n"
+     "mixes in what surrounds it, so its outputs differ: compare the cosine\n"
+     "similarity of the inputs (1) and of the outputs. The weights are random\n"
+     "(untrained): the point is that context changes the result at all.\n",
+     {"selfattn --tokens \"苹果 很 好吃|苹果 发布 了 新的 产品\" --hiddens 16 --heads 2",
+      "selfattn --tokens \"苹果 很 好吃|苹果 发布 了 新的 产品\" --hiddens 16 --heads 2"
+      " --png @03-apple-context.png", NULL}},
+
+    {"scaling", "Why scores are divided by √d", "d2l 10.3.3",
+     "If the d components of q and k are independent with mean 0 and variance\n"
+     "1, then q·k = Σ_j q_j k_j has variance d. Unscaled, scores spread out as d\n"
+     "grows and the softmax puts almost all weight on one key, where its\n"
+     "gradients vanish; q·k/√d has variance 1 for every d.\n",
+     {"selfattn --scale-sweep --png @04-scale-sweep.png", NULL, NULL}},
+
+    {"complexity", "Comparing CNNs, RNNs and self-attention", "d2l 10.6.2",
+     "Three layers that map n tokens of d channels to n tokens of d channels:\n"
+     "    convolution (kernel k)  O(k·n·d²)  O(1) sequential  path O(n/k)\n"
+     "    recurrent               O(n·d²)    O(n) sequential  path O(n)\n"
+     "    self-attention          O(n²·d)    O(1) sequential  path O(1)\n"
+     "Self-attention links every pair of positions in one step and runs in\n"
+     "parallel, but its cost grows with n². Below: the table for n = 100,\n"
+     "d = 512, path lengths measured through real layers, and real layers\n"
+     "timed for growing n with the growth exponent fitted.\n",
+     {"complexity --measure --sweep 64:2048 --measure-dim 32 --reps 3"
+      " --png @05-complexity-loglog.png", NULL, NULL}},
+
+    {"order", "Self-attention does not see order", "d2l 10.6.3",
+     "Permute the tokens and the outputs are permuted the same way:\n"
+     "    f(πX) = π f(X),   A(πX) = π A(X) πᵀ\n"
+     "so nothing in self-attention depends on where a token stands. Adding the\n"
+     "positional encoding to X by position breaks this: order becomes visible.\n",
+     {"selfattn --permute --png @06-permute.png",
+      "selfattn --permute --posenc --png @06-permute-posenc.png", NULL}},
+
+    {"posenc", "Positional encoding", "d2l 10.6.3",
+     "The input becomes X + P, with P ∈ ℝ^(n×d):\n"
+     "    P[i, 2j]   = sin(i / 10000^(2j/d))\n"
+     "    P[i, 2j+1] = cos(i / 10000^(2j/d))\n"
+     "Columns 6 and 7 oscillate faster than columns 8 and 9, and 6 and 7 (like 8\n"
+     "and 9) are offset because sine and cosine alternate. In the heatmap the\n"
+     "frequency falls from left to right.\n",
+     {"posenc --dim 32 --steps 60 --plot @07-posenc-columns.png --cols 6-9",
+      "posenc --dim 32 --steps 60 --png @07-posenc-heatmap.png", NULL}},
+
+    {"binary", "Absolute positional information", "d2l 10.6.3.1",
+     "In binary the lowest bit alternates with every number, the next with\n"
+     "every two, the third with every four: higher bits alternate at lower\n"
+     "frequencies, as P's columns do from left to right, only continuously\n"
+     "(and floats are more economical than bits).\n",
+     {"posenc --binary 8", NULL, NULL}},
+
+    {"relative", "Relative positional information", "d2l 10.6.3.2",
+     "With ω_j = 1/10000^(2j/d), one 2×2 rotation that does not depend on i\n"
+     "maps position i to position i+δ:\n"
+     "    [ cos δω_j   sin δω_j ] [ P[i, 2j]   ]   [ P[i+δ, 2j]   ]\n"
+     "    [−sin δω_j   cos δω_j ] [ P[i, 2j+1] ] = [ P[i+δ, 2j+1] ]\n"
+     "The check applies it to every row and every pair. P·Pᵀ, the similarity\n"
+     "of two positions, depends only on the offset between them.\n",
+     {"posenc --dim 32 --steps 60 --check-relative 1:10",
+      "posenc --dim 32 --steps 60 --similarity @09-posenc-similarity.png", NULL}},
+
+    {"rope", "Layouts, and the rotation at work: RoPE", "beyond the chapter",
+     "Sines first and cosines after (concatenated) is the same encoding with\n"
+     "its columns reordered; the rotation still holds, pairing column j with\n"
+     "column j + d/2. Rotary position embedding (RoPE) uses the rotation\n"
+     "itself: each query and key is rotated by the angles of its position, so\n"
+     "the score ⟨R_m q, R_n k⟩ = ⟨q, R_(n−m) k⟩ depends only on the offset n − m.\n",
+     {"posenc --dim 32 --steps 60 --layout concat --check-relative 1:10"
+      " --png @10-posenc-concat.png",
+      "posenc --dim 32 --steps 60 --rope --check-relative 1:10 --png @10-rope-scores.png",
+      NULL}},
+};
+
+#define NSTEPS (sizeof steps / sizeof steps[0])
+
+/* The commands a run may call, and whether they take --color. */
+static const struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    int takes_color;
+} tour_commands[] = {
+    {"multihead", cmd_multihead, 1},
+    {"selfattn", cmd_selfattn, 1},
+    {"posenc", cmd_posenc, 1},
+    {"complexity", cmd_complexity, 0},
+};
+
+void usage_tour(FILE *f)
+{
+    size_t s;
+    fprintf(f,
+        "usage: attn tour [--out DIR] [--step N|NAME] [--list]\n"
+        "\n"
+        "The attention chapters in order, one step at a time: a heading, the\n"
+        "formula and what to look for, then attn's own commands run as you could\n"
+        "type them (each shown after '$'), printing the chapter's numbers. Every\n"
+        "figure is written into DIR and named where it is written.\n"
+        "\n"
+        "Steps:\n");
+    for (s = 0; s < NSTEPS; s++)
+        fprintf(f, "  %2zu  %-11s %s\n", s + 1, steps[s].name, steps[s].title);
+    fprintf(f,
+        "\n"
+        "Options:\n"
+        "  -o, --out DIR            folder for the figures, made when missing\n"
+        "                           (default attn-tour)\n"
+        "  -s, --step N|NAME        run one step only, by number or name\n"
+        "  -l, --list               list the steps and their figures, run nothing\n"
+        "      --color WHEN         colour on the terminal: auto, always, never\n"
+        "                           (default auto; NO_COLOR turns auto off)\n"
+        "  -h, --help               show this help\n"
+        "\n"
+        "Examples:\n"
+        "  attn tour --out figs               # the whole chapter, figures in figs/\n"
+        "  attn tour --step posenc            # only the positional encoding\n"
+        "  attn tour --list\n");
+}
+
+enum { OPT_COLOR = 256, OPT_END };
+
+static const struct option long_options[] = {
+    {"out", required_argument, NULL, 'o'},
+    {"step", required_argument, NULL, 's'},
+    {"list", no_argument, NULL, 'l'},
+    {"color", required_argument, NULL, OPT_COLOR},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+struct tour_args {
+    const char *out;
+    long step;              /* 0: every step; else 1 … NSTEPS */
+    int list;
+    const char *color;      /* passed on to the commands, as given */
+    term_color_mode color_mode;
+};
+
+/* --step: a number 1 … NSTEPS or a step's name. */
+static int parse_step(const char *s, long *step)
+{
+    size_t i;
+    for (i = 0; i < NSTEPS; i++)
+        if (strcmp(steps[i].name, s) == 0) {
+            *step = (long)i + 1;
+            return 0;
+        }
+    if (s[0] >= '0' && s[0] <= '9')
+        return cli_parse_long("--step", s, 1, (long)NSTEPS, step);
+    cli_error("--step: expected a number from 1 to %zu or a step name (see attn tour "
+              "--list), got '%s'", NSTEPS, s);
+    return -1;
+}
+
+static int parse_args(int argc, char **argv, struct tour_args *a, int *help)
+{
+    unsigned char seen[OPT_END] = {0};
+    int opt, first = 1;
+
+    *help = 0;
+    a->out = "attn-tour";
+    a->color = "auto";
+    a->color_mode = TERM_COLOR_AUTO;
+    while ((opt = cli_getopt(argc, argv, ":ho:s:l", long_options, seen, OPT_END, &first)) != -1) {
+        if (opt == CLI_OPT_ERROR)
+            return EXIT_USAGE;
+        switch (opt) {
+        case 'h': *help = 1; return EXIT_OK;
+        case 'o':
+            if (optarg[0] == '\0') {
+                cli_error("--out: expected a folder name, got an empty string");
+                return EXIT_USAGE;
+            }
+            a->out = optarg;
+            break;
+        case 's':
+            if (parse_step(optarg, &a->step)) return EXIT_USAGE;
+            break;
+        case 'l': a->list = 1; break;
+        case OPT_COLOR:
+            if (output_parse_color(optarg, &a->color_mode)) return EXIT_USAGE;
+            a->color = optarg;
+            break;
+        default: return EXIT_USAGE;
+        }
+    }
+    if (a->list && (seen['s'] || seen['o'])) {
+        cli_error("--list runs nothing; --%s has no effect with it",
+                  seen['s'] ? "step" : "out");
+        return EXIT_USAGE;
+    }
+    return EXIT_OK;
+}
+
+/* Split a run into words (see MAX_WORDS above). Words point into buf,
+ * which the caller provides with room for strlen(run) + 1 bytes. */
+static size_t split_run(const char *run, char *buf, char **words)
+{
+    size_t n = 0;
+    char *w = buf;
+    const char *p = run;
+    while (*p && n < MAX_WORDS) {
+        words[n++] = w;
+        if (*p == '"') {
+            for (p++; *p && *p != '"'; p++)
+                *w++ = *p;
+            if (*p == '"')
+                p++;
+        } else {
+            for (; *p && *p != ' '; p++)
+                *w++ = *p;
+        }
+        *w++ = '\0';
+        while (*p == ' ')
+            p++;
+    }
+    return n;
+}
+
+/* DIR/NAME in new memory, or NULL when out of memory. */
+static char *join_path(const char *dir, const char *name)
+{
+    size_t ld = strlen(dir), ln = strlen(name), total;
+    int slash = ld > 0 && dir[ld - 1] != '/';
+    if (size_add(ld, ln, &total) || size_add(total, (size_t)slash + 1, &total))
+        return NULL;
+    char *s = malloc(total);
+    if (!s)
+        return NULL;
+    memcpy(s, dir, ld);
+    if (slash)
+        s[ld] = '/';
+    memcpy(s + ld + (size_t)slash, name, ln + 1);
+    return s;
+}
+
+/* Print a word of a command line so that a shell reads it back. */
+static void print_word(FILE *f, const char *w)
+{
+    if (w[0] != '\0' && strcspn(w, " \t\n\"'\\$`|&;<>()*?[]#~!{}") == strlen(w)) {
+        fputs(w, f);
+        return;
+    }
+    fputc('\'', f);
+    for (; *w; w++) {
+        if (*w == '\'')
+            fputs("'\\''", f);
+        else
+            fputc(*w, f);
+    }
+    fputc('\'', f);
+}
+
+/* mkdir -p DIR: every missing folder on the way is made. */
+static int make_folder(const char *dir)
+{
+    size_t len = strlen(dir);
+    char *path = malloc(len + 1);
+    struct stat st;
+    int rc = EXIT_RUNTIME;
+    if (!path) {
+        cli_error("--out %s: out of memory", dir);
+        return EXIT_RUNTIME;
+    }
+    memcpy(path, dir, len + 1);
+    for (size_t i = 1; i <= len; i++) {
+        if (path[i] != '/' && path[i] != '\0')
+            continue;
+        char keep = path[i];
+        path[i] = '\0';
+        if (mkdir(path, 0777) != 0 && errno != EEXIST) {
+            cli_error("--out %s: cannot make folder %s: %s", dir, path, strerror(errno));
+            goto done;
+        }
+        path[i] = keep;
+    }
+    if (stat(dir, &st) != 0) {
+        cli_error("--out %s: %s", dir, strerror(errno));
+        goto done;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        cli_error("--out %s: exists and is not a folder", dir);
+        goto done;
+    }
+    rc = EXIT_OK;
+done:
+    free(path);
+    return rc;
+}
+
+/* Terminal columns of UTF-8 text: East Asian wide characters (CJK, Hangul,
+ * full-width forms) take two, every other character one. */
+static size_t text_columns(const char *s)
+{
+    size_t cols = 0;
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        unsigned long cp;
+        int extra;
+        if (*p < 0x80) { cp = *p; extra = 0; }
+        else if ((*p & 0xE0) == 0xC0) { cp = *p & 0x1F; extra = 1; }
+        else if ((*p & 0xF0) == 0xE0) { cp = *p & 0x0F; extra = 2; }
+        else { cp = *p & 0x07; extra = 3; }
+        p++;
+        for (; extra > 0 && (*p & 0xC0) == 0x80; extra--, p++)
+            cp = cp << 6 | (*p & 0x3F);
+        int wide = (cp >= 0x1100 && cp <= 0x115F) || (cp >= 0x2E80 && cp <= 0xA4CF) ||
+                   (cp >= 0xAC00 && cp <= 0xD7A3) || (cp >= 0xF900 && cp <= 0xFAFF) ||
+                   (cp >= 0xFF00 && cp <= 0xFF60) || (cp >= 0x20000 && cp <= 0x3FFFD);
+        cols += wide ? 2 : 1;
+    }
+    return cols;
+}
+
+/* The heading, underlined with as many '─' as it takes columns. */
+static void print_heading(FILE *f, int bold, size_t number, const struct tour_step *s)
+{
+    char head[256];
+    if (snprintf(head, sizeof head, "Step %zu of %zu · %s (%s)", number, NSTEPS,
+                 s->title, s->where) < 0)
+        return;
+    fprintf(f, "%s%s%s\n", bold ? "\033[1m" : "", head, bold ? "\033[0m" : "");
+    for (size_t i = text_columns(head); i > 0; i--)
+        fputs("─", f);
+    fputc('\n', f);
+}
+
+/* One run: the command line shown, then the command itself. */
+static int do_run(const char *run, const struct tour_args *a)
+{
+    size_t len = strlen(run), nw, i, argc = 0;
+    char *buf = malloc(len + 1);
+    char *words[MAX_WORDS];
+    char *argv[MAX_WORDS + 3];
+    char *owned[MAX_WORDS];    /* the DIR/NAME paths made here */
+    size_t nowned = 0;
+    int status = EXIT_RUNTIME, cmd = -1;
+
+    if (!buf) {
+        cli_error("out of memory");
+        return EXIT_RUNTIME;
+    }
+    nw = split_run(run, buf, words);
+    for (i = 0; i < sizeof tour_commands / sizeof tour_commands[0]; i++)
+        if (nw > 0 && strcmp(words[0], tour_commands[i].name) == 0)
+            cmd = (int)i;
+    if (cmd < 0) {
+        cli_error("internal: the tour runs an unknown command '%s'", nw ? words[0] : "");
+        goto done;
+    }
+
+    /* argv: the words, figures inside --out, then --color as given */
+    for (i = 0; i < nw; i++) {
+        if (words[i][0] == '@') {
+            char *path = join_path(a->out, words[i] + 1);
+            if (!path) {
+                cli_error("--out %s: out of memory", a->out);
+                goto done;
+            }
+            owned[nowned++] = path;
+            argv[argc++] = path;
+        } else {
+            argv[argc++] = words[i];
+        }
+    }
+    if (tour_commands[cmd].takes_color) {
+        argv[argc++] = (char *)"--color";
+        argv[argc++] = (char *)a->color;
+    }
+    argv[argc] = NULL;
+
+    fputs("$ attn", stdout);
+    for (i = 0; i < nw; i++) {
+        fputc(' ', stdout);
+        print_word(stdout, argv[i]);
+    }
+    fputc('\n', stdout);
+    fflush(stdout);
+    status = tour_commands[cmd].run((int)argc, argv);
+    fflush(stdout);
+done:
+    for (i = 0; i < nowned; i++)
+        free(owned[i]);
+    free(buf);
+    return status;
+}
+
+/* --list: the steps, their commands and figures. */
+static void list_steps(void)
+{
+    for (size_t s = 0; s < NSTEPS; s++) {
+        printf("%2zu  %-11s %s (%s)\n", s + 1, steps[s].name, steps[s].title, steps[s].where);
+        for (size_t r = 0; r < MAX_RUNS && steps[s].runs[r]; r++)
+            printf("      attn %s\n", steps[s].runs[r]);
+    }
+    printf("\nFigures are written as DIR/NAME for each @NAME (--out DIR, default attn-tour).\n");
+}
+
+int cmd_tour(int argc, char **argv)
+{
+    struct tour_args a;
+    int help, status;
+    size_t first_step, last_step;
+
+    memset(&a, 0, sizeof a);
+    status = parse_args(argc, argv, &a, &help);
+    if (status != EXIT_OK)
+        return status;
+    if (help) {
+        usage_tour(stdout);
+        return EXIT_OK;
+    }
+    if (a.list) {
+        list_steps();
+        return EXIT_OK;
+    }
+    status = make_folder(a.out);
+    if (status != EXIT_OK)
+        return status;
+
+    first_step = a.step ? (size_t)a.step - 1 : 0;
+    last_step = a.step ? (size_t)a.step : NSTEPS;
+    int bold = term_use_color(a.color_mode, stdout);
+    for (size_t s = first_step; s < last_step; s++) {
+        if (s > first_step)
+            fputc('\n', stdout);
+        print_heading(stdout, bold, s + 1, &steps[s]);
+        fputs(steps[s].text, stdout);
+        for (size_t r = 0; r < MAX_RUNS && steps[s].runs[r]; r++) {
+            fputc('\n', stdout);
+            /* a failing command has said why in one line; the tour stops */
+            status = do_run(steps[s].runs[r], &a);
+            if (status != EXIT_OK)
+                return status;
+        }
+    }
+    if (!a.step)
+        printf("\nThe tour is over: every figure above is in %s/.\n", a.out);
+    return EXIT_OK;
+}
