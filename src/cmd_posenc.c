@@ -1,6 +1,9 @@
 /* cmd_posenc.c — `attn posenc`: the sinusoidal positional encoding of
- * d2l §10.6.3, its figures (heatmap, columns plot, P·Pᵀ), the binary table
- * and the relative-position check (SPEC.md §6).
+ * d2l §10.6.3 in the chapter's interleaved layout or in sin and cos halves,
+ * its figures (heatmap, columns plot, P·Pᵀ), the binary table and the
+ * relative-position check (SPEC.md §6); and with --rope, rotary position
+ * embedding: a query and a key turned by the chapter's 2×2 rotation, their
+ * scores, and the check that the scores see only the offset.
  * Legend: N positions (--steps), D encoding dimensions (--dim). */
 #include <math.h>
 #include <stdio.h>
@@ -13,6 +16,7 @@
 #include "output.h"
 #include "posenc.h"
 #include "render.h"
+#include "rng.h"
 #include "tensor.h"
 #include "term.h"
 
@@ -20,10 +24,11 @@
 #define MAX_STEPS 1000000000000L
 #define MAX_COLS 16
 #define MAX_BINARY 65536L
+#define MAX_SEED 2147483647L
 
 void usage_posenc(FILE *f)
 {
-    fprintf(f,
+    fputs(
         "usage: attn posenc [--dim D] [--steps N] [--base B] [OPTIONS]\n"
         "\n"
         "The sinusoidal positional encoding P (N positions × D dimensions) of\n"
@@ -33,11 +38,44 @@ void usage_posenc(FILE *f)
         "Without an output option it prints P: a colour heatmap on a terminal,\n"
         "aligned numbers otherwise.\n"
         "\n"
+        "Layouts. The chapter interleaves sin and cos columns (--layout\n"
+        "interleaved, the default). --layout concat keeps the same frequencies in\n"
+        "two halves, the h = ceil(D/2) sin columns first, then the cos columns:\n"
+        "    P[i, j]   = sin(i / B^(2j/D))     j < h\n"
+        "    P[i, h+j] = cos(i / B^(2j/D))     j < D-h\n"
+        "Only the columns move: every output follows the layout, --check-relative\n"
+        "rotates the pair (P[i,j], P[i,h+j]), and P·Pᵀ is the same in both layouts\n"
+        "(a dot product does not depend on the order of the columns).\n"
+        "\n"
+        "RoPE. Rotary position embedding (--rope; RoFormer, GPT-NeoX, LLaMA) adds\n"
+        "nothing to the input: it turns a query or key x at position m pair by\n"
+        "pair by the angles m·ω_j, ω_j = 1/B^(2j/D), with the chapter's 2×2\n"
+        "rotation. Turning by m and then by n-m is turning by n, and rotations keep\n"
+        "dot products, so the score RoPE(q, m)·RoPE(k, n) = q·RoPE(k, n-m) depends\n"
+        "only on the offset n-m: the relative position that the chapter's rotation\n"
+        "shows in P is what attention sees. attn draws a unit query q and key k\n"
+        "(--seed), computes the scores S[m, n] for m, n < N in float32, and prints\n"
+        "how far S is from a function of n-m; --check-relative checks\n"
+        "RoPE(x, i+δ) = R(δ)·RoPE(x, i). The pairs are (x[2j], x[2j+1]) with\n"
+        "--layout interleaved (RoFormer) and (x[j], x[j+D/2]) with concat (the\n"
+        "rotate-half form of GPT-NeoX and LLaMA). D must be even. --png draws S,\n"
+        "--json writes q, k and S; --plot, --cols, --binary, --similarity and\n"
+        "--naive are for P and not taken with --rope.\n"
+        "\n",
+        f);
+    fprintf(f,
         "Options:\n"
         "  -d, --dim D              encoding dimension, odd allowed (default 32)\n"
         "  -n, --steps N            positions 0 … N-1 (default 60)\n"
         "      --base B             the base of the frequencies (default 10000)\n"
-        "      --png FILE           heatmap of P as in the chapter (rows = position)\n"
+        "      --layout L           interleaved (the chapter's: sin, cos, sin, …;\n"
+        "                           default) or concat (sin half, then cos half)\n"
+        "      --rope               rotary position embedding: a query and a key\n"
+        "                           turned to every position, and their scores S\n"
+        "                           (N × N), instead of P\n"
+        "      --seed N             the query and key of --rope (default 0)\n"
+        "      --png FILE           heatmap of P as in the chapter (rows = position);\n"
+        "                           with --rope of S (rows = query position)\n"
         "      --plot FILE          columns of P against position (the chapter's\n"
         "                           figure of columns 6-9)\n"
         "      --cols LIST          columns for --plot: 6-9, or 0,1,4-5 (default 6-9,\n"
@@ -46,11 +84,19 @@ void usage_posenc(FILE *f)
         "      --check-relative DELTA | FROM:TO\n"
         "                           rotate each pair (P[i,2j], P[i,2j+1]) by the\n"
         "                           2×2 matrix for offset DELTA and print the largest\n"
-        "                           difference from (P[i+DELTA,2j], P[i+DELTA,2j+1])\n"
+        "                           difference from (P[i+DELTA,2j], P[i+DELTA,2j+1]);\n"
+        "                           with --rope, R(DELTA)·RoPE(x, i) against\n"
+        "                           RoPE(x, i+DELTA)\n"
         "      --similarity FILE    heatmap of P·Pᵀ: it depends only on the offset\n"
-        "      --json FILE          {\"command\",\"dim\",\"steps\",\"base\",\"P\"}; - is stdout\n"
+        "                           (and not on the layout)\n"
+        "      --json FILE          {\"command\",\"layout\",\"dim\",\"steps\",\"base\",\"P\"};\n"
+        "                           with --rope {\"command\",\"rope\",\"layout\",\"dim\",\n"
+        "                           \"steps\",\"base\",\"seed\",\"q\",\"k\",\"scores\",\n"
+        "                           \"max_offset_error\"}; - is stdout\n"
         "      --cmap NAME          colormap for heatmaps: %s (default Blues)\n"
-        "      --numbers            print P as numbers even on a colour terminal\n"
+        "      --font FILE          font (.ttf, .otf, .ttc) for characters the built-in\n"
+        "                           DejaVu Sans lacks (as in selfattn's token labels)\n"
+        "      --numbers            print P (or S) as numbers even on a colour terminal\n"
         "      --naive              compute every entry with sin and cos (the default\n"
         "                           rotates row i into row i+1, the chapter's\n"
         "                           relative-position matrix, with fresh sin/cos\n"
@@ -59,17 +105,26 @@ void usage_posenc(FILE *f)
         "                           (default auto; NO_COLOR turns auto off)\n"
         "      --max-mem BYTES      refuse runs needing more (default 4G)\n"
         "  -h, --help               show this help\n"
-        "\n"
+        "\n",
+        cmap_names());
+    fputs(
         "Examples:\n"
         "  attn posenc --dim 32 --steps 60 --png out.png\n"
         "  attn posenc --plot cols.png --cols 6-9\n"
         "  attn posenc --binary 8\n"
-        "  attn posenc --steps 100 --check-relative 1:50\n",
-        cmap_names());
+        "  attn posenc --steps 100 --check-relative 1:50\n"
+        "  attn posenc --layout concat --dim 32 --steps 60 --png concat.png\n"
+        "  attn posenc --layout concat --steps 100 --check-relative 1:50\n"
+        "  attn posenc --rope --steps 100 --check-relative 1:50\n"
+        "  attn posenc --rope --layout concat --png rope.png --seed 3\n",
+        f);
 }
 
 enum {
     OPT_BASE = 256,
+    OPT_LAYOUT,
+    OPT_ROPE,
+    OPT_SEED,
     OPT_PNG,
     OPT_PLOT,
     OPT_COLS,
@@ -82,6 +137,7 @@ enum {
     OPT_NAIVE,
     OPT_COLOR,
     OPT_MAXMEM,
+    OPT_FONT,
     OPT_END
 };
 
@@ -89,6 +145,9 @@ static const struct option long_options[] = {
     {"dim", required_argument, NULL, 'd'},
     {"steps", required_argument, NULL, 'n'},
     {"base", required_argument, NULL, OPT_BASE},
+    {"layout", required_argument, NULL, OPT_LAYOUT},
+    {"rope", no_argument, NULL, OPT_ROPE},
+    {"seed", required_argument, NULL, OPT_SEED},
     {"png", required_argument, NULL, OPT_PNG},
     {"plot", required_argument, NULL, OPT_PLOT},
     {"cols", required_argument, NULL, OPT_COLS},
@@ -101,6 +160,7 @@ static const struct option long_options[] = {
     {"naive", no_argument, NULL, OPT_NAIVE},
     {"color", required_argument, NULL, OPT_COLOR},
     {"max-mem", required_argument, NULL, OPT_MAXMEM},
+    {"font", required_argument, NULL, OPT_FONT},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -108,7 +168,11 @@ static const struct option long_options[] = {
 struct posenc_args {
     long dim, steps;
     double base;
+    posenc_layout layout;
+    int rope;                      /* --rope: scores of a rotated query and key */
+    long seed;
     const char *png, *plot, *similarity, *json;
+    const char *font;              /* --font FILE */
     size_t cols[MAX_COLS], ncols;
     long binary;                   /* 0: no table */
     int check;                     /* --check-relative given */
@@ -206,6 +270,8 @@ static int parse_args(int argc, char **argv, struct posenc_args *a, int *help)
     a->color = TERM_COLOR_AUTO;
     a->max_mem = CLI_DEFAULT_MAX_MEM;
 
+    a->layout = POSENC_INTERLEAVED;
+
     while ((opt = cli_getopt(argc, argv, ":hd:n:", long_options, seen, OPT_END, &first)) != -1) {
         if (opt == CLI_OPT_ERROR)
             return EXIT_USAGE;
@@ -220,10 +286,25 @@ static int parse_args(int argc, char **argv, struct posenc_args *a, int *help)
         case OPT_BASE:
             if (cli_parse_double("--base", optarg, 1e-300, 1e300, &a->base)) return EXIT_USAGE;
             break;
+        case OPT_LAYOUT:
+            if (strcmp(optarg, "interleaved") == 0) {
+                a->layout = POSENC_INTERLEAVED;
+            } else if (strcmp(optarg, "concat") == 0) {
+                a->layout = POSENC_CONCAT;
+            } else {
+                cli_error("--layout: expected interleaved or concat, got '%s'", optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case OPT_ROPE: a->rope = 1; break;
+        case OPT_SEED:
+            if (cli_parse_long("--seed", optarg, 0, MAX_SEED, &a->seed)) return EXIT_USAGE;
+            break;
         case OPT_PNG: a->png = optarg; break;
         case OPT_PLOT: a->plot = optarg; break;
         case OPT_SIMILARITY: a->similarity = optarg; break;
         case OPT_JSON: a->json = optarg; break;
+        case OPT_FONT: a->font = optarg; break;
         case OPT_COLS:
             if (parse_cols(optarg, a)) return EXIT_USAGE;
             break;
@@ -250,16 +331,37 @@ static int parse_args(int argc, char **argv, struct posenc_args *a, int *help)
             return EXIT_RUNTIME;
         }
     }
+    /* --rope shows a rotated query and key, not P: the outputs of P are refused */
+    if (a->rope) {
+        static const int p_only[] = {OPT_PLOT, OPT_COLS, OPT_BINARY, OPT_SIMILARITY, OPT_NAIVE};
+        size_t i;
+        for (i = 0; i < sizeof p_only / sizeof p_only[0]; i++)
+            if (seen[p_only[i]]) {
+                cli_error("--%s is for the encoding P and cannot be used with --rope",
+                          cli_option_name(long_options, p_only[i]));
+                return EXIT_USAGE;
+            }
+        if (a->dim % 2) {
+            cli_error("--rope turns dimensions in pairs and needs an even --dim, got %ld",
+                      a->dim);
+            return EXIT_USAGE;
+        }
+    } else if (seen[OPT_SEED]) {
+        cli_error("--seed draws the query and key of --rope, which is not given");
+        return EXIT_USAGE;
+    }
     return EXIT_OK;
 }
 
 /* ---- outputs --------------------------------------------------------- */
 
 /* One matrix as a one-panel heatmap figure: panel has the data (or the
- * row function) and the shape; the title and labels are set here. */
+ * row function) and the shape; the title and labels are set here; font
+ * is --font's (NULL: the default). */
 static int heatmap_file(const char *path, heat_panel *panel, const char *title,
                         const char *xlabel, const char *ylabel, const attn_cmap *cmap,
-                        double vmin, double vmax, FILE *rep, const char *what)
+                        double vmin, double vmax, text_font *font, FILE *rep,
+                        const char *what)
 {
     char err[512];
     attn_image img = {0, 0, NULL};
@@ -276,6 +378,7 @@ static int heatmap_file(const char *path, heat_panel *panel, const char *title,
     fig.cmap = cmap;
     fig.vmin = vmin;
     fig.vmax = vmax;
+    fig.font = font;
     if (heatmap_draw(&img, NULL, &fig, err, sizeof err) != 0) {
         cli_error("%s: %s", path, err);
         return EXIT_RUNTIME;
@@ -292,7 +395,7 @@ static void posenc_row(void *ctx, size_t i, float *out)
 }
 
 /* The chapter's line plot: chosen columns of P against position. */
-static int plot_file(const struct posenc_args *a, const float *P, FILE *rep)
+static int plot_file(const struct posenc_args *a, const float *P, text_font *font, FILE *rep)
 {
     size_t N = (size_t)a->steps, D = (size_t)a->dim, i, s;
     char labels[MAX_COLS][24], what[64], err[512];
@@ -323,6 +426,7 @@ static int plot_file(const struct posenc_args *a, const float *P, FILE *rep)
     fig.series = series;
     fig.nseries = a->ncols;
     fig.xlabel = "Row (position)";
+    fig.font = font;
     if (plot_draw(&img, &fig, err, sizeof err) != 0) {
         cli_error("%s: %s", a->plot, err);
         goto done;
@@ -352,20 +456,48 @@ static void print_binary(FILE *out, long n)
     }
 }
 
-static void print_check(FILE *out, const struct posenc_args *a, const float *P)
+/* --check-relative: for each offset δ, every pair of row i turned by
+ * δ·ω_j against the same pair of row i+δ. X is P (N, D); with --rope, X is
+ * RoPE(q, ·) and X2 RoPE(k, ·), both (N, D), and the worst of the two
+ * counts. */
+static void print_check(FILE *out, const struct posenc_args *a, const float *X,
+                        const float *X2)
 {
-    size_t N = (size_t)a->steps, D = (size_t)a->dim;
+    size_t N = (size_t)a->steps, D = (size_t)a->dim, h = (D + 1) / 2;
     double worst = 0.0;
     long delta, worst_delta = a->check_from;
     int single = a->check_from == a->check_to;
 
-    fprintf(out, "Relative position: R(δ·ω_j) (P[i,2j], P[i,2j+1]) = "
-                 "(P[i+δ,2j], P[i+δ,2j+1]),  ω_j = 1/%g^(2j/%zu)\n", a->base, D);
+    if (a->rope) {
+        fprintf(out, "Relative position: R(δ·ω_j) RoPE(x, i) = RoPE(x, i+δ) for x = q and "
+                     "x = k\n");
+        if (a->layout == POSENC_CONCAT)
+            fprintf(out, "  (a turn by i, then by δ, is a turn by i+δ; pairs (x[j], x[%zu+j]), "
+                         "ω_j = 1/%g^(2j/%zu))\n", D / 2, a->base, D);
+        else
+            fprintf(out, "  (a turn by i, then by δ, is a turn by i+δ; pairs (x[2j], x[2j+1]), "
+                         "ω_j = 1/%g^(2j/%zu))\n", a->base, D);
+    } else if (a->layout == POSENC_CONCAT) {
+        fprintf(out, "Relative position: R(δ·ω_j) (P[i,j], P[i,h+j]) = "
+                     "(P[i+δ,j], P[i+δ,h+j]),  h = %zu,  ω_j = 1/%g^(2j/%zu)\n", h, a->base, D);
+    } else {
+        fprintf(out, "Relative position: R(δ·ω_j) (P[i,2j], P[i,2j+1]) = "
+                     "(P[i+δ,2j], P[i+δ,2j+1]),  ω_j = 1/%g^(2j/%zu)\n", a->base, D);
+    }
     if (D % 2)
-        fprintf(out, "(column %zu, a sin without its cos, is not part of a pair)\n", D - 1);
+        fprintf(out, "(column %zu, a sin without its cos, is not part of a pair)\n",
+                posenc_sin_col(h - 1, D, a->layout));
     for (delta = a->check_from; delta <= a->check_to; delta++) {
         size_t checked;
-        double err = posenc_check_relative(P, N, D, a->base, delta, &checked);
+        double err;
+        if (a->rope) {
+            /* RoPE(q, ·) and RoPE(k, ·): the worse of the two */
+            err = posenc_rope_check_relative(X, N, D, a->base, a->layout, delta, &checked);
+            err = fmax(err, posenc_rope_check_relative(X2, N, D, a->base, a->layout, delta,
+                                                       NULL));
+        } else {
+            err = posenc_check_relative(X, N, D, a->base, a->layout, delta, &checked);
+        }
         fprintf(out, "  δ = %-4ld %zu positions × %zu pairs   max |difference| = %.3g\n",
                 delta, checked / (D / 2), D / 2, err);
         if (err > worst) {
@@ -378,7 +510,7 @@ static void print_check(FILE *out, const struct posenc_args *a, const float *P)
                 a->check_to, worst, worst_delta);
 }
 
-/* --json: {"command","dim","steps","base","P"} */
+/* --json: {"command","layout","dim","steps","base","P"} */
 struct json_ctx {
     const struct posenc_args *a;
     const float *P;
@@ -388,33 +520,206 @@ static void write_json(FILE *f, const void *arg)
 {
     const struct json_ctx *c = arg;
     size_t shape[2] = {(size_t)c->a->steps, (size_t)c->a->dim};
-    fprintf(f, "{\n  \"command\": \"posenc\",\n  \"dim\": %zu,\n  \"steps\": %zu,\n  \"base\": ",
-            shape[1], shape[0]);
+    fprintf(f, "{\n  \"command\": \"posenc\",\n  \"layout\": \"%s\",\n  \"dim\": %zu,\n"
+               "  \"steps\": %zu,\n  \"base\": ",
+            posenc_layout_name(c->a->layout), shape[1], shape[0]);
     json_write_double(f, c->a->base);
     fputs(",\n  \"P\": ", f);
     json_write_tensor(f, c->P, 2, shape, 2);
     fputs("\n}\n", f);
 }
 
-/* The default view: the formula, the shape, and P itself. */
-static void print_view(const struct posenc_args *a, const float *P)
+/* A matrix for a person: a colour heatmap on a colour terminal, aligned
+ * numbers otherwise. m is (rows, cols). */
+static void print_matrix(const struct posenc_args *a, const float *m, size_t rows, size_t cols)
 {
-    size_t N = (size_t)a->steps, D = (size_t)a->dim;
-    printf("Positional encoding P: %zu positions × %zu dimensions, base %g\n", N, D,
-           a->base);
-    printf("  P[i, 2j]   = sin(i / %g^(2j/%zu))\n", a->base, D);
-    printf("  P[i, 2j+1] = cos(i / %g^(2j/%zu))\n", a->base, D);
-    printf("P.shape: torch.Size([%zu, %zu])\n", N, D);
     if (!a->numbers && term_use_color(a->color, stdout)) {
         term_heatmap_opts o;
         memset(&o, 0, sizeof o);
         o.cmap = a->cmap;
         o.vmin = NAN;
         o.vmax = NAN;
-        term_heatmap(stdout, P, N, D, &o);
+        term_heatmap(stdout, m, rows, cols, &o);
     } else {
-        term_matrix(stdout, P, N, D, 4, 3);
+        term_matrix(stdout, m, rows, cols, 4, 3);
     }
+}
+
+/* The default view: the formula, the shape, and P itself. */
+static void print_view(const struct posenc_args *a, const float *P)
+{
+    size_t N = (size_t)a->steps, D = (size_t)a->dim, h = (D + 1) / 2;
+    printf("Positional encoding P: %zu positions × %zu dimensions, base %g", N, D, a->base);
+    if (a->layout == POSENC_CONCAT) {
+        printf(", concat layout (h = %zu sin columns, then %zu cos columns)\n", h, D - h);
+        printf("  P[i, j]   = sin(i / %g^(2j/%zu))   j < %zu\n", a->base, D, h);
+        printf("  P[i, h+j] = cos(i / %g^(2j/%zu))   j < %zu\n", a->base, D, D - h);
+    } else {
+        printf("\n");
+        printf("  P[i, 2j]   = sin(i / %g^(2j/%zu))\n", a->base, D);
+        printf("  P[i, 2j+1] = cos(i / %g^(2j/%zu))\n", a->base, D);
+    }
+    printf("P.shape: torch.Size([%zu, %zu])\n", N, D);
+    print_matrix(a, P, N, D);
+}
+
+/* ---- --rope ---------------------------------------------------------- */
+
+/* x (D,) ← standard normal draws, scaled to length 1 (so that scores of
+ * two such vectors, turned or not, lie in [−1, 1]). */
+static void draw_unit(rng *r, float *x, size_t D)
+{
+    double norm = 0.0;
+    size_t c;
+    for (c = 0; c < D; c++) {
+        x[c] = (float)rng_normal(r);
+        norm += (double)x[c] * x[c];
+    }
+    norm = sqrt(norm);
+    for (c = 0; c < D; c++)
+        x[c] = (float)(x[c] / norm);
+}
+
+/* --rope --json: {"command","rope","layout","dim","steps","base","seed","q","k",
+ * "scores","max_offset_error"} */
+struct rope_json_ctx {
+    const struct posenc_args *a;
+    const float *q, *k, *S;
+    double offset_error;
+};
+
+static void write_rope_json(FILE *f, const void *arg)
+{
+    const struct rope_json_ctx *c = arg;
+    size_t N = (size_t)c->a->steps, D = (size_t)c->a->dim;
+    size_t vshape[1] = {D}, sshape[2] = {N, N};
+    fprintf(f, "{\n  \"command\": \"posenc\",\n  \"rope\": true,\n  \"layout\": \"%s\",\n"
+               "  \"dim\": %zu,\n  \"steps\": %zu,\n  \"base\": ",
+            posenc_layout_name(c->a->layout), D, N);
+    json_write_double(f, c->a->base);
+    fprintf(f, ",\n  \"seed\": %ld,\n  \"q\": ", c->a->seed);
+    json_write_tensor(f, c->q, 1, vshape, 2);
+    fputs(",\n  \"k\": ", f);
+    json_write_tensor(f, c->k, 1, vshape, 2);
+    fputs(",\n  \"scores\": ", f);
+    json_write_tensor(f, c->S, 2, sshape, 2);
+    fputs(",\n  \"max_offset_error\": ", f);
+    json_write_double(f, c->offset_error);
+    fputs("\n}\n", f);
+}
+
+/* What --rope computed, and the offset check, for a person. */
+static void print_rope(FILE *out, const struct posenc_args *a, const float *S, double err)
+{
+    size_t N = (size_t)a->steps, D = (size_t)a->dim;
+    fprintf(out, "RoPE, rotary position embedding: %zu positions × %zu dimensions, base %g, "
+                 "layout %s\n", N, D, a->base, posenc_layout_name(a->layout));
+    if (a->layout == POSENC_CONCAT)
+        fprintf(out, "  RoPE(x, m) turns each pair (x[j], x[%zu+j]) by the angle m·ω_j,  "
+                     "ω_j = 1/%g^(2j/%zu)\n", D / 2, a->base, D);
+    else
+        fprintf(out, "  RoPE(x, m) turns each pair (x[2j], x[2j+1]) by the angle m·ω_j,  "
+                     "ω_j = 1/%g^(2j/%zu)\n", a->base, D);
+    fprintf(out, "q, k: standard normal from --seed %ld, scaled to length 1\n", a->seed);
+    fprintf(out, "S[m, n] = RoPE(q, m) · RoPE(k, n) in float32: torch.Size([%zu, %zu])\n", N, N);
+    fprintf(out, "offset only: max |S[m, n] - q · RoPE(k, n-m)| = %.3g\n", err);
+    fprintf(out, "  (a turn by m, then by n-m, is a turn by n, and turns keep dot products)\n");
+    if (N >= 2)
+        fprintf(out, "  e.g. offset 1: S[0, 1] = %.6f, S[%zu, %zu] = %.6f\n", S[1], N - 2,
+                N - 1, S[(N - 2) * N + N - 1]);
+}
+
+/* --rope: a unit query q and key k turned to every position, the scores
+ * S[m, n] = RoPE(q, m) · RoPE(k, n), and how far S is from a function of
+ * the offset n − m. */
+static int run_rope(const struct posenc_args *a)
+{
+    size_t N = (size_t)a->steps, D = (size_t)a->dim;
+    size_t vbytes = 0, rbytes = 0, sbytes = 0, total = 0;
+    float *q = NULL;              /* (2, D): q, then k */
+    float *Qr = NULL, *Kr = NULL; /* (N, D) each: RoPE(q, m), RoPE(k, n) */
+    float *S = NULL;              /* (N, N) scores */
+    const float *k;
+    FILE *rep;
+    text_font *font = NULL;       /* --font's, for the figure */
+    rng r;
+    double err;
+    int status = EXIT_RUNTIME, overflow;
+    char what[160];
+
+    /* memory: q and k, the turned rows, the scores, and the figures */
+    overflow = size_mul(D, 2 * sizeof(float), &vbytes) || size_mul(N, D, &rbytes) ||
+               size_mul(rbytes, sizeof(float), &rbytes) || size_mul(N, N, &sbytes) ||
+               size_mul(sbytes, sizeof(float), &sbytes);
+    overflow = overflow || size_add(vbytes, rbytes, &total) || size_add(total, rbytes, &total) ||
+               size_add(total, sbytes, &total) || size_add(total, (size_t)32 << 20, &total);
+    snprintf(what, sizeof what, "--steps %ld --dim %ld with --rope", a->steps, a->dim);
+    if (cli_check_mem(what, total, overflow, a->max_mem, NULL))
+        return EXIT_RUNTIME;
+
+    q = malloc(vbytes);
+    Qr = big_floats(rbytes);
+    Kr = big_floats(rbytes);
+    S = big_floats(sbytes);
+    if (!q || !Qr || !Kr || !S) {
+        cli_error("out of memory for --rope (scores %zu × %zu)", N, N);
+        goto done;
+    }
+    if (output_font_open(a->font, &font) != EXIT_OK)
+        goto done;
+    k = q + D;
+
+    /* q, k: standard normal from --seed, each scaled to length 1 */
+    rng_seed(&r, (unsigned long long)a->seed);
+    draw_unit(&r, q, D);
+    draw_unit(&r, q + D, D);
+    /* Qr[m] = RoPE(q, m), Kr[n] = RoPE(k, n) for every position */
+    posenc_rope_rows(Qr, q, N, D, a->base, a->layout);
+    posenc_rope_rows(Kr, k, N, D, a->base, a->layout);
+    /* S[m][n] = Qr[m] · Kr[n] */
+    posenc_rope_scores(S, Qr, Kr, N, D);
+    /* how far S is from q · RoPE(k, n − m) */
+    err = posenc_rope_offset_error(S, q, k, N, D, a->base, a->layout);
+
+    rep = output_report_stream(a->json);
+    print_rope(rep, a, S, err);
+    status = EXIT_OK;
+    if (a->json) {
+        struct rope_json_ctx ctx = {a, q, k, S, err};
+        snprintf(what, sizeof what, "RoPE's q, k and scores as JSON, %zu × %zu", N, N);
+        status = output_json(a->json, write_rope_json, &ctx, rep, what);
+        if (status != EXIT_OK)
+            goto done;
+    }
+    if (a->png) {
+        char title[96];
+        heat_panel panel = {S, N, N, NULL, NULL, NULL};
+        snprintf(title, sizeof title, "RoPE scores: RoPE(q, m) · RoPE(k, n), %s pairs",
+                 posenc_layout_name(a->layout));
+        snprintf(what, sizeof what, "heatmap of the RoPE scores S, %zu × %zu", N, N);
+        /* the colour scale is the scores' own range, within −1 … 1 */
+        status = heatmap_file(a->png, &panel, title, "Key position n", "Query position m",
+                              a->cmap, NAN, NAN, font, rep, what);
+        if (status != EXIT_OK)
+            goto done;
+    }
+    if (a->check)
+        print_check(rep, a, Qr, Kr);
+    if (!a->json && !a->png && !a->check) {
+        printf("q:\n");
+        term_matrix(stdout, q, 1, D, 4, 3);
+        printf("k:\n");
+        term_matrix(stdout, k, 1, D, 4, 3);
+        printf("S (rows: query position m, columns: key position n):\n");
+        print_matrix(a, S, N, N);
+    }
+done:
+    free(S);
+    free(Kr);
+    free(Qr);
+    free(q);
+    output_font_close(font);
+    return status;
 }
 
 int cmd_posenc(int argc, char **argv)
@@ -424,6 +729,7 @@ int cmd_posenc(int argc, char **argv)
     float *P = NULL; /* (N, D) */
     float *S = NULL; /* (N, N), only for --similarity */
     FILE *rep;       /* reports go to stdout unless the JSON does */
+    text_font *font = NULL; /* --font's, for the figures */
     int help, status, overflow, store_P;
     char what[160];
 
@@ -467,6 +773,8 @@ int cmd_posenc(int argc, char **argv)
                   1 - a.steps, a.steps - 1, a.steps);
         return EXIT_USAGE;
     }
+    if (a.rope)
+        return run_rope(&a);
 
     /* memory: P, then P·Pᵀ and the figures (bounded by ~1000 px panels) */
     /* P is stored unless a heatmap is all that is asked for: then its rows
@@ -491,12 +799,15 @@ int cmd_posenc(int argc, char **argv)
         return EXIT_RUNTIME;
     }
     if (store_P && a.naive)
-        posenc_fill(P, N, D, a.base);      /* sin and cos of every angle */
+        posenc_fill_layout(P, N, D, a.base, a.layout); /* sin and cos of every angle */
     else if (store_P)
-        posenc_fill_fast(P, N, D, a.base); /* row by row, by rotation */
+        posenc_fill_fast(P, N, D, a.base, a.layout);   /* row by row, by rotation */
 
+    /* --font, read and checked before the outputs */
+    status = output_font_open(a.font, &font);
+    if (status != EXIT_OK)
+        goto done;
     rep = output_report_stream(a.json);
-    status = EXIT_OK;
 
     if (a.json) {
         struct json_ctx ctx = {&a, P};
@@ -507,12 +818,18 @@ int cmd_posenc(int argc, char **argv)
     }
     if (a.png) {
         char title[96];
-        snprintf(title, sizeof title, "Positional encoding (%zu × %zu)", N, D);
-        snprintf(what, sizeof what, "heatmap of P, %zu × %zu", N, D);
+        if (a.layout == POSENC_CONCAT) {
+            snprintf(title, sizeof title, "Positional encoding (%zu × %zu), sin half | cos half",
+                     N, D);
+            snprintf(what, sizeof what, "heatmap of P (concat layout), %zu × %zu", N, D);
+        } else {
+            snprintf(title, sizeof title, "Positional encoding (%zu × %zu)", N, D);
+            snprintf(what, sizeof what, "heatmap of P, %zu × %zu", N, D);
+        }
         heat_panel panel = {P, N, D, NULL, NULL, NULL};
         posenc_rows rows;
         if (!store_P) {
-            if (posenc_rows_init(&rows, D, a.base) != 0) {
+            if (posenc_rows_init(&rows, D, a.base, a.layout) != 0) {
                 cli_error("out of memory for the rows of P");
                 status = EXIT_RUNTIME;
                 goto done;
@@ -522,14 +839,14 @@ int cmd_posenc(int argc, char **argv)
         }
         /* the colour scale is sin and cos's range, −1 … 1 */
         status = heatmap_file(a.png, &panel, title, "Column (encoding dimension)",
-                              "Row (position)", a.cmap, -1.0, 1.0, rep, what);
+                              "Row (position)", a.cmap, -1.0, 1.0, font, rep, what);
         if (!store_P)
             posenc_rows_free(&rows);
         if (status != EXIT_OK)
             goto done;
     }
     if (a.plot) {
-        status = plot_file(&a, P, rep);
+        status = plot_file(&a, P, font, rep);
         if (status != EXIT_OK)
             goto done;
     }
@@ -544,18 +861,19 @@ int cmd_posenc(int argc, char **argv)
         snprintf(what, sizeof what, "heatmap of P·Pᵀ, %zu × %zu", N, N);
         heat_panel spanel = {S, N, N, NULL, NULL, NULL};
         status = heatmap_file(a.similarity, &spanel, "P·Pᵀ (dot products of positions)",
-                              "Position k", "Position i", a.cmap, NAN, NAN, rep, what);
+                              "Position k", "Position i", a.cmap, NAN, NAN, font, rep, what);
         if (status != EXIT_OK)
             goto done;
     }
     if (a.binary)
         print_binary(rep, a.binary);
     if (a.check)
-        print_check(rep, &a, P);
+        print_check(rep, &a, P, NULL);
     if (!a.json && !a.png && !a.plot && !a.similarity && !a.binary && !a.check)
         print_view(&a, P);
 done:
     free(S);
     free(P);
+    output_font_close(font);
     return status;
 }

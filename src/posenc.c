@@ -1,9 +1,16 @@
-/* posenc.c — the sinusoidal positional encoding (see posenc.h).
- * Legend: N positions (rows), D encoding dimensions (columns). */
+/* posenc.c — the sinusoidal positional encoding and RoPE (see posenc.h).
+ * Legend: N positions (rows), D encoding dimensions (columns), h = ceil(D/2)
+ * sin columns; pair j is the sin and cos of frequency omega_j, stored in
+ * columns posenc_sin_col(j) and posenc_cos_col(j) of the layout. */
 #include "posenc.h"
 
 #include <math.h>
 #include <stdlib.h>
+
+const char *posenc_layout_name(posenc_layout layout)
+{
+    return layout == POSENC_CONCAT ? "concat" : "interleaved";
+}
 
 double posenc_omega(size_t j, size_t D, double base)
 {
@@ -11,28 +18,35 @@ double posenc_omega(size_t j, size_t D, double base)
     return 1.0 / pow(base, (double)(2 * j) / (double)D);
 }
 
-void posenc_fill(float *P, size_t N, size_t D, double base)
+void posenc_fill_layout(float *P, size_t N, size_t D, double base, posenc_layout layout)
 {
     size_t i, j;
     for (j = 0; 2 * j < D; j++) {
         double omega = posenc_omega(j, D, base);
+        size_t cs = posenc_sin_col(j, D, layout), cc = posenc_cos_col(j, D, layout);
         for (i = 0; i < N; i++) {
             double angle = (double)i * omega;
-            P[i * D + 2 * j] = (float)sin(angle);          /* even column: sin */
+            P[i * D + cs] = (float)sin(angle);          /* pair j's sin column */
             if (2 * j + 1 < D)
-                P[i * D + 2 * j + 1] = (float)cos(angle);  /* odd column: cos */
+                P[i * D + cc] = (float)cos(angle);      /* and its cos column */
         }
     }
 }
 
+void posenc_fill(float *P, size_t N, size_t D, double base)
+{
+    posenc_fill_layout(P, N, D, base, POSENC_INTERLEAVED);
+}
+
 #define RESTART 256 /* rows between fresh sin/cos in posenc_fill_fast */
 
-int posenc_rows_init(posenc_rows *it, size_t D, double base)
+int posenc_rows_init(posenc_rows *it, size_t D, double base, posenc_layout layout)
 {
     const size_t pairs = (D + 1) / 2; /* an odd D's last column is a sin without cos */
     size_t j;
     it->D = D;
     it->base = base;
+    it->layout = layout;
     it->next = 0;
     it->s = malloc(4 * pairs * sizeof *it->s);
     if (!it->s)
@@ -71,12 +85,13 @@ void posenc_rows_get(posenc_rows *it, size_t i, float *row)
             c[j] = c1;
         }
     }
+    /* store each pair where the layout keeps it */
     for (j = 0; 2 * j + 1 < D; j++) {
-        row[2 * j] = (float)s[j];
-        row[2 * j + 1] = (float)c[j];
+        row[posenc_sin_col(j, D, it->layout)] = (float)s[j];
+        row[posenc_cos_col(j, D, it->layout)] = (float)c[j];
     }
     if (D % 2)
-        row[D - 1] = (float)s[pairs - 1];
+        row[posenc_sin_col(pairs - 1, D, it->layout)] = (float)s[pairs - 1];
     it->next = i + 1;
 }
 
@@ -86,12 +101,13 @@ void posenc_rows_free(posenc_rows *it)
     it->s = NULL;
 }
 
-void posenc_fill_fast(float *P, size_t N, size_t D, double base)
+void posenc_fill_fast(float *P, size_t N, size_t D, double base, posenc_layout layout)
 {
     posenc_rows it;
     size_t i;
-    if (posenc_rows_init(&it, D, base) != 0) {
-        posenc_fill(P, N, D, base); /* no scratch memory: the reference needs none */
+    if (posenc_rows_init(&it, D, base, layout) != 0) {
+        /* no scratch memory: the reference needs none */
+        posenc_fill_layout(P, N, D, base, layout);
         return;
     }
     for (i = 0; i < N; i++)
@@ -100,7 +116,7 @@ void posenc_fill_fast(float *P, size_t N, size_t D, double base)
 }
 
 double posenc_check_relative(const float *P, size_t N, size_t D, double base,
-                             long delta, size_t *checked)
+                             posenc_layout layout, long delta, size_t *checked)
 {
     double worst = 0.0;
     size_t count = 0, i, j;
@@ -111,13 +127,14 @@ double posenc_check_relative(const float *P, size_t N, size_t D, double base,
     for (j = 0; 2 * j + 1 < D; j++) {
         double omega = posenc_omega(j, D, base);
         double c = cos((double)delta * omega), s = sin((double)delta * omega);
+        size_t cs = posenc_sin_col(j, D, layout), cc = posenc_cos_col(j, D, layout);
         for (i = first; i < last; i++) {
-            const float *p = P + i * D + 2 * j;                       /* p_i  */
-            const float *q = P + (size_t)((long)i + delta) * D + 2 * j; /* p_{i+δ} */
-            /* rotate (p_i,2j, p_i,2j+1) by delta·omega_j */
-            double r0 = c * p[0] + s * p[1];
-            double r1 = -s * p[0] + c * p[1];
-            double d0 = fabs(r0 - q[0]), d1 = fabs(r1 - q[1]);
+            const float *p = P + i * D;                                /* p_i  */
+            const float *q = P + (size_t)((long)i + delta) * D;        /* p_{i+δ} */
+            /* rotate (p_i[sin_j], p_i[cos_j]) by delta·omega_j */
+            double r0 = c * p[cs] + s * p[cc];
+            double r1 = -s * p[cs] + c * p[cc];
+            double d0 = fabs(r0 - q[cs]), d1 = fabs(r1 - q[cc]);
             if (d0 > worst)
                 worst = d0;
             if (d1 > worst)
@@ -143,4 +160,107 @@ void posenc_similarity(float *S, const float *P, size_t N, size_t D)
             S[k * N + i] = (float)dot;
         }
     }
+}
+
+/* ---- RoPE ------------------------------------------------------------ */
+
+void posenc_rope_apply(float *y, const float *x, size_t D, double m, double base,
+                       posenc_layout layout)
+{
+    size_t j;
+    for (j = 0; j < D / 2; j++) {
+        /* pair j: the two dimensions where P keeps sin_j and cos_j */
+        size_t a = posenc_sin_col(j, D, layout), b = posenc_cos_col(j, D, layout);
+        double angle = m * posenc_omega(j, D, base);
+        double c = cos(angle), s = sin(angle);
+        double xa = x[a], xb = x[b];
+        /* turn (x_a, x_b) by m·omega_j */
+        y[a] = (float)(xa * c - xb * s);
+        y[b] = (float)(xa * s + xb * c);
+    }
+}
+
+void posenc_rope_rows(float *X, const float *x, size_t N, size_t D, double base,
+                      posenc_layout layout)
+{
+    size_t i;
+    for (i = 0; i < N; i++)
+        posenc_rope_apply(X + i * D, x, D, (double)i, base, layout); /* row i = RoPE(x, i) */
+}
+
+void posenc_rope_scores(float *S, const float *Qr, const float *Kr, size_t N, size_t D)
+{
+    size_t m, n, c;
+    for (m = 0; m < N; m++) {
+        for (n = 0; n < N; n++) {
+            /* S[m][n] = RoPE(q, m) · RoPE(k, n) */
+            double dot = 0.0;
+            for (c = 0; c < D; c++)
+                dot += (double)Qr[m * D + c] * Kr[n * D + c];
+            S[m * N + n] = (float)dot;
+        }
+    }
+}
+
+double posenc_rope_offset_error(const float *S, const float *q, const float *k, size_t N,
+                                size_t D, double base, posenc_layout layout)
+{
+    const long n_max = (long)N - 1;
+    double worst = 0.0;
+    long d;
+
+    for (d = -n_max; d <= n_max; d++) {
+        /* want = q · RoPE(k, d), the score every (m, m + d) should have */
+        double want = 0.0;
+        size_t j, m;
+        for (j = 0; j < D / 2; j++) {
+            size_t a = posenc_sin_col(j, D, layout), b = posenc_cos_col(j, D, layout);
+            double angle = (double)d * posenc_omega(j, D, base);
+            double c = cos(angle), s = sin(angle);
+            double ka = k[a] * c - k[b] * s; /* k's pair j turned by d·omega_j */
+            double kb = k[a] * s + k[b] * c;
+            want += q[a] * ka + q[b] * kb;
+        }
+        /* the diagonal n = m + d of S: both m and n in 0 … N−1 */
+        for (m = d < 0 ? (size_t)(-d) : 0; (long)m <= n_max && (long)m + d <= n_max; m++) {
+            double diff = fabs(S[m * N + (size_t)((long)m + d)] - want);
+            if (diff > worst)
+                worst = diff;
+        }
+    }
+    return worst;
+}
+
+double posenc_rope_check_relative(const float *X, size_t N, size_t D, double base,
+                                  posenc_layout layout, long delta, size_t *checked)
+{
+    double worst = 0.0;
+    size_t count = 0, i, j;
+    /* |delta| < N is the caller's promise; positions with i + delta in range */
+    size_t first = delta < 0 ? (size_t)(-delta) : 0;
+    size_t last = delta > 0 ? N - (size_t)delta : N; /* exclusive */
+
+    for (j = 0; j < D / 2; j++) {
+        double omega = posenc_omega(j, D, base);
+        double c = cos((double)delta * omega), s = sin((double)delta * omega);
+        size_t a = posenc_sin_col(j, D, layout), b = posenc_cos_col(j, D, layout);
+        for (i = first; i < last; i++) {
+            const float *x = X + i * D;                          /* RoPE(x, i)   */
+            const float *y = X + (size_t)((long)i + delta) * D;  /* RoPE(x, i+δ) */
+            /* turn (x_a, x_b) by delta·omega_j with RoPE's [c −s; s c]: the
+             * chapter's matrix with the pair's order swapped, as
+             * RoPE((1, 0), m) = (cos, sin) where P's pair is (sin, cos) */
+            double r0 = c * x[a] - s * x[b];
+            double r1 = s * x[a] + c * x[b];
+            double d0 = fabs(r0 - y[a]), d1 = fabs(r1 - y[b]);
+            if (d0 > worst)
+                worst = d0;
+            if (d1 > worst)
+                worst = d1;
+            count++;
+        }
+    }
+    if (checked)
+        *checked = count;
+    return worst;
 }
