@@ -16,6 +16,7 @@
 #include "attention_fast.h"
 #include "cli.h"
 #include "commands.h"
+#include "demo_attention.h"
 #include "output.h"
 #include "posenc.h"
 #include "problem.h"
@@ -52,6 +53,9 @@ static const char *const common_options =
     "      --describe           print the module as PyTorch prints it, and stop\n"
     "      --png FILE           attention weights: rows = examples, columns = heads\n"
     "      --cmap NAME          colormap: %s (default Reds)\n"
+    "      --font FILE          font (.ttf, .otf, .ttc) for token labels DejaVu Sans\n"
+    "                           lacks, e.g. 苹果 (default: a CJK font found on the\n"
+    "                           system; without one, positions are numbered)\n"
     "      --json FILE          output, attention_weights, valid_lens, state_dict;\n"
     "                           - for stdout\n"
     "      --color WHEN         auto, always, never (default auto; NO_COLOR)\n"
@@ -121,11 +125,41 @@ void usage_selfattn(FILE *f)
             "                           sentence); sentences separated by | form a batch,\n"
             "                           padded, with their lengths as valid_lens\n"
             "      --posenc             add the sinusoidal positional encoding to X\n"
-            "      --no-proj            identity projections: Q = K = V = X, W_o = I\n",
+            "      --no-proj            identity projections: Q = K = V = X, W_o = I\n"
+            "      --permute            demo: order blindness (below)\n"
+            "      --permutation LIST   π for --permute, e.g. 3,0,2,1: row i of π·X is row\n"
+            "                           LIST[i] of X (default: random from --seed, never\n"
+            "                           the identity)\n"
+            "      --scale-sweep        demo: why the scores are divided by √d (below)\n"
+            "      --dims FROM:TO       d for --scale-sweep, powers of two (default 1:1024)\n"
+            "      --samples N          q, k pairs per d for --scale-sweep (default 10000)\n"
+            "      --kv N               keys per softmax row of --scale-sweep (default 16)\n",
             cmap_names());
     fputs("\n"
           "JSON input: {\"X\": (B, N, D), \"valid_lens\", \"num_heads\", \"state_dict\",\n"
           "\"tokens\"} as for multihead.\n"
+          "\n"
+          "Order blindness (--permute). Without positional encoding self-attention\n"
+          "cannot tell the order of its tokens: permuting the rows of X by π only\n"
+          "permutes the result, f(π·X) = π·f(X), and the weights, A(π·X) = π·A(X)·πᵀ.\n"
+          "attn runs the layer on X and on π·X with the same weights and prints π and\n"
+          "the largest differences (float32 rounding, about 1e-7). With --posenc the\n"
+          "encoding is added by position after permuting (the tokens move, the\n"
+          "positions stay), and the differences are clearly not zero: the order is\n"
+          "visible. X is --fill random unless --input, --tokens or --fill say otherwise\n"
+          "(rows of ones are all alike), and valid_lens none (padding would not move\n"
+          "with the tokens). --png: π·A(X)·πᵀ, A(π·X) and |difference| for example 0,\n"
+          "head 1, on one colour scale from 0; --json: \"permutation\", \"posenc\",\n"
+          "\"max_output_diff\", \"max_weight_diff\" and both runs.\n"
+          "\n"
+          "Why divide by √d (--scale-sweep). For q and k of d independent standard\n"
+          "normal components, q·k adds d products of variance 1: var(q·k) = d, and a\n"
+          "softmax over such scores turns one-hot as d grows, its gradient vanishing;\n"
+          "var(q·k/√d) = 1 whatever d. For each d attn draws --samples queries and\n"
+          "keys (--seed) and prints both variances and, over --kv keys per row, the\n"
+          "softmax's mean largest weight (1/n uniform … 1 one-hot) and mean entropy\n"
+          "(log n … 0 nats), with and without 1/√d. --png: the largest weight and the\n"
+          "variance against log₂ d; --json: every column.\n"
           "\n"
           "Examples:\n"
           "  attn selfattn                      # the chapter's cell: torch.Size([2, 4, 100])\n"
@@ -134,7 +168,10 @@ void usage_selfattn(FILE *f)
           "  attn selfattn --stream --explain --batch 1 --queries 5 --hiddens 4 --heads 1 \\\n"
           "      --fill random --valid-lens none      # the online softmax, block by block\n"
           "  attn selfattn --batch 1 --queries 4096 --hiddens 512 --heads 8 --fill random \\\n"
-          "      --valid-lens none --stream --time    # a long sequence in O(n·d) memory\n", f);
+          "      --valid-lens none --stream --time    # a long sequence in O(n·d) memory\n"
+          "  attn selfattn --permute --tokens \"我 爱 吃 苹果\" --hiddens 16 --heads 2 \\\n"
+          "      --png permute.png          # order blindness; add --posenc to compare\n"
+          "  attn selfattn --scale-sweep --png sweep.png   # why / √d, for d = 1 … 1024\n", f);
 }
 
 /* ---- options --------------------------------------------------------- */
@@ -144,7 +181,9 @@ enum {
     OPT_SEED, OPT_SCORE, OPT_SCORE_HIDDENS, OPT_BIAS, OPT_CAUSAL, OPT_DROPOUT, OPT_TRAIN,
     OPT_EXPLAIN, OPT_DESCRIBE, OPT_PNG, OPT_CMAP, OPT_JSON, OPT_COLOR, OPT_MAXMEM,
     OPT_QUERY_SIZE, OPT_KEY_SIZE, OPT_VALUE_SIZE, OPT_TOKENS, OPT_POSENC, OPT_NO_PROJ,
-    OPT_STREAM, OPT_NAIVE, OPT_THREADS, OPT_TIME, OPT_BLOCK, OPT_REPEAT, OPT_END
+    OPT_STREAM, OPT_NAIVE, OPT_THREADS, OPT_TIME, OPT_BLOCK, OPT_REPEAT, OPT_FONT,
+    OPT_PERMUTE, OPT_PERMUTATION, OPT_SCALE_SWEEP, OPT_DIMS, OPT_SAMPLES, /* demos */
+    OPT_END
 };
 
 /* The options both commands take. */
@@ -169,6 +208,7 @@ enum {
     {"threads", required_argument, NULL, OPT_THREADS}, {"time", no_argument, NULL, OPT_TIME}, \
     {"block", required_argument, NULL, OPT_BLOCK},                                      \
     {"repeat", required_argument, NULL, OPT_REPEAT},                                    \
+    {"font", required_argument, NULL, OPT_FONT},                                        \
     {"help", no_argument, NULL, 'h'}
 
 static const struct option multihead_options[] = {
@@ -185,18 +225,28 @@ static const struct option selfattn_options[] = {
     {"tokens", required_argument, NULL, OPT_TOKENS},
     {"posenc", no_argument, NULL, OPT_POSENC},
     {"no-proj", no_argument, NULL, OPT_NO_PROJ},
+    {"permute", no_argument, NULL, OPT_PERMUTE},
+    {"permutation", required_argument, NULL, OPT_PERMUTATION},
+    {"scale-sweep", no_argument, NULL, OPT_SCALE_SWEEP},
+    {"dims", required_argument, NULL, OPT_DIMS},
+    {"samples", required_argument, NULL, OPT_SAMPLES},
+    {"kv", required_argument, NULL, OPT_KV}, /* keys per row of --scale-sweep */
     {NULL, 0, NULL, 0},
 };
 
 struct attn_args {
     problem_opts po;
-    const char *input, *png, *json;
+    const char *input, *png, *json, *font;
     const attn_cmap *cmap;
     term_color_mode color;
     double dropout;
     int train, causal, explain, describe, posenc, stream, naive, time;
     long threads, block, repeat;
     long lens[MAX_VALID_LENS];
+    /* the demos (demo_attention.c) */
+    int permute, scale_sweep, fill_default;
+    const char *permutation;
+    long dims_from, dims_to, samples;
 };
 
 /* "3,2" → (2,); "1,2;3,4" → (2, 2); "none". */
@@ -328,6 +378,7 @@ static int parse_args(int argc, char **argv, int self, struct attn_args *a, int 
         case OPT_EXPLAIN: a->explain = 1; break;
         case OPT_DESCRIBE: a->describe = 1; break;
         case OPT_PNG: a->png = optarg; break;
+        case OPT_FONT: a->font = optarg; break;
         case OPT_JSON: a->json = optarg; break;
         case OPT_CMAP:
             if (output_parse_cmap(optarg, &a->cmap)) return EXIT_USAGE;
@@ -353,11 +404,90 @@ static int parse_args(int argc, char **argv, int self, struct attn_args *a, int 
         case OPT_THREADS:
             if (cli_parse_long("--threads", optarg, 1, 1024, &a->threads)) return EXIT_USAGE;
             break;
+        case OPT_PERMUTE: a->permute = 1; break;
+        case OPT_PERMUTATION: a->permutation = optarg; break;
+        case OPT_SCALE_SWEEP: a->scale_sweep = 1; break;
+        case OPT_DIMS:
+            if (demo_parse_dims(optarg, &a->dims_from, &a->dims_to)) return EXIT_USAGE;
+            break;
+        case OPT_SAMPLES:
+            if (cli_parse_long("--samples", optarg, 2, 100000000L, &a->samples)) return EXIT_USAGE;
+            break;
         default:
             cli_error("internal error: option %d has no handler", opt);
             return EXIT_RUNTIME;
         }
 #undef SIZE_OPT
+    }
+    /* the demos (demo_attention.c): one at a time, each with the options it uses */
+    if (self) {
+        static const int sweep_only[] = {OPT_DIMS, OPT_SAMPLES, OPT_KV};
+        static const int not_sweep[] = {
+            'i', OPT_BATCH, OPT_QUERIES, OPT_HIDDENS, OPT_HEADS, OPT_VALID_LENS, OPT_FILL,
+            OPT_SCORE, OPT_SCORE_HIDDENS, OPT_BIAS, OPT_CAUSAL, OPT_DROPOUT, OPT_TRAIN,
+            OPT_EXPLAIN, OPT_DESCRIBE, OPT_CMAP, OPT_STREAM, OPT_BLOCK, OPT_NAIVE,
+            OPT_THREADS, OPT_TIME, OPT_REPEAT, OPT_TOKENS, OPT_POSENC, OPT_NO_PROJ,
+            OPT_PERMUTATION};
+        static const int not_permute[] = {OPT_CAUSAL, OPT_DROPOUT, OPT_TRAIN, OPT_EXPLAIN,
+                                          OPT_DESCRIBE, OPT_STREAM, OPT_BLOCK, OPT_TIME,
+                                          OPT_REPEAT};
+        size_t i;
+        if (a->permute && a->scale_sweep) {
+            cli_error("--permute and --scale-sweep are two different demos; give one");
+            return EXIT_USAGE;
+        }
+        for (i = 0; i < sizeof not_sweep / sizeof not_sweep[0]; i++)
+            if (a->scale_sweep && seen[not_sweep[i]]) {
+                cli_error("--%s cannot be used with --scale-sweep, which draws its own q and k "
+                          "(it takes --dims, --samples, --kv, --seed, --png, --json, --font, "
+                          "--max-mem)",
+                          cli_option_name(opts, not_sweep[i]));
+                return EXIT_USAGE;
+            }
+        for (i = 0; i < sizeof not_permute / sizeof not_permute[0]; i++)
+            if (a->permute && seen[not_permute[i]]) {
+                cli_error("--%s cannot be used with --permute, which compares two plain "
+                          "eval-mode runs of the layer", cli_option_name(opts, not_permute[i]));
+                return EXIT_USAGE;
+            }
+        for (i = 0; i < sizeof sweep_only / sizeof sweep_only[0]; i++)
+            if (!a->scale_sweep && seen[sweep_only[i]]) {
+                cli_error("--%s is for --scale-sweep%s", cli_option_name(opts, sweep_only[i]),
+                          sweep_only[i] == OPT_KV ? " (in self-attention the keys are the "
+                                                    "queries: --queries)" : "");
+                return EXIT_USAGE;
+            }
+        if (a->permutation && !a->permute) {
+            cli_error("--permutation is for --permute");
+            return EXIT_USAGE;
+        }
+        if (a->scale_sweep) {
+            if (!seen[OPT_DIMS]) {
+                a->dims_from = 1;
+                a->dims_to = 1024;
+            }
+            a->samples = seen[OPT_SAMPLES] ? a->samples : 10000;
+            a->po.kv = seen[OPT_KV] ? a->po.kv : 16;
+            if (a->po.kv < 2) {
+                cli_error("--kv: a softmax over one key is always 1; --scale-sweep needs 2 or "
+                          "more keys");
+                return EXIT_USAGE;
+            }
+            if (a->po.kv > a->samples) {
+                cli_error("--kv %ld needs at least as many --samples, got %ld: each softmax row "
+                          "takes --kv different keys from the samples", a->po.kv, a->samples);
+                return EXIT_USAGE;
+            }
+        }
+        if (a->permute) {
+            /* rows of ones are all alike, and permuting them changes nothing */
+            a->fill_default = !a->input && !a->po.tokens && !seen[OPT_FILL];
+            if (a->fill_default)
+                a->po.fill_random = 1;
+            /* no padding: it would not move with the tokens */
+            if (!a->po.tokens && !seen[OPT_VALID_LENS])
+                a->po.no_valid_lens = 1;
+        }
     }
     /* options that only make sense together, or not with a file */
     if (a->input) {
@@ -809,13 +939,16 @@ static void write_json(FILE *f, const void *arg)
     problem_write_json(f, c->pr, c->command, c->out, c->weights);
 }
 
+/* The weights as a grid of heatmaps, in font (NULL: the default one);
+ * token labels no font can draw give numbered positions and a note. */
 static int write_png(const problem *pr, const struct attn_args *a, const float *weights,
-                     FILE *rep)
+                     text_font *font, FILE *rep)
 {
     const size_t NH = pr->params.num_heads, n = pr->B * NH;
     heat_panel *panels = calloc(n, sizeof *panels);
     char (*titles)[32] = calloc(n, sizeof *titles);
     heat_figure fig;
+    heat_layout lay;
     attn_image img = {0, 0, NULL};
     char err[512], what[128];
     size_t b, h;
@@ -848,10 +981,12 @@ static int write_png(const problem *pr, const struct attn_args *a, const float *
     fig.cmap = a->cmap;
     fig.vmin = NAN;
     fig.vmax = NAN;
-    if (heatmap_draw(&img, NULL, &fig, err, sizeof err) != 0) {
+    fig.font = font;
+    if (heatmap_draw(&img, &lay, &fig, err, sizeof err) != 0) {
         cli_error("%s: %s", a->png, err);
         goto done;
     }
+    output_font_note(&lay);
     snprintf(what, sizeof what, "attention weights, %zu example%s × %zu head%s", pr->B,
              pr->B == 1 ? "" : "s", NH, NH == 1 ? "" : "s");
     status = output_png(a->png, &img, rep, what);
@@ -898,6 +1033,7 @@ static int run(int argc, char **argv, int self)
     double times[100];
     size_t rep_i;
     FILE *rep;
+    text_font *font = NULL; /* --font's, for the figure */
 
     status = parse_args(argc, argv, self, &a, &help);
     if (status != EXIT_OK)
@@ -905,6 +1041,13 @@ static int run(int argc, char **argv, int self)
     if (help) {
         (self ? usage_selfattn : usage_multihead)(stdout);
         return EXIT_OK;
+    }
+    if (a.scale_sweep) { /* why divide by √d (demo_attention.c): q and k of its own */
+        const demo_sweep_opts so = {
+            .d_from = (size_t)a.dims_from, .d_to = (size_t)a.dims_to,
+            .samples = (size_t)a.samples, .keys = (size_t)a.po.kv, .seed = a.po.seed,
+            .png = a.png, .json = a.json, .font = a.font, .max_mem = a.po.max_mem};
+        return demo_sweep_command(&so);
     }
 
     /* the inputs and weights */
@@ -921,6 +1064,20 @@ static int run(int argc, char **argv, int self)
         print_describe(&pr, a.dropout);
         problem_free(&pr);
         return EXIT_OK;
+    }
+    if (a.permute) { /* order blindness (demo_attention.c): it adds P after permuting */
+        const demo_permute_opts dpo = {
+            .permutation = a.permutation, .seed = a.po.seed, .posenc = a.posenc,
+            .naive = a.naive, .inputs = inputs_text(&a), .fill_default = a.fill_default,
+            .lens_origin = a.po.valid_lens ? "from --valid-lens"
+                           : a.input       ? "from the file's valid_lens"
+                                           : "the length of a shorter --tokens sentence",
+            .png = a.png, .json = a.json, .cmap = a.cmap, .font = a.font,
+            .max_mem = a.po.max_mem};
+        attn_set_threads((int)a.threads);
+        status = demo_permute_command(&pr, &dpo);
+        problem_free(&pr);
+        return status;
     }
     if (a.posenc) { /* X + P, P (N, D) the same for every example */
         float *P = malloc(pr.Nq * pr.Dq * sizeof *P);
@@ -955,6 +1112,11 @@ static int run(int argc, char **argv, int self)
                       keep_weights && pr.params.score == SCORE_DOT && !a.explain
                           ? "--stream computes without storing the attention weights"
                           : NULL)) {
+        problem_free(&pr);
+        return EXIT_RUNTIME;
+    }
+    /* --font, read and checked before the run */
+    if (output_font_open(a.font, &font) != EXIT_OK) {
         problem_free(&pr);
         return EXIT_RUNTIME;
     }
@@ -1049,7 +1211,7 @@ static int run(int argc, char **argv, int self)
             goto done;
     }
     if (a.png) {
-        status = write_png(&pr, &a, weights, rep);
+        status = write_png(&pr, &a, weights, font, rep);
         if (status != EXIT_OK)
             goto done;
     }
@@ -1066,6 +1228,7 @@ done:
     free(out);
     free(weights);
     problem_free(&pr);
+    output_font_close(font);
     return status;
 }
 

@@ -84,6 +84,8 @@ void usage_complexity(FILE *f)
           "      --seed N             random input and weights for --measure (default 0)\n"
           "      --png FILE           with --measure: time against n on log-log axes,\n"
           "                           one line per layer, fitted slopes in the legend\n"
+          "      --font FILE          font (.ttf, .otf, .ttc) for characters the built-in\n"
+          "                           DejaVu Sans lacks (as in selfattn's token labels)\n"
           "      --json FILE          every figure: table, path lengths, crossovers and\n"
           "                           measurements; - for stdout\n"
           "      --max-mem BYTES      refuse runs needing more (default 4G)\n"
@@ -108,6 +110,7 @@ enum {
     OPT_PNG,
     OPT_JSON,
     OPT_MAXMEM,
+    OPT_FONT,
     OPT_END
 };
 
@@ -125,6 +128,7 @@ static const struct option long_options[] = {
     {"png", required_argument, NULL, OPT_PNG},
     {"json", required_argument, NULL, OPT_JSON},
     {"max-mem", required_argument, NULL, OPT_MAXMEM},
+    {"font", required_argument, NULL, OPT_FONT},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -135,7 +139,7 @@ struct cx_args {
     long sweep_from, sweep_to;
     long mdim, reps, seed;
     int wall;           /* --clock wall: fit and plot wall-clock time */
-    const char *png, *json;
+    const char *png, *json, *font;
     size_t max_mem;
     unsigned char seen[OPT_END];
 };
@@ -242,6 +246,7 @@ static int parse_args(int argc, char **argv, struct cx_args *a, int *help)
             break;
         case OPT_PNG: a->png = optarg; break;
         case OPT_JSON: a->json = optarg; break;
+        case OPT_FONT: a->font = optarg; break;
         case OPT_MAXMEM:
             if (cli_parse_bytes("--max-mem", optarg, &a->max_mem)) return EXIT_USAGE;
             break;
@@ -984,7 +989,8 @@ static void print_measurement(FILE *out, const struct measurement *me)
 
 /* ---- the figure ------------------------------------------------------ */
 
-static int png_file(const char *path, const struct measurement *me, FILE *rep)
+static int png_file(const char *path, const struct measurement *me, text_font *font,
+                    FILE *rep)
 {
     char labels[NMEASURED][96], title[160], err[512];
     double x[MAX_SWEEP];
@@ -1022,6 +1028,7 @@ static int png_file(const char *path, const struct measurement *me, FILE *rep)
     fig.logy = 1;
     fig.width = 900;
     fig.height = 600;
+    fig.font = font;
     if (plot_draw(&img, &fig, err, sizeof err) != 0) {
         cli_error("%s: %s", path, err);
         return EXIT_RUNTIME;
@@ -1159,6 +1166,7 @@ int cmd_complexity(int argc, char **argv)
     struct measurement *me = NULL;
     size_t total = 0, part;
     FILE *rep;
+    text_font *font = NULL; /* --font's, for the figure */
     int help, status, overflow;
     char what[160];
 
@@ -1191,6 +1199,11 @@ int cmd_complexity(int argc, char **argv)
         free(me);
         return EXIT_RUNTIME;
     }
+    /* --font, read and checked before measuring */
+    if (output_font_open(a.font, &font) != EXIT_OK) {
+        free(me);
+        return EXIT_RUNTIME;
+    }
 
     status = build_table(&t, &a);
     if (status == EXIT_OK && me)
@@ -1213,8 +1226,9 @@ int cmd_complexity(int argc, char **argv)
             goto done;
     }
     if (a.png)
-        status = png_file(a.png, me, rep);
+        status = png_file(a.png, me, font, rep);
 done:
     free(me);
+    output_font_close(font);
     return status;
 }

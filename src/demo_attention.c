@@ -1,0 +1,983 @@
+/* demo_attention.c — order blindness (--permute) and why divide by √d
+ * (--scale-sweep), the two demos of `attn selfattn` (see demo_attention.h
+ * for the dimensions and the mathematics). */
+#include "demo_attention.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "attention.h"
+#include "attention_fast.h"
+#include "cli.h"
+#include "json_out.h"
+#include "output.h"
+#include "posenc.h"
+#include "rng.h"
+
+#define MAX_DIM_EXP 20      /* --dims up to 2^20 */
+#define SHOW_PERM 32        /* entries of π printed; the JSON has all */
+#define SHOW_SENTENCES 4    /* examples whose tokens are printed */
+#define LABEL_POSITIONS 64  /* up to this N the figure labels rows "x3" */
+#define TEXT_WIDTH 78       /* explanations are wrapped to this */
+
+/* ---- shared ---------------------------------------------------------- */
+
+/* Display columns of a UTF-8 string (one per code point: attn's texts
+ * have no wide characters). */
+static size_t text_columns(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        n += ((unsigned char)*s & 0xC0) != 0x80;
+    return n;
+}
+
+/* s right-aligned in width columns. */
+static void print_right(const char *s, size_t width)
+{
+    size_t n = text_columns(s);
+    printf("%*s%s", n < width ? (int)(width - n) : 0, "", s);
+}
+
+/* text printed in lines of at most width columns, broken at spaces. */
+static void print_wrapped(const char *text, size_t width)
+{
+    const char *p = text;
+    while (*p) {
+        const char *end = p, *cut = NULL;
+        size_t cols = 0;
+        /* the longest run of words that fits */
+        while (*end && *end != '\n') {
+            if (*end == ' ' && cols <= width)
+                cut = end;
+            cols += ((unsigned char)*end & 0xC0) != 0x80;
+            end++;
+        }
+        if (cols <= width || !cut)
+            cut = end;
+        printf("%.*s\n", (int)(cut - p), p);
+        p = *cut ? cut + 1 : cut;
+    }
+}
+
+/* ---- order blindness: the computation --------------------------------- */
+
+void demo_random_permutation(size_t *perm, size_t n, unsigned long long seed)
+{
+    rng r;
+    size_t i, j, t;
+    int identity;
+    rng_seed(&r, seed ^ 0x9e2a7a7e9e2a7a7eULL); /* a stream of its own */
+    if (n == 0)
+        return;
+    do {
+        /* Fisher–Yates: perm[i] swapped with a uniform perm[j], j <= i */
+        for (i = 0; i < n; i++)
+            perm[i] = i;
+        for (i = n - 1; i > 0; i--) {
+            j = (size_t)(rng_uniform(&r) * (double)(i + 1));
+            t = perm[i];
+            perm[i] = perm[j];
+            perm[j] = t;
+        }
+        /* the identity moves nothing: draw again */
+        identity = 1;
+        for (i = 0; i < n; i++)
+            identity &= perm[i] == i;
+    } while (identity && n >= 2);
+}
+
+int demo_parse_permutation(const char *s, size_t *perm, size_t n, char *err, size_t errlen)
+{
+    const char *p = s;
+    size_t count = 0, i;
+    unsigned char *seen = calloc(n, 1); /* (n,) positions listed so far */
+
+    if (!seen) {
+        snprintf(err, errlen, "--permutation: out of memory");
+        return -1;
+    }
+    for (;;) {
+        const char *start = p;
+        char *end;
+        long v;
+        /* one position: digits, then a comma or the end */
+        if (*p < '0' || *p > '9') {
+            snprintf(err, errlen, "--permutation: expected positions separated by commas, "
+                     "like 3,0,2,1, got '%s'", s);
+            goto fail;
+        }
+        v = strtol(p, &end, 10); /* LONG_MAX when too long: not a position either */
+        p = end;
+        if (*p != ',' && *p != '\0') {
+            snprintf(err, errlen, "--permutation: expected positions separated by commas, "
+                     "like 3,0,2,1, got '%s'", s);
+            goto fail;
+        }
+        if (count == n) {
+            snprintf(err, errlen, "--permutation: has more than %zu positions, but the "
+                     "sequence has %zu (a permutation of 0 … %zu)", n, n, n - 1);
+            goto fail;
+        }
+        /* a position of the sequence, listed once */
+        if ((unsigned long)v >= n) {
+            snprintf(err, errlen, "--permutation: %.*s is not a position of the sequence of "
+                     "%zu (0 … %zu)", (int)(p - start), start, n, n - 1);
+            goto fail;
+        }
+        if (seen[v]) {
+            snprintf(err, errlen, "--permutation: %ld appears twice (a permutation lists "
+                     "each of 0 … %zu once)", v, n - 1);
+            goto fail;
+        }
+        seen[v] = 1;
+        perm[count++] = (size_t)v;
+        if (*p == '\0')
+            break;
+        p++;
+    }
+    if (count != n) {
+        for (i = 0; i < n && seen[i]; i++)
+            ;
+        snprintf(err, errlen, "--permutation: has %zu position%s, but the sequence has %zu "
+                 "(a permutation of 0 … %zu; %zu is missing)", count, count == 1 ? "" : "s",
+                 n, n - 1, i);
+        goto fail;
+    }
+    free(seen);
+    return 0;
+fail:
+    free(seen);
+    return -1;
+}
+
+void demo_permute_rows(float *Y, const float *X, size_t B, size_t N, size_t D,
+                       const size_t *perm)
+{
+    size_t b, i;
+    for (b = 0; b < B; b++)
+        for (i = 0; i < N; i++) /* row i of π·X is row perm[i] of X */
+            memcpy(Y + (b * N + i) * D, X + (b * N + perm[i]) * D, D * sizeof *Y);
+}
+
+double demo_output_diff(const float *out_p, const float *out, size_t B, size_t N, size_t H,
+                        const size_t *perm)
+{
+    double worst = 0.0;
+    size_t b, i, c;
+    for (b = 0; b < B; b++)
+        for (i = 0; i < N; i++) {
+            const float *fp = out_p + (b * N + i) * H;      /* (H,) f(π·X)[i] */
+            const float *f = out + (b * N + perm[i]) * H;   /* (H,) (π·f(X))[i] */
+            for (c = 0; c < H; c++) {
+                double d = fabs((double)fp[c] - f[c]);
+                worst = d > worst ? d : worst;
+            }
+        }
+    return worst;
+}
+
+double demo_weight_diff(const float *w_p, const float *w, size_t B, size_t NH, size_t N,
+                        const size_t *perm)
+{
+    double worst = 0.0;
+    size_t bh, i, j;
+    for (bh = 0; bh < B * NH; bh++) {
+        const float *ap = w_p + bh * N * N; /* (N, N) A(π·X) of one example and head */
+        const float *a = w + bh * N * N;    /* (N, N) A(X) */
+        for (i = 0; i < N; i++)
+            for (j = 0; j < N; j++) {
+                /* (π·A·πᵀ)[i][j] = A[perm[i]][perm[j]] */
+                double d = fabs((double)ap[i * N + j] - a[perm[i] * N + perm[j]]);
+                worst = d > worst ? d : worst;
+            }
+    }
+    return worst;
+}
+
+void permute_result_free(permute_result *res)
+{
+    tensor_free(&res->out);
+    tensor_free(&res->out_p);
+    tensor_free(&res->w);
+    tensor_free(&res->w_p);
+}
+
+/* out (B, N, H) and weights (B, NH, N, N) of self-attention on X (B, N, D). */
+static int forward(float *out, float *weights, const float *X, const problem *pr, int naive,
+                   char *err, size_t errlen)
+{
+    const mha_masks mask = {pr->valid_lens, pr->vl_ndim == 2, 0};
+    const mha_dropout drop = {0.0, 0};
+    if (!naive && pr->params.score == SCORE_DOT)
+        return mha_forward_fast(out, weights, X, X, X, pr->B, pr->Nq, pr->Nq, &pr->params,
+                                &mask, &drop, err, errlen);
+    return mha_forward(out, weights, NULL, X, X, X, pr->B, pr->Nq, pr->Nq, &pr->params, &mask,
+                       &drop, err, errlen);
+}
+
+int demo_permute_run(permute_result *res, const problem *pr, const size_t *perm, int posenc,
+                     int naive, char *err, size_t errlen)
+{
+    const size_t B = pr->B, N = pr->Nq, D = pr->Dq;
+    const size_t H = pr->params.num_hiddens, NH = pr->params.num_heads;
+    size_t oshape[3] = {B, N, H}, wshape[4] = {B, NH, N, N}, xshape[3] = {B, N, D}, e, b;
+    tensor X = {0}, Xp = {0}; /* (B, N, D) the two inputs */
+    float *P = NULL;          /* (N, D) the positional encoding */
+    int status = -1;
+
+    memset(res, 0, sizeof *res);
+    if (tensor_alloc(&res->out, 3, oshape, err, errlen) ||
+        tensor_alloc(&res->out_p, 3, oshape, err, errlen) ||
+        tensor_alloc(&res->w, 4, wshape, err, errlen) ||
+        tensor_alloc(&res->w_p, 4, wshape, err, errlen) ||
+        tensor_alloc(&X, 3, xshape, err, errlen) || tensor_alloc(&Xp, 3, xshape, err, errlen))
+        goto done;
+    if (posenc && (P = malloc(N * D * sizeof *P)) == NULL) {
+        snprintf(err, errlen, "out of memory for the positional encoding");
+        goto done;
+    }
+
+    /* 1. the inputs: X, and π·X, its rows moved */
+    memcpy(X.data, pr->queries.data, X.size * sizeof *X.data);
+    demo_permute_rows(Xp.data, X.data, B, N, D, perm);
+
+    /* 2. with --posenc, P added by position after permuting: X + P and
+     * π·X + P (the tokens moved, the positions did not) */
+    if (posenc) {
+        posenc_fill(P, N, D, 10000.0);
+        for (b = 0; b < B; b++)
+            for (e = 0; e < N * D; e++) {
+                X.data[b * N * D + e] += P[e];
+                Xp.data[b * N * D + e] += P[e];
+            }
+    }
+
+    /* 3. the same layer, the same weights, on both */
+    if (forward(res->out.data, res->w.data, X.data, pr, naive, err, errlen) ||
+        forward(res->out_p.data, res->w_p.data, Xp.data, pr, naive, err, errlen))
+        goto done;
+
+    /* 4. f(π·X) against π·f(X), A(π·X) against π·A(X)·πᵀ */
+    res->output_diff = demo_output_diff(res->out_p.data, res->out.data, B, N, H, perm);
+    res->weight_diff = demo_weight_diff(res->w_p.data, res->w.data, B, NH, N, perm);
+    res->output_max = 0.0;
+    for (e = 0; e < res->out.size; e++)
+        res->output_max = fmax(res->output_max, fabs((double)res->out.data[e]));
+    status = 0;
+done:
+    if (status)
+        permute_result_free(res);
+    tensor_free(&X);
+    tensor_free(&Xp);
+    free(P);
+    return status;
+}
+
+/* ---- order blindness: the command ------------------------------------- */
+
+/* Example b's token labels (N,), or NULL. */
+static char *const *example_tokens(const problem *pr, size_t b)
+{
+    if (!pr->query_tokens)
+        return NULL;
+    return pr->per_example ? pr->query_tokens + b * pr->Nq : pr->query_tokens;
+}
+
+/* valid_lens shorter than the sequence mask padding, which stays where it
+ * is while the tokens move: a usage error. */
+static int check_lens(const problem *pr, const char *origin)
+{
+    size_t count = pr->vl_ndim == 2 ? pr->B * pr->Nq : pr->B, i;
+    for (i = 0; pr->valid_lens && i < count; i++)
+        if ((size_t)pr->valid_lens[i] < pr->Nq) {
+            cli_error("--permute: valid_len %ld (%s) is shorter than the sequence of %zu: "
+                      "padding does not move with the tokens, so every valid_len must cover "
+                      "the sequence", pr->valid_lens[i], origin, pr->Nq);
+            return -1;
+        }
+    return 0;
+}
+
+/* Whether every example's rows of X are one and the same row (inputs of
+ * ones): then π·X = X and nothing can differ. */
+static int rows_alike(const problem *pr)
+{
+    const size_t N = pr->Nq, D = pr->Dq;
+    size_t b, i;
+    for (b = 0; b < pr->B; b++)
+        for (i = 1; i < N; i++)
+            if (memcmp(pr->queries.data + (b * N + i) * D, pr->queries.data + b * N * D,
+                       D * sizeof(float)) != 0)
+                return 0;
+    return 1;
+}
+
+static void print_perm(const size_t *perm, size_t n)
+{
+    size_t i;
+    printf("[");
+    for (i = 0; i < n && i < SHOW_PERM; i++)
+        printf(i ? ", %zu" : "%zu", perm[i]);
+    printf("%s]", n > SHOW_PERM ? ", …" : "");
+}
+
+static void print_permute(const problem *pr, const demo_permute_opts *o, const size_t *perm,
+                          const permute_result *res)
+{
+    const size_t N = pr->Nq, H = pr->params.num_hiddens, NH = pr->params.num_heads;
+    const int fast = !o->naive && pr->params.score == SCORE_DOT;
+    const char *x = o->posenc ? "X + P" : "X", *px = o->posenc ? "π·X + P" : "π·X";
+    double tol = 1e-5 * fmax(1.0, res->output_max);
+    int equal = res->output_diff <= tol && res->weight_diff <= 1e-5, identity = 1;
+    char text[1024], shape[64];
+    size_t b, i;
+
+    for (i = 0; i < N; i++)
+        identity &= perm[i] == i;
+    tensor_shape_str(shape, sizeof shape, 3, (size_t[]){pr->B, N, pr->Dq});
+    printf("Order blindness (--permute): X %s, %s%s\n", shape, o->inputs,
+           o->fill_default ? " (--fill random, --permute's default: rows of ones are all "
+                             "alike)" : "");
+    printf("the same layer on X and on π·X: num_hiddens %zu = %zu heads × %zu, %s%s%s, %s "
+           "loops\n", H, NH, H / NH,
+           pr->params.score == SCORE_DOT ? "scaled dot-product" : "additive scoring",
+           pr->params.W_q.bias.data ? ", biases" : "",
+           pr->valid_lens ? ", valid_lens covering the sequence" : "", fast ? "fast" : "reference");
+    if (o->posenc)
+        printf("positional encoding P added after permuting: X + P against π·X + P (the tokens "
+               "move, the positions stay)\n");
+    else
+        printf("no positional encoding\n");
+    printf("π = ");
+    print_perm(perm, N);
+    printf(" (%s): row i of π·X is row π[i] of X\n",
+           o->permutation ? "--permutation" : "random from --seed, not the identity");
+    for (b = 0; pr->query_tokens && b < pr->B && b < SHOW_SENTENCES; b++) {
+        char *const *t = example_tokens(pr, b);
+        if (pr->per_example && pr->B > 1)
+            printf("tokens (example %zu):", b);
+        else
+            printf("tokens:");
+        for (i = 0; i < N; i++)
+            printf(" %s", t[i]);
+        printf("  →  π·X:");
+        for (i = 0; i < N; i++)
+            printf(" %s", t[perm[i]]);
+        printf("\n");
+        if (!pr->per_example)
+            break;
+    }
+    printf("largest |f(%s) − π·f(%s)|: %.3g over %zu outputs (which reach %.3g)\n", px, x,
+           res->output_diff, res->out.size, res->output_max);
+    printf("largest |A(%s) − π·A(%s)·πᵀ|: %.3g over %zu attention weights\n", px, x,
+           res->weight_diff, res->w.size);
+    if (equal && identity)
+        snprintf(text, sizeof text, "Equal: this π is the identity and moves nothing.");
+    else if (equal && rows_alike(pr))
+        snprintf(text, sizeof text, "Equal: the rows of X are all alike, so π·X = X and "
+                 "nothing moved; --fill random or --tokens give tokens that differ.");
+    else if (equal && !o->posenc)
+        snprintf(text, sizeof text,
+                 "Equal up to float32 rounding: without positional encoding self-attention "
+                 "cannot see the order of its tokens. Permuting them only permutes the outputs "
+                 "and the weights the same way, f(π·X) = π·f(X) and A(π·X) = π·A(X)·πᵀ: every "
+                 "token attends to the same tokens as before, wherever they stand.");
+    else if (equal)
+        snprintf(text, sizeof text,
+                 "Equal up to float32 rounding, even with positional encoding: here the tokens "
+                 "that moved are alike.");
+    else if (o->posenc)
+        snprintf(text, sizeof text,
+                 "Not equal: with the encoding a token's vector depends on where it stands, so "
+                 "moving the tokens changes what they attend to, not only where the results "
+                 "land. Self-attention now sees the order (without --posenc the differences "
+                 "are float32 rounding).");
+    else
+        snprintf(text, sizeof text,
+                 "Not equal beyond float32 rounding, which self-attention without positional "
+                 "encoding should be.");
+    print_wrapped(text, TEXT_WIDTH);
+}
+
+/* --json: the demo's numbers, then both runs in full. */
+struct permute_json {
+    const problem *pr;
+    const demo_permute_opts *o;
+    const size_t *perm;
+    const permute_result *res;
+};
+
+static void write_sentences(FILE *f, const problem *pr, const size_t *perm)
+{
+    size_t b, i, nb = pr->per_example ? pr->B : 1;
+    if (!pr->query_tokens) {
+        fputs("null", f);
+        return;
+    }
+    fputc('[', f);
+    for (b = 0; b < nb; b++) {
+        char *const *t = example_tokens(pr, b);
+        fputs(b ? ", [" : "[", f);
+        for (i = 0; i < pr->Nq; i++) {
+            if (i)
+                fputs(", ", f);
+            json_write_string(f, t[perm ? perm[i] : i]);
+        }
+        fputc(']', f);
+    }
+    fputc(']', f);
+}
+
+static void write_permute_json(FILE *f, const void *arg)
+{
+    const struct permute_json *c = arg;
+    const problem *pr = c->pr;
+    size_t i;
+
+    fputs("{\n  \"command\": \"selfattn\",\n  \"demo\": \"permute\",\n  \"permutation\": [", f);
+    for (i = 0; i < pr->Nq; i++)
+        fprintf(f, i ? ", %zu" : "%zu", c->perm[i]);
+    fprintf(f, "],\n  \"posenc\": %s,\n  \"max_output_diff\": %.9g,\n  \"max_weight_diff\": %.9g,"
+            "\n  \"max_abs_output\": %.9g,\n  \"shape\": [%zu, %zu, %zu],\n  \"num_heads\": %zu,"
+            "\n  \"inputs\": ", c->o->posenc ? "true" : "false", c->res->output_diff,
+            c->res->weight_diff, c->res->output_max, pr->B, pr->Nq, pr->params.num_hiddens,
+            pr->params.num_heads);
+    json_write_string(f, c->o->inputs);
+    fprintf(f, ",\n  \"seed\": %llu,\n  \"loops\": \"%s\",\n  \"tokens\": ", c->o->seed,
+            !c->o->naive && pr->params.score == SCORE_DOT ? "fast" : "reference");
+    write_sentences(f, pr, NULL);
+    fputs(",\n  \"permuted_tokens\": ", f);
+    write_sentences(f, pr, c->perm);
+    fputs(",\n  \"output\": ", f);
+    json_write_tensor(f, c->res->out.data, 3, c->res->out.shape, 2);
+    fputs(",\n  \"output_permuted\": ", f);
+    json_write_tensor(f, c->res->out_p.data, 3, c->res->out_p.shape, 2);
+    fputs(",\n  \"attention_weights\": ", f);
+    json_write_tensor(f, c->res->w.data, 4, c->res->w.shape, 2);
+    fputs(",\n  \"attention_weights_permuted\": ", f);
+    json_write_tensor(f, c->res->w_p.data, 4, c->res->w_p.shape, 2);
+    fputs("\n}\n", f);
+}
+
+/* --png: example 0, head 1: π·A(X)·πᵀ, A(π·X) and |difference| side by
+ * side on one colour scale, from 0 to the largest weight. The difference is
+ * drawn magnified by the largest k of 1, 2, 5, … 100 that keeps it on the
+ * scale, and its title says by how much: a difference of 0.01 is then
+ * visible, while float32 rounding (1e-7, even ×100) stays white. */
+static int write_permute_png(const problem *pr, const demo_permute_opts *o, const size_t *perm,
+                             const permute_result *res, text_font *font, FILE *rep)
+{
+    const size_t N = pr->Nq, NN = N * N;
+    float *pa = malloc(2 * NN * sizeof *pa); /* (2, N, N) π·A(X)·πᵀ, |difference| */
+    const char **labels = malloc(N * sizeof *labels + 1);  /* (N,) positions of π·X */
+    char (*names)[24] = calloc(N < LABEL_POSITIONS ? N : 1, sizeof *names);
+    char titles[3][96], err[512], what[160];
+    char *const *t = example_tokens(pr, 0);
+    heat_panel panels[3];
+    heat_figure fig;
+    heat_layout lay;
+    attn_image img = {0, 0, NULL};
+    static const double zoom[] = {100, 50, 20, 10, 5, 2, 1};
+    double worst = 0.0, top = 0.0, k = 1.0;
+    size_t i, j;
+    int status = EXIT_RUNTIME;
+
+    if (!pa || !labels || !names) {
+        cli_error("%s: out of memory", o->png);
+        goto done;
+    }
+    /* the panels: π·A(X)·πᵀ, A(π·X) as computed, their difference */
+    for (i = 0; i < N; i++)
+        for (j = 0; j < N; j++) {
+            double d;
+            pa[i * N + j] = res->w.data[perm[i] * N + perm[j]];
+            d = fabs((double)res->w_p.data[i * N + j] - pa[i * N + j]);
+            pa[NN + i * N + j] = (float)d;
+            worst = fmax(worst, d);
+            top = fmax(top, fmax(pa[i * N + j], res->w_p.data[i * N + j]));
+        }
+    /* the difference magnified as far as the scale allows, up to 100 times */
+    for (i = 0; i < sizeof zoom / sizeof zoom[0]; i++)
+        if (worst * zoom[i] <= top) {
+            k = zoom[i];
+            break;
+        }
+    for (i = 0; i < NN; i++)
+        pa[NN + i] = (float)(pa[NN + i] * k);
+    snprintf(titles[0], sizeof titles[0], "π·A(%s)·πᵀ", o->posenc ? "X+P" : "X");
+    snprintf(titles[1], sizeof titles[1], "A(π·X%s)", o->posenc ? "+P" : "");
+    if (k > 1.0)
+        snprintf(titles[2], sizeof titles[2], "|difference| × %g (max %.2g)", k, worst);
+    else
+        snprintf(titles[2], sizeof titles[2], "|difference| (max %.2g)", worst);
+    memset(panels, 0, sizeof panels);
+    for (i = 0; i < 3; i++) {
+        panels[i].data = i == 0 ? pa : i == 1 ? res->w_p.data : pa + NN;
+        panels[i].rows = N;
+        panels[i].cols = N;
+        panels[i].title = titles[i];
+    }
+    /* the positions of π·X: its tokens, or which row of X each holds */
+    for (i = 0; i < N; i++) {
+        if (t) {
+            labels[i] = t[perm[i]];
+        } else if (N < LABEL_POSITIONS) {
+            snprintf(names[i], sizeof names[i], "x%zu", perm[i]);
+            labels[i] = names[i];
+        }
+    }
+    memset(&fig, 0, sizeof fig);
+    fig.panels = panels;
+    fig.grid_rows = 1;
+    fig.grid_cols = 3;
+    fig.xlabel = "Key positions of π·X";
+    fig.ylabel = "Query positions of π·X";
+    if (t || N < LABEL_POSITIONS) {
+        fig.xticklabels = labels;
+        fig.yticklabels = labels;
+    }
+    fig.cmap = o->cmap;
+    fig.vmin = 0.0;
+    fig.vmax = top > 0.0 ? top : 1.0; /* the largest weight: one scale for all three */
+    fig.colorbar_label = "attention weight, example 0, head 1";
+    fig.font = font;
+    if (heatmap_draw(&img, &lay, &fig, err, sizeof err) != 0) {
+        cli_error("%s: %s", o->png, err);
+        goto done;
+    }
+    output_font_note(&lay);
+    snprintf(what, sizeof what, "π·A·πᵀ, A(π·X) and their difference, example 0, head 1%s",
+             o->posenc ? ", positional encoding" : "");
+    status = output_png(o->png, &img, rep, what);
+done:
+    image_free(&img);
+    free(pa);
+    free(labels);
+    free(names);
+    return status;
+}
+
+int demo_permute_command(const problem *pr, const demo_permute_opts *o)
+{
+    const size_t B = pr->B, N = pr->Nq, D = pr->Dq;
+    const size_t H = pr->params.num_hiddens, NH = pr->params.num_heads;
+    size_t *perm = malloc(N * sizeof *perm + 1); /* (N,) */
+    size_t bytes = 0, part;
+    int overflow, status = EXIT_USAGE;
+    permute_result res;
+    char err[512], what[160];
+    FILE *rep = output_report_stream(o->json);
+    text_font *font = NULL; /* --font's, for the figure */
+
+    memset(&res, 0, sizeof res);
+    if (!perm) {
+        cli_error("out of memory");
+        return EXIT_RUNTIME;
+    }
+    /* π: given, or drawn; and no padding to leave behind */
+    if (o->permutation) {
+        if (demo_parse_permutation(o->permutation, perm, N, err, sizeof err)) {
+            cli_error("%s", err);
+            goto done;
+        }
+    } else if (N < 2) {
+        cli_error("--permute: a sequence of one position has no other order (give --queries 2 "
+                  "or more)");
+        goto done;
+    } else {
+        demo_random_permutation(perm, N, o->seed);
+    }
+    if (check_lens(pr, o->lens_origin))
+        goto done;
+
+    /* memory, refused up front: one run's buffers with its weights, the two
+     * inputs and outputs, the other run's weights, and the figure's (2, N, N) */
+    overflow = problem_run_bytes(pr, 1, 0, &bytes) ||
+               tensor_bytes(3, (size_t[]){B, N, D}, &part) || size_mul(part, 2, &part) ||
+               size_add(bytes, part, &bytes) ||
+               tensor_bytes(3, (size_t[]){B, N, H}, &part) || size_mul(part, 2, &part) ||
+               size_add(bytes, part, &bytes) ||
+               tensor_bytes(4, (size_t[]){B, NH, N, N}, &part) || size_add(bytes, part, &bytes) ||
+               tensor_bytes(3, (size_t[]){2, N, N}, &part) || size_add(bytes, part, &bytes);
+    snprintf(what, sizeof what, "--permute (two runs of batch %zu × %zu heads × %zu queries × "
+             "%zu keys)", B, NH, N, N);
+    if (cli_check_mem(what, bytes, overflow, o->max_mem, NULL)) {
+        status = EXIT_RUNTIME;
+        goto done;
+    }
+    /* --font, read and checked before the runs */
+    status = output_font_open(o->font, &font);
+    if (status != EXIT_OK)
+        goto done;
+
+    /* the two runs */
+    status = EXIT_RUNTIME;
+    if (demo_permute_run(&res, pr, perm, o->posenc, o->naive, err, sizeof err)) {
+        cli_error("%s", err);
+        goto done;
+    }
+
+    /* the results, then the files */
+    if (!o->json || strcmp(o->json, "-") != 0)
+        print_permute(pr, o, perm, &res);
+    status = EXIT_OK;
+    if (o->json) {
+        struct permute_json ctx = {pr, o, perm, &res};
+        status = output_json(o->json, write_permute_json, &ctx, rep,
+                             "the permutation, both runs and their differences");
+        if (status != EXIT_OK)
+            goto done;
+    }
+    if (o->png)
+        status = write_permute_png(pr, o, perm, &res, font, rep);
+done:
+    permute_result_free(&res);
+    free(perm);
+    output_font_close(font);
+    return status;
+}
+
+/* ---- why divide by √d: the computation -------------------------------- */
+
+void demo_sweep_stats(sweep_point *pt, const float *q, const float *k, size_t S, size_t d,
+                      size_t n, double *scores)
+{
+    const double scale = 1.0 / sqrt((double)d);
+    double sum[2] = {0.0, 0.0}, sumsq[2] = {0.0, 0.0};  /* raw, scaled */
+    double peak[2] = {0.0, 0.0}, ent[2] = {0.0, 0.0};
+    const double count = (double)S * (double)n;
+    size_t r, j, i, v;
+
+    for (r = 0; r < S; r++) {
+        const float *qr = q + r * d; /* (d,) query r */
+
+        /* 1. its scores against keys r … r+n−1 (mod S): q·k = Σ_i q_i k_i */
+        for (j = 0; j < n; j++) {
+            const float *kj = k + ((r + j) % S) * d; /* (d,) */
+            double s = 0.0;
+            for (i = 0; i < d; i++)
+                s += (double)qr[i] * kj[i];
+            scores[j] = s;
+        }
+
+        for (v = 0; v < 2; v++) {
+            const double c = v ? scale : 1.0; /* q·k, or q·k/√d */
+            double m = -INFINITY, z = 0.0, dot = 0.0;
+
+            /* 2. sums and sums of squares, for the variance */
+            for (j = 0; j < n; j++) {
+                sum[v] += c * scores[j];
+                sumsq[v] += c * scores[j] * c * scores[j];
+            }
+
+            /* 3. softmax: the largest score first (for numerical stability) */
+            for (j = 0; j < n; j++)
+                m = fmax(m, c * scores[j]);
+            /* z = Σ_j e^(s_j − m), at least 1 */
+            for (j = 0; j < n; j++)
+                z += exp(c * scores[j] - m);
+
+            /* 4. the largest weight is e^0 / z; the entropy
+             * −Σ_j w_j log w_j = log z − Σ_j w_j (s_j − m) */
+            for (j = 0; j < n; j++)
+                dot += exp(c * scores[j] - m) / z * (c * scores[j] - m);
+            peak[v] += 1.0 / z;
+            ent[v] += log(z) - dot;
+        }
+    }
+
+    /* 5. the means over the rows, the variances over every score */
+    pt->d = d;
+    pt->var_raw = (sumsq[0] - sum[0] * sum[0] / count) / (count - 1.0);
+    pt->var_scaled = (sumsq[1] - sum[1] * sum[1] / count) / (count - 1.0);
+    pt->max_raw = peak[0] / (double)S;
+    pt->max_scaled = peak[1] / (double)S;
+    pt->ent_raw = ent[0] / (double)S;
+    pt->ent_scaled = ent[1] / (double)S;
+}
+
+/* x (n,) ← standard normal numbers, two at a time by Marsaglia's polar
+ * method: (u, v) uniform in the unit disc, s = u² + v², then u·f and v·f
+ * with f = sqrt(−2 ln s / s) are independent N(0, 1) — one logarithm and
+ * one root per pair, no sine or cosine (the sweep draws millions). */
+static void fill_normal(float *x, size_t n, rng *r)
+{
+    size_t i;
+    for (i = 0; i < n; i += 2) {
+        double u, v, s, f;
+        do { /* a point of the unit disc, not its centre */
+            u = 2.0 * rng_uniform(r) - 1.0;
+            v = 2.0 * rng_uniform(r) - 1.0;
+            s = u * u + v * v;
+        } while (s >= 1.0 || s == 0.0);
+        f = sqrt(-2.0 * log(s) / s);
+        x[i] = (float)(u * f);
+        if (i + 1 < n)
+            x[i + 1] = (float)(v * f);
+    }
+}
+
+void demo_sweep_point(sweep_point *pt, size_t d, size_t S, size_t n, unsigned long long seed,
+                      float *q, float *k, double *scores)
+{
+    rng r;
+    /* every d its own stream, so a point does not depend on --dims */
+    rng_seed(&r, seed ^ (0x9e3779b97f4a7c15ULL * (unsigned long long)d));
+    /* q (S, d), then k (S, d): independent standard normal components */
+    fill_normal(q, S * d, &r);
+    fill_normal(k, S * d, &r);
+    demo_sweep_stats(pt, q, k, S, d, n, scores);
+}
+
+int demo_parse_dims(const char *s, long *from, long *to)
+{
+    const char *colon = strchr(s, ':');
+    char first[32];
+    size_t len = colon ? (size_t)(colon - s) : 0;
+    const long max = 1L << MAX_DIM_EXP;
+    long v[2];
+    int i;
+
+    if (!colon || len == 0 || len >= sizeof first || colon[1] == '\0') {
+        cli_error("--dims: expected FROM:TO like 1:1024 (powers of two), got '%s'", s);
+        return -1;
+    }
+    memcpy(first, s, len);
+    first[len] = '\0';
+    if (cli_parse_long("--dims", first, 1, max, &v[0]) ||
+        cli_parse_long("--dims", colon + 1, 1, max, &v[1]))
+        return -1;
+    for (i = 0; i < 2; i++)
+        if (v[i] & (v[i] - 1)) {
+            cli_error("--dims: %ld is not a power of two (1, 2, 4, …, %ld)", v[i], max);
+            return -1;
+        }
+    if (v[0] > v[1]) {
+        cli_error("--dims: FROM must not exceed TO, got '%s'", s);
+        return -1;
+    }
+    *from = v[0];
+    *to = v[1];
+    return 0;
+}
+
+/* ---- why divide by √d: the command ------------------------------------ */
+
+static void print_sweep(const demo_sweep_opts *o, const sweep_point *pts, size_t npts)
+{
+    const sweep_point *last = &pts[npts - 1];
+    const double n = (double)o->keys;
+    char text[1600], buf[64];
+    size_t i;
+
+    printf("Why divide by √d (--scale-sweep): q and k of d independent N(0, 1) components,\n"
+           "%zu samples per d (--samples), softmax over n = %zu keys (--kv), --seed %llu\n",
+           o->samples, o->keys, o->seed);
+    printf("uniform softmax: largest weight %.4f (1/%zu), entropy %.4f nats (log %zu)\n\n",
+           1.0 / n, o->keys, log(n), o->keys);
+    /* the header, aligned by display columns (√ and · are one column each) */
+    printf("%8s%-24s%-24s%s\n", "", "      variance", "  mean largest weight",
+           "  mean entropy (nats)");
+    print_right("d", 8);
+    print_right("q·k", 12);
+    print_right("q·k/√d", 12);
+    print_right("q·k", 12);
+    print_right("q·k/√d", 12);
+    print_right("q·k", 12);
+    print_right("q·k/√d", 12);
+    printf("\n");
+    for (i = 0; i < npts; i++) {
+        const sweep_point *p = &pts[i];
+        printf("%8zu", p->d);
+        snprintf(buf, sizeof buf, "%.3f", p->var_raw);
+        print_right(buf, 12);
+        snprintf(buf, sizeof buf, "%.3f", p->var_scaled);
+        print_right(buf, 12);
+        printf("%12.4f%12.4f%12.4f%12.4f\n", p->max_raw, p->max_scaled, p->ent_raw,
+               p->ent_scaled);
+    }
+    printf("\n");
+    snprintf(text, sizeof text,
+             "q·k = q_1 k_1 + … + q_d k_d adds d products of mean 0 and variance 1, so its "
+             "variance is d and the scores grow like √d. A softmax over such scores gets close "
+             "to one-hot as d grows: at d = %zu its largest weight averages %.3f and its "
+             "entropy %.3f nats (uniform: %.4g and %.3f), so nearly all the weight, and the "
+             "gradient, goes to one key. Dividing by √d keeps the variance at 1 for every d, "
+             "and the softmax keeps one shape whatever the width (largest weight %.3f, entropy "
+             "%.3f nats at d = %zu). That is why scaled dot-product attention computes "
+             "softmax(QKᵀ/√d)·V.",
+             last->d, last->max_raw, last->ent_raw, 1.0 / n, log(n), last->max_scaled,
+             last->ent_scaled, last->d);
+    print_wrapped(text, TEXT_WIDTH);
+}
+
+struct sweep_json {
+    const demo_sweep_opts *o;
+    const sweep_point *pts;
+    size_t npts;
+};
+
+static void write_sweep_json(FILE *f, const void *arg)
+{
+    const struct sweep_json *c = arg;
+    static const char *const keys[] = {"var_raw", "var_scaled", "max_weight_raw",
+                                       "max_weight_scaled", "entropy_raw", "entropy_scaled"};
+    size_t i, s;
+
+    fputs("{\n  \"command\": \"selfattn\",\n  \"demo\": \"scale-sweep\",\n  \"dims\": [", f);
+    for (i = 0; i < c->npts; i++)
+        fprintf(f, i ? ", %zu" : "%zu", c->pts[i].d);
+    fputc(']', f);
+    for (s = 0; s < 6; s++) {
+        fprintf(f, ",\n  \"%s\": [", keys[s]);
+        for (i = 0; i < c->npts; i++) {
+            const sweep_point *p = &c->pts[i];
+            const double v[6] = {p->var_raw, p->var_scaled, p->max_raw, p->max_scaled,
+                                 p->ent_raw, p->ent_scaled};
+            fprintf(f, i ? ", %.9g" : "%.9g", v[s]);
+        }
+        fputc(']', f);
+    }
+    fprintf(f, ",\n  \"samples\": %zu,\n  \"keys\": %zu,\n  \"seed\": %llu\n}\n", c->o->samples,
+            c->o->keys, c->o->seed);
+}
+
+/* --png: the mean largest weight against log₂ d above, the variances
+ * (log scale) below, one image. */
+static int write_sweep_png(const demo_sweep_opts *o, const sweep_point *pts, size_t npts,
+                           text_font *font, FILE *rep)
+{
+    double *v = malloc(6 * npts * sizeof *v + 1); /* (6, npts) x, max, var, uniform */
+    double *x = v, *mr = v + npts, *ms = v + 2 * npts, *vr = v + 3 * npts, *vs = v + 4 * npts,
+           *un = v + 5 * npts;
+    char title[2][160], xlabel[96], uniform[48], err[512];
+    attn_image top = {0, 0, NULL}, bottom = {0, 0, NULL}, img = {0, 0, NULL};
+    int status = EXIT_RUNTIME;
+    size_t i;
+
+    if (!v) {
+        cli_error("%s: out of memory", o->png);
+        return EXIT_RUNTIME;
+    }
+    for (i = 0; i < npts; i++) {
+        x[i] = log2((double)pts[i].d);
+        mr[i] = pts[i].max_raw;
+        ms[i] = pts[i].max_scaled;
+        vr[i] = pts[i].var_raw;
+        vs[i] = pts[i].var_scaled;
+        un[i] = 1.0 / (double)o->keys;
+    }
+    snprintf(xlabel, sizeof xlabel, "log₂ d   (d = %zu … %zu)", pts[0].d, pts[npts - 1].d);
+    snprintf(uniform, sizeof uniform, "uniform, 1/%zu", o->keys);
+    snprintf(title[0], sizeof title[0], "Softmax over %zu keys: mean largest weight "
+             "(1 = one-hot)", o->keys);
+    snprintf(title[1], sizeof title[1], "Variance of the scores: q·k grows like d, q·k/√d "
+             "stays at 1");
+    {
+        const plot_series s1[3] = {{x, mr, npts, "q·k"}, {x, ms, npts, "q·k/√d"},
+                                   {x, un, npts, uniform}};
+        const plot_series s2[2] = {{x, vr, npts, "q·k"}, {x, vs, npts, "q·k/√d"}};
+        plot_figure f1, f2;
+        memset(&f1, 0, sizeof f1);
+        memset(&f2, 0, sizeof f2);
+        f1.series = s1;
+        f1.nseries = 3;
+        f1.title = title[0];
+        f1.xlabel = xlabel;
+        f1.ylabel = "largest weight";
+        f1.height = 420;
+        f1.font = font;
+        f2.series = s2;
+        f2.nseries = 2;
+        f2.title = title[1];
+        f2.xlabel = xlabel;
+        f2.ylabel = "variance";
+        f2.logy = 1;
+        f2.height = 420;
+        f2.font = font;
+        if (plot_draw(&top, &f1, err, sizeof err) || plot_draw(&bottom, &f2, err, sizeof err)) {
+            cli_error("%s: %s", o->png, err);
+            goto done;
+        }
+    }
+    /* the two plots stacked: rows of top, then rows of bottom (same width) */
+    if (image_alloc(&img, top.w, top.h + bottom.h, err, sizeof err)) {
+        cli_error("%s: %s", o->png, err);
+        goto done;
+    }
+    memcpy(img.rgb, top.rgb, (size_t)top.w * (size_t)top.h * 3);
+    memcpy(img.rgb + (size_t)top.w * (size_t)top.h * 3, bottom.rgb,
+           (size_t)bottom.w * (size_t)bottom.h * 3);
+    status = output_png(o->png, &img, rep, "the softmax's largest weight and the variance "
+                        "of the scores against d");
+done:
+    image_free(&top);
+    image_free(&bottom);
+    image_free(&img);
+    free(v);
+    return status;
+}
+
+int demo_sweep_command(const demo_sweep_opts *o)
+{
+    const size_t S = o->samples, n = o->keys;
+    sweep_point pts[MAX_DIM_EXP + 1];
+    size_t npts = 0, d, bytes, part;
+    float *q = NULL, *k = NULL;   /* (S, d_to) each */
+    double *scores = NULL;        /* (n,) */
+    int overflow, status = EXIT_RUNTIME, show = isatty(STDERR_FILENO);
+    char what[160];
+    FILE *rep = output_report_stream(o->json);
+    text_font *font = NULL; /* --font's, for the figure */
+
+    /* memory, refused up front: q and k at the largest d, one row's scores */
+    overflow = size_mul(S, o->d_to, &bytes) || size_mul(bytes, 2 * sizeof(float), &bytes) ||
+               size_mul(n, sizeof(double), &part) || size_add(bytes, part, &bytes);
+    snprintf(what, sizeof what, "--scale-sweep --samples %zu --dims %zu:%zu", S, o->d_from,
+             o->d_to);
+    if (cli_check_mem(what, bytes, overflow, o->max_mem, NULL))
+        return EXIT_RUNTIME;
+    /* --font, read and checked before the sweep */
+    if (output_font_open(o->font, &font) != EXIT_OK)
+        return EXIT_RUNTIME;
+    q = malloc(S * o->d_to * sizeof *q);
+    k = malloc(S * o->d_to * sizeof *k);
+    scores = malloc(n * sizeof *scores);
+    if (!q || !k || !scores) {
+        cli_error("out of memory for --scale-sweep");
+        goto done;
+    }
+
+    /* every d: draw, score, softmax */
+    for (d = o->d_from; d <= o->d_to; d *= 2) {
+        if (show)
+            fprintf(stderr, "\rscale sweep: d = %zu of %zu ", d, o->d_to);
+        demo_sweep_point(&pts[npts++], d, S, n, o->seed, q, k, scores);
+    }
+    if (show)
+        fprintf(stderr, "\r%40s\r", "");
+
+    /* the table, then the files */
+    if (!o->json || strcmp(o->json, "-") != 0)
+        print_sweep(o, pts, npts);
+    status = EXIT_OK;
+    if (o->json) {
+        struct sweep_json ctx = {o, pts, npts};
+        status = output_json(o->json, write_sweep_json, &ctx, rep,
+                             "variances, largest weights and entropies against d");
+        if (status != EXIT_OK)
+            goto done;
+    }
+    if (o->png)
+        status = write_sweep_png(o, pts, npts, font, rep);
+done:
+    output_font_close(font);
+    free(q);
+    free(k);
+    free(scores);
+    return status;
+}
