@@ -64,11 +64,25 @@ int cli_getopt(int argc, char **argv, const char *shortopts, const struct option
         return -1;
     }
     if (opt == '?') {
-        if (optopt)
+        /* a long option given a value it does not take ("--naive=1"): glibc
+         * has moved past that word, and optopt is the option's value */
+        const char *word = optind >= 1 && optind <= argc ? argv[optind - 1] : "";
+        const char *eq = strchr(word, '=');
+        if (strncmp(word, "--", 2) == 0 && eq && optopt != 0) {
+            size_t len = (size_t)(eq - word - 2);
+            for (const struct option *o = longopts; o->name; o++)
+                if (o->val == optopt && o->has_arg == no_argument &&
+                    strncmp(o->name, word + 2, len) == 0) {
+                    cli_error("option '--%s' takes no value, got '%s'", o->name, word);
+                    return CLI_OPT_ERROR;
+                }
+        }
+        /* otherwise optopt is 0 for an unknown long option and the
+         * character for an unknown short one */
+        if (optopt > 0 && optopt < 256)
             cli_error("unknown option '-%c' (see attn %s --help)", optopt, cli_command());
         else
-            cli_error("unknown option '%s' (see attn %s --help)", argv[optind - 1],
-                      cli_command());
+            cli_error("unknown option '%s' (see attn %s --help)", word, cli_command());
         return CLI_OPT_ERROR;
     }
     if (opt == ':') {

@@ -164,6 +164,10 @@ void usage_tour(FILE *f)
         "  -l, --list               list the steps and their figures, run nothing\n"
         "      --color WHEN         colour on the terminal: auto, always, never\n"
         "                           (default auto; NO_COLOR turns auto off)\n"
+        "      --font FILE          a TrueType font for labels DejaVu Sans cannot\n"
+        "                           draw, such as 苹果 (default: a CJK font found on\n"
+        "                           the system, e.g. Debian's fonts-wqy-microhei;\n"
+        "                           without one the positions are numbered)\n"
         "  -h, --help               show this help\n"
         "\n"
         "Examples:\n"
@@ -172,13 +176,14 @@ void usage_tour(FILE *f)
         "  attn tour --list\n");
 }
 
-enum { OPT_COLOR = 256, OPT_END };
+enum { OPT_COLOR = 256, OPT_FONT, OPT_END };
 
 static const struct option long_options[] = {
     {"out", required_argument, NULL, 'o'},
     {"step", required_argument, NULL, 's'},
     {"list", no_argument, NULL, 'l'},
     {"color", required_argument, NULL, OPT_COLOR},
+    {"font", required_argument, NULL, OPT_FONT},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -189,6 +194,7 @@ struct tour_args {
     int list;
     const char *color;      /* passed on to the commands, as given */
     term_color_mode color_mode;
+    const char *font;       /* passed on to the commands; NULL: not given */
 };
 
 /* --step: a number 1 … NSTEPS or a step's name. */
@@ -236,12 +242,13 @@ static int parse_args(int argc, char **argv, struct tour_args *a, int *help)
             if (output_parse_color(optarg, &a->color_mode)) return EXIT_USAGE;
             a->color = optarg;
             break;
+        case OPT_FONT: a->font = optarg; break;
         default: return EXIT_USAGE;
         }
     }
-    if (a->list && (seen['s'] || seen['o'])) {
+    if (a->list && (seen['s'] || seen['o'] || seen[OPT_FONT])) {
         cli_error("--list runs nothing; --%s has no effect with it",
-                  seen['s'] ? "step" : "out");
+                  seen['s'] ? "step" : seen['o'] ? "out" : "font");
         return EXIT_USAGE;
     }
     return EXIT_OK;
@@ -386,7 +393,7 @@ static int do_run(const char *run, const struct tour_args *a)
     size_t len = strlen(run), nw, i, argc = 0;
     char *buf = malloc(len + 1);
     char *words[MAX_WORDS];
-    char *argv[MAX_WORDS + 3];
+    char *argv[MAX_WORDS + 5];
     char *owned[MAX_WORDS];    /* the DIR/NAME paths made here */
     size_t nowned = 0;
     int status = EXIT_RUNTIME, cmd = -1;
@@ -404,7 +411,8 @@ static int do_run(const char *run, const struct tour_args *a)
         goto done;
     }
 
-    /* argv: the words, figures inside --out, then --color as given */
+    /* argv: the words, figures inside --out, then --color and --font as
+     * given (the command line shown is the step's own) */
     for (i = 0; i < nw; i++) {
         if (words[i][0] == '@') {
             char *path = join_path(a->out, words[i] + 1);
@@ -422,12 +430,21 @@ static int do_run(const char *run, const struct tour_args *a)
         argv[argc++] = (char *)"--color";
         argv[argc++] = (char *)a->color;
     }
+    if (a->font) {
+        argv[argc++] = (char *)"--font";
+        argv[argc++] = (char *)a->font;
+    }
     argv[argc] = NULL;
 
+    /* shown: the step's words, and --font (which changes what is drawn) */
     fputs("$ attn", stdout);
     for (i = 0; i < nw; i++) {
         fputc(' ', stdout);
         print_word(stdout, argv[i]);
+    }
+    if (a->font) {
+        fputs(" --font ", stdout);
+        print_word(stdout, a->font);
     }
     fputc('\n', stdout);
     fflush(stdout);

@@ -17,7 +17,7 @@
 
 struct command {
     const char *name;
-    int (*run)(int argc, char **argv); /* NULL: not built yet */
+    int (*run)(int argc, char **argv);
     void (*usage)(FILE *f);
     const char *summary;
 };
@@ -58,8 +58,7 @@ static void usage(FILE *f)
           "Commands:\n",
           f);
     for (i = 0; i < NCOMMANDS; i++)
-        fprintf(f, "  %-11s %s%s\n", commands[i].name, commands[i].summary,
-                commands[i].run ? "" : " (not built yet)");
+        fprintf(f, "  %-11s %s\n", commands[i].name, commands[i].summary);
     fputs("\n"
           "Example:\n"
           "  attn posenc --dim 32 --steps 60 --png out.png\n"
@@ -71,12 +70,7 @@ static void usage(FILE *f)
 /* Usage of one command, to stdout. */
 static int help_for(const struct command *c)
 {
-    if (c->usage) {
-        c->usage(stdout);
-    } else {
-        printf("attn %s: %s\n\nThis command is not built yet in attn %s.\n", c->name,
-               c->summary, ATTN_VERSION);
-    }
+    c->usage(stdout);
     return EXIT_OK;
 }
 
@@ -137,12 +131,5 @@ int main(int argc, char **argv)
         return EXIT_USAGE;
     }
     cli_set_command(c->name);
-    if (!c->run) {
-        /* `attn CMD --help` still works for a command not built yet */
-        if (argc == 3 && (strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0))
-            return check_stdout(help_for(c));
-        cli_error("not built yet in attn %s (see attn --help)", ATTN_VERSION);
-        return EXIT_RUNTIME;
-    }
     return check_stdout(c->run(argc - 1, argv + 1));
 }

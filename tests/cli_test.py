@@ -13,6 +13,7 @@ import json
 import math
 import os
 import random
+import re
 import signal
 import struct
 import subprocess
@@ -113,11 +114,38 @@ def group_general(tmp):
     expect(["posenc", "--help"], 0, err="", out_has=["usage: attn posenc", "--check-relative"])
     expect(["posenc", "-h"], 0, err="", out_has=["usage: attn posenc"])
     expect(["help", "complexity"], 0, err="", out_has=["usage: attn complexity", "Examples:"])
-    expect(["tour", "--help"], 0, err="", out_has=["not built yet"])
     expect(["help", "multihead"], 0, err="", out_has=["usage: attn multihead", "Examples:"])
     expect(["selfattn", "--help"], 0, err="", out_has=["usage: attn selfattn", "Examples:"])
-    for c in ["tour"]:
-        expect([c], 1, err="attn %s: not built yet in attn 0.1.0 (see attn --help)" % c)
+    # every command is built, and every --help ends with examples to copy
+    commands = [l.split()[0] for l in out.split("Commands:\n")[1].split("\n\n")[0].splitlines()]
+    check(commands == ["selfattn", "multihead", "posenc", "complexity", "tour"],
+          "attn --help lists the commands: %r" % commands)
+    check("not built" not in out, "attn --help: every command is built")
+    for c in commands:
+        rc, text, _ = expect([c, "--help"], 0, err="", out_has=["usage: attn %s" % c])
+        examples = text.split("Examples:\n")[-1].splitlines() if "Examples:\n" in text else []
+        check(sum(1 for l in examples if l.strip().startswith("attn %s" % c)) >= 1,
+              "attn %s --help shows at least one example" % c)
+    # the man page and the README name only options that exist
+    helps = "".join(run([c, "--help"])[1] for c in commands)
+    here = os.path.dirname(os.path.abspath(__file__))
+    for doc in ["doc/attn.1.scd", "README.md"]:
+        with open(os.path.join(here, "..", doc), encoding="utf-8") as f:
+            text = f.read()
+        named = set(re.findall(r"(?<![\w-])(--[a-z][a-z-]*[a-z])", text))
+        named -= {"--destdir", "--setup", "--suite", "--help", "--version", "--change"}
+        stale = sorted(o for o in named if o not in helps)
+        check(not stale, "%s names options no command has: %r" % (doc, stale))
+        check(all(c in text for c in commands), "%s describes every command" % doc)
+    # a value given to an option that takes none, in full or abbreviated
+    expect(["posenc", "--numbers=1"], 2,
+           err="attn posenc: option '--numbers' takes no value, got '--numbers=1'")
+    expect(["multihead", "--nai=yes"], 2,
+           err="attn multihead: option '--naive' takes no value, got '--nai=yes'")
+    expect(["tour", "--list=all"], 2,
+           err="attn tour: option '--list' takes no value, got '--list=all'")
+    expect(["posenc", "--numbers", "-xd", "3"], 2,
+           err="attn posenc: unknown option '-x' (see attn posenc --help)")
     expect(["frobnicate"], 2, err="attn: unknown command 'frobnicate' (see attn --help)")
     expect(["help", "frobnicate"], 2, err="attn: unknown command 'frobnicate' (see attn --help)")
     expect(["--frob"], 2, err="attn: unknown option '--frob' (see attn --help)")
@@ -482,7 +510,9 @@ def group_attention_options(tmp):
            err=M + "--batch makes random inputs and cannot be used with --input")
     expect(["multihead", "--tokens", "a b"], 2,
            err=M + "unknown option '--tokens' (see attn multihead --help)")
-    expect(["selfattn", "--kv", "3"], 2, err=S + "unknown option '--kv' (see attn selfattn --help)")
+    expect(["selfattn", "--kv", "3"], 2,
+           err=S + "--kv is for --scale-sweep (in self-attention the keys are the queries: "
+                   "--queries)")
     expect(["selfattn", "--tokens", "a b | c", "--batch", "3"], 2,
            err=S + "--batch 3 disagrees with --tokens, which has 2 sentences")
     expect(["selfattn", "--tokens", "a b |  | c"], 2, err=S + "--tokens: sentence 2 has no tokens")
@@ -1258,6 +1288,870 @@ def group_bad_inputs(tmp):
     check(len(inputs) >= 100, "the catalogue has its inputs (%d)" % len(inputs))
 
 
+def tour_figures(out):
+    """The files named in "wrote PATH: ..." lines."""
+    return [line[len("wrote "):line.index(": ")] for line in out.splitlines()
+            if line.startswith("wrote ") and ": " in line]
+
+
+def check_figure(path, what):
+    """A valid PNG of a sensible size for a figure."""
+    try:
+        w, h, ctype = png_info(path)
+    except (OSError, AssertionError) as e:
+        check(False, "%s: %s is not a valid PNG: %s" % (what, path, e))
+        return
+    check(200 <= w <= 2500 and 150 <= h <= 2500 and ctype == 2,
+          "%s: %s is %dx%d colour type %d" % (what, path, w, h, ctype))
+    check(os.path.getsize(path) > 2000, "%s: %s has only %d bytes"
+          % (what, path, os.path.getsize(path)))
+
+
+TOUR_STEPS = ["multihead", "selfattn", "context", "scaling", "complexity", "order",
+              "posenc", "binary", "relative", "rope"]
+TOUR_FIGURES = {
+    "multihead": ["01-multihead-weights.png"],
+    "selfattn": ["02-selfattn-weights.png"],
+    "context": ["03-apple-context.png"],
+    "scaling": ["04-scale-sweep.png"],
+    "complexity": ["05-complexity-loglog.png"],
+    "order": ["06-permute.png", "06-permute-posenc.png"],
+    "posenc": ["07-posenc-columns.png", "07-posenc-heatmap.png"],
+    "binary": [],
+    "relative": ["09-posenc-similarity.png"],
+    "rope": ["10-posenc-concat.png", "10-rope-scores.png"],
+}
+
+
+def group_tour(tmp):
+    # --list: every step in order, with the commands it runs
+    rc, out, _ = expect(["tour", "--list"], 0, err="")
+    lines = [l for l in out.splitlines() if l[:2].strip().isdigit()]
+    check([l.split()[1] for l in lines] == TOUR_STEPS,
+          "tour --list: the steps in the chapter's order: %r" % lines)
+    for fig in sum(TOUR_FIGURES.values(), []):
+        check("@" + fig in out, "tour --list names %s" % fig)
+    expect(["tour", "--help"], 0, err="", out_has=["usage: attn tour", "Examples:",
+                                                    "attn tour --out figs"])
+    expect(["help", "tour"], 0, err="", out_has=["usage: attn tour"])
+
+    # usage errors
+    for args, msg in [
+            (["--step", "0"], "attn tour: --step: expected an integer from 1 to 10, got '0'"),
+            (["--step", "11"], "attn tour: --step: expected an integer from 1 to 10, got '11'"),
+            (["--step", "poem"], "attn tour: --step: expected a number from 1 to 10 or a "
+                                 "step name (see attn tour --list), got 'poem'"),
+            (["--out", ""], "attn tour: --out: expected a folder name, got an empty string"),
+            (["--list", "--step", "2"], "attn tour: --list runs nothing; --step has no "
+                                        "effect with it"),
+            (["--color", "pink"], "attn tour: --color: expected auto, always or never, "
+                                  "got 'pink'"),
+            (["--frobnicate"], "attn tour: unknown option '--frobnicate' (see attn tour --help)"),
+            (["extra"], "attn tour: unexpected argument 'extra' (see attn tour --help)"),
+            (["--step", "2", "--step", "3"], None)]:
+        expect(["tour"] + args, 2, err=msg)
+    # run-time errors: the folder cannot be made
+    afile = os.path.join(tmp, "a-file")
+    with open(afile, "w") as f:
+        f.write("not a folder\n")
+    expect(["tour", "--step", "binary", "--out", afile], 1,
+           err="attn tour: --out %s: exists and is not a folder" % afile)
+    expect(["tour", "--step", "binary", "--out", afile + "/sub"], 1,
+           err="attn tour: --out %s/sub: cannot make folder %s/sub: Not a directory"
+           % (afile, afile))
+
+    # --font goes to the commands, which name the file when it is bad
+    rc, out, _ = expect(["tour", "--step", "context", "--out", os.path.join(tmp, "f"),
+                         "--font", os.path.join(tmp, "no-such.ttf")], 1,
+                        err="attn tour: --font: %s: cannot read: No such file or directory"
+                        % os.path.join(tmp, "no-such.ttf"))
+    check("--font %s\n" % os.path.join(tmp, "no-such.ttf") in out,
+          "tour: the command line shown includes --font")
+    expect(["tour", "--list", "--font", "x.ttf"], 2,
+           err="attn tour: --list runs nothing; --font has no effect with it")
+
+    # each step alone, by number and by name: exit 0, its figures valid PNGs
+    for i, name in enumerate(TOUR_STEPS):
+        if name in ("complexity",) and heavy("tour step %s" % name):
+            continue
+        out_dir = os.path.join(tmp, "step-%d" % (i + 1), "figs")
+        step = str(i + 1) if i % 2 else name
+        rc, out, _ = expect(["tour", "--step", step, "--out", out_dir, "--color", "never"], 0,
+                            err="")
+        head = "Step %d of 10 · " % (i + 1)
+        check(out.startswith(head), "tour step %s starts with %r: %r" % (name, head, out[:60]))
+        check("\033[" not in out, "tour step %s --color never: no escapes" % name)
+        want = [os.path.join(out_dir, f) for f in TOUR_FIGURES[name]]
+        check(tour_figures(out) == want, "tour step %s names %r, want %r"
+              % (name, tour_figures(out), want))
+        check(sorted(os.listdir(out_dir)) == sorted(TOUR_FIGURES[name]),
+              "tour step %s: the folder holds %r" % (name, os.listdir(out_dir)))
+        for path in want:
+            check_figure(path, "tour step %s" % name)
+        # what each step must show, from the chapter
+        if name == "multihead":
+            check(out.count("torch.Size([2, 4, 100])") == 1
+                  and "(W_o): Linear(in_features=100, out_features=100, bias=False)" in out,
+                  "tour multihead: the module print-out and torch.Size([2, 4, 100])")
+        if name == "selfattn":
+            check("torch.Size([2, 4, 100])" in out, "tour selfattn: torch.Size([2, 4, 100])")
+        if name == "context":
+            check("苹果: input 1.0000 (the same embedding), output" in out,
+                  "tour context: 苹果's cosine similarity")
+        if name == "binary":
+            want_rows = ["%d in binary is %s" % (k, format(k, "03b")) for k in range(8)]
+            check(all(r in out.splitlines() for r in want_rows), "tour binary: 0 … 7 in binary")
+        if name == "relative":
+            worst = [l for l in out.splitlines() if l.startswith("worst over")]
+            check(len(worst) == 1 and float(worst[0].split(": ")[1].split()[0]) < 1e-6,
+                  "tour relative: the worst error printed and small: %r" % worst)
+        if name == "complexity":
+            check("self-attention" in out and "Growth exponent" in out,
+                  "tour complexity: the table and the fitted exponents")
+
+    # the whole tour into one folder (skipped under valgrind: each step ran above)
+    if heavy("the whole tour"):
+        return
+    out_dir = os.path.join(tmp, "whole")
+    rc, out, _ = expect(["tour", "--out", out_dir, "--color", "always"], 0, err="")
+    check(out.count("Step ") >= 10 and "\033[1mStep 1 of 10" in out,
+          "tour --color always: bold headings for every step")
+    named = tour_figures(out)
+    check(len(named) == len(set(named)) == len(sum(TOUR_FIGURES.values(), [])),
+          "the whole tour names each figure once: %r" % named)
+    check(sorted(os.listdir(out_dir)) == sorted(sum(TOUR_FIGURES.values(), [])),
+          "the whole tour writes exactly its figures: %r" % os.listdir(out_dir))
+    check(out.rstrip().endswith("every figure above is in %s/." % out_dir),
+          "the tour ends by naming the folder")
+
+
+# Debian's fonts-wqy-microhei: optional; the cases that need it say
+# "skipped: ..." when it is not installed.
+WQY = "/usr/share/fonts/truetype/wqy/wqy-microhei.ttc"
+DEJAVU = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
+# No CJK font reachable whatever the machine has: $ATTN_FONT names no file
+# and the system search list ($ATTN_FONT_SEARCH, see src/render/text.h) is
+# empty.
+NO_CJK = {"ATTN_FONT": "/nonexistent/font.ttf", "ATTN_FONT_SEARCH": ""}
+
+
+def font_note(cmd, label):
+    return ("attn %s: note: no font found has the glyphs of '%s', so the positions are "
+            "numbered (install fonts-wqy-microhei or pass --font FILE)" % (cmd, label))
+
+
+def same_bytes(a, b):
+    """Whether files a and b both exist and hold the same bytes."""
+    return os.path.exists(a) and os.path.exists(b) and sha(a) == sha(b)
+
+
+def png_ok(path):
+    """Whether path is a valid PNG (signature, CRCs) of a sensible size."""
+    try:
+        w, h, ctype = png_info(path)
+    except (OSError, AssertionError, struct.error):
+        return False
+    return w >= 100 and h >= 100 and ctype == 2
+
+
+def group_fonts(tmp):
+    """--font FILE for every command that draws figures, and token labels
+    in scripts no font here has: numbered positions and one note."""
+    zh = "苹果 发布 了 新的 产品"
+    sa = ["--hiddens", "16", "--heads", "2"]
+    runs = {"selfattn": ["--tokens", zh] + sa, "multihead": [],
+            "posenc": ["--dim", "8", "--steps", "10"], "complexity": ["--n", "5"]}
+    for cmd in runs:
+        expect([cmd, "--help"], 0, err="", out_has=["      --font FILE          font (.ttf"])
+
+    # a missing file, a directory, a file that is not a font: exit 1, the
+    # file named, no figure written
+    missing = os.path.join(tmp, "missing.ttf")
+    junk = write(tmp, "junk.ttf", "This is a text file, not a font, but long enough.\n")
+    empty = write(tmp, "empty.ttf", "")
+    for cmd, args in runs.items():
+        png = os.path.join(tmp, cmd + "-bad.png")
+        figure = ["--png", png] if cmd != "complexity" else []
+        expect([cmd] + args + figure + ["--font", missing], 1,
+               err="attn %s: --font: %s: cannot read: No such file or directory" % (cmd, missing))
+        expect([cmd] + args + figure + ["--font", junk], 1,
+               err="attn %s: --font: %s: not a TrueType font" % (cmd, junk))
+        check(not os.path.exists(png), "%s: a bad --font writes no figure" % cmd)
+    expect(["selfattn", "--font", tmp], 1,
+           err="attn selfattn: --font: %s: cannot read: Is a directory" % tmp)
+    expect(["posenc", "--font=" + empty], 1,
+           err="attn posenc: --font: %s: not a TrueType font" % empty)
+    expect(["multihead", "--font", junk, "--font", junk], 2,
+           err="attn multihead: option '--font' given twice")
+    expect(["complexity", "--font"], 2, err="attn complexity: option '--font' needs a value")
+
+    # no CJK font: the labels become numbered positions, one note on
+    # stderr, exit 0, a valid PNG
+    numbered = os.path.join(tmp, "numbered.png")
+    expect(["selfattn", "--tokens", zh, "--png", numbered] + sa, 0,
+           err=font_note("selfattn", "苹果"), out_has=["wrote %s: " % numbered], env=NO_CJK)
+    check(png_ok(numbered), "no CJK font: a valid PNG")
+    if os.path.exists(DEJAVU):      # $ATTN_FONT naming a font without CJK
+        expect(["selfattn", "--tokens", zh, "--png", os.path.join(tmp, "dv.png")] + sa, 0,
+               err=font_note("selfattn", "苹果"),
+               env={"ATTN_FONT": DEJAVU, "ATTN_FONT_SEARCH": ""})
+        check(same_bytes(numbered, os.path.join(tmp, "dv.png")),
+              "$ATTN_FONT without CJK: the same numbered figure")
+    else:
+        print("skipped: $ATTN_FONT naming DejaVu Sans (%s is not installed)" % DEJAVU)
+    # the numbered figure is the figure drawn without labels, byte for byte
+    rnd = random.Random(11)
+    X = [[[rnd.uniform(-1, 1) for _ in range(8)] for _ in range(5)]]
+    plain = write(tmp, "plain.json", json.dumps({"X": X, "num_heads": 2}))
+    labelled = write(tmp, "labelled.json", json.dumps(
+        {"X": X, "num_heads": 2, "tokens": zh.split()}))
+    a, b = os.path.join(tmp, "plain.png"), os.path.join(tmp, "labelled.png")
+    expect(["selfattn", "--input", plain, "--png", a], 0, err="", env=NO_CJK)
+    expect(["selfattn", "--input", labelled, "--png", b], 0,
+           err=font_note("selfattn", "苹果"), env=NO_CJK)
+    check(same_bytes(a, b), "no CJK font: labelled figure == unlabelled one")
+    # both axes of a cross-attention figure numbered: still one note; a
+    # label with control characters is named safely (U+FFFD)
+    Q = [[[rnd.uniform(-1, 1) for _ in range(4)] for _ in range(3)]]
+    K = [[[rnd.uniform(-1, 1) for _ in range(4)] for _ in range(2)]]
+    cross = write(tmp, "cross.json", json.dumps(
+        {"queries": Q, "keys": K, "num_heads": 2, "query_tokens": ["a", "\x1b[1m好\n", "c"],
+         "key_tokens": ["苹果", "产品"]}))
+    expect(["multihead", "--input", cross, "--png", os.path.join(tmp, "cross.png")], 0,
+           err=font_note("multihead", "苹果"), env=NO_CJK)
+    cross_q = write(tmp, "cross_q.json", json.dumps(
+        {"queries": Q, "keys": K, "num_heads": 2, "query_tokens": ["a", "\x1b[1m好\n", "c"]}))
+    expect(["multihead", "--input", cross_q, "--png", os.path.join(tmp, "cross_q.png")], 0,
+           err=font_note("multihead", "\ufffd[1m好\ufffd"), env=NO_CJK)
+    # Latin labels need no other font: no note
+    expect(["selfattn", "--tokens", "the cat sat", "--png", os.path.join(tmp, "en.png")] + sa,
+           0, err="", env=NO_CJK)
+
+    # with a CJK font, given (--font) or found (the system search): the
+    # labels are drawn, no note, and the figure is not the numbered one
+    if not os.path.exists(WQY):
+        print("skipped: --font with a CJK font (install fonts-wqy-microhei for %s)" % WQY)
+        return
+    given = os.path.join(tmp, "given.png")
+    expect(["selfattn", "--tokens", zh, "--png", given, "--font", WQY] + sa, 0, err="",
+           out_has=["wrote %s: " % given], env=NO_CJK)
+    check(png_ok(given), "--font: a valid PNG")
+    check(not same_bytes(given, numbered),
+          "--font with CJK: the figure differs from the numbered one")
+    found = [os.path.join(tmp, "found%d.png" % i) for i in range(3)]
+    expect(["selfattn", "--tokens", zh, "--png", found[0]] + sa, 0, err="",
+           env={"ATTN_FONT_SEARCH": "/nonexistent/a.ttc:" + WQY, "ATTN_FONT": ""})
+    check(same_bytes(given, found[0]), "a CJK font found by the search draws what --font draws")
+    expect(["selfattn", "--tokens", zh, "--png", found[1]] + sa, 0, err="",
+           env={"ATTN_FONT": WQY, "ATTN_FONT_SEARCH": ""})
+    check(same_bytes(given, found[1]), "$ATTN_FONT draws what --font draws")
+    os.environ.pop("ATTN_FONT_SEARCH", None)    # the built-in list of system fonts
+    expect(["selfattn", "--tokens", zh, "--png", found[2]] + sa, 0, err="",
+           env={"ATTN_FONT": ""})
+    check(same_bytes(given, found[2]), "the system's %s is found by itself" % WQY)
+    expect(["multihead", "--input", cross, "--png", os.path.join(tmp, "cross.png"),
+            "--font", WQY], 0, err="", env=NO_CJK)
+    # figures without other scripts look the same with --font: it only
+    # adds glyphs DejaVu Sans lacks
+    p0, p1 = os.path.join(tmp, "p0.png"), os.path.join(tmp, "p1.png")
+    expect(["posenc", "--png", p0], 0, err="")
+    expect(["posenc", "--png", p1, "--font", WQY], 0, err="")
+    check(same_bytes(p0, p1), "posenc --font: the same figure")
+    if not heavy("complexity --measure with --font"):
+        expect(["complexity", "--measure", "--sweep", "8:32", "--measure-dim", "4", "--reps",
+                "1", "--png", p1, "--font", WQY], 0, err="")
+        check(png_ok(p1), "complexity --font: a valid PNG")
+
+
+def rope_py(x, m, base, concat):
+    """RoPE(x, m) worked out here: each pair (2j, 2j+1), or (j, j+D/2) for
+    concat, turned by m / base^(2j/D)."""
+    D, y = len(x), list(x)
+    for j in range(D // 2):
+        a, b = (j, j + D // 2) if concat else (2 * j, 2 * j + 1)
+        t = m / base ** (2 * j / D)
+        y[a] = x[a] * math.cos(t) - x[b] * math.sin(t)
+        y[b] = x[a] * math.sin(t) + x[b] * math.cos(t)
+    return y
+
+
+def group_posenc_layouts(tmp):
+    """--layout interleaved|concat and --rope: exact errors, the relative
+    checks below 1e-5, JSON values against math worked out here, PNGs."""
+    P = "attn posenc: "
+    png = os.path.join(tmp, "p.png")
+    # ---- usage errors (exit 2) and the memory limit (exit 1)
+    expect(["posenc", "--layout", "foo"], 2,
+           err=P + "--layout: expected interleaved or concat, got 'foo'")
+    expect(["posenc", "--layout", ""], 2,
+           err=P + "--layout: expected interleaved or concat, got ''")
+    expect(["posenc", "--layout"], 2, err=P + "option '--layout' needs a value")
+    expect(["posenc", "--layout", "concat", "--layout=concat"], 2,
+           err=P + "option '--layout' given twice")
+    expect(["posenc", "--rope", "--dim", "31"], 2,
+           err=P + "--rope turns dimensions in pairs and needs an even --dim, got 31")
+    expect(["posenc", "--rope", "--dim", "1"], 2,
+           err=P + "--rope turns dimensions in pairs and needs an even --dim, got 1")
+    for extra in [["--plot", png], ["--cols", "6-9"], ["--binary", "8"],
+                  ["--similarity", png], ["--naive"]]:
+        expect(["posenc", "--rope"] + extra, 2,
+               err=P + "%s is for the encoding P and cannot be used with --rope" % extra[0])
+    check(not os.path.exists(png), "a refused --rope run wrote no file")
+    expect(["posenc", "--rope", "--rope"], 2, err=P + "option '--rope' given twice")
+    expect(["posenc", "--seed", "3"], 2,
+           err=P + "--seed draws the query and key of --rope, which is not given")
+    expect(["posenc", "--rope", "--seed", "-1"], 2,
+           err=P + "--seed: expected an integer from 0 to 2147483647, got '-1'")
+    expect(["posenc", "--rope", "--seed", "2147483648"], 2,
+           err=P + "--seed: expected an integer from 0 to 2147483647, got '2147483648'")
+    expect(["posenc", "--rope", "--check-relative", "60"], 2,
+           err=P + "--check-relative: offsets must lie between -59 and 59 for --steps 60")
+    expect(["posenc", "--rope", "--steps", "100000", "--png", png], 1,
+           err=P + "--steps 100000 --dim 32 with --rope needs about 37.3 GiB, more than "
+                   "--max-mem 4 GiB")
+    expect(["posenc", "--rope", "--steps", "10000", "--max-mem", "100M"], 1,
+           err=P + "--steps 10000 --dim 32 with --rope needs about 416 MiB, more than "
+                   "--max-mem 100 MiB")
+    check(not os.path.exists(png), "a refused --rope run wrote no file")
+    expect(["posenc", "--help"], 0, err="",
+           out_has=["--layout L", "--rope", "--seed N", "Layouts.", "RoPE.",
+                    "P·Pᵀ is the same in both layouts", "attn posenc --layout concat",
+                    "attn posenc --rope"])
+
+    # ---- concat: P[i][j] = sin, P[i][h+j] = cos, worked out here
+    rc, out, _ = expect(["posenc", "--dim", "7", "--steps", "5", "--layout", "concat",
+                         "--json", "-"], 0, err="")
+    doc = json.loads(out)
+    check(doc["layout"] == "concat" and doc["dim"] == 7 and doc["steps"] == 5,
+          "concat JSON header")
+    worst = 0.0
+    for i in range(5):
+        for j in range(4):                       # h = 4 sin columns, then 3 cos
+            w = i / 10000 ** (2 * j / 7)
+            worst = max(worst, abs(doc["P"][i][j] - math.sin(w)))
+            if j < 3:
+                worst = max(worst, abs(doc["P"][i][4 + j] - math.cos(w)))
+    check(worst <= 1e-7, "concat JSON within 1e-7 of the formula (worst %g)" % worst)
+    # the layouts are column permutations of each other, with and without --naive
+    docs = {}
+    for layout in ["interleaved", "concat"]:
+        for naive in [[], ["--naive"]]:
+            rc, out, _ = expect(["posenc", "--dim", "33", "--steps", "300", "--layout",
+                                 layout, "--json", "-"] + naive, 0, err="")
+            docs[layout, bool(naive)] = json.loads(out)
+    check(docs["interleaved", False]["layout"] == "interleaved", "interleaved JSON layout")
+    for naive in [False, True]:
+        pi, pc = docs["interleaved", naive]["P"], docs["concat", naive]["P"]
+        check(all(pi[i][c] == pc[i][c // 2 if c % 2 == 0 else 17 + c // 2]
+                  for i in range(300) for c in range(33)),
+              "interleaved column 2j is concat column j, 2j+1 is h+j (naive %s)" % naive)
+    d = max(abs(a - b) for ra, rb in zip(docs["concat", False]["P"], docs["concat", True]["P"])
+            for a, b in zip(ra, rb))
+    check(d <= 1.2e-7, "concat: the rotation fill and --naive agree to float32 (%g)" % d)
+    # the printed view follows the layout
+    expect(["posenc", "--dim", "4", "--steps", "3", "--layout", "concat"], 0, err="",
+           out_has=["concat layout (h = 2 sin columns, then 2 cos columns)",
+                    "P[i, h+j] = cos(i / 10000^(2j/4))   j < 2",
+                    "[[ 0.0000,  0.0000,  1.0000,  1.0000],",
+                    " [ 0.8415,  0.0100,  0.5403,  0.9999],",
+                    " [ 0.9093,  0.0200, -0.4161,  0.9998]]"])
+
+    # ---- the relative-position check on (P[i,j], P[i,h+j]), even and odd D
+    for dim in ["32", "33"]:
+        rc, out, _ = expect(["posenc", "--dim", dim, "--steps", "100", "--layout", "concat",
+                             "--check-relative", "1:50"], 0, err="",
+                            out_has=["(P[i,j], P[i,h+j]) = (P[i+δ,j], P[i+δ,h+j])"])
+        vals = [float(l.rsplit("=", 1)[1]) for l in out.splitlines() if l.startswith("  δ = ")]
+        check(len(vals) == 50 and max(vals) < 1e-5,
+              "concat --dim %s check-relative 1:50 below 1e-5 (%s)" % (dim, max(vals)))
+    expect(["posenc", "--dim", "33", "--layout", "concat", "--check-relative", "3"], 0,
+           out_has=["(column 16, a sin without its cos, is not part of a pair)",
+                    "δ = 3    57 positions × 16 pairs"])
+
+    # ---- figures: the heatmap follows the layout; P·Pᵀ does not depend on it
+    rc, out, _ = expect(["posenc", "--dim", "32", "--steps", "60", "--layout", "concat",
+                         "--png", png], 0, err="",
+                        out_has=["wrote %s: heatmap of P (concat layout), 60 × 32, " % png])
+    w, h, ctype = png_info(png)
+    check(ctype == 2 and 400 <= w <= 1600 and 400 <= h <= 1600,
+          "concat PNG is RGB and of sensible size (%dx%d)" % (w, h))
+    inter = os.path.join(tmp, "inter.png")
+    expect(["posenc", "--dim", "32", "--steps", "60", "--png", inter], 0)
+    check(open(png, "rb").read() != open(inter, "rb").read(), "the layouts draw different P")
+    made, stored = os.path.join(tmp, "made.png"), os.path.join(tmp, "stored.png")
+    expect(["posenc", "--dim", "64", "--steps", "3000", "--layout", "concat", "--png", made], 0)
+    expect(["posenc", "--dim", "64", "--steps", "3000", "--layout", "concat", "--png", stored,
+            "--check-relative", "1"], 0)
+    check(open(made, "rb").read() == open(stored, "rb").read(),
+          "concat: the heatmap of rows made on demand equals that of the stored P")
+    sims = []
+    for layout in ["interleaved", "concat"]:
+        sims.append(os.path.join(tmp, "sim_%s.png" % layout))
+        expect(["posenc", "--steps", "100", "--layout", layout, "--similarity", sims[-1]], 0,
+               err="")
+        png_info(sims[-1])
+    check(open(sims[0], "rb").read() == open(sims[1], "rb").read(),
+          "P·Pᵀ draws the same figure for both layouts")
+    plot = os.path.join(tmp, "cols.png")
+    expect(["posenc", "--layout", "concat", "--plot", plot, "--cols", "15-17"], 0, err="",
+           out_has=["wrote %s: 3 columns of P against position" % plot])
+    png_info(plot)
+
+    # ---- RoPE: the printed worst errors, both pair layouts
+    for layout in ["interleaved", "concat"]:
+        rc, out, _ = expect(["posenc", "--rope", "--layout", layout, "--steps", "100",
+                             "--check-relative", "1:50"], 0, err="",
+                            out_has=["layout %s" % layout])
+        line = [l for l in out.splitlines() if l.startswith("offset only: ")]
+        err_a = float(line[0].rsplit("=", 1)[1]) if line else 1.0
+        check(err_a < 1e-5, "--rope %s: offset-only score error below 1e-5 (%g)" % (layout, err_a))
+        vals = [float(l.rsplit("=", 1)[1]) for l in out.splitlines() if l.startswith("  δ = ")]
+        check(len(vals) == 50 and max(vals) < 1e-5,
+              "--rope %s: check-relative 1:50 below 1e-5" % layout)
+        check("worst over δ = 1 … 50:" in out, "--rope check-relative range summary")
+    expect(["posenc", "--rope", "--dim", "8", "--steps", "6", "--numbers"], 0, err="",
+           out_has=["S[m, n] = RoPE(q, m) · RoPE(k, n) in float32: torch.Size([6, 6])",
+                    "S (rows: query position m, columns: key position n):"])
+
+    # ---- RoPE JSON: q, k of length 1, scores against rotations worked out here
+    for layout in ["interleaved", "concat"]:
+        rc, out, errtext = expect(["posenc", "--rope", "--layout", layout, "--dim", "16",
+                                   "--steps", "40", "--base", "100", "--seed", "7",
+                                   "--json", "-"], 0)
+        doc = json.loads(out)
+        check("offset only: " in errtext, "with --json -, the RoPE report goes to stderr")
+        check(doc["command"] == "posenc" and doc["rope"] is True and doc["layout"] == layout
+              and doc["dim"] == 16 and doc["steps"] == 40 and doc["base"] == 100 and
+              doc["seed"] == 7, "--rope JSON header (%s)" % layout)
+        q, k, S = doc["q"], doc["k"], doc["scores"]
+        check(len(q) == 16 and len(k) == 16 and len(S) == 40 and all(len(r) == 40 for r in S),
+              "--rope JSON shapes")
+        check(abs(sum(x * x for x in q) - 1) < 1e-6 and abs(sum(x * x for x in k) - 1) < 1e-6,
+              "q and k have length 1")
+        concat = layout == "concat"
+        qr = [rope_py(q, m, 100.0, concat) for m in range(40)]
+        kr = [rope_py(k, n, 100.0, concat) for n in range(40)]
+        worst = max(abs(S[m][n] - sum(a * b for a, b in zip(qr[m], kr[n])))
+                    for m in range(40) for n in range(40))
+        check(worst < 1e-6, "--rope %s scores = RoPE(q, m)·RoPE(k, n) (worst %g)"
+              % (layout, worst))
+        off = {d: sum(a * b for a, b in zip(q, rope_py(k, d, 100.0, concat)))
+               for d in range(-39, 40)}
+        mine = max(abs(S[m][n] - off[n - m]) for m in range(40) for n in range(40))
+        check(mine < 1e-5 and abs(mine - doc["max_offset_error"]) < 1e-9,
+              "max_offset_error %g is the offset-only error worked out here %g"
+              % (doc["max_offset_error"], mine))
+        check(all(-1 <= x <= 1 for r in S for x in r), "scores lie in [-1, 1]")
+    # the seed decides q and k, byte for byte
+    one = run(["posenc", "--rope", "--seed", "5", "--json", "-"])[1]
+    check(one == run(["posenc", "--rope", "--seed", "5", "--json", "-"])[1],
+          "--rope --seed 5 twice: the same JSON")
+    check(json.loads(one)["q"] != json.loads(run(["posenc", "--rope", "--json", "-"])[1])["q"],
+          "--seed 5 and --seed 0 draw different q")
+
+    # ---- RoPE heatmap
+    rope = os.path.join(tmp, "rope.png")
+    rc, out, _ = expect(["posenc", "--rope", "--layout", "concat", "--png", rope], 0, err="",
+                        out_has=["wrote %s: heatmap of the RoPE scores S, 60 × 60, " % rope])
+    w, h, ctype = png_info(rope)
+    check(ctype == 2 and 300 <= w <= 1600 and 250 <= h <= 1600,
+          "RoPE PNG is RGB and of sensible size (%dx%d)" % (w, h))
+    jpath = os.path.join(tmp, "rope.json")
+    expect(["posenc", "--rope", "--steps", "300", "--png", rope, "--json", jpath], 0, err="",
+           out_has=["wrote %s: RoPE's q, k and scores as JSON, 300 × 300" % jpath,
+                    "wrote %s: heatmap of the RoPE scores S, 300 × 300" % rope])
+    png_info(rope)
+    with open(jpath) as f:
+        check(len(json.load(f)["scores"]) == 300, "--rope --json FILE has the scores")
+
+
+def demo_rng_normals(seed, d, count):
+    """demo_attention.c's q then k for one d, worked out here: SplitMix64
+    seeded with seed ^ (0x9e3779b97f4a7c15 · d), Marsaglia's polar method,
+    each number rounded to float32."""
+    M = (1 << 64) - 1
+    state = [(seed ^ (0x9e3779b97f4a7c15 * d)) & M]
+
+    def uniform():
+        state[0] = (state[0] + 0x9e3779b97f4a7c15) & M
+        z = state[0]
+        z = ((z ^ (z >> 30)) * 0xbf58476d1ce4e5b9) & M
+        z = ((z ^ (z >> 27)) * 0x94d049bb133111eb) & M
+        return ((z ^ (z >> 31)) >> 11) * 2.0 ** -53
+
+    f32 = lambda x: struct.unpack("f", struct.pack("f", x))[0]
+    out = []
+    for half in range(2):                       # q, then k
+        xs = []
+        while len(xs) < count:
+            while True:
+                u, v = 2 * uniform() - 1, 2 * uniform() - 1
+                s = u * u + v * v
+                if 0 < s < 1:
+                    break
+            f = math.sqrt(-2 * math.log(s) / s)
+            xs += [f32(u * f), f32(v * f)]
+        out.append(xs[:count])
+    return out
+
+
+def demo_sweep_expect(seed, d, S, n):
+    """The six statistics of one d of --scale-sweep, from the formulas:
+    row r's softmax over q_r·k_j, j = r … r+n−1 (mod S); variances over all
+    S·n scores (divided by S·n − 1)."""
+    qs, ks = demo_rng_normals(seed, d, S * d)
+    q = [qs[r * d:(r + 1) * d] for r in range(S)]
+    k = [ks[r * d:(r + 1) * d] for r in range(S)]
+    stats = {}
+    for name, c in (("raw", 1.0), ("scaled", 1 / math.sqrt(d))):
+        scores, peak, ent = [], 0.0, 0.0
+        for r in range(S):
+            row = [c * sum(a * b for a, b in zip(q[r], k[(r + j) % S])) for j in range(n)]
+            scores += row
+            e = [math.exp(x - max(row)) for x in row]
+            w = [x / sum(e) for x in e]
+            peak += max(w)
+            ent -= sum(x * math.log(x) for x in w if x > 0)
+        mean = sum(scores) / len(scores)
+        stats["var_" + name] = sum((x - mean) ** 2 for x in scores) / (len(scores) - 1)
+        stats["max_weight_" + name] = peak / S
+        stats["entropy_" + name] = ent / S
+    return stats
+
+
+def group_demos_attention(tmp):
+    """attn selfattn --permute (order blindness) and --scale-sweep (why
+    divide by √d): the printed numbers, the JSON against values worked out
+    here, exact errors and exit codes, the figures."""
+    S = "attn selfattn: "
+
+    def printed(out, start):
+        """The number after the first ': ' of the line starting with start."""
+        lines = [l for l in out.splitlines() if l.startswith(start)]
+        check(len(lines) == 1, "one line starts with %r" % start)
+        return float(lines[0].split(": ", 1)[1].split()[0]) if lines else float("nan")
+
+    def perm_line(out):
+        line = [l for l in out.splitlines() if l.startswith("π = [")][0]
+        return [int(x) for x in line[5:line.index("]")].split(", ")]
+
+    def is_perm(p, n):
+        return sorted(p) == list(range(n))
+
+    # ---- --permute: order blindness, without and with positional encoding
+    rc, out, _ = expect(["selfattn", "--permute"], 0, err="",
+                        out_has=["Order blindness (--permute): X (2, 4, 100), standard normal "
+                                 "(--fill random, --permute's default: rows of ones are all "
+                                 "alike)\n", "the same layer on X and on π·X: num_hiddens 100 = "
+                                 "5 heads × 20, scaled dot-product, fast loops\n",
+                                 "no positional encoding\n",
+                                 "Equal up to float32 rounding"])
+    p = perm_line(out)
+    check(is_perm(p, 4) and p != [0, 1, 2, 3], "π is a permutation of 0 … 3, not the "
+          "identity: %s" % p)
+    dout, dw = printed(out, "largest |f(π·X) − π·f(X)|"), printed(out, "largest |A(π·X) − π·A(X)·πᵀ|")
+    check(dout < 1e-5 and dw < 1e-5, "without posenc the differences are rounding (%g, %g)"
+          % (dout, dw))
+    rc, out2, _ = expect(["selfattn", "--permute", "--posenc"], 0, err="",
+                         out_has=["positional encoding P added after permuting",
+                                  "Not equal: with the encoding"])
+    check(perm_line(out2) == p, "--posenc draws the same π from the same --seed")
+    dout = printed(out2, "largest |f(π·X + P) − π·f(X + P)|")
+    dw = printed(out2, "largest |A(π·X + P) − π·A(X + P)·πᵀ|")
+    check(dout > 1e-2 and dw > 1e-2, "with posenc the differences are clearly not zero "
+          "(%g, %g)" % (dout, dw))
+    # the reference loops, additive scoring and biases are blind to order too
+    for extra in [["--naive"], ["--score", "additive", "--bias"], ["--no-proj"]]:
+        rc, out3, _ = expect(["selfattn", "--permute", "--batch", "3", "--queries", "9",
+                              "--hiddens", "12", "--heads", "3"] + extra, 0, err="")
+        check(printed(out3, "largest |f(π·X) − π·f(X)|") < 1e-5 and
+              printed(out3, "largest |A(π·X) − π·A(X)·πᵀ|") < 1e-5,
+              "%s: without posenc the differences are rounding" % extra)
+    # inputs of ones: nothing moves at all
+    rc, out3, _ = expect(["selfattn", "--permute", "--fill", "ones"], 0, err="",
+                         out_has=["Order blindness (--permute): X (2, 4, 100), ones\n",
+                                  "Equal: the rows of X are all alike"])
+    check(printed(out3, "largest |f(π·X) − π·f(X)|") == 0, "ones: exactly no difference")
+
+    # ---- --json: the fields, and both runs recomputed from them here
+    rc, out, _ = expect(["selfattn", "--permute", "--json", "-"], 0, err="")
+    doc = json.loads(out)
+    check(doc["command"] == "selfattn" and doc["demo"] == "permute" and doc["posenc"] is False
+          and doc["shape"] == [2, 4, 100] and doc["num_heads"] == 5 and doc["seed"] == 0,
+          "--permute JSON header")
+    P = doc["permutation"]
+    check(P == p, "the JSON's permutation is the printed π")
+    O, Op = doc["output"], doc["output_permuted"]
+    W, Wp = doc["attention_weights"], doc["attention_weights_permuted"]
+    want = max(abs(Op[b][i][c] - O[b][P[i]][c]) for b in range(2) for i in range(4)
+               for c in range(100))
+    check(abs(doc["max_output_diff"] - want) <= 1e-9 + 1e-6 * want and want < 1e-5,
+          "max_output_diff is max |f(π·X) − π·f(X)| (%g, here %g)" % (doc["max_output_diff"], want))
+    want = max(abs(Wp[b][h][i][j] - W[b][h][P[i]][P[j]]) for b in range(2) for h in range(5)
+               for i in range(4) for j in range(4))
+    check(abs(doc["max_weight_diff"] - want) <= 1e-9 + 1e-6 * want and want < 1e-5,
+          "max_weight_diff is max |A(π·X) − π·A(X)·πᵀ| (%g, here %g)" % (doc["max_weight_diff"], want))
+    check(all(abs(sum(r) - 1) < 1e-6 for b in Wp for h in b for r in h),
+          "every row of A(π·X) sums to 1")
+
+    # --no-proj: f(X) = softmax(X Xᵀ/√d) X, computed here for X and π·X, with P added
+    # after permuting (X from the plain run with the same seed and options)
+    base = ["--no-proj", "--hiddens", "6", "--heads", "1", "--queries", "5", "--batch", "1",
+            "--seed", "11"]
+    X = json.loads(run(["selfattn", "--fill", "random", "--valid-lens", "none", "--json", "-"]
+                       + base)[1])["X"][0]
+
+    def attend(Z):
+        out = []
+        for zq in Z:
+            s = [sum(a * b for a, b in zip(zq, zk)) / math.sqrt(6) for zk in Z]
+            e = [math.exp(x - max(s)) for x in s]
+            out.append([sum(e[k] / sum(e) * Z[k][c] for k in range(5)) for c in range(6)])
+        return out
+
+    for posenc in [False, True]:
+        rc, out, _ = expect(["selfattn", "--permute", "--permutation", "4,2,0,1,3", "--json",
+                             "-"] + base + (["--posenc"] if posenc else []), 0, err="")
+        doc = json.loads(out)
+        pe = [[(math.sin(i / 10000 ** (2 * (c // 2) / 6)) if c % 2 == 0 else
+                math.cos(i / 10000 ** (2 * (c // 2) / 6))) if posenc else 0.0
+               for c in range(6)] for i in range(5)]
+        perm = [4, 2, 0, 1, 3]
+        f = attend([[X[i][c] + pe[i][c] for c in range(6)] for i in range(5)])
+        fp = attend([[X[perm[i]][c] + pe[i][c] for c in range(6)] for i in range(5)])
+        worst = max(max(abs(doc["output"][0][i][c] - f[i][c]),
+                        abs(doc["output_permuted"][0][i][c] - fp[i][c]))
+                    for i in range(5) for c in range(6))
+        check(worst < 1e-5, "--no-proj%s: f(X) and f(π·X) as computed here (worst %g)"
+              % (" --posenc" if posenc else "", worst))
+        want = max(abs(fp[i][c] - f[perm[i]][c]) for i in range(5) for c in range(6))
+        check(abs(doc["max_output_diff"] - want) < 1e-5 and
+              (want > 1e-2 if posenc else want < 1e-9),
+              "--no-proj%s: max_output_diff %g, here %g" % (" --posenc" if posenc else "",
+                                                         doc["max_output_diff"], want))
+        check(doc["permutation"] == perm and doc["posenc"] is posenc,
+              "--permutation is used as given")
+
+    # tokens: the labels move with the rows
+    zh = ["--tokens", "我 爱 吃 苹果", "--hiddens", "16", "--heads", "2"]
+    expect(["selfattn", "--permute", "--permutation", "3,0,2,1"] + zh, 0, err="",
+           out_has=["Order blindness (--permute): X (1, 4, 16), token embeddings\n",
+                    "π = [3, 0, 2, 1] (--permutation): row i of π·X is row π[i] of X\n",
+                    "tokens: 我 爱 吃 苹果  →  π·X: 苹果 我 吃 爱\n"])
+    doc = json.loads(run(["selfattn", "--permute", "--permutation", "3,0,2,1", "--json", "-"]
+                         + zh)[1])
+    check(doc["tokens"] == [["我", "爱", "吃", "苹果"]] and
+          doc["permuted_tokens"] == [["苹果", "我", "吃", "爱"]] and
+          doc["inputs"] == "token embeddings", "--tokens: labels permuted in the JSON")
+    # the same seed, the same bytes; another seed, another π
+    a = run(["selfattn", "--permute", "--queries", "8", "--json", "-"])[1]
+    b = run(["selfattn", "--permute", "--queries", "8", "--json", "-"])[1]
+    c = run(["selfattn", "--permute", "--queries", "8", "--seed", "1", "--json", "-"])[1]
+    check(a == b and json.loads(a)["permutation"] != json.loads(c)["permutation"],
+          "--seed makes --permute reproducible and chooses π")
+    check(is_perm(json.loads(a)["permutation"], 8), "π of 8 positions is a permutation")
+    # --input: a file without valid_lens
+    x_path = os.path.join(tmp, "x.json")
+    with open(x_path, "w") as fh:
+        json.dump({"X": X, "num_heads": 2}, fh)
+    rc, out, _ = expect(["selfattn", "--permute", "--input", x_path], 0, err="",
+                        out_has=["X (1, 5, 6), from the file\n"])
+    check(printed(out, "largest |f(π·X) − π·f(X)|") < 1e-5, "--input: equal up to rounding")
+
+    # ---- --permute --png: three panels side by side, with and without posenc
+    for extra, name in [([], "perm.png"), (["--posenc"], "perm_pe.png"),
+                        (zh + ["--posenc"], "perm_zh.png")]:
+        png = os.path.join(tmp, name)
+        rc, out, _ = expect(["selfattn", "--permute", "--png", png] + extra, 0, err="",
+                            out_has=["wrote %s: π·A·πᵀ, A(π·X) and their difference, example 0, "
+                                     "head 1" % png, "largest |A("])
+        w, h, ctype = png_info(png)
+        check(ctype == 2 and 600 <= w <= 2000 and 200 <= h <= 800 and w > 2 * h,
+              "%s: three panels in a row (%dx%d)" % (name, w, h))
+    both = os.path.join(tmp, "both.json")
+    expect(["selfattn", "--permute", "--png", png, "--json", both], 0, err="",
+           out_has=["wrote %s: the permutation, both runs and their differences" % both])
+    check(json.load(open(both))["demo"] == "permute", "--json FILE with --png")
+
+    # ---- --permute: errors
+    for args, code, msg in [
+        (["--permute", "--scale-sweep"], 2,
+         "--permute and --scale-sweep are two different demos; give one"),
+        (["--permutation", "1,0"], 2, "--permutation is for --permute"),
+        (["--permute", "--causal"], 2,
+         "--causal cannot be used with --permute, which compares two plain eval-mode runs of "
+         "the layer"),
+        (["--permute", "--stream"], 2,
+         "--stream cannot be used with --permute, which compares two plain eval-mode runs of "
+         "the layer"),
+        (["--permute", "--train"], 2,
+         "--train cannot be used with --permute, which compares two plain eval-mode runs of "
+         "the layer"),
+        (["--permute", "--explain"], 2,
+         "--explain cannot be used with --permute, which compares two plain eval-mode runs of "
+         "the layer"),
+        (["--permute", "--permutation", "3,0,2"], 2,
+         "--permutation: has 3 positions, but the sequence has 4 (a permutation of 0 … 3; 1 is "
+         "missing)"),
+        (["--permute", "--permutation", "3,0,2,4"], 2,
+         "--permutation: 4 is not a position of the sequence of 4 (0 … 3)"),
+        (["--permute", "--permutation", "3,0,2,2"], 2,
+         "--permutation: 2 appears twice (a permutation lists each of 0 … 3 once)"),
+        (["--permute", "--permutation", "3,0,2,1,4"], 2,
+         "--permutation: has more than 4 positions, but the sequence has 4 (a permutation of "
+         "0 … 3)"),
+        (["--permute", "--permutation", "3,x,2,1"], 2,
+         "--permutation: expected positions separated by commas, like 3,0,2,1, got '3,x,2,1'"),
+        (["--permute", "--queries", "1"], 2,
+         "--permute: a sequence of one position has no other order (give --queries 2 or more)"),
+        (["--permute", "--valid-lens", "3,2"], 2,
+         "--permute: valid_len 3 (from --valid-lens) is shorter than the sequence of 4: padding "
+         "does not move with the tokens, so every valid_len must cover the sequence"),
+        (["--permute", "--tokens", "a b c | d e"], 2,
+         "--permute: valid_len 2 (the length of a shorter --tokens sentence) is shorter than "
+         "the sequence of 3: padding does not move with the tokens, so every valid_len must "
+         "cover the sequence"),
+        (["--permute", "--queries", "3000", "--hiddens", "64", "--heads", "8", "--batch", "4",
+          "--max-mem", "300M"], 1,
+         "--permute (two runs of batch 4 × 8 heads × 3000 queries × 3000 keys) needs about "
+         "2.26 GiB, more than --max-mem 300 MiB"),
+    ]:
+        expect(["selfattn"] + args, code, err=S + msg)
+    expect(["selfattn", "--permute", "--valid-lens", "4,5"], 0, err="")  # lengths that cover
+    lens_path = os.path.join(tmp, "lens.json")
+    with open(lens_path, "w") as fh:
+        json.dump({"X": X, "num_heads": 2, "valid_lens": [3]}, fh)
+    expect(["selfattn", "--permute", "--input", lens_path], 2,
+           err=S + "--permute: valid_len 3 (from the file's valid_lens) is shorter than the "
+                   "sequence of 5: padding does not move with the tokens, so every valid_len "
+                   "must cover the sequence")
+    bad = os.path.join(tmp, "bad.png")
+    expect(["selfattn", "--permute", "--permutation", "0,0,1,2", "--png", bad], 2)
+    check(not os.path.exists(bad), "a refused --permute writes no figure")
+
+    # ---- --scale-sweep: the default sweep, printed and as JSON
+    if not heavy("the default --scale-sweep (d = 1 … 1024, 10000 samples)"):
+        rc, out, _ = expect(["selfattn", "--scale-sweep"], 0, err="",
+                            out_has=["Why divide by √d (--scale-sweep)",
+                                     "10000 samples per d (--samples), softmax over n = 16 keys",
+                                     "softmax(QKᵀ/√d)·V.\n"])
+        table = [l for l in out.splitlines() if len(l.split()) == 7 and l.split()[0].isdigit()]
+        rows = [l.split() for l in table]
+        check([int(r[0]) for r in rows] == [2 ** i for i in range(11)], "a row per d = 1 … 1024")
+        head = [l for l in out.splitlines() if l.strip().startswith("d ")]
+        check(len(head) == 1 and head[0].split() == ["d", "q·k", "q·k/√d", "q·k", "q·k/√d",
+                                                     "q·k", "q·k/√d"], "the table's header line")
+        for r in rows:
+            d, vr, vs, mr, ms, er, es = int(r[0]), *map(float, r[1:])
+            check(abs(vr - d) <= 0.1 * d and abs(vs - 1) <= 0.1,
+                  "d = %d: var(q·k) %g ≈ d, var(q·k/√d) %g ≈ 1" % (d, vr, vs))
+            check(0.15 < ms < 0.35 and 2.1 < es < 2.6,
+                  "d = %d: scaled softmax keeps its shape (%g, %g)" % (d, ms, es))
+        check(float(rows[-1][3]) > 0.9 and float(rows[-1][5]) < 0.2,
+              "d = 1024: the raw softmax is near one-hot (%s, %s)" % (rows[-1][3], rows[-1][5]))
+        # aligned: every row as long as the header line
+        check(len({len(l) for l in head + table}) == 1,
+              "the table's columns are aligned")
+        jpath = os.path.join(tmp, "sweep.json")
+        png = os.path.join(tmp, "sweep.png")
+        rc, out, _ = expect(["selfattn", "--scale-sweep", "--json", jpath, "--png", png], 0,
+                            err="", out_has=["wrote %s: variances, largest weights and entropies "
+                                             "against d" % jpath,
+                                             "wrote %s: the softmax's largest weight and the "
+                                             "variance of the scores against d, " % png])
+        doc = json.load(open(jpath))
+        check(doc["command"] == "selfattn" and doc["demo"] == "scale-sweep" and
+              doc["dims"] == [2 ** i for i in range(11)] and doc["samples"] == 10000 and
+              doc["keys"] == 16 and doc["seed"] == 0, "--scale-sweep JSON header")
+        for key in ["var_raw", "var_scaled", "max_weight_raw", "max_weight_scaled",
+                    "entropy_raw", "entropy_scaled"]:
+            check(len(doc[key]) == 11, "%s has one number per d" % key)
+        for i, d in enumerate(doc["dims"]):
+            vr, vs = doc["var_raw"][i], doc["var_scaled"][i]
+            check(abs(vr - d) <= 0.1 * d and abs(vs - 1) <= 0.1 and
+                  abs(vr - d * vs) <= 1e-6 * vr, "JSON d = %d: variances %g, %g" % (d, vr, vs))
+            check(abs(doc["max_weight_raw"][i] - float(rows[i][3])) < 1e-4,
+                  "JSON and table agree at d = %d" % d)
+        check(doc["max_weight_raw"][-1] > 0.9 and doc["entropy_raw"][-1] < 0.2 and
+              doc["max_weight_raw"][0] == doc["max_weight_scaled"][0],
+              "JSON: one-hot at d = 1024, the two alike at d = 1")
+        w, h, ctype = png_info(png)
+        check(ctype == 2 and w == 900 and 600 <= h <= 1000, "sweep PNG: two plots stacked "
+              "(%dx%d)" % (w, h))
+
+    # a small sweep recomputed entirely here: the same numbers to 1e-6
+    small = ["--samples", "40", "--kv", "5", "--dims", "1:8", "--seed", "3"]
+    rc, out, _ = expect(["selfattn", "--scale-sweep", "--json", "-"] + small, 0, err="")
+    doc = json.loads(out)
+    check(doc["dims"] == [1, 2, 4, 8] and doc["samples"] == 40 and doc["keys"] == 5 and
+          doc["seed"] == 3, "small sweep: header")
+    for i, d in enumerate(doc["dims"]):
+        want = demo_sweep_expect(3, d, 40, 5)
+        worst = max(abs(doc[k][i] - v) / max(1.0, abs(v)) for k, v in want.items())
+        check(worst < 1e-6, "d = %d: every statistic as computed here (worst %g)" % (d, worst))
+    # --kv changes the softmax, not the variance's law; --dims a single d
+    doc = json.loads(run(["selfattn", "--scale-sweep", "--kv", "4", "--samples", "4000",
+                          "--dims", "16:16", "--json", "-"])[1])
+    check(doc["dims"] == [16] and 0.25 < doc["max_weight_scaled"][0] < doc["max_weight_raw"][0]
+          and doc["entropy_scaled"][0] < math.log(4), "--kv 4 --dims 16:16: %s" % doc)
+    png = os.path.join(tmp, "one.png")
+    expect(["selfattn", "--scale-sweep", "--dims", "4:4", "--samples", "100", "--png", png], 0,
+           err="")
+    png_info(png)
+
+    # ---- --scale-sweep: errors
+    takes = ("(it takes --dims, --samples, --kv, --seed, --png, --json, --font, --max-mem)")
+    for args, code, msg in [
+        (["--scale-sweep", "--hiddens", "8"], 2,
+         "--hiddens cannot be used with --scale-sweep, which draws its own q and k " + takes),
+        (["--scale-sweep", "--input", "x.json"], 2,
+         "--input cannot be used with --scale-sweep, which draws its own q and k " + takes),
+        (["--scale-sweep", "--posenc"], 2,
+         "--posenc cannot be used with --scale-sweep, which draws its own q and k " + takes),
+        (["--scale-sweep", "--tokens", "a b"], 2,
+         "--tokens cannot be used with --scale-sweep, which draws its own q and k " + takes),
+        (["--dims", "1:8"], 2, "--dims is for --scale-sweep"),
+        (["--samples", "10"], 2, "--samples is for --scale-sweep"),
+        (["--kv", "3"], 2,
+         "--kv is for --scale-sweep (in self-attention the keys are the queries: --queries)"),
+        (["--scale-sweep", "--dims", "3:8"], 2,
+         "--dims: 3 is not a power of two (1, 2, 4, …, 1048576)"),
+        (["--scale-sweep", "--dims", "8:2"], 2, "--dims: FROM must not exceed TO, got '8:2'"),
+        (["--scale-sweep", "--dims", "1024"], 2,
+         "--dims: expected FROM:TO like 1:1024 (powers of two), got '1024'"),
+        (["--scale-sweep", "--dims", "0:8"], 2,
+         "--dims: expected an integer from 1 to 1048576, got '0'"),
+        (["--scale-sweep", "--kv", "1"], 2,
+         "--kv: a softmax over one key is always 1; --scale-sweep needs 2 or more keys"),
+        (["--scale-sweep", "--kv", "20", "--samples", "10"], 2,
+         "--kv 20 needs at least as many --samples, got 10: each softmax row takes --kv "
+         "different keys from the samples"),
+        (["--scale-sweep", "--samples", "1"], 2,
+         "--samples: expected an integer from 2 to 100000000, got '1'"),
+        (["--scale-sweep", "--max-mem", "1M"], 1,
+         "--scale-sweep --samples 10000 --dims 1:1024 needs about 78.1 MiB, more than "
+         "--max-mem 1 MiB"),
+        (["--scale-sweep", "--samples", "100000000", "--dims", "1:1048576"], 1,
+         "--scale-sweep --samples 100000000 --dims 1:1048576 needs about 763 TiB, more than "
+         "--max-mem 4 GiB"),
+    ]:
+        expect(["selfattn"] + args, code, err=S + msg)
+    # --color (which attn tour passes to every step) is accepted, and changes nothing
+    for demo in [["--permute"], ["--scale-sweep", "--dims", "1:2", "--samples", "20"]]:
+        plain = run(["selfattn"] + demo)[1]
+        expect(["selfattn"] + demo + ["--color", "always"], 0, err="")
+        check(run(["selfattn"] + demo + ["--color", "always"])[1] == plain,
+              "%s --color always prints the same" % demo[0])
+    bad = os.path.join(tmp, "sweep_bad.png")
+    expect(["selfattn", "--scale-sweep", "--max-mem", "1K", "--png", bad], 1)
+    check(not os.path.exists(bad), "a refused sweep writes no figure")
+    expect(["selfattn", "--help"], 0, err="",
+           out_has=["      --permute            demo: order blindness (below)\n",
+                    "      --scale-sweep        demo: why the scores are divided by √d (below)\n",
+                    "Order blindness (--permute).", "Why divide by √d (--scale-sweep).",
+                    "  attn selfattn --permute --tokens", "  attn selfattn --scale-sweep --png"])
+
+
 GROUPS = {
     "general": group_general,
     "posenc_options": group_posenc_options,
@@ -1269,6 +2163,10 @@ GROUPS = {
     "complexity": group_complexity,
     "bad_options": group_bad_options,
     "bad_inputs": group_bad_inputs,
+    "tour": group_tour,
+    "fonts": group_fonts,
+    "posenc_layouts": group_posenc_layouts,
+    "demos_attention": group_demos_attention,
 }
 
 
