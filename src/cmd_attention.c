@@ -947,6 +947,7 @@ static int write_png(const problem *pr, const struct attn_args *a, const float *
     const size_t NH = pr->params.num_heads, n = pr->B * NH;
     heat_panel *panels = calloc(n, sizeof *panels);
     char (*titles)[32] = calloc(n, sizeof *titles);
+    const char *const **rows = NULL; /* (B,): example b's tokens (Nq,) */
     heat_figure fig;
     heat_layout lay;
     attn_image img = {0, 0, NULL};
@@ -973,10 +974,22 @@ static int write_png(const problem *pr, const struct attn_args *a, const float *
     fig.grid_cols = NH;
     fig.xlabel = "Key positions";
     fig.ylabel = "Query positions";
-    /* token labels are shared by all panels: one sentence, or cross-attention */
-    if (!pr->per_example || pr->B == 1) {
+    /* token labels: shared by all panels (one sentence, or cross-attention),
+     * or a sentence per example, labelling its row of panels (self-attention:
+     * the keys are the queries) */
+    if (!pr->per_example) {
         fig.xticklabels = (const char *const *)pr->key_tokens;
         fig.yticklabels = (const char *const *)pr->query_tokens;
+    } else if (pr->query_tokens) {
+        rows = calloc(pr->B, sizeof *rows);
+        if (!rows) {
+            cli_error("%s: out of memory", a->png);
+            goto done;
+        }
+        for (b = 0; b < pr->B; b++)
+            rows[b] = (const char *const *)pr->query_tokens + b * pr->Nq;
+        fig.row_xticklabels = rows;
+        fig.row_yticklabels = rows;
     }
     fig.cmap = a->cmap;
     fig.vmin = NAN;
@@ -994,6 +1007,7 @@ done:
     image_free(&img);
     free(panels);
     free(titles);
+    free(rows);
     return status;
 }
 

@@ -1551,6 +1551,18 @@ def group_fonts(tmp):
     check(same_bytes(given, found[2]), "the system's %s is found by itself" % WQY)
     expect(["multihead", "--input", cross, "--png", os.path.join(tmp, "cross.png"),
             "--font", WQY], 0, err="", env=NO_CJK)
+    # sentences of a batch label their own row of panels: drawn with the
+    # font, numbered (one note) without it
+    two = "苹果 很 好吃|苹果 发布 了 新的 产品"
+    rows_font, rows_num = os.path.join(tmp, "rows-font.png"), os.path.join(tmp, "rows-num.png")
+    expect(["selfattn", "--tokens", two, "--png", rows_font, "--font", WQY] + sa, 0, err="",
+           env=NO_CJK)
+    expect(["selfattn", "--tokens", two, "--png", rows_num] + sa, 0,
+           err=font_note("selfattn", "苹果"), env=NO_CJK)
+    w_font, h_font, _ = png_info(rows_font)
+    w_num, h_num, _ = png_info(rows_num)
+    check(h_font > h_num, "a sentence per row: tick labels under each row (%d > %d px)"
+          % (h_font, h_num))
     # figures without other scripts look the same with --font: it only
     # adds glyphs DejaVu Sans lacks
     p0, p1 = os.path.join(tmp, "p0.png"), os.path.join(tmp, "p1.png")

@@ -764,7 +764,7 @@ static void test_heatmap_small(void)
     for (int i = 0; i < 21; i++)
         m[i] = (float)((i * 5) % 21) - 3.5f;
     heat_panel panel = {m, 7, 3, "7 x 3", NULL, NULL};
-    heat_figure fig = {&panel, 1, 1, "Keys", "Queries", NULL, NULL,
+    heat_figure fig = {&panel, 1, 1, "Keys", "Queries", NULL, NULL, NULL, NULL,
                        cmap_find("viridis"), NAN, NAN, "value", NULL};
     heat_layout L;
     int w = 0, h = 0;
@@ -783,7 +783,7 @@ static void test_heatmap_posenc(void)
     posenc(P, 60, 32);
     heat_panel panel = {P, 60, 32, NULL, NULL, NULL};
     heat_figure fig = {&panel, 1, 1, "Column (encoding dimension)", "Row (position)",
-                       NULL, NULL, cmap_find("Blues"), NAN, NAN, NULL, NULL};
+                       NULL, NULL, NULL, NULL, cmap_find("Blues"), NAN, NAN, NULL, NULL};
     heat_layout L;
     int w = 0, h = 0;
     check_heatmap(&fig, "posenc.png", &L, &w, &h);
@@ -803,7 +803,7 @@ static void test_heatmap_shared_scale(void)
             m[p][i] = base[p] + span[p] * (float)((i * 7) % 24) / 23.0f;
     heat_panel panels[4] = {{m[0], 4, 6, "Head 1", NULL, NULL}, {m[1], 4, 6, "Head 2", NULL, NULL},
                             {m[2], 4, 6, "Head 3", NULL, NULL}, {m[3], 4, 6, "Head 4", NULL, NULL}};
-    heat_figure fig = {panels, 2, 2, "Key positions", "Query positions", NULL, NULL,
+    heat_figure fig = {panels, 2, 2, "Key positions", "Query positions", NULL, NULL, NULL, NULL,
                        cmap_find("Reds"), NAN, NAN, NULL, NULL};
     heat_layout L;
     int w = 0, h = 0;
@@ -832,7 +832,7 @@ static void test_heatmap_shared_scale(void)
     }
     const char *keys[] = {"The", "cat", "sat", "on", "the", "mat"};
     const char *queries[] = {"Die", "Katze", "sa\xC3\x9F", "<eos>"};
-    heat_figure fig2 = {heads, 2, 5, "Key positions", "Query positions", keys, queries,
+    heat_figure fig2 = {heads, 2, 5, "Key positions", "Query positions", keys, queries, NULL, NULL,
                         cmap_find("Reds"), NAN, NAN, "weight", NULL};
     check_heatmap(&fig2, "heads.png", &L, &w, &h);
 }
@@ -851,7 +851,7 @@ static void test_heatmap_pooled(void)
             m[r * cols + c] = (float)(sin((double)r * 0.013) * cos((double)c * 0.7) +
                                       (double)r / 3000.0);
     heat_panel panel = {m, rows, cols, "pooled", NULL, NULL};
-    heat_figure fig = {&panel, 1, 1, "Column", "Row", NULL, NULL, cmap_find("Blues"),
+    heat_figure fig = {&panel, 1, 1, "Column", "Row", NULL, NULL, NULL, NULL, cmap_find("Blues"),
                        NAN, NAN, NULL, NULL};
     heat_layout L;
     int w = 0, h = 0;
@@ -870,7 +870,7 @@ static void test_heatmap_pooled(void)
     posenc(P, n, d);
     heat_panel big = {P, n, d, NULL, NULL, NULL};
     heat_figure fig2 = {&big, 1, 1, "Column (encoding dimension)", "Row (position)",
-                        NULL, NULL, cmap_find("Blues"), NAN, NAN, NULL, NULL};
+                        NULL, NULL, NULL, NULL, cmap_find("Blues"), NAN, NAN, NULL, NULL};
     attn_image img;
     char err[256] = "";
     CHECK_INT(heatmap_draw(&img, &L, &fig2, err, sizeof err), 0);
@@ -885,7 +885,7 @@ static void test_heatmap_degenerate(void)
     /* vmin == vmax: every cell is the middle colour, no division by 0. */
     float m[6] = {2, 2, 2, 2, 2, 2};
     heat_panel panel = {m, 2, 3, NULL, NULL, NULL};
-    heat_figure fig = {&panel, 1, 1, NULL, NULL, NULL, NULL, cmap_find("gray"), NAN, NAN, NULL,
+    heat_figure fig = {&panel, 1, 1, NULL, NULL, NULL, NULL, NULL, NULL, cmap_find("gray"), NAN, NAN, NULL,
                        NULL};
     heat_layout L;
     int w = 0, h = 0;
@@ -1107,7 +1107,7 @@ static void test_heatmap_rows(void)
         ramp_row(&cols, i, m + i * cols);
     heat_panel stored = {m, rows, cols, "stored", NULL, NULL};
     heat_panel made = {NULL, rows, cols, "stored", ramp_row, &cols};
-    heat_figure fig = {&stored, 1, 1, "x", "y", NULL, NULL, cmap_find("Blues"), NAN, NAN, NULL,
+    heat_figure fig = {&stored, 1, 1, "x", "y", NULL, NULL, NULL, NULL, cmap_find("Blues"), NAN, NAN, NULL,
                        NULL};
     attn_image a = {0, 0, NULL}, b = {0, 0, NULL};
     char err[256];
@@ -1146,6 +1146,80 @@ static int draw_heat(const heat_figure *fig, attn_image *img, heat_layout *L)
     return rc;
 }
 
+/* Dark pixels (any channel below 128) in rows y0 … y1−1, columns x0 … x1−1. */
+static int ink_in(const attn_image *img, int x0, int y0, int x1, int y1)
+{
+    int n = 0;
+    for (int y = y0 < 0 ? 0 : y0; y < y1 && y < img->h; y++)
+        for (int x = x0 < 0 ? 0 : x0; x < x1 && x < img->w; x++) {
+            const unsigned char *p = img->rgb + 3 * ((size_t)y * (size_t)img->w + (size_t)x);
+            n += p[0] < 128 || p[1] < 128 || p[2] < 128;
+        }
+    return n;
+}
+
+static void test_heatmap_row_labels(void)
+{
+    /* Two examples, one panel each (2 × 1 grid), 3 × 3 weights: a sentence
+     * per row of panels, "A B C" above and "X Y Z" below. */
+    static const char *const abc[] = {"A", "B", "C"}, *const xyz[] = {"X", "Y", "Z"};
+    static const char *const *const rows[] = {abc, xyz};
+    float m[2][9];
+    for (int i = 0; i < 9; i++) {
+        m[0][i] = (float)i / 8.0f;
+        m[1][i] = (float)(8 - i) / 8.0f;
+    }
+    heat_panel panels[2] = {{m[0], 3, 3, "Head 1", NULL, NULL}, {m[1], 3, 3, "Head 1", NULL, NULL}};
+    heat_figure fig = {panels, 2, 1, "Key positions", "Query positions", abc, abc, NULL, NULL,
+                       cmap_find("Reds"), NAN, NAN, NULL, NULL};
+    attn_image shared = {0, 0, NULL}, per_row = {0, 0, NULL}, numbered = {0, 0, NULL};
+    heat_layout Ls, Lr, Ln;
+
+    /* shared labels: x tick labels under the bottom row only */
+    CHECK_INT(draw_heat(&fig, &shared, &Ls), 0);
+    int ph = 3 * Ls.cell;
+    /* where tick labels go under the top panel: below the tick marks and
+     * above the next row's titles */
+    int under0 = Ls.panel_y0 + ph + 2, band = 13;
+    CHECK_INT(ink_in(&shared, Ls.panel_x0, under0 + 6, Ls.panel_x0 + ph, under0 + band), 0);
+
+    /* a sentence per row: x tick labels under each row, rows further apart */
+    fig.xticklabels = fig.yticklabels = NULL;
+    fig.row_xticklabels = fig.row_yticklabels = rows;
+    CHECK_INT(draw_heat(&fig, &per_row, &Lr), 0);
+    CHECK(Lr.x_numbered == 0 && Lr.y_numbered == 0 && Lr.missing[0] == '\0');
+    CHECK(Lr.cell == Ls.cell && Lr.panel_dy > Ls.panel_dy);
+    under0 = Lr.panel_y0 + ph + 2;
+    CHECK(ink_in(&per_row, Lr.panel_x0, under0 + 6, Lr.panel_x0 + ph, under0 + band) > 10);
+    CHECK(!same_image(&shared, &per_row));
+
+    /* one row no font can draw: both axes numbered, as without labels */
+    static const char *const zh[] = {APPLE_ZH, "B", "C"};
+    static const char *const *const rows_zh[] = {abc, zh};
+    setenv("ATTN_FONT", "/nonexistent/font.ttf", 1);
+    setenv("ATTN_FONT_SEARCH", "", 1);
+    fig.row_xticklabels = fig.row_yticklabels = rows_zh;
+    CHECK_INT(draw_heat(&fig, &per_row, &Lr), 0);
+    CHECK(Lr.x_numbered == 1 && Lr.y_numbered == 1 && strcmp(Lr.missing, APPLE_ZH) == 0);
+    fig.row_xticklabels = fig.row_yticklabels = NULL;
+    CHECK_INT(draw_heat(&fig, &numbered, &Ln), 0);
+    CHECK(same_image(&per_row, &numbered));
+    unsetenv("ATTN_FONT");
+    unsetenv("ATTN_FONT_SEARCH");
+
+    /* tick labels need panels of one shape */
+    heat_panel uneven[2] = {{m[0], 3, 3, NULL, NULL, NULL}, {m[1], 2, 3, NULL, NULL, NULL}};
+    fig.panels = uneven;
+    fig.row_xticklabels = rows;
+    char err[256] = "";
+    attn_image bad = {0, 0, NULL};
+    CHECK_INT(heatmap_draw(&bad, NULL, &fig, err, sizeof err), -1);
+    CHECK(strstr(err, "one shape") != NULL);
+    image_free(&shared);
+    image_free(&per_row);
+    image_free(&numbered);
+}
+
 static void test_label_fallback(void)
 {
     /* 苹果 发布 了 新的 产品: five tokens DejaVu Sans has no glyph for. */
@@ -1156,7 +1230,7 @@ static void test_label_fallback(void)
     for (int i = 0; i < 25; i++)
         m[i] = (float)((i * 7) % 25) / 25.0f;
     heat_panel panel = {m, 5, 5, "Head 1", NULL, NULL};
-    const heat_figure plain = {&panel, 1, 1, "Key positions", "Query positions", NULL, NULL,
+    const heat_figure plain = {&panel, 1, 1, "Key positions", "Query positions", NULL, NULL, NULL, NULL,
                                cmap_find("Reds"), NAN, NAN, NULL, NULL};
     char dejavu[8192], search[8300];
     tmp_path(dejavu, sizeof dejavu, "dejavu-only.ttf");
@@ -1322,6 +1396,7 @@ int main(int argc, char **argv)
     test_heatmap_pooled();
     test_heatmap_degenerate();
     test_label_fallback();
+    test_heatmap_row_labels();
     test_plot();
     test_png();
     remove_tree(tmpdir, 0);

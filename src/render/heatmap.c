@@ -70,7 +70,9 @@ static const attn_rgb INK = {0, 0, 0};
 /* One axis of the panels: x (columns) or y (rows). */
 typedef struct heat_axis {
     size_t n;                   /* entries along it in the largest panel */
-    const char *const *labels;  /* (n,) tokens, or NULL for numbers */
+    const char *const *labels;  /* (n,) tokens of every panel, or NULL */
+    const char *const *const *row_labels; /* (grid_rows,) of (n,): tokens per
+                                 * row of panels, or NULL (then labels) */
     double tok_w;               /* widest (cut) token, pixels */
     /* Chosen by layout(): */
     size_t step;                /* index step between ticks */
@@ -134,11 +136,18 @@ static void cut_label(const char *label, char *buf, size_t len)
     buf[used] = '\0';
 }
 
-/* The text of the tick label at index i of an axis. */
-static void tick_text(const heat_axis *a, size_t i, char *buf, size_t len)
+/* The tokens of an axis for the panels of grid row gr, or NULL. */
+static const char *const *axis_labels(const heat_axis *a, size_t gr)
 {
-    if (a->labels)
-        cut_label(a->labels[i], buf, len);
+    return a->row_labels ? a->row_labels[gr] : a->labels;
+}
+
+/* The text of the tick label at index i of an axis, in grid row gr. */
+static void tick_text(const heat_axis *a, size_t gr, size_t i, char *buf, size_t len)
+{
+    const char *const *labels = axis_labels(a, gr);
+    if (labels)
+        cut_label(labels[i], buf, len);
     else
         snprintf(buf, len, "%zu", i);
 }
@@ -169,7 +178,7 @@ static void layout_axes(heat_ctx *c)
 
     /* y: labels horizontal, right-aligned, a line apart at least. */
     heat_axis *y = &c->y;
-    if (y->labels) {
+    if (y->labels || y->row_labels) {
         y->step = index_step(y->n, px_per, tick_h);
         y->band = y->tok_w;
     } else {
@@ -182,7 +191,7 @@ static void layout_axes(heat_ctx *c)
      * side, else rotated to read upwards, a line apart. */
     heat_axis *x = &c->x;
     x->rotated = 0;
-    if (x->labels) {
+    if (x->labels || x->row_labels) {
         size_t flat = index_step(x->n, px_per, x->tok_w + 8);
         size_t up = index_step(x->n, px_per, tick_h + 2);
         if (flat <= up) {
@@ -216,13 +225,15 @@ static void x_overhang(const heat_ctx *c, double *left, double *right)
     *left = *right = 0.0;
     if (c->x.rotated)
         return;
-    for (size_t i = 0; i < c->x.n; i += c->x.step) {
-        tick_text(&c->x, i, buf, sizeof buf);
-        double half = text_width(c->font, FS_TICK, buf) / 2.0;
-        double pos = index_pos(c, i);
-        *left = fmax(*left, half - pos);
-        *right = fmax(*right, pos + half - (double)c->pw);
-    }
+    size_t sets = c->x.row_labels ? c->fig->grid_rows : 1;
+    for (size_t gr = 0; gr < sets; gr++)
+        for (size_t i = 0; i < c->x.n; i += c->x.step) {
+            tick_text(&c->x, gr, i, buf, sizeof buf);
+            double half = text_width(c->font, FS_TICK, buf) / 2.0;
+            double pos = index_pos(c, i);
+            *left = fmax(*left, half - pos);
+            *right = fmax(*right, pos + half - (double)c->pw);
+        }
 }
 
 /* Place everything for cell size c->cell; sets the figure size. */
@@ -254,9 +265,11 @@ static void layout(heat_ctx *c)
     long gc = (long)fig->grid_cols, gr = (long)fig->grid_rows;
     long slots_end = slot0 + gc * c->slot_w + (gc - 1) * c->gap_x;
 
-    /* Vertically: titles above every panel, then the panel rows. */
+    /* Vertically: titles above every panel, then the panel rows, each
+     * with its own x tick labels under it when the rows have their own. */
     long title_band = c->any_title ? (long)ceil(title_h) + TITLE_PAD : 0;
-    c->dy = c->ph + GAP_Y + title_band;
+    long xtick_band = c->x.row_labels ? TICK_LEN + TICK_PAD + (long)ceil(c->x.band) : 0;
+    c->dy = c->ph + GAP_Y + title_band + xtick_band;
     long grid_h = (gr - 1) * c->dy + c->ph;
 
     /* The rotated y label goes beside each panel row, or once beside the
@@ -315,24 +328,51 @@ static const float *panel_row(const heat_panel *hp, size_t i, float *buf)
     return buf;
 }
 
-/* labels (n,) when the font can draw every one as it is shown (cut),
- * else NULL, for numbers: then *numbered is set and the first label that
- * cannot be drawn is kept, printable, in c->missing. */
-static const char *const *drawable_labels(heat_ctx *c, const char *const *labels, size_t n,
-                                          int *numbered)
+/* 1 when the font can draw every one of labels (n,) as it is shown (cut;
+ * NULL labels: nothing to draw), else 0, and the first label that cannot
+ * be drawn is kept, printable, in c->missing. */
+static int drawable_labels(heat_ctx *c, const char *const *labels, size_t n)
 {
     char buf[128];
-    *numbered = 0;
     for (size_t i = 0; labels && i < n; i++) {
         cut_label(labels[i], buf, sizeof buf);
         if (!text_font_has_all(c->font, buf)) {
-            *numbered = 1;
             if (c->missing[0] == '\0')
                 text_printable(buf, c->missing, sizeof c->missing);
-            return NULL;
+            return 0;
         }
     }
-    return labels;
+    return 1;
+}
+
+/* An axis's tokens — shared by every panel, or one set per row of panels —
+ * when the font draws them all; else numbers, and *numbered is set. The
+ * widest token (as shown) goes to a->tok_w. */
+static void axis_tokens(heat_ctx *c, heat_axis *a, const char *const *labels,
+                        const char *const *const *row_labels, size_t n, int *numbered)
+{
+    size_t sets = row_labels ? c->fig->grid_rows : 1;
+    char buf[128];
+    a->labels = row_labels ? NULL : labels;
+    a->row_labels = row_labels;
+    a->tok_w = 0.0;
+    *numbered = 0;
+    if (!labels && !row_labels)
+        return;
+    for (size_t gr = 0; gr < sets; gr++)
+        if (!drawable_labels(c, axis_labels(a, gr), n)) {
+            a->labels = NULL;
+            a->row_labels = NULL;
+            *numbered = 1;
+            return;
+        }
+    for (size_t gr = 0; gr < sets; gr++) {
+        const char *const *set = axis_labels(a, gr);
+        for (size_t i = 0; set && i < n; i++) {
+            cut_label(set[i], buf, sizeof buf);
+            a->tok_w = fmax(a->tok_w, text_width(c->font, FS_TICK, buf));
+        }
+    }
 }
 
 /* Validate the figure and fill c's sizes, scale, pool and text widths. */
@@ -355,7 +395,8 @@ static int prepare(heat_ctx *c, const heat_figure *fig, char *err, size_t errlen
             render_size_mul(hp->rows, hp->cols, &n) < 0)
             return render_error(err, errlen, "heatmap: panel %zu has no data or an invalid shape",
                                 p + 1);
-        if ((fig->xticklabels || fig->yticklabels) &&
+        if ((fig->xticklabels || fig->yticklabels || fig->row_xticklabels ||
+             fig->row_yticklabels) &&
             (hp->rows != fig->panels[0].rows || hp->cols != fig->panels[0].cols))
             return render_error(err, errlen,
                                 "heatmap: tick labels need panels of one shape");
@@ -404,20 +445,10 @@ static int prepare(heat_ctx *c, const heat_figure *fig, char *err, size_t errlen
     c->pcols = (cols + c->pool - 1) / c->pool;
 
     /* Axes and the widths of the texts that shape the layout. */
-    char buf[128];
     c->x.n = cols;
     c->y.n = rows;
-    c->x.labels = drawable_labels(c, fig->xticklabels, cols, &c->x_numbered);
-    c->y.labels = drawable_labels(c, fig->yticklabels, rows, &c->y_numbered);
-    c->x.tok_w = c->y.tok_w = 0.0;
-    for (size_t i = 0; c->x.labels && i < cols; i++) {
-        cut_label(c->x.labels[i], buf, sizeof buf);
-        c->x.tok_w = fmax(c->x.tok_w, text_width(c->font, FS_TICK, buf));
-    }
-    for (size_t i = 0; c->y.labels && i < rows; i++) {
-        cut_label(c->y.labels[i], buf, sizeof buf);
-        c->y.tok_w = fmax(c->y.tok_w, text_width(c->font, FS_TICK, buf));
-    }
+    axis_tokens(c, &c->x, fig->xticklabels, fig->row_xticklabels, cols, &c->x_numbered);
+    axis_tokens(c, &c->y, fig->yticklabels, fig->row_yticklabels, rows, &c->y_numbered);
     c->any_title = 0;
     c->title_w = 0.0;
     for (size_t p = 0; p < c->npanels; p++) {
@@ -494,9 +525,10 @@ static void draw_cells(attn_image *img, const heat_ctx *c, const heat_panel *hp,
     }
 }
 
-/* Tick marks on the left and bottom edges of a panel; their labels when
- * the panel is in the left column (y) or bottom row (x). */
-static void draw_ticks(attn_image *img, heat_ctx *c, const heat_panel *hp,
+/* Tick marks on the left and bottom edges of a panel in grid row gr;
+ * their labels when the panel is in the left column (y) or bottom row (x;
+ * every row when the rows have their own x labels). */
+static void draw_ticks(attn_image *img, heat_ctx *c, const heat_panel *hp, size_t gr,
                        long x0, long y0, int label_y, int label_x)
 {
     char buf[128];
@@ -508,7 +540,7 @@ static void draw_ticks(attn_image *img, heat_ctx *c, const heat_panel *hp,
         canvas_fill(img, x0 - 1 - TICK_LEN, y, x0 - 1, y + 1, INK);
         if (!label_y)
             continue;
-        tick_text(&c->y, i, buf, sizeof buf);
+        tick_text(&c->y, gr, i, buf, sizeof buf);
         text_draw(img, c->font, FS_TICK, buf, (double)(x0 - 1 - TICK_LEN - TICK_PAD),
                   y + 0.5, TEXT_RIGHT, TEXT_MIDDLE, TEXT_HORIZONTAL, INK);
     }
@@ -520,7 +552,7 @@ static void draw_ticks(attn_image *img, heat_ctx *c, const heat_panel *hp,
         canvas_fill(img, x, yb, x + 1, yb + TICK_LEN, INK);
         if (!label_x)
             continue;
-        tick_text(&c->x, i, buf, sizeof buf);
+        tick_text(&c->x, gr, i, buf, sizeof buf);
         if (c->x.rotated)
             text_draw(img, c->font, FS_TICK, buf, x + 0.5, (double)(yb + TICK_LEN + TICK_PAD),
                       TEXT_RIGHT, TEXT_MIDDLE, TEXT_UP, INK);
@@ -546,7 +578,7 @@ static void draw_panel(attn_image *img, heat_ctx *c, size_t gr, size_t gc)
     canvas_frame(img, x0, y0, x0 + pw, y0 + ph, INK);
 
     /* Ticks and tick labels. */
-    draw_ticks(img, c, hp, x0, y0, left, bottom);
+    draw_ticks(img, c, hp, gr, x0, y0, left, bottom || c->x.row_labels != NULL);
 
     /* Title centred above the panel. */
     if (hp->title && *hp->title)

@@ -79,6 +79,12 @@ typedef struct heat_figure {
      * Titles and axis labels are drawn as given. */
     const char *const *xticklabels;
     const char *const *yticklabels;
+    /* Or one set per row of panels (grid_rows pointers, each (n,) as above
+     * or NULL for numbers): a batch of sentences, an example per row. Each
+     * row of panels then has its own x tick labels under it. These take
+     * the place of xticklabels / yticklabels when given. */
+    const char *const *const *row_xticklabels;
+    const char *const *const *row_yticklabels;
     const attn_cmap *cmap;
     double vmin, vmax;         /* colour scale; NaN: min / max over all panels */
     const char *colorbar_label; /* NULL for none */
