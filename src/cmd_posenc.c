@@ -683,6 +683,8 @@ static int run_rope(const struct posenc_args *a)
 
     rep = output_report_stream(a->json);
     print_rope(rep, a, S, err);
+    if (a->check)
+        print_check(rep, a, Qr, Kr);
     status = EXIT_OK;
     if (a->json) {
         struct rope_json_ctx ctx = {a, q, k, S, err};
@@ -703,8 +705,6 @@ static int run_rope(const struct posenc_args *a)
         if (status != EXIT_OK)
             goto done;
     }
-    if (a->check)
-        print_check(rep, a, Qr, Kr);
     if (!a->json && !a->png && !a->check) {
         printf("q:\n");
         term_matrix(stdout, q, 1, D, 4, 3);
@@ -809,6 +809,11 @@ int cmd_posenc(int argc, char **argv)
         goto done;
     rep = output_report_stream(a.json);
 
+    /* what is printed first, then the files written, each named */
+    if (a.binary)
+        print_binary(rep, a.binary);
+    if (a.check)
+        print_check(rep, &a, P, NULL);
     if (a.json) {
         struct json_ctx ctx = {&a, P};
         snprintf(what, sizeof what, "P as JSON, %zu × %zu", N, D);
@@ -865,10 +870,6 @@ int cmd_posenc(int argc, char **argv)
         if (status != EXIT_OK)
             goto done;
     }
-    if (a.binary)
-        print_binary(rep, a.binary);
-    if (a.check)
-        print_check(rep, &a, P, NULL);
     if (!a.json && !a.png && !a.plot && !a.similarity && !a.binary && !a.check)
         print_view(&a, P);
 done:
