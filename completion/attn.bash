@@ -20,7 +20,9 @@
 #                       --json, --similarity, --font, or any FILE in the
 #                       help), directories for a DIR (--out); the choices
 #                       of --cmap, --color, --fill, --score, --clock and
-#                       --layout; nothing for numbers and other values.
+#                       --layout, and the step names of tour --step (from
+#                       `attn tour --list`); nothing for numbers and other
+#                       values.
 # --opt=VALUE is completed too, whether or not COMP_WORDBREAKS holds '='.
 
 # The commands of attn $1, one a line.
@@ -82,12 +84,22 @@ _attn_dequote()
     printf '%s' "$out"
 }
 
+# The step names of `attn tour --list` ($1 attn), one a line.
+_attn_tour_steps()
+{
+    local line
+    while IFS= read -r line; do
+        [[ $line =~ ^\ ?[0-9]+\ \ ([a-z]+)\  ]] && printf '%s\n' "${BASH_REMATCH[1]}"
+    done < <("$1" tour --list 2>/dev/null)
+}
+
 # COMPREPLY: the values of option $1 (metavar $2) that start with $3,
-# each prefixed with $4 (for --opt=VALUE words).
+# each prefixed with $4 (for --opt=VALUE words); $5 is attn, $6 the command.
 _attn_values()
 {
     local opt=$1 meta=$2 cur=$3 prefix=$4 choices= kind= word
     case $opt in
+    --step) [[ $6 == tour ]] && choices=$(_attn_tour_steps "$5") ;;
     --cmap) choices="Reds Blues viridis gray" ;;
     --color) choices="auto always never" ;;
     --fill) choices="ones random" ;;
@@ -187,7 +199,7 @@ _attn()
         opt=${COMP_WORDS[cword - 2]}
     elif [[ $cur == --*=* ]]; then
         opt=${cur%%=*}
-        _attn_values "$opt" "${long[$opt]-}" "${cur#*=}" "$opt="
+        _attn_values "$opt" "${long[$opt]-}" "${cur#*=}" "$opt=" "$attn" "$cmd"
         return 0
     elif [[ -v short[$prev] ]]; then
         opt=${short[$prev]}
@@ -195,7 +207,7 @@ _attn()
         opt=$prev
     fi
     if [[ -n $opt ]]; then
-        [[ -v long[$opt] ]] && _attn_values "$opt" "${long[$opt]}" "$cur" ""
+        [[ -v long[$opt] ]] && _attn_values "$opt" "${long[$opt]}" "$cur" "" "$attn" "$cmd"
         return 0
     fi
 

@@ -134,6 +134,12 @@ expect "ones random" attn multihead --fill ""
 expect "dot additive" attn selfattn --score ""
 expect "cpu wall" attn complexity --clock ""
 expect "interleaved concat" attn posenc --layout ""
+# tour --step: the step names, as attn tour --list gives them
+expect "multihead selfattn context scaling complexity order posenc binary relative rope" \
+    attn tour --step ""
+expect "relative rope" attn tour --step r
+expect "--step=posenc" attn tour --step=p
+expect_has "tour" attn t
 # --opt=VALUE: split at '=' by bash's COMP_WORDBREAKS, or whole
 expect "Reds Blues viridis gray" attn posenc --cmap =
 expect "viridis" attn posenc --cmap = v
