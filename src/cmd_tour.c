@@ -350,30 +350,6 @@ done:
     return rc;
 }
 
-/* Terminal columns of UTF-8 text: East Asian wide characters (CJK, Hangul,
- * full-width forms) take two, every other character one. */
-static size_t text_columns(const char *s)
-{
-    size_t cols = 0;
-    const unsigned char *p = (const unsigned char *)s;
-    while (*p) {
-        unsigned long cp;
-        int extra;
-        if (*p < 0x80) { cp = *p; extra = 0; }
-        else if ((*p & 0xE0) == 0xC0) { cp = *p & 0x1F; extra = 1; }
-        else if ((*p & 0xF0) == 0xE0) { cp = *p & 0x0F; extra = 2; }
-        else { cp = *p & 0x07; extra = 3; }
-        p++;
-        for (; extra > 0 && (*p & 0xC0) == 0x80; extra--, p++)
-            cp = cp << 6 | (*p & 0x3F);
-        int wide = (cp >= 0x1100 && cp <= 0x115F) || (cp >= 0x2E80 && cp <= 0xA4CF) ||
-                   (cp >= 0xAC00 && cp <= 0xD7A3) || (cp >= 0xF900 && cp <= 0xFAFF) ||
-                   (cp >= 0xFF00 && cp <= 0xFF60) || (cp >= 0x20000 && cp <= 0x3FFFD);
-        cols += wide ? 2 : 1;
-    }
-    return cols;
-}
-
 /* The heading, underlined with as many '─' as it takes columns. */
 static void print_heading(FILE *f, int bold, size_t number, const struct tour_step *s)
 {
@@ -382,7 +358,7 @@ static void print_heading(FILE *f, int bold, size_t number, const struct tour_st
                  s->title, s->where) < 0)
         return;
     fprintf(f, "%s%s%s\n", bold ? "\033[1m" : "", head, bold ? "\033[0m" : "");
-    for (size_t i = text_columns(head); i > 0; i--)
+    for (size_t i = term_text_columns(head); i > 0; i--)
         fputs("─", f);
     fputc('\n', f);
 }

@@ -16,6 +16,7 @@
 #include "output.h"
 #include "posenc.h"
 #include "rng.h"
+#include "term.h"
 
 #define MAX_DIM_EXP 20      /* --dims up to 2^20 */
 #define SHOW_PERM 32        /* entries of π printed; the JSON has all */
@@ -25,20 +26,10 @@
 
 /* ---- shared ---------------------------------------------------------- */
 
-/* Display columns of a UTF-8 string (one per code point: attn's texts
- * have no wide characters). */
-static size_t text_columns(const char *s)
-{
-    size_t n = 0;
-    for (; *s; s++)
-        n += ((unsigned char)*s & 0xC0) != 0x80;
-    return n;
-}
-
 /* s right-aligned in width columns. */
 static void print_right(const char *s, size_t width)
 {
-    size_t n = text_columns(s);
+    size_t n = term_text_columns(s);
     printf("%*s%s", n < width ? (int)(width - n) : 0, "", s);
 }
 

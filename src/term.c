@@ -192,8 +192,7 @@ static int cp_width(unsigned long cp)
     return 1;
 }
 
-/* Columns label s takes when printed by put_label with no limit. */
-static size_t label_width(const char *s)
+size_t term_text_columns(const char *s)
 {
     const unsigned char *p = (const unsigned char *)s;
     size_t w = 0;
@@ -210,7 +209,7 @@ static size_t label_width(const char *s)
  * measures. */
 static size_t put_label(FILE *f, const char *s, size_t maxw)
 {
-    size_t total = label_width(s);
+    size_t total = term_text_columns(s);
     size_t room = total <= maxw ? maxw : maxw - 1; /* keep 1 for "…" */
     const unsigned char *p = (const unsigned char *)s;
     size_t w = 0;
@@ -431,7 +430,7 @@ static size_t col_label_room(const heat_geom *g, size_t c)
 static int col_labels_fit(const heat_geom *g, const char *const *labels)
 {
     for (size_t c = 0; c < g->pcn; c++)
-        if (label_width(labels[c] ? labels[c] : "") > col_label_room(g, c))
+        if (term_text_columns(labels[c] ? labels[c] : "") > col_label_room(g, c))
             return 0;
     return 1;
 }
@@ -599,7 +598,7 @@ static void put_legend(FILE *f, const heat_geom *g, const attn_cmap *cmap,
         snprintf(note, sizeof note,
                  "each cell (half a character): %zu\xC3\x97%zu entries averaged",
                  g->pr, g->pc);
-        if (label_width(note) > g->width)
+        if (term_text_columns(note) > g->width)
             snprintf(note, sizeof note, "cells: %zu\xC3\x97%zu entries averaged",
                      g->pr, g->pc);
         fprintf(f, "%s\n", note);

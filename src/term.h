@@ -27,6 +27,12 @@ int term_parse_color(const char *s, term_color_mode *mode);
  * is a terminal, NO_COLOR is unset or empty, and TERM is not "dumb". */
 int term_use_color(term_color_mode mode, FILE *f);
 
+/* Terminal columns of UTF-8 text s as attn prints it: 2 for East Asian
+ * wide characters (CJK, Hangul, full-width forms), 0 for combining
+ * diacritics, 1 for everything else (an unsafe or malformed code point
+ * is printed as one replacement character). */
+size_t term_text_columns(const char *s);
+
 /* Text columns of the terminal behind f: $COLUMNS if it is a number, else
  * the window size, else 80. */
 int term_width(FILE *f);

@@ -1199,6 +1199,7 @@ static void test_heatmap_row_labels(void)
     setenv("ATTN_FONT", "/nonexistent/font.ttf", 1);
     setenv("ATTN_FONT_SEARCH", "", 1);
     fig.row_xticklabels = fig.row_yticklabels = rows_zh;
+    image_free(&per_row);
     CHECK_INT(draw_heat(&fig, &per_row, &Lr), 0);
     CHECK(Lr.x_numbered == 1 && Lr.y_numbered == 1 && strcmp(Lr.missing, APPLE_ZH) == 0);
     fig.row_xticklabels = fig.row_yticklabels = NULL;
