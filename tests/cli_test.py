@@ -648,6 +648,13 @@ def group_attention_outputs(tmp):
           "two sentences: a padded batch with their lengths as valid_lens")
     check(doc["X"][0][0] == doc["X"][1][0] and doc["output"][0][0] != doc["output"][1][0],
           "苹果 has one embedding and two contextual outputs")
+    # the printed cosine similarity, recomputed from the JSON's outputs
+    u, v = doc["output"][0][0], doc["output"][1][0]
+    cos = sum(x * y for x, y in zip(u, v)) / math.sqrt(sum(x * x for x in u) *
+                                                        sum(y * y for y in v))
+    line = [l for l in out.splitlines() if l.startswith("  苹果: input")]
+    check(len(line) == 1 and abs(float(line[0].split("output ")[1].split()[0]) - cos) < 6e-5,
+          "苹果's output cosine similarity printed as computed here (%.4f): %r" % (cos, line))
     single = json.loads(run(["selfattn", "--tokens", "苹果 很 好吃", "--hiddens", "16", "--heads",
                              "2", "--json", "-"])[1])
     check(max(abs(a - b) for a, b in zip(single["output"][0][0], doc["output"][0][0])) < 1e-6,
