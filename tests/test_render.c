@@ -1221,6 +1221,49 @@ static void test_heatmap_row_labels(void)
     image_free(&numbered);
 }
 
+static void test_heatmap_level_tokens(void)
+{
+    /* Five keys whose widest token does not fit a default cell: the cells
+     * widen so that the tokens read level (the figure grows), unless the
+     * panels would pass 1200 px side by side (forty keys). */
+    static const char *const toks[] = {"<pad>", "<pad>", "<pad>", "<pad>", "<pad>"};
+    static const char *const *const rows[] = {toks};
+    float m[40 * 40];
+    for (int i = 0; i < 40 * 40; i++)
+        m[i] = (float)(i % 7) / 7.0f;
+    heat_panel five[2] = {{m, 5, 5, "Head 1", NULL, NULL}, {m, 5, 5, "Head 2", NULL, NULL}};
+    heat_figure fig = {five, 1, 2, "Key positions", "Query positions", NULL, NULL, NULL, NULL,
+                       cmap_find("Reds"), NAN, NAN, NULL, NULL};
+    attn_image a = {0, 0, NULL}, b = {0, 0, NULL};
+    heat_layout La, Lb;
+    CHECK_INT(draw_heat(&fig, &a, &La), 0);
+    fig.xticklabels = toks;
+    CHECK_INT(draw_heat(&fig, &b, &Lb), 0);
+    CHECK(Lb.cell > La.cell);
+    CHECK(Lb.cell * 5 * 2 <= 1200);
+    image_free(&b);
+    fig.xticklabels = NULL;             /* the same through per-row tokens */
+    fig.row_xticklabels = rows;
+    CHECK_INT(draw_heat(&fig, &b, &Lb), 0);
+    CHECK(Lb.cell > La.cell);
+    image_free(&a);
+    image_free(&b);
+
+    static const char *long_toks[40];
+    for (int i = 0; i < 40; i++)
+        long_toks[i] = "a-rather-long-token";
+    heat_panel forty = {m, 40, 40, NULL, NULL, NULL};
+    heat_figure wide = {&forty, 1, 1, "Key positions", "Query positions", NULL, NULL, NULL, NULL,
+                        cmap_find("Reds"), NAN, NAN, NULL, NULL};
+    CHECK_INT(draw_heat(&wide, &a, &La), 0);
+    wide.xticklabels = long_toks;
+    CHECK_INT(draw_heat(&wide, &b, &Lb), 0);
+    CHECK_INT(Lb.cell, La.cell);          /* turned upwards instead */
+    CHECK(b.h > a.h);
+    image_free(&a);
+    image_free(&b);
+}
+
 static void test_label_fallback(void)
 {
     /* 苹果 发布 了 新的 产品: five tokens DejaVu Sans has no glyph for. */
@@ -1398,6 +1441,7 @@ int main(int argc, char **argv)
     test_heatmap_degenerate();
     test_label_fallback();
     test_heatmap_row_labels();
+    test_heatmap_level_tokens();
     test_plot();
     test_png();
     remove_tree(tmpdir, 0);

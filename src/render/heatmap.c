@@ -47,6 +47,7 @@
 #define HEAT_MIN_WIDTH 400      /* small figures are scaled up to this */
 #define HEAT_PREF_SIDE 240      /* preferred longest panel side, pixels */
 #define HEAT_PREF_GRID 800      /* preferred width of all panels together */
+#define HEAT_LEVEL_GRID 1200    /* widest panels together for level x tokens */
 #define HEAT_MAX_TICKS 8        /* most ticks along a panel side */
 #define HEAT_MAX_LABEL 24       /* token labels are cut to this many chars */
 
@@ -480,6 +481,22 @@ static void choose_cell(heat_ctx *c)
         if (c->width >= HEAT_MIN_WIDTH || cell + 1 > max_cell)
             break;
         cell++;
+    }
+    /* Tokens under the panels read best level (CJK above all): when they
+     * would be turned upwards, widen the cells to the least size at which
+     * they fit level, if the panels then stay within HEAT_LEVEL_GRID pixels
+     * side by side; else keep the cells and turn the tokens. */
+    if (c->x.rotated) {
+        size_t wide = cell;
+        while (c->x.rotated && wide + 1 <= max_cell &&
+               (wide + 1) * c->fig->grid_cols * c->pcols <= HEAT_LEVEL_GRID) {
+            c->cell = (int)++wide;
+            layout(c);
+        }
+        if (c->x.rotated) {     /* no width within reach: as they were */
+            c->cell = (int)cell;
+            layout(c);
+        }
     }
 }
 
