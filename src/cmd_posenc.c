@@ -456,6 +456,17 @@ static void print_binary(FILE *out, long n)
     }
 }
 
+/* RoPE's pair of dimensions for frequency j, as text: "(x[2j], x[2j+1])"
+ * interleaved, "(x[j], x[D/2+j])" concat (D/2 as a number). */
+static const char *rope_pair(const struct posenc_args *a, char *buf, size_t len)
+{
+    if (a->layout == POSENC_CONCAT)
+        snprintf(buf, len, "(x[j], x[%ld+j])", a->dim / 2);
+    else
+        snprintf(buf, len, "(x[2j], x[2j+1])");
+    return buf;
+}
+
 /* --check-relative: for each offset δ, every pair of row i turned by
  * δ·ω_j against the same pair of row i+δ. X is P (N, D); with --rope, X is
  * RoPE(q, ·) and X2 RoPE(k, ·), both (N, D), and the worst of the two
@@ -471,12 +482,9 @@ static void print_check(FILE *out, const struct posenc_args *a, const float *X,
     if (a->rope) {
         fprintf(out, "Relative position: R(δ·ω_j) RoPE(x, i) = RoPE(x, i+δ) for x = q and "
                      "x = k\n");
-        if (a->layout == POSENC_CONCAT)
-            fprintf(out, "  (a turn by i, then by δ, is a turn by i+δ; pairs (x[j], x[%zu+j]), "
-                         "ω_j = 1/%g^(2j/%zu))\n", D / 2, a->base, D);
-        else
-            fprintf(out, "  (a turn by i, then by δ, is a turn by i+δ; pairs (x[2j], x[2j+1]), "
-                         "ω_j = 1/%g^(2j/%zu))\n", a->base, D);
+        char pair[48];
+        fprintf(out, "  (a turn by i, then by δ, is a turn by i+δ; pairs %s, "
+                     "ω_j = 1/%g^(2j/%zu))\n", rope_pair(a, pair, sizeof pair), a->base, D);
     } else if (a->layout == POSENC_CONCAT) {
         fprintf(out, "Relative position: R(δ·ω_j) (P[i,j], P[i,h+j]) = "
                      "(P[i+δ,j], P[i+δ,h+j]),  h = %zu,  ω_j = 1/%g^(2j/%zu)\n", h, a->base, D);
@@ -614,12 +622,9 @@ static void print_rope(FILE *out, const struct posenc_args *a, const float *S, d
     size_t N = (size_t)a->steps, D = (size_t)a->dim;
     fprintf(out, "RoPE, rotary position embedding: %zu positions × %zu dimensions, base %g, "
                  "layout %s\n", N, D, a->base, posenc_layout_name(a->layout));
-    if (a->layout == POSENC_CONCAT)
-        fprintf(out, "  RoPE(x, m) turns each pair (x[j], x[%zu+j]) by the angle m·ω_j,  "
-                     "ω_j = 1/%g^(2j/%zu)\n", D / 2, a->base, D);
-    else
-        fprintf(out, "  RoPE(x, m) turns each pair (x[2j], x[2j+1]) by the angle m·ω_j,  "
-                     "ω_j = 1/%g^(2j/%zu)\n", a->base, D);
+    char pair[48];
+    fprintf(out, "  RoPE(x, m) turns each pair %s by the angle m·ω_j,  ω_j = 1/%g^(2j/%zu)\n",
+            rope_pair(a, pair, sizeof pair), a->base, D);
     fprintf(out, "q, k: standard normal from --seed %ld, scaled to length 1\n", a->seed);
     fprintf(out, "S[m, n] = RoPE(q, m) · RoPE(k, n) in float32: torch.Size([%zu, %zu])\n", N, N);
     fprintf(out, "offset only: max |S[m, n] - q · RoPE(k, n-m)| = %.3g\n", err);

@@ -872,24 +872,12 @@ static int write_sweep_png(const demo_sweep_opts *o, const sweep_point *pts, siz
         const plot_series s1[3] = {{x, mr, npts, "q·k"}, {x, ms, npts, "q·k/√d"},
                                    {x, un, npts, uniform}};
         const plot_series s2[2] = {{x, vr, npts, "q·k"}, {x, vs, npts, "q·k/√d"}};
-        plot_figure f1, f2;
-        memset(&f1, 0, sizeof f1);
-        memset(&f2, 0, sizeof f2);
-        f1.series = s1;
-        f1.nseries = 3;
-        f1.title = title[0];
-        f1.xlabel = xlabel;
-        f1.ylabel = "largest weight";
-        f1.height = 420;
-        f1.font = font;
-        f2.series = s2;
-        f2.nseries = 2;
-        f2.title = title[1];
-        f2.xlabel = xlabel;
-        f2.ylabel = "variance";
-        f2.logy = 1;
-        f2.height = 420;
-        f2.font = font;
+        const plot_figure f1 = {.series = s1, .nseries = 3, .title = title[0],
+                                .xlabel = xlabel, .ylabel = "largest weight",
+                                .height = 420, .font = font};
+        const plot_figure f2 = {.series = s2, .nseries = 2, .title = title[1],
+                                .xlabel = xlabel, .ylabel = "variance", .logy = 1,
+                                .height = 420, .font = font};
         if (plot_draw(&top, &f1, err, sizeof err) || plot_draw(&bottom, &f2, err, sizeof err)) {
             cli_error("%s: %s", o->png, err);
             goto done;

@@ -115,6 +115,13 @@ void posenc_fill_fast(float *P, size_t N, size_t D, double base, posenc_layout l
     posenc_rows_free(&it);
 }
 
+/* The larger of worst and the differences of a rotated pair (r0, r1) from
+ * the pair (y0, y1) it should equal. */
+static double pair_worst(double worst, double r0, double r1, double y0, double y1)
+{
+    return fmax(worst, fmax(fabs(r0 - y0), fabs(r1 - y1)));
+}
+
 double posenc_check_relative(const float *P, size_t N, size_t D, double base,
                              posenc_layout layout, long delta, size_t *checked)
 {
@@ -134,11 +141,7 @@ double posenc_check_relative(const float *P, size_t N, size_t D, double base,
             /* rotate (p_i[sin_j], p_i[cos_j]) by delta·omega_j */
             double r0 = c * p[cs] + s * p[cc];
             double r1 = -s * p[cs] + c * p[cc];
-            double d0 = fabs(r0 - q[cs]), d1 = fabs(r1 - q[cc]);
-            if (d0 > worst)
-                worst = d0;
-            if (d1 > worst)
-                worst = d1;
+            worst = pair_worst(worst, r0, r1, q[cs], q[cc]);
             count++;
         }
     }
@@ -252,11 +255,7 @@ double posenc_rope_check_relative(const float *X, size_t N, size_t D, double bas
              * RoPE((1, 0), m) = (cos, sin) where P's pair is (sin, cos) */
             double r0 = c * x[a] - s * x[b];
             double r1 = s * x[a] + c * x[b];
-            double d0 = fabs(r0 - y[a]), d1 = fabs(r1 - y[b]);
-            if (d0 > worst)
-                worst = d0;
-            if (d1 > worst)
-                worst = d1;
+            worst = pair_worst(worst, r0, r1, y[a], y[b]);
             count++;
         }
     }
