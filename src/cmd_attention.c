@@ -1222,9 +1222,16 @@ static int run(int argc, char **argv, int self)
                 n > 1 ? ", median of the runs after a warm-up" : "");
     }
 
-    /* the results */
+    /* the results: for a person (unless the JSON is what is asked for),
+     * then the files written, each named */
     rep = output_report_stream(a.json);
     status = EXIT_OK;
+    if (a.explain && a.stream)
+        print_stream_explain(&pr, &a, &trace, out, weights);
+    else if (a.explain)
+        print_explain(&pr, &a, &trace, out, weights, tmp);
+    else if (!a.json)
+        print_view(&pr, &a, out, weights);
     if (a.json) {
         struct json_ctx ctx = {&pr, command, out, weights};
         snprintf(what, sizeof what, "output and attention weights as JSON");
@@ -1233,16 +1240,12 @@ static int run(int argc, char **argv, int self)
             goto done;
     }
     if (a.png) {
+        if (!a.json && !a.explain)
+            fputc('\n', rep);
         status = write_png(&pr, &a, weights, font, rep);
         if (status != EXIT_OK)
             goto done;
     }
-    if (a.explain && a.stream)
-        print_stream_explain(&pr, &a, &trace, out, weights);
-    else if (a.explain)
-        print_explain(&pr, &a, &trace, out, weights, tmp);
-    else if (!a.json && !a.png)
-        print_view(&pr, &a, out, weights);
 done:
     for (i = 0; i < 7; i++)
         tensor_free(&tr[i]);

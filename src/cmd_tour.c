@@ -41,7 +41,7 @@ static const struct tour_step steps[] = {
      "The chapter's cell: num_hiddens 100 in 5 heads of 20; queries (2, 4, 100),\n"
      "keys = values (2, 6, 100), all ones; valid_lens [3, 2], so example 0\n"
      "attends to its first 3 keys and example 1 to its first 2.\n",
-     {"multihead --describe", "multihead", "multihead --png @01-multihead-weights.png"}},
+     {"multihead --describe", "multihead --png @01-multihead-weights.png", NULL}},
 
     {"selfattn", "Self-attention", "d2l 10.6.1",
      "Queries, keys and values all come from one sequence X = x_1, …, x_n:\n"
@@ -49,7 +49,7 @@ static const struct tour_step steps[] = {
      "The output has the input's shape: every token gets a new representation\n"
      "computed from the whole sequence at once. The chapter's cell: X of ones\n"
      "(2, 4, 100), 5 heads, valid_lens [3, 2].\n",
-     {"selfattn", "selfattn --png @02-selfattn-weights.png", NULL}},
+     {"selfattn --png @02-selfattn-weights.png", NULL, NULL}},
 
     {"context", "苹果 in context", "the notes' example",
      "An embedding says what a word is, not what it means in this sentence.\n"
@@ -57,9 +57,8 @@ static const struct tour_step steps[] = {
      "mixes in what surrounds it, so its outputs differ: compare the cosine\n"
      "similarity of the inputs (1) and of the outputs. The weights are random\n"
      "(untrained): the point is that context changes the result at all.\n",
-     {"selfattn --tokens \"苹果 很 好吃|苹果 发布 了 新的 产品\" --hiddens 16 --heads 2",
-      "selfattn --tokens \"苹果 很 好吃|苹果 发布 了 新的 产品\" --hiddens 16 --heads 2"
-      " --png @03-apple-context.png", NULL}},
+     {"selfattn --tokens \"苹果 很 好吃|苹果 发布 了 新的 产品\" --hiddens 16 --heads 2"
+      " --png @03-apple-context.png", NULL, NULL}},
 
     {"scaling", "Why scores are divided by √d", "d2l 10.3.3",
      "If the d components of q and k are independent with mean 0 and variance\n"

@@ -655,6 +655,17 @@ def group_attention_outputs(tmp):
     line = [l for l in out.splitlines() if l.startswith("  苹果: input")]
     check(len(line) == 1 and abs(float(line[0].split("output ")[1].split()[0]) - cos) < 6e-5,
           "苹果's output cosine similarity printed as computed here (%.4f): %r" % (cos, line))
+    # --png prints the results for a person too, then names the figure;
+    # with --json the JSON is the result and only the files are named
+    fig = os.path.join(tmp, "cell.png")
+    rc, out, _ = expect(["multihead", "--png", fig], 0, err="",
+                        out_has=["torch.Size([2, 4, 100])\n", "example 1, valid_len 2, head 5:"])
+    check(out.rstrip().splitlines()[-1].startswith("wrote %s: attention weights" % fig),
+          "multihead --png: the figure named last: %r" % out[-120:])
+    rc, out, _ = expect(["selfattn", "--png", fig, "--json", os.path.join(tmp, "cell.json")],
+                        0, err="", out_not=["torch.Size"])
+    check(len(out.splitlines()) == 2 and all(l.startswith("wrote ") for l in out.splitlines()),
+          "--png --json: only the two files named: %r" % out)
     single = json.loads(run(["selfattn", "--tokens", "苹果 很 好吃", "--hiddens", "16", "--heads",
                              "2", "--json", "-"])[1])
     check(max(abs(a - b) for a, b in zip(single["output"][0][0], doc["output"][0][0])) < 1e-6,
