@@ -115,6 +115,14 @@ void posenc_fill_fast(float *P, size_t N, size_t D, double base, posenc_layout l
     posenc_rows_free(&it);
 }
 
+/* The positions i = first … last−1 whose i + delta is a position too
+ * (|delta| < N is the caller's promise). */
+static void offset_range(size_t N, long delta, size_t *first, size_t *last)
+{
+    *first = delta < 0 ? (size_t)(-delta) : 0;
+    *last = delta > 0 ? N - (size_t)delta : N;
+}
+
 /* The larger of worst and the differences of a rotated pair (r0, r1) from
  * the pair (y0, y1) it should equal. */
 static double pair_worst(double worst, double r0, double r1, double y0, double y1)
@@ -127,9 +135,8 @@ double posenc_check_relative(const float *P, size_t N, size_t D, double base,
 {
     double worst = 0.0;
     size_t count = 0, i, j;
-    /* |delta| < N is the caller's promise; positions with i + delta in range */
-    size_t first = delta < 0 ? (size_t)(-delta) : 0;
-    size_t last = delta > 0 ? N - (size_t)delta : N; /* exclusive */
+    size_t first, last;
+    offset_range(N, delta, &first, &last);
 
     for (j = 0; 2 * j + 1 < D; j++) {
         double omega = posenc_omega(j, D, base);
@@ -239,9 +246,8 @@ double posenc_rope_check_relative(const float *X, size_t N, size_t D, double bas
 {
     double worst = 0.0;
     size_t count = 0, i, j;
-    /* |delta| < N is the caller's promise; positions with i + delta in range */
-    size_t first = delta < 0 ? (size_t)(-delta) : 0;
-    size_t last = delta > 0 ? N - (size_t)delta : N; /* exclusive */
+    size_t first, last;
+    offset_range(N, delta, &first, &last);
 
     for (j = 0; j < D / 2; j++) {
         double omega = posenc_omega(j, D, base);
