@@ -13,7 +13,7 @@
 #include <stb_image_write.h>
 
 #include "canvas.h"
-#include "cli.h"
+#include "atomic_file.h"
 
 /* Where stb_image_write's output goes: a stream and the first error. */
 typedef struct png_sink {

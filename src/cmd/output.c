@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "text.h"
+#include "atomic_file.h"
 
 FILE *output_report_stream(const char *json_path)
 {

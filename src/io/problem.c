@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "checked.h"
 #include "json_in.h"
 #include "json_out.h"
 #include "rng.h"
@@ -765,8 +765,8 @@ int problem_random(problem *pr, const problem_opts *o, char *err, size_t errlen,
     *usage = 0; /* from here on, failures are run-time errors */
     if (overflow || total > o->max_mem) {
         char need[32], have[32];
-        cli_format_bytes(have, sizeof have, (double)o->max_mem);
-        cli_format_bytes(need, sizeof need, overflow ? 1e30 : (double)total);
+        format_bytes(have, sizeof have, (double)o->max_mem);
+        format_bytes(need, sizeof need, overflow ? 1e30 : (double)total);
         snprintf(err, errlen, "the inputs and weights need %s%s, more than --max-mem %s",
                  overflow ? "more than this machine can address" : "about ",
                  overflow ? "" : need, have);

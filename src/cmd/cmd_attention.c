@@ -22,6 +22,7 @@
 #include "problem.h"
 #include "render.h"
 #include "term.h"
+#include "checked.h"
 
 #define MAX_SIZE 1000000000000L /* any one dimension: larger sizes meet --max-mem */
 #define MAX_VALID_LENS 4096  /* numbers in --valid-lens */

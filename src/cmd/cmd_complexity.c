@@ -22,6 +22,7 @@
 #include "output.h"
 #include "render.h"
 #include "rng.h"
+#include "checked.h"
 
 #define MAX_N 1000000L       /* positions; keeps every count below 2^64 */
 #define MAX_D 65536L         /* channels in the table */

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "checked.h"
 #include "rng.h"
 
 /* A double rounded to float32, saturated to ±FLT_MAX where the float would

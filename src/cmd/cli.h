@@ -1,6 +1,6 @@
 /* cli.h — what every attn command shares: the error line, exit codes,
- * number parsing with range checks, the memory limit, and output files
- * written atomically.
+ * number parsing with range checks and the memory limit. (Checked size
+ * arithmetic is base/checked.h; atomic output files base/atomic_file.h.)
  *
  * Errors are one line on stderr, "attn CMD: what is wrong and where", and
  * the exit status says what kind: 0 success, 1 a run-time or data error,
@@ -55,10 +55,6 @@ int cli_getopt(int argc, char **argv, const char *shortopts, const struct option
 /* The long name ("dim") of an option value in longopts, "?" if none. */
 const char *cli_option_name(const struct option *longopts, int val);
 
-/* Overflow-checked size arithmetic: 0 and *out set, or -1 on overflow. */
-int size_mul(size_t a, size_t b, size_t *out);
-int size_add(size_t a, size_t b, size_t *out);
-
 /* The default --max-mem: 4 GiB. */
 #define CLI_DEFAULT_MAX_MEM ((size_t)4 << 30)
 
@@ -69,28 +65,5 @@ int size_add(size_t a, size_t b, size_t *out);
  * means the estimate itself overflowed. */
 int cli_check_mem(const char *what, size_t bytes, int overflow, size_t max_mem,
                   const char *hint);
-
-/* "1.5 GiB", "512 B": for messages. */
-void cli_format_bytes(char *buf, size_t buflen, double bytes);
-
-/* An output file written atomically: a temporary file in the same folder,
- * renamed over the target only when everything was written. The path "-"
- * means standard output (written directly; main checks it at exit); a
- * path that is a device or a pipe (/dev/null, /dev/full) is written in
- * place, never replaced. */
-typedef struct atomic_file {
-    FILE *f;
-    char *tmp_path; /* NULL for standard output */
-    char *path;
-} atomic_file;
-
-/* 0, or -1 with "PATH: cannot create: reason" in err. */
-int atomic_open(atomic_file *af, const char *path, char *err, size_t errlen);
-/* Flush, check for write errors, close and rename. 0, or -1 with a message
- * in err; on failure the temporary file is removed and any old file at the
- * path is untouched. */
-int atomic_commit(atomic_file *af, char *err, size_t errlen);
-/* Give up: close and remove the temporary file. */
-void atomic_abort(atomic_file *af);
 
 #endif

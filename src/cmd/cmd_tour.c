@@ -17,6 +17,7 @@
 #include "commands.h"
 #include "output.h"
 #include "term.h"
+#include "checked.h"
 
 /* A run is one attn command line, written as the learner would type it:
  * words separated by single spaces, "double quotes" around a word that

@@ -37,7 +37,7 @@
 #include <omp.h>
 #endif
 
-#include "cli.h"
+#include "checked.h"
 
 /* A double rounded to float32, saturated to ±FLT_MAX where the float would
  * be ±inf: inputs near float32's limits give huge but finite projections

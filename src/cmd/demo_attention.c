@@ -17,6 +17,7 @@
 #include "posenc.h"
 #include "rng.h"
 #include "term.h"
+#include "checked.h"
 
 #define MAX_DIM_EXP 20      /* --dims up to 2^20 */
 #define SHOW_PERM 32        /* entries of π printed; the JSON has all */

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cli.h"
+#include "checked.h"
 
 #define PATH_LEN 256
 
@@ -176,7 +176,7 @@ cJSON *json_read_file(const char *path, size_t max_bytes, char *err, size_t errl
     if (!text) {
         if (too_big) {
             char have[32];
-            cli_format_bytes(have, sizeof have, (double)max_bytes);
+            format_bytes(have, sizeof have, (double)max_bytes);
             snprintf(err, errlen, "%s: larger than %s, the input limit for --max-mem", path,
                      have);
         } else {

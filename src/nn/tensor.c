@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "cli.h"
+#include "checked.h"
 
 int tensor_bytes(size_t ndim, const size_t *shape, size_t *bytes)
 {

@@ -19,6 +19,7 @@
 #include "rng.h"
 #include "tensor.h"
 #include "term.h"
+#include "checked.h"
 
 #define MAX_DIM 1000000000L      /* larger sizes meet --max-mem */
 #define MAX_STEPS 1000000000000L
