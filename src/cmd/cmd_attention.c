@@ -942,10 +942,10 @@ struct json_ctx {
     const float *out, *weights;
 };
 
-static void write_json(FILE *f, const void *arg)
+static int write_json(FILE *f, const void *arg)
 {
     const struct json_ctx *c = arg;
-    problem_write_json(f, c->pr, c->command, c->out, c->weights);
+    return problem_write_json(f, c->pr, c->command, c->out, c->weights);
 }
 
 /* The weights as a grid of heatmaps, in font (NULL: the default one);

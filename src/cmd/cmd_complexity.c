@@ -18,7 +18,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "complexity.h"
-#include "json_out.h"
+#include "json_writer.h"
 #include "output.h"
 #include "render.h"
 #include "rng.h"
@@ -1046,116 +1046,129 @@ struct json_ctx {
     const struct measurement *me; /* NULL without --measure */
 };
 
-static void json_key_string(FILE *f, const char *indent, const char *key, const char *value)
+/* Where self-attention starts to cost more than another layer. */
+static void write_crossover(json_writer *jw, const char *key, const struct crossover *c)
 {
-    fprintf(f, "%s\"%s\": ", indent, key);
-    json_write_string(f, value);
-    fputs(",\n", f);
+    json_object_begin(jw, key, JSON_INLINE);
+    json_string(jw, "rule", c->rule);
+    json_uint(jw, "big_o_n", c->big_o_n);
+    json_uint(jw, "exact_without_projections_n", c->core_n);
+    json_uint(jw, "exact_with_projections_n", c->proj_n);
+    json_end(jw);
 }
 
-static void json_key_double(FILE *f, const char *indent, const char *key, double value,
-                            const char *end)
+/* One row of the table: its formulas, their values and the counts. */
+static void write_layer(json_writer *jw, const struct table *t, int layer)
 {
-    fprintf(f, "%s\"%s\": ", indent, key);
-    if (isfinite(value))
-        json_write_double(f, value);
-    else
-        fputs("null", f);
-    fputs(end, f);
+    const struct row *row = &t->rows[layer];
+    json_object_begin(jw, NULL, JSON_BLOCK);
+    json_string(jw, "layer", row->key);
+    json_string(jw, "name", row->name);
+    json_string(jw, "complexity", row->complexity);
+    json_number_exact(jw, "complexity_value", row->big_o);
+    json_uint(jw, "multiply_adds", row->macs);
+    if (layer == ATTN || layer == RESTRICTED) {
+        json_uint(jw, "multiply_adds_without_projections",
+                  layer == ATTN ? t->attn_core : t->restricted_core);
+        json_uint(jw, "projection_multiply_adds", t->attn_proj);
+    }
+    if (layer == CONV)
+        json_uint(jw, "multiply_adds_with_padding", t->conv_full);
+    json_string(jw, "sequential_operations", row->sequential);
+    json_uint(jw, "sequential_operations_value", row->sequential_n);
+    json_string(jw, "max_path_length", row->path);
+    json_number_exact(jw, "max_path_length_value", row->path_big_o);
+    json_string(jw, "path_formula", row->path_exact);
+    json_uint(jw, "path_formula_value", row->path_formula);
+    json_uint(jw, "path_measured", row->path_measured);
+    json_string(jw, "path_unit", row->unit);
+    json_number_exact(jw, "stack_multiply_adds", row->stack_macs);
+    json_end(jw);
 }
 
-static void write_crossover(FILE *f, const char *key, const struct crossover *c,
-                            const char *end)
+/* One measured layer: its times by each clock, counts and fitted slopes. */
+static void write_measured(json_writer *jw, const struct measurement *me, const char *key,
+                           int layer)
 {
-    fprintf(f, "    \"%s\": {\"rule\": ", key);
-    json_write_string(f, c->rule);
-    fprintf(f, ", \"big_o_n\": %zu, \"exact_without_projections_n\": %zu, "
-               "\"exact_with_projections_n\": %zu}%s", c->big_o_n, c->core_n, c->proj_n, end);
+    json_object_begin(jw, NULL, JSON_ALIGNED);
+    json_string(jw, "layer", key);
+    /* "seconds" by the clock chosen with --clock, then both */
+    for (int ck = -1; ck < 2; ck++) {
+        char name[32];
+        snprintf(name, sizeof name, "%s%sseconds", ck < 0 ? "" : clock_names[ck],
+                 ck < 0 ? "" : "_");
+        json_array_begin(jw, name, JSON_INLINE);
+        for (size_t i = 0; i < me->m; i++)
+            json_number_exact(jw, NULL, me->seconds[ck < 0 ? me->clock : ck][layer][i]);
+        json_end(jw);
+    }
+    json_array_begin(jw, "multiply_adds", JSON_INLINE);
+    for (size_t i = 0; i < me->m; i++)
+        json_uint(jw, NULL, me->macs[layer][i]);
+    json_end(jw);
+    json_number_exact(jw, "slope", me->slope[me->clock][layer]);
+    json_relayout(jw, JSON_INLINE);
+    json_number_exact(jw, "cpu_slope", me->slope[CPU][layer]);
+    json_number_exact(jw, "wall_slope", me->slope[WALL][layer]);
+    json_number_exact(jw, "count_slope", me->count_slope[layer]);
+    json_number_exact(jw, "theory", theory_slope[layer]);
+    json_end(jw);
 }
 
-static void write_json(FILE *f, const void *arg)
+static void write_measurement(json_writer *jw, const struct table *t,
+                              const struct measurement *me)
+{
+    if (!me) {
+        json_null(jw, "measure");
+        return;
+    }
+    json_object_begin(jw, "measure", JSON_BLOCK);
+    json_uint(jw, "d", me->d);
+    json_uint(jw, "k", me->k);
+    json_uint(jw, "r", me->r);
+    json_uint(jw, "reps", me->reps);
+    json_string(jw, "clock", clock_names[me->clock]);
+    json_array_begin(jw, "n", JSON_INLINE);
+    for (size_t i = 0; i < me->m; i++)
+        json_uint(jw, NULL, me->n[i]);
+    json_end(jw);
+    json_array_begin(jw, "fit_n", JSON_INLINE);
+    for (size_t i = me->fit_from; i < me->m; i++)
+        json_uint(jw, NULL, me->n[i]);
+    json_end(jw);
+    json_array_begin(jw, "layers", JSON_BLOCK);
+    for (int j = 0; j < NMEASURED; j++)
+        write_measured(jw, me, t->rows[j].key, j);
+    json_end(jw);
+    json_number_exact(jw, "total_seconds", me->total_seconds);
+    json_end(jw);
+}
+
+static int write_json(FILE *f, const void *arg)
 {
     static const int order[NLAYERS] = {CONV, RNN, ATTN, RESTRICTED, DILATED};
     const struct json_ctx *c = arg;
     const struct table *t = c->t;
-    const struct measurement *me = c->me;
-    size_t i, j;
+    json_writer jw;
 
-    fprintf(f, "{\n  \"command\": \"complexity\",\n  \"n\": %zu,\n  \"d\": %zu,\n"
-               "  \"k\": %zu,\n  \"r\": %zu,\n  \"layers\": [\n", t->n, t->d, t->k, t->r);
-    for (i = 0; i < NLAYERS; i++) {
-        const struct row *row = &t->rows[order[i]];
-        fputs("    {\n", f);
-        json_key_string(f, "      ", "layer", row->key);
-        json_key_string(f, "      ", "name", row->name);
-        json_key_string(f, "      ", "complexity", row->complexity);
-        json_key_double(f, "      ", "complexity_value", row->big_o, ",\n");
-        fprintf(f, "      \"multiply_adds\": %llu,\n", row->macs);
-        if (order[i] == ATTN || order[i] == RESTRICTED)
-            fprintf(f, "      \"multiply_adds_without_projections\": %llu,\n"
-                       "      \"projection_multiply_adds\": %llu,\n",
-                    order[i] == ATTN ? t->attn_core : t->restricted_core, t->attn_proj);
-        if (order[i] == CONV)
-            fprintf(f, "      \"multiply_adds_with_padding\": %llu,\n", t->conv_full);
-        json_key_string(f, "      ", "sequential_operations", row->sequential);
-        fprintf(f, "      \"sequential_operations_value\": %zu,\n", row->sequential_n);
-        json_key_string(f, "      ", "max_path_length", row->path);
-        json_key_double(f, "      ", "max_path_length_value", row->path_big_o, ",\n");
-        json_key_string(f, "      ", "path_formula", row->path_exact);
-        fprintf(f, "      \"path_formula_value\": %zu,\n", row->path_formula);
-        fprintf(f, "      \"path_measured\": %zu,\n", row->path_measured);
-        json_key_string(f, "      ", "path_unit", row->unit);
-        json_key_double(f, "      ", "stack_multiply_adds", row->stack_macs, "\n");
-        fprintf(f, "    }%s\n", i + 1 < NLAYERS ? "," : "");
-    }
-    fputs("  ],\n  \"self_attention_costlier\": {\n", f);
-    write_crossover(f, "than_recurrent", &t->than_rnn, ",\n");
-    write_crossover(f, "than_convolution", &t->than_conv, "\n");
-    fputs("  },\n  \"measure\": ", f);
-    if (!me) {
-        fputs("null\n}\n", f);
-        return;
-    }
-    fprintf(f, "{\n    \"d\": %zu,\n    \"k\": %zu,\n    \"r\": %zu,\n    \"reps\": %zu,\n"
-               "    \"clock\": \"%s\",\n    \"n\": [", me->d, me->k, me->r, me->reps,
-            clock_names[me->clock]);
-    for (i = 0; i < me->m; i++)
-        fprintf(f, "%s%zu", i ? ", " : "", me->n[i]);
-    fprintf(f, "],\n    \"fit_n\": [");
-    for (i = me->fit_from; i < me->m; i++)
-        fprintf(f, "%s%zu", i > me->fit_from ? ", " : "", me->n[i]);
-    fputs("],\n    \"layers\": [\n", f);
-    for (j = 0; j < NMEASURED; j++) {
-        int ck;
-        fputs("      {\"layer\": ", f);
-        json_write_string(f, t->rows[j].key);
-        fputs(",\n", f);
-        /* "seconds" by the clock chosen with --clock, then both */
-        for (ck = -1; ck < 2; ck++) {
-            int clock = ck < 0 ? me->clock : ck;
-            fprintf(f, "       \"%s%sseconds\": [", ck < 0 ? "" : clock_names[ck],
-                    ck < 0 ? "" : "_");
-            for (i = 0; i < me->m; i++) {
-                if (i)
-                    fputs(", ", f);
-                json_write_double(f, me->seconds[clock][j][i]);
-            }
-            fputs("],\n", f);
-        }
-        fputs("       \"multiply_adds\": [", f);
-        for (i = 0; i < me->m; i++)
-            fprintf(f, "%s%llu", i ? ", " : "", me->macs[j][i]);
-        fputs("],\n", f);
-        json_key_double(f, "       ", "slope", me->slope[me->clock][j], ", ");
-        json_key_double(f, "", "cpu_slope", me->slope[CPU][j], ", ");
-        json_key_double(f, "", "wall_slope", me->slope[WALL][j], ", ");
-        json_key_double(f, "", "count_slope", me->count_slope[j], ", ");
-        json_key_double(f, "", "theory", theory_slope[j], "}");
-        fprintf(f, "%s\n", j + 1 < NMEASURED ? "," : "");
-    }
-    fputs("    ],\n", f);
-    json_key_double(f, "    ", "total_seconds", me->total_seconds, "\n");
-    fputs("  }\n}\n", f);
+    json_writer_init(&jw, f);
+    json_object_begin(&jw, NULL, JSON_BLOCK);
+    json_string(&jw, "command", "complexity");
+    json_uint(&jw, "n", t->n);
+    json_uint(&jw, "d", t->d);
+    json_uint(&jw, "k", t->k);
+    json_uint(&jw, "r", t->r);
+    json_array_begin(&jw, "layers", JSON_BLOCK);
+    for (int i = 0; i < NLAYERS; i++)
+        write_layer(&jw, t, order[i]);
+    json_end(&jw);
+    json_object_begin(&jw, "self_attention_costlier", JSON_BLOCK);
+    write_crossover(&jw, "than_recurrent", &t->than_rnn);
+    write_crossover(&jw, "than_convolution", &t->than_conv);
+    json_end(&jw);
+    write_measurement(&jw, t, c->me);
+    json_end(&jw);
+    return json_writer_finish(&jw);
 }
 
 /* ---- the command ----------------------------------------------------- */

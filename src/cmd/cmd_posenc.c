@@ -12,7 +12,7 @@
 
 #include "cli.h"
 #include "commands.h"
-#include "json_out.h"
+#include "json_writer.h"
 #include "output.h"
 #include "posenc.h"
 #include "render.h"
@@ -525,17 +525,22 @@ struct json_ctx {
     const float *P;
 };
 
-static void write_json(FILE *f, const void *arg)
+static int write_json(FILE *f, const void *arg)
 {
     const struct json_ctx *c = arg;
     size_t shape[2] = {(size_t)c->a->steps, (size_t)c->a->dim};
-    fprintf(f, "{\n  \"command\": \"posenc\",\n  \"layout\": \"%s\",\n  \"dim\": %zu,\n"
-               "  \"steps\": %zu,\n  \"base\": ",
-            posenc_layout_name(c->a->layout), shape[1], shape[0]);
-    json_write_double(f, c->a->base);
-    fputs(",\n  \"P\": ", f);
-    json_write_tensor(f, c->P, 2, shape, 2);
-    fputs("\n}\n", f);
+    json_writer jw;
+
+    json_writer_init(&jw, f);
+    json_object_begin(&jw, NULL, JSON_BLOCK);
+    json_string(&jw, "command", "posenc");
+    json_string(&jw, "layout", posenc_layout_name(c->a->layout));
+    json_uint(&jw, "dim", shape[1]);
+    json_uint(&jw, "steps", shape[0]);
+    json_number_exact(&jw, "base", c->a->base);
+    json_tensor(&jw, "P", c->P, 2, shape);
+    json_end(&jw);
+    return json_writer_finish(&jw);
 }
 
 /* A matrix for a person: a colour heatmap on a colour terminal, aligned
@@ -597,24 +602,27 @@ struct rope_json_ctx {
     double offset_error;
 };
 
-static void write_rope_json(FILE *f, const void *arg)
+static int write_rope_json(FILE *f, const void *arg)
 {
     const struct rope_json_ctx *c = arg;
     size_t N = (size_t)c->a->steps, D = (size_t)c->a->dim;
-    size_t vshape[1] = {D}, sshape[2] = {N, N};
-    fprintf(f, "{\n  \"command\": \"posenc\",\n  \"rope\": true,\n  \"layout\": \"%s\",\n"
-               "  \"dim\": %zu,\n  \"steps\": %zu,\n  \"base\": ",
-            posenc_layout_name(c->a->layout), D, N);
-    json_write_double(f, c->a->base);
-    fprintf(f, ",\n  \"seed\": %ld,\n  \"q\": ", c->a->seed);
-    json_write_tensor(f, c->q, 1, vshape, 2);
-    fputs(",\n  \"k\": ", f);
-    json_write_tensor(f, c->k, 1, vshape, 2);
-    fputs(",\n  \"scores\": ", f);
-    json_write_tensor(f, c->S, 2, sshape, 2);
-    fputs(",\n  \"max_offset_error\": ", f);
-    json_write_double(f, c->offset_error);
-    fputs("\n}\n", f);
+    json_writer jw;
+
+    json_writer_init(&jw, f);
+    json_object_begin(&jw, NULL, JSON_BLOCK);
+    json_string(&jw, "command", "posenc");
+    json_bool(&jw, "rope", 1);
+    json_string(&jw, "layout", posenc_layout_name(c->a->layout));
+    json_uint(&jw, "dim", D);
+    json_uint(&jw, "steps", N);
+    json_number_exact(&jw, "base", c->a->base);
+    json_int(&jw, "seed", c->a->seed);
+    json_tensor(&jw, "q", c->q, 1, (size_t[]){D});
+    json_tensor(&jw, "k", c->k, 1, (size_t[]){D});
+    json_tensor(&jw, "scores", c->S, 2, (size_t[]){N, N});
+    json_number_exact(&jw, "max_offset_error", c->offset_error);
+    json_end(&jw);
+    return json_writer_finish(&jw);
 }
 
 /* What --rope computed, and the offset check, for a person. */

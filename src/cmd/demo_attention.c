@@ -12,7 +12,7 @@
 #include "attention.h"
 #include "attention_fast.h"
 #include "cli.h"
-#include "json_out.h"
+#include "json_writer.h"
 #include "output.h"
 #include "posenc.h"
 #include "rng.h"
@@ -403,56 +403,64 @@ struct permute_json {
     const permute_result *res;
 };
 
-static void write_sentences(FILE *f, const problem *pr, const size_t *perm)
+/* The tokens of each example (reordered by perm unless NULL), null
+ * without tokens. */
+static void write_sentences(json_writer *jw, const char *key, const problem *pr,
+                            const size_t *perm)
 {
-    size_t b, i, nb = pr->per_example ? pr->B : 1;
+    size_t nb = pr->per_example ? pr->B : 1;
     if (!pr->query_tokens) {
-        fputs("null", f);
+        json_null(jw, key);
         return;
     }
-    fputc('[', f);
-    for (b = 0; b < nb; b++) {
+    json_array_begin(jw, key, JSON_INLINE);
+    for (size_t b = 0; b < nb; b++) {
         char *const *t = example_tokens(pr, b);
-        fputs(b ? ", [" : "[", f);
-        for (i = 0; i < pr->Nq; i++) {
-            if (i)
-                fputs(", ", f);
-            json_write_string(f, t[perm ? perm[i] : i]);
-        }
-        fputc(']', f);
+        json_array_begin(jw, NULL, JSON_INLINE);
+        for (size_t i = 0; i < pr->Nq; i++)
+            json_string(jw, NULL, t[perm ? perm[i] : i]);
+        json_end(jw);
     }
-    fputc(']', f);
+    json_end(jw);
 }
 
-static void write_permute_json(FILE *f, const void *arg)
+static int write_permute_json(FILE *f, const void *arg)
 {
     const struct permute_json *c = arg;
     const problem *pr = c->pr;
-    size_t i;
+    const permute_result *res = c->res;
+    json_writer jw;
 
-    fputs("{\n  \"command\": \"selfattn\",\n  \"demo\": \"permute\",\n  \"permutation\": [", f);
-    for (i = 0; i < pr->Nq; i++)
-        fprintf(f, i ? ", %zu" : "%zu", c->perm[i]);
-    fprintf(f, "],\n  \"posenc\": %s,\n  \"max_output_diff\": %.9g,\n  \"max_weight_diff\": %.9g,"
-            "\n  \"max_abs_output\": %.9g,\n  \"shape\": [%zu, %zu, %zu],\n  \"num_heads\": %zu,"
-            "\n  \"inputs\": ", c->o->posenc ? "true" : "false", c->res->output_diff,
-            c->res->weight_diff, c->res->output_max, pr->B, pr->Nq, pr->params.num_hiddens,
-            pr->params.num_heads);
-    json_write_string(f, c->o->inputs);
-    fprintf(f, ",\n  \"seed\": %llu,\n  \"loops\": \"%s\",\n  \"tokens\": ", c->o->seed,
-            !c->o->naive && pr->params.score == SCORE_DOT ? "fast" : "reference");
-    write_sentences(f, pr, NULL);
-    fputs(",\n  \"permuted_tokens\": ", f);
-    write_sentences(f, pr, c->perm);
-    fputs(",\n  \"output\": ", f);
-    json_write_tensor(f, c->res->out.data, 3, c->res->out.shape, 2);
-    fputs(",\n  \"output_permuted\": ", f);
-    json_write_tensor(f, c->res->out_p.data, 3, c->res->out_p.shape, 2);
-    fputs(",\n  \"attention_weights\": ", f);
-    json_write_tensor(f, c->res->w.data, 4, c->res->w.shape, 2);
-    fputs(",\n  \"attention_weights_permuted\": ", f);
-    json_write_tensor(f, c->res->w_p.data, 4, c->res->w_p.shape, 2);
-    fputs("\n}\n", f);
+    json_writer_init(&jw, f);
+    json_object_begin(&jw, NULL, JSON_BLOCK);
+    json_string(&jw, "command", "selfattn");
+    json_string(&jw, "demo", "permute");
+    json_array_begin(&jw, "permutation", JSON_INLINE);
+    for (size_t i = 0; i < pr->Nq; i++)
+        json_uint(&jw, NULL, c->perm[i]);
+    json_end(&jw);
+    json_bool(&jw, "posenc", c->o->posenc);
+    json_number(&jw, "max_output_diff", res->output_diff);
+    json_number(&jw, "max_weight_diff", res->weight_diff);
+    json_number(&jw, "max_abs_output", res->output_max);
+    json_array_begin(&jw, "shape", JSON_INLINE);
+    json_uint(&jw, NULL, pr->B);
+    json_uint(&jw, NULL, pr->Nq);
+    json_uint(&jw, NULL, pr->params.num_hiddens);
+    json_end(&jw);
+    json_uint(&jw, "num_heads", pr->params.num_heads);
+    json_string(&jw, "inputs", c->o->inputs);
+    json_uint(&jw, "seed", c->o->seed);
+    json_string(&jw, "loops",
+                !c->o->naive && pr->params.score == SCORE_DOT ? "fast" : "reference");
+    write_sentences(&jw, "tokens", pr, NULL);
+    write_sentences(&jw, "permuted_tokens", pr, c->perm);
+    json_tensor(&jw, "output", res->out.data, 3, res->out.shape);
+    json_tensor(&jw, "output_permuted", res->out_p.data, 3, res->out_p.shape);
+    json_tensor(&jw, "attention_weights", res->w.data, 4, res->w.shape);
+    json_tensor(&jw, "attention_weights_permuted", res->w_p.data, 4, res->w_p.shape);
+    json_end(&jw);
+    return json_writer_finish(&jw);
 }
 
 /* --png: example 0, head 1: π·A(X)·πᵀ, A(π·X) and |difference| side by
@@ -813,29 +821,36 @@ struct sweep_json {
     size_t npts;
 };
 
-static void write_sweep_json(FILE *f, const void *arg)
+static int write_sweep_json(FILE *f, const void *arg)
 {
     const struct sweep_json *c = arg;
     static const char *const keys[] = {"var_raw", "var_scaled", "max_weight_raw",
                                        "max_weight_scaled", "entropy_raw", "entropy_scaled"};
-    size_t i, s;
+    json_writer jw;
 
-    fputs("{\n  \"command\": \"selfattn\",\n  \"demo\": \"scale-sweep\",\n  \"dims\": [", f);
-    for (i = 0; i < c->npts; i++)
-        fprintf(f, i ? ", %zu" : "%zu", c->pts[i].d);
-    fputc(']', f);
-    for (s = 0; s < 6; s++) {
-        fprintf(f, ",\n  \"%s\": [", keys[s]);
-        for (i = 0; i < c->npts; i++) {
+    json_writer_init(&jw, f);
+    json_object_begin(&jw, NULL, JSON_BLOCK);
+    json_string(&jw, "command", "selfattn");
+    json_string(&jw, "demo", "scale-sweep");
+    json_array_begin(&jw, "dims", JSON_INLINE);
+    for (size_t i = 0; i < c->npts; i++)
+        json_uint(&jw, NULL, c->pts[i].d);
+    json_end(&jw);
+    for (size_t s = 0; s < 6; s++) {
+        json_array_begin(&jw, keys[s], JSON_INLINE);
+        for (size_t i = 0; i < c->npts; i++) {
             const sweep_point *p = &c->pts[i];
             const double v[6] = {p->var_raw, p->var_scaled, p->max_raw, p->max_scaled,
                                  p->ent_raw, p->ent_scaled};
-            fprintf(f, i ? ", %.9g" : "%.9g", v[s]);
+            json_number(&jw, NULL, v[s]);
         }
-        fputc(']', f);
+        json_end(&jw);
     }
-    fprintf(f, ",\n  \"samples\": %zu,\n  \"keys\": %zu,\n  \"seed\": %llu\n}\n", c->o->samples,
-            c->o->keys, c->o->seed);
+    json_uint(&jw, "samples", c->o->samples);
+    json_uint(&jw, "keys", c->o->keys);
+    json_uint(&jw, "seed", c->o->seed);
+    json_end(&jw);
+    return json_writer_finish(&jw);
 }
 
 /* --png: the mean largest weight against log₂ d above, the variances

@@ -12,7 +12,7 @@ FILE *output_report_stream(const char *json_path)
     return json_path && strcmp(json_path, "-") == 0 ? stderr : stdout;
 }
 
-int output_json(const char *path, void (*write)(FILE *f, const void *ctx), const void *ctx,
+int output_json(const char *path, int (*write)(FILE *f, const void *ctx), const void *ctx,
                 FILE *rep, const char *what)
 {
     atomic_file af;
@@ -21,7 +21,11 @@ int output_json(const char *path, void (*write)(FILE *f, const void *ctx), const
         cli_error("%s", err);
         return EXIT_RUNTIME;
     }
-    write(af.f, ctx);
+    if (write(af.f, ctx) != 0) {
+        atomic_abort(&af);
+        cli_error("%s: internal error: malformed JSON", path);
+        return EXIT_RUNTIME;
+    }
     if (atomic_commit(&af, err, sizeof err) != 0) {
         cli_error("%s", err);
         return EXIT_RUNTIME;

@@ -10,8 +10,11 @@
 #include "render.h"
 #include "term.h"
 
-/* write(f, ctx) writes the document. Returns EXIT_OK or EXIT_RUNTIME. */
-int output_json(const char *path, void (*write)(FILE *f, const void *ctx), const void *ctx,
+/* write(f, ctx) writes the document with a json_writer (json_writer.h)
+ * and returns json_writer_finish's result; nonzero (a malformed document,
+ * a bug) leaves no file and fails with "attn CMD: PATH: internal error:
+ * malformed JSON". Returns EXIT_OK or EXIT_RUNTIME. */
+int output_json(const char *path, int (*write)(FILE *f, const void *ctx), const void *ctx,
                 FILE *rep, const char *what);
 
 /* Returns EXIT_OK or EXIT_RUNTIME. */

@@ -10,7 +10,7 @@
 
 #include "checked.h"
 #include "json_in.h"
-#include "json_out.h"
+#include "json_writer.h"
 #include "rng.h"
 
 #define MAX_LEN 1000000000L /* the largest valid_len accepted */
@@ -891,117 +891,107 @@ int problem_run_bytes(const problem *pr, int weights, int explain, size_t *bytes
 
 /* ---- JSON output ----------------------------------------------------- */
 
-static void write_lens(FILE *f, const problem *pr)
+static void write_lens(json_writer *jw, const problem *pr)
 {
-    size_t i, j, cols = pr->vl_ndim == 2 ? pr->Nq : 1;
+    size_t cols = pr->vl_ndim == 2 ? pr->Nq : 1;
     if (!pr->valid_lens) {
-        fputs("null", f);
+        json_null(jw, "valid_lens");
         return;
     }
-    fputc('[', f);
-    for (i = 0; i < pr->B; i++) {
-        if (i)
-            fputs(", ", f);
+    json_array_begin(jw, "valid_lens", JSON_INLINE);
+    for (size_t i = 0; i < pr->B; i++) {
         if (pr->vl_ndim == 2)
-            fputc('[', f);
-        for (j = 0; j < cols; j++)
-            fprintf(f, "%s%ld", j ? ", " : "", pr->valid_lens[i * cols + j]);
+            json_array_begin(jw, NULL, JSON_INLINE);
+        for (size_t j = 0; j < cols; j++)
+            json_int(jw, NULL, pr->valid_lens[i * cols + j]);
         if (pr->vl_ndim == 2)
-            fputc(']', f);
+            json_end(jw);
     }
-    fputc(']', f);
+    json_end(jw);
 }
 
-static void write_tokens(FILE *f, const char *key, char **tokens, size_t n)
+/* tokens[0 … n-1] as an array of strings (key NULL: inside an array). */
+static void write_tokens(json_writer *jw, const char *key, char *const *tokens, size_t n)
 {
-    size_t i;
-    fprintf(f, ",\n  \"%s\": [", key);
-    for (i = 0; i < n; i++) {
-        if (i)
-            fputs(", ", f);
-        json_write_string(f, tokens[i]);
-    }
-    fputc(']', f);
+    json_array_begin(jw, key, JSON_INLINE);
+    for (size_t i = 0; i < n; i++)
+        json_string(jw, NULL, tokens[i]);
+    json_end(jw);
 }
 
-static void write_linear(FILE *f, const char *name, const linear *l, int *first)
+static void write_linear(json_writer *jw, const char *name, const linear *l)
 {
+    char key[64];
     if (!l->weight.data)
         return;
-    fprintf(f, "%s\n    \"%s.weight\": ", *first ? "" : ",", name);
-    json_write_tensor(f, l->weight.data, l->weight.ndim, l->weight.shape, 4);
-    *first = 0;
+    snprintf(key, sizeof key, "%s.weight", name);
+    json_tensor(jw, key, l->weight.data, l->weight.ndim, l->weight.shape);
     if (l->bias.data) {
-        fprintf(f, ",\n    \"%s.bias\": ", name);
-        json_write_tensor(f, l->bias.data, 1, l->bias.shape, 4);
+        snprintf(key, sizeof key, "%s.bias", name);
+        json_tensor(jw, key, l->bias.data, 1, l->bias.shape);
     }
 }
 
-void problem_write_json(FILE *f, const problem *pr, const char *command, const float *out,
-                        const float *weights)
+/* The inputs, so that the output file is also a complete input. */
+static void write_inputs(json_writer *jw, const problem *pr)
+{
+    if (pr->self) {
+        json_tensor(jw, "X", pr->queries.data, 3, pr->queries.shape);
+    } else {
+        size_t kshape[3] = {pr->B, pr->Nk, pr->Dk}, vshape[3] = {pr->B, pr->Nk, pr->Dv};
+        json_tensor(jw, "queries", pr->queries.data, 3, pr->queries.shape);
+        json_tensor(jw, "keys", problem_keys(pr), 3, kshape);
+        json_tensor(jw, "values", problem_values(pr), 3, vshape);
+    }
+    json_uint(jw, "num_heads", pr->params.num_heads);
+    if (pr->self && pr->query_tokens && pr->per_example) {
+        json_array_begin(jw, "tokens", JSON_INLINE);
+        for (size_t b = 0; b < pr->B; b++)
+            write_tokens(jw, NULL, pr->query_tokens + b * pr->Nq, pr->Nq);
+        json_end(jw);
+    } else if (pr->self && pr->query_tokens) {
+        write_tokens(jw, "tokens", pr->query_tokens, pr->Nq);
+    } else {
+        if (pr->query_tokens)
+            write_tokens(jw, "query_tokens", pr->query_tokens, pr->Nq);
+        if (pr->key_tokens)
+            write_tokens(jw, "key_tokens", pr->key_tokens, pr->Nk);
+    }
+}
+
+int problem_write_json(FILE *f, const problem *pr, const char *command, const float *out,
+                       const float *weights)
 {
     const mha_params *m = &pr->params;
     size_t oshape[3] = {pr->B, pr->Nq, m->num_hiddens};
     size_t wshape[4] = {pr->B, m->num_heads, pr->Nq, pr->Nk};
-    int first = 1;
+    json_writer jw;
 
-    fputs("{\n  \"command\": ", f);
-    json_write_string(f, command);
-    fprintf(f, ",\n  \"shape\": [%zu, %zu, %zu],\n  \"output\": ", oshape[0], oshape[1],
-            oshape[2]);
-    json_write_tensor(f, out, 3, oshape, 2);
-    fputs(",\n  \"attention_weights\": ", f);
+    json_writer_init(&jw, f);
+    json_object_begin(&jw, NULL, JSON_BLOCK);
+    json_string(&jw, "command", command);
+    json_array_begin(&jw, "shape", JSON_INLINE);
+    for (size_t i = 0; i < 3; i++)
+        json_uint(&jw, NULL, oshape[i]);
+    json_end(&jw);
+    json_tensor(&jw, "output", out, 3, oshape);
     if (weights)
-        json_write_tensor(f, weights, 4, wshape, 2);
+        json_tensor(&jw, "attention_weights", weights, 4, wshape);
     else
-        fputs("null", f);
-    fputs(",\n  \"valid_lens\": ", f);
-    write_lens(f, pr);
-    /* the inputs, so that this file is also a complete input */
-    if (pr->self) {
-        fputs(",\n  \"X\": ", f);
-        json_write_tensor(f, pr->queries.data, 3, pr->queries.shape, 2);
-    } else {
-        size_t kshape[3] = {pr->B, pr->Nk, pr->Dk}, vshape[3] = {pr->B, pr->Nk, pr->Dv};
-        fputs(",\n  \"queries\": ", f);
-        json_write_tensor(f, pr->queries.data, 3, pr->queries.shape, 2);
-        fputs(",\n  \"keys\": ", f);
-        json_write_tensor(f, problem_keys(pr), 3, kshape, 2);
-        fputs(",\n  \"values\": ", f);
-        json_write_tensor(f, problem_values(pr), 3, vshape, 2);
-    }
-    fprintf(f, ",\n  \"num_heads\": %zu", m->num_heads);
-    if (pr->self && pr->query_tokens && pr->per_example) {
-        size_t b;
-        fputs(",\n  \"tokens\": [", f);
-        for (b = 0; b < pr->B; b++) {
-            size_t t;
-            fputs(b ? ", [" : "[", f);
-            for (t = 0; t < pr->Nq; t++) {
-                if (t)
-                    fputs(", ", f);
-                json_write_string(f, pr->query_tokens[b * pr->Nq + t]);
-            }
-            fputc(']', f);
-        }
-        fputc(']', f);
-    } else if (pr->self && pr->query_tokens) {
-        write_tokens(f, "tokens", pr->query_tokens, pr->Nq);
-    } else {
-        if (pr->query_tokens)
-            write_tokens(f, "query_tokens", pr->query_tokens, pr->Nq);
-        if (pr->key_tokens)
-            write_tokens(f, "key_tokens", pr->key_tokens, pr->Nk);
-    }
-    fputs(",\n  \"state_dict\": {", f);
-    write_linear(f, "W_q", &m->W_q, &first);
-    write_linear(f, "W_k", &m->W_k, &first);
-    write_linear(f, "W_v", &m->W_v, &first);
-    write_linear(f, "W_o", &m->W_o, &first);
+        json_null(&jw, "attention_weights");
+    write_lens(&jw, pr);
+    write_inputs(&jw, pr);
+    json_object_begin(&jw, "state_dict", JSON_BLOCK);
+    write_linear(&jw, "W_q", &m->W_q);
+    write_linear(&jw, "W_k", &m->W_k);
+    write_linear(&jw, "W_v", &m->W_v);
+    write_linear(&jw, "W_o", &m->W_o);
     if (m->score == SCORE_ADDITIVE) {
-        write_linear(f, "attention.W_q", &m->a_W_q, &first);
-        write_linear(f, "attention.W_k", &m->a_W_k, &first);
-        write_linear(f, "attention.w_v", &m->a_w_v, &first);
+        write_linear(&jw, "attention.W_q", &m->a_W_q);
+        write_linear(&jw, "attention.W_k", &m->a_W_k);
+        write_linear(&jw, "attention.w_v", &m->a_w_v);
     }
-    fputs("\n  }\n}\n", f);
+    json_end(&jw);
+    json_end(&jw);
+    return json_writer_finish(&jw);
 }

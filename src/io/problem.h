@@ -75,9 +75,11 @@ int problem_run_bytes(const problem *pr, int weights, int explain, size_t *bytes
 
 void problem_free(problem *pr);
 
-/* The output JSON of SPEC.md §4. weights may be NULL (written as null). */
-void problem_write_json(FILE *f, const problem *pr, const char *command, const float *out,
-                        const float *weights);
+/* The output JSON of SPEC.md §4. weights may be NULL (written as null).
+ * Returns json_writer_finish's result: 0, or -1 for a malformed document
+ * (a bug). Write errors are left to the caller (output_json). */
+int problem_write_json(FILE *f, const problem *pr, const char *command, const float *out,
+                       const float *weights);
 
 /* The embedding of a token: D numbers from a standard normal stream seeded
  * by the token's text, so a word gets the same vector in every sentence. */

@@ -1,0 +1,292 @@
+/* test_json_writer.c — the streaming JSON writer: exact text for each
+ * layout, nesting, escapes, numbers, empty containers and misuse, and a
+ * tensor read back with cJSON. */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "json_writer.h"
+
+/* Run a writer into memory: the text it wrote (the caller frees) and, in
+ * *status, what the writer function returned. */
+static char *written(int (*write)(json_writer *), int *status)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    json_writer jw;
+    if (!f)
+        return NULL;
+    json_writer_init(&jw, f);
+    *status = write(&jw);
+    fclose(f);
+    return text;
+}
+
+#define CHECK_TEXT(write, want_status, want)                                  \
+    do {                                                                      \
+        int status_ = -2;                                                     \
+        char *text_ = written(write, &status_);                               \
+        CHECK_INT(status_, want_status);                                      \
+        CHECK(text_ != NULL && strcmp(text_, want) == 0);                     \
+        if (text_ && strcmp(text_, want) != 0)                                \
+            fprintf(stderr, "got:\n%s\nwant:\n%s\n", text_, want);            \
+        free(text_);                                                          \
+    } while (0)
+
+/* A block object with inline arrays, a nested block object, an inline
+ * object and every kind of value. */
+static int w_nesting(json_writer *jw)
+{
+    json_object_begin(jw, NULL, JSON_BLOCK);
+    json_string(jw, "command", "posenc");
+    json_uint(jw, "dim", 4);
+    json_int(jw, "seed", -3);
+    json_bool(jw, "rope", 1);
+    json_bool(jw, "posenc", 0);
+    json_null(jw, "valid_lens");
+    json_array_begin(jw, "lens", JSON_INLINE);
+    json_array_begin(jw, NULL, JSON_INLINE);
+    json_int(jw, NULL, 1);
+    json_int(jw, NULL, 2);
+    json_end(jw);
+    json_array_begin(jw, NULL, JSON_INLINE);
+    json_int(jw, NULL, 3);
+    json_end(jw);
+    json_end(jw);
+    json_object_begin(jw, "state", JSON_BLOCK);
+    json_object_begin(jw, "cross", JSON_INLINE);
+    json_string(jw, "rule", "n > d");
+    json_uint(jw, "n", 513);
+    json_end(jw);
+    json_number(jw, "x", 0.1f);
+    json_end(jw);
+    json_end(jw);
+    return json_writer_finish(jw);
+}
+
+static const char want_nesting[] =
+    "{\n"
+    "  \"command\": \"posenc\",\n"
+    "  \"dim\": 4,\n"
+    "  \"seed\": -3,\n"
+    "  \"rope\": true,\n"
+    "  \"posenc\": false,\n"
+    "  \"valid_lens\": null,\n"
+    "  \"lens\": [[1, 2], [3]],\n"
+    "  \"state\": {\n"
+    "    \"cross\": {\"rule\": \"n > d\", \"n\": 513},\n"
+    "    \"x\": 0.100000001\n"
+    "  }\n"
+    "}\n";
+
+/* Empty containers in each layout. */
+static int w_empty(json_writer *jw)
+{
+    json_array_begin(jw, NULL, JSON_BLOCK);
+    json_object_begin(jw, NULL, JSON_BLOCK);
+    json_end(jw);
+    json_array_begin(jw, NULL, JSON_INLINE);
+    json_end(jw);
+    json_object_begin(jw, NULL, JSON_ALIGNED);
+    json_end(jw);
+    json_end(jw);
+    return json_writer_finish(jw);
+}
+
+static const char want_empty[] = "[\n  {},\n  [],\n  {}\n]\n";
+
+/* Aligned objects in a block array, each ending its members on one line. */
+static int w_aligned(json_writer *jw)
+{
+    json_object_begin(jw, NULL, JSON_BLOCK);
+    json_array_begin(jw, "layers", JSON_BLOCK);
+    for (int i = 0; i < 2; i++) {
+        json_object_begin(jw, NULL, JSON_ALIGNED);
+        json_string(jw, "layer", i ? "rnn" : "conv");
+        json_array_begin(jw, "seconds", JSON_INLINE);
+        json_number_exact(jw, NULL, 0.25);
+        json_number_exact(jw, NULL, 1.5);
+        json_end(jw);
+        json_number_exact(jw, "slope", 1);
+        json_relayout(jw, JSON_INLINE);
+        json_number_exact(jw, "theory", 2);
+        json_number_exact(jw, "fit", INFINITY);
+        json_end(jw);
+    }
+    json_end(jw);
+    json_end(jw);
+    return json_writer_finish(jw);
+}
+
+static const char want_aligned[] =
+    "{\n"
+    "  \"layers\": [\n"
+    "    {\"layer\": \"conv\",\n"
+    "     \"seconds\": [0.25, 1.5],\n"
+    "     \"slope\": 1, \"theory\": 2, \"fit\": null},\n"
+    "    {\"layer\": \"rnn\",\n"
+    "     \"seconds\": [0.25, 1.5],\n"
+    "     \"slope\": 1, \"theory\": 2, \"fit\": null}\n"
+    "  ]\n"
+    "}\n";
+
+/* Escapes in values and keys; numbers in both formats. */
+static int w_escapes(json_writer *jw)
+{
+    json_array_begin(jw, NULL, JSON_INLINE);
+    json_string(jw, NULL, "quote \" backslash \\ newline \n tab \t bell \a 苹果");
+    json_number_exact(jw, NULL, 10000.0);
+    json_number_exact(jw, NULL, 0.1);
+    json_number_exact(jw, NULL, 1.0 / 3.0);
+    json_number(jw, NULL, 1.0 / 3.0);
+    json_number(jw, NULL, -2.5f);
+    json_number(jw, NULL, NAN);
+    json_object_begin(jw, NULL, JSON_INLINE);
+    json_string(jw, "a\"b\r", "\b\f\x1f");
+    json_end(jw);
+    json_end(jw);
+    return json_writer_finish(jw);
+}
+
+static const char want_escapes[] =
+    "[\"quote \\\" backslash \\\\ newline \\n tab \\t bell \\u0007 苹果\", 10000, 0.1, "
+    "0.3333333333333333, 0.333333333, -2.5, null, {\"a\\\"b\\r\": \"\\b\\f\\u001f\"}]\n";
+
+/* A (2, 3) tensor as a member, a (2,) one and a scalar in an array. */
+static int w_tensors(json_writer *jw)
+{
+    static const float m[6] = {1, 2, 3, 4, 5, 0.5f};
+    json_object_begin(jw, NULL, JSON_BLOCK);
+    json_tensor(jw, "m", m, 2, (size_t[]){2, 3});
+    json_array_begin(jw, "v", JSON_INLINE);
+    json_tensor(jw, NULL, m, 1, (size_t[]){2});
+    json_tensor(jw, NULL, m + 5, 0, NULL);
+    json_end(jw);
+    json_end(jw);
+    return json_writer_finish(jw);
+}
+
+static const char want_tensors[] =
+    "{\n"
+    "  \"m\": [\n"
+    "    [1, 2, 3],\n"
+    "    [4, 5, 0.5]\n"
+    "  ],\n"
+    "  \"v\": [[1, 2], 0.5]\n"
+    "}\n";
+
+/* Misuse: each refused call writes nothing, and nothing after it either. */
+static int w_no_key_in_object(json_writer *jw)
+{
+    json_object_begin(jw, NULL, JSON_INLINE);
+    json_uint(jw, "n", 1);
+    if (json_uint(jw, NULL, 2) != -1) /* no key inside an object */
+        return -2;
+    json_uint(jw, "m", 3); /* refused too: the writer has failed */
+    json_end(jw);
+    return json_writer_finish(jw);
+}
+
+static int w_key_in_array(json_writer *jw)
+{
+    json_array_begin(jw, NULL, JSON_INLINE);
+    json_uint(jw, NULL, 1);
+    if (json_string(jw, "k", "v") != -1)
+        return -2;
+    json_end(jw);
+    return json_writer_finish(jw);
+}
+
+static int w_extra_end(json_writer *jw)
+{
+    json_array_begin(jw, NULL, JSON_INLINE);
+    json_end(jw);
+    if (json_end(jw) != -1 || json_null(jw, NULL) != -1) /* nothing open; a second document */
+        return -2;
+    return json_writer_finish(jw);
+}
+
+static int w_unclosed(json_writer *jw)
+{
+    json_object_begin(jw, NULL, JSON_BLOCK);
+    json_uint(jw, "n", 1);
+    return json_writer_finish(jw);
+}
+
+static int w_key_at_top(json_writer *jw)
+{
+    json_uint(jw, "n", 1);
+    return json_writer_finish(jw);
+}
+
+static int w_too_deep(json_writer *jw)
+{
+    for (int i = 0; i < JSON_MAX_DEPTH; i++)
+        json_array_begin(jw, NULL, JSON_INLINE);
+    if (json_array_begin(jw, NULL, JSON_INLINE) != -1)
+        return -2;
+    return json_writer_finish(jw);
+}
+
+/* The (2, 3, 4) tensor of the old test, read back with cJSON. */
+static const float t3[2 * 3 * 4] = {
+    0.1f, -2.5f, 3e-8f, 1e30f, 4, 5, 6, 7, 8, 9, 10, 11,
+    12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 0.333333343f,
+};
+
+static int w_3d(json_writer *jw)
+{
+    json_tensor(jw, NULL, t3, 3, (size_t[]){2, 3, 4}); /* a non-square (2, 3, 4) */
+    return json_writer_finish(jw);
+}
+
+static void check_3d(void)
+{
+    int status = -2;
+    char *text = written(w_3d, &status);
+    cJSON *doc = text ? cJSON_Parse(text) : NULL;
+    CHECK_INT(status, 0);
+    CHECK(doc != NULL);
+    if (doc) {
+        CHECK_INT(cJSON_GetArraySize(doc), 2);
+        for (int a = 0; a < 2; a++) {
+            cJSON *m = cJSON_GetArrayItem(doc, a);
+            CHECK_INT(cJSON_GetArraySize(m), 3);
+            for (int b = 0; b < 3; b++) {
+                cJSON *row = cJSON_GetArrayItem(m, b);
+                CHECK_INT(cJSON_GetArraySize(row), 4);
+                for (int c = 0; c < 4; c++) {
+                    /* %.9g round-trips every float32 exactly */
+                    float got = (float)cJSON_GetArrayItem(row, c)->valuedouble;
+                    CHECK(got == t3[(a * 3 + b) * 4 + c]);
+                }
+            }
+        }
+        /* innermost arrays stay on one line */
+        CHECK(strstr(text, "\n    [0.100000001, -2.5, 2.99999989e-08, 1.00000002e+30],\n") !=
+              NULL);
+        cJSON_Delete(doc);
+    }
+    free(text);
+}
+
+int main(void)
+{
+    CHECK_TEXT(w_nesting, 0, want_nesting);
+    CHECK_TEXT(w_empty, 0, want_empty);
+    CHECK_TEXT(w_aligned, 0, want_aligned);
+    CHECK_TEXT(w_escapes, 0, want_escapes);
+    CHECK_TEXT(w_tensors, 0, want_tensors);
+    CHECK_TEXT(w_no_key_in_object, -1, "{\"n\": 1");
+    CHECK_TEXT(w_key_in_array, -1, "[1");
+    CHECK_TEXT(w_extra_end, -1, "[]\n");
+    CHECK_TEXT(w_unclosed, -1, "{\n  \"n\": 1");
+    CHECK_TEXT(w_key_at_top, -1, "");
+    CHECK_TEXT(w_too_deep, -1, "[[[[[[[[[[[[[[[[");
+    check_3d();
+    return check_summary("test_json_writer");
+}
