@@ -140,11 +140,13 @@ static void test_utf8(void)
         {"\xFFz", {0xFFFD, 'z'}, 2},                 /* invalid byte */
         {"\x80\xBF", {0xFFFD, 0xFFFD}, 2},           /* stray continuations */
         {"\xC3", {0xFFFD}, 1},                       /* truncated at the end */
-        {"\xE2\x82z", {0xFFFD, 'z'}, 2},             /* truncated before z */
-        {"\xC0\xAF", {0xFFFD}, 1},                   /* overlong '/' */
-        {"\xE0\x80\x80", {0xFFFD}, 1},               /* overlong NUL */
-        {"\xED\xA0\x80", {0xFFFD}, 1},               /* surrogate */
-        {"\xF4\x90\x80\x80", {0xFFFD}, 1},           /* above U+10FFFF */
+        /* one U+FFFD per byte of a malformed sequence (base/utf8.h) */
+        {"\xE2\x82z", {0xFFFD, 0xFFFD, 'z'}, 3},     /* truncated before z */
+        {"\xC0\xAF", {0xFFFD, 0xFFFD}, 2},           /* overlong '/' */
+        {"\xE0\x80\x80", {0xFFFD, 0xFFFD, 0xFFFD}, 3}, /* overlong NUL */
+        {"\xED\xA0\x80", {0xFFFD, 0xFFFD, 0xFFFD}, 3}, /* surrogate */
+        {"\xF4\x90\x80\x80", {0xFFFD, 0xFFFD, 0xFFFD, 0xFFFD}, 4}, /* above U+10FFFF */
+        {"\xEF\xBF\xBD", {0xFFFD}, 1},               /* U+FFFD itself */
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         const char *s = cases[k].s;

@@ -51,6 +51,8 @@
 #include <sys/ioctl.h> /* TIOCGWINSZ; glibc shows it without _DEFAULT_SOURCE */
 #include <unistd.h>
 
+#include "utf8.h"
+
 /* ---- options and terminal queries ------------------------------------- */
 
 int term_parse_color(const char *s, term_color_mode *mode)
@@ -122,57 +124,13 @@ int term_width(FILE *f)
 
 /* ---- UTF-8 labels ------------------------------------------------------ */
 
-#define BAD_CP 0x110000UL /* "not a valid code point" from utf8_next */
-
-/* Decode the code point at *s (NUL-terminated) and advance *s past it.
- * Malformed, overlong, surrogate or out-of-range sequences consume one
- * byte and give BAD_CP. Never reads past the terminating NUL: a NUL is
- * not a continuation byte. */
-static unsigned long utf8_next(const unsigned char **s)
-{
-    const unsigned char *p = *s;
-    unsigned long cp;
-    int len;
-
-    if (p[0] < 0x80) {
-        *s = p + 1;
-        return p[0];
-    } else if ((p[0] & 0xE0) == 0xC0) {
-        cp = p[0] & 0x1Fu;
-        len = 2;
-    } else if ((p[0] & 0xF0) == 0xE0) {
-        cp = p[0] & 0x0Fu;
-        len = 3;
-    } else if ((p[0] & 0xF8) == 0xF0) {
-        cp = p[0] & 0x07u;
-        len = 4;
-    } else {
-        *s = p + 1;
-        return BAD_CP;
-    }
-    for (int i = 1; i < len; i++) {
-        if ((p[i] & 0xC0) != 0x80) {
-            *s = p + 1;
-            return BAD_CP;
-        }
-        cp = (cp << 6) | (p[i] & 0x3Fu);
-    }
-    static const unsigned long min_cp[5] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < min_cp[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
-        *s = p + 1;
-        return BAD_CP;
-    }
-    *s = p + len;
-    return cp;
-}
-
 /* Code points a label must not send to the terminal: C0 and C1 controls
  * (ESC would start an escape sequence), DEL, and invisible format
  * characters that reorder or hide text (bidi overrides, zero-width
  * spaces, BOM). They are shown as '?'. */
 static int cp_unsafe(unsigned long cp)
 {
-    return cp == BAD_CP || cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) ||
+    return cp == UTF8_INVALID || cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) ||
            (cp >= 0x200B && cp <= 0x200F) || (cp >= 0x2028 && cp <= 0x202E) ||
            (cp >= 0x2060 && cp <= 0x206F) || cp == 0xFEFF;
 }
@@ -194,10 +152,9 @@ static int cp_width(unsigned long cp)
 
 size_t term_text_columns(const char *s)
 {
-    const unsigned char *p = (const unsigned char *)s;
     size_t w = 0;
-    while (*p) {
-        unsigned long cp = utf8_next(&p);
+    while (*s) {
+        unsigned long cp = utf8_next(&s);
         w += cp_unsafe(cp) ? 1 : (size_t)cp_width(cp);
     }
     return w;
@@ -211,11 +168,11 @@ static size_t put_label(FILE *f, const char *s, size_t maxw)
 {
     size_t total = term_text_columns(s);
     size_t room = total <= maxw ? maxw : maxw - 1; /* keep 1 for "…" */
-    const unsigned char *p = (const unsigned char *)s;
+    const char *p = s;
     size_t w = 0;
 
     while (*p) {
-        const unsigned char *start = p;
+        const char *start = p;
         unsigned long cp = utf8_next(&p);
         int unsafe = cp_unsafe(cp);
         size_t cw = unsafe ? 1 : (size_t)cp_width(cp);

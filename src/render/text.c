@@ -42,6 +42,7 @@
 
 #include "canvas.h"
 #include "text.h"
+#include "utf8.h"
 
 /* Faces tried in order for each character: DejaVu, room for files. */
 #define TEXT_MAX_FACES 4
@@ -843,39 +844,8 @@ double text_line_height(const text_font *font, double px)
 
 uint32_t text_utf8_next(const char **s)
 {
-    const unsigned char *p = (const unsigned char *)*s;
-    unsigned lead = p[0];
-    if (lead == 0)
-        return 0;
-    if (lead < 0x80) {
-        *s += 1;
-        return lead;
-    }
-    /* Sequence length and the smallest value it may encode. */
-    int n;
-    uint32_t cp, min;
-    if (lead >= 0xC0 && lead <= 0xDF) {
-        n = 1, cp = lead & 0x1F, min = 0x80;
-    } else if (lead >= 0xE0 && lead <= 0xEF) {
-        n = 2, cp = lead & 0x0F, min = 0x800;
-    } else if (lead >= 0xF0 && lead <= 0xF7) {
-        n = 3, cp = lead & 0x07, min = 0x10000;
-    } else {
-        *s += 1;                /* continuation byte or 0xF8..0xFF */
-        return 0xFFFD;
-    }
-    /* Continuation bytes; a NUL is not one, so we stop at the end. */
-    for (int i = 1; i <= n; i++) {
-        if ((p[i] & 0xC0) != 0x80) {
-            *s += i;            /* truncated: skip what we have read */
-            return 0xFFFD;
-        }
-        cp = (cp << 6) | (p[i] & 0x3Fu);
-    }
-    *s += n + 1;
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-        return 0xFFFD;
-    return cp;
+    uint32_t cp = utf8_next(s);
+    return cp == UTF8_INVALID ? 0xFFFD : cp;
 }
 
 /* The character actually drawn for cp: tabs as spaces, other control

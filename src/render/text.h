@@ -108,11 +108,11 @@ void text_draw(attn_image *img, text_font *font, double px, const char *s,
 void text_printable(const char *s, char *buf, size_t len);
 
 /* The next character of the UTF-8 string at *s, advancing *s; 0 at the
- * end (the NUL is not consumed). Malformed input gives U+FFFD: a stray
- * continuation byte or an invalid lead byte consumes one byte, a truncated
- * sequence its lead and continuation bytes so far, an overlong form, a
- * surrogate or a value above U+10FFFF its whole sequence. Never reads past
- * the terminating NUL. */
+ * end (the NUL is not consumed). utf8_next (base/utf8.h) with U+FFFD for
+ * each malformed byte: a stray continuation byte, an invalid lead byte, a
+ * truncated sequence, an overlong form, a surrogate or a value above
+ * U+10FFFF each give one U+FFFD per byte. Never reads past the
+ * terminating NUL. */
 uint32_t text_utf8_next(const char **s);
 
 #endif

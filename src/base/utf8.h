@@ -1,0 +1,21 @@
+/* utf8.h — the one UTF-8 decoder of attn, for figures (render/text.c) and
+ * the terminal (render/term.c). */
+#ifndef ATTN_UTF8_H
+#define ATTN_UTF8_H
+
+#include <stdint.h>
+
+/* What utf8_next gives for a malformed byte: above U+10FFFF, so never a
+ * code point (a U+FFFD in the input stays a valid character). */
+#define UTF8_INVALID 0x110000u
+
+/* The next code point of the NUL-terminated UTF-8 string at *s, advancing
+ * *s past it; 0 at the end (the NUL is not consumed). A byte that does not
+ * start a well-formed sequence gives UTF8_INVALID and consumes that one
+ * byte only, whatever follows: a stray continuation byte, a lead byte
+ * 0xF8…0xFF, a truncated sequence, an overlong form, a surrogate
+ * (U+D800…U+DFFF) or a value above U+10FFFF. Never reads past the
+ * terminating NUL (a NUL is not a continuation byte). */
+uint32_t utf8_next(const char **s);
+
+#endif

@@ -1,0 +1,70 @@
+/* test_utf8.c — the UTF-8 decoder (base/utf8.h): valid characters of each
+ * length, and every kind of malformed input consuming one byte at a time
+ * without reading past the NUL. */
+#include <stdint.h>
+#include <string.h>
+
+#include "check.h"
+#include "utf8.h"
+
+#define X UTF8_INVALID
+
+int main(void)
+{
+    /* Each case: input, the code points expected, how many, and the bytes
+     * each one consumed. */
+    static const struct {
+        const char *s;
+        uint32_t cps[5];
+        int step[5];
+        int n;
+    } cases[] = {
+        {"", {0}, {0}, 0},
+        {"a\x7F", {'a', 0x7F}, {1, 1}, 2},
+        {"\xC2\x80\xDF\xBF", {0x80, 0x7FF}, {2, 2}, 2},               /* 2 bytes */
+        {"\xE0\xA0\x80\xEF\xBF\xBF", {0x800, 0xFFFF}, {3, 3}, 2},     /* 3 bytes */
+        {"\xE8\x8B\xB9\xE6\x9E\x9C", {0x82F9, 0x679C}, {3, 3}, 2},    /* 苹果 */
+        {"\xF0\x90\x80\x80\xF4\x8F\xBF\xBF", {0x10000, 0x10FFFF}, {4, 4}, 2},
+        {"\xEF\xBF\xBD", {0xFFFD}, {3}, 1},                           /* U+FFFD is valid */
+        {"\xED\x9F\xBF\xEE\x80\x80", {0xD7FF, 0xE000}, {3, 3}, 2},    /* around surrogates */
+        {"\x80\xBFz", {X, X, 'z'}, {1, 1, 1}, 3},                     /* stray continuations */
+        {"\xF8\x88\x80\x80\x80", {X, X, X, X, X}, {1, 1, 1, 1, 1}, 5}, /* 5-byte form */
+        {"\xFF\xFE", {X, X}, {1, 1}, 2},
+        {"\xC3", {X}, {1}, 1},                                        /* truncated at the end */
+        {"\xE2\x82", {X, X}, {1, 1}, 2},
+        {"\xE2\x82z", {X, X, 'z'}, {1, 1, 1}, 3},                     /* truncated before z */
+        {"\xF0\x9F\x98z", {X, X, X, 'z'}, {1, 1, 1, 1}, 4},
+        {"\xC3\x28", {X, '('}, {1, 1}, 2},                            /* lead, then ASCII */
+        {"\xC0\xAF", {X, X}, {1, 1}, 2},                              /* overlong '/' */
+        {"\xC1\xBF", {X, X}, {1, 1}, 2},
+        {"\xE0\x80\x80", {X, X, X}, {1, 1, 1}, 3},                    /* overlong NUL */
+        {"\xE0\x9F\xBF", {X, X, X}, {1, 1, 1}, 3},                    /* overlong U+07FF */
+        {"\xF0\x8F\xBF\xBF", {X, X, X, X}, {1, 1, 1, 1}, 4},          /* overlong U+FFFF */
+        {"\xED\xA0\x80", {X, X, X}, {1, 1, 1}, 3},                    /* surrogate D800 */
+        {"\xED\xBF\xBF", {X, X, X}, {1, 1, 1}, 3},                    /* surrogate DFFF */
+        {"\xF4\x90\x80\x80", {X, X, X, X}, {1, 1, 1, 1}, 4},          /* above U+10FFFF */
+        {"\xF7\xBF\xBF\xBF", {X, X, X, X}, {1, 1, 1, 1}, 4},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const char *s = cases[k].s;
+        for (int i = 0; i < cases[k].n; i++) {
+            const char *before = s;
+            CHECK_INT(utf8_next(&s), cases[k].cps[i]);
+            CHECK_INT(s - before, cases[k].step[i]);
+        }
+        /* the end: 0, and the NUL is not consumed */
+        const char *end = s;
+        CHECK_INT(utf8_next(&s), 0);
+        CHECK(s == end && *s == '\0');
+        CHECK_INT(s - cases[k].s, (long long)strlen(cases[k].s));
+    }
+    /* A NUL inside a sequence ends it: nothing past the NUL is read. */
+    static const char cut[] = {(char)0xE2, (char)0x82, 0, (char)0xAC, 0};
+    const char *s = cut;
+    CHECK_INT(utf8_next(&s), X);
+    CHECK_INT(utf8_next(&s), X);
+    CHECK(s == cut + 2);
+    CHECK_INT(utf8_next(&s), 0);
+    CHECK(s == cut + 2);
+    return check_summary("test_utf8");
+}
