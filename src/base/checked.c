@@ -1,9 +1,10 @@
-/* checked.c — size arithmetic that reports overflow, and byte counts for
- * messages (see checked.h). */
+/* checked.c — size arithmetic that reports overflow, float buffers, and
+ * byte counts for messages (see checked.h). */
 #include "checked.h"
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 int size_mul(size_t a, size_t b, size_t *out)
 {
@@ -19,6 +20,14 @@ int size_add(size_t a, size_t b, size_t *out)
         return -1;
     *out = a + b;
     return 0;
+}
+
+float *float_alloc(size_t count)
+{
+    size_t bytes;
+    if (size_mul(count, sizeof(float), &bytes) != 0)
+        return NULL;
+    return malloc(bytes ? bytes : 1);
 }
 
 void format_bytes(char *buf, size_t buflen, double bytes)

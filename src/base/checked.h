@@ -1,5 +1,6 @@
 /* checked.h — the small helpers every layer shares: size arithmetic that
- * reports overflow instead of wrapping, and byte counts for messages. */
+ * reports overflow instead of wrapping, float buffers allocated with that
+ * check, and byte counts for messages. */
 #ifndef ATTN_CHECKED_H
 #define ATTN_CHECKED_H
 
@@ -8,6 +9,11 @@
 /* Overflow-checked size arithmetic: 0 and *out set, or -1 on overflow. */
 int size_mul(size_t a, size_t b, size_t *out);
 int size_add(size_t a, size_t b, size_t *out);
+
+/* Memory for count floats (uninitialised, released with free), the size
+ * count × sizeof(float) checked: NULL when it overflows size_t or malloc
+ * fails. A count of 0 still gives a valid pointer (to one float). */
+float *float_alloc(size_t count);
 
 /* "1.5 GiB", "512 B": for messages. */
 void format_bytes(char *buf, size_t buflen, double bytes);

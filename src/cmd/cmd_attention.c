@@ -1103,7 +1103,7 @@ static int run(int argc, char **argv, int self)
         return status;
     }
     if (a.posenc) { /* X + P, P (N, D) the same for every example */
-        float *P = malloc(pr.Nq * pr.Dq * sizeof *P);
+        float *P = float_alloc(pr.Nq * pr.Dq); /* (Nq, Dq) */
         size_t b, e;
         if (!P) {
             cli_error("out of memory for the positional encoding");
@@ -1169,7 +1169,7 @@ static int run(int argc, char **argv, int self)
                 tensor_alloc(&tr[4], 4, wshape, err, sizeof err) ||
                 tensor_alloc(&tr[5], 4, wshape, err, sizeof err) ||
                 tensor_alloc(&tr[6], 3, qs, err, sizeof err) ||
-                (tmp = malloc((pr.Nq > pr.Nk ? pr.Nq : pr.Nk) * H * sizeof *tmp + 1)) == NULL) {
+                (tmp = float_alloc((pr.Nq > pr.Nk ? pr.Nq : pr.Nk) * H)) == NULL) {
                 cli_error("%s", tmp ? err : "out of memory for --explain");
                 goto done;
             }

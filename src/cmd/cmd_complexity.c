@@ -680,7 +680,7 @@ static int bench_bytes(size_t N, size_t d, size_t k, size_t *bytes)
 
 static float *alloc_floats(size_t count, int *failed)
 {
-    float *p = count && !*failed ? malloc(count * sizeof(float)) : NULL;
+    float *p = count && !*failed ? float_alloc(count) : NULL;
     if (!p)
         *failed = 1;
     return p;

@@ -228,7 +228,7 @@ int demo_permute_run(permute_result *res, const problem *pr, const size_t *perm,
         tensor_alloc(&res->w_p, 4, wshape, err, errlen) ||
         tensor_alloc(&X, 3, xshape, err, errlen) || tensor_alloc(&Xp, 3, xshape, err, errlen))
         goto done;
-    if (posenc && (P = malloc(N * D * sizeof *P)) == NULL) {
+    if (posenc && (P = float_alloc(N * D)) == NULL) { /* (N, D) */
         snprintf(err, errlen, "out of memory for the positional encoding");
         goto done;
     }
@@ -472,7 +472,7 @@ static int write_permute_png(const problem *pr, const demo_permute_opts *o, cons
                              const permute_result *res, text_font *font, FILE *rep)
 {
     const size_t N = pr->Nq, NN = N * N;
-    float *pa = malloc(2 * NN * sizeof *pa); /* (2, N, N) π·A(X)·πᵀ, |difference| */
+    float *pa = float_alloc(2 * NN); /* (2, N, N) π·A(X)·πᵀ, |difference| */
     const char **labels = malloc(N * sizeof *labels + 1);  /* (N,) positions of π·X */
     char (*names)[24] = calloc(N < LABEL_POSITIONS ? N : 1, sizeof *names);
     char titles[3][96], err[512], what[160];
@@ -939,8 +939,8 @@ int demo_sweep_command(const demo_sweep_opts *o)
     /* --font, read and checked before the sweep */
     if (output_font_open(o->font, &font) != EXIT_OK)
         return EXIT_RUNTIME;
-    q = malloc(S * o->d_to * sizeof *q);
-    k = malloc(S * o->d_to * sizeof *k);
+    q = float_alloc(S * o->d_to);
+    k = float_alloc(S * o->d_to);
     scores = malloc(n * sizeof *scores);
     if (!q || !k || !scores) {
         cli_error("out of memory for --scale-sweep");

@@ -83,10 +83,9 @@ void softmax_row(float *x, size_t n)
 /* Allocate n floats, or note the failure. */
 static float *alloc_floats(size_t a, size_t b, size_t c, int *failed)
 {
-    size_t n, bytes;
+    size_t n;
     float *p;
-    if (size_mul(a, b, &n) || size_mul(n, c, &n) || size_mul(n, sizeof(float), &bytes) ||
-        (p = malloc(bytes ? bytes : 1)) == NULL) {
+    if (size_mul(a, b, &n) || size_mul(n, c, &n) || (p = float_alloc(n)) == NULL) {
         *failed = 1;
         return NULL;
     }
