@@ -43,3 +43,18 @@ void format_bytes(char *buf, size_t buflen, double bytes)
     else
         snprintf(buf, buflen, "%.3g %s", bytes, unit[u]);
 }
+
+void format_mem_limit(char *buf, size_t buflen, const char *what, int plural, size_t bytes,
+                      int overflow, size_t max_mem, const char *hint)
+{
+    char need[64], have[32];
+    format_bytes(have, sizeof have, (double)max_mem);
+    if (overflow)
+        snprintf(need, sizeof need, "%s than this machine can address",
+                 plural ? "more" : "more memory");
+    else
+        format_bytes(need, sizeof need, (double)bytes);
+    snprintf(buf, buflen, "%s %s %s%s, more than --max-mem %s%s%s", what,
+             plural ? "need" : "needs", overflow ? "" : "about ", need, have,
+             hint ? "; " : "", hint ? hint : "");
+}

@@ -18,4 +18,15 @@ float *float_alloc(size_t count);
 /* "1.5 GiB", "512 B": for messages. */
 void format_bytes(char *buf, size_t buflen, double bytes);
 
+/* The one sentence for a run refused by --max-mem, into buf[buflen]:
+ *   "WHAT needs about 37.3 GiB, more than --max-mem 4 GiB"
+ *   "WHAT needs more memory than this machine can address, more than
+ *    --max-mem 4 GiB"                        (overflow: the count overflowed)
+ * and with plural (WHAT is "the inputs and weights")
+ *   "WHAT need about 169 KiB, more than --max-mem 1 KiB"
+ *   "WHAT need more than this machine can address, more than --max-mem 4 GiB"
+ * hint, when not NULL, is appended after "; ". The caller prints it. */
+void format_mem_limit(char *buf, size_t buflen, const char *what, int plural, size_t bytes,
+                      int overflow, size_t max_mem, const char *hint);
+
 #endif

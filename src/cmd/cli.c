@@ -170,17 +170,10 @@ bad:
 
 int cli_check_mem(const char *what, size_t bytes, int overflow, size_t max_mem, const char *hint)
 {
-    char need[32], have[32];
+    char msg[1024];
     if (!overflow && bytes <= max_mem)
         return 0;
-    format_bytes(have, sizeof have, (double)max_mem);
-    if (overflow) {
-        cli_error("%s needs more memory than this machine can address, more than "
-                  "--max-mem %s%s%s", what, have, hint ? "; " : "", hint ? hint : "");
-    } else {
-        format_bytes(need, sizeof need, (double)bytes);
-        cli_error("%s needs about %s, more than --max-mem %s%s%s", what, need, have,
-                  hint ? "; " : "", hint ? hint : "");
-    }
+    format_mem_limit(msg, sizeof msg, what, 0, bytes, overflow, max_mem, hint);
+    cli_error("%s", msg);
     return -1;
 }

@@ -60,9 +60,10 @@ const char *cli_option_name(const struct option *longopts, int val);
 
 /* Refuse a run whose buffers would need more than max_mem bytes (what says
  * what the estimate covers; hint, when not NULL, is appended after "; ").
- * Returns 0, or -1 after printing e.g. "attn posenc: --steps 100000 --dim
- * 100000 needs about 37.3 GiB, more than --max-mem 4 GiB". overflow != 0
- * means the estimate itself overflowed. */
+ * Returns 0, or -1 after printing format_mem_limit's sentence (checked.h),
+ * e.g. "attn posenc: --steps 100000 --dim 100000 needs about 37.3 GiB,
+ * more than --max-mem 4 GiB". overflow != 0 means the estimate itself
+ * overflowed. */
 int cli_check_mem(const char *what, size_t bytes, int overflow, size_t max_mem,
                   const char *hint);
 

@@ -764,12 +764,8 @@ int problem_random(problem *pr, const problem_opts *o, char *err, size_t errlen,
                 size_add(total, bytes, &total);
     *usage = 0; /* from here on, failures are run-time errors */
     if (overflow || total > o->max_mem) {
-        char need[32], have[32];
-        format_bytes(have, sizeof have, (double)o->max_mem);
-        format_bytes(need, sizeof need, overflow ? 1e30 : (double)total);
-        snprintf(err, errlen, "the inputs and weights need %s%s, more than --max-mem %s",
-                 overflow ? "more than this machine can address" : "about ",
-                 overflow ? "" : need, have);
+        format_mem_limit(err, errlen, "the inputs and weights", 1, total, overflow, o->max_mem,
+                         NULL);
         goto fail;
     }
 

@@ -1,15 +1,51 @@
-/* test_utf8.c — the UTF-8 decoder (base/utf8.h): valid characters of each
- * length, and every kind of malformed input consuming one byte at a time
- * without reading past the NUL. */
+/* test_base.c — the base layer: the UTF-8 decoder (base/utf8.h) on valid
+ * characters of each length and every kind of malformed input, consumed
+ * one byte at a time without reading past the NUL; float_alloc's overflow
+ * check; the --max-mem sentence in its four forms. */
 #include <stdint.h>
 #include <string.h>
 
 #include "check.h"
+#include "checked.h"
 #include "utf8.h"
 
 #define X UTF8_INVALID
 
-int main(void)
+static void test_float_alloc(void)
+{
+    float *p = float_alloc(3);
+    CHECK(p != NULL);
+    if (p) {
+        p[0] = p[2] = 1.5f; /* (3,) writable: ASan checks the size */
+        CHECK(p[0] + p[2] == 3.0f);
+    }
+    free(p);
+    p = float_alloc(0); /* one float, never NULL */
+    CHECK(p != NULL);
+    free(p);
+    CHECK(float_alloc(SIZE_MAX / sizeof(float) + 1) == NULL); /* count × 4 overflows */
+    CHECK(float_alloc(SIZE_MAX) == NULL);
+}
+
+static void test_mem_limit(void)
+{
+    char buf[256];
+    format_mem_limit(buf, sizeof buf, "--steps 100000 --dim 100000", 0,
+                     (size_t)100000 * 100000 * 4, 0, (size_t)4 << 30, NULL);
+    CHECK(strcmp(buf, "--steps 100000 --dim 100000 needs about 37.3 GiB, more than "
+                      "--max-mem 4 GiB") == 0);
+    format_mem_limit(buf, sizeof buf, "batch 8", 0, 0, 1, 1024, "--stream helps");
+    CHECK(strcmp(buf, "batch 8 needs more memory than this machine can address, more than "
+                      "--max-mem 1 KiB; --stream helps") == 0);
+    format_mem_limit(buf, sizeof buf, "the inputs and weights", 1, 173056, 0, 1024, NULL);
+    CHECK(strcmp(buf, "the inputs and weights need about 169 KiB, more than --max-mem 1 KiB") ==
+          0);
+    format_mem_limit(buf, sizeof buf, "the inputs and weights", 1, 5, 1, (size_t)4 << 30, NULL);
+    CHECK(strcmp(buf, "the inputs and weights need more than this machine can address, more "
+                      "than --max-mem 4 GiB") == 0);
+}
+
+static void test_utf8(void)
 {
     /* Each case: input, the code points expected, how many, and the bytes
      * each one consumed. */
@@ -66,5 +102,12 @@ int main(void)
     CHECK(s == cut + 2);
     CHECK_INT(utf8_next(&s), 0);
     CHECK(s == cut + 2);
-    return check_summary("test_utf8");
+}
+
+int main(void)
+{
+    test_utf8();
+    test_float_alloc();
+    test_mem_limit();
+    return check_summary("test_base");
 }
