@@ -244,17 +244,28 @@ static int get_weight(const cJSON *sd, const char *key, size_t rows, size_t cols
     return 0;
 }
 
-/* The state_dict: every weight's shape against the inputs and the others. */
-static int load_state_dict(problem *pr, const cJSON *sd, const problem_opts *o,
-                           const char *heads_origin, char *err, size_t errlen, int *usage)
+/* The rows of a 2-D weight of the state_dict (the head count of W_q, the
+ * additive hidden size of attention.W_q), read before its full check. */
+static int weight_rows(const cJSON *sd, const char *key, size_t *rows, char *err,
+                       size_t errlen)
 {
-    mha_params *m = &pr->params;
+    char path[96];
     tensor t = {0};
-    char why[96];
-    size_t H, p;
+    snprintf(path, sizeof path, "$.state_dict[\"%s\"]", key);
+    if (json_get_tensor(cJSON_GetObjectItemCaseSensitive(sd, key), path, 2, 2, &t, err, errlen))
+        return -1;
+    *rows = t.shape[0];
+    tensor_free(&t);
+    return 0;
+}
+
+/* The state_dict's keys, and num_hiddens from W_q's rows against --hiddens
+ * and num_heads. */
+static int state_dict_hiddens(problem *pr, const cJSON *sd, const problem_opts *o,
+                              const char *heads_origin, char *err, size_t errlen, int *usage)
+{
     static const char *const need[] = {"W_q.weight", "W_k.weight", "W_v.weight", "W_o.weight"};
-    size_t i;
-    int has_add;
+    size_t H;
 
     if (!cJSON_IsObject(sd)) {
         snprintf(err, errlen, "$.state_dict: expected an object, got %s", json_type_name(sd));
@@ -262,82 +273,103 @@ static int load_state_dict(problem *pr, const cJSON *sd, const problem_opts *o,
     }
     if (check_keys(sd, "$.state_dict", sd_keys, err, errlen))
         return -1;
-    for (i = 0; i < 4; i++)
+    for (size_t i = 0; i < 4; i++)
         if (!cJSON_GetObjectItemCaseSensitive(sd, need[i])) {
             snprintf(err, errlen, "$.state_dict: missing \"%s\" (W_q, W_k, W_v and W_o "
                      "weights are all needed)", need[i]);
             return -1;
         }
-    /* num_hiddens from W_q's rows */
-    if (json_get_tensor(cJSON_GetObjectItemCaseSensitive(sd, "W_q.weight"),
-                        "$.state_dict[\"W_q.weight\"]", 2, 2, &t, err, errlen))
+    if (weight_rows(sd, "W_q.weight", &H, err, errlen))
         return -1;
-    H = t.shape[0];
-    tensor_free(&t);
     if (o->hiddens && (size_t)o->hiddens != H) {
         snprintf(err, errlen, "$.state_dict[\"W_q.weight\"]: has %zu rows (num_hiddens) but "
                  "--hiddens is %ld", H, o->hiddens);
         return -1;
     }
-    m->num_hiddens = H;
-    if (H % m->num_heads != 0) {
+    pr->params.num_hiddens = H;
+    if (H % pr->params.num_heads != 0) {
         snprintf(err, errlen, "num_hiddens %zu (the rows of W_q.weight) is not divisible by "
-                 "num_heads %zu%s", H, m->num_heads, heads_origin);
+                 "num_heads %zu%s", H, pr->params.num_heads, heads_origin);
         *usage = 1;
         return -1;
     }
-    p = H / m->num_heads;
-    snprintf(why, sizeof why, "num_hiddens × query_size %zu", pr->Dq);
-    if (get_weight(sd, "W_q.weight", H, pr->Dq, 0, &m->W_q.weight, why, err, errlen))
-        return -1;
-    snprintf(why, sizeof why, "num_hiddens × key_size %zu", pr->Dk);
-    if (get_weight(sd, "W_k.weight", H, pr->Dk, 0, &m->W_k.weight, why, err, errlen))
-        return -1;
-    snprintf(why, sizeof why, "num_hiddens × value_size %zu", pr->Dv);
-    if (get_weight(sd, "W_v.weight", H, pr->Dv, 0, &m->W_v.weight, why, err, errlen))
-        return -1;
-    if (get_weight(sd, "W_o.weight", H, H, 0, &m->W_o.weight, "num_hiddens × num_hiddens", err,
-                   errlen))
-        return -1;
-    {
-        static const char *const bias_keys[] = {"W_q.bias", "W_k.bias", "W_v.bias", "W_o.bias"};
-        linear *ls[] = {&m->W_q, &m->W_k, &m->W_v, &m->W_o};
-        for (i = 0; i < 4; i++)
-            if (cJSON_GetObjectItemCaseSensitive(sd, bias_keys[i]) &&
-                get_weight(sd, bias_keys[i], H, 0, 1, &ls[i]->bias, "num_hiddens", err, errlen))
-                return -1;
+    return 0;
+}
+
+/* W_q, W_k, W_v, W_o: (H, Dq), (H, Dk), (H, Dv), (H, H), and their (H,)
+ * biases when given. */
+static int load_projections(problem *pr, const cJSON *sd, char *err, size_t errlen)
+{
+    static const char *const names[] = {"W_q", "W_k", "W_v", "W_o"};
+    static const char *const sizes[] = {"query_size", "key_size", "value_size", NULL};
+    mha_params *m = &pr->params;
+    linear *ls[] = {&m->W_q, &m->W_k, &m->W_v, &m->W_o};
+    const size_t H = m->num_hiddens, cols[] = {pr->Dq, pr->Dk, pr->Dv, H};
+    char key[32], why[96];
+
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(key, sizeof key, "%s.weight", names[i]);
+        if (sizes[i])
+            snprintf(why, sizeof why, "num_hiddens × %s %zu", sizes[i], cols[i]);
+        else
+            snprintf(why, sizeof why, "num_hiddens × num_hiddens");
+        if (get_weight(sd, key, H, cols[i], 0, &ls[i]->weight, why, err, errlen))
+            return -1;
     }
-    has_add = cJSON_GetObjectItemCaseSensitive(sd, "attention.W_q.weight") ||
-              cJSON_GetObjectItemCaseSensitive(sd, "attention.W_k.weight") ||
-              cJSON_GetObjectItemCaseSensitive(sd, "attention.w_v.weight");
-    if (o->score_given && o->score == SCORE_DOT && has_add) {
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(key, sizeof key, "%s.bias", names[i]);
+        if (cJSON_GetObjectItemCaseSensitive(sd, key) &&
+            get_weight(sd, key, H, 0, 1, &ls[i]->bias, "num_hiddens", err, errlen))
+            return -1;
+    }
+    return 0;
+}
+
+/* d2l's additive scoring: attention.W_q, attention.W_k (A, p) and
+ * attention.w_v (1, A), p the head width; they make the score additive. */
+static int load_additive(problem *pr, const cJSON *sd, const problem_opts *o, char *err,
+                         size_t errlen)
+{
+    mha_params *m = &pr->params;
+    const size_t p = m->num_hiddens / m->num_heads;
+    const int has_q = cJSON_GetObjectItemCaseSensitive(sd, "attention.W_q.weight") != NULL,
+              has_k = cJSON_GetObjectItemCaseSensitive(sd, "attention.W_k.weight") != NULL,
+              has_v = cJSON_GetObjectItemCaseSensitive(sd, "attention.w_v.weight") != NULL;
+    char why[96];
+    size_t A;
+
+    if (o->score_given && o->score == SCORE_DOT && (has_q || has_k || has_v)) {
         snprintf(err, errlen, "$.state_dict: has attention.* weights, which belong to "
                  "--score additive, but --score is dot");
         return -1;
     }
-    if (has_add)
+    if (has_q || has_k || has_v)
         m->score = SCORE_ADDITIVE;
-    if (m->score == SCORE_ADDITIVE) {
-        size_t A;
-        if (!cJSON_GetObjectItemCaseSensitive(sd, "attention.W_q.weight") ||
-            !cJSON_GetObjectItemCaseSensitive(sd, "attention.W_k.weight") ||
-            !cJSON_GetObjectItemCaseSensitive(sd, "attention.w_v.weight")) {
-            snprintf(err, errlen, "$.state_dict: --score additive needs attention.W_q.weight, "
-                     "attention.W_k.weight and attention.w_v.weight");
-            return -1;
-        }
-        if (json_get_tensor(cJSON_GetObjectItemCaseSensitive(sd, "attention.W_q.weight"),
-                            "$.state_dict[\"attention.W_q.weight\"]", 2, 2, &t, err, errlen))
-            return -1;
-        A = t.shape[0];
-        tensor_free(&t);
-        snprintf(why, sizeof why, "additive hiddens × head width %zu", p);
-        if (get_weight(sd, "attention.W_q.weight", A, p, 0, &m->a_W_q.weight, why, err, errlen) ||
-            get_weight(sd, "attention.W_k.weight", A, p, 0, &m->a_W_k.weight, why, err, errlen) ||
-            get_weight(sd, "attention.w_v.weight", 1, A, 0, &m->a_w_v.weight,
-                       "1 × additive hiddens", err, errlen))
-            return -1;
+    if (m->score != SCORE_ADDITIVE)
+        return 0;
+    if (!has_q || !has_k || !has_v) {
+        snprintf(err, errlen, "$.state_dict: --score additive needs attention.W_q.weight, "
+                 "attention.W_k.weight and attention.w_v.weight");
+        return -1;
     }
+    if (weight_rows(sd, "attention.W_q.weight", &A, err, errlen))
+        return -1;
+    snprintf(why, sizeof why, "additive hiddens × head width %zu", p);
+    if (get_weight(sd, "attention.W_q.weight", A, p, 0, &m->a_W_q.weight, why, err, errlen) ||
+        get_weight(sd, "attention.W_k.weight", A, p, 0, &m->a_W_k.weight, why, err, errlen) ||
+        get_weight(sd, "attention.w_v.weight", 1, A, 0, &m->a_w_v.weight,
+                   "1 × additive hiddens", err, errlen))
+        return -1;
+    return 0;
+}
+
+/* The state_dict: every weight's shape against the inputs and the others. */
+static int load_state_dict(problem *pr, const cJSON *sd, const problem_opts *o,
+                           const char *heads_origin, char *err, size_t errlen, int *usage)
+{
+    if (state_dict_hiddens(pr, sd, o, heads_origin, err, errlen, usage) ||
+        load_projections(pr, sd, err, errlen) || load_additive(pr, sd, o, err, errlen))
+        return -1;
     return 0;
 }
 
@@ -413,75 +445,76 @@ static int load_sentences(const cJSON *node, problem *pr, char *err, size_t errl
     return 0;
 }
 
-static int load_root(problem *pr, const cJSON *root, const problem_opts *o, char *err,
-                     size_t errlen, int *usage)
+/* The inputs: X (B, N, D), or queries (B, Nq, Dq) with optional keys
+ * (B, Nk, Dk) and values (B, Nk, Dv), each (N, D) read as batch 1. */
+static int load_inputs(problem *pr, const cJSON *root, const problem_opts *o, char *err,
+                       size_t errlen)
 {
-    const cJSON *node;
-    char a[64], b[64];
-    long heads = 0;
-    size_t vshape[2];
-    const char *heads_origin;
-
-    if (!cJSON_IsObject(root)) {
-        snprintf(err, errlen, "$: expected an object, got %s", json_type_name(root));
-        return -1;
-    }
-    if (check_keys(root, "$", o->self ? top_keys_self : top_keys_cross, err, errlen))
-        return -1;
-
-    /* inputs: queries (B, Nq, Dq), keys (B, Nk, Dk), values (B, Nk, Dv) */
     if (o->self) {
         if (!cJSON_GetObjectItemCaseSensitive(root, "X")) {
             snprintf(err, errlen, "$: missing \"X\", the input sequence (batch, n, d)");
             return -1;
         }
-        if (get_input(root, "X", &pr->queries, err, errlen))
-            return -1;
-    } else {
-        if (!cJSON_GetObjectItemCaseSensitive(root, "queries")) {
-            snprintf(err, errlen, "$: missing \"queries\" (batch, num_queries, query_size)");
-            return -1;
-        }
-        if (get_input(root, "queries", &pr->queries, err, errlen))
-            return -1;
-        if (cJSON_GetObjectItemCaseSensitive(root, "keys") &&
-            get_input(root, "keys", &pr->keys, err, errlen))
-            return -1;
-        if (cJSON_GetObjectItemCaseSensitive(root, "values") &&
-            get_input(root, "values", &pr->values, err, errlen))
-            return -1;
-        if (pr->values.data && !pr->keys.data) {
-            snprintf(err, errlen, "$.values: given without \"keys\" (values pair with keys)");
-            return -1;
-        }
+        return get_input(root, "X", &pr->queries, err, errlen);
     }
+    if (!cJSON_GetObjectItemCaseSensitive(root, "queries")) {
+        snprintf(err, errlen, "$: missing \"queries\" (batch, num_queries, query_size)");
+        return -1;
+    }
+    if (get_input(root, "queries", &pr->queries, err, errlen))
+        return -1;
+    if (cJSON_GetObjectItemCaseSensitive(root, "keys") &&
+        get_input(root, "keys", &pr->keys, err, errlen))
+        return -1;
+    if (cJSON_GetObjectItemCaseSensitive(root, "values") &&
+        get_input(root, "values", &pr->values, err, errlen))
+        return -1;
+    if (pr->values.data && !pr->keys.data) {
+        snprintf(err, errlen, "$.values: given without \"keys\" (values pair with keys)");
+        return -1;
+    }
+    return 0;
+}
+
+/* B, Nq, Dq, Nk, Dk, Dv from the inputs, the keys and values checked
+ * against the queries and each other (absent keys are the queries, absent
+ * values the keys). */
+static int input_sizes(problem *pr, char *err, size_t errlen)
+{
+    const tensor *k = pr->keys.data ? &pr->keys : &pr->queries;
+    const tensor *v = pr->values.data ? &pr->values : k;
+    char a[64], b[64];
+
     pr->B = pr->queries.shape[0];
     pr->Nq = pr->queries.shape[1];
     pr->Dq = pr->queries.shape[2];
-    {
-        const tensor *k = pr->keys.data ? &pr->keys : &pr->queries;
-        const tensor *v = pr->values.data ? &pr->values : k;
-        if (k->shape[0] != pr->B) {
-            shape_text(a, sizeof a, k);
-            shape_text(b, sizeof b, &pr->queries);
-            snprintf(err, errlen, "$.keys: expected batch %zu like $.queries %s, got shape %s",
-                     pr->B, b, a);
-            return -1;
-        }
-        if (v->shape[0] != pr->B || v->shape[1] != k->shape[1]) {
-            shape_text(a, sizeof a, v);
-            shape_text(b, sizeof b, k);
-            snprintf(err, errlen, "$.values: expected shape (%zu, %zu, value_size) to pair with "
-                     "$.keys %s, got %s", pr->B, k->shape[1], b, a);
-            return -1;
-        }
-        pr->Nk = k->shape[1];
-        pr->Dk = k->shape[2];
-        pr->Dv = v->shape[2];
+    if (k->shape[0] != pr->B) {
+        shape_text(a, sizeof a, k);
+        shape_text(b, sizeof b, &pr->queries);
+        snprintf(err, errlen, "$.keys: expected batch %zu like $.queries %s, got shape %s",
+                 pr->B, b, a);
+        return -1;
     }
+    if (v->shape[0] != pr->B || v->shape[1] != k->shape[1]) {
+        shape_text(a, sizeof a, v);
+        shape_text(b, sizeof b, k);
+        snprintf(err, errlen, "$.values: expected shape (%zu, %zu, value_size) to pair with "
+                 "$.keys %s, got %s", pr->B, k->shape[1], b, a);
+        return -1;
+    }
+    pr->Nk = k->shape[1];
+    pr->Dk = k->shape[2];
+    pr->Dv = v->shape[2];
+    return 0;
+}
 
-    /* num_heads: from the file, the option, or the chapter's 5 */
-    node = cJSON_GetObjectItemCaseSensitive(root, "num_heads");
+/* num_heads: from the file, the option, or the chapter's 5; *origin says
+ * which, for messages. */
+static int load_heads(problem *pr, const cJSON *root, const problem_opts *o,
+                      const char **origin, char *err, size_t errlen, int *usage)
+{
+    const cJSON *node = cJSON_GetObjectItemCaseSensitive(root, "num_heads");
+    long heads = 0;
     if (node && json_get_count(node, "$.num_heads", 1, MAX_HEADS, &heads, err, errlen))
         return -1;
     if (node && o->heads && o->heads != heads) {
@@ -490,71 +523,73 @@ static int load_root(problem *pr, const cJSON *root, const problem_opts *o, char
         return -1;
     }
     pr->params.num_heads = (size_t)(heads ? heads : o->heads ? o->heads : 5);
-    heads_origin = heads ? " ($.num_heads)" : o->heads ? " (--heads)"
-                                          : " (the chapter's 5: give $.num_heads or --heads)";
-    pr->params.score = o->score_given ? o->score : SCORE_DOT;
+    *origin = heads ? " ($.num_heads)" : o->heads ? " (--heads)"
+                                      : " (the chapter's 5: give $.num_heads or --heads)";
+    return 0;
+}
 
-    /* valid_lens: (B,) or (B, Nq) */
-    node = cJSON_GetObjectItemCaseSensitive(root, "valid_lens");
+/* valid_lens: (B,) or (B, Nq), or null; not both in the file and as
+ * --valid-lens. */
+static int load_lens(problem *pr, const cJSON *root, const problem_opts *o, char *err,
+                     size_t errlen, int *usage)
+{
+    const cJSON *node = cJSON_GetObjectItemCaseSensitive(root, "valid_lens");
+    size_t vshape[2];
     if (node && o->valid_lens) {
         snprintf(err, errlen, "$.valid_lens: given in the file and by --valid-lens");
         *usage = 1;
         return -1;
     }
-    if (node && !cJSON_IsNull(node)) {
-        if (json_get_lens(node, "$.valid_lens", MAX_LEN, &pr->valid_lens, &pr->vl_ndim, vshape,
-                          err, errlen))
-            return -1;
-        if (vshape[0] != pr->B || (pr->vl_ndim == 2 && vshape[1] != pr->Nq)) {
-            if (pr->vl_ndim == 1)
-                snprintf(err, errlen, "$.valid_lens: expected %zu length%s (one per example) or "
-                         "a (%zu, %zu) array, got %zu", pr->B, pr->B == 1 ? "" : "s", pr->B,
-                         pr->Nq, vshape[0]);
-            else
-                snprintf(err, errlen, "$.valid_lens: expected shape (%zu,) or (%zu, %zu), got "
-                         "(%zu, %zu)", pr->B, pr->B, pr->Nq, vshape[0], vshape[1]);
-            return -1;
-        }
-    }
+    if (!node || cJSON_IsNull(node))
+        return 0;
+    if (json_get_lens(node, "$.valid_lens", MAX_LEN, &pr->valid_lens, &pr->vl_ndim, vshape,
+                      err, errlen))
+        return -1;
+    if (vshape[0] == pr->B && (pr->vl_ndim == 1 || vshape[1] == pr->Nq))
+        return 0;
+    if (pr->vl_ndim == 1)
+        snprintf(err, errlen, "$.valid_lens: expected %zu length%s (one per example) or "
+                 "a (%zu, %zu) array, got %zu", pr->B, pr->B == 1 ? "" : "s", pr->B,
+                 pr->Nq, vshape[0]);
+    else
+        snprintf(err, errlen, "$.valid_lens: expected shape (%zu,) or (%zu, %zu), got "
+                 "(%zu, %zu)", pr->B, pr->B, pr->Nq, vshape[0], vshape[1]);
+    return -1;
+}
 
-    /* the weights */
-    node = cJSON_GetObjectItemCaseSensitive(root, "state_dict");
-    if (node) {
-        if (o->no_proj) {
-            snprintf(err, errlen, "$.state_dict: given, but --no-proj asks for identity "
-                     "projections");
-            *usage = 1;
-            return -1;
-        }
-        if (load_state_dict(pr, node, o, heads_origin, err, errlen, usage))
-            return -1;
-    } else {
-        size_t A;
-        pr->params.num_hiddens = (size_t)(o->hiddens ? o->hiddens : (long)pr->Dq);
-        if (pr->params.num_hiddens % pr->params.num_heads != 0) {
-            snprintf(err, errlen, "num_hiddens %zu (%s) is not divisible by num_heads %zu%s",
-                     pr->params.num_hiddens,
-                     o->hiddens ? "--hiddens" : o->self ? "the width of $.X" : "the width of $.queries",
-                     pr->params.num_heads, heads_origin);
-            *usage = 1;
-            return -1;
-        }
-        if (o->no_proj && (pr->Dq != pr->params.num_hiddens || pr->Dk != pr->Dq || pr->Dv != pr->Dq)) {
-            snprintf(err, errlen, "--no-proj needs inputs of width num_hiddens %zu, got %zu",
-                     pr->params.num_hiddens, pr->Dq);
-            *usage = 1;
-            return -1;
-        }
-        A = (size_t)(o->score_hiddens ? o->score_hiddens
-                                      : (long)(pr->params.num_hiddens / pr->params.num_heads));
-        if (init_params(&pr->params, pr->Dq, pr->Dk, pr->Dv, A, o->bias, o->no_proj, o->seed,
-                        err, errlen))
-            return -1;
+/* Without a state_dict: random weights (or identities with --no-proj) of
+ * num_hiddens = --hiddens or the input width. */
+static int init_weights(problem *pr, const problem_opts *o, const char *heads_origin,
+                        char *err, size_t errlen, int *usage)
+{
+    mha_params *m = &pr->params;
+    size_t A;
+    m->num_hiddens = (size_t)(o->hiddens ? o->hiddens : (long)pr->Dq);
+    if (m->num_hiddens % m->num_heads != 0) {
+        snprintf(err, errlen, "num_hiddens %zu (%s) is not divisible by num_heads %zu%s",
+                 m->num_hiddens,
+                 o->hiddens ? "--hiddens" : o->self ? "the width of $.X" : "the width of $.queries",
+                 m->num_heads, heads_origin);
+        *usage = 1;
+        return -1;
     }
+    if (o->no_proj && (pr->Dq != m->num_hiddens || pr->Dk != pr->Dq || pr->Dv != pr->Dq)) {
+        snprintf(err, errlen, "--no-proj needs inputs of width num_hiddens %zu, got %zu",
+                 m->num_hiddens, pr->Dq);
+        *usage = 1;
+        return -1;
+    }
+    A = (size_t)(o->score_hiddens ? o->score_hiddens : (long)(m->num_hiddens / m->num_heads));
+    return init_params(m, pr->Dq, pr->Dk, pr->Dv, A, o->bias, o->no_proj, o->seed, err, errlen);
+}
 
-    /* token labels */
+/* Token labels: tokens (Nq,) or one sentence per example for self-attention,
+ * query_tokens (Nq,) and key_tokens (Nk,) otherwise. */
+static int load_labels(problem *pr, const cJSON *root, const problem_opts *o, char *err,
+                       size_t errlen)
+{
     if (o->self) {
-        node = cJSON_GetObjectItemCaseSensitive(root, "tokens");
+        const cJSON *node = cJSON_GetObjectItemCaseSensitive(root, "tokens");
         if (node && cJSON_IsArray(node) && cJSON_IsArray(node->child)) {
             if (load_sentences(node, pr, err, errlen))
                 return -1;
@@ -562,11 +597,43 @@ static int load_root(problem *pr, const cJSON *root, const problem_opts *o, char
             return -1;
         }
         pr->key_tokens = pr->query_tokens;
-    } else if (load_tokens(root, "query_tokens", pr->Nq, &pr->query_tokens, err, errlen) ||
-               load_tokens(root, "key_tokens", pr->Nk, &pr->key_tokens, err, errlen)) {
+        return 0;
+    }
+    if (load_tokens(root, "query_tokens", pr->Nq, &pr->query_tokens, err, errlen) ||
+        load_tokens(root, "key_tokens", pr->Nk, &pr->key_tokens, err, errlen))
+        return -1;
+    return 0;
+}
+
+static int load_root(problem *pr, const cJSON *root, const problem_opts *o, char *err,
+                     size_t errlen, int *usage)
+{
+    const cJSON *sd;
+    const char *heads_origin;
+
+    if (!cJSON_IsObject(root)) {
+        snprintf(err, errlen, "$: expected an object, got %s", json_type_name(root));
         return -1;
     }
-    return 0;
+    sd = cJSON_GetObjectItemCaseSensitive(root, "state_dict");
+    if (check_keys(root, "$", o->self ? top_keys_self : top_keys_cross, err, errlen) ||
+        load_inputs(pr, root, o, err, errlen) || input_sizes(pr, err, errlen) ||
+        load_heads(pr, root, o, &heads_origin, err, errlen, usage))
+        return -1;
+    pr->params.score = o->score_given ? o->score : SCORE_DOT;
+    if (load_lens(pr, root, o, err, errlen, usage))
+        return -1;
+    /* the weights: from the file, or drawn */
+    if (sd && o->no_proj) {
+        snprintf(err, errlen, "$.state_dict: given, but --no-proj asks for identity "
+                 "projections");
+        *usage = 1;
+        return -1;
+    }
+    if (sd ? load_state_dict(pr, sd, o, heads_origin, err, errlen, usage)
+           : init_weights(pr, o, heads_origin, err, errlen, usage))
+        return -1;
+    return load_labels(pr, root, o, err, errlen);
 }
 
 int problem_from_json(problem *pr, const cJSON *root, const char *name, const problem_opts *o,
@@ -709,116 +776,104 @@ done:
     return status;
 }
 
-int problem_random(problem *pr, const problem_opts *o, char *err, size_t errlen, int *usage)
+/* The sizes of a random run: the options' or d2l's defaults (B 2, Nq 4,
+ * Nk 6, H 100, 5 heads), or --tokens' sentences (*words (B, Nq) and their
+ * *lens (B,), for the caller to free). Usage errors only. */
+static int random_sizes(problem *pr, const problem_opts *o, char ***words, long **lens,
+                        char *err, size_t errlen)
 {
-    size_t B, Nq, Nk, H, NH, A, i, shape[3], bytes, total = 0;
-    char **words = NULL;
-    long *lens = NULL;
-    int overflow = 0;
-    rng r;
-
-    memset(pr, 0, sizeof *pr);
-    pr->self = o->self;
-    *usage = 1; /* until the options are known to fit together */
-    B = (size_t)(o->batch ? o->batch : 2);
-    Nq = (size_t)(o->queries ? o->queries : 4);
-    Nk = o->self ? Nq : (size_t)(o->kv ? o->kv : 6);
-    H = (size_t)(o->hiddens ? o->hiddens : 100);
-    NH = (size_t)(o->heads ? o->heads : 5);
+    const size_t H = (size_t)(o->hiddens ? o->hiddens : 100);
+    const size_t NH = (size_t)(o->heads ? o->heads : 5);
+    pr->B = (size_t)(o->batch ? o->batch : 2);
+    pr->Nq = (size_t)(o->queries ? o->queries : 4);
+    pr->Nk = o->self ? pr->Nq : (size_t)(o->kv ? o->kv : 6);
     if (o->tokens) {
         size_t tb, tn;
-        if (split_sentences(o->tokens, &tb, &tn, &words, &lens, err, errlen))
+        if (split_sentences(o->tokens, &tb, &tn, words, lens, err, errlen))
             return -1;
         if (o->batch && (size_t)o->batch != tb) {
             snprintf(err, errlen, "--batch %ld disagrees with --tokens, which has %zu "
                      "sentence%s", o->batch, tb, tb == 1 ? "" : "s");
-            goto fail;
+            return -1;
         }
         if (o->queries && (size_t)o->queries != tn) {
             snprintf(err, errlen, "--queries %ld disagrees with --tokens, whose longest "
                      "sentence has %zu tokens", o->queries, tn);
-            goto fail;
+            return -1;
         }
-        B = tb;
-        Nq = Nk = tn;
+        pr->B = tb;
+        pr->Nq = pr->Nk = tn;
     }
-    pr->B = B;
-    pr->Nq = Nq;
-    pr->Nk = Nk;
     pr->Dq = o->self ? H : (size_t)(o->query_size ? o->query_size : (long)H);
     pr->Dk = o->self ? H : (size_t)(o->key_size ? o->key_size : (long)H);
     pr->Dv = o->self ? H : (size_t)(o->value_size ? o->value_size : (long)H);
     if (H % NH != 0) {
         snprintf(err, errlen, "--hiddens %zu is not divisible by --heads %zu", H, NH);
-        goto fail;
+        return -1;
     }
-    A = (size_t)(o->score_hiddens ? o->score_hiddens : (long)(H / NH));
+    pr->params.num_heads = NH;
+    pr->params.num_hiddens = H;
+    return 0;
+}
 
-    /* memory: inputs and weights, before allocating any */
-    overflow |= tensor_bytes(3, (size_t[]){B, Nq, pr->Dq}, &bytes) || size_add(total, bytes, &total);
+/* --max-mem against the inputs and weights, before allocating any. */
+static int random_fits(const problem *pr, const problem_opts *o, char *err, size_t errlen)
+{
+    const size_t B = pr->B, H = pr->params.num_hiddens;
+    size_t bytes, total = 0;
+    int overflow = 0;
+    overflow |= tensor_bytes(3, (size_t[]){B, pr->Nq, pr->Dq}, &bytes) ||
+                size_add(total, bytes, &total);
     if (!o->self) {
-        overflow |= tensor_bytes(3, (size_t[]){B, Nk, pr->Dk}, &bytes) || size_add(total, bytes, &total);
-        overflow |= tensor_bytes(3, (size_t[]){B, Nk, pr->Dv}, &bytes) || size_add(total, bytes, &total);
+        overflow |= tensor_bytes(3, (size_t[]){B, pr->Nk, pr->Dk}, &bytes) ||
+                    size_add(total, bytes, &total);
+        overflow |= tensor_bytes(3, (size_t[]){B, pr->Nk, pr->Dv}, &bytes) ||
+                    size_add(total, bytes, &total);
     }
     overflow |= tensor_bytes(2, (size_t[]){H, pr->Dq + pr->Dk + pr->Dv + H}, &bytes) ||
                 size_add(total, bytes, &total);
-    *usage = 0; /* from here on, failures are run-time errors */
-    if (overflow || total > o->max_mem) {
-        format_mem_limit(err, errlen, "the inputs and weights", 1, total, overflow, o->max_mem,
-                         NULL);
-        goto fail;
-    }
+    if (!overflow && total <= o->max_mem)
+        return 0;
+    format_mem_limit(err, errlen, "the inputs and weights", 1, total, overflow, o->max_mem,
+                     NULL);
+    return -1;
+}
 
-    pr->params.num_heads = NH;
-    pr->params.num_hiddens = H;
-    pr->params.score = o->score_given ? o->score : SCORE_DOT;
-    if (init_params(&pr->params, pr->Dq, pr->Dk, pr->Dv, A, o->bias, o->no_proj, o->seed, err,
-                    errlen))
-        goto fail;
-
-    /* inputs: ones (the chapter's cells), standard normal, or token embeddings */
-    shape[0] = B;
-    shape[1] = Nq;
-    shape[2] = pr->Dq;
-    if (tensor_alloc(&pr->queries, 3, shape, err, errlen))
-        goto fail;
-    if (!o->self) {
-        shape[1] = Nk;
-        shape[2] = pr->Dk;
-        if (tensor_alloc(&pr->keys, 3, shape, err, errlen))
-            goto fail;
-        shape[2] = pr->Dv;
-        if (tensor_alloc(&pr->values, 3, shape, err, errlen))
-            goto fail;
-    }
+/* queries (B, Nq, Dq), and keys (B, Nk, Dk) and values (B, Nk, Dv) unless
+ * self: ones (the chapter's cells) or standard normal; with words, each
+ * query row the token's embedding (zeros past the sentence's length). */
+static int random_inputs(problem *pr, const problem_opts *o, char **words, const long *lens,
+                         char *err, size_t errlen)
+{
+    tensor *in[3] = {&pr->queries, &pr->keys, &pr->values};
+    rng r;
+    if (tensor_alloc(&pr->queries, 3, (size_t[]){pr->B, pr->Nq, pr->Dq}, err, errlen) ||
+        (!o->self &&
+         (tensor_alloc(&pr->keys, 3, (size_t[]){pr->B, pr->Nk, pr->Dk}, err, errlen) ||
+          tensor_alloc(&pr->values, 3, (size_t[]){pr->B, pr->Nk, pr->Dv}, err, errlen))))
+        return -1;
     rng_seed(&r, o->seed ^ 0x5eed5eed5eed5eedULL);
-    {
-        tensor *in[3] = {&pr->queries, &pr->keys, &pr->values};
-        for (i = 0; i < 3; i++) {
-            size_t e;
-            if (!in[i]->data)
-                continue;
-            for (e = 0; e < in[i]->size; e++)
-                in[i]->data[e] = o->fill_random ? (float)rng_normal(&r) : 1.0f;
+    for (size_t i = 0; i < 3; i++)
+        for (size_t e = 0; in[i]->data && e < in[i]->size; e++)
+            in[i]->data[e] = o->fill_random ? (float)rng_normal(&r) : 1.0f;
+    for (size_t b = 0; words && b < pr->B; b++)
+        for (size_t t = 0; t < pr->Nq; t++) {
+            float *x = pr->queries.data + (b * pr->Nq + t) * pr->Dq; /* (Dq,) */
+            if ((long)t < lens[b])
+                token_embedding(x, pr->Dq, words[b * pr->Nq + t]);
+            else
+                memset(x, 0, pr->Dq * sizeof *x); /* padding: zeros */
         }
-    }
-    if (words) {
-        size_t b, t;
-        for (b = 0; b < B; b++)
-            for (t = 0; t < Nq; t++) {
-                float *x = pr->queries.data + (b * Nq + t) * pr->Dq;
-                if ((long)t < lens[b])
-                    token_embedding(x, pr->Dq, words[b * Nq + t]);
-                else
-                    memset(x, 0, pr->Dq * sizeof *x); /* padding: zeros */
-            }
-        pr->query_tokens = words;
-        pr->key_tokens = words;
-        pr->per_example = 1;
-        words = NULL;
-    }
+    return 0;
+}
 
-    /* valid_lens: --valid-lens, the sentences' lengths, or the chapter's 3, 2 */
+/* valid_lens: --valid-lens, the sentences' lengths when they differ (taking
+ * *lens), or the chapter's 3, 2. -1 with *usage set for a --valid-lens of
+ * the wrong shape, -1 when out of memory. */
+static int random_lens(problem *pr, const problem_opts *o, long **lens, char *err,
+                       size_t errlen, int *usage)
+{
+    const size_t B = pr->B, Nq = pr->Nq;
     if (o->valid_lens) {
         size_t n = o->vl_shape[0] * o->vl_shape[1];
         if (o->vl_shape[0] != B || (o->vl_ndim == 2 && o->vl_shape[1] != Nq)) {
@@ -829,34 +884,65 @@ int problem_random(problem *pr, const problem_opts *o, char *err, size_t errlen,
             else
                 snprintf(err, errlen, "--valid-lens: expected %zu rows of %zu (one per example "
                          "and query), got %zu rows of %zu", B, Nq, o->vl_shape[0], o->vl_shape[1]);
-            goto fail;
+            return -1;
         }
-        pr->valid_lens = malloc(n * sizeof(long));
-        if (!pr->valid_lens)
+        if (!(pr->valid_lens = malloc(n * sizeof(long))))
             goto oom;
         memcpy(pr->valid_lens, o->valid_lens, n * sizeof(long));
         pr->vl_ndim = o->vl_ndim;
-    } else if (lens) {
+    } else if (*lens) {
         int ragged = 0;
-        for (i = 0; i < B; i++)
-            ragged |= (size_t)lens[i] != Nq;
+        for (size_t i = 0; i < B; i++)
+            ragged |= (size_t)(*lens)[i] != Nq;
         if (ragged && !o->no_valid_lens) {
-            pr->valid_lens = lens;
+            pr->valid_lens = *lens;
             pr->vl_ndim = 1;
-            lens = NULL;
+            *lens = NULL;
         }
     } else if (!o->batch && !o->no_valid_lens) {
-        pr->valid_lens = malloc(2 * sizeof(long));
-        if (!pr->valid_lens)
+        if (!(pr->valid_lens = malloc(2 * sizeof(long))))
             goto oom;
         pr->valid_lens[0] = 3;
         pr->valid_lens[1] = 2;
         pr->vl_ndim = 1;
     }
-    free(lens);
     return 0;
 oom:
     snprintf(err, errlen, "out of memory");
+    return -1;
+}
+
+int problem_random(problem *pr, const problem_opts *o, char *err, size_t errlen, int *usage)
+{
+    char **words = NULL;
+    long *lens = NULL;
+    size_t A;
+
+    memset(pr, 0, sizeof *pr);
+    pr->self = o->self;
+    *usage = 1; /* until the options are known to fit together */
+    if (random_sizes(pr, o, &words, &lens, err, errlen))
+        goto fail;
+    *usage = 0; /* from here on, failures are run-time errors */
+    if (random_fits(pr, o, err, errlen))
+        goto fail;
+    pr->params.score = o->score_given ? o->score : SCORE_DOT;
+    A = (size_t)(o->score_hiddens ? o->score_hiddens
+                                  : (long)(pr->params.num_hiddens / pr->params.num_heads));
+    if (init_params(&pr->params, pr->Dq, pr->Dk, pr->Dv, A, o->bias, o->no_proj, o->seed, err,
+                    errlen) ||
+        random_inputs(pr, o, words, lens, err, errlen))
+        goto fail;
+    if (words) {
+        pr->query_tokens = words;
+        pr->key_tokens = words;
+        pr->per_example = 1;
+        words = NULL;
+    }
+    if (random_lens(pr, o, &lens, err, errlen, usage))
+        goto fail;
+    free(lens);
+    return 0;
 fail:
     free_tokens(words);
     free(lens);
