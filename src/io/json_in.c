@@ -145,24 +145,22 @@ static void explain_invalid(char *err, size_t errlen, const char *path, const ch
                  line, col, c);
 }
 
-cJSON *json_read_file(const char *path, size_t max_bytes, char *err, size_t errlen)
+/* The whole file at path ("-": stdin) as NUL-terminated text of *len
+ * bytes, refused when it cannot be read, is larger than max_bytes, is only
+ * white space or holds a NUL byte; NULL then, with the message in err. */
+static char *read_text(const char *path, size_t max_bytes, size_t *len, char *err,
+                       size_t errlen)
 {
-    FILE *f;
+    FILE *f = stdin;
     struct stat st;
     char *text;
-    size_t len = 0, line, col;
+    const char *nul;
+    size_t line, col;
     int too_big;
-    const char *end = NULL;
-    cJSON *root;
 
-    if (strcmp(path, "-") == 0) {
-        f = stdin;
-    } else {
-        f = fopen(path, "rb");
-        if (!f) {
-            snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-            return NULL;
-        }
+    if (strcmp(path, "-") != 0 && (f = fopen(path, "rb")) == NULL) {
+        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
     }
     if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
         snprintf(err, errlen, "%s: cannot read: Is a directory", path);
@@ -170,7 +168,7 @@ cJSON *json_read_file(const char *path, size_t max_bytes, char *err, size_t errl
             fclose(f);
         return NULL;
     }
-    text = read_all(f, max_bytes, &len, &too_big);
+    text = read_all(f, max_bytes, len, &too_big);
     if (f != stdin)
         fclose(f);
     if (!text) {
@@ -184,20 +182,30 @@ cJSON *json_read_file(const char *path, size_t max_bytes, char *err, size_t errl
         }
         return NULL;
     }
-    if (strspn(text, " \t\r\n") == len) {
+    if (strspn(text, " \t\r\n") == *len) {
         snprintf(err, errlen, "%s: empty: expected a JSON object", path);
         free(text);
         return NULL;
     }
-    if (memchr(text, '\0', len)) {
-        size_t pos = (size_t)((const char *)memchr(text, '\0', len) - text);
-        line_col(text, pos, &line, &col);
+    if ((nul = memchr(text, '\0', *len)) != NULL) {
+        line_col(text, (size_t)(nul - text), &line, &col);
         snprintf(err, errlen, "%s: line %zu, column %zu: a NUL byte: not a JSON text", path,
                  line, col);
         free(text);
         return NULL;
     }
-    root = cJSON_ParseWithLengthOpts(text, len + 1, &end, 0);
+    return text;
+}
+
+/* text[0 … len) parsed as one JSON value with nothing but white space
+ * after it; NULL with the place and the reason in err. */
+static cJSON *parse_text(const char *path, const char *text, size_t len, char *err,
+                         size_t errlen)
+{
+    const char *end = NULL;
+    size_t line, col;
+    cJSON *root = cJSON_ParseWithLengthOpts(text, len + 1, &end, 0);
+
     if (root && end && strspn(end, " \t\r\n") != strlen(end)) {
         /* a complete value, then more: say where the extra text starts */
         size_t pos = (size_t)(end - text) + strspn(end, " \t\r\n");
@@ -205,7 +213,6 @@ cJSON *json_read_file(const char *path, size_t max_bytes, char *err, size_t errl
         snprintf(err, errlen, "%s: line %zu, column %zu: unexpected text after the JSON value",
                  path, line, col);
         cJSON_Delete(root);
-        free(text);
         return NULL;
     }
     if (!root) {
@@ -219,9 +226,18 @@ cJSON *json_read_file(const char *path, size_t max_bytes, char *err, size_t errl
                      line, col);
         else
             explain_invalid(err, errlen, path, text, pos, line, col);
-        free(text);
-        return NULL;
     }
+    return root;
+}
+
+cJSON *json_read_file(const char *path, size_t max_bytes, char *err, size_t errlen)
+{
+    size_t len = 0;
+    char *text = read_text(path, max_bytes, &len, err, errlen);
+    cJSON *root;
+    if (!text)
+        return NULL;
+    root = parse_text(path, text, len, err, errlen);
     free(text);
     return root;
 }
