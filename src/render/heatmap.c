@@ -39,6 +39,7 @@
 #include <string.h>
 
 #include "canvas.h"
+#include "checked.h"
 #include "text.h"
 
 #define HEAT_MAX_SIDE 1000      /* most cells on a panel side (pooled) and
@@ -238,6 +239,23 @@ static void x_overhang(const heat_ctx *c, double *left, double *right)
 }
 
 /* Place everything for cell size c->cell; sets the figure size. */
+/* The colorbar's ticks, about 60 pixels apart on its cbar_h pixels (at
+ * least two when the scale has a range), and the width of their labels. */
+static void colorbar_ticks(heat_ctx *c, long cbar_h)
+{
+    int max_ticks = (int)(cbar_h / 60) + 1;
+    max_ticks = max_ticks < 2 ? 2 : max_ticks > 9 ? 9 : max_ticks;
+    do
+        canvas_ticks_linear(c->vmin, c->vmax, max_ticks++, 0, &c->cticks);
+    while (c->cticks.n < 2 && c->vmax > c->vmin && max_ticks <= 9);
+    c->cbar_label_w = 0.0;
+    for (int i = 0; i < c->cticks.n; i++) {
+        char buf[64];
+        canvas_tick_label(c->cticks.v[i], c->cticks.decimals, buf, sizeof buf);
+        c->cbar_label_w = fmax(c->cbar_label_w, text_width(c->font, FS_TICK, buf));
+    }
+}
+
 static void layout(heat_ctx *c)
 {
     const heat_figure *fig = c->fig;
@@ -293,17 +311,7 @@ static void layout(heat_ctx *c)
     c->cbar_x = c->panel_x0 + (gc - 1) * c->dx + c->pw + (long)ceil(or_) + CBAR_GAP;
     c->cbar_y0 = c->panel_y0 + grid_h / 2 - cbar_h / 2;
     c->cbar_y1 = c->cbar_y0 + cbar_h;
-    int max_ticks = (int)(cbar_h / 60) + 1;
-    max_ticks = max_ticks < 2 ? 2 : max_ticks > 9 ? 9 : max_ticks;
-    do
-        canvas_ticks_linear(c->vmin, c->vmax, max_ticks++, 0, &c->cticks);
-    while (c->cticks.n < 2 && c->vmax > c->vmin && max_ticks <= 9);
-    c->cbar_label_w = 0.0;
-    for (int i = 0; i < c->cticks.n; i++) {
-        char buf[64];
-        canvas_tick_label(c->cticks.v[i], c->cticks.decimals, buf, sizeof buf);
-        c->cbar_label_w = fmax(c->cbar_label_w, text_width(c->font, FS_TICK, buf));
-    }
+    colorbar_ticks(c, cbar_h);
     double right = c->cbar_x + CBAR_W + TICK_LEN + TICK_PAD + c->cbar_label_w;
     if (fig->colorbar_label && *fig->colorbar_label)
         right += LABEL_PAD + label_h;
@@ -377,7 +385,10 @@ static void axis_tokens(heat_ctx *c, heat_axis *a, const char *const *labels,
 }
 
 /* Validate the figure and fill c's sizes, scale, pool and text widths. */
-static int prepare(heat_ctx *c, const heat_figure *fig, char *err, size_t errlen)
+/* The grid and every panel's shape checked; *rows and *cols the largest
+ * panel's along each axis. */
+static int check_panels(heat_ctx *c, const heat_figure *fig, size_t *rows, size_t *cols,
+                        char *err, size_t errlen)
 {
     if (fig == NULL || fig->panels == NULL)
         return render_error(err, errlen, "heatmap: no panels");
@@ -386,9 +397,7 @@ static int prepare(heat_ctx *c, const heat_figure *fig, char *err, size_t errlen
         return render_error(err, errlen, "heatmap: invalid grid %zu x %zu",
                             fig->grid_rows, fig->grid_cols);
     c->npanels = fig->grid_rows * fig->grid_cols;   /* <= 10^6 */
-
-    /* Panel shapes, and the largest along each axis. */
-    size_t rows = 0, cols = 0;
+    *rows = *cols = 0;
     for (size_t p = 0; p < c->npanels; p++) {
         const heat_panel *hp = &fig->panels[p];
         size_t n;
@@ -401,17 +410,15 @@ static int prepare(heat_ctx *c, const heat_figure *fig, char *err, size_t errlen
             (hp->rows != fig->panels[0].rows || hp->cols != fig->panels[0].cols))
             return render_error(err, errlen,
                                 "heatmap: tick labels need panels of one shape");
-        rows = rows > hp->rows ? rows : hp->rows;
-        cols = cols > hp->cols ? cols : hp->cols;
+        *rows = *rows > hp->rows ? *rows : hp->rows;
+        *cols = *cols > hp->cols ? *cols : hp->cols;
     }
+    return 0;
+}
 
-    /* A row buffer for panels whose rows are made on demand. */
-    c->rowbuf = malloc(cols * sizeof *c->rowbuf + 1);
-    c->colsum = malloc(cols * sizeof *c->colsum + 1);
-    if (!c->rowbuf || !c->colsum)
-        return render_error(err, errlen, "heatmap: out of memory");
-
-    /* Colour scale: given, or min / max of the finite entries. */
+/* The colour scale: given, or min / max of the finite entries. */
+static int color_scale(heat_ctx *c, const heat_figure *fig, char *err, size_t errlen)
+{
     float lo = INFINITY, hi = -INFINITY;
     for (size_t p = 0; p < c->npanels; p++) {
         const heat_panel *hp = &fig->panels[p];
@@ -438,6 +445,22 @@ static int prepare(heat_ctx *c, const heat_figure *fig, char *err, size_t errlen
     if (c->vmin > c->vmax)
         return render_error(err, errlen, "heatmap: vmin %g is greater than vmax %g",
                             c->vmin, c->vmax);
+    return 0;
+}
+
+static int prepare(heat_ctx *c, const heat_figure *fig, char *err, size_t errlen)
+{
+    size_t rows = 0, cols = 0;
+    if (check_panels(c, fig, &rows, &cols, err, errlen))
+        return -1;
+
+    /* A row buffer for panels whose rows are made on demand. */
+    c->rowbuf = float_alloc(cols);
+    c->colsum = malloc(cols * sizeof *c->colsum + 1);
+    if (!c->rowbuf || !c->colsum)
+        return render_error(err, errlen, "heatmap: out of memory");
+    if (color_scale(c, fig, err, errlen))
+        return -1;
 
     /* Pool so that no panel side has more than HEAT_MAX_SIDE cells. */
     size_t longest = rows > cols ? rows : cols;
