@@ -424,6 +424,15 @@ static void write_sentences(json_writer *jw, const char *key, const problem *pr,
     json_end(jw);
 }
 
+/* A demo's document begins {"command": "selfattn", "demo": NAME, … */
+static void begin_demo_json(json_writer *jw, FILE *f, const char *demo)
+{
+    json_writer_init(jw, f);
+    json_object_begin(jw, NULL, JSON_BLOCK);
+    json_string(jw, "command", "selfattn");
+    json_string(jw, "demo", demo);
+}
+
 static int write_permute_json(FILE *f, const void *arg)
 {
     const struct permute_json *c = arg;
@@ -431,10 +440,7 @@ static int write_permute_json(FILE *f, const void *arg)
     const permute_result *res = c->res;
     json_writer jw;
 
-    json_writer_init(&jw, f);
-    json_object_begin(&jw, NULL, JSON_BLOCK);
-    json_string(&jw, "command", "selfattn");
-    json_string(&jw, "demo", "permute");
+    begin_demo_json(&jw, f, "permute");
     json_array_begin(&jw, "permutation", JSON_INLINE);
     for (size_t i = 0; i < pr->Nq; i++)
         json_uint(&jw, NULL, c->perm[i]);
@@ -828,10 +834,7 @@ static int write_sweep_json(FILE *f, const void *arg)
                                        "max_weight_scaled", "entropy_raw", "entropy_scaled"};
     json_writer jw;
 
-    json_writer_init(&jw, f);
-    json_object_begin(&jw, NULL, JSON_BLOCK);
-    json_string(&jw, "command", "selfattn");
-    json_string(&jw, "demo", "scale-sweep");
+    begin_demo_json(&jw, f, "scale-sweep");
     json_array_begin(&jw, "dims", JSON_INLINE);
     for (size_t i = 0; i < c->npts; i++)
         json_uint(&jw, NULL, c->pts[i].d);
