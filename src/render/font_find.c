@@ -6,7 +6,9 @@
  *      (FcInitLoadConfigAndFonts: the same files and caches fc-match uses);
  *   2. a pattern asking for the characters (FC_CHARSET), completed with the
  *      configuration's substitutions and the defaults;
- *   3. FcFontSort: every font, the best match first, with a charset each;
+ *   3. FcFontSort: every font, the best match first, with a charset each
+ *      (untrimmed: a font whose characters an earlier one already has
+ *      stays, in case the earlier file turns out unusable);
  *   4. coverage checked here on each font's charset, full first.
  */
 #include <string.h>
@@ -89,7 +91,7 @@ int font_find(const uint32_t *cps, size_t n, font_find_try try, void *ctx)
             FcConfigSubstitute(config, pat, FcMatchPattern)) {
             FcDefaultSubstitute(pat);
             FcResult res;
-            FcFontSet *set = FcFontSort(config, pat, FcTrue, NULL, &res);
+            FcFontSet *set = FcFontSort(config, pat, FcFalse, NULL, &res);
             if (set != NULL) {
                 int left = FONT_FIND_MAX_OFFERS;
                 offered = 0;
