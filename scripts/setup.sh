@@ -8,10 +8,9 @@ ATTN_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # stb (PNG writing, TrueType text), libdeflate (compresses the PNGs),
 # fontconfig (finds a font for labels DejaVu Sans lacks), DejaVu Sans (built
 # into attn), scdoc (the man page, build/attn.1) and one CJK font, so that
-# the chapter's 苹果 examples are labelled: fonts-wqy-microhei, one 4.6 MB
-# file (wqy-microhei.ttc) that covers all of Chinese (simplified and
-# traditional), Japanese kana and Korean hangul, the smallest Debian font
-# that does (fonts-noto-cjk is about 100 MB). The tests draw with this file.
+# the chapter's 苹果 examples are labelled and the tests can draw them:
+# fonts-wqy-microhei, one 5 MB file (wqy-microhei.ttc, two faces) that
+# covers the CJK ideographs, kana and hangul (fonts-noto-cjk: about 90 MB).
 ATTN_PACKAGES="meson ninja-build pkg-config gcc libc6-dev libcjson-dev libstb-dev libdeflate-dev
   libfontconfig-dev fonts-dejavu-core fonts-wqy-microhei scdoc"
 
