@@ -4,8 +4,15 @@
 
 ATTN_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
-# Debian packages attn needs to build and run.
-ATTN_PACKAGES="meson ninja-build pkg-config gcc libc6-dev libcjson-dev libstb-dev fonts-dejavu-core"
+# Debian packages attn needs to build and run (SPEC 1): the tools, cJSON,
+# stb (PNG writing, TrueType text), libdeflate (compresses the PNGs),
+# fontconfig (finds a font for labels DejaVu Sans lacks), DejaVu Sans (built
+# into attn), scdoc (the man page, build/attn.1) and one CJK font, so that
+# the chapter's 苹果 examples are labelled and the tests can draw them:
+# fonts-wqy-microhei, one 5 MB file (wqy-microhei.ttc, two faces) that
+# covers the CJK ideographs, kana and hangul (fonts-noto-cjk: about 90 MB).
+ATTN_PACKAGES="meson ninja-build pkg-config gcc libc6-dev libcjson-dev libstb-dev libdeflate-dev
+  libfontconfig-dev fonts-dejavu-core fonts-wqy-microhei scdoc"
 
 # attn_need_packages PKG…: install the packages that are missing (with
 # apt-get when root), or print the apt-get line and exit 1.
@@ -60,5 +67,5 @@ attn_build() {
 # The optimized release build that scripts/attn runs.
 attn_build_release() {
     attn_need_packages $ATTN_PACKAGES
-    attn_build build --buildtype=release -Db_ndebug=if-release
+    attn_build build --buildtype=release -Db_ndebug=if-release -Dman=enabled
 }

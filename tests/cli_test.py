@@ -41,13 +41,26 @@ def heavy(what):
     return bool(VALGRIND)
 
 
+# The fonts every run sees, whatever the machine has: no $ATTN_FONT, the
+# search list naming only the CJK font scripts/setup.sh installs (Debian's
+# fonts-wqy-microhei), and fontconfig reading a configuration without fonts
+# (FONTS_ENV["FONTCONFIG_FILE"] is set by main). A case's env overrides
+# these; a value None removes the variable (ATTN_FONT_SEARCH: None lets
+# attn ask fontconfig).
+WQY = "/usr/share/fonts/truetype/wqy/wqy-microhei.ttc"
+FONTS_ENV = {"ATTN_FONT": None, "ATTN_FONT_SEARCH": WQY}
+
+
 def run(args, env=None, stdout=subprocess.PIPE, cwd=None, stdin=None):
     """Run attn; stdin may be bytes to feed it."""
     e = dict(os.environ)
     e.pop("NO_COLOR", None)
     e["COLUMNS"] = "80"
-    if env:
-        e.update(env)
+    for k, v in list(FONTS_ENV.items()) + list((env or {}).items()):
+        if v is None:
+            e.pop(k, None)
+        else:
+            e[k] = v
     p = subprocess.run(VALGRIND + [ATTN] + args, stdout=stdout, stderr=subprocess.PIPE,
                        input=stdin, env=e, cwd=cwd, timeout=1200 if VALGRIND else 120)
     out = p.stdout.decode("utf-8", "replace") if p.stdout is not None else ""
@@ -59,11 +72,13 @@ def run(args, env=None, stdout=subprocess.PIPE, cwd=None, stdin=None):
 
 
 def check(cond, what):
+    """Count a check, report it when it fails; cond, for chaining."""
     global COUNT
     COUNT += 1
     if not cond:
         FAILED.append(what)
         print("FAIL:", what)
+    return cond
 
 
 def expect(args, code, err=None, out_has=(), out_not=(), env=None, stdin=None):
@@ -1443,14 +1458,23 @@ def group_tour(tmp):
           "the tour ends by naming the folder")
 
 
-# Debian's fonts-wqy-microhei: optional; the cases that need it say
-# "skipped: ..." when it is not installed.
-WQY = "/usr/share/fonts/truetype/wqy/wqy-microhei.ttc"
+# Debian's fonts-dejavu-core, which scripts/setup.sh installs (attn embeds
+# it at build time).
 DEJAVU = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
-# No CJK font reachable whatever the machine has: $ATTN_FONT names no file
-# and the system search list ($ATTN_FONT_SEARCH, see src/render/text.h) is
-# empty.
+# No CJK font reachable: $ATTN_FONT names no file and the search list
+# ($ATTN_FONT_SEARCH, see src/render/text.h) is empty.
 NO_CJK = {"ATTN_FONT": "/nonexistent/font.ttf", "ATTN_FONT_SEARCH": ""}
+
+
+def fc_config(path, font_dir=None):
+    """Write a fontconfig configuration that sees the fonts of font_dir
+    only (None: no fonts at all), with its cache beside it; its path."""
+    d = os.path.dirname(path)
+    with open(path, "w") as f:
+        f.write('<?xml version="1.0"?>\n<fontconfig>\n%s  <cachedir>%s</cachedir>\n'
+                '</fontconfig>\n' % ("  <dir>%s</dir>\n" % font_dir if font_dir else "",
+                                      os.path.join(d, "fc-cache")))
+    return path
 
 
 def font_note(cmd, label):
@@ -1509,14 +1533,14 @@ def group_fonts(tmp):
     expect(["selfattn", "--tokens", zh, "--png", numbered] + sa, 0,
            err=font_note("selfattn", "苹果"), out_has=["wrote %s: " % numbered], env=NO_CJK)
     check(png_ok(numbered), "no CJK font: a valid PNG")
-    if os.path.exists(DEJAVU):      # $ATTN_FONT naming a font without CJK
-        expect(["selfattn", "--tokens", zh, "--png", os.path.join(tmp, "dv.png")] + sa, 0,
-               err=font_note("selfattn", "苹果"),
-               env={"ATTN_FONT": DEJAVU, "ATTN_FONT_SEARCH": ""})
-        check(same_bytes(numbered, os.path.join(tmp, "dv.png")),
-              "$ATTN_FONT without CJK: the same numbered figure")
-    else:
-        print("skipped: $ATTN_FONT naming DejaVu Sans (%s is not installed)" % DEJAVU)
+    # $ATTN_FONT naming a font without CJK
+    check(os.path.exists(DEJAVU), "%s (fonts-dejavu-core, which scripts/setup.sh installs) "
+          "is missing" % DEJAVU)
+    expect(["selfattn", "--tokens", zh, "--png", os.path.join(tmp, "dv.png")] + sa, 0,
+           err=font_note("selfattn", "苹果"),
+           env={"ATTN_FONT": DEJAVU, "ATTN_FONT_SEARCH": ""})
+    check(same_bytes(numbered, os.path.join(tmp, "dv.png")),
+          "$ATTN_FONT without CJK: the same numbered figure")
     # the numbered figure is the figure drawn without labels, byte for byte
     rnd = random.Random(11)
     X = [[[rnd.uniform(-1, 1) for _ in range(8)] for _ in range(5)]]
@@ -1545,10 +1569,19 @@ def group_fonts(tmp):
     expect(["selfattn", "--tokens", "the cat sat", "--png", os.path.join(tmp, "en.png")] + sa,
            0, err="", env=NO_CJK)
 
-    # with a CJK font, given (--font) or found (the system search): the
-    # labels are drawn, no note, and the figure is not the numbered one
-    if not os.path.exists(WQY):
-        print("skipped: --font with a CJK font (install fonts-wqy-microhei for %s)" % WQY)
+    # fontconfig (no $ATTN_FONT_SEARCH) in a configuration without fonts:
+    # numbered too, the same figure
+    fc_none = fc_config(os.path.join(tmp, "fc-none.conf"))
+    expect(["selfattn", "--tokens", zh, "--png", os.path.join(tmp, "fc-none.png")] + sa, 0,
+           err=font_note("selfattn", "苹果"),
+           env={"ATTN_FONT_SEARCH": None, "FONTCONFIG_FILE": fc_none})
+    check(same_bytes(numbered, os.path.join(tmp, "fc-none.png")),
+          "fontconfig without fonts: the same numbered figure")
+
+    # with a CJK font, given (--font) or found (the search list, fontconfig):
+    # the labels are drawn, no note, and the figure is not the numbered one
+    if not check(os.path.exists(WQY), "%s (fonts-wqy-microhei, which scripts/setup.sh "
+                 "installs) is missing: the cases with a CJK font cannot run" % WQY):
         return
     given = os.path.join(tmp, "given.png")
     expect(["selfattn", "--tokens", zh, "--png", given, "--font", WQY] + sa, 0, err="",
@@ -1563,10 +1596,14 @@ def group_fonts(tmp):
     expect(["selfattn", "--tokens", zh, "--png", found[1]] + sa, 0, err="",
            env={"ATTN_FONT": WQY, "ATTN_FONT_SEARCH": ""})
     check(same_bytes(given, found[1]), "$ATTN_FONT draws what --font draws")
-    os.environ.pop("ATTN_FONT_SEARCH", None)    # the built-in list of system fonts
+    # fontconfig, in a configuration that sees only a link to the font
+    fc_dir = os.path.join(tmp, "fc-fonts")
+    os.mkdir(fc_dir)
+    os.symlink(WQY, os.path.join(fc_dir, "wqy-microhei.ttc"))
+    fc_wqy = fc_config(os.path.join(tmp, "fc-wqy.conf"), fc_dir)
     expect(["selfattn", "--tokens", zh, "--png", found[2]] + sa, 0, err="",
-           env={"ATTN_FONT": ""})
-    check(same_bytes(given, found[2]), "the system's %s is found by itself" % WQY)
+           env={"ATTN_FONT": "", "ATTN_FONT_SEARCH": None, "FONTCONFIG_FILE": fc_wqy})
+    check(same_bytes(given, found[2]), "fontconfig finds %s: what --font draws" % WQY)
     expect(["multihead", "--input", cross, "--png", os.path.join(tmp, "cross.png"),
             "--font", WQY], 0, err="", env=NO_CJK)
     # sentences of a batch label their own row of panels: drawn with the
@@ -2206,6 +2243,12 @@ def main():
         sys.exit("usage: cli_test.py ATTN {%s}" % ",".join(GROUPS))
     ATTN = os.path.abspath(sys.argv[1])
     with tempfile.TemporaryDirectory(prefix="attn-cli-") as tmp:
+        # fontconfig sees no fonts unless a case says otherwise
+        FONTS_ENV["FONTCONFIG_FILE"] = fc_config(os.path.join(tmp, "fc-default.conf"))
+        # the figures with 苹果 need the set-up's CJK font: say so once, up front
+        if sys.argv[2] in ("tour", "demos_attention", "fonts"):
+            check(os.path.exists(WQY), "%s is missing: install Debian's fonts-wqy-microhei "
+                  "(scripts/setup.sh does); the 苹果 figures cannot be labelled" % WQY)
         GROUPS[sys.argv[2]](tmp)
     print("%s: %d checks, %d failed" % (sys.argv[2], COUNT, len(FAILED)))
     sys.exit(1 if FAILED else 0)

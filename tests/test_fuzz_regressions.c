@@ -117,6 +117,11 @@ int main(int argc, char **argv)
     char *names[1000], tmpdir[] = "/tmp/attn-fuzz-regressions-XXXXXX", path[1024], *attn;
     size_t n = 0, i, njson = 0, noptions = 0;
 
+    /* No font is looked up, whatever the machine has: what is checked
+     * (no crash, exit 0-2) must not depend on the fonts installed. */
+    unsetenv("ATTN_FONT");
+    setenv("ATTN_FONT_SEARCH", "", 1);
+
     if (argc != 3) {
         fprintf(stderr, "usage: test_fuzz_regressions DIR ATTN\n");
         return 2;

@@ -1,9 +1,12 @@
 /* test_render.c — tests of src/render: colormap lookups against values
  * taken from matplotlib, heatmap cells checked pixel by pixel in PNG files
  * written by png_write_atomic and decoded again with stb_image, pooling,
- * sizing, line plots, text (with font files and the CJK fallback, whose
- * checks are skipped when no CJK font is installed), and
- * png_write_atomic's failure behaviour.
+ * sizing, line plots, text (with font files, and the font looked up for
+ * CJK labels: from $ATTN_FONT_SEARCH, pinned to the CJK font that
+ * scripts/setup.sh installs, and from fontconfig with configurations made
+ * here), and png_write_atomic's failure behaviour. No result depends on
+ * the fonts installed: without the set-up's CJK font the test fails and
+ * says so.
  *
  * Usage: test_render [TMPDIR]. Files go to a fresh directory made with
  * mkdtemp under TMPDIR (default /tmp), which is removed at the end.
@@ -21,6 +24,8 @@
 
 #include "canvas.h"
 #include "check.h"
+#include "font_file.h"
+#include "font_find.h"
 #include "render.h"
 #include "text.h"
 
@@ -226,36 +231,41 @@ static void test_text(void)
 
 /* ---- font files and the CJK fallback ----------------------------------- */
 
-/* The CJK fonts text.c looks for, in its order (see text.h). */
-static const char *const cjk_paths[] = {
-    "/usr/share/fonts/truetype/wqy/wqy-microhei.ttc",
-    "/usr/share/fonts/truetype/wqy/wqy-zenhei.ttc",
-    "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc",
-    "/usr/share/fonts/truetype/droid/DroidSansFallbackFull.ttf",
-};
+/* The CJK font scripts/setup.sh installs (Debian's fonts-wqy-microhei):
+ * every lookup in this test finds this file or nothing (main pins
+ * $ATTN_FONT_SEARCH to it and fontconfig to a configuration without
+ * fonts). */
+#define WQY "/usr/share/fonts/truetype/wqy/wqy-microhei.ttc"
 
 /* "苹果" (apple) and a character no font has (plane 16 private use). */
 #define APPLE_ZH "\xE8\x8B\xB9\xE6\x9E\x9C"
 #define NO_FONT_HAS "\xF4\x8F\xBF\xBD"
 
-/* The first of cjk_paths that loads and has 苹果, NULL when there is none
- * on this machine (the CJK checks are then skipped). */
+/* WQY when it loads and has 苹果; else NULL, after saying what is
+ * missing (the checks that need it then fail). */
 static const char *cjk_font_path(void)
 {
-    for (size_t i = 0; i < sizeof cjk_paths / sizeof cjk_paths[0]; i++) {
-        text_font *font;
-        char err[256];
-        if (text_font_open(&font, err, sizeof err) < 0)
-            return NULL;
-        /* The file comes before any lazy fallback, so 苹果 is looked up
-         * in it first. */
-        int ok = text_font_add_file(font, cjk_paths[i], err, sizeof err) == 0 &&
-                 text_font_has_all(font, APPLE_ZH);
-        text_font_close(font);
-        if (ok)
-            return cjk_paths[i];
-    }
+    text_font *font;
+    char err[256];
+    if (text_font_open(&font, err, sizeof err) < 0)
+        return NULL;
+    int ok = text_font_add_file(font, WQY, err, sizeof err) == 0 &&
+             text_font_has_all(font, APPLE_ZH);
+    text_font_close(font);
+    if (ok)
+        return WQY;
+    fprintf(stderr, "test_render: %s (Debian fonts-wqy-microhei, which scripts/setup.sh "
+            "installs) is missing or lacks 苹果: the CJK checks fail\n", WQY);
     return NULL;
+}
+
+/* The fonts every check sees unless it says otherwise: no $ATTN_FONT and
+ * $ATTN_FONT_SEARCH naming the set-up's CJK font only (main also points
+ * fontconfig at a configuration without fonts). */
+static void pin_fonts(void)
+{
+    unsetenv("ATTN_FONT");
+    setenv("ATTN_FONT_SEARCH", WQY, 1);
 }
 
 /* The whole file at path in a new buffer (*len bytes); NULL on failure. */
@@ -515,8 +525,7 @@ static void test_cjk_fallback(void)
 {
     char err[8448] = "", junk[8192], copy[8192];
     const char *cjk = cjk_font_path();
-    if (cjk == NULL)
-        printf("test_render: skipped: no CJK font (install fonts-wqy-microhei)\n");
+    CHECK(cjk != NULL);
 
     /* ATTN_FONT naming junk, a missing file, or a font without CJK: no
      * crash, and the search goes on to the system fonts. */
@@ -539,7 +548,7 @@ static void test_cjk_fallback(void)
         CHECK(!text_font_failed(font));
         text_font_close(font);
     }
-    unsetenv("ATTN_FONT");
+    pin_fonts();
     if (cjk == NULL)
         return;
 
@@ -610,7 +619,7 @@ static void test_cjk_fallback(void)
         CHECK_NEAR(text_width(font, 20, APPLE_ZH), 2 * text_width(font, 20, NO_FONT_HAS), 1e-9, 0);
         text_font_close(font);
     } else {
-        printf("test_render: skipped: %s has no TrueType outlines to break\n", cjk);
+        CHECK(!"the CJK font has TrueType outlines to break");
     }
     free(data);
 }
@@ -1207,8 +1216,7 @@ static void test_heatmap_row_labels(void)
     fig.row_xticklabels = fig.row_yticklabels = NULL;
     CHECK_INT(draw_heat(&fig, &numbered, &Ln), 0);
     CHECK(same_image(&per_row, &numbered));
-    unsetenv("ATTN_FONT");
-    unsetenv("ATTN_FONT_SEARCH");
+    pin_fonts();
 
     /* tick labels need panels of one shape */
     heat_panel uneven[2] = {{m[0], 3, 3, NULL, NULL, NULL}, {m[1], 2, 3, NULL, NULL, NULL}};
@@ -1381,10 +1389,8 @@ static void test_label_fallback(void)
 
     /* With a CJK font, given or found, the labels are drawn. */
     const char *cjk = cjk_font_path();
-    if (cjk == NULL) {
-        printf("test_render: skipped: labels drawn with a CJK font (none here; install "
-               "fonts-wqy-microhei)\n");
-    } else {
+    CHECK(cjk != NULL);
+    if (cjk != NULL) {
         attn_image given = {0, 0, NULL}, found = {0, 0, NULL};
         fig = plain;
         CHECK_INT(draw_heat(&fig, &num, &L), 0);
@@ -1414,26 +1420,171 @@ static void test_label_fallback(void)
         image_free(&given);
         image_free(&found);
     }
-    unsetenv("ATTN_FONT");
+    pin_fonts();
+}
+
+/* A fontconfig configuration at path: fonts from dir only (NULL: none),
+ * its cache beside it in tmpdir. */
+static int write_fc_config(const char *path, const char *dir)
+{
+    char text[20000];
+    int n = snprintf(text, sizeof text,
+                     "<?xml version=\"1.0\"?>\n<fontconfig>\n%s%s%s"
+                     "  <cachedir>%s/fc-cache</cachedir>\n</fontconfig>\n",
+                     dir ? "  <dir>" : "", dir ? dir : "", dir ? "</dir>\n" : "", tmpdir);
+    if (n < 0 || (size_t)n >= sizeof text)
+        return -1;
+    return write_file(path, text, (size_t)n);
+}
+
+/* What font_find offered: the paths and face indexes, in order. */
+typedef struct offers {
+    int n;
+    char path[FONT_FIND_MAX_OFFERS][4096];
+    int index[FONT_FIND_MAX_OFFERS];
+    int accept;             /* accept the offer with this number (-1: none) */
+} offers;
+
+static int note_offer(const char *path, int index, void *ctx)
+{
+    offers *o = ctx;
+    if (o->n < FONT_FIND_MAX_OFFERS) {
+        snprintf(o->path[o->n], sizeof o->path[0], "%s", path);
+        o->index[o->n] = index;
+    }
+    return o->n++ == o->accept;
+}
+
+/* Fonts found with fontconfig ($ATTN_FONT_SEARCH unset), in a
+ * configuration that sees the set-up's CJK font only (a link to it in a
+ * folder of tmpdir) and in one that sees none; collections read at the
+ * face index fontconfig gives. */
+static void test_fontconfig(void)
+{
+    char err[8448] = "", dir[8192], link[8300], fc_wqy[8192], fc_none[8192];
+    const char *cjk = cjk_font_path();
+    CHECK(cjk != NULL);
+    if (cjk == NULL)
+        return;
+    tmp_path(dir, sizeof dir, "fc-fonts");
+    snprintf(link, sizeof link, "%s/wqy-microhei.ttc", dir);
+    tmp_path(fc_wqy, sizeof fc_wqy, "fc-wqy.conf");
+    tmp_path(fc_none, sizeof fc_none, "fc-none.conf");
+    CHECK_INT(mkdir(dir, 0700), 0);
+    CHECK_INT(symlink(WQY, link), 0);
+    CHECK_INT(write_fc_config(fc_wqy, dir), 0);
+
+    /* the faces of a collection: WenQuanYi Micro Hei and its Mono, both
+     * with 苹; there is no third */
+    font_face face;
+    for (int index = 0; index < 2; index++) {
+        CHECK_INT(font_face_load(&face, WQY, index, err, sizeof err), 0);
+        CHECK(font_face_glyph(&face, 0x82F9) > 0);      /* 苹 */
+        CHECK_INT(font_face_glyph(&face, 0x10FFFD), 0);
+        font_face_free(&face);
+    }
+    CHECK_INT(font_face_load(&face, WQY, 2, err, sizeof err), -1);
+    CHECK(strcmp(err, WQY ": not a TrueType font") == 0);
+    CHECK_INT(font_face_load(&face, WQY, -1, err, sizeof err), -1);
+
+    /* fontconfig offers the file for 苹果, at a face of it, and nothing
+     * for a character no font has; accepted, the search stops */
+    const uint32_t apple[2] = {0x82F9, 0x679C}, none[1] = {0x10FFFD};
+    setenv("FONTCONFIG_FILE", fc_wqy, 1);
     unsetenv("ATTN_FONT_SEARCH");
+    offers o;
+    memset(&o, 0, sizeof o);
+    o.accept = -1;
+    CHECK_INT(font_find(apple, 2, note_offer, &o), 2);      /* both faces */
+    CHECK_INT(o.n, 2);
+    for (int i = 0; i < o.n && i < 2; i++) {
+        CHECK(strcmp(o.path[i], link) == 0);
+        CHECK(o.index[i] == 0 || o.index[i] == 1);
+    }
+    CHECK(o.n < 2 || o.index[0] != o.index[1]);
+    memset(&o, 0, sizeof o);
+    o.accept = 0;
+    CHECK_INT(font_find(apple, 2, note_offer, &o), 1);
+    memset(&o, 0, sizeof o);
+    o.accept = -1;
+    CHECK_INT(font_find(none, 1, note_offer, &o), 0);
+    CHECK_INT(font_find(apple, 0, note_offer, &o), 0);
+
+    /* a text_font finds it by itself: 苹果 drawn as --font draws it */
+    text_font *found, *given;
+    CHECK_INT(text_font_open(&found, err, sizeof err), 0);
+    CHECK_INT(text_font_open(&given, err, sizeof err), 0);
+    if (found != NULL && given != NULL) {
+        CHECK_INT(text_font_has_all(found, "Apple " APPLE_ZH), 1);
+        CHECK_INT(text_font_add_file(given, WQY, err, sizeof err), 0);
+        CHECK_NEAR(text_width(found, 20, APPLE_ZH), text_width(given, 20, APPLE_ZH), 1e-9, 0);
+        int x0, y0, x1, y1, gx0, gy0, gx1, gy1;
+        draw_sample(found, APPLE_ZH, &x0, &y0, &x1, &y1);
+        draw_sample(given, APPLE_ZH, &gx0, &gy0, &gx1, &gy1);
+        CHECK(x0 == gx0 && y0 == gy0 && x1 == gx1 && y1 == gy1 && x1 - x0 > 30);
+    }
+    text_font_close(found);
+    text_font_close(given);
+
+    /* a configuration without fonts: nothing offered, boxes drawn */
+    setenv("FONTCONFIG_FILE", fc_none, 1);
+    memset(&o, 0, sizeof o);
+    o.accept = -1;
+    CHECK_INT(font_find(apple, 2, note_offer, &o), 0);
+    CHECK_INT(text_font_open(&found, err, sizeof err), 0);
+    if (found != NULL) {
+        CHECK_INT(text_font_has_all(found, APPLE_ZH), 0);
+        CHECK_INT(text_font_has_all(found, "Apple"), 1);
+        text_font_close(found);
+    }
+    /* $ATTN_FONT_SEARCH set overrides fontconfig, empty: nothing */
+    setenv("FONTCONFIG_FILE", fc_wqy, 1);
+    setenv("ATTN_FONT_SEARCH", "", 1);
+    CHECK_INT(text_font_open(&found, err, sizeof err), 0);
+    if (found != NULL) {
+        CHECK_INT(text_font_has_all(found, APPLE_ZH), 0);
+        text_font_close(found);
+    }
+    setenv("FONTCONFIG_FILE", fc_none, 1);
+    pin_fonts();
 }
 
 int main(int argc, char **argv)
 {
+    /* An absolute folder: fontconfig reads a relative $FONTCONFIG_FILE
+     * from its own folder, not ours. */
+    char cwd[1024], absbase[2048];
     const char *base = argc > 1 ? argv[1] : "/tmp";
+    if (base[0] != '/') {
+        if (getcwd(cwd, sizeof cwd) == NULL) {
+            fprintf(stderr, "test_render: cannot get the current folder: %s\n",
+                    strerror(errno));
+            return 1;
+        }
+        snprintf(absbase, sizeof absbase, "%s/%s", cwd, base);
+        base = absbase;
+    }
     snprintf(tmpdir, sizeof tmpdir, "%s/test_render.XXXXXX", base);
     if (mkdtemp(tmpdir) == NULL) {
         fprintf(stderr, "test_render: cannot create a directory under %s: %s\n", base,
                 strerror(errno));
         return 1;
     }
-    unsetenv("ATTN_FONT");      /* the CJK fallback: system fonts only */
-    unsetenv("ATTN_FONT_SEARCH");
+    /* fontconfig sees no fonts unless a check says otherwise */
+    char fc_none[8192];
+    tmp_path(fc_none, sizeof fc_none, "fc-none.conf");
+    if (write_fc_config(fc_none, NULL) < 0) {
+        fprintf(stderr, "test_render: cannot write %s\n", fc_none);
+        return 1;
+    }
+    setenv("FONTCONFIG_FILE", fc_none, 1);
+    pin_fonts();
     test_cmap();
     test_utf8();
     test_text();
     test_font_files();
     test_cjk_fallback();
+    test_fontconfig();
     test_ticks();
     test_heatmap_small();
     test_heatmap_rows();

@@ -28,8 +28,8 @@
  * painted like t = NaN, i.e. the colormap's entry 0).
  *
  * Tick labels are checked before anything is measured: an axis with a
- * label that the font cannot draw (text_font_has_all, after the CJK
- * search) loses its labels and is laid out and drawn with numbers, the
+ * label that the font cannot draw (text_font_has_all, after the font
+ * lookup) loses its labels and is laid out and drawn with numbers, the
  * same figure as without labels; heat_layout reports it.
  */
 #include <float.h>

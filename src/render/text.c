@@ -8,691 +8,43 @@
  * stb_truetype's sub-pixel shift (even spacing).
  *
  * Faces: the embedded DejaVu Sans first, then faces from font files
- * (text_font_add_file, and the CJK fallback found lazily the first time a
- * character is missing). Every face is scaled to the same em size and
- * drawn on the same baseline; line metrics are always DejaVu's.
- *
- * Font files: stb_truetype trusts its input completely (it follows every
- * offset it reads), so a file is checked before stb_truetype sees it and
- * each of its glyphs before it is used:
- *   - check_font: the table directory and every table lie inside the
- *     file, the fields stbtt_InitFont reads at fixed offsets exist, and
- *     the CFF structures it finds by offset lie inside the CFF table
- *     (check_cff);
- *   - check_face: the character map stb_truetype picked, the horizontal
- *     metrics and the glyph locations (loca) stay inside their tables;
- *   - face_glyph: a glyph index from the character map is below the glyph
- *     count and its TrueType outline can be read within its bounds
- *     (outline_ok); otherwise the character counts as missing.
- * What is left unchecked is the inside of one CFF charstring, which
- * stb_truetype reads through buffers bounded by its INDEX (a corrupt one
- * can still trip one of stb_truetype's asserts in debug builds). Kerning
- * is only applied within the embedded face, so the kern and GPOS tables
- * of files are never read.
+ * (text_font_add_file, and the font looked up for characters that no face
+ * has, below). Every face is scaled to the same em size and drawn on the
+ * same baseline; line metrics are always DejaVu's. Font files are checked
+ * before use (font_file.c); fonts are found with fontconfig (font_find.c).
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <stb_truetype.h>
 
 #include "canvas.h"
+#include "font_file.h"
+#include "font_find.h"
 #include "text.h"
 #include "utf8.h"
 
 /* Faces tried in order for each character: DejaVu, room for files. */
 #define TEXT_MAX_FACES 4
 
-/* Largest font file read (Noto Sans CJK's collections are ~20 MiB); also
- * keeps every offset within stb_truetype's int arithmetic. */
-#define TEXT_MAX_FONT_BYTES ((size_t)64 << 20)
-
-/* Where the CJK fallback is looked for, after $ATTN_FONT (Debian's
- * fonts-wqy-microhei, fonts-wqy-zenhei, fonts-noto-cjk,
- * fonts-droid-fallback), unless $ATTN_FONT_SEARCH replaces the list. */
-static const char *const cjk_font_paths[] = {
-    "/usr/share/fonts/truetype/wqy/wqy-microhei.ttc",
-    "/usr/share/fonts/truetype/wqy/wqy-zenhei.ttc",
-    "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc",
-    "/usr/share/fonts/truetype/droid/DroidSansFallbackFull.ttf",
-};
-
-typedef struct text_face {
-    stbtt_fontinfo info;
-    unsigned char *data;  /* the file's bytes, owned; NULL when embedded */
-    uint32_t glyf_len;    /* length of the glyf table (0 for CFF outlines) */
-} text_face;
+/* The characters of one string looked up at once, and how many that no
+ * font has are remembered (so that they are not looked up again). */
+#define TEXT_MAX_WANTED 64
+#define TEXT_MAX_ABSENT 64
 
 struct text_font {
-    text_face faces[TEXT_MAX_FACES];
+    font_face faces[TEXT_MAX_FACES];
     int nfaces;
     int ascent, descent;  /* faces[0]'s, font units; descent is negative */
     int cap;              /* height of 'H' in faces[0], font units */
-    int fallback_tried;   /* the lazy CJK search has run (found or not) */
+    uint32_t absent[TEXT_MAX_ABSENT];  /* looked up, found in no font */
+    int nabsent;
+    int lookups_over;     /* absent is full: no more lookups */
     unsigned char *buf;   /* (bufcap,) scratch for one glyph's coverage */
     size_t bufcap;
     int failed;           /* a glyph buffer could not be allocated */
 };
-
-/* ---- checking font data ---------------------------------------------- */
-
-static uint32_t be16(const unsigned char *p)
-{
-    return (uint32_t)p[0] << 8 | (uint32_t)p[1];
-}
-
-static uint32_t be32(const unsigned char *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
-}
-
-/* Where a table lies in the file; off == 0 when the font has none (as for
- * stb_truetype, which takes offset 0 to mean "absent"). */
-typedef struct font_table {
-    uint64_t off, len;
-} font_table;
-
-/* The table tagged tag of the font whose offset table starts at
- * data + start: the first record with that tag, as stb_truetype picks it.
- * The directory must have been checked to lie inside the data. */
-static font_table find_table(const unsigned char *data, uint64_t start, const char *tag)
-{
-    font_table t = {0, 0};
-    uint32_t n = be16(data + start + 4);
-    for (uint32_t i = 0; i < n; i++) {
-        const unsigned char *rec = data + start + 12 + 16 * (uint64_t)i;
-        if (memcmp(rec, tag, 4) == 0) {
-            t.off = be32(rec + 8);
-            t.len = t.off == 0 ? 0 : be32(rec + 12);
-            break;
-        }
-    }
-    return t;
-}
-
-/* ---- CFF outlines -----------------------------------------------------
- *
- * stb_truetype reads the CFF table through a buffer it sizes at 512 MiB,
- * whatever the table's length: every INDEX, DICT, Private DICT, Subrs and
- * FDSelect it locates by offset is checked here to lie inside the table,
- * with the fields it would assert on valid. The charstrings themselves
- * are then read through buffers bounded by their INDEX. */
-
-/* A CFF INDEX: count, offset size, (count + 1) offsets (1-based, from the
- * byte before the data), the data; at and end bound it in the table. */
-typedef struct cff_index {
-    uint64_t at, end, count;
-    unsigned offsize;
-} cff_index;
-
-/* The n-byte big-endian number at p (an INDEX offset). */
-static uint64_t cff_number(const unsigned char *p, unsigned n)
-{
-    uint64_t v = 0;
-    for (unsigned i = 0; i < n; i++)
-        v = v << 8 | p[i];
-    return v;
-}
-
-/* The INDEX at t + at, which must lie inside t[len]. */
-static int cff_read_index(const unsigned char *t, uint64_t len, uint64_t at, cff_index *ix)
-{
-    if (at + 2 > len)
-        return -1;
-    ix->at = at;
-    ix->count = be16(t + at);
-    ix->offsize = 0;
-    ix->end = at + 2;
-    if (ix->count == 0)
-        return 0;
-    if (at + 3 > len)
-        return -1;
-    ix->offsize = t[at + 2];
-    if (ix->offsize < 1 || ix->offsize > 4)
-        return -1;
-    uint64_t data = at + 3 + (ix->count + 1) * ix->offsize;  /* offset 1 */
-    if (data > len)
-        return -1;
-    uint64_t last = cff_number(t + at + 3 + ix->count * ix->offsize, ix->offsize);
-    if (last < 1 || data + last - 1 > len)
-        return -1;
-    ix->end = data + last - 1;
-    return 0;
-}
-
-/* Entry i (< count) of a checked INDEX: [*a, *b) in the table. */
-static int cff_entry(const unsigned char *t, const cff_index *ix, uint64_t i,
-                     uint64_t *a, uint64_t *b)
-{
-    const unsigned char *offs = t + ix->at + 3;
-    uint64_t base = ix->at + 2 + (ix->count + 1) * ix->offsize;
-    uint64_t s = cff_number(offs + i * ix->offsize, ix->offsize);
-    uint64_t e = cff_number(offs + (i + 1) * ix->offsize, ix->offsize);
-    if (s > e || base + e > ix->end)
-        return -1;
-    *a = base + s;
-    *b = base + e;
-    return 0;
-}
-
-/* The first n integer operands (as stb_truetype's uint32) of operator
- * key in the DICT t[a..b), into out (left alone when key is absent or
- * has fewer). -1 when the DICT has an operand stb_truetype asserts on
- * (bytes 31 and 255 anywhere, a real number where key wants integers). */
-static int cff_dict_ints(const unsigned char *t, uint64_t a, uint64_t b, unsigned key,
-                         int n, uint32_t *out)
-{
-    uint64_t at = a;
-    int found = 0;
-    while (at < b) {
-        uint64_t start = at;
-        int reals = 0;
-        /* Operands: integers (1, 2, 3 or 5 bytes) and reals (nibbles up
-         * to one of 0xF). */
-        while (at < b && t[at] >= 28) {
-            unsigned b0 = t[at];
-            if (b0 == 31 || b0 == 255)
-                return -1;
-            if (b0 == 30) {
-                reals = 1;
-                for (at++; at < b;) {
-                    unsigned v = t[at++];
-                    if ((v & 0xF) == 0xF || (v >> 4) == 0xF)
-                        break;
-                }
-            } else {
-                at += b0 == 28 ? 3 : b0 == 29 ? 5 : b0 >= 247 ? 2 : 1;
-            }
-        }
-        uint64_t end = at < b ? at : b;
-        unsigned op = at < b ? t[at++] : 0;
-        if (op == 12)
-            op = 0x100 | (at < b ? t[at++] : 0);
-        if (op != key || found)
-            continue;
-        /* The operator's integers, as stb_truetype decodes them. */
-        found = 1;
-        if (reals)
-            return -1;
-        for (int i = 0; i < n && start < end; i++) {
-            unsigned b0 = t[start];
-            uint64_t need = b0 == 28 ? 3 : b0 == 29 ? 5 : b0 >= 247 ? 2 : 1;
-            if (start + need > end)
-                return -1;
-            const unsigned char *p = t + start;
-            if (b0 <= 246 && b0 >= 32)
-                out[i] = (uint32_t)((int32_t)b0 - 139);
-            else if (b0 >= 247 && b0 <= 250)
-                out[i] = (uint32_t)((int32_t)(b0 - 247) * 256 + p[1] + 108);
-            else if (b0 >= 251)
-                out[i] = (uint32_t)(-(int32_t)(b0 - 251) * 256 - p[1] - 108);
-            else if (b0 == 28)
-                out[i] = be16(p + 1);
-            else
-                out[i] = be32(p + 1);
-            start += need;
-        }
-    }
-    return 0;
-}
-
-/* The Private DICT named by the font DICT t[a..b) and its Subrs INDEX,
- * as stbtt__get_subrs finds them, inside the table t[len]. */
-static int cff_check_private(const unsigned char *t, uint64_t len, uint64_t a, uint64_t b)
-{
-    uint32_t loc[2] = {0, 0};   /* size, offset */
-    if (cff_dict_ints(t, a, b, 18, 2, loc) < 0)
-        return -1;
-    if (loc[0] == 0 || loc[1] == 0)
-        return 0;
-    if ((uint64_t)loc[1] + loc[0] > len)
-        return -1;
-    uint32_t subrs = 0;
-    if (cff_dict_ints(t, loc[1], (uint64_t)loc[1] + loc[0], 19, 1, &subrs) < 0)
-        return -1;
-    if (subrs == 0)
-        return 0;
-    cff_index ix;
-    return cff_read_index(t, len, (uint32_t)(loc[1] + subrs), &ix);
-}
-
-/* The CFF table t[len] of a font with nglyphs glyphs: header, the Name,
- * Top DICT, String and Global Subr INDEXes, the Top DICT's CharStrings
- * (one per glyph at least), Private DICT and Subrs, and for CID fonts the
- * FDArray's DICTs and an FDSelect that gives every glyph one of them. */
-static int check_cff(const unsigned char *t, uint64_t len, uint64_t nglyphs)
-{
-    cff_index name, top, strings, gsubrs, chars;
-    uint64_t a, b;
-    if (len < 4 || cff_read_index(t, len, t[2], &name) < 0 ||
-        cff_read_index(t, len, name.end, &top) < 0 || top.count < 1 ||
-        cff_read_index(t, len, top.end, &strings) < 0 ||
-        cff_read_index(t, len, strings.end, &gsubrs) < 0 ||
-        cff_entry(t, &top, 0, &a, &b) < 0)
-        return -1;
-    uint32_t charstrings = 0, cstype = 2, fdarray = 0, fdselect = 0;
-    if (cff_dict_ints(t, a, b, 17, 1, &charstrings) < 0 ||
-        cff_dict_ints(t, a, b, 0x100 | 6, 1, &cstype) < 0 ||
-        cff_dict_ints(t, a, b, 0x100 | 36, 1, &fdarray) < 0 ||
-        cff_dict_ints(t, a, b, 0x100 | 37, 1, &fdselect) < 0 ||
-        cff_check_private(t, len, a, b) < 0)
-        return -1;
-    if (cstype != 2 || charstrings == 0 ||
-        cff_read_index(t, len, charstrings, &chars) < 0 || chars.count < nglyphs)
-        return -1;
-    if (fdarray == 0)
-        return 0;
-    /* CID-keyed: each glyph's Subrs come from its font DICT. */
-    cff_index fds;
-    if (fdselect == 0 || cff_read_index(t, len, fdarray, &fds) < 0 || fds.count == 0)
-        return -1;
-    for (uint64_t i = 0; i < fds.count; i++)
-        if (cff_entry(t, &fds, i, &a, &b) < 0 || cff_check_private(t, len, a, b) < 0)
-            return -1;
-    uint64_t at = fdselect;
-    if (at >= len)
-        return -1;
-    if (t[at] == 0) {           /* format 0: one font DICT number per glyph */
-        if (at + 1 + nglyphs > len)
-            return -1;
-        for (uint64_t g = 0; g < nglyphs; g++)
-            if (t[at + 1 + g] >= fds.count)
-                return -1;
-        return 0;
-    }
-    /* Format 3: ranges (first glyph, font DICT) from glyph 0 up, then the
-     * sentinel; they must cover every glyph. */
-    if (t[at] != 3 || at + 5 > len)
-        return -1;
-    uint64_t nranges = be16(t + at + 1);
-    if (nranges == 0 || at + 5 + 3 * nranges > len || be16(t + at + 3) != 0)
-        return -1;
-    uint64_t first = 0;
-    for (uint64_t i = 0; i < nranges; i++) {
-        const unsigned char *r = t + at + 3 + 3 * i;     /* first, fd, next first */
-        uint64_t next = be16(r + 3);
-        if (r[2] >= fds.count || next <= first)
-            return -1;
-        first = next;
-    }
-    return first >= nglyphs ? 0 : -1;
-}
-
-/* What stbtt_InitFont reads of data[len] without checking: the collection
- * header, the offset table and table directory, every table's extent, and
- * the fixed-offset fields of head, hhea, maxp and cmap. Sets *start to the
- * offset of the (first) font. 0 when all is in bounds, else -1. */
-static int check_font(const unsigned char *data, size_t len, int *start)
-{
-    /* A plain font starts with its 12-byte offset table; a collection
-     * ("ttcf") with tag, version, count and then the first font's offset.
-     * stb_truetype reads 32-bit fields by shifting bytes as int, which is
-     * undefined from 0x80000000 on: such collection fields are rejected
-     * (the offsets below are bounded by the file size, under 2^26). */
-    if (len < 12)
-        return -1;
-    if (memcmp(data, "ttcf", 4) == 0 &&
-        (len < 16 || data[4] >= 0x80 || data[8] >= 0x80 || data[12] >= 0x80))
-        return -1;
-    int off = stbtt_GetFontOffsetForIndex(data, 0);
-    if (off < 0 || (uint64_t)off + 12 > len)
-        return -1;
-    uint64_t s = (uint64_t)off;
-    uint32_t ntables = be16(data + s + 4);
-    if (s + 12 + 16 * (uint64_t)ntables > len)
-        return -1;
-    for (uint32_t i = 0; i < ntables; i++) {
-        const unsigned char *rec = data + s + 12 + 16 * (uint64_t)i;
-        if ((uint64_t)be32(rec + 8) + be32(rec + 12) > len)
-            return -1;
-    }
-    /* Required tables, as long as the fields read at fixed offsets need
-     * (head: indexToLocFormat at 50; hhea: numberOfHMetrics at 34; maxp:
-     * numGlyphs at 4; cmap: version, count, then 8-byte records). */
-    font_table head = find_table(data, s, "head"), hhea = find_table(data, s, "hhea");
-    font_table maxp = find_table(data, s, "maxp"), cmap = find_table(data, s, "cmap");
-    font_table hmtx = find_table(data, s, "hmtx");
-    if (head.len < 54 || hhea.len < 36 || maxp.len < 6 || cmap.len < 4 || hmtx.len < 4)
-        return -1;
-    /* cmap's encoding records: (platform, encoding, subtable offset);
-     * every offset inside cmap (stb_truetype reads them as above). */
-    uint32_t nmaps = be16(data + cmap.off + 2);
-    if (4 + 8 * (uint64_t)nmaps > cmap.len)
-        return -1;
-    for (uint32_t i = 0; i < nmaps; i++)
-        if ((uint64_t)be32(data + cmap.off + 4 + 8 * (uint64_t)i + 4) + 2 > cmap.len)
-            return -1;
-    /* Outlines: TrueType (glyf + loca, checked by check_face) or CFF. */
-    font_table glyf = find_table(data, s, "glyf"), loca = find_table(data, s, "loca");
-    font_table cff = find_table(data, s, "CFF ");
-    if (glyf.off != 0 ? loca.off == 0
-                      : cff.off == 0 || check_cff(data + cff.off, cff.len, be16(data + maxp.off + 4)) < 0)
-        return -1;
-    *start = off;
-    return 0;
-}
-
-/* The character map stb_truetype picked (info->index_map, inside cmap)
- * can be searched without reading outside cmap: its header and arrays fit,
- * format 4's binary-search parameters stay within its segments and its
- * glyph-array offsets within the table. Formats stb_truetype does not
- * handle (it asserts on them) are rejected. */
-static int check_cmap(const unsigned char *data, uint64_t map, font_table cmap)
-{
-    uint64_t end = cmap.off + cmap.len;
-    if (map < cmap.off || map + 2 > end)
-        return -1;
-    const unsigned char *p = data + map;
-    uint64_t room = end - map;
-    switch (be16(p)) {
-    case 0:                     /* bytes: length, language, 256 glyph ids */
-        return room >= 6 && be16(p + 2) <= room ? 0 : -1;
-    case 6:                     /* trimmed: first code, count, glyph ids */
-        return room >= 10 && 10 + 2 * (uint64_t)be16(p + 8) <= room ? 0 : -1;
-    case 12:
-    case 13: {                  /* groups of (start, end, glyph), 12 bytes */
-        if (room < 16 || 16 + 12 * (uint64_t)be32(p + 12) > room)
-            return -1;
-        /* Each read as a 32-bit int shift: below 2^31 (see check_font). */
-        uint64_t ngroups = be32(p + 12);
-        for (uint64_t i = 0; i < 3 * ngroups; i++)
-            if (p[16 + 4 * i] >= 0x80)
-                return -1;
-        return 0;
-    }
-    case 4:
-        break;
-    default:
-        return -1;
-    }
-    /* Format 4: segCountX2, searchRange, entrySelector, rangeShift, then
-     * endCode[seg], a pad, startCode[seg], idDelta[seg], idRangeOffset[seg]. */
-    if (room < 14)
-        return -1;
-    uint64_t seg = be16(p + 6) / 2, range = be16(p + 8) / 2;
-    uint64_t selector = be16(p + 10), shift = be16(p + 12) / 2;
-    if (seg == 0 || 16 + 8 * seg > room)
-        return -1;
-    /* The search reads endCode[shift + sum of range >> k, k = 1..selector],
-     * which stays below shift + max(range, 1). */
-    if (selector > 16 || shift + (range > 0 ? range : 1) > seg)
-        return -1;
-    for (uint64_t i = 0; i < seg; i++) {
-        uint64_t last = be16(p + 14 + 2 * i), first = be16(p + 16 + 2 * seg + 2 * i);
-        uint64_t ro_at = map + 16 + 6 * seg + 2 * i;  /* idRangeOffset[i] */
-        uint64_t ro = be16(data + ro_at);
-        /* A nonzero idRangeOffset points (from itself) at the glyph ids of
-         * first..last. */
-        if (ro != 0 && first <= last && ro_at + ro + 2 * (last - first) + 2 > end)
-            return -1;
-    }
-    return 0;
-}
-
-/* After stbtt_InitFont: the character map, the glyph count, the
- * horizontal metrics of every glyph and (TrueType outlines) the glyph
- * locations lie inside their tables; sets face->glyf_len. 0 when all is
- * well, else -1. */
-static int check_face(text_face *face)
-{
-    const stbtt_fontinfo *info = &face->info;
-    const unsigned char *data = info->data;
-    uint64_t s = (uint64_t)info->fontstart;
-    font_table cmap = find_table(data, s, "cmap"), hmtx = find_table(data, s, "hmtx");
-    if (check_cmap(data, (uint64_t)info->index_map, cmap) < 0)
-        return -1;
-    uint64_t nglyphs = (uint64_t)info->numGlyphs;
-    if (nglyphs == 0)
-        return -1;
-    /* hmtx: numberOfHMetrics (advance, lsb) pairs, then an lsb for each
-     * further glyph; at least one pair (glyphs past the pairs take the
-     * last pair's advance). */
-    uint64_t nlong = be16(data + info->hhea + 34);
-    uint64_t need = nlong >= nglyphs ? 4 * nglyphs : 4 * nlong + 2 * (nglyphs - nlong);
-    if (nlong == 0 || need > hmtx.len)
-        return -1;
-    if (info->cff.size != 0)
-        return 0;               /* CFF outlines: no loca */
-    /* loca: nglyphs + 1 ascending offsets into glyf (16-bit halves or
-     * 32-bit bytes); a glyph that is not empty has at least its 10-byte
-     * header (contour count and bounding box). */
-    font_table glyf = find_table(data, s, "glyf"), loca = find_table(data, s, "loca");
-    int format = info->indexToLocFormat;
-    if (format != 0 && format != 1)
-        return -1;
-    uint64_t entry = format == 0 ? 2 : 4;
-    if ((nglyphs + 1) * entry > loca.len)
-        return -1;
-    uint64_t prev = 0;
-    for (uint64_t g = 0; g <= nglyphs; g++) {
-        const unsigned char *e = data + loca.off + g * entry;
-        uint64_t at = format == 0 ? 2 * (uint64_t)be16(e) : be32(e);
-        if (at > glyf.len || at < prev || (g > 0 && at != prev && at - prev < 10))
-            return -1;
-        prev = at;
-    }
-    face->glyf_len = (uint32_t)glyf.len;
-    return 0;
-}
-
-/* Make face a font from data[len] (a font file or collection; index 0 of
- * a collection). Takes no ownership. -1 when the data is not a font we
- * can safely use. */
-static int init_face(text_face *face, const unsigned char *data, size_t len)
-{
-    int start;
-    if (len > TEXT_MAX_FONT_BYTES || check_font(data, len, &start) < 0)
-        return -1;
-    memset(face, 0, sizeof *face);
-    if (!stbtt_InitFont(&face->info, data, start) || check_face(face) < 0)
-        return -1;
-    return 0;
-}
-
-/* ---- reading font files ---------------------------------------------- */
-
-/* The whole of the regular file at path into a new buffer *out (*outlen
- * bytes, at most TEXT_MAX_FONT_BYTES). Files shorter than a font's offset
- * table are "not a TrueType font". */
-static int read_font_file(const char *path, unsigned char **out, size_t *outlen,
-                          char *err, size_t errlen)
-{
-    *out = NULL;
-    *outlen = 0;
-    /* O_NONBLOCK: a FIFO must not hang us; it is then rejected below. */
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0)
-        return render_error(err, errlen, "%s: cannot read: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        int e = errno;
-        close(fd);
-        return render_error(err, errlen, "%s: cannot read: %s", path, strerror(e));
-    }
-    if (!S_ISREG(st.st_mode)) {
-        close(fd);
-        return render_error(err, errlen, "%s: cannot read: %s", path,
-                            S_ISDIR(st.st_mode) ? strerror(EISDIR) : "not a regular file");
-    }
-    if (st.st_size > (off_t)TEXT_MAX_FONT_BYTES) {
-        close(fd);
-        return render_error(err, errlen, "%s: cannot read: larger than %zu MiB", path,
-                            TEXT_MAX_FONT_BYTES >> 20);
-    }
-    if (st.st_size < 12) {
-        close(fd);
-        return render_error(err, errlen, "%s: not a TrueType font", path);
-    }
-    size_t size = (size_t)st.st_size;
-    unsigned char *data = malloc(size);
-    if (data == NULL) {
-        close(fd);
-        return render_error(err, errlen, "%s: cannot read: out of memory for %zu bytes",
-                            path, size);
-    }
-    size_t got = 0;
-    while (got < size) {
-        ssize_t n = read(fd, data + got, size - got);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            /* An error, or the file shrank while we read it. */
-            const char *why = n < 0 ? strerror(errno) : "file changed while reading";
-            render_error(err, errlen, "%s: cannot read: %s", path, why);
-            free(data);
-            close(fd);
-            return -1;
-        }
-        got += (size_t)n;
-    }
-    close(fd);
-    *out = data;
-    *outlen = size;
-    return 0;
-}
-
-/* Read and check the font file at path into face, which then owns the
- * file's bytes. */
-static int load_face(text_face *face, const char *path, char *err, size_t errlen)
-{
-    unsigned char *data;
-    size_t len;
-    if (read_font_file(path, &data, &len, err, errlen) < 0)
-        return -1;
-    if (init_face(face, data, len) < 0) {
-        free(data);
-        return render_error(err, errlen, "%s: not a TrueType font", path);
-    }
-    face->data = data;
-    return 0;
-}
-
-static void free_face(text_face *face)
-{
-    free(face->data);
-    face->data = NULL;
-}
-
-/* Limits for composite glyphs: nesting depth (fonts declare a few at
- * most) and glyphs visited per outline, against cycles and blow-ups. */
-#define TEXT_MAX_GLYPH_DEPTH 8
-#define TEXT_MAX_GLYPH_PARTS 256
-
-/* Byte range [*start, *end) of glyph's TrueType outline in the file; empty
- * when the glyph has none. The glyph index and loca are checked. */
-static void glyph_extent(const text_face *face, int glyph, uint64_t *start, uint64_t *end)
-{
-    const stbtt_fontinfo *info = &face->info;
-    const unsigned char *e;
-    uint64_t a, b;
-    if (info->indexToLocFormat == 0) {
-        e = info->data + info->loca + 2 * (uint64_t)glyph;
-        a = 2 * (uint64_t)be16(e), b = 2 * (uint64_t)be16(e + 2);
-    } else {
-        e = info->data + info->loca + 4 * (uint64_t)glyph;
-        a = be32(e), b = be32(e + 4);
-    }
-    *start = (uint64_t)info->glyf + a;
-    *end = (uint64_t)info->glyf + b;
-}
-
-/* Whether stb_truetype can read glyph's TrueType outline without leaving
- * it: what stbtt__GetGlyphShapeTT reads, walked with bounds. A simple
- * glyph: contour end points (strictly increasing), instructions, then
- * per point a flag byte (or a repeat count) and 0-2 bytes per coordinate;
- * stb_truetype reads one point past the end when the last contour is a
- * single off-curve point. A composite glyph: component records, each with
- * x/y offsets (stb_truetype cannot do "matching points") and a glyph that
- * must itself pass, nested and counted against the limits above. */
-static int outline_ok(const text_face *face, int glyph, int depth, int *parts)
-{
-    if (glyph < 0 || glyph >= face->info.numGlyphs || depth > TEXT_MAX_GLYPH_DEPTH ||
-        ++*parts > TEXT_MAX_GLYPH_PARTS)
-        return 0;
-    uint64_t g, end;
-    glyph_extent(face, glyph, &g, &end);
-    if (g == end)
-        return 1;               /* no outline (a space) */
-    const unsigned char *d = face->info.data;
-    uint64_t size = end - g;    /* >= 10: see check_face */
-    int contours = (int16_t)be16(d + g);
-    if (contours > 0) {
-        uint64_t nc = (uint64_t)contours;
-        uint64_t at = 10 + 2 * nc + 2;          /* past endPts, instruction length */
-        if (at > size)
-            return 0;
-        uint64_t last_start = 0, prev_end = 0;
-        for (uint64_t i = 0; i < nc; i++) {
-            uint64_t e = be16(d + g + 10 + 2 * i);
-            if (i > 0 && e <= prev_end)
-                return 0;
-            if (i + 1 == nc)
-                last_start = i > 0 ? prev_end + 1 : 0;
-            prev_end = e;
-        }
-        uint64_t npoints = prev_end + 1;
-        at += be16(d + g + 10 + 2 * nc);        /* the instructions */
-        uint64_t coords = 0;
-        unsigned flags = 0, repeat = 0;
-        for (uint64_t i = 0; i < npoints; i++) {
-            if (repeat == 0) {
-                if (at >= size)
-                    return 0;
-                flags = d[g + at++];
-                if (flags & 8) {
-                    if (at >= size)
-                        return 0;
-                    repeat = d[g + at++];
-                }
-            } else {
-                repeat--;
-            }
-            /* x: 1 byte when short, else 2 unless "same"; y likewise */
-            coords += (flags & 2) ? 1 : (flags & 16) ? 0 : 2;
-            coords += (flags & 4) ? 1 : (flags & 32) ? 0 : 2;
-            if (i == last_start && last_start + 1 == npoints && !(flags & 1))
-                return 0;
-        }
-        return at + coords <= size;
-    }
-    if (contours == 0)
-        return 1;
-    /* Composite: flags, glyph, offsets (bytes or words), then a scale,
-     * an x and y scale or a 2x2 matrix; bit 5 says more follow. */
-    uint64_t at = 10;
-    for (unsigned more = 1; more;) {
-        if (at + 4 > size)
-            return 0;
-        unsigned flags = be16(d + g + at), part = be16(d + g + at + 2);
-        if (!(flags & 2))
-            return 0;
-        at += 4 + ((flags & 1) ? 4 : 2);
-        at += (flags & 8) ? 2 : (flags & 64) ? 4 : (flags & 128) ? 8 : 0;
-        if (at > size || !outline_ok(face, (int)part, depth + 1, parts))
-            return 0;
-        more = flags & 32;
-    }
-    return 1;
-}
-
-/* The glyph index of cp in face, 0 when the face lacks it. For faces from
- * files, also 0 when the character map gives an index past the glyph
- * count or (TrueType outlines) the glyph's outline does not pass
- * outline_ok: such a glyph is then drawn as missing, never read. */
-static int face_glyph(const text_face *face, uint32_t cp)
-{
-    int g = stbtt_FindGlyphIndex(&face->info, (int)cp);
-    if (g <= 0 || g >= face->info.numGlyphs)
-        return 0;
-    int parts = 0;
-    if (face->data != NULL && face->glyf_len != 0 && !outline_ok(face, g, 0, &parts))
-        return 0;
-    return g;
-}
 
 /* ---- fonts ------------------------------------------------------------- */
 
@@ -702,8 +54,8 @@ int text_font_open(text_font **out, char *err, size_t errlen)
     text_font *font = calloc(1, sizeof *font);
     if (font == NULL)
         return render_error(err, errlen, "out of memory for the font");
-    text_face *face = &font->faces[0];
-    if (init_face(face, attn_font_dejavu_sans, attn_font_dejavu_sans_len) < 0) {
+    font_face *face = &font->faces[0];
+    if (font_face_init(face, attn_font_dejavu_sans, attn_font_dejavu_sans_len, 0) < 0) {
         free(font);
         return render_error(err, errlen, "DejaVu Sans: not a TrueType font");
     }
@@ -725,7 +77,7 @@ void text_font_close(text_font *font)
     if (font == NULL)
         return;
     for (int i = 0; i < font->nfaces; i++)
-        free_face(&font->faces[i]);
+        font_face_free(&font->faces[i]);
     free(font->buf);
     free(font);
 }
@@ -740,80 +92,152 @@ int text_font_add_file(text_font *font, const char *path, char *err, size_t errl
     if (font->nfaces >= TEXT_MAX_FACES)
         return render_error(err, errlen, "%s: too many font faces (at most %d)", path,
                             TEXT_MAX_FACES);
-    if (load_face(&font->faces[font->nfaces], path, err, errlen) < 0)
+    if (font_face_load(&font->faces[font->nfaces], path, 0, err, errlen) < 0)
         return -1;
     font->nfaces++;
     return 0;
 }
 
-/* Candidate i of the lazy CJK search (i = 0, 1, …): $ATTN_FONT, then the
- * entries of $ATTN_FONT_SEARCH (search != NULL; an entry is copied into
- * buf[len]) or cjk_font_paths. "" for a candidate to skip (unset, an
- * empty entry, one longer than buf), NULL past the last one. */
-static const char *fallback_candidate(size_t i, const char *search, char *buf, size_t len)
+/* The character actually drawn for cp: tabs as spaces, other control
+ * characters as U+FFFD. */
+static uint32_t displayed(uint32_t cp)
 {
-    if (i == 0) {
-        const char *env = getenv("ATTN_FONT");
-        return env ? env : "";
-    }
-    if (search == NULL) {
-        size_t npaths = sizeof cjk_font_paths / sizeof cjk_font_paths[0];
-        return i - 1 < npaths ? cjk_font_paths[i - 1] : NULL;
-    }
-    /* Entry i - 1 of the colon-separated list. */
-    const char *p = search;
-    for (size_t k = 1; k < i; k++) {
-        p = strchr(p, ':');
-        if (p == NULL)
-            return NULL;
-        p++;
-    }
-    size_t n = strcspn(p, ":");
-    if (n >= len)
-        return "";
-    memcpy(buf, p, n);
-    buf[n] = '\0';
-    return buf;
+    if (cp == '\t')
+        return ' ';
+    if (cp < 0x20 || (cp >= 0x7F && cp < 0xA0))
+        return 0xFFFD;
+    return cp;
 }
 
-/* The lazy CJK fallback, run once per font when cp is missing from every
- * face: $ATTN_FONT (when set and not empty), then the system fonts
- * (cjk_font_paths, or the files $ATTN_FONT_SEARCH lists). The first
- * usable file that has cp is appended; when none has it (cp is, say, an
- * emoji) the first usable file still is, so that CJK characters met later
- * are drawn. Unreadable or broken files are skipped silently: without a
- * fallback, characters are drawn as boxes as before. */
-static void load_fallback(text_font *font, uint32_t cp)
+/* The first face that has cp and its glyph there; 0 when no face has it. */
+static int lookup_glyph(const text_font *font, uint32_t cp, int *face, int *glyph)
 {
-    font->fallback_tried = 1;
-    if (font->nfaces >= TEXT_MAX_FACES)
-        return;
-    const char *search = getenv("ATTN_FONT_SEARCH");
-    char buf[4096];             /* one entry of $ATTN_FONT_SEARCH */
-    text_face spare;            /* the first usable file, lacking cp */
-    int have_spare = 0;
-    const char *path;
-    for (size_t i = 0; (path = fallback_candidate(i, search, buf, sizeof buf)) != NULL; i++) {
-        if (path[0] == '\0')
-            continue;
-        text_face face;
-        if (load_face(&face, path, NULL, 0) < 0)
-            continue;
-        if (face_glyph(&face, cp) != 0) {
-            font->faces[font->nfaces++] = face;
-            if (have_spare)
-                free_face(&spare);
-            return;
-        }
-        if (have_spare) {
-            free_face(&face);
-        } else {
-            spare = face;
-            have_spare = 1;
+    for (int i = 0; i < font->nfaces; i++) {
+        int g = font_face_glyph(&font->faces[i], cp);
+        if (g != 0) {
+            *face = i;
+            *glyph = g;
+            return 1;
         }
     }
-    if (have_spare)
-        font->faces[font->nfaces++] = spare;
+    return 0;
+}
+
+/* ---- looking up a font for missing characters ---------------------------
+ *
+ * The first time a string holds characters that no face has, one lookup
+ * for all of them: $ATTN_FONT when set and not empty, then the files that
+ * $ATTN_FONT_SEARCH lists (colon-separated; set and empty: none), or,
+ * without $ATTN_FONT_SEARCH, the installed fonts fontconfig finds
+ * (font_find.h). Each candidate is read and checked (font_file.h) and its
+ * glyphs counted; the first that has every character is appended as a
+ * face, else the one with the most (the lookup stops at a full one).
+ * Characters still missing then are remembered as found in no font and
+ * never looked up again, so a run does a few lookups at most. Unreadable
+ * or broken files are skipped silently: without a face, characters are
+ * drawn as boxes. */
+
+/* The best candidate so far for the characters cps[n]. */
+typedef struct font_pick {
+    const uint32_t *cps;
+    size_t n;
+    font_face best;
+    size_t best_has;      /* how many of cps best has; 0: no best yet */
+} font_pick;
+
+/* A candidate, face index of the file at path: kept when it has more of
+ * the characters than the best so far. Nonzero (stop) once one has all. */
+static int pick_try(const char *path, int index, void *ctx)
+{
+    font_pick *p = ctx;
+    font_face face;
+    if (path == NULL || path[0] == '\0' || font_face_load(&face, path, index, NULL, 0) < 0)
+        return 0;
+    size_t has = 0;
+    for (size_t i = 0; i < p->n; i++)
+        has += font_face_glyph(&face, p->cps[i]) != 0;
+    if (has > p->best_has) {
+        if (p->best_has > 0)
+            font_face_free(&p->best);
+        p->best = face;
+        p->best_has = has;
+    } else {
+        font_face_free(&face);
+    }
+    return p->best_has == p->n;
+}
+
+/* Offer each entry of the colon-separated list to pick_try, in order. */
+static void pick_from_list(font_pick *p, const char *list)
+{
+    char path[4096];
+    for (const char *at = list; *at != '\0';) {
+        size_t n = strcspn(at, ":");
+        if (n > 0 && n < sizeof path) {
+            memcpy(path, at, n);
+            path[n] = '\0';
+            if (pick_try(path, 0, p))
+                return;
+        }
+        at += n;
+        if (*at == ':')
+            at++;
+    }
+}
+
+static int is_absent(const text_font *font, uint32_t cp)
+{
+    for (int i = 0; i < font->nabsent; i++)
+        if (font->absent[i] == cp)
+            return 1;
+    return 0;
+}
+
+/* The lookup above for the characters of s that no face has and that
+ * were not looked up in vain before. */
+static void lookup_missing(text_font *font, const char *s)
+{
+    uint32_t want[TEXT_MAX_WANTED];     /* (n,) distinct missing characters */
+    size_t n = 0;
+    if (s == NULL || font->lookups_over || font->nfaces >= TEXT_MAX_FACES)
+        return;
+    for (uint32_t cp; (cp = text_utf8_next(&s)) != 0 && n < TEXT_MAX_WANTED;) {
+        int face, glyph;
+        uint32_t d = displayed(cp);
+        if (lookup_glyph(font, d, &face, &glyph) || is_absent(font, d))
+            continue;
+        size_t k = 0;
+        while (k < n && want[k] != d)
+            k++;
+        if (k == n)
+            want[n++] = d;
+    }
+    if (n == 0)
+        return;
+    font_pick pick;
+    memset(&pick, 0, sizeof pick);
+    pick.cps = want;
+    pick.n = n;
+    const char *env = getenv("ATTN_FONT");
+    const char *search = getenv("ATTN_FONT_SEARCH");
+    if (env == NULL || !pick_try(env, 0, &pick)) {
+        if (search != NULL)
+            pick_from_list(&pick, search);
+        else
+            font_find(want, n, pick_try, &pick);
+    }
+    if (pick.best_has > 0)
+        font->faces[font->nfaces++] = pick.best;
+    for (size_t i = 0; i < n; i++) {
+        int face, glyph;
+        if (lookup_glyph(font, want[i], &face, &glyph))
+            continue;
+        if (font->nabsent == TEXT_MAX_ABSENT) {
+            font->lookups_over = 1;
+            break;
+        }
+        font->absent[font->nabsent++] = want[i];
+    }
 }
 
 /* Pixels per font unit of the primary face at em size px. */
@@ -846,17 +270,6 @@ uint32_t text_utf8_next(const char **s)
 {
     uint32_t cp = utf8_next(s);
     return cp == UTF8_INVALID ? 0xFFFD : cp;
-}
-
-/* The character actually drawn for cp: tabs as spaces, other control
- * characters as U+FFFD. */
-static uint32_t displayed(uint32_t cp)
-{
-    if (cp == '\t')
-        return ' ';
-    if (cp < 0x20 || (cp >= 0x7F && cp < 0xA0))
-        return 0xFFFD;
-    return cp;
 }
 
 /* cp (displayed, so valid and not a control character) as UTF-8 into
@@ -899,32 +312,14 @@ void text_printable(const char *s, char *buf, size_t len)
     buf[used] = '\0';
 }
 
-/* The first face that has cp and its glyph there; 0 when no face has it. */
-static int lookup_glyph(const text_font *font, uint32_t cp, int *face, int *glyph)
-{
-    for (int i = 0; i < font->nfaces; i++) {
-        int g = face_glyph(&font->faces[i], cp);
-        if (g != 0) {
-            *face = i;
-            *glyph = g;
-            return 1;
-        }
-    }
-    return 0;
-}
-
-/* The face and glyph that draw cp: the first face that has it, loading
- * the CJK fallback the first time a character is missing, else the
- * primary face's missing-glyph box (glyph 0). 0 when the box is drawn. */
-static int find_glyph(text_font *font, uint32_t cp, int *face, int *glyph)
+/* The face and glyph that draw cp: the first face that has it, else the
+ * primary face's missing-glyph box (glyph 0). 0 when the box is drawn.
+ * The lookup for missing characters has run for the string before
+ * (lookup_missing). */
+static int find_glyph(const text_font *font, uint32_t cp, int *face, int *glyph)
 {
     if (lookup_glyph(font, cp, face, glyph))
         return 1;
-    if (!font->fallback_tried) {
-        load_fallback(font, cp);
-        if (lookup_glyph(font, cp, face, glyph))
-            return 1;
-    }
     *face = 0;
     *glyph = 0;
     return 0;
@@ -964,6 +359,7 @@ double text_width(text_font *font, double px, const char *s)
     int prev_face = -1, prev_glyph = -1;
     if (s == NULL)
         return 0.0;
+    lookup_missing(font, s);
     for (uint32_t cp; (cp = text_utf8_next(&s)) != 0;) {
         int face, glyph;
         find_glyph(font, displayed(cp), &face, &glyph);
@@ -978,6 +374,7 @@ int text_font_has_all(text_font *font, const char *utf8)
 {
     if (utf8 == NULL)
         return 1;
+    lookup_missing(font, utf8);
     for (uint32_t cp; (cp = text_utf8_next(&utf8)) != 0;) {
         int face, glyph;
         if (!find_glyph(font, displayed(cp), &face, &glyph))

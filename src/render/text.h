@@ -3,25 +3,22 @@
  * rotated 90° counter-clockwise, alpha-blended onto an attn_image.
  *
  * A text_font is a list of faces tried in order for each character:
- * DejaVu Sans, then faces appended from font files. DejaVu has no CJK, so
- * the first time a string to measure or draw (or text_font_has_all) holds
- * a character that no face has, the font looks once for a CJK font file
- * and appends it: $ATTN_FONT when set and not empty, then the system
- * fonts, in order,
- *   /usr/share/fonts/truetype/wqy/wqy-microhei.ttc
- *   /usr/share/fonts/truetype/wqy/wqy-zenhei.ttc
- *   /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc
- *   /usr/share/fonts/truetype/droid/DroidSansFallbackFull.ttf
- * or, when $ATTN_FONT_SEARCH is set, the files it lists instead (colon-
- * separated, like PATH; set and empty: no system font at all, which is
- * how the tests make a machine without CJK fonts), taking the first
- * readable, valid file that has the character (else the first valid one).
- * Files that are missing or broken are skipped silently and a search that
- * found nothing is not repeated. A character that no face has is drawn as
- * the first face's "missing glyph" box (text_font_has_all tells the
- * caller beforehand, so that it can draw something else). Glyphs of
- * every face are scaled to the same em size and share the baseline; the
- * line metrics (ascent, descent, cap height) are always DejaVu's.
+ * DejaVu Sans, then faces appended from font files. DejaVu covers Latin,
+ * Greek and Cyrillic, so those never need a lookup. The first time a
+ * string to measure or draw (or text_font_has_all) holds characters that
+ * no face has, the font looks up one font file for all of them and
+ * appends it: $ATTN_FONT when set and not empty, then, when
+ * $ATTN_FONT_SEARCH is set, the files it lists (colon-separated, like
+ * PATH; set and empty: none, which is how the tests make a machine
+ * without CJK fonts), else the installed fonts fontconfig finds for those
+ * characters (font_find.h). The first file that has them all is taken,
+ * else the one that has the most; files that are missing or broken are
+ * skipped silently, and characters that no file has are not looked up
+ * again. A character that no face has is drawn as the first face's
+ * "missing glyph" box (text_font_has_all tells the caller beforehand, so
+ * that it can draw something else). Glyphs of every face are scaled to
+ * the same em size and share the baseline; the line metrics (ascent,
+ * descent, cap height) are always DejaVu's.
  *
  * Sizes are em sizes in pixels (as a CSS font-size). Drawing never fails
  * half-way: if a glyph buffer cannot be allocated, the glyph is skipped and
@@ -75,7 +72,7 @@ int text_font_failed(const text_font *font);
 int text_font_add_file(text_font *font, const char *path, char *err, size_t errlen);
 
 /* 1 when every character of the UTF-8 string can be drawn with a real
- * glyph of some face (after the lazy CJK fallback has been tried), 0 when
+ * glyph of some face (after the lookup above has been tried), 0 when
  * some would be a missing-glyph box. Characters are taken as they are
  * drawn: malformed sequences and control characters as U+FFFD, tabs as
  * spaces. */
@@ -89,8 +86,8 @@ double text_cap_height(const text_font *font, double px);
 /* ascent + descent: the height of one line of text. */
 double text_line_height(const text_font *font, double px);
 
-/* Advance width of s at em size px, in pixels. Not const: may load the
- * CJK fallback face (see above). */
+/* Advance width of s at em size px, in pixels. Not const: may look up
+ * and append a face for characters no face has (see above). */
 double text_width(text_font *font, double px, const char *s);
 
 /* Draw s so that the point given by (halign, valign) of its box lands on
