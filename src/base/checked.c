@@ -21,6 +21,11 @@ int size_add(size_t a, size_t b, size_t *out)
     return 0;
 }
 
+size_t ceil_div(size_t a, size_t b)
+{
+    return a / b + (a % b != 0);
+}
+
 void format_bytes(char *buf, size_t buflen, double bytes)
 {
     static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};

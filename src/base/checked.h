@@ -9,6 +9,9 @@
 int size_mul(size_t a, size_t b, size_t *out);
 int size_add(size_t a, size_t b, size_t *out);
 
+/* ⌈a / b⌉ for b ≥ 1, without overflow. */
+size_t ceil_div(size_t a, size_t b);
+
 /* "1.5 GiB", "512 B": for messages. */
 void format_bytes(char *buf, size_t buflen, double bytes);
 

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <sys/stat.h>
 
 #include "attention.h"
@@ -23,6 +22,7 @@
 #include "render.h"
 #include "term.h"
 #include "checked.h"
+#include "clock.h"
 
 #define MAX_SIZE 1000000000000L /* any one dimension: larger sizes meet --max-mem */
 #define MAX_VALID_LENS 4096  /* numbers in --valid-lens */
@@ -1021,13 +1021,6 @@ done:
 }
 
 /* ---- the command ----------------------------------------------------- */
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* Multiply-adds of one forward pass (dot scoring): the four projections,
  * Q_i K_iᵀ and weights·V_i of every head. */

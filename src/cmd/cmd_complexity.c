@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "attention.h"
@@ -23,6 +22,7 @@
 #include "render.h"
 #include "rng.h"
 #include "checked.h"
+#include "clock.h"
 
 #define MAX_N 1000000L       /* positions; keeps every count below 2^64 */
 #define MAX_D 65536L         /* channels in the table */
@@ -305,12 +305,6 @@ struct table {
     cx_count conv_full;                  /* k·n·d², padding taps included */
     struct crossover than_rnn, than_conv;
 };
-
-/* ⌈a/b⌉ for b > 0 */
-static size_t ceil_div(size_t a, size_t b)
-{
-    return a / b + (a % b != 0);
-}
 
 /* ⌈log_k n⌉: the fewest L with k^L >= n. */
 static size_t ceil_log(size_t n, size_t k)
@@ -783,20 +777,6 @@ static cx_count layer_macs(int layer, size_t n, size_t d, size_t k, size_t r)
     case ATTN: return attn_core_macs(n, d, 0) + attn_proj_macs(n, d);
     default: return attn_core_macs(n, d, r) + attn_proj_macs(n, d);
     }
-}
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static double cpu_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* A progress bar on stderr: "measuring  42% [########          ] self-attention n = 2048" */

@@ -51,6 +51,8 @@
 #include <sys/ioctl.h> /* TIOCGWINSZ; glibc shows it without _DEFAULT_SOURCE */
 #include <unistd.h>
 
+#include "checked.h"
+
 /* ---- options and terminal queries ------------------------------------- */
 
 int term_parse_color(const char *s, term_color_mode *mode)
@@ -277,12 +279,6 @@ typedef struct heat_geom {
     size_t labcap;      /* columns one row label may take */
     int row_labels;     /* gutter shows labels (else indices) */
 } heat_geom;
-
-/* ceil(a / b) for b ≥ 1, without overflow. */
-static size_t ceil_div(size_t a, size_t b)
-{
-    return a / b + (a % b != 0);
-}
 
 /* The half-open range of matrix indices covered by cell k along an axis
  * of n entries, p entries per cell. */
