@@ -21,12 +21,27 @@
 #ifndef ATTN_ATTENTION_H
 #define ATTN_ATTENTION_H
 
+#include <float.h>
 #include <stddef.h>
 
 #include "tensor.h"
 
 /* The score given to masked keys before the softmax, as in d2l. */
 #define ATTN_MASK_VALUE (-1e6f)
+
+/* A double rounded to float32, saturated to ±FLT_MAX where the float would
+ * be ±inf: inputs near float32's limits give huge but finite projections
+ * and scores, and a non-finite score never reaches a softmax (inf − inf is
+ * NaN). Every sum of the reference loops ends here; the fast loops use it
+ * for the rows they redo in double.
+ * (Until attention_fast.c drops its own copy, its target is compiled with
+ * ATTN_FAST_OWN_TO_FLOAT; see src/nn/meson.build.) */
+#ifndef ATTN_FAST_OWN_TO_FLOAT
+static inline float attn_to_float(double x)
+{
+    return x > FLT_MAX ? FLT_MAX : x < -FLT_MAX ? -FLT_MAX : (float)x;
+}
+#endif
 
 typedef struct linear {
     tensor weight; /* (out, in) */
