@@ -848,90 +848,62 @@ static void print_explain(const problem *pr, const struct attn_args *a, const mh
     }
 }
 
-/* --stream --explain: the online softmax of every query, block by block.
- * Each block of keys updates a running maximum m, a running sum l of
- * e^(s − m) and a running output acc = Σ e^(s − m)·v; when m grows, the old
- * l and acc are rescaled by e^(m_old − m_new). At the end acc / l equals
- * softmax(s)·V, without ever holding a whole row of weights. */
+/* One query's online softmax (attn_online_row), block by block. */
+static void print_online_row(const attn_online *r, size_t Nk, double diff)
+{
+    for (size_t j = 0; j < r->nblocks; j++) {
+        const size_t k0 = j * r->block, n = k0 + r->block < Nk ? r->block : Nk - k0;
+        printf("  keys %zu-%zu: scores [", k0, k0 + n - 1);
+        for (size_t k = k0; k < k0 + n; k++)
+            printf(k > k0 ? ", %.4g" : "%.4g", r->scores[k]);
+        printf("]  block max %.4g  m %.4g -> %.4g  rescale e^(m_old - m) = %.4g  "
+               "l = %.4g·%.4g + %.4g = %.4g\n",
+               r->block_max[j], r->m[j], r->m[j + 1], r->rescale[j], r->l[j], r->rescale[j],
+               r->block_sum[j], r->l[j + 1]);
+    }
+    printf("  head output acc / l = [");
+    for (size_t c = 0; c < r->p && c < 8; c++)
+        printf(c ? ", %.4f" : "%.4f", r->out[c]);
+    printf("%s]; softmax(all scores)·V differs by %.2g\n", r->p > 8 ? ", …" : "", diff);
+}
+
+/* --stream --explain: the online softmax of every query, block by block
+ * (attn_online_row in attention.c), each head output against the stored
+ * weights · V. */
 static void print_stream_explain(const problem *pr, const struct attn_args *a,
                                  const mha_trace *t, const float *out, const float *weights)
 {
-    const mha_params *m = &pr->params;
-    const size_t H = m->num_hiddens, NH = m->num_heads, p = H / NH;
+    const size_t H = pr->params.num_hiddens, NH = pr->params.num_heads, p = H / NH;
     const size_t Nq = pr->Nq, Nk = pr->Nk, blk = a->block ? (size_t)a->block : 2;
     const mha_masks mask = {pr->valid_lens, pr->vl_ndim == 2, a->causal};
-    const double scale = 1.0 / sqrt((double)p);
     double worst = 0.0;
-    size_t b, h, q, k, k0, c;
-    double *acc = malloc(p * sizeof *acc); /* (p,) the running output */
+    attn_online rec;
 
-    if (!acc) {
+    if (attn_online_alloc(&rec, Nk, p, blk)) {
         cli_error("out of memory for --explain");
         return;
     }
     print_header(pr, a);
     printf("\nOnline softmax (--stream): keys in blocks of %zu; m = running maximum, "
            "l = running sum of e^(s - m), acc = running sum of e^(s - m)·v\n", blk);
-    for (b = 0; b < pr->B; b++)
-        for (h = 0; h < NH; h++)
-            for (q = 0; q < Nq; q++) {
-                const float *qv = t->Q + (b * Nq + q) * H + h * p; /* (p,) */
-                double mrun = -INFINITY, l = 0.0, diff = 0.0;
+    for (size_t b = 0; b < pr->B; b++)
+        for (size_t h = 0; h < NH; h++)
+            for (size_t q = 0; q < Nq; q++) {
+                const float *q_h = t->Q + (b * Nq + q) * H + h * p;  /* (p,) */
+                const float *K_h = t->K + b * Nk * H + h * p;        /* (Nk, p), rows H apart */
+                const float *V_h = t->V + b * Nk * H + h * p;        /* (Nk, p), rows H apart */
+                const float *w = weights + ((b * NH + h) * Nq + q) * Nk; /* (Nk,) */
                 printf("\nexample %zu, head %zu, query %zu:\n", b, h + 1, q);
-                for (c = 0; c < p; c++)
-                    acc[c] = 0.0;
-                for (k0 = 0; k0 < Nk; k0 += blk) {
-                    const size_t n = k0 + blk < Nk ? blk : Nk - k0; /* keys in the block */
-                    double s[64], bmax = -INFINITY, mnew, rescale, bsum = 0.0;
-                    /* the block's scores, masked */
-                    for (k = 0; k < n; k++) {
-                        const float *kv = t->K + (b * Nk + k0 + k) * H + h * p;
-                        double dot = 0.0;
-                        for (c = 0; c < p; c++)
-                            dot += (double)qv[c] * kv[c];
-                        s[k] = mha_is_masked(&mask, b, q, k0 + k, Nq) ? ATTN_MASK_VALUE
-                                                                    : dot * scale;
-                        bmax = s[k] > bmax ? s[k] : bmax;
-                    }
-                    mnew = bmax > mrun ? bmax : mrun;
-                    rescale = mrun == -INFINITY ? 0.0 : exp(mrun - mnew);
-                    for (k = 0; k < n; k++)
-                        bsum += exp(s[k] - mnew);
-                    printf("  keys %zu-%zu: scores [", k0, k0 + n - 1);
-                    for (k = 0; k < n; k++)
-                        printf(k ? ", %.4g" : "%.4g", s[k]);
-                    printf("]  block max %.4g  m %.4g -> %.4g  rescale e^(m_old - m) = %.4g  "
-                           "l = %.4g·%.4g + %.4g = %.4g\n", bmax, mrun, mnew, rescale, l,
-                           rescale, bsum, l * rescale + bsum);
-                    /* rescale the old terms, add this block's */
-                    l = l * rescale + bsum;
-                    for (c = 0; c < p; c++) {
-                        double add = 0.0;
-                        for (k = 0; k < n; k++)
-                            add += exp(s[k] - mnew) * t->V[(b * Nk + k0 + k) * H + h * p + c];
-                        acc[c] = acc[c] * rescale + add;
-                    }
-                    mrun = mnew;
-                }
-                /* acc / l against the stored softmax weights · V */
-                for (c = 0; c < p; c++) {
-                    double ref = 0.0;
-                    for (k = 0; k < Nk; k++)
-                        ref += (double)weights[((b * NH + h) * Nq + q) * Nk + k] *
-                               t->V[(b * Nk + k) * H + h * p + c];
-                    diff = fabs(acc[c] / l - ref) > diff ? fabs(acc[c] / l - ref) : diff;
-                }
-                printf("  head output acc / l = [");
-                for (c = 0; c < p && c < 8; c++)
-                    printf(c ? ", %.4f" : "%.4f", acc[c] / l);
-                printf("%s]; softmax(all scores)·V differs by %.2g\n", p > 8 ? ", …" : "", diff);
+                attn_online_row(&rec, q_h, K_h, V_h, H, Nk, &mask, b, q, Nq);
+                double diff = attn_online_diff(&rec, w, V_h, H, Nk);
+                print_online_row(&rec, Nk, diff);
                 worst = diff > worst ? diff : worst;
             }
     printf("\nLargest difference between the streamed and the stored computation: %.2g\n",
            worst);
     printf("Output (%zu, %zu, %zu), example 0:\n", pr->B, Nq, H);
     term_matrix(stdout, out, Nq, H, 4, 3);
-    free(acc);
+    attn_online_free(&rec);
 }
 
 /* ---- files ----------------------------------------------------------- */

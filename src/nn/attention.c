@@ -254,3 +254,107 @@ int mha_forward(float *out, float *weights, mha_trace *trace, const float *queri
     buffers_free(&bf, t);
     return 0;
 }
+
+/* ---- the online softmax, block by block (see attention.h) ---------------- */
+
+int attn_online_alloc(attn_online *r, size_t Nk, size_t p, size_t block)
+{
+    size_t rows, nscores, nrows, nacc, nout;
+    memset(r, 0, sizeof *r);
+    if (!block || size_add(ceil_div(Nk, block), 1, &rows) ||
+        size_mul(Nk, sizeof(double), &nscores) || size_mul(rows, sizeof(double), &nrows) ||
+        size_mul(rows * sizeof(double), p, &nacc) || size_mul(p, sizeof(double), &nout))
+        return -1;
+    r->block = block;
+    r->nblocks = rows - 1;
+    r->p = p;
+    r->scores = malloc(nscores ? nscores : 1);
+    r->block_max = malloc(nrows);
+    r->block_sum = malloc(nrows);
+    r->rescale = malloc(nrows);
+    r->m = malloc(nrows);
+    r->l = malloc(nrows);
+    r->acc = malloc(nacc ? nacc : 1);
+    r->out = malloc(nout ? nout : 1);
+    if (!r->scores || !r->block_max || !r->block_sum || !r->rescale || !r->m || !r->l || !r->acc ||
+        !r->out) {
+        attn_online_free(r);
+        return -1;
+    }
+    return 0;
+}
+
+void attn_online_free(attn_online *r)
+{
+    free(r->scores);
+    free(r->block_max);
+    free(r->block_sum);
+    free(r->rescale);
+    free(r->m);
+    free(r->l);
+    free(r->acc);
+    free(r->out);
+    memset(r, 0, sizeof *r);
+}
+
+void attn_online_row(attn_online *r, const float *q_h, const float *K_h, const float *V_h,
+                     size_t ld, size_t Nk, const mha_masks *mask, size_t b, size_t q, size_t Nq)
+{
+    const size_t p = r->p;
+    const double scale = 1.0 / sqrt((double)p);
+    r->m[0] = -INFINITY;
+    r->l[0] = 0.0;
+    for (size_t c = 0; c < p; c++)
+        r->acc[c] = 0.0;
+    for (size_t j = 0; j < r->nblocks; j++) {
+        const size_t k0 = j * r->block, n = k0 + r->block < Nk ? r->block : Nk - k0;
+        const double *s = r->scores + k0; /* (n,) this block's scores */
+        /* 1. the block's scores, scaled and masked, and their maximum */
+        double bmax = -INFINITY;
+        for (size_t k = k0; k < k0 + n; k++) {
+            const float *k_h = K_h + k * ld; /* (p,) */
+            double dot = 0.0;
+            for (size_t c = 0; c < p; c++)
+                dot += (double)q_h[c] * k_h[c];
+            r->scores[k] = mha_is_masked(mask, b, q, k, Nq) ? ATTN_MASK_VALUE : dot * scale;
+            bmax = r->scores[k] > bmax ? r->scores[k] : bmax;
+        }
+        /* 2. the new running maximum, and the factor that rescales the old terms */
+        const double m_old = r->m[j], m_new = bmax > m_old ? bmax : m_old;
+        const double rescale = m_old == -INFINITY ? 0.0 : exp(m_old - m_new);
+        /* 3. the block's terms e^(s − m_new), summed */
+        double bsum = 0.0;
+        for (size_t k = 0; k < n; k++)
+            bsum += exp(s[k] - m_new);
+        /* 4. the running sum and output: the old ones rescaled, this block's added */
+        const double *acc_old = r->acc + j * p; /* (p,) */
+        double *acc_new = r->acc + (j + 1) * p; /* (p,) */
+        for (size_t c = 0; c < p; c++) {
+            double add = 0.0;
+            for (size_t k = 0; k < n; k++)
+                add += exp(s[k] - m_new) * V_h[(k0 + k) * ld + c];
+            acc_new[c] = acc_old[c] * rescale + add;
+        }
+        r->block_max[j] = bmax;
+        r->block_sum[j] = bsum;
+        r->rescale[j] = rescale;
+        r->m[j + 1] = m_new;
+        r->l[j + 1] = r->l[j] * rescale + bsum;
+    }
+    /* 5. the head output: acc / l */
+    for (size_t c = 0; c < p; c++)
+        r->out[c] = r->acc[r->nblocks * p + c] / r->l[r->nblocks];
+}
+
+double attn_online_diff(const attn_online *r, const float *w, const float *V_h, size_t ld,
+                        size_t Nk)
+{
+    double diff = 0.0;
+    for (size_t c = 0; c < r->p; c++) {
+        double ref = 0.0; /* Σ_k w_k v_h[k][c] */
+        for (size_t k = 0; k < Nk; k++)
+            ref += (double)w[k] * V_h[k * ld + c];
+        diff = fabs(r->out[c] - ref) > diff ? fabs(r->out[c] - ref) : diff;
+    }
+    return diff;
+}

@@ -110,4 +110,49 @@ int mha_is_masked(const mha_masks *mask, size_t b, size_t q, size_t k, size_t Nq
  * exp never overflows; masked scores are already −1e6. */
 void softmax_row(float *x, size_t n);
 
+/* ---- the online softmax, block by block ---------------------------------
+ *
+ * What attention_fast.c's streaming loops do (FlashAttention's trick),
+ * written out in double for one query of one head and recorded block by
+ * block, for `--stream --explain` and for the tests. The keys are taken in
+ * blocks of `block`; block j updates
+ *   m_{j+1}   = max(m_j, the block's largest score)        m_0 = −inf
+ *   rescale_j = e^(m_j − m_{j+1})                           (0 for j = 0)
+ *   l_{j+1}   = l_j · rescale_j + Σ_block e^(s − m_{j+1})   l_0 = 0
+ *   acc_{j+1} = acc_j · rescale_j + Σ_block e^(s − m_{j+1}) · v_k
+ * and the head output is acc / l after the last block: softmax(s) · V
+ * without ever holding a whole row of weights. */
+typedef struct attn_online {
+    size_t block;      /* keys per block */
+    size_t nblocks;    /* ⌈Nk / block⌉ */
+    size_t p;          /* width of a head */
+    double *scores;    /* (Nk,) q_h·k_h / sqrt(p); masked keys −1e6 */
+    double *block_max; /* (nblocks,) each block's largest score */
+    double *block_sum; /* (nblocks,) Σ e^(s − m_{j+1}) over block j */
+    double *rescale;   /* (nblocks,) e^(m_j − m_{j+1}) */
+    double *m;         /* (nblocks + 1,) running maximum, m[0] = −inf */
+    double *l;         /* (nblocks + 1,) running sum, l[0] = 0 */
+    double *acc;       /* (nblocks + 1, p) running output, row 0 zeros */
+    double *out;       /* (p,) acc / l after the last block */
+} attn_online;
+
+/* A record for Nk keys in blocks of block ≥ 1 and heads of width p; the
+ * caller owns it and frees it with attn_online_free. Returns 0, or -1 when
+ * the sizes overflow or memory runs out (nothing to free then). */
+int attn_online_alloc(attn_online *r, size_t Nk, size_t p, size_t block);
+void attn_online_free(attn_online *r);
+
+/* The online softmax of query q of example b against Nk keys, into r:
+ * q_h (p,) the query's head slice, K_h and V_h Nk rows of p with row k at
+ * K_h + k·ld (a head's columns of K (Nk, H) and V (Nk, H): ld = H), keys
+ * masked as mha_is_masked(mask, b, q, k, Nq) says. Nk ≥ 1. */
+void attn_online_row(attn_online *r, const float *q_h, const float *K_h, const float *V_h,
+                     size_t ld, size_t Nk, const mha_masks *mask, size_t b, size_t q,
+                     size_t Nq);
+
+/* The largest |r->out[c] − Σ_k w[k]·V_h[k][c]| over the head's p columns:
+ * the online softmax against the stored weights w (Nk,) of the same row. */
+double attn_online_diff(const attn_online *r, const float *w, const float *V_h, size_t ld,
+                        size_t Nk);
+
 #endif
