@@ -596,8 +596,8 @@ static void test_online_blocks(void)
         long B, Nq, Nk, H, NH, block;
         int per_query, causal;
     } cases[] = {
-        {2, 5, 7, 6, 2, 1, 0, 0}, {2, 5, 7, 6, 2, 2, 0, 1}, {1, 9, 13, 8, 4, 4, 1, 0},
-        {3, 4, 70, 12, 3, 64, 1, 1}, {1, 3, 5, 4, 1, 5, 0, 0}, {2, 6, 5, 10, 5, 7, 1, 1},
+        {2, 5, 7, 6, 2, 1, 0, 0},     {2, 5, 7, 6, 2, 2, 0, 1}, {1, 9, 13, 8, 4, 4, 1, 0},
+        {3, 4, 70, 12, 3, 64, 1, 1},  {1, 3, 5, 4, 1, 5, 0, 0}, {2, 6, 5, 10, 5, 7, 1, 1},
         {1, 66, 300, 16, 2, 3, 1, 1},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
@@ -649,10 +649,10 @@ static void test_online_blocks(void)
         CHECK(attn_online_alloc(&r, Nk, p, (size_t)cases[c].block) == 0);
         CHECK(ref && w && Q && K && V && concat && out && fast);
         if (ref && w && Q && K && V && concat && out && fast && r.acc &&
-            mha_forward(ref, w, &t, pr.queries.data, problem_keys(&pr), problem_values(&pr), B,
-                        Nq, Nk, &pr.params, &mask, &nodrop, err, sizeof err) == 0 &&
-            mha_forward_fast(fast, NULL, pr.queries.data, problem_keys(&pr), problem_values(&pr),
-                             B, Nq, Nk, &pr.params, &mask, &nodrop, err, sizeof err) == 0) {
+            mha_forward(ref, w, &t, pr.queries.data, problem_keys(&pr), problem_values(&pr), B, Nq,
+                        Nk, &pr.params, &mask, &nodrop, err, sizeof err) == 0 &&
+            mha_forward_fast(fast, NULL, pr.queries.data, problem_keys(&pr), problem_values(&pr), B,
+                             Nq, Nk, &pr.params, &mask, &nodrop, err, sizeof err) == 0) {
             CHECK_INT(r.nblocks, (Nk + (size_t)cases[c].block - 1) / (size_t)cases[c].block);
             for (size_t b = 0; b < B; b++)
                 for (size_t h = 0; h < NH; h++)
@@ -660,8 +660,8 @@ static void test_online_blocks(void)
                         const float *V_h = V + b * Nk * H + h * p;
                         attn_online_row(&r, Q + (b * Nq + q) * H + h * p, K + b * Nk * H + h * p,
                                         V_h, H, Nk, &mask, b, q, Nq);
-                        double d = attn_online_diff(&r, w + ((b * NH + h) * Nq + q) * Nk, V_h, H,
-                                                    Nk);
+                        double d =
+                            attn_online_diff(&r, w + ((b * NH + h) * Nq + q) * Nk, V_h, H, Nk);
                         worst_row = d > worst_row ? d : worst_row;
                         bad += !(d <= 1e-6);
                         /* the running sum ends at Σ e^(s − max) ≥ 1 */

@@ -889,9 +889,9 @@ static void print_stream_explain(const problem *pr, const struct attn_args *a,
     for (size_t b = 0; b < pr->B; b++)
         for (size_t h = 0; h < NH; h++)
             for (size_t q = 0; q < Nq; q++) {
-                const float *q_h = t->Q + (b * Nq + q) * H + h * p;  /* (p,) */
-                const float *K_h = t->K + b * Nk * H + h * p;        /* (Nk, p), rows H apart */
-                const float *V_h = t->V + b * Nk * H + h * p;        /* (Nk, p), rows H apart */
+                const float *q_h = t->Q + (b * Nq + q) * H + h * p;      /* (p,) */
+                const float *K_h = t->K + b * Nk * H + h * p;            /* (Nk, p), rows H apart */
+                const float *V_h = t->V + b * Nk * H + h * p;            /* (Nk, p), rows H apart */
                 const float *w = weights + ((b * NH + h) * Nq + q) * Nk; /* (Nk,) */
                 printf("\nexample %zu, head %zu, query %zu:\n", b, h + 1, q);
                 attn_online_row(&rec, q_h, K_h, V_h, H, Nk, &mask, b, q, Nq);

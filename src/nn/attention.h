@@ -147,8 +147,7 @@ void attn_online_free(attn_online *r);
  * K_h + k·ld (a head's columns of K (Nk, H) and V (Nk, H): ld = H), keys
  * masked as mha_is_masked(mask, b, q, k, Nq) says. Nk ≥ 1. */
 void attn_online_row(attn_online *r, const float *q_h, const float *K_h, const float *V_h,
-                     size_t ld, size_t Nk, const mha_masks *mask, size_t b, size_t q,
-                     size_t Nq);
+                     size_t ld, size_t Nk, const mha_masks *mask, size_t b, size_t q, size_t Nq);
 
 /* The largest |r->out[c] − Σ_k w[k]·V_h[k][c]| over the head's p columns:
  * the online softmax against the stored weights w (Nk,) of the same row. */
