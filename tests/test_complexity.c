@@ -468,8 +468,7 @@ static void test_table_by_hand(void)
         {"recurrent", "recurrent (tanh)", 63, 126, 7, 7, 6, 6, 126},
         {"self_attention", "self-attention", 147, 483, 1, 1, 1, 1, 483},
         {"restricted_self_attention", "restricted attn, r = 4", 84, 333, 1, 1.75, 2, 2, 666},
-        {"dilated_convolution", "dilated conv, k = 2", 126, 117, 1, 2.807354922057604, 3, 3,
-         315},
+        {"dilated_convolution", "dilated conv, k = 2", 126, 117, 1, 2.807354922057604, 3, 3, 315},
     };
     cx_table t;
     cx_layer bad = CX_NLAYERS;

@@ -267,8 +267,14 @@ static int parse_args(int argc, char **argv, struct cx_args *a, int *help)
 
 /* The table and the measurements are complexity.c's (cx_table_build,
  * cx_measure); this file prints them. */
-enum { CONV = CX_CONV, RNN = CX_RNN, ATTN = CX_ATTN, RESTRICTED = CX_RESTRICTED,
-       DILATED = CX_DILATED, NLAYERS = CX_NLAYERS };
+enum {
+    CONV = CX_CONV,
+    RNN = CX_RNN,
+    ATTN = CX_ATTN,
+    RESTRICTED = CX_RESTRICTED,
+    DILATED = CX_DILATED,
+    NLAYERS = CX_NLAYERS
+};
 #define NMEASURED CX_NMEASURED
 _Static_assert(MAX_SWEEP <= CX_MAX_SWEEP && MAX_REPS <= CX_MAX_REPS,
                "--sweep and --reps within what cx_measure holds");
@@ -515,8 +521,7 @@ static void print_measurement(FILE *out, const cx_measurement *me)
 
 /* ---- the figure ------------------------------------------------------ */
 
-static int png_file(const char *path, const cx_measurement *me, text_font *font,
-                    FILE *rep)
+static int png_file(const char *path, const cx_measurement *me, text_font *font, FILE *rep)
 {
     char labels[NMEASURED][96], title[160], err[512];
     double x[MAX_SWEEP];
@@ -535,7 +540,8 @@ static int png_file(const char *path, const cx_measurement *me, text_font *font,
                      me->slope[me->clock][layer]);
         else
             snprintf(labels[layer], sizeof labels[layer], "%s: slope %.2f (theory %.0f)",
-                     cx_layer_label((cx_layer)layer), me->slope[me->clock][layer], theory_slope[layer]);
+                     cx_layer_label((cx_layer)layer), me->slope[me->clock][layer],
+                     theory_slope[layer]);
         series[layer].x = x;
         series[layer].y = me->seconds[me->clock][layer];
         series[layer].n = me->m;
@@ -589,8 +595,7 @@ static void json_key_double(FILE *f, const char *indent, const char *key, double
     fputs(end, f);
 }
 
-static void write_crossover(FILE *f, const char *key, const cx_crossover *c,
-                            const char *end)
+static void write_crossover(FILE *f, const char *key, const cx_crossover *c, const char *end)
 {
     fprintf(f, "    \"%s\": {\"rule\": ", key);
     json_write_string(f, c->rule);
@@ -716,7 +721,8 @@ int cmd_complexity(int argc, char **argv)
             return EXIT_RUNTIME;
         }
         cx_sweep_points(me, (size_t)a.sweep_from, (size_t)a.sweep_to);
-        overflow = overflow || cx_measure_bytes((size_t)a.sweep_to, (size_t)a.mdim, (size_t)a.k, &part) ||
+        overflow = overflow ||
+                   cx_measure_bytes((size_t)a.sweep_to, (size_t)a.mdim, (size_t)a.k, &part) ||
                    size_add(total, part, &total);
         snprintf(what, sizeof what, "--measure --sweep %ld:%ld --measure-dim %ld", a.sweep_from,
                  a.sweep_to, a.mdim);

@@ -409,17 +409,17 @@ static const struct row_desc {
     enum path_rule path_rule;
     const char *unit;
 } row_descs[CX_NLAYERS] = {
-    [CX_CONV] = {"convolution", "convolution", "convolution, k = %zu", 'k', "O(k·n·d²)", 1, 1,
-                 2, "O(1)", 0, "O(n/k)", "⌈(n−1)/(k−1)⌉", PATH_PER_WINDOW, "layers"},
+    [CX_CONV] = {"convolution", "convolution", "convolution, k = %zu", 'k', "O(k·n·d²)", 1, 1, 2,
+                 "O(1)", 0, "O(n/k)", "⌈(n−1)/(k−1)⌉", PATH_PER_WINDOW, "layers"},
     [CX_RNN] = {"recurrent", "recurrent", "recurrent (tanh)", 0, "O(n·d²)", 0, 1, 2, "O(n)", 1,
                 "O(n)", "n−1", PATH_LINEAR, "steps"},
     [CX_ATTN] = {"self_attention", "self-attention", "self-attention", 0, "O(n²·d)", 0, 2, 1,
                  "O(1)", 0, "O(1)", "1", PATH_ONE, "layers"},
-    [CX_RESTRICTED] = {"restricted_self_attention", "restricted", "restricted attn, r = %zu",
-                       'r', "O(r·n·d)", 1, 1, 1, "O(1)", 0, "O(n/r)", "⌈(n−1)/(r−1)⌉",
-                       PATH_PER_WINDOW, "layers"},
-    [CX_DILATED] = {"dilated_convolution", "dilated", "dilated conv, k = %zu", 'k', "O(k·n·d²)",
-                    1, 1, 2, "O(1)", 0, "O(log_k n)", "⌈log_%zu n⌉", PATH_LOG, "layers"},
+    [CX_RESTRICTED] = {"restricted_self_attention", "restricted", "restricted attn, r = %zu", 'r',
+                       "O(r·n·d)", 1, 1, 1, "O(1)", 0, "O(n/r)", "⌈(n−1)/(r−1)⌉", PATH_PER_WINDOW,
+                       "layers"},
+    [CX_DILATED] = {"dilated_convolution", "dilated", "dilated conv, k = %zu", 'k', "O(k·n·d²)", 1,
+                    1, 2, "O(1)", 0, "O(log_k n)", "⌈log_%zu n⌉", PATH_LOG, "layers"},
 };
 
 const char *cx_layer_label(cx_layer layer)
@@ -710,11 +710,11 @@ static cx_count run_layer(bench *b, cx_layer layer, size_t n)
     case CX_CONV: return conv_forward(b->Y, b->X, b->conv_W, b->conv_b, n, b->d, b->k, 1);
     case CX_RNN: return rnn_forward(b->Y, b->X, b->W_xh, b->W_hh, b->rnn_b, n, b->d);
     case CX_ATTN:
-        return attn_layer_forward(b->Y, b->A, b->Q, b->K, b->V, b->X, &b->W_q, &b->W_k, &b->W_v,
-                                  n, b->d, 0);
+        return attn_layer_forward(b->Y, b->A, b->Q, b->K, b->V, b->X, &b->W_q, &b->W_k, &b->W_v, n,
+                                  b->d, 0);
     default:
-        return attn_layer_forward(b->Y, b->A, b->Q, b->K, b->V, b->X, &b->W_q, &b->W_k, &b->W_v,
-                                  n, b->d, b->r);
+        return attn_layer_forward(b->Y, b->A, b->Q, b->K, b->V, b->X, &b->W_q, &b->W_k, &b->W_v, n,
+                                  b->d, b->r);
     }
 }
 
@@ -733,8 +733,7 @@ static long calibrate(bench *b, cx_layer layer, size_t n, cx_count *macs)
 }
 
 /* The mean time of one pass over iters passes, by both clocks. */
-static void time_passes(bench *b, cx_layer layer, size_t n, long iters, double *cpu,
-                        double *wall)
+static void time_passes(bench *b, cx_layer layer, size_t n, long iters, double *cpu, double *wall)
 {
     double wall0 = now_seconds(), cpu0 = cpu_seconds();
     for (long it = 0; it < iters; it++)
@@ -769,7 +768,7 @@ int cx_measure(cx_measurement *me, size_t d, size_t k, size_t r, size_t reps, in
 {
     double total_work = 0.0, done = 0.0, start = now_seconds();
     double(*samples)[CX_NMEASURED][CX_MAX_SWEEP][CX_MAX_REPS]; /* (clock, layer, point, rep) */
-    long iters[CX_NMEASURED][CX_MAX_SWEEP]; /* passes per timed repetition */
+    long iters[CX_NMEASURED][CX_MAX_SWEEP];                    /* passes per timed repetition */
     bench b;
 
     me->clock = clock;

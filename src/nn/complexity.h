@@ -201,10 +201,10 @@ cx_count cx_layer_macs(cx_layer layer, size_t n, size_t d, size_t k, size_t r);
  * rather than every repetition of one; the median of the repetitions by
  * each clock; and the growth exponents fitted on the upper half of the
  * sweep. */
-#define CX_MAX_SWEEP 24        /* points: doubling from 1 to 10^6 gives 21 */
-#define CX_MAX_REPS 101        /* repetitions per layer and n */
-#define CX_TIMED_SECONDS 0.01  /* one timed repetition runs at least this long */
-#define CX_MAX_ITERS 100000L   /* … but never more passes than this */
+#define CX_MAX_SWEEP 24       /* points: doubling from 1 to 10^6 gives 21 */
+#define CX_MAX_REPS 101       /* repetitions per layer and n */
+#define CX_TIMED_SECONDS 0.01 /* one timed repetition runs at least this long */
+#define CX_MAX_ITERS 100000L  /* … but never more passes than this */
 
 /* The two clocks: the CPU time of this process, which leaves out the time
  * the process waits while other programs have the cores, and wall-clock
@@ -213,16 +213,16 @@ enum { CX_CPU = 0, CX_WALL = 1 };
 
 typedef struct cx_measurement {
     size_t d, k, r, reps;
-    size_t m;                           /* points in the sweep */
-    size_t n[CX_MAX_SWEEP];             /* FROM, 2·FROM, …, TO */
-    int clock;                          /* the one shown and plotted: CX_CPU or CX_WALL */
+    size_t m;               /* points in the sweep */
+    size_t n[CX_MAX_SWEEP]; /* FROM, 2·FROM, …, TO */
+    int clock;              /* the one shown and plotted: CX_CPU or CX_WALL */
     /* median time of one forward pass, by each clock */
     double seconds[2][CX_NMEASURED][CX_MAX_SWEEP];
     cx_count macs[CX_NMEASURED][CX_MAX_SWEEP]; /* multiply-adds of that pass */
-    size_t fit_from;                    /* first point of the fit */
-    double slope[2][CX_NMEASURED];      /* fitted exponent of time in n, by each clock */
-    double count_slope[CX_NMEASURED];   /* the same fit on log multiply-adds */
-    double total_seconds;               /* wall-clock time of the whole sweep */
+    size_t fit_from;                           /* first point of the fit */
+    double slope[2][CX_NMEASURED];             /* fitted exponent of time in n, by each clock */
+    double count_slope[CX_NMEASURED];          /* the same fit on log multiply-adds */
+    double total_seconds;                      /* wall-clock time of the whole sweep */
 } cx_measurement;
 
 /* The sweep from, 2·from, 4·from, … below to, then to (1 ≤ from ≤ to), at
