@@ -224,7 +224,8 @@ static void test_permute_random(void)
         for (naive = 0; naive < 2; naive++) {
             permute_result res;
             CHECK_INT(demo_permute_run(&res, &pr.params, pr.queries.data, pr.B, pr.Nq, pr.Dq,
-                                       &nomask, perm, 0, (int)naive, err, sizeof err), 0);
+                                       &nomask, perm, 0, (int)naive, err, sizeof err),
+                      0);
             CHECK(res.output_diff < 1e-5);
             CHECK(res.weight_diff < 1e-5);
             CHECK(res.output_max > 0.01); /* the outputs are not all 0 */
@@ -239,7 +240,8 @@ static void test_permute_random(void)
         for (naive = 0; naive < 2; naive++) {
             permute_result res;
             CHECK_INT(demo_permute_run(&res, &pr.params, pr.queries.data, pr.B, pr.Nq, pr.Dq,
-                                       &nomask, perm, 1, (int)naive, err, sizeof err), 0);
+                                       &nomask, perm, 1, (int)naive, err, sizeof err),
+                      0);
             CHECK(res.output_diff > 1e-2);
             CHECK(res.weight_diff > 1e-2);
             CHECK_NEAR(res.output_diff, here_out, 1e-5, 1e-4);
@@ -251,7 +253,6 @@ static void test_permute_random(void)
         problem_free(&pr);
     }
 }
-
 
 /* The figure's panels by hand: N = 2, π = [1, 0], A(X) = [[.9, .1], [.4, .6]]
  * so π·A·πᵀ = [[.6, .4], [.1, .9]]; A(π·X) off by 0.004 at [0][1]: the
@@ -287,14 +288,16 @@ static void test_permute_flags(void)
     char err[256];
     make_problem(&pr, 2, 3, 8, 2, 0, 9);
     CHECK_INT(demo_permute_run(&res, &pr.params, pr.queries.data, 2, 3, pr.Dq, &nomask, id, 1, 1,
-                               err, sizeof err), 0);
+                               err, sizeof err),
+              0);
     CHECK(res.identity && res.equal && !res.rows_alike);
     CHECK_NEAR(res.output_diff, 0.0, 0, 0);
     permute_result_free(&res);
     for (size_t i = 0; i < pr.queries.size; i++)
         pr.queries.data[i] = 1.0f;
-    CHECK_INT(demo_permute_run(&res, &pr.params, pr.queries.data, 2, 3, pr.Dq, &nomask, swap, 0,
-                               1, err, sizeof err), 0);
+    CHECK_INT(demo_permute_run(&res, &pr.params, pr.queries.data, 2, 3, pr.Dq, &nomask, swap, 0, 1,
+                               err, sizeof err),
+              0);
     CHECK(!res.identity && res.equal && res.rows_alike);
     permute_result_free(&res);
     problem_free(&pr);

@@ -654,8 +654,8 @@ int demo_sweep_command(const demo_sweep_opts *o)
 
     /* memory, refused up front */
     overflow = demo_sweep_bytes(o->samples, o->d_to, o->keys, &bytes);
-    snprintf(what, sizeof what, "--scale-sweep --samples %zu --dims %zu:%zu", o->samples,
-             o->d_from, o->d_to);
+    snprintf(what, sizeof what, "--scale-sweep --samples %zu --dims %zu:%zu", o->samples, o->d_from,
+             o->d_to);
     if (cli_check_mem(what, bytes, overflow, o->max_mem, NULL))
         return EXIT_RUNTIME;
     /* --font, read and checked before the sweep */
@@ -663,8 +663,8 @@ int demo_sweep_command(const demo_sweep_opts *o)
         return EXIT_RUNTIME;
 
     /* every d: draw, score, softmax */
-    if (demo_sweep(pts, MAX_DIM_EXP + 1, &npts, o->d_from, o->d_to, o->samples, o->keys,
-                   o->seed, show ? sweep_progress : NULL, err, sizeof err)) {
+    if (demo_sweep(pts, MAX_DIM_EXP + 1, &npts, o->d_from, o->d_to, o->samples, o->keys, o->seed,
+                   show ? sweep_progress : NULL, err, sizeof err)) {
         cli_error("%s", err);
         goto done;
     }

@@ -39,8 +39,7 @@ void demo_random_permutation(size_t *perm, size_t n, unsigned long long seed)
     } while (identity && n >= 2);
 }
 
-void demo_permute_rows(float *Y, const float *X, size_t B, size_t N, size_t D,
-                       const size_t *perm)
+void demo_permute_rows(float *Y, const float *X, size_t B, size_t N, size_t D, const size_t *perm)
 {
     size_t b, i;
     for (b = 0; b < B; b++)
@@ -55,8 +54,8 @@ double demo_output_diff(const float *out_p, const float *out, size_t B, size_t N
     size_t b, i, c;
     for (b = 0; b < B; b++)
         for (i = 0; i < N; i++) {
-            const float *fp = out_p + (b * N + i) * H;      /* (H,) f(π·X)[i] */
-            const float *f = out + (b * N + perm[i]) * H;   /* (H,) (π·f(X))[i] */
+            const float *fp = out_p + (b * N + i) * H;    /* (H,) f(π·X)[i] */
+            const float *f = out + (b * N + perm[i]) * H; /* (H,) (π·f(X))[i] */
             for (c = 0; c < H; c++) {
                 double d = fabs((double)fp[c] - f[c]);
                 worst = d > worst ? d : worst;
@@ -112,9 +111,9 @@ static int rows_alike(const float *X, size_t B, size_t N, size_t D)
     return 1;
 }
 
-int demo_permute_run(permute_result *res, const mha_params *m, const float *X0, size_t B,
-                     size_t N, size_t D, const mha_masks *mask, const size_t *perm, int posenc,
-                     int naive, char *err, size_t errlen)
+int demo_permute_run(permute_result *res, const mha_params *m, const float *X0, size_t B, size_t N,
+                     size_t D, const mha_masks *mask, const size_t *perm, int posenc, int naive,
+                     char *err, size_t errlen)
 {
     const size_t H = m->num_hiddens, NH = m->num_heads;
     size_t oshape[3] = {B, N, H}, wshape[4] = {B, NH, N, N}, xshape[3] = {B, N, D};
@@ -162,8 +161,7 @@ int demo_permute_run(permute_result *res, const mha_params *m, const float *X0, 
         res->output_max = fmax(res->output_max, fabs((double)res->out.data[e]));
 
     /* 5. the verdict: equal within float32 rounding, and why it may be */
-    res->equal = res->output_diff <= 1e-5 * fmax(1.0, res->output_max) &&
-                 res->weight_diff <= 1e-5;
+    res->equal = res->output_diff <= 1e-5 * fmax(1.0, res->output_max) && res->weight_diff <= 1e-5;
     res->identity = 1;
     for (size_t i = 0; i < N; i++)
         res->identity &= perm[i] == i;
@@ -208,11 +206,11 @@ void demo_permute_panels(float *panels, const float *w, const float *w_p, size_t
 
 /* ---- why divide by √d ------------------------------------------------ */
 
-void demo_sweep_stats(sweep_point *pt, const float *q, const float *k, size_t S, size_t d,
-                      size_t n, double *scores)
+void demo_sweep_stats(sweep_point *pt, const float *q, const float *k, size_t S, size_t d, size_t n,
+                      double *scores)
 {
     const double scale = 1.0 / sqrt((double)d);
-    double sum[2] = {0.0, 0.0}, sumsq[2] = {0.0, 0.0};  /* raw, scaled */
+    double sum[2] = {0.0, 0.0}, sumsq[2] = {0.0, 0.0}; /* raw, scaled */
     double peak[2] = {0.0, 0.0}, ent[2] = {0.0, 0.0};
     const double count = (double)S * (double)n;
     size_t r, j, i, v;
@@ -308,12 +306,12 @@ int demo_sweep_bytes(size_t S, size_t d_to, size_t n, size_t *bytes)
                : 0;
 }
 
-int demo_sweep(sweep_point *pts, size_t max_pts, size_t *npts, size_t d_from, size_t d_to,
-               size_t S, size_t n, unsigned long long seed,
-               void (*progress)(size_t d, size_t d_to), char *err, size_t errlen)
+int demo_sweep(sweep_point *pts, size_t max_pts, size_t *npts, size_t d_from, size_t d_to, size_t S,
+               size_t n, unsigned long long seed, void (*progress)(size_t d, size_t d_to),
+               char *err, size_t errlen)
 {
-    float *q = malloc(S * d_to * sizeof *q); /* (S, d_to) */
-    float *k = malloc(S * d_to * sizeof *k); /* (S, d_to) */
+    float *q = malloc(S * d_to * sizeof *q);     /* (S, d_to) */
+    float *k = malloc(S * d_to * sizeof *k);     /* (S, d_to) */
     double *scores = malloc(n * sizeof *scores); /* (n,) */
     int status = -1;
 

@@ -40,8 +40,7 @@
 void demo_random_permutation(size_t *perm, size_t n, unsigned long long seed);
 
 /* Y (B, N, D) ← π·X: Y[b][i] = X[b][perm[i]]. */
-void demo_permute_rows(float *Y, const float *X, size_t B, size_t N, size_t D,
-                       const size_t *perm);
+void demo_permute_rows(float *Y, const float *X, size_t B, size_t N, size_t D, const size_t *perm);
 
 /* max |out_p[b][i][c] − out[b][perm[i]][c]|: f(π·X) against π·f(X), for
  * out and out_p (B, N, H). */
@@ -71,9 +70,9 @@ typedef struct permute_result {
  * loops when naive or for additive scoring, else the fast ones. res owns
  * its tensors afterwards (permute_result_free). 0, or -1 with the reason
  * in err ("out of memory …"). */
-int demo_permute_run(permute_result *res, const mha_params *m, const float *X, size_t B,
-                     size_t N, size_t D, const mha_masks *mask, const size_t *perm, int posenc,
-                     int naive, char *err, size_t errlen);
+int demo_permute_run(permute_result *res, const mha_params *m, const float *X, size_t B, size_t N,
+                     size_t D, const mha_masks *mask, const size_t *perm, int posenc, int naive,
+                     char *err, size_t errlen);
 void permute_result_free(permute_result *res);
 
 /* The figure's panels for one head's weights A(X) = w and A(π·X) = w_p
@@ -100,8 +99,8 @@ typedef struct sweep_point {
  * so every row has n different keys, each independent of its query; the
  * variances are over all S·n scores (divided by S·n − 1). scores (n,) is
  * scratch. */
-void demo_sweep_stats(sweep_point *pt, const float *q, const float *k, size_t S, size_t d,
-                      size_t n, double *scores);
+void demo_sweep_stats(sweep_point *pt, const float *q, const float *k, size_t S, size_t d, size_t n,
+                      double *scores);
 
 /* The same on q and k (S, d) each, scratch, filled first with standard
  * normal numbers from a stream of seed and d (a point does not depend on
@@ -115,8 +114,8 @@ int demo_sweep_bytes(size_t S, size_t d_to, size_t n, size_t *bytes);
 /* pts ← one point for each d = d_from, 2·d_from, … ≤ d_to (powers of two),
  * at most max_pts; *npts their count. progress, when not NULL, is called
  * before each d. 0, or -1 with "out of memory …" in err. */
-int demo_sweep(sweep_point *pts, size_t max_pts, size_t *npts, size_t d_from, size_t d_to,
-               size_t S, size_t n, unsigned long long seed,
-               void (*progress)(size_t d, size_t d_to), char *err, size_t errlen);
+int demo_sweep(sweep_point *pts, size_t max_pts, size_t *npts, size_t d_from, size_t d_to, size_t S,
+               size_t n, unsigned long long seed, void (*progress)(size_t d, size_t d_to),
+               char *err, size_t errlen);
 
 #endif
