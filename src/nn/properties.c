@@ -118,7 +118,6 @@ int demo_permute_run(permute_result *res, const mha_params *m, const float *X0, 
     const size_t H = m->num_hiddens, NH = m->num_heads;
     size_t oshape[3] = {B, N, H}, wshape[4] = {B, NH, N, N}, xshape[3] = {B, N, D};
     tensor X = {0}, Xp = {0}; /* (B, N, D) the two inputs */
-    float *P = NULL;          /* (N, D) the positional encoding */
     int status = -1;
 
     memset(res, 0, sizeof *res);
@@ -128,24 +127,15 @@ int demo_permute_run(permute_result *res, const mha_params *m, const float *X0, 
         tensor_alloc(&res->w_p, 4, wshape, err, errlen) ||
         tensor_alloc(&X, 3, xshape, err, errlen) || tensor_alloc(&Xp, 3, xshape, err, errlen))
         goto done;
-    if (posenc && (P = malloc(N * D * sizeof *P)) == NULL) {
-        snprintf(err, errlen, "out of memory for the positional encoding");
-        goto done;
-    }
-
     /* 1. the inputs: X, and π·X, its rows moved */
     memcpy(X.data, X0, X.size * sizeof *X.data);
     demo_permute_rows(Xp.data, X.data, B, N, D, perm);
 
     /* 2. with --posenc, P added by position after permuting: X + P and
      * π·X + P (the tokens moved, the positions did not) */
-    if (posenc) {
-        posenc_fill(P, N, D, 10000.0);
-        for (size_t b = 0; b < B; b++)
-            for (size_t e = 0; e < N * D; e++) {
-                X.data[b * N * D + e] += P[e];
-                Xp.data[b * N * D + e] += P[e];
-            }
+    if (posenc && (posenc_add(X.data, B, N, D) || posenc_add(Xp.data, B, N, D))) {
+        snprintf(err, errlen, "out of memory for the positional encoding");
+        goto done;
     }
 
     /* 3. the same layer, the same weights, on both */
@@ -172,7 +162,6 @@ done:
         permute_result_free(res);
     tensor_free(&X);
     tensor_free(&Xp);
-    free(P);
     return status;
 }
 
