@@ -629,8 +629,8 @@ static int rope_png(const struct posenc_args *a, float *S, text_font *font, FILE
              posenc_layout_name(a->layout));
     snprintf(what, sizeof what, "heatmap of the RoPE scores S, %zu × %zu", N, N);
     /* the colour scale is the scores' own range, within −1 … 1 */
-    return heatmap_file(a->png, &panel, title, "Key position n", "Query position m", a->cmap,
-                        NAN, NAN, font, rep, what);
+    return heatmap_file(a->png, &panel, title, "Key position n", "Query position m", a->cmap, NAN,
+                        NAN, font, rep, what);
 }
 
 /* --rope: a unit query q and key k turned to every position, the scores
@@ -647,8 +647,7 @@ static int run_rope(const struct posenc_args *a)
     char what[160];
 
     /* memory: q and k, the turned rows, the scores, and the figures */
-    overflow = posenc_rope_demo_bytes(N, D, &total) ||
-               size_add(total, (size_t)32 << 20, &total);
+    overflow = posenc_rope_demo_bytes(N, D, &total) || size_add(total, (size_t)32 << 20, &total);
     snprintf(what, sizeof what, "--steps %ld --dim %ld with --rope", a->steps, a->dim);
     if (cli_check_mem(what, total, overflow, a->max_mem, NULL))
         return EXIT_RUNTIME;
