@@ -697,6 +697,15 @@ static void test_online_blocks(void)
     }
 }
 
+/* Multiply-adds by hand: B = 2, Nq = 3, Nk = 5, Dq = 7, Dk = 11, Dv = 13,
+ * H = 4: projections 2·(3·7·4 + 5·11·4 + 5·13·4 + 3·4·4) = 2·612 = 1224,
+ * scores and weights·V 2·2·3·5·4 = 240. */
+static void test_forward_macs(void)
+{
+    CHECK_NEAR(mha_forward_macs(2, 3, 5, 7, 11, 13, 4), 1464.0, 0, 0);
+    CHECK_NEAR(mha_forward_macs(1, 1, 1, 1, 1, 1, 1), 6.0, 0, 0);
+}
+
 int main(int argc, char **argv)
 {
     DIR *d;
@@ -736,5 +745,6 @@ int main(int argc, char **argv)
     test_softmax_limits();
     test_online_by_hand();
     test_online_blocks();
+    test_forward_macs();
     return check_summary("test_attention");
 }
