@@ -998,10 +998,15 @@ done:
 /* --scale-sweep: why divide by √d (demo_attention.c), q and k of its own. */
 static int run_scale_sweep(const struct attn_args *a)
 {
-    const demo_sweep_opts so = {
-        .d_from = (size_t)a->dims_from, .d_to = (size_t)a->dims_to,
-        .samples = (size_t)a->samples, .keys = (size_t)a->po.kv, .seed = a->po.seed,
-        .png = a->png, .json = a->json, .font = a->font, .max_mem = a->po.max_mem};
+    const demo_sweep_opts so = {.d_from = (size_t)a->dims_from,
+                                .d_to = (size_t)a->dims_to,
+                                .samples = (size_t)a->samples,
+                                .keys = (size_t)a->po.kv,
+                                .seed = a->po.seed,
+                                .png = a->png,
+                                .json = a->json,
+                                .font = a->font,
+                                .max_mem = a->po.max_mem};
     return demo_sweep_command(&so);
 }
 
@@ -1009,14 +1014,21 @@ static int run_scale_sweep(const struct attn_args *a)
  * permuting. */
 static int run_permute(const problem *pr, const struct attn_args *a)
 {
-    const demo_permute_opts dpo = {
-        .permutation = a->permutation, .seed = a->po.seed, .posenc = a->posenc,
-        .naive = a->naive, .inputs = inputs_text(a), .fill_default = a->fill_default,
-        .lens_origin = a->po.valid_lens ? "from --valid-lens"
-                       : a->input       ? "from the file's valid_lens"
-                                        : "the length of a shorter --tokens sentence",
-        .png = a->png, .json = a->json, .cmap = a->cmap, .font = a->font,
-        .max_mem = a->po.max_mem};
+    const demo_permute_opts dpo = {.permutation = a->permutation,
+                                   .seed = a->po.seed,
+                                   .posenc = a->posenc,
+                                   .naive = a->naive,
+                                   .inputs = inputs_text(a),
+                                   .fill_default = a->fill_default,
+                                   .lens_origin = a->po.valid_lens ? "from --valid-lens"
+                                                  : a->input
+                                                      ? "from the file's valid_lens"
+                                                      : "the length of a shorter --tokens sentence",
+                                   .png = a->png,
+                                   .json = a->json,
+                                   .cmap = a->cmap,
+                                   .font = a->font,
+                                   .max_mem = a->po.max_mem};
     attn_set_threads((int)a->threads);
     return demo_permute_command(pr, &dpo);
 }
@@ -1118,12 +1130,12 @@ static int forward_timed(struct run_buffers *rb, const problem *pr, const struct
     char err[768];
     for (size_t rep_i = 0; rep_i < (size_t)a->repeat; rep_i++) {
         double t0 = now_seconds();
-        if (use_fast ? mha_forward_fast(rb->out.data, rb->weights.data, pr->queries.data, K, V,
-                                        pr->B, pr->Nq, pr->Nk, &pr->params, &mask, &drop, err,
-                                        sizeof err)
-                     : mha_forward(rb->out.data, rb->weights.data, a->explain ? &rb->trace : NULL,
-                                   pr->queries.data, K, V, pr->B, pr->Nq, pr->Nk, &pr->params,
-                                   &mask, &drop, err, sizeof err)) {
+        if (use_fast
+                ? mha_forward_fast(rb->out.data, rb->weights.data, pr->queries.data, K, V, pr->B,
+                                   pr->Nq, pr->Nk, &pr->params, &mask, &drop, err, sizeof err)
+                : mha_forward(rb->out.data, rb->weights.data, a->explain ? &rb->trace : NULL,
+                              pr->queries.data, K, V, pr->B, pr->Nq, pr->Nk, &pr->params, &mask,
+                              &drop, err, sizeof err)) {
             cli_error("%s", err);
             return EXIT_RUNTIME;
         }
@@ -1134,13 +1146,13 @@ static int forward_timed(struct run_buffers *rb, const problem *pr, const struct
         const int threads =
             use_fast ? mha_fast_threads(pr->B, pr->Nq, pr->Nk, pr->params.num_hiddens) : 1;
         const double secs = median_sort(times + first, n);
-        const double flops = 2.0 * mha_forward_macs(pr->B, pr->Nq, pr->Nk, pr->Dq, pr->Dk,
-                                                    pr->Dv, pr->params.num_hiddens);
-        fprintf(stderr, "forward pass: %.1f ms, %.3g GFLOP, %.1f GFLOP/s (%s, %d thread%s%s)\n",
-                secs * 1e3, flops * 1e-9, flops * 1e-9 / (secs > 0 ? secs : 1e-9),
-                use_fast ? (keep_weights ? "fast loops" : "fast loops, streaming")
-                         : "reference loops",
-                threads, threads > 1 ? "s" : "", n > 1 ? ", median of the runs after a warm-up" : "");
+        const double flops = 2.0 * mha_forward_macs(pr->B, pr->Nq, pr->Nk, pr->Dq, pr->Dk, pr->Dv,
+                                                    pr->params.num_hiddens);
+        fprintf(
+            stderr, "forward pass: %.1f ms, %.3g GFLOP, %.1f GFLOP/s (%s, %d thread%s%s)\n",
+            secs * 1e3, flops * 1e-9, flops * 1e-9 / (secs > 0 ? secs : 1e-9),
+            use_fast ? (keep_weights ? "fast loops" : "fast loops, streaming") : "reference loops",
+            threads, threads > 1 ? "s" : "", n > 1 ? ", median of the runs after a warm-up" : "");
     }
     return EXIT_OK;
 }
@@ -1161,8 +1173,8 @@ static int write_results(const problem *pr, const struct attn_args *a, struct ru
         print_view(pr, a, out, weights);
     if (a->json) {
         struct json_ctx ctx = {pr, command, out, weights};
-        status = output_json(a->json, write_json, &ctx, rep,
-                             "output and attention weights as JSON");
+        status =
+            output_json(a->json, write_json, &ctx, rep, "output and attention weights as JSON");
         if (status != EXIT_OK)
             return status;
     }

@@ -255,12 +255,11 @@ int mha_forward(float *out, float *weights, mha_trace *trace, const float *queri
     return 0;
 }
 
-double mha_forward_macs(size_t B, size_t Nq, size_t Nk, size_t Dq, size_t Dk, size_t Dv,
-                        size_t H)
+double mha_forward_macs(size_t B, size_t Nq, size_t Nk, size_t Dq, size_t Dk, size_t Dv, size_t H)
 {
     const double b = (double)B, nq = (double)Nq, nk = (double)Nk, h = (double)H;
     return b * (nq * (double)Dq * h + nk * (double)Dk * h + nk * (double)Dv * h +
-                nq * h * h)          /* Q, K, V, W_o */
+                nq * h * h)         /* Q, K, V, W_o */
            + 2.0 * b * nq * nk * h; /* scores and weights·V, all heads */
 }
 

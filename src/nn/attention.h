@@ -113,8 +113,7 @@ void softmax_row(float *x, size_t n);
 /* Multiply-adds of one forward pass with dot scoring: the four
  * projections, B·(Nq·Dq + Nk·Dk + Nk·Dv + Nq·H)·H, and Q_i K_iᵀ and
  * weights·V_i of every head, 2·B·Nq·Nk·H (a multiply-add is 2 FLOPs). */
-double mha_forward_macs(size_t B, size_t Nq, size_t Nk, size_t Dq, size_t Dk, size_t Dv,
-                        size_t H);
+double mha_forward_macs(size_t B, size_t Nq, size_t Nk, size_t Dq, size_t Dk, size_t Dv, size_t H);
 
 /* ---- the online softmax, block by block ---------------------------------
  *
