@@ -258,6 +258,31 @@ static void test_masks(void)
     CHECK(mha_is_masked(&causal, 0, 2, 3, 3));
 }
 
+/* Options for problem_random: B examples of Nq queries and Nk key-value
+ * pairs, H hiddens in NH heads, inputs of widths Dq, Dk, Dv drawn from
+ * seed, lengths (B, Nq) or (B,) from lens (vl_ndim 2 or 1). */
+static void random_opts(problem_opts *o, const long size[5], long Dq, long Dk, long Dv,
+                        int bias, unsigned long long seed, long *lens, int vl_ndim)
+{
+    memset(o, 0, sizeof *o);
+    o->batch = size[0];
+    o->queries = size[1];
+    o->kv = size[2];
+    o->hiddens = size[3];
+    o->heads = size[4];
+    o->query_size = Dq;
+    o->key_size = Dk;
+    o->value_size = Dv;
+    o->bias = bias;
+    o->fill_random = 1;
+    o->seed = seed;
+    o->max_mem = (size_t)1 << 30;
+    o->valid_lens = lens;
+    o->vl_ndim = vl_ndim;
+    o->vl_shape[0] = (size_t)size[0];
+    o->vl_shape[1] = (size_t)size[1];
+}
+
 /* Sizes that cross the blocks of the fast path (64 queries, 256 keys, 6 × 16
  * tiles, 256-deep panels): the fast and streaming paths against the
  * reference loops, with 2-D lengths, causal masks, biases and dropout. */
@@ -286,25 +311,11 @@ static void test_blocks(void)
         mha_masks mask;
         mha_dropout drop = {cases[c].dropout, 42};
 
-        memset(&o, 0, sizeof o);
-        o.batch = cases[c].B;
-        o.queries = cases[c].Nq;
-        o.kv = cases[c].Nk;
-        o.hiddens = cases[c].H;
-        o.heads = cases[c].NH;
-        o.query_size = cases[c].D;
-        o.key_size = cases[c].D + 1;
-        o.value_size = cases[c].D + 2;
-        o.bias = cases[c].bias;
-        o.fill_random = 1;
-        o.seed = 1000 + c;
-        o.max_mem = (size_t)1 << 30;
+        const long size[5] = {cases[c].B, cases[c].Nq, cases[c].Nk, cases[c].H, cases[c].NH};
+        random_opts(&o, size, cases[c].D, cases[c].D + 1, cases[c].D + 2, cases[c].bias, 1000 + c,
+                    lens, 2);
         for (i = 0; i < (size_t)(cases[c].B * cases[c].Nq); i++)
             lens[i] = (long)((i * 7919) % (size_t)(cases[c].Nk + 20)); /* 0 … Nk+19 */
-        o.valid_lens = lens;
-        o.vl_ndim = 2;
-        o.vl_shape[0] = (size_t)cases[c].B;
-        o.vl_shape[1] = (size_t)cases[c].Nq;
         if (problem_random(&pr, &o, err, sizeof err, &usage)) {
             fprintf(stderr, "%s\n", err);
             CHECK(0);
@@ -606,26 +617,12 @@ static void test_online_blocks(void)
         long lens[66];
         char err[256];
         int usage;
-        memset(&o, 0, sizeof o);
-        o.batch = cases[c].B;
-        o.queries = cases[c].Nq;
-        o.kv = cases[c].Nk;
-        o.hiddens = cases[c].H;
-        o.heads = cases[c].NH;
-        o.query_size = cases[c].H + 1;
-        o.key_size = cases[c].H + 2;
-        o.value_size = cases[c].H + 3;
-        o.bias = 1;
-        o.fill_random = 1;
-        o.seed = 77 + c;
-        o.max_mem = (size_t)1 << 30;
-        size_t nl = (size_t)(cases[c].per_query ? cases[c].B * cases[c].Nq : cases[c].B);
+        const long size[5] = {cases[c].B, cases[c].Nq, cases[c].Nk, cases[c].H, cases[c].NH};
+        const size_t nl = (size_t)(cases[c].per_query ? cases[c].B * cases[c].Nq : cases[c].B);
         for (size_t i = 0; i < nl; i++)
             lens[i] = 1 + (long)((i * 31) % (size_t)cases[c].Nk); /* 1 … Nk */
-        o.valid_lens = lens;
-        o.vl_ndim = cases[c].per_query ? 2 : 1;
-        o.vl_shape[0] = (size_t)cases[c].B;
-        o.vl_shape[1] = (size_t)cases[c].Nq;
+        random_opts(&o, size, cases[c].H + 1, cases[c].H + 2, cases[c].H + 3, 1, 77 + c, lens,
+                    cases[c].per_query ? 2 : 1);
         if (problem_random(&pr, &o, err, sizeof err, &usage)) {
             fprintf(stderr, "%s\n", err);
             CHECK(0);
