@@ -261,8 +261,8 @@ static void test_masks(void)
 /* Options for problem_random: B examples of Nq queries and Nk key-value
  * pairs, H hiddens in NH heads, inputs of widths Dq, Dk, Dv drawn from
  * seed, lengths (B, Nq) or (B,) from lens (vl_ndim 2 or 1). */
-static void random_opts(problem_opts *o, const long size[5], long Dq, long Dk, long Dv,
-                        int bias, unsigned long long seed, long *lens, int vl_ndim)
+static void random_opts(problem_opts *o, const long size[5], long Dq, long Dk, long Dv, int bias,
+                        unsigned long long seed, long *lens, int vl_ndim)
 {
     memset(o, 0, sizeof *o);
     o->batch = size[0];
