@@ -703,6 +703,16 @@ static void test_forward_macs(void)
     CHECK_NEAR(mha_forward_macs(1, 1, 1, 1, 1, 1, 1), 6.0, 0, 0);
 }
 
+/* Cosines by hand: (1, 0, 1)·(1, 1, 0) = 1 over √2·√2: 1/2; opposite: −1;
+ * a zero vector: 0. */
+static void test_cosine(void)
+{
+    const float x[3] = {1, 0, 1}, y[3] = {1, 1, 0}, z[3] = {0, 0, 0}, mx[3] = {-2, 0, -2};
+    CHECK_NEAR(attn_cosine(x, y, 3), 0.5, 1e-15, 0);
+    CHECK_NEAR(attn_cosine(x, mx, 3), -1.0, 1e-15, 0);
+    CHECK_NEAR(attn_cosine(x, z, 3), 0.0, 0, 0);
+}
+
 int main(int argc, char **argv)
 {
     DIR *d;
@@ -743,5 +753,6 @@ int main(int argc, char **argv)
     test_online_by_hand();
     test_online_blocks();
     test_forward_macs();
+    test_cosine();
     return check_summary("test_attention");
 }

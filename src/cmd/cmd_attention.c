@@ -702,18 +702,6 @@ static size_t sentence_len(const problem *pr, size_t b)
     return pr->Nq;
 }
 
-static double cosine(const float *x, const float *y, size_t n)
-{
-    double xy = 0, xx = 0, yy = 0;
-    size_t i;
-    for (i = 0; i < n; i++) {
-        xy += (double)x[i] * y[i];
-        xx += (double)x[i] * x[i];
-        yy += (double)y[i] * y[i];
-    }
-    return xx > 0 && yy > 0 ? xy / sqrt(xx * yy) : 0.0;
-}
-
 /* A token that appears in the first sentence and in another: the same
  * input vector, but a different output, because its context differs. */
 static void print_same_tokens(const problem *pr, const float *out)
@@ -731,8 +719,8 @@ static void print_same_tokens(const problem *pr, const float *out)
                 printf("  %s: input %.4f (the same embedding), output %.4f "
                        "(sentence 1 position %zu, sentence %zu position %zu)\n",
                        word,
-                       cosine(pr->queries.data + t * D, pr->queries.data + (b * pr->Nq + u) * D, D),
-                       cosine(out + t * H, out + (b * pr->Nq + u) * H, H), t, b + 1, u);
+                       attn_cosine(pr->queries.data + t * D, pr->queries.data + (b * pr->Nq + u) * D, D),
+                       attn_cosine(out + t * H, out + (b * pr->Nq + u) * H, H), t, b + 1, u);
                 u = pr->Nq; /* the first occurrence in each sentence */
             }
     }

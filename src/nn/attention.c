@@ -263,6 +263,17 @@ double mha_forward_macs(size_t B, size_t Nq, size_t Nk, size_t Dq, size_t Dk, si
            + 2.0 * b * nq * nk * h; /* scores and weights·V, all heads */
 }
 
+double attn_cosine(const float *x, const float *y, size_t n)
+{
+    double xy = 0, xx = 0, yy = 0;
+    for (size_t i = 0; i < n; i++) {
+        xy += (double)x[i] * y[i];
+        xx += (double)x[i] * x[i];
+        yy += (double)y[i] * y[i];
+    }
+    return xx > 0 && yy > 0 ? xy / sqrt(xx * yy) : 0.0;
+}
+
 /* ---- the online softmax, block by block (see attention.h) ---------------- */
 
 int attn_online_alloc(attn_online *r, size_t Nk, size_t p, size_t block)

@@ -115,6 +115,10 @@ void softmax_row(float *x, size_t n);
  * weights·V_i of every head, 2·B·Nq·Nk·H (a multiply-add is 2 FLOPs). */
 double mha_forward_macs(size_t B, size_t Nq, size_t Nk, size_t Dq, size_t Dk, size_t Dv, size_t H);
 
+/* The cosine similarity x·y / (|x|·|y|) of x and y (n,), in double; 0 when
+ * either is all zeros. */
+double attn_cosine(const float *x, const float *y, size_t n);
+
 /* ---- the online softmax, block by block ---------------------------------
  *
  * What attention_fast.c's streaming loops do (FlashAttention's trick),
