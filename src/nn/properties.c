@@ -17,33 +17,30 @@
 void demo_random_permutation(size_t *perm, size_t n, unsigned long long seed)
 {
     rng r;
-    size_t i, j, t;
     int identity;
     rng_seed(&r, seed ^ 0x9e2a7a7e9e2a7a7eULL); /* a stream of its own */
     if (n == 0)
         return;
     do {
         /* Fisher–Yates: perm[i] swapped with a uniform perm[j], j <= i */
-        for (i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++)
             perm[i] = i;
-        for (i = n - 1; i > 0; i--) {
-            j = (size_t)(rng_uniform(&r) * (double)(i + 1));
-            t = perm[i];
+        for (size_t i = n - 1; i > 0; i--) {
+            size_t j = (size_t)(rng_uniform(&r) * (double)(i + 1)), t = perm[i];
             perm[i] = perm[j];
             perm[j] = t;
         }
         /* the identity moves nothing: draw again */
         identity = 1;
-        for (i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++)
             identity &= perm[i] == i;
     } while (identity && n >= 2);
 }
 
 void demo_permute_rows(float *Y, const float *X, size_t B, size_t N, size_t D, const size_t *perm)
 {
-    size_t b, i;
-    for (b = 0; b < B; b++)
-        for (i = 0; i < N; i++) /* row i of π·X is row perm[i] of X */
+    for (size_t b = 0; b < B; b++)
+        for (size_t i = 0; i < N; i++) /* row i of π·X is row perm[i] of X */
             memcpy(Y + (b * N + i) * D, X + (b * N + perm[i]) * D, D * sizeof *Y);
 }
 
@@ -51,12 +48,11 @@ double demo_output_diff(const float *out_p, const float *out, size_t B, size_t N
                         const size_t *perm)
 {
     double worst = 0.0;
-    size_t b, i, c;
-    for (b = 0; b < B; b++)
-        for (i = 0; i < N; i++) {
+    for (size_t b = 0; b < B; b++)
+        for (size_t i = 0; i < N; i++) {
             const float *fp = out_p + (b * N + i) * H;    /* (H,) f(π·X)[i] */
             const float *f = out + (b * N + perm[i]) * H; /* (H,) (π·f(X))[i] */
-            for (c = 0; c < H; c++) {
+            for (size_t c = 0; c < H; c++) {
                 double d = fabs((double)fp[c] - f[c]);
                 worst = d > worst ? d : worst;
             }
@@ -68,12 +64,11 @@ double demo_weight_diff(const float *w_p, const float *w, size_t B, size_t NH, s
                         const size_t *perm)
 {
     double worst = 0.0;
-    size_t bh, i, j;
-    for (bh = 0; bh < B * NH; bh++) {
+    for (size_t bh = 0; bh < B * NH; bh++) {
         const float *ap = w_p + bh * N * N; /* (N, N) A(π·X) of one example and head */
         const float *a = w + bh * N * N;    /* (N, N) A(X) */
-        for (i = 0; i < N; i++)
-            for (j = 0; j < N; j++) {
+        for (size_t i = 0; i < N; i++)
+            for (size_t j = 0; j < N; j++) {
                 /* (π·A·πᵀ)[i][j] = A[perm[i]][perm[j]] */
                 double d = fabs((double)ap[i * N + j] - a[perm[i] * N + perm[j]]);
                 worst = d > worst ? d : worst;
@@ -202,40 +197,39 @@ void demo_sweep_stats(sweep_point *pt, const float *q, const float *k, size_t S,
     double sum[2] = {0.0, 0.0}, sumsq[2] = {0.0, 0.0}; /* raw, scaled */
     double peak[2] = {0.0, 0.0}, ent[2] = {0.0, 0.0};
     const double count = (double)S * (double)n;
-    size_t r, j, i, v;
 
-    for (r = 0; r < S; r++) {
+    for (size_t r = 0; r < S; r++) {
         const float *qr = q + r * d; /* (d,) query r */
 
         /* 1. its scores against keys r … r+n−1 (mod S): q·k = Σ_i q_i k_i */
-        for (j = 0; j < n; j++) {
+        for (size_t j = 0; j < n; j++) {
             const float *kj = k + ((r + j) % S) * d; /* (d,) */
             double s = 0.0;
-            for (i = 0; i < d; i++)
+            for (size_t i = 0; i < d; i++)
                 s += (double)qr[i] * kj[i];
             scores[j] = s;
         }
 
-        for (v = 0; v < 2; v++) {
+        for (size_t v = 0; v < 2; v++) {
             const double c = v ? scale : 1.0; /* q·k, or q·k/√d */
             double m = -INFINITY, z = 0.0, dot = 0.0;
 
             /* 2. sums and sums of squares, for the variance */
-            for (j = 0; j < n; j++) {
+            for (size_t j = 0; j < n; j++) {
                 sum[v] += c * scores[j];
                 sumsq[v] += c * scores[j] * c * scores[j];
             }
 
             /* 3. softmax: the largest score first (for numerical stability) */
-            for (j = 0; j < n; j++)
+            for (size_t j = 0; j < n; j++)
                 m = fmax(m, c * scores[j]);
             /* z = Σ_j e^(s_j − m), at least 1 */
-            for (j = 0; j < n; j++)
+            for (size_t j = 0; j < n; j++)
                 z += exp(c * scores[j] - m);
 
             /* 4. the largest weight is e^0 / z; the entropy
              * −Σ_j w_j log w_j = log z − Σ_j w_j (s_j − m) */
-            for (j = 0; j < n; j++)
+            for (size_t j = 0; j < n; j++)
                 dot += exp(c * scores[j] - m) / z * (c * scores[j] - m);
             peak[v] += 1.0 / z;
             ent[v] += log(z) - dot;
@@ -258,8 +252,7 @@ void demo_sweep_stats(sweep_point *pt, const float *q, const float *k, size_t S,
  * one root per pair, no sine or cosine (the sweep draws millions). */
 static void fill_normal(float *x, size_t n, rng *r)
 {
-    size_t i;
-    for (i = 0; i < n; i += 2) {
+    for (size_t i = 0; i < n; i += 2) {
         double u, v, s, f;
         do { /* a point of the unit disc, not its centre */
             u = 2.0 * rng_uniform(r) - 1.0;
