@@ -5,7 +5,8 @@
  * loaded through the same JSON loader as the commands, run, and compared
  * element-wise with |attn − torch| <= 1e-5 + 1e-4·|torch|; the largest
  * difference per fixture is printed. Then: the output state_dict fed back
- * reproduces the output exactly, and softmax edge cases. */
+ * reproduces the output exactly, softmax edge cases, and the online
+ * softmax (attn_online_row) by hand and against both forward passes. */
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <float.h>
@@ -257,6 +258,31 @@ static void test_masks(void)
     CHECK(mha_is_masked(&causal, 0, 2, 3, 3));
 }
 
+/* Options for problem_random: B examples of Nq queries and Nk key-value
+ * pairs, H hiddens in NH heads, inputs of widths Dq, Dk, Dv drawn from
+ * seed, lengths (B, Nq) or (B,) from lens (vl_ndim 2 or 1). */
+static void random_opts(problem_opts *o, const long size[5], long Dq, long Dk, long Dv, int bias,
+                        unsigned long long seed, long *lens, int vl_ndim)
+{
+    memset(o, 0, sizeof *o);
+    o->batch = size[0];
+    o->queries = size[1];
+    o->kv = size[2];
+    o->hiddens = size[3];
+    o->heads = size[4];
+    o->query_size = Dq;
+    o->key_size = Dk;
+    o->value_size = Dv;
+    o->bias = bias;
+    o->fill_random = 1;
+    o->seed = seed;
+    o->max_mem = (size_t)1 << 30;
+    o->valid_lens = lens;
+    o->vl_ndim = vl_ndim;
+    o->vl_shape[0] = (size_t)size[0];
+    o->vl_shape[1] = (size_t)size[1];
+}
+
 /* Sizes that cross the blocks of the fast path (64 queries, 256 keys, 6 × 16
  * tiles, 256-deep panels): the fast and streaming paths against the
  * reference loops, with 2-D lengths, causal masks, biases and dropout. */
@@ -285,25 +311,11 @@ static void test_blocks(void)
         mha_masks mask;
         mha_dropout drop = {cases[c].dropout, 42};
 
-        memset(&o, 0, sizeof o);
-        o.batch = cases[c].B;
-        o.queries = cases[c].Nq;
-        o.kv = cases[c].Nk;
-        o.hiddens = cases[c].H;
-        o.heads = cases[c].NH;
-        o.query_size = cases[c].D;
-        o.key_size = cases[c].D + 1;
-        o.value_size = cases[c].D + 2;
-        o.bias = cases[c].bias;
-        o.fill_random = 1;
-        o.seed = 1000 + c;
-        o.max_mem = (size_t)1 << 30;
+        const long size[5] = {cases[c].B, cases[c].Nq, cases[c].Nk, cases[c].H, cases[c].NH};
+        random_opts(&o, size, cases[c].D, cases[c].D + 1, cases[c].D + 2, cases[c].bias, 1000 + c,
+                    lens, 2);
         for (i = 0; i < (size_t)(cases[c].B * cases[c].Nq); i++)
             lens[i] = (long)((i * 7919) % (size_t)(cases[c].Nk + 20)); /* 0 … Nk+19 */
-        o.valid_lens = lens;
-        o.vl_ndim = 2;
-        o.vl_shape[0] = (size_t)cases[c].B;
-        o.vl_shape[1] = (size_t)cases[c].Nq;
         if (problem_random(&pr, &o, err, sizeof err, &usage)) {
             fprintf(stderr, "%s\n", err);
             CHECK(0);
@@ -518,6 +530,189 @@ static void test_softmax_limits(void)
     }
 }
 
+/* The online softmax of attention.c, by hand: p = 1, q = 1, keys 0, 2, 1
+ * (scores 0, 2, 1 since sqrt(1) = 1), values 1, 0, 3, blocks of 2.
+ * Block 0: max 2, m −inf → 2, rescale 0, l = 1 + e^−2, acc = e^−2·1.
+ * Block 1: max 1, m stays 2, rescale 1, l += e^−1, acc += e^−1·3.
+ * With valid_len 2 the third key scores −1e6 and adds nothing. */
+static void test_online_by_hand(void)
+{
+    const float q[1] = {1}, K[3] = {0, 2, 1}, V[3] = {1, 0, 3};
+    const long two[1] = {2};
+    const mha_masks none = {NULL, 0, 0}, len2 = {two, 0, 0};
+    const double e1 = exp(-1.0), e2 = exp(-2.0);
+    attn_online r;
+
+    CHECK(attn_online_alloc(&r, 3, 1, 2) == 0);
+    if (r.acc == NULL)
+        return;
+    CHECK_INT(r.nblocks, 2);
+    attn_online_row(&r, q, K, V, 1, 3, &none, 0, 0, 1);
+    CHECK_NEAR(r.scores[0], 0.0, 0, 0);
+    CHECK_NEAR(r.scores[1], 2.0, 0, 0);
+    CHECK_NEAR(r.scores[2], 1.0, 0, 0);
+    CHECK_NEAR(r.block_max[0], 2.0, 0, 0);
+    CHECK_NEAR(r.block_max[1], 1.0, 0, 0);
+    CHECK(r.m[0] == -INFINITY);
+    CHECK_NEAR(r.m[1], 2.0, 0, 0);
+    CHECK_NEAR(r.m[2], 2.0, 0, 0);
+    CHECK_NEAR(r.rescale[0], 0.0, 0, 0);
+    CHECK_NEAR(r.rescale[1], 1.0, 0, 0);
+    CHECK_NEAR(r.block_sum[0], 1.0 + e2, 1e-15, 1e-15);
+    CHECK_NEAR(r.block_sum[1], e1, 1e-15, 1e-15);
+    CHECK_NEAR(r.l[1], 1.0 + e2, 1e-15, 1e-15);
+    CHECK_NEAR(r.l[2], 1.0 + e2 + e1, 1e-15, 1e-15);
+    CHECK_NEAR(r.acc[1], e2, 1e-15, 1e-15);
+    CHECK_NEAR(r.acc[2], e2 + 3 * e1, 1e-15, 1e-15);
+    CHECK_NEAR(r.out[0], (e2 + 3 * e1) / (1 + e2 + e1), 1e-15, 1e-15);
+    {
+        /* the softmax weights of scores 0, 2, 1 give the same output */
+        const float w[3] = {(float)(e2 / (1 + e2 + e1)), (float)(1 / (1 + e2 + e1)),
+                            (float)(e1 / (1 + e2 + e1))};
+        CHECK(attn_online_diff(&r, w, V, 1, 3) < 1e-7);
+    }
+
+    /* the first block already has the larger maximum: m −inf → 2 → 2 */
+    attn_online_row(&r, q, K, V, 1, 3, &len2, 0, 0, 1);
+    CHECK_NEAR(r.scores[2], -1e6, 0, 0);
+    CHECK_NEAR(r.block_max[1], -1e6, 0, 0);
+    CHECK_NEAR(r.m[2], 2.0, 0, 0);
+    CHECK_NEAR(r.block_sum[1], 0.0, 0, 0);
+    CHECK_NEAR(r.out[0], e2 / (1 + e2), 1e-15, 1e-15);
+
+    /* one block per key: the maximum grows at key 1, rescaling key 0's term
+     * by e^(0 − 2) */
+    attn_online_free(&r);
+    CHECK(attn_online_alloc(&r, 3, 1, 1) == 0);
+    if (r.acc == NULL)
+        return;
+    CHECK_INT(r.nblocks, 3);
+    attn_online_row(&r, q, K, V, 1, 3, &none, 0, 0, 1);
+    CHECK_NEAR(r.l[1], 1.0, 0, 0);
+    CHECK_NEAR(r.rescale[1], e2, 1e-15, 1e-15);
+    CHECK_NEAR(r.l[2], e2 + 1.0, 1e-15, 1e-15);
+    CHECK_NEAR(r.rescale[2], 1.0, 0, 0);
+    CHECK_NEAR(r.out[0], (e2 + 3 * e1) / (1 + e2 + e1), 1e-15, 1e-15);
+    attn_online_free(&r);
+    CHECK(attn_online_alloc(&r, 3, 1, 0) == -1);
+}
+
+/* The online softmax row by row, against the reference loops' weights·V
+ * and, through W_o, against mha_forward's output and the fast streaming
+ * loops' (weights never stored), at block sizes that do and do not divide
+ * Nk, with lengths per example or per query and causal masks. */
+static void test_online_blocks(void)
+{
+    static const struct {
+        long B, Nq, Nk, H, NH, block;
+        int per_query, causal;
+    } cases[] = {
+        {2, 5, 7, 6, 2, 1, 0, 0},     {2, 5, 7, 6, 2, 2, 0, 1}, {1, 9, 13, 8, 4, 4, 1, 0},
+        {3, 4, 70, 12, 3, 64, 1, 1},  {1, 3, 5, 4, 1, 5, 0, 0}, {2, 6, 5, 10, 5, 7, 1, 1},
+        {1, 66, 300, 16, 2, 3, 1, 1},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        problem_opts o;
+        problem pr;
+        long lens[66];
+        char err[256];
+        int usage;
+        const long size[5] = {cases[c].B, cases[c].Nq, cases[c].Nk, cases[c].H, cases[c].NH};
+        const size_t nl = (size_t)(cases[c].per_query ? cases[c].B * cases[c].Nq : cases[c].B);
+        for (size_t i = 0; i < nl; i++)
+            lens[i] = 1 + (long)((i * 31) % (size_t)cases[c].Nk); /* 1 … Nk */
+        random_opts(&o, size, cases[c].H + 1, cases[c].H + 2, cases[c].H + 3, 1, 77 + c, lens,
+                    cases[c].per_query ? 2 : 1);
+        if (problem_random(&pr, &o, err, sizeof err, &usage)) {
+            fprintf(stderr, "%s\n", err);
+            CHECK(0);
+            continue;
+        }
+        const size_t B = pr.B, Nq = pr.Nq, Nk = pr.Nk, H = pr.params.num_hiddens;
+        const size_t NH = pr.params.num_heads, p = H / NH;
+        const mha_masks mask = {pr.valid_lens, cases[c].per_query, cases[c].causal};
+        const mha_dropout nodrop = {0.0, 0};
+        float *ref = calloc(B * Nq * H, sizeof(float)), *w = calloc(B * NH * Nq * Nk, 4);
+        float *Q = calloc(B * Nq * H, 4), *K = calloc(B * Nk * H, 4), *V = calloc(B * Nk * H, 4);
+        float *concat = calloc(B * Nq * H, 4), *out = calloc(B * Nq * H, 4);
+        float *fast = calloc(B * Nq * H, 4);
+        mha_trace t = {0};
+        attn_online r;
+        double worst_row = 0, worst_out = 0, worst_fast = 0;
+        int bad = 0;
+        t.Q = Q;
+        t.K = K;
+        t.V = V;
+        CHECK(attn_online_alloc(&r, Nk, p, (size_t)cases[c].block) == 0);
+        CHECK(ref && w && Q && K && V && concat && out && fast);
+        if (ref && w && Q && K && V && concat && out && fast && r.acc &&
+            mha_forward(ref, w, &t, pr.queries.data, problem_keys(&pr), problem_values(&pr), B, Nq,
+                        Nk, &pr.params, &mask, &nodrop, err, sizeof err) == 0 &&
+            mha_forward_fast(fast, NULL, pr.queries.data, problem_keys(&pr), problem_values(&pr), B,
+                             Nq, Nk, &pr.params, &mask, &nodrop, err, sizeof err) == 0) {
+            CHECK_INT(r.nblocks, (Nk + (size_t)cases[c].block - 1) / (size_t)cases[c].block);
+            for (size_t b = 0; b < B; b++)
+                for (size_t h = 0; h < NH; h++)
+                    for (size_t q = 0; q < Nq; q++) {
+                        const float *V_h = V + b * Nk * H + h * p;
+                        attn_online_row(&r, Q + (b * Nq + q) * H + h * p, K + b * Nk * H + h * p,
+                                        V_h, H, Nk, &mask, b, q, Nq);
+                        double d =
+                            attn_online_diff(&r, w + ((b * NH + h) * Nq + q) * Nk, V_h, H, Nk);
+                        worst_row = d > worst_row ? d : worst_row;
+                        bad += !(d <= 1e-6);
+                        /* the running sum ends at Σ e^(s − max) ≥ 1 */
+                        bad += !(r.l[r.nblocks] >= 1.0);
+                        for (size_t i = 0; i < p; i++)
+                            concat[(b * Nq + q) * H + h * p + i] = (float)r.out[i];
+                    }
+            linear_forward(out, concat, B * Nq, &pr.params.W_o);
+            for (size_t i = 0; i < B * Nq * H; i++) {
+                double d = fabs((double)out[i] - ref[i]), f = fabs((double)out[i] - fast[i]);
+                worst_out = d > worst_out ? d : worst_out;
+                worst_fast = f > worst_fast ? f : worst_fast;
+                bad += !(d <= 1e-5 + 1e-5 * fabs(ref[i]));
+                bad += !(f <= 1e-5 + 1e-4 * fabs(ref[i]));
+            }
+            CHECK_INT(bad, 0);
+            printf("online softmax: B=%zu Nq=%zu Nk=%zu H=%zu NH=%zu block %ld: against "
+                   "weights·V %.2g, reference output %.2g, fast streaming %.2g\n",
+                   B, Nq, Nk, H, NH, cases[c].block, worst_row, worst_out, worst_fast);
+        } else {
+            CHECK(0);
+        }
+        attn_online_free(&r);
+        free(ref);
+        free(w);
+        free(Q);
+        free(K);
+        free(V);
+        free(concat);
+        free(out);
+        free(fast);
+        problem_free(&pr);
+    }
+}
+
+/* Multiply-adds by hand: B = 2, Nq = 3, Nk = 5, Dq = 7, Dk = 11, Dv = 13,
+ * H = 4: projections 2·(3·7·4 + 5·11·4 + 5·13·4 + 3·4·4) = 2·612 = 1224,
+ * scores and weights·V 2·2·3·5·4 = 240. */
+static void test_forward_macs(void)
+{
+    CHECK_NEAR(mha_forward_macs(2, 3, 5, 7, 11, 13, 4), 1464.0, 0, 0);
+    CHECK_NEAR(mha_forward_macs(1, 1, 1, 1, 1, 1, 1), 6.0, 0, 0);
+}
+
+/* Cosines by hand: (1, 0, 1)·(1, 1, 0) = 1 over √2·√2: 1/2; opposite: −1;
+ * a zero vector: 0. */
+static void test_cosine(void)
+{
+    const float x[3] = {1, 0, 1}, y[3] = {1, 1, 0}, z[3] = {0, 0, 0}, mx[3] = {-2, 0, -2};
+    CHECK_NEAR(attn_cosine(x, y, 3), 0.5, 1e-15, 0);
+    CHECK_NEAR(attn_cosine(x, mx, 3), -1.0, 1e-15, 0);
+    CHECK_NEAR(attn_cosine(x, z, 3), 0.0, 0, 0);
+}
+
 int main(int argc, char **argv)
 {
     DIR *d;
@@ -555,5 +750,9 @@ int main(int argc, char **argv)
     test_blocks();
     test_extremes();
     test_softmax_limits();
+    test_online_by_hand();
+    test_online_blocks();
+    test_forward_macs();
+    test_cosine();
     return check_summary("test_attention");
 }

@@ -443,6 +443,107 @@ static void test_fit(void)
     }
 }
 
+/* The chapter's table for n = 7, d = 3, k = 2, r = 4, every value by hand:
+ * conv k = 2 reads t and t+1: 7 + 6 = 13 taps, d²·13 = 117 (k·n·d² = 126
+ * with the padding tap); path: input 0 never spreads, input 6 one position
+ * a layer: 6 layers. RNN 7·2·9 = 126. Attention 2·49·3 = 294 + 3·7·9 = 189.
+ * Restricted r = 4 sees t−1 … t+2: 3+4+4+4+4+3+2 = 24 keys, 2·3·24 = 144;
+ * path 2 layers ({0,1} → {0,1,2}, {4,5,6} → {2,…,6}). Dilated k = 2:
+ * dilations 1, 2, 4 with 13, 12, 10 taps: 9·35 = 315 over ⌈log_2 7⌉ = 3
+ * layers. Crossovers (counts / d, m = n − 1): 2m² > 2m·3 from m = 4, so
+ * n >= 4; 2m² > 3·(2m − 1) fails at m = 2, so n >= 3; with projections
+ * always. */
+static void test_table_by_hand(void)
+{
+    static const struct {
+        const char *key, *name;
+        double big_o;
+        cx_count macs;
+        size_t sequential_n;
+        double path_big_o;
+        size_t path_formula, path_measured;
+        double stack_macs;
+    } want[CX_NLAYERS] = {
+        {"convolution", "convolution, k = 2", 126, 117, 1, 3.5, 6, 6, 702},
+        {"recurrent", "recurrent (tanh)", 63, 126, 7, 7, 6, 6, 126},
+        {"self_attention", "self-attention", 147, 483, 1, 1, 1, 1, 483},
+        {"restricted_self_attention", "restricted attn, r = 4", 84, 333, 1, 1.75, 2, 2, 666},
+        {"dilated_convolution", "dilated conv, k = 2", 126, 117, 1, 2.807354922057604, 3, 3, 315},
+    };
+    cx_table t;
+    cx_layer bad = CX_NLAYERS;
+    CHECK(cx_table_build(&t, 7, 3, 2, 4, &bad) == 0);
+    CHECK_INT(bad, CX_NLAYERS);
+    for (int l = 0; l < CX_NLAYERS; l++) {
+        const cx_row *row = &t.rows[l];
+        CHECK(strcmp(row->key, want[l].key) == 0);
+        CHECK(strcmp(row->name, want[l].name) == 0);
+        CHECK_NEAR(row->big_o, want[l].big_o, 0, 0);
+        CHECK_INT(row->macs, want[l].macs);
+        CHECK_INT(row->sequential_n, want[l].sequential_n);
+        CHECK_NEAR(row->path_big_o, want[l].path_big_o, 1e-15, 1e-15);
+        CHECK_INT(row->path_formula, want[l].path_formula);
+        CHECK_INT(row->path_measured, want[l].path_measured);
+        CHECK_NEAR(row->stack_macs, want[l].stack_macs, 0, 0);
+    }
+    CHECK(strcmp(t.rows[CX_DILATED].path_exact, "⌈log_2 n⌉") == 0);
+    CHECK(strcmp(t.rows[CX_RESTRICTED].path_exact, "⌈(n−1)/(r−1)⌉") == 0);
+    CHECK(strcmp(t.rows[CX_RNN].unit, "steps") == 0);
+    CHECK_INT(t.conv_full, 126);
+    CHECK_INT(t.conv_taps, 13);
+    CHECK_INT(t.attn_keys, 24);
+    CHECK_INT(t.attn_core, 294);
+    CHECK_INT(t.attn_proj, 189);
+    CHECK_INT(t.restricted_core, 144);
+    CHECK_INT(t.than_rnn.big_o_n, 4);
+    CHECK_INT(t.than_rnn.core_n, 4);
+    CHECK_INT(t.than_rnn.proj_n, 1);
+    CHECK_INT(t.than_conv.big_o_n, 7);
+    CHECK_INT(t.than_conv.core_n, 3);
+    CHECK_INT(t.than_conv.proj_n, 1);
+
+    /* n = 1: nothing to connect, no path, no stack */
+    CHECK(cx_table_build(&t, 1, 4, 3, 5, &bad) == 0);
+    CHECK_INT(t.rows[CX_CONV].macs, 16);     /* the centre tap only */
+    CHECK_INT(t.rows[CX_ATTN].macs, 8 + 48); /* 2·1·4 + 3·1·16 */
+    for (int l = 0; l < CX_NLAYERS; l++) {
+        CHECK_INT(t.rows[l].path_measured, 0);
+        CHECK_INT(t.rows[l].path_formula, 0);
+        CHECK_NEAR(t.rows[l].stack_macs, 0, 0, 0);
+    }
+}
+
+/* The sweep, the buffer size and a real (tiny) measurement. */
+static void test_measure(void)
+{
+    cx_measurement me;
+    size_t bytes = 0;
+    char err[256];
+    memset(&me, 0, sizeof me);
+    cx_sweep_points(&me, 3, 20);
+    CHECK_INT(me.m, 4);
+    CHECK_INT(me.n[0], 3);
+    CHECK_INT(me.n[2], 12);
+    CHECK_INT(me.n[3], 20);
+    /* N = 4, d = 2, k = 3: 5·8 + 2 + 16 + 4·8 + 4 = 94 floats */
+    CHECK(cx_measure_bytes(4, 2, 3, &bytes) == 0);
+    CHECK_INT(bytes, 94 * sizeof(float));
+    CHECK(cx_measure_bytes((size_t)-1 / 2, 2, 3, &bytes) == -1);
+
+    cx_sweep_points(&me, 4, 16);
+    CHECK(cx_measure(&me, 3, 3, 3, 2, CX_WALL, 1, NULL, NULL, err, sizeof err) == 0);
+    CHECK_INT(me.fit_from, 1); /* the upper half of 4, 8, 16: 8 and 16 */
+    CHECK_INT(me.clock, CX_WALL);
+    for (int l = 0; l < CX_NMEASURED; l++)
+        for (size_t i = 0; i < me.m; i++) {
+            CHECK_INT(me.macs[l][i], cx_layer_macs((cx_layer)l, me.n[i], 3, 3, 3));
+            CHECK(me.seconds[CX_CPU][l][i] >= 0 && me.seconds[CX_WALL][l][i] > 0);
+        }
+    /* the recurrent count is linear in n: slope exactly 1 */
+    CHECK_NEAR(me.count_slope[CX_RNN], 1.0, 1e-12, 0);
+    CHECK(strcmp(cx_layer_label(CX_ATTN), "self-attention") == 0);
+}
+
 int main(void)
 {
     test_counts();
@@ -453,5 +554,7 @@ int main(void)
     test_counts_match_layers();
     test_paths();
     test_fit();
+    test_table_by_hand();
+    test_measure();
     return check_summary("complexity");
 }

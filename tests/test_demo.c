@@ -1,4 +1,6 @@
-/* test_demo.c — the two demos of `attn selfattn` (src/demo_attention.c).
+/* test_demo.c — the two demos of `attn selfattn`: their computations
+ * (src/nn/properties.c) and the parsing of their options
+ * (src/cmd/demo_attention.c).
  *
  * Order blindness: permutations drawn and parsed, rows permuted and the
  * differences measured on small hand-made cases; then on random problems
@@ -201,6 +203,7 @@ static void compare_here(const problem *pr, const size_t *perm, int posenc, doub
 
 static void test_permute_random(void)
 {
+    const mha_masks nomask = {NULL, 0, 0};
     /* (B, N, H, NH, bias, seed): non-square throughout */
     static const size_t cases[][6] = {
         {2, 7, 12, 3, 0, 1}, {1, 5, 16, 2, 1, 2}, {3, 11, 20, 4, 0, 3}, {1, 2, 6, 1, 0, 4}};
@@ -220,10 +223,13 @@ static void test_permute_random(void)
         CHECK(here_w < 1e-5);
         for (naive = 0; naive < 2; naive++) {
             permute_result res;
-            CHECK_INT(demo_permute_run(&res, &pr, perm, 0, (int)naive, err, sizeof err), 0);
+            CHECK_INT(demo_permute_run(&res, &pr.params, pr.queries.data, pr.B, pr.Nq, pr.Dq,
+                                       &nomask, perm, 0, (int)naive, err, sizeof err),
+                      0);
             CHECK(res.output_diff < 1e-5);
             CHECK(res.weight_diff < 1e-5);
             CHECK(res.output_max > 0.01); /* the outputs are not all 0 */
+            CHECK(res.equal && !res.identity && !res.rows_alike);
             permute_result_free(&res);
         }
 
@@ -233,16 +239,68 @@ static void test_permute_random(void)
         CHECK(here_w > 1e-2);
         for (naive = 0; naive < 2; naive++) {
             permute_result res;
-            CHECK_INT(demo_permute_run(&res, &pr, perm, 1, (int)naive, err, sizeof err), 0);
+            CHECK_INT(demo_permute_run(&res, &pr.params, pr.queries.data, pr.B, pr.Nq, pr.Dq,
+                                       &nomask, perm, 1, (int)naive, err, sizeof err),
+                      0);
             CHECK(res.output_diff > 1e-2);
             CHECK(res.weight_diff > 1e-2);
             CHECK_NEAR(res.output_diff, here_out, 1e-5, 1e-4);
             CHECK_NEAR(res.weight_diff, here_w, 1e-5, 1e-4);
+            CHECK(!res.equal);
             permute_result_free(&res);
         }
         free(perm);
         problem_free(&pr);
     }
+}
+
+/* The figure's panels by hand: N = 2, π = [1, 0], A(X) = [[.9, .1], [.4, .6]]
+ * so π·A·πᵀ = [[.6, .4], [.1, .9]]; A(π·X) off by 0.004 at [0][1]: the
+ * largest weight .9, 0.004 × 100 = 0.4 fits, so the difference is drawn
+ * × 100. Off by 0.05 instead: × 10 (0.5), since × 20 = 1.0 would not. */
+static void test_permute_panels(void)
+{
+    const size_t perm[2] = {1, 0};
+    const float w[4] = {0.9f, 0.1f, 0.4f, 0.6f};
+    float w_p[4] = {0.6f, 0.404f, 0.1f, 0.9f}, panels[8];
+    double worst, top, zoom;
+
+    demo_permute_panels(panels, w, w_p, 2, perm, &worst, &top, &zoom);
+    CHECK(panels[0] == 0.6f && panels[1] == 0.4f && panels[2] == 0.1f && panels[3] == 0.9f);
+    CHECK_NEAR(worst, 0.004, 1e-7, 0);
+    CHECK_NEAR(top, 0.9, 1e-7, 0);
+    CHECK_NEAR(zoom, 100, 0, 0);
+    CHECK_NEAR(panels[5], 0.4, 1e-5, 0);
+    CHECK_NEAR(panels[4], 0.0, 0, 0);
+    w_p[1] = 0.45f;
+    demo_permute_panels(panels, w, w_p, 2, perm, &worst, &top, &zoom);
+    CHECK_NEAR(zoom, 10, 0, 0);
+    CHECK_NEAR(panels[5], 0.5, 1e-5, 0);
+}
+
+/* The verdict flags: the identity moves nothing; rows of ones are alike. */
+static void test_permute_flags(void)
+{
+    const mha_masks nomask = {NULL, 0, 0};
+    const size_t id[3] = {0, 1, 2}, swap[3] = {1, 0, 2};
+    problem pr;
+    permute_result res;
+    char err[256];
+    make_problem(&pr, 2, 3, 8, 2, 0, 9);
+    CHECK_INT(demo_permute_run(&res, &pr.params, pr.queries.data, 2, 3, pr.Dq, &nomask, id, 1, 1,
+                               err, sizeof err),
+              0);
+    CHECK(res.identity && res.equal && !res.rows_alike);
+    CHECK_NEAR(res.output_diff, 0.0, 0, 0);
+    permute_result_free(&res);
+    for (size_t i = 0; i < pr.queries.size; i++)
+        pr.queries.data[i] = 1.0f;
+    CHECK_INT(demo_permute_run(&res, &pr.params, pr.queries.data, 2, 3, pr.Dq, &nomask, swap, 0, 1,
+                               err, sizeof err),
+              0);
+    CHECK(!res.identity && res.equal && res.rows_alike);
+    permute_result_free(&res);
+    problem_free(&pr);
 }
 
 /* ---- why divide by √d -------------------------------------------------- */
@@ -331,13 +389,37 @@ static void test_sweep(void)
     free(k);
 }
 
+/* The whole sweep: one point per power of two, each the same as
+ * demo_sweep_point's; the buffer size by hand. */
+static void test_sweep_run(void)
+{
+    sweep_point pts[8], one;
+    size_t npts = 0, bytes = 0;
+    float q[200 * 8], k[200 * 8];
+    double scores[5];
+    char err[128];
+    CHECK_INT(demo_sweep(pts, 8, &npts, 2, 8, 200, 5, 3, NULL, err, sizeof err), 0);
+    CHECK_INT(npts, 3);
+    CHECK_INT(pts[0].d, 2);
+    CHECK_INT(pts[2].d, 8);
+    demo_sweep_point(&one, 4, 200, 5, 3, q, k, scores);
+    CHECK(one.var_raw == pts[1].var_raw && one.ent_scaled == pts[1].ent_scaled);
+    /* q, k (200, 8) floats and 5 doubles */
+    CHECK_INT(demo_sweep_bytes(200, 8, 5, &bytes), 0);
+    CHECK_INT(bytes, 2 * 200 * 8 * sizeof(float) + 5 * sizeof(double));
+    CHECK_INT(demo_sweep_bytes((size_t)-1, 8, 5, &bytes), -1);
+}
+
 int main(void)
 {
     test_random_permutation();
     test_parse_permutation();
     test_permute_hand();
     test_permute_random();
+    test_permute_panels();
+    test_permute_flags();
     test_sweep_hand();
     test_sweep();
+    test_sweep_run();
     return check_summary("test_demo");
 }

@@ -483,6 +483,73 @@ static void test_rope_scores(void)
     }
 }
 
+/* posenc_rope_demo: q and k of length 1; each score the dot product of q
+ * and k turned here by hand (angles m·ω_j, ω_j = 10000^(−2j/D),
+ * interleaved pairs), in double; the offset error small; the same seed the
+ * same draw. N = 5, D = 6: non-square. */
+static void test_rope_demo(void)
+{
+    const size_t N = 5, D = 6;
+    posenc_rope_demo r, again;
+    size_t bytes = 0;
+    CHECK(posenc_rope_demo_bytes(N, D, &bytes) == 0);
+    CHECK(bytes == (2 * D + 2 * N * D + N * N) * sizeof(float));
+    CHECK(posenc_rope_demo_bytes((size_t)-1, D, &bytes) == -1);
+    if (posenc_rope_demo_alloc(&r, N, D) || posenc_rope_demo_alloc(&again, N, D)) {
+        CHECK(0);
+        return;
+    }
+    posenc_rope_demo_run(&r, 10000.0, POSENC_INTERLEAVED, 7);
+    double qq = 0, kk = 0, qk = 0, worst = 0;
+    for (size_t c = 0; c < D; c++) {
+        qq += (double)r.q[c] * r.q[c];
+        kk += (double)r.k[c] * r.k[c];
+        qk += fabs((double)r.q[c] - r.k[c]);
+    }
+    CHECK_NEAR(qq, 1.0, 1e-6, 0);
+    CHECK_NEAR(kk, 1.0, 1e-6, 0);
+    CHECK(qk > 0.1); /* two different draws */
+    for (size_t m = 0; m < N; m++)
+        for (size_t n = 0; n < N; n++) {
+            double s = 0.0;
+            for (size_t j = 0; j < D / 2; j++) {
+                double w = pow(10000.0, -2.0 * (double)j / (double)D);
+                double cm = cos((double)m * w), sm = sin((double)m * w);
+                double cn = cos((double)n * w), sn = sin((double)n * w);
+                double qa = r.q[2 * j] * cm - r.q[2 * j + 1] * sm;
+                double qb = r.q[2 * j] * sm + r.q[2 * j + 1] * cm;
+                double ka = r.k[2 * j] * cn - r.k[2 * j + 1] * sn;
+                double kb = r.k[2 * j] * sn + r.k[2 * j + 1] * cn;
+                s += qa * ka + qb * kb;
+            }
+            worst = fmax(worst, fabs(r.S[m * N + n] - s));
+        }
+    CHECK(worst < 1e-6);
+    CHECK(r.offset_error < 1e-6);
+    posenc_rope_demo_run(&again, 10000.0, POSENC_INTERLEAVED, 7);
+    CHECK(again.q[0] == r.q[0] && again.k[D - 1] == r.k[D - 1] && again.S[7] == r.S[7]);
+    posenc_rope_demo_free(&r);
+    posenc_rope_demo_free(&again);
+}
+
+/* posenc_add on zeros (B = 2, N = 3, D = 4) gives P in every example:
+ * P[i][2j] = sin(i/10000^(2j/4)), P[i][2j+1] = cos(…); on ones, 1 + P. */
+static void test_posenc_add(void)
+{
+    float X[2 * 3 * 4];
+    for (size_t e = 0; e < 24; e++)
+        X[e] = e < 12 ? 0.0f : 1.0f;
+    CHECK(posenc_add(X, 2, 3, 4) == 0);
+    for (size_t i = 0; i < 3; i++)
+        for (size_t j = 0; j < 2; j++) {
+            double angle = (double)i / pow(10000.0, 2.0 * (double)j / 4.0);
+            CHECK_NEAR(X[i * 4 + 2 * j], sin(angle), 1e-7, 0);
+            CHECK_NEAR(X[i * 4 + 2 * j + 1], cos(angle), 1e-7, 0);
+            CHECK_NEAR(X[12 + i * 4 + 2 * j], 1.0 + sin(angle), 1e-6, 0);
+            CHECK_NEAR(X[12 + i * 4 + 2 * j + 1], 1.0 + cos(angle), 1e-6, 0);
+        }
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -499,5 +566,7 @@ int main(int argc, char **argv)
     test_relative_concat();
     test_rope_hand();
     test_rope_scores();
+    test_rope_demo();
+    test_posenc_add();
     return check_summary("test_posenc");
 }

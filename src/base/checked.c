@@ -30,6 +30,11 @@ float *float_alloc(size_t count)
     return malloc(bytes ? bytes : 1);
 }
 
+size_t ceil_div(size_t a, size_t b)
+{
+    return a / b + (a % b != 0);
+}
+
 void format_bytes(char *buf, size_t buflen, double bytes)
 {
     static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};

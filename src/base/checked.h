@@ -14,6 +14,8 @@ int size_add(size_t a, size_t b, size_t *out);
  * count × sizeof(float) checked: NULL when it overflows size_t or malloc
  * fails. A count of 0 still gives a valid pointer (to one float). */
 float *float_alloc(size_t count);
+/* ⌈a / b⌉ for b ≥ 1, without overflow. */
+size_t ceil_div(size_t a, size_t b);
 
 /* "1.5 GiB", "512 B": for messages. */
 void format_bytes(char *buf, size_t buflen, double bytes);

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <sys/stat.h>
 
 #include "attention.h"
@@ -23,6 +22,8 @@
 #include "render.h"
 #include "term.h"
 #include "checked.h"
+#include "clock.h"
+#include "complexity.h"
 
 #define MAX_SIZE 1000000000000L /* any one dimension: larger sizes meet --max-mem */
 #define MAX_VALID_LENS 4096  /* numbers in --valid-lens */
@@ -702,18 +703,6 @@ static size_t sentence_len(const problem *pr, size_t b)
     return pr->Nq;
 }
 
-static double cosine(const float *x, const float *y, size_t n)
-{
-    double xy = 0, xx = 0, yy = 0;
-    size_t i;
-    for (i = 0; i < n; i++) {
-        xy += (double)x[i] * y[i];
-        xx += (double)x[i] * x[i];
-        yy += (double)y[i] * y[i];
-    }
-    return xx > 0 && yy > 0 ? xy / sqrt(xx * yy) : 0.0;
-}
-
 /* A token that appears in the first sentence and in another: the same
  * input vector, but a different output, because its context differs. */
 static void print_same_tokens(const problem *pr, const float *out)
@@ -731,8 +720,8 @@ static void print_same_tokens(const problem *pr, const float *out)
                 printf("  %s: input %.4f (the same embedding), output %.4f "
                        "(sentence 1 position %zu, sentence %zu position %zu)\n",
                        word,
-                       cosine(pr->queries.data + t * D, pr->queries.data + (b * pr->Nq + u) * D, D),
-                       cosine(out + t * H, out + (b * pr->Nq + u) * H, H), t, b + 1, u);
+                       attn_cosine(pr->queries.data + t * D, pr->queries.data + (b * pr->Nq + u) * D, D),
+                       attn_cosine(out + t * H, out + (b * pr->Nq + u) * H, H), t, b + 1, u);
                 u = pr->Nq; /* the first occurrence in each sentence */
             }
     }
@@ -849,90 +838,62 @@ static void print_explain(const problem *pr, const struct attn_args *a, const mh
     }
 }
 
-/* --stream --explain: the online softmax of every query, block by block.
- * Each block of keys updates a running maximum m, a running sum l of
- * e^(s − m) and a running output acc = Σ e^(s − m)·v; when m grows, the old
- * l and acc are rescaled by e^(m_old − m_new). At the end acc / l equals
- * softmax(s)·V, without ever holding a whole row of weights. */
+/* One query's online softmax (attn_online_row), block by block. */
+static void print_online_row(const attn_online *r, size_t Nk, double diff)
+{
+    for (size_t j = 0; j < r->nblocks; j++) {
+        const size_t k0 = j * r->block, n = k0 + r->block < Nk ? r->block : Nk - k0;
+        printf("  keys %zu-%zu: scores [", k0, k0 + n - 1);
+        for (size_t k = k0; k < k0 + n; k++)
+            printf(k > k0 ? ", %.4g" : "%.4g", r->scores[k]);
+        printf("]  block max %.4g  m %.4g -> %.4g  rescale e^(m_old - m) = %.4g  "
+               "l = %.4g·%.4g + %.4g = %.4g\n",
+               r->block_max[j], r->m[j], r->m[j + 1], r->rescale[j], r->l[j], r->rescale[j],
+               r->block_sum[j], r->l[j + 1]);
+    }
+    printf("  head output acc / l = [");
+    for (size_t c = 0; c < r->p && c < 8; c++)
+        printf(c ? ", %.4f" : "%.4f", r->out[c]);
+    printf("%s]; softmax(all scores)·V differs by %.2g\n", r->p > 8 ? ", …" : "", diff);
+}
+
+/* --stream --explain: the online softmax of every query, block by block
+ * (attn_online_row in attention.c), each head output against the stored
+ * weights · V. */
 static void print_stream_explain(const problem *pr, const struct attn_args *a,
                                  const mha_trace *t, const float *out, const float *weights)
 {
-    const mha_params *m = &pr->params;
-    const size_t H = m->num_hiddens, NH = m->num_heads, p = H / NH;
+    const size_t H = pr->params.num_hiddens, NH = pr->params.num_heads, p = H / NH;
     const size_t Nq = pr->Nq, Nk = pr->Nk, blk = a->block ? (size_t)a->block : 2;
     const mha_masks mask = {pr->valid_lens, pr->vl_ndim == 2, a->causal};
-    const double scale = 1.0 / sqrt((double)p);
     double worst = 0.0;
-    size_t b, h, q, k, k0, c;
-    double *acc = malloc(p * sizeof *acc); /* (p,) the running output */
+    attn_online rec;
 
-    if (!acc) {
+    if (attn_online_alloc(&rec, Nk, p, blk)) {
         cli_error("out of memory for --explain");
         return;
     }
     print_header(pr, a);
     printf("\nOnline softmax (--stream): keys in blocks of %zu; m = running maximum, "
            "l = running sum of e^(s - m), acc = running sum of e^(s - m)·v\n", blk);
-    for (b = 0; b < pr->B; b++)
-        for (h = 0; h < NH; h++)
-            for (q = 0; q < Nq; q++) {
-                const float *qv = t->Q + (b * Nq + q) * H + h * p; /* (p,) */
-                double mrun = -INFINITY, l = 0.0, diff = 0.0;
+    for (size_t b = 0; b < pr->B; b++)
+        for (size_t h = 0; h < NH; h++)
+            for (size_t q = 0; q < Nq; q++) {
+                const float *q_h = t->Q + (b * Nq + q) * H + h * p;      /* (p,) */
+                const float *K_h = t->K + b * Nk * H + h * p;            /* (Nk, p), rows H apart */
+                const float *V_h = t->V + b * Nk * H + h * p;            /* (Nk, p), rows H apart */
+                const float *w = weights + ((b * NH + h) * Nq + q) * Nk; /* (Nk,) */
                 printf("\nexample %zu, head %zu, query %zu:\n", b, h + 1, q);
-                for (c = 0; c < p; c++)
-                    acc[c] = 0.0;
-                for (k0 = 0; k0 < Nk; k0 += blk) {
-                    const size_t n = k0 + blk < Nk ? blk : Nk - k0; /* keys in the block */
-                    double s[64], bmax = -INFINITY, mnew, rescale, bsum = 0.0;
-                    /* the block's scores, masked */
-                    for (k = 0; k < n; k++) {
-                        const float *kv = t->K + (b * Nk + k0 + k) * H + h * p;
-                        double dot = 0.0;
-                        for (c = 0; c < p; c++)
-                            dot += (double)qv[c] * kv[c];
-                        s[k] = mha_is_masked(&mask, b, q, k0 + k, Nq) ? ATTN_MASK_VALUE
-                                                                    : dot * scale;
-                        bmax = s[k] > bmax ? s[k] : bmax;
-                    }
-                    mnew = bmax > mrun ? bmax : mrun;
-                    rescale = mrun == -INFINITY ? 0.0 : exp(mrun - mnew);
-                    for (k = 0; k < n; k++)
-                        bsum += exp(s[k] - mnew);
-                    printf("  keys %zu-%zu: scores [", k0, k0 + n - 1);
-                    for (k = 0; k < n; k++)
-                        printf(k ? ", %.4g" : "%.4g", s[k]);
-                    printf("]  block max %.4g  m %.4g -> %.4g  rescale e^(m_old - m) = %.4g  "
-                           "l = %.4g·%.4g + %.4g = %.4g\n", bmax, mrun, mnew, rescale, l,
-                           rescale, bsum, l * rescale + bsum);
-                    /* rescale the old terms, add this block's */
-                    l = l * rescale + bsum;
-                    for (c = 0; c < p; c++) {
-                        double add = 0.0;
-                        for (k = 0; k < n; k++)
-                            add += exp(s[k] - mnew) * t->V[(b * Nk + k0 + k) * H + h * p + c];
-                        acc[c] = acc[c] * rescale + add;
-                    }
-                    mrun = mnew;
-                }
-                /* acc / l against the stored softmax weights · V */
-                for (c = 0; c < p; c++) {
-                    double ref = 0.0;
-                    for (k = 0; k < Nk; k++)
-                        ref += (double)weights[((b * NH + h) * Nq + q) * Nk + k] *
-                               t->V[(b * Nk + k) * H + h * p + c];
-                    diff = fabs(acc[c] / l - ref) > diff ? fabs(acc[c] / l - ref) : diff;
-                }
-                printf("  head output acc / l = [");
-                for (c = 0; c < p && c < 8; c++)
-                    printf(c ? ", %.4f" : "%.4f", acc[c] / l);
-                printf("%s]; softmax(all scores)·V differs by %.2g\n", p > 8 ? ", …" : "", diff);
+                attn_online_row(&rec, q_h, K_h, V_h, H, Nk, &mask, b, q, Nq);
+                double diff = attn_online_diff(&rec, w, V_h, H, Nk);
+                print_online_row(&rec, Nk, diff);
                 worst = diff > worst ? diff : worst;
             }
     printf("\nLargest difference between the streamed and the stored computation: %.2g\n",
            worst);
     printf("Output (%zu, %zu, %zu), example 0:\n", pr->B, Nq, H);
     term_matrix(stdout, out, Nq, H, 4, 3);
-    free(acc);
+    attn_online_free(&rec);
 }
 
 /* ---- files ----------------------------------------------------------- */
@@ -1023,41 +984,204 @@ done:
 
 /* ---- the command ----------------------------------------------------- */
 
-static double now_seconds(void)
+/* --scale-sweep: why divide by √d (demo_attention.c), q and k of its own. */
+static int run_scale_sweep(const struct attn_args *a)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    const demo_sweep_opts so = {.d_from = (size_t)a->dims_from,
+                                .d_to = (size_t)a->dims_to,
+                                .samples = (size_t)a->samples,
+                                .keys = (size_t)a->po.kv,
+                                .seed = a->po.seed,
+                                .png = a->png,
+                                .json = a->json,
+                                .font = a->font,
+                                .max_mem = a->po.max_mem};
+    return demo_sweep_command(&so);
 }
 
-/* Multiply-adds of one forward pass (dot scoring): the four projections,
- * Q_i K_iᵀ and weights·V_i of every head. */
-static double forward_macs(const problem *pr)
+/* --permute: order blindness (demo_attention.c), which adds P after
+ * permuting. */
+static int run_permute(const problem *pr, const struct attn_args *a)
 {
-    const double B = (double)pr->B, Nq = (double)pr->Nq, Nk = (double)pr->Nk;
-    const double H = (double)pr->params.num_hiddens;
-    return B * (Nq * (double)pr->Dq * H + Nk * (double)pr->Dk * H + Nk * (double)pr->Dv * H +
-                Nq * H * H)          /* Q, K, V, W_o */
-           + 2.0 * B * Nq * Nk * H;  /* scores and weights·V, all heads */
+    const demo_permute_opts dpo = {.permutation = a->permutation,
+                                   .seed = a->po.seed,
+                                   .posenc = a->posenc,
+                                   .naive = a->naive,
+                                   .inputs = inputs_text(a),
+                                   .fill_default = a->fill_default,
+                                   .lens_origin = a->po.valid_lens ? "from --valid-lens"
+                                                  : a->input
+                                                      ? "from the file's valid_lens"
+                                                      : "the length of a shorter --tokens sentence",
+                                   .png = a->png,
+                                   .json = a->json,
+                                   .cmap = a->cmap,
+                                   .font = a->font,
+                                   .max_mem = a->po.max_mem};
+    attn_set_threads((int)a->threads);
+    return demo_permute_command(pr, &dpo);
+}
+
+/* The inputs and weights: --input's, or drawn. 0 or an exit status. */
+static int load_problem(problem *pr, const struct attn_args *a)
+{
+    char err[768];
+    int usage;
+    if (a->input ? problem_load(pr, a->input, &a->po, err, sizeof err, &usage)
+                 : problem_random(pr, &a->po, err, sizeof err, &usage)) {
+        cli_error("%s", err);
+        return usage ? EXIT_USAGE : EXIT_RUNTIME;
+    }
+    return EXIT_OK;
+}
+
+/* The memory of the run, refused up front. 0 or an exit status. */
+static int check_run_mem(const problem *pr, const struct attn_args *a, int keep_weights)
+{
+    size_t bytes, total;
+    char what[256];
+    if (problem_run_bytes(pr, keep_weights, a->explain, &bytes) ||
+        size_add(bytes, pr->queries.size * 4, &total))
+        total = SIZE_MAX;
+    snprintf(what, sizeof what, "batch %zu × %zu heads × %zu queries × %zu keys", pr->B,
+             pr->params.num_heads, pr->Nq, pr->Nk);
+    if (cli_check_mem(what, total, total == SIZE_MAX, a->po.max_mem,
+                      keep_weights && pr->params.score == SCORE_DOT && !a->explain
+                          ? "--stream computes without storing the attention weights"
+                          : NULL))
+        return EXIT_RUNTIME;
+    return EXIT_OK;
+}
+
+/* The run's tensors: the output, the weights unless streaming, and with
+ * --explain every intermediate (mha_trace) and a (max(Nq, Nk), H) scratch
+ * for printing head slices. */
+struct run_buffers {
+    tensor out;     /* (B, Nq, H) */
+    tensor weights; /* (B, NH, Nq, Nk), or none */
+    tensor tr[7];   /* --explain: Q, K, V, scores, scaled, masked, concat */
+    float *tmp;
+    mha_trace trace;
+};
+
+static void run_buffers_free(struct run_buffers *rb)
+{
+    tensor_free(&rb->out);
+    tensor_free(&rb->weights);
+    for (size_t i = 0; i < 7; i++)
+        tensor_free(&rb->tr[i]);
+    free(rb->tmp);
+}
+
+/* 0, or -1 after printing the error. */
+static int run_buffers_alloc(struct run_buffers *rb, const problem *pr, int keep_weights,
+                             int explain)
+{
+    const size_t H = pr->params.num_hiddens, NH = pr->params.num_heads;
+    size_t oshape[3] = {pr->B, pr->Nq, H}, wshape[4] = {pr->B, NH, pr->Nq, pr->Nk};
+    size_t ks[3] = {pr->B, pr->Nk, H};
+    float **slot[7] = {&rb->trace.Q,      &rb->trace.K,      &rb->trace.V,     &rb->trace.scores,
+                       &rb->trace.scaled, &rb->trace.masked, &rb->trace.concat};
+    char err[768];
+    memset(rb, 0, sizeof *rb);
+    if (tensor_alloc(&rb->out, 3, oshape, err, sizeof err) ||
+        (keep_weights && tensor_alloc(&rb->weights, 4, wshape, err, sizeof err))) {
+        cli_error("%s", err);
+        return -1;
+    }
+    for (size_t i = 0; explain && i < 7; i++) {
+        if (i == 1 || i == 2 ? tensor_alloc(&rb->tr[i], 3, ks, err, sizeof err)
+            : i < 6 && i > 2 ? tensor_alloc(&rb->tr[i], 4, wshape, err, sizeof err)
+                             : tensor_alloc(&rb->tr[i], 3, oshape, err, sizeof err)) {
+            cli_error("%s", err);
+            return -1;
+        }
+        *slot[i] = rb->tr[i].data;
+    }
+    if (explain &&
+        (rb->tmp = float_alloc((pr->Nq > pr->Nk ? pr->Nq : pr->Nk) * H)) == NULL) {
+        cli_error("out of memory for --explain");
+        return -1;
+    }
+    return 0;
+}
+
+/* The forward pass, --repeat times (the first one only with --time
+ * --repeat N > 1 is a warm-up: threads started, memory touched); with
+ * --time, the median of the runs after it on stderr. 0 or an exit status. */
+static int forward_timed(struct run_buffers *rb, const problem *pr, const struct attn_args *a,
+                         int use_fast, int keep_weights)
+{
+    const mha_masks mask = {pr->valid_lens, pr->vl_ndim == 2, a->causal};
+    const mha_dropout drop = {a->train ? a->dropout : 0.0, a->po.seed ^ 0xd50d50d50dULL};
+    const float *K = problem_keys(pr), *V = problem_values(pr);
+    double times[100];
+    char err[768];
+    for (size_t rep_i = 0; rep_i < (size_t)a->repeat; rep_i++) {
+        double t0 = now_seconds();
+        if (use_fast
+                ? mha_forward_fast(rb->out.data, rb->weights.data, pr->queries.data, K, V, pr->B,
+                                   pr->Nq, pr->Nk, &pr->params, &mask, &drop, err, sizeof err)
+                : mha_forward(rb->out.data, rb->weights.data, a->explain ? &rb->trace : NULL,
+                              pr->queries.data, K, V, pr->B, pr->Nq, pr->Nk, &pr->params, &mask,
+                              &drop, err, sizeof err)) {
+            cli_error("%s", err);
+            return EXIT_RUNTIME;
+        }
+        times[rep_i] = now_seconds() - t0;
+    }
+    if (a->time) {
+        const size_t first = a->repeat > 1 ? 1 : 0, n = (size_t)a->repeat - first;
+        const int threads =
+            use_fast ? mha_fast_threads(pr->B, pr->Nq, pr->Nk, pr->params.num_hiddens) : 1;
+        const double secs = median_sort(times + first, n);
+        const double flops = 2.0 * mha_forward_macs(pr->B, pr->Nq, pr->Nk, pr->Dq, pr->Dk, pr->Dv,
+                                                    pr->params.num_hiddens);
+        fprintf(
+            stderr, "forward pass: %.1f ms, %.3g GFLOP, %.1f GFLOP/s (%s, %d thread%s%s)\n",
+            secs * 1e3, flops * 1e-9, flops * 1e-9 / (secs > 0 ? secs : 1e-9),
+            use_fast ? (keep_weights ? "fast loops" : "fast loops, streaming") : "reference loops",
+            threads, threads > 1 ? "s" : "", n > 1 ? ", median of the runs after a warm-up" : "");
+    }
+    return EXIT_OK;
+}
+
+/* The results: for a person (unless the JSON is what is asked for), then
+ * the files written, each named. */
+static int write_results(const problem *pr, const struct attn_args *a, struct run_buffers *rb,
+                         const char *command, text_font *font)
+{
+    const float *out = rb->out.data, *weights = rb->weights.data;
+    FILE *rep = output_report_stream(a->json);
+    int status = EXIT_OK;
+    if (a->explain && a->stream)
+        print_stream_explain(pr, a, &rb->trace, out, weights);
+    else if (a->explain)
+        print_explain(pr, a, &rb->trace, out, weights, rb->tmp);
+    else if (!a->json)
+        print_view(pr, a, out, weights);
+    if (a->json) {
+        struct json_ctx ctx = {pr, command, out, weights};
+        status =
+            output_json(a->json, write_json, &ctx, rep, "output and attention weights as JSON");
+        if (status != EXIT_OK)
+            return status;
+    }
+    if (a->png) {
+        if (!a->json && !a->explain)
+            fputc('\n', rep);
+        status = write_png(pr, a, weights, font, rep);
+    }
+    return status;
 }
 
 static int run(int argc, char **argv, int self)
 {
-    const char *command = self ? "selfattn" : "multihead";
     struct attn_args a;
+    struct run_buffers rb;
     problem pr;
-    char err[768], what[256];
-    float *out = NULL, *weights = NULL, *tmp = NULL;
-    tensor tr[7];
-    mha_trace trace, *tp = NULL;
-    mha_masks mask;
-    mha_dropout drop;
-    size_t bytes, total, i;
-    int help, usage, status, use_fast, keep_weights;
-    double times[100];
-    size_t rep_i;
-    FILE *rep;
     text_font *font = NULL; /* --font's, for the figure */
+    int help, status, use_fast, keep_weights;
 
     status = parse_args(argc, argv, self, &a, &help);
     if (status != EXIT_OK)
@@ -1066,56 +1190,22 @@ static int run(int argc, char **argv, int self)
         (self ? usage_selfattn : usage_multihead)(stdout);
         return EXIT_OK;
     }
-    if (a.scale_sweep) { /* why divide by √d (demo_attention.c): q and k of its own */
-        const demo_sweep_opts so = {
-            .d_from = (size_t)a.dims_from, .d_to = (size_t)a.dims_to,
-            .samples = (size_t)a.samples, .keys = (size_t)a.po.kv, .seed = a.po.seed,
-            .png = a.png, .json = a.json, .font = a.font, .max_mem = a.po.max_mem};
-        return demo_sweep_command(&so);
-    }
-
-    /* the inputs and weights */
-    if (a.input) {
-        if (problem_load(&pr, a.input, &a.po, err, sizeof err, &usage)) {
-            cli_error("%s", err);
-            return usage ? EXIT_USAGE : EXIT_RUNTIME;
-        }
-    } else if (problem_random(&pr, &a.po, err, sizeof err, &usage)) {
-        cli_error("%s", err);
-        return usage ? EXIT_USAGE : EXIT_RUNTIME;
-    }
-    if (a.describe) {
-        print_describe(&pr, a.dropout);
-        problem_free(&pr);
-        return EXIT_OK;
-    }
-    if (a.permute) { /* order blindness (demo_attention.c): it adds P after permuting */
-        const demo_permute_opts dpo = {
-            .permutation = a.permutation, .seed = a.po.seed, .posenc = a.posenc,
-            .naive = a.naive, .inputs = inputs_text(&a), .fill_default = a.fill_default,
-            .lens_origin = a.po.valid_lens ? "from --valid-lens"
-                           : a.input       ? "from the file's valid_lens"
-                                           : "the length of a shorter --tokens sentence",
-            .png = a.png, .json = a.json, .cmap = a.cmap, .font = a.font,
-            .max_mem = a.po.max_mem};
-        attn_set_threads((int)a.threads);
-        status = demo_permute_command(&pr, &dpo);
+    if (a.scale_sweep)
+        return run_scale_sweep(&a);
+    status = load_problem(&pr, &a);
+    if (status != EXIT_OK)
+        return status;
+    if (a.describe || a.permute) {
+        if (a.describe)
+            print_describe(&pr, a.dropout);
+        status = a.describe ? EXIT_OK : run_permute(&pr, &a);
         problem_free(&pr);
         return status;
     }
-    if (a.posenc) { /* X + P, P (N, D) the same for every example */
-        float *P = float_alloc(pr.Nq * pr.Dq); /* (Nq, Dq) */
-        size_t b, e;
-        if (!P) {
-            cli_error("out of memory for the positional encoding");
-            problem_free(&pr);
-            return EXIT_RUNTIME;
-        }
-        posenc_fill(P, pr.Nq, pr.Dq, 10000.0);
-        for (b = 0; b < pr.B; b++)
-            for (e = 0; e < pr.Nq * pr.Dq; e++)
-                pr.queries.data[b * pr.Nq * pr.Dq + e] += P[e];
-        free(P);
+    if (a.posenc && posenc_add(pr.queries.data, pr.B, pr.Nq, pr.Dq)) { /* X + P */
+        cli_error("out of memory for the positional encoding");
+        problem_free(&pr);
+        return EXIT_RUNTIME;
     }
 
     /* which loops: the reference ones for --explain, --naive and additive
@@ -1123,137 +1213,20 @@ static int run(int argc, char **argv, int self)
     use_fast = !a.explain && !a.naive && pr.params.score == SCORE_DOT;
     keep_weights = !a.stream || a.explain; /* --stream --explain compares with them */
     attn_set_threads((int)a.threads);
-
-    /* memory for the run, refused up front */
-    if (problem_run_bytes(&pr, keep_weights, a.explain, &bytes) ||
-        size_add(bytes, pr.queries.size * 4, &total)) {
-        bytes = 0;
-        total = SIZE_MAX;
-    }
-    snprintf(what, sizeof what, "batch %zu × %zu heads × %zu queries × %zu keys", pr.B,
-             pr.params.num_heads, pr.Nq, pr.Nk);
-    if (cli_check_mem(what, total, total == SIZE_MAX, a.po.max_mem,
-                      keep_weights && pr.params.score == SCORE_DOT && !a.explain
-                          ? "--stream computes without storing the attention weights"
-                          : NULL)) {
-        problem_free(&pr);
-        return EXIT_RUNTIME;
-    }
-    /* --font, read and checked before the run */
-    if (output_font_open(a.font, &font) != EXIT_OK) {
+    /* memory, then --font, checked before the run */
+    if (check_run_mem(&pr, &a, keep_weights) != EXIT_OK ||
+        output_font_open(a.font, &font) != EXIT_OK) {
         problem_free(&pr);
         return EXIT_RUNTIME;
     }
 
-    /* the run */
-    memset(tr, 0, sizeof tr);
-    memset(&trace, 0, sizeof trace);
+    /* the run, then the results */
     status = EXIT_RUNTIME;
-    {
-        const size_t H = pr.params.num_hiddens, NH = pr.params.num_heads;
-        size_t oshape[3] = {pr.B, pr.Nq, H}, wshape[4] = {pr.B, NH, pr.Nq, pr.Nk};
-        tensor to, tw = {0};
-        if (tensor_alloc(&to, 3, oshape, err, sizeof err) ||
-            (keep_weights && tensor_alloc(&tw, 4, wshape, err, sizeof err))) {
-            free(to.data);
-            cli_error("%s", err);
-            goto done;
-        }
-        out = to.data;
-        weights = tw.data;
-        if (a.explain) {
-            size_t qs[3] = {pr.B, pr.Nq, H}, ks[3] = {pr.B, pr.Nk, H};
-            if (tensor_alloc(&tr[0], 3, qs, err, sizeof err) ||
-                tensor_alloc(&tr[1], 3, ks, err, sizeof err) ||
-                tensor_alloc(&tr[2], 3, ks, err, sizeof err) ||
-                tensor_alloc(&tr[3], 4, wshape, err, sizeof err) ||
-                tensor_alloc(&tr[4], 4, wshape, err, sizeof err) ||
-                tensor_alloc(&tr[5], 4, wshape, err, sizeof err) ||
-                tensor_alloc(&tr[6], 3, qs, err, sizeof err) ||
-                (tmp = float_alloc((pr.Nq > pr.Nk ? pr.Nq : pr.Nk) * H)) == NULL) {
-                cli_error("%s", tmp ? err : "out of memory for --explain");
-                goto done;
-            }
-            trace.Q = tr[0].data;
-            trace.K = tr[1].data;
-            trace.V = tr[2].data;
-            trace.scores = tr[3].data;
-            trace.scaled = tr[4].data;
-            trace.masked = tr[5].data;
-            trace.concat = tr[6].data;
-            tp = &trace;
-        }
-    }
-    mask.valid_lens = pr.valid_lens;
-    mask.per_query = pr.vl_ndim == 2;
-    mask.causal = a.causal;
-    drop.p = a.train ? a.dropout : 0.0;
-    drop.seed = a.po.seed ^ 0xd50d50d50dULL;
-    /* the forward pass, --repeat times (the first one only with --time
-     * --repeat N > 1 is a warm-up: threads started, memory touched) */
-    for (rep_i = 0; rep_i < (size_t)a.repeat; rep_i++) {
-        double t0 = now_seconds();
-        if (use_fast ? mha_forward_fast(out, weights, pr.queries.data, problem_keys(&pr),
-                                        problem_values(&pr), pr.B, pr.Nq, pr.Nk, &pr.params,
-                                        &mask, &drop, err, sizeof err)
-                     : mha_forward(out, weights, tp, pr.queries.data, problem_keys(&pr),
-                                   problem_values(&pr), pr.B, pr.Nq, pr.Nk, &pr.params, &mask,
-                                   &drop, err, sizeof err)) {
-            cli_error("%s", err);
-            goto done;
-        }
-        times[rep_i] = now_seconds() - t0;
-    }
-    if (a.time) {
-        /* the median of the runs after the warm-up */
-        size_t first = a.repeat > 1 ? 1 : 0, n = (size_t)a.repeat - first, r, j;
-        int threads = use_fast ? mha_fast_threads(pr.B, pr.Nq, pr.Nk, pr.params.num_hiddens) : 1;
-        double secs, flops = 2.0 * forward_macs(&pr);
-        for (r = first + 1; r < (size_t)a.repeat; r++) /* insertion sort, a few numbers */
-            for (j = r; j > first && times[j - 1] > times[j]; j--) {
-                double x = times[j];
-                times[j] = times[j - 1];
-                times[j - 1] = x;
-            }
-        secs = n % 2 ? times[first + n / 2] : 0.5 * (times[first + n / 2 - 1] + times[first + n / 2]);
-        fprintf(stderr, "forward pass: %.1f ms, %.3g GFLOP, %.1f GFLOP/s (%s, %d thread%s%s)\n",
-                secs * 1e3, flops * 1e-9, flops * 1e-9 / (secs > 0 ? secs : 1e-9),
-                use_fast ? (keep_weights ? "fast loops" : "fast loops, streaming")
-                         : "reference loops",
-                threads, threads > 1 ? "s" : "",
-                n > 1 ? ", median of the runs after a warm-up" : "");
-    }
-
-    /* the results: for a person (unless the JSON is what is asked for),
-     * then the files written, each named */
-    rep = output_report_stream(a.json);
-    status = EXIT_OK;
-    if (a.explain && a.stream)
-        print_stream_explain(&pr, &a, &trace, out, weights);
-    else if (a.explain)
-        print_explain(&pr, &a, &trace, out, weights, tmp);
-    else if (!a.json)
-        print_view(&pr, &a, out, weights);
-    if (a.json) {
-        struct json_ctx ctx = {&pr, command, out, weights};
-        snprintf(what, sizeof what, "output and attention weights as JSON");
-        status = output_json(a.json, write_json, &ctx, rep, what);
-        if (status != EXIT_OK)
-            goto done;
-    }
-    if (a.png) {
-        if (!a.json && !a.explain)
-            fputc('\n', rep);
-        status = write_png(&pr, &a, weights, font, rep);
-        if (status != EXIT_OK)
-            goto done;
-    }
-done:
-    for (i = 0; i < 7; i++)
-        tensor_free(&tr[i]);
-    free(tmp);
-    free(out);
-    free(weights);
+    if (run_buffers_alloc(&rb, &pr, keep_weights, a.explain) == 0)
+        status = forward_timed(&rb, &pr, &a, use_fast, keep_weights);
+    if (status == EXIT_OK)
+        status = write_results(&pr, &a, &rb, self ? "selfattn" : "multihead", font);
+    run_buffers_free(&rb);
     problem_free(&pr);
     output_font_close(font);
     return status;

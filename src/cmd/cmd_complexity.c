@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "attention.h"
@@ -23,6 +22,7 @@
 #include "render.h"
 #include "rng.h"
 #include "checked.h"
+#include "clock.h"
 
 #define MAX_N 1000000L       /* positions; keeps every count below 2^64 */
 #define MAX_D 65536L         /* channels in the table */
@@ -31,8 +31,6 @@
 #define MAX_REPS 101L
 #define MAX_SEED 2147483647L
 #define MAX_SWEEP 24         /* points: doubling from 1 to 10^6 gives 21 */
-#define TIMED_SECONDS 0.01   /* one timed repetition runs the layer at least this long */
-#define MAX_ITERS 100000L    /* … but never more often than this */
 
 void usage_complexity(FILE *f)
 {
@@ -267,81 +265,19 @@ static int parse_args(int argc, char **argv, struct cx_args *a, int *help)
 
 /* ---- the table ------------------------------------------------------- */
 
-enum { CONV, RNN, ATTN, RESTRICTED, DILATED, NLAYERS };
-#define NMEASURED 4 /* CONV, RNN, ATTN, RESTRICTED are timed */
-
-/* One row of the chapter's table. */
-struct row {
-    const char *key;        /* JSON name */
-    char name[48];          /* "convolution, k = 3" */
-    const char *complexity; /* "O(k·n·d²)" */
-    double big_o;           /* the formula's value: k·n·d² */
-    cx_count macs;          /* multiply-adds as implemented (layer 0 for DILATED) */
-    const char *sequential; /* "O(1)" */
-    size_t sequential_n;    /* the steps one layer must take in order */
-    const char *path;       /* "O(n/k)" */
-    double path_big_o;      /* n/k */
-    char path_exact[40];    /* "⌈(n−1)/(k−1)⌉" */
-    size_t path_formula;    /* its value */
-    size_t path_measured;   /* by dependency propagation */
-    const char *unit;       /* "layers" or "steps" */
-    double stack_macs;      /* multiply-adds of the stack that connects x_1 and x_n */
+/* The table and the measurements are complexity.c's (cx_table_build,
+ * cx_measure); this file prints them. */
+enum {
+    CONV = CX_CONV,
+    RNN = CX_RNN,
+    ATTN = CX_ATTN,
+    RESTRICTED = CX_RESTRICTED,
+    DILATED = CX_DILATED,
+    NLAYERS = CX_NLAYERS
 };
-
-/* Where self-attention becomes costlier than one other layer: the first n
- * from which it stays costlier. */
-struct crossover {
-    const char *rule;       /* "n > d" */
-    size_t big_o_n;         /* from the O() formulas */
-    size_t core_n;          /* exact counts, QKᵀ and A·V only */
-    size_t proj_n;          /* exact counts with W_q, W_k, W_v */
-};
-
-struct table {
-    size_t n, d, k, r;
-    struct row rows[NLAYERS];
-    cx_count attn_core, attn_proj;       /* self-attention's two parts */
-    cx_count restricted_core;
-    cx_count conv_full;                  /* k·n·d², padding taps included */
-    struct crossover than_rnn, than_conv;
-};
-
-/* ⌈a/b⌉ for b > 0 */
-static size_t ceil_div(size_t a, size_t b)
-{
-    return a / b + (a % b != 0);
-}
-
-/* ⌈log_k n⌉: the fewest L with k^L >= n. */
-static size_t ceil_log(size_t n, size_t k)
-{
-    size_t L = 0, power = 1;
-    while (power < n) {
-        power = power > n / k ? n : power * k;
-        L++;
-    }
-    return L;
-}
-
-/* The smallest n0 with attention (QKᵀ and A·V, plus W_q, W_k, W_v when
- * with_proj) costlier than the other layer for every n >= n0, knowing it
- * is for every n >= bound: walk down from bound to the last n where it is
- * not. The counts of complexity.c, each divided by d (all are multiples of
- * d), so that they fit in 64 bits far beyond --n's limit:
- *   attention 2·n² (+ 3·n·d)   recurrent 2·n·d   convolution d·taps(n) */
-static size_t first_costlier(int layer, int with_proj, size_t bound, const struct table *t)
-{
-    const cx_count d = t->d;
-    size_t n;
-    for (n = bound; n > 1; n--) {
-        cx_count m = n - 1;
-        cx_count attn = 2 * m * m + (with_proj ? 3 * m * d : 0);
-        cx_count other = layer == RNN ? 2 * m * d : d * conv_taps((size_t)m, t->k, 1);
-        if (attn <= other)
-            return n;
-    }
-    return 1;
-}
+#define NMEASURED CX_NMEASURED
+_Static_assert(MAX_SWEEP <= CX_MAX_SWEEP && MAX_REPS <= CX_MAX_REPS,
+               "--sweep and --reps within what cx_measure holds");
 
 /* "13 layers" / "1 layer" / "99 steps" */
 static const char *plural(size_t v, const char *unit)
@@ -357,149 +293,20 @@ static const char *plural(size_t v, const char *unit)
     return b;
 }
 
-/* Propagate dependencies for one layer type; 0 or an exit status. */
-static int measured_path(int layer, const struct table *t, size_t *steps)
+/* cx_table_build for the options; 0 or an exit status, the error printed. */
+static int build_table(cx_table *t, const struct cx_args *a)
 {
-    int status;
-    switch (layer) {
-    case CONV: status = path_conv(t->n, t->k, steps); break;
-    case RNN: status = path_rnn(t->n, steps); break;
-    case ATTN: status = path_attention(t->n, steps); break;
-    case RESTRICTED: status = path_restricted(t->n, t->r, steps); break;
-    default: status = path_dilated(t->n, t->k, steps); break;
-    }
+    cx_layer layer = CX_CONV;
+    int status = cx_table_build(t, (size_t)a->n, (size_t)a->d, (size_t)a->k, (size_t)a->r, &layer);
     if (status == PATH_NOMEM) {
         cli_error("out of memory for the path propagation (--n %zu)", t->n);
         return EXIT_RUNTIME;
     }
     if (status != 0) {
         /* unreachable: --k and --r below 2 are refused up front */
-        cli_error("internal error: the dependencies of layer %d stopped spreading", layer);
+        cli_error("internal error: the dependencies of layer %d stopped spreading", (int)layer);
         return EXIT_RUNTIME;
     }
-    return EXIT_OK;
-}
-
-static int build_table(struct table *t, const struct cx_args *a)
-{
-    const size_t n = (size_t)a->n, d = (size_t)a->d, k = (size_t)a->k, r = (size_t)a->r;
-    const double nd = (double)n, dd = (double)d, kd = (double)k;
-    struct row *row;
-    size_t l, layers;
-    int status;
-
-    memset(t, 0, sizeof *t);
-    t->n = n;
-    t->d = d;
-    t->k = k;
-    t->r = r;
-    t->attn_core = attn_core_macs(n, d, 0);
-    t->attn_proj = attn_proj_macs(n, d);
-    t->restricted_core = attn_core_macs(n, d, r);
-    t->conv_full = (cx_count)k * n * d * d;
-
-    row = &t->rows[CONV];
-    row->key = "convolution";
-    snprintf(row->name, sizeof row->name, "convolution, k = %zu", k);
-    row->complexity = "O(k·n·d²)";
-    row->big_o = kd * nd * dd * dd;
-    row->macs = conv_macs(n, d, k, 1);
-    row->sequential = "O(1)";
-    row->sequential_n = 1;
-    row->path = "O(n/k)";
-    row->path_big_o = nd / kd;
-    snprintf(row->path_exact, sizeof row->path_exact, "⌈(n−1)/(k−1)⌉");
-    row->path_formula = ceil_div(n - 1, k - 1);
-    row->unit = "layers";
-
-    row = &t->rows[RNN];
-    row->key = "recurrent";
-    snprintf(row->name, sizeof row->name, "recurrent (tanh)");
-    row->complexity = "O(n·d²)";
-    row->big_o = nd * dd * dd;
-    row->macs = rnn_macs(n, d);
-    row->sequential = "O(n)";
-    row->sequential_n = n;
-    row->path = "O(n)";
-    row->path_big_o = nd;
-    snprintf(row->path_exact, sizeof row->path_exact, "n−1");
-    row->path_formula = n - 1;
-    row->unit = "steps";
-
-    row = &t->rows[ATTN];
-    row->key = "self_attention";
-    snprintf(row->name, sizeof row->name, "self-attention");
-    row->complexity = "O(n²·d)";
-    row->big_o = nd * nd * dd;
-    row->macs = t->attn_core + t->attn_proj;
-    row->sequential = "O(1)";
-    row->sequential_n = 1;
-    row->path = "O(1)";
-    row->path_big_o = 1.0;
-    snprintf(row->path_exact, sizeof row->path_exact, "1");
-    row->path_formula = n > 1 ? 1 : 0;
-    row->unit = "layers";
-
-    row = &t->rows[RESTRICTED];
-    row->key = "restricted_self_attention";
-    snprintf(row->name, sizeof row->name, "restricted attn, r = %zu", r);
-    row->complexity = "O(r·n·d)";
-    row->big_o = (double)r * nd * dd;
-    row->macs = t->restricted_core + t->attn_proj;
-    row->sequential = "O(1)";
-    row->sequential_n = 1;
-    row->path = "O(n/r)";
-    row->path_big_o = nd / (double)r;
-    snprintf(row->path_exact, sizeof row->path_exact, "⌈(n−1)/(r−1)⌉");
-    row->path_formula = ceil_div(n - 1, r - 1);
-    row->unit = "layers";
-
-    row = &t->rows[DILATED];
-    row->key = "dilated_convolution";
-    snprintf(row->name, sizeof row->name, "dilated conv, k = %zu", k);
-    row->complexity = "O(k·n·d²)";
-    row->big_o = kd * nd * dd * dd;
-    row->macs = conv_macs(n, d, k, 1); /* layer 0: dilation 1 */
-    row->sequential = "O(1)";
-    row->sequential_n = 1;
-    row->path = "O(log_k n)";
-    row->path_big_o = n > 1 ? log(nd) / log(kd) : 0.0;
-    snprintf(row->path_exact, sizeof row->path_exact, "⌈log_%zu n⌉", k);
-    row->path_formula = ceil_log(n, k);
-    row->unit = "layers";
-
-    /* the maximum path length, measured; and what the connecting stack costs */
-    for (l = 0; l < NLAYERS; l++) {
-        status = measured_path((int)l, t, &t->rows[l].path_measured);
-        if (status != EXIT_OK)
-            return status;
-    }
-    t->rows[CONV].stack_macs = (double)t->rows[CONV].path_measured * (double)t->rows[CONV].macs;
-    t->rows[RNN].stack_macs = (double)t->rows[RNN].macs;    /* its steps are one layer's */
-    t->rows[ATTN].stack_macs = n > 1 ? (double)t->rows[ATTN].macs : 0.0;
-    t->rows[RESTRICTED].stack_macs =
-        (double)t->rows[RESTRICTED].path_measured * (double)t->rows[RESTRICTED].macs;
-    layers = t->rows[DILATED].path_measured;
-    {
-        size_t dil = 1;
-        for (l = 0; l < layers; l++) {
-            t->rows[DILATED].stack_macs += (double)conv_macs(n, d, k, dil);
-            dil = dil > n / k ? n : dil * k; /* beyond n only the centre tap counts */
-        }
-    }
-    if (n == 1)
-        t->rows[RNN].stack_macs = 0.0;
-
-    /* where self-attention becomes costlier: the chapter's O() rules, and
-     * the exact counts (costlier for every n beyond d, resp. k·d/2) */
-    t->than_rnn.rule = "n > d";
-    t->than_rnn.big_o_n = d + 1;
-    t->than_rnn.core_n = first_costlier(RNN, 0, d + 1, t);
-    t->than_rnn.proj_n = first_costlier(RNN, 1, d + 1, t);
-    t->than_conv.rule = "n > k·d";
-    t->than_conv.big_o_n = k * d + 1;
-    t->than_conv.core_n = first_costlier(CONV, 0, k * d / 2 + 1, t);
-    t->than_conv.proj_n = first_costlier(CONV, 1, k * d / 2 + 1, t);
     return EXIT_OK;
 }
 
@@ -539,7 +346,7 @@ static void put_padded(FILE *f, const char *s, int width)
         fputc(' ', f);
 }
 
-static void print_table(FILE *out, const struct table *t)
+static void print_table(FILE *out, const cx_table *t)
 {
     static const int order[NLAYERS] = {CONV, RNN, ATTN, RESTRICTED, DILATED};
     size_t i;
@@ -552,7 +359,7 @@ static void print_table(FILE *out, const struct table *t)
     fprintf(out, "%-32s%-11s%13s   %-8s%8s   %-12s%s\n", "layer", "formula", "multiply-adds",
             "formula", "number", "formula", "measured");
     for (i = 0; i < NLAYERS; i++) {
-        const struct row *row = &t->rows[order[i]];
+        const cx_row *row = &t->rows[order[i]];
         put_padded(out, row->name, 32);
         put_padded(out, row->complexity, 11);
         fprintf(out, "%13s   ", grouped(row->macs));
@@ -564,7 +371,7 @@ static void print_table(FILE *out, const struct table *t)
 
     fprintf(out, "\nMultiply-adds as these layers perform them (1 multiply-add = 2 FLOPs):\n");
     fprintf(out, "  convolution     d²·(taps inside the sequence) = %zu²·%s = %s\n", t->d,
-            grouped(conv_taps(t->n, t->k, 1)), grouped(t->rows[CONV].macs));
+            grouped(t->conv_taps), grouped(t->rows[CONV].macs));
     fprintf(out, "                  (k·n·d² = %s would count the taps on the zero padding)\n",
             grouped(t->conv_full));
     fprintf(out, "  recurrent       n·(d·d + d·d) = %s  (W_xh·x_t and W_hh·h_{t−1} each step)\n",
@@ -574,7 +381,7 @@ static void print_table(FILE *out, const struct table *t)
     fprintf(out, "                  + 3·n·d² = %s  (projections W_q, W_k, W_v) = %s\n",
             grouped(t->attn_proj), grouped(t->rows[ATTN].macs));
     fprintf(out, "  restricted      2·d·(keys in the windows) = 2·%zu·%s = %s\n", t->d,
-            grouped(attn_keys(t->n, t->r)), grouped(t->restricted_core));
+            grouped(t->attn_keys), grouped(t->restricted_core));
     fprintf(out, "                  + 3·n·d² = %s  (projections) = %s\n", grouped(t->attn_proj),
             grouped(t->rows[RESTRICTED].macs));
     fprintf(out, "  dilated conv    layer 0 as the convolution; layer l reads taps %zu^l apart,\n"
@@ -598,7 +405,7 @@ static void print_table(FILE *out, const struct table *t)
     fprintf(out, "  %-30s%-12s%-22s%-20s%s\n", "layer", "measured", "formula", "O() value",
             "multiply-adds of that stack");
     for (i = 0; i < NLAYERS; i++) {
-        const struct row *row = &t->rows[order[i]];
+        const cx_row *row = &t->rows[order[i]];
         fputs("  ", out);
         put_padded(out, row->name, 30);
         put_padded(out, plural(row->path_measured, row->unit), 12);
@@ -615,317 +422,41 @@ static void print_table(FILE *out, const struct table *t)
 
 /* ---- measuring ------------------------------------------------------- */
 
-static const char *const measured_names[NMEASURED] = {"convolution", "recurrent",
-                                                      "self-attention", "restricted"};
 static const double theory_slope[NMEASURED] = {1.0, 1.0, 2.0, 1.0};
 
-/* The two clocks: the CPU time of this process (CLOCK_PROCESS_CPUTIME_ID),
- * which leaves out the time the process waits while other programs have
- * the cores, and wall-clock time (CLOCK_MONOTONIC). */
-enum { CPU = 0, WALL = 1 };
+enum { CPU = CX_CPU, WALL = CX_WALL };
 static const char *const clock_names[2] = {"cpu", "wall"};
 
-struct measurement {
-    size_t d, k, r, reps;
-    size_t m;                               /* points in the sweep */
-    size_t n[MAX_SWEEP];                    /* FROM, 2·FROM, …, TO */
-    int clock;                              /* the one shown and plotted: CPU or WALL */
-    /* median time of one forward pass, by each clock */
-    double seconds[2][NMEASURED][MAX_SWEEP];
-    cx_count macs[NMEASURED][MAX_SWEEP];    /* multiply-adds of that pass */
-    size_t fit_from;                        /* first point of the fit */
-    double slope[2][NMEASURED];             /* fitted on log time, by each clock */
-    double count_slope[NMEASURED];          /* the same fit on log multiply-adds */
-    double total_seconds;                   /* wall-clock time of the whole sweep */
-};
-
-/* The buffers for the largest n, and the layers' weights. */
-struct bench {
-    size_t N, d, k, r;
-    float *X;       /* (N, d) random input */
-    float *Y;       /* (N + 1, d) output; the RNN's h_0 … h_N */
-    float *Q, *K, *V; /* (N, d) each */
-    float *A;       /* (N, N) attention weights */
-    float *conv_W;  /* (d, d, k) */
-    float *conv_b;  /* (d,) */
-    float *W_xh, *W_hh; /* (d, d) each */
-    float *rnn_b;   /* (d,) */
-    linear W_q, W_k, W_v; /* (d, d) each, no bias */
-};
-
-static void sweep_points(struct measurement *me, long from, long to)
-{
-    size_t n = (size_t)from;
-    me->m = 0;
-    while (n < (size_t)to && me->m < MAX_SWEEP - 1) {
-        me->n[me->m++] = n;
-        n *= 2;
-    }
-    me->n[me->m++] = (size_t)to;
-}
-
-/* Bytes of struct bench for the largest n; -1 on overflow. */
-static int bench_bytes(size_t N, size_t d, size_t k, size_t *bytes)
-{
-    size_t floats = 0, part;
-    if (size_mul(N, d, &part) || size_mul(part, 5, &part) || size_add(floats, part, &floats) ||
-        size_add(floats, d, &floats) ||                                /* Y's extra row */
-        size_mul(N, N, &part) || size_add(floats, part, &floats) ||    /* A */
-        size_mul(d, d, &part) || size_mul(part, k + 5, &part) ||       /* conv, W_xh, W_hh, W_q,k,v */
-        size_add(floats, part, &floats) || size_add(floats, 2 * d, &floats) ||
-        size_mul(floats, sizeof(float), bytes))
-        return -1;
-    return 0;
-}
-
-static float *alloc_floats(size_t count, int *failed)
-{
-    float *p = count && !*failed ? float_alloc(count) : NULL;
-    if (!p)
-        *failed = 1;
-    return p;
-}
-
-static void bench_free(struct bench *b)
-{
-    free(b->X);
-    free(b->Y);
-    free(b->Q);
-    free(b->K);
-    free(b->V);
-    free(b->A);
-    free(b->conv_W);
-    free(b->conv_b);
-    free(b->W_xh);
-    free(b->W_hh);
-    free(b->rnn_b);
-    tensor_free(&b->W_q.weight);
-    tensor_free(&b->W_k.weight);
-    tensor_free(&b->W_v.weight);
-}
-
-/* uniform in ±bound, like PyTorch's default initialisation */
-static void fill_uniform(float *w, size_t count, double bound, rng *g)
-{
-    size_t i;
-    for (i = 0; i < count; i++)
-        w[i] = (float)((2.0 * rng_uniform(g) - 1.0) * bound);
-}
-
-static int bench_init(struct bench *b, size_t N, size_t d, size_t k, size_t r,
-                      unsigned long long seed)
-{
-    size_t shape[2] = {d, d}, i;
-    char err[256];
-    int failed = 0;
-    rng g;
-
-    memset(b, 0, sizeof *b);
-    b->N = N;
-    b->d = d;
-    b->k = k;
-    b->r = r;
-    /* sizes were checked against --max-mem, so these products fit */
-    b->X = alloc_floats(N * d, &failed);
-    b->Y = alloc_floats((N + 1) * d, &failed);
-    b->Q = alloc_floats(N * d, &failed);
-    b->K = alloc_floats(N * d, &failed);
-    b->V = alloc_floats(N * d, &failed);
-    b->A = alloc_floats(N * N, &failed);
-    b->conv_W = alloc_floats(d * d * k, &failed);
-    b->conv_b = alloc_floats(d, &failed);
-    b->W_xh = alloc_floats(d * d, &failed);
-    b->W_hh = alloc_floats(d * d, &failed);
-    b->rnn_b = alloc_floats(d, &failed);
-    if (failed || tensor_alloc(&b->W_q.weight, 2, shape, err, sizeof err) ||
-        tensor_alloc(&b->W_k.weight, 2, shape, err, sizeof err) ||
-        tensor_alloc(&b->W_v.weight, 2, shape, err, sizeof err)) {
-        bench_free(b);
-        return -1;
-    }
-    rng_seed(&g, seed);
-    /* input: standard normal */
-    for (i = 0; i < N * d; i++)
-        b->X[i] = (float)rng_normal(&g);
-    /* weights: uniform in ±1/sqrt(fan_in) */
-    fill_uniform(b->conv_W, d * d * k, 1.0 / sqrt((double)(d * k)), &g);
-    fill_uniform(b->conv_b, d, 1.0 / sqrt((double)(d * k)), &g);
-    fill_uniform(b->W_xh, d * d, 1.0 / sqrt((double)d), &g);
-    fill_uniform(b->W_hh, d * d, 1.0 / sqrt((double)d), &g);
-    fill_uniform(b->rnn_b, d, 1.0 / sqrt((double)d), &g);
-    fill_uniform(b->W_q.weight.data, d * d, 1.0 / sqrt((double)d), &g);
-    fill_uniform(b->W_k.weight.data, d * d, 1.0 / sqrt((double)d), &g);
-    fill_uniform(b->W_v.weight.data, d * d, 1.0 / sqrt((double)d), &g);
-    return 0;
-}
-
-/* One forward pass of a layer over the first n positions. */
-static cx_count run_layer(struct bench *b, int layer, size_t n)
-{
-    switch (layer) {
-    case CONV: return conv_forward(b->Y, b->X, b->conv_W, b->conv_b, n, b->d, b->k, 1);
-    case RNN: return rnn_forward(b->Y, b->X, b->W_xh, b->W_hh, b->rnn_b, n, b->d);
-    case ATTN:
-        return attn_layer_forward(b->Y, b->A, b->Q, b->K, b->V, b->X, &b->W_q, &b->W_k,
-                                  &b->W_v, n, b->d, 0);
-    default:
-        return attn_layer_forward(b->Y, b->A, b->Q, b->K, b->V, b->X, &b->W_q, &b->W_k,
-                                  &b->W_v, n, b->d, b->r);
-    }
-}
-
-/* The count the same pass must have made, from complexity.c's formulas. */
-static cx_count layer_macs(int layer, size_t n, size_t d, size_t k, size_t r)
-{
-    switch (layer) {
-    case CONV: return conv_macs(n, d, k, 1);
-    case RNN: return rnn_macs(n, d);
-    case ATTN: return attn_core_macs(n, d, 0) + attn_proj_macs(n, d);
-    default: return attn_core_macs(n, d, r) + attn_proj_macs(n, d);
-    }
-}
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static double cpu_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* A progress bar on stderr: "measuring  42% [########          ] self-attention n = 2048" */
-static void progress(double done, double total, const char *what, size_t n)
+static void progress(void *ctx, double done, double total, cx_layer layer, size_t n)
 {
     const int width = 24;
     int filled = total > 0 ? (int)(width * done / total) : width, i;
+    *(int *)ctx = 1; /* shown */
     fprintf(stderr, "\rmeasuring %3d%% [", total > 0 ? (int)(100.0 * done / total) : 100);
     for (i = 0; i < width; i++)
         fputc(i < filled ? '#' : ' ', stderr);
-    fprintf(stderr, "] %-14s n = %-8zu", what, n);
+    fprintf(stderr, "] %-14s n = %-8zu", cx_layer_label((cx_layer)layer), n);
     fflush(stderr);
 }
 
-/* Passes of one layer at n that make a timed repetition last at least
- * TIMED_SECONDS, from one untimed pass (which also warms the buffers). */
-static long calibrate(struct bench *b, int layer, size_t n, cx_count *macs)
+/* cx_measure for the options, with a progress bar on a terminal; 0 or an
+ * exit status, the error printed. */
+static int measure(cx_measurement *me, const struct cx_args *a)
 {
-    double start = now_seconds(), once;
-    *macs = run_layer(b, layer, n);
-    once = now_seconds() - start;
-    if (once >= TIMED_SECONDS)
-        return 1;
-    if (once < TIMED_SECONDS / MAX_ITERS)
-        return MAX_ITERS;
-    return (long)ceil(TIMED_SECONDS / once);
-}
-
-/* The mean time of one pass over iters passes, by both clocks. */
-static void time_passes(struct bench *b, int layer, size_t n, long iters, double *cpu,
-                        double *wall)
-{
-    double wall0 = now_seconds(), cpu0 = cpu_seconds();
-    long it;
-    for (it = 0; it < iters; it++)
-        run_layer(b, layer, n);
-    *cpu = (cpu_seconds() - cpu0) / (double)iters;
-    *wall = (now_seconds() - wall0) / (double)iters;
-}
-
-static int measure(struct measurement *me, const struct cx_args *a)
-{
-    struct bench b;
-    double total_work = 0.0, done = 0.0, start = now_seconds();
-    double (*samples)[NMEASURED][MAX_SWEEP][MAX_REPS] = NULL; /* (clock, layer, point, rep) */
-    long iters[NMEASURED][MAX_SWEEP];              /* passes per timed repetition */
-    int show = isatty(STDERR_FILENO), layer, c;
-    size_t i, rep, nfit;
-
-    me->clock = a->wall ? WALL : CPU;
-    me->d = (size_t)a->mdim;
-    me->k = (size_t)a->k;
-    me->r = (size_t)a->r;
-    me->reps = (size_t)a->reps;
-    samples = malloc(2 * sizeof *samples);
-    if (!samples || bench_init(&b, me->n[me->m - 1], me->d, me->k, me->r,
-                               (unsigned long long)a->seed)) {
-        free(samples);
-        cli_error("out of memory for the --measure buffers");
+    char err[256];
+    int shown = 0;
+    int status = cx_measure(me, (size_t)a->mdim, (size_t)a->k, (size_t)a->r, (size_t)a->reps,
+                            a->wall ? WALL : CPU, (unsigned long long)a->seed,
+                            isatty(STDERR_FILENO) ? progress : NULL, &shown, err, sizeof err);
+    if (status != 0) {
+        if (shown)
+            fputc('\n', stderr);
+        cli_error("%s", err);
         return EXIT_RUNTIME;
     }
-    /* the progress bar moves with the multiply-adds, which time follows */
-    for (i = 0; i < me->m; i++)
-        for (layer = 0; layer < NMEASURED; layer++)
-            total_work += (double)(me->reps + 1) *
-                          ((double)layer_macs(layer, me->n[i], me->d, me->k, me->r) + 1e6);
-
-    /* 1. one untimed pass per layer and n: the count, and the passes per repetition */
-    for (i = 0; i < me->m; i++) {
-        for (layer = 0; layer < NMEASURED; layer++) {
-            size_t n = me->n[i];
-            cx_count want = layer_macs(layer, n, me->d, me->k, me->r);
-            if (show)
-                progress(done, total_work, measured_names[layer], n);
-            iters[layer][i] = calibrate(&b, layer, n, &me->macs[layer][i]);
-            if (me->macs[layer][i] != want) {
-                if (show)
-                    fputc('\n', stderr);
-                cli_error("internal error: the %s layer performed %llu multiply-adds at "
-                          "n = %zu, its formula says %llu", measured_names[layer],
-                          me->macs[layer][i], n, want);
-                bench_free(&b);
-                free(samples);
-                return EXIT_RUNTIME;
-            }
-            done += (double)want + 1e6;
-        }
-    }
-    /* 2. the timed repetitions, in rounds over every layer and n, so that a
-     * burst of other work on the machine spoils one repetition of many
-     * points rather than every repetition of one */
-    for (rep = 0; rep < me->reps; rep++) {
-        for (i = 0; i < me->m; i++) {
-            for (layer = 0; layer < NMEASURED; layer++) {
-                if (show)
-                    progress(done, total_work, measured_names[layer], me->n[i]);
-                time_passes(&b, layer, me->n[i], iters[layer][i], &samples[CPU][layer][i][rep],
-                            &samples[WALL][layer][i][rep]);
-                done += (double)me->macs[layer][i] + 1e6;
-            }
-        }
-    }
-    if (show)
+    if (shown)
         fprintf(stderr, "\r%*s\r", 72, "");
-    bench_free(&b);
-    /* 3. the median of the repetitions */
-    for (c = 0; c < 2; c++)
-        for (layer = 0; layer < NMEASURED; layer++)
-            for (i = 0; i < me->m; i++)
-                me->seconds[c][layer][i] = median_sort(samples[c][layer][i], me->reps);
-    free(samples);
-    me->total_seconds = now_seconds() - start;
-
-    /* 4. the growth exponents, on the upper half of the sweep (at least two points) */
-    nfit = (me->m + 1) / 2;
-    if (nfit < 2)
-        nfit = 2;
-    me->fit_from = me->m - nfit;
-    for (layer = 0; layer < NMEASURED; layer++) {
-        double x[MAX_SWEEP], y[MAX_SWEEP];
-        for (i = 0; i < nfit; i++) {
-            x[i] = (double)me->n[me->fit_from + i];
-            y[i] = (double)me->macs[layer][me->fit_from + i];
-        }
-        me->count_slope[layer] = fit_loglog_slope(x, y, nfit);
-        for (c = 0; c < 2; c++)
-            me->slope[c][layer] =
-                fit_loglog_slope(x, me->seconds[c][layer] + me->fit_from, nfit);
-    }
     return EXIT_OK;
 }
 
@@ -945,16 +476,16 @@ static const char *seconds_text(double s)
 }
 
 /* "restricted, r = 9" or the layer's name */
-static const char *measured_label(const struct measurement *me, int layer)
+static const char *measured_label(const cx_measurement *me, int layer)
 {
     static char buf[40];
     if (layer != RESTRICTED)
-        return measured_names[layer];
+        return cx_layer_label((cx_layer)layer);
     snprintf(buf, sizeof buf, "restricted, r = %zu", me->r);
     return buf;
 }
 
-static void print_measurement(FILE *out, const struct measurement *me)
+static void print_measurement(FILE *out, const cx_measurement *me)
 {
     static const char *const complexity[NMEASURED] = {"O(k·n·d²)", "O(n·d²)", "O(n²·d)",
                                                       "O(r·n·d)"};
@@ -990,8 +521,7 @@ static void print_measurement(FILE *out, const struct measurement *me)
 
 /* ---- the figure ------------------------------------------------------ */
 
-static int png_file(const char *path, const struct measurement *me, text_font *font,
-                    FILE *rep)
+static int png_file(const char *path, const cx_measurement *me, text_font *font, FILE *rep)
 {
     char labels[NMEASURED][96], title[160], err[512];
     double x[MAX_SWEEP];
@@ -1010,7 +540,8 @@ static int png_file(const char *path, const struct measurement *me, text_font *f
                      me->slope[me->clock][layer]);
         else
             snprintf(labels[layer], sizeof labels[layer], "%s: slope %.2f (theory %.0f)",
-                     measured_names[layer], me->slope[me->clock][layer], theory_slope[layer]);
+                     cx_layer_label((cx_layer)layer), me->slope[me->clock][layer],
+                     theory_slope[layer]);
         series[layer].x = x;
         series[layer].y = me->seconds[me->clock][layer];
         series[layer].n = me->m;
@@ -1042,12 +573,12 @@ static int png_file(const char *path, const struct measurement *me, text_font *f
 /* ---- JSON ------------------------------------------------------------ */
 
 struct json_ctx {
-    const struct table *t;
-    const struct measurement *me; /* NULL without --measure */
+    const cx_table *t;
+    const cx_measurement *me; /* NULL without --measure */
 };
 
 /* Where self-attention starts to cost more than another layer. */
-static void write_crossover(json_writer *jw, const char *key, const struct crossover *c)
+static void write_crossover(json_writer *jw, const char *key, const cx_crossover *c)
 {
     json_object_begin(jw, key, JSON_INLINE);
     json_string(jw, "rule", c->rule);
@@ -1058,9 +589,9 @@ static void write_crossover(json_writer *jw, const char *key, const struct cross
 }
 
 /* One row of the table: its formulas, their values and the counts. */
-static void write_layer(json_writer *jw, const struct table *t, int layer)
+static void write_layer(json_writer *jw, const cx_table *t, int layer)
 {
-    const struct row *row = &t->rows[layer];
+    const cx_row *row = &t->rows[layer];
     json_object_begin(jw, NULL, JSON_BLOCK);
     json_string(jw, "layer", row->key);
     json_string(jw, "name", row->name);
@@ -1087,7 +618,7 @@ static void write_layer(json_writer *jw, const struct table *t, int layer)
 }
 
 /* One measured layer: its times by each clock, counts and fitted slopes. */
-static void write_measured(json_writer *jw, const struct measurement *me, const char *key,
+static void write_measured(json_writer *jw, const cx_measurement *me, const char *key,
                            int layer)
 {
     json_object_begin(jw, NULL, JSON_ALIGNED);
@@ -1115,8 +646,8 @@ static void write_measured(json_writer *jw, const struct measurement *me, const 
     json_end(jw);
 }
 
-static void write_measurement(json_writer *jw, const struct table *t,
-                              const struct measurement *me)
+static void write_measurement(json_writer *jw, const cx_table *t,
+                              const cx_measurement *me)
 {
     if (!me) {
         json_null(jw, "measure");
@@ -1148,7 +679,7 @@ static int write_json(FILE *f, const void *arg)
 {
     static const int order[NLAYERS] = {CONV, RNN, ATTN, RESTRICTED, DILATED};
     const struct json_ctx *c = arg;
-    const struct table *t = c->t;
+    const cx_table *t = c->t;
     json_writer jw;
 
     json_writer_init(&jw, f);
@@ -1176,8 +707,8 @@ static int write_json(FILE *f, const void *arg)
 int cmd_complexity(int argc, char **argv)
 {
     struct cx_args a;
-    struct table t;
-    struct measurement *me = NULL;
+    cx_table t;
+    cx_measurement *me = NULL;
     size_t total = 0, part;
     FILE *rep;
     text_font *font = NULL; /* --font's, for the figure */
@@ -1203,8 +734,9 @@ int cmd_complexity(int argc, char **argv)
             cli_error("out of memory");
             return EXIT_RUNTIME;
         }
-        sweep_points(me, a.sweep_from, a.sweep_to);
-        overflow = overflow || bench_bytes((size_t)a.sweep_to, (size_t)a.mdim, (size_t)a.k, &part) ||
+        cx_sweep_points(me, (size_t)a.sweep_from, (size_t)a.sweep_to);
+        overflow = overflow ||
+                   cx_measure_bytes((size_t)a.sweep_to, (size_t)a.mdim, (size_t)a.k, &part) ||
                    size_add(total, part, &total);
         snprintf(what, sizeof what, "--measure --sweep %ld:%ld --measure-dim %ld", a.sweep_from,
                  a.sweep_to, a.mdim);

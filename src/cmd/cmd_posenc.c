@@ -16,7 +16,6 @@
 #include "output.h"
 #include "posenc.h"
 #include "render.h"
-#include "rng.h"
 #include "tensor.h"
 #include "term.h"
 #include "checked.h"
@@ -579,21 +578,6 @@ static void print_view(const struct posenc_args *a, const float *P)
 
 /* ---- --rope ---------------------------------------------------------- */
 
-/* x (D,) ← standard normal draws, scaled to length 1 (so that scores of
- * two such vectors, turned or not, lie in [−1, 1]). */
-static void draw_unit(rng *r, float *x, size_t D)
-{
-    double norm = 0.0;
-    size_t c;
-    for (c = 0; c < D; c++) {
-        x[c] = (float)rng_normal(r);
-        norm += (double)x[c] * x[c];
-    }
-    norm = sqrt(norm);
-    for (c = 0; c < D; c++)
-        x[c] = (float)(x[c] / norm);
-}
-
 /* --rope --json: {"command","rope","layout","dim","steps","base","seed","q","k",
  * "scores","max_offset_error"} */
 struct rope_json_ctx {
@@ -643,95 +627,73 @@ static void print_rope(FILE *out, const struct posenc_args *a, const float *S, d
                 N - 1, S[(N - 2) * N + N - 1]);
 }
 
+/* --rope --png: the scores S (N, N) as a heatmap. */
+static int rope_png(const struct posenc_args *a, float *S, text_font *font, FILE *rep)
+{
+    const size_t N = (size_t)a->steps;
+    char title[96], what[160];
+    heat_panel panel = {S, N, N, NULL, NULL, NULL};
+    snprintf(title, sizeof title, "RoPE scores: RoPE(q, m) · RoPE(k, n), %s pairs",
+             posenc_layout_name(a->layout));
+    snprintf(what, sizeof what, "heatmap of the RoPE scores S, %zu × %zu", N, N);
+    /* the colour scale is the scores' own range, within −1 … 1 */
+    return heatmap_file(a->png, &panel, title, "Key position n", "Query position m", a->cmap, NAN,
+                        NAN, font, rep, what);
+}
+
 /* --rope: a unit query q and key k turned to every position, the scores
  * S[m, n] = RoPE(q, m) · RoPE(k, n), and how far S is from a function of
  * the offset n − m. */
 static int run_rope(const struct posenc_args *a)
 {
-    size_t N = (size_t)a->steps, D = (size_t)a->dim;
-    size_t vbytes = 0, rbytes = 0, sbytes = 0, total = 0;
-    float *q = NULL;              /* (2, D): q, then k */
-    float *Qr = NULL, *Kr = NULL; /* (N, D) each: RoPE(q, m), RoPE(k, n) */
-    float *S = NULL;              /* (N, N) scores */
-    const float *k;
+    const size_t N = (size_t)a->steps, D = (size_t)a->dim;
+    posenc_rope_demo r;
+    size_t total = 0;
     FILE *rep;
-    text_font *font = NULL;       /* --font's, for the figure */
-    rng r;
-    double err;
+    text_font *font = NULL; /* --font's, for the figure */
     int status = EXIT_RUNTIME, overflow;
     char what[160];
 
     /* memory: q and k, the turned rows, the scores, and the figures */
-    overflow = size_mul(D, 2 * sizeof(float), &vbytes) || size_mul(N, D, &rbytes) ||
-               size_mul(rbytes, sizeof(float), &rbytes) || size_mul(N, N, &sbytes) ||
-               size_mul(sbytes, sizeof(float), &sbytes);
-    overflow = overflow || size_add(vbytes, rbytes, &total) || size_add(total, rbytes, &total) ||
-               size_add(total, sbytes, &total) || size_add(total, (size_t)32 << 20, &total);
+    overflow = posenc_rope_demo_bytes(N, D, &total) || size_add(total, (size_t)32 << 20, &total);
     snprintf(what, sizeof what, "--steps %ld --dim %ld with --rope", a->steps, a->dim);
     if (cli_check_mem(what, total, overflow, a->max_mem, NULL))
         return EXIT_RUNTIME;
-
-    q = malloc(vbytes);
-    Qr = big_floats(rbytes);
-    Kr = big_floats(rbytes);
-    S = big_floats(sbytes);
-    if (!q || !Qr || !Kr || !S) {
+    if (posenc_rope_demo_alloc(&r, N, D)) {
         cli_error("out of memory for --rope (scores %zu × %zu)", N, N);
-        goto done;
+        return EXIT_RUNTIME;
     }
     if (output_font_open(a->font, &font) != EXIT_OK)
         goto done;
-    k = q + D;
-
-    /* q, k: standard normal from --seed, each scaled to length 1 */
-    rng_seed(&r, (unsigned long long)a->seed);
-    draw_unit(&r, q, D);
-    draw_unit(&r, q + D, D);
-    /* Qr[m] = RoPE(q, m), Kr[n] = RoPE(k, n) for every position */
-    posenc_rope_rows(Qr, q, N, D, a->base, a->layout);
-    posenc_rope_rows(Kr, k, N, D, a->base, a->layout);
-    /* S[m][n] = Qr[m] · Kr[n] */
-    posenc_rope_scores(S, Qr, Kr, N, D);
-    /* how far S is from q · RoPE(k, n − m) */
-    err = posenc_rope_offset_error(S, q, k, N, D, a->base, a->layout);
+    posenc_rope_demo_run(&r, a->base, a->layout, (unsigned long long)a->seed);
 
     rep = output_report_stream(a->json);
-    print_rope(rep, a, S, err);
+    print_rope(rep, a, r.S, r.offset_error);
     if (a->check)
-        print_check(rep, a, Qr, Kr);
+        print_check(rep, a, r.Qr, r.Kr);
     status = EXIT_OK;
     if (a->json) {
-        struct rope_json_ctx ctx = {a, q, k, S, err};
+        struct rope_json_ctx ctx = {a, r.q, r.k, r.S, r.offset_error};
         snprintf(what, sizeof what, "RoPE's q, k and scores as JSON, %zu × %zu", N, N);
         status = output_json(a->json, write_rope_json, &ctx, rep, what);
         if (status != EXIT_OK)
             goto done;
     }
     if (a->png) {
-        char title[96];
-        heat_panel panel = {S, N, N, NULL, NULL, NULL};
-        snprintf(title, sizeof title, "RoPE scores: RoPE(q, m) · RoPE(k, n), %s pairs",
-                 posenc_layout_name(a->layout));
-        snprintf(what, sizeof what, "heatmap of the RoPE scores S, %zu × %zu", N, N);
-        /* the colour scale is the scores' own range, within −1 … 1 */
-        status = heatmap_file(a->png, &panel, title, "Key position n", "Query position m",
-                              a->cmap, NAN, NAN, font, rep, what);
+        status = rope_png(a, r.S, font, rep);
         if (status != EXIT_OK)
             goto done;
     }
     if (!a->json && !a->png && !a->check) {
         printf("q:\n");
-        term_matrix(stdout, q, 1, D, 4, 3);
+        term_matrix(stdout, r.q, 1, D, 4, 3);
         printf("k:\n");
-        term_matrix(stdout, k, 1, D, 4, 3);
+        term_matrix(stdout, r.k, 1, D, 4, 3);
         printf("S (rows: query position m, columns: key position n):\n");
-        print_matrix(a, S, N, N);
+        print_matrix(a, r.S, N, N);
     }
 done:
-    free(S);
-    free(Kr);
-    free(Qr);
-    free(q);
+    posenc_rope_demo_free(&r);
     output_font_close(font);
     return status;
 }

@@ -10,12 +10,9 @@
 #include <unistd.h>
 
 #include "attention.h"
-#include "attention_fast.h"
 #include "cli.h"
 #include "json_writer.h"
 #include "output.h"
-#include "posenc.h"
-#include "rng.h"
 #include "term.h"
 #include "checked.h"
 
@@ -56,31 +53,6 @@ static void print_wrapped(const char *text, size_t width)
 }
 
 /* ---- order blindness: the computation --------------------------------- */
-
-void demo_random_permutation(size_t *perm, size_t n, unsigned long long seed)
-{
-    rng r;
-    size_t i, j, t;
-    int identity;
-    rng_seed(&r, seed ^ 0x9e2a7a7e9e2a7a7eULL); /* a stream of its own */
-    if (n == 0)
-        return;
-    do {
-        /* Fisher–Yates: perm[i] swapped with a uniform perm[j], j <= i */
-        for (i = 0; i < n; i++)
-            perm[i] = i;
-        for (i = n - 1; i > 0; i--) {
-            j = (size_t)(rng_uniform(&r) * (double)(i + 1));
-            t = perm[i];
-            perm[i] = perm[j];
-            perm[j] = t;
-        }
-        /* the identity moves nothing: draw again */
-        identity = 1;
-        for (i = 0; i < n; i++)
-            identity &= perm[i] == i;
-    } while (identity && n >= 2);
-}
 
 int demo_parse_permutation(const char *s, size_t *perm, size_t n, char *err, size_t errlen)
 {
@@ -146,129 +118,6 @@ fail:
     return -1;
 }
 
-void demo_permute_rows(float *Y, const float *X, size_t B, size_t N, size_t D,
-                       const size_t *perm)
-{
-    size_t b, i;
-    for (b = 0; b < B; b++)
-        for (i = 0; i < N; i++) /* row i of π·X is row perm[i] of X */
-            memcpy(Y + (b * N + i) * D, X + (b * N + perm[i]) * D, D * sizeof *Y);
-}
-
-double demo_output_diff(const float *out_p, const float *out, size_t B, size_t N, size_t H,
-                        const size_t *perm)
-{
-    double worst = 0.0;
-    size_t b, i, c;
-    for (b = 0; b < B; b++)
-        for (i = 0; i < N; i++) {
-            const float *fp = out_p + (b * N + i) * H;      /* (H,) f(π·X)[i] */
-            const float *f = out + (b * N + perm[i]) * H;   /* (H,) (π·f(X))[i] */
-            for (c = 0; c < H; c++) {
-                double d = fabs((double)fp[c] - f[c]);
-                worst = d > worst ? d : worst;
-            }
-        }
-    return worst;
-}
-
-double demo_weight_diff(const float *w_p, const float *w, size_t B, size_t NH, size_t N,
-                        const size_t *perm)
-{
-    double worst = 0.0;
-    size_t bh, i, j;
-    for (bh = 0; bh < B * NH; bh++) {
-        const float *ap = w_p + bh * N * N; /* (N, N) A(π·X) of one example and head */
-        const float *a = w + bh * N * N;    /* (N, N) A(X) */
-        for (i = 0; i < N; i++)
-            for (j = 0; j < N; j++) {
-                /* (π·A·πᵀ)[i][j] = A[perm[i]][perm[j]] */
-                double d = fabs((double)ap[i * N + j] - a[perm[i] * N + perm[j]]);
-                worst = d > worst ? d : worst;
-            }
-    }
-    return worst;
-}
-
-void permute_result_free(permute_result *res)
-{
-    tensor_free(&res->out);
-    tensor_free(&res->out_p);
-    tensor_free(&res->w);
-    tensor_free(&res->w_p);
-}
-
-/* out (B, N, H) and weights (B, NH, N, N) of self-attention on X (B, N, D). */
-static int forward(float *out, float *weights, const float *X, const problem *pr, int naive,
-                   char *err, size_t errlen)
-{
-    const mha_masks mask = {pr->valid_lens, pr->vl_ndim == 2, 0};
-    const mha_dropout drop = {0.0, 0};
-    if (!naive && pr->params.score == SCORE_DOT)
-        return mha_forward_fast(out, weights, X, X, X, pr->B, pr->Nq, pr->Nq, &pr->params,
-                                &mask, &drop, err, errlen);
-    return mha_forward(out, weights, NULL, X, X, X, pr->B, pr->Nq, pr->Nq, &pr->params, &mask,
-                       &drop, err, errlen);
-}
-
-int demo_permute_run(permute_result *res, const problem *pr, const size_t *perm, int posenc,
-                     int naive, char *err, size_t errlen)
-{
-    const size_t B = pr->B, N = pr->Nq, D = pr->Dq;
-    const size_t H = pr->params.num_hiddens, NH = pr->params.num_heads;
-    size_t oshape[3] = {B, N, H}, wshape[4] = {B, NH, N, N}, xshape[3] = {B, N, D}, e, b;
-    tensor X = {0}, Xp = {0}; /* (B, N, D) the two inputs */
-    float *P = NULL;          /* (N, D) the positional encoding */
-    int status = -1;
-
-    memset(res, 0, sizeof *res);
-    if (tensor_alloc(&res->out, 3, oshape, err, errlen) ||
-        tensor_alloc(&res->out_p, 3, oshape, err, errlen) ||
-        tensor_alloc(&res->w, 4, wshape, err, errlen) ||
-        tensor_alloc(&res->w_p, 4, wshape, err, errlen) ||
-        tensor_alloc(&X, 3, xshape, err, errlen) || tensor_alloc(&Xp, 3, xshape, err, errlen))
-        goto done;
-    if (posenc && (P = float_alloc(N * D)) == NULL) { /* (N, D) */
-        snprintf(err, errlen, "out of memory for the positional encoding");
-        goto done;
-    }
-
-    /* 1. the inputs: X, and π·X, its rows moved */
-    memcpy(X.data, pr->queries.data, X.size * sizeof *X.data);
-    demo_permute_rows(Xp.data, X.data, B, N, D, perm);
-
-    /* 2. with --posenc, P added by position after permuting: X + P and
-     * π·X + P (the tokens moved, the positions did not) */
-    if (posenc) {
-        posenc_fill(P, N, D, 10000.0);
-        for (b = 0; b < B; b++)
-            for (e = 0; e < N * D; e++) {
-                X.data[b * N * D + e] += P[e];
-                Xp.data[b * N * D + e] += P[e];
-            }
-    }
-
-    /* 3. the same layer, the same weights, on both */
-    if (forward(res->out.data, res->w.data, X.data, pr, naive, err, errlen) ||
-        forward(res->out_p.data, res->w_p.data, Xp.data, pr, naive, err, errlen))
-        goto done;
-
-    /* 4. f(π·X) against π·f(X), A(π·X) against π·A(X)·πᵀ */
-    res->output_diff = demo_output_diff(res->out_p.data, res->out.data, B, N, H, perm);
-    res->weight_diff = demo_weight_diff(res->w_p.data, res->w.data, B, NH, N, perm);
-    res->output_max = 0.0;
-    for (e = 0; e < res->out.size; e++)
-        res->output_max = fmax(res->output_max, fabs((double)res->out.data[e]));
-    status = 0;
-done:
-    if (status)
-        permute_result_free(res);
-    tensor_free(&X);
-    tensor_free(&Xp);
-    free(P);
-    return status;
-}
-
 /* ---- order blindness: the command ------------------------------------- */
 
 /* Example b's token labels (N,), or NULL. */
@@ -294,20 +143,6 @@ static int check_lens(const problem *pr, const char *origin)
     return 0;
 }
 
-/* Whether every example's rows of X are one and the same row (inputs of
- * ones): then π·X = X and nothing can differ. */
-static int rows_alike(const problem *pr)
-{
-    const size_t N = pr->Nq, D = pr->Dq;
-    size_t b, i;
-    for (b = 0; b < pr->B; b++)
-        for (i = 1; i < N; i++)
-            if (memcmp(pr->queries.data + (b * N + i) * D, pr->queries.data + b * N * D,
-                       D * sizeof(float)) != 0)
-                return 0;
-    return 1;
-}
-
 static void print_perm(const size_t *perm, size_t n)
 {
     size_t i;
@@ -317,19 +152,40 @@ static void print_perm(const size_t *perm, size_t n)
     printf("%s]", n > SHOW_PERM ? ", …" : "");
 }
 
+/* What the differences say (res->equal: within float32 rounding). */
+static const char *permute_verdict(const permute_result *res, int posenc)
+{
+    if (res->equal && res->identity)
+        return "Equal: this π is the identity and moves nothing.";
+    if (res->equal && res->rows_alike)
+        return "Equal: the rows of X are all alike, so π·X = X and nothing moved; --fill random "
+               "or --tokens give tokens that differ.";
+    if (res->equal && !posenc)
+        return "Equal up to float32 rounding: without positional encoding self-attention cannot "
+               "see the order of its tokens. Permuting them only permutes the outputs and the "
+               "weights the same way, f(π·X) = π·f(X) and A(π·X) = π·A(X)·πᵀ: every token "
+               "attends to the same tokens as before, wherever they stand.";
+    if (res->equal)
+        return "Equal up to float32 rounding, even with positional encoding: here the tokens "
+               "that moved are alike.";
+    if (posenc)
+        return "Not equal: with the encoding a token's vector depends on where it stands, so "
+               "moving the tokens changes what they attend to, not only where the results land. "
+               "Self-attention now sees the order (without --posenc the differences are float32 "
+               "rounding).";
+    return "Not equal beyond float32 rounding, which self-attention without positional encoding "
+           "should be.";
+}
+
 static void print_permute(const problem *pr, const demo_permute_opts *o, const size_t *perm,
                           const permute_result *res)
 {
     const size_t N = pr->Nq, H = pr->params.num_hiddens, NH = pr->params.num_heads;
     const int fast = !o->naive && pr->params.score == SCORE_DOT;
     const char *x = o->posenc ? "X + P" : "X", *px = o->posenc ? "π·X + P" : "π·X";
-    double tol = 1e-5 * fmax(1.0, res->output_max);
-    int equal = res->output_diff <= tol && res->weight_diff <= 1e-5, identity = 1;
-    char text[1024], shape[64];
+    char shape[64];
     size_t b, i;
 
-    for (i = 0; i < N; i++)
-        identity &= perm[i] == i;
     tensor_shape_str(shape, sizeof shape, 3, (size_t[]){pr->B, N, pr->Dq});
     printf("Order blindness (--permute): X %s, %s%s\n", shape, o->inputs,
            o->fill_default ? " (--fill random, --permute's default: rows of ones are all "
@@ -367,32 +223,7 @@ static void print_permute(const problem *pr, const demo_permute_opts *o, const s
            res->output_diff, res->out.size, res->output_max);
     printf("largest |A(%s) − π·A(%s)·πᵀ|: %.3g over %zu attention weights\n", px, x,
            res->weight_diff, res->w.size);
-    if (equal && identity)
-        snprintf(text, sizeof text, "Equal: this π is the identity and moves nothing.");
-    else if (equal && rows_alike(pr))
-        snprintf(text, sizeof text, "Equal: the rows of X are all alike, so π·X = X and "
-                 "nothing moved; --fill random or --tokens give tokens that differ.");
-    else if (equal && !o->posenc)
-        snprintf(text, sizeof text,
-                 "Equal up to float32 rounding: without positional encoding self-attention "
-                 "cannot see the order of its tokens. Permuting them only permutes the outputs "
-                 "and the weights the same way, f(π·X) = π·f(X) and A(π·X) = π·A(X)·πᵀ: every "
-                 "token attends to the same tokens as before, wherever they stand.");
-    else if (equal)
-        snprintf(text, sizeof text,
-                 "Equal up to float32 rounding, even with positional encoding: here the tokens "
-                 "that moved are alike.");
-    else if (o->posenc)
-        snprintf(text, sizeof text,
-                 "Not equal: with the encoding a token's vector depends on where it stands, so "
-                 "moving the tokens changes what they attend to, not only where the results "
-                 "land. Self-attention now sees the order (without --posenc the differences "
-                 "are float32 rounding).");
-    else
-        snprintf(text, sizeof text,
-                 "Not equal beyond float32 rounding, which self-attention without positional "
-                 "encoding should be.");
-    print_wrapped(text, TEXT_WIDTH);
+    print_wrapped(permute_verdict(res, o->posenc), TEXT_WIDTH);
 }
 
 /* --json: the demo's numbers, then both runs in full. */
@@ -487,33 +318,16 @@ static int write_permute_png(const problem *pr, const demo_permute_opts *o, cons
     heat_figure fig;
     heat_layout lay;
     attn_image img = {0, 0, NULL};
-    static const double zoom[] = {100, 50, 20, 10, 5, 2, 1};
-    double worst = 0.0, top = 0.0, k = 1.0;
-    size_t i, j;
+    double worst, top, k;
+    size_t i;
     int status = EXIT_RUNTIME;
 
     if (!pa || !labels || !names) {
         cli_error("%s: out of memory", o->png);
         goto done;
     }
-    /* the panels: π·A(X)·πᵀ, A(π·X) as computed, their difference */
-    for (i = 0; i < N; i++)
-        for (j = 0; j < N; j++) {
-            double d;
-            pa[i * N + j] = res->w.data[perm[i] * N + perm[j]];
-            d = fabs((double)res->w_p.data[i * N + j] - pa[i * N + j]);
-            pa[NN + i * N + j] = (float)d;
-            worst = fmax(worst, d);
-            top = fmax(top, fmax(pa[i * N + j], res->w_p.data[i * N + j]));
-        }
-    /* the difference magnified as far as the scale allows, up to 100 times */
-    for (i = 0; i < sizeof zoom / sizeof zoom[0]; i++)
-        if (worst * zoom[i] <= top) {
-            k = zoom[i];
-            break;
-        }
-    for (i = 0; i < NN; i++)
-        pa[NN + i] = (float)(pa[NN + i] * k);
+    /* the panels: π·A(X)·πᵀ, A(π·X) as computed, their difference magnified */
+    demo_permute_panels(pa, res->w.data, res->w_p.data, N, perm, &worst, &top, &k);
     snprintf(titles[0], sizeof titles[0], "π·A(%s)·πᵀ", o->posenc ? "X+P" : "X");
     snprintf(titles[1], sizeof titles[1], "A(π·X%s)", o->posenc ? "+P" : "");
     if (k > 1.0)
@@ -567,12 +381,31 @@ done:
     return status;
 }
 
-int demo_permute_command(const problem *pr, const demo_permute_opts *o)
+/* The demo's memory: one run's buffers with its weights, the two inputs
+ * and outputs, the other run's weights, and the figure's (2, N, N). -1 on
+ * overflow. */
+static int permute_bytes(const problem *pr, size_t *bytes)
 {
     const size_t B = pr->B, N = pr->Nq, D = pr->Dq;
     const size_t H = pr->params.num_hiddens, NH = pr->params.num_heads;
+    size_t part;
+    return problem_run_bytes(pr, 1, 0, bytes) || tensor_bytes(3, (size_t[]){B, N, D}, &part) ||
+                   size_mul(part, 2, &part) || size_add(*bytes, part, bytes) ||
+                   tensor_bytes(3, (size_t[]){B, N, H}, &part) || size_mul(part, 2, &part) ||
+                   size_add(*bytes, part, bytes) ||
+                   tensor_bytes(4, (size_t[]){B, NH, N, N}, &part) ||
+                   size_add(*bytes, part, bytes) || tensor_bytes(3, (size_t[]){2, N, N}, &part) ||
+                   size_add(*bytes, part, bytes)
+               ? -1
+               : 0;
+}
+
+int demo_permute_command(const problem *pr, const demo_permute_opts *o)
+{
+    const size_t B = pr->B, N = pr->Nq, D = pr->Dq, NH = pr->params.num_heads;
+    const mha_masks mask = {pr->valid_lens, pr->vl_ndim == 2, 0};
     size_t *perm = malloc(N * sizeof *perm + 1); /* (N,) */
-    size_t bytes = 0, part;
+    size_t bytes = 0;
     int overflow, status = EXIT_USAGE;
     permute_result res;
     char err[512], what[160];
@@ -600,15 +433,8 @@ int demo_permute_command(const problem *pr, const demo_permute_opts *o)
     if (check_lens(pr, o->lens_origin))
         goto done;
 
-    /* memory, refused up front: one run's buffers with its weights, the two
-     * inputs and outputs, the other run's weights, and the figure's (2, N, N) */
-    overflow = problem_run_bytes(pr, 1, 0, &bytes) ||
-               tensor_bytes(3, (size_t[]){B, N, D}, &part) || size_mul(part, 2, &part) ||
-               size_add(bytes, part, &bytes) ||
-               tensor_bytes(3, (size_t[]){B, N, H}, &part) || size_mul(part, 2, &part) ||
-               size_add(bytes, part, &bytes) ||
-               tensor_bytes(4, (size_t[]){B, NH, N, N}, &part) || size_add(bytes, part, &bytes) ||
-               tensor_bytes(3, (size_t[]){2, N, N}, &part) || size_add(bytes, part, &bytes);
+    /* memory, refused up front */
+    overflow = permute_bytes(pr, &bytes);
     snprintf(what, sizeof what, "--permute (two runs of batch %zu × %zu heads × %zu queries × "
              "%zu keys)", B, NH, N, N);
     if (cli_check_mem(what, bytes, overflow, o->max_mem, NULL)) {
@@ -622,7 +448,8 @@ int demo_permute_command(const problem *pr, const demo_permute_opts *o)
 
     /* the two runs */
     status = EXIT_RUNTIME;
-    if (demo_permute_run(&res, pr, perm, o->posenc, o->naive, err, sizeof err)) {
+    if (demo_permute_run(&res, &pr->params, pr->queries.data, B, N, D, &mask, perm, o->posenc,
+                         o->naive, err, sizeof err)) {
         cli_error("%s", err);
         goto done;
     }
@@ -645,98 +472,6 @@ done:
     free(perm);
     output_font_close(font);
     return status;
-}
-
-/* ---- why divide by √d: the computation -------------------------------- */
-
-void demo_sweep_stats(sweep_point *pt, const float *q, const float *k, size_t S, size_t d,
-                      size_t n, double *scores)
-{
-    const double scale = 1.0 / sqrt((double)d);
-    double sum[2] = {0.0, 0.0}, sumsq[2] = {0.0, 0.0};  /* raw, scaled */
-    double peak[2] = {0.0, 0.0}, ent[2] = {0.0, 0.0};
-    const double count = (double)S * (double)n;
-    size_t r, j, i, v;
-
-    for (r = 0; r < S; r++) {
-        const float *qr = q + r * d; /* (d,) query r */
-
-        /* 1. its scores against keys r … r+n−1 (mod S): q·k = Σ_i q_i k_i */
-        for (j = 0; j < n; j++) {
-            const float *kj = k + ((r + j) % S) * d; /* (d,) */
-            double s = 0.0;
-            for (i = 0; i < d; i++)
-                s += (double)qr[i] * kj[i];
-            scores[j] = s;
-        }
-
-        for (v = 0; v < 2; v++) {
-            const double c = v ? scale : 1.0; /* q·k, or q·k/√d */
-            double m = -INFINITY, z = 0.0, dot = 0.0;
-
-            /* 2. sums and sums of squares, for the variance */
-            for (j = 0; j < n; j++) {
-                sum[v] += c * scores[j];
-                sumsq[v] += c * scores[j] * c * scores[j];
-            }
-
-            /* 3. softmax: the largest score first (for numerical stability) */
-            for (j = 0; j < n; j++)
-                m = fmax(m, c * scores[j]);
-            /* z = Σ_j e^(s_j − m), at least 1 */
-            for (j = 0; j < n; j++)
-                z += exp(c * scores[j] - m);
-
-            /* 4. the largest weight is e^0 / z; the entropy
-             * −Σ_j w_j log w_j = log z − Σ_j w_j (s_j − m) */
-            for (j = 0; j < n; j++)
-                dot += exp(c * scores[j] - m) / z * (c * scores[j] - m);
-            peak[v] += 1.0 / z;
-            ent[v] += log(z) - dot;
-        }
-    }
-
-    /* 5. the means over the rows, the variances over every score */
-    pt->d = d;
-    pt->var_raw = (sumsq[0] - sum[0] * sum[0] / count) / (count - 1.0);
-    pt->var_scaled = (sumsq[1] - sum[1] * sum[1] / count) / (count - 1.0);
-    pt->max_raw = peak[0] / (double)S;
-    pt->max_scaled = peak[1] / (double)S;
-    pt->ent_raw = ent[0] / (double)S;
-    pt->ent_scaled = ent[1] / (double)S;
-}
-
-/* x (n,) ← standard normal numbers, two at a time by Marsaglia's polar
- * method: (u, v) uniform in the unit disc, s = u² + v², then u·f and v·f
- * with f = sqrt(−2 ln s / s) are independent N(0, 1) — one logarithm and
- * one root per pair, no sine or cosine (the sweep draws millions). */
-static void fill_normal(float *x, size_t n, rng *r)
-{
-    size_t i;
-    for (i = 0; i < n; i += 2) {
-        double u, v, s, f;
-        do { /* a point of the unit disc, not its centre */
-            u = 2.0 * rng_uniform(r) - 1.0;
-            v = 2.0 * rng_uniform(r) - 1.0;
-            s = u * u + v * v;
-        } while (s >= 1.0 || s == 0.0);
-        f = sqrt(-2.0 * log(s) / s);
-        x[i] = (float)(u * f);
-        if (i + 1 < n)
-            x[i + 1] = (float)(v * f);
-    }
-}
-
-void demo_sweep_point(sweep_point *pt, size_t d, size_t S, size_t n, unsigned long long seed,
-                      float *q, float *k, double *scores)
-{
-    rng r;
-    /* every d its own stream, so a point does not depend on --dims */
-    rng_seed(&r, seed ^ (0x9e3779b97f4a7c15ULL * (unsigned long long)d));
-    /* q (S, d), then k (S, d): independent standard normal components */
-    fill_normal(q, S * d, &r);
-    fill_normal(k, S * d, &r);
-    demo_sweep_stats(pt, q, k, S, d, n, scores);
 }
 
 int demo_parse_dims(const char *s, long *from, long *to)
@@ -920,41 +655,36 @@ done:
     return status;
 }
 
+/* The sweep's progress on a terminal. */
+static void sweep_progress(size_t d, size_t d_to)
+{
+    fprintf(stderr, "\rscale sweep: d = %zu of %zu ", d, d_to);
+}
+
 int demo_sweep_command(const demo_sweep_opts *o)
 {
-    const size_t S = o->samples, n = o->keys;
     sweep_point pts[MAX_DIM_EXP + 1];
-    size_t npts = 0, d, bytes, part;
-    float *q = NULL, *k = NULL;   /* (S, d_to) each */
-    double *scores = NULL;        /* (n,) */
+    size_t npts = 0, bytes;
     int overflow, status = EXIT_RUNTIME, show = isatty(STDERR_FILENO);
-    char what[160];
+    char what[160], err[256];
     FILE *rep = output_report_stream(o->json);
     text_font *font = NULL; /* --font's, for the figure */
 
-    /* memory, refused up front: q and k at the largest d, one row's scores */
-    overflow = size_mul(S, o->d_to, &bytes) || size_mul(bytes, 2 * sizeof(float), &bytes) ||
-               size_mul(n, sizeof(double), &part) || size_add(bytes, part, &bytes);
-    snprintf(what, sizeof what, "--scale-sweep --samples %zu --dims %zu:%zu", S, o->d_from,
+    /* memory, refused up front */
+    overflow = demo_sweep_bytes(o->samples, o->d_to, o->keys, &bytes);
+    snprintf(what, sizeof what, "--scale-sweep --samples %zu --dims %zu:%zu", o->samples, o->d_from,
              o->d_to);
     if (cli_check_mem(what, bytes, overflow, o->max_mem, NULL))
         return EXIT_RUNTIME;
     /* --font, read and checked before the sweep */
     if (output_font_open(o->font, &font) != EXIT_OK)
         return EXIT_RUNTIME;
-    q = float_alloc(S * o->d_to);
-    k = float_alloc(S * o->d_to);
-    scores = malloc(n * sizeof *scores);
-    if (!q || !k || !scores) {
-        cli_error("out of memory for --scale-sweep");
-        goto done;
-    }
 
     /* every d: draw, score, softmax */
-    for (d = o->d_from; d <= o->d_to; d *= 2) {
-        if (show)
-            fprintf(stderr, "\rscale sweep: d = %zu of %zu ", d, o->d_to);
-        demo_sweep_point(&pts[npts++], d, S, n, o->seed, q, k, scores);
+    if (demo_sweep(pts, MAX_DIM_EXP + 1, &npts, o->d_from, o->d_to, o->samples, o->keys, o->seed,
+                   show ? sweep_progress : NULL, err, sizeof err)) {
+        cli_error("%s", err);
+        goto done;
     }
     if (show)
         fprintf(stderr, "\r%40s\r", "");
@@ -974,8 +704,5 @@ int demo_sweep_command(const demo_sweep_opts *o)
         status = write_sweep_png(o, pts, npts, font, rep);
 done:
     output_font_close(font);
-    free(q);
-    free(k);
-    free(scores);
     return status;
 }

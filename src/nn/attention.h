@@ -21,12 +21,27 @@
 #ifndef ATTN_ATTENTION_H
 #define ATTN_ATTENTION_H
 
+#include <float.h>
 #include <stddef.h>
 
 #include "tensor.h"
 
 /* The score given to masked keys before the softmax, as in d2l. */
 #define ATTN_MASK_VALUE (-1e6f)
+
+/* A double rounded to float32, saturated to ±FLT_MAX where the float would
+ * be ±inf: inputs near float32's limits give huge but finite projections
+ * and scores, and a non-finite score never reaches a softmax (inf − inf is
+ * NaN). Every sum of the reference loops ends here; the fast loops use it
+ * for the rows they redo in double.
+ * (Until attention_fast.c drops its own copy, its target is compiled with
+ * ATTN_FAST_OWN_TO_FLOAT; see src/nn/meson.build.) */
+#ifndef ATTN_FAST_OWN_TO_FLOAT
+static inline float attn_to_float(double x)
+{
+    return x > FLT_MAX ? FLT_MAX : x < -FLT_MAX ? -FLT_MAX : (float)x;
+}
+#endif
 
 typedef struct linear {
     tensor weight; /* (out, in) */
@@ -94,5 +109,58 @@ int mha_is_masked(const mha_masks *mask, size_t b, size_t q, size_t k, size_t Nq
 /* softmax in place over x (n,), the largest value subtracted first so that
  * exp never overflows; masked scores are already −1e6. */
 void softmax_row(float *x, size_t n);
+
+/* Multiply-adds of one forward pass with dot scoring: the four
+ * projections, B·(Nq·Dq + Nk·Dk + Nk·Dv + Nq·H)·H, and Q_i K_iᵀ and
+ * weights·V_i of every head, 2·B·Nq·Nk·H (a multiply-add is 2 FLOPs). */
+double mha_forward_macs(size_t B, size_t Nq, size_t Nk, size_t Dq, size_t Dk, size_t Dv, size_t H);
+
+/* The cosine similarity x·y / (|x|·|y|) of x and y (n,), in double; 0 when
+ * either is all zeros. */
+double attn_cosine(const float *x, const float *y, size_t n);
+
+/* ---- the online softmax, block by block ---------------------------------
+ *
+ * What attention_fast.c's streaming loops do (FlashAttention's trick),
+ * written out in double for one query of one head and recorded block by
+ * block, for `--stream --explain` and for the tests. The keys are taken in
+ * blocks of `block`; block j updates
+ *   m_{j+1}   = max(m_j, the block's largest score)        m_0 = −inf
+ *   rescale_j = e^(m_j − m_{j+1})                           (0 for j = 0)
+ *   l_{j+1}   = l_j · rescale_j + Σ_block e^(s − m_{j+1})   l_0 = 0
+ *   acc_{j+1} = acc_j · rescale_j + Σ_block e^(s − m_{j+1}) · v_k
+ * and the head output is acc / l after the last block: softmax(s) · V
+ * without ever holding a whole row of weights. */
+typedef struct attn_online {
+    size_t block;      /* keys per block */
+    size_t nblocks;    /* ⌈Nk / block⌉ */
+    size_t p;          /* width of a head */
+    double *scores;    /* (Nk,) q_h·k_h / sqrt(p); masked keys −1e6 */
+    double *block_max; /* (nblocks,) each block's largest score */
+    double *block_sum; /* (nblocks,) Σ e^(s − m_{j+1}) over block j */
+    double *rescale;   /* (nblocks,) e^(m_j − m_{j+1}) */
+    double *m;         /* (nblocks + 1,) running maximum, m[0] = −inf */
+    double *l;         /* (nblocks + 1,) running sum, l[0] = 0 */
+    double *acc;       /* (nblocks + 1, p) running output, row 0 zeros */
+    double *out;       /* (p,) acc / l after the last block */
+} attn_online;
+
+/* A record for Nk keys in blocks of block ≥ 1 and heads of width p; the
+ * caller owns it and frees it with attn_online_free. Returns 0, or -1 when
+ * the sizes overflow or memory runs out (nothing to free then). */
+int attn_online_alloc(attn_online *r, size_t Nk, size_t p, size_t block);
+void attn_online_free(attn_online *r);
+
+/* The online softmax of query q of example b against Nk keys, into r:
+ * q_h (p,) the query's head slice, K_h and V_h Nk rows of p with row k at
+ * K_h + k·ld (a head's columns of K (Nk, H) and V (Nk, H): ld = H), keys
+ * masked as mha_is_masked(mask, b, q, k, Nq) says. Nk ≥ 1. */
+void attn_online_row(attn_online *r, const float *q_h, const float *K_h, const float *V_h,
+                     size_t ld, size_t Nk, const mha_masks *mask, size_t b, size_t q, size_t Nq);
+
+/* The largest |r->out[c] − Σ_k w[k]·V_h[k][c]| over the head's p columns:
+ * the online softmax against the stored weights w (Nk,) of the same row. */
+double attn_online_diff(const attn_online *r, const float *w, const float *V_h, size_t ld,
+                        size_t Nk);
 
 #endif

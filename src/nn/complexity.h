@@ -128,4 +128,124 @@ double fit_loglog_slope(const double *x, const double *y, size_t m);
 /* The median of v (m >= 1 values); sorts v in place. */
 double median_sort(double *v, size_t m);
 
+/* ---- the chapter's table ------------------------------------------------
+ *
+ * One row per layer type, in the order printed: the complexity as formula
+ * and as its value, the exact multiply-adds, the sequential operations,
+ * and the maximum path length as O() formula, as exact formula and as
+ * measured by propagating dependencies. Each row is built from one row
+ * description in complexity.c. */
+typedef enum cx_layer {
+    CX_CONV,       /* convolution, kernel k */
+    CX_RNN,        /* recurrent (tanh) */
+    CX_ATTN,       /* self-attention */
+    CX_RESTRICTED, /* restricted self-attention, window r */
+    CX_DILATED,    /* dilated convolutions, dilation k^l in layer l */
+    CX_NLAYERS
+} cx_layer;
+#define CX_NMEASURED 4 /* CX_CONV … CX_RESTRICTED are timed by cx_measure */
+
+typedef struct cx_row {
+    const char *key;        /* JSON name: "convolution" */
+    char name[48];          /* "convolution, k = 3" */
+    const char *complexity; /* "O(k·n·d²)" */
+    double big_o;           /* the formula's value: k·n·d² */
+    cx_count macs;          /* multiply-adds as implemented (layer 0 for CX_DILATED) */
+    const char *sequential; /* "O(1)" */
+    size_t sequential_n;    /* the steps one layer must take in order */
+    const char *path;       /* "O(n/k)" */
+    double path_big_o;      /* n/k */
+    char path_exact[40];    /* "⌈(n−1)/(k−1)⌉" */
+    size_t path_formula;    /* its value */
+    size_t path_measured;   /* by dependency propagation */
+    const char *unit;       /* "layers" or "steps" */
+    double stack_macs;      /* multiply-adds of the stack that connects x_1 and x_n */
+} cx_row;
+
+/* Where self-attention becomes costlier than one other layer: the first n
+ * from which it stays costlier. */
+typedef struct cx_crossover {
+    const char *rule; /* "n > d" */
+    size_t big_o_n;   /* from the O() formulas */
+    size_t core_n;    /* exact counts, QKᵀ and A·V only */
+    size_t proj_n;    /* exact counts with W_q, W_k, W_v */
+} cx_crossover;
+
+typedef struct cx_table {
+    size_t n, d, k, r;
+    cx_row rows[CX_NLAYERS];
+    cx_count attn_core, attn_proj; /* self-attention's two parts */
+    cx_count restricted_core;      /* restricted self-attention's QKᵀ and A·V */
+    cx_count conv_full;            /* k·n·d², padding taps included */
+    cx_count conv_taps;            /* conv_taps(n, k, 1) */
+    cx_count attn_keys;            /* attn_keys(n, r): keys in the windows */
+    cx_crossover than_rnn, than_conv;
+} cx_table;
+
+/* The table for n ≥ 1, d ≥ 1, k ≥ 2, r ≥ 2 (the command's ranges). Returns
+ * 0, or PATH_NOMEM, or PATH_STALLED with the layer in *layer. */
+int cx_table_build(cx_table *t, size_t n, size_t d, size_t k, size_t r, cx_layer *layer);
+
+/* Multiply-adds of one pass of a layer type over n positions (CX_DILATED:
+ * its layer 0, dilation 1). */
+cx_count cx_layer_macs(cx_layer layer, size_t n, size_t d, size_t k, size_t r);
+
+/* ---- timing the layers --------------------------------------------------
+ *
+ * cx_measure runs the four layers of CX_CONV … CX_RESTRICTED on random
+ * input for each n of a sweep and times them: one untimed pass per layer
+ * and n (which checks its count against cx_layer_macs and sets how many
+ * passes one timed repetition takes, at least CX_TIMED_SECONDS of work),
+ * then reps timed repetitions in rounds over every layer and n, so that a
+ * burst of other work on the machine spoils one repetition of many points
+ * rather than every repetition of one; the median of the repetitions by
+ * each clock; and the growth exponents fitted on the upper half of the
+ * sweep. */
+#define CX_MAX_SWEEP 24       /* points: doubling from 1 to 10^6 gives 21 */
+#define CX_MAX_REPS 101       /* repetitions per layer and n */
+#define CX_TIMED_SECONDS 0.01 /* one timed repetition runs at least this long */
+#define CX_MAX_ITERS 100000L  /* … but never more passes than this */
+
+/* The two clocks: the CPU time of this process, which leaves out the time
+ * the process waits while other programs have the cores, and wall-clock
+ * time. */
+enum { CX_CPU = 0, CX_WALL = 1 };
+
+typedef struct cx_measurement {
+    size_t d, k, r, reps;
+    size_t m;               /* points in the sweep */
+    size_t n[CX_MAX_SWEEP]; /* FROM, 2·FROM, …, TO */
+    int clock;              /* the one shown and plotted: CX_CPU or CX_WALL */
+    /* median time of one forward pass, by each clock */
+    double seconds[2][CX_NMEASURED][CX_MAX_SWEEP];
+    cx_count macs[CX_NMEASURED][CX_MAX_SWEEP]; /* multiply-adds of that pass */
+    size_t fit_from;                           /* first point of the fit */
+    double slope[2][CX_NMEASURED];             /* fitted exponent of time in n, by each clock */
+    double count_slope[CX_NMEASURED];          /* the same fit on log multiply-adds */
+    double total_seconds;                      /* wall-clock time of the whole sweep */
+} cx_measurement;
+
+/* The sweep from, 2·from, 4·from, … below to, then to (1 ≤ from ≤ to), at
+ * most CX_MAX_SWEEP points, into me->n and me->m. */
+void cx_sweep_points(cx_measurement *me, size_t from, size_t to);
+
+/* Bytes of the buffers cx_measure allocates for n up to N; -1 on overflow. */
+int cx_measure_bytes(size_t N, size_t d, size_t k, size_t *bytes);
+
+/* Called before each pass that is timed or calibrated: the work done and
+ * the total (in multiply-adds, plus 10^6 a pass), the layer and n. */
+typedef void cx_progress_fn(void *ctx, double done, double total, cx_layer layer, size_t n);
+
+/* Measure the sweep already in me->n (cx_sweep_points) with channels d,
+ * kernel k, window r, reps ≤ CX_MAX_REPS repetitions, input and weights
+ * from seed; progress may be NULL. Returns 0, or -1 with the reason in err
+ * ("out of memory …", or a pass whose count differs from its formula). */
+int cx_measure(cx_measurement *me, size_t d, size_t k, size_t r, size_t reps, int clock,
+               unsigned long long seed, cx_progress_fn *progress, void *ctx, char *err,
+               size_t errlen);
+
+/* The name of a timed layer in messages: "convolution", "recurrent",
+ * "self-attention", "restricted". */
+const char *cx_layer_label(cx_layer layer);
+
 #endif

@@ -7,6 +7,10 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "checked.h"
+#include "rng.h"
+#include "tensor.h"
+
 const char *posenc_layout_name(posenc_layout layout)
 {
     return layout == POSENC_CONCAT ? "concat" : "interleaved";
@@ -268,4 +272,88 @@ double posenc_rope_check_relative(const float *X, size_t N, size_t D, double bas
     if (checked)
         *checked = count;
     return worst;
+}
+
+/* ---- RoPE on a random query and key ----------------------------------- */
+
+int posenc_rope_demo_bytes(size_t N, size_t D, size_t *bytes)
+{
+    size_t vbytes, rbytes, sbytes;
+    /* q and k, the turned rows, the scores */
+    if (size_mul(D, 2 * sizeof(float), &vbytes) || size_mul(N, D, &rbytes) ||
+        size_mul(rbytes, sizeof(float), &rbytes) || size_mul(N, N, &sbytes) ||
+        size_mul(sbytes, sizeof(float), &sbytes) || size_add(vbytes, rbytes, bytes) ||
+        size_add(*bytes, rbytes, bytes) || size_add(*bytes, sbytes, bytes))
+        return -1;
+    return 0;
+}
+
+int posenc_rope_demo_alloc(posenc_rope_demo *r, size_t N, size_t D)
+{
+    r->N = N;
+    r->D = D;
+    r->q = malloc(2 * D * sizeof(float));
+    r->k = r->q ? r->q + D : NULL;
+    r->Qr = big_floats(N * D * sizeof(float));
+    r->Kr = big_floats(N * D * sizeof(float));
+    r->S = big_floats(N * N * sizeof(float));
+    r->offset_error = 0.0;
+    if (!r->q || !r->Qr || !r->Kr || !r->S) {
+        posenc_rope_demo_free(r);
+        return -1;
+    }
+    return 0;
+}
+
+void posenc_rope_demo_free(posenc_rope_demo *r)
+{
+    free(r->S);
+    free(r->Kr);
+    free(r->Qr);
+    free(r->q);
+    r->q = r->k = r->Qr = r->Kr = r->S = NULL;
+}
+
+/* x (D,) ← standard normal draws, scaled to length 1. */
+static void draw_unit(rng *g, float *x, size_t D)
+{
+    double norm = 0.0;
+    for (size_t c = 0; c < D; c++) {
+        x[c] = (float)rng_normal(g);
+        norm += (double)x[c] * x[c];
+    }
+    norm = sqrt(norm);
+    for (size_t c = 0; c < D; c++)
+        x[c] = (float)(x[c] / norm);
+}
+
+void posenc_rope_demo_run(posenc_rope_demo *r, double base, posenc_layout layout,
+                          unsigned long long seed)
+{
+    const size_t N = r->N, D = r->D;
+    rng g;
+    /* 1. q, k: standard normal from the seed, each scaled to length 1 */
+    rng_seed(&g, seed);
+    draw_unit(&g, r->q, D);
+    draw_unit(&g, r->k, D);
+    /* 2. Qr[m] = RoPE(q, m), Kr[n] = RoPE(k, n) for every position */
+    posenc_rope_rows(r->Qr, r->q, N, D, base, layout);
+    posenc_rope_rows(r->Kr, r->k, N, D, base, layout);
+    /* 3. S[m][n] = Qr[m] · Kr[n] */
+    posenc_rope_scores(r->S, r->Qr, r->Kr, N, D);
+    /* 4. how far S is from q · RoPE(k, n − m) */
+    r->offset_error = posenc_rope_offset_error(r->S, r->q, r->k, N, D, base, layout);
+}
+
+int posenc_add(float *X, size_t B, size_t N, size_t D)
+{
+    float *P = float_alloc(N * D); /* (N, D) */
+    if (!P)
+        return -1;
+    posenc_fill(P, N, D, 10000.0);
+    for (size_t b = 0; b < B; b++)
+        for (size_t e = 0; e < N * D; e++)
+            X[b * N * D + e] += P[e];
+    free(P);
+    return 0;
 }

@@ -139,4 +139,34 @@ double posenc_rope_offset_error(const float *S, const float *q, const float *k, 
 double posenc_rope_check_relative(const float *X, size_t N, size_t D, double base,
                                   posenc_layout layout, long delta, size_t *checked);
 
+/* ---- RoPE on a random query and key (attn posenc --rope) ---------------
+ *
+ * A unit query q and key k (standard normal draws from a seed, q first,
+ * each scaled to length 1, so that every score lies in [−1, 1]) turned to
+ * every position, their scores, and how far the scores are from a
+ * function of the offset alone. */
+typedef struct posenc_rope_demo {
+    size_t N, D;
+    float *q, *k;        /* (D,) each, one buffer (2, D): q, then k */
+    float *Qr, *Kr;      /* (N, D) each: RoPE(q, m), RoPE(k, n) */
+    float *S;            /* (N, N) S[m][n] = RoPE(q, m) · RoPE(k, n) */
+    double offset_error; /* posenc_rope_offset_error(S, q, k, …) */
+} posenc_rope_demo;
+
+/* The bytes posenc_rope_demo_alloc takes; -1 on overflow. */
+int posenc_rope_demo_bytes(size_t N, size_t D, size_t *bytes);
+
+/* The buffers for N positions of even D, sizes within
+ * posenc_rope_demo_bytes; -1 when out of memory (nothing to free then). */
+int posenc_rope_demo_alloc(posenc_rope_demo *r, size_t N, size_t D);
+void posenc_rope_demo_free(posenc_rope_demo *r);
+
+/* Draw q and k from seed, turn them, score them, measure the offset error. */
+void posenc_rope_demo_run(posenc_rope_demo *r, double base, posenc_layout layout,
+                          unsigned long long seed);
+
+/* X (B, N, D) += P (N, D), the chapter's encoding (interleaved, base
+ * 10000), the same for every example. 0, or -1 when out of memory. */
+int posenc_add(float *X, size_t B, size_t N, size_t D);
+
 #endif

@@ -52,6 +52,7 @@
 #include <unistd.h>
 
 #include "utf8.h"
+#include "checked.h"
 
 /* ---- options and terminal queries ------------------------------------- */
 
@@ -234,12 +235,6 @@ typedef struct heat_geom {
     size_t labcap;      /* columns one row label may take */
     int row_labels;     /* gutter shows labels (else indices) */
 } heat_geom;
-
-/* ceil(a / b) for b ≥ 1, without overflow. */
-static size_t ceil_div(size_t a, size_t b)
-{
-    return a / b + (a % b != 0);
-}
 
 /* The half-open range of matrix indices covered by cell k along an axis
  * of n entries, p entries per cell. */
