@@ -14,7 +14,8 @@ const struct command attn_commands[] = {
      "sinusoidal positional encoding: the matrix, its figures and checks", posenc_options,
      posenc_rules},
     {"complexity", cmd_complexity, usage_complexity,
-     "CNN vs RNN vs self-attention: cost, sequential steps, path length", NULL, NULL},
+     "CNN vs RNN vs self-attention: cost, sequential steps, path length",
+     complexity_options, complexity_rules},
     {"tour", cmd_tour, usage_tour, "the chapter in order, every figure written to a folder",
      NULL, NULL},
 };

@@ -40,6 +40,8 @@ void usage_selfattn(FILE *f);
 
 int cmd_complexity(int argc, char **argv);
 void usage_complexity(FILE *f);
+extern const struct opt complexity_options[];
+extern const struct opt_rule complexity_rules[];
 
 int cmd_tour(int argc, char **argv);
 void usage_tour(FILE *f);
