@@ -233,8 +233,7 @@ static void test_usage_and_list(void)
         "      --task reverse|previous|apple\n"
         "                           the task\n"
         "      --pair A:B           two numbers\n"
-        "      --cmap NAME          colormap for heatmaps: Reds, Blues, viridis, gray (default "
-        "Reds)\n"
+        "      --cmap NAME          colormap: Reds, Blues, viridis, gray (default Reds)\n"
         "      --color WHEN         colour on the terminal: auto, always, never\n"
         "                           (default auto; NO_COLOR turns auto off)\n"
         "  -h, --help               show this help\n";

@@ -7,9 +7,11 @@
 
 const struct command attn_commands[] = {
     {"selfattn", cmd_selfattn, usage_selfattn,
-     "self-attention on one sequence (queries = keys = values = X)", NULL, NULL},
+     "self-attention on one sequence (queries = keys = values = X)", selfattn_options,
+     selfattn_rules},
     {"multihead", cmd_multihead, usage_multihead,
-     "multi-head attention, d2l's MultiHeadAttention, every step shown", NULL, NULL},
+     "multi-head attention, d2l's MultiHeadAttention, every step shown", multihead_options,
+     multihead_rules},
     {"posenc", cmd_posenc, usage_posenc,
      "sinusoidal positional encoding: the matrix, its figures and checks", posenc_options,
      posenc_rules},
@@ -17,7 +19,7 @@ const struct command attn_commands[] = {
      "CNN vs RNN vs self-attention: cost, sequential steps, path length",
      complexity_options, complexity_rules},
     {"tour", cmd_tour, usage_tour, "the chapter in order, every figure written to a folder",
-     NULL, NULL},
+     tour_options, tour_rules},
 };
 
 const size_t attn_ncommands = sizeof attn_commands / sizeof attn_commands[0];

@@ -34,9 +34,13 @@ extern const struct opt_rule posenc_rules[];
 
 int cmd_multihead(int argc, char **argv);
 void usage_multihead(FILE *f);
+extern const struct opt multihead_options[];
+extern const struct opt_rule multihead_rules[];
 
 int cmd_selfattn(int argc, char **argv);
 void usage_selfattn(FILE *f);
+extern const struct opt selfattn_options[];
+extern const struct opt_rule selfattn_rules[];
 
 int cmd_complexity(int argc, char **argv);
 void usage_complexity(FILE *f);
@@ -45,5 +49,7 @@ extern const struct opt_rule complexity_rules[];
 
 int cmd_tour(int argc, char **argv);
 void usage_tour(FILE *f);
+extern const struct opt tour_options[];
+extern const struct opt_rule tour_rules[];
 
 #endif

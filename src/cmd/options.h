@@ -158,7 +158,7 @@ struct opt {
 #define OPT_CMAP(m, dflt) \
     {.type = OPTION_CALLBACK, .long_name = "cmap", .argh = "NAME", \
      .offset = OPT_MEMBER_(m, const attn_cmap *), \
-     .help = "colormap for heatmaps: %s (default " dflt ")", \
+     .help = "colormap: %s (default " dflt ")", \
      .callback = opt_parse_cmap, .names = opt_cmap_names}
 #define OPT_THREADS(m) \
     OPT_INT(0, "threads", m, "N", 1, 1024, "cores for the fast loops (default all)")
