@@ -1068,6 +1068,23 @@ static void write_json(FILE *f, const void *arg)
 
 /* ---- the command ----------------------------------------------------- */
 
+/* The defaults, then argv: EXIT_OK, OPT_HELP_ASKED, or EXIT_USAGE after
+ * printing the error. */
+static int parse_args(int argc, char **argv, struct cx_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->n = 100;
+    a->d = 512;
+    a->k = 3;
+    a->r = 9;
+    a->sweep_from = 64;
+    a->sweep_to = 4096;
+    a->mdim = 64;
+    a->reps = 5;
+    a->max_mem = CLI_DEFAULT_MAX_MEM;
+    return opt_parse(complexity_options, complexity_rules, argc, argv, a, NULL);
+}
+
 int cmd_complexity(int argc, char **argv)
 {
     struct cx_args a;
@@ -1079,17 +1096,7 @@ int cmd_complexity(int argc, char **argv)
     int status, overflow;
     char what[160];
 
-    memset(&a, 0, sizeof a);
-    a.n = 100;
-    a.d = 512;
-    a.k = 3;
-    a.r = 9;
-    a.sweep_from = 64;
-    a.sweep_to = 4096;
-    a.mdim = 64;
-    a.reps = 5;
-    a.max_mem = CLI_DEFAULT_MAX_MEM;
-    status = opt_parse(complexity_options, complexity_rules, argc, argv, &a, NULL);
+    status = parse_args(argc, argv, &a);
     if (status == OPT_HELP_ASKED) {
         usage_complexity(stdout);
         return EXIT_OK;

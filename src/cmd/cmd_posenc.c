@@ -635,16 +635,147 @@ done:
     return status;
 }
 
+/* The values that depend on each other: --cols against --dim (and the
+ * chapter's columns 6-9 for --plot by default), --check-relative against
+ * --dim and --steps. */
+static int check_values(struct posenc_args *a)
+{
+    size_t D = (size_t)a->dim;
+    if (a->plot && a->ncols == 0) {
+        size_t first = D >= 10 ? 6 : 0;
+        for (size_t c = first; c < D && c < first + 4; c++)
+            a->cols[a->ncols++] = c;
+    }
+    for (size_t s = 0; s < a->ncols; s++)
+        if (a->cols[s] >= D) {
+            cli_error("--cols: column %zu does not exist for --dim %zu (columns 0 … %zu)",
+                      a->cols[s], D, D - 1);
+            return EXIT_USAGE;
+        }
+    if (a->check && D < 2) {
+        cli_error("--check-relative: --dim %zu has no (sin, cos) column pair to rotate", D);
+        return EXIT_USAGE;
+    }
+    if (a->check && (a->check_from <= -a->steps || a->check_to >= a->steps)) {
+        cli_error("--check-relative: offsets must lie between %ld and %ld for --steps %ld",
+                  1 - a->steps, a->steps - 1, a->steps);
+        return EXIT_USAGE;
+    }
+    return EXIT_OK;
+}
+
+/* Whether P is stored: unless a heatmap is all that is asked for, when
+ * its rows are made as the figure reads them. */
+static int stores_P(const struct posenc_args *a)
+{
+    return a->json || a->plot || a->similarity || a->check || !a->png || a->naive;
+}
+
+/* Refuse a run over --max-mem: P, then P·Pᵀ and the figures (bounded by
+ * ~1000 px panels). The estimate counts P even when it is not stored: the
+ * work grows with it. */
+static int check_memory(const struct posenc_args *a)
+{
+    size_t N = (size_t)a->steps, D = (size_t)a->dim, pbytes = 0, sbytes = 0, total = 0;
+    char what[160];
+    int overflow = size_mul(N, D, &pbytes) || size_mul(pbytes, sizeof(float), &pbytes);
+    if (!overflow && a->similarity)
+        overflow = size_mul(N, N, &sbytes) || size_mul(sbytes, sizeof(float), &sbytes);
+    if (!overflow && a->plot)
+        overflow = size_mul(N, (a->ncols + 1) * sizeof(double), &total);
+    overflow = overflow || size_add(total, pbytes, &total) || size_add(total, sbytes, &total) ||
+               size_add(total, (size_t)32 << 20, &total);
+    snprintf(what, sizeof what, "--steps %ld --dim %ld%s", a->steps, a->dim,
+             a->similarity ? " with --similarity" : "");
+    return cli_check_mem(what, total, overflow, a->max_mem, NULL) ? EXIT_RUNTIME : EXIT_OK;
+}
+
+/* --png: the heatmap of P, from P or (P NULL) row by row. */
+static int png_P(const struct posenc_args *a, const float *P, text_font *font, FILE *rep)
+{
+    size_t N = (size_t)a->steps, D = (size_t)a->dim;
+    char title[96], what[160];
+    heat_panel panel = {P, N, D, NULL, NULL, NULL};
+    posenc_rows rows;
+    int status;
+    if (a->layout == POSENC_CONCAT) {
+        snprintf(title, sizeof title, "Positional encoding (%zu × %zu), sin half | cos half", N,
+                 D);
+        snprintf(what, sizeof what, "heatmap of P (concat layout), %zu × %zu", N, D);
+    } else {
+        snprintf(title, sizeof title, "Positional encoding (%zu × %zu)", N, D);
+        snprintf(what, sizeof what, "heatmap of P, %zu × %zu", N, D);
+    }
+    if (!P) {
+        if (posenc_rows_init(&rows, D, a->base, a->layout) != 0) {
+            cli_error("out of memory for the rows of P");
+            return EXIT_RUNTIME;
+        }
+        panel.row = posenc_row;
+        panel.row_ctx = &rows;
+    }
+    /* the colour scale is sin and cos's range, −1 … 1 */
+    status = heatmap_file(a->png, &panel, title, "Column (encoding dimension)", "Row (position)",
+                          a->cmap, -1.0, 1.0, font, rep, what);
+    if (!P)
+        posenc_rows_free(&rows);
+    return status;
+}
+
+/* --similarity: the heatmap of P·Pᵀ. */
+static int png_similarity(const struct posenc_args *a, const float *P, text_font *font,
+                          FILE *rep)
+{
+    size_t N = (size_t)a->steps, D = (size_t)a->dim;
+    float *S = malloc(N * N * sizeof *S); /* (N, N); the size passed check_memory */
+    char what[160];
+    int status;
+    if (!S) {
+        cli_error("out of memory for P·Pᵀ (%zu × %zu)", N, N);
+        return EXIT_RUNTIME;
+    }
+    posenc_similarity(S, P, N, D);
+    snprintf(what, sizeof what, "heatmap of P·Pᵀ, %zu × %zu", N, N);
+    heat_panel spanel = {S, N, N, NULL, NULL, NULL};
+    status = heatmap_file(a->similarity, &spanel, "P·Pᵀ (dot products of positions)",
+                          "Position k", "Position i", a->cmap, NAN, NAN, font, rep, what);
+    free(S);
+    return status;
+}
+
+/* What is printed first, then the files written, each named. */
+static int outputs(const struct posenc_args *a, const float *P, text_font *font)
+{
+    FILE *rep = output_report_stream(a->json);
+    char what[160];
+    int status = EXIT_OK;
+    if (a->binary)
+        print_binary(rep, a->binary);
+    if (a->check)
+        print_check(rep, a, P, NULL);
+    if (a->json) {
+        struct json_ctx ctx = {a, P};
+        snprintf(what, sizeof what, "P as JSON, %ld × %ld", a->steps, a->dim);
+        status = output_json(a->json, write_json, &ctx, rep, what);
+    }
+    if (status == EXIT_OK && a->png)
+        status = png_P(a, stores_P(a) ? P : NULL, font, rep);
+    if (status == EXIT_OK && a->plot)
+        status = plot_file(a, P, font, rep);
+    if (status == EXIT_OK && a->similarity)
+        status = png_similarity(a, P, font, rep);
+    if (!a->json && !a->png && !a->plot && !a->similarity && !a->binary && !a->check)
+        print_view(a, P);
+    return status;
+}
+
 int cmd_posenc(int argc, char **argv)
 {
     struct posenc_args a;
-    size_t N, D, pbytes = 0, sbytes = 0, total = 0;
-    float *P = NULL; /* (N, D) */
-    float *S = NULL; /* (N, N), only for --similarity */
-    FILE *rep;       /* reports go to stdout unless the JSON does */
+    size_t N, D;
+    float *P = NULL; /* (N, D), unless only a heatmap is asked for */
     text_font *font = NULL; /* --font's, for the figures */
-    int status, overflow, store_P;
-    char what[160];
+    int status;
 
     memset(&a, 0, sizeof a);
     status = parse_args(argc, argv, &a);
@@ -652,137 +783,32 @@ int cmd_posenc(int argc, char **argv)
         usage_posenc(stdout);
         return EXIT_OK;
     }
+    if (status == EXIT_OK)
+        status = check_values(&a);
     if (status != EXIT_OK)
         return status;
-    N = (size_t)a.steps;
-    D = (size_t)a.dim;
-
-    /* columns for --plot: the chapter's 6-9, or what exists */
-    if (a.plot && a.ncols == 0) {
-        size_t first = D >= 10 ? 6 : 0, c;
-        for (c = first; c < D && c < first + 4; c++)
-            a.cols[a.ncols++] = c;
-    }
-    if (a.ncols) {
-        size_t s;
-        for (s = 0; s < a.ncols; s++)
-            if (a.cols[s] >= D) {
-                cli_error("--cols: column %zu does not exist for --dim %zu (columns 0 … %zu)",
-                          a.cols[s], D, D - 1);
-                return EXIT_USAGE;
-            }
-    }
-
-    if (a.check && D < 2) {
-        cli_error("--check-relative: --dim %zu has no (sin, cos) column pair to rotate", D);
-        return EXIT_USAGE;
-    }
-    if (a.check && (a.check_from <= -a.steps || a.check_to >= a.steps)) {
-        cli_error("--check-relative: offsets must lie between %ld and %ld for --steps %ld",
-                  1 - a.steps, a.steps - 1, a.steps);
-        return EXIT_USAGE;
-    }
     if (a.rope)
         return run_rope(&a);
-
-    /* memory: P, then P·Pᵀ and the figures (bounded by ~1000 px panels) */
-    /* P is stored unless a heatmap is all that is asked for: then its rows
-     * are made as the figure reads them (the estimate counts P all the
-     * same: the work grows with it) */
-    store_P = a.json || a.plot || a.similarity || a.check || !a.png || a.naive;
-    overflow = size_mul(N, D, &pbytes) || size_mul(pbytes, sizeof(float), &pbytes);
-    if (!overflow && a.similarity)
-        overflow = size_mul(N, N, &sbytes) || size_mul(sbytes, sizeof(float), &sbytes);
-    if (!overflow && a.plot)
-        overflow = size_mul(N, (a.ncols + 1) * sizeof(double), &total);
-    overflow = overflow || size_add(total, pbytes, &total) || size_add(total, sbytes, &total) ||
-               size_add(total, (size_t)32 << 20, &total);
-    snprintf(what, sizeof what, "--steps %ld --dim %ld%s", a.steps, a.dim,
-             a.similarity ? " with --similarity" : "");
-    if (cli_check_mem(what, total, overflow, a.max_mem, NULL))
+    if (check_memory(&a) != EXIT_OK)
         return EXIT_RUNTIME;
 
-    P = store_P ? big_floats(pbytes) : NULL;
-    if (store_P && !P) {
-        cli_error("out of memory for P (%zu × %zu)", N, D);
-        return EXIT_RUNTIME;
+    N = (size_t)a.steps;
+    D = (size_t)a.dim;
+    if (stores_P(&a)) {
+        P = big_floats(N * D * sizeof *P);
+        if (!P) {
+            cli_error("out of memory for P (%zu × %zu)", N, D);
+            return EXIT_RUNTIME;
+        }
+        if (a.naive)
+            posenc_fill_layout(P, N, D, a.base, a.layout); /* sin and cos of every angle */
+        else
+            posenc_fill_fast(P, N, D, a.base, a.layout);   /* row by row, by rotation */
     }
-    if (store_P && a.naive)
-        posenc_fill_layout(P, N, D, a.base, a.layout); /* sin and cos of every angle */
-    else if (store_P)
-        posenc_fill_fast(P, N, D, a.base, a.layout);   /* row by row, by rotation */
-
     /* --font, read and checked before the outputs */
     status = output_font_open(a.font, &font);
-    if (status != EXIT_OK)
-        goto done;
-    rep = output_report_stream(a.json);
-
-    /* what is printed first, then the files written, each named */
-    if (a.binary)
-        print_binary(rep, a.binary);
-    if (a.check)
-        print_check(rep, &a, P, NULL);
-    if (a.json) {
-        struct json_ctx ctx = {&a, P};
-        snprintf(what, sizeof what, "P as JSON, %zu × %zu", N, D);
-        status = output_json(a.json, write_json, &ctx, rep, what);
-        if (status != EXIT_OK)
-            goto done;
-    }
-    if (a.png) {
-        char title[96];
-        if (a.layout == POSENC_CONCAT) {
-            snprintf(title, sizeof title, "Positional encoding (%zu × %zu), sin half | cos half",
-                     N, D);
-            snprintf(what, sizeof what, "heatmap of P (concat layout), %zu × %zu", N, D);
-        } else {
-            snprintf(title, sizeof title, "Positional encoding (%zu × %zu)", N, D);
-            snprintf(what, sizeof what, "heatmap of P, %zu × %zu", N, D);
-        }
-        heat_panel panel = {P, N, D, NULL, NULL, NULL};
-        posenc_rows rows;
-        if (!store_P) {
-            if (posenc_rows_init(&rows, D, a.base, a.layout) != 0) {
-                cli_error("out of memory for the rows of P");
-                status = EXIT_RUNTIME;
-                goto done;
-            }
-            panel.row = posenc_row;
-            panel.row_ctx = &rows;
-        }
-        /* the colour scale is sin and cos's range, −1 … 1 */
-        status = heatmap_file(a.png, &panel, title, "Column (encoding dimension)",
-                              "Row (position)", a.cmap, -1.0, 1.0, font, rep, what);
-        if (!store_P)
-            posenc_rows_free(&rows);
-        if (status != EXIT_OK)
-            goto done;
-    }
-    if (a.plot) {
-        status = plot_file(&a, P, font, rep);
-        if (status != EXIT_OK)
-            goto done;
-    }
-    if (a.similarity) {
-        S = malloc(sbytes);
-        if (!S) {
-            cli_error("out of memory for P·Pᵀ (%zu × %zu)", N, N);
-            status = EXIT_RUNTIME;
-            goto done;
-        }
-        posenc_similarity(S, P, N, D);
-        snprintf(what, sizeof what, "heatmap of P·Pᵀ, %zu × %zu", N, N);
-        heat_panel spanel = {S, N, N, NULL, NULL, NULL};
-        status = heatmap_file(a.similarity, &spanel, "P·Pᵀ (dot products of positions)",
-                              "Position k", "Position i", a.cmap, NAN, NAN, font, rep, what);
-        if (status != EXIT_OK)
-            goto done;
-    }
-    if (!a.json && !a.png && !a.plot && !a.similarity && !a.binary && !a.check)
-        print_view(&a, P);
-done:
-    free(S);
+    if (status == EXIT_OK)
+        status = outputs(&a, P, font);
     free(P);
     output_font_close(font);
     return status;

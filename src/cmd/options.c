@@ -133,10 +133,15 @@ static void getopt_tables(const struct opt *opts, size_t n, struct option *longo
     shortopts[ns] = '\0';
 }
 
-/* getopt_long said '?': a value given to a flag ("--naive=1"), an unknown
- * or ambiguous long option, or an unknown short one. */
-static void unknown_option(const struct opt *opts, size_t n, int argc, char **argv)
+/* getopt_long said ':' (a missing value) or '?': a value given to a flag
+ * ("--naive=1"), an unknown or ambiguous long option, or an unknown short
+ * one. */
+static void option_error(int c, const struct opt *opts, size_t n, int argc, char **argv)
 {
+    if (c == ':') {
+        cli_error("option '%s' needs a value", argv[optind - 1]);
+        return;
+    }
     /* glibc has moved past the word, and optopt is the option's value */
     const char *word = optind >= 1 && optind <= argc ? argv[optind - 1] : "";
     const char *eq = strchr(word, '=');
@@ -272,16 +277,10 @@ int opt_parse(const struct opt *opts, const struct opt_rule *rules, int argc, ch
     optind = 0; /* 0: glibc starts afresh, as for a new argv */
     while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
         const struct opt *o = row_of(opts, n, c);
-        if (c == '?') {
-            unknown_option(opts, n, argc, argv);
+        if (!o) {
+            option_error(c, opts, n, argc, argv);
             return EXIT_USAGE;
         }
-        if (c == ':') {
-            cli_error("option '%s' needs a value", argv[optind - 1]);
-            return EXIT_USAGE;
-        }
-        if (!o)
-            return EXIT_USAGE;
         if (o->type == OPTION_HELP)
             return OPT_HELP_ASKED;
         if (given->given[o - opts]) {
