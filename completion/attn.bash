@@ -9,58 +9,33 @@
 # Nothing is listed here that attn can say itself, so the completion is
 # always true to the attn being completed (the one typed: attn on PATH,
 # or ./build/attn), and runs it at every TAB:
-#   attn <TAB>          the commands under "Commands:" in `attn --help`,
-#                       and help (the usage line "attn help COMMAND")
+#   attn <TAB>          the commands (`attn --list-commands`) and help
 #   attn -<TAB>         --help --version
 #   attn help <TAB>     the commands
-#   attn CMD -<TAB>     the long options of the "Options:" section of
-#                       `attn CMD --help`, less those already given (attn
-#                       refuses an option given twice)
-#   after an option     file names for a FILE (--input, --png, --plot,
-#                       --json, --similarity, --font, or any FILE in the
-#                       help), directories for a DIR (--out); the choices
-#                       of --cmap, --color, --fill, --score, --clock and
-#                       --layout, and the step names of tour --step (from
-#                       `attn tour --list`); nothing for numbers and other
-#                       values.
+#   attn CMD -<TAB>     the long options of `attn CMD --list-options` (from
+#                       the command's option table), less those already
+#                       given (attn refuses an option given twice)
+#   after an option     what its line in --list-options says: file names
+#                       for a file, directories for a dir, the choices of
+#                       a choice (--color, --fill, --layout, …) or of a
+#                       value that lists them (--cmap); the step names of
+#                       tour --step (from `attn tour --list`); nothing for
+#                       numbers and other values.
 # --opt=VALUE is completed too, whether or not COMP_WORDBREAKS holds '='.
 
-# The commands of attn $1, one a line.
+# The commands of attn $1, one a line, and help.
 _attn_commands()
 {
-    local line on=0
-    while IFS= read -r line; do
-        if [[ $line == "Commands:" ]]; then
-            on=1
-        elif ((on)) && [[ -z $line ]]; then
-            break
-        elif ((on)) && [[ $line =~ ^\ \ ([[:alnum:]][[:alnum:]_-]*) ]]; then
-            printf '%s\n' "${BASH_REMATCH[1]}"
-        elif [[ $line =~ attn\ help\ COMMAND ]]; then
-            printf '%s\n' help
-        fi
-    done < <("$1" --help 2>/dev/null)
+    "$1" --list-commands 2>/dev/null
+    printf '%s\n' help
 }
 
-# The long options of `attn CMD --help` ($1 attn, $2 CMD), one a line as
-# "--name METAVAR" (METAVAR empty for a flag), then "-x --name" for each
-# short form: from the option lines of the "Options:" section,
-#   "  -d, --dim D              …" and "      --png FILE           …".
+# The options of `attn CMD --list-options` ($1 attn, $2 CMD), one a line
+# as attn prints them: "--name -x ARG KIND [CHOICE…]", "-" for no short
+# name and no argument.
 _attn_options()
 {
-    local line on=0
-    local re='^(  -([[:alnum:]]), |      )--([[:alnum:]][[:alnum:]-]*)( ([^ ]+))?'
-    while IFS= read -r line; do
-        if [[ $line == "Options:" ]]; then
-            on=1
-        elif ((on)) && [[ -z $line ]]; then
-            break
-        elif ((on)) && [[ $line =~ $re ]]; then
-            printf -- '--%s %s\n' "${BASH_REMATCH[3]}" "${BASH_REMATCH[5]}"
-            [[ -n ${BASH_REMATCH[2]} ]] &&
-                printf -- '-%s --%s\n' "${BASH_REMATCH[2]}" "${BASH_REMATCH[3]}"
-        fi
-    done < <("$1" "$2" --help 2>/dev/null)
+    "$1" "$2" --list-options 2>/dev/null
 }
 
 # $1 without the shell quoting of a word being typed: an opening ' or "
@@ -93,33 +68,16 @@ _attn_tour_steps()
     done < <("$1" tour --list 2>/dev/null)
 }
 
-# COMPREPLY: the values of option $1 (metavar $2) that start with $3,
-# each prefixed with $4 (for --opt=VALUE words); $5 is attn, $6 the command.
+# COMPREPLY: the values of option $1 (its kind and choices in $2, as
+# "KIND CHOICE…") that start with $3, each prefixed with $4 (for
+# --opt=VALUE words); $5 is attn, $6 the command.
 _attn_values()
 {
-    local opt=$1 meta=$2 cur=$3 prefix=$4 choices= kind= word
-    case $opt in
-    --step) [[ $6 == tour ]] && choices=$(_attn_tour_steps "$5") ;;
-    --cmap) choices="Reds Blues viridis gray" ;;
-    --color) choices="auto always never" ;;
-    --fill) choices="ones random" ;;
-    --score) choices="dot additive" ;;
-    --clock) choices="cpu wall" ;;
-    --layout) choices="interleaved concat" ;;
-    --input | --png | --plot | --json | --similarity | --font) kind=file ;;
-    --out) kind=dir ;;
-    *)
-        # an option added later: FILE and DIR by their metavar, choices
-        # written as a|b|c
-        case $meta in
-        FILE) kind=file ;;
-        DIR) kind=dir ;;
-        *'|'*) [[ $meta =~ ^[a-z|]+$ ]] && choices=${meta//|/ } ;;
-        esac
-        ;;
-    esac
+    local opt=$1 cur=$3 prefix=$4 kind=${2%% *} choices= word
+    [[ $2 == *' '* ]] && choices=${2#* }
+    [[ $opt == --step && $6 == tour ]] && choices=$(_attn_tour_steps "$5")
     COMPREPLY=()
-    if [[ -n $kind ]]; then
+    if [[ $kind == file || $kind == dir ]]; then
         # file names, quoted by bash and with a slash after directories;
         # the word as typed may be quoted or escaped: compgen wants it bare
         compopt -o filenames 2>/dev/null
@@ -174,18 +132,17 @@ _attn()
     fi
     [[ $cmd == -* ]] && return 0
 
-    # The command's options, in the help's order: long[--name]=METAVAR,
-    # short[-x]=--name.
+    # The command's options, in the table's order: long[--name]=KIND
+    # CHOICE… for those that take a value ("" for a flag), short[-x]=--name.
     local -A long=() short=()
     local -a names=()
-    local name meta
-    while read -r name meta; do
-        if [[ $name != --* ]]; then
-            short[$name]=$meta
-        elif [[ ! -v long[$name] ]]; then
-            names+=("$name")
-            long[$name]=$meta
-        fi
+    local name letter arg kind choices
+    while read -r name letter arg kind choices; do
+        [[ $name == --* ]] || continue
+        names+=("$name")
+        long[$name]=
+        [[ $arg != - ]] && long[$name]="$kind${choices:+ $choices}"
+        [[ $letter != - ]] && short[$letter]=$name
     done < <(_attn_options "$attn" "$cmd")
     ((${#names[@]})) || return 0
 
@@ -201,7 +158,7 @@ _attn()
         opt=${cur%%=*}
         _attn_values "$opt" "${long[$opt]-}" "${cur#*=}" "$opt=" "$attn" "$cmd"
         return 0
-    elif [[ -v short[$prev] ]]; then
+    elif [[ -v short[$prev] && -n ${long[${short[$prev]}]} ]]; then
         opt=${short[$prev]}
     elif [[ $prev == --* && -n ${long[$prev]-} ]]; then
         opt=$prev

@@ -1,8 +1,9 @@
-/* main.c — attn's command table and dispatch.
+/* main.c — attn's dispatch.
  *
- * One table names every command with its entry point, usage and summary;
- * `attn --help`, `attn help CMD`, the command list and "unknown command"
- * all come from it. A command's return value is the exit status; before
+ * The table of commands (src/cmd/commands.c) names every command with its
+ * entry point, usage, summary and options; `attn --help`, `attn help CMD`,
+ * the command list, `attn --list-commands`, `attn CMD --list-options` and
+ * "unknown command" all come from it. A command's return value is the exit status; before
  * exiting, standard output is flushed and checked, so that a full disk or
  * a closed pipe is reported instead of lost.
  */
@@ -14,36 +15,6 @@
 #include "attn_config.h"
 #include "cli.h"
 #include "commands.h"
-
-struct command {
-    const char *name;
-    int (*run)(int argc, char **argv);
-    void (*usage)(FILE *f);
-    const char *summary;
-};
-
-static const struct command commands[] = {
-    {"selfattn", cmd_selfattn, usage_selfattn,
-     "self-attention on one sequence (queries = keys = values = X)"},
-    {"multihead", cmd_multihead, usage_multihead,
-     "multi-head attention, d2l's MultiHeadAttention, every step shown"},
-    {"posenc", cmd_posenc, usage_posenc,
-     "sinusoidal positional encoding: the matrix, its figures and checks"},
-    {"complexity", cmd_complexity, usage_complexity,
-     "CNN vs RNN vs self-attention: cost, sequential steps, path length"},
-    {"tour", cmd_tour, usage_tour, "the chapter in order, every figure written to a folder"},
-};
-
-#define NCOMMANDS (sizeof commands / sizeof commands[0])
-
-static const struct command *find_command(const char *name)
-{
-    size_t i;
-    for (i = 0; i < NCOMMANDS; i++)
-        if (strcmp(commands[i].name, name) == 0)
-            return &commands[i];
-    return NULL;
-}
 
 static void usage(FILE *f)
 {
@@ -57,8 +28,8 @@ static void usage(FILE *f)
           "\n"
           "Commands:\n",
           f);
-    for (i = 0; i < NCOMMANDS; i++)
-        fprintf(f, "  %-11s %s\n", commands[i].name, commands[i].summary);
+    for (i = 0; i < attn_ncommands; i++)
+        fprintf(f, "  %-11s %s\n", attn_commands[i].name, attn_commands[i].summary);
     fputs("\n"
           "Example:\n"
           "  attn posenc --dim 32 --steps 60 --png out.png\n"
@@ -67,9 +38,23 @@ static void usage(FILE *f)
           f);
 }
 
-/* Usage of one command, to stdout. */
-static int help_for(const struct command *c)
+/* `attn help [COMMAND]`: argc and argv are main's. */
+static int help(int argc, char **argv)
 {
+    const struct command *c;
+    if (argc == 2) {
+        usage(stdout);
+        return EXIT_OK;
+    }
+    if (argc > 3) {
+        cli_error("help takes one command name, got %d", argc - 2);
+        return EXIT_USAGE;
+    }
+    c = command_find(argv[2]);
+    if (!c) {
+        cli_error("unknown command '%s' (see attn --help)", argv[2]);
+        return EXIT_USAGE;
+    }
     c->usage(stdout);
     return EXIT_OK;
 }
@@ -105,31 +90,28 @@ int main(int argc, char **argv)
         printf("attn %s\n", ATTN_VERSION);
         return check_stdout(EXIT_OK);
     }
-    if (strcmp(name, "help") == 0) {
-        if (argc == 2) {
-            usage(stdout);
-            return check_stdout(EXIT_OK);
-        }
-        if (argc > 3) {
-            cli_error("help takes one command name, got %d", argc - 2);
-            return EXIT_USAGE;
-        }
-        c = find_command(argv[2]);
-        if (!c) {
-            cli_error("unknown command '%s' (see attn --help)", argv[2]);
-            return EXIT_USAGE;
-        }
-        return check_stdout(help_for(c));
+    if (strcmp(name, "help") == 0)
+        return check_stdout(help(argc, argv));
+    if (strcmp(name, "--list-commands") == 0 && argc == 2) {
+        /* for the completion: the commands, one a line */
+        for (size_t i = 0; i < attn_ncommands; i++)
+            printf("%s\n", attn_commands[i].name);
+        return check_stdout(EXIT_OK);
     }
     if (name[0] == '-') {
         cli_error("unknown option '%s' (see attn --help)", name);
         return EXIT_USAGE;
     }
-    c = find_command(name);
+    c = command_find(name);
     if (!c) {
         cli_error("unknown command '%s' (see attn --help)", name);
         return EXIT_USAGE;
     }
     cli_set_command(c->name);
+    /* for the completion: the command's options, one a line */
+    if (argc == 3 && strcmp(argv[2], "--list-options") == 0 && c->options) {
+        opt_list(stdout, c->options);
+        return check_stdout(EXIT_OK);
+    }
     return check_stdout(c->run(argc - 1, argv + 1));
 }

@@ -6,7 +6,9 @@
 #
 # Each case sets COMP_WORDS and COMP_CWORD as bash does when TAB is
 # pressed, calls _attn with ATTN's folder first on PATH, and compares
-# COMPREPLY (as a sorted set) with what attn's own help says. Ends with
+# COMPREPLY (as a sorted set) with what attn itself says: its commands
+# (--list-commands, the same as --help lists), each command's options and
+# their values (--list-options, the same options as its help). Ends with
 # "completion: N checks, M failed"; the exit status is 1 when any failed.
 
 set -u
@@ -80,10 +82,13 @@ expect_has() {
 
 # ---- commands -----------------------------------------------------------
 
-# The commands as attn --help lists them, read here another way.
-commands=$(attn --help | sed -n '/^Commands:$/,/^$/p' | grep -oE '^  [a-z]+' | tr -d ' ')
+# The commands of attn --list-commands, which are those attn --help lists.
+commands=$(attn --list-commands)
 [ -n "$commands" ]
-check $? "attn --help lists commands"
+check $? "attn --list-commands lists commands"
+helped=$(attn --help | sed -n '/^Commands:$/,/^$/p' | grep -oE '^  [a-z]+' | tr -d ' ')
+[ "$(sorted $commands)" = "$(sorted $helped)" ]
+check $? "attn --list-commands [$(echo $commands)] is what attn --help lists [$(echo $helped)]"
 expect_has "posenc multihead selfattn complexity help" attn ""
 expect "$commands"$'\nhelp' attn ""
 expect "posenc" attn po
@@ -100,17 +105,42 @@ expect "--dim" attn posenc --d
 expect "--dim" attn posenc --di
 expect "--similarity" attn posenc --si
 
-# every option of every command's help is offered, and nothing else
+# every option of every command is offered, and nothing else; they are
+# those of its help's Options block; each value is completed as its line
+# in --list-options says (choices, files, folders), by long and short name
+tmpv=$(mktemp -d)
+touch "$tmpv/only.file"
+mkdir "$tmpv/odir"
 for cmd in $commands; do
-    opts=$(attn "$cmd" --help | sed -n '/^Options:$/,/^$/p' |
+    listed=$(attn "$cmd" --list-options)
+    opts=$(cut -d' ' -f1 <<<"$listed")
+    [ -n "$opts" ]
+    check $? "attn $cmd --list-options lists options"
+    helped=$(attn "$cmd" --help | sed -n '/^Options:$/,/^$/p' |
         grep -oE '^(  -[a-zA-Z0-9], |      )--[a-z0-9-]+' | grep -oE -- '--[a-z0-9-]+$')
-    if [ -z "$opts" ]; then
-        echo "skipped: attn $cmd --help lists no options"
-        continue
-    fi
+    [ "$(sorted $opts)" = "$(sorted $helped)" ]
+    check $? "attn $cmd: --list-options and the help's Options block name the same options"
     expect "$opts" attn "$cmd" --
     expect "$opts" attn "$cmd" ""
+    while read -r name letter arg kind choices; do
+        case $kind in
+        choice) want=$choices ;;
+        value) want=$choices ;;
+        file) want="$tmpv/odir $tmpv/only.file" ;;
+        dir) want=$tmpv/odir ;;
+        *) want="" ;;
+        esac
+        [[ $cmd == tour && $name == --step ]] && continue # step names: below
+        if [[ $kind == dir || $kind == file ]]; then
+            expect "$want" attn "$cmd" "$name" "$tmpv/o"
+            [[ $letter != - ]] && expect "$want" attn "$cmd" "$letter" "$tmpv/o"
+        elif [[ $arg != - ]]; then
+            expect "$want" attn "$cmd" "$name" ""
+            [[ $letter != - ]] && expect "$want" attn "$cmd" "$letter" ""
+        fi
+    done <<<"$listed"
 done
+rm -rf "$tmpv"
 opts=$(attn selfattn --help | grep -oE -- '^ +(-[a-z], )?--[a-z-]+' | grep -oE -- '--[a-z-]+$')
 expect_has "$opts --tokens --png --font --help" attn selfattn --
 

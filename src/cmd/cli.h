@@ -9,7 +9,6 @@
 #ifndef ATTN_CLI_H
 #define ATTN_CLI_H
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stddef.h>
 
@@ -40,20 +39,6 @@ int cli_parse_double(const char *opt, const char *s, double min, double max,
                      double *out);
 /* Bytes with an optional suffix K, M, G or T (powers of 1024), e.g. "4G". */
 int cli_parse_bytes(const char *opt, const char *s, size_t *out);
-
-/* getopt_long with attn's rules, for a command's option loop: returns the
- * next option's value, -1 when the options end (the first operand, if
- * any, is refused with "unexpected argument"), or CLI_OPT_ERROR after
- * printing the error: an unknown option, a missing value, an option given
- * twice. seen[val] (nseen entries, zeroed by the caller) records the
- * options given. Call it with *first = 1 before the first option, as it
- * restarts getopt. */
-#define CLI_OPT_ERROR (-2)
-int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts,
-               unsigned char *seen, size_t nseen, int *first);
-
-/* The long name ("dim") of an option value in longopts, "?" if none. */
-const char *cli_option_name(const struct option *longopts, int val);
 
 /* The default --max-mem: 4 GiB. */
 #define CLI_DEFAULT_MAX_MEM ((size_t)4 << 30)

@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "demo_attention.h"
+#include "options.h"
 #include "output.h"
 #include "posenc.h"
 #include "problem.h"
@@ -29,227 +30,13 @@
 #define MAX_VALID_LENS 4096  /* numbers in --valid-lens */
 #define SHOW_PANELS 10       /* heads printed in the default view */
 
-/* ---- usage ----------------------------------------------------------- */
-
-static const char *const common_options =
-    "  -i, --input FILE         inputs (and optionally weights) as JSON, - for stdin\n"
-    "      --batch B            examples (default 2)\n"
-    "      --queries N          %s (default 4)\n"
-    "%s"
-    "      --hiddens H          num_hiddens (default 100)\n"
-    "      --heads NH           num_heads, must divide H (default 5)\n"
-    "      --valid-lens LIST    3,2 (one per example) or 1,2,3,4;2,2,2,2 (per query),\n"
-    "                           or none (default 3,2, the chapter's, unless --batch\n"
-    "                           or --input is given)\n"
-    "      --fill ones|random   inputs: ones (the chapter's) or standard normal\n"
-    "      --seed N             random weights and inputs (default 0)\n"
-    "      --score dot|additive scaled dot-product (default) or d2l's additive scoring\n"
-    "      --score-hiddens A    hidden size of additive scoring (default H/NH)\n"
-    "      --bias               random weights with biases (d2l's bias=True)\n"
-    "      --causal             also mask keys after each query's position\n"
-    "      --dropout P          reported as d2l's Dropout(p=P) (default 0.5); no\n"
-    "                           effect in eval mode, as after model.eval()\n"
-    "      --train              apply the dropout (seeded) to the weights\n"
-    "      --explain            print every step: Q, K, V per head, QKᵀ, scaled,\n"
-    "                           masked, softmax, weights·V, concat, output\n"
-    "      --describe           print the module as PyTorch prints it, and stop\n"
-    "      --png FILE           attention weights: rows = examples, columns = heads\n"
-    "      --cmap NAME          colormap: %s (default Reds)\n"
-    "      --font FILE          font (.ttf, .otf, .ttc) for token labels DejaVu Sans\n"
-    "                           lacks, e.g. 苹果 (default: $ATTN_FONT, else a font\n"
-    "                           fontconfig finds; without one, positions are\n"
-    "                           numbered)\n"
-    "      --json FILE          output, attention_weights, valid_lens, state_dict;\n"
-    "                           - for stdout\n"
-    "      --color WHEN         auto, always, never (default auto; NO_COLOR)\n"
-    "      --max-mem BYTES      refuse runs needing more (default 4G)\n"
-    "      --stream             never store the weights: an online softmax over\n"
-    "                           blocks of keys, memory O(n·d) (FlashAttention's\n"
-    "                           trick); the JSON's attention_weights is null\n"
-    "                           with --explain: the online softmax step by step\n"
-    "      --block N            keys per block for --stream --explain (default 2)\n"
-    "      --naive              run the reference loops of src/attention.c (sums in\n"
-    "                           double) instead of the fast tiled ones\n"
-    "      --threads N          cores for the fast loops (default all)\n"
-    "      --time               print the forward pass's time and GFLOP/s on stderr\n"
-    "      --repeat N           run the forward pass N times (--time: the median of\n"
-    "                           all but the first, a warm-up) (default 1)\n"
-    "  -h, --help               show this help\n";
-
-void usage_multihead(FILE *f)
-{
-    fputs("usage: attn multihead [--input FILE] [OPTIONS]\n"
-          "\n"
-          "d2l's MultiHeadAttention(key_size, query_size, value_size, num_hiddens,\n"
-          "num_heads, dropout) in eval mode:\n"
-          "    Q = queries·W_qᵀ   K = keys·W_kᵀ   V = values·W_vᵀ\n"
-          "    head_i = softmax(Q_i K_iᵀ / sqrt(H/NH), masked by valid_lens) · V_i\n"
-          "    output = concat(head_1, …, head_NH) · W_oᵀ\n"
-          "Without --input the chapter's cell: 2 examples, 4 queries, 6 key-value\n"
-          "pairs of ones, 100 hiddens, 5 heads, valid_lens 3,2, weights drawn like\n"
-          "nn.Linear's default initialisation from --seed.\n"
-          "\n"
-          "Options:\n", f);
-    fprintf(f, common_options, "number of queries",
-            "      --kv NK              number of key-value pairs (default 6)\n"
-            "      --query-size DQ      width of the random queries (default H)\n"
-            "      --key-size DK        width of the random keys (default H)\n"
-            "      --value-size DV      width of the random values (default H)\n",
-            cmap_names());
-    fputs("\n"
-          "JSON input: {\"queries\": (B, Nq, Dq), \"keys\": (B, Nk, Dk), \"values\":\n"
-          "(B, Nk, Dv), \"valid_lens\": (B,) or (B, Nq), \"num_heads\": NH,\n"
-          "\"state_dict\": d2l's keys W_q.weight … W_o.weight, optional *.bias and\n"
-          "attention.* (additive), \"query_tokens\", \"key_tokens\"}; a 2-D array means\n"
-          "batch 1; keys and values default to queries.\n"
-          "\n"
-          "Examples:\n"
-          "  attn multihead                     # the chapter's cell: torch.Size([2, 4, 100])\n"
-          "  attn multihead --describe          # the module print-out\n"
-          "  attn multihead --png heads.png\n"
-          "  attn multihead --explain --batch 1 --queries 2 --kv 3 --hiddens 4 --heads 2\n"
-          "  attn multihead --input data/chapter_multihead.json --json out.json\n", f);
-}
-
-void usage_selfattn(FILE *f)
-{
-    fputs("usage: attn selfattn [--input FILE] [--tokens TEXT] [OPTIONS]\n"
-          "\n"
-          "Self-attention: multi-head attention with queries = keys = values = X.\n"
-          "Q, K and V come from the same X through different projections W_q, W_k,\n"
-          "W_v (Q ≠ K ≠ V in general); --no-proj shows the simplified Q = K = V = X.\n"
-          "Without --input the chapter's cell: X of ones (2, 4, 100), 5 heads,\n"
-          "valid_lens 3,2.\n"
-          "\n"
-          "Options:\n", f);
-    fprintf(f, common_options, "sequence length (tokens per example)",
-            "      --tokens TEXT        label the positions and embed each token from its\n"
-            "                           text (the same word, the same vector in every\n"
-            "                           sentence); sentences separated by | form a batch,\n"
-            "                           padded, with their lengths as valid_lens\n"
-            "      --posenc             add the sinusoidal positional encoding to X\n"
-            "      --no-proj            identity projections: Q = K = V = X, W_o = I\n"
-            "      --permute            demo: order blindness (below)\n"
-            "      --permutation LIST   π for --permute, e.g. 3,0,2,1: row i of π·X is row\n"
-            "                           LIST[i] of X (default: random from --seed, never\n"
-            "                           the identity)\n"
-            "      --scale-sweep        demo: why the scores are divided by √d (below)\n"
-            "      --dims FROM:TO       d for --scale-sweep, powers of two (default 1:1024)\n"
-            "      --samples N          q, k pairs per d for --scale-sweep (default 10000)\n"
-            "      --kv N               keys per softmax row of --scale-sweep (default 16)\n",
-            cmap_names());
-    fputs("\n"
-          "JSON input: {\"X\": (B, N, D), \"valid_lens\", \"num_heads\", \"state_dict\",\n"
-          "\"tokens\"} as for multihead.\n"
-          "\n"
-          "Context (--tokens). An embedding says what a word is, not what it means\n"
-          "here. With --tokens \"苹果 很 好吃|苹果 发布 了 新的 产品\" the same token gets\n"
-          "the same input vector in both sentences (a padded batch, valid_lens their\n"
-          "lengths); self-attention mixes in what surrounds it, and attn prints the\n"
-          "cosine similarity of its two outputs beside that of its inputs (1). --png\n"
-          "draws a row of heads per sentence, labelled with its tokens.\n"
-          "\n"
-          "Order blindness (--permute). Without positional encoding self-attention\n"
-          "cannot tell the order of its tokens: permuting the rows of X by π only\n"
-          "permutes the result, f(π·X) = π·f(X), and the weights, A(π·X) = π·A(X)·πᵀ.\n"
-          "attn runs the layer on X and on π·X with the same weights and prints π and\n"
-          "the largest differences (float32 rounding, about 1e-7). With --posenc the\n"
-          "encoding is added by position after permuting (the tokens move, the\n"
-          "positions stay), and the differences are clearly not zero: the order is\n"
-          "visible. X is --fill random unless --input, --tokens or --fill say otherwise\n"
-          "(rows of ones are all alike), and valid_lens none (padding would not move\n"
-          "with the tokens). --png: π·A(X)·πᵀ, A(π·X) and |difference| for example 0,\n"
-          "head 1, on one colour scale from 0; --json: \"permutation\", \"posenc\",\n"
-          "\"max_output_diff\", \"max_weight_diff\" and both runs.\n"
-          "\n"
-          "Why divide by √d (--scale-sweep). For q and k of d independent standard\n"
-          "normal components, q·k adds d products of variance 1: var(q·k) = d, and a\n"
-          "softmax over such scores turns one-hot as d grows, its gradient vanishing;\n"
-          "var(q·k/√d) = 1 whatever d. For each d attn draws --samples queries and\n"
-          "keys (--seed) and prints both variances and, over --kv keys per row, the\n"
-          "softmax's mean largest weight (1/n uniform … 1 one-hot) and mean entropy\n"
-          "(log n … 0 nats), with and without 1/√d. --png: the largest weight and the\n"
-          "variance against log₂ d; --json: every column.\n"
-          "\n"
-          "Examples:\n"
-          "  attn selfattn                      # the chapter's cell: torch.Size([2, 4, 100])\n"
-          "  attn selfattn --tokens \"苹果 很 好吃|苹果 发布 了 新的 产品\" --hiddens 16 --heads 2 \\\n"
-          "      --png apple.png          # one word, two contexts, two outputs\n"
-          "  attn selfattn --input data/apple_company.json --png apple.png\n"
-          "  attn selfattn --stream --explain --batch 1 --queries 5 --hiddens 4 --heads 1 \\\n"
-          "      --fill random --valid-lens none      # the online softmax, block by block\n"
-          "  attn selfattn --batch 1 --queries 4096 --hiddens 512 --heads 8 --fill random \\\n"
-          "      --valid-lens none --stream --time    # a long sequence in O(n·d) memory\n"
-          "  attn selfattn --permute --tokens \"我 爱 吃 苹果\" --hiddens 16 --heads 2 \\\n"
-          "      --png permute.png          # order blindness; add --posenc to compare\n"
-          "  attn selfattn --scale-sweep --png sweep.png   # why / √d, for d = 1 … 1024\n", f);
-}
-
-/* ---- options --------------------------------------------------------- */
-
-enum {
-    OPT_BATCH = 256, OPT_QUERIES, OPT_KV, OPT_HIDDENS, OPT_HEADS, OPT_VALID_LENS, OPT_FILL,
-    OPT_SEED, OPT_SCORE, OPT_SCORE_HIDDENS, OPT_BIAS, OPT_CAUSAL, OPT_DROPOUT, OPT_TRAIN,
-    OPT_EXPLAIN, OPT_DESCRIBE, OPT_PNG, OPT_CMAP, OPT_JSON, OPT_COLOR, OPT_MAXMEM,
-    OPT_QUERY_SIZE, OPT_KEY_SIZE, OPT_VALUE_SIZE, OPT_TOKENS, OPT_POSENC, OPT_NO_PROJ,
-    OPT_STREAM, OPT_NAIVE, OPT_THREADS, OPT_TIME, OPT_BLOCK, OPT_REPEAT, OPT_FONT,
-    OPT_PERMUTE, OPT_PERMUTATION, OPT_SCALE_SWEEP, OPT_DIMS, OPT_SAMPLES, /* demos */
-    OPT_END
-};
-
-/* The options both commands take. */
-#define COMMON_OPTIONS                                                                  \
-    {"input", required_argument, NULL, 'i'}, {"batch", required_argument, NULL, OPT_BATCH}, \
-    {"queries", required_argument, NULL, OPT_QUERIES},                                  \
-    {"hiddens", required_argument, NULL, OPT_HIDDENS},                                  \
-    {"heads", required_argument, NULL, OPT_HEADS},                                      \
-    {"valid-lens", required_argument, NULL, OPT_VALID_LENS},                            \
-    {"fill", required_argument, NULL, OPT_FILL}, {"seed", required_argument, NULL, OPT_SEED}, \
-    {"score", required_argument, NULL, OPT_SCORE},                                      \
-    {"score-hiddens", required_argument, NULL, OPT_SCORE_HIDDENS},                      \
-    {"bias", no_argument, NULL, OPT_BIAS}, {"causal", no_argument, NULL, OPT_CAUSAL},   \
-    {"dropout", required_argument, NULL, OPT_DROPOUT},                                  \
-    {"train", no_argument, NULL, OPT_TRAIN}, {"explain", no_argument, NULL, OPT_EXPLAIN}, \
-    {"describe", no_argument, NULL, OPT_DESCRIBE},                                      \
-    {"png", required_argument, NULL, OPT_PNG}, {"cmap", required_argument, NULL, OPT_CMAP}, \
-    {"json", required_argument, NULL, OPT_JSON},                                        \
-    {"color", required_argument, NULL, OPT_COLOR},                                      \
-    {"max-mem", required_argument, NULL, OPT_MAXMEM},                                   \
-    {"stream", no_argument, NULL, OPT_STREAM}, {"naive", no_argument, NULL, OPT_NAIVE}, \
-    {"threads", required_argument, NULL, OPT_THREADS}, {"time", no_argument, NULL, OPT_TIME}, \
-    {"block", required_argument, NULL, OPT_BLOCK},                                      \
-    {"repeat", required_argument, NULL, OPT_REPEAT},                                    \
-    {"font", required_argument, NULL, OPT_FONT},                                        \
-    {"help", no_argument, NULL, 'h'}
-
-static const struct option multihead_options[] = {
-    COMMON_OPTIONS,
-    {"kv", required_argument, NULL, OPT_KV},
-    {"query-size", required_argument, NULL, OPT_QUERY_SIZE},
-    {"key-size", required_argument, NULL, OPT_KEY_SIZE},
-    {"value-size", required_argument, NULL, OPT_VALUE_SIZE},
-    {NULL, 0, NULL, 0},
-};
-
-static const struct option selfattn_options[] = {
-    COMMON_OPTIONS,
-    {"tokens", required_argument, NULL, OPT_TOKENS},
-    {"posenc", no_argument, NULL, OPT_POSENC},
-    {"no-proj", no_argument, NULL, OPT_NO_PROJ},
-    {"permute", no_argument, NULL, OPT_PERMUTE},
-    {"permutation", required_argument, NULL, OPT_PERMUTATION},
-    {"scale-sweep", no_argument, NULL, OPT_SCALE_SWEEP},
-    {"dims", required_argument, NULL, OPT_DIMS},
-    {"samples", required_argument, NULL, OPT_SAMPLES},
-    {"kv", required_argument, NULL, OPT_KV}, /* keys per row of --scale-sweep */
-    {NULL, 0, NULL, 0},
-};
-
 struct attn_args {
     problem_opts po;
     const char *input, *png, *json, *font;
     const attn_cmap *cmap;
-    term_color_mode color;
+    int color;                     /* term_color_mode */
+    int score;                     /* --score: the index in score_names */
+    long seed;                     /* --seed, copied to po.seed */
     double dropout;
     int train, causal, explain, describe, posenc, stream, naive, time;
     long threads, block, repeat;
@@ -261,8 +48,9 @@ struct attn_args {
 };
 
 /* "3,2" → (2,); "1,2;3,4" → (2, 2); "none". */
-static int parse_lens(const char *s, struct attn_args *a)
+static int parse_lens(void *args, const char *s)
 {
+    struct attn_args *a = args;
     const char *p = s;
     size_t n = 0, rows = 1, cols = 0, in_row = 0;
     if (strcmp(s, "none") == 0) {
@@ -321,12 +109,285 @@ static int same_file(const char *a, const char *b)
            sa.st_ino == sb.st_ino;
 }
 
+static int parse_dims(void *args, const char *s)
+{
+    struct attn_args *a = args;
+    return demo_parse_dims(s, &a->dims_from, &a->dims_to);
+}
+
+/* ---- options --------------------------------------------------------- */
+
+static const char *const fill_names[] = {"ones", "random", NULL};
+static const char *const score_names[] = {"dot", "additive", NULL}; /* score_kind's order */
+
+#define OPT_ARGS struct attn_args
+#define SIZE_OPTION(l, m, a, h) OPT_INT(0, l, m, a, 1, MAX_SIZE, h)
+
+/* The options of both commands: the first three rows, then those after
+ * each command's own (which follow --queries in the help). */
+#define ATTN_OPTIONS_HEAD(queries_help)                                                   \
+    OPT_FILE('i', "input", input, "inputs (and optionally weights) as JSON, - for stdin"), \
+    SIZE_OPTION("batch", po.batch, "B", "examples (default 2)"),                          \
+    SIZE_OPTION("queries", po.queries, "N", queries_help " (default 4)")
+#define ATTN_OPTIONS_TAIL                                                                  \
+    SIZE_OPTION("hiddens", po.hiddens, "H", "num_hiddens (default 100)"),                  \
+    SIZE_OPTION("heads", po.heads, "NH", "num_heads, must divide H (default 5)"),          \
+    OPT_CALLBACK(0, "valid-lens", "LIST", parse_lens,                                       \
+                 "3,2 (one per example) or 1,2,3,4;2,2,2,2 (per query),\n"                  \
+                 "or none (default 3,2, the chapter's, unless --batch\n"                    \
+                 "or --input is given)"),                                                   \
+    OPT_CHOICE(0, "fill", po.fill_random, "ones|random", fill_names,                       \
+               "inputs: ones (the chapter's) or standard normal"),                          \
+    OPT_SEED(seed, "random weights and inputs (default 0)"),                                \
+    OPT_CHOICE(0, "score", score, "dot|additive", score_names,                             \
+               "scaled dot-product (default) or d2l's additive scoring"),                   \
+    SIZE_OPTION("score-hiddens", po.score_hiddens, "A",                                     \
+                "hidden size of additive scoring (default H/NH)"),                          \
+    OPT_FLAG(0, "bias", po.bias, "random weights with biases (d2l's bias=True)"),          \
+    OPT_FLAG(0, "causal", causal, "also mask keys after each query's position"),           \
+    OPT_REAL(0, "dropout", dropout, "P", 0.0, 1.0,                                          \
+             "reported as d2l's Dropout(p=P) (default 0.5); no\n"                           \
+             "effect in eval mode, as after model.eval()"),                                 \
+    OPT_FLAG(0, "train", train, "apply the dropout (seeded) to the weights"),              \
+    OPT_FLAG(0, "explain", explain,                                                         \
+             "print every step: Q, K, V per head, QKᵀ, scaled,\n"                           \
+             "masked, softmax, weights·V, concat, output"),                                 \
+    OPT_FLAG(0, "describe", describe, "print the module as PyTorch prints it, and stop"),  \
+    OPT_PNG(png, "attention weights: rows = examples, columns = heads"),                   \
+    OPT_CMAP(cmap, "Reds"),                                                                 \
+    OPT_FONT(font),                                                                         \
+    OPT_JSON(json, "output, attention_weights, valid_lens, state_dict;\n"                  \
+                   "- for stdout"),                                                         \
+    OPT_COLOR(color),                                                                       \
+    OPT_MAX_MEM(po.max_mem),                                                                \
+    OPT_FLAG(0, "stream", stream,                                                           \
+             "never store the weights: an online softmax over\n"                            \
+             "blocks of keys, memory O(n·d) (FlashAttention's\n"                            \
+             "trick); the JSON's attention_weights is null\n"                               \
+             "with --explain: the online softmax step by step"),                            \
+    OPT_INT(0, "block", block, "N", 1, 64, "keys per block for --stream --explain (default 2)"), \
+    OPT_FLAG(0, "naive", naive,                                                             \
+             "run the reference loops of src/attention.c (sums in\n"                        \
+             "double) instead of the fast tiled ones"),                                     \
+    OPT_THREADS(threads),                                                                   \
+    OPT_FLAG(0, "time", time, "print the forward pass's time and GFLOP/s on stderr"),      \
+    OPT_INT(0, "repeat", repeat, "N", 1, 100,                                               \
+            "run the forward pass N times (--time: the median of\n"                         \
+            "all but the first, a warm-up) (default 1)"),                                   \
+    OPT_HELP(),                                                                             \
+    OPT_END()
+
+const struct opt multihead_options[] = {
+    ATTN_OPTIONS_HEAD("number of queries"),
+    SIZE_OPTION("kv", po.kv, "NK", "number of key-value pairs (default 6)"),
+    SIZE_OPTION("query-size", po.query_size, "DQ", "width of the random queries (default H)"),
+    SIZE_OPTION("key-size", po.key_size, "DK", "width of the random keys (default H)"),
+    SIZE_OPTION("value-size", po.value_size, "DV", "width of the random values (default H)"),
+    ATTN_OPTIONS_TAIL,
+};
+
+const struct opt selfattn_options[] = {
+    ATTN_OPTIONS_HEAD("sequence length (tokens per example)"),
+    OPT_TEXT(0, "tokens", po.tokens, "TEXT",
+             "label the positions and embed each token from its\n"
+             "text (the same word, the same vector in every\n"
+             "sentence); sentences separated by | form a batch,\n"
+             "padded, with their lengths as valid_lens"),
+    OPT_FLAG(0, "posenc", posenc, "add the sinusoidal positional encoding to X"),
+    OPT_FLAG(0, "no-proj", po.no_proj, "identity projections: Q = K = V = X, W_o = I"),
+    OPT_FLAG(0, "permute", permute, "demo: order blindness (below)"),
+    OPT_TEXT(0, "permutation", permutation, "LIST",
+             "π for --permute, e.g. 3,0,2,1: row i of π·X is row\n"
+             "LIST[i] of X (default: random from --seed, never\n"
+             "the identity)"),
+    OPT_FLAG(0, "scale-sweep", scale_sweep, "demo: why the scores are divided by √d (below)"),
+    OPT_CALLBACK(0, "dims", "FROM:TO", parse_dims,
+                 "d for --scale-sweep, powers of two (default 1:1024)"),
+    OPT_INT(0, "samples", samples, "N", 2, 100000000L,
+            "q, k pairs per d for --scale-sweep (default 10000)"),
+    SIZE_OPTION("kv", po.kv, "N", "keys per softmax row of --scale-sweep (default 16)"),
+    ATTN_OPTIONS_TAIL,
+};
+
+/* What cannot be given together, in the order the checks are made. */
+#define ATTN_RULES_TAIL                                                                    \
+    OPT_CONFLICTS("stream", "png naive",                                                   \
+                  "--stream never stores the attention weights, which --%s needs"),        \
+    OPT_NEEDS("block", "stream explain", "--block sets the key blocks of --stream --explain"), \
+    OPT_RULES_END()
+#define RANDOM_ONLY_MESSAGE "--%s makes random inputs and cannot be used with --input"
+
+const struct opt_rule multihead_rules[] = {
+    OPT_CONFLICTS("input", "batch queries kv fill query-size key-size value-size",
+                  RANDOM_ONLY_MESSAGE),
+    ATTN_RULES_TAIL,
+};
+
+/* The demos (demo_attention.c): one at a time, each with the options it
+ * uses; then what both commands refuse. */
+const struct opt_rule selfattn_rules[] = {
+    OPT_CONFLICTS("permute", "scale-sweep",
+                  "--permute and --scale-sweep are two different demos; give one"),
+    OPT_CONFLICTS("scale-sweep",
+                  "input batch queries hiddens heads valid-lens fill score score-hiddens bias "
+                  "causal dropout train explain describe cmap stream block naive threads time "
+                  "repeat tokens posenc no-proj permutation",
+                  "--%s cannot be used with --scale-sweep, which draws its own q and k (it "
+                  "takes --dims, --samples, --kv, --seed, --png, --json, --font, --max-mem)"),
+    OPT_CONFLICTS("permute", "causal dropout train explain describe stream block time repeat",
+                  "--%s cannot be used with --permute, which compares two plain eval-mode "
+                  "runs of the layer"),
+    OPT_NEEDS("dims samples", "scale-sweep", "--%s is for --scale-sweep"),
+    OPT_NEEDS("kv", "scale-sweep",
+              "--kv is for --scale-sweep (in self-attention the keys are the queries: "
+              "--queries)"),
+    OPT_NEEDS("permutation", "permute", "--permutation is for --permute"),
+    OPT_CONFLICTS("input", "batch queries kv fill tokens", RANDOM_ONLY_MESSAGE),
+    OPT_CONFLICTS("tokens", "fill", "--fill and --tokens both choose the inputs; give one"),
+    OPT_CONFLICTS("no-proj", "bias score",
+                  "--no-proj uses identity projections without bias or additive scoring"),
+    ATTN_RULES_TAIL,
+};
+
+void usage_multihead(FILE *f)
+{
+    fputs("usage: attn multihead [--input FILE] [OPTIONS]\n"
+          "\n"
+          "d2l's MultiHeadAttention(key_size, query_size, value_size, num_hiddens,\n"
+          "num_heads, dropout) in eval mode:\n"
+          "    Q = queries·W_qᵀ   K = keys·W_kᵀ   V = values·W_vᵀ\n"
+          "    head_i = softmax(Q_i K_iᵀ / sqrt(H/NH), masked by valid_lens) · V_i\n"
+          "    output = concat(head_1, …, head_NH) · W_oᵀ\n"
+          "Without --input the chapter's cell: 2 examples, 4 queries, 6 key-value\n"
+          "pairs of ones, 100 hiddens, 5 heads, valid_lens 3,2, weights drawn like\n"
+          "nn.Linear's default initialisation from --seed.\n"
+          "\n", f);
+    opt_usage(f, multihead_options);
+    fputs("\n"
+          "JSON input: {\"queries\": (B, Nq, Dq), \"keys\": (B, Nk, Dk), \"values\":\n"
+          "(B, Nk, Dv), \"valid_lens\": (B,) or (B, Nq), \"num_heads\": NH,\n"
+          "\"state_dict\": d2l's keys W_q.weight … W_o.weight, optional *.bias and\n"
+          "attention.* (additive), \"query_tokens\", \"key_tokens\"}; a 2-D array means\n"
+          "batch 1; keys and values default to queries.\n"
+          "\n"
+          "Examples:\n"
+          "  attn multihead                     # the chapter's cell: torch.Size([2, 4, 100])\n"
+          "  attn multihead --describe          # the module print-out\n"
+          "  attn multihead --png heads.png\n"
+          "  attn multihead --explain --batch 1 --queries 2 --kv 3 --hiddens 4 --heads 2\n"
+          "  attn multihead --input data/chapter_multihead.json --json out.json\n", f);
+}
+
+void usage_selfattn(FILE *f)
+{
+    fputs("usage: attn selfattn [--input FILE] [--tokens TEXT] [OPTIONS]\n"
+          "\n"
+          "Self-attention: multi-head attention with queries = keys = values = X.\n"
+          "Q, K and V come from the same X through different projections W_q, W_k,\n"
+          "W_v (Q ≠ K ≠ V in general); --no-proj shows the simplified Q = K = V = X.\n"
+          "Without --input the chapter's cell: X of ones (2, 4, 100), 5 heads,\n"
+          "valid_lens 3,2.\n"
+          "\n", f);
+    opt_usage(f, selfattn_options);
+    fputs("\n"
+          "JSON input: {\"X\": (B, N, D), \"valid_lens\", \"num_heads\", \"state_dict\",\n"
+          "\"tokens\"} as for multihead.\n"
+          "\n"
+          "Context (--tokens). An embedding says what a word is, not what it means\n"
+          "here. With --tokens \"苹果 很 好吃|苹果 发布 了 新的 产品\" the same token gets\n"
+          "the same input vector in both sentences (a padded batch, valid_lens their\n"
+          "lengths); self-attention mixes in what surrounds it, and attn prints the\n"
+          "cosine similarity of its two outputs beside that of its inputs (1). --png\n"
+          "draws a row of heads per sentence, labelled with its tokens.\n"
+          "\n"
+          "Order blindness (--permute). Without positional encoding self-attention\n"
+          "cannot tell the order of its tokens: permuting the rows of X by π only\n"
+          "permutes the result, f(π·X) = π·f(X), and the weights, A(π·X) = π·A(X)·πᵀ.\n"
+          "attn runs the layer on X and on π·X with the same weights and prints π and\n"
+          "the largest differences (float32 rounding, about 1e-7). With --posenc the\n"
+          "encoding is added by position after permuting (the tokens move, the\n"
+          "positions stay), and the differences are clearly not zero: the order is\n"
+          "visible. X is --fill random unless --input, --tokens or --fill say otherwise\n"
+          "(rows of ones are all alike), and valid_lens none (padding would not move\n"
+          "with the tokens). --png: π·A(X)·πᵀ, A(π·X) and |difference| for example 0,\n"
+          "head 1, on one colour scale from 0; --json: \"permutation\", \"posenc\",\n"
+          "\"max_output_diff\", \"max_weight_diff\" and both runs.\n"
+          "\n"
+          "Why divide by √d (--scale-sweep). For q and k of d independent standard\n"
+          "normal components, q·k adds d products of variance 1: var(q·k) = d, and a\n"
+          "softmax over such scores turns one-hot as d grows, its gradient vanishing;\n"
+          "var(q·k/√d) = 1 whatever d. For each d attn draws --samples queries and\n"
+          "keys (--seed) and prints both variances and, over --kv keys per row, the\n"
+          "softmax's mean largest weight (1/n uniform … 1 one-hot) and mean entropy\n"
+          "(log n … 0 nats), with and without 1/√d. --png: the largest weight and the\n"
+          "variance against log₂ d; --json: every column.\n"
+          "\n"
+          "Examples:\n"
+          "  attn selfattn                      # the chapter's cell: torch.Size([2, 4, 100])\n"
+          "  attn selfattn --tokens \"苹果 很 好吃|苹果 发布 了 新的 产品\" --hiddens 16 --heads 2 \\\n"
+          "      --png apple.png          # one word, two contexts, two outputs\n"
+          "  attn selfattn --input data/apple_company.json --png apple.png\n"
+          "  attn selfattn --stream --explain --batch 1 --queries 5 --hiddens 4 --heads 1 \\\n"
+          "      --fill random --valid-lens none      # the online softmax, block by block\n"
+          "  attn selfattn --batch 1 --queries 4096 --hiddens 512 --heads 8 --fill random \\\n"
+          "      --valid-lens none --stream --time    # a long sequence in O(n·d) memory\n"
+          "  attn selfattn --permute --tokens \"我 爱 吃 苹果\" --hiddens 16 --heads 2 \\\n"
+          "      --png permute.png          # order blindness; add --posenc to compare\n"
+          "  attn selfattn --scale-sweep --png sweep.png   # why / √d, for d = 1 … 1024\n", f);
+}
+
+/* The demos' defaults, and the checks of --scale-sweep's values. */
+static int demo_defaults(struct attn_args *a, const opt_given *g)
+{
+    if (a->scale_sweep) {
+        if (!opt_is_given(g, "dims")) {
+            a->dims_from = 1;
+            a->dims_to = 1024;
+        }
+        a->samples = opt_is_given(g, "samples") ? a->samples : 10000;
+        a->po.kv = opt_is_given(g, "kv") ? a->po.kv : 16;
+        if (a->po.kv < 2) {
+            cli_error("--kv: a softmax over one key is always 1; --scale-sweep needs 2 or "
+                      "more keys");
+            return EXIT_USAGE;
+        }
+        if (a->po.kv > a->samples) {
+            cli_error("--kv %ld needs at least as many --samples, got %ld: each softmax row "
+                      "takes --kv different keys from the samples", a->po.kv, a->samples);
+            return EXIT_USAGE;
+        }
+    }
+    if (a->permute) {
+        /* rows of ones are all alike, and permuting them changes nothing */
+        a->fill_default = !a->input && !a->po.tokens && !opt_is_given(g, "fill");
+        if (a->fill_default)
+            a->po.fill_random = 1;
+        /* no padding: it would not move with the tokens */
+        if (!a->po.tokens && !opt_is_given(g, "valid-lens"))
+            a->po.no_valid_lens = 1;
+    }
+    return EXIT_OK;
+}
+
+/* The input file is never written: an output naming it is refused. */
+static int input_kept(const struct attn_args *a)
+{
+    const char *outs[2] = {a->json, a->png}, *names[2] = {"json", "png"};
+    if (!a->input || strcmp(a->input, "-") == 0)
+        return EXIT_OK;
+    for (size_t i = 0; i < 2; i++)
+        if (outs[i] && strcmp(outs[i], "-") != 0 && same_file(a->input, outs[i])) {
+            cli_error("--%s %s is the --input file, which attn never overwrites", names[i],
+                      outs[i]);
+            return EXIT_USAGE;
+        }
+    return EXIT_OK;
+}
+
 static int parse_args(int argc, char **argv, int self, struct attn_args *a, int *help)
 {
-    const struct option *opts = self ? selfattn_options : multihead_options;
-    unsigned char seen[OPT_END] = {0};
-    int opt, first = 1;
-    long v;
+    opt_given g;
+    int status;
 
     memset(a, 0, sizeof *a);
     *help = 0;
@@ -336,220 +397,26 @@ static int parse_args(int argc, char **argv, int self, struct attn_args *a, int 
     a->color = TERM_COLOR_AUTO;
     a->dropout = 0.5;
     a->repeat = 1;
-
-    while ((opt = cli_getopt(argc, argv, ":hi:", opts, seen, OPT_END, &first)) != -1) {
-        if (opt == CLI_OPT_ERROR)
-            return EXIT_USAGE;
-#define SIZE_OPT(name, field, min)                                                  \
-    if (cli_parse_long("--" name, optarg, min, MAX_SIZE, &v)) return EXIT_USAGE;    \
-    a->po.field = v;                                                                \
-    break
-        switch (opt) {
-        case 'h': *help = 1; return EXIT_OK;
-        case 'i': a->input = optarg; break;
-        case OPT_BATCH: SIZE_OPT("batch", batch, 1);
-        case OPT_QUERIES: SIZE_OPT("queries", queries, 1);
-        case OPT_KV: SIZE_OPT("kv", kv, 1);
-        case OPT_HIDDENS: SIZE_OPT("hiddens", hiddens, 1);
-        case OPT_HEADS: SIZE_OPT("heads", heads, 1);
-        case OPT_SCORE_HIDDENS: SIZE_OPT("score-hiddens", score_hiddens, 1);
-        case OPT_QUERY_SIZE: SIZE_OPT("query-size", query_size, 1);
-        case OPT_KEY_SIZE: SIZE_OPT("key-size", key_size, 1);
-        case OPT_VALUE_SIZE: SIZE_OPT("value-size", value_size, 1);
-        case OPT_VALID_LENS:
-            if (parse_lens(optarg, a)) return EXIT_USAGE;
-            break;
-        case OPT_FILL:
-            if (strcmp(optarg, "ones") == 0) a->po.fill_random = 0;
-            else if (strcmp(optarg, "random") == 0) a->po.fill_random = 1;
-            else {
-                cli_error("--fill: expected ones or random, got '%s'", optarg);
-                return EXIT_USAGE;
-            }
-            break;
-        case OPT_SEED:
-            if (cli_parse_long("--seed", optarg, 0, 2147483647L, &v)) return EXIT_USAGE;
-            a->po.seed = (unsigned long long)v;
-            break;
-        case OPT_SCORE:
-            a->po.score_given = 1;
-            if (strcmp(optarg, "dot") == 0) a->po.score = SCORE_DOT;
-            else if (strcmp(optarg, "additive") == 0) a->po.score = SCORE_ADDITIVE;
-            else {
-                cli_error("--score: expected dot or additive, got '%s'", optarg);
-                return EXIT_USAGE;
-            }
-            break;
-        case OPT_BIAS: a->po.bias = 1; break;
-        case OPT_CAUSAL: a->causal = 1; break;
-        case OPT_DROPOUT:
-            if (cli_parse_double("--dropout", optarg, 0.0, 1.0, &a->dropout)) return EXIT_USAGE;
-            break;
-        case OPT_TRAIN: a->train = 1; break;
-        case OPT_EXPLAIN: a->explain = 1; break;
-        case OPT_DESCRIBE: a->describe = 1; break;
-        case OPT_PNG: a->png = optarg; break;
-        case OPT_FONT: a->font = optarg; break;
-        case OPT_JSON: a->json = optarg; break;
-        case OPT_CMAP:
-            if (output_parse_cmap(optarg, &a->cmap)) return EXIT_USAGE;
-            break;
-        case OPT_COLOR:
-            if (output_parse_color(optarg, &a->color)) return EXIT_USAGE;
-            break;
-        case OPT_MAXMEM:
-            if (cli_parse_bytes("--max-mem", optarg, &a->po.max_mem)) return EXIT_USAGE;
-            break;
-        case OPT_TOKENS: a->po.tokens = optarg; break;
-        case OPT_POSENC: a->posenc = 1; break;
-        case OPT_NO_PROJ: a->po.no_proj = 1; break;
-        case OPT_STREAM: a->stream = 1; break;
-        case OPT_TIME: a->time = 1; break;
-        case OPT_REPEAT:
-            if (cli_parse_long("--repeat", optarg, 1, 100, &a->repeat)) return EXIT_USAGE;
-            break;
-        case OPT_BLOCK:
-            if (cli_parse_long("--block", optarg, 1, 64, &a->block)) return EXIT_USAGE;
-            break;
-        case OPT_NAIVE: a->naive = 1; break;
-        case OPT_THREADS:
-            if (cli_parse_long("--threads", optarg, 1, 1024, &a->threads)) return EXIT_USAGE;
-            break;
-        case OPT_PERMUTE: a->permute = 1; break;
-        case OPT_PERMUTATION: a->permutation = optarg; break;
-        case OPT_SCALE_SWEEP: a->scale_sweep = 1; break;
-        case OPT_DIMS:
-            if (demo_parse_dims(optarg, &a->dims_from, &a->dims_to)) return EXIT_USAGE;
-            break;
-        case OPT_SAMPLES:
-            if (cli_parse_long("--samples", optarg, 2, 100000000L, &a->samples)) return EXIT_USAGE;
-            break;
-        default:
-            cli_error("internal error: option %d has no handler", opt);
-            return EXIT_RUNTIME;
-        }
-#undef SIZE_OPT
-    }
-    /* the demos (demo_attention.c): one at a time, each with the options it uses */
-    if (self) {
-        static const int sweep_only[] = {OPT_DIMS, OPT_SAMPLES, OPT_KV};
-        static const int not_sweep[] = {
-            'i', OPT_BATCH, OPT_QUERIES, OPT_HIDDENS, OPT_HEADS, OPT_VALID_LENS, OPT_FILL,
-            OPT_SCORE, OPT_SCORE_HIDDENS, OPT_BIAS, OPT_CAUSAL, OPT_DROPOUT, OPT_TRAIN,
-            OPT_EXPLAIN, OPT_DESCRIBE, OPT_CMAP, OPT_STREAM, OPT_BLOCK, OPT_NAIVE,
-            OPT_THREADS, OPT_TIME, OPT_REPEAT, OPT_TOKENS, OPT_POSENC, OPT_NO_PROJ,
-            OPT_PERMUTATION};
-        static const int not_permute[] = {OPT_CAUSAL, OPT_DROPOUT, OPT_TRAIN, OPT_EXPLAIN,
-                                          OPT_DESCRIBE, OPT_STREAM, OPT_BLOCK, OPT_TIME,
-                                          OPT_REPEAT};
-        size_t i;
-        if (a->permute && a->scale_sweep) {
-            cli_error("--permute and --scale-sweep are two different demos; give one");
-            return EXIT_USAGE;
-        }
-        for (i = 0; i < sizeof not_sweep / sizeof not_sweep[0]; i++)
-            if (a->scale_sweep && seen[not_sweep[i]]) {
-                cli_error("--%s cannot be used with --scale-sweep, which draws its own q and k "
-                          "(it takes --dims, --samples, --kv, --seed, --png, --json, --font, "
-                          "--max-mem)",
-                          cli_option_name(opts, not_sweep[i]));
-                return EXIT_USAGE;
-            }
-        for (i = 0; i < sizeof not_permute / sizeof not_permute[0]; i++)
-            if (a->permute && seen[not_permute[i]]) {
-                cli_error("--%s cannot be used with --permute, which compares two plain "
-                          "eval-mode runs of the layer", cli_option_name(opts, not_permute[i]));
-                return EXIT_USAGE;
-            }
-        for (i = 0; i < sizeof sweep_only / sizeof sweep_only[0]; i++)
-            if (!a->scale_sweep && seen[sweep_only[i]]) {
-                cli_error("--%s is for --scale-sweep%s", cli_option_name(opts, sweep_only[i]),
-                          sweep_only[i] == OPT_KV ? " (in self-attention the keys are the "
-                                                    "queries: --queries)" : "");
-                return EXIT_USAGE;
-            }
-        if (a->permutation && !a->permute) {
-            cli_error("--permutation is for --permute");
-            return EXIT_USAGE;
-        }
-        if (a->scale_sweep) {
-            if (!seen[OPT_DIMS]) {
-                a->dims_from = 1;
-                a->dims_to = 1024;
-            }
-            a->samples = seen[OPT_SAMPLES] ? a->samples : 10000;
-            a->po.kv = seen[OPT_KV] ? a->po.kv : 16;
-            if (a->po.kv < 2) {
-                cli_error("--kv: a softmax over one key is always 1; --scale-sweep needs 2 or "
-                          "more keys");
-                return EXIT_USAGE;
-            }
-            if (a->po.kv > a->samples) {
-                cli_error("--kv %ld needs at least as many --samples, got %ld: each softmax row "
-                          "takes --kv different keys from the samples", a->po.kv, a->samples);
-                return EXIT_USAGE;
-            }
-        }
-        if (a->permute) {
-            /* rows of ones are all alike, and permuting them changes nothing */
-            a->fill_default = !a->input && !a->po.tokens && !seen[OPT_FILL];
-            if (a->fill_default)
-                a->po.fill_random = 1;
-            /* no padding: it would not move with the tokens */
-            if (!a->po.tokens && !seen[OPT_VALID_LENS])
-                a->po.no_valid_lens = 1;
-        }
-    }
-    /* options that only make sense together, or not with a file */
-    if (a->input) {
-        static const int random_only[] = {OPT_BATCH, OPT_QUERIES, OPT_KV, OPT_FILL,
-                                          OPT_QUERY_SIZE, OPT_KEY_SIZE, OPT_VALUE_SIZE,
-                                          OPT_TOKENS};
-        size_t i;
-        for (i = 0; i < sizeof random_only / sizeof random_only[0]; i++)
-            if (seen[random_only[i]]) {
-                cli_error("--%s makes random inputs and cannot be used with --input",
-                          cli_option_name(opts, random_only[i]));
-                return EXIT_USAGE;
-            }
-    }
-    if (a->po.tokens && seen[OPT_FILL]) {
-        cli_error("--fill and --tokens both choose the inputs; give one");
+    status = opt_parse(self ? selfattn_options : multihead_options,
+                       self ? selfattn_rules : multihead_rules, argc, argv, a, &g);
+    if (status == OPT_HELP_ASKED)
+        *help = 1;
+    if (status != EXIT_OK)
+        return status == OPT_HELP_ASKED ? EXIT_OK : status;
+    a->po.seed = (unsigned long long)a->seed;
+    a->po.score = a->score ? SCORE_ADDITIVE : SCORE_DOT;
+    a->po.score_given = opt_is_given(&g, "score");
+    if (self && demo_defaults(a, &g) != EXIT_OK)
         return EXIT_USAGE;
-    }
-    if (a->po.no_proj && (seen[OPT_BIAS] || a->po.score_given)) {
-        cli_error("--no-proj uses identity projections without bias or additive scoring");
-        return EXIT_USAGE;
-    }
-    if (a->stream && (a->png || a->naive)) {
-        cli_error("--stream never stores the attention weights, which --%s needs",
-                  a->png ? "png" : "naive");
-        return EXIT_USAGE;
-    }
-    if (a->block && !(a->stream && a->explain)) {
-        cli_error("--block sets the key blocks of --stream --explain");
-        return EXIT_USAGE;
-    }
-    if (a->stream && a->po.score_given && a->po.score == SCORE_ADDITIVE) {
+    if (a->stream && a->po.score == SCORE_ADDITIVE) {
         cli_error("--stream computes dot-product scores only");
         return EXIT_USAGE;
     }
-    if (seen[OPT_SCORE_HIDDENS] && !(a->po.score_given && a->po.score == SCORE_ADDITIVE)) {
+    if (opt_is_given(&g, "score-hiddens") && a->po.score != SCORE_ADDITIVE) {
         cli_error("--score-hiddens is for --score additive");
         return EXIT_USAGE;
     }
-    /* the input file is never written: an output naming it is refused */
-    if (a->input && strcmp(a->input, "-") != 0) {
-        const char *outs[2] = {a->json, a->png}, *names[2] = {"json", "png"};
-        size_t i;
-        for (i = 0; i < 2; i++)
-            if (outs[i] && strcmp(outs[i], "-") != 0 && same_file(a->input, outs[i])) {
-                cli_error("--%s %s is the --input file, which attn never overwrites",
-                          names[i], outs[i]);
-                return EXIT_USAGE;
-            }
-    }
-    return EXIT_OK;
+    return input_kept(a);
 }
 
 /* ---- what a learner sees --------------------------------------------- */

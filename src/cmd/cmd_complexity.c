@@ -18,6 +18,7 @@
 #include "commands.h"
 #include "complexity.h"
 #include "json_writer.h"
+#include "options.h"
 #include "output.h"
 #include "render.h"
 #include "rng.h"
@@ -29,8 +30,98 @@
 #define MAX_K 1000L          /* kernel size */
 #define MAX_MEASURE_DIM 4096L
 #define MAX_REPS 101L
-#define MAX_SEED 2147483647L
 #define MAX_SWEEP 24         /* points: doubling from 1 to 10^6 gives 21 */
+
+struct cx_args {
+    long n, d, k, r;
+    int measure;
+    long sweep_from, sweep_to;
+    long mdim, reps, seed;
+    int wall;           /* --clock wall: fit and plot wall-clock time */
+    const char *png, *json, *font;
+    size_t max_mem;
+};
+
+/* --k and --r: 2 or more; 1 gets the reason rather than a range. */
+static int parse_width(const char *opt, const char *s, const char *why, long max, long *out)
+{
+    if (strcmp(s, "1") == 0) {
+        cli_error("%s 1: %s, so no stack of layers ever connects x_1 and x_n; use %s 2 or "
+                  "more", opt, why, opt);
+        return -1;
+    }
+    return cli_parse_long(opt, s, 2, max, out);
+}
+
+/* "64:4096" → FROM < TO. */
+static int parse_sweep(void *args, const char *s)
+{
+    struct cx_args *a = args;
+    const char *colon = strchr(s, ':');
+    char first[32];
+    size_t len = colon ? (size_t)(colon - s) : 0;
+    if (!colon || len == 0 || len >= sizeof first || colon[1] == '\0') {
+        cli_error("--sweep: expected FROM:TO like 64:4096, got '%s'", s);
+        return -1;
+    }
+    memcpy(first, s, len);
+    first[len] = '\0';
+    if (cli_parse_long("--sweep", first, 1, MAX_N, &a->sweep_from) ||
+        cli_parse_long("--sweep", colon + 1, 1, MAX_N, &a->sweep_to))
+        return -1;
+    if (a->sweep_from >= a->sweep_to) {
+        cli_error("--sweep: FROM must be less than TO, got '%s'", s);
+        return -1;
+    }
+    return 0;
+}
+
+static int parse_k(void *args, const char *s)
+{
+    return parse_width("--k", s, "a kernel of one position never connects two positions "
+                       "(output t reads only input t)", MAX_K, &((struct cx_args *)args)->k);
+}
+
+static int parse_r(void *args, const char *s)
+{
+    return parse_width("--r", s, "a window of one position lets each query see only itself",
+                       MAX_N, &((struct cx_args *)args)->r);
+}
+
+static const char *const clock_words[] = {"cpu", "wall", NULL};
+
+#define OPT_ARGS struct cx_args
+const struct opt complexity_options[] = {
+    OPT_INT('n', "n", n, "N", 1, MAX_N, "sequence length (default 100)"),
+    OPT_INT('d', "d", d, "D", 1, MAX_D, "channels = hidden units (default 512)"),
+    OPT_CALLBACK('k', "k", "K", parse_k, "convolution kernel size, 2 or more (default 3)"),
+    OPT_CALLBACK('r', "r", "R", parse_r,
+                 "restricted self-attention window, 2 or more\n"
+                 "(default 9)"),
+    OPT_FLAG(0, "measure", measure, "time the layers over --sweep and fit exponents"),
+    OPT_CALLBACK(0, "sweep", "FROM:TO", parse_sweep,
+                 "sequence lengths for --measure (default 64:4096)"),
+    OPT_INT(0, "measure-dim", mdim, "D", 1, MAX_MEASURE_DIM, "channels while measuring (default 64)"),
+    OPT_INT(0, "reps", reps, "N", 1, MAX_REPS,
+            "timed repetitions per layer and n, the median\n"
+            "is kept (default 5)"),
+    OPT_CHOICE(0, "clock", wall, "cpu|wall", clock_words, "the time shown and plotted (default cpu)"),
+    OPT_SEED(seed, "random input and weights for --measure (default 0)"),
+    OPT_PNG(png, "with --measure: time against n on log-log axes,\n"
+                 "one line per layer, fitted slopes in the legend"),
+    OPT_FONT(font),
+    OPT_JSON(json, "every figure: table, path lengths, crossovers and\n"
+                   "measurements; - for stdout"),
+    OPT_MAX_MEM(max_mem),
+    OPT_HELP(),
+    OPT_END(),
+};
+
+const struct opt_rule complexity_rules[] = {
+    OPT_NEEDS("sweep measure-dim reps clock seed png", "measure",
+              "--%s is for --measure, which is not given"),
+    OPT_RULES_END(),
+};
 
 void usage_complexity(FILE *f)
 {
@@ -67,29 +158,10 @@ void usage_complexity(FILE *f)
           "time, which a busy machine does not inflate; --clock wall shows and\n"
           "plots wall-clock time instead (both are always fitted). The layers run\n"
           "on one core; the default sweep takes about 20 s.\n"
-          "\n"
-          "Options:\n"
-          "  -n, --n N                sequence length (default 100)\n"
-          "  -d, --d D                channels = hidden units (default 512)\n"
-          "  -k, --k K                convolution kernel size, 2 or more (default 3)\n"
-          "  -r, --r R                restricted self-attention window, 2 or more\n"
-          "                           (default 9)\n"
-          "      --measure            time the layers over --sweep and fit exponents\n"
-          "      --sweep FROM:TO      sequence lengths for --measure (default 64:4096)\n"
-          "      --measure-dim D      channels while measuring (default 64)\n"
-          "      --reps N             timed repetitions per layer and n, the median\n"
-          "                           is kept (default 5)\n"
-          "      --clock cpu|wall     the time shown and plotted (default cpu)\n"
-          "      --seed N             random input and weights for --measure (default 0)\n"
-          "      --png FILE           with --measure: time against n on log-log axes,\n"
-          "                           one line per layer, fitted slopes in the legend\n"
-          "      --font FILE          font (.ttf, .otf, .ttc) for characters the built-in\n"
-          "                           DejaVu Sans lacks (as in selfattn's token labels)\n"
-          "      --json FILE          every figure: table, path lengths, crossovers and\n"
-          "                           measurements; - for stdout\n"
-          "      --max-mem BYTES      refuse runs needing more (default 4G)\n"
-          "  -h, --help               show this help\n"
-          "\n"
+          "\n",
+          f);
+    opt_usage(f, complexity_options);
+    fputs("\n"
           "Examples:\n"
           "  attn complexity\n"
           "  attn complexity --n 5 --k 3\n"
@@ -97,170 +169,6 @@ void usage_complexity(FILE *f)
           "  attn complexity --measure --png loglog.png\n"
           "  attn complexity --measure --sweep 128:2048 --measure-dim 32 --reps 3\n",
           f);
-}
-
-enum {
-    OPT_MEASURE = 256,
-    OPT_SWEEP,
-    OPT_MDIM,
-    OPT_REPS,
-    OPT_CLOCK,
-    OPT_SEED,
-    OPT_PNG,
-    OPT_JSON,
-    OPT_MAXMEM,
-    OPT_FONT,
-    OPT_END
-};
-
-static const struct option long_options[] = {
-    {"n", required_argument, NULL, 'n'},
-    {"d", required_argument, NULL, 'd'},
-    {"k", required_argument, NULL, 'k'},
-    {"r", required_argument, NULL, 'r'},
-    {"measure", no_argument, NULL, OPT_MEASURE},
-    {"sweep", required_argument, NULL, OPT_SWEEP},
-    {"measure-dim", required_argument, NULL, OPT_MDIM},
-    {"reps", required_argument, NULL, OPT_REPS},
-    {"clock", required_argument, NULL, OPT_CLOCK},
-    {"seed", required_argument, NULL, OPT_SEED},
-    {"png", required_argument, NULL, OPT_PNG},
-    {"json", required_argument, NULL, OPT_JSON},
-    {"max-mem", required_argument, NULL, OPT_MAXMEM},
-    {"font", required_argument, NULL, OPT_FONT},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
-};
-
-struct cx_args {
-    long n, d, k, r;
-    int measure;
-    long sweep_from, sweep_to;
-    long mdim, reps, seed;
-    int wall;           /* --clock wall: fit and plot wall-clock time */
-    const char *png, *json, *font;
-    size_t max_mem;
-    unsigned char seen[OPT_END];
-};
-
-/* --k and --r: 2 or more; 1 gets the reason rather than a range. */
-static int parse_width(const char *opt, const char *s, const char *why, long max, long *out)
-{
-    if (strcmp(s, "1") == 0) {
-        cli_error("%s 1: %s, so no stack of layers ever connects x_1 and x_n; use %s 2 or "
-                  "more", opt, why, opt);
-        return -1;
-    }
-    return cli_parse_long(opt, s, 2, max, out);
-}
-
-/* "64:4096" → FROM < TO. */
-static int parse_sweep(const char *s, struct cx_args *a)
-{
-    const char *colon = strchr(s, ':');
-    char first[32];
-    size_t len = colon ? (size_t)(colon - s) : 0;
-    if (!colon || len == 0 || len >= sizeof first || colon[1] == '\0') {
-        cli_error("--sweep: expected FROM:TO like 64:4096, got '%s'", s);
-        return -1;
-    }
-    memcpy(first, s, len);
-    first[len] = '\0';
-    if (cli_parse_long("--sweep", first, 1, MAX_N, &a->sweep_from) ||
-        cli_parse_long("--sweep", colon + 1, 1, MAX_N, &a->sweep_to))
-        return -1;
-    if (a->sweep_from >= a->sweep_to) {
-        cli_error("--sweep: FROM must be less than TO, got '%s'", s);
-        return -1;
-    }
-    return 0;
-}
-
-/* Parse argv into a; 0, or an exit status after printing the error. */
-static int parse_args(int argc, char **argv, struct cx_args *a, int *help)
-{
-    static const int measure_only[] = {OPT_SWEEP, OPT_MDIM, OPT_REPS, OPT_CLOCK, OPT_SEED,
-                                       OPT_PNG};
-    int opt, first = 1;
-    size_t i;
-
-    *help = 0;
-    a->n = 100;
-    a->d = 512;
-    a->k = 3;
-    a->r = 9;
-    a->sweep_from = 64;
-    a->sweep_to = 4096;
-    a->mdim = 64;
-    a->reps = 5;
-    a->max_mem = CLI_DEFAULT_MAX_MEM;
-
-    while ((opt = cli_getopt(argc, argv, ":hn:d:k:r:", long_options, a->seen, OPT_END, &first)) !=
-           -1) {
-        if (opt == CLI_OPT_ERROR)
-            return EXIT_USAGE;
-        switch (opt) {
-        case 'h': *help = 1; return EXIT_OK;
-        case 'n':
-            if (cli_parse_long("--n", optarg, 1, MAX_N, &a->n)) return EXIT_USAGE;
-            break;
-        case 'd':
-            if (cli_parse_long("--d", optarg, 1, MAX_D, &a->d)) return EXIT_USAGE;
-            break;
-        case 'k':
-            if (parse_width("--k", optarg,
-                            "a kernel of one position never connects two positions "
-                            "(output t reads only input t)", MAX_K, &a->k))
-                return EXIT_USAGE;
-            break;
-        case 'r':
-            if (parse_width("--r", optarg,
-                            "a window of one position lets each query see only itself",
-                            MAX_N, &a->r))
-                return EXIT_USAGE;
-            break;
-        case OPT_MEASURE: a->measure = 1; break;
-        case OPT_SWEEP:
-            if (parse_sweep(optarg, a)) return EXIT_USAGE;
-            break;
-        case OPT_MDIM:
-            if (cli_parse_long("--measure-dim", optarg, 1, MAX_MEASURE_DIM, &a->mdim))
-                return EXIT_USAGE;
-            break;
-        case OPT_REPS:
-            if (cli_parse_long("--reps", optarg, 1, MAX_REPS, &a->reps)) return EXIT_USAGE;
-            break;
-        case OPT_CLOCK:
-            if (strcmp(optarg, "cpu") == 0) {
-                a->wall = 0;
-            } else if (strcmp(optarg, "wall") == 0) {
-                a->wall = 1;
-            } else {
-                cli_error("--clock: expected cpu or wall, got '%s'", optarg);
-                return EXIT_USAGE;
-            }
-            break;
-        case OPT_SEED:
-            if (cli_parse_long("--seed", optarg, 0, MAX_SEED, &a->seed)) return EXIT_USAGE;
-            break;
-        case OPT_PNG: a->png = optarg; break;
-        case OPT_JSON: a->json = optarg; break;
-        case OPT_FONT: a->font = optarg; break;
-        case OPT_MAXMEM:
-            if (cli_parse_bytes("--max-mem", optarg, &a->max_mem)) return EXIT_USAGE;
-            break;
-        default:
-            cli_error("internal error: option %d has no handler", opt);
-            return EXIT_RUNTIME;
-        }
-    }
-    for (i = 0; i < sizeof measure_only / sizeof measure_only[0]; i++)
-        if (a->seen[measure_only[i]] && !a->measure) {
-            cli_error("--%s is for --measure, which is not given",
-                      cli_option_name(long_options, measure_only[i]));
-            return EXIT_USAGE;
-        }
-    return EXIT_OK;
 }
 
 /* ---- the table ------------------------------------------------------- */
@@ -704,6 +612,23 @@ static int write_json(FILE *f, const void *arg)
 
 /* ---- the command ----------------------------------------------------- */
 
+/* The defaults, then argv: EXIT_OK, OPT_HELP_ASKED, or EXIT_USAGE after
+ * printing the error. */
+static int parse_args(int argc, char **argv, struct cx_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->n = 100;
+    a->d = 512;
+    a->k = 3;
+    a->r = 9;
+    a->sweep_from = 64;
+    a->sweep_to = 4096;
+    a->mdim = 64;
+    a->reps = 5;
+    a->max_mem = CLI_DEFAULT_MAX_MEM;
+    return opt_parse(complexity_options, complexity_rules, argc, argv, a, NULL);
+}
+
 int cmd_complexity(int argc, char **argv)
 {
     struct cx_args a;
@@ -712,17 +637,16 @@ int cmd_complexity(int argc, char **argv)
     size_t total = 0, part;
     FILE *rep;
     text_font *font = NULL; /* --font's, for the figure */
-    int help, status, overflow;
+    int status, overflow;
     char what[160];
 
-    memset(&a, 0, sizeof a);
-    status = parse_args(argc, argv, &a, &help);
-    if (status != EXIT_OK)
-        return status;
-    if (help) {
+    status = parse_args(argc, argv, &a);
+    if (status == OPT_HELP_ASKED) {
         usage_complexity(stdout);
         return EXIT_OK;
     }
+    if (status != EXIT_OK)
+        return status;
 
     /* memory, up front: three (n,) sets for the dilated path, and with
      * --measure every buffer of the layers at the largest n */

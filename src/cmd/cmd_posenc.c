@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "json_writer.h"
+#include "options.h"
 #include "output.h"
 #include "posenc.h"
 #include "render.h"
@@ -24,151 +25,11 @@
 #define MAX_STEPS 1000000000000L
 #define MAX_COLS 16
 #define MAX_BINARY 65536L
-#define MAX_SEED 2147483647L
-
-void usage_posenc(FILE *f)
-{
-    fputs(
-        "usage: attn posenc [--dim D] [--steps N] [--base B] [OPTIONS]\n"
-        "\n"
-        "The sinusoidal positional encoding P (N positions × D dimensions) of\n"
-        "d2l's PositionalEncoding:\n"
-        "    P[i, 2j]   = sin(i / B^(2j/D))\n"
-        "    P[i, 2j+1] = cos(i / B^(2j/D))\n"
-        "Without an output option it prints P: a colour heatmap on a terminal,\n"
-        "aligned numbers otherwise.\n"
-        "\n"
-        "Layouts. The chapter interleaves sin and cos columns (--layout\n"
-        "interleaved, the default). --layout concat keeps the same frequencies in\n"
-        "two halves, the h = ceil(D/2) sin columns first, then the cos columns:\n"
-        "    P[i, j]   = sin(i / B^(2j/D))     j < h\n"
-        "    P[i, h+j] = cos(i / B^(2j/D))     j < D-h\n"
-        "Only the columns move: every output follows the layout, --check-relative\n"
-        "rotates the pair (P[i,j], P[i,h+j]), and P·Pᵀ is the same in both layouts\n"
-        "(a dot product does not depend on the order of the columns).\n"
-        "\n"
-        "RoPE. Rotary position embedding (--rope; RoFormer, GPT-NeoX, LLaMA) adds\n"
-        "nothing to the input: it turns a query or key x at position m pair by\n"
-        "pair by the angles m·ω_j, ω_j = 1/B^(2j/D), with the chapter's 2×2\n"
-        "rotation. Turning by m and then by n-m is turning by n, and rotations keep\n"
-        "dot products, so the score RoPE(q, m)·RoPE(k, n) = q·RoPE(k, n-m) depends\n"
-        "only on the offset n-m: the relative position that the chapter's rotation\n"
-        "shows in P is what attention sees. attn draws a unit query q and key k\n"
-        "(--seed), computes the scores S[m, n] for m, n < N in float32, and prints\n"
-        "how far S is from a function of n-m; --check-relative checks\n"
-        "RoPE(x, i+δ) = R(δ)·RoPE(x, i). The pairs are (x[2j], x[2j+1]) with\n"
-        "--layout interleaved (RoFormer) and (x[j], x[j+D/2]) with concat (the\n"
-        "rotate-half form of GPT-NeoX and LLaMA). D must be even. --png draws S,\n"
-        "--json writes q, k and S; --plot, --cols, --binary, --similarity and\n"
-        "--naive are for P and not taken with --rope.\n"
-        "\n",
-        f);
-    fprintf(f,
-        "Options:\n"
-        "  -d, --dim D              encoding dimension, odd allowed (default 32)\n"
-        "  -n, --steps N            positions 0 … N-1 (default 60)\n"
-        "      --base B             the base of the frequencies (default 10000)\n"
-        "      --layout L           interleaved (the chapter's: sin, cos, sin, …;\n"
-        "                           default) or concat (sin half, then cos half)\n"
-        "      --rope               rotary position embedding: a query and a key\n"
-        "                           turned to every position, and their scores S\n"
-        "                           (N × N), instead of P\n"
-        "      --seed N             the query and key of --rope (default 0)\n"
-        "      --png FILE           heatmap of P as in the chapter (rows = position);\n"
-        "                           with --rope of S (rows = query position)\n"
-        "      --plot FILE          columns of P against position (the chapter's\n"
-        "                           figure of columns 6-9)\n"
-        "      --cols LIST          columns for --plot: 6-9, or 0,1,4-5 (default 6-9,\n"
-        "                           or the first four when D < 10)\n"
-        "      --binary N           the chapter's table of 0 … N-1 in binary\n"
-        "      --check-relative DELTA | FROM:TO\n"
-        "                           rotate each pair (P[i,2j], P[i,2j+1]) by the\n"
-        "                           2×2 matrix for offset DELTA and print the largest\n"
-        "                           difference from (P[i+DELTA,2j], P[i+DELTA,2j+1]);\n"
-        "                           with --rope, R(DELTA)·RoPE(x, i) against\n"
-        "                           RoPE(x, i+DELTA)\n"
-        "      --similarity FILE    heatmap of P·Pᵀ: it depends only on the offset\n"
-        "                           (and not on the layout)\n"
-        "      --json FILE          {\"command\",\"layout\",\"dim\",\"steps\",\"base\",\"P\"};\n"
-        "                           with --rope {\"command\",\"rope\",\"layout\",\"dim\",\n"
-        "                           \"steps\",\"base\",\"seed\",\"q\",\"k\",\"scores\",\n"
-        "                           \"max_offset_error\"}; - is stdout\n"
-        "      --cmap NAME          colormap for heatmaps: %s (default Blues)\n"
-        "      --font FILE          font (.ttf, .otf, .ttc) for characters the built-in\n"
-        "                           DejaVu Sans lacks (as in selfattn's token labels)\n"
-        "      --numbers            print P (or S) as numbers even on a colour terminal\n"
-        "      --naive              compute every entry with sin and cos (the default\n"
-        "                           rotates row i into row i+1, the chapter's\n"
-        "                           relative-position matrix, with fresh sin/cos\n"
-        "                           every 256 rows; the two agree to float32)\n"
-        "      --color WHEN         colour on the terminal: auto, always, never\n"
-        "                           (default auto; NO_COLOR turns auto off)\n"
-        "      --max-mem BYTES      refuse runs needing more (default 4G)\n"
-        "  -h, --help               show this help\n"
-        "\n",
-        cmap_names());
-    fputs(
-        "Examples:\n"
-        "  attn posenc --dim 32 --steps 60 --png out.png\n"
-        "  attn posenc --plot cols.png --cols 6-9\n"
-        "  attn posenc --binary 8\n"
-        "  attn posenc --steps 100 --check-relative 1:50\n"
-        "  attn posenc --layout concat --dim 32 --steps 60 --png concat.png\n"
-        "  attn posenc --layout concat --steps 100 --check-relative 1:50\n"
-        "  attn posenc --rope --steps 100 --check-relative 1:50\n"
-        "  attn posenc --rope --layout concat --png rope.png --seed 3\n",
-        f);
-}
-
-enum {
-    OPT_BASE = 256,
-    OPT_LAYOUT,
-    OPT_ROPE,
-    OPT_SEED,
-    OPT_PNG,
-    OPT_PLOT,
-    OPT_COLS,
-    OPT_BINARY,
-    OPT_CHECK,
-    OPT_SIMILARITY,
-    OPT_JSON,
-    OPT_CMAP,
-    OPT_NUMBERS,
-    OPT_NAIVE,
-    OPT_COLOR,
-    OPT_MAXMEM,
-    OPT_FONT,
-    OPT_END
-};
-
-static const struct option long_options[] = {
-    {"dim", required_argument, NULL, 'd'},
-    {"steps", required_argument, NULL, 'n'},
-    {"base", required_argument, NULL, OPT_BASE},
-    {"layout", required_argument, NULL, OPT_LAYOUT},
-    {"rope", no_argument, NULL, OPT_ROPE},
-    {"seed", required_argument, NULL, OPT_SEED},
-    {"png", required_argument, NULL, OPT_PNG},
-    {"plot", required_argument, NULL, OPT_PLOT},
-    {"cols", required_argument, NULL, OPT_COLS},
-    {"binary", required_argument, NULL, OPT_BINARY},
-    {"check-relative", required_argument, NULL, OPT_CHECK},
-    {"similarity", required_argument, NULL, OPT_SIMILARITY},
-    {"json", required_argument, NULL, OPT_JSON},
-    {"cmap", required_argument, NULL, OPT_CMAP},
-    {"numbers", no_argument, NULL, OPT_NUMBERS},
-    {"naive", no_argument, NULL, OPT_NAIVE},
-    {"color", required_argument, NULL, OPT_COLOR},
-    {"max-mem", required_argument, NULL, OPT_MAXMEM},
-    {"font", required_argument, NULL, OPT_FONT},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
-};
 
 struct posenc_args {
     long dim, steps;
     double base;
-    posenc_layout layout;
+    int layout;                    /* posenc_layout: the index in layout_names */
     int rope;                      /* --rope: scores of a rotated query and key */
     long seed;
     const char *png, *plot, *similarity, *json;
@@ -180,13 +41,15 @@ struct posenc_args {
     const attn_cmap *cmap;
     int numbers;
     int naive;
-    term_color_mode color;
+    int color;                     /* term_color_mode */
     size_t max_mem;
 };
 
+
 /* "6-9" or "0,1,4-5" → column indices (checked against D later). */
-static int parse_cols(const char *s, struct posenc_args *a)
+static int parse_cols(void *args, const char *s)
 {
+    struct posenc_args *a = args;
     const char *p = s;
     a->ncols = 0;
     for (;;) {
@@ -225,13 +88,15 @@ bad:
 }
 
 /* "5" or "1:50" → an offset or a range of offsets. */
-static int parse_check(const char *s, struct posenc_args *a)
+static int parse_check(void *args, const char *s)
 {
+    struct posenc_args *a = args;
     const char *colon = strchr(s, ':');
     if (!colon) {
         if (cli_parse_long("--check-relative", s, -MAX_STEPS, MAX_STEPS, &a->check_from))
             return -1;
         a->check_to = a->check_from;
+        a->check = 1;
         return 0;
     }
     {
@@ -253,101 +118,143 @@ static int parse_check(const char *s, struct posenc_args *a)
             return -1;
         }
     }
+    a->check = 1;
     return 0;
 }
 
-/* Parse argv into a; 0, or an exit status after printing the error. */
-static int parse_args(int argc, char **argv, struct posenc_args *a, int *help)
-{
-    unsigned char seen[OPT_END] = {0};
-    int opt, first = 1;
 
-    *help = 0;
+/* the words of --layout, in the order of posenc_layout */
+static const char *const layout_names[] = {"interleaved", "concat", NULL};
+
+#define OPT_ARGS struct posenc_args
+const struct opt posenc_options[] = {
+    OPT_INT('d', "dim", dim, "D", 1, MAX_DIM, "encoding dimension, odd allowed (default 32)"),
+    OPT_INT('n', "steps", steps, "N", 1, MAX_STEPS, "positions 0 … N-1 (default 60)"),
+    OPT_REAL(0, "base", base, "B", 1e-300, 1e300, "the base of the frequencies (default 10000)"),
+    OPT_CHOICE(0, "layout", layout, "L", layout_names,
+               "interleaved (the chapter's: sin, cos, sin, …;\n"
+               "default) or concat (sin half, then cos half)"),
+    OPT_FLAG(0, "rope", rope,
+             "rotary position embedding: a query and a key\n"
+             "turned to every position, and their scores S\n"
+             "(N × N), instead of P"),
+    OPT_SEED(seed, "the query and key of --rope (default 0)"),
+    OPT_PNG(png, "heatmap of P as in the chapter (rows = position);\n"
+                 "with --rope of S (rows = query position)"),
+    OPT_FILE(0, "plot", plot,
+             "columns of P against position (the chapter's\n"
+             "figure of columns 6-9)"),
+    OPT_CALLBACK(0, "cols", "LIST", parse_cols,
+                 "columns for --plot: 6-9, or 0,1,4-5 (default 6-9,\n"
+                 "or the first four when D < 10)"),
+    OPT_INT(0, "binary", binary, "N", 1, MAX_BINARY, "the chapter's table of 0 … N-1 in binary"),
+    OPT_CALLBACK(0, "check-relative", "DELTA | FROM:TO", parse_check,
+                 "rotate each pair (P[i,2j], P[i,2j+1]) by the\n"
+                 "2×2 matrix for offset DELTA and print the largest\n"
+                 "difference from (P[i+DELTA,2j], P[i+DELTA,2j+1]);\n"
+                 "with --rope, R(DELTA)·RoPE(x, i) against\n"
+                 "RoPE(x, i+DELTA)"),
+    OPT_FILE(0, "similarity", similarity,
+             "heatmap of P·Pᵀ: it depends only on the offset\n"
+             "(and not on the layout)"),
+    OPT_JSON(json, "{\"command\",\"layout\",\"dim\",\"steps\",\"base\",\"P\"};\n"
+                   "with --rope {\"command\",\"rope\",\"layout\",\"dim\",\n"
+                   "\"steps\",\"base\",\"seed\",\"q\",\"k\",\"scores\",\n"
+                   "\"max_offset_error\"}; - is stdout"),
+    OPT_CMAP(cmap, "Blues"),
+    OPT_FONT(font),
+    OPT_FLAG(0, "numbers", numbers, "print P (or S) as numbers even on a colour terminal"),
+    OPT_FLAG(0, "naive", naive,
+             "compute every entry with sin and cos (the default\n"
+             "rotates row i into row i+1, the chapter's\n"
+             "relative-position matrix, with fresh sin/cos\n"
+             "every 256 rows; the two agree to float32)"),
+    OPT_COLOR(color),
+    OPT_MAX_MEM(max_mem),
+    OPT_HELP(),
+    OPT_END(),
+};
+
+/* --rope shows a rotated query and key, not P: the outputs of P are refused */
+const struct opt_rule posenc_rules[] = {
+    OPT_CONFLICTS("rope", "plot cols binary similarity naive",
+                  "--%s is for the encoding P and cannot be used with --rope"),
+    OPT_NEEDS("seed", "rope", "--seed draws the query and key of --rope, which is not given"),
+    OPT_NEEDS("cols", "plot", "--cols chooses columns for --plot, which is not given"),
+    OPT_RULES_END(),
+};
+
+void usage_posenc(FILE *f)
+{
+    fputs(
+        "usage: attn posenc [--dim D] [--steps N] [--base B] [OPTIONS]\n"
+        "\n"
+        "The sinusoidal positional encoding P (N positions × D dimensions) of\n"
+        "d2l's PositionalEncoding:\n"
+        "    P[i, 2j]   = sin(i / B^(2j/D))\n"
+        "    P[i, 2j+1] = cos(i / B^(2j/D))\n"
+        "Without an output option it prints P: a colour heatmap on a terminal,\n"
+        "aligned numbers otherwise.\n"
+        "\n"
+        "Layouts. The chapter interleaves sin and cos columns (--layout\n"
+        "interleaved, the default). --layout concat keeps the same frequencies in\n"
+        "two halves, the h = ceil(D/2) sin columns first, then the cos columns:\n"
+        "    P[i, j]   = sin(i / B^(2j/D))     j < h\n"
+        "    P[i, h+j] = cos(i / B^(2j/D))     j < D-h\n"
+        "Only the columns move: every output follows the layout, --check-relative\n"
+        "rotates the pair (P[i,j], P[i,h+j]), and P·Pᵀ is the same in both layouts\n"
+        "(a dot product does not depend on the order of the columns).\n"
+        "\n"
+        "RoPE. Rotary position embedding (--rope; RoFormer, GPT-NeoX, LLaMA) adds\n"
+        "nothing to the input: it turns a query or key x at position m pair by\n"
+        "pair by the angles m·ω_j, ω_j = 1/B^(2j/D), with the chapter's 2×2\n"
+        "rotation. Turning by m and then by n-m is turning by n, and rotations keep\n"
+        "dot products, so the score RoPE(q, m)·RoPE(k, n) = q·RoPE(k, n-m) depends\n"
+        "only on the offset n-m: the relative position that the chapter's rotation\n"
+        "shows in P is what attention sees. attn draws a unit query q and key k\n"
+        "(--seed), computes the scores S[m, n] for m, n < N in float32, and prints\n"
+        "how far S is from a function of n-m; --check-relative checks\n"
+        "RoPE(x, i+δ) = R(δ)·RoPE(x, i). The pairs are (x[2j], x[2j+1]) with\n"
+        "--layout interleaved (RoFormer) and (x[j], x[j+D/2]) with concat (the\n"
+        "rotate-half form of GPT-NeoX and LLaMA). D must be even. --png draws S,\n"
+        "--json writes q, k and S; --plot, --cols, --binary, --similarity and\n"
+        "--naive are for P and not taken with --rope.\n"
+        "\n",
+        f);
+    opt_usage(f, posenc_options);
+    fputc('\n', f);
+    fputs(
+        "Examples:\n"
+        "  attn posenc --dim 32 --steps 60 --png out.png\n"
+        "  attn posenc --plot cols.png --cols 6-9\n"
+        "  attn posenc --binary 8\n"
+        "  attn posenc --steps 100 --check-relative 1:50\n"
+        "  attn posenc --layout concat --dim 32 --steps 60 --png concat.png\n"
+        "  attn posenc --layout concat --steps 100 --check-relative 1:50\n"
+        "  attn posenc --rope --steps 100 --check-relative 1:50\n"
+        "  attn posenc --rope --layout concat --png rope.png --seed 3\n",
+        f);
+}
+
+
+/* Parse argv into a; EXIT_OK, OPT_HELP_ASKED, or an exit status after
+ * printing the error. */
+static int parse_args(int argc, char **argv, struct posenc_args *a)
+{
+    int status;
+
     a->dim = 32;
     a->steps = 60;
     a->base = 10000.0;
     a->cmap = cmap_find("Blues");
     a->color = TERM_COLOR_AUTO;
     a->max_mem = CLI_DEFAULT_MAX_MEM;
-
     a->layout = POSENC_INTERLEAVED;
-
-    while ((opt = cli_getopt(argc, argv, ":hd:n:", long_options, seen, OPT_END, &first)) != -1) {
-        if (opt == CLI_OPT_ERROR)
-            return EXIT_USAGE;
-        switch (opt) {
-        case 'h': *help = 1; return EXIT_OK;
-        case 'd':
-            if (cli_parse_long("--dim", optarg, 1, MAX_DIM, &a->dim)) return EXIT_USAGE;
-            break;
-        case 'n':
-            if (cli_parse_long("--steps", optarg, 1, MAX_STEPS, &a->steps)) return EXIT_USAGE;
-            break;
-        case OPT_BASE:
-            if (cli_parse_double("--base", optarg, 1e-300, 1e300, &a->base)) return EXIT_USAGE;
-            break;
-        case OPT_LAYOUT:
-            if (strcmp(optarg, "interleaved") == 0) {
-                a->layout = POSENC_INTERLEAVED;
-            } else if (strcmp(optarg, "concat") == 0) {
-                a->layout = POSENC_CONCAT;
-            } else {
-                cli_error("--layout: expected interleaved or concat, got '%s'", optarg);
-                return EXIT_USAGE;
-            }
-            break;
-        case OPT_ROPE: a->rope = 1; break;
-        case OPT_SEED:
-            if (cli_parse_long("--seed", optarg, 0, MAX_SEED, &a->seed)) return EXIT_USAGE;
-            break;
-        case OPT_PNG: a->png = optarg; break;
-        case OPT_PLOT: a->plot = optarg; break;
-        case OPT_SIMILARITY: a->similarity = optarg; break;
-        case OPT_JSON: a->json = optarg; break;
-        case OPT_FONT: a->font = optarg; break;
-        case OPT_COLS:
-            if (parse_cols(optarg, a)) return EXIT_USAGE;
-            break;
-        case OPT_BINARY:
-            if (cli_parse_long("--binary", optarg, 1, MAX_BINARY, &a->binary)) return EXIT_USAGE;
-            break;
-        case OPT_CHECK:
-            if (parse_check(optarg, a)) return EXIT_USAGE;
-            a->check = 1;
-            break;
-        case OPT_CMAP:
-            if (output_parse_cmap(optarg, &a->cmap)) return EXIT_USAGE;
-            break;
-        case OPT_NUMBERS: a->numbers = 1; break;
-        case OPT_NAIVE: a->naive = 1; break;
-        case OPT_COLOR:
-            if (output_parse_color(optarg, &a->color)) return EXIT_USAGE;
-            break;
-        case OPT_MAXMEM:
-            if (cli_parse_bytes("--max-mem", optarg, &a->max_mem)) return EXIT_USAGE;
-            break;
-        default:
-            cli_error("internal error: option %d has no handler", opt);
-            return EXIT_RUNTIME;
-        }
-    }
-    /* --rope shows a rotated query and key, not P: the outputs of P are refused */
-    if (a->rope) {
-        static const int p_only[] = {OPT_PLOT, OPT_COLS, OPT_BINARY, OPT_SIMILARITY, OPT_NAIVE};
-        size_t i;
-        for (i = 0; i < sizeof p_only / sizeof p_only[0]; i++)
-            if (seen[p_only[i]]) {
-                cli_error("--%s is for the encoding P and cannot be used with --rope",
-                          cli_option_name(long_options, p_only[i]));
-                return EXIT_USAGE;
-            }
-        if (a->dim % 2) {
-            cli_error("--rope turns dimensions in pairs and needs an even --dim, got %ld",
-                      a->dim);
-            return EXIT_USAGE;
-        }
-    } else if (seen[OPT_SEED]) {
-        cli_error("--seed draws the query and key of --rope, which is not given");
+    status = opt_parse(posenc_options, posenc_rules, argc, argv, a, NULL);
+    if (status != EXIT_OK)
+        return status;
+    if (a->rope && a->dim % 2) {
+        cli_error("--rope turns dimensions in pairs and needs an even --dim, got %ld", a->dim);
         return EXIT_USAGE;
     }
     return EXIT_OK;
@@ -698,158 +605,180 @@ done:
     return status;
 }
 
-int cmd_posenc(int argc, char **argv)
+/* The values that depend on each other: --cols against --dim (and the
+ * chapter's columns 6-9 for --plot by default), --check-relative against
+ * --dim and --steps. */
+static int check_values(struct posenc_args *a)
 {
-    struct posenc_args a;
-    size_t N, D, pbytes = 0, sbytes = 0, total = 0;
-    float *P = NULL; /* (N, D) */
-    float *S = NULL; /* (N, N), only for --similarity */
-    FILE *rep;       /* reports go to stdout unless the JSON does */
-    text_font *font = NULL; /* --font's, for the figures */
-    int help, status, overflow, store_P;
-    char what[160];
-
-    memset(&a, 0, sizeof a);
-    status = parse_args(argc, argv, &a, &help);
-    if (status != EXIT_OK)
-        return status;
-    if (help) {
-        usage_posenc(stdout);
-        return EXIT_OK;
+    size_t D = (size_t)a->dim;
+    if (a->plot && a->ncols == 0) {
+        size_t first = D >= 10 ? 6 : 0;
+        for (size_t c = first; c < D && c < first + 4; c++)
+            a->cols[a->ncols++] = c;
     }
-    N = (size_t)a.steps;
-    D = (size_t)a.dim;
-
-    /* columns for --plot: the chapter's 6-9, or what exists */
-    if (a.plot && a.ncols == 0) {
-        size_t first = D >= 10 ? 6 : 0, c;
-        for (c = first; c < D && c < first + 4; c++)
-            a.cols[a.ncols++] = c;
-    }
-    if (a.ncols) {
-        size_t s;
-        if (!a.plot) {
-            cli_error("--cols chooses columns for --plot, which is not given");
+    for (size_t s = 0; s < a->ncols; s++)
+        if (a->cols[s] >= D) {
+            cli_error("--cols: column %zu does not exist for --dim %zu (columns 0 … %zu)",
+                      a->cols[s], D, D - 1);
             return EXIT_USAGE;
         }
-        for (s = 0; s < a.ncols; s++)
-            if (a.cols[s] >= D) {
-                cli_error("--cols: column %zu does not exist for --dim %zu (columns 0 … %zu)",
-                          a.cols[s], D, D - 1);
-                return EXIT_USAGE;
-            }
-    }
-
-    if (a.check && D < 2) {
+    if (a->check && D < 2) {
         cli_error("--check-relative: --dim %zu has no (sin, cos) column pair to rotate", D);
         return EXIT_USAGE;
     }
-    if (a.check && (a.check_from <= -a.steps || a.check_to >= a.steps)) {
+    if (a->check && (a->check_from <= -a->steps || a->check_to >= a->steps)) {
         cli_error("--check-relative: offsets must lie between %ld and %ld for --steps %ld",
-                  1 - a.steps, a.steps - 1, a.steps);
+                  1 - a->steps, a->steps - 1, a->steps);
         return EXIT_USAGE;
     }
-    if (a.rope)
-        return run_rope(&a);
+    return EXIT_OK;
+}
 
-    /* memory: P, then P·Pᵀ and the figures (bounded by ~1000 px panels) */
-    /* P is stored unless a heatmap is all that is asked for: then its rows
-     * are made as the figure reads them (the estimate counts P all the
-     * same: the work grows with it) */
-    store_P = a.json || a.plot || a.similarity || a.check || !a.png || a.naive;
-    overflow = size_mul(N, D, &pbytes) || size_mul(pbytes, sizeof(float), &pbytes);
-    if (!overflow && a.similarity)
+/* Whether P is stored: unless a heatmap is all that is asked for, when
+ * its rows are made as the figure reads them. */
+static int stores_P(const struct posenc_args *a)
+{
+    return a->json || a->plot || a->similarity || a->check || !a->png || a->naive;
+}
+
+/* Refuse a run over --max-mem: P, then P·Pᵀ and the figures (bounded by
+ * ~1000 px panels). The estimate counts P even when it is not stored: the
+ * work grows with it. */
+static int check_memory(const struct posenc_args *a)
+{
+    size_t N = (size_t)a->steps, D = (size_t)a->dim, pbytes = 0, sbytes = 0, total = 0;
+    char what[160];
+    int overflow = size_mul(N, D, &pbytes) || size_mul(pbytes, sizeof(float), &pbytes);
+    if (!overflow && a->similarity)
         overflow = size_mul(N, N, &sbytes) || size_mul(sbytes, sizeof(float), &sbytes);
-    if (!overflow && a.plot)
-        overflow = size_mul(N, (a.ncols + 1) * sizeof(double), &total);
+    if (!overflow && a->plot)
+        overflow = size_mul(N, (a->ncols + 1) * sizeof(double), &total);
     overflow = overflow || size_add(total, pbytes, &total) || size_add(total, sbytes, &total) ||
                size_add(total, (size_t)32 << 20, &total);
-    snprintf(what, sizeof what, "--steps %ld --dim %ld%s", a.steps, a.dim,
-             a.similarity ? " with --similarity" : "");
-    if (cli_check_mem(what, total, overflow, a.max_mem, NULL))
-        return EXIT_RUNTIME;
+    snprintf(what, sizeof what, "--steps %ld --dim %ld%s", a->steps, a->dim,
+             a->similarity ? " with --similarity" : "");
+    return cli_check_mem(what, total, overflow, a->max_mem, NULL) ? EXIT_RUNTIME : EXIT_OK;
+}
 
-    P = store_P ? big_floats(pbytes) : NULL;
-    if (store_P && !P) {
-        cli_error("out of memory for P (%zu × %zu)", N, D);
+/* --png: the heatmap of P, from P or (P NULL) row by row. */
+static int png_P(const struct posenc_args *a, const float *P, text_font *font, FILE *rep)
+{
+    size_t N = (size_t)a->steps, D = (size_t)a->dim;
+    char title[96], what[160];
+    heat_panel panel = {P, N, D, NULL, NULL, NULL};
+    posenc_rows rows;
+    int status;
+    if (a->layout == POSENC_CONCAT) {
+        snprintf(title, sizeof title, "Positional encoding (%zu × %zu), sin half | cos half", N,
+                 D);
+        snprintf(what, sizeof what, "heatmap of P (concat layout), %zu × %zu", N, D);
+    } else {
+        snprintf(title, sizeof title, "Positional encoding (%zu × %zu)", N, D);
+        snprintf(what, sizeof what, "heatmap of P, %zu × %zu", N, D);
+    }
+    if (!P) {
+        if (posenc_rows_init(&rows, D, a->base, a->layout) != 0) {
+            cli_error("out of memory for the rows of P");
+            return EXIT_RUNTIME;
+        }
+        panel.row = posenc_row;
+        panel.row_ctx = &rows;
+    }
+    /* the colour scale is sin and cos's range, −1 … 1 */
+    status = heatmap_file(a->png, &panel, title, "Column (encoding dimension)", "Row (position)",
+                          a->cmap, -1.0, 1.0, font, rep, what);
+    if (!P)
+        posenc_rows_free(&rows);
+    return status;
+}
+
+/* --similarity: the heatmap of P·Pᵀ. */
+static int png_similarity(const struct posenc_args *a, const float *P, text_font *font,
+                          FILE *rep)
+{
+    size_t N = (size_t)a->steps, D = (size_t)a->dim;
+    float *S = malloc(N * N * sizeof *S); /* (N, N); the size passed check_memory */
+    char what[160];
+    int status;
+    if (!S) {
+        cli_error("out of memory for P·Pᵀ (%zu × %zu)", N, N);
         return EXIT_RUNTIME;
     }
-    if (store_P && a.naive)
-        posenc_fill_layout(P, N, D, a.base, a.layout); /* sin and cos of every angle */
-    else if (store_P)
-        posenc_fill_fast(P, N, D, a.base, a.layout);   /* row by row, by rotation */
+    posenc_similarity(S, P, N, D);
+    snprintf(what, sizeof what, "heatmap of P·Pᵀ, %zu × %zu", N, N);
+    heat_panel spanel = {S, N, N, NULL, NULL, NULL};
+    status = heatmap_file(a->similarity, &spanel, "P·Pᵀ (dot products of positions)",
+                          "Position k", "Position i", a->cmap, NAN, NAN, font, rep, what);
+    free(S);
+    return status;
+}
 
+/* What is printed first, then the files written, each named. */
+static int outputs(const struct posenc_args *a, const float *P, text_font *font)
+{
+    FILE *rep = output_report_stream(a->json);
+    char what[160];
+    int status = EXIT_OK;
+    if (a->binary)
+        print_binary(rep, a->binary);
+    if (a->check)
+        print_check(rep, a, P, NULL);
+    if (a->json) {
+        struct json_ctx ctx = {a, P};
+        snprintf(what, sizeof what, "P as JSON, %ld × %ld", a->steps, a->dim);
+        status = output_json(a->json, write_json, &ctx, rep, what);
+    }
+    if (status == EXIT_OK && a->png)
+        status = png_P(a, stores_P(a) ? P : NULL, font, rep);
+    if (status == EXIT_OK && a->plot)
+        status = plot_file(a, P, font, rep);
+    if (status == EXIT_OK && a->similarity)
+        status = png_similarity(a, P, font, rep);
+    if (!a->json && !a->png && !a->plot && !a->similarity && !a->binary && !a->check)
+        print_view(a, P);
+    return status;
+}
+
+int cmd_posenc(int argc, char **argv)
+{
+    struct posenc_args a;
+    size_t N, D;
+    float *P = NULL; /* (N, D), unless only a heatmap is asked for */
+    text_font *font = NULL; /* --font's, for the figures */
+    int status;
+
+    memset(&a, 0, sizeof a);
+    status = parse_args(argc, argv, &a);
+    if (status == OPT_HELP_ASKED) {
+        usage_posenc(stdout);
+        return EXIT_OK;
+    }
+    if (status == EXIT_OK)
+        status = check_values(&a);
+    if (status != EXIT_OK)
+        return status;
+    if (a.rope)
+        return run_rope(&a);
+    if (check_memory(&a) != EXIT_OK)
+        return EXIT_RUNTIME;
+
+    N = (size_t)a.steps;
+    D = (size_t)a.dim;
+    if (stores_P(&a)) {
+        P = big_floats(N * D * sizeof *P);
+        if (!P) {
+            cli_error("out of memory for P (%zu × %zu)", N, D);
+            return EXIT_RUNTIME;
+        }
+        if (a.naive)
+            posenc_fill_layout(P, N, D, a.base, a.layout); /* sin and cos of every angle */
+        else
+            posenc_fill_fast(P, N, D, a.base, a.layout);   /* row by row, by rotation */
+    }
     /* --font, read and checked before the outputs */
     status = output_font_open(a.font, &font);
-    if (status != EXIT_OK)
-        goto done;
-    rep = output_report_stream(a.json);
-
-    /* what is printed first, then the files written, each named */
-    if (a.binary)
-        print_binary(rep, a.binary);
-    if (a.check)
-        print_check(rep, &a, P, NULL);
-    if (a.json) {
-        struct json_ctx ctx = {&a, P};
-        snprintf(what, sizeof what, "P as JSON, %zu × %zu", N, D);
-        status = output_json(a.json, write_json, &ctx, rep, what);
-        if (status != EXIT_OK)
-            goto done;
-    }
-    if (a.png) {
-        char title[96];
-        if (a.layout == POSENC_CONCAT) {
-            snprintf(title, sizeof title, "Positional encoding (%zu × %zu), sin half | cos half",
-                     N, D);
-            snprintf(what, sizeof what, "heatmap of P (concat layout), %zu × %zu", N, D);
-        } else {
-            snprintf(title, sizeof title, "Positional encoding (%zu × %zu)", N, D);
-            snprintf(what, sizeof what, "heatmap of P, %zu × %zu", N, D);
-        }
-        heat_panel panel = {P, N, D, NULL, NULL, NULL};
-        posenc_rows rows;
-        if (!store_P) {
-            if (posenc_rows_init(&rows, D, a.base, a.layout) != 0) {
-                cli_error("out of memory for the rows of P");
-                status = EXIT_RUNTIME;
-                goto done;
-            }
-            panel.row = posenc_row;
-            panel.row_ctx = &rows;
-        }
-        /* the colour scale is sin and cos's range, −1 … 1 */
-        status = heatmap_file(a.png, &panel, title, "Column (encoding dimension)",
-                              "Row (position)", a.cmap, -1.0, 1.0, font, rep, what);
-        if (!store_P)
-            posenc_rows_free(&rows);
-        if (status != EXIT_OK)
-            goto done;
-    }
-    if (a.plot) {
-        status = plot_file(&a, P, font, rep);
-        if (status != EXIT_OK)
-            goto done;
-    }
-    if (a.similarity) {
-        S = malloc(sbytes);
-        if (!S) {
-            cli_error("out of memory for P·Pᵀ (%zu × %zu)", N, N);
-            status = EXIT_RUNTIME;
-            goto done;
-        }
-        posenc_similarity(S, P, N, D);
-        snprintf(what, sizeof what, "heatmap of P·Pᵀ, %zu × %zu", N, N);
-        heat_panel spanel = {S, N, N, NULL, NULL, NULL};
-        status = heatmap_file(a.similarity, &spanel, "P·Pᵀ (dot products of positions)",
-                              "Position k", "Position i", a.cmap, NAN, NAN, font, rep, what);
-        if (status != EXIT_OK)
-            goto done;
-    }
-    if (!a.json && !a.png && !a.plot && !a.similarity && !a.binary && !a.check)
-        print_view(&a, P);
-done:
-    free(S);
+    if (status == EXIT_OK)
+        status = outputs(&a, P, font);
     free(P);
     output_font_close(font);
     return status;

@@ -15,6 +15,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "options.h"
 #include "output.h"
 #include "term.h"
 #include "checked.h"
@@ -129,16 +130,48 @@ static const struct tour_step steps[] = {
 
 #define NSTEPS (sizeof steps / sizeof steps[0])
 
-/* The commands a run may call, and whether they take --color. */
-static const struct {
-    const char *name;
-    int (*run)(int argc, char **argv);
-    int takes_color;
-} tour_commands[] = {
-    {"multihead", cmd_multihead, 1},
-    {"selfattn", cmd_selfattn, 1},
-    {"posenc", cmd_posenc, 1},
-    {"complexity", cmd_complexity, 0},
+struct tour_args {
+    const char *out;
+    long step;              /* 0: every step; else 1 … NSTEPS */
+    int list;
+    const char *color;      /* passed on to the commands, as given */
+    int color_mode;         /* term_color_mode */
+    const char *font;       /* passed on to the commands; NULL: not given */
+};
+
+/* --step: a number 1 … NSTEPS or a step's name. */
+static int parse_step(void *args, const char *s)
+{
+    long *step = &((struct tour_args *)args)->step;
+    size_t i;
+    for (i = 0; i < NSTEPS; i++)
+        if (strcmp(steps[i].name, s) == 0) {
+            *step = (long)i + 1;
+            return 0;
+        }
+    if (s[0] >= '0' && s[0] <= '9')
+        return cli_parse_long("--step", s, 1, (long)NSTEPS, step);
+    cli_error("--step: expected a number from 1 to %zu or a step name (see attn tour "
+              "--list), got '%s'", NSTEPS, s);
+    return -1;
+}
+
+#define OPT_ARGS struct tour_args
+const struct opt tour_options[] = {
+    OPT_DIR('o', "out", out,
+            "folder for the figures, made when missing\n"
+            "(default attn-tour)"),
+    OPT_CALLBACK('s', "step", "N|NAME", parse_step, "run one step only, by number or name"),
+    OPT_FLAG('l', "list", list, "list the steps and their figures, run nothing"),
+    OPT_COLOR(color_mode),
+    OPT_FONT(font),
+    OPT_HELP(),
+    OPT_END(),
+};
+
+const struct opt_rule tour_rules[] = {
+    OPT_CONFLICTS("list", "step out font", "--list runs nothing; --%s has no effect with it"),
+    OPT_RULES_END(),
 };
 
 void usage_tour(FILE *f)
@@ -155,104 +188,14 @@ void usage_tour(FILE *f)
         "Steps:\n");
     for (s = 0; s < NSTEPS; s++)
         fprintf(f, "  %2zu  %-11s %s\n", s + 1, steps[s].name, steps[s].title);
+    fputc('\n', f);
+    opt_usage(f, tour_options);
     fprintf(f,
-        "\n"
-        "Options:\n"
-        "  -o, --out DIR            folder for the figures, made when missing\n"
-        "                           (default attn-tour)\n"
-        "  -s, --step N|NAME        run one step only, by number or name\n"
-        "  -l, --list               list the steps and their figures, run nothing\n"
-        "      --color WHEN         colour on the terminal: auto, always, never\n"
-        "                           (default auto; NO_COLOR turns auto off)\n"
-        "      --font FILE          a TrueType font for labels DejaVu Sans cannot\n"
-        "                           draw, such as 苹果 (default: a font fontconfig\n"
-        "                           finds, e.g. Debian's fonts-wqy-microhei, which\n"
-        "                           the set-up installs; without one the positions\n"
-        "                           are numbered)\n"
-        "  -h, --help               show this help\n"
         "\n"
         "Examples:\n"
         "  attn tour --out figs               # the whole chapter, figures in figs/\n"
         "  attn tour --step posenc            # only the positional encoding\n"
         "  attn tour --list\n");
-}
-
-enum { OPT_COLOR = 256, OPT_FONT, OPT_END };
-
-static const struct option long_options[] = {
-    {"out", required_argument, NULL, 'o'},
-    {"step", required_argument, NULL, 's'},
-    {"list", no_argument, NULL, 'l'},
-    {"color", required_argument, NULL, OPT_COLOR},
-    {"font", required_argument, NULL, OPT_FONT},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
-};
-
-struct tour_args {
-    const char *out;
-    long step;              /* 0: every step; else 1 … NSTEPS */
-    int list;
-    const char *color;      /* passed on to the commands, as given */
-    term_color_mode color_mode;
-    const char *font;       /* passed on to the commands; NULL: not given */
-};
-
-/* --step: a number 1 … NSTEPS or a step's name. */
-static int parse_step(const char *s, long *step)
-{
-    size_t i;
-    for (i = 0; i < NSTEPS; i++)
-        if (strcmp(steps[i].name, s) == 0) {
-            *step = (long)i + 1;
-            return 0;
-        }
-    if (s[0] >= '0' && s[0] <= '9')
-        return cli_parse_long("--step", s, 1, (long)NSTEPS, step);
-    cli_error("--step: expected a number from 1 to %zu or a step name (see attn tour "
-              "--list), got '%s'", NSTEPS, s);
-    return -1;
-}
-
-static int parse_args(int argc, char **argv, struct tour_args *a, int *help)
-{
-    unsigned char seen[OPT_END] = {0};
-    int opt, first = 1;
-
-    *help = 0;
-    a->out = "attn-tour";
-    a->color = "auto";
-    a->color_mode = TERM_COLOR_AUTO;
-    while ((opt = cli_getopt(argc, argv, ":ho:s:l", long_options, seen, OPT_END, &first)) != -1) {
-        if (opt == CLI_OPT_ERROR)
-            return EXIT_USAGE;
-        switch (opt) {
-        case 'h': *help = 1; return EXIT_OK;
-        case 'o':
-            if (optarg[0] == '\0') {
-                cli_error("--out: expected a folder name, got an empty string");
-                return EXIT_USAGE;
-            }
-            a->out = optarg;
-            break;
-        case 's':
-            if (parse_step(optarg, &a->step)) return EXIT_USAGE;
-            break;
-        case 'l': a->list = 1; break;
-        case OPT_COLOR:
-            if (output_parse_color(optarg, &a->color_mode)) return EXIT_USAGE;
-            a->color = optarg;
-            break;
-        case OPT_FONT: a->font = optarg; break;
-        default: return EXIT_USAGE;
-        }
-    }
-    if (a->list && (seen['s'] || seen['o'] || seen[OPT_FONT])) {
-        cli_error("--list runs nothing; --%s has no effect with it",
-                  seen['s'] ? "step" : seen['o'] ? "out" : "font");
-        return EXIT_USAGE;
-    }
-    return EXIT_OK;
 }
 
 /* Split a run into words (see MAX_WORDS above). Words point into buf,
@@ -373,17 +316,17 @@ static int do_run(const char *run, const struct tour_args *a)
     char *argv[MAX_WORDS + 5];
     char *owned[MAX_WORDS];    /* the DIR/NAME paths made here */
     size_t nowned = 0;
-    int status = EXIT_RUNTIME, cmd = -1;
+    int status = EXIT_RUNTIME;
+    const struct command *cmd = NULL;
 
     if (!buf) {
         cli_error("out of memory");
         return EXIT_RUNTIME;
     }
     nw = split_run(run, buf, words);
-    for (i = 0; i < sizeof tour_commands / sizeof tour_commands[0]; i++)
-        if (nw > 0 && strcmp(words[0], tour_commands[i].name) == 0)
-            cmd = (int)i;
-    if (cmd < 0) {
+    if (nw > 0)
+        cmd = command_find(words[0]);
+    if (!cmd || cmd->run == cmd_tour) {
         cli_error("internal: the tour runs an unknown command '%s'", nw ? words[0] : "");
         goto done;
     }
@@ -403,7 +346,7 @@ static int do_run(const char *run, const struct tour_args *a)
             argv[argc++] = words[i];
         }
     }
-    if (tour_commands[cmd].takes_color) {
+    if (opt_find(cmd->options, "color")) {
         argv[argc++] = (char *)"--color";
         argv[argc++] = (char *)a->color;
     }
@@ -425,7 +368,7 @@ static int do_run(const char *run, const struct tour_args *a)
     }
     fputc('\n', stdout);
     fflush(stdout);
-    status = tour_commands[cmd].run((int)argc, argv);
+    status = cmd->run((int)argc, argv);
     fflush(stdout);
 done:
     for (i = 0; i < nowned; i++)
@@ -448,17 +391,20 @@ static void list_steps(void)
 int cmd_tour(int argc, char **argv)
 {
     struct tour_args a;
-    int help, status;
+    int status;
     size_t first_step, last_step;
 
     memset(&a, 0, sizeof a);
-    status = parse_args(argc, argv, &a, &help);
-    if (status != EXIT_OK)
-        return status;
-    if (help) {
+    a.out = "attn-tour";
+    a.color_mode = TERM_COLOR_AUTO;
+    status = opt_parse(tour_options, tour_rules, argc, argv, &a, NULL);
+    if (status == OPT_HELP_ASKED) {
         usage_tour(stdout);
         return EXIT_OK;
     }
+    if (status != EXIT_OK)
+        return status;
+    a.color = opt_color_names[a.color_mode];
     if (a.list) {
         list_steps();
         return EXIT_OK;

@@ -1,0 +1,33 @@
+/* commands.c — the table of attn's commands (commands.h): `attn --help`,
+ * `attn help CMD`, `attn CMD --list-options`, the dispatch in main.c and
+ * the tour all read it. */
+#include "commands.h"
+
+#include <string.h>
+
+const struct command attn_commands[] = {
+    {"selfattn", cmd_selfattn, usage_selfattn,
+     "self-attention on one sequence (queries = keys = values = X)", selfattn_options,
+     selfattn_rules},
+    {"multihead", cmd_multihead, usage_multihead,
+     "multi-head attention, d2l's MultiHeadAttention, every step shown", multihead_options,
+     multihead_rules},
+    {"posenc", cmd_posenc, usage_posenc,
+     "sinusoidal positional encoding: the matrix, its figures and checks", posenc_options,
+     posenc_rules},
+    {"complexity", cmd_complexity, usage_complexity,
+     "CNN vs RNN vs self-attention: cost, sequential steps, path length",
+     complexity_options, complexity_rules},
+    {"tour", cmd_tour, usage_tour, "the chapter in order, every figure written to a folder",
+     tour_options, tour_rules},
+};
+
+const size_t attn_ncommands = sizeof attn_commands / sizeof attn_commands[0];
+
+const struct command *command_find(const char *name)
+{
+    for (size_t i = 0; i < attn_ncommands; i++)
+        if (strcmp(attn_commands[i].name, name) == 0)
+            return &attn_commands[i];
+    return NULL;
+}
