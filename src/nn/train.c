@@ -25,11 +25,19 @@ void train_opts_default(train_opts *o, train_kind kind)
     o->steps = kind == TASK_REVERSE ? 400 : kind == TASK_PREVIOUS ? 300 : 200;
 }
 
-/* The threads of the chunk loops: --threads, or OpenMP's default. */
+/* The threads of the chunk loops: --threads, or by default every core when
+ * a step is large enough (about 2e7 multiply-adds) to pay for waking them,
+ * else one: a default task's step (B 64, n 8, d 32) is a few million and
+ * runs fastest on one core, the more so on a machine that is busy. */
 static int train_threads(const trainer *tr)
 {
 #ifdef _OPENMP
-    return tr->opts.threads > 0 ? tr->opts.threads : omp_get_max_threads();
+    const double work = (double)tr->B * (double)tr->T * (double)tr->model.cfg.hiddens *
+                        (12.0 * (double)tr->model.cfg.hiddens + 6.0 * (double)tr->T +
+                         3.0 * (double)tr->model.cfg.classes);
+    if (tr->opts.threads > 0)
+        return tr->opts.threads;
+    return work < 2e7 ? 1 : omp_get_max_threads();
 #else
     (void)tr;
     return 1;
@@ -109,12 +117,14 @@ int trainer_init(trainer *tr, train_task *task, const train_opts *opts, const tm
         size_mul(bytes, sizeof(double), &bytes))
         goto oom;
     tr->cache = calloc(tr->nchunks, sizeof *tr->cache);
+    tr->fcache = calloc(tr->nchunks, sizeof *tr->fcache);
     tr->chunk_grads = malloc(bytes ? bytes : 1);
+    tr->chunk_gradsf = malloc(bytes / 2 ? bytes / 2 : 1);
     tr->grads = calloc(tr->model.total ? tr->model.total : 1, sizeof *tr->grads);
     tr->chunk_loss = calloc(tr->nchunks, sizeof *tr->chunk_loss);
     tr->chunk_count = calloc(tr->nchunks, sizeof *tr->chunk_count);
     tr->chunk_correct = calloc(tr->nchunks, sizeof *tr->chunk_correct);
-    if (!tr->cache || !tr->chunk_grads || !tr->grads || !tr->chunk_loss || !tr->chunk_count ||
+    if (!tr->cache || !tr->fcache || !tr->chunk_grads || !tr->chunk_gradsf || !tr->grads || !tr->chunk_loss || !tr->chunk_count ||
         !tr->chunk_correct)
         goto oom;
     for (i = 0; i < tr->nchunks; i++) {
@@ -126,7 +136,11 @@ int trainer_init(trainer *tr, train_task *task, const train_opts *opts, const tm
             Tmax = task->eval.T;
         if (tcache_alloc(&tr->cache[i], &tr->model, TRAIN_CHUNK, Tmax, err, errlen))
             goto fail;
+        if (tfast_cache_alloc(&tr->fcache[i], &tr->model, TRAIN_CHUNK, Tmax))
+            goto oom;
     }
+    if (tfast_weights_alloc(&tr->fw, &tr->model))
+        goto oom;
     return 0;
 oom:
     snprintf(err, errlen, "out of memory for the training buffers");
@@ -141,8 +155,14 @@ void trainer_free(trainer *tr)
     if (tr->cache)
         for (i = 0; i < tr->nchunks; i++)
             tcache_free(&tr->cache[i]);
+    if (tr->fcache)
+        for (i = 0; i < tr->nchunks; i++)
+            tfast_cache_free(&tr->fcache[i]);
     free(tr->cache);
+    free(tr->fcache);
+    tfast_weights_free(&tr->fw);
     free(tr->chunk_grads);
+    free(tr->chunk_gradsf);
     free(tr->grads);
     free(tr->chunk_loss);
     free(tr->chunk_count);
@@ -221,6 +241,8 @@ int trainer_step(trainer *tr, train_stats *stats, char *err, size_t errlen)
     rng_seed(&sr, tr->opts.seed ^ ((unsigned long long)tr->step * 0xd1b54a32d192ed03ULL));
     step_seed = rng_next(&sr);
 
+    if (!tr->opts.reference)
+        tfast_weights_update(&tr->fw, &tr->model);
     /* forward and backward, chunk by chunk, each into its own buffer */
 #pragma omp parallel for schedule(static) num_threads(train_threads(tr))
     for (c = 0; c < tr->nchunks; c++) {
@@ -230,6 +252,15 @@ int trainer_step(trainer *tr, train_stats *stats, char *err, size_t errlen)
         double *g = tr->chunk_grads + c * total;
         mha_dropout drop = chunk_dropout(tr, step_seed, b0);
         char e[256];
+        if (!tr->opts.reference) {
+            /* the fast path (train_fast.c) */
+            float *gf = tr->chunk_gradsf + c * total;
+            memset(gf, 0, total * sizeof *gf);
+            tr->chunk_loss[c] = tfast_step(gf, &tr->fcache[c], &tr->model, &tr->fw, tok, lens, tgt,
+                                           nb, T, 1.0 / (double)count, &drop,
+                                           &tr->chunk_count[c], &tr->chunk_correct[c]);
+            continue;
+        }
         memset(g, 0, total * sizeof *g);
         if (tmodel_forward(&tr->model, &tr->cache[c], tok, lens, nb, T, &drop, e, sizeof e) ||
             (tr->chunk_loss[c] = tmodel_loss(&tr->cache[c], &tr->model, tgt,
@@ -252,9 +283,15 @@ int trainer_step(trainer *tr, train_stats *stats, char *err, size_t errlen)
     memset(tr->grads, 0, total * sizeof *tr->grads);
     correct = 0;
     for (c = 0; c < tr->nchunks; c++) {
-        const double *g = tr->chunk_grads + c * total;
-        for (i = 0; i < total; i++)
-            tr->grads[i] += g[i];
+        if (tr->opts.reference) {
+            const double *g = tr->chunk_grads + c * total;
+            for (i = 0; i < total; i++)
+                tr->grads[i] += g[i];
+        } else {
+            const float *g = tr->chunk_gradsf + c * total;
+            for (i = 0; i < total; i++)
+                tr->grads[i] += g[i];
+        }
         loss += tr->chunk_loss[c];
         correct += tr->chunk_correct[c];
     }
@@ -280,6 +317,8 @@ int trainer_evaluate(trainer *tr, const train_set *s, train_stats *stats, char *
     const size_t nc = (s->n + TRAIN_CHUNK - 1) / TRAIN_CHUNK;
     size_t count = 0, correct = 0, base, c;
     double loss = 0.0;
+    if (!tr->opts.reference)
+        tfast_weights_update(&tr->fw, &tr->model);
     /* the trainer's caches, nchunks at a time, summed in chunk order */
     for (base = 0; base < nc; base += tr->nchunks) {
         size_t end = base + tr->nchunks < nc ? base + tr->nchunks : nc;
@@ -291,6 +330,14 @@ int trainer_evaluate(trainer *tr, const train_set *s, train_stats *stats, char *
             const size_t nb = s->n - b0 < TRAIN_CHUNK ? s->n - b0 : TRAIN_CHUNK;
             tcache *cache = &tr->cache[c - base];
             char e[256];
+            if (!tr->opts.reference) {
+                tr->chunk_loss[c - base] =
+                    tfast_step(NULL, &tr->fcache[c - base], &tr->model, &tr->fw,
+                               s->tokens + b0 * s->T, s->lens + b0, s->targets + b0 * s->T, nb,
+                               s->T, 1.0, NULL, &tr->chunk_count[c - base],
+                               &tr->chunk_correct[c - base]);
+                continue;
+            }
             if (tmodel_forward(&tr->model, cache, s->tokens + b0 * s->T, s->lens + b0, nb, s->T,
                                NULL, e, sizeof e)) {
 #pragma omp critical

@@ -14,6 +14,7 @@
 #include <stddef.h>
 
 #include "optim.h"
+#include "train_fast.h"
 #include "train_model.h"
 #include "train_task.h"
 
@@ -27,8 +28,9 @@ typedef struct train_opts {
     double lr;
     size_t batch_size;       /* 0: the whole training set (--data) */
     unsigned long long seed;
-    int threads;             /* 0: OpenMP's default */
+    int threads;             /* 0: one for small steps, else every core */
     long steps;              /* the default number of steps (the command loops) */
+    int reference;           /* 1: the naive double loops instead of train_fast.c */
 } train_opts;
 
 /* The defaults of attn train for a task (d 32, 4 heads, P on, Adam …). */
@@ -45,8 +47,11 @@ typedef struct trainer {
     rng data_rng;            /* draws the built-in batches or shuffles --data */
     size_t *order, cursor;   /* --data: this epoch's order */
     size_t nchunks;
-    tcache *cache;           /* (nchunks,) */
-    double *chunk_grads;     /* (nchunks, total) */
+    tcache *cache;           /* (nchunks,) the reference's caches */
+    tfast_cache *fcache;     /* (nchunks,) the fast path's */
+    tfast_weights fw;        /* the fast path's transposed weights */
+    double *chunk_grads;     /* (nchunks, total), the reference's */
+    float *chunk_gradsf;     /* (nchunks, total), the fast path's */
     double *grads;           /* (total,) the batch's gradient */
     double *chunk_loss;      /* (nchunks,) */
     size_t *chunk_count, *chunk_correct; /* (nchunks,) */
