@@ -172,46 +172,38 @@ static const struct opt *row_of(const struct opt *opts, size_t n, int c)
 
 /* ---- rules ------------------------------------------------------------ */
 
-/* Whether the space-separated list names holds a given option; the first
- * such (in the list's order) is copied to first. names must be in opts. */
+/* The next name of the space-separated list at *p into name (cut to its
+ * length); 0 at the end of the list. */
+static int next_name(const char **p, char *name, size_t len)
+{
+    size_t w;
+    while (**p == ' ')
+        (*p)++;
+    if (**p == '\0')
+        return 0;
+    w = strcspn(*p, " ");
+    snprintf(name, len, "%.*s", (int)w, *p);
+    *p += w;
+    return 1;
+}
+
+/* The first option of the list names that is given (in the list's
+ * order), copied to first; 0 when none is. */
 static int first_given(const opt_given *g, const char *names, char *first, size_t len)
 {
-    const char *p = names;
-    while (*p) {
-        size_t w = strcspn(p, " ");
-        char name[40];
-        if (w >= sizeof name)
-            w = sizeof name - 1;
-        memcpy(name, p, w);
-        name[w] = '\0';
-        if (opt_is_given(g, name)) {
-            snprintf(first, len, "%s", name);
+    while (next_name(&names, first, len))
+        if (opt_is_given(g, first))
             return 1;
-        }
-        p += w;
-        while (*p == ' ')
-            p++;
-    }
     return 0;
 }
 
-/* Whether every option of names is given. */
+/* Whether every option of the list names is given. */
 static int all_given(const opt_given *g, const char *names)
 {
-    const char *p = names;
-    while (*p) {
-        size_t w = strcspn(p, " ");
-        char name[40];
-        if (w >= sizeof name)
-            w = sizeof name - 1;
-        memcpy(name, p, w);
-        name[w] = '\0';
+    char name[40];
+    while (next_name(&names, name, sizeof name))
         if (!opt_is_given(g, name))
             return 0;
-        p += w;
-        while (*p == ' ')
-            p++;
-    }
     return 1;
 }
 
@@ -237,18 +229,11 @@ static int check_rules(const struct opt_rule *rules, const opt_given *g)
             continue;
         }
         /* OPT_RULE_NEEDS: each of names, in order */
-        const char *p = r->names;
-        while (*p) {
-            size_t w = strcspn(p, " ");
-            snprintf(name, sizeof name, "%.*s", (int)w, p);
+        for (const char *p = r->names; next_name(&p, name, sizeof name);)
             if (opt_is_given(g, name) && !all_given(g, r->others)) {
                 rule_error(r->message, name);
                 return -1;
             }
-            p += w;
-            while (*p == ' ')
-                p++;
-        }
     }
     return 0;
 }
@@ -394,19 +379,13 @@ void opt_list(FILE *f, const struct opt *opts)
 /* Every name of the space-separated list in opts. */
 static int names_known(const struct opt *opts, const char *names, FILE *f)
 {
+    char name[40];
     int bad = 0;
-    for (const char *p = names; *p;) {
-        size_t w = strcspn(p, " ");
-        char name[40];
-        snprintf(name, sizeof name, "%.*s", (int)w, p);
-        if (w == 0 || w >= sizeof name || !opt_find(opts, name)) {
+    while (next_name(&names, name, sizeof name))
+        if (!opt_find(opts, name)) {
             fprintf(f, "rule names --%s, which is not in the table\n", name);
             bad = 1;
         }
-        p += w;
-        while (*p == ' ')
-            p++;
-    }
     return bad;
 }
 
