@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "demo_attention.h"
+#include "model_input.h"
 #include "options.h"
 #include "output.h"
 #include "posenc.h"
@@ -241,7 +242,8 @@ const struct opt_rule selfattn_rules[] = {
               "--kv is for --scale-sweep (in self-attention the keys are the queries: "
               "--queries)"),
     OPT_NEEDS("permutation", "permute", "--permutation is for --permute"),
-    OPT_CONFLICTS("input", "batch queries kv fill tokens", RANDOM_ONLY_MESSAGE),
+    /* --tokens with --input: only for a model of attn train (run) */
+    OPT_CONFLICTS("input", "batch queries kv fill", RANDOM_ONLY_MESSAGE),
     OPT_CONFLICTS("tokens", "fill", "--fill and --tokens both choose the inputs; give one"),
     OPT_CONFLICTS("no-proj", "bias score",
                   "--no-proj uses identity projections without bias or additive scoring"),
@@ -942,7 +944,18 @@ static int run(int argc, char **argv, int self)
     }
 
     /* the inputs and weights */
-    if (a.input) {
+    if (a.input && self && model_input_is_model(a.input, a.po.max_mem / 8)) {
+        /* a model saved by attn train, run on the sentences of --tokens */
+        if (model_input_load(&pr, a.input, a.po.tokens, err, sizeof err, &usage)) {
+            cli_error("%s", err);
+            return usage ? EXIT_USAGE : EXIT_RUNTIME;
+        }
+    } else if (a.input) {
+        if (a.po.tokens) {
+            cli_error("--tokens makes random inputs and cannot be used with --input (except "
+                      "a model saved by attn train)");
+            return EXIT_USAGE;
+        }
         if (problem_load(&pr, a.input, &a.po, err, sizeof err, &usage)) {
             cli_error("%s", err);
             return usage ? EXIT_USAGE : EXIT_RUNTIME;

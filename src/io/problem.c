@@ -1005,3 +1005,9 @@ void problem_write_json(FILE *f, const problem *pr, const char *command, const f
     }
     fputs("\n  }\n}\n", f);
 }
+
+int problem_split_tokens(const char *text, size_t *B, size_t *N, char ***words, long **lens,
+                         char *err, size_t errlen)
+{
+    return split_sentences(text, B, N, words, lens, err, errlen);
+}
