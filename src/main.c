@@ -38,9 +38,23 @@ static void usage(FILE *f)
           f);
 }
 
-/* Usage of one command, to stdout. */
-static int help_for(const struct command *c)
+/* `attn help [COMMAND]`: argc and argv are main's. */
+static int help(int argc, char **argv)
 {
+    const struct command *c;
+    if (argc == 2) {
+        usage(stdout);
+        return EXIT_OK;
+    }
+    if (argc > 3) {
+        cli_error("help takes one command name, got %d", argc - 2);
+        return EXIT_USAGE;
+    }
+    c = command_find(argv[2]);
+    if (!c) {
+        cli_error("unknown command '%s' (see attn --help)", argv[2]);
+        return EXIT_USAGE;
+    }
     c->usage(stdout);
     return EXIT_OK;
 }
@@ -76,22 +90,8 @@ int main(int argc, char **argv)
         printf("attn %s\n", ATTN_VERSION);
         return check_stdout(EXIT_OK);
     }
-    if (strcmp(name, "help") == 0) {
-        if (argc == 2) {
-            usage(stdout);
-            return check_stdout(EXIT_OK);
-        }
-        if (argc > 3) {
-            cli_error("help takes one command name, got %d", argc - 2);
-            return EXIT_USAGE;
-        }
-        c = command_find(argv[2]);
-        if (!c) {
-            cli_error("unknown command '%s' (see attn --help)", argv[2]);
-            return EXIT_USAGE;
-        }
-        return check_stdout(help_for(c));
-    }
+    if (strcmp(name, "help") == 0)
+        return check_stdout(help(argc, argv));
     if (strcmp(name, "--list-commands") == 0 && argc == 2) {
         /* for the completion: the commands, one a line */
         for (size_t i = 0; i < attn_ncommands; i++)

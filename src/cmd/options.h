@@ -40,6 +40,11 @@
  *   if (status == OPT_HELP_ASKED) { usage_my(stdout); return EXIT_OK; }
  *   if (status != EXIT_OK) return status;
  *
+ * A command is listed in the table of commands.c with its options and
+ * rules (declared in commands.h, so not static there): `attn --help`, `attn
+ * CMD --list-options`, the completion and the tour find it from that row,
+ * and tests/test_options.c checks its table and rules.
+ *
  * The member named in a row must have the row's C type (a compile error
  * otherwise): int for flags and choices, long for integers, double for
  * reals, size_t for byte counts, const char * for text, files and folders.
@@ -55,7 +60,7 @@
 #include "render.h" /* attn_cmap, for OPT_CMAP */
 
 enum opt_type {
-    OPTION_END = 0, /* the row that ends a table */
+    OPTION_END = 0,  /* the row that ends a table */
     OPTION_HELP,     /* -h, --help: opt_parse returns OPT_HELP_ASKED */
     OPTION_FLAG,     /* no value; stores .set (1 for OPT_FLAG) in an int */
     OPTION_INT,      /* an integer in [min, max], stored in a long */
