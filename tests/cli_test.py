@@ -1488,7 +1488,7 @@ def check_figure(path, what):
 
 
 TOUR_STEPS = ["multihead", "selfattn", "context", "scaling", "complexity", "order",
-              "posenc", "binary", "relative", "rope"]
+              "posenc", "binary", "relative", "rope", "learned"]
 TOUR_FIGURES = {
     "multihead": ["01-multihead-weights.png"],
     "selfattn": ["02-selfattn-weights.png"],
@@ -1500,6 +1500,8 @@ TOUR_FIGURES = {
     "binary": [],
     "relative": ["09-posenc-similarity.png"],
     "rope": ["10-posenc-concat.png", "10-rope-scores.png"],
+    "learned": ["11-train-reverse.png", "11-train-reverse-no-posenc.png",
+                "11-train-apple.png"],
 }
 
 
@@ -1517,9 +1519,9 @@ def group_tour(tmp):
 
     # usage errors
     for args, msg in [
-            (["--step", "0"], "attn tour: --step: expected an integer from 1 to 10, got '0'"),
-            (["--step", "11"], "attn tour: --step: expected an integer from 1 to 10, got '11'"),
-            (["--step", "poem"], "attn tour: --step: expected a number from 1 to 10 or a "
+            (["--step", "0"], "attn tour: --step: expected an integer from 1 to 11, got '0'"),
+            (["--step", "12"], "attn tour: --step: expected an integer from 1 to 11, got '12'"),
+            (["--step", "poem"], "attn tour: --step: expected a number from 1 to 11 or a "
                                  "step name (see attn tour --list), got 'poem'"),
             (["--out", ""], "attn tour: --out: expected a folder name, got an empty string"),
             (["--list", "--step", "2"], "attn tour: --list runs nothing; --step has no "
@@ -1552,13 +1554,16 @@ def group_tour(tmp):
 
     # each step alone, by number and by name: exit 0, its figures valid PNGs
     for i, name in enumerate(TOUR_STEPS):
-        if name in ("complexity",) and heavy("tour step %s" % name):
+        if name in ("complexity", "learned") and heavy("tour step %s" % name):
             continue
         out_dir = os.path.join(tmp, "step-%d" % (i + 1), "figs")
         step = str(i + 1) if i % 2 else name
-        rc, out, _ = expect(["tour", "--step", step, "--out", out_dir, "--color", "never"], 0,
-                            err="")
-        head = "Step %d of 10 · " % (i + 1)
+        # attn train prints its progress on stderr, as lines when not a terminal
+        rc, out, err = expect(["tour", "--step", step, "--out", out_dir, "--color", "never"],
+                              0, err=None if name == "learned" else "")
+        check(all(re.fullmatch(r"step \d+/\d+: loss .*", l) for l in err.splitlines()),
+              "tour step %s: nothing but progress on stderr: %r" % (name, err[-300:]))
+        head = "Step %d of 11 · " % (i + 1)
         check(out.startswith(head), "tour step %s starts with %r: %r" % (name, head, out[:60]))
         check("\033[" not in out, "tour step %s --color never: no escapes" % name)
         want = [os.path.join(out_dir, f) for f in TOUR_FIGURES[name]]
@@ -1585,6 +1590,10 @@ def group_tour(tmp):
             worst = [l for l in out.splitlines() if l.startswith("worst over")]
             check(len(worst) == 1 and float(worst[0].split(": ")[1].split()[0]) < 1e-6,
                   "tour relative: the worst error printed and small: %r" % worst)
+        if name == "learned":
+            acc = re.findall(r"held-out accuracy ([0-9.]+)%", out)
+            check(len(acc) == 3 and float(acc[0]) >= 99 and float(acc[1]) < 60 and
+                  float(acc[2]) >= 95, "tour learned: reverse with P, without, 苹果: %r" % acc)
         if name == "complexity":
             check("self-attention" in out and "Growth exponent" in out,
                   "tour complexity: the table and the fitted exponents")
@@ -1593,8 +1602,8 @@ def group_tour(tmp):
     if heavy("the whole tour"):
         return
     out_dir = os.path.join(tmp, "whole")
-    rc, out, _ = expect(["tour", "--out", out_dir, "--color", "always"], 0, err="")
-    check(out.count("Step ") >= 10 and "\033[1mStep 1 of 10" in out,
+    rc, out, _ = expect(["tour", "--out", out_dir, "--color", "always"], 0)
+    check(out.count("Step ") >= 11 and "\033[1mStep 1 of 11" in out,
           "tour --color always: bold headings for every step")
     named = tour_figures(out)
     check(len(named) == len(set(named)) == len(sum(TOUR_FIGURES.values(), [])),
