@@ -744,27 +744,30 @@ static void write_json(FILE *f, const void *ctx)
 }
 
 /* Panel titles, (rows, cols) of them. */
-typedef char panel_title[64];
+typedef char panel_title[96];
 
 /* --png: rows = snapshots, columns = heads, the probe's whole attention;
  * apple: for each sentence 苹果's row before and after, columns = heads. */
 static void png_panels(const run *r, heat_panel *panels, panel_title *titles,
-                       const char *const **rowx, const char *const **rowy, size_t *grid_rows)
+                       panel_title *row_titles, const char *const **rowx,
+                       const char *const **rowy, size_t *grid_rows)
 {
     const size_t NH = r->tr.model.cfg.heads;
     size_t gr = 0;
     if (r->nprobes == 1) {
         const probe *pr = &r->probes[0];
-        for (size_t s = 0; s < r->nsnap; s++, gr++)
+        for (size_t s = 0; s < r->nsnap; s++, gr++) {
+            snprintf(row_titles[gr], sizeof row_titles[0], "step %ld · loss %.4f",
+                     r->snaps[s].step, r->snaps[s].loss);
             for (size_t h = 0; h < NH; h++) {
                 heat_panel *pn = &panels[gr * NH + h];
-                snprintf(titles[gr * NH + h], sizeof titles[0], "step %ld · loss %.4f · head %zu",
-                         r->snaps[s].step, r->snaps[s].loss, h + 1);
+                snprintf(titles[gr * NH + h], sizeof titles[0], "head %zu", h + 1);
                 pn->data = r->snaps[s].weights[0] + h * pr->len * pr->len;
                 pn->rows = pr->len;
                 pn->cols = pr->len;
                 pn->title = titles[gr * NH + h];
             }
+        }
         *grid_rows = gr;
         return;
     }
@@ -775,10 +778,11 @@ static void png_panels(const run *r, heat_panel *panels, panel_title *titles,
             const snapshot *sp = &r->snaps[sn[k]];
             rowx[gr] = pr->labels;
             rowy[gr] = pr->labels + pr->at;
+            snprintf(row_titles[gr], sizeof row_titles[0], "%s: %s's row %s, step %ld · loss %.4f",
+                     pr->name, pr->labels[pr->at], k ? "after" : "before", sp->step, sp->loss);
             for (size_t h = 0; h < NH; h++) {
                 heat_panel *pn = &panels[gr * NH + h];
-                snprintf(titles[gr * NH + h], sizeof titles[0], "%s, step %ld · head %zu",
-                         pr->name, sp->step, h + 1);
+                snprintf(titles[gr * NH + h], sizeof titles[0], "head %zu", h + 1);
                 pn->data = sp->weights[p] + (h * pr->len + pr->at) * pr->len;
                 pn->rows = 1;
                 pn->cols = pr->len;
@@ -794,6 +798,8 @@ static int write_png(const run *r, text_font *font, FILE *rep)
     const size_t NH = r->tr.model.cfg.heads, cells = (NSNAP + 2 * MAX_PROBES) * NH;
     heat_panel *panels = calloc(cells, sizeof *panels);
     panel_title *titles = calloc(cells, sizeof *titles);
+    panel_title row_titles[NSNAP + 2 * MAX_PROBES];
+    const char *row_title_ptrs[NSNAP + 2 * MAX_PROBES];
     const char *const *rowx[2 * MAX_PROBES], *const *rowy[2 * MAX_PROBES];
     heat_figure fig;
     heat_layout lay;
@@ -805,7 +811,10 @@ static int write_png(const run *r, text_font *font, FILE *rep)
         goto done;
     }
     memset(&fig, 0, sizeof fig);
-    png_panels(r, panels, titles, rowx, rowy, &fig.grid_rows);
+    png_panels(r, panels, titles, row_titles, rowx, rowy, &fig.grid_rows);
+    for (size_t i = 0; i < fig.grid_rows; i++)
+        row_title_ptrs[i] = row_titles[i];
+    fig.row_titles = row_title_ptrs;
     fig.panels = panels;
     fig.grid_cols = NH;
     fig.xlabel = "Keys";
