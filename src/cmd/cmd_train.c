@@ -200,7 +200,7 @@ typedef struct run {
     snapshot snaps[NSNAP];
     size_t nsnap;
     int apple;           /* the 苹果 measurements apply */
-    long cues[64];
+    long *cues;          /* (ncues,) vocabulary ids of the cue words */
     size_t ncues;
     train_apple apple_before, apple_after;
     const train_set *apple_set;
@@ -228,6 +228,7 @@ static void run_free(run *r)
         for (p = 0; p < MAX_PROBES; p++)
             free(r->snaps[i].weights[p]);
     free(r->hist);
+    free(r->cues);
 }
 
 /* Wall-clock seconds, for the progress and the time printed. */
@@ -291,8 +292,7 @@ static int same_vocab(const run *r)
 static int load_task(run *r)
 {
     const struct train_args *a = r->a;
-    const char *const *v = (const char *const *)r->lvocab, *const *c =
-        (const char *const *)r->lclasses;
+    const char *const *v, *const *c;
     char err[1024];
     int rc;
     if (a->load && model_file_load(a->load, &r->loaded, &r->lvocab, &r->lV, &r->lclasses,
@@ -367,7 +367,9 @@ static int check_memory(const run *r)
         B = t->train.n;
     chunks = (B + TRAIN_CHUNK - 1) / TRAIN_CHUNK;
     over |= size_mul(V + C + 4 * d + 8, d, &params) || size_add(params, C, &params);
-    /* per chunk: gradients (double and float) and caches of (8, T, ·) */
+    /* per chunk: its caches, about (12·d + 2·NH·T + 3·C)·T numbers for each
+     * of its TRAIN_CHUNK examples (counted as 8 bytes), and its gradients
+     * (double and float) */
     over |= size_mul(12 * d + 2 * NH * T + 3 * C, T, &per) || size_mul(per, TRAIN_CHUNK * 8, &per);
     over |= size_add(per, params * 12, &per) || size_mul(per, chunks, &total);
     over |= size_add(total, params * 32, &total);
@@ -377,17 +379,20 @@ static int check_memory(const run *r)
 
 /* ---- the probes ------------------------------------------------------------ */
 
-/* Sequence i of set s as a probe. */
+/* Sequence i of set s as a probe; at: its labelled position (sequence
+ * labels have one target, at the first label_at token), else 0. */
 static void probe_from_set(probe *p, const train_task *t, const train_set *s, size_t i)
 {
+    int found = 0;
     p->len = (size_t)s->lens[i];
     p->at = 0;
     for (size_t k = 0; k < p->len; k++) {
         p->tokens[k] = s->tokens[i * s->T + k];
         p->labels[k] = t->vocab[p->tokens[k]];
-        if (s->targets[i * s->T + k] >= 0 && t->label_at >= 0 && p->at == 0 &&
-            p->tokens[k] == t->label_at)
+        if (t->label_at >= 0 && !found && s->targets[i * s->T + k] >= 0) {
             p->at = k;
+            found = 1;
+        }
     }
 }
 
@@ -396,6 +401,7 @@ static int probe_from_text(probe *p, const train_task *t, const char *text, cons
 {
     char buf[256];
     char *save = NULL, *w;
+    int found = 0;
     snprintf(buf, sizeof buf, "%s", text);
     p->len = 0;
     p->at = 0;
@@ -404,12 +410,14 @@ static int probe_from_text(probe *p, const train_task *t, const char *text, cons
         long id = train_task_token(t, w);
         if (id < 0 || p->len == TRAIN_MAX_LEN)
             return -1;
-        if (id == t->label_at && p->at == 0 && (p->len == 0 || p->tokens[0] != id))
+        if (id == t->label_at && !found) { /* the first 苹果 */
             p->at = p->len;
+            found = 1;
+        }
         p->labels[p->len] = t->vocab[id];
         p->tokens[p->len++] = (int)id;
     }
-    return p->len > 0 ? 0 : -1;
+    return found ? 0 : -1;
 }
 
 /* Apple: 苹果 as fruit and as company; else the first held-out sequence. */
@@ -600,6 +608,13 @@ static int train_run(run *r, int posenc, int show)
     choose_probes(r);
     choose_snapshots(r, r->a->steps);
     if (r->task.label_at >= 0) {
+        size_t room = 1;
+        for (const char *const *c = train_apple_cues; *c; c++)
+            room++;
+        if (!(r->cues = malloc(room * sizeof *r->cues))) {
+            cli_error("out of memory for the cue words");
+            return EXIT_RUNTIME;
+        }
         train_data_cue_ids(&r->task, r->cues, &r->ncues);
         r->apple = r->ncues > 0;
         r->apple_set = r->task.heldout.n ? &r->task.heldout : &r->task.train;
