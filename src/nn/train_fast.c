@@ -99,6 +99,7 @@ int tfast_cache_alloc(tfast_cache *c, const tmodel *m, size_t Bmax, size_t Tmax)
     c->dV = fz(BT, d, 1, &failed);
     c->dX = fz(BT, d, 1, &failed);
     c->dA = fz(Tmax, 1, 1, &failed);
+    c->Ht = fz(d, Tmax, 1, &failed);
     if (failed) {
         tfast_cache_free(c);
         return -1;
@@ -111,7 +112,7 @@ void tfast_cache_free(tfast_cache *c)
 {
     float **p[] = {&c->P, &c->X, &c->Q, &c->K, &c->V, &c->O, &c->Y, &c->A, &c->N, &c->rstd,
                    &c->logits, &c->dlogits, &c->dN, &c->dY, &c->dO, &c->dQ, &c->dK, &c->dV,
-                   &c->dX, &c->dA};
+                   &c->dX, &c->dA, &c->Ht};
     size_t i;
     for (i = 0; i < sizeof p / sizeof *p; i++) {
         free(*p[i]);
@@ -218,19 +219,26 @@ double tfast_step(float *grads, tfast_cache *c, const tmodel *m, const tfast_wei
     lin_fwd(c->K, c->X, BT, w->Wk, m->mha.W_k.bias.data, d, d);
     lin_fwd(c->V, c->X, BT, w->Wv, m->mha.W_v.bias.data, d, d);
     for (b = 0; b < B; b++)
-        for (h = 0; h < NH; h++)
+        for (h = 0; h < NH; h++) {
+            /* K_hᵀ (p, T): the scores of a query become p rows added */
+            for (k = 0; k < T; k++)
+                for (i = 0; i < p; i++)
+                    c->Ht[i * T + k] = c->K[(b * T + k) * d + h * p + i];
             for (q = 0; q < T; q++) {
                 const size_t row = ((b * NH + h) * T + q) * T;
                 const float *qq = c->Q + (b * T + q) * d + h * p;
                 float *a = c->A + row, *o = c->O + (b * T + q) * d + h * p, max, sum = 0.0f;
-                for (k = 0; k < T; k++) {
-                    const float *kk = c->K + (b * T + k) * d + h * p;
-                    float s = 0.0f;
-#pragma omp simd reduction(+ : s)
-                    for (i = 0; i < p; i++)
-                        s += qq[i] * kk[i];
-                    a[k] = masked(lens, causal, b, q, k) ? ATTN_MASK_VALUE : s * inv_sqrt_p;
+                /* scores Q_h[q] · K_h[k] for every k */
+                for (k = 0; k < T; k++)
+                    a[k] = 0.0f;
+                for (i = 0; i < p; i++) {
+                    const float qi = qq[i], *kt = c->Ht + i * T;
+#pragma omp simd
+                    for (k = 0; k < T; k++)
+                        a[k] += qi * kt[k];
                 }
+                for (k = 0; k < T; k++)
+                    a[k] = masked(lens, causal, b, q, k) ? ATTN_MASK_VALUE : a[k] * inv_sqrt_p;
                 max = a[0];
                 for (k = 1; k < T; k++)
                     max = a[k] > max ? a[k] : max;
@@ -250,6 +258,7 @@ double tfast_step(float *grads, tfast_cache *c, const tmodel *m, const tfast_wei
                         o[i] += ak * v[i];
                 }
             }
+        }
     lin_fwd(c->Y, c->O, BT, w->Wo, m->mha.W_o.bias.data, d, d);
 
     /* 3. (addnorm) N = LayerNorm(X + Y) */
@@ -353,25 +362,37 @@ double tfast_step(float *grads, tfast_cache *c, const tmodel *m, const tfast_wei
     lin_bwd(c->dO, grad_of(grads, m, &m->mha.W_o.weight), grad_of(grads, m, &m->mha.W_o.bias),
             c->dY, c->O, BT, m->mha.W_o.weight.data, d, d);
     for (b = 0; b < B; b++)
-        for (h = 0; h < NH; h++)
+        for (h = 0; h < NH; h++) {
+            /* V_hᵀ (p, T): dA of a query becomes p rows added */
+            for (k = 0; k < T; k++)
+                for (i = 0; i < p; i++)
+                    c->Ht[i * T + k] = c->V[(b * T + k) * d + h * p + i];
             for (q = 0; q < T; q++) {
                 const size_t row = ((b * NH + h) * T + q) * T;
                 const float *a = c->A + row, *dO = c->dO + (b * T + q) * d + h * p;
                 const float *qq = c->Q + (b * T + q) * d + h * p;
-                float *dq = c->dQ + (b * T + q) * d + h * p, dot = 0.0f;
+                float *dq = c->dQ + (b * T + q) * d + h * p, dot = 0.0f, *dA = c->dA;
+                /* da_k = dO · V_h[k] for every k */
+                for (k = 0; k < T; k++)
+                    dA[k] = 0.0f;
+                for (i = 0; i < p; i++) {
+                    const float g = dO[i], *vt = c->Ht + i * T;
+#pragma omp simd
+                    for (k = 0; k < T; k++)
+                        dA[k] += g * vt[k];
+                }
                 for (k = 0; k < T; k++) {
-                    const float *v = c->V + (b * T + k) * d + h * p;
-                    float *dv = c->dV + (b * T + k) * d + h * p, s = 0.0f, ak = a[k];
+                    float *dv = c->dV + (b * T + k) * d + h * p, ak = a[k];
                     int keep = !dropping || mha_dropout_keep(drop, row + k);
-                    if (dropping)
+                    if (dropping) {
                         ak = keep ? ak * keep_scale : 0.0f;
-#pragma omp simd reduction(+ : s)
-                    for (i = 0; i < p; i++) {
-                        s += dO[i] * v[i];
-                        dv[i] += ak * dO[i];
+                        dA[k] = keep ? dA[k] * keep_scale : 0.0f;
                     }
-                    c->dA[k] = dropping ? (keep ? s * keep_scale : 0.0f) : s;
-                    dot += c->dA[k] * a[k];
+                    /* dV_h[k] += a_k dO */
+#pragma omp simd
+                    for (i = 0; i < p; i++)
+                        dv[i] += ak * dO[i];
+                    dot += dA[k] * a[k];
                 }
                 for (k = 0; k < T; k++) {
                     const float *kk = c->K + (b * T + k) * d + h * p;
@@ -386,6 +407,7 @@ double tfast_step(float *grads, tfast_cache *c, const tmodel *m, const tfast_wei
                     }
                 }
             }
+        }
     lin_bwd(c->dX, grad_of(grads, m, &m->mha.W_q.weight), grad_of(grads, m, &m->mha.W_q.bias),
             c->dQ, c->X, BT, m->mha.W_q.weight.data, d, d);
     lin_bwd(c->dX, grad_of(grads, m, &m->mha.W_k.weight), grad_of(grads, m, &m->mha.W_k.bias),
