@@ -121,9 +121,11 @@ void tfast_cache_free(tfast_cache *c)
 }
 
 /* y (n, out) = x (n, in) · Wt (in, out) + bias: rows of Wt added with
- * weights x[r][i], contiguous in o. */
-static void lin_fwd(float *restrict y, const float *restrict x, size_t n, const float *restrict Wt,
-                    const float *restrict bias, size_t in, size_t out)
+ * weights x[r][i], contiguous in o. (Inlined with constant sizes below, so
+ * that a row of y stays in vector registers.) */
+static inline void lin_fwd_body(float *restrict y, const float *restrict x, size_t n,
+                                const float *restrict Wt, const float *restrict bias, size_t in,
+                                size_t out)
 {
     size_t r, i, o;
     for (r = 0; r < n; r++) {
@@ -140,34 +142,61 @@ static void lin_fwd(float *restrict y, const float *restrict x, size_t n, const 
     }
 }
 
-/* The backward of lin_fwd with W (out, in): dx (n, in) += dy · W (dx may
- * be NULL), dW (out, in) += dyᵀ · x, db (out,) += Σ dy (db may be NULL). */
-static void lin_bwd(float *restrict dx, float *restrict dW, float *restrict db,
-                    const float *restrict dy, const float *restrict x, size_t n,
-                    const float *restrict W, size_t in, size_t out)
+static void lin_fwd(float *restrict y, const float *restrict x, size_t n, const float *restrict Wt,
+                    const float *restrict bias, size_t in, size_t out)
+{
+    if (in == 32 && out == 32)
+        lin_fwd_body(y, x, n, Wt, bias, 32, 32); /* the default d */
+    else
+        lin_fwd_body(y, x, n, Wt, bias, in, out);
+}
+
+/* The backward of lin_fwd with W (out, in):
+ *   dW (out, in) += dyᵀ · x    a row of dW gathers every row of x
+ *   db (out,)    += Σ_r dy     (db may be NULL)
+ *   dx (n, in)   += dy · W     a row of dx gathers every row of W (dx may be NULL) */
+static inline void lin_bwd_body(float *restrict dx, float *restrict dW, float *restrict db,
+                                const float *restrict dy, const float *restrict x, size_t n,
+                                const float *restrict W, size_t in, size_t out)
 {
     size_t r, i, o;
-    for (r = 0; r < n; r++) {
-        const float *xr = x + r * in;
-        for (o = 0; o < out; o++) {
+    for (o = 0; o < out; o++) {
+        float *dw = dW + o * in;
+        float sb = 0.0f;
+        for (r = 0; r < n; r++) {
             const float g = dy[r * out + o];
-            float *dw = dW + o * in;
-            const float *w = W + o * in;
-            if (g == 0.0f)
-                continue;
-            if (db)
-                db[o] += g;
+            const float *xr = x + r * in;
+            sb += g;
 #pragma omp simd
             for (i = 0; i < in; i++)
                 dw[i] += g * xr[i];
-            if (dx) {
-                float *dxr = dx + r * in;
+        }
+        if (db)
+            db[o] += sb;
+    }
+    if (dx)
+        for (r = 0; r < n; r++) {
+            float *dxr = dx + r * in;
+            for (o = 0; o < out; o++) {
+                const float g = dy[r * out + o];
+                const float *w = W + o * in;
 #pragma omp simd
                 for (i = 0; i < in; i++)
                     dxr[i] += g * w[i];
             }
         }
-    }
+}
+
+static void lin_bwd(float *restrict dx, float *restrict dW, float *restrict db,
+                    const float *restrict dy, const float *restrict x, size_t n,
+                    const float *restrict W, size_t in, size_t out)
+{
+    if (in == 32 && out == 32)
+        lin_bwd_body(dx, dW, db, dy, x, n, W, 32, 32); /* the default d */
+    else if (in == 32)
+        lin_bwd_body(dx, dW, db, dy, x, n, W, 32, out); /* the head */
+    else
+        lin_bwd_body(dx, dW, db, dy, x, n, W, in, out);
 }
 
 static float *grad_of(float *grads, const tmodel *m, const tensor *t)
