@@ -947,6 +947,26 @@ static void test_learns(void)
         CHECK(after.cue_weight > before.cue_weight + 0.2);
         CHECK(after.cos_within > 0.8);
         CHECK(after.cos_across < 0.0);
+        /* the probes: a fruit and a company sentence of the held-out part */
+        {
+            const int *tok;
+            size_t len, k, has = 0;
+            CHECK(train_task_probe(&task, 0, &tok, &len) == 0);
+            CHECK(tok == task.heldout.tokens);
+            CHECK(train_task_probe(&task, 1, &tok, &len) == 0);
+            for (k = 0; k < len; k++)
+                has += tok[k] == task.label_at;
+            CHECK(has >= 1);
+            CHECK(len == task.heldout.T || tok[len] == 0); /* padding after it */
+            {
+                /* its label, at its first 苹果, is the company (class 1) */
+                const int *tg = task.heldout.targets + (tok - task.heldout.tokens);
+                for (k = 0; k < len && tok[k] != task.label_at; k++)
+                    ;
+                CHECK(k < len && tg[k] == 1);
+            }
+            CHECK(train_task_probe(&task, 5, &tok, &len) == -1);
+        }
         trainer_free(&tr);
         train_task_free(&task);
     }
