@@ -594,6 +594,32 @@ static void test_data(void)
                 "data.json: $.heldout.targets[0]: expected 2 tokens, got 1");
     check_error("[1]", "data.json: $: expected an object, got an array");
 
+    /* tasks by name */
+    CHECK(train_task_by_name(&t, "reverse", 6, 5, 1, NULL, 0, NULL, 0, err, sizeof err) == 0);
+    CHECK_INT(t.V, 6);
+    CHECK_INT(t.heldout.n, TRAIN_BUILTIN_HELDOUT);
+    CHECK_INT(t.heldout.T, 6);
+    /* reverse: the target at i is the token at n−1−i */
+    for (i = 0; i < 6; i++)
+        CHECK_INT(t.heldout.targets[i], t.heldout.tokens[5 - i]);
+    {
+        const char *v[] = {"<pad>", "0", "1", "2", "3", "4"}, *w[] = {"<pad>", "0", "1"};
+        train_task u;
+        CHECK(train_task_by_name(&u, "reverse", 6, 5, 1, v, 6, v, 6, err, sizeof err) == 0);
+        train_task_free(&u);
+        CHECK(train_task_by_name(&u, "reverse", 6, 5, 1, w, 3, w, 3, err, sizeof err) == -1);
+        CHECK(strstr(err, "vocabulary") != NULL);
+    }
+    train_task_free(&t);
+    CHECK(train_task_by_name(&t, "previous", 5, 10, 1, NULL, 0, NULL, 0, err, sizeof err) == 0);
+    /* previous: nothing at 0, the token at i−1 after */
+    CHECK_INT(t.eval.targets[0], -1);
+    for (i = 1; i < 5; i++)
+        CHECK_INT(t.eval.targets[i], t.eval.tokens[i - 1]);
+    train_task_free(&t);
+    CHECK(train_task_by_name(&t, "sort", 5, 10, 1, NULL, 0, NULL, 0, err, sizeof err) == -1);
+    CHECK(strcmp(err, "unknown task \"sort\" (known: reverse, previous, apple)") == 0);
+
     /* a file that is not there */
     CHECK(train_data_load(&t, "/nonexistent/data.json", NULL, 0, NULL, 0, err, sizeof err) == -1);
     CHECK(strncmp(err, "/nonexistent/data.json: ", 24) == 0);
