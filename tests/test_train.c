@@ -341,6 +341,55 @@ static void test_fixture_adam(const char *dir, const char *file, int threads, in
     fixture_free(&fx);
 }
 
+/* One SGD step from torch's weights: w − lr·g with torch's gradients. */
+static void test_fixture_sgd(const char *dir, const char *file)
+{
+    char path[512], err[256];
+    fixture fx;
+    train_task task;
+    train_opts o;
+    trainer tr;
+    tmodel init;
+    size_t i, j, bad = 0;
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    if (fixture_load(&fx, path)) {
+        CHECK(0);
+        return;
+    }
+    CHECK(tmodel_alloc(&init, &fx.cfg, err, sizeof err) == 0);
+    CHECK(load_params(&init, cJSON_GetObjectItemCaseSensitive(fx.root, "state_dict"), file) == 0);
+    task_from_fixture(&task, &fx);
+    train_opts_default(&o, TASK_DATA);
+    o.hiddens = fx.cfg.hiddens;
+    o.heads = fx.cfg.heads;
+    o.posenc = fx.cfg.posenc;
+    o.addnorm = fx.cfg.addnorm;
+    o.bias = fx.cfg.bias;
+    o.causal = fx.cfg.causal;
+    o.optimizer = OPTIM_SGD;
+    o.lr = 0.5;
+    o.batch_size = 0;
+    CHECK(trainer_init(&tr, &task, &o, &init, err, sizeof err) == 0);
+    CHECK(trainer_step(&tr, NULL, err, sizeof err) == 0);
+    for (i = 0; i < tr.model.nparams; i++) {
+        tensor g;
+        CHECK(json_get_tensor(cJSON_GetObjectItemCaseSensitive(
+                                  cJSON_GetObjectItemCaseSensitive(fx.root, "grads"),
+                                  tr.model.param[i].name),
+                              "g", 1, 2, &g, err, sizeof err) == 0);
+        for (j = 0; j < g.size; j++) {
+            double want = (double)init.param[i].t->data[j] - 0.5 * g.data[j];
+            bad += !(fabs(tr.model.param[i].t->data[j] - want) <= 1e-6 + 1e-4 * fabs(want));
+        }
+        tensor_free(&g);
+    }
+    CHECK_INT(bad, 0);
+    trainer_free(&tr);
+    tmodel_free(&init);
+    train_task_free(&task);
+    fixture_free(&fx);
+}
+
 static int by_name(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -368,6 +417,7 @@ static void test_fixtures(const char *dir)
         test_fixture_adam(dir, names[i], 1, 1);
         test_fixture_adam(dir, names[i], 1, 0);
         test_fixture_adam(dir, names[i], 2, 0);
+        test_fixture_sgd(dir, names[i]);
     }
     for (i = 0; i < n; i++)
         free(names[i]);
