@@ -341,6 +341,55 @@ static void test_fixture_adam(const char *dir, const char *file, int threads, in
     fixture_free(&fx);
 }
 
+/* One SGD step from torch's weights: w − lr·g with torch's gradients. */
+static void test_fixture_sgd(const char *dir, const char *file)
+{
+    char path[512], err[256];
+    fixture fx;
+    train_task task;
+    train_opts o;
+    trainer tr;
+    tmodel init;
+    size_t i, j, bad = 0;
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    if (fixture_load(&fx, path)) {
+        CHECK(0);
+        return;
+    }
+    CHECK(tmodel_alloc(&init, &fx.cfg, err, sizeof err) == 0);
+    CHECK(load_params(&init, cJSON_GetObjectItemCaseSensitive(fx.root, "state_dict"), file) == 0);
+    task_from_fixture(&task, &fx);
+    train_opts_default(&o, TASK_DATA);
+    o.hiddens = fx.cfg.hiddens;
+    o.heads = fx.cfg.heads;
+    o.posenc = fx.cfg.posenc;
+    o.addnorm = fx.cfg.addnorm;
+    o.bias = fx.cfg.bias;
+    o.causal = fx.cfg.causal;
+    o.optimizer = OPTIM_SGD;
+    o.lr = 0.5;
+    o.batch_size = 0;
+    CHECK(trainer_init(&tr, &task, &o, &init, err, sizeof err) == 0);
+    CHECK(trainer_step(&tr, NULL, err, sizeof err) == 0);
+    for (i = 0; i < tr.model.nparams; i++) {
+        tensor g;
+        CHECK(json_get_tensor(cJSON_GetObjectItemCaseSensitive(
+                                  cJSON_GetObjectItemCaseSensitive(fx.root, "grads"),
+                                  tr.model.param[i].name),
+                              "g", 1, 2, &g, err, sizeof err) == 0);
+        for (j = 0; j < g.size; j++) {
+            double want = (double)init.param[i].t->data[j] - 0.5 * g.data[j];
+            bad += !(fabs(tr.model.param[i].t->data[j] - want) <= 1e-6 + 1e-4 * fabs(want));
+        }
+        tensor_free(&g);
+    }
+    CHECK_INT(bad, 0);
+    trainer_free(&tr);
+    tmodel_free(&init);
+    train_task_free(&task);
+    fixture_free(&fx);
+}
+
 static int by_name(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -368,6 +417,7 @@ static void test_fixtures(const char *dir)
         test_fixture_adam(dir, names[i], 1, 1);
         test_fixture_adam(dir, names[i], 1, 0);
         test_fixture_adam(dir, names[i], 2, 0);
+        test_fixture_sgd(dir, names[i]);
     }
     for (i = 0; i < n; i++)
         free(names[i]);
@@ -593,6 +643,32 @@ static void test_data(void)
                 " \"heldout\": {\"sequences\": [[\"a\", \"b\"]], \"targets\": [[\"a\"]]}}",
                 "data.json: $.heldout.targets[0]: expected 2 tokens, got 1");
     check_error("[1]", "data.json: $: expected an object, got an array");
+
+    /* tasks by name */
+    CHECK(train_task_by_name(&t, "reverse", 6, 5, 1, NULL, 0, NULL, 0, err, sizeof err) == 0);
+    CHECK_INT(t.V, 6);
+    CHECK_INT(t.heldout.n, TRAIN_BUILTIN_HELDOUT);
+    CHECK_INT(t.heldout.T, 6);
+    /* reverse: the target at i is the token at n−1−i */
+    for (i = 0; i < 6; i++)
+        CHECK_INT(t.heldout.targets[i], t.heldout.tokens[5 - i]);
+    {
+        const char *v[] = {"<pad>", "0", "1", "2", "3", "4"}, *w[] = {"<pad>", "0", "1"};
+        train_task u;
+        CHECK(train_task_by_name(&u, "reverse", 6, 5, 1, v, 6, v, 6, err, sizeof err) == 0);
+        train_task_free(&u);
+        CHECK(train_task_by_name(&u, "reverse", 6, 5, 1, w, 3, w, 3, err, sizeof err) == -1);
+        CHECK(strstr(err, "vocabulary") != NULL);
+    }
+    train_task_free(&t);
+    CHECK(train_task_by_name(&t, "previous", 5, 10, 1, NULL, 0, NULL, 0, err, sizeof err) == 0);
+    /* previous: nothing at 0, the token at i−1 after */
+    CHECK_INT(t.eval.targets[0], -1);
+    for (i = 1; i < 5; i++)
+        CHECK_INT(t.eval.targets[i], t.eval.tokens[i - 1]);
+    train_task_free(&t);
+    CHECK(train_task_by_name(&t, "sort", 5, 10, 1, NULL, 0, NULL, 0, err, sizeof err) == -1);
+    CHECK(strcmp(err, "unknown task \"sort\" (known: reverse, previous, apple)") == 0);
 
     /* a file that is not there */
     CHECK(train_data_load(&t, "/nonexistent/data.json", NULL, 0, NULL, 0, err, sizeof err) == -1);
@@ -947,6 +1023,26 @@ static void test_learns(void)
         CHECK(after.cue_weight > before.cue_weight + 0.2);
         CHECK(after.cos_within > 0.8);
         CHECK(after.cos_across < 0.0);
+        /* the probes: a fruit and a company sentence of the held-out part */
+        {
+            const int *tok;
+            size_t len, k, has = 0;
+            CHECK(train_task_probe(&task, 0, &tok, &len) == 0);
+            CHECK(tok == task.heldout.tokens);
+            CHECK(train_task_probe(&task, 1, &tok, &len) == 0);
+            for (k = 0; k < len; k++)
+                has += tok[k] == task.label_at;
+            CHECK(has >= 1);
+            CHECK(len == task.heldout.T || tok[len] == 0); /* padding after it */
+            {
+                /* its label, at its first 苹果, is the company (class 1) */
+                const int *tg = task.heldout.targets + (tok - task.heldout.tokens);
+                for (k = 0; k < len && tok[k] != task.label_at; k++)
+                    ;
+                CHECK(k < len && tg[k] == 1);
+            }
+            CHECK(train_task_probe(&task, 5, &tok, &len) == -1);
+        }
         trainer_free(&tr);
         train_task_free(&task);
     }

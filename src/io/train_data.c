@@ -510,3 +510,40 @@ void train_data_cue_ids(const train_task *task, long *ids, size_t *n)
             ids[(*n)++] = id;
     }
 }
+
+int train_task_by_name(train_task *task, const char *name, size_t length, size_t digits,
+                       unsigned long long seed, const char *const *vocab, size_t V,
+                       const char *const *classes, size_t C, char *err, size_t errlen)
+{
+    train_kind kind;
+    size_t i;
+    memset(task, 0, sizeof *task);
+    if (strcmp(name, "apple") == 0)
+        return train_data_apple(task, vocab, V, classes, C, err, errlen);
+    if (strcmp(name, "reverse") == 0)
+        kind = TASK_REVERSE;
+    else if (strcmp(name, "previous") == 0)
+        kind = TASK_PREVIOUS;
+    else {
+        snprintf(err, errlen, "unknown task \"%s\" (known: reverse, previous, apple)", name);
+        return -1;
+    }
+    if (train_task_builtin(task, kind, length, digits, TRAIN_BUILTIN_HELDOUT, TRAIN_BUILTIN_EVAL,
+                           seed, err, errlen))
+        return -1;
+    /* a saved model must have been trained on this very vocabulary */
+    if (vocab) {
+        int same = V == task->V && C == task->C;
+        for (i = 0; same && i < V; i++)
+            same = strcmp(vocab[i], task->vocab[i]) == 0;
+        for (i = 0; same && i < C; i++)
+            same = strcmp(classes[i], task->classes[i]) == 0;
+        if (!same) {
+            snprintf(err, errlen, "the model's vocabulary (%zu tokens) is not the one of task %s "
+                     "with %zu digits (%zu tokens)", V, name, digits, task->V);
+            train_task_free(task);
+            return -1;
+        }
+    }
+    return 0;
+}

@@ -40,6 +40,19 @@ int train_data_from_json(train_task *task, const struct cJSON *root, const char 
 int train_data_apple(train_task *task, const char *const *vocab, size_t V,
                      const char *const *classes, size_t C, char *err, size_t errlen);
 
+/* How many held-out and evaluation sequences a built-in digit task draws. */
+#define TRAIN_BUILTIN_HELDOUT 500
+#define TRAIN_BUILTIN_EVAL 500
+
+/* A built-in task by its --task name: "reverse" or "previous" (length n,
+ * `digits` digit tokens, held-out and evaluation sets drawn from seed) or
+ * "apple" (the compiled-in corpus; length and digits unused). vocab and
+ * classes as for train_data_load. 0, or -1 with "unknown task "x" (known:
+ * reverse, previous, apple)" or another reason in err. */
+int train_task_by_name(train_task *task, const char *name, size_t length, size_t digits,
+                       unsigned long long seed, const char *const *vocab, size_t V,
+                       const char *const *classes, size_t C, char *err, size_t errlen);
+
 /* The corpus's cue words (吃 甜 … for the fruit, 发布 手机 … for the
  * company), NULL-terminated. */
 extern const char *const train_apple_cues[];

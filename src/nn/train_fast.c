@@ -99,6 +99,7 @@ int tfast_cache_alloc(tfast_cache *c, const tmodel *m, size_t Bmax, size_t Tmax)
     c->dV = fz(BT, d, 1, &failed);
     c->dX = fz(BT, d, 1, &failed);
     c->dA = fz(Tmax, 1, 1, &failed);
+    c->Ht = fz(d, Tmax, 1, &failed);
     if (failed) {
         tfast_cache_free(c);
         return -1;
@@ -111,7 +112,7 @@ void tfast_cache_free(tfast_cache *c)
 {
     float **p[] = {&c->P, &c->X, &c->Q, &c->K, &c->V, &c->O, &c->Y, &c->A, &c->N, &c->rstd,
                    &c->logits, &c->dlogits, &c->dN, &c->dY, &c->dO, &c->dQ, &c->dK, &c->dV,
-                   &c->dX, &c->dA};
+                   &c->dX, &c->dA, &c->Ht};
     size_t i;
     for (i = 0; i < sizeof p / sizeof *p; i++) {
         free(*p[i]);
@@ -120,9 +121,11 @@ void tfast_cache_free(tfast_cache *c)
 }
 
 /* y (n, out) = x (n, in) · Wt (in, out) + bias: rows of Wt added with
- * weights x[r][i], contiguous in o. */
-static void lin_fwd(float *restrict y, const float *restrict x, size_t n, const float *restrict Wt,
-                    const float *restrict bias, size_t in, size_t out)
+ * weights x[r][i], contiguous in o. (Inlined with constant sizes below, so
+ * that a row of y stays in vector registers.) */
+static inline void lin_fwd_body(float *restrict y, const float *restrict x, size_t n,
+                                const float *restrict Wt, const float *restrict bias, size_t in,
+                                size_t out)
 {
     size_t r, i, o;
     for (r = 0; r < n; r++) {
@@ -139,34 +142,61 @@ static void lin_fwd(float *restrict y, const float *restrict x, size_t n, const 
     }
 }
 
-/* The backward of lin_fwd with W (out, in): dx (n, in) += dy · W (dx may
- * be NULL), dW (out, in) += dyᵀ · x, db (out,) += Σ dy (db may be NULL). */
-static void lin_bwd(float *restrict dx, float *restrict dW, float *restrict db,
-                    const float *restrict dy, const float *restrict x, size_t n,
-                    const float *restrict W, size_t in, size_t out)
+static void lin_fwd(float *restrict y, const float *restrict x, size_t n, const float *restrict Wt,
+                    const float *restrict bias, size_t in, size_t out)
+{
+    if (in == 32 && out == 32)
+        lin_fwd_body(y, x, n, Wt, bias, 32, 32); /* the default d */
+    else
+        lin_fwd_body(y, x, n, Wt, bias, in, out);
+}
+
+/* The backward of lin_fwd with W (out, in):
+ *   dW (out, in) += dyᵀ · x    a row of dW gathers every row of x
+ *   db (out,)    += Σ_r dy     (db may be NULL)
+ *   dx (n, in)   += dy · W     a row of dx gathers every row of W (dx may be NULL) */
+static inline void lin_bwd_body(float *restrict dx, float *restrict dW, float *restrict db,
+                                const float *restrict dy, const float *restrict x, size_t n,
+                                const float *restrict W, size_t in, size_t out)
 {
     size_t r, i, o;
-    for (r = 0; r < n; r++) {
-        const float *xr = x + r * in;
-        for (o = 0; o < out; o++) {
+    for (o = 0; o < out; o++) {
+        float *dw = dW + o * in;
+        float sb = 0.0f;
+        for (r = 0; r < n; r++) {
             const float g = dy[r * out + o];
-            float *dw = dW + o * in;
-            const float *w = W + o * in;
-            if (g == 0.0f)
-                continue;
-            if (db)
-                db[o] += g;
+            const float *xr = x + r * in;
+            sb += g;
 #pragma omp simd
             for (i = 0; i < in; i++)
                 dw[i] += g * xr[i];
-            if (dx) {
-                float *dxr = dx + r * in;
+        }
+        if (db)
+            db[o] += sb;
+    }
+    if (dx)
+        for (r = 0; r < n; r++) {
+            float *dxr = dx + r * in;
+            for (o = 0; o < out; o++) {
+                const float g = dy[r * out + o];
+                const float *w = W + o * in;
 #pragma omp simd
                 for (i = 0; i < in; i++)
                     dxr[i] += g * w[i];
             }
         }
-    }
+}
+
+static void lin_bwd(float *restrict dx, float *restrict dW, float *restrict db,
+                    const float *restrict dy, const float *restrict x, size_t n,
+                    const float *restrict W, size_t in, size_t out)
+{
+    if (in == 32 && out == 32)
+        lin_bwd_body(dx, dW, db, dy, x, n, W, 32, 32); /* the default d */
+    else if (in == 32)
+        lin_bwd_body(dx, dW, db, dy, x, n, W, 32, out); /* the head */
+    else
+        lin_bwd_body(dx, dW, db, dy, x, n, W, in, out);
 }
 
 static float *grad_of(float *grads, const tmodel *m, const tensor *t)
@@ -185,6 +215,116 @@ static int masked(const long *lens, int causal, size_t b, size_t q, size_t k)
     return (causal && k > q) || (lens && (long)k >= lens[b]);
 }
 
+/* Head h of example b, forward: for every query q, the scores against
+ * every key (K_hᵀ transposed into c->Ht so that they are p rows added),
+ * the mask, the softmax into c->A, the weighted sum of the values into
+ * c->O. Inlined with constant T and p for the defaults, when the row of
+ * scores (T,) and the head output (p,) stay in registers. */
+static inline void head_forward(tfast_cache *c, size_t b, size_t h, size_t T, size_t p, size_t d,
+                                size_t NH, const long *lens, int causal,
+                                const mha_dropout *drop, float inv_sqrt_p, float keep_scale)
+{
+    const int dropping = drop && drop->p > 0;
+    size_t q, k, i;
+    float *restrict Ht = c->Ht;
+    for (k = 0; k < T; k++)
+        for (i = 0; i < p; i++)
+            Ht[i * T + k] = c->K[(b * T + k) * d + h * p + i];
+    for (q = 0; q < T; q++) {
+        const size_t row = ((b * NH + h) * T + q) * T;
+        const float *restrict qq = c->Q + (b * T + q) * d + h * p;
+        float *restrict a = c->A + row, *restrict o = c->O + (b * T + q) * d + h * p;
+        float max, sum = 0.0f;
+        /* scores Q_h[q] · K_h[k] / √p for every k, masked keys −1e6 */
+        for (k = 0; k < T; k++)
+            a[k] = 0.0f;
+        for (i = 0; i < p; i++) {
+            const float qi = qq[i], *kt = Ht + i * T;
+#pragma omp simd
+            for (k = 0; k < T; k++)
+                a[k] += qi * kt[k];
+        }
+        for (k = 0; k < T; k++)
+            a[k] = masked(lens, causal, b, q, k) ? ATTN_MASK_VALUE : a[k] * inv_sqrt_p;
+        /* softmax over the keys, the largest subtracted first */
+        max = a[0];
+        for (k = 1; k < T; k++)
+            max = a[k] > max ? a[k] : max;
+        for (k = 0; k < T; k++)
+            sum += (a[k] = expf(a[k] - max));
+        for (k = 0; k < T; k++)
+            a[k] /= sum;
+        /* head output Σ_k a_k V_h[k] (a_k through dropout in training) */
+        for (i = 0; i < p; i++)
+            o[i] = 0.0f;
+        for (k = 0; k < T; k++) {
+            const float *v = c->V + (b * T + k) * d + h * p;
+            float ak = a[k];
+            if (dropping)
+                ak = mha_dropout_keep(drop, row + k) ? ak * keep_scale : 0.0f;
+#pragma omp simd
+            for (i = 0; i < p; i++)
+                o[i] += ak * v[i];
+        }
+    }
+}
+
+/* Head h of example b, backward: for every query q, da = dO · V_hᵀ (V_h
+ * transposed into c->Ht), dV_h += a dO, the softmax's backward
+ * dS = A ⊙ (dA − Σ dA ⊙ A) (zero at masked keys), the 1/√p scale, then
+ * dQ_h[q] += dS K_h and dK_h += dS Q_h[q]. */
+static inline void head_backward(tfast_cache *c, size_t b, size_t h, size_t T, size_t p,
+                                 size_t d, size_t NH, const long *lens, int causal,
+                                 const mha_dropout *drop, float inv_sqrt_p, float keep_scale)
+{
+    const int dropping = drop && drop->p > 0;
+    size_t q, k, i;
+    float *restrict Ht = c->Ht, *restrict dA = c->dA;
+    for (k = 0; k < T; k++)
+        for (i = 0; i < p; i++)
+            Ht[i * T + k] = c->V[(b * T + k) * d + h * p + i];
+    for (q = 0; q < T; q++) {
+        const size_t row = ((b * NH + h) * T + q) * T;
+        const float *restrict a = c->A + row, *restrict dO = c->dO + (b * T + q) * d + h * p;
+        const float *restrict qq = c->Q + (b * T + q) * d + h * p;
+        float *restrict dq = c->dQ + (b * T + q) * d + h * p, dot = 0.0f;
+        /* da_k = dO · V_h[k] for every k */
+        for (k = 0; k < T; k++)
+            dA[k] = 0.0f;
+        for (i = 0; i < p; i++) {
+            const float g = dO[i], *vt = Ht + i * T;
+#pragma omp simd
+            for (k = 0; k < T; k++)
+                dA[k] += g * vt[k];
+        }
+        for (k = 0; k < T; k++) {
+            float *restrict dv = c->dV + (b * T + k) * d + h * p, ak = a[k];
+            int keep = !dropping || mha_dropout_keep(drop, row + k);
+            if (dropping) {
+                ak = keep ? ak * keep_scale : 0.0f;
+                dA[k] = keep ? dA[k] * keep_scale : 0.0f;
+            }
+            /* dV_h[k] += a_k dO */
+#pragma omp simd
+            for (i = 0; i < p; i++)
+                dv[i] += ak * dO[i];
+            dot += dA[k] * a[k];
+        }
+        for (k = 0; k < T; k++) {
+            const float *restrict kk = c->K + (b * T + k) * d + h * p;
+            float *restrict dk = c->dK + (b * T + k) * d + h * p, ds;
+            if (masked(lens, causal, b, q, k))
+                continue;
+            ds = a[k] * (dA[k] - dot) * inv_sqrt_p;
+#pragma omp simd
+            for (i = 0; i < p; i++) {
+                dq[i] += ds * kk[i];
+                dk[i] += ds * qq[i];
+            }
+        }
+    }
+}
+
 double tfast_step(float *grads, tfast_cache *c, const tmodel *m, const tfast_weights *w,
                   const int *tokens, const long *lens, const int *targets, size_t B, size_t T,
                   double scale, const mha_dropout *drop, size_t *count, size_t *correct)
@@ -195,7 +335,7 @@ double tfast_step(float *grads, tfast_cache *c, const tmodel *m, const tfast_wei
     const int causal = m->cfg.causal, dropping = drop && drop->p > 0;
     const float keep_scale = dropping ? (float)(1.0 / (1.0 - drop->p)) : 1.0f;
     const float *feat;
-    size_t b, h, q, k, i, r, n = 0, right = 0;
+    size_t b, h, k, i, r, n = 0, right = 0;
     double loss = 0.0;
 
     /* 1. X = embedding[token] · √d (+ P[t]) */
@@ -218,38 +358,12 @@ double tfast_step(float *grads, tfast_cache *c, const tmodel *m, const tfast_wei
     lin_fwd(c->K, c->X, BT, w->Wk, m->mha.W_k.bias.data, d, d);
     lin_fwd(c->V, c->X, BT, w->Wv, m->mha.W_v.bias.data, d, d);
     for (b = 0; b < B; b++)
-        for (h = 0; h < NH; h++)
-            for (q = 0; q < T; q++) {
-                const size_t row = ((b * NH + h) * T + q) * T;
-                const float *qq = c->Q + (b * T + q) * d + h * p;
-                float *a = c->A + row, *o = c->O + (b * T + q) * d + h * p, max, sum = 0.0f;
-                for (k = 0; k < T; k++) {
-                    const float *kk = c->K + (b * T + k) * d + h * p;
-                    float s = 0.0f;
-#pragma omp simd reduction(+ : s)
-                    for (i = 0; i < p; i++)
-                        s += qq[i] * kk[i];
-                    a[k] = masked(lens, causal, b, q, k) ? ATTN_MASK_VALUE : s * inv_sqrt_p;
-                }
-                max = a[0];
-                for (k = 1; k < T; k++)
-                    max = a[k] > max ? a[k] : max;
-                for (k = 0; k < T; k++)
-                    sum += (a[k] = expf(a[k] - max));
-                for (k = 0; k < T; k++)
-                    a[k] /= sum;
-                for (i = 0; i < p; i++)
-                    o[i] = 0.0f;
-                for (k = 0; k < T; k++) {
-                    const float *v = c->V + (b * T + k) * d + h * p;
-                    float ak = a[k];
-                    if (dropping)
-                        ak = mha_dropout_keep(drop, row + k) ? ak * keep_scale : 0.0f;
-#pragma omp simd
-                    for (i = 0; i < p; i++)
-                        o[i] += ak * v[i];
-                }
-            }
+        for (h = 0; h < NH; h++) {
+            if (T == 8 && p == 8) /* the defaults: a row of scores fits a register */
+                head_forward(c, b, h, 8, 8, d, NH, lens, causal, drop, inv_sqrt_p, keep_scale);
+            else
+                head_forward(c, b, h, T, p, d, NH, lens, causal, drop, inv_sqrt_p, keep_scale);
+        }
     lin_fwd(c->Y, c->O, BT, w->Wo, m->mha.W_o.bias.data, d, d);
 
     /* 3. (addnorm) N = LayerNorm(X + Y) */
@@ -353,39 +467,12 @@ double tfast_step(float *grads, tfast_cache *c, const tmodel *m, const tfast_wei
     lin_bwd(c->dO, grad_of(grads, m, &m->mha.W_o.weight), grad_of(grads, m, &m->mha.W_o.bias),
             c->dY, c->O, BT, m->mha.W_o.weight.data, d, d);
     for (b = 0; b < B; b++)
-        for (h = 0; h < NH; h++)
-            for (q = 0; q < T; q++) {
-                const size_t row = ((b * NH + h) * T + q) * T;
-                const float *a = c->A + row, *dO = c->dO + (b * T + q) * d + h * p;
-                const float *qq = c->Q + (b * T + q) * d + h * p;
-                float *dq = c->dQ + (b * T + q) * d + h * p, dot = 0.0f;
-                for (k = 0; k < T; k++) {
-                    const float *v = c->V + (b * T + k) * d + h * p;
-                    float *dv = c->dV + (b * T + k) * d + h * p, s = 0.0f, ak = a[k];
-                    int keep = !dropping || mha_dropout_keep(drop, row + k);
-                    if (dropping)
-                        ak = keep ? ak * keep_scale : 0.0f;
-#pragma omp simd reduction(+ : s)
-                    for (i = 0; i < p; i++) {
-                        s += dO[i] * v[i];
-                        dv[i] += ak * dO[i];
-                    }
-                    c->dA[k] = dropping ? (keep ? s * keep_scale : 0.0f) : s;
-                    dot += c->dA[k] * a[k];
-                }
-                for (k = 0; k < T; k++) {
-                    const float *kk = c->K + (b * T + k) * d + h * p;
-                    float *dk = c->dK + (b * T + k) * d + h * p, ds;
-                    if (masked(lens, causal, b, q, k))
-                        continue;
-                    ds = a[k] * (c->dA[k] - dot) * inv_sqrt_p;
-#pragma omp simd
-                    for (i = 0; i < p; i++) {
-                        dq[i] += ds * kk[i];
-                        dk[i] += ds * qq[i];
-                    }
-                }
-            }
+        for (h = 0; h < NH; h++) {
+            if (T == 8 && p == 8)
+                head_backward(c, b, h, 8, 8, d, NH, lens, causal, drop, inv_sqrt_p, keep_scale);
+            else
+                head_backward(c, b, h, T, p, d, NH, lens, causal, drop, inv_sqrt_p, keep_scale);
+        }
     lin_bwd(c->dX, grad_of(grads, m, &m->mha.W_q.weight), grad_of(grads, m, &m->mha.W_q.bias),
             c->dQ, c->X, BT, m->mha.W_q.weight.data, d, d);
     lin_bwd(c->dX, grad_of(grads, m, &m->mha.W_k.weight), grad_of(grads, m, &m->mha.W_k.bias),

@@ -38,6 +38,7 @@ typedef struct tfast_cache {
     float *dlogits;              /* (B, T, C) */
     float *dN, *dY, *dO, *dQ, *dK, *dV, *dX; /* (B, T, d) */
     float *dA;                   /* (Tmax,) */
+    float *Ht;                   /* (p, Tmax) one head's K or V, transposed */
 } tfast_cache;
 
 int tfast_cache_alloc(tfast_cache *c, const tmodel *m, size_t Bmax, size_t Tmax);

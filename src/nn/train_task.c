@@ -135,3 +135,23 @@ oom:
     snprintf(err, errlen, "out of memory for the vocabulary");
     return -1;
 }
+
+int train_task_probe(const train_task *task, long class_id, const int **tokens, size_t *len)
+{
+    const train_set *sets[3] = {&task->heldout, &task->train, &task->eval};
+    size_t k, i, t;
+    for (k = 0; k < 3; k++) {
+        const train_set *s = sets[k];
+        for (i = 0; i < s->n; i++) {
+            int match = class_id < 0 || task->label_at < 0;
+            for (t = 0; !match && t < s->T; t++)
+                match = s->targets[i * s->T + t] == class_id;
+            if (match) {
+                *tokens = s->tokens + i * s->T;
+                *len = (size_t)s->lens[i];
+                return 0;
+            }
+        }
+    }
+    return -1;
+}

@@ -65,6 +65,12 @@ void train_task_draw(const train_task *task, train_set *s, size_t i, rng *r);
 
 void train_task_free(train_task *task);
 
+/* A probe example for the figures: the first held-out sequence (else
+ * training, else evaluation) whose label is class_id (any sequence when
+ * class_id < 0 or the task has token targets): *tokens (len,) points into
+ * the task. -1 when there is none. */
+int train_task_probe(const train_task *task, long class_id, const int **tokens, size_t *len);
+
 /* The vocabulary id of a token, or −1. */
 long train_task_token(const train_task *task, const char *token);
 
