@@ -260,8 +260,8 @@ def group_train(tmp):
     expect(["train", "--task", "apple", "--load", model, "--steps", "10"], 0,
            out_has=["10 steps", "from --load"])
     expect(["train", "--task", "reverse", "--load", model, "--steps", "1"], 1,
-           err=T + "--load %s: the model's vocabulary is not that of reverse (--vocab 10)"
-           % model)
+           err=T + "--load %s: the model's vocabulary (%d tokens) is not the one of task "
+           "reverse with 10 digits (11 tokens)" % (model, len(saved["vocab"])))
 
 
 # ---- groups -------------------------------------------------------------

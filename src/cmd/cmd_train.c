@@ -29,8 +29,6 @@
 #include "train.h"
 #include "train_data.h"
 
-#define BUILTIN_HELDOUT 500  /* held-out sequences of reverse and previous */
-#define BUILTIN_EVAL 500     /* their fixed evaluation set ("final") */
 #define NSNAP 5              /* probe snapshots in --png: step 0 … final */
 #define MAX_PROBES 2         /* apple: a fruit and a company sentence */
 
@@ -278,17 +276,6 @@ static int check_outputs(const struct train_args *a)
 
 /* ---- the task and the model ---------------------------------------------- */
 
-/* A built-in task's vocabulary must be the loaded model's. */
-static int same_vocab(const run *r)
-{
-    if (r->lV != r->task.V || r->lC != r->task.C)
-        return 0;
-    for (size_t i = 0; i < r->lV; i++)
-        if (strcmp(r->lvocab[i], r->task.vocab[i]) != 0)
-            return 0;
-    return 1;
-}
-
 static int load_task(run *r)
 {
     const struct train_args *a = r->a;
@@ -303,25 +290,21 @@ static int load_task(run *r)
     r->has_loaded = a->load != NULL;
     v = (const char *const *)r->lvocab;
     c = (const char *const *)r->lclasses;
+    r->task_name = a->data ? "data" : task_names[a->task];
     if (a->data)
         rc = train_data_load(&r->task, a->data, v, r->lV, c, r->lC, err, sizeof err);
-    else if (a->task == TASK_APPLE)
-        rc = train_data_apple(&r->task, v, r->lV, c, r->lC, err, sizeof err);
     else
-        rc = train_task_builtin(&r->task, (train_kind)a->task, (size_t)a->length,
-                                (size_t)a->vocab, BUILTIN_HELDOUT, BUILTIN_EVAL,
-                                (unsigned long long)a->seed, err, sizeof err);
+        rc = train_task_by_name(&r->task, r->task_name, (size_t)a->length, (size_t)a->vocab,
+                                (unsigned long long)a->seed, v, r->lV, c, r->lC, err,
+                                sizeof err);
     if (rc) {
-        cli_error("%s", err);
+        if (a->load && !a->data)
+            cli_error("--load %s: %s", a->load, err);
+        else
+            cli_error("%s", err);
         return EXIT_RUNTIME;
     }
     r->task_ready = 1;
-    r->task_name = a->data ? "data" : task_names[a->task];
-    if (a->load && !a->data && a->task != TASK_APPLE && !same_vocab(r)) {
-        cli_error("--load %s: the model's vocabulary is not that of %s (--vocab %ld)", a->load,
-                  r->task_name, a->vocab);
-        return EXIT_RUNTIME;
-    }
     return EXIT_OK;
 }
 
@@ -379,17 +362,19 @@ static int check_memory(const run *r)
 
 /* ---- the probes ------------------------------------------------------------ */
 
-/* Sequence i of set s as a probe; at: its labelled position (sequence
- * labels have one target, at the first label_at token), else 0. */
-static void probe_from_set(probe *p, const train_task *t, const train_set *s, size_t i)
+/* The probe of tokens (len,): their labels, and at = the first label_at
+ * token (0 for token targets). */
+static void probe_set(probe *p, const train_task *t, const int *tokens, size_t len,
+                      const char *name)
 {
     int found = 0;
-    p->len = (size_t)s->lens[i];
+    p->len = len;
     p->at = 0;
-    for (size_t k = 0; k < p->len; k++) {
-        p->tokens[k] = s->tokens[i * s->T + k];
-        p->labels[k] = t->vocab[p->tokens[k]];
-        if (t->label_at >= 0 && !found && s->targets[i * s->T + k] >= 0) {
+    p->name = name;
+    for (size_t k = 0; k < len; k++) {
+        p->tokens[k] = tokens[k];
+        p->labels[k] = t->vocab[tokens[k]];
+        if (t->label_at >= 0 && !found && tokens[k] == t->label_at) {
             p->at = k;
             found = 1;
         }
@@ -401,38 +386,39 @@ static int probe_from_text(probe *p, const train_task *t, const char *text, cons
 {
     char buf[256];
     char *save = NULL, *w;
-    int found = 0;
+    int ids[TRAIN_MAX_LEN];
+    size_t n = 0;
     snprintf(buf, sizeof buf, "%s", text);
-    p->len = 0;
-    p->at = 0;
-    p->name = name;
     for (w = strtok_r(buf, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
         long id = train_task_token(t, w);
-        if (id < 0 || p->len == TRAIN_MAX_LEN)
+        if (id < 0 || n == TRAIN_MAX_LEN)
             return -1;
-        if (id == t->label_at && !found) { /* the first 苹果 */
-            p->at = p->len;
-            found = 1;
-        }
-        p->labels[p->len] = t->vocab[id];
-        p->tokens[p->len++] = (int)id;
+        ids[n++] = (int)id;
     }
-    return found ? 0 : -1;
+    probe_set(p, t, ids, n, name);
+    return 0;
 }
 
-/* Apple: 苹果 as fruit and as company; else the first held-out sequence. */
-static void choose_probes(run *r)
+/* Apple: 苹果 as fruit and as company (sentences of one length, so that
+ * the figure's rows share their shape); else the core's probe, the first
+ * held-out sequence. */
+static int choose_probes(run *r)
 {
     const train_task *t = &r->task;
-    const train_set *s = t->heldout.n ? &t->heldout : t->train.n ? &t->train : &t->eval;
-    r->nprobes = 1;
+    const int *tokens;
+    size_t len;
     if (t->kind == TASK_APPLE && probe_from_text(&r->probes[0], t, "我 吃 了 一个 苹果", "fruit") == 0 &&
         probe_from_text(&r->probes[1], t, "苹果 发布 了 新的 产品", "company") == 0) {
         r->nprobes = 2;
-        return;
+        return EXIT_OK;
     }
-    probe_from_set(&r->probes[0], t, s, 0);
-    r->probes[0].name = NULL;
+    if (train_task_probe(t, -1, &tokens, &len)) {
+        cli_error("no sequence to show the attention of");
+        return EXIT_RUNTIME;
+    }
+    probe_set(&r->probes[0], t, tokens, len, NULL);
+    r->nprobes = 1;
+    return EXIT_OK;
 }
 
 /* Steps of the snapshots: 0, S/8, S/4, S/2, S (apple: 0 and S). */
@@ -605,7 +591,8 @@ static int train_run(run *r, int posenc, int show)
         return EXIT_RUNTIME;
     }
     r->tr_ready = 1;
-    choose_probes(r);
+    if ((status = choose_probes(r)) != EXIT_OK)
+        return status;
     choose_snapshots(r, r->a->steps);
     if (r->task.label_at >= 0) {
         size_t room = 1;
