@@ -216,12 +216,8 @@ static void run_free(run *r)
         train_task_free(&r->task);
     if (r->has_loaded)
         tmodel_free(&r->loaded);
-    for (i = 0; i < r->lV; i++)
-        free(r->lvocab[i]);
-    free(r->lvocab);
-    for (i = 0; i < r->lC; i++)
-        free(r->lclasses[i]);
-    free(r->lclasses);
+    model_file_free_strings(r->lvocab, r->lV);
+    model_file_free_strings(r->lclasses, r->lC);
     for (i = 0; i < NSNAP; i++)
         for (p = 0; p < MAX_PROBES; p++)
             free(r->snaps[i].weights[p]);

@@ -248,3 +248,10 @@ int model_file_load(const char *path, tmodel *m, char ***vocab, size_t *V, char 
     }
     return rc;
 }
+
+void model_file_free_strings(char **strings, size_t n)
+{
+    for (size_t i = 0; strings && i < n; i++)
+        free(strings[i]);
+    free(strings);
+}

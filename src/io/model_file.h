@@ -33,4 +33,8 @@ int model_file_save(const char *path, const tmodel *m, const char *const *vocab,
 int model_file_load(const char *path, tmodel *m, char ***vocab, size_t *V, char ***classes,
                     size_t *C, int causal, double dropout, char *err, size_t errlen);
 
+/* Free the strings of model_file_load's vocabulary or classes (n of them)
+ * and the array (NULL is fine). */
+void model_file_free_strings(char **strings, size_t n);
+
 #endif

@@ -127,12 +127,8 @@ done:
     if (status)
         problem_free(pr);
     tmodel_free(&m);
-    for (i = 0; i < V; i++)
-        free(vocab[i]);
-    free(vocab);
-    for (i = 0; i < C; i++)
-        free(classes[i]);
-    free(classes);
+    model_file_free_strings(vocab, V);
+    model_file_free_strings(classes, C);
     free(words);
     free(lens);
     free(ids);
