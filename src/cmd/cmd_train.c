@@ -638,8 +638,9 @@ static void print_summary(const run *r)
     printf("\n");
 }
 
-/* One matrix for a person: a heatmap on a colour terminal, else numbers
- * under the key tokens. */
+/* One matrix for a person, as selfattn shows one: a heatmap on a colour
+ * terminal, and the numbers under the key tokens when it is small or
+ * without colour. */
 static void show_weights(const float *m, size_t rows, size_t cols, const char *const *rlab,
                          const char *const *clab, int color)
 {
@@ -651,7 +652,8 @@ static void show_weights(const float *m, size_t rows, size_t cols, const char *c
         o.row_labels = rlab;
         o.col_labels = clab;
         term_heatmap(stdout, m, rows, cols, &o);
-        return;
+        if (rows > 12 || cols > 12)
+            return;
     }
     printf("keys:");
     for (size_t k = 0; k < cols; k++)
