@@ -317,6 +317,11 @@ int trainer_evaluate(trainer *tr, const train_set *s, train_stats *stats, char *
     const size_t nc = (s->n + TRAIN_CHUNK - 1) / TRAIN_CHUNK;
     size_t count = 0, correct = 0, base, c;
     double loss = 0.0;
+    if (s->T > tr->cache[0].Tmax) {
+        snprintf(err, errlen, "sequences of %zu tokens are longer than the %zu the trainer was "
+                 "made for", s->T, tr->cache[0].Tmax);
+        return -1;
+    }
     if (!tr->opts.reference)
         tfast_weights_update(&tr->fw, &tr->model);
     /* the trainer's caches, nchunks at a time, summed in chunk order */
