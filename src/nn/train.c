@@ -226,6 +226,7 @@ int trainer_step(trainer *tr, train_stats *stats, char *err, size_t errlen)
     size_t count = 0, correct = 0, i, c;
     double loss = 0.0;
     int failed = 0;
+    const int nth = train_threads(tr);
     char cerr[256] = "";
     rng sr;
     unsigned long long step_seed;
@@ -244,7 +245,8 @@ int trainer_step(trainer *tr, train_stats *stats, char *err, size_t errlen)
     if (!tr->opts.reference)
         tfast_weights_update(&tr->fw, &tr->model);
     /* forward and backward, chunk by chunk, each into its own buffer */
-#pragma omp parallel for schedule(static) num_threads(train_threads(tr))
+    (void)nth; /* (unused without OpenMP) */
+#pragma omp parallel for schedule(static) num_threads(nth)
     for (c = 0; c < tr->nchunks; c++) {
         const size_t b0 = c * TRAIN_CHUNK, nb = B - b0 < TRAIN_CHUNK ? B - b0 : TRAIN_CHUNK;
         const int *tok = tr->batch.tokens + b0 * T, *tgt = tr->batch.targets + b0 * T;
@@ -317,6 +319,13 @@ int trainer_evaluate(trainer *tr, const train_set *s, train_stats *stats, char *
     const size_t nc = (s->n + TRAIN_CHUNK - 1) / TRAIN_CHUNK;
     size_t count = 0, correct = 0, base, c;
     double loss = 0.0;
+    const int nth = train_threads(tr);
+    (void)nth; /* (unused without OpenMP) */
+    if (s->T > tr->cache[0].Tmax) {
+        snprintf(err, errlen, "sequences of %zu tokens are longer than the %zu the trainer was "
+                 "made for", s->T, tr->cache[0].Tmax);
+        return -1;
+    }
     if (!tr->opts.reference)
         tfast_weights_update(&tr->fw, &tr->model);
     /* the trainer's caches, nchunks at a time, summed in chunk order */
@@ -324,7 +333,7 @@ int trainer_evaluate(trainer *tr, const train_set *s, train_stats *stats, char *
         size_t end = base + tr->nchunks < nc ? base + tr->nchunks : nc;
         int failed = 0;
         char cerr[256] = "";
-#pragma omp parallel for schedule(static) num_threads(train_threads(tr))
+#pragma omp parallel for schedule(static) num_threads(nth)
         for (c = base; c < end; c++) {
             const size_t b0 = c * TRAIN_CHUNK;
             const size_t nb = s->n - b0 < TRAIN_CHUNK ? s->n - b0 : TRAIN_CHUNK;
