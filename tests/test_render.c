@@ -776,7 +776,7 @@ static void test_heatmap_small(void)
         m[i] = (float)((i * 5) % 21) - 3.5f;
     heat_panel panel = {m, 7, 3, "7 x 3", NULL, NULL};
     heat_figure fig = {&panel, 1, 1, "Keys", "Queries", NULL, NULL, NULL, NULL,
-                       cmap_find("viridis"), NAN, NAN, "value", NULL};
+                       cmap_find("viridis"), NAN, NAN, "value", NULL, NULL};
     heat_layout L;
     int w = 0, h = 0;
     check_heatmap(&fig, "small.png", &L, &w, &h);
@@ -794,7 +794,7 @@ static void test_heatmap_posenc(void)
     posenc(P, 60, 32);
     heat_panel panel = {P, 60, 32, NULL, NULL, NULL};
     heat_figure fig = {&panel, 1, 1, "Column (encoding dimension)", "Row (position)",
-                       NULL, NULL, NULL, NULL, cmap_find("Blues"), NAN, NAN, NULL, NULL};
+                       NULL, NULL, NULL, NULL, cmap_find("Blues"), NAN, NAN, NULL, NULL, NULL};
     heat_layout L;
     int w = 0, h = 0;
     check_heatmap(&fig, "posenc.png", &L, &w, &h);
@@ -815,7 +815,7 @@ static void test_heatmap_shared_scale(void)
     heat_panel panels[4] = {{m[0], 4, 6, "Head 1", NULL, NULL}, {m[1], 4, 6, "Head 2", NULL, NULL},
                             {m[2], 4, 6, "Head 3", NULL, NULL}, {m[3], 4, 6, "Head 4", NULL, NULL}};
     heat_figure fig = {panels, 2, 2, "Key positions", "Query positions", NULL, NULL, NULL, NULL,
-                       cmap_find("Reds"), NAN, NAN, NULL, NULL};
+                       cmap_find("Reds"), NAN, NAN, NULL, NULL, NULL};
     heat_layout L;
     int w = 0, h = 0;
     check_heatmap(&fig, "grid.png", &L, &w, &h);
@@ -844,7 +844,7 @@ static void test_heatmap_shared_scale(void)
     const char *keys[] = {"The", "cat", "sat", "on", "the", "mat"};
     const char *queries[] = {"Die", "Katze", "sa\xC3\x9F", "<eos>"};
     heat_figure fig2 = {heads, 2, 5, "Key positions", "Query positions", keys, queries, NULL, NULL,
-                        cmap_find("Reds"), NAN, NAN, "weight", NULL};
+                        cmap_find("Reds"), NAN, NAN, "weight", NULL, NULL};
     check_heatmap(&fig2, "heads.png", &L, &w, &h);
 }
 
@@ -863,7 +863,7 @@ static void test_heatmap_pooled(void)
                                       (double)r / 3000.0);
     heat_panel panel = {m, rows, cols, "pooled", NULL, NULL};
     heat_figure fig = {&panel, 1, 1, "Column", "Row", NULL, NULL, NULL, NULL, cmap_find("Blues"),
-                       NAN, NAN, NULL, NULL};
+                       NAN, NAN, NULL, NULL, NULL};
     heat_layout L;
     int w = 0, h = 0;
     check_heatmap(&fig, "pooled.png", &L, &w, &h);
@@ -881,7 +881,7 @@ static void test_heatmap_pooled(void)
     posenc(P, n, d);
     heat_panel big = {P, n, d, NULL, NULL, NULL};
     heat_figure fig2 = {&big, 1, 1, "Column (encoding dimension)", "Row (position)",
-                        NULL, NULL, NULL, NULL, cmap_find("Blues"), NAN, NAN, NULL, NULL};
+                        NULL, NULL, NULL, NULL, cmap_find("Blues"), NAN, NAN, NULL, NULL, NULL};
     attn_image img;
     char err[256] = "";
     CHECK_INT(heatmap_draw(&img, &L, &fig2, err, sizeof err), 0);
@@ -897,7 +897,7 @@ static void test_heatmap_degenerate(void)
     float m[6] = {2, 2, 2, 2, 2, 2};
     heat_panel panel = {m, 2, 3, NULL, NULL, NULL};
     heat_figure fig = {&panel, 1, 1, NULL, NULL, NULL, NULL, NULL, NULL, cmap_find("gray"), NAN, NAN, NULL,
-                       NULL};
+                       NULL, NULL};
     heat_layout L;
     int w = 0, h = 0;
     check_heatmap(&fig, "constant.png", &L, &w, &h);
@@ -1119,7 +1119,7 @@ static void test_heatmap_rows(void)
     heat_panel stored = {m, rows, cols, "stored", NULL, NULL};
     heat_panel made = {NULL, rows, cols, "stored", ramp_row, &cols};
     heat_figure fig = {&stored, 1, 1, "x", "y", NULL, NULL, NULL, NULL, cmap_find("Blues"), NAN, NAN, NULL,
-                       NULL};
+                       NULL, NULL};
     attn_image a = {0, 0, NULL}, b = {0, 0, NULL};
     char err[256];
     CHECK(heatmap_draw(&a, NULL, &fig, err, sizeof err) == 0);
@@ -1169,6 +1169,63 @@ static int ink_in(const attn_image *img, int x0, int y0, int x1, int y1)
     return n;
 }
 
+static void test_heatmap_row_titles(void)
+{
+    /* 2 × 2 panels titled "Head 1", "Head 2"; rows titled by a step, as
+     * attn train draws the attention forming. */
+    float m[4][6];
+    for (int p = 0; p < 4; p++)
+        for (int i = 0; i < 6; i++)
+            m[p][i] = (float)((p + 1) * i % 7) / 6.0f;
+    heat_panel panels[4] = {{m[0], 2, 3, "Head 1", NULL, NULL}, {m[1], 2, 3, "Head 2", NULL, NULL},
+                            {m[2], 2, 3, "Head 1", NULL, NULL}, {m[3], 2, 3, "Head 2", NULL, NULL}};
+    static const char *const titles[] = {"step 0 · loss 2.30", "step 100 · loss 0.05"};
+    static const char *const empty[] = {"", NULL};
+    static const char *const longer[] = {"a row title much longer than the two panels of its row "
+                                         "are wide together, and longer than the whole figure "
+                                         "with its colorbar would be without it", NULL};
+    heat_figure fig = {panels, 2, 2, "Keys", "Queries", NULL, NULL, NULL, NULL,
+                       cmap_find("Reds"), 0.0, 1.0, NULL, NULL, NULL};
+    attn_image plain = {0, 0, NULL}, titled = {0, 0, NULL}, none = {0, 0, NULL},
+               wide = {0, 0, NULL};
+    heat_layout L0, L1, Ln, Lw;
+    text_font *font = NULL;
+    char err[256];
+    CHECK_INT(text_font_open(&font, err, sizeof err), 0);
+    int band = (int)ceil(text_line_height(font, 14.0)) + 6; /* FS_TITLE + TITLE_PAD */
+
+    CHECK_INT(draw_heat(&fig, &plain, &L0), 0);
+    fig.row_titles = titles;
+    CHECK_INT(draw_heat(&fig, &titled, &L1), 0);
+    /* one more title line above each row: the rows move down by a band each */
+    CHECK_INT(L1.panel_y0, L0.panel_y0 + band);
+    CHECK_INT(L1.panel_dy, L0.panel_dy + band);
+    CHECK_INT(titled.h, plain.h + 2 * band);
+    CHECK_INT(titled.w, plain.w);
+    /* the row title's ink: in the band above the panel titles, from the
+     * first panel's left edge; none there in the figure without */
+    for (int r = 0; r < 2; r++) {
+        int top = L1.panel_y0 + r * L1.panel_dy - 2 * band;
+        CHECK(ink_in(&titled, L1.panel_x0, top, L1.panel_x0 + 60, top + band) > 40);
+    }
+    CHECK_INT(ink_in(&plain, L0.panel_x0, L0.panel_y0 - 2 * band, L0.panel_x0 + 60,
+                     L0.panel_y0 - band), 0);
+    /* "" titles are none: the same figure as without */
+    fig.row_titles = empty;
+    CHECK_INT(draw_heat(&fig, &none, &Ln), 0);
+    CHECK(same_image(&none, &plain));
+    /* a title longer than its row widens the figure to hold it */
+    fig.row_titles = longer;
+    CHECK_INT(draw_heat(&fig, &wide, &Lw), 0);
+    CHECK(wide.w >= Lw.panel_x0 + (int)text_width(font, 14.0, longer[0]));
+    CHECK(wide.w > plain.w);
+    text_font_close(font);
+    image_free(&plain);
+    image_free(&titled);
+    image_free(&none);
+    image_free(&wide);
+}
+
 static void test_heatmap_row_labels(void)
 {
     /* Two examples, one panel each (2 × 1 grid), 3 × 3 weights: a sentence
@@ -1182,7 +1239,7 @@ static void test_heatmap_row_labels(void)
     }
     heat_panel panels[2] = {{m[0], 3, 3, "Head 1", NULL, NULL}, {m[1], 3, 3, "Head 1", NULL, NULL}};
     heat_figure fig = {panels, 2, 1, "Key positions", "Query positions", abc, abc, NULL, NULL,
-                       cmap_find("Reds"), NAN, NAN, NULL, NULL};
+                       cmap_find("Reds"), NAN, NAN, NULL, NULL, NULL};
     attn_image shared = {0, 0, NULL}, per_row = {0, 0, NULL}, numbered = {0, 0, NULL};
     heat_layout Ls, Lr, Ln;
 
@@ -1243,7 +1300,7 @@ static void test_heatmap_level_tokens(void)
         m[i] = (float)(i % 7) / 7.0f;
     heat_panel five[2] = {{m, 5, 5, "Head 1", NULL, NULL}, {m, 5, 5, "Head 2", NULL, NULL}};
     heat_figure fig = {five, 1, 2, "Key positions", "Query positions", NULL, NULL, NULL, NULL,
-                       cmap_find("Reds"), NAN, NAN, NULL, NULL};
+                       cmap_find("Reds"), NAN, NAN, NULL, NULL, NULL};
     attn_image a = {0, 0, NULL}, b = {0, 0, NULL};
     heat_layout La, Lb;
     CHECK_INT(draw_heat(&fig, &a, &La), 0);
@@ -1264,7 +1321,7 @@ static void test_heatmap_level_tokens(void)
         long_toks[i] = "a-rather-long-token";
     heat_panel forty = {m, 40, 40, NULL, NULL, NULL};
     heat_figure wide = {&forty, 1, 1, "Key positions", "Query positions", NULL, NULL, NULL, NULL,
-                        cmap_find("Reds"), NAN, NAN, NULL, NULL};
+                        cmap_find("Reds"), NAN, NAN, NULL, NULL, NULL};
     CHECK_INT(draw_heat(&wide, &a, &La), 0);
     wide.xticklabels = long_toks;
     CHECK_INT(draw_heat(&wide, &b, &Lb), 0);
@@ -1285,7 +1342,7 @@ static void test_label_fallback(void)
         m[i] = (float)((i * 7) % 25) / 25.0f;
     heat_panel panel = {m, 5, 5, "Head 1", NULL, NULL};
     const heat_figure plain = {&panel, 1, 1, "Key positions", "Query positions", NULL, NULL, NULL, NULL,
-                               cmap_find("Reds"), NAN, NAN, NULL, NULL};
+                               cmap_find("Reds"), NAN, NAN, NULL, NULL, NULL};
     char dejavu[8192], search[8300];
     tmp_path(dejavu, sizeof dejavu, "dejavu-only.ttf");
     CHECK_INT(write_file(dejavu, attn_font_dejavu_sans, (size_t)attn_font_dejavu_sans_len), 0);
@@ -1594,6 +1651,7 @@ int main(int argc, char **argv)
     test_heatmap_degenerate();
     test_label_fallback();
     test_heatmap_row_labels();
+    test_heatmap_row_titles();
     test_heatmap_level_tokens();
     test_plot();
     test_png();

@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "demo_attention.h"
+#include "model_input.h"
 #include "options.h"
 #include "output.h"
 #include "posenc.h"
@@ -242,7 +243,8 @@ const struct opt_rule selfattn_rules[] = {
               "--kv is for --scale-sweep (in self-attention the keys are the queries: "
               "--queries)"),
     OPT_NEEDS("permutation", "permute", "--permutation is for --permute"),
-    OPT_CONFLICTS("input", "batch queries kv fill tokens", RANDOM_ONLY_MESSAGE),
+    /* --tokens with --input: only for a model of attn train (run) */
+    OPT_CONFLICTS("input", "batch queries kv fill", RANDOM_ONLY_MESSAGE),
     OPT_CONFLICTS("tokens", "fill", "--fill and --tokens both choose the inputs; give one"),
     OPT_CONFLICTS("no-proj", "bias score",
                   "--no-proj uses identity projections without bias or additive scoring"),
@@ -291,7 +293,9 @@ void usage_selfattn(FILE *f)
     opt_usage(f, selfattn_options);
     fputs("\n"
           "JSON input: {\"X\": (B, N, D), \"valid_lens\", \"num_heads\", \"state_dict\",\n"
-          "\"tokens\"} as for multihead.\n"
+          "\"tokens\"} as for multihead. A model saved by attn train --save is read\n"
+          "too: --tokens then gives the sentences it runs on (X = embedding·√d + P),\n"
+          "and the heads show the trained attention.\n"
           "\n"
           "Context (--tokens). An embedding says what a word is, not what it means\n"
           "here. With --tokens \"苹果 很 好吃|苹果 发布 了 新的 产品\" the same token gets\n"
@@ -327,6 +331,8 @@ void usage_selfattn(FILE *f)
           "  attn selfattn --tokens \"苹果 很 好吃|苹果 发布 了 新的 产品\" --hiddens 16 --heads 2 \\\n"
           "      --png apple.png          # one word, two contexts, two outputs\n"
           "  attn selfattn --input data/apple_company.json --png apple.png\n"
+          "  attn selfattn --input model.json --tokens \"苹果 发布 了 新的 产品\" --png f.png\n"
+          "      # a model of attn train --save: the trained attention\n"
           "  attn selfattn --stream --explain --batch 1 --queries 5 --hiddens 4 --heads 1 \\\n"
           "      --fill random --valid-lens none      # the online softmax, block by block\n"
           "  attn selfattn --batch 1 --queries 4096 --hiddens 512 --heads 8 --fill random \\\n"
@@ -889,13 +895,23 @@ static int run_permute(const problem *pr, const struct attn_args *a)
     return demo_permute_command(pr, &dpo);
 }
 
-/* The inputs and weights: --input's, or drawn. 0 or an exit status. */
-static int load_problem(problem *pr, const struct attn_args *a)
+/* The inputs and weights: a model saved by attn train (selfattn, run on
+ * the sentences of --tokens), --input's, or drawn. 0 or an exit status. */
+static int load_problem(problem *pr, const struct attn_args *a, int self)
 {
     char err[768];
-    int usage;
-    if (a->input ? problem_load(pr, a->input, &a->po, err, sizeof err, &usage)
-                 : problem_random(pr, &a->po, err, sizeof err, &usage)) {
+    int usage, failed;
+    if (a->input && self && model_input_is_model(a->input, a->po.max_mem / 8)) {
+        failed = model_input_load(pr, a->input, a->po.tokens, err, sizeof err, &usage);
+    } else if (a->input && a->po.tokens) {
+        cli_error("--tokens makes random inputs and cannot be used with --input (except "
+                  "a model saved by attn train)");
+        return EXIT_USAGE;
+    } else {
+        failed = a->input ? problem_load(pr, a->input, &a->po, err, sizeof err, &usage)
+                          : problem_random(pr, &a->po, err, sizeof err, &usage);
+    }
+    if (failed) {
         cli_error("%s", err);
         return usage ? EXIT_USAGE : EXIT_RUNTIME;
     }
@@ -1059,7 +1075,7 @@ static int run(int argc, char **argv, int self)
     }
     if (a.scale_sweep)
         return run_scale_sweep(&a);
-    status = load_problem(&pr, &a);
+    status = load_problem(&pr, &a, self);
     if (status != EXIT_OK)
         return status;
     if (a.describe || a.permute) {

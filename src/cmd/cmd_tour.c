@@ -126,6 +126,18 @@ static const struct tour_step steps[] = {
       " --png @10-posenc-concat.png",
       "posenc --dim 32 --steps 60 --rope --check-relative 1:10 --png @10-rope-scores.png",
       NULL}},
+
+    {"learned", "Attention that learns", "the chapter's model, trained",
+     "Every weight above was random. attn train trains the same layer on a\n"
+     "task, X = embedding(tokens)·√d + P, Y = MultiHeadAttention(X, X, X), a\n"
+     "linear head, Adam, and draws the attention of one example as it forms.\n"
+     "Reversing 8 digits needs position: with P the heads learn the anti-\n"
+     "diagonal; without P they cannot tell the positions apart and stay near a\n"
+     "third right. In the 苹果 sentences, 苹果's row learns to sit on the cue\n"
+     "words (吃, 甜 … or 发布, 产品 …) that tell the fruit from the company.\n",
+     {"train --task reverse --png @11-train-reverse.png",
+      "train --task reverse --no-posenc --png @11-train-reverse-no-posenc.png",
+      "train --task apple --png @11-train-apple.png"}},
 };
 
 #define NSTEPS (sizeof steps / sizeof steps[0])

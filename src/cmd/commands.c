@@ -18,6 +18,9 @@ const struct command attn_commands[] = {
     {"complexity", cmd_complexity, usage_complexity,
      "CNN vs RNN vs self-attention: cost, sequential steps, path length",
      complexity_options, complexity_rules},
+    {"train", cmd_train, usage_train,
+     "train self-attention on a task and watch its attention form", train_options,
+     train_rules},
     {"tour", cmd_tour, usage_tour, "the chapter in order, every figure written to a folder",
      tour_options, tour_rules},
 };

@@ -47,6 +47,11 @@ void usage_complexity(FILE *f);
 extern const struct opt complexity_options[];
 extern const struct opt_rule complexity_rules[];
 
+int cmd_train(int argc, char **argv);
+void usage_train(FILE *f);
+extern const struct opt train_options[];
+extern const struct opt_rule train_rules[];
+
 int cmd_tour(int argc, char **argv);
 void usage_tour(FILE *f);
 extern const struct opt tour_options[];

@@ -1077,3 +1077,9 @@ int problem_write_json(FILE *f, const problem *pr, const char *command, const fl
     json_end(&jw);
     return json_writer_finish(&jw);
 }
+
+int problem_split_tokens(const char *text, size_t *B, size_t *N, char ***words, long **lens,
+                         char *err, size_t errlen)
+{
+    return split_sentences(text, B, N, words, lens, err, errlen);
+}

@@ -85,4 +85,11 @@ int problem_write_json(FILE *f, const problem *pr, const char *command, const fl
  * by the token's text, so a word gets the same vector in every sentence. */
 void token_embedding(float *x, size_t D, const char *token);
 
+/* --tokens "a b c | d e": sentences of whitespace-separated tokens. On
+ * success (0) *words holds the B·N labels, row-major, "<pad>" after a
+ * short sentence (free each and the array), and *lens the B lengths
+ * (free); else -1 with "--tokens: …" in err. */
+int problem_split_tokens(const char *text, size_t *B, size_t *N, char ***words, long **lens,
+                         char *err, size_t errlen);
+
 #endif

@@ -99,6 +99,8 @@ typedef struct heat_ctx {
     heat_axis x, y;
     int any_title;
     double title_w;             /* widest title */
+    int any_row_title;          /* fig->row_titles has text */
+    double row_title_w;         /* widest row title */
     double xlabel_w, ylabel_w;  /* lengths of the axis labels */
     double cbar_title_w;        /* length of the colorbar label */
     /* Chosen by layout(): */
@@ -287,6 +289,8 @@ static void layout(heat_ctx *c)
     /* Vertically: titles above every panel, then the panel rows, each
      * with its own x tick labels under it when the rows have their own. */
     long title_band = c->any_title ? (long)ceil(title_h) + TITLE_PAD : 0;
+    if (c->any_row_title) /* row titles above the panel titles */
+        title_band += (long)ceil(title_h) + TITLE_PAD;
     long xtick_band = c->x.row_labels ? TICK_LEN + TICK_PAD + (long)ceil(c->x.band) : 0;
     c->dy = c->ph + GAP_Y + title_band + xtick_band;
     long grid_h = (gr - 1) * c->dy + c->ph;
@@ -318,6 +322,7 @@ static void layout(heat_ctx *c)
 
     /* Figure size. */
     c->width = (long)ceil(fmax(right, (double)slots_end)) + MARGIN;
+    c->width = (long)fmax((double)c->width, ceil((double)c->panel_x0 + c->row_title_w) + MARGIN);
     double bottom = (double)panels_end + TICK_LEN + TICK_PAD + c->x.band;
     if (fig->xlabel && *fig->xlabel)
         bottom += LABEL_PAD + label_h;
@@ -482,6 +487,15 @@ static int prepare(heat_ctx *c, const heat_figure *fig, char *err, size_t errlen
             c->title_w = fmax(c->title_w, text_width(c->font, FS_TITLE, t));
         }
     }
+    c->any_row_title = 0;
+    c->row_title_w = 0.0;
+    for (size_t r = 0; fig->row_titles && r < fig->grid_rows; r++) {
+        const char *t = fig->row_titles[r];
+        if (t && *t) {
+            c->any_row_title = 1;
+            c->row_title_w = fmax(c->row_title_w, text_width(c->font, FS_TITLE, t));
+        }
+    }
     c->xlabel_w = text_width(c->font, FS_LABEL, fig->xlabel);
     c->ylabel_w = text_width(c->font, FS_LABEL, fig->ylabel);
     c->cbar_title_w = text_width(c->font, FS_LABEL, fig->colorbar_label);
@@ -619,6 +633,14 @@ static void draw_panel(attn_image *img, heat_ctx *c, size_t gr, size_t gc)
 
     /* Ticks and tick labels. */
     draw_ticks(img, c, hp, gr, x0, y0, left, bottom || c->x.row_labels != NULL);
+
+    /* The row's title above the panel titles, from the first panel's left. */
+    const char *row_title = fig->row_titles ? fig->row_titles[gr] : NULL;
+    if (left && row_title && *row_title)
+        text_draw(img, c->font, FS_TITLE, row_title, (double)x0,
+                  (double)(y0 - 1 - TITLE_PAD) -
+                      (c->any_title ? ceil(text_line_height(c->font, FS_TITLE)) + TITLE_PAD : 0),
+                  TEXT_LEFT, TEXT_BOTTOM, TEXT_HORIZONTAL, INK);
 
     /* Title centred above the panel. */
     if (hp->title && *hp->title)

@@ -92,6 +92,10 @@ typedef struct heat_figure {
      * opened and closed by heatmap_draw; else the caller's, left open
      * (one that has failed for lack of memory fails the figure too). */
     text_font *font;
+    /* Optional: a title for each row of panels (grid_rows strings, NULL or
+     * "" for none), drawn above the row's panel titles, starting at its
+     * first panel's left edge; e.g. "step 100 · loss 0.05" over heads. */
+    const char *const *row_titles;
 } heat_figure;
 
 /* Where things landed, for tests and for callers that annotate. */

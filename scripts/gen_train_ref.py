@@ -1,0 +1,204 @@
+#!/usr/bin/python3
+"""Reference fixtures for attn train's model, gradients and Adam, from PyTorch.
+
+Run with Debian's python (apt-get install python3-torch python3-numpy):
+    /usr/bin/python3 scripts/gen_train_ref.py tests/ref/train
+
+Writes one JSON file per case into the folder; the C test (tests/test_train.c)
+reads them and never needs PyTorch.
+
+The model (SPEC.md §9), written here from its formulas with torch ops in
+float32 (d2l is not imported), in d2l's names:
+
+    X      = embedding(tokens)·sqrt(d) (+ P[:T], d2l's PositionalEncoding:
+             P[t, 2j] = sin(t / 10000^(2j/d)), P[t, 2j+1] = cos(…))
+    Q, K, V = X·W_qᵀ (+b), X·W_kᵀ (+b), X·W_vᵀ (+b); head i: columns i·p …
+    scores = Q_i K_iᵀ / sqrt(p); keys k >= valid_len (and k > q, causal)
+             REPLACED by -1e6 (d2l's masked_softmax); softmax over keys
+    Y      = concat(weights_i·V_i)·W_oᵀ (+b_o)
+    N      = LayerNorm(X + Y) (eps 1e-5) with addnorm, else Y
+    logits = N·head.weightᵀ + head.bias
+    loss   = cross_entropy(logits, targets, ignore_index=-1) (mean over
+             the positions with a target)
+
+A sequence label is a target at one position and -1 elsewhere, which is
+how the C code stores it too.
+
+Each fixture holds the configuration, the initial state_dict (nn.Linear /
+nn.Embedding / LayerNorm initialisations from torch's seeded generator),
+a batch (tokens, valid_lens or null, targets), torch's loss, and the
+gradient of every parameter. The case "adam" also holds 50 steps of
+torch.optim.Adam (defaults, lr 1e-2) on that same batch: the loss before
+each update and the final state_dict. No bias there: a bias of W_k has an
+exactly-zero gradient in theory (softmax ignores a shift shared by every
+key), so PyTorch's and attn's rounding noise would drive Adam apart.
+
+Numbers come from float32 tensors' tolist(): parsed as double and rounded
+to float, they give back exactly the values PyTorch used.
+"""
+import json
+import math
+import os
+import sys
+
+import torch
+from torch import nn
+
+
+class Model(nn.Module):
+    def __init__(self, V, C, d, heads, posenc, addnorm, bias, causal):
+        super().__init__()
+        self.d, self.heads, self.posenc, self.causal = d, heads, posenc, causal
+        self.embedding = nn.Embedding(V, d)
+        # SPEC §9: N(0, 1/d), so that embedding·sqrt(d) has unit variance
+        nn.init.normal_(self.embedding.weight, 0.0, 1.0 / math.sqrt(d))
+        self.W_q = nn.Linear(d, d, bias=bias)
+        self.W_k = nn.Linear(d, d, bias=bias)
+        self.W_v = nn.Linear(d, d, bias=bias)
+        self.W_o = nn.Linear(d, d, bias=bias)
+        if addnorm:
+            self.addnorm = nn.Module()
+            self.addnorm.ln = nn.LayerNorm(d, eps=1e-5)
+        else:
+            self.addnorm = None
+        self.head = nn.Linear(d, C)
+
+    def P(self, T):
+        d = self.d
+        X = torch.arange(T, dtype=torch.float32).reshape(-1, 1) / torch.pow(
+            10000, torch.arange(0, d, 2, dtype=torch.float32) / d)
+        P = torch.zeros(T, d)
+        P[:, 0::2] = torch.sin(X)
+        P[:, 1::2] = torch.cos(X)[:, : d // 2]
+        return P
+
+    def forward(self, tokens, valid_lens):
+        B, T = tokens.shape
+        d, NH = self.d, self.heads
+        p = d // NH
+        X = self.embedding(tokens) * math.sqrt(d)
+        if self.posenc:
+            X = X + self.P(T)
+        def split(Z):  # (B, T, d) -> (B, NH, T, p)
+            return Z.reshape(B, T, NH, p).permute(0, 2, 1, 3)
+        Q, K, V = split(self.W_q(X)), split(self.W_k(X)), split(self.W_v(X))
+        S = Q @ K.transpose(-1, -2) / math.sqrt(p)  # (B, NH, T, T)
+        mask = torch.zeros(B, 1, T, T, dtype=torch.bool)
+        if valid_lens is not None:
+            mask = mask | (torch.arange(T).reshape(1, 1, 1, T) >= valid_lens.reshape(B, 1, 1, 1))
+        if self.causal:
+            mask = mask | (torch.arange(T).reshape(1, T) > torch.arange(T).reshape(T, 1))
+        S = S.masked_fill(mask, -1e6)
+        A = torch.softmax(S, dim=-1)
+        O = (A @ V).permute(0, 2, 1, 3).reshape(B, T, d)
+        Y = self.W_o(O)
+        if self.addnorm is not None:
+            Y = self.addnorm.ln(X + Y)
+        return self.head(Y), A
+
+
+def loss_of(model, batch):
+    logits, _ = model(batch["tokens"], batch["valid_lens"])
+    C = logits.shape[-1]
+    return nn.functional.cross_entropy(logits.reshape(-1, C), batch["targets"].reshape(-1),
+                                       ignore_index=-1)
+
+
+def state(model):
+    return {k: v.detach().tolist() for k, v in model.state_dict().items()}
+
+
+def make_batch(g, B, T, V, C, lens, labels, ignore):
+    """Random tokens 1 … V-1 (0 is <pad>), padded after lens; targets."""
+    tokens = torch.randint(1, V, (B, T), generator=g)
+    targets = torch.full((B, T), -1, dtype=torch.long)
+    for b in range(B):
+        n = lens[b] if lens else T
+        tokens[b, n:] = 0
+        if labels:
+            # the label at the first occurrence of token 1 (label_at)
+            at = int(torch.randint(0, n, (1,), generator=g))
+            tokens[b, :n][tokens[b, :n] == 1] = 2
+            tokens[b, at] = 1
+            targets[b, at] = int(torch.randint(0, C, (1,), generator=g))
+        else:
+            targets[b, :n] = torch.randint(1, C, (n,), generator=g)
+            if ignore:
+                targets[b, 0] = -1  # as the previous task: nothing at 0
+                if n > 2:
+                    targets[b, n // 2] = -1
+    return {"tokens": tokens, "targets": targets,
+            "valid_lens": torch.tensor(lens) if lens else None}
+
+
+CASES = [
+    # name, heads, posenc, addnorm, bias, causal, B, T, lens, labels, ignore
+    ("01_heads1", 1, True, False, False, False, 2, 5, None, False, False),
+    ("02_heads2_posenc", 2, True, False, False, False, 3, 6, None, False, False),
+    ("03_heads4_addnorm", 4, True, True, False, False, 2, 5, None, False, False),
+    ("04_heads2_no_posenc", 2, False, False, False, False, 2, 5, None, False, False),
+    ("05_heads2_bias", 2, True, False, True, False, 2, 5, None, False, False),
+    ("06_heads4_bias_addnorm", 4, True, True, True, False, 3, 4, None, False, False),
+    ("07_valid_lens", 2, True, False, False, False, 3, 6, [6, 3, 4], False, False),
+    ("08_causal", 2, True, False, False, True, 2, 5, None, False, False),
+    ("09_causal_valid_lens_addnorm", 4, True, True, True, True, 3, 5, [5, 2, 4], False, False),
+    ("10_labels", 2, True, False, False, False, 4, 5, None, True, False),
+    ("11_labels_valid_lens_bias", 4, True, True, True, False, 3, 6, [6, 4, 3], True, False),
+    ("12_ignored_positions", 1, False, True, False, False, 2, 6, None, False, True),
+    ("13_batch1", 2, True, True, False, False, 1, 7, None, False, True),
+    ("14_adam", 2, True, True, False, False, 4, 6, [6, 5, 6, 4], False, False),
+]
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else "tests/ref/train"
+    os.makedirs(out, exist_ok=True)
+    torch.manual_seed(0)
+    g = torch.Generator().manual_seed(1234)
+    d, V = 8, 7
+    for (name, heads, posenc, addnorm, bias, causal, B, T, lens, labels, ignore) in CASES:
+        C = 3 if labels else V
+        model = Model(V, C, d, heads, posenc, addnorm, bias, causal)
+        if addnorm:  # a LayerNorm that is not the identity at the start
+            with torch.no_grad():
+                model.addnorm.ln.weight.uniform_(0.5, 1.5, generator=g)
+                model.addnorm.ln.bias.uniform_(-0.5, 0.5, generator=g)
+        batch = make_batch(g, B, T, V, C, lens, labels, ignore)
+        doc = {"config": {"vocab": V, "classes": C, "hiddens": d, "heads": heads,
+                          "posenc": posenc, "addnorm": addnorm, "bias": bias, "causal": causal},
+               "state_dict": state(model),
+               "tokens": batch["tokens"].tolist(),
+               "valid_lens": batch["valid_lens"].tolist() if lens else None,
+               "targets": batch["targets"].tolist()}
+        loss = loss_of(model, batch)
+        model.zero_grad()
+        loss.backward()
+        doc["loss"] = loss.item()
+        doc["grads"] = {k: v.grad.tolist() for k, v in model.named_parameters()}
+        # an independent check of torch's gradients: float64 autograd
+        m64 = Model(V, C, d, heads, posenc, addnorm, bias, causal).double()
+        m64.load_state_dict({k: v.double() for k, v in model.state_dict().items()})
+        l64 = loss_of(m64, batch)
+        l64.backward()
+        for k, v in m64.named_parameters():
+            g32 = dict(model.named_parameters())[k].grad.double()
+            assert torch.all((g32 - v.grad).abs() <= 1e-6 + 1e-4 * v.grad.abs()), name + k
+        if name == "14_adam":
+            opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+            losses = []
+            for _ in range(50):
+                opt.zero_grad()
+                l = loss_of(model, batch)
+                losses.append(l.item())
+                l.backward()
+                opt.step()
+            doc["adam"] = {"lr": 1e-2, "steps": 50, "losses": losses,
+                           "state_dict": state(model)}
+        with open(os.path.join(out, name + ".json"), "w") as f:
+            json.dump(doc, f)
+            f.write("\n")
+        print(name, "loss", doc["loss"])
+
+
+if __name__ == "__main__":
+    main()

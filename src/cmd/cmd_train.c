@@ -1,0 +1,1028 @@
+/* cmd_train.c — `attn train` (SPEC.md §9): a one-layer self-attention
+ * model trained on a task, its attention shown as it forms.
+ *
+ * The maths and the data are below (src/nn/train.h, src/io/train_data.h,
+ * src/io/model_file.h); this file reads the options, runs the loop, keeps
+ * the history and the probe's attention at a few steps, and prints and
+ * draws them: a progress bar (or plain lines), the final figures, the
+ * probe's heads in the terminal, the 苹果 measurements, and the --png,
+ * --plot, --json and --save files.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "atomic_file.h"
+#include "checked.h"
+#include "cli.h"
+#include "clock.h"
+#include "commands.h"
+#include "json_writer.h"
+#include "model_file.h"
+#include "options.h"
+#include "output.h"
+#include "render.h"
+#include "term.h"
+#include "train.h"
+#include "train_data.h"
+
+#define NSNAP 5              /* probe snapshots in --png: step 0 … final */
+#define MAX_PROBES 2         /* apple: a fruit and a company sentence */
+
+static const char *const task_names[] = {"reverse", "previous", "apple", NULL}; /* train_kind */
+static const char *const optimizer_names[] = {"adam", "sgd", NULL};            /* optim_kind */
+
+struct train_args {
+    int task, optimizer, color;
+    int posenc, addnorm, causal, bias, compare_posenc;
+    const char *data, *png, *plot, *json, *save, *load, *font;
+    long length, vocab, hiddens, heads, steps, batch_size, seed, threads, log_every;
+    double dropout, lr;
+    size_t max_mem;
+};
+
+/* --lr: a finite number > 0. */
+static int parse_lr(void *dest, const char *value)
+{
+    char *end;
+    double v;
+    errno = 0;
+    v = strtod(value, &end);
+    if (end == value || *end != '\0' || errno == ERANGE || !isfinite(v) || !(v > 0.0)) {
+        cli_error("--lr: expected a positive number, got '%s'", value);
+        return -1;
+    }
+    *(double *)dest = v;
+    return 0;
+}
+
+#define OPT_ARGS struct train_args
+const struct opt train_options[] = {
+    OPT_CHOICE(0, "task", task, "TASK", task_names,
+               "reverse, previous or apple (default reverse)"),
+    OPT_FILE(0, "data", data, "your own task as JSON instead (format below)"),
+    OPT_INT(0, "length", length, "N", 2, TRAIN_MAX_LEN,
+            "sequence length of reverse and previous (default 8)"),
+    OPT_INT(0, "vocab", vocab, "N", 2, 1000, "digit tokens of reverse and previous (default 10)"),
+    OPT_INT(0, "hiddens", hiddens, "D", 1, 4096, "num_hiddens d (default 32)"),
+    OPT_INT(0, "heads", heads, "NH", 1, 4096, "num_heads, must divide D (default 4)"),
+    OPT_FLAG(0, "posenc", posenc, "add the positional encoding P to X (the default)"),
+    OPT_SET(0, "no-posenc", posenc, 0, "no P: the model cannot tell the order"),
+    OPT_FLAG(0, "addnorm", addnorm, "Y = LayerNorm(X + Y), d2l's AddNorm"),
+    OPT_FLAG(0, "causal", causal, "a query sees no key after its position"),
+    OPT_FLAG(0, "bias", bias, "biases on W_q, W_k, W_v, W_o"),
+    OPT_REAL(0, "dropout", dropout, "P", 0.0, 0.99,
+             "dropout on the attention weights, training only\n(default 0)"),
+    OPT_INT(0, "steps", steps, "N", 0, 10000000L,
+            "training steps (default 400 reverse, 300 previous,\n200 apple and --data)"),
+    OPT_INT(0, "batch-size", batch_size, "B", 0, 1000000L,
+            "sequences per step; 0: the whole training set\n(default 64)"),
+    {.type = OPTION_CALLBACK, .long_name = "lr", .argh = "LR",
+     .offset = OPT_MEMBER_(lr, double), .help = "learning rate (default 0.01)",
+     .callback = parse_lr},
+    OPT_CHOICE(0, "optimizer", optimizer, "NAME", optimizer_names,
+               "adam (PyTorch's defaults) or sgd (default adam)"),
+    OPT_SEED(seed, "initial weights, batches and dropout (default 0)"),
+    OPT_THREADS(threads),
+    OPT_INT(0, "log-every", log_every, "N", 1, 10000000L,
+            "a history entry every N steps, and a line on\n"
+            "stderr when it is not a terminal (default 20)"),
+    OPT_PNG(png, "the probe's attention as it forms: rows = steps,\n"
+                 "columns = heads (apple: 苹果's row before and after)"),
+    OPT_FILE(0, "plot", plot, "loss and accuracy against the step (PNG)"),
+    OPT_JSON(json, "the history and the final figures; - for stdout"),
+    OPT_FILE(0, "save", save, "the trained model as JSON (selfattn --input reads it)"),
+    OPT_FILE(0, "load", load, "a saved model to evaluate (--steps 0) or train on"),
+    OPT_FLAG(0, "compare-posenc", compare_posenc,
+             "train twice, same seed, with and without P, and\ncompare the accuracies"),
+    OPT_COLOR(color),
+    OPT_FONT(font),
+    OPT_MAX_MEM(max_mem),
+    OPT_HELP(),
+    OPT_END(),
+};
+
+const struct opt_rule train_rules[] = {
+    OPT_CONFLICTS("posenc", "no-posenc", "--posenc and --no-posenc: give one"),
+    OPT_CONFLICTS("data", "task length vocab",
+                  "--%s is for the built-in tasks; --data brings its own"),
+    OPT_CONFLICTS("load", "hiddens heads posenc no-posenc addnorm bias",
+                  "--%s is read from the model file of --load"),
+    OPT_CONFLICTS("compare-posenc", "posenc no-posenc load save png plot json",
+                  "--compare-posenc trains with and without P and keeps neither; --%s cannot "
+                  "be used with it"),
+    OPT_RULES_END(),
+};
+
+void usage_train(FILE *f)
+{
+    fputs("usage: attn train [--task reverse|previous|apple | --data FILE] [OPTIONS]\n"
+          "\n"
+          "Trains a one-layer self-attention model, in d2l's names, and shows its\n"
+          "attention forming:\n"
+          "    X = embedding(tokens)·√d + P       (P unless --no-posenc)\n"
+          "    Y = MultiHeadAttention(X, X, X, valid_lens)   (LayerNorm(X + Y): --addnorm)\n"
+          "    logits = head(Y); loss = mean cross-entropy where there is a target\n"
+          "Adam with PyTorch's defaults, batches of 64, d 32, 4 heads.\n"
+          "\n"
+          "Tasks: reverse (the target at i is the token at n−1−i: the attention\n"
+          "learns the anti-diagonal; without P it cannot), previous (the token at\n"
+          "i−1: the sub-diagonal), apple (is 苹果 the fruit or the company? read\n"
+          "from 苹果's output: its attention learns to sit on the cue words).\n"
+          "\n",
+          f);
+    opt_usage(f, train_options);
+    fputs("\n"
+          "Shows a progress bar on stderr (plain lines when it is not a terminal),\n"
+          "then the final loss, training and held-out accuracy, and a probe's\n"
+          "attention; for apple also 苹果's weight on the cue words and the cosine\n"
+          "similarity of its vectors within and across senses, before and after.\n"
+          "--threads: by default one core for steps as small as the built-in\n"
+          "tasks', every core for larger ones; the results are the same.\n"
+          "\n"
+          "--data FILE (tokens are strings; held-out part optional):\n"
+          "  {\"sequences\": [[\"苹果\", \"很\", \"甜\"], …], \"labels\": [\"fruit\", …],\n"
+          "   \"label_at\": \"苹果\", \"heldout\": {\"sequences\": […], \"labels\": […]}}\n"
+          "  {\"sequences\": [[\"3\", \"1\", \"4\"], …], \"targets\": [[\"4\", \"1\", \"3\"], …]}\n"
+          "  (null in targets: no target at that position)\n"
+          "\n"
+          "Examples:\n"
+          "  attn train                          # reverse: the anti-diagonal\n"
+          "  attn train --task reverse --compare-posenc   # with and without P\n"
+          "  attn train --task apple --png apple.png --plot curves.png\n"
+          "  attn train --task apple --save model.json\n"
+          "  attn selfattn --input model.json --tokens \"苹果 发布 了 新的 产品\" --png f.png\n"
+          "  attn train --task apple --load model.json --steps 0   # evaluate only\n",
+          f);
+}
+
+/* ---- a run: the task, the trainer, what is kept for the outputs -------- */
+
+typedef struct hist_entry {
+    long step;
+    double loss, train_accuracy, heldout_accuracy; /* heldout: NaN without */
+} hist_entry;
+
+typedef struct probe {
+    int tokens[TRAIN_MAX_LEN];
+    size_t len, at;      /* at: the 苹果 position (apple), else 0 */
+    const char *name;    /* "fruit", "company", or NULL */
+    const char *labels[TRAIN_MAX_LEN];
+} probe;
+
+typedef struct snapshot {
+    long step;
+    double loss;         /* on the final's set, with these weights */
+    float *weights[MAX_PROBES]; /* (NH, len, len) per probe */
+} snapshot;
+
+typedef struct run {
+    const struct train_args *a;
+    train_task task;
+    int task_ready;
+    tmodel loaded;       /* --load */
+    int has_loaded;
+    char **lvocab, **lclasses;
+    size_t lV, lC;
+    train_opts opts;
+    trainer tr;
+    int tr_ready;
+    hist_entry *hist;
+    size_t nhist, hist_cap;
+    probe probes[MAX_PROBES];
+    size_t nprobes;
+    long snap_steps[NSNAP];
+    snapshot snaps[NSNAP];
+    size_t nsnap;
+    int apple;           /* the 苹果 measurements apply */
+    long *cues;          /* (ncues,) vocabulary ids of the cue words */
+    size_t ncues;
+    train_apple apple_before, apple_after;
+    const train_set *apple_set;
+    train_final final;
+    double seconds;
+    const char *task_name;
+} run;
+
+static void run_free(run *r)
+{
+    size_t i, p;
+    if (r->tr_ready)
+        trainer_free(&r->tr);
+    if (r->task_ready)
+        train_task_free(&r->task);
+    if (r->has_loaded)
+        tmodel_free(&r->loaded);
+    model_file_free_strings(r->lvocab, r->lV);
+    model_file_free_strings(r->lclasses, r->lC);
+    for (i = 0; i < NSNAP; i++)
+        for (p = 0; p < MAX_PROBES; p++)
+            free(r->snaps[i].weights[p]);
+    free(r->hist);
+    free(r->cues);
+}
+
+/* ---- checks before anything runs --------------------------------------- */
+
+/* The option values that the table alone cannot check: exit 2. */
+static int check_args(const struct train_args *a, const opt_given *g)
+{
+    if (a->task == TASK_APPLE && (opt_is_given(g, "length") || opt_is_given(g, "vocab"))) {
+        cli_error("--%s is for reverse and previous; apple's sentences are its corpus's",
+                  opt_is_given(g, "length") ? "length" : "vocab");
+        return EXIT_USAGE;
+    }
+    if (!a->load && a->hiddens % a->heads != 0) {
+        cli_error("--hiddens %ld is not divisible by --heads %ld", a->hiddens, a->heads);
+        return EXIT_USAGE;
+    }
+    return EXIT_OK;
+}
+
+/* Every output file can be created: checked before training, so that a
+ * long run never ends in "cannot create" (nothing is left behind). */
+static int check_outputs(const struct train_args *a)
+{
+    const char *paths[] = {a->save, a->png, a->plot, a->json};
+    const char *names[] = {"--save", "--png", "--plot", "--json"};
+    char err[512];
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+        atomic_file af;
+        if (!paths[i] || strcmp(paths[i], "-") == 0)
+            continue;
+        if (atomic_open(&af, paths[i], err, sizeof err)) {
+            cli_error("%s %s", names[i], err);
+            return EXIT_RUNTIME;
+        }
+        atomic_abort(&af);
+    }
+    return EXIT_OK;
+}
+
+/* ---- the task and the model ---------------------------------------------- */
+
+static int load_task(run *r)
+{
+    const struct train_args *a = r->a;
+    const char *const *v, *const *c;
+    char err[1024];
+    int rc;
+    if (a->load && model_file_load(a->load, &r->loaded, &r->lvocab, &r->lV, &r->lclasses,
+                                   &r->lC, a->causal, a->dropout, err, sizeof err)) {
+        cli_error("--load %s", err);
+        return EXIT_RUNTIME;
+    }
+    r->has_loaded = a->load != NULL;
+    v = (const char *const *)r->lvocab;
+    c = (const char *const *)r->lclasses;
+    r->task_name = a->data ? "data" : task_names[a->task];
+    if (a->data)
+        rc = train_data_load(&r->task, a->data, v, r->lV, c, r->lC, err, sizeof err);
+    else
+        rc = train_task_by_name(&r->task, r->task_name, (size_t)a->length, (size_t)a->vocab,
+                                (unsigned long long)a->seed, v, r->lV, c, r->lC, err,
+                                sizeof err);
+    if (rc) {
+        if (a->load && !a->data)
+            cli_error("--load %s: %s", a->load, err);
+        else
+            cli_error("%s", err);
+        return EXIT_RUNTIME;
+    }
+    r->task_ready = 1;
+    return EXIT_OK;
+}
+
+/* The training options from the command's, or the loaded model's. */
+static void make_opts(run *r, int posenc)
+{
+    const struct train_args *a = r->a;
+    train_opts_default(&r->opts, r->task.kind);
+    r->opts.hiddens = (size_t)a->hiddens;
+    r->opts.heads = (size_t)a->heads;
+    r->opts.posenc = posenc;
+    r->opts.addnorm = a->addnorm;
+    r->opts.bias = a->bias;
+    r->opts.causal = a->causal;
+    r->opts.dropout = a->dropout;
+    r->opts.optimizer = (optim_kind)a->optimizer;
+    r->opts.lr = a->lr;
+    r->opts.batch_size = (size_t)a->batch_size;
+    r->opts.seed = (unsigned long long)a->seed;
+    r->opts.threads = (int)a->threads;
+    if (r->has_loaded) {
+        const tmodel_config *mc = &r->loaded.cfg;
+        r->opts.hiddens = mc->hiddens;
+        r->opts.heads = mc->heads;
+        r->opts.posenc = mc->posenc;
+        r->opts.addnorm = mc->addnorm;
+        r->opts.bias = mc->bias;
+    }
+}
+
+/* About the bytes the trainer allocates: parameters, Adam's moments and
+ * the gradient, per chunk a gradient buffer and the forward caches. */
+static int check_memory(const run *r)
+{
+    const train_task *t = &r->task;
+    size_t d = r->opts.hiddens, NH = r->opts.heads, C = t->C, V = t->V;
+    size_t T = t->kind == TASK_APPLE || t->kind == TASK_DATA ? t->train.T : t->length;
+    size_t B = r->opts.batch_size ? r->opts.batch_size : 64, params, chunks, per, total;
+    int over = 0;
+    if (t->heldout.T > T)
+        T = t->heldout.T;
+    if ((t->kind == TASK_APPLE || t->kind == TASK_DATA) && (B == 0 || B > t->train.n))
+        B = t->train.n;
+    chunks = (B + TRAIN_CHUNK - 1) / TRAIN_CHUNK;
+    over |= size_mul(V + C + 4 * d + 8, d, &params) || size_add(params, C, &params);
+    /* per chunk: its caches, about (12·d + 2·NH·T + 3·C)·T numbers for each
+     * of its TRAIN_CHUNK examples (counted as 8 bytes), and its gradients
+     * (double and float) */
+    over |= size_mul(12 * d + 2 * NH * T + 3 * C, T, &per) || size_mul(per, TRAIN_CHUNK * 8, &per);
+    over |= size_add(per, params * 12, &per) || size_mul(per, chunks, &total);
+    over |= size_add(total, params * 32, &total);
+    return cli_check_mem("the training", total, over, r->a->max_mem, NULL) ? EXIT_RUNTIME
+                                                                            : EXIT_OK;
+}
+
+/* ---- the probes ------------------------------------------------------------ */
+
+/* The probe of tokens (len,): their labels, and at = the first label_at
+ * token (0 for token targets). */
+static void probe_set(probe *p, const train_task *t, const int *tokens, size_t len,
+                      const char *name)
+{
+    int found = 0;
+    p->len = len;
+    p->at = 0;
+    p->name = name;
+    for (size_t k = 0; k < len; k++) {
+        p->tokens[k] = tokens[k];
+        p->labels[k] = t->vocab[tokens[k]];
+        if (t->label_at >= 0 && !found && tokens[k] == t->label_at) {
+            p->at = k;
+            found = 1;
+        }
+    }
+}
+
+/* The notes' sentence for a sense, when every word is in the vocabulary. */
+static int probe_from_text(probe *p, const train_task *t, const char *text, const char *name)
+{
+    char buf[256];
+    char *save = NULL, *w;
+    int ids[TRAIN_MAX_LEN];
+    size_t n = 0;
+    snprintf(buf, sizeof buf, "%s", text);
+    for (w = strtok_r(buf, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+        long id = train_task_token(t, w);
+        if (id < 0 || n == TRAIN_MAX_LEN)
+            return -1;
+        ids[n++] = (int)id;
+    }
+    probe_set(p, t, ids, n, name);
+    return 0;
+}
+
+/* Apple: 苹果 as fruit and as company (sentences of one length, so that
+ * the figure's rows share their shape); else the core's probe, the first
+ * held-out sequence. */
+static int choose_probes(run *r)
+{
+    const train_task *t = &r->task;
+    const int *tokens;
+    size_t len;
+    if (t->kind == TASK_APPLE && probe_from_text(&r->probes[0], t, "我 吃 了 一个 苹果", "fruit") == 0 &&
+        probe_from_text(&r->probes[1], t, "苹果 发布 了 新的 产品", "company") == 0) {
+        r->nprobes = 2;
+        return EXIT_OK;
+    }
+    if (train_task_probe(t, -1, &tokens, &len)) {
+        cli_error("no sequence to show the attention of");
+        return EXIT_RUNTIME;
+    }
+    probe_set(&r->probes[0], t, tokens, len, NULL);
+    r->nprobes = 1;
+    return EXIT_OK;
+}
+
+/* Steps of the snapshots: 0, S/8, S/4, S/2, S (apple: 0 and S). */
+static void choose_snapshots(run *r, long steps)
+{
+    long want[NSNAP] = {0, steps / 8, steps / 4, steps / 2, steps};
+    r->nsnap = 0;
+    for (size_t i = 0; i < NSNAP; i++) {
+        if (r->nprobes == 2 && i > 0 && i < NSNAP - 1)
+            continue;
+        if (r->nsnap && want[i] <= r->snap_steps[r->nsnap - 1])
+            continue;
+        r->snap_steps[r->nsnap++] = want[i];
+    }
+}
+
+/* The probes' attention now, for snapshot i. */
+static int take_snapshot(run *r, size_t i)
+{
+    const size_t NH = r->tr.model.cfg.heads;
+    snapshot *s = &r->snaps[i];
+    train_final f;
+    char err[512];
+    if (trainer_final(&r->tr, &f, err, sizeof err))
+        goto fail;
+    s->step = r->tr.step;
+    s->loss = f.train.loss;
+    for (size_t p = 0; p < r->nprobes; p++) {
+        size_t n = r->probes[p].len;
+        s->weights[p] = malloc(NH * n * n * sizeof(float));
+        if (!s->weights[p]) {
+            snprintf(err, sizeof err, "out of memory for the probe's attention");
+            goto fail;
+        }
+        if (trainer_attention(&r->tr, r->probes[p].tokens, n, s->weights[p], err, sizeof err))
+            goto fail;
+    }
+    return EXIT_OK;
+fail:
+    cli_error("%s", err);
+    return EXIT_RUNTIME;
+}
+
+/* The 苹果 measurements: for the apple task, or labelled --data whose
+ * vocabulary has the corpus's cue words. */
+static int measure_apple(run *r, train_apple *out)
+{
+    char err[512];
+    if (trainer_apple(&r->tr, r->apple_set, r->cues, r->ncues, out, err, sizeof err)) {
+        cli_error("%s", err);
+        return EXIT_RUNTIME;
+    }
+    return EXIT_OK;
+}
+
+/* ---- the loop ---------------------------------------------------------------- */
+
+static int hist_add(run *r, long step, const train_stats *st, double heldout)
+{
+    if (r->nhist == r->hist_cap) {
+        size_t cap = r->hist_cap ? 2 * r->hist_cap : 64;
+        hist_entry *h = realloc(r->hist, cap * sizeof *h);
+        if (!h) {
+            cli_error("out of memory for the history");
+            return EXIT_RUNTIME;
+        }
+        r->hist = h;
+        r->hist_cap = cap;
+    }
+    r->hist[r->nhist++] = (hist_entry){step, st->loss, st->accuracy, heldout};
+    return EXIT_OK;
+}
+
+/* "step 120/400 [######....] loss 0.5321  acc 82.1%  850 steps/s  0.3 s left" */
+static void progress_bar(long s, long steps, const train_stats *st, double elapsed)
+{
+    char bar[21];
+    int fill = steps ? (int)(20 * s / steps) : 20;
+    double rate = elapsed > 0 ? (double)s / elapsed : 0.0;
+    for (int i = 0; i < 20; i++)
+        bar[i] = i < fill ? '#' : '.';
+    bar[20] = '\0';
+    fprintf(stderr, "\r\033[Kstep %ld/%ld [%s] loss %.4f  acc %.1f%%  %.0f steps/s  %.1f s left",
+            s, steps, bar, st->loss, 100.0 * st->accuracy, rate,
+            rate > 0 ? (double)(steps - s) / rate : 0.0);
+    fflush(stderr);
+}
+
+/* Held-out accuracy with the current weights, NaN without held-out data. */
+static int heldout_now(run *r, double *acc)
+{
+    train_stats st;
+    char err[512];
+    *acc = NAN;
+    if (r->task.heldout.n == 0)
+        return EXIT_OK;
+    if (trainer_evaluate(&r->tr, &r->task.heldout, &st, err, sizeof err)) {
+        cli_error("%s", err);
+        return EXIT_RUNTIME;
+    }
+    *acc = st.accuracy;
+    return EXIT_OK;
+}
+
+/* One step, logged when it is the first, the last or a multiple of
+ * --log-every: the held-out accuracy of the weights it starts from. */
+static int one_step(run *r, long s, long steps, int bar, double t0, double *last_bar)
+{
+    const long every = r->a->log_every;
+    int logged = s == 1 || s == steps || s % every == 0;
+    double held = NAN;
+    train_stats st;
+    char err[512];
+    if (logged && heldout_now(r, &held))
+        return EXIT_RUNTIME;
+    if (trainer_step(&r->tr, &st, err, sizeof err)) {
+        if (bar)
+            fputs("\r\033[K", stderr);
+        cli_error("%s", err);
+        return EXIT_RUNTIME;
+    }
+    if (logged && hist_add(r, r->tr.step, &st, held))
+        return EXIT_RUNTIME;
+    if (bar && (s == steps || now_seconds() - *last_bar > 0.1)) {
+        *last_bar = now_seconds();
+        progress_bar(s, steps, &st, *last_bar - t0);
+    } else if (!bar && logged && s % every == 0) {
+        fprintf(stderr, "step %ld/%ld: loss %.4f, accuracy %.1f%%", s, steps, st.loss,
+                100.0 * st.accuracy);
+        if (!isnan(held))
+            fprintf(stderr, ", held-out %.1f%%", 100.0 * held);
+        fputc('\n', stderr);
+    }
+    return EXIT_OK;
+}
+
+/* Train for steps, with the snapshots and the 苹果 measurements. */
+static int train_loop(run *r, long steps, int show)
+{
+    int bar = show && isatty(fileno(stderr));
+    double t0 = now_seconds(), last_bar = 0.0;
+    size_t next = 0;
+    for (long s = 0;; s++) {
+        if (next < r->nsnap && r->snap_steps[next] == s && take_snapshot(r, next++))
+            return EXIT_RUNTIME;
+        if (s == steps)
+            break;
+        if (one_step(r, s + 1, steps, bar, t0, &last_bar))
+            return EXIT_RUNTIME;
+    }
+    r->seconds = now_seconds() - t0;
+    if (bar)
+        fputs("\r\033[K", stderr);
+    return EXIT_OK;
+}
+
+/* Task, trainer, and training with P or without. show: the progress. */
+static int train_run(run *r, int posenc, int show)
+{
+    char err[512];
+    int status;
+    if ((status = load_task(r)) != EXIT_OK)
+        return status;
+    make_opts(r, posenc);
+    if ((status = check_memory(r)) != EXIT_OK)
+        return status;
+    if (trainer_init(&r->tr, &r->task, &r->opts, r->has_loaded ? &r->loaded : NULL, err,
+                     sizeof err)) {
+        cli_error("%s", err);
+        return EXIT_RUNTIME;
+    }
+    r->tr_ready = 1;
+    if ((status = choose_probes(r)) != EXIT_OK)
+        return status;
+    choose_snapshots(r, r->a->steps);
+    if (r->task.label_at >= 0) {
+        size_t room = 1;
+        for (const char *const *c = train_apple_cues; *c; c++)
+            room++;
+        if (!(r->cues = malloc(room * sizeof *r->cues))) {
+            cli_error("out of memory for the cue words");
+            return EXIT_RUNTIME;
+        }
+        train_data_cue_ids(&r->task, r->cues, &r->ncues);
+        r->apple = r->ncues > 0;
+        r->apple_set = r->task.heldout.n ? &r->task.heldout : &r->task.train;
+    }
+    if (r->apple && measure_apple(r, &r->apple_before))
+        return EXIT_RUNTIME;
+    if ((status = train_loop(r, r->a->steps, show)) != EXIT_OK)
+        return status;
+    if (trainer_final(&r->tr, &r->final, err, sizeof err)) {
+        cli_error("%s", err);
+        return EXIT_RUNTIME;
+    }
+    if (r->apple && measure_apple(r, &r->apple_after))
+        return EXIT_RUNTIME;
+    return EXIT_OK;
+}
+
+/* ---- what is printed ------------------------------------------------------- */
+
+static void print_percent(double v)
+{
+    printf("%.1f%%", 100.0 * v);
+}
+
+static void print_summary(const run *r)
+{
+    const tmodel_config *mc = &r->tr.model.cfg;
+    printf("attn train: %s, %ld steps in %.2f s, d %zu, %zu heads, %s%s%s%s\n", r->task_name,
+           r->tr.step, r->seconds, mc->hiddens, mc->heads, mc->posenc ? "with P" : "without P",
+           mc->addnorm ? ", AddNorm" : "", mc->causal ? ", causal" : "",
+           r->a->load ? ", from --load" : "");
+    printf("final loss %.4f, training accuracy ", r->final.train.loss);
+    print_percent(r->final.train.accuracy);
+    if (r->final.has_heldout) {
+        printf(", held-out accuracy ");
+        print_percent(r->final.heldout.accuracy);
+    }
+    printf("\n");
+}
+
+/* One matrix for a person, as selfattn shows one: a heatmap on a colour
+ * terminal, and the numbers under the key tokens when it is small or
+ * without colour. */
+static void show_weights(const float *m, size_t rows, size_t cols, const char *const *rlab,
+                         const char *const *clab, int color)
+{
+    if (color) {
+        term_heatmap_opts o;
+        memset(&o, 0, sizeof o);
+        o.vmin = 0.0;
+        o.vmax = 1.0;
+        o.row_labels = rlab;
+        o.col_labels = clab;
+        term_heatmap(stdout, m, rows, cols, &o);
+        if (rows > 12 || cols > 12)
+            return;
+    }
+    printf("keys:");
+    for (size_t k = 0; k < cols; k++)
+        printf(" %s", clab[k]);
+    printf("\n");
+    term_matrix(stdout, m, rows, cols, 2, 6);
+}
+
+/* The probe's attention after training, head by head (apple: 苹果's row
+ * of every head, for each sentence). */
+static void print_probes(const run *r)
+{
+    const snapshot *last = &r->snaps[r->nsnap - 1];
+    const size_t NH = r->tr.model.cfg.heads;
+    int color = term_use_color((term_color_mode)r->a->color, stdout);
+    for (size_t p = 0; p < r->nprobes; p++) {
+        const probe *pr = &r->probes[p];
+        const size_t n = pr->len;
+        if (pr->name) {
+            static const char *heads[] = {"head 1", "head 2", "head 3", "head 4", "head 5",
+                                          "head 6", "head 7", "head 8"};
+            float row[8 * TRAIN_MAX_LEN];
+            size_t shown = NH < 8 ? NH : 8;
+            printf("\n%s's attention in the %s sentence after step %ld (rows: heads):\n",
+                   pr->labels[pr->at], pr->name, last->step);
+            for (size_t h = 0; h < shown; h++)
+                memcpy(row + h * n, last->weights[p] + (h * n + pr->at) * n, n * sizeof(float));
+            show_weights(row, shown, n, heads, pr->labels, color);
+            continue;
+        }
+        printf("\nattention of the probe after step %ld (rows: queries, columns: keys):\n",
+               last->step);
+        for (size_t h = 0; h < NH && h < 8; h++) {
+            printf("\nhead %zu:\n", h + 1);
+            show_weights(last->weights[p] + h * n * n, n, n, pr->labels, pr->labels, color);
+        }
+        if (NH > 8)
+            printf("\n(%zu more heads not shown: see --png)\n", NH - 8);
+    }
+}
+
+static void print_apple(const run *r)
+{
+    const train_apple *b = &r->apple_before, *f = &r->apple_after;
+    const char *word = r->task.vocab[r->task.label_at];
+    printf("\n%s on the %s sentences (%zu): accuracy ", word,
+           r->apple_set == &r->task.heldout ? "held-out" : "training", r->apple_set->n);
+    print_percent(f->accuracy);
+    printf("\nweight %s puts on the cue words (mean over heads and sentences): %.2f before, "
+           "%.2f after\n", word, b->cue_weight, f->cue_weight);
+    printf("cosine similarity of %s's vectors, within a sense / across senses:\n"
+           "  before (its input, embedding·√d + P): %6.2f / %6.2f\n"
+           "  after (its output, what the head reads): %4.2f / %6.2f\n",
+           word, b->cos_within_input, b->cos_across_input, f->cos_within, f->cos_across);
+}
+
+/* ---- the files ---------------------------------------------------------------- */
+
+static int write_json(FILE *f, const void *ctx)
+{
+    const run *r = ctx;
+    json_writer jw;
+    json_writer_init(&jw, f);
+    json_object_begin(&jw, NULL, JSON_BLOCK);
+    json_string(&jw, "command", "train");
+    json_string(&jw, "task", r->task_name);
+    json_int(&jw, "steps", r->tr.step);
+    json_array_begin(&jw, "history", JSON_BLOCK);
+    for (size_t i = 0; i < r->nhist; i++) { /* one line per logged step */
+        const hist_entry *h = &r->hist[i];
+        json_object_begin(&jw, NULL, JSON_INLINE);
+        json_int(&jw, "step", h->step);
+        json_number_exact(&jw, "loss", h->loss);
+        json_number_exact(&jw, "train_accuracy", h->train_accuracy);
+        if (isnan(h->heldout_accuracy))
+            json_null(&jw, "heldout_accuracy");
+        else
+            json_number_exact(&jw, "heldout_accuracy", h->heldout_accuracy);
+        json_end(&jw);
+    }
+    json_end(&jw);
+    json_object_begin(&jw, "final", JSON_INLINE);
+    json_number_exact(&jw, "loss", r->final.train.loss);
+    json_number_exact(&jw, "train_accuracy", r->final.train.accuracy);
+    if (r->final.has_heldout)
+        json_number_exact(&jw, "heldout_accuracy", r->final.heldout.accuracy);
+    else
+        json_null(&jw, "heldout_accuracy");
+    json_end(&jw);
+    json_end(&jw);
+    return json_writer_finish(&jw);
+}
+
+/* Panel titles, (rows, cols) of them. */
+typedef char panel_title[96];
+
+/* --png: rows = snapshots, columns = heads, the probe's whole attention;
+ * apple: for each sentence 苹果's row before and after, columns = heads. */
+static void png_panels(const run *r, heat_panel *panels, panel_title *titles,
+                       panel_title *row_titles, const char *const **rowx,
+                       const char *const **rowy, size_t *grid_rows)
+{
+    const size_t NH = r->tr.model.cfg.heads;
+    size_t gr = 0;
+    if (r->nprobes == 1) {
+        const probe *pr = &r->probes[0];
+        for (size_t s = 0; s < r->nsnap; s++, gr++) {
+            snprintf(row_titles[gr], sizeof row_titles[0], "step %ld · loss %.4f",
+                     r->snaps[s].step, r->snaps[s].loss);
+            for (size_t h = 0; h < NH; h++) {
+                heat_panel *pn = &panels[gr * NH + h];
+                snprintf(titles[gr * NH + h], sizeof titles[0], "head %zu", h + 1);
+                pn->data = r->snaps[s].weights[0] + h * pr->len * pr->len;
+                pn->rows = pr->len;
+                pn->cols = pr->len;
+                pn->title = titles[gr * NH + h];
+            }
+        }
+        *grid_rows = gr;
+        return;
+    }
+    for (size_t p = 0; p < r->nprobes; p++) {
+        const probe *pr = &r->probes[p];
+        const size_t sn[2] = {0, r->nsnap - 1};
+        for (size_t k = 0; k < 2; k++, gr++) {
+            const snapshot *sp = &r->snaps[sn[k]];
+            rowx[gr] = pr->labels;
+            rowy[gr] = pr->labels + pr->at;
+            snprintf(row_titles[gr], sizeof row_titles[0], "%s: %s's row %s, step %ld · loss %.4f",
+                     pr->name, pr->labels[pr->at], k ? "after" : "before", sp->step, sp->loss);
+            for (size_t h = 0; h < NH; h++) {
+                heat_panel *pn = &panels[gr * NH + h];
+                snprintf(titles[gr * NH + h], sizeof titles[0], "head %zu", h + 1);
+                pn->data = sp->weights[p] + (h * pr->len + pr->at) * pr->len;
+                pn->rows = 1;
+                pn->cols = pr->len;
+                pn->title = titles[gr * NH + h];
+            }
+        }
+    }
+    *grid_rows = gr;
+}
+
+static int write_png(const run *r, text_font *font, FILE *rep)
+{
+    const size_t NH = r->tr.model.cfg.heads, cells = (NSNAP + 2 * MAX_PROBES) * NH;
+    heat_panel *panels = calloc(cells, sizeof *panels);
+    panel_title *titles = calloc(cells, sizeof *titles);
+    panel_title row_titles[NSNAP + 2 * MAX_PROBES];
+    const char *row_title_ptrs[NSNAP + 2 * MAX_PROBES];
+    const char *const *rowx[2 * MAX_PROBES], *const *rowy[2 * MAX_PROBES];
+    heat_figure fig;
+    heat_layout lay;
+    attn_image img = {0, 0, NULL};
+    char err[512], what[160];
+    int status = EXIT_RUNTIME;
+    if (!panels || !titles) {
+        cli_error("%s: out of memory", r->a->png);
+        goto done;
+    }
+    memset(&fig, 0, sizeof fig);
+    png_panels(r, panels, titles, row_titles, rowx, rowy, &fig.grid_rows);
+    for (size_t i = 0; i < fig.grid_rows; i++)
+        row_title_ptrs[i] = row_titles[i];
+    fig.row_titles = row_title_ptrs;
+    fig.panels = panels;
+    fig.grid_cols = NH;
+    fig.xlabel = "Keys";
+    fig.ylabel = r->nprobes == 1 ? "Queries" : NULL;
+    if (r->nprobes == 1) {
+        fig.xticklabels = r->probes[0].labels;
+        fig.yticklabels = r->probes[0].labels;
+    } else {
+        fig.row_xticklabels = rowx;
+        fig.row_yticklabels = rowy;
+    }
+    fig.vmin = NAN;
+    fig.vmax = NAN;
+    fig.colorbar_label = "attention weight";
+    fig.font = font;
+    if (heatmap_draw(&img, &lay, &fig, err, sizeof err) != 0) {
+        cli_error("%s: %s", r->a->png, err);
+        goto done;
+    }
+    output_font_note(&lay);
+    if (r->nprobes == 1)
+        snprintf(what, sizeof what, "the probe's attention at %zu steps × %zu heads", r->nsnap,
+                 NH);
+    else
+        snprintf(what, sizeof what, "%s's attention before and after, %zu sentences × %zu heads",
+                 r->task.vocab[r->task.label_at], r->nprobes, NH);
+    status = output_png(r->a->png, &img, rep, what);
+done:
+    image_free(&img);
+    free(panels);
+    free(titles);
+    return status;
+}
+
+/* img2 under img1, in a new image out. */
+static int stack_images(attn_image *out, const attn_image *top, const attn_image *bottom,
+                        char *err, size_t errlen)
+{
+    int w = top->w > bottom->w ? top->w : bottom->w;
+    if (image_alloc(out, w, top->h + bottom->h, err, errlen))
+        return -1;
+    for (int y = 0; y < top->h; y++)
+        memcpy(out->rgb + (size_t)y * (size_t)w * 3, top->rgb + (size_t)y * (size_t)top->w * 3,
+               (size_t)top->w * 3);
+    for (int y = 0; y < bottom->h; y++)
+        memcpy(out->rgb + (size_t)(top->h + y) * (size_t)w * 3,
+               bottom->rgb + (size_t)y * (size_t)bottom->w * 3, (size_t)bottom->w * 3);
+    return 0;
+}
+
+/* --plot: the loss, then the accuracies, against the step. */
+static int write_plot(const run *r, text_font *font, FILE *rep)
+{
+    const size_t n = r->nhist;
+    double *x = malloc((n ? n : 1) * 4 * sizeof *x), *loss = x + n, *tacc = x + 2 * n,
+           *hacc = x + 3 * n;
+    plot_series ls = {0}, as[2];
+    plot_figure f1, f2;
+    attn_image i1 = {0, 0, NULL}, i2 = {0, 0, NULL}, img = {0, 0, NULL};
+    char err[512];
+    int status = EXIT_RUNTIME;
+    if (!x) {
+        cli_error("%s: out of memory", r->a->plot);
+        return EXIT_RUNTIME;
+    }
+    for (size_t i = 0; i < n; i++) {
+        x[i] = (double)r->hist[i].step;
+        loss[i] = r->hist[i].loss;
+        tacc[i] = r->hist[i].train_accuracy;
+        hacc[i] = r->hist[i].heldout_accuracy;
+    }
+    ls = (plot_series){x, loss, n, "training loss (the batch's)"};
+    as[0] = (plot_series){x, tacc, n, "training accuracy (the batch's)"};
+    as[1] = (plot_series){x, hacc, n, "held-out accuracy"};
+    memset(&f1, 0, sizeof f1);
+    f1.series = &ls;
+    f1.nseries = 1;
+    f1.title = r->task_name;
+    f1.xlabel = "step";
+    f1.ylabel = "loss";
+    f1.font = font;
+    f2 = f1;
+    f2.series = as;
+    f2.nseries = r->task.heldout.n ? 2 : 1;
+    f2.title = NULL;
+    f2.ylabel = "accuracy";
+    if (plot_draw(&i1, &f1, err, sizeof err) || plot_draw(&i2, &f2, err, sizeof err) ||
+        stack_images(&img, &i1, &i2, err, sizeof err)) {
+        cli_error("%s: %s", r->a->plot, err);
+        goto done;
+    }
+    status = output_png(r->a->plot, &img, rep, "loss and accuracy against the step");
+done:
+    image_free(&i1);
+    image_free(&i2);
+    image_free(&img);
+    free(x);
+    return status;
+}
+
+static int write_outputs(const run *r, FILE *rep)
+{
+    const struct train_args *a = r->a;
+    text_font *font = NULL;
+    char err[1024];
+    int status = EXIT_OK;
+    if (a->save) {
+        if (model_file_save(a->save, &r->tr.model, (const char *const *)r->task.vocab,
+                            (const char *const *)r->task.classes, err, sizeof err)) {
+            cli_error("%s", err);
+            return EXIT_RUNTIME;
+        }
+        fprintf(rep, "wrote %s: the model (attn selfattn --input %s --tokens … draws its "
+                "attention)\n", a->save, a->save);
+    }
+    if ((a->png || a->plot) && (status = output_font_open(a->font, &font)) != EXIT_OK)
+        return status;
+    if (a->png)
+        status = write_png(r, font, rep);
+    if (status == EXIT_OK && a->plot)
+        status = write_plot(r, font, rep);
+    output_font_close(font);
+    if (status == EXIT_OK && a->json)
+        status = output_json(a->json, write_json, r, rep, "the history and the final figures");
+    return status;
+}
+
+/* ---- the command ------------------------------------------------------------ */
+
+/* --compare-posenc: the same task, seed and steps with P and without. */
+static int compare_posenc(const struct train_args *a)
+{
+    run r[2];
+    int status = EXIT_OK;
+    memset(r, 0, sizeof r);
+    for (int k = 0; k < 2 && status == EXIT_OK; k++) {
+        r[k].a = a;
+        status = train_run(&r[k], k == 0, 1);
+    }
+    if (status == EXIT_OK) {
+        printf("attn train: %s, %ld steps, seed %ld, the same batches with and without P\n",
+               r[0].task_name, r[0].tr.step, a->seed);
+        printf("%-20s %10s %10s\n", "", "with P", "without P");
+        printf("%-20s %10.4f %10.4f\n", "final loss", r[0].final.train.loss,
+               r[1].final.train.loss);
+        printf("%-20s %9.1f%% %9.1f%%\n", "training accuracy",
+               100.0 * r[0].final.train.accuracy, 100.0 * r[1].final.train.accuracy);
+        if (r[0].final.has_heldout)
+            printf("%-20s %9.1f%% %9.1f%%\n", "held-out accuracy",
+                   100.0 * r[0].final.heldout.accuracy, 100.0 * r[1].final.heldout.accuracy);
+        printf("%-20s %9.2fs %9.2fs\n", "time", r[0].seconds, r[1].seconds);
+        printf("Without P self-attention does not see the order: f(π·X) = π·f(X).\n");
+    }
+    run_free(&r[0]);
+    run_free(&r[1]);
+    return status;
+}
+
+static void train_defaults(struct train_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->task = TASK_REVERSE;
+    a->optimizer = OPTIM_ADAM;
+    a->color = TERM_COLOR_AUTO;
+    a->posenc = 1;
+    a->length = 8;
+    a->vocab = 10;
+    a->hiddens = 32;
+    a->heads = 4;
+    a->steps = -1;
+    a->batch_size = 64;
+    a->lr = 1e-2;
+    a->log_every = 20;
+    a->max_mem = CLI_DEFAULT_MAX_MEM;
+}
+
+int cmd_train(int argc, char **argv)
+{
+    struct train_args a;
+    opt_given g;
+    run r;
+    int status;
+    train_defaults(&a);
+    status = opt_parse(train_options, train_rules, argc, argv, &a, &g);
+    if (status == OPT_HELP_ASKED) {
+        usage_train(stdout);
+        return EXIT_OK;
+    }
+    if (status != EXIT_OK || (status = check_args(&a, &g)) != EXIT_OK ||
+        (status = check_outputs(&a)) != EXIT_OK)
+        return status;
+    if (a.steps < 0) {
+        train_opts o;
+        train_opts_default(&o, a.data ? TASK_DATA : (train_kind)a.task);
+        a.steps = o.steps;
+    }
+    if (a.compare_posenc)
+        return compare_posenc(&a);
+    memset(&r, 0, sizeof r);
+    r.a = &a;
+    status = train_run(&r, a.posenc, 1);
+    if (status == EXIT_OK) {
+        FILE *rep = output_report_stream(a.json);
+        if (rep == stdout) { /* with --json -, stdout is the JSON's */
+            print_summary(&r);
+            print_probes(&r);
+            if (r.apple)
+                print_apple(&r);
+            printf("\n");
+        }
+        status = write_outputs(&r, rep);
+    }
+    run_free(&r);
+    return status;
+}

@@ -1,0 +1,258 @@
+/* model_file.c — attn train's model as JSON (see model_file.h). */
+#include "model_file.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "atomic_file.h"
+#include "json_in.h"
+#include "json_writer.h"
+
+#define MAX_MODEL_BYTES ((size_t)1 << 30)
+
+static void write_strings(json_writer *jw, const char *key, const char *const *s, size_t n)
+{
+    json_array_begin(jw, key, JSON_INLINE);
+    for (size_t i = 0; i < n; i++)
+        json_string(jw, NULL, s[i]);
+    json_end(jw);
+}
+
+int model_file_write(FILE *f, const tmodel *m, const char *const *vocab,
+                     const char *const *classes)
+{
+    json_writer jw;
+    json_writer_init(&jw, f);
+    json_object_begin(&jw, NULL, JSON_BLOCK);
+    json_string(&jw, "command", "train");
+    write_strings(&jw, "vocab", vocab, m->cfg.vocab);
+    write_strings(&jw, "classes", classes, m->cfg.classes);
+    json_uint(&jw, "num_hiddens", m->cfg.hiddens);
+    json_uint(&jw, "num_heads", m->cfg.heads);
+    json_bool(&jw, "posenc", m->cfg.posenc);
+    json_bool(&jw, "addnorm", m->cfg.addnorm);
+    json_object_begin(&jw, "state_dict", JSON_BLOCK);
+    for (size_t i = 0; i < m->nparams; i++) {
+        const tensor *t = m->param[i].t;
+        json_tensor(&jw, m->param[i].name, t->data, t->ndim, t->shape);
+    }
+    json_end(&jw);
+    json_end(&jw);
+    return json_writer_finish(&jw);
+}
+
+int model_file_save(const char *path, const tmodel *m, const char *const *vocab,
+                    const char *const *classes, char *err, size_t errlen)
+{
+    atomic_file af;
+    if (atomic_open(&af, path, err, errlen))
+        return -1;
+    if (model_file_write(af.f, m, vocab, classes)) {
+        atomic_abort(&af);
+        snprintf(err, errlen, "%s: internal error: malformed JSON", path);
+        return -1;
+    }
+    return atomic_commit(&af, err, errlen);
+}
+
+static void free_strings(char **s, size_t n)
+{
+    size_t i;
+    if (!s)
+        return;
+    for (i = 0; i < n; i++)
+        free(s[i]);
+    free(s);
+}
+
+/* An array of distinct non-empty strings at key, copied. */
+static int get_names(const cJSON *root, const char *key, char ***out, size_t *n, char *err,
+                     size_t errlen)
+{
+    const char **v = NULL;
+    char path[32];
+    size_t i, j;
+    snprintf(path, sizeof path, "$.%s", key);
+    *out = NULL;
+    *n = 0;
+    if (!cJSON_GetObjectItemCaseSensitive(root, key)) {
+        snprintf(err, errlen, "$: missing \"%s\"", key);
+        return -1;
+    }
+    if (json_get_strings(cJSON_GetObjectItemCaseSensitive(root, key), path, &v, n, err, errlen))
+        return -1;
+    if (*n == 0) {
+        snprintf(err, errlen, "%s: empty", path);
+        free(v);
+        return -1;
+    }
+    for (i = 0; i < *n; i++)
+        for (j = 0; j < i; j++)
+            if (strcmp(v[i], v[j]) == 0) {
+                snprintf(err, errlen, "%s[%zu]: \"%s\" appears twice", path, i, v[i]);
+                free(v);
+                return -1;
+            }
+    if (!(*out = calloc(*n, sizeof **out))) {
+        free(v);
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    for (i = 0; i < *n; i++) {
+        size_t len = strlen(v[i]) + 1;
+        if (!((*out)[i] = malloc(len))) {
+            free_strings(*out, *n);
+            *out = NULL;
+            free(v);
+            snprintf(err, errlen, "%s: out of memory", path);
+            return -1;
+        }
+        memcpy((*out)[i], v[i], len);
+    }
+    free(v);
+    return 0;
+}
+
+static int get_bool(const cJSON *root, const char *key, int *out, char *err, size_t errlen)
+{
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(root, key);
+    if (!b) {
+        snprintf(err, errlen, "$: missing \"%s\"", key);
+        return -1;
+    }
+    if (!cJSON_IsBool(b)) {
+        snprintf(err, errlen, "$.%s: expected true or false, got %s", key, json_type_name(b));
+        return -1;
+    }
+    *out = cJSON_IsTrue(b);
+    return 0;
+}
+
+static int load_root(const cJSON *root, tmodel *m, char ***vocab, size_t *V, char ***classes,
+                     size_t *C, int causal, double dropout, char *err, size_t errlen)
+{
+    static const char *const keys[] = {"command", "vocab", "classes", "num_hiddens",
+                                       "num_heads", "posenc", "addnorm", "state_dict", NULL};
+    const cJSON *a, *sd, *cmd;
+    tmodel_config cfg = {0};
+    long d, h;
+    size_t i;
+    if (!cJSON_IsObject(root)) {
+        snprintf(err, errlen, "$: expected an object, got %s", json_type_name(root));
+        return -1;
+    }
+    cJSON_ArrayForEach(a, root)
+    {
+        const char *const *k;
+        for (k = keys; *k && strcmp(*k, a->string) != 0; k++)
+            ;
+        if (!*k) {
+            snprintf(err, errlen, "$.%s: unknown key (a model of attn train has command, vocab, "
+                     "classes, num_hiddens, num_heads, posenc, addnorm, state_dict)", a->string);
+            return -1;
+        }
+    }
+    cmd = cJSON_GetObjectItemCaseSensitive(root, "command");
+    if (!cJSON_IsString(cmd) || strcmp(cmd->valuestring, "train") != 0) {
+        snprintf(err, errlen, "$.command: expected \"train\" (a model saved by attn train)");
+        return -1;
+    }
+    if (get_names(root, "vocab", vocab, V, err, errlen) ||
+        get_names(root, "classes", classes, C, err, errlen))
+        return -1;
+    if (strcmp((*vocab)[0], "<pad>") != 0) {
+        snprintf(err, errlen, "$.vocab[0]: expected \"<pad>\", got \"%s\"", (*vocab)[0]);
+        return -1;
+    }
+    if (!cJSON_GetObjectItemCaseSensitive(root, "num_hiddens") ||
+        !cJSON_GetObjectItemCaseSensitive(root, "num_heads")) {
+        snprintf(err, errlen, "$: missing \"num_hiddens\" or \"num_heads\"");
+        return -1;
+    }
+    if (json_get_count(cJSON_GetObjectItemCaseSensitive(root, "num_hiddens"), "$.num_hiddens", 1,
+                       100000, &d, err, errlen) ||
+        json_get_count(cJSON_GetObjectItemCaseSensitive(root, "num_heads"), "$.num_heads", 1,
+                       100000, &h, err, errlen))
+        return -1;
+    cfg.vocab = *V;
+    cfg.classes = *C;
+    cfg.hiddens = (size_t)d;
+    cfg.heads = (size_t)h;
+    cfg.causal = causal;
+    cfg.dropout = dropout;
+    if (get_bool(root, "posenc", &cfg.posenc, err, errlen) ||
+        get_bool(root, "addnorm", &cfg.addnorm, err, errlen))
+        return -1;
+    sd = cJSON_GetObjectItemCaseSensitive(root, "state_dict");
+    if (!cJSON_IsObject(sd)) {
+        snprintf(err, errlen, "$.state_dict: expected an object, got %s", json_type_name(sd));
+        return -1;
+    }
+    cfg.bias = cJSON_GetObjectItemCaseSensitive(sd, "W_q.bias") != NULL;
+    if (tmodel_alloc(m, &cfg, err, errlen))
+        return -1;
+    /* every key a parameter of this configuration, every parameter there */
+    cJSON_ArrayForEach(a, sd)
+    {
+        if (!tmodel_find(m, a->string)) {
+            snprintf(err, errlen, "$.state_dict[\"%s\"]: not a parameter of this model%s",
+                     a->string, strstr(a->string, "bias") ? " (W_q.bias gives the biases)" : "");
+            return -1;
+        }
+    }
+    for (i = 0; i < m->nparams; i++) {
+        tensor *t = m->param[i].t, got = {0};
+        char path[96], want[64], gs[64];
+        snprintf(path, sizeof path, "$.state_dict[\"%s\"]", m->param[i].name);
+        if (!cJSON_GetObjectItemCaseSensitive(sd, m->param[i].name)) {
+            snprintf(err, errlen, "$.state_dict: missing \"%s\"", m->param[i].name);
+            return -1;
+        }
+        if (json_get_tensor(cJSON_GetObjectItemCaseSensitive(sd, m->param[i].name), path, 1, 2,
+                            &got, err, errlen))
+            return -1;
+        if (got.ndim != t->ndim || got.shape[0] != t->shape[0] ||
+            (t->ndim == 2 && got.shape[1] != t->shape[1])) {
+            tensor_shape_str(want, sizeof want, t->ndim, t->shape);
+            tensor_shape_str(gs, sizeof gs, got.ndim, got.shape);
+            snprintf(err, errlen, "%s: expected shape %s, got %s", path, want, gs);
+            tensor_free(&got);
+            return -1;
+        }
+        memcpy(t->data, got.data, t->size * sizeof(float));
+        tensor_free(&got);
+    }
+    return 0;
+}
+
+int model_file_load(const char *path, tmodel *m, char ***vocab, size_t *V, char ***classes,
+                    size_t *C, int causal, double dropout, char *err, size_t errlen)
+{
+    char msg[512];
+    cJSON *root = json_read_file(path, MAX_MODEL_BYTES, err, errlen);
+    int rc;
+    memset(m, 0, sizeof *m);
+    *vocab = *classes = NULL;
+    *V = *C = 0;
+    if (!root)
+        return -1;
+    rc = load_root(root, m, vocab, V, classes, C, causal, dropout, msg, sizeof msg);
+    cJSON_Delete(root);
+    if (rc) {
+        snprintf(err, errlen, "%s: %s", path, msg);
+        tmodel_free(m);
+        free_strings(*vocab, *V);
+        free_strings(*classes, *C);
+        *vocab = *classes = NULL;
+        *V = *C = 0;
+    }
+    return rc;
+}
+
+void model_file_free_strings(char **strings, size_t n)
+{
+    for (size_t i = 0; strings && i < n; i++)
+        free(strings[i]);
+    free(strings);
+}

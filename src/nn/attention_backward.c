@@ -1,0 +1,159 @@
+/* attention_backward.c — the chain rule through mha_forward, step by step
+ * in reverse (see attention_backward.h; the dimensions of attention.h).
+ * Everything is computed in double from the float32 tensors the forward
+ * pass kept. */
+#include "attention_backward.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checked.h"
+
+void linear_backward(double *dx, double *dweight, double *dbias, const double *dy,
+                     const float *x, size_t n, const linear *l)
+{
+    size_t out = l->weight.shape[0], in = l->weight.shape[1], r, o, i;
+    for (r = 0; r < n; r++) {
+        const double *dyr = dy + r * out; /* (out,) this row's output gradient */
+        const float *xr = x + r * in;     /* (in,) this row's input */
+        for (o = 0; o < out; o++) {
+            const double g = dyr[o];
+            const float *w = l->weight.data + o * in; /* (in,) row o of weight */
+            double *dw = dweight + o * in;            /* (in,) row o of dweight */
+            if (g == 0.0)
+                continue;
+            /* dweight[o][i] += dy[r][o] · x[r][i] */
+            for (i = 0; i < in; i++)
+                dw[i] += g * xr[i];
+            /* dbias[o] += dy[r][o] */
+            if (dbias)
+                dbias[o] += g;
+            /* dx[r][i] += dy[r][o] · weight[o][i] */
+            if (dx)
+                for (i = 0; i < in; i++)
+                    dx[r * in + i] += g * w[i];
+        }
+    }
+}
+
+static double *alloc_doubles(size_t a, size_t b, int *failed)
+{
+    size_t n, bytes;
+    double *p;
+    if (size_mul(a, b, &n) || size_mul(n, sizeof(double), &bytes) ||
+        (p = calloc(bytes ? bytes : 1, 1)) == NULL) {
+        *failed = 1;
+        return NULL;
+    }
+    return p;
+}
+
+int mha_backward(double *dqueries, double *dkeys, double *dvalues, const mha_grads *g,
+                 const double *dout, const float *weights, const mha_trace *trace,
+                 const float *queries, const float *keys, const float *values, size_t B,
+                 size_t Nq, size_t Nk, const mha_params *m, const mha_masks *mask,
+                 const mha_dropout *drop, char *err, size_t errlen)
+{
+    const size_t H = m->num_hiddens, NH = m->num_heads, p = H / NH;
+    const double scale = 1.0 / sqrt((double)p);
+    const int dropping = drop && drop->p > 0;
+    const double keep_scale = dropping && drop->p < 1.0 ? 1.0 / (1.0 - drop->p) : 0.0;
+    int failed = 0, status = -1;
+    size_t b, h, q, k, c, nq, nk;
+
+    if (m->score != SCORE_DOT) {
+        snprintf(err, errlen, "the backward pass covers dot-product scoring only");
+        return -1;
+    }
+    if (!trace || !trace->Q || !trace->K || !trace->V || !trace->concat) {
+        snprintf(err, errlen, "the backward pass needs the forward trace's Q, K, V and concat");
+        return -1;
+    }
+    if (size_mul(B, Nq, &nq) || size_mul(B, Nk, &nk)) {
+        snprintf(err, errlen, "the attention buffers are too large");
+        return -1;
+    }
+    double *dconcat = alloc_doubles(nq, H, &failed); /* (B, Nq, H) */
+    double *dQ = alloc_doubles(nq, H, &failed);      /* (B, Nq, H) */
+    double *dK = alloc_doubles(nk, H, &failed);      /* (B, Nk, H) */
+    double *dV = alloc_doubles(nk, H, &failed);      /* (B, Nk, H) */
+    double *dA = alloc_doubles(Nk, 1, &failed);      /* (Nk,) one query's d weights */
+    if (failed) {
+        snprintf(err, errlen, "out of memory for the attention gradients");
+        goto done;
+    }
+
+    /* 6. output = concat · W_oᵀ (+ b_o):
+     *    dW_o (H, H) += doutᵀ · concat,  db_o (H,) += Σ dout,
+     *    dconcat (B, Nq, H) = dout · W_o */
+    linear_backward(dconcat, g->dW_o, g->db_o, dout, trace->concat, nq, &m->W_o);
+
+    for (b = 0; b < B; b++) {
+        for (h = 0; h < NH; h++) {
+            const size_t col = h * p; /* head h owns columns col … col+p−1 */
+            for (q = 0; q < Nq; q++) {
+                const size_t row = ((b * NH + h) * Nq + q) * Nk; /* offset of (b, h, q, 0) */
+                const float *A = weights + row;                     /* (Nk,) softmax weights */
+                const double *dO = dconcat + (b * Nq + q) * H + col; /* (p,) d head output */
+                double dot = 0.0;
+
+                /* 5. head = Σ_k a_k V_h[k], a the weights after dropout:
+                 *    da_k (Nk,) = dO · V_h[k],  dV_h[k] (p,) += a_k dO */
+                for (k = 0; k < Nk; k++) {
+                    const float *v = trace->V + (b * Nk + k) * H + col; /* (p,) */
+                    double *dv = dV + (b * Nk + k) * H + col;          /* (p,) */
+                    double a = A[k], s = 0.0;
+                    /* dropout: a = A · mask / (1 − p); the same mask backwards */
+                    int keep = !dropping || mha_dropout_keep(drop, row + k);
+                    if (dropping)
+                        a = keep ? a * keep_scale : 0.0;
+                    for (c = 0; c < p; c++) {
+                        s += dO[c] * v[c];
+                        dv[c] += a * dO[c];
+                    }
+                    /* dA_k = da_k · mask / (1 − p) */
+                    dA[k] = dropping ? (keep ? s * keep_scale : 0.0) : s;
+                }
+
+                /* 4. softmax backward over the keys:
+                 *    dS_k = A_k (dA_k − Σ_j dA_j A_j)   (Nk,) */
+                for (k = 0; k < Nk; k++)
+                    dot += dA[k] * A[k];
+                for (k = 0; k < Nk; k++) {
+                    /* 3. masked keys hold the constant −1e6: no gradient */
+                    double dS = mha_is_masked(mask, b, q, k, Nq) ? 0.0 : A[k] * (dA[k] - dot);
+                    /* 2. scaled = scores / sqrt(p): d scores = dS / sqrt(p) */
+                    double ds = dS * scale;
+                    const float *qq = trace->Q + (b * Nq + q) * H + col; /* (p,) Q_h[q] */
+                    const float *kk = trace->K + (b * Nk + k) * H + col; /* (p,) K_h[k] */
+                    double *dq = dQ + (b * Nq + q) * H + col;            /* (p,) */
+                    double *dk = dK + (b * Nk + k) * H + col;            /* (p,) */
+                    if (ds == 0.0)
+                        continue;
+                    /* scores = Q_h[q] · K_h[k]: dQ_h[q] += ds K_h[k], dK_h[k] += ds Q_h[q] */
+                    for (c = 0; c < p; c++) {
+                        dq[c] += ds * kk[c];
+                        dk[c] += ds * qq[c];
+                    }
+                }
+            }
+        }
+    }
+
+    /* 1. Q = queries · W_qᵀ (+ b_q), K = keys · W_kᵀ, V = values · W_vᵀ:
+     *    dW_q (H, Dq) += dQᵀ · queries, dqueries (B, Nq, Dq) += dQ · W_q,
+     *    and the same for K and V */
+    linear_backward(dqueries, g->dW_q, g->db_q, dQ, queries, nq, &m->W_q);
+    linear_backward(dkeys, g->dW_k, g->db_k, dK, keys, nk, &m->W_k);
+    linear_backward(dvalues, g->dW_v, g->db_v, dV, values, nk, &m->W_v);
+    status = 0;
+done:
+    free(dconcat);
+    free(dQ);
+    free(dK);
+    free(dV);
+    free(dA);
+    return status;
+}

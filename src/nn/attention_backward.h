@@ -1,0 +1,48 @@
+/* attention_backward.h — the backward pass of d2l's multi-head attention
+ * (attention.h), as naive loops in double beside mha_forward's.
+ *
+ * Dimensions as in attention.h: B batch, Nq queries, Nk key-value pairs,
+ * Dq/Dk/Dv input widths, H num_hiddens, NH num_heads, p = H / NH.
+ *
+ * The arguments follow mha_forward's order, llm.c style: the gradients
+ * first (named d + the tensor), then the gradient of the output, then what
+ * the forward pass kept (its weights and trace), the inputs, the weights,
+ * the dimensions. Every gradient is ADDED to (+=), as PyTorch accumulates
+ * .grad: self-attention passes one dX for dqueries, dkeys and dvalues.
+ */
+#ifndef ATTN_ATTENTION_BACKWARD_H
+#define ATTN_ATTENTION_BACKWARD_H
+
+#include <stddef.h>
+
+#include "attention.h"
+
+/* The gradients of the four projections; a bias's is NULL when the layer
+ * has no bias. Shapes as the weights: dW_q (H, Dq), db_q (H,), …,
+ * dW_o (H, H), db_o (H,). */
+typedef struct mha_grads {
+    double *dW_q, *db_q;
+    double *dW_k, *db_k;
+    double *dW_v, *db_v;
+    double *dW_o, *db_o;
+} mha_grads;
+
+/* dqueries (B, Nq, Dq), dkeys (B, Nk, Dk), dvalues (B, Nk, Dv) and g from
+ * dout (B, Nq, H), the forward pass's weights (B, NH, Nq, Nk) (the softmax,
+ * before dropout) and trace->Q, K, V, concat, and the same inputs, weights,
+ * masks and dropout the forward pass ran with. Dot-product scoring only.
+ * Returns 0, or -1 with the reason in err (out of memory, additive
+ * scoring, a trace without Q, K, V or concat). */
+int mha_backward(double *dqueries, double *dkeys, double *dvalues, const mha_grads *g,
+                 const double *dout, const float *weights, const mha_trace *trace,
+                 const float *queries, const float *keys, const float *values, size_t B,
+                 size_t Nq, size_t Nk, const mha_params *m, const mha_masks *mask,
+                 const mha_dropout *drop, char *err, size_t errlen);
+
+/* The backward of y (n, out) = x (n, in) · weightᵀ + bias: dx (n, in) +=
+ * dy · weight, dweight (out, in) += dyᵀ · x, dbias (out,) += Σ_rows dy.
+ * dx or dbias may be NULL when not wanted. */
+void linear_backward(double *dx, double *dweight, double *dbias, const double *dy,
+                     const float *x, size_t n, const linear *l);
+
+#endif

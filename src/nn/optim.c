@@ -1,0 +1,63 @@
+/* optim.c — Adam and SGD (see optim.h). */
+#include "optim.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int optim_init(optim *o, optim_kind kind, double lr, size_t total, char *err, size_t errlen)
+{
+    memset(o, 0, sizeof *o);
+    o->kind = kind;
+    o->lr = lr;
+    o->beta1 = 0.9;
+    o->beta2 = 0.999;
+    o->eps = 1e-8;
+    o->total = total;
+    if (kind == OPTIM_ADAM) {
+        o->m = calloc(total ? total : 1, sizeof *o->m);
+        o->v = calloc(total ? total : 1, sizeof *o->v);
+        if (!o->m || !o->v) {
+            optim_free(o);
+            snprintf(err, errlen, "out of memory for Adam's moments");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void optim_free(optim *o)
+{
+    free(o->m);
+    free(o->v);
+    o->m = o->v = NULL;
+}
+
+void optim_step(optim *o, tmodel *model, const double *grads)
+{
+    size_t p, i;
+    double bc1 = 1.0, bc2 = 1.0;
+    o->t++;
+    if (o->kind == OPTIM_ADAM) {
+        /* bias corrections 1 − β^t */
+        bc1 = 1.0 - pow(o->beta1, (double)o->t);
+        bc2 = 1.0 - pow(o->beta2, (double)o->t);
+    }
+    for (p = 0; p < model->nparams; p++) {
+        float *w = model->param[p].t->data;
+        const size_t n = model->param[p].t->size, off = model->param[p].offset;
+        for (i = 0; i < n; i++) {
+            const double g = grads[off + i];
+            if (o->kind == OPTIM_SGD) {
+                w[i] = (float)(w[i] - o->lr * g);
+                continue;
+            }
+            double *m = o->m + off + i, *v = o->v + off + i;
+            *m = o->beta1 * *m + (1.0 - o->beta1) * g;
+            *v = o->beta2 * *v + (1.0 - o->beta2) * g * g;
+            /* w −= lr · m̂ / (sqrt(v̂) + eps) */
+            w[i] = (float)(w[i] - o->lr * (*m / bc1) / (sqrt(*v / bc2) + o->eps));
+        }
+    }
+}

@@ -1,0 +1,36 @@
+/* optim.h — torch.optim.Adam (its defaults) and plain SGD over a model's
+ * whole parameter set: float32 parameters, double gradients (the flat
+ * array of train_model.h), state in double.
+ *
+ * Adam, step t = 1, 2, …, for every parameter w with gradient g:
+ *   m = β1 m + (1 − β1) g          v = β2 v + (1 − β2) g²
+ *   m̂ = m / (1 − β1^t)             v̂ = v / (1 − β2^t)
+ *   w = w − lr · m̂ / (sqrt(v̂) + eps)       β1 0.9, β2 0.999, eps 1e-8
+ * SGD: w = w − lr · g.
+ */
+#ifndef ATTN_OPTIM_H
+#define ATTN_OPTIM_H
+
+#include <stddef.h>
+
+#include "train_model.h"
+
+typedef enum optim_kind { OPTIM_ADAM, OPTIM_SGD } optim_kind;
+
+typedef struct optim {
+    optim_kind kind;
+    double lr;
+    double beta1, beta2, eps;
+    long t;      /* steps taken */
+    double *m;   /* (total,) first moment, Adam only */
+    double *v;   /* (total,) second moment */
+    size_t total;
+} optim;
+
+/* 0, or -1 with "out of memory …" in err. */
+int optim_init(optim *o, optim_kind kind, double lr, size_t total, char *err, size_t errlen);
+void optim_free(optim *o);
+/* One update of every parameter of model from grads (model->total). */
+void optim_step(optim *o, tmodel *model, const double *grads);
+
+#endif

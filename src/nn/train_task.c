@@ -1,0 +1,157 @@
+/* train_task.c — sets of sequences and the built-in tasks (train_task.h). */
+#include "train_task.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checked.h"
+
+int train_set_alloc(train_set *s, size_t n, size_t T, char *err, size_t errlen)
+{
+    size_t nt, i;
+    memset(s, 0, sizeof *s);
+    if (size_mul(n, T, &nt) || nt > ((size_t)-1) / sizeof(long)) {
+        snprintf(err, errlen, "%zu sequences of %zu tokens are too many", n, T);
+        return -1;
+    }
+    s->tokens = calloc(nt ? nt : 1, sizeof *s->tokens);
+    s->targets = malloc((nt ? nt : 1) * sizeof *s->targets);
+    s->lens = malloc((n ? n : 1) * sizeof *s->lens);
+    if (!s->tokens || !s->targets || !s->lens) {
+        train_set_free(s);
+        snprintf(err, errlen, "out of memory for %zu sequences of %zu tokens", n, T);
+        return -1;
+    }
+    for (i = 0; i < nt; i++)
+        s->targets[i] = -1;
+    for (i = 0; i < n; i++)
+        s->lens[i] = (long)T;
+    s->n = n;
+    s->T = T;
+    return 0;
+}
+
+void train_set_free(train_set *s)
+{
+    free(s->tokens);
+    free(s->lens);
+    free(s->targets);
+    memset(s, 0, sizeof *s);
+}
+
+static void free_strings(char **s, size_t n)
+{
+    size_t i;
+    if (!s)
+        return;
+    for (i = 0; i < n; i++)
+        free(s[i]);
+    free(s);
+}
+
+void train_task_free(train_task *task)
+{
+    free_strings(task->vocab, task->V);
+    if (task->classes != task->vocab)
+        free_strings(task->classes, task->C);
+    train_set_free(&task->train);
+    train_set_free(&task->heldout);
+    train_set_free(&task->eval);
+    memset(task, 0, sizeof *task);
+}
+
+long train_task_token(const train_task *task, const char *token)
+{
+    size_t i;
+    for (i = 0; i < task->V; i++)
+        if (strcmp(task->vocab[i], token) == 0)
+            return (long)i;
+    return -1;
+}
+
+void train_task_draw(const train_task *task, train_set *s, size_t i, rng *r)
+{
+    const size_t T = s->T;
+    int *tok = s->tokens + i * T, *tgt = s->targets + i * T;
+    size_t t;
+    for (t = 0; t < T; t++)
+        /* digit k is vocabulary id 1 + k ("<pad>" is 0) */
+        tok[t] = 1 + (int)(rng_next(r) % task->digits);
+    for (t = 0; t < T; t++)
+        tgt[t] = task->kind == TASK_REVERSE ? tok[T - 1 - t]       /* reverse: x[n−1−i] */
+                 : t > 0                    ? tok[t - 1]           /* previous: x[i−1] */
+                                            : -1;                  /* nothing before 0 */
+    s->lens[i] = (long)T;
+}
+
+int train_task_builtin(train_task *task, train_kind kind, size_t length, size_t digits,
+                       size_t heldout_n, size_t eval_n, unsigned long long seed, char *err,
+                       size_t errlen)
+{
+    size_t i;
+    rng r;
+    memset(task, 0, sizeof *task);
+    task->kind = kind;
+    task->label_at = -1;
+    task->length = length;
+    task->digits = digits;
+    if (length < 1 || length > TRAIN_MAX_LEN || digits < 1 || digits >= TRAIN_MAX_VOCAB) {
+        snprintf(err, errlen, "length %zu or vocabulary %zu out of range", length, digits);
+        return -1;
+    }
+    task->V = digits + 1;
+    task->vocab = calloc(task->V, sizeof *task->vocab);
+    if (!task->vocab)
+        goto oom;
+    for (i = 0; i < task->V; i++) {
+        char buf[32];
+        if (i == 0)
+            snprintf(buf, sizeof buf, "<pad>");
+        else
+            snprintf(buf, sizeof buf, "%zu", i - 1);
+        if (!(task->vocab[i] = malloc(strlen(buf) + 1)))
+            goto oom;
+        memcpy(task->vocab[i], buf, strlen(buf) + 1);
+    }
+    /* the classes are the vocabulary: a target is a token */
+    task->classes = task->vocab;
+    task->C = task->V;
+    if (train_set_alloc(&task->heldout, heldout_n, length, err, errlen) ||
+        train_set_alloc(&task->eval, eval_n, length, err, errlen)) {
+        train_task_free(task);
+        return -1;
+    }
+    /* streams of their own: seed + odd constants */
+    rng_seed(&r, seed ^ 0x68656c646f7574ULL); /* "heldout" */
+    for (i = 0; i < heldout_n; i++)
+        train_task_draw(task, &task->heldout, i, &r);
+    rng_seed(&r, seed ^ 0x6576616c736574ULL); /* "evalset" */
+    for (i = 0; i < eval_n; i++)
+        train_task_draw(task, &task->eval, i, &r);
+    return 0;
+oom:
+    train_task_free(task);
+    snprintf(err, errlen, "out of memory for the vocabulary");
+    return -1;
+}
+
+int train_task_probe(const train_task *task, long class_id, const int **tokens, size_t *len)
+{
+    const train_set *sets[3] = {&task->heldout, &task->train, &task->eval};
+    size_t k, i, t;
+    for (k = 0; k < 3; k++) {
+        const train_set *s = sets[k];
+        for (i = 0; i < s->n; i++) {
+            int match = class_id < 0 || task->label_at < 0;
+            for (t = 0; !match && t < s->T; t++)
+                match = s->targets[i * s->T + t] == class_id;
+            if (match) {
+                *tokens = s->tokens + i * s->T;
+                *len = (size_t)s->lens[i];
+                return 0;
+            }
+        }
+    }
+    return -1;
+}

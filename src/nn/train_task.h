@@ -1,0 +1,77 @@
+/* train_task.h — what attn train learns: a vocabulary, classes, and
+ * sequences with their targets, drawn fresh for the built-in tasks or read
+ * from a --data file (src/io/train_data.h).
+ *
+ * A set of n sequences padded to T positions, row-major:
+ *   tokens  (n, T) vocabulary ids; 0 is "<pad>", always vocabulary entry 0
+ *   lens    (n,)   the real lengths (valid_lens), 1 … T
+ *   targets (n, T) class ids, −1 where a position has no target
+ *
+ * Built-in tasks (vocabulary "<pad>", "0", "1", …; the classes are the
+ * vocabulary, so a target is a token):
+ *   reverse  — n digits, target at i = the token at n−1−i (anti-diagonal)
+ *   previous — target at i = the token at i−1, none at 0 (sub-diagonal)
+ */
+#ifndef ATTN_TRAIN_TASK_H
+#define ATTN_TRAIN_TASK_H
+
+#include <stddef.h>
+
+#include "rng.h"
+
+typedef struct train_set {
+    size_t n, T;
+    int *tokens;  /* (n, T) */
+    long *lens;   /* (n,) */
+    int *targets; /* (n, T), −1: none */
+} train_set;
+
+/* TASK_APPLE is the built-in 苹果 corpus, read like --data (TASK_DATA). */
+typedef enum train_kind { TASK_REVERSE, TASK_PREVIOUS, TASK_APPLE, TASK_DATA } train_kind;
+
+typedef struct train_task {
+    train_kind kind;
+    char **vocab;        /* (V,) owned strings, vocab[0] = "<pad>" */
+    size_t V;
+    char **classes;      /* (C,) owned strings */
+    size_t C;
+    long label_at;       /* vocabulary id of the label token; −1: token targets */
+    size_t length;       /* built-in: the sequence length n */
+    size_t digits;       /* built-in: how many digit tokens */
+    train_set train;     /* --data: the training sequences; built-in: none (n 0) */
+    train_set heldout;   /* n 0 when there is none */
+    train_set eval;      /* built-in: a fixed set for the final training accuracy */
+} train_task;
+
+/* The largest padded length and vocabulary attn train accepts. */
+#define TRAIN_MAX_LEN 512
+#define TRAIN_MAX_VOCAB 100000
+
+/* Allocate a set of n sequences of T positions (zeroed tokens, lens T,
+ * targets −1). 0, or -1 with "out of memory …" in err. */
+int train_set_alloc(train_set *s, size_t n, size_t T, char *err, size_t errlen);
+void train_set_free(train_set *s);
+
+/* A built-in task: reverse or previous over `digits` digit tokens, length
+ * n, with heldout_n held-out and eval_n evaluation sequences drawn from the
+ * seed (streams of their own, so the training batches never depend on
+ * them). 0, or -1 with the reason in err. */
+int train_task_builtin(train_task *task, train_kind kind, size_t length, size_t digits,
+                       size_t heldout_n, size_t eval_n, unsigned long long seed, char *err,
+                       size_t errlen);
+
+/* Fill sequence i of s with random digits and its targets (built-in). */
+void train_task_draw(const train_task *task, train_set *s, size_t i, rng *r);
+
+void train_task_free(train_task *task);
+
+/* A probe example for the figures: the first held-out sequence (else
+ * training, else evaluation) whose label is class_id (any sequence when
+ * class_id < 0 or the task has token targets): *tokens (len,) points into
+ * the task. -1 when there is none. */
+int train_task_probe(const train_task *task, long class_id, const int **tokens, size_t *len);
+
+/* The vocabulary id of a token, or −1. */
+long train_task_token(const train_task *task, const char *token);
+
+#endif
