@@ -3,9 +3,10 @@
 
 json/:    data/*.json, the "input" objects of the smaller PyTorch fixtures in
           tests/ref/attention (numbers rounded to 4 digits), and every bad
-          JSON text of tests/cli_test.py's group_attention_errors;
+          JSON text of tests/cli/attention.py's group_attention_errors;
 options/: argv lines (one word a line, the command first) from the
-          commands' --help examples and tests/cli_test.py's bad options.
+          commands' --help examples and the bad options of the CLI tests
+          (tests/cli/).
 
 Usage: python3 tests/fuzz/make_corpus.py   (from anywhere)
 """
@@ -50,7 +51,7 @@ OPTIONS = [
     "complexity --n 5 --k 3",
     "complexity --n 4096 --d 64 --json table.json",
     "complexity -n 17 -k 5 -r 3 --json -",
-    # tests/cli_test.py's bad options
+    # the bad options of the CLI tests (tests/cli/)
     "multihead --heads 0",
     "multihead --hiddens 100 --heads 3",
     "multihead --valid-lens 3,x",
@@ -119,11 +120,11 @@ def rounded(x):
 def bad_json_cases():
     sys.dont_write_bytecode = True
     sys.path.insert(0, os.path.join(ROOT, "tests"))
-    import cli_test  # noqa: E402
+    from cli import attention  # noqa: E402
     texts = []
-    cli_test.write = lambda tmp, name, text: texts.append(text) or name
-    cli_test.expect = lambda *a, **k: None
-    cli_test.group_attention_errors("/nonexistent")
+    attention.write = lambda tmp, name, text: texts.append(text) or name
+    attention.expect = lambda *a, **k: None
+    attention.group_attention_errors("/nonexistent")
     return texts
 
 

@@ -1,0 +1,153 @@
+"""Group tour: attn tour's steps in the chapter's order, its errors, each
+step alone and the whole tour, with valid figures."""
+import os
+import re
+
+from .common import check, expect, heavy, need_cjk_font, png_info
+
+
+def tour_figures(out):
+    """The files named in "wrote PATH: ..." lines."""
+    return [line[len("wrote "):line.index(": ")] for line in out.splitlines()
+            if line.startswith("wrote ") and ": " in line]
+
+
+def check_figure(path, what):
+    """A valid PNG of a sensible size for a figure."""
+    try:
+        w, h, ctype = png_info(path)
+    except (OSError, AssertionError) as e:
+        check(False, "%s: %s is not a valid PNG: %s" % (what, path, e))
+        return
+    check(200 <= w <= 2500 and 150 <= h <= 2500 and ctype == 2,
+          "%s: %s is %dx%d colour type %d" % (what, path, w, h, ctype))
+    check(os.path.getsize(path) > 2000, "%s: %s has only %d bytes"
+          % (what, path, os.path.getsize(path)))
+
+
+TOUR_STEPS = ["multihead", "selfattn", "context", "scaling", "complexity", "order",
+              "posenc", "binary", "relative", "rope", "learned"]
+TOUR_FIGURES = {
+    "multihead": ["01-multihead-weights.png"],
+    "selfattn": ["02-selfattn-weights.png"],
+    "context": ["03-apple-context.png"],
+    "scaling": ["04-scale-sweep.png"],
+    "complexity": ["05-complexity-loglog.png"],
+    "order": ["06-permute.png", "06-permute-posenc.png"],
+    "posenc": ["07-posenc-columns.png", "07-posenc-heatmap.png"],
+    "binary": [],
+    "relative": ["09-posenc-similarity.png"],
+    "rope": ["10-posenc-concat.png", "10-rope-scores.png"],
+    "learned": ["11-train-reverse.png", "11-train-reverse-no-posenc.png",
+                "11-train-apple.png"],
+}
+
+
+def group_tour(tmp):
+    need_cjk_font()
+    # --list: every step in order, with the commands it runs
+    rc, out, _ = expect(["tour", "--list"], 0, err="")
+    lines = [l for l in out.splitlines() if l[:2].strip().isdigit()]
+    check([l.split()[1] for l in lines] == TOUR_STEPS,
+          "tour --list: the steps in the chapter's order: %r" % lines)
+    for fig in sum(TOUR_FIGURES.values(), []):
+        check("@" + fig in out, "tour --list names %s" % fig)
+    expect(["tour", "--help"], 0, err="", out_has=["usage: attn tour", "Examples:",
+                                                    "attn tour --out figs"])
+    expect(["help", "tour"], 0, err="", out_has=["usage: attn tour"])
+
+    # usage errors
+    for args, msg in [
+            (["--step", "0"], "attn tour: --step: expected an integer from 1 to 11, got '0'"),
+            (["--step", "12"], "attn tour: --step: expected an integer from 1 to 11, got '12'"),
+            (["--step", "poem"], "attn tour: --step: expected a number from 1 to 11 or a "
+                                 "step name (see attn tour --list), got 'poem'"),
+            (["--out", ""], "attn tour: --out: expected a folder name, got an empty string"),
+            (["--list", "--step", "2"], "attn tour: --list runs nothing; --step has no "
+                                        "effect with it"),
+            (["--color", "pink"], "attn tour: --color: expected auto, always or never, "
+                                  "got 'pink'"),
+            (["--frobnicate"], "attn tour: unknown option '--frobnicate' (see attn tour --help)"),
+            (["extra"], "attn tour: unexpected argument 'extra' (see attn tour --help)"),
+            (["--step", "2", "--step", "3"], None)]:
+        expect(["tour"] + args, 2, err=msg)
+    # run-time errors: the folder cannot be made
+    afile = os.path.join(tmp, "a-file")
+    with open(afile, "w") as f:
+        f.write("not a folder\n")
+    expect(["tour", "--step", "binary", "--out", afile], 1,
+           err="attn tour: --out %s: exists and is not a folder" % afile)
+    expect(["tour", "--step", "binary", "--out", afile + "/sub"], 1,
+           err="attn tour: --out %s/sub: cannot make folder %s/sub: Not a directory"
+           % (afile, afile))
+
+    # --font goes to the commands, which name the file when it is bad
+    rc, out, _ = expect(["tour", "--step", "context", "--out", os.path.join(tmp, "f"),
+                         "--font", os.path.join(tmp, "no-such.ttf")], 1,
+                        err="attn tour: --font: %s: cannot read: No such file or directory"
+                        % os.path.join(tmp, "no-such.ttf"))
+    check("--font %s\n" % os.path.join(tmp, "no-such.ttf") in out,
+          "tour: the command line shown includes --font")
+    expect(["tour", "--list", "--font", "x.ttf"], 2,
+           err="attn tour: --list runs nothing; --font has no effect with it")
+
+    # each step alone, by number and by name: exit 0, its figures valid PNGs
+    for i, name in enumerate(TOUR_STEPS):
+        if name in ("complexity", "learned") and heavy("tour step %s" % name):
+            continue
+        out_dir = os.path.join(tmp, "step-%d" % (i + 1), "figs")
+        step = str(i + 1) if i % 2 else name
+        # attn train prints its progress on stderr, as lines when not a terminal
+        rc, out, err = expect(["tour", "--step", step, "--out", out_dir, "--color", "never"],
+                              0, err=None if name == "learned" else "")
+        check(all(re.fullmatch(r"step \d+/\d+: loss .*", l) for l in err.splitlines()),
+              "tour step %s: nothing but progress on stderr: %r" % (name, err[-300:]))
+        head = "Step %d of 11 · " % (i + 1)
+        check(out.startswith(head), "tour step %s starts with %r: %r" % (name, head, out[:60]))
+        check("\033[" not in out, "tour step %s --color never: no escapes" % name)
+        want = [os.path.join(out_dir, f) for f in TOUR_FIGURES[name]]
+        check(tour_figures(out) == want, "tour step %s names %r, want %r"
+              % (name, tour_figures(out), want))
+        check(sorted(os.listdir(out_dir)) == sorted(TOUR_FIGURES[name]),
+              "tour step %s: the folder holds %r" % (name, os.listdir(out_dir)))
+        for path in want:
+            check_figure(path, "tour step %s" % name)
+        # what each step must show, from the chapter
+        if name == "multihead":
+            check(out.count("torch.Size([2, 4, 100])") == 1
+                  and "(W_o): Linear(in_features=100, out_features=100, bias=False)" in out,
+                  "tour multihead: the module print-out and torch.Size([2, 4, 100])")
+        if name == "selfattn":
+            check("torch.Size([2, 4, 100])" in out, "tour selfattn: torch.Size([2, 4, 100])")
+        if name == "context":
+            check("苹果: input 1.0000 (the same embedding), output" in out,
+                  "tour context: 苹果's cosine similarity")
+        if name == "binary":
+            want_rows = ["%d in binary is %s" % (k, format(k, "03b")) for k in range(8)]
+            check(all(r in out.splitlines() for r in want_rows), "tour binary: 0 … 7 in binary")
+        if name == "relative":
+            worst = [l for l in out.splitlines() if l.startswith("worst over")]
+            check(len(worst) == 1 and float(worst[0].split(": ")[1].split()[0]) < 1e-6,
+                  "tour relative: the worst error printed and small: %r" % worst)
+        if name == "learned":
+            acc = re.findall(r"held-out accuracy ([0-9.]+)%", out)
+            check(len(acc) == 3 and float(acc[0]) >= 99 and float(acc[1]) < 60 and
+                  float(acc[2]) >= 95, "tour learned: reverse with P, without, 苹果: %r" % acc)
+        if name == "complexity":
+            check("self-attention" in out and "Growth exponent" in out,
+                  "tour complexity: the table and the fitted exponents")
+
+    # the whole tour into one folder (skipped under valgrind: each step ran above)
+    if heavy("the whole tour"):
+        return
+    out_dir = os.path.join(tmp, "whole")
+    rc, out, _ = expect(["tour", "--out", out_dir, "--color", "always"], 0)
+    check(out.count("Step ") >= 11 and "\033[1mStep 1 of 11" in out,
+          "tour --color always: bold headings for every step")
+    named = tour_figures(out)
+    check(len(named) == len(set(named)) == len(sum(TOUR_FIGURES.values(), [])),
+          "the whole tour names each figure once: %r" % named)
+    check(sorted(os.listdir(out_dir)) == sorted(sum(TOUR_FIGURES.values(), [])),
+          "the whole tour writes exactly its figures: %r" % os.listdir(out_dir))
+    check(out.rstrip().endswith("every figure above is in %s/." % out_dir),
+          "the tour ends by naming the folder")
