@@ -774,6 +774,22 @@ static void test_model_file(void)
     for (i = 0; i < V && i < task.V; i++)
         CHECK(strcmp(vocab[i], task.vocab[i]) == 0);
     CHECK(back.cfg.posenc == 1 && back.cfg.addnorm == 1 && back.cfg.bias == 1);
+    /* --load: the loaded model continues where it stopped */
+    {
+        trainer cont;
+        train_stats st;
+        CHECK(trainer_init(&cont, &task, &o, &back, err, sizeof err) == 0);
+        CHECK(memcmp(cont.model.head_weight.data, tr.model.head_weight.data,
+                     tr.model.head_weight.size * sizeof(float)) == 0);
+        CHECK(trainer_step(&cont, &st, err, sizeof err) == 0);
+        CHECK(isfinite(st.loss));
+        trainer_free(&cont);
+        /* options that disagree with the model are refused */
+        o.posenc = 0;
+        CHECK(trainer_init(&cont, &task, &o, &back, err, sizeof err) == -1);
+        CHECK(strstr(err, "does not fit the options") != NULL);
+        o.posenc = 1;
+    }
 
     /* its attention part is what multihead/selfattn --input read: the
      * existing loader (problem.c) takes the W_* entries as they are */

@@ -73,10 +73,13 @@ int trainer_init(trainer *tr, train_task *task, const train_opts *opts, const tm
     if (model) {
         const tmodel_config *mc = &model->cfg;
         if (mc->vocab != cfg.vocab || mc->classes != cfg.classes || mc->hiddens != cfg.hiddens ||
-            mc->heads != cfg.heads || mc->addnorm != cfg.addnorm || mc->bias != cfg.bias) {
+            mc->heads != cfg.heads || mc->addnorm != cfg.addnorm || mc->bias != cfg.bias ||
+            mc->posenc != cfg.posenc) {
             snprintf(err, errlen, "the model (vocabulary %zu, classes %zu, hiddens %zu, heads "
-                     "%zu) does not fit the task (%zu, %zu, %zu, %zu)", mc->vocab, mc->classes,
-                     mc->hiddens, mc->heads, cfg.vocab, cfg.classes, cfg.hiddens, cfg.heads);
+                     "%zu, posenc %d, addnorm %d, bias %d) does not fit the options (%zu, %zu, "
+                     "%zu, %zu, %d, %d, %d)", mc->vocab, mc->classes, mc->hiddens, mc->heads,
+                     mc->posenc, mc->addnorm, mc->bias, cfg.vocab, cfg.classes, cfg.hiddens,
+                     cfg.heads, cfg.posenc, cfg.addnorm, cfg.bias);
             return -1;
         }
     }
