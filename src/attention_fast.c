@@ -57,7 +57,6 @@ static inline float attn_to_float(double x)
 #else
 #define NR 16
 #endif
-#define KC 256  /* the depth of one packed panel of B */
 #define QB 120  /* query rows in one task, a multiple of MR */
 #define KB 256  /* keys in one block of the online softmax */
 
@@ -123,86 +122,84 @@ static void tile_part(float acc[MR][NR], const float *A, size_t lda, const float
     }
 }
 
-/* C[:, 0 … nr) += A (M, kc) · Bp (kc, NR) for one packed panel of B:
- * register tiles of MR rows. */
-static void panel_product(float *C, size_t ldc, const float *A, size_t lda, const float *Bp,
-                          size_t M, size_t kc, size_t nr)
+/* One product C = A·B of a panel, C[:, 0 … nr) of M rows: A (M, kc) of
+ * stride lda times one packed panel Bp (kc, NR). With add, C += A·B;
+ * otherwise C = A·B + bias (bias: nr values, or NULL for none). The
+ * register tiles hold the whole depth kc, so C is written once. */
+typedef struct panel_op {
+    float *C;
+    size_t ldc;
+    const float *A;
+    size_t lda;
+    const float *Bp;
+    size_t M, kc, nr;
+    const float *bias;
+    int add;
+} panel_op;
+
+static void panel_product(const panel_op *op)
 {
     size_t i0, r, c;
-    for (i0 = 0; i0 < M; i0 += MR) {
-        const size_t mr = M - i0 < MR ? M - i0 : MR;
+    for (i0 = 0; i0 < op->M; i0 += MR) {
+        const size_t mr = op->M - i0 < MR ? op->M - i0 : MR;
         float acc[MR][NR];
         memset(acc, 0, sizeof acc);
         if (mr == MR)
-            tile_full(acc, A + i0 * lda, lda, Bp, kc);
+            tile_full(acc, op->A + i0 * op->lda, op->lda, op->Bp, op->kc);
         else
-            tile_part(acc, A + i0 * lda, lda, Bp, kc, mr);
-        for (r = 0; r < mr; r++)
-            for (c = 0; c < nr; c++)
-                C[(i0 + r) * ldc + c] += acc[r][c];
+            tile_part(acc, op->A + i0 * op->lda, op->lda, op->Bp, op->kc, mr);
+        for (r = 0; r < mr; r++) {
+            float *dst = op->C + (i0 + r) * op->ldc;
+            if (op->add) {
+#pragma omp simd
+                for (c = 0; c < op->nr; c++)
+                    dst[c] += acc[r][c];
+            } else if (op->bias) {
+#pragma omp simd
+                for (c = 0; c < op->nr; c++)
+                    dst[c] = acc[r][c] + op->bias[c];
+            } else {
+#pragma omp simd
+                for (c = 0; c < op->nr; c++)
+                    dst[c] = acc[r][c];
+            }
+        }
     }
 }
 
-/* Pack B[k0 … k0+kc, j0 … j0+nr] into Bp (kc, NR), zero-padded. With
- * b_trans, B is given transposed, as an (N, K) matrix: element (k, j) is
- * B[j·ldb + k]. */
-static void pack_panel(float *Bp, const float *B, size_t ldb, int b_trans, size_t k0, size_t kc,
-                       size_t j0, size_t nr)
+/* Pack B[0 … K, j0 … j0+nr] into Bp (K, NR), zero-padded to NR columns.
+ * With b_trans, B is given transposed, as an (N, K) matrix: element (k, j)
+ * is B[j·ldb + k] (an nn.Linear weight, or a head's K_h for K_hᵀ). */
+static void pack_panel(float *Bp, const float *B, size_t ldb, int b_trans, size_t K, size_t j0,
+                       size_t nr)
 {
     size_t k, c;
     if (b_trans) {
         for (c = 0; c < NR; c++) {
-            const float *src = B + (j0 + c) * ldb + k0; /* row j0+c of Bᵀ */
-            for (k = 0; k < kc; k++)
+            const float *src = B + (j0 + c) * ldb; /* row j0+c of Bᵀ */
+            for (k = 0; k < K; k++)
                 Bp[k * NR + c] = c < nr ? src[k] : 0.0f;
         }
     } else {
-        for (k = 0; k < kc; k++) {
-            const float *src = B + (k0 + k) * ldb + j0;
+        for (k = 0; k < K; k++) {
+            const float *src = B + k * ldb + j0;
             for (c = 0; c < NR; c++)
                 Bp[k * NR + c] = c < nr ? src[c] : 0.0f;
         }
     }
 }
 
-/* C (M, N) = A (M, K) · B (K, N) + bias (N,) (bias may be NULL), all
- * row-major with leading dimensions ldc, lda, ldb, for the columns j_first
- * … j_last−1; with accumulate, C += A · B instead; b_trans as for
- * pack_panel (an nn.Linear weight is Bᵀ). Single-threaded: the callers
- * parallelise around it (linear_par). Bp is scratch of KC·NR floats. */
-static void gemm_panels(float *C, size_t ldc, const float *A, size_t lda, const float *B,
-                        size_t ldb, int b_trans, const float *bias, size_t M, size_t K,
-                        size_t N, size_t j_first, size_t j_last, int accumulate, float *Bp)
-{
-    size_t j0, k0, i, c;
-    for (j0 = j_first; j0 < j_last; j0 += NR) {
-        const size_t nr = N - j0 < NR ? N - j0 : NR;
-        /* start from the bias (or zero), unless adding to C */
-        for (i = 0; i < M && !accumulate; i++)
-            for (c = 0; c < nr; c++)
-                C[i * ldc + j0 + c] = bias ? bias[j0 + c] : 0.0f;
-        for (k0 = 0; k0 < K; k0 += KC) {
-            const size_t kc = K - k0 < KC ? K - k0 : KC;
-            pack_panel(Bp, B, ldb, b_trans, k0, kc, j0, nr);
-            panel_product(C + j0, ldc, A + k0, lda, Bp, M, kc, nr);
-        }
-    }
-}
-
-/* C (M, N) += A (M, K) · B (K, N) for a B packed in advance: panel j (its
- * columns j·NR …) starts at Bp + j·pstride and holds rows 0 … K−1 of NR
- * floats. */
+/* C (M, N) = A (M, K) · B (K, N), or C += A·B with add, for a B packed in
+ * advance (pack_panel): panel j (columns j·NR …) starts at Bp + j·pstride
+ * and holds rows 0 … K−1 of NR floats. */
 static void gemm_packed(float *C, size_t ldc, const float *A, size_t lda, const float *Bp,
-                        size_t pstride, size_t M, size_t K, size_t N)
+                        size_t pstride, size_t M, size_t K, size_t N, int add)
 {
-    size_t j0, k0;
+    size_t j0;
     for (j0 = 0; j0 < N; j0 += NR) {
-        const size_t nr = N - j0 < NR ? N - j0 : NR;
-        for (k0 = 0; k0 < K; k0 += KC) {
-            const size_t kc = K - k0 < KC ? K - k0 : KC;
-            panel_product(C + j0, ldc, A + k0, lda, Bp + (j0 / NR) * pstride + k0 * NR, M, kc,
-                          nr);
-        }
+        panel_op op = {C + j0, ldc, A, lda, Bp + (j0 / NR) * pstride, M, K,
+                       N - j0 < NR ? N - j0 : NR, NULL, add};
+        panel_product(&op);
     }
 }
 
@@ -218,39 +215,111 @@ static int row_finite(const float *s, size_t n)
     return ok;
 }
 
-/* Y (M, out) = X (M, in) · Wᵀ + bias for an nn.Linear weight W (out, in),
- * the column panels shared out over the threads; rows whose float sums
- * overflowed are done again in double (linear_forward, saturated). Returns
- * -1 when scratch memory cannot be had. */
-static int linear_par(float *Y, const float *X, size_t M, const linear *l, int parallel)
+/* ---- 1. and 6., the projections -------------------------------------- */
+
+/* One projection Y (M, out) = X (M, in) · Wᵀ + bias of an nn.Linear weight W
+ * (out, in), then Y *= scale. */
+typedef struct projection {
+    float *Y;
+    const float *X;
+    size_t M;
+    const linear *l;
+    float scale; /* 1, or Q's 1/sqrt(p) */
+    float *Wp;   /* scratch: W packed, panel j of in × NR floats at Wp + j·in·NR */
+} projection;
+
+#define MC 96 /* rows of X in one task of a projection: MC × in floats stay in L2 */
+
+/* The projections of pr[0 … n−1], every one on the threads at once: first
+ * the weights packed into NR-wide panels (each read once), then tasks of
+ * (projection, MC rows, one panel), then a pass over the rows: a row whose
+ * float sums overflowed is done again in double (linear_forward,
+ * saturated), and the scale applied. Returns -1 when scratch memory cannot
+ * be had. */
+static int project(projection *pr, size_t n, int parallel)
 {
-    const size_t out = l->weight.shape[0], in = l->weight.shape[1];
-    const size_t panels = (out + NR - 1) / NR;
-    int failed = 0;
-    long i;
+    size_t np[3], nb[3], off[4] = {0}, roff[4] = {0}, i;
+    long t;
+    for (i = 0; i < n; i++) {
+        const size_t out = pr[i].l->weight.shape[0], in = pr[i].l->weight.shape[1];
+        size_t bytes;
+        np[i] = (out + NR - 1) / NR;
+        nb[i] = (pr[i].M + MC - 1) / MC;
+        off[i + 1] = off[i] + np[i];
+        roff[i + 1] = roff[i] + pr[i].M;
+        if (size_mul(np[i] * NR, in * sizeof(float), &bytes) ||
+            (pr[i].Wp = malloc(bytes ? bytes : 1)) == NULL) {
+            while (i-- > 0)
+                free(pr[i].Wp);
+            return -1;
+        }
+    }
 #pragma omp parallel if (parallel)
     {
-        float *Bp = malloc(KC * NR * sizeof *Bp); /* (KC, NR) this thread's panel */
-        long t;
-        if (!Bp) {
-#pragma omp atomic write
-            failed = 1;
+        long task_i;
+        size_t tasks = 0;
+        for (i = 0; i < n; i++)
+            tasks += nb[i] * np[i];
+        /* W's panels, packed once */
+#pragma omp for schedule(dynamic, 4)
+        for (t = 0; t < (long)off[n]; t++) {
+            size_t w = 0, j;
+            while ((size_t)t >= off[w + 1])
+                w++;
+            j = (size_t)t - off[w];
+            {
+                const linear *l = pr[w].l;
+                const size_t out = l->weight.shape[0], in = l->weight.shape[1];
+                pack_panel(pr[w].Wp + j * in * NR, l->weight.data, in, 1, in, j * NR,
+                           out - j * NR < NR ? out - j * NR : NR);
+            }
         }
+        /* Y: tasks in the order (projection, block of rows, panel), so
+         * that the threads share a block of X while it is in cache */
 #pragma omp for schedule(dynamic, 1)
-        for (t = 0; t < (long)panels; t++) {
-            size_t j0 = (size_t)t * NR;
-            if (Bp)
-                gemm_panels(Y, out, X, in, l->weight.data, in, 1, l->bias.data, M, in, out, j0,
-                            j0 + NR < out ? j0 + NR : out, 0, Bp);
+        for (task_i = 0; task_i < (long)tasks; task_i++) {
+            size_t w = 0, rest = (size_t)task_i, rb, j;
+            while (rest >= nb[w] * np[w]) {
+                rest -= nb[w] * np[w];
+                w++;
+            }
+            rb = rest / np[w];
+            j = rest % np[w];
+            {
+                const linear *l = pr[w].l;
+                const size_t out = l->weight.shape[0], in = l->weight.shape[1];
+                const size_t r0 = rb * MC, j0 = j * NR;
+                panel_op op = {pr[w].Y + r0 * out + j0, out, pr[w].X + r0 * in, in,
+                               pr[w].Wp + j * in * NR, pr[w].M - r0 < MC ? pr[w].M - r0 : MC,
+                               in, out - j0 < NR ? out - j0 : NR,
+                               l->bias.data ? l->bias.data + j0 : NULL, 0};
+                panel_product(&op);
+            }
         }
-        free(Bp);
+        /* rows that overflowed, in double; then the scale */
+#pragma omp for schedule(static)
+        for (t = 0; t < (long)roff[n]; t++) {
+            size_t w = 0, r, c;
+            while ((size_t)t >= roff[w + 1])
+                w++;
+            r = (size_t)t - roff[w];
+            {
+                const size_t out = pr[w].l->weight.shape[0], in = pr[w].l->weight.shape[1];
+                float *y = pr[w].Y + r * out;
+                if (!row_finite(y, out))
+                    linear_forward(y, pr[w].X + r * in, 1, pr[w].l);
+                if (pr[w].scale != 1.0f) {
+#pragma omp simd
+                    for (c = 0; c < out; c++)
+                        y[c] *= pr[w].scale;
+                }
+            }
+        }
     }
-    if (failed)
-        return -1;
-#pragma omp parallel for if (parallel)
-    for (i = 0; i < (long)M; i++)
-        if (!row_finite(Y + (size_t)i * out, out))
-            linear_forward(Y + (size_t)i * out, X + (size_t)i * in, 1, l);
+    for (i = 0; i < n; i++) {
+        free(pr[i].Wp);
+        pr[i].Wp = NULL;
+    }
     return 0;
 }
 
@@ -313,11 +382,77 @@ static size_t first_masked(const mha_masks *mask, size_t b, size_t q, size_t Nq,
     return limit;
 }
 
+/* ---- the attention of one block of queries ---------------------------- */
+
+/* What every task of one forward pass reads: the projections, each head's
+ * K_hᵀ and V_h packed, the sizes, the masks and the dropout. Head h of an
+ * example is columns h·p … h·p+p−1 of Q, K, V (stride H); Q is already
+ * scaled by 1/sqrt(p). */
+typedef struct attn_job {
+    float *concat;  /* (B, Nq, H) the heads' outputs side by side */
+    float *weights; /* (B, NH, Nq, Nk), or NULL: streaming */
+    const float *Q; /* (B, Nq, H) */
+    const float *K; /* (B, Nk, H) */
+    const float *V; /* (B, Nk, H) */
+    const float *Kp; /* (B·NH) × kp_head: K_hᵀ (p, Nk) in NR-wide panels of keys */
+    const float *Vp; /* (B·NH) × vp_head: V_h (Nk, p) in NR-wide panels of columns */
+    size_t kp_head, vp_head;
+    size_t B, Nq, Nk, H, NH, p;
+    const mha_masks *mask;
+    const mha_dropout *drop; /* NULL or p = 0: none */
+} attn_job;
+
+/* One task: example b, head h, query rows q0 … q0+nq−1. */
+typedef struct attn_task {
+    size_t b, h, q0, nq;
+} attn_task;
+
+/* Scratch of one thread. */
+typedef struct task_mem {
+    float *S;   /* (QB, KB) scores of a block; (QB, Nk) rows of weights with dropout */
+    float *acc; /* (QB, p) running output */
+    float *m;   /* (QB,) running maximum */
+    float *l;   /* (QB,) running sum */
+    unsigned char *redo; /* (QB,) rows whose float sums overflowed: done in double */
+    double *dacc;        /* (p,) the double sums of such a row */
+} task_mem;
+
+static const float *task_q(const attn_job *j, const attn_task *t, size_t q)
+{
+    return j->Q + (t->b * j->Nq + t->q0 + q) * j->H + t->h * j->p; /* (p,) Q_h[q0 + q] */
+}
+
+static const float *task_kh(const attn_job *j, const attn_task *t)
+{
+    return j->K + t->b * j->Nk * j->H + t->h * j->p; /* K_h[0], rows of stride H */
+}
+
+static const float *task_vh(const attn_job *j, const attn_task *t)
+{
+    return j->V + t->b * j->Nk * j->H + t->h * j->p; /* V_h[0], rows of stride H */
+}
+
+static float *task_out(const attn_job *j, const attn_task *t, size_t q)
+{
+    return j->concat + (t->b * j->Nq + t->q0 + q) * j->H + t->h * j->p; /* (p,) in concat */
+}
+
+static int has_dropout(const attn_job *j)
+{
+    return j->drop && j->drop->p > 0;
+}
+
+/* The flat index of weight (b, h, q0 + q, k), the one dropout draws for. */
+static size_t weight_index(const attn_job *j, const attn_task *t, size_t q, size_t k)
+{
+    return ((t->b * j->NH + t->h) * j->Nq + t->q0 + q) * j->Nk + k;
+}
+
 /* ---- rows done again in double -------------------------------------- */
 
 /* The score of a query (already scaled by 1/sqrt(p)) against a key, summed
  * in double and saturated to float as the reference does; −1e6 when the
- * key is masked. */
+ * key is masked (steps 2 and 3 of one score). */
 static float score_exact(const float *qs, const float *kr, size_t p, int masked)
 {
     double s = 0.0;
@@ -329,193 +464,180 @@ static float score_exact(const float *qs, const float *kr, size_t p, int masked)
     return attn_to_float(s);
 }
 
-/* One row of weights w (Nk,) whose float scores were not finite: the
- * scores again in double, then the reference's softmax. Kh is this head's
- * column 0 of K (Nk rows of stride H); keys from limit on are masked. */
-static void weights_exact(float *w, const float *qs, const float *Kh, size_t Nk, size_t H,
-                          size_t p, size_t limit)
+/* Row q of a task's weights w (Nk,) whose float scores were not finite:
+ * 2. the scores again in double, 3. the mask from limit on, 4. the
+ * reference's softmax. */
+static void weights_exact(const attn_job *j, const attn_task *t, size_t q, float *w,
+                          size_t limit)
 {
+    const float *qs = task_q(j, t, q), *Kh = task_kh(j, t);
     size_t k;
-    for (k = 0; k < Nk; k++)
-        w[k] = score_exact(qs, Kh + k * H, p, k >= limit);
-    softmax_row(w, Nk);
+    for (k = 0; k < j->Nk; k++)
+        w[k] = score_exact(qs, Kh + k * j->H, j->p, k >= limit);
+    softmax_row(w, j->Nk);
 }
 
-/* dst (p,) = Σ_k P[k] V_h[k] in double, saturated: a head's output row
- * whose float sum overflowed. */
-static void output_exact(float *dst, const float *P, const float *Vh, size_t Nk, size_t H,
-                         size_t p)
+/* 5. Row q of a task's head output, Σ_k P[k] V_h[k] in double, saturated:
+ * for a row whose float sum overflowed. */
+static void output_exact(const attn_job *j, const attn_task *t, size_t q, const float *P)
 {
+    const float *Vh = task_vh(j, t);
+    float *dst = task_out(j, t, q);
     size_t k, c;
-    for (c = 0; c < p; c++) {
+    for (c = 0; c < j->p; c++) {
         double sum = 0.0;
-        for (k = 0; k < Nk; k++)
-            sum += (double)P[k] * Vh[k * H + c];
+        for (k = 0; k < j->Nk; k++)
+            sum += (double)P[k] * Vh[k * j->H + c];
         dst[c] = attn_to_float(sum);
     }
 }
 
-/* The streaming path's fallback for one query row: two passes over the
- * keys (the largest score, then e^(s − max) and Σ e·V) in double, the
- * weights never stored; dropout as in the online loop. acc is scratch of
- * p doubles; idx0 is the flat index of weight (b, h, q, 0). */
-static void stream_row_exact(float *dst, double *acc, const float *qs, const float *Kh,
-                             const float *Vh, size_t Nk, size_t H, size_t p, size_t limit,
-                             const mha_dropout *drop, size_t idx0)
+/* The streaming path's fallback for row q of a task: two passes over the
+ * keys in double (2.–3. the largest masked score; then 4. e^(s − max),
+ * their sum, dropout, and 5. Σ e·V_h), the weights never stored. acc is
+ * scratch of p doubles. */
+static void stream_row_exact(const attn_job *j, const attn_task *t, size_t q, double *acc)
 {
+    const float *qs = task_q(j, t, q), *Kh = task_kh(j, t), *Vh = task_vh(j, t);
+    const size_t limit = first_masked(j->mask, t->b, t->q0 + q, j->Nq, j->Nk), H = j->H;
+    float *dst = task_out(j, t, q);
     double max = -HUGE_VAL, l = 0.0;
     size_t k, c;
-    for (k = 0; k < Nk; k++) {
-        double s = score_exact(qs, Kh + k * H, p, k >= limit);
+    for (k = 0; k < j->Nk; k++) {
+        double s = score_exact(qs, Kh + k * H, j->p, k >= limit);
         max = s > max ? s : max;
     }
-    for (c = 0; c < p; c++)
+    for (c = 0; c < j->p; c++)
         acc[c] = 0.0;
-    for (k = 0; k < Nk; k++) {
-        double e = exp(score_exact(qs, Kh + k * H, p, k >= limit) - max);
+    for (k = 0; k < j->Nk; k++) {
+        double e = exp(score_exact(qs, Kh + k * H, j->p, k >= limit) - max);
         l += e;
-        if (drop && drop->p > 0)
-            e = mha_dropout_keep(drop, idx0 + k) ? e / (1.0 - drop->p) : 0.0;
-        for (c = 0; c < p; c++)
+        if (has_dropout(j))
+            e = mha_dropout_keep(j->drop, weight_index(j, t, q, k)) ? e / (1.0 - j->drop->p)
+                                                                     : 0.0;
+        for (c = 0; c < j->p; c++)
             acc[c] += e * Vh[k * H + c];
     }
-    for (c = 0; c < p; c++) /* l >= 1: the largest term is e^0 */
+    for (c = 0; c < j->p; c++) /* l >= 1: the largest term is e^0 */
         dst[c] = attn_to_float(acc[c] / l);
 }
 
-/* ---- the forward pass ------------------------------------------------ */
+/* ---- the two kinds of task --------------------------------------------- */
 
-/* Scratch of one task: scores of a block, the running output, m and l. */
-typedef struct task_mem {
-    float *S;   /* (QB, KB) scores of a block; (QB, Nk) rows of weights with dropout */
-    float *acc; /* (QB, p) running output */
-    float *m;   /* (QB,) running maximum */
-    float *l;   /* (QB,) running sum */
-    unsigned char *redo; /* (QB,) rows whose float sums overflowed: done in double */
-    double *dacc;        /* (p,) the double sums of such a row */
-} task_mem;
-
-/* One task: example b, head h, query rows q0 … q0+nq−1, weights kept.
- * Q is already scaled by 1/sqrt(p); head h is columns h·p … h·p+p−1 of
- * Q (B, Nq, H). Kp and Vp are this head's K_hᵀ and V_h packed in panels
- * (pack_heads). */
-static void block_with_weights(float *concat, float *weights, const float *Q, const float *Kp,
-                               const float *Vp, const float *Kh, const float *Vh, size_t b,
-                               size_t h, size_t q0, size_t nq, size_t Nq, size_t Nk, size_t H,
-                               size_t NH, size_t p, const mha_masks *mask,
-                               const mha_dropout *drop, task_mem *t)
+/* One task with the weights kept: its rows of the weights tensor are
+ * filled, then multiply V_h. */
+static void block_with_weights(const attn_job *j, const attn_task *t, task_mem *mem)
 {
-    const size_t bh = b * NH + h;
-    float *W = weights + (bh * Nq + q0) * Nk; /* (nq, Nk) these rows of the weights */
-    const float *P = W;                         /* what multiplies V */
+    const size_t Nk = j->Nk, p = j->p, bh = t->b * j->NH + t->h;
+    float *W = j->weights + (bh * j->Nq + t->q0) * Nk; /* (nq, Nk) these rows of the weights */
+    const float *P = W;                                  /* what multiplies V */
     size_t q, k;
 
-    /* 1. scores = (Q_h / sqrt(p)) · K_hᵀ straight into the weights rows */
-    memset(W, 0, nq * Nk * sizeof *W);
-    gemm_packed(W, Nk, Q + (b * Nq + q0) * H + h * p, H, Kp, p * NR, nq, p, Nk);
-    for (q = 0; q < nq; q++) {
+    /* 2. scores = (Q_h / sqrt(p)) · K_hᵀ straight into the weights rows
+     * (the scale was folded into Q in step 1) */
+    gemm_packed(W, Nk, task_q(j, t, 0), j->H, j->Kp + bh * j->kp_head, p * NR, t->nq, p, Nk, 0);
+    for (q = 0; q < t->nq; q++) {
         float *w = W + q * Nk;
         float max, sum;
-        const size_t limit = first_masked(mask, b, q0 + q, Nq, Nk);
-        /* 2. mask, 3. softmax over the keys */
+        const size_t limit = first_masked(j->mask, t->b, t->q0 + q, j->Nq, Nk);
+        /* 3. mask: keys from limit on (beyond valid_len, or after q) get −1e6 */
         for (k = limit; k < Nk; k++)
             w[k] = ATTN_MASK_VALUE;
-        t->redo[q] = !row_finite(w, Nk);
-        if (t->redo[q]) { /* a float score overflowed: this row in double */
-            weights_exact(w, Q + (b * Nq + q0 + q) * H + h * p, Kh, Nk, H, p, limit);
+        mem->redo[q] = !row_finite(w, Nk);
+        if (mem->redo[q]) { /* a float score overflowed: this row in double */
+            weights_exact(j, t, q, w, limit);
             continue;
         }
+        /* 4. softmax over the keys */
         max = max_row(w, Nk, w[0]);
         sum = exp_row(w, Nk, max);
 #pragma omp simd
         for (k = 0; k < Nk; k++)
             w[k] /= sum;
     }
-    if (drop && drop->p > 0) { /* training: dropout on a copy of the weights */
-        for (q = 0; q < nq; q++)
-            for (k = 0; k < Nk; k++) {
-                size_t idx = (bh * Nq + q0 + q) * Nk + k;
-                t->S[q * Nk + k] =
-                    mha_dropout_keep(drop, idx) ? (float)(W[q * Nk + k] / (1.0 - drop->p)) : 0.0f;
-            }
-        P = t->S;
+    if (has_dropout(j)) { /* (training only) dropout, on a copy of the weights */
+        for (q = 0; q < t->nq; q++)
+            for (k = 0; k < Nk; k++)
+                mem->S[q * Nk + k] = mha_dropout_keep(j->drop, weight_index(j, t, q, k))
+                                         ? (float)(W[q * Nk + k] / (1.0 - j->drop->p))
+                                         : 0.0f;
+        P = mem->S;
     }
-    /* 4. head output = weights · V_h into this head's columns of concat */
-    for (q = 0; q < nq; q++)
-        memset(concat + (b * Nq + q0 + q) * H + h * p, 0, p * sizeof *concat);
-    gemm_packed(concat + (b * Nq + q0) * H + h * p, H, P, Nk, Vp, Nk * NR, nq, Nk, p);
-    for (q = 0; q < nq; q++) {
-        float *dst = concat + (b * Nq + q0 + q) * H + h * p;
-        if (t->redo[q] || !row_finite(dst, p))
-            output_exact(dst, P + q * Nk, Vh, Nk, H, p);
-    }
+    /* 5. head output = weights · V_h, the weighted sum of the values, into
+     * this head's columns of concat */
+    gemm_packed(task_out(j, t, 0), j->H, P, Nk, j->Vp + bh * j->vp_head, Nk * NR, t->nq, Nk, p,
+                0);
+    for (q = 0; q < t->nq; q++)
+        if (mem->redo[q] || !row_finite(task_out(j, t, q), p))
+            output_exact(j, t, q, P + q * Nk);
 }
 
-/* One task without the weights: the online softmax over blocks of keys. */
-static void block_streaming(float *concat, const float *Q, const float *Kp, const float *Vp,
-                            const float *Kh, const float *Vh, size_t b, size_t h, size_t q0,
-                            size_t nq, size_t Nq, size_t Nk, size_t H, size_t NH, size_t p,
-                            const mha_masks *mask, const mha_dropout *drop, task_mem *t)
+/* One task without the weights: an online softmax over blocks of KB keys. */
+static void block_streaming(const attn_job *j, const attn_task *t, task_mem *mem)
 {
-    const size_t bh = b * NH + h;
+    const size_t Nk = j->Nk, p = j->p, bh = t->b * j->NH + t->h;
+    const float *Kp = j->Kp + bh * j->kp_head, *Vp = j->Vp + bh * j->vp_head;
     size_t q, k, k0, c;
 
-    for (q = 0; q < nq; q++) {
-        t->m[q] = -INFINITY;
-        t->l[q] = 0.0f;
-        t->redo[q] = 0;
+    for (q = 0; q < t->nq; q++) {
+        mem->m[q] = -INFINITY;
+        mem->l[q] = 0.0f;
+        mem->redo[q] = 0;
     }
-    memset(t->acc, 0, nq * p * sizeof *t->acc);
     for (k0 = 0; k0 < Nk; k0 += KB) {
         const size_t nk = Nk - k0 < KB ? Nk - k0 : KB;
-        /* scores of this block: S (nq, nk) = (Q_h / sqrt(p)) · K_h[k0 …]ᵀ */
-        for (q = 0; q < nq; q++)
-            memset(t->S + q * KB, 0, nk * sizeof *t->S);
-        gemm_packed(t->S, KB, Q + (b * Nq + q0) * H + h * p, H, Kp + (k0 / NR) * p * NR, p * NR,
-                    nq, p, nk);
-        for (q = 0; q < nq; q++) {
-            float *s = t->S + q * KB, *acc = t->acc + q * p;
-            float m_old = t->m[q], m_new, rescale, sum;
-            size_t limit = first_masked(mask, b, q0 + q, Nq, Nk);
+        /* 2. scores of this block: S (nq, nk) = (Q_h / sqrt(p)) · K_h[k0 …]ᵀ */
+        gemm_packed(mem->S, KB, task_q(j, t, 0), j->H, Kp + (k0 / NR) * p * NR, p * NR, t->nq,
+                    p, nk, 0);
+        for (q = 0; q < t->nq; q++) {
+            float *s = mem->S + q * KB, *acc = mem->acc + q * p;
+            float m_old = mem->m[q], m_new, rescale, sum;
+            const size_t limit = first_masked(j->mask, t->b, t->q0 + q, j->Nq, Nk);
+            /* 3. mask */
             for (k = limit > k0 ? limit - k0 : 0; k < nk; k++)
                 s[k] = ATTN_MASK_VALUE;
-            if (t->redo[q] || !row_finite(s, nk)) {
+            if (mem->redo[q] || !row_finite(s, nk)) {
                 /* a float score overflowed: the row is done in double at
                  * the end; here it adds nothing */
-                t->redo[q] = 1;
+                mem->redo[q] = 1;
                 memset(s, 0, nk * sizeof *s);
                 continue;
             }
-            /* the running maximum, and what the old terms must be scaled by */
+            /* 4. softmax, online: the running maximum, and what the old
+             * terms must be scaled by */
             m_new = max_row(s, nk, m_old);
             rescale = m_old == -INFINITY ? 0.0f : exp_fast(m_old - m_new);
             sum = exp_row(s, nk, m_new); /* unnormalised weights of the block */
-            t->l[q] = t->l[q] * rescale + sum;
-            t->m[q] = m_new;
+            mem->l[q] = mem->l[q] * rescale + sum;
+            mem->m[q] = m_new;
+            if (k0 > 0) {
 #pragma omp simd
-            for (c = 0; c < p; c++)
-                acc[c] *= rescale;
-            if (drop && drop->p > 0)
+                for (c = 0; c < p; c++)
+                    acc[c] *= rescale;
+            }
+            if (has_dropout(j)) /* (training only) dropout */
                 for (k = 0; k < nk; k++)
-                    s[k] = mha_dropout_keep(drop, (bh * Nq + q0 + q) * Nk + k0 + k)
-                               ? (float)(s[k] / (1.0 - drop->p))
+                    s[k] = mha_dropout_keep(j->drop, weight_index(j, t, q, k0 + k))
+                               ? (float)(s[k] / (1.0 - j->drop->p))
                                : 0.0f;
         }
-        /* acc (nq, p) += P (nq, nk) · V_h[k0 …] (nk, p) */
-        gemm_packed(t->acc, p, t->S, KB, Vp + k0 * NR, Nk * NR, nq, nk, p);
+        /* 5. the weighted sum of the values, so far: acc (nq, p) (+)= P (nq, nk)
+         * · V_h[k0 …] (nk, p); the first block stores */
+        gemm_packed(mem->acc, p, mem->S, KB, Vp + k0 * NR, Nk * NR, t->nq, nk, p, k0 > 0);
     }
-    /* normalise: head output = acc / l */
-    for (q = 0; q < nq; q++) {
-        float *dst = concat + (b * Nq + q0 + q) * H + h * p;
-        if (!t->redo[q]) {
+    /* 4. (the softmax's division) head output = acc / l */
+    for (q = 0; q < t->nq; q++) {
+        float *dst = task_out(j, t, q);
+        if (!mem->redo[q]) {
             for (c = 0; c < p; c++)
-                dst[c] = t->acc[q * p + c] / t->l[q];
+                dst[c] = mem->acc[q * p + c] / mem->l[q];
         }
-        if (t->redo[q] || !row_finite(dst, p))
-            stream_row_exact(dst, t->dacc, Q + (b * Nq + q0 + q) * H + h * p, Kh, Vh, Nk, H, p,
-                             first_masked(mask, b, q0 + q, Nq, Nk), drop, (bh * Nq + q0 + q) * Nk);
+        if (mem->redo[q] || !row_finite(dst, p))
+            stream_row_exact(j, t, q, mem->dacc);
     }
 }
+
+/* ---- the forward pass ------------------------------------------------ */
 
 int mha_forward_fast(float *out, float *weights, const float *queries, const float *keys,
                      const float *values, size_t B, size_t Nq, size_t Nk, const mha_params *m,
@@ -523,16 +645,15 @@ int mha_forward_fast(float *out, float *weights, const float *queries, const flo
 {
     const size_t H = m->num_hiddens, NH = m->num_heads, p = H / NH;
     const size_t qblocks = (Nq + QB - 1) / QB, ntasks = B * NH * qblocks;
-    const float scale = (float)(1.0 / sqrt((double)p));
     float *Q = NULL, *K = NULL, *V = NULL; /* (B, Nq, H), (B, Nk, H), (B, Nk, H) */
     float *concat = NULL;                  /* (B, Nq, H) the heads side by side */
     float *Kp = NULL, *Vp = NULL;          /* (B·NH, kp_head), (B·NH, vp_head) packed heads */
     const size_t kpanels = (Nk + NR - 1) / NR, vpanels = (p + NR - 1) / NR;
     const size_t kp_head = kpanels * p * NR, vp_head = vpanels * Nk * NR;
     size_t qbytes, kbytes, pbytes;
-    long i;
     int failed = 0, status = -1;
     const int parallel = mha_fast_threads(B, Nq, Nk, H) > 1;
+    attn_job job;
 
     if (m->score != SCORE_DOT) {
         snprintf(err, errlen, "the fast path does dot-product scoring only");
@@ -553,38 +674,42 @@ int mha_forward_fast(float *out, float *weights, const float *queries, const flo
     if (!Q || !K || !V || !concat || !Kp || !Vp)
         goto oom;
 
-    /* 1. project: Q = queries·W_qᵀ + b_q, K, V likewise */
-    if (linear_par(Q, queries, B * Nq, &m->W_q, parallel) ||
-        linear_par(K, keys, B * Nk, &m->W_k, parallel) ||
-        linear_par(V, values, B * Nk, &m->W_v, parallel))
-        goto oom;
-    /* fold the 1/sqrt(p) of the scores into Q */
-#pragma omp parallel for simd if (parallel)
-    for (i = 0; i < (long)(B * Nq * H); i++)
-        Q[i] *= scale;
-
-    /* 2. each head's K_hᵀ and V_h packed in NR-wide panels, once */
-#pragma omp parallel for schedule(dynamic, 1) if (parallel)
-    for (i = 0; i < (long)(B * NH); i++) {
-        const size_t b = (size_t)i / NH, h = (size_t)i % NH, j0max = kpanels * NR;
-        float *kp = Kp + (size_t)i * kp_head, *vp = Vp + (size_t)i * vp_head;
-        size_t j0;
-        /* K_hᵀ (p, Nk): panel j holds keys j·NR … for every one of the p rows */
-        for (j0 = 0; j0 < j0max; j0 += NR)
-            pack_panel(kp + (j0 / NR) * p * NR, K + b * Nk * H + h * p, H, 1, 0, p, j0,
-                       Nk - j0 < NR ? Nk - j0 : NR);
-        /* V_h (Nk, p): panel j holds columns j·NR … for every key */
-        for (j0 = 0; j0 < vpanels * NR; j0 += NR)
-            pack_panel(vp + (j0 / NR) * Nk * NR, V + b * Nk * H + h * p, H, 0, 0, Nk, j0,
-                       p - j0 < NR ? p - j0 : NR);
+    /* 1. project: Q = queries·W_qᵀ + b_q, K, V likewise, the three at
+     * once; the 1/sqrt(p) of step 2 is folded into Q */
+    {
+        projection pr[3] = {{Q, queries, B * Nq, &m->W_q, (float)(1.0 / sqrt((double)p)), NULL},
+                            {K, keys, B * Nk, &m->W_k, 1.0f, NULL},
+                            {V, values, B * Nk, &m->W_v, 1.0f, NULL}};
+        if (project(pr, 3, parallel))
+            goto oom;
     }
 
-    /* 3. every (example, head, block of queries) on its own */
+    job = (attn_job){concat, weights, Q, K, V, Kp, Vp, kp_head, vp_head,
+                     B, Nq, Nk, H, NH, p, mask, drop};
 #pragma omp parallel if (parallel)
     {
         task_mem t;
-        long task;
+        long i;
         size_t srow = weights ? Nk : KB; /* a row of S */
+        /* (packing) each head's K_hᵀ and V_h in NR-wide panels, once */
+#pragma omp for schedule(dynamic, 1)
+        for (i = 0; i < (long)(B * NH); i++) {
+            const size_t b = (size_t)i / NH, h = (size_t)i % NH;
+            float *kp = Kp + (size_t)i * kp_head, *vp = Vp + (size_t)i * vp_head;
+            size_t j0;
+            /* K_hᵀ (p, Nk): panel j holds keys j·NR … for every one of the p rows */
+            for (j0 = 0; j0 < kpanels * NR; j0 += NR)
+                pack_panel(kp + (j0 / NR) * p * NR, K + b * Nk * H + h * p + j0 * H, H, 1, p, 0,
+                           Nk - j0 < NR ? Nk - j0 : NR);
+            /* V_h (Nk, p): panel j holds columns j·NR … for every key */
+            for (j0 = 0; j0 < vpanels * NR; j0 += NR)
+                pack_panel(vp + (j0 / NR) * Nk * NR, V + b * Nk * H + h * p, H, 0, Nk, j0,
+                           p - j0 < NR ? p - j0 : NR);
+        }
+
+        /* 2.–5. every (example, head, block of queries) on its own: scores,
+         * scale (in Q), mask, softmax, weighted sum of the values into
+         * concat */
         t.S = malloc(QB * srow * sizeof(float));
         t.acc = malloc(QB * p * sizeof(float));
         t.m = malloc(QB * sizeof(float));
@@ -596,21 +721,15 @@ int mha_forward_fast(float *out, float *weights, const float *queries, const flo
             failed = 1;
         }
 #pragma omp for schedule(dynamic, 1)
-        for (task = 0; task < (long)ntasks; task++) {
-            const size_t bh = (size_t)task / qblocks, q0 = ((size_t)task % qblocks) * QB;
-            const size_t nq = Nq - q0 < QB ? Nq - q0 : QB;
+        for (i = 0; i < (long)ntasks; i++) {
+            const size_t bh = (size_t)i / qblocks, q0 = ((size_t)i % qblocks) * QB;
+            const attn_task task = {bh / NH, bh % NH, q0, Nq - q0 < QB ? Nq - q0 : QB};
             if (failed)
                 continue;
-            /* this head's column 0 of K and V, for rows done again in double */
-            const float *Kh = K + (bh / NH) * Nk * H + (bh % NH) * p;
-            const float *Vh = V + (bh / NH) * Nk * H + (bh % NH) * p;
             if (weights)
-                block_with_weights(concat, weights, Q, Kp + bh * kp_head, Vp + bh * vp_head, Kh,
-                                   Vh, bh / NH, bh % NH, q0, nq, Nq, Nk, H, NH, p, mask, drop,
-                                   &t);
+                block_with_weights(&job, &task, &t);
             else
-                block_streaming(concat, Q, Kp + bh * kp_head, Vp + bh * vp_head, Kh, Vh,
-                                bh / NH, bh % NH, q0, nq, Nq, Nk, H, NH, p, mask, drop, &t);
+                block_streaming(&job, &task, &t);
         }
         free(t.S);
         free(t.acc);
@@ -622,9 +741,12 @@ int mha_forward_fast(float *out, float *weights, const float *queries, const flo
     if (failed)
         goto oom;
 
-    /* 4. output = concat · W_oᵀ + b_o */
-    if (linear_par(out, concat, B * Nq, &m->W_o, parallel))
-        goto oom;
+    /* 6. output = concat(heads) · W_oᵀ + b_o */
+    {
+        projection pr = {out, concat, B * Nq, &m->W_o, 1.0f, NULL};
+        if (project(&pr, 1, parallel))
+            goto oom;
+    }
     status = 0;
     goto done;
 oom:
