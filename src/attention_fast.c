@@ -36,6 +36,9 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 #include "cli.h"
 
@@ -344,6 +347,42 @@ static inline float exp_fast(float x)
 }
 
 /* s[k] ← e^(s[k] − shift) for k < n; returns their sum. */
+#if defined(__AVX512F__)
+/* With AVX-512, 16 at a time and the 2^n by vscalefps, which needs no
+ * clamping of n and gives 0 (or a denormal, as the reference's exp does)
+ * far below; the same polynomial as exp_fast. The tail is a masked
+ * vector. */
+static float exp_row(float *s, size_t n, float shift)
+{
+    const __m512 log2e = _mm512_set1_ps(1.44269504f), ln2_hi = _mm512_set1_ps(0.693145752f),
+                 ln2_lo = _mm512_set1_ps(1.42860677e-6f), lo = _mm512_set1_ps(-120.0f),
+                 sh = _mm512_set1_ps(shift);
+    const __m512 c1 = _mm512_set1_ps(1.0f), c2 = _mm512_set1_ps(0.5f),
+                 c3 = _mm512_set1_ps(1.0f / 6), c4 = _mm512_set1_ps(1.0f / 24),
+                 c5 = _mm512_set1_ps(1.0f / 120), c6 = _mm512_set1_ps(1.0f / 720);
+    __m512 sum = _mm512_setzero_ps();
+    size_t k;
+    for (k = 0; k < n; k += 16) {
+        const __mmask16 live = n - k >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - k)) - 1);
+        /* x = s − shift <= 0, kept above −120 (where e^x is 0 in float) so
+         * that x − n·ln2 never meets an infinity */
+        __m512 x = _mm512_max_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(live, s + k), sh), lo);
+        __m512 nn = _mm512_roundscale_ps(_mm512_mul_ps(x, log2e),
+                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        __m512 r = _mm512_fnmadd_ps(nn, ln2_lo, _mm512_fnmadd_ps(nn, ln2_hi, x));
+        __m512 poly = _mm512_fmadd_ps(c6, r, c5);
+        poly = _mm512_fmadd_ps(poly, r, c4);
+        poly = _mm512_fmadd_ps(poly, r, c3);
+        poly = _mm512_fmadd_ps(poly, r, c2);
+        poly = _mm512_fmadd_ps(poly, r, c1);
+        poly = _mm512_fmadd_ps(poly, r, c1);
+        __m512 e = _mm512_scalef_ps(poly, nn);
+        _mm512_mask_storeu_ps(s + k, live, e);
+        sum = _mm512_mask_add_ps(sum, live, sum, e);
+    }
+    return _mm512_reduce_add_ps(sum);
+}
+#else
 static float exp_row(float *s, size_t n, float shift)
 {
     float sum = 0.0f;
@@ -355,15 +394,21 @@ static float exp_row(float *s, size_t n, float shift)
     }
     return sum;
 }
+#endif
 
-/* The largest of init and s[0 … n−1]. */
-static float max_row(const float *s, size_t n, float init)
+/* The largest of init and s[0 … n−1]; *finite tells whether every s[k]
+ * is finite (one pass for both). */
+static float max_row(const float *s, size_t n, float init, int *finite)
 {
     float m = init;
+    int ok = 1;
     size_t k;
-#pragma omp simd reduction(max : m)
-    for (k = 0; k < n; k++)
+#pragma omp simd reduction(max : m) reduction(& : ok)
+    for (k = 0; k < n; k++) {
         m = s[k] > m ? s[k] : m;
+        ok &= fabsf(s[k]) <= FLT_MAX;
+    }
+    *finite = ok;
     return m;
 }
 
@@ -539,17 +584,18 @@ static void block_with_weights(const attn_job *j, const attn_task *t, task_mem *
     for (q = 0; q < t->nq; q++) {
         float *w = W + q * Nk;
         float max, sum;
+        int finite;
         const size_t limit = first_masked(j->mask, t->b, t->q0 + q, j->Nq, Nk);
         /* 3. mask: keys from limit on (beyond valid_len, or after q) get −1e6 */
         for (k = limit; k < Nk; k++)
             w[k] = ATTN_MASK_VALUE;
-        mem->redo[q] = !row_finite(w, Nk);
+        /* 4. softmax over the keys */
+        max = max_row(w, Nk, w[0], &finite);
+        mem->redo[q] = !finite;
         if (mem->redo[q]) { /* a float score overflowed: this row in double */
             weights_exact(j, t, q, w, limit);
             continue;
         }
-        /* 4. softmax over the keys */
-        max = max_row(w, Nk, w[0]);
         sum = exp_row(w, Nk, max);
 #pragma omp simd
         for (k = 0; k < Nk; k++)
@@ -593,19 +639,20 @@ static void block_streaming(const attn_job *j, const attn_task *t, task_mem *mem
             float *s = mem->S + q * KB, *acc = mem->acc + q * p;
             float m_old = mem->m[q], m_new, rescale, sum;
             const size_t limit = first_masked(j->mask, t->b, t->q0 + q, j->Nq, Nk);
+            int finite;
             /* 3. mask */
             for (k = limit > k0 ? limit - k0 : 0; k < nk; k++)
                 s[k] = ATTN_MASK_VALUE;
-            if (mem->redo[q] || !row_finite(s, nk)) {
+            /* 4. softmax, online: the running maximum */
+            m_new = max_row(s, nk, m_old, &finite);
+            if (mem->redo[q] || !finite) {
                 /* a float score overflowed: the row is done in double at
                  * the end; here it adds nothing */
                 mem->redo[q] = 1;
                 memset(s, 0, nk * sizeof *s);
                 continue;
             }
-            /* 4. softmax, online: the running maximum, and what the old
-             * terms must be scaled by */
-            m_new = max_row(s, nk, m_old);
+            /* and what the old terms must be scaled by */
             rescale = m_old == -INFINITY ? 0.0f : exp_fast(m_old - m_new);
             sum = exp_row(s, nk, m_new); /* unnormalised weights of the block */
             mem->l[q] = mem->l[q] * rescale + sum;
