@@ -60,8 +60,8 @@ static inline float attn_to_float(double x)
 #else
 #define NR 16
 #endif
-#define QB 120  /* query rows in one task, a multiple of MR */
-#define KB 256  /* keys in one block of the online softmax */
+#define QB 48   /* query rows in one task, a multiple of MR */
+#define KB 512  /* keys in one block of the online softmax */
 
 void attn_set_threads(int n)
 {
@@ -109,6 +109,26 @@ static void tile_full(float acc[MR][NR], const float *A, size_t lda, const float
     }
 }
 
+/* acc (MR, 2·NR) += A (MR rows, stride lda, kc columns) · [Bp0 Bp1]: two
+ * panels side by side, 24 vector registers of sums with AVX-512 (each
+ * broadcast of A feeds twice the multiply-adds). */
+static void tile_full2(float acc[MR][2 * NR], const float *A, size_t lda, const float *Bp0,
+                       const float *Bp1, size_t kc)
+{
+    size_t k, r, c;
+    for (k = 0; k < kc; k++) {
+        const float *b0 = Bp0 + k * NR, *b1 = Bp1 + k * NR;
+        for (r = 0; r < MR; r++) {
+            const float a = A[r * lda + k];
+#pragma omp simd
+            for (c = 0; c < NR; c++) {
+                acc[r][c] += a * b0[c];
+                acc[r][NR + c] += a * b1[c];
+            }
+        }
+    }
+}
+
 /* The same for the last, shorter block of mr < MR rows. */
 static void tile_part(float acc[MR][NR], const float *A, size_t lda, const float *Bp,
                       size_t kc, size_t mr)
@@ -125,47 +145,74 @@ static void tile_part(float acc[MR][NR], const float *A, size_t lda, const float
     }
 }
 
-/* One product C = A·B of a panel, C[:, 0 … nr) of M rows: A (M, kc) of
- * stride lda times one packed panel Bp (kc, NR). With add, C += A·B;
- * otherwise C = A·B + bias (bias: nr values, or NULL for none). The
- * register tiles hold the whole depth kc, so C is written once. */
+/* One product C = A·B of one panel, or of two side by side: C[:, 0 … w)
+ * of M rows, A (M, kc) of stride lda times Bp (kc, NR) (and Bp1, the next
+ * NR columns, when not NULL); w = nr, or NR + nr with Bp1. With add,
+ * C += A·B; otherwise C = A·B + bias (bias: w values, or NULL for none).
+ * The register tiles hold the whole depth kc, so C is written once. */
 typedef struct panel_op {
     float *C;
     size_t ldc;
     const float *A;
     size_t lda;
-    const float *Bp;
+    const float *Bp, *Bp1;
     size_t M, kc, nr;
     const float *bias;
     int add;
 } panel_op;
 
+/* C[row, 0 … w) (+)= acc[0 … w) (+ bias) */
+static void tile_store(const panel_op *op, float *dst, const float *acc, size_t w)
+{
+    size_t c;
+    if (op->add) {
+#pragma omp simd
+        for (c = 0; c < w; c++)
+            dst[c] += acc[c];
+    } else if (op->bias) {
+#pragma omp simd
+        for (c = 0; c < w; c++)
+            dst[c] = acc[c] + op->bias[c];
+    } else {
+#pragma omp simd
+        for (c = 0; c < w; c++)
+            dst[c] = acc[c];
+    }
+}
+
 static void panel_product(const panel_op *op)
 {
-    size_t i0, r, c;
+    size_t i0, r;
     for (i0 = 0; i0 < op->M; i0 += MR) {
         const size_t mr = op->M - i0 < MR ? op->M - i0 : MR;
-        float acc[MR][NR];
-        memset(acc, 0, sizeof acc);
-        if (mr == MR)
-            tile_full(acc, op->A + i0 * op->lda, op->lda, op->Bp, op->kc);
-        else
-            tile_part(acc, op->A + i0 * op->lda, op->lda, op->Bp, op->kc, mr);
-        for (r = 0; r < mr; r++) {
-            float *dst = op->C + (i0 + r) * op->ldc;
-            if (op->add) {
-#pragma omp simd
-                for (c = 0; c < op->nr; c++)
-                    dst[c] += acc[r][c];
-            } else if (op->bias) {
-#pragma omp simd
-                for (c = 0; c < op->nr; c++)
-                    dst[c] = acc[r][c] + op->bias[c];
+        const float *A = op->A + i0 * op->lda;
+        if (op->Bp1) {
+            float acc[MR][2 * NR];
+            memset(acc, 0, sizeof acc);
+            if (mr == MR) {
+                tile_full2(acc, A, op->lda, op->Bp, op->Bp1, op->kc);
             } else {
-#pragma omp simd
-                for (c = 0; c < op->nr; c++)
-                    dst[c] = acc[r][c];
+                float part0[MR][NR], part1[MR][NR];
+                memset(part0, 0, sizeof part0);
+                memset(part1, 0, sizeof part1);
+                tile_part(part0, A, op->lda, op->Bp, op->kc, mr);
+                tile_part(part1, A, op->lda, op->Bp1, op->kc, mr);
+                for (r = 0; r < mr; r++) {
+                    memcpy(acc[r], part0[r], sizeof part0[r]);
+                    memcpy(acc[r] + NR, part1[r], sizeof part1[r]);
+                }
             }
+            for (r = 0; r < mr; r++)
+                tile_store(op, op->C + (i0 + r) * op->ldc, acc[r], NR + op->nr);
+        } else {
+            float acc[MR][NR];
+            memset(acc, 0, sizeof acc);
+            if (mr == MR)
+                tile_full(acc, A, op->lda, op->Bp, op->kc);
+            else
+                tile_part(acc, A, op->lda, op->Bp, op->kc, mr);
+            for (r = 0; r < mr; r++)
+                tile_store(op, op->C + (i0 + r) * op->ldc, acc[r], op->nr);
         }
     }
 }
@@ -198,10 +245,16 @@ static void pack_panel(float *Bp, const float *B, size_t ldb, int b_trans, size_
 static void gemm_packed(float *C, size_t ldc, const float *A, size_t lda, const float *Bp,
                         size_t pstride, size_t M, size_t K, size_t N, int add)
 {
-    size_t j0;
-    for (j0 = 0; j0 < N; j0 += NR) {
-        panel_op op = {C + j0, ldc, A, lda, Bp + (j0 / NR) * pstride, M, K,
-                       N - j0 < NR ? N - j0 : NR, NULL, add};
+    size_t j0 = 0;
+    for (; j0 + NR < N; j0 += 2 * NR) { /* two panels, the second maybe narrower */
+        panel_op op = {C + j0, ldc, A, lda, Bp + (j0 / NR) * pstride,
+                       Bp + (j0 / NR + 1) * pstride, M, K,
+                       N - j0 - NR < NR ? N - j0 - NR : NR, NULL, add};
+        panel_product(&op);
+    }
+    if (j0 < N) { /* one last panel */
+        panel_op op = {C + j0, ldc, A, lda, Bp + (j0 / NR) * pstride, NULL, M, K, N - j0, NULL,
+                       add};
         panel_product(&op);
     }
 }
@@ -293,7 +346,8 @@ static int project(projection *pr, size_t n, int parallel)
                 const size_t out = l->weight.shape[0], in = l->weight.shape[1];
                 const size_t r0 = rb * MC, j0 = j * NR;
                 panel_op op = {pr[w].Y + r0 * out + j0, out, pr[w].X + r0 * in, in,
-                               pr[w].Wp + j * in * NR, pr[w].M - r0 < MC ? pr[w].M - r0 : MC,
+                               pr[w].Wp + j * in * NR, NULL,
+                               pr[w].M - r0 < MC ? pr[w].M - r0 : MC,
                                in, out - j0 < NR ? out - j0 : NR,
                                l->bias.data ? l->bias.data + j0 : NULL, 0};
                 panel_product(&op);

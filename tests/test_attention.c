@@ -257,8 +257,8 @@ static void test_masks(void)
     CHECK(mha_is_masked(&causal, 0, 2, 3, 3));
 }
 
-/* Sizes that cross the blocks of the fast path (120 queries, 256 keys,
- * 6 × 16 or 6 × 32 tiles, 96-row blocks of the projections): the fast and
+/* Sizes that cross the blocks of the fast path (48 queries, 512 keys,
+ * 6 × 16 or 6 × 32 tiles and their pairs, 96-row blocks of the projections): the fast and
  * streaming paths against the reference loops, with 2-D lengths, causal
  * masks, biases and dropout; Nq ≠ Nk and Dq, Dk, Dv all different. The
  * last two cases have work enough (over 2e7 multiply-adds) for the fast
