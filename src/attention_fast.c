@@ -217,17 +217,65 @@ static void panel_product(const panel_op *op)
     }
 }
 
+#if defined(__AVX512F__)
+/* dst[i·ld + c] = src[c·lds + i] for a 16 × 16 block: rows of src become
+ * columns of dst, by 64 shuffles in registers. */
+static void transpose16(float *dst, size_t ld, const float *src, size_t lds)
+{
+    __m512 r[16], t[16];
+    int i;
+    for (i = 0; i < 16; i++)
+        r[i] = _mm512_loadu_ps(src + (size_t)i * lds);
+    for (i = 0; i < 16; i += 2) { /* pairs of 32-bit elements */
+        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (i = 0; i < 16; i += 4) { /* 64-bit pairs: 4 × 4 blocks in each 128-bit lane */
+        r[i] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t[i]),
+                                                   _mm512_castps_pd(t[i + 2])));
+        r[i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t[i]),
+                                                       _mm512_castps_pd(t[i + 2])));
+        r[i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t[i + 1]),
+                                                       _mm512_castps_pd(t[i + 3])));
+        r[i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t[i + 1]),
+                                                       _mm512_castps_pd(t[i + 3])));
+    }
+    /* r[4q + j] holds, in 128-bit lane L, elements 4L … 4L+3 of column j of
+     * the 4 × 4 block of rows 4q … 4q+3; gather the lanes */
+    for (i = 0; i < 4; i++) {
+        t[i] = _mm512_shuffle_f32x4(r[i], r[4 + i], 0x44);      /* lanes 0, 1 | 0, 1 */
+        t[4 + i] = _mm512_shuffle_f32x4(r[i], r[4 + i], 0xEE);  /* lanes 2, 3 | 2, 3 */
+        t[8 + i] = _mm512_shuffle_f32x4(r[8 + i], r[12 + i], 0x44);
+        t[12 + i] = _mm512_shuffle_f32x4(r[8 + i], r[12 + i], 0xEE);
+    }
+    for (i = 0; i < 4; i++) {
+        _mm512_storeu_ps(dst + (size_t)i * ld, _mm512_shuffle_f32x4(t[i], t[8 + i], 0x88));
+        _mm512_storeu_ps(dst + (size_t)(4 + i) * ld, _mm512_shuffle_f32x4(t[i], t[8 + i], 0xDD));
+        _mm512_storeu_ps(dst + (size_t)(8 + i) * ld,
+                         _mm512_shuffle_f32x4(t[4 + i], t[12 + i], 0x88));
+        _mm512_storeu_ps(dst + (size_t)(12 + i) * ld,
+                         _mm512_shuffle_f32x4(t[4 + i], t[12 + i], 0xDD));
+    }
+}
+#endif
+
 /* Pack B[0 … K, j0 … j0+nr] into Bp (K, NR), zero-padded to NR columns.
  * With b_trans, B is given transposed, as an (N, K) matrix: element (k, j)
  * is B[j·ldb + k] (an nn.Linear weight, or a head's K_h for K_hᵀ). */
 static void pack_panel(float *Bp, const float *B, size_t ldb, int b_trans, size_t K, size_t j0,
                        size_t nr)
 {
-    size_t k, c;
+    size_t k, c, k0 = 0;
     if (b_trans) {
+#if defined(__AVX512F__)
+        /* full panels: 16 × 16 blocks transposed in registers */
+        for (; nr == NR && k0 + 16 <= K; k0 += 16)
+            for (c = 0; c < NR; c += 16)
+                transpose16(Bp + k0 * NR + c, NR, B + (j0 + c) * ldb + k0, ldb);
+#endif
         for (c = 0; c < NR; c++) {
             const float *src = B + (j0 + c) * ldb; /* row j0+c of Bᵀ */
-            for (k = 0; k < K; k++)
+            for (k = k0; k < K; k++)
                 Bp[k * NR + c] = c < nr ? src[k] : 0.0f;
         }
     } else {
