@@ -3,12 +3,21 @@
  * Dimensions as in attention.h (B, Nq, Nk, Dq, Dk, Dv, H, NH, p). The
  * formulas are the same; what changes is the order of the loops:
  *
+ * The steps keep the reference's numbers (1. project, 2. scores and their
+ * scale, 3. mask, 4. softmax, 5. the weighted sum of the values into
+ * concat, 6. the output projection); what changes is the order of the
+ * loops:
+ *
  *   - every product is one matrix product C = A·B (or A·Bᵀ, for the
- *     nn.Linear weights and for Q Kᵀ) in register tiles of MR × NR
- *     outputs, with B packed into NR-wide panels so that the inner loop
- *     streams through memory;
- *   - a head is a slice of columns of Q, K, V: the products read it in
- *     place through a leading dimension of H, nothing is copied;
+ *     nn.Linear weights and for Q Kᵀ) in register tiles of MR × NR or
+ *     MR × 2·NR outputs that hold the whole depth of the product, with B
+ *     packed into NR-wide panels so that the inner loop streams through
+ *     memory; C is written once;
+ *   - 1. the three projections run as one set of tasks (projection, block
+ *     of MC rows, panel of W), each weight packed once per pass; the
+ *     1/sqrt(p) of step 2 is folded into Q;
+ *   - a head is a slice of columns of Q, K, V: the products read Q_h in
+ *     place through a leading dimension of H; K_hᵀ and V_h are packed once;
  *   - OpenMP spreads (example, head, block of QB query rows) tasks over the
  *     cores;
  *   - without the weights tensor (weights == NULL), each block of queries
@@ -16,6 +25,10 @@
  *     trick): a running maximum m, a running sum l and a running output
  *     acc, rescaled by exp(m_old − m_new) whenever the maximum grows. The
  *     Nq × Nk matrix never exists: memory is O(n·d).
+ *
+ * The tiles are portable C that GCC vectorises for the machine it builds
+ * for (AVX-512, AVX2, SSE2); with AVX-512, the softmax's exp and the
+ * transposed packing are written with its intrinsics.
  *
  * Sums run in float (the reference sums in double), so results agree with
  * attention.c to about 1e-6 relative; the tests compare the two on every
