@@ -175,10 +175,14 @@ typedef struct panel_op {
 } panel_op;
 
 /* C[row, 0 … w) (+)= acc[0 … w) (+ bias) */
-static void tile_store(const panel_op *op, float *dst, const float *acc, size_t w)
+static inline void tile_store(const panel_op *op, float *dst, const float *acc, size_t w)
 {
     size_t c;
-    if (op->add) {
+    if (w == 2 * NR && !op->add && !op->bias) { /* the common case, its width known */
+#pragma omp simd
+        for (c = 0; c < 2 * NR; c++)
+            dst[c] = acc[c];
+    } else if (op->add) {
 #pragma omp simd
         for (c = 0; c < w; c++)
             dst[c] += acc[c];
