@@ -42,6 +42,9 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -346,34 +349,38 @@ typedef struct projection {
     size_t M;
     const linear *l;
     float scale; /* 1, or Q's 1/sqrt(p) */
-    float *Wp;   /* scratch: W packed, panel j of in × NR floats at Wp + j·in·NR */
+    float *Wp;   /* set by project: W packed, panel j of in × NR floats at Wp + j·in·NR */
 } projection;
 
 #define MC 96 /* rows of X in one task of a projection: MC × in floats stay in L2 */
 
-/* The projections of pr[0 … n−1], every one on the threads at once: first
- * the weights packed into NR-wide panels (each read once), then tasks of
+/* The floats of W's packed panels for pr[0 … n−1] together. */
+static size_t packed_floats(const projection *pr, size_t n)
+{
+    size_t i, total = 0;
+    for (i = 0; i < n; i++) /* sizes already checked: at most the output's floats */
+        total += (pr[i].l->weight.shape[0] + NR - 1) / NR * NR * pr[i].l->weight.shape[1];
+    return total;
+}
+
+/* The projections of pr[0 … n−1] (n <= 3), every one on the threads at
+ * once: first the weights packed into NR-wide panels in Wp
+ * (packed_floats(pr, n) floats; each weight read once), then tasks of
  * (projection, MC rows, one panel), then a pass over the rows: a row whose
  * float sums overflowed is done again in double (linear_forward,
- * saturated), and the scale applied. Returns -1 when scratch memory cannot
- * be had. */
-static int project(projection *pr, size_t n, int parallel)
+ * saturated), and the scale applied. */
+static void project(projection *pr, size_t n, float *Wp, int parallel)
 {
     size_t np[3], nb[3], off[4] = {0}, roff[4] = {0}, i;
     long t;
     for (i = 0; i < n; i++) {
         const size_t out = pr[i].l->weight.shape[0], in = pr[i].l->weight.shape[1];
-        size_t bytes;
         np[i] = (out + NR - 1) / NR;
         nb[i] = (pr[i].M + MC - 1) / MC;
         off[i + 1] = off[i] + np[i];
         roff[i + 1] = roff[i] + pr[i].M;
-        if (size_mul(np[i] * NR, in * sizeof(float), &bytes) ||
-            (pr[i].Wp = malloc(bytes ? bytes : 1)) == NULL) {
-            while (i-- > 0)
-                free(pr[i].Wp);
-            return -1;
-        }
+        pr[i].Wp = Wp;
+        Wp += np[i] * NR * in;
     }
 #pragma omp parallel if (parallel)
     {
@@ -438,11 +445,6 @@ static int project(projection *pr, size_t n, int parallel)
             }
         }
     }
-    for (i = 0; i < n; i++) {
-        free(pr[i].Wp);
-        pr[i].Wp = NULL;
-    }
-    return 0;
 }
 
 /* ---- softmax --------------------------------------------------------- */
@@ -803,6 +805,103 @@ static void block_streaming(const attn_job *j, const attn_task *t, task_mem *mem
     }
 }
 
+/* ---- scratch memory, kept between calls ------------------------------ */
+
+/* A forward pass needs tens of MB of buffers. Allocated afresh on every
+ * call, the C library gives large blocks back to the kernel when they are
+ * freed, and the next call pays a page fault for every 4 KiB again (a
+ * tenth of a BERT-base layer's time on 2 cores). So the block of the last
+ * call is kept for the next: taken on entry (atomically: two calls at the
+ * same time never share it), given back on exit; a larger need replaces
+ * it. mha_fast_release frees it. */
+static _Atomic(struct kept_block *) kept;
+
+typedef struct kept_block {
+    size_t bytes; /* usable bytes after the header */
+    max_align_t align[];
+} kept_block;
+
+static kept_block *block_take(size_t bytes)
+{
+    kept_block *b = atomic_exchange(&kept, NULL);
+    if (b && b->bytes >= bytes)
+        return b;
+    free(b);
+    if (bytes > SIZE_MAX - sizeof *b - 64 || (b = malloc(sizeof *b + bytes + 64)) == NULL)
+        return NULL;
+    b->bytes = bytes + 64;
+    return b;
+}
+
+static void block_give(kept_block *b)
+{
+    free(atomic_exchange(&kept, b));
+}
+
+void mha_fast_release(void)
+{
+    free(atomic_exchange(&kept, NULL));
+}
+
+/* Buffers carved one after the other from a block, each 64-byte aligned:
+ * a first pass with base NULL adds up the size. */
+typedef struct carver {
+    char *base;
+    size_t off;
+    int too_large;
+} carver;
+
+/* Room for a × b elements of size bytes. */
+static void *carve(carver *c, size_t a, size_t b, size_t size)
+{
+    size_t bytes;
+    void *p;
+    if (size_mul(a, b, &bytes) || size_mul(bytes, size, &bytes) ||
+        bytes > SIZE_MAX / 2 - c->off) {
+        c->too_large = 1;
+        return NULL;
+    }
+    p = c->base ? c->base + c->off : NULL;
+    c->off += (bytes + 63) / 64 * 64;
+    return p;
+}
+
+/* Every buffer of one forward pass. */
+typedef struct fast_buffers {
+    float *Q, *K, *V; /* (B, Nq, H), (B, Nk, H), (B, Nk, H) */
+    float *concat;    /* (B, Nq, H) the heads side by side */
+    float *Kp, *Vp;   /* (B·NH, kp_head), (B·NH, vp_head) packed heads */
+    float *Wp;        /* the packed weights of one pass of projections */
+    task_mem *tm;     /* (threads,) each thread's scratch */
+} fast_buffers;
+
+static void carve_all(carver *c, fast_buffers *f, size_t B, size_t Nq, size_t Nk, size_t H,
+                      size_t NH, size_t p, size_t kp_head, size_t vp_head, size_t wp_floats,
+                      size_t srow, int threads)
+{
+    int i;
+    /* B·Nq, B·Nk and B·NH: checked by the caller (B·Nq·H fits) */
+    f->Q = carve(c, B * Nq, H, sizeof(float));
+    f->concat = carve(c, B * Nq, H, sizeof(float));
+    f->K = carve(c, B * Nk, H, sizeof(float));
+    f->V = carve(c, B * Nk, H, sizeof(float));
+    f->Kp = carve(c, B * NH, kp_head, sizeof(float));
+    f->Vp = carve(c, B * NH, vp_head, sizeof(float));
+    f->Wp = carve(c, wp_floats, 1, sizeof(float));
+    f->tm = carve(c, (size_t)threads, 1, sizeof(task_mem));
+    for (i = 0; i < threads; i++) {
+        task_mem t;
+        t.S = carve(c, QB, srow, sizeof(float));
+        t.acc = carve(c, QB, p, sizeof(float));
+        t.m = carve(c, QB, 1, sizeof(float));
+        t.l = carve(c, QB, 1, sizeof(float));
+        t.redo = carve(c, QB, 1, 1);
+        t.dacc = carve(c, p, 1, sizeof(double));
+        if (f->tm)
+            f->tm[i] = t;
+    }
+}
+
 /* ---- the forward pass ------------------------------------------------ */
 
 int mha_forward_fast(float *out, float *weights, const float *queries, const float *keys,
@@ -811,118 +910,98 @@ int mha_forward_fast(float *out, float *weights, const float *queries, const flo
 {
     const size_t H = m->num_hiddens, NH = m->num_heads, p = H / NH;
     const size_t qblocks = (Nq + QB - 1) / QB, ntasks = B * NH * qblocks;
-    float *Q = NULL, *K = NULL, *V = NULL; /* (B, Nq, H), (B, Nk, H), (B, Nk, H) */
-    float *concat = NULL;                  /* (B, Nq, H) the heads side by side */
-    float *Kp = NULL, *Vp = NULL;          /* (B·NH, kp_head), (B·NH, vp_head) packed heads */
     const size_t kpanels = (Nk + NR - 1) / NR, vpanels = (p + NR - 1) / NR;
-    const size_t kp_head = kpanels * p * NR, vp_head = vpanels * Nk * NR;
-    size_t qbytes, kbytes, pbytes;
-    int failed = 0, status = -1;
+    size_t kp_head, vp_head; /* floats of one head's K_hᵀ and V_h packed */
     const int parallel = mha_fast_threads(B, Nq, Nk, H) > 1;
+    const int threads = parallel ? attn_max_threads() : 1;
+    projection qkv[3] = {{NULL, queries, B * Nq, &m->W_q, (float)(1.0 / sqrt((double)p)), NULL},
+                         {NULL, keys, B * Nk, &m->W_k, 1.0f, NULL},
+                         {NULL, values, B * Nk, &m->W_v, 1.0f, NULL}};
+    projection proj_o = {out, NULL, B * Nq, &m->W_o, 1.0f, NULL};
+    size_t wp_floats, x;
+    fast_buffers f;
+    carver c = {NULL, 0, 0};
+    kept_block *block;
     attn_job job;
 
     if (m->score != SCORE_DOT) {
         snprintf(err, errlen, "the fast path does dot-product scoring only");
         return -1;
     }
-    if (size_mul(B * Nq, H * sizeof(float), &qbytes) ||
-        size_mul(B * Nk, H * sizeof(float), &kbytes) ||
-        size_mul(B * NH, (kp_head > vp_head ? kp_head : vp_head) * sizeof(float), &pbytes)) {
+    /* the sizes of every buffer, checked, then one block for them all */
+    wp_floats = packed_floats(qkv, 3) > packed_floats(&proj_o, 1) ? packed_floats(qkv, 3)
+                                                                    : packed_floats(&proj_o, 1);
+    if (size_mul(B, Nq > Nk ? Nq : Nk, &x) || size_mul(x, H, &x) || size_mul(B, NH, &x) ||
+        size_mul(kpanels * NR, p, &kp_head) || size_mul(vpanels * NR, Nk, &vp_head))
+        c.too_large = 1;
+    else
+        carve_all(&c, &f, B, Nq, Nk, H, NH, p, kp_head, vp_head, wp_floats,
+                  weights ? Nk : KB, threads);
+    if (c.too_large) {
         snprintf(err, errlen, "the attention buffers are too large");
         return -1;
     }
-    Q = malloc(qbytes);
-    K = malloc(kbytes);
-    V = malloc(kbytes);
-    concat = malloc(qbytes);
-    Kp = malloc(pbytes);
-    Vp = malloc(pbytes);
-    if (!Q || !K || !V || !concat || !Kp || !Vp)
-        goto oom;
+    block = block_take(c.off);
+    if (!block) {
+        snprintf(err, errlen, "out of memory for the attention buffers");
+        return -1;
+    }
+    c.base = (char *)block->align + (64 - (uintptr_t)block->align % 64) % 64;
+    c.off = 0;
+    carve_all(&c, &f, B, Nq, Nk, H, NH, p, kp_head, vp_head, wp_floats, weights ? Nk : KB,
+              threads);
 
     /* 1. project: Q = queries·W_qᵀ + b_q, K, V likewise, the three at
      * once; the 1/sqrt(p) of step 2 is folded into Q */
-    {
-        projection pr[3] = {{Q, queries, B * Nq, &m->W_q, (float)(1.0 / sqrt((double)p)), NULL},
-                            {K, keys, B * Nk, &m->W_k, 1.0f, NULL},
-                            {V, values, B * Nk, &m->W_v, 1.0f, NULL}};
-        if (project(pr, 3, parallel))
-            goto oom;
-    }
+    qkv[0].Y = f.Q;
+    qkv[1].Y = f.K;
+    qkv[2].Y = f.V;
+    project(qkv, 3, f.Wp, parallel);
 
-    job = (attn_job){concat, weights, Q, K, V, Kp, Vp, kp_head, vp_head,
+    job = (attn_job){f.concat, weights, f.Q, f.K, f.V, f.Kp, f.Vp, kp_head, vp_head,
                      B, Nq, Nk, H, NH, p, mask, drop};
 #pragma omp parallel if (parallel)
     {
-        task_mem t;
+        task_mem *t = &f.tm[
+#ifdef _OPENMP
+            omp_get_thread_num()
+#else
+            0
+#endif
+        ];
         long i;
-        size_t srow = weights ? Nk : KB; /* a row of S */
         /* (packing) each head's K_hᵀ and V_h in NR-wide panels, once */
 #pragma omp for schedule(dynamic, 1)
         for (i = 0; i < (long)(B * NH); i++) {
             const size_t b = (size_t)i / NH, h = (size_t)i % NH;
-            float *kp = Kp + (size_t)i * kp_head, *vp = Vp + (size_t)i * vp_head;
+            float *kp = f.Kp + (size_t)i * kp_head, *vp = f.Vp + (size_t)i * vp_head;
+            const float *Kh = f.K + b * Nk * H + h * p, *Vh = f.V + b * Nk * H + h * p;
             size_t j0;
             /* K_hᵀ (p, Nk): panel j holds keys j·NR … for every one of the p rows */
             for (j0 = 0; j0 < kpanels * NR; j0 += NR)
-                pack_panel(kp + (j0 / NR) * p * NR, K + b * Nk * H + h * p + j0 * H, H, 1, p, 0,
-                           Nk - j0 < NR ? Nk - j0 : NR);
+                pack_panel(kp + (j0 / NR) * p * NR, Kh, H, 1, p, j0, Nk - j0 < NR ? Nk - j0 : NR);
             /* V_h (Nk, p): panel j holds columns j·NR … for every key */
             for (j0 = 0; j0 < vpanels * NR; j0 += NR)
-                pack_panel(vp + (j0 / NR) * Nk * NR, V + b * Nk * H + h * p, H, 0, Nk, j0,
-                           p - j0 < NR ? p - j0 : NR);
+                pack_panel(vp + (j0 / NR) * Nk * NR, Vh, H, 0, Nk, j0, p - j0 < NR ? p - j0 : NR);
         }
 
         /* 2.–5. every (example, head, block of queries) on its own: scores,
          * scale (in Q), mask, softmax, weighted sum of the values into
          * concat */
-        t.S = malloc(QB * srow * sizeof(float));
-        t.acc = malloc(QB * p * sizeof(float));
-        t.m = malloc(QB * sizeof(float));
-        t.l = malloc(QB * sizeof(float));
-        t.redo = malloc(QB);
-        t.dacc = malloc(p * sizeof(double));
-        if (!t.S || !t.acc || !t.m || !t.l || !t.redo || !t.dacc) {
-#pragma omp atomic write
-            failed = 1;
-        }
 #pragma omp for schedule(dynamic, 1)
         for (i = 0; i < (long)ntasks; i++) {
             const size_t bh = (size_t)i / qblocks, q0 = ((size_t)i % qblocks) * QB;
             const attn_task task = {bh / NH, bh % NH, q0, Nq - q0 < QB ? Nq - q0 : QB};
-            if (failed)
-                continue;
             if (weights)
-                block_with_weights(&job, &task, &t);
+                block_with_weights(&job, &task, t);
             else
-                block_streaming(&job, &task, &t);
+                block_streaming(&job, &task, t);
         }
-        free(t.S);
-        free(t.acc);
-        free(t.m);
-        free(t.l);
-        free(t.redo);
-        free(t.dacc);
     }
-    if (failed)
-        goto oom;
 
     /* 6. output = concat(heads) · W_oᵀ + b_o */
-    {
-        projection pr = {out, concat, B * Nq, &m->W_o, 1.0f, NULL};
-        if (project(&pr, 1, parallel))
-            goto oom;
-    }
-    status = 0;
-    goto done;
-oom:
-    snprintf(err, errlen, "out of memory for the attention buffers");
-done:
-    free(Q);
-    free(K);
-    free(V);
-    free(concat);
-    free(Kp);
-    free(Vp);
-    return status;
+    proj_o.X = f.concat;
+    project(&proj_o, 1, f.Wp, parallel);
+    block_give(block);
+    return 0;
 }
