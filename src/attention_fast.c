@@ -875,18 +875,21 @@ typedef struct fast_buffers {
     task_mem *tm;     /* (threads,) each thread's scratch */
 } fast_buffers;
 
-static void carve_all(carver *c, fast_buffers *f, size_t B, size_t Nq, size_t Nk, size_t H,
-                      size_t NH, size_t p, size_t kp_head, size_t vp_head, size_t wp_floats,
-                      size_t srow, int threads)
+/* The buffers for the sizes of job (its pointers unused), wp_floats of
+ * packed weights and the scratch of each of threads. */
+static void carve_all(carver *c, fast_buffers *f, const attn_job *job, size_t wp_floats,
+                      int threads)
 {
+    const size_t B = job->B, Nq = job->Nq, Nk = job->Nk, H = job->H, NH = job->NH, p = job->p;
+    const size_t srow = job->weights ? Nk : KB; /* a row of S */
     int i;
     /* B·Nq, B·Nk and B·NH: checked by the caller (B·Nq·H fits) */
     f->Q = carve(c, B * Nq, H, sizeof(float));
     f->concat = carve(c, B * Nq, H, sizeof(float));
     f->K = carve(c, B * Nk, H, sizeof(float));
     f->V = carve(c, B * Nk, H, sizeof(float));
-    f->Kp = carve(c, B * NH, kp_head, sizeof(float));
-    f->Vp = carve(c, B * NH, vp_head, sizeof(float));
+    f->Kp = carve(c, B * NH, job->kp_head, sizeof(float));
+    f->Vp = carve(c, B * NH, job->vp_head, sizeof(float));
     f->Wp = carve(c, wp_floats, 1, sizeof(float));
     f->tm = carve(c, (size_t)threads, 1, sizeof(task_mem));
     for (i = 0; i < threads; i++) {
@@ -911,7 +914,7 @@ int mha_forward_fast(float *out, float *weights, const float *queries, const flo
     const size_t H = m->num_hiddens, NH = m->num_heads, p = H / NH;
     const size_t qblocks = (Nq + QB - 1) / QB, ntasks = B * NH * qblocks;
     const size_t kpanels = (Nk + NR - 1) / NR, vpanels = (p + NR - 1) / NR;
-    size_t kp_head, vp_head; /* floats of one head's K_hᵀ and V_h packed */
+    size_t kp_head = 0, vp_head = 0; /* floats of one head's K_hᵀ and V_h packed */
     const int parallel = mha_fast_threads(B, Nq, Nk, H) > 1;
     const int threads = parallel ? attn_max_threads() : 1;
     projection qkv[3] = {{NULL, queries, B * Nq, &m->W_q, (float)(1.0 / sqrt((double)p)), NULL},
@@ -934,9 +937,10 @@ int mha_forward_fast(float *out, float *weights, const float *queries, const flo
     if (size_mul(B, Nq > Nk ? Nq : Nk, &x) || size_mul(x, H, &x) || size_mul(B, NH, &x) ||
         size_mul(kpanels * NR, p, &kp_head) || size_mul(vpanels * NR, Nk, &vp_head))
         c.too_large = 1;
-    else
-        carve_all(&c, &f, B, Nq, Nk, H, NH, p, kp_head, vp_head, wp_floats,
-                  weights ? Nk : KB, threads);
+    job = (attn_job){NULL, weights, NULL, NULL, NULL, NULL, NULL, kp_head, vp_head,
+                     B, Nq, Nk, H, NH, p, mask, drop};
+    if (!c.too_large)
+        carve_all(&c, &f, &job, wp_floats, threads);
     if (c.too_large) {
         snprintf(err, errlen, "the attention buffers are too large");
         return -1;
@@ -948,8 +952,7 @@ int mha_forward_fast(float *out, float *weights, const float *queries, const flo
     }
     c.base = (char *)block->align + (64 - (uintptr_t)block->align % 64) % 64;
     c.off = 0;
-    carve_all(&c, &f, B, Nq, Nk, H, NH, p, kp_head, vp_head, wp_floats, weights ? Nk : KB,
-              threads);
+    carve_all(&c, &f, &job, wp_floats, threads);
 
     /* 1. project: Q = queries·W_qᵀ + b_q, K, V likewise, the three at
      * once; the 1/sqrt(p) of step 2 is folded into Q */
@@ -958,8 +961,12 @@ int mha_forward_fast(float *out, float *weights, const float *queries, const flo
     qkv[2].Y = f.V;
     project(qkv, 3, f.Wp, parallel);
 
-    job = (attn_job){f.concat, weights, f.Q, f.K, f.V, f.Kp, f.Vp, kp_head, vp_head,
-                     B, Nq, Nk, H, NH, p, mask, drop};
+    job.concat = f.concat;
+    job.Q = f.Q;
+    job.K = f.K;
+    job.V = f.V;
+    job.Kp = f.Kp;
+    job.Vp = f.Vp;
 #pragma omp parallel if (parallel)
     {
         task_mem *t = &f.tm[
