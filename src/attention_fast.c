@@ -45,6 +45,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -363,88 +364,145 @@ static size_t packed_floats(const projection *pr, size_t n)
     return total;
 }
 
-/* The projections of pr[0 … n−1] (n <= 3), every one on the threads at
- * once: first the weights packed into NR-wide panels in Wp
- * (packed_floats(pr, n) floats; each weight read once), then tasks of
- * (projection, MC rows, one panel), then a pass over the rows: a row whose
- * float sums overflowed is done again in double (linear_forward,
- * saturated), and the scale applied. */
-static void project(projection *pr, size_t n, float *Wp, int parallel)
+/* ---- work shared out without barriers -------------------------------- */
+
+/* The forward pass runs in one parallel region as a sequence of phases;
+ * the items of a phase go to whichever thread asks next (an atomic
+ * counter), and a thread starts the next phase once every item of this one
+ * is done. A thread that the system has not scheduled yet takes no items
+ * and holds nobody up: on a machine shared with other work, the pass then
+ * waits only for items in progress, not for every thread at every step
+ * (as OpenMP's barriers would). */
+typedef struct phase {
+    atomic_size_t next; /* the next item to hand out */
+    atomic_size_t done; /* items finished */
+    size_t count;
+} phase;
+
+static void phase_init(phase *ph, size_t count)
 {
-    size_t np[3], nb[3], off[4] = {0}, roff[4] = {0}, i;
-    long t;
+    atomic_init(&ph->next, 0);
+    atomic_init(&ph->done, 0);
+    ph->count = count;
+}
+
+/* The next item of ph for this thread, or 0 when none is left. */
+static int phase_take(phase *ph, size_t *item)
+{
+    *item = atomic_fetch_add(&ph->next, 1);
+    return *item < ph->count;
+}
+
+static void phase_done(phase *ph)
+{
+    atomic_fetch_add(&ph->done, 1); /* after this item's writes (sequentially consistent) */
+}
+
+/* Wait until every item of ph is done (giving the core away while
+ * waiting long: the thread that holds the last item may need it). */
+static void phase_wait(phase *ph)
+{
+    unsigned spins = 0;
+    while (atomic_load(&ph->done) < ph->count)
+        if (++spins > 256)
+            sched_yield();
+}
+
+/* ---- 1. and 6., the projections, as phases ---------------------------- */
+
+/* Up to three projections done together: their weights' panels, their
+ * tasks of (projection, MC rows, one panel of W), and their rows. */
+typedef struct proj_set {
+    projection *pr;
+    size_t n;
+    size_t np[3], nb[3];  /* panels of W, blocks of rows */
+    size_t off[4], toff[4], roff[4]; /* the first panel, task, row of each */
+    phase pack, tasks, rows;
+} proj_set;
+
+#define ROWS_ITEM 32 /* rows in one item of the row pass */
+
+/* Set up ps for pr[0 … n−1] (n <= 3), W's packed panels in Wp
+ * (packed_floats(pr, n) floats). */
+static void proj_init(proj_set *ps, projection *pr, size_t n, float *Wp)
+{
+    size_t i;
+    ps->pr = pr;
+    ps->n = n;
+    ps->off[0] = ps->toff[0] = ps->roff[0] = 0;
     for (i = 0; i < n; i++) {
         const size_t out = pr[i].l->weight.shape[0], in = pr[i].l->weight.shape[1];
-        np[i] = (out + NR - 1) / NR;
-        nb[i] = (pr[i].M + MC - 1) / MC;
-        off[i + 1] = off[i] + np[i];
-        roff[i + 1] = roff[i] + pr[i].M;
+        ps->np[i] = (out + NR - 1) / NR;
+        ps->nb[i] = (pr[i].M + MC - 1) / MC;
+        ps->off[i + 1] = ps->off[i] + ps->np[i];
+        ps->toff[i + 1] = ps->toff[i] + ps->np[i] * ps->nb[i];
+        ps->roff[i + 1] = ps->roff[i] + (pr[i].M + ROWS_ITEM - 1) / ROWS_ITEM;
         pr[i].Wp = Wp;
-        Wp += np[i] * NR * in;
+        Wp += ps->np[i] * NR * in;
     }
-#pragma omp parallel if (parallel)
-    {
-        long task_i;
-        size_t tasks = 0;
-        for (i = 0; i < n; i++)
-            tasks += nb[i] * np[i];
-        /* W's panels, packed once */
-#pragma omp for schedule(dynamic, 4)
-        for (t = 0; t < (long)off[n]; t++) {
-            size_t w = 0, j;
-            while ((size_t)t >= off[w + 1])
-                w++;
-            j = (size_t)t - off[w];
-            {
-                const linear *l = pr[w].l;
-                const size_t out = l->weight.shape[0], in = l->weight.shape[1];
-                pack_panel(pr[w].Wp + j * in * NR, l->weight.data, in, 1, in, j * NR,
-                           out - j * NR < NR ? out - j * NR : NR);
-            }
-        }
-        /* Y: tasks in the order (projection, block of rows, panel), so
-         * that the threads share a block of X while it is in cache */
-#pragma omp for schedule(dynamic, 1)
-        for (task_i = 0; task_i < (long)tasks; task_i++) {
-            size_t w = 0, rest = (size_t)task_i, rb, j;
-            while (rest >= nb[w] * np[w]) {
-                rest -= nb[w] * np[w];
-                w++;
-            }
-            rb = rest / np[w];
-            j = rest % np[w];
-            {
-                const linear *l = pr[w].l;
-                const size_t out = l->weight.shape[0], in = l->weight.shape[1];
-                const size_t r0 = rb * MC, j0 = j * NR;
-                panel_op op = {pr[w].Y + r0 * out + j0, out, pr[w].X + r0 * in, in,
-                               pr[w].Wp + j * in * NR, NULL,
-                               pr[w].M - r0 < MC ? pr[w].M - r0 : MC,
-                               in, out - j0 < NR ? out - j0 : NR,
-                               l->bias.data ? l->bias.data + j0 : NULL, 0};
-                panel_product(&op);
-            }
-        }
-        /* rows that overflowed, in double; then the scale */
-#pragma omp for schedule(static)
-        for (t = 0; t < (long)roff[n]; t++) {
-            size_t w = 0, r, c;
-            while ((size_t)t >= roff[w + 1])
-                w++;
-            r = (size_t)t - roff[w];
-            {
-                const size_t out = pr[w].l->weight.shape[0], in = pr[w].l->weight.shape[1];
-                float *y = pr[w].Y + r * out;
-                if (!row_finite(y, out))
-                    linear_forward(y, pr[w].X + r * in, 1, pr[w].l);
-                if (pr[w].scale != 1.0f) {
+    phase_init(&ps->pack, ps->off[n]);
+    phase_init(&ps->tasks, ps->toff[n]);
+    phase_init(&ps->rows, ps->roff[n]);
+}
+
+/* Which projection item t of a phase with first items first[] belongs to. */
+static size_t proj_of(const size_t *first, size_t t)
+{
+    size_t w = 0;
+    while (t >= first[w + 1])
+        w++;
+    return w;
+}
+
+/* This thread's share of the projections: W's panels packed once; then Y
+ * in tasks ordered (projection, block of rows, panel), so that the threads
+ * share a block of X while it is in cache; then the rows: a row whose
+ * float sums overflowed is done again in double (linear_forward,
+ * saturated), and the scale applied. */
+static void proj_run(proj_set *ps)
+{
+    size_t t;
+    while (phase_take(&ps->pack, &t)) {
+        const size_t w = proj_of(ps->off, t), j = t - ps->off[w];
+        const linear *l = ps->pr[w].l;
+        const size_t out = l->weight.shape[0], in = l->weight.shape[1];
+        pack_panel(ps->pr[w].Wp + j * in * NR, l->weight.data, in, 1, in, j * NR,
+                   out - j * NR < NR ? out - j * NR : NR);
+        phase_done(&ps->pack);
+    }
+    phase_wait(&ps->pack);
+    while (phase_take(&ps->tasks, &t)) {
+        const size_t w = proj_of(ps->toff, t), rest = t - ps->toff[w];
+        const size_t rb = rest / ps->np[w], j = rest % ps->np[w];
+        const projection *pr = &ps->pr[w];
+        const size_t out = pr->l->weight.shape[0], in = pr->l->weight.shape[1];
+        const size_t r0 = rb * MC, j0 = j * NR;
+        panel_op op = {pr->Y + r0 * out + j0, out, pr->X + r0 * in, in, pr->Wp + j * in * NR,
+                       NULL, pr->M - r0 < MC ? pr->M - r0 : MC, in,
+                       out - j0 < NR ? out - j0 : NR,
+                       pr->l->bias.data ? pr->l->bias.data + j0 : NULL, 0};
+        panel_product(&op);
+        phase_done(&ps->tasks);
+    }
+    phase_wait(&ps->tasks);
+    while (phase_take(&ps->rows, &t)) {
+        const size_t w = proj_of(ps->roff, t), r0 = (t - ps->roff[w]) * ROWS_ITEM;
+        const projection *pr = &ps->pr[w];
+        const size_t out = pr->l->weight.shape[0], in = pr->l->weight.shape[1];
+        size_t r, c;
+        for (r = r0; r < pr->M && r < r0 + ROWS_ITEM; r++) {
+            float *y = pr->Y + r * out;
+            if (!row_finite(y, out))
+                linear_forward(y, pr->X + r * in, 1, pr->l);
+            if (pr->scale != 1.0f) {
 #pragma omp simd
-                    for (c = 0; c < out; c++)
-                        y[c] *= pr[w].scale;
-                }
+                for (c = 0; c < out; c++)
+                    y[c] *= pr->scale;
             }
         }
+        phase_done(&ps->rows);
     }
+    phase_wait(&ps->rows);
 }
 
 /* ---- softmax --------------------------------------------------------- */
@@ -926,6 +984,8 @@ int mha_forward_fast(float *out, float *weights, const float *queries, const flo
     carver c = {NULL, 0, 0};
     kept_block *block;
     attn_job job;
+    proj_set qkv_set, o_set;
+    phase heads, tasks; /* packing the heads; the attention tasks */
 
     if (m->score != SCORE_DOT) {
         snprintf(err, errlen, "the fast path does dot-product scoring only");
@@ -954,13 +1014,14 @@ int mha_forward_fast(float *out, float *weights, const float *queries, const flo
     c.off = 0;
     carve_all(&c, &f, &job, wp_floats, threads);
 
-    /* 1. project: Q = queries·W_qᵀ + b_q, K, V likewise, the three at
-     * once; the 1/sqrt(p) of step 2 is folded into Q */
     qkv[0].Y = f.Q;
     qkv[1].Y = f.K;
     qkv[2].Y = f.V;
-    project(qkv, 3, f.Wp, parallel);
-
+    proj_o.X = f.concat;
+    proj_init(&qkv_set, qkv, 3, f.Wp);
+    proj_init(&o_set, &proj_o, 1, f.Wp); /* the same room: W_o is packed after step 1 */
+    phase_init(&heads, B * NH);
+    phase_init(&tasks, ntasks);
     job.concat = f.concat;
     job.Q = f.Q;
     job.K = f.K;
@@ -976,12 +1037,16 @@ int mha_forward_fast(float *out, float *weights, const float *queries, const flo
             0
 #endif
         ];
-        long i;
+        size_t i;
+
+        /* 1. project: Q = queries·W_qᵀ + b_q, K, V likewise, the three at
+         * once; the 1/sqrt(p) of step 2 is folded into Q */
+        proj_run(&qkv_set);
+
         /* (packing) each head's K_hᵀ and V_h in NR-wide panels, once */
-#pragma omp for schedule(dynamic, 1)
-        for (i = 0; i < (long)(B * NH); i++) {
-            const size_t b = (size_t)i / NH, h = (size_t)i % NH;
-            float *kp = f.Kp + (size_t)i * kp_head, *vp = f.Vp + (size_t)i * vp_head;
+        while (phase_take(&heads, &i)) {
+            const size_t b = i / NH, h = i % NH;
+            float *kp = f.Kp + i * kp_head, *vp = f.Vp + i * vp_head;
             const float *Kh = f.K + b * Nk * H + h * p, *Vh = f.V + b * Nk * H + h * p;
             size_t j0;
             /* K_hᵀ (p, Nk): panel j holds keys j·NR … for every one of the p rows */
@@ -990,25 +1055,27 @@ int mha_forward_fast(float *out, float *weights, const float *queries, const flo
             /* V_h (Nk, p): panel j holds columns j·NR … for every key */
             for (j0 = 0; j0 < vpanels * NR; j0 += NR)
                 pack_panel(vp + (j0 / NR) * Nk * NR, Vh, H, 0, Nk, j0, p - j0 < NR ? p - j0 : NR);
+            phase_done(&heads);
         }
+        phase_wait(&heads);
 
         /* 2.–5. every (example, head, block of queries) on its own: scores,
          * scale (in Q), mask, softmax, weighted sum of the values into
          * concat */
-#pragma omp for schedule(dynamic, 1)
-        for (i = 0; i < (long)ntasks; i++) {
-            const size_t bh = (size_t)i / qblocks, q0 = ((size_t)i % qblocks) * QB;
+        while (phase_take(&tasks, &i)) {
+            const size_t bh = i / qblocks, q0 = (i % qblocks) * QB;
             const attn_task task = {bh / NH, bh % NH, q0, Nq - q0 < QB ? Nq - q0 : QB};
             if (weights)
                 block_with_weights(&job, &task, t);
             else
                 block_streaming(&job, &task, t);
+            phase_done(&tasks);
         }
-    }
+        phase_wait(&tasks);
 
-    /* 6. output = concat(heads) · W_oᵀ + b_o */
-    proj_o.X = f.concat;
-    project(&proj_o, 1, f.Wp, parallel);
+        /* 6. output = concat(heads) · W_oᵀ + b_o */
+        proj_run(&o_set);
+    }
     block_give(block);
     return 0;
 }
