@@ -18,8 +18,10 @@
  *     1/sqrt(p) of step 2 is folded into Q;
  *   - a head is a slice of columns of Q, K, V: the products read Q_h in
  *     place through a leading dimension of H; K_hᵀ and V_h are packed once;
- *   - OpenMP spreads (example, head, block of QB query rows) tasks over the
- *     cores;
+ *   - one OpenMP parallel region runs the whole pass as phases (pack W,
+ *     project, check rows, pack heads, attention tasks of (example, head,
+ *     block of QB query rows), the same for W_o), each phase's items
+ *     handed out by an atomic counter, without OpenMP's barriers;
  *   - without the weights tensor (weights == NULL), each block of queries
  *     runs an online softmax over blocks of KB keys (FlashAttention's
  *     trick): a running maximum m, a running sum l and a running output
