@@ -258,11 +258,11 @@ static void test_masks(void)
 }
 
 /* Sizes that cross the blocks of the fast path (48 queries, 512 keys,
- * 6 × 16 or 6 × 32 tiles and their pairs, 96-row blocks of the projections): the fast and
- * streaming paths against the reference loops, with 2-D lengths, causal
- * masks, biases and dropout; Nq ≠ Nk and Dq, Dk, Dv all different. The
- * last two cases have work enough (over 2e7 multiply-adds) for the fast
- * path to use every core. */
+ * 6 × 16 or 6 × 32 tiles and their pairs, 96-row blocks of the
+ * projections): the fast and streaming paths against the reference loops,
+ * with 2-D lengths, causal masks, biases and dropout; Nq ≠ Nk and Dq, Dk,
+ * Dv all different. The last two cases have work enough (over 2e7
+ * multiply-adds) for the fast path to use every core. */
 static void test_blocks(void)
 {
     static const struct {
