@@ -764,7 +764,7 @@ static void block_with_weights(const attn_job *j, const attn_task *t, task_mem *
     gemm_packed(W, Nk, task_q(j, t, 0), j->H, j->Kp + bh * j->kp_head, p * NR, t->nq, p, Nk, 0);
     for (q = 0; q < t->nq; q++) {
         float *w = W + q * Nk;
-        float max, sum;
+        float max, sum, inv;
         int finite;
         const size_t limit = first_masked(j->mask, t->b, t->q0 + q, j->Nq, Nk);
         /* 3. mask: keys from limit on (beyond valid_len, or after q) get −1e6 */
@@ -778,9 +778,10 @@ static void block_with_weights(const attn_job *j, const attn_task *t, task_mem *
             continue;
         }
         sum = exp_row(w, Nk, max);
+        inv = 1.0f / sum; /* sum >= 1: the largest term is e^0 */
 #pragma omp simd
         for (k = 0; k < Nk; k++)
-            w[k] /= sum;
+            w[k] *= inv;
     }
     if (has_dropout(j)) { /* (training only) dropout, on a copy of the weights */
         for (q = 0; q < t->nq; q++)
