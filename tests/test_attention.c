@@ -283,9 +283,12 @@ static void random_opts(problem_opts *o, const long size[5], long Dq, long Dk, l
     o->vl_shape[1] = (size_t)size[1];
 }
 
-/* Sizes that cross the blocks of the fast path (64 queries, 256 keys, 6 × 16
- * tiles, 256-deep panels): the fast and streaming paths against the
- * reference loops, with 2-D lengths, causal masks, biases and dropout. */
+/* Sizes that cross the blocks of the fast path (48 queries, 512 keys,
+ * 6 × 16 or 6 × 32 tiles and their pairs, 96-row blocks of the
+ * projections): the fast and streaming paths against the reference loops,
+ * with 2-D lengths, causal masks, biases and dropout; Nq ≠ Nk and Dq, Dk,
+ * Dv all different. The last two cases have work enough (over 2e7
+ * multiply-adds) for the fast path to use every core. */
 static void test_blocks(void)
 {
     static const struct {
@@ -297,12 +300,14 @@ static void test_blocks(void)
         {1, 65, 257, 16, 1, 7, 0, 0, 0.0},
         {3, 7, 1000, 40, 5, 13, 0, 1, 0.3},
         {1, 200, 200, 64, 2, 64, 1, 0, 0.5},
+        {2, 251, 601, 160, 2, 97, 0, 1, 0.0},
+        {1, 389, 389, 96, 3, 130, 1, 0, 0.2},
     };
     size_t c;
     for (c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         problem_opts o;
         problem pr;
-        long lens[3 * 200];
+        long lens[2 * 400]; /* B × Nq of the largest case */
         char err[256];
         int usage;
         size_t i, H, NH, nout, nw, pass;

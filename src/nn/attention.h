@@ -33,15 +33,11 @@
  * be ±inf: inputs near float32's limits give huge but finite projections
  * and scores, and a non-finite score never reaches a softmax (inf − inf is
  * NaN). Every sum of the reference loops ends here; the fast loops use it
- * for the rows they redo in double.
- * (Until attention_fast.c drops its own copy, its target is compiled with
- * ATTN_FAST_OWN_TO_FLOAT; see src/nn/meson.build.) */
-#ifndef ATTN_FAST_OWN_TO_FLOAT
+ * for the rows they redo in double. */
 static inline float attn_to_float(double x)
 {
     return x > FLT_MAX ? FLT_MAX : x < -FLT_MAX ? -FLT_MAX : (float)x;
 }
-#endif
 
 typedef struct linear {
     tensor weight; /* (out, in) */

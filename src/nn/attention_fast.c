@@ -3,19 +3,34 @@
  * Dimensions as in attention.h (B, Nq, Nk, Dq, Dk, Dv, H, NH, p). The
  * formulas are the same; what changes is the order of the loops:
  *
+ * The steps keep the reference's numbers (1. project, 2. scores and their
+ * scale, 3. mask, 4. softmax, 5. the weighted sum of the values into
+ * concat, 6. the output projection); what changes is the order of the
+ * loops:
+ *
  *   - every product is one matrix product C = A·B (or A·Bᵀ, for the
- *     nn.Linear weights and for Q Kᵀ) in register tiles of MR × NR
- *     outputs, with B packed into NR-wide panels so that the inner loop
- *     streams through memory;
- *   - a head is a slice of columns of Q, K, V: the products read it in
- *     place through a leading dimension of H, nothing is copied;
- *   - OpenMP spreads (example, head, block of QB query rows) tasks over the
- *     cores;
+ *     nn.Linear weights and for Q Kᵀ) in register tiles of MR × NR or
+ *     MR × 2·NR outputs that hold the whole depth of the product, with B
+ *     packed into NR-wide panels so that the inner loop streams through
+ *     memory; C is written once;
+ *   - 1. the three projections run as one set of tasks (projection, block
+ *     of MC rows, panel of W), each weight packed once per pass; the
+ *     1/sqrt(p) of step 2 is folded into Q;
+ *   - a head is a slice of columns of Q, K, V: the products read Q_h in
+ *     place through a leading dimension of H; K_hᵀ and V_h are packed once;
+ *   - one OpenMP parallel region runs the whole pass as phases (pack W,
+ *     project, check rows, pack heads, attention tasks of (example, head,
+ *     block of QB query rows), the same for W_o), each phase's items
+ *     handed out by an atomic counter, without OpenMP's barriers;
  *   - without the weights tensor (weights == NULL), each block of queries
  *     runs an online softmax over blocks of KB keys (FlashAttention's
  *     trick): a running maximum m, a running sum l and a running output
  *     acc, rescaled by exp(m_old − m_new) whenever the maximum grows. The
  *     Nq × Nk matrix never exists: memory is O(n·d).
+ *
+ * The tiles are portable C that GCC vectorises for the machine it builds
+ * for (AVX-512, AVX2, SSE2); with AVX-512, the softmax's exp and the
+ * transposed packing are written with its intrinsics.
  *
  * Sums run in float (the reference sums in double), so results agree with
  * attention.c to about 1e-6 relative; the tests compare the two on every
@@ -29,6 +44,10 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,17 +55,11 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 #include "checked.h"
-
-/* A double rounded to float32, saturated to ±FLT_MAX where the float would
- * be ±inf: inputs near float32's limits give huge but finite projections
- * and scores, and a non-finite score never reaches a softmax (inf − inf is
- * NaN). (The same in attention.c.) */
-static inline float attn_to_float(double x)
-{
-    return x > FLT_MAX ? FLT_MAX : x < -FLT_MAX ? -FLT_MAX : (float)x;
-}
 
 /* A register tile of MR × NR outputs: with AVX-512's 32 vector registers
  * of 16 floats, 6 × 32 (12 registers of sums); with AVX2's 16 registers of
@@ -57,9 +70,8 @@ static inline float attn_to_float(double x)
 #else
 #define NR 16
 #endif
-#define KC 256  /* the depth of one packed panel of B */
-#define QB 120  /* query rows in one task, a multiple of MR */
-#define KB 256  /* keys in one block of the online softmax */
+#define QB 48   /* query rows in one task, a multiple of MR */
+#define KB 512  /* keys in one block of the online softmax */
 
 void attn_set_threads(int n)
 {
@@ -107,6 +119,26 @@ static void tile_full(float acc[MR][NR], const float *A, size_t lda, const float
     }
 }
 
+/* acc (MR, 2·NR) += A (MR rows, stride lda, kc columns) · [Bp0 Bp1]: two
+ * panels side by side, 24 vector registers of sums with AVX-512 (each
+ * broadcast of A feeds twice the multiply-adds). */
+static void tile_full2(float acc[MR][2 * NR], const float *A, size_t lda, const float *Bp0,
+                       const float *Bp1, size_t kc)
+{
+    size_t k, r, c;
+    for (k = 0; k < kc; k++) {
+        const float *b0 = Bp0 + k * NR, *b1 = Bp1 + k * NR;
+        for (r = 0; r < MR; r++) {
+            const float a = A[r * lda + k];
+#pragma omp simd
+            for (c = 0; c < NR; c++) {
+                acc[r][c] += a * b0[c];
+                acc[r][NR + c] += a * b1[c];
+            }
+        }
+    }
+}
+
 /* The same for the last, shorter block of mr < MR rows. */
 static void tile_part(float acc[MR][NR], const float *A, size_t lda, const float *Bp,
                       size_t kc, size_t mr)
@@ -123,86 +155,169 @@ static void tile_part(float acc[MR][NR], const float *A, size_t lda, const float
     }
 }
 
-/* C[:, 0 … nr) += A (M, kc) · Bp (kc, NR) for one packed panel of B:
- * register tiles of MR rows. */
-static void panel_product(float *C, size_t ldc, const float *A, size_t lda, const float *Bp,
-                          size_t M, size_t kc, size_t nr)
+/* One product C = A·B of one panel, or of two side by side: C[:, 0 … w)
+ * of M rows, A (M, kc) of stride lda times Bp (kc, NR) (and Bp1, the next
+ * NR columns, when not NULL); w = nr, or NR + nr with Bp1. With add,
+ * C += A·B; otherwise C = A·B + bias (bias: w values, or NULL for none).
+ * The register tiles hold the whole depth kc, so C is written once. */
+typedef struct panel_op {
+    float *C;
+    size_t ldc;
+    const float *A;
+    size_t lda;
+    const float *Bp, *Bp1;
+    size_t M, kc, nr;
+    const float *bias;
+    int add;
+} panel_op;
+
+/* C[row, 0 … w) (+)= acc[0 … w) (+ bias) */
+static inline void tile_store(const panel_op *op, float *dst, const float *acc, size_t w)
 {
-    size_t i0, r, c;
-    for (i0 = 0; i0 < M; i0 += MR) {
-        const size_t mr = M - i0 < MR ? M - i0 : MR;
-        float acc[MR][NR];
-        memset(acc, 0, sizeof acc);
-        if (mr == MR)
-            tile_full(acc, A + i0 * lda, lda, Bp, kc);
-        else
-            tile_part(acc, A + i0 * lda, lda, Bp, kc, mr);
-        for (r = 0; r < mr; r++)
-            for (c = 0; c < nr; c++)
-                C[(i0 + r) * ldc + c] += acc[r][c];
+    size_t c;
+    if (w == 2 * NR && !op->add && !op->bias) { /* the common case, its width known */
+#pragma omp simd
+        for (c = 0; c < 2 * NR; c++)
+            dst[c] = acc[c];
+    } else if (op->add) {
+#pragma omp simd
+        for (c = 0; c < w; c++)
+            dst[c] += acc[c];
+    } else if (op->bias) {
+#pragma omp simd
+        for (c = 0; c < w; c++)
+            dst[c] = acc[c] + op->bias[c];
+    } else {
+#pragma omp simd
+        for (c = 0; c < w; c++)
+            dst[c] = acc[c];
     }
 }
 
-/* Pack B[k0 … k0+kc, j0 … j0+nr] into Bp (kc, NR), zero-padded. With
- * b_trans, B is given transposed, as an (N, K) matrix: element (k, j) is
- * B[j·ldb + k]. */
-static void pack_panel(float *Bp, const float *B, size_t ldb, int b_trans, size_t k0, size_t kc,
-                       size_t j0, size_t nr)
+static void panel_product(const panel_op *op)
 {
-    size_t k, c;
+    size_t i0, r;
+    for (i0 = 0; i0 < op->M; i0 += MR) {
+        const size_t mr = op->M - i0 < MR ? op->M - i0 : MR;
+        const float *A = op->A + i0 * op->lda;
+        if (op->Bp1) {
+            float acc[MR][2 * NR];
+            memset(acc, 0, sizeof acc);
+            if (mr == MR) {
+                tile_full2(acc, A, op->lda, op->Bp, op->Bp1, op->kc);
+            } else {
+                float part0[MR][NR], part1[MR][NR];
+                memset(part0, 0, sizeof part0);
+                memset(part1, 0, sizeof part1);
+                tile_part(part0, A, op->lda, op->Bp, op->kc, mr);
+                tile_part(part1, A, op->lda, op->Bp1, op->kc, mr);
+                for (r = 0; r < mr; r++) {
+                    memcpy(acc[r], part0[r], sizeof part0[r]);
+                    memcpy(acc[r] + NR, part1[r], sizeof part1[r]);
+                }
+            }
+            for (r = 0; r < mr; r++)
+                tile_store(op, op->C + (i0 + r) * op->ldc, acc[r], NR + op->nr);
+        } else {
+            float acc[MR][NR];
+            memset(acc, 0, sizeof acc);
+            if (mr == MR)
+                tile_full(acc, A, op->lda, op->Bp, op->kc);
+            else
+                tile_part(acc, A, op->lda, op->Bp, op->kc, mr);
+            for (r = 0; r < mr; r++)
+                tile_store(op, op->C + (i0 + r) * op->ldc, acc[r], op->nr);
+        }
+    }
+}
+
+#if defined(__AVX512F__)
+/* dst[i·ld + c] = src[c·lds + i] for a 16 × 16 block: rows of src become
+ * columns of dst, by 64 shuffles in registers. */
+static void transpose16(float *dst, size_t ld, const float *src, size_t lds)
+{
+    __m512 r[16], t[16];
+    int i;
+    for (i = 0; i < 16; i++)
+        r[i] = _mm512_loadu_ps(src + (size_t)i * lds);
+    for (i = 0; i < 16; i += 2) { /* pairs of 32-bit elements */
+        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (i = 0; i < 16; i += 4) { /* 64-bit pairs: 4 × 4 blocks in each 128-bit lane */
+        r[i] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t[i]),
+                                                   _mm512_castps_pd(t[i + 2])));
+        r[i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t[i]),
+                                                       _mm512_castps_pd(t[i + 2])));
+        r[i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t[i + 1]),
+                                                       _mm512_castps_pd(t[i + 3])));
+        r[i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t[i + 1]),
+                                                       _mm512_castps_pd(t[i + 3])));
+    }
+    /* r[4q + j] holds, in 128-bit lane L, elements 4L … 4L+3 of column j of
+     * the 4 × 4 block of rows 4q … 4q+3; gather the lanes */
+    for (i = 0; i < 4; i++) {
+        t[i] = _mm512_shuffle_f32x4(r[i], r[4 + i], 0x44);      /* lanes 0, 1 | 0, 1 */
+        t[4 + i] = _mm512_shuffle_f32x4(r[i], r[4 + i], 0xEE);  /* lanes 2, 3 | 2, 3 */
+        t[8 + i] = _mm512_shuffle_f32x4(r[8 + i], r[12 + i], 0x44);
+        t[12 + i] = _mm512_shuffle_f32x4(r[8 + i], r[12 + i], 0xEE);
+    }
+    for (i = 0; i < 4; i++) {
+        _mm512_storeu_ps(dst + (size_t)i * ld, _mm512_shuffle_f32x4(t[i], t[8 + i], 0x88));
+        _mm512_storeu_ps(dst + (size_t)(4 + i) * ld, _mm512_shuffle_f32x4(t[i], t[8 + i], 0xDD));
+        _mm512_storeu_ps(dst + (size_t)(8 + i) * ld,
+                         _mm512_shuffle_f32x4(t[4 + i], t[12 + i], 0x88));
+        _mm512_storeu_ps(dst + (size_t)(12 + i) * ld,
+                         _mm512_shuffle_f32x4(t[4 + i], t[12 + i], 0xDD));
+    }
+}
+#endif
+
+/* Pack B[0 … K, j0 … j0+nr] into Bp (K, NR), zero-padded to NR columns.
+ * With b_trans, B is given transposed, as an (N, K) matrix: element (k, j)
+ * is B[j·ldb + k] (an nn.Linear weight, or a head's K_h for K_hᵀ). */
+static void pack_panel(float *Bp, const float *B, size_t ldb, int b_trans, size_t K, size_t j0,
+                       size_t nr)
+{
+    size_t k, c, k0 = 0;
     if (b_trans) {
+#if defined(__AVX512F__)
+        /* full panels: 16 × 16 blocks transposed in registers */
+        for (; nr == NR && k0 + 16 <= K; k0 += 16)
+            for (c = 0; c < NR; c += 16)
+                transpose16(Bp + k0 * NR + c, NR, B + (j0 + c) * ldb + k0, ldb);
+#endif
         for (c = 0; c < NR; c++) {
-            const float *src = B + (j0 + c) * ldb + k0; /* row j0+c of Bᵀ */
-            for (k = 0; k < kc; k++)
+            const float *src = B + (j0 + c) * ldb; /* row j0+c of Bᵀ */
+            for (k = k0; k < K; k++)
                 Bp[k * NR + c] = c < nr ? src[k] : 0.0f;
         }
     } else {
-        for (k = 0; k < kc; k++) {
-            const float *src = B + (k0 + k) * ldb + j0;
+        for (k = 0; k < K; k++) {
+            const float *src = B + k * ldb + j0;
             for (c = 0; c < NR; c++)
                 Bp[k * NR + c] = c < nr ? src[c] : 0.0f;
         }
     }
 }
 
-/* C (M, N) = A (M, K) · B (K, N) + bias (N,) (bias may be NULL), all
- * row-major with leading dimensions ldc, lda, ldb, for the columns j_first
- * … j_last−1; with accumulate, C += A · B instead; b_trans as for
- * pack_panel (an nn.Linear weight is Bᵀ). Single-threaded: the callers
- * parallelise around it (linear_par). Bp is scratch of KC·NR floats. */
-static void gemm_panels(float *C, size_t ldc, const float *A, size_t lda, const float *B,
-                        size_t ldb, int b_trans, const float *bias, size_t M, size_t K,
-                        size_t N, size_t j_first, size_t j_last, int accumulate, float *Bp)
-{
-    size_t j0, k0, i, c;
-    for (j0 = j_first; j0 < j_last; j0 += NR) {
-        const size_t nr = N - j0 < NR ? N - j0 : NR;
-        /* start from the bias (or zero), unless adding to C */
-        for (i = 0; i < M && !accumulate; i++)
-            for (c = 0; c < nr; c++)
-                C[i * ldc + j0 + c] = bias ? bias[j0 + c] : 0.0f;
-        for (k0 = 0; k0 < K; k0 += KC) {
-            const size_t kc = K - k0 < KC ? K - k0 : KC;
-            pack_panel(Bp, B, ldb, b_trans, k0, kc, j0, nr);
-            panel_product(C + j0, ldc, A + k0, lda, Bp, M, kc, nr);
-        }
-    }
-}
-
-/* C (M, N) += A (M, K) · B (K, N) for a B packed in advance: panel j (its
- * columns j·NR …) starts at Bp + j·pstride and holds rows 0 … K−1 of NR
- * floats. */
+/* C (M, N) = A (M, K) · B (K, N), or C += A·B with add, for a B packed in
+ * advance (pack_panel): panel j (columns j·NR …) starts at Bp + j·pstride
+ * and holds rows 0 … K−1 of NR floats. */
 static void gemm_packed(float *C, size_t ldc, const float *A, size_t lda, const float *Bp,
-                        size_t pstride, size_t M, size_t K, size_t N)
+                        size_t pstride, size_t M, size_t K, size_t N, int add)
 {
-    size_t j0, k0;
-    for (j0 = 0; j0 < N; j0 += NR) {
-        const size_t nr = N - j0 < NR ? N - j0 : NR;
-        for (k0 = 0; k0 < K; k0 += KC) {
-            const size_t kc = K - k0 < KC ? K - k0 : KC;
-            panel_product(C + j0, ldc, A + k0, lda, Bp + (j0 / NR) * pstride + k0 * NR, M, kc,
-                          nr);
-        }
+    size_t j0 = 0;
+    for (; j0 + NR < N; j0 += 2 * NR) { /* two panels, the second maybe narrower */
+        panel_op op = {C + j0, ldc, A, lda, Bp + (j0 / NR) * pstride,
+                       Bp + (j0 / NR + 1) * pstride, M, K,
+                       N - j0 - NR < NR ? N - j0 - NR : NR, NULL, add};
+        panel_product(&op);
+    }
+    if (j0 < N) { /* one last panel */
+        panel_op op = {C + j0, ldc, A, lda, Bp + (j0 / NR) * pstride, NULL, M, K, N - j0, NULL,
+                       add};
+        panel_product(&op);
     }
 }
 
@@ -218,40 +333,169 @@ static int row_finite(const float *s, size_t n)
     return ok;
 }
 
-/* Y (M, out) = X (M, in) · Wᵀ + bias for an nn.Linear weight W (out, in),
- * the column panels shared out over the threads; rows whose float sums
- * overflowed are done again in double (linear_forward, saturated). Returns
- * -1 when scratch memory cannot be had. */
-static int linear_par(float *Y, const float *X, size_t M, const linear *l, int parallel)
+/* ---- 1. and 6., the projections -------------------------------------- */
+
+/* One projection Y (M, out) = X (M, in) · Wᵀ + bias of an nn.Linear weight W
+ * (out, in), then Y *= scale. */
+typedef struct projection {
+    float *Y;
+    const float *X;
+    size_t M;
+    const linear *l;
+    float scale; /* 1, or Q's 1/sqrt(p) */
+    float *Wp;   /* set by project: W packed, panel j of in × NR floats at Wp + j·in·NR */
+} projection;
+
+#define MC 96 /* rows of X in one task of a projection: MC × in floats stay in L2 */
+
+/* The floats of W's packed panels for pr[0 … n−1] together. */
+static size_t packed_floats(const projection *pr, size_t n)
 {
-    const size_t out = l->weight.shape[0], in = l->weight.shape[1];
-    const size_t panels = (out + NR - 1) / NR;
-    int failed = 0;
-    long i;
-#pragma omp parallel if (parallel)
-    {
-        float *Bp = malloc(KC * NR * sizeof *Bp); /* (KC, NR) this thread's panel */
-        long t;
-        if (!Bp) {
-#pragma omp atomic write
-            failed = 1;
-        }
-#pragma omp for schedule(dynamic, 1)
-        for (t = 0; t < (long)panels; t++) {
-            size_t j0 = (size_t)t * NR;
-            if (Bp)
-                gemm_panels(Y, out, X, in, l->weight.data, in, 1, l->bias.data, M, in, out, j0,
-                            j0 + NR < out ? j0 + NR : out, 0, Bp);
-        }
-        free(Bp);
+    size_t i, total = 0;
+    for (i = 0; i < n; i++) /* sizes already checked: at most the output's floats */
+        total += (pr[i].l->weight.shape[0] + NR - 1) / NR * NR * pr[i].l->weight.shape[1];
+    return total;
+}
+
+/* ---- work shared out without barriers -------------------------------- */
+
+/* The forward pass runs in one parallel region as a sequence of phases;
+ * the items of a phase go to whichever thread asks next (an atomic
+ * counter), and a thread starts the next phase once every item of this one
+ * is done. A thread that the system has not scheduled yet takes no items
+ * and holds nobody up: on a machine shared with other work, the pass then
+ * waits only for items in progress, not for every thread at every step
+ * (as OpenMP's barriers would). */
+typedef struct phase {
+    atomic_size_t next; /* the next item to hand out */
+    atomic_size_t done; /* items finished */
+    size_t count;
+} phase;
+
+static void phase_init(phase *ph, size_t count)
+{
+    atomic_init(&ph->next, 0);
+    atomic_init(&ph->done, 0);
+    ph->count = count;
+}
+
+/* The next item of ph for this thread, or 0 when none is left. */
+static int phase_take(phase *ph, size_t *item)
+{
+    *item = atomic_fetch_add(&ph->next, 1);
+    return *item < ph->count;
+}
+
+static void phase_done(phase *ph)
+{
+    atomic_fetch_add(&ph->done, 1); /* after this item's writes (sequentially consistent) */
+}
+
+/* Wait until every item of ph is done (giving the core away while
+ * waiting long: the thread that holds the last item may need it). */
+static void phase_wait(phase *ph)
+{
+    unsigned spins = 0;
+    while (atomic_load(&ph->done) < ph->count)
+        if (++spins > 256)
+            sched_yield();
+}
+
+/* ---- 1. and 6., the projections, as phases ---------------------------- */
+
+/* Up to three projections done together: their weights' panels, their
+ * tasks of (projection, MC rows, one panel of W), and their rows. */
+typedef struct proj_set {
+    projection *pr;
+    size_t n;
+    size_t np[3], nb[3];  /* panels of W, blocks of rows */
+    size_t off[4], toff[4], roff[4]; /* the first panel, task, row of each */
+    phase pack, tasks, rows;
+} proj_set;
+
+#define ROWS_ITEM 32 /* rows in one item of the row pass */
+
+/* Set up ps for pr[0 … n−1] (n <= 3), W's packed panels in Wp
+ * (packed_floats(pr, n) floats). */
+static void proj_init(proj_set *ps, projection *pr, size_t n, float *Wp)
+{
+    size_t i;
+    ps->pr = pr;
+    ps->n = n;
+    ps->off[0] = ps->toff[0] = ps->roff[0] = 0;
+    for (i = 0; i < n; i++) {
+        const size_t out = pr[i].l->weight.shape[0], in = pr[i].l->weight.shape[1];
+        ps->np[i] = (out + NR - 1) / NR;
+        ps->nb[i] = (pr[i].M + MC - 1) / MC;
+        ps->off[i + 1] = ps->off[i] + ps->np[i];
+        ps->toff[i + 1] = ps->toff[i] + ps->np[i] * ps->nb[i];
+        ps->roff[i + 1] = ps->roff[i] + (pr[i].M + ROWS_ITEM - 1) / ROWS_ITEM;
+        pr[i].Wp = Wp;
+        Wp += ps->np[i] * NR * in;
     }
-    if (failed)
-        return -1;
-#pragma omp parallel for if (parallel)
-    for (i = 0; i < (long)M; i++)
-        if (!row_finite(Y + (size_t)i * out, out))
-            linear_forward(Y + (size_t)i * out, X + (size_t)i * in, 1, l);
-    return 0;
+    phase_init(&ps->pack, ps->off[n]);
+    phase_init(&ps->tasks, ps->toff[n]);
+    phase_init(&ps->rows, ps->roff[n]);
+}
+
+/* Which projection item t of a phase with first items first[] belongs to. */
+static size_t proj_of(const size_t *first, size_t t)
+{
+    size_t w = 0;
+    while (t >= first[w + 1])
+        w++;
+    return w;
+}
+
+/* This thread's share of the projections: W's panels packed once; then Y
+ * in tasks ordered (projection, block of rows, panel), so that the threads
+ * share a block of X while it is in cache; then the rows: a row whose
+ * float sums overflowed is done again in double (linear_forward,
+ * saturated), and the scale applied. */
+static void proj_run(proj_set *ps)
+{
+    size_t t;
+    while (phase_take(&ps->pack, &t)) {
+        const size_t w = proj_of(ps->off, t), j = t - ps->off[w];
+        const linear *l = ps->pr[w].l;
+        const size_t out = l->weight.shape[0], in = l->weight.shape[1];
+        pack_panel(ps->pr[w].Wp + j * in * NR, l->weight.data, in, 1, in, j * NR,
+                   out - j * NR < NR ? out - j * NR : NR);
+        phase_done(&ps->pack);
+    }
+    phase_wait(&ps->pack);
+    while (phase_take(&ps->tasks, &t)) {
+        const size_t w = proj_of(ps->toff, t), rest = t - ps->toff[w];
+        const size_t rb = rest / ps->np[w], j = rest % ps->np[w];
+        const projection *pr = &ps->pr[w];
+        const size_t out = pr->l->weight.shape[0], in = pr->l->weight.shape[1];
+        const size_t r0 = rb * MC, j0 = j * NR;
+        panel_op op = {pr->Y + r0 * out + j0, out, pr->X + r0 * in, in, pr->Wp + j * in * NR,
+                       NULL, pr->M - r0 < MC ? pr->M - r0 : MC, in,
+                       out - j0 < NR ? out - j0 : NR,
+                       pr->l->bias.data ? pr->l->bias.data + j0 : NULL, 0};
+        panel_product(&op);
+        phase_done(&ps->tasks);
+    }
+    phase_wait(&ps->tasks);
+    while (phase_take(&ps->rows, &t)) {
+        const size_t w = proj_of(ps->roff, t), r0 = (t - ps->roff[w]) * ROWS_ITEM;
+        const projection *pr = &ps->pr[w];
+        const size_t out = pr->l->weight.shape[0], in = pr->l->weight.shape[1];
+        size_t r, c;
+        for (r = r0; r < pr->M && r < r0 + ROWS_ITEM; r++) {
+            float *y = pr->Y + r * out;
+            if (!row_finite(y, out))
+                linear_forward(y, pr->X + r * in, 1, pr->l);
+            if (pr->scale != 1.0f) {
+#pragma omp simd
+                for (c = 0; c < out; c++)
+                    y[c] *= pr->scale;
+            }
+        }
+        phase_done(&ps->rows);
+    }
+    phase_wait(&ps->rows);
 }
 
 /* ---- softmax --------------------------------------------------------- */
@@ -275,6 +519,42 @@ static inline float exp_fast(float x)
 }
 
 /* s[k] ← e^(s[k] − shift) for k < n; returns their sum. */
+#if defined(__AVX512F__)
+/* With AVX-512, 16 at a time and the 2^n by vscalefps, which needs no
+ * clamping of n and gives 0 (or a denormal, as the reference's exp does)
+ * far below; the same polynomial as exp_fast. The tail is a masked
+ * vector. */
+static float exp_row(float *s, size_t n, float shift)
+{
+    const __m512 log2e = _mm512_set1_ps(1.44269504f), ln2_hi = _mm512_set1_ps(0.693145752f),
+                 ln2_lo = _mm512_set1_ps(1.42860677e-6f), lo = _mm512_set1_ps(-120.0f),
+                 sh = _mm512_set1_ps(shift);
+    const __m512 c1 = _mm512_set1_ps(1.0f), c2 = _mm512_set1_ps(0.5f),
+                 c3 = _mm512_set1_ps(1.0f / 6), c4 = _mm512_set1_ps(1.0f / 24),
+                 c5 = _mm512_set1_ps(1.0f / 120), c6 = _mm512_set1_ps(1.0f / 720);
+    __m512 sum = _mm512_setzero_ps();
+    size_t k;
+    for (k = 0; k < n; k += 16) {
+        const __mmask16 live = n - k >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - k)) - 1);
+        /* x = s − shift <= 0, kept above −120 (where e^x is 0 in float) so
+         * that x − n·ln2 never meets an infinity */
+        __m512 x = _mm512_max_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(live, s + k), sh), lo);
+        __m512 nn = _mm512_roundscale_ps(_mm512_mul_ps(x, log2e),
+                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        __m512 r = _mm512_fnmadd_ps(nn, ln2_lo, _mm512_fnmadd_ps(nn, ln2_hi, x));
+        __m512 poly = _mm512_fmadd_ps(c6, r, c5);
+        poly = _mm512_fmadd_ps(poly, r, c4);
+        poly = _mm512_fmadd_ps(poly, r, c3);
+        poly = _mm512_fmadd_ps(poly, r, c2);
+        poly = _mm512_fmadd_ps(poly, r, c1);
+        poly = _mm512_fmadd_ps(poly, r, c1);
+        __m512 e = _mm512_scalef_ps(poly, nn);
+        _mm512_mask_storeu_ps(s + k, live, e);
+        sum = _mm512_mask_add_ps(sum, live, sum, e);
+    }
+    return _mm512_reduce_add_ps(sum);
+}
+#else
 static float exp_row(float *s, size_t n, float shift)
 {
     float sum = 0.0f;
@@ -286,15 +566,21 @@ static float exp_row(float *s, size_t n, float shift)
     }
     return sum;
 }
+#endif
 
-/* The largest of init and s[0 … n−1]. */
-static float max_row(const float *s, size_t n, float init)
+/* The largest of init and s[0 … n−1]; *finite tells whether every s[k]
+ * is finite (one pass for both). */
+static float max_row(const float *s, size_t n, float init, int *finite)
 {
     float m = init;
+    int ok = 1;
     size_t k;
-#pragma omp simd reduction(max : m)
-    for (k = 0; k < n; k++)
+#pragma omp simd reduction(max : m) reduction(& : ok)
+    for (k = 0; k < n; k++) {
         m = s[k] > m ? s[k] : m;
+        ok &= fabsf(s[k]) <= FLT_MAX;
+    }
+    *finite = ok;
     return m;
 }
 
@@ -313,11 +599,77 @@ static size_t first_masked(const mha_masks *mask, size_t b, size_t q, size_t Nq,
     return limit;
 }
 
+/* ---- the attention of one block of queries ---------------------------- */
+
+/* What every task of one forward pass reads: the projections, each head's
+ * K_hᵀ and V_h packed, the sizes, the masks and the dropout. Head h of an
+ * example is columns h·p … h·p+p−1 of Q, K, V (stride H); Q is already
+ * scaled by 1/sqrt(p). */
+typedef struct attn_job {
+    float *concat;  /* (B, Nq, H) the heads' outputs side by side */
+    float *weights; /* (B, NH, Nq, Nk), or NULL: streaming */
+    const float *Q; /* (B, Nq, H) */
+    const float *K; /* (B, Nk, H) */
+    const float *V; /* (B, Nk, H) */
+    const float *Kp; /* (B·NH) × kp_head: K_hᵀ (p, Nk) in NR-wide panels of keys */
+    const float *Vp; /* (B·NH) × vp_head: V_h (Nk, p) in NR-wide panels of columns */
+    size_t kp_head, vp_head;
+    size_t B, Nq, Nk, H, NH, p;
+    const mha_masks *mask;
+    const mha_dropout *drop; /* NULL or p = 0: none */
+} attn_job;
+
+/* One task: example b, head h, query rows q0 … q0+nq−1. */
+typedef struct attn_task {
+    size_t b, h, q0, nq;
+} attn_task;
+
+/* Scratch of one thread. */
+typedef struct task_mem {
+    float *S;   /* (QB, KB) scores of a block; (QB, Nk) rows of weights with dropout */
+    float *acc; /* (QB, p) running output */
+    float *m;   /* (QB,) running maximum */
+    float *l;   /* (QB,) running sum */
+    unsigned char *redo; /* (QB,) rows whose float sums overflowed: done in double */
+    double *dacc;        /* (p,) the double sums of such a row */
+} task_mem;
+
+static const float *task_q(const attn_job *j, const attn_task *t, size_t q)
+{
+    return j->Q + (t->b * j->Nq + t->q0 + q) * j->H + t->h * j->p; /* (p,) Q_h[q0 + q] */
+}
+
+static const float *task_kh(const attn_job *j, const attn_task *t)
+{
+    return j->K + t->b * j->Nk * j->H + t->h * j->p; /* K_h[0], rows of stride H */
+}
+
+static const float *task_vh(const attn_job *j, const attn_task *t)
+{
+    return j->V + t->b * j->Nk * j->H + t->h * j->p; /* V_h[0], rows of stride H */
+}
+
+static float *task_out(const attn_job *j, const attn_task *t, size_t q)
+{
+    return j->concat + (t->b * j->Nq + t->q0 + q) * j->H + t->h * j->p; /* (p,) in concat */
+}
+
+static int has_dropout(const attn_job *j)
+{
+    return j->drop && j->drop->p > 0;
+}
+
+/* The flat index of weight (b, h, q0 + q, k), the one dropout draws for. */
+static size_t weight_index(const attn_job *j, const attn_task *t, size_t q, size_t k)
+{
+    return ((t->b * j->NH + t->h) * j->Nq + t->q0 + q) * j->Nk + k;
+}
+
 /* ---- rows done again in double -------------------------------------- */
 
 /* The score of a query (already scaled by 1/sqrt(p)) against a key, summed
  * in double and saturated to float as the reference does; −1e6 when the
- * key is masked. */
+ * key is masked (steps 2 and 3 of one score). */
 static float score_exact(const float *qs, const float *kr, size_t p, int masked)
 {
     double s = 0.0;
@@ -329,193 +681,283 @@ static float score_exact(const float *qs, const float *kr, size_t p, int masked)
     return attn_to_float(s);
 }
 
-/* One row of weights w (Nk,) whose float scores were not finite: the
- * scores again in double, then the reference's softmax. Kh is this head's
- * column 0 of K (Nk rows of stride H); keys from limit on are masked. */
-static void weights_exact(float *w, const float *qs, const float *Kh, size_t Nk, size_t H,
-                          size_t p, size_t limit)
+/* Row q of a task's weights w (Nk,) whose float scores were not finite:
+ * 2. the scores again in double, 3. the mask from limit on, 4. the
+ * reference's softmax. */
+static void weights_exact(const attn_job *j, const attn_task *t, size_t q, float *w,
+                          size_t limit)
 {
+    const float *qs = task_q(j, t, q), *Kh = task_kh(j, t);
     size_t k;
-    for (k = 0; k < Nk; k++)
-        w[k] = score_exact(qs, Kh + k * H, p, k >= limit);
-    softmax_row(w, Nk);
+    for (k = 0; k < j->Nk; k++)
+        w[k] = score_exact(qs, Kh + k * j->H, j->p, k >= limit);
+    softmax_row(w, j->Nk);
 }
 
-/* dst (p,) = Σ_k P[k] V_h[k] in double, saturated: a head's output row
- * whose float sum overflowed. */
-static void output_exact(float *dst, const float *P, const float *Vh, size_t Nk, size_t H,
-                         size_t p)
+/* 5. Row q of a task's head output, Σ_k P[k] V_h[k] in double, saturated:
+ * for a row whose float sum overflowed. */
+static void output_exact(const attn_job *j, const attn_task *t, size_t q, const float *P)
 {
+    const float *Vh = task_vh(j, t);
+    float *dst = task_out(j, t, q);
     size_t k, c;
-    for (c = 0; c < p; c++) {
+    for (c = 0; c < j->p; c++) {
         double sum = 0.0;
-        for (k = 0; k < Nk; k++)
-            sum += (double)P[k] * Vh[k * H + c];
+        for (k = 0; k < j->Nk; k++)
+            sum += (double)P[k] * Vh[k * j->H + c];
         dst[c] = attn_to_float(sum);
     }
 }
 
-/* The streaming path's fallback for one query row: two passes over the
- * keys (the largest score, then e^(s − max) and Σ e·V) in double, the
- * weights never stored; dropout as in the online loop. acc is scratch of
- * p doubles; idx0 is the flat index of weight (b, h, q, 0). */
-static void stream_row_exact(float *dst, double *acc, const float *qs, const float *Kh,
-                             const float *Vh, size_t Nk, size_t H, size_t p, size_t limit,
-                             const mha_dropout *drop, size_t idx0)
+/* The streaming path's fallback for row q of a task: two passes over the
+ * keys in double (2.–3. the largest masked score; then 4. e^(s − max),
+ * their sum, dropout, and 5. Σ e·V_h), the weights never stored. acc is
+ * scratch of p doubles. */
+static void stream_row_exact(const attn_job *j, const attn_task *t, size_t q, double *acc)
 {
+    const float *qs = task_q(j, t, q), *Kh = task_kh(j, t), *Vh = task_vh(j, t);
+    const size_t limit = first_masked(j->mask, t->b, t->q0 + q, j->Nq, j->Nk), H = j->H;
+    float *dst = task_out(j, t, q);
     double max = -HUGE_VAL, l = 0.0;
     size_t k, c;
-    for (k = 0; k < Nk; k++) {
-        double s = score_exact(qs, Kh + k * H, p, k >= limit);
+    for (k = 0; k < j->Nk; k++) {
+        double s = score_exact(qs, Kh + k * H, j->p, k >= limit);
         max = s > max ? s : max;
     }
-    for (c = 0; c < p; c++)
+    for (c = 0; c < j->p; c++)
         acc[c] = 0.0;
-    for (k = 0; k < Nk; k++) {
-        double e = exp(score_exact(qs, Kh + k * H, p, k >= limit) - max);
+    for (k = 0; k < j->Nk; k++) {
+        double e = exp(score_exact(qs, Kh + k * H, j->p, k >= limit) - max);
         l += e;
-        if (drop && drop->p > 0)
-            e = mha_dropout_keep(drop, idx0 + k) ? e / (1.0 - drop->p) : 0.0;
-        for (c = 0; c < p; c++)
+        if (has_dropout(j))
+            e = mha_dropout_keep(j->drop, weight_index(j, t, q, k)) ? e / (1.0 - j->drop->p)
+                                                                     : 0.0;
+        for (c = 0; c < j->p; c++)
             acc[c] += e * Vh[k * H + c];
     }
-    for (c = 0; c < p; c++) /* l >= 1: the largest term is e^0 */
+    for (c = 0; c < j->p; c++) /* l >= 1: the largest term is e^0 */
         dst[c] = attn_to_float(acc[c] / l);
 }
 
-/* ---- the forward pass ------------------------------------------------ */
+/* ---- the two kinds of task --------------------------------------------- */
 
-/* Scratch of one task: scores of a block, the running output, m and l. */
-typedef struct task_mem {
-    float *S;   /* (QB, KB) scores of a block; (QB, Nk) rows of weights with dropout */
-    float *acc; /* (QB, p) running output */
-    float *m;   /* (QB,) running maximum */
-    float *l;   /* (QB,) running sum */
-    unsigned char *redo; /* (QB,) rows whose float sums overflowed: done in double */
-    double *dacc;        /* (p,) the double sums of such a row */
-} task_mem;
-
-/* One task: example b, head h, query rows q0 … q0+nq−1, weights kept.
- * Q is already scaled by 1/sqrt(p); head h is columns h·p … h·p+p−1 of
- * Q (B, Nq, H). Kp and Vp are this head's K_hᵀ and V_h packed in panels
- * (pack_heads). */
-static void block_with_weights(float *concat, float *weights, const float *Q, const float *Kp,
-                               const float *Vp, const float *Kh, const float *Vh, size_t b,
-                               size_t h, size_t q0, size_t nq, size_t Nq, size_t Nk, size_t H,
-                               size_t NH, size_t p, const mha_masks *mask,
-                               const mha_dropout *drop, task_mem *t)
+/* One task with the weights kept: its rows of the weights tensor are
+ * filled, then multiply V_h. */
+static void block_with_weights(const attn_job *j, const attn_task *t, task_mem *mem)
 {
-    const size_t bh = b * NH + h;
-    float *W = weights + (bh * Nq + q0) * Nk; /* (nq, Nk) these rows of the weights */
-    const float *P = W;                         /* what multiplies V */
+    const size_t Nk = j->Nk, p = j->p, bh = t->b * j->NH + t->h;
+    float *W = j->weights + (bh * j->Nq + t->q0) * Nk; /* (nq, Nk) these rows of the weights */
+    const float *P = W;                                  /* what multiplies V */
     size_t q, k;
 
-    /* 1. scores = (Q_h / sqrt(p)) · K_hᵀ straight into the weights rows */
-    memset(W, 0, nq * Nk * sizeof *W);
-    gemm_packed(W, Nk, Q + (b * Nq + q0) * H + h * p, H, Kp, p * NR, nq, p, Nk);
-    for (q = 0; q < nq; q++) {
+    /* 2. scores = (Q_h / sqrt(p)) · K_hᵀ straight into the weights rows
+     * (the scale was folded into Q in step 1) */
+    gemm_packed(W, Nk, task_q(j, t, 0), j->H, j->Kp + bh * j->kp_head, p * NR, t->nq, p, Nk, 0);
+    for (q = 0; q < t->nq; q++) {
         float *w = W + q * Nk;
-        float max, sum;
-        const size_t limit = first_masked(mask, b, q0 + q, Nq, Nk);
-        /* 2. mask, 3. softmax over the keys */
+        float max, sum, inv;
+        int finite;
+        const size_t limit = first_masked(j->mask, t->b, t->q0 + q, j->Nq, Nk);
+        /* 3. mask: keys from limit on (beyond valid_len, or after q) get −1e6 */
         for (k = limit; k < Nk; k++)
             w[k] = ATTN_MASK_VALUE;
-        t->redo[q] = !row_finite(w, Nk);
-        if (t->redo[q]) { /* a float score overflowed: this row in double */
-            weights_exact(w, Q + (b * Nq + q0 + q) * H + h * p, Kh, Nk, H, p, limit);
+        /* 4. softmax over the keys */
+        max = max_row(w, Nk, w[0], &finite);
+        mem->redo[q] = !finite;
+        if (mem->redo[q]) { /* a float score overflowed: this row in double */
+            weights_exact(j, t, q, w, limit);
             continue;
         }
-        max = max_row(w, Nk, w[0]);
         sum = exp_row(w, Nk, max);
+        inv = 1.0f / sum; /* sum >= 1: the largest term is e^0 */
 #pragma omp simd
         for (k = 0; k < Nk; k++)
-            w[k] /= sum;
+            w[k] *= inv;
     }
-    if (drop && drop->p > 0) { /* training: dropout on a copy of the weights */
-        for (q = 0; q < nq; q++)
-            for (k = 0; k < Nk; k++) {
-                size_t idx = (bh * Nq + q0 + q) * Nk + k;
-                t->S[q * Nk + k] =
-                    mha_dropout_keep(drop, idx) ? (float)(W[q * Nk + k] / (1.0 - drop->p)) : 0.0f;
-            }
-        P = t->S;
+    if (has_dropout(j)) { /* (training only) dropout, on a copy of the weights */
+        for (q = 0; q < t->nq; q++)
+            for (k = 0; k < Nk; k++)
+                mem->S[q * Nk + k] = mha_dropout_keep(j->drop, weight_index(j, t, q, k))
+                                         ? (float)(W[q * Nk + k] / (1.0 - j->drop->p))
+                                         : 0.0f;
+        P = mem->S;
     }
-    /* 4. head output = weights · V_h into this head's columns of concat */
-    for (q = 0; q < nq; q++)
-        memset(concat + (b * Nq + q0 + q) * H + h * p, 0, p * sizeof *concat);
-    gemm_packed(concat + (b * Nq + q0) * H + h * p, H, P, Nk, Vp, Nk * NR, nq, Nk, p);
-    for (q = 0; q < nq; q++) {
-        float *dst = concat + (b * Nq + q0 + q) * H + h * p;
-        if (t->redo[q] || !row_finite(dst, p))
-            output_exact(dst, P + q * Nk, Vh, Nk, H, p);
-    }
+    /* 5. head output = weights · V_h, the weighted sum of the values, into
+     * this head's columns of concat */
+    gemm_packed(task_out(j, t, 0), j->H, P, Nk, j->Vp + bh * j->vp_head, Nk * NR, t->nq, Nk, p,
+                0);
+    for (q = 0; q < t->nq; q++)
+        if (mem->redo[q] || !row_finite(task_out(j, t, q), p))
+            output_exact(j, t, q, P + q * Nk);
 }
 
-/* One task without the weights: the online softmax over blocks of keys. */
-static void block_streaming(float *concat, const float *Q, const float *Kp, const float *Vp,
-                            const float *Kh, const float *Vh, size_t b, size_t h, size_t q0,
-                            size_t nq, size_t Nq, size_t Nk, size_t H, size_t NH, size_t p,
-                            const mha_masks *mask, const mha_dropout *drop, task_mem *t)
+/* One task without the weights: an online softmax over blocks of KB keys. */
+static void block_streaming(const attn_job *j, const attn_task *t, task_mem *mem)
 {
-    const size_t bh = b * NH + h;
+    const size_t Nk = j->Nk, p = j->p, bh = t->b * j->NH + t->h;
+    const float *Kp = j->Kp + bh * j->kp_head, *Vp = j->Vp + bh * j->vp_head;
     size_t q, k, k0, c;
 
-    for (q = 0; q < nq; q++) {
-        t->m[q] = -INFINITY;
-        t->l[q] = 0.0f;
-        t->redo[q] = 0;
+    for (q = 0; q < t->nq; q++) {
+        mem->m[q] = -INFINITY;
+        mem->l[q] = 0.0f;
+        mem->redo[q] = 0;
     }
-    memset(t->acc, 0, nq * p * sizeof *t->acc);
     for (k0 = 0; k0 < Nk; k0 += KB) {
         const size_t nk = Nk - k0 < KB ? Nk - k0 : KB;
-        /* scores of this block: S (nq, nk) = (Q_h / sqrt(p)) · K_h[k0 …]ᵀ */
-        for (q = 0; q < nq; q++)
-            memset(t->S + q * KB, 0, nk * sizeof *t->S);
-        gemm_packed(t->S, KB, Q + (b * Nq + q0) * H + h * p, H, Kp + (k0 / NR) * p * NR, p * NR,
-                    nq, p, nk);
-        for (q = 0; q < nq; q++) {
-            float *s = t->S + q * KB, *acc = t->acc + q * p;
-            float m_old = t->m[q], m_new, rescale, sum;
-            size_t limit = first_masked(mask, b, q0 + q, Nq, Nk);
+        /* 2. scores of this block: S (nq, nk) = (Q_h / sqrt(p)) · K_h[k0 …]ᵀ */
+        gemm_packed(mem->S, KB, task_q(j, t, 0), j->H, Kp + (k0 / NR) * p * NR, p * NR, t->nq,
+                    p, nk, 0);
+        for (q = 0; q < t->nq; q++) {
+            float *s = mem->S + q * KB, *acc = mem->acc + q * p;
+            float m_old = mem->m[q], m_new, rescale, sum;
+            const size_t limit = first_masked(j->mask, t->b, t->q0 + q, j->Nq, Nk);
+            int finite;
+            /* 3. mask */
             for (k = limit > k0 ? limit - k0 : 0; k < nk; k++)
                 s[k] = ATTN_MASK_VALUE;
-            if (t->redo[q] || !row_finite(s, nk)) {
+            /* 4. softmax, online: the running maximum */
+            m_new = max_row(s, nk, m_old, &finite);
+            if (mem->redo[q] || !finite) {
                 /* a float score overflowed: the row is done in double at
                  * the end; here it adds nothing */
-                t->redo[q] = 1;
+                mem->redo[q] = 1;
                 memset(s, 0, nk * sizeof *s);
                 continue;
             }
-            /* the running maximum, and what the old terms must be scaled by */
-            m_new = max_row(s, nk, m_old);
+            /* and what the old terms must be scaled by */
             rescale = m_old == -INFINITY ? 0.0f : exp_fast(m_old - m_new);
             sum = exp_row(s, nk, m_new); /* unnormalised weights of the block */
-            t->l[q] = t->l[q] * rescale + sum;
-            t->m[q] = m_new;
+            mem->l[q] = mem->l[q] * rescale + sum;
+            mem->m[q] = m_new;
+            if (k0 > 0) {
 #pragma omp simd
-            for (c = 0; c < p; c++)
-                acc[c] *= rescale;
-            if (drop && drop->p > 0)
+                for (c = 0; c < p; c++)
+                    acc[c] *= rescale;
+            }
+            if (has_dropout(j)) /* (training only) dropout */
                 for (k = 0; k < nk; k++)
-                    s[k] = mha_dropout_keep(drop, (bh * Nq + q0 + q) * Nk + k0 + k)
-                               ? (float)(s[k] / (1.0 - drop->p))
+                    s[k] = mha_dropout_keep(j->drop, weight_index(j, t, q, k0 + k))
+                               ? (float)(s[k] / (1.0 - j->drop->p))
                                : 0.0f;
         }
-        /* acc (nq, p) += P (nq, nk) · V_h[k0 …] (nk, p) */
-        gemm_packed(t->acc, p, t->S, KB, Vp + k0 * NR, Nk * NR, nq, nk, p);
+        /* 5. the weighted sum of the values, so far: acc (nq, p) (+)= P (nq, nk)
+         * · V_h[k0 …] (nk, p); the first block stores */
+        gemm_packed(mem->acc, p, mem->S, KB, Vp + k0 * NR, Nk * NR, t->nq, nk, p, k0 > 0);
     }
-    /* normalise: head output = acc / l */
-    for (q = 0; q < nq; q++) {
-        float *dst = concat + (b * Nq + q0 + q) * H + h * p;
-        if (!t->redo[q]) {
+    /* 4. (the softmax's division) head output = acc / l */
+    for (q = 0; q < t->nq; q++) {
+        float *dst = task_out(j, t, q);
+        if (!mem->redo[q]) {
             for (c = 0; c < p; c++)
-                dst[c] = t->acc[q * p + c] / t->l[q];
+                dst[c] = mem->acc[q * p + c] / mem->l[q];
         }
-        if (t->redo[q] || !row_finite(dst, p))
-            stream_row_exact(dst, t->dacc, Q + (b * Nq + q0 + q) * H + h * p, Kh, Vh, Nk, H, p,
-                             first_masked(mask, b, q0 + q, Nq, Nk), drop, (bh * Nq + q0 + q) * Nk);
+        if (mem->redo[q] || !row_finite(dst, p))
+            stream_row_exact(j, t, q, mem->dacc);
     }
 }
+
+/* ---- scratch memory, kept between calls ------------------------------ */
+
+/* A forward pass needs tens of MB of buffers. Allocated afresh on every
+ * call, the C library gives large blocks back to the kernel when they are
+ * freed, and the next call pays a page fault for every 4 KiB again (a
+ * tenth of a BERT-base layer's time on 2 cores). So the block of the last
+ * call is kept for the next: taken on entry (atomically: two calls at the
+ * same time never share it), given back on exit; a larger need replaces
+ * it. mha_fast_release frees it. */
+static _Atomic(struct kept_block *) kept;
+
+typedef struct kept_block {
+    size_t bytes; /* usable bytes after the header */
+    max_align_t align[];
+} kept_block;
+
+static kept_block *block_take(size_t bytes)
+{
+    kept_block *b = atomic_exchange(&kept, NULL);
+    if (b && b->bytes >= bytes)
+        return b;
+    free(b);
+    if (bytes > SIZE_MAX - sizeof *b - 64 || (b = malloc(sizeof *b + bytes + 64)) == NULL)
+        return NULL;
+    b->bytes = bytes + 64;
+    return b;
+}
+
+static void block_give(kept_block *b)
+{
+    free(atomic_exchange(&kept, b));
+}
+
+void mha_fast_release(void)
+{
+    free(atomic_exchange(&kept, NULL));
+}
+
+/* Buffers carved one after the other from a block, each 64-byte aligned:
+ * a first pass with base NULL adds up the size. */
+typedef struct carver {
+    char *base;
+    size_t off;
+    int too_large;
+} carver;
+
+/* Room for a × b elements of size bytes. */
+static void *carve(carver *c, size_t a, size_t b, size_t size)
+{
+    size_t bytes;
+    void *p;
+    if (size_mul(a, b, &bytes) || size_mul(bytes, size, &bytes) ||
+        bytes > SIZE_MAX / 2 - c->off) {
+        c->too_large = 1;
+        return NULL;
+    }
+    p = c->base ? c->base + c->off : NULL;
+    c->off += (bytes + 63) / 64 * 64;
+    return p;
+}
+
+/* Every buffer of one forward pass. */
+typedef struct fast_buffers {
+    float *Q, *K, *V; /* (B, Nq, H), (B, Nk, H), (B, Nk, H) */
+    float *concat;    /* (B, Nq, H) the heads side by side */
+    float *Kp, *Vp;   /* (B·NH, kp_head), (B·NH, vp_head) packed heads */
+    float *Wp;        /* the packed weights of one pass of projections */
+    task_mem *tm;     /* (threads,) each thread's scratch */
+} fast_buffers;
+
+/* The buffers for the sizes of job (its pointers unused), wp_floats of
+ * packed weights and the scratch of each of threads. */
+static void carve_all(carver *c, fast_buffers *f, const attn_job *job, size_t wp_floats,
+                      int threads)
+{
+    const size_t B = job->B, Nq = job->Nq, Nk = job->Nk, H = job->H, NH = job->NH, p = job->p;
+    const size_t srow = job->weights ? Nk : KB; /* a row of S */
+    int i;
+    /* B·Nq, B·Nk and B·NH: checked by the caller (B·Nq·H fits) */
+    f->Q = carve(c, B * Nq, H, sizeof(float));
+    f->concat = carve(c, B * Nq, H, sizeof(float));
+    f->K = carve(c, B * Nk, H, sizeof(float));
+    f->V = carve(c, B * Nk, H, sizeof(float));
+    f->Kp = carve(c, B * NH, job->kp_head, sizeof(float));
+    f->Vp = carve(c, B * NH, job->vp_head, sizeof(float));
+    f->Wp = carve(c, wp_floats, 1, sizeof(float));
+    f->tm = carve(c, (size_t)threads, 1, sizeof(task_mem));
+    for (i = 0; i < threads; i++) {
+        task_mem t;
+        t.S = carve(c, QB, srow, sizeof(float));
+        t.acc = carve(c, QB, p, sizeof(float));
+        t.m = carve(c, QB, 1, sizeof(float));
+        t.l = carve(c, QB, 1, sizeof(float));
+        t.redo = carve(c, QB, 1, 1);
+        t.dacc = carve(c, p, 1, sizeof(double));
+        if (f->tm)
+            f->tm[i] = t;
+    }
+}
+
+/* ---- the forward pass ------------------------------------------------ */
 
 int mha_forward_fast(float *out, float *weights, const float *queries, const float *keys,
                      const float *values, size_t B, size_t Nq, size_t Nk, const mha_params *m,
@@ -523,118 +965,111 @@ int mha_forward_fast(float *out, float *weights, const float *queries, const flo
 {
     const size_t H = m->num_hiddens, NH = m->num_heads, p = H / NH;
     const size_t qblocks = (Nq + QB - 1) / QB, ntasks = B * NH * qblocks;
-    const float scale = (float)(1.0 / sqrt((double)p));
-    float *Q = NULL, *K = NULL, *V = NULL; /* (B, Nq, H), (B, Nk, H), (B, Nk, H) */
-    float *concat = NULL;                  /* (B, Nq, H) the heads side by side */
-    float *Kp = NULL, *Vp = NULL;          /* (B·NH, kp_head), (B·NH, vp_head) packed heads */
     const size_t kpanels = (Nk + NR - 1) / NR, vpanels = (p + NR - 1) / NR;
-    const size_t kp_head = kpanels * p * NR, vp_head = vpanels * Nk * NR;
-    size_t qbytes, kbytes, pbytes;
-    long i;
-    int failed = 0, status = -1;
+    size_t kp_head = 0, vp_head = 0; /* floats of one head's K_hᵀ and V_h packed */
     const int parallel = mha_fast_threads(B, Nq, Nk, H) > 1;
+    const int threads = parallel ? attn_max_threads() : 1;
+    projection qkv[3] = {{NULL, queries, B * Nq, &m->W_q, (float)(1.0 / sqrt((double)p)), NULL},
+                         {NULL, keys, B * Nk, &m->W_k, 1.0f, NULL},
+                         {NULL, values, B * Nk, &m->W_v, 1.0f, NULL}};
+    projection proj_o = {out, NULL, B * Nq, &m->W_o, 1.0f, NULL};
+    size_t wp_floats, x;
+    fast_buffers f;
+    carver c = {NULL, 0, 0};
+    kept_block *block;
+    attn_job job;
+    proj_set qkv_set, o_set;
+    phase heads, tasks; /* packing the heads; the attention tasks */
 
     if (m->score != SCORE_DOT) {
         snprintf(err, errlen, "the fast path does dot-product scoring only");
         return -1;
     }
-    if (size_mul(B * Nq, H * sizeof(float), &qbytes) ||
-        size_mul(B * Nk, H * sizeof(float), &kbytes) ||
-        size_mul(B * NH, (kp_head > vp_head ? kp_head : vp_head) * sizeof(float), &pbytes)) {
+    /* the sizes of every buffer, checked, then one block for them all */
+    wp_floats = packed_floats(qkv, 3) > packed_floats(&proj_o, 1) ? packed_floats(qkv, 3)
+                                                                    : packed_floats(&proj_o, 1);
+    if (size_mul(B, Nq > Nk ? Nq : Nk, &x) || size_mul(x, H, &x) || size_mul(B, NH, &x) ||
+        size_mul(kpanels * NR, p, &kp_head) || size_mul(vpanels * NR, Nk, &vp_head))
+        c.too_large = 1;
+    job = (attn_job){NULL, weights, NULL, NULL, NULL, NULL, NULL, kp_head, vp_head,
+                     B, Nq, Nk, H, NH, p, mask, drop};
+    if (!c.too_large)
+        carve_all(&c, &f, &job, wp_floats, threads);
+    if (c.too_large) {
         snprintf(err, errlen, "the attention buffers are too large");
         return -1;
     }
-    Q = malloc(qbytes);
-    K = malloc(kbytes);
-    V = malloc(kbytes);
-    concat = malloc(qbytes);
-    Kp = malloc(pbytes);
-    Vp = malloc(pbytes);
-    if (!Q || !K || !V || !concat || !Kp || !Vp)
-        goto oom;
-
-    /* 1. project: Q = queries·W_qᵀ + b_q, K, V likewise */
-    if (linear_par(Q, queries, B * Nq, &m->W_q, parallel) ||
-        linear_par(K, keys, B * Nk, &m->W_k, parallel) ||
-        linear_par(V, values, B * Nk, &m->W_v, parallel))
-        goto oom;
-    /* fold the 1/sqrt(p) of the scores into Q */
-#pragma omp parallel for simd if (parallel)
-    for (i = 0; i < (long)(B * Nq * H); i++)
-        Q[i] *= scale;
-
-    /* 2. each head's K_hᵀ and V_h packed in NR-wide panels, once */
-#pragma omp parallel for schedule(dynamic, 1) if (parallel)
-    for (i = 0; i < (long)(B * NH); i++) {
-        const size_t b = (size_t)i / NH, h = (size_t)i % NH, j0max = kpanels * NR;
-        float *kp = Kp + (size_t)i * kp_head, *vp = Vp + (size_t)i * vp_head;
-        size_t j0;
-        /* K_hᵀ (p, Nk): panel j holds keys j·NR … for every one of the p rows */
-        for (j0 = 0; j0 < j0max; j0 += NR)
-            pack_panel(kp + (j0 / NR) * p * NR, K + b * Nk * H + h * p, H, 1, 0, p, j0,
-                       Nk - j0 < NR ? Nk - j0 : NR);
-        /* V_h (Nk, p): panel j holds columns j·NR … for every key */
-        for (j0 = 0; j0 < vpanels * NR; j0 += NR)
-            pack_panel(vp + (j0 / NR) * Nk * NR, V + b * Nk * H + h * p, H, 0, 0, Nk, j0,
-                       p - j0 < NR ? p - j0 : NR);
+    block = block_take(c.off);
+    if (!block) {
+        snprintf(err, errlen, "out of memory for the attention buffers");
+        return -1;
     }
+    c.base = (char *)block->align + (64 - (uintptr_t)block->align % 64) % 64;
+    c.off = 0;
+    carve_all(&c, &f, &job, wp_floats, threads);
 
-    /* 3. every (example, head, block of queries) on its own */
+    qkv[0].Y = f.Q;
+    qkv[1].Y = f.K;
+    qkv[2].Y = f.V;
+    proj_o.X = f.concat;
+    proj_init(&qkv_set, qkv, 3, f.Wp);
+    proj_init(&o_set, &proj_o, 1, f.Wp); /* the same room: W_o is packed after step 1 */
+    phase_init(&heads, B * NH);
+    phase_init(&tasks, ntasks);
+    job.concat = f.concat;
+    job.Q = f.Q;
+    job.K = f.K;
+    job.V = f.V;
+    job.Kp = f.Kp;
+    job.Vp = f.Vp;
 #pragma omp parallel if (parallel)
     {
-        task_mem t;
-        long task;
-        size_t srow = weights ? Nk : KB; /* a row of S */
-        t.S = malloc(QB * srow * sizeof(float));
-        t.acc = malloc(QB * p * sizeof(float));
-        t.m = malloc(QB * sizeof(float));
-        t.l = malloc(QB * sizeof(float));
-        t.redo = malloc(QB);
-        t.dacc = malloc(p * sizeof(double));
-        if (!t.S || !t.acc || !t.m || !t.l || !t.redo || !t.dacc) {
-#pragma omp atomic write
-            failed = 1;
-        }
-#pragma omp for schedule(dynamic, 1)
-        for (task = 0; task < (long)ntasks; task++) {
-            const size_t bh = (size_t)task / qblocks, q0 = ((size_t)task % qblocks) * QB;
-            const size_t nq = Nq - q0 < QB ? Nq - q0 : QB;
-            if (failed)
-                continue;
-            /* this head's column 0 of K and V, for rows done again in double */
-            const float *Kh = K + (bh / NH) * Nk * H + (bh % NH) * p;
-            const float *Vh = V + (bh / NH) * Nk * H + (bh % NH) * p;
-            if (weights)
-                block_with_weights(concat, weights, Q, Kp + bh * kp_head, Vp + bh * vp_head, Kh,
-                                   Vh, bh / NH, bh % NH, q0, nq, Nq, Nk, H, NH, p, mask, drop,
-                                   &t);
-            else
-                block_streaming(concat, Q, Kp + bh * kp_head, Vp + bh * vp_head, Kh, Vh,
-                                bh / NH, bh % NH, q0, nq, Nq, Nk, H, NH, p, mask, drop, &t);
-        }
-        free(t.S);
-        free(t.acc);
-        free(t.m);
-        free(t.l);
-        free(t.redo);
-        free(t.dacc);
-    }
-    if (failed)
-        goto oom;
+        task_mem *t = &f.tm[
+#ifdef _OPENMP
+            omp_get_thread_num()
+#else
+            0
+#endif
+        ];
+        size_t i;
 
-    /* 4. output = concat · W_oᵀ + b_o */
-    if (linear_par(out, concat, B * Nq, &m->W_o, parallel))
-        goto oom;
-    status = 0;
-    goto done;
-oom:
-    snprintf(err, errlen, "out of memory for the attention buffers");
-done:
-    free(Q);
-    free(K);
-    free(V);
-    free(concat);
-    free(Kp);
-    free(Vp);
-    return status;
+        /* 1. project: Q = queries·W_qᵀ + b_q, K, V likewise, the three at
+         * once; the 1/sqrt(p) of step 2 is folded into Q */
+        proj_run(&qkv_set);
+
+        /* (packing) each head's K_hᵀ and V_h in NR-wide panels, once */
+        while (phase_take(&heads, &i)) {
+            const size_t b = i / NH, h = i % NH;
+            float *kp = f.Kp + i * kp_head, *vp = f.Vp + i * vp_head;
+            const float *Kh = f.K + b * Nk * H + h * p, *Vh = f.V + b * Nk * H + h * p;
+            size_t j0;
+            /* K_hᵀ (p, Nk): panel j holds keys j·NR … for every one of the p rows */
+            for (j0 = 0; j0 < kpanels * NR; j0 += NR)
+                pack_panel(kp + (j0 / NR) * p * NR, Kh, H, 1, p, j0, Nk - j0 < NR ? Nk - j0 : NR);
+            /* V_h (Nk, p): panel j holds columns j·NR … for every key */
+            for (j0 = 0; j0 < vpanels * NR; j0 += NR)
+                pack_panel(vp + (j0 / NR) * Nk * NR, Vh, H, 0, Nk, j0, p - j0 < NR ? p - j0 : NR);
+            phase_done(&heads);
+        }
+        phase_wait(&heads);
+
+        /* 2.–5. every (example, head, block of queries) on its own: scores,
+         * scale (in Q), mask, softmax, weighted sum of the values into
+         * concat */
+        while (phase_take(&tasks, &i)) {
+            const size_t bh = i / qblocks, q0 = (i % qblocks) * QB;
+            const attn_task task = {bh / NH, bh % NH, q0, Nq - q0 < QB ? Nq - q0 : QB};
+            if (weights)
+                block_with_weights(&job, &task, t);
+            else
+                block_streaming(&job, &task, t);
+            phase_done(&tasks);
+        }
+        phase_wait(&tasks);
+
+        /* 6. output = concat(heads) · W_oᵀ + b_o */
+        proj_run(&o_set);
+    }
+    block_give(block);
+    return 0;
 }

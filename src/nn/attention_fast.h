@@ -17,6 +17,11 @@ int mha_forward_fast(float *out, float *weights, const float *queries, const flo
                      const float *values, size_t B, size_t Nq, size_t Nk, const mha_params *m,
                      const mha_masks *mask, const mha_dropout *drop, char *err, size_t errlen);
 
+/* mha_forward_fast keeps its scratch memory (one block, the size of its
+ * largest call) for the next call, so that repeated passes do not fault
+ * their pages in again; this frees it. */
+void mha_fast_release(void);
+
 /* Threads for the parallel loops (n <= 0 leaves the default: all cores). */
 void attn_set_threads(int n);
 int attn_max_threads(void);
