@@ -330,8 +330,8 @@ typedef struct step_dims {
     size_t B, T, BT, d, NH, p, C;
     float sqrt_d, inv_sqrt_p, keep_scale; /* √d, 1/√p, 1/(1 − dropout) */
     int causal;
-    const long *lens;         /* (B,) valid lengths, or NULL */
-    const mha_dropout *drop;  /* or NULL */
+    const long *lens;        /* (B,) valid lengths, or NULL */
+    const mha_dropout *drop; /* or NULL */
 } step_dims;
 
 /* 1. X (B, T, d) = embedding[token] · √d (+ P[t]) */
@@ -367,8 +367,8 @@ static void attention_forward(tfast_cache *c, const tmodel *m, const tfast_weigh
     for (b = 0; b < s->B; b++)
         for (h = 0; h < s->NH; h++) {
             if (s->T == 8 && s->p == 8) /* the defaults: a row of scores fits a register */
-                head_forward(c, b, h, 8, 8, d, s->NH, s->lens, s->causal, s->drop,
-                             s->inv_sqrt_p, s->keep_scale);
+                head_forward(c, b, h, 8, 8, d, s->NH, s->lens, s->causal, s->drop, s->inv_sqrt_p,
+                             s->keep_scale);
             else
                 head_forward(c, b, h, s->T, s->p, d, s->NH, s->lens, s->causal, s->drop,
                              s->inv_sqrt_p, s->keep_scale);
@@ -473,8 +473,7 @@ static void addnorm_backward(float *grads, tfast_cache *c, const tmodel *m, cons
 /* 2'. attention backward, from dY (B, T, d): d W_o and dO; per head dA,
  * dV, dS, dQ, dK; then d W_q, d W_k, d W_v, and dX += dQ W_q + dK W_k +
  * dV W_v */
-static void attention_backward(float *grads, tfast_cache *c, const tmodel *m,
-                               const step_dims *s)
+static void attention_backward(float *grads, tfast_cache *c, const tmodel *m, const step_dims *s)
 {
     const size_t d = s->d, BT = s->BT, bytes = BT * d * sizeof(float);
     size_t b, h;
@@ -487,8 +486,8 @@ static void attention_backward(float *grads, tfast_cache *c, const tmodel *m,
     for (b = 0; b < s->B; b++)
         for (h = 0; h < s->NH; h++) {
             if (s->T == 8 && s->p == 8)
-                head_backward(c, b, h, 8, 8, d, s->NH, s->lens, s->causal, s->drop,
-                              s->inv_sqrt_p, s->keep_scale);
+                head_backward(c, b, h, 8, 8, d, s->NH, s->lens, s->causal, s->drop, s->inv_sqrt_p,
+                              s->keep_scale);
             else
                 head_backward(c, b, h, s->T, s->p, d, s->NH, s->lens, s->causal, s->drop,
                               s->inv_sqrt_p, s->keep_scale);
@@ -502,8 +501,8 @@ static void attention_backward(float *grads, tfast_cache *c, const tmodel *m,
 }
 
 /* 1'. d embedding[token] += dX · √d */
-static void embed_backward(float *grads, const tfast_cache *c, const tmodel *m,
-                           const int *tokens, const step_dims *s)
+static void embed_backward(float *grads, const tfast_cache *c, const tmodel *m, const int *tokens,
+                           const step_dims *s)
 {
     const size_t d = s->d;
     float *dE = grad_of(grads, m, &m->embedding);
@@ -524,11 +523,19 @@ double tfast_step(float *grads, tfast_cache *c, const tmodel *m, const tfast_wei
     const size_t d = m->cfg.hiddens, NH = m->cfg.heads, p = d / NH;
     const int dropping = drop && drop->p > 0;
     const step_dims s = {
-        .B = B, .T = T, .BT = B * T, .d = d, .NH = NH, .p = p, .C = m->cfg.classes,
+        .B = B,
+        .T = T,
+        .BT = B * T,
+        .d = d,
+        .NH = NH,
+        .p = p,
+        .C = m->cfg.classes,
         .sqrt_d = (float)sqrt((double)d),
         .inv_sqrt_p = (float)(1.0 / sqrt((double)p)),
         .keep_scale = dropping ? (float)(1.0 / (1.0 - drop->p)) : 1.0f,
-        .causal = m->cfg.causal, .lens = lens, .drop = drop,
+        .causal = m->cfg.causal,
+        .lens = lens,
+        .drop = drop,
     };
     const size_t bytes = s.BT * d * sizeof(float);
     const float *feat = m->cfg.addnorm ? c->N : c->Y; /* (B, T, d) the head's input */
@@ -548,8 +555,8 @@ double tfast_step(float *grads, tfast_cache *c, const tmodel *m, const tfast_wei
 
     /* 4'. d head.weight, d head.bias, dN = d logits · head.weight */
     memset(c->dN, 0, bytes);
-    lin_bwd(c->dN, grad_of(grads, m, &m->head_weight), grad_of(grads, m, &m->head_bias),
-            c->dlogits, feat, s.BT, m->head_weight.data, d, s.C);
+    lin_bwd(c->dN, grad_of(grads, m, &m->head_weight), grad_of(grads, m, &m->head_bias), c->dlogits,
+            feat, s.BT, m->head_weight.data, d, s.C);
     memset(c->dX, 0, bytes);
     if (m->cfg.addnorm)
         addnorm_backward(grads, c, m, &s);
