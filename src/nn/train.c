@@ -49,18 +49,16 @@ static int is_data(const train_task *t)
     return t->kind == TASK_APPLE || t->kind == TASK_DATA;
 }
 
-int trainer_init(trainer *tr, train_task *task, const train_opts *opts, const tmodel *model,
-                 char *err, size_t errlen)
+static int out_of_memory(char *err, size_t errlen)
+{
+    snprintf(err, errlen, "out of memory for the training buffers");
+    return -1;
+}
+
+/* The model's shape: the task's vocabulary and classes, the options' rest. */
+static tmodel_config model_config(const train_task *task, const train_opts *opts)
 {
     tmodel_config cfg = {0};
-    size_t i, bytes;
-    memset(tr, 0, sizeof *tr);
-    tr->task = task;
-    tr->opts = *opts;
-    if (!(opts->lr > 0.0) || !isfinite(opts->lr)) {
-        snprintf(err, errlen, "the learning rate %g is not a positive number", opts->lr);
-        return -1;
-    }
     cfg.vocab = task->V;
     cfg.classes = task->C;
     cfg.hiddens = opts->hiddens;
@@ -70,55 +68,80 @@ int trainer_init(trainer *tr, train_task *task, const train_opts *opts, const tm
     cfg.bias = opts->bias;
     cfg.causal = opts->causal;
     cfg.dropout = opts->dropout;
-    if (model) {
-        const tmodel_config *mc = &model->cfg;
-        if (mc->vocab != cfg.vocab || mc->classes != cfg.classes || mc->hiddens != cfg.hiddens ||
-            mc->heads != cfg.heads || mc->addnorm != cfg.addnorm || mc->bias != cfg.bias ||
-            mc->posenc != cfg.posenc) {
-            snprintf(err, errlen, "the model (vocabulary %zu, classes %zu, hiddens %zu, heads "
-                     "%zu, posenc %d, addnorm %d, bias %d) does not fit the options (%zu, %zu, "
-                     "%zu, %zu, %d, %d, %d)", mc->vocab, mc->classes, mc->hiddens, mc->heads,
-                     mc->posenc, mc->addnorm, mc->bias, cfg.vocab, cfg.classes, cfg.hiddens,
-                     cfg.heads, cfg.posenc, cfg.addnorm, cfg.bias);
-            return -1;
-        }
-    }
-    if (tmodel_alloc(&tr->model, &cfg, err, errlen))
-        return -1;
-    if (model)
-        tmodel_copy_params(&tr->model, model);
-    else
-        tmodel_init(&tr->model, opts->seed);
-    if (optim_init(&tr->opt, opts->optimizer, opts->lr, tr->model.total, err, errlen))
-        goto fail;
+    return cfg;
+}
 
-    /* the batch: B sequences of T positions */
+/* A model to start from must have the shape the options ask for. */
+static int check_model_fits(const tmodel *model, const tmodel_config *cfg, char *err, size_t errlen)
+{
+    const tmodel_config *mc = &model->cfg;
+    if (mc->vocab != cfg->vocab || mc->classes != cfg->classes || mc->hiddens != cfg->hiddens ||
+        mc->heads != cfg->heads || mc->addnorm != cfg->addnorm || mc->bias != cfg->bias ||
+        mc->posenc != cfg->posenc) {
+        snprintf(err, errlen,
+                 "the model (vocabulary %zu, classes %zu, hiddens %zu, heads "
+                 "%zu, posenc %d, addnorm %d, bias %d) does not fit the options (%zu, %zu, "
+                 "%zu, %zu, %d, %d, %d)",
+                 mc->vocab, mc->classes, mc->hiddens, mc->heads, mc->posenc, mc->addnorm, mc->bias,
+                 cfg->vocab, cfg->classes, cfg->hiddens, cfg->heads, cfg->posenc, cfg->addnorm,
+                 cfg->bias);
+        return -1;
+    }
+    return 0;
+}
+
+/* The batch: B sequences of T positions, the order of a data set's
+ * sequences, and the batches' random stream. */
+static int batch_init(trainer *tr, char *err, size_t errlen)
+{
+    const train_task *task = tr->task;
+    size_t i;
     if (is_data(task)) {
         tr->T = task->train.T;
-        tr->B = opts->batch_size == 0 || opts->batch_size >= task->train.n ? task->train.n
-                                                                           : opts->batch_size;
+        tr->B = tr->opts.batch_size == 0 || tr->opts.batch_size >= task->train.n
+                    ? task->train.n
+                    : tr->opts.batch_size;
         if (!(tr->order = malloc((task->train.n ? task->train.n : 1) * sizeof *tr->order)))
-            goto oom;
+            return out_of_memory(err, errlen);
         for (i = 0; i < task->train.n; i++)
             tr->order[i] = i;
         tr->cursor = task->train.n; /* shuffle before the first batch */
     } else {
         tr->T = task->length;
-        tr->B = opts->batch_size ? opts->batch_size : 64;
+        tr->B = tr->opts.batch_size ? tr->opts.batch_size : 64;
     }
     if (tr->B == 0) {
         snprintf(err, errlen, "no training sequences");
-        goto fail;
+        return -1;
     }
     if (train_set_alloc(&tr->batch, tr->B, tr->T, err, errlen))
-        goto fail;
-    rng_seed(&tr->data_rng, opts->seed ^ 0x6261746368657321ULL); /* "batches!" */
+        return -1;
+    rng_seed(&tr->data_rng, tr->opts.seed ^ 0x6261746368657321ULL); /* "batches!" */
+    return 0;
+}
 
-    /* chunks, each with its cache and gradient buffer */
+/* The longest sequences the caches must hold: evaluation sets may be
+ * longer than the training batches. */
+static size_t longest_sequence(const trainer *tr)
+{
+    size_t Tmax = tr->T;
+    if (tr->task->heldout.T > Tmax)
+        Tmax = tr->task->heldout.T;
+    if (tr->task->eval.T > Tmax)
+        Tmax = tr->task->eval.T;
+    return Tmax;
+}
+
+/* The chunks, each with its caches (reference and fast) and gradient
+ * buffers (nchunks × total), and the fast path's transposed weights. */
+static int chunks_alloc(trainer *tr, char *err, size_t errlen)
+{
+    const size_t Tmax = longest_sequence(tr);
+    size_t i, bytes;
     tr->nchunks = (tr->B + TRAIN_CHUNK - 1) / TRAIN_CHUNK;
     if (size_mul(tr->nchunks, tr->model.total, &bytes) ||
         size_mul(bytes, sizeof(double), &bytes))
-        goto oom;
+        return out_of_memory(err, errlen);
     tr->cache = calloc(tr->nchunks, sizeof *tr->cache);
     tr->fcache = calloc(tr->nchunks, sizeof *tr->fcache);
     tr->chunk_grads = malloc(bytes ? bytes : 1);
@@ -127,29 +150,45 @@ int trainer_init(trainer *tr, train_task *task, const train_opts *opts, const tm
     tr->chunk_loss = calloc(tr->nchunks, sizeof *tr->chunk_loss);
     tr->chunk_count = calloc(tr->nchunks, sizeof *tr->chunk_count);
     tr->chunk_correct = calloc(tr->nchunks, sizeof *tr->chunk_correct);
-    if (!tr->cache || !tr->fcache || !tr->chunk_grads || !tr->chunk_gradsf || !tr->grads || !tr->chunk_loss || !tr->chunk_count ||
-        !tr->chunk_correct)
-        goto oom;
+    if (!tr->cache || !tr->fcache || !tr->chunk_grads || !tr->chunk_gradsf || !tr->grads ||
+        !tr->chunk_loss || !tr->chunk_count || !tr->chunk_correct)
+        return out_of_memory(err, errlen);
     for (i = 0; i < tr->nchunks; i++) {
-        /* evaluation sets may be longer than the training batches */
-        size_t Tmax = tr->T;
-        if (task->heldout.T > Tmax)
-            Tmax = task->heldout.T;
-        if (task->eval.T > Tmax)
-            Tmax = task->eval.T;
         if (tcache_alloc(&tr->cache[i], &tr->model, TRAIN_CHUNK, Tmax, err, errlen))
-            goto fail;
+            return -1;
         if (tfast_cache_alloc(&tr->fcache[i], &tr->model, TRAIN_CHUNK, Tmax))
-            goto oom;
+            return out_of_memory(err, errlen);
     }
     if (tfast_weights_alloc(&tr->fw, &tr->model))
-        goto oom;
+        return out_of_memory(err, errlen);
     return 0;
-oom:
-    snprintf(err, errlen, "out of memory for the training buffers");
-fail:
-    trainer_free(tr);
-    return -1;
+}
+
+int trainer_init(trainer *tr, train_task *task, const train_opts *opts, const tmodel *model,
+                 char *err, size_t errlen)
+{
+    const tmodel_config cfg = model_config(task, opts);
+    memset(tr, 0, sizeof *tr);
+    tr->task = task;
+    tr->opts = *opts;
+    if (!(opts->lr > 0.0) || !isfinite(opts->lr)) {
+        snprintf(err, errlen, "the learning rate %g is not a positive number", opts->lr);
+        return -1;
+    }
+    if (model && check_model_fits(model, &cfg, err, errlen))
+        return -1;
+    if (tmodel_alloc(&tr->model, &cfg, err, errlen))
+        return -1;
+    if (model)
+        tmodel_copy_params(&tr->model, model);
+    else
+        tmodel_init(&tr->model, opts->seed);
+    if (optim_init(&tr->opt, opts->optimizer, opts->lr, tr->model.total, err, errlen) ||
+        batch_init(tr, err, errlen) || chunks_alloc(tr, err, errlen)) {
+        trainer_free(tr);
+        return -1;
+    }
+    return 0;
 }
 
 void trainer_free(trainer *tr)
@@ -223,31 +262,27 @@ static mha_dropout chunk_dropout(const trainer *tr, unsigned long long step_seed
     return d;
 }
 
-int trainer_step(trainer *tr, train_stats *stats, char *err, size_t errlen)
+/* The batch's number of targets: the mean loss divides by it. */
+static size_t batch_targets(const trainer *tr)
+{
+    size_t count = 0, i;
+    for (i = 0; i < tr->B * tr->T; i++)
+        count += tr->batch.targets[i] >= 0;
+    return count;
+}
+
+/* Forward and backward of the batch, chunk by chunk in parallel, each into
+ * its own gradient buffer: chunk_gradsf (the fast path, train_fast.c) or
+ * chunk_grads (the reference), with the loss and counts of each chunk.
+ * The gradients are of the mean loss over the batch's count targets. */
+static int chunks_forward_backward(trainer *tr, size_t count, unsigned long long step_seed,
+                                   char *err, size_t errlen)
 {
     const size_t total = tr->model.total, B = tr->B, T = tr->T;
-    size_t count = 0, correct = 0, i, c;
-    double loss = 0.0;
-    int failed = 0;
     const int nth = train_threads(tr);
+    int failed = 0;
     char cerr[256] = "";
-    rng sr;
-    unsigned long long step_seed;
-
-    next_batch(tr);
-    /* the batch's number of targets: the mean divides by it */
-    for (i = 0; i < B * T; i++)
-        count += tr->batch.targets[i] >= 0;
-    if (count == 0) {
-        snprintf(err, errlen, "step %ld: the batch has no targets", tr->step + 1);
-        return -1;
-    }
-    rng_seed(&sr, tr->opts.seed ^ ((unsigned long long)tr->step * 0xd1b54a32d192ed03ULL));
-    step_seed = rng_next(&sr);
-
-    if (!tr->opts.reference)
-        tfast_weights_update(&tr->fw, &tr->model);
-    /* forward and backward, chunk by chunk, each into its own buffer */
+    size_t c;
     (void)nth; /* (unused without OpenMP) */
 #pragma omp parallel for schedule(static) num_threads(nth)
     for (c = 0; c < tr->nchunks; c++) {
@@ -258,7 +293,6 @@ int trainer_step(trainer *tr, train_stats *stats, char *err, size_t errlen)
         mha_dropout drop = chunk_dropout(tr, step_seed, b0);
         char e[256];
         if (!tr->opts.reference) {
-            /* the fast path (train_fast.c) */
             float *gf = tr->chunk_gradsf + c * total;
             memset(gf, 0, total * sizeof *gf);
             tr->chunk_loss[c] = tfast_step(gf, &tr->fcache[c], &tr->model, &tr->fw, tok, lens, tgt,
@@ -283,10 +317,18 @@ int trainer_step(trainer *tr, train_stats *stats, char *err, size_t errlen)
         snprintf(err, errlen, "%s", cerr);
         return -1;
     }
+    return 0;
+}
 
-    /* add the chunks' gradients in chunk order */
+/* tr->grads (total,) = the chunks' gradients added in chunk order; the
+ * summed loss returned, the correct count in *correct. */
+static double sum_chunks(trainer *tr, size_t *correct)
+{
+    const size_t total = tr->model.total;
+    double loss = 0.0;
+    size_t c, i;
     memset(tr->grads, 0, total * sizeof *tr->grads);
-    correct = 0;
+    *correct = 0;
     for (c = 0; c < tr->nchunks; c++) {
         if (tr->opts.reference) {
             const double *g = tr->chunk_grads + c * total;
@@ -298,9 +340,33 @@ int trainer_step(trainer *tr, train_stats *stats, char *err, size_t errlen)
                 tr->grads[i] += g[i];
         }
         loss += tr->chunk_loss[c];
-        correct += tr->chunk_correct[c];
+        *correct += tr->chunk_correct[c];
     }
-    loss /= (double)count;
+    return loss;
+}
+
+int trainer_step(trainer *tr, train_stats *stats, char *err, size_t errlen)
+{
+    size_t count, correct;
+    double loss;
+    rng sr;
+    unsigned long long step_seed;
+
+    next_batch(tr);
+    count = batch_targets(tr);
+    if (count == 0) {
+        snprintf(err, errlen, "step %ld: the batch has no targets", tr->step + 1);
+        return -1;
+    }
+    /* the step's dropout stream: one seed per step */
+    rng_seed(&sr, tr->opts.seed ^ ((unsigned long long)tr->step * 0xd1b54a32d192ed03ULL));
+    step_seed = rng_next(&sr);
+
+    if (!tr->opts.reference)
+        tfast_weights_update(&tr->fw, &tr->model);
+    if (chunks_forward_backward(tr, count, step_seed, err, errlen))
+        return -1;
+    loss = sum_chunks(tr, &correct) / (double)count;
     if (!isfinite(loss)) {
         snprintf(err, errlen, "step %ld: the loss became %s; try a smaller --lr", tr->step + 1,
                  isnan(loss) ? "nan" : "infinite");
@@ -407,68 +473,92 @@ int trainer_attention(trainer *tr, const int *tokens, size_t len, float *weights
     return 0;
 }
 
-int trainer_apple(trainer *tr, const train_set *s, const long *cues, size_t ncues,
-                  train_apple *out, char *err, size_t errlen)
+/* What trainer_apple keeps of each sentence, at its labelled position. */
+typedef struct apple_rows {
+    float *feat, *inp; /* (n, d) 苹果's output and input */
+    int *cls;          /* (n,) its class */
+} apple_rows;
+
+static void apple_rows_free(apple_rows *r)
 {
-    const size_t d = tr->model.cfg.hiddens, NH = tr->model.cfg.heads, T = s->T;
-    float *feat = NULL, *inp = NULL; /* (n, d) 苹果's output and input */
-    int *cls = NULL;                 /* (n,) its class */
-    size_t i, j, h, k, nw = 0, na = 0, correct = 0;
-    double cue = 0.0, sw = 0.0, sa = 0.0, swi = 0.0, sai = 0.0;
+    free(r->feat);
+    free(r->inp);
+    free(r->cls);
+}
+
+static int apple_rows_alloc(apple_rows *r, size_t n, size_t d)
+{
     size_t bytes;
-    memset(out, 0, sizeof *out);
-    if (s->n == 0) {
-        snprintf(err, errlen, "no sentences to measure");
+    memset(r, 0, sizeof *r);
+    if (size_mul(n, d, &bytes) || size_mul(bytes, sizeof(float), &bytes) ||
+        !(r->feat = malloc(bytes)) || !(r->inp = malloc(bytes)) ||
+        !(r->cls = malloc(n * sizeof *r->cls))) {
+        apple_rows_free(r);
         return -1;
     }
-    if (size_mul(s->n, d, &bytes) || size_mul(bytes, sizeof(float), &bytes) ||
-        !(feat = malloc(bytes)) || !(inp = malloc(bytes)) ||
-        !(cls = malloc(s->n * sizeof *cls))) {
-        free(feat);
-        free(inp);
-        snprintf(err, errlen, "out of memory for the 苹果 measurements");
+    return 0;
+}
+
+/* cue += the attention of row `at` on the cue keys, averaged over heads;
+ * A (NH, T, T) the weights of one sentence. */
+static void add_cue_weight(double *cue, const float *A, const int *tok, size_t NH, size_t T,
+                           size_t at, const long *cues, size_t ncues)
+{
+    size_t h, k, j;
+    for (h = 0; h < NH; h++) {
+        const float *row = A + (h * T + at) * T; /* (T,) */
+        for (k = 0; k < T; k++) {
+            for (j = 0; j < ncues; j++)
+                if (tok[k] == cues[j])
+                    break;
+            if (j < ncues)
+                *cue += row[k] / (double)NH;
+        }
+    }
+}
+
+/* Sentence i of s through the model: its attention on the cue keys added
+ * to *cue, 苹果's output and input and its class kept in row i of r.
+ * Returns 1 when the model predicts the class, 0 when not, -1 on error. */
+static int apple_measure(trainer *tr, const train_set *s, size_t i, const long *cues, size_t ncues,
+                         apple_rows *r, double *cue, char *err, size_t errlen)
+{
+    const size_t d = tr->model.cfg.hiddens, C = tr->model.cfg.classes, T = s->T;
+    const int *tok = s->tokens + i * T, *tgt = s->targets + i * T;
+    tcache *c = &tr->cache[0];
+    size_t at = T, best = 0, k;
+    for (k = 0; k < T; k++)
+        if (tgt[k] >= 0) {
+            at = k; /* the labelled position: the first label_at token */
+            break;
+        }
+    if (at == T) {
+        snprintf(err, errlen, "sentence %zu has no label", i + 1);
         return -1;
     }
-    for (i = 0; i < s->n; i++) {
-        const int *tok = s->tokens + i * T, *tgt = s->targets + i * T;
-        tcache *c = &tr->cache[0];
-        size_t at = T, C = tr->model.cfg.classes, best = 0;
-        for (k = 0; k < T; k++)
-            if (tgt[k] >= 0) {
-                at = k; /* the labelled position: the first label_at token */
-                break;
-            }
-        if (at == T) {
-            snprintf(err, errlen, "sentence %zu has no label", i + 1);
-            goto fail;
-        }
-        if (tmodel_forward(&tr->model, c, tok, s->lens + i, 1, T, NULL, err, errlen))
-            goto fail;
-        /* the attention of its row on the cue keys, averaged over heads */
-        for (h = 0; h < NH; h++) {
-            const float *row = c->A + (h * T + at) * T; /* (T,) */
-            for (k = 0; k < T; k++) {
-                for (j = 0; j < ncues; j++)
-                    if (tok[k] == cues[j])
-                        break;
-                if (j < ncues)
-                    cue += row[k] / (double)NH;
-            }
-        }
-        memcpy(feat + i * d, tcache_features(c, &tr->model) + at * d, d * sizeof(float));
-        memcpy(inp + i * d, c->X + at * d, d * sizeof(float));
-        cls[i] = tgt[at];
-        for (k = 1; k < C; k++)
-            if (c->logits[at * C + k] > c->logits[at * C + best])
-                best = k;
-        correct += best == (size_t)cls[i];
-    }
-    /* mean cosine over pairs, within and across classes */
-    for (i = 0; i < s->n; i++)
-        for (j = i + 1; j < s->n; j++) {
-            double cf = attn_cosine(feat + i * d, feat + j * d, d);
-            double ci = attn_cosine(inp + i * d, inp + j * d, d);
-            if (cls[i] == cls[j]) {
+    if (tmodel_forward(&tr->model, c, tok, s->lens + i, 1, T, NULL, err, errlen))
+        return -1;
+    add_cue_weight(cue, c->A, tok, tr->model.cfg.heads, T, at, cues, ncues);
+    memcpy(r->feat + i * d, tcache_features(c, &tr->model) + at * d, d * sizeof(float));
+    memcpy(r->inp + i * d, c->X + at * d, d * sizeof(float));
+    r->cls[i] = tgt[at];
+    for (k = 1; k < C; k++)
+        if (c->logits[at * C + k] > c->logits[at * C + best])
+            best = k;
+    return best == (size_t)r->cls[i];
+}
+
+/* The mean cosine over pairs of the n rows, within and across classes, of
+ * 苹果's output and of its input. */
+static void apple_cosines(train_apple *out, const apple_rows *r, size_t n, size_t d)
+{
+    double sw = 0.0, sa = 0.0, swi = 0.0, sai = 0.0;
+    size_t i, j, nw = 0, na = 0;
+    for (i = 0; i < n; i++)
+        for (j = i + 1; j < n; j++) {
+            double cf = attn_cosine(r->feat + i * d, r->feat + j * d, d);
+            double ci = attn_cosine(r->inp + i * d, r->inp + j * d, d);
+            if (r->cls[i] == r->cls[j]) {
                 sw += cf;
                 swi += ci;
                 nw++;
@@ -478,19 +568,38 @@ int trainer_apple(trainer *tr, const train_set *s, const long *cues, size_t ncue
                 na++;
             }
         }
-    out->accuracy = (double)correct / (double)s->n;
-    out->cue_weight = cue / (double)s->n;
     out->cos_within = nw ? sw / (double)nw : 0.0;
     out->cos_across = na ? sa / (double)na : 0.0;
     out->cos_within_input = nw ? swi / (double)nw : 0.0;
     out->cos_across_input = na ? sai / (double)na : 0.0;
-    free(feat);
-    free(inp);
-    free(cls);
+}
+
+int trainer_apple(trainer *tr, const train_set *s, const long *cues, size_t ncues, train_apple *out,
+                  char *err, size_t errlen)
+{
+    apple_rows r;
+    size_t i, correct = 0;
+    double cue = 0.0;
+    memset(out, 0, sizeof *out);
+    if (s->n == 0) {
+        snprintf(err, errlen, "no sentences to measure");
+        return -1;
+    }
+    if (apple_rows_alloc(&r, s->n, tr->model.cfg.hiddens)) {
+        snprintf(err, errlen, "out of memory for the 苹果 measurements");
+        return -1;
+    }
+    for (i = 0; i < s->n; i++) {
+        int right = apple_measure(tr, s, i, cues, ncues, &r, &cue, err, errlen);
+        if (right < 0) {
+            apple_rows_free(&r);
+            return -1;
+        }
+        correct += (size_t)right;
+    }
+    out->accuracy = (double)correct / (double)s->n;
+    out->cue_weight = cue / (double)s->n;
+    apple_cosines(out, &r, s->n, tr->model.cfg.hiddens);
+    apple_rows_free(&r);
     return 0;
-fail:
-    free(feat);
-    free(inp);
-    free(cls);
-    return -1;
 }

@@ -325,80 +325,94 @@ static inline void head_backward(tfast_cache *c, size_t b, size_t h, size_t T, s
     }
 }
 
-double tfast_step(float *grads, tfast_cache *c, const tmodel *m, const tfast_weights *w,
-                  const int *tokens, const long *lens, const int *targets, size_t B, size_t T,
-                  double scale, const mha_dropout *drop, size_t *count, size_t *correct)
-{
-    const size_t d = m->cfg.hiddens, NH = m->cfg.heads, p = d / NH, C = m->cfg.classes;
-    const size_t BT = B * T;
-    const float sqrt_d = (float)sqrt((double)d), inv_sqrt_p = (float)(1.0 / sqrt((double)p));
-    const int causal = m->cfg.causal, dropping = drop && drop->p > 0;
-    const float keep_scale = dropping ? (float)(1.0 / (1.0 - drop->p)) : 1.0f;
-    const float *feat;
-    size_t b, h, k, i, r, n = 0, right = 0;
-    double loss = 0.0;
+/* The sizes and constants of one step, as train_fast.h names them. */
+typedef struct step_dims {
+    size_t B, T, BT, d, NH, p, C;
+    float sqrt_d, inv_sqrt_p, keep_scale; /* √d, 1/√p, 1/(1 − dropout) */
+    int causal;
+    const long *lens;        /* (B,) valid lengths, or NULL */
+    const mha_dropout *drop; /* or NULL */
+} step_dims;
 
-    /* 1. X = embedding[token] · √d (+ P[t]) */
-    for (r = 0; r < BT; r++) {
-        const float *e = m->embedding.data + (size_t)tokens[r] * d, *P = c->P + (r % T) * d;
+/* 1. X (B, T, d) = embedding[token] · √d (+ P[t]) */
+static void embed_forward(tfast_cache *c, const tmodel *m, const int *tokens, const step_dims *s)
+{
+    const size_t d = s->d;
+    size_t r, i;
+    for (r = 0; r < s->BT; r++) {
+        const float *e = m->embedding.data + (size_t)tokens[r] * d, *P = c->P + (r % s->T) * d;
         float *x = c->X + r * d;
         if (m->cfg.posenc) {
 #pragma omp simd
             for (i = 0; i < d; i++)
-                x[i] = e[i] * sqrt_d + P[i];
+                x[i] = e[i] * s->sqrt_d + P[i];
         } else {
 #pragma omp simd
             for (i = 0; i < d; i++)
-                x[i] = e[i] * sqrt_d;
+                x[i] = e[i] * s->sqrt_d;
         }
     }
+}
 
-    /* 2. attention: Q, K, V, then per head softmax(Q Kᵀ/√p, masked)·V, W_o */
+/* 2. attention: Q, K, V (B, T, d), then per head softmax(Q Kᵀ/√p, masked)
+ * into A (B, NH, T, T) and ·V into O (B, T, d), then Y = O W_oᵀ */
+static void attention_forward(tfast_cache *c, const tmodel *m, const tfast_weights *w,
+                              const step_dims *s)
+{
+    const size_t d = s->d, BT = s->BT;
+    size_t b, h;
     lin_fwd(c->Q, c->X, BT, w->Wq, m->mha.W_q.bias.data, d, d);
     lin_fwd(c->K, c->X, BT, w->Wk, m->mha.W_k.bias.data, d, d);
     lin_fwd(c->V, c->X, BT, w->Wv, m->mha.W_v.bias.data, d, d);
-    for (b = 0; b < B; b++)
-        for (h = 0; h < NH; h++) {
-            if (T == 8 && p == 8) /* the defaults: a row of scores fits a register */
-                head_forward(c, b, h, 8, 8, d, NH, lens, causal, drop, inv_sqrt_p, keep_scale);
+    for (b = 0; b < s->B; b++)
+        for (h = 0; h < s->NH; h++) {
+            if (s->T == 8 && s->p == 8) /* the defaults: a row of scores fits a register */
+                head_forward(c, b, h, 8, 8, d, s->NH, s->lens, s->causal, s->drop, s->inv_sqrt_p,
+                             s->keep_scale);
             else
-                head_forward(c, b, h, T, p, d, NH, lens, causal, drop, inv_sqrt_p, keep_scale);
+                head_forward(c, b, h, s->T, s->p, d, s->NH, s->lens, s->causal, s->drop,
+                             s->inv_sqrt_p, s->keep_scale);
         }
     lin_fwd(c->Y, c->O, BT, w->Wo, m->mha.W_o.bias.data, d, d);
+}
 
-    /* 3. (addnorm) N = LayerNorm(X + Y) */
-    if (m->cfg.addnorm) {
-        for (r = 0; r < BT; r++) {
-            const float *x = c->X + r * d, *y = c->Y + r * d;
-            float *nr = c->N + r * d, mean = 0.0f, var = 0.0f, rs;
+/* 3. (addnorm) N (B, T, d) = LayerNorm(X + Y), 1/σ into rstd (B, T) */
+static void addnorm_forward(tfast_cache *c, const tmodel *m, const step_dims *s)
+{
+    const size_t d = s->d;
+    size_t r, i;
+    for (r = 0; r < s->BT; r++) {
+        const float *x = c->X + r * d, *y = c->Y + r * d;
+        float *nr = c->N + r * d, mean = 0.0f, var = 0.0f, rs;
 #pragma omp simd reduction(+ : mean)
-            for (i = 0; i < d; i++)
-                mean += x[i] + y[i];
-            mean /= (float)d;
+        for (i = 0; i < d; i++)
+            mean += x[i] + y[i];
+        mean /= (float)d;
 #pragma omp simd reduction(+ : var)
-            for (i = 0; i < d; i++) {
-                float z = x[i] + y[i] - mean;
-                var += z * z;
-            }
-            rs = 1.0f / sqrtf(var / (float)d + LN_EPS);
-            c->rstd[r] = rs;
-            /* x̂ = (Z − mean)/σ waits in dY's buffer for the backward pass */
-            for (i = 0; i < d; i++) {
-                float xh = (x[i] + y[i] - mean) * rs;
-                c->dY[r * d + i] = xh;
-                nr[i] = xh * m->ln_weight.data[i] + m->ln_bias.data[i];
-            }
+        for (i = 0; i < d; i++) {
+            float z = x[i] + y[i] - mean;
+            var += z * z;
+        }
+        rs = 1.0f / sqrtf(var / (float)d + LN_EPS);
+        c->rstd[r] = rs;
+        /* x̂ = (Z − mean)/σ waits in dY's buffer for the backward pass */
+        for (i = 0; i < d; i++) {
+            float xh = (x[i] + y[i] - mean) * rs;
+            c->dY[r * d + i] = xh;
+            nr[i] = xh * m->ln_weight.data[i] + m->ln_bias.data[i];
         }
     }
-    feat = m->cfg.addnorm ? c->N : c->Y;
+}
 
-    /* 4. logits = N · head.weightᵀ + head.bias */
-    lin_fwd(c->logits, feat, BT, w->head, m->head_bias.data, d, C);
-    if (!targets)
-        return 0.0;
-
-    /* 5. loss, and d logits = (softmax − one-hot) · scale */
-    for (r = 0; r < BT; r++) {
+/* 5. the summed loss over the positions with a target, their count and
+ * correct count, and d logits (B, T, C) = (softmax − one-hot) · scale */
+static double loss_forward_backward(tfast_cache *c, const int *targets, double scale,
+                                    const step_dims *s, size_t *count, size_t *correct)
+{
+    const size_t C = s->C;
+    size_t r, k, n = 0, right = 0;
+    double loss = 0.0;
+    for (r = 0; r < s->BT; r++) {
         const float *z = c->logits + r * C;
         float *dz = c->dlogits + r * C, max = z[0];
         double sum = 0.0;
@@ -424,54 +438,59 @@ double tfast_step(float *grads, tfast_cache *c, const tmodel *m, const tfast_wei
         *count = n;
     if (correct)
         *correct = right;
-    if (!grads)
-        return loss;
+    return loss;
+}
 
-    /* 4'. d head.weight, d head.bias, dN = d logits · head.weight */
-    memset(c->dN, 0, BT * d * sizeof(float));
-    lin_bwd(c->dN, grad_of(grads, m, &m->head_weight), grad_of(grads, m, &m->head_bias),
-            c->dlogits, feat, BT, m->head_weight.data, d, C);
-
-    /* 3'. LayerNorm backward: dZ = rstd (dx̂ − mean(dx̂) − x̂ mean(dx̂ x̂)) */
-    memset(c->dX, 0, BT * d * sizeof(float));
-    if (m->cfg.addnorm) {
-        float *dgamma = grad_of(grads, m, &m->ln_weight), *dbeta = grad_of(grads, m, &m->ln_bias);
-        for (r = 0; r < BT; r++) {
-            const float *dn = c->dN + r * d;
-            float *xh = c->dY + r * d; /* x̂, replaced by dZ below */
-            float m1 = 0.0f, m2 = 0.0f;
-            for (i = 0; i < d; i++) {
-                float dxh = dn[i] * m->ln_weight.data[i];
-                dgamma[i] += dn[i] * xh[i];
-                dbeta[i] += dn[i];
-                m1 += dxh;
-                m2 += dxh * xh[i];
-            }
-            m1 /= (float)d;
-            m2 /= (float)d;
-            for (i = 0; i < d; i++) {
-                float dz = c->rstd[r] * (dn[i] * m->ln_weight.data[i] - m1 - xh[i] * m2);
-                xh[i] = dz;
-                c->dX[r * d + i] = dz;
-            }
+/* 3'. LayerNorm backward, from dN (B, T, d) and x̂ in dY: d ln.weight,
+ * d ln.bias, and dZ = rstd (dx̂ − mean(dx̂) − x̂ mean(dx̂ x̂)), where
+ * dx̂ = dN ⊙ ln.weight, into both dY and dX (the residual) */
+static void addnorm_backward(float *grads, tfast_cache *c, const tmodel *m, const step_dims *s)
+{
+    const size_t d = s->d;
+    float *dgamma = grad_of(grads, m, &m->ln_weight), *dbeta = grad_of(grads, m, &m->ln_bias);
+    size_t r, i;
+    for (r = 0; r < s->BT; r++) {
+        const float *dn = c->dN + r * d;
+        float *xh = c->dY + r * d; /* x̂, replaced by dZ below */
+        float m1 = 0.0f, m2 = 0.0f;
+        for (i = 0; i < d; i++) {
+            float dxh = dn[i] * m->ln_weight.data[i];
+            dgamma[i] += dn[i] * xh[i];
+            dbeta[i] += dn[i];
+            m1 += dxh;
+            m2 += dxh * xh[i];
         }
-    } else {
-        memcpy(c->dY, c->dN, BT * d * sizeof(float));
+        m1 /= (float)d;
+        m2 /= (float)d;
+        for (i = 0; i < d; i++) {
+            float dz = c->rstd[r] * (dn[i] * m->ln_weight.data[i] - m1 - xh[i] * m2);
+            xh[i] = dz;
+            c->dX[r * d + i] = dz;
+        }
     }
+}
 
-    /* 2'. attention backward: d W_o, dO; per head dA, dV, dS, dQ, dK */
-    memset(c->dO, 0, BT * d * sizeof(float));
-    memset(c->dQ, 0, BT * d * sizeof(float));
-    memset(c->dK, 0, BT * d * sizeof(float));
-    memset(c->dV, 0, BT * d * sizeof(float));
+/* 2'. attention backward, from dY (B, T, d): d W_o and dO; per head dA,
+ * dV, dS, dQ, dK; then d W_q, d W_k, d W_v, and dX += dQ W_q + dK W_k +
+ * dV W_v */
+static void attention_backward(float *grads, tfast_cache *c, const tmodel *m, const step_dims *s)
+{
+    const size_t d = s->d, BT = s->BT, bytes = BT * d * sizeof(float);
+    size_t b, h;
+    memset(c->dO, 0, bytes);
+    memset(c->dQ, 0, bytes);
+    memset(c->dK, 0, bytes);
+    memset(c->dV, 0, bytes);
     lin_bwd(c->dO, grad_of(grads, m, &m->mha.W_o.weight), grad_of(grads, m, &m->mha.W_o.bias),
             c->dY, c->O, BT, m->mha.W_o.weight.data, d, d);
-    for (b = 0; b < B; b++)
-        for (h = 0; h < NH; h++) {
-            if (T == 8 && p == 8)
-                head_backward(c, b, h, 8, 8, d, NH, lens, causal, drop, inv_sqrt_p, keep_scale);
+    for (b = 0; b < s->B; b++)
+        for (h = 0; h < s->NH; h++) {
+            if (s->T == 8 && s->p == 8)
+                head_backward(c, b, h, 8, 8, d, s->NH, s->lens, s->causal, s->drop, s->inv_sqrt_p,
+                              s->keep_scale);
             else
-                head_backward(c, b, h, T, p, d, NH, lens, causal, drop, inv_sqrt_p, keep_scale);
+                head_backward(c, b, h, s->T, s->p, d, s->NH, s->lens, s->causal, s->drop,
+                              s->inv_sqrt_p, s->keep_scale);
         }
     lin_bwd(c->dX, grad_of(grads, m, &m->mha.W_q.weight), grad_of(grads, m, &m->mha.W_q.bias),
             c->dQ, c->X, BT, m->mha.W_q.weight.data, d, d);
@@ -479,17 +498,71 @@ double tfast_step(float *grads, tfast_cache *c, const tmodel *m, const tfast_wei
             c->dK, c->X, BT, m->mha.W_k.weight.data, d, d);
     lin_bwd(c->dX, grad_of(grads, m, &m->mha.W_v.weight), grad_of(grads, m, &m->mha.W_v.bias),
             c->dV, c->X, BT, m->mha.W_v.weight.data, d, d);
+}
 
-    /* 1'. d embedding[token] += dX · √d */
-    {
-        float *dE = grad_of(grads, m, &m->embedding);
-        for (r = 0; r < BT; r++) {
-            float *de = dE + (size_t)tokens[r] * d;
-            const float *dx = c->dX + r * d;
+/* 1'. d embedding[token] += dX · √d */
+static void embed_backward(float *grads, const tfast_cache *c, const tmodel *m, const int *tokens,
+                           const step_dims *s)
+{
+    const size_t d = s->d;
+    float *dE = grad_of(grads, m, &m->embedding);
+    size_t r, i;
+    for (r = 0; r < s->BT; r++) {
+        float *de = dE + (size_t)tokens[r] * d;
+        const float *dx = c->dX + r * d;
 #pragma omp simd
-            for (i = 0; i < d; i++)
-                de[i] += dx[i] * sqrt_d;
-        }
+        for (i = 0; i < d; i++)
+            de[i] += dx[i] * s->sqrt_d;
     }
+}
+
+double tfast_step(float *grads, tfast_cache *c, const tmodel *m, const tfast_weights *w,
+                  const int *tokens, const long *lens, const int *targets, size_t B, size_t T,
+                  double scale, const mha_dropout *drop, size_t *count, size_t *correct)
+{
+    const size_t d = m->cfg.hiddens, NH = m->cfg.heads, p = d / NH;
+    const int dropping = drop && drop->p > 0;
+    const step_dims s = {
+        .B = B,
+        .T = T,
+        .BT = B * T,
+        .d = d,
+        .NH = NH,
+        .p = p,
+        .C = m->cfg.classes,
+        .sqrt_d = (float)sqrt((double)d),
+        .inv_sqrt_p = (float)(1.0 / sqrt((double)p)),
+        .keep_scale = dropping ? (float)(1.0 / (1.0 - drop->p)) : 1.0f,
+        .causal = m->cfg.causal,
+        .lens = lens,
+        .drop = drop,
+    };
+    const size_t bytes = s.BT * d * sizeof(float);
+    const float *feat = m->cfg.addnorm ? c->N : c->Y; /* (B, T, d) the head's input */
+    double loss;
+
+    embed_forward(c, m, tokens, &s);
+    attention_forward(c, m, w, &s);
+    if (m->cfg.addnorm)
+        addnorm_forward(c, m, &s);
+    /* 4. logits (B, T, C) = feat · head.weightᵀ + head.bias */
+    lin_fwd(c->logits, feat, s.BT, w->head, m->head_bias.data, d, s.C);
+    if (!targets)
+        return 0.0;
+    loss = loss_forward_backward(c, targets, scale, &s, count, correct);
+    if (!grads)
+        return loss;
+
+    /* 4'. d head.weight, d head.bias, dN = d logits · head.weight */
+    memset(c->dN, 0, bytes);
+    lin_bwd(c->dN, grad_of(grads, m, &m->head_weight), grad_of(grads, m, &m->head_bias), c->dlogits,
+            feat, s.BT, m->head_weight.data, d, s.C);
+    memset(c->dX, 0, bytes);
+    if (m->cfg.addnorm)
+        addnorm_backward(grads, c, m, &s);
+    else
+        memcpy(c->dY, c->dN, bytes); /* dY = dN */
+    attention_backward(grads, c, m, &s);
+    embed_backward(grads, c, m, tokens, &s);
     return loss;
 }
