@@ -730,6 +730,41 @@ static void test_apple_corpus(const char *path)
             }
         }
     }
+    /* no word but the cues tells the sense in training: every other word
+     * occurs in fruit and in company sentences, every cue word in one
+     * sense only (else a head could read 一个 or 新的 instead of 吃 or 发布) */
+    {
+        unsigned char *senses_of = calloc(a.V, 1); /* (V,) bit 0 fruit, bit 1 company */
+        CHECK(senses_of != NULL);
+        for (i = 0; senses_of && i < a.train.n; i++) {
+            const int *tok = a.train.tokens + i * a.train.T;
+            const int *tg = a.train.targets + i * a.train.T;
+            int sense = -1;
+            for (k = 0; k < (size_t)a.train.lens[i]; k++)
+                if (tg[k] >= 0)
+                    sense = tg[k];
+            CHECK(sense == 0 || sense == 1);
+            for (k = 0; sense >= 0 && k < (size_t)a.train.lens[i]; k++)
+                senses_of[tok[k]] |= (unsigned char)(1u << sense);
+        }
+        for (i = 1; senses_of && i < V_train; i++) {
+            int is_cue = 0, ok;
+            for (j = 0; j < ncues; j++)
+                is_cue |= (long)i == cues[j];
+            if ((long)i == a.label_at)
+                ok = senses_of[i] == 3;
+            else
+                ok = is_cue ? senses_of[i] == 1 || senses_of[i] == 2 : senses_of[i] == 3;
+            check_count++;
+            if (!ok) {
+                check_failed++;
+                fprintf(stderr, "%s word \"%s\" occurs in %s in training\n",
+                        is_cue ? "cue" : "non-cue", a.vocab[i],
+                        senses_of[i] == 3 ? "both senses" : "one sense only");
+            }
+        }
+        free(senses_of);
+    }
     train_task_free(&a);
     train_task_free(&f);
 }
