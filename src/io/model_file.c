@@ -129,15 +129,12 @@ static int get_bool(const cJSON *root, const char *key, int *out, char *err, siz
     return 0;
 }
 
-static int load_root(const cJSON *root, tmodel *m, char ***vocab, size_t *V, char ***classes,
-                     size_t *C, int causal, double dropout, char *err, size_t errlen)
+/* root an object of the known keys, saved by attn train. */
+static int check_root(const cJSON *root, char *err, size_t errlen)
 {
     static const char *const keys[] = {"command", "vocab", "classes", "num_hiddens",
                                        "num_heads", "posenc", "addnorm", "state_dict", NULL};
-    const cJSON *a, *sd, *cmd;
-    tmodel_config cfg = {0};
-    long d, h;
-    size_t i;
+    const cJSON *a, *cmd;
     if (!cJSON_IsObject(root)) {
         snprintf(err, errlen, "$: expected an object, got %s", json_type_name(root));
         return -1;
@@ -158,6 +155,15 @@ static int load_root(const cJSON *root, tmodel *m, char ***vocab, size_t *V, cha
         snprintf(err, errlen, "$.command: expected \"train\" (a model saved by attn train)");
         return -1;
     }
+    return 0;
+}
+
+/* The configuration: vocab and classes (copied into *vocab, *classes),
+ * num_hiddens, num_heads, posenc, addnorm; causal and dropout as given. */
+static int read_config(const cJSON *root, tmodel_config *cfg, char ***vocab, size_t *V,
+                       char ***classes, size_t *C, char *err, size_t errlen)
+{
+    long d, h;
     if (get_names(root, "vocab", vocab, V, err, errlen) ||
         get_names(root, "classes", classes, C, err, errlen))
         return -1;
@@ -175,24 +181,48 @@ static int load_root(const cJSON *root, tmodel *m, char ***vocab, size_t *V, cha
         json_get_count(cJSON_GetObjectItemCaseSensitive(root, "num_heads"), "$.num_heads", 1,
                        100000, &h, err, errlen))
         return -1;
-    cfg.vocab = *V;
-    cfg.classes = *C;
-    cfg.hiddens = (size_t)d;
-    cfg.heads = (size_t)h;
-    cfg.causal = causal;
-    cfg.dropout = dropout;
-    if (get_bool(root, "posenc", &cfg.posenc, err, errlen) ||
-        get_bool(root, "addnorm", &cfg.addnorm, err, errlen))
+    cfg->vocab = *V;
+    cfg->classes = *C;
+    cfg->hiddens = (size_t)d;
+    cfg->heads = (size_t)h;
+    if (get_bool(root, "posenc", &cfg->posenc, err, errlen) ||
+        get_bool(root, "addnorm", &cfg->addnorm, err, errlen))
         return -1;
-    sd = cJSON_GetObjectItemCaseSensitive(root, "state_dict");
-    if (!cJSON_IsObject(sd)) {
-        snprintf(err, errlen, "$.state_dict: expected an object, got %s", json_type_name(sd));
+    return 0;
+}
+
+/* Parameter i of m from the state_dict sd, of m's shape. */
+static int read_param(const cJSON *sd, tmodel *m, size_t i, char *err, size_t errlen)
+{
+    tensor *t = m->param[i].t, got = {0};
+    char path[96], want[64], gs[64];
+    snprintf(path, sizeof path, "$.state_dict[\"%s\"]", m->param[i].name);
+    if (!cJSON_GetObjectItemCaseSensitive(sd, m->param[i].name)) {
+        snprintf(err, errlen, "$.state_dict: missing \"%s\"", m->param[i].name);
         return -1;
     }
-    cfg.bias = cJSON_GetObjectItemCaseSensitive(sd, "W_q.bias") != NULL;
-    if (tmodel_alloc(m, &cfg, err, errlen))
+    if (json_get_tensor(cJSON_GetObjectItemCaseSensitive(sd, m->param[i].name), path, 1, 2, &got,
+                        err, errlen))
         return -1;
-    /* every key a parameter of this configuration, every parameter there */
+    if (got.ndim != t->ndim || got.shape[0] != t->shape[0] ||
+        (t->ndim == 2 && got.shape[1] != t->shape[1])) {
+        tensor_shape_str(want, sizeof want, t->ndim, t->shape);
+        tensor_shape_str(gs, sizeof gs, got.ndim, got.shape);
+        snprintf(err, errlen, "%s: expected shape %s, got %s", path, want, gs);
+        tensor_free(&got);
+        return -1;
+    }
+    memcpy(t->data, got.data, t->size * sizeof(float));
+    tensor_free(&got);
+    return 0;
+}
+
+/* The state_dict sd into m: every key a parameter of this configuration,
+ * every parameter there. */
+static int read_state_dict(const cJSON *sd, tmodel *m, char *err, size_t errlen)
+{
+    const cJSON *a;
+    size_t i;
     cJSON_ArrayForEach(a, sd)
     {
         if (!tmodel_find(m, a->string)) {
@@ -201,29 +231,30 @@ static int load_root(const cJSON *root, tmodel *m, char ***vocab, size_t *V, cha
             return -1;
         }
     }
-    for (i = 0; i < m->nparams; i++) {
-        tensor *t = m->param[i].t, got = {0};
-        char path[96], want[64], gs[64];
-        snprintf(path, sizeof path, "$.state_dict[\"%s\"]", m->param[i].name);
-        if (!cJSON_GetObjectItemCaseSensitive(sd, m->param[i].name)) {
-            snprintf(err, errlen, "$.state_dict: missing \"%s\"", m->param[i].name);
+    for (i = 0; i < m->nparams; i++)
+        if (read_param(sd, m, i, err, errlen))
             return -1;
-        }
-        if (json_get_tensor(cJSON_GetObjectItemCaseSensitive(sd, m->param[i].name), path, 1, 2,
-                            &got, err, errlen))
-            return -1;
-        if (got.ndim != t->ndim || got.shape[0] != t->shape[0] ||
-            (t->ndim == 2 && got.shape[1] != t->shape[1])) {
-            tensor_shape_str(want, sizeof want, t->ndim, t->shape);
-            tensor_shape_str(gs, sizeof gs, got.ndim, got.shape);
-            snprintf(err, errlen, "%s: expected shape %s, got %s", path, want, gs);
-            tensor_free(&got);
-            return -1;
-        }
-        memcpy(t->data, got.data, t->size * sizeof(float));
-        tensor_free(&got);
-    }
     return 0;
+}
+
+static int load_root(const cJSON *root, tmodel *m, char ***vocab, size_t *V, char ***classes,
+                     size_t *C, int causal, double dropout, char *err, size_t errlen)
+{
+    const cJSON *sd;
+    tmodel_config cfg = {0};
+    if (check_root(root, err, errlen) || read_config(root, &cfg, vocab, V, classes, C, err, errlen))
+        return -1;
+    cfg.causal = causal;
+    cfg.dropout = dropout;
+    sd = cJSON_GetObjectItemCaseSensitive(root, "state_dict");
+    if (!cJSON_IsObject(sd)) {
+        snprintf(err, errlen, "$.state_dict: expected an object, got %s", json_type_name(sd));
+        return -1;
+    }
+    cfg.bias = cJSON_GetObjectItemCaseSensitive(sd, "W_q.bias") != NULL;
+    if (tmodel_alloc(m, &cfg, err, errlen))
+        return -1;
+    return read_state_dict(sd, m, err, errlen);
 }
 
 int model_file_load(const char *path, tmodel *m, char ***vocab, size_t *V, char ***classes,

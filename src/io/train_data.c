@@ -371,6 +371,84 @@ static int tab_preset(strtab *t, const char *const *names, size_t n)
     return 0;
 }
 
+/* Whether the data has labels ("labels" or "label_at"), into rd->labels;
+ * with labels, the token a label is read at into *label_at. */
+static int read_label_at(reader *rd, const cJSON *root, const char **label_at)
+{
+    const cJSON *la;
+    rd->labels = cJSON_GetObjectItemCaseSensitive(root, "labels") != NULL ||
+                 cJSON_GetObjectItemCaseSensitive(root, "label_at") != NULL;
+    la = cJSON_GetObjectItemCaseSensitive(root, "label_at");
+    if (!rd->labels)
+        return 0;
+    if (!la)
+        return fail(rd, "%s: has \"labels\" but no \"label_at\" (the token a label is read at)%s",
+                    "$", "");
+    if (!cJSON_IsString(la) || la->valuestring[0] == '\0')
+        return fail(rd, "%s: expected a token (a non-empty string), got %s", "$.label_at",
+                    cJSON_IsString(la) ? "an empty string" : json_type_name(la));
+    *label_at = la->valuestring;
+    return 0;
+}
+
+/* The vocabulary: <pad> first, or the saved model's (and its classes). */
+static int preset_tables(reader *rd, const char *const *vocab, size_t V, const char *const *classes,
+                         size_t C)
+{
+    if (vocab) {
+        if (V == 0 || strcmp(vocab[0], PAD) != 0 || tab_preset(&rd->vocab, vocab, V)) {
+            snprintf(rd->err, rd->errlen,
+                     "%s: the model's vocabulary does not start with \"<pad>\"", rd->name);
+            return -1;
+        }
+        if (classes && tab_preset(&rd->classes, classes, C)) {
+            oom(rd);
+            return -1;
+        }
+    } else if (tab_id(&rd->vocab, PAD) != 0) {
+        oom(rd);
+        return -1;
+    }
+    return 0;
+}
+
+/* The training part at "$" and, when there, the part at "$.heldout". */
+static int read_parts(reader *rd, const cJSON *root, const char *label_at, train_task *task)
+{
+    const cJSON *ho;
+    if (read_part(rd, root, "$", label_at, &task->train))
+        return -1;
+    ho = cJSON_GetObjectItemCaseSensitive(root, "heldout");
+    if (ho && !cJSON_IsNull(ho)) {
+        if (!cJSON_IsObject(ho))
+            return fail(rd, "%s: expected an object with sequences, got %s", "$.heldout",
+                        json_type_name(ho));
+        if (read_part(rd, ho, "$.heldout", label_at, &task->heldout))
+            return -1;
+    }
+    return 0;
+}
+
+/* The tables of rd handed over to task: its vocabulary, and its classes
+ * (the vocabulary itself for token targets). */
+static void hand_over_tables(reader *rd, train_task *task, const char *label_at)
+{
+    task->V = rd->vocab.n;
+    task->vocab = rd->vocab.names;
+    rd->vocab.names = NULL;
+    rd->vocab.n = 0;
+    if (rd->labels) {
+        task->C = rd->classes.n;
+        task->classes = rd->classes.names;
+        rd->classes.names = NULL;
+        rd->classes.n = 0;
+        task->label_at = train_task_token(task, label_at);
+    } else {
+        task->C = task->V;
+        task->classes = task->vocab;
+    }
+}
+
 int train_data_from_json(train_task *task, const cJSON *root, const char *name,
                          const char *const *vocab, size_t V, const char *const *classes,
                          size_t C, char *err, size_t errlen)
@@ -378,7 +456,6 @@ int train_data_from_json(train_task *task, const cJSON *root, const char *name,
     static const char *const top_keys[] = {"sequences", "targets", "labels", "label_at",
                                            "heldout", NULL};
     reader rd;
-    const cJSON *la, *ho;
     const char *label_at = NULL;
     memset(&rd, 0, sizeof rd);
     memset(task, 0, sizeof *task);
@@ -392,72 +469,15 @@ int train_data_from_json(train_task *task, const cJSON *root, const char *name,
         fail(&rd, "%s: expected an object, got %s", "$", json_type_name(root));
         goto bad;
     }
-    if (check_keys(&rd, root, "$", top_keys))
+    if (check_keys(&rd, root, "$", top_keys) || read_label_at(&rd, root, &label_at) ||
+        preset_tables(&rd, vocab, V, classes, C) || read_parts(&rd, root, label_at, task))
         goto bad;
-    rd.labels = cJSON_GetObjectItemCaseSensitive(root, "labels") != NULL ||
-                cJSON_GetObjectItemCaseSensitive(root, "label_at") != NULL;
-    la = cJSON_GetObjectItemCaseSensitive(root, "label_at");
-    if (rd.labels) {
-        if (!la) {
-            fail(&rd, "%s: has \"labels\" but no \"label_at\" (the token a label is read at)%s",
-                 "$", "");
-            goto bad;
-        }
-        if (!cJSON_IsString(la) || la->valuestring[0] == '\0') {
-            fail(&rd, "%s: expected a token (a non-empty string), got %s", "$.label_at",
-                 cJSON_IsString(la) ? "an empty string" : json_type_name(la));
-            goto bad;
-        }
-        label_at = la->valuestring;
-    }
-    /* the vocabulary: <pad> first, or the saved model's */
-    if (vocab) {
-        if (V == 0 || strcmp(vocab[0], PAD) != 0 || tab_preset(&rd.vocab, vocab, V)) {
-            snprintf(err, errlen, "%s: the model's vocabulary does not start with \"<pad>\"", name);
-            goto bad;
-        }
-        if (classes && tab_preset(&rd.classes, classes, C)) {
-            oom(&rd);
-            goto bad;
-        }
-    } else if (tab_id(&rd.vocab, PAD) != 0) {
-        oom(&rd);
-        goto bad;
-    }
-
-    if (read_part(&rd, root, "$", label_at, &task->train))
-        goto bad;
-    ho = cJSON_GetObjectItemCaseSensitive(root, "heldout");
-    if (ho && !cJSON_IsNull(ho)) {
-        if (!cJSON_IsObject(ho)) {
-            fail(&rd, "%s: expected an object with sequences, got %s", "$.heldout",
-                 json_type_name(ho));
-            goto bad;
-        }
-        if (read_part(&rd, ho, "$.heldout", label_at, &task->heldout))
-            goto bad;
-    }
     if (!rd.labels && vocab && classes && C != V) {
         snprintf(err, errlen, "%s: token targets need a model whose classes are its vocabulary",
                  name);
         goto bad;
     }
-
-    /* hand the tables over */
-    task->V = rd.vocab.n;
-    task->vocab = rd.vocab.names;
-    rd.vocab.names = NULL;
-    rd.vocab.n = 0;
-    if (rd.labels) {
-        task->C = rd.classes.n;
-        task->classes = rd.classes.names;
-        rd.classes.names = NULL;
-        rd.classes.n = 0;
-        task->label_at = train_task_token(task, label_at);
-    } else {
-        task->C = task->V;
-        task->classes = task->vocab;
-    }
+    hand_over_tables(&rd, task, label_at);
     tab_free(&rd.vocab);
     tab_free(&rd.classes);
     return 0;

@@ -959,72 +959,79 @@ static void carve_all(carver *c, fast_buffers *f, const attn_job *job, size_t wp
 
 /* ---- the forward pass ------------------------------------------------ */
 
-int mha_forward_fast(float *out, float *weights, const float *queries, const float *keys,
-                     const float *values, size_t B, size_t Nq, size_t Nk, const mha_params *m,
-                     const mha_masks *mask, const mha_dropout *drop, char *err, size_t errlen)
+/* The sizes of job's packed heads (kp_head, vp_head) and of every buffer,
+ * checked, then one kept block carved into f for them all: the block, or
+ * NULL with err set. */
+static kept_block *take_buffers(fast_buffers *f, attn_job *job, size_t wp_floats, int threads,
+                                char *err, size_t errlen)
 {
-    const size_t H = m->num_hiddens, NH = m->num_heads, p = H / NH;
-    const size_t qblocks = (Nq + QB - 1) / QB, ntasks = B * NH * qblocks;
+    const size_t B = job->B, Nq = job->Nq, Nk = job->Nk, H = job->H, NH = job->NH, p = job->p;
     const size_t kpanels = (Nk + NR - 1) / NR, vpanels = (p + NR - 1) / NR;
-    size_t kp_head = 0, vp_head = 0; /* floats of one head's K_hᵀ and V_h packed */
-    const int parallel = mha_fast_threads(B, Nq, Nk, H) > 1;
-    const int threads = parallel ? attn_max_threads() : 1;
-    projection qkv[3] = {{NULL, queries, B * Nq, &m->W_q, (float)(1.0 / sqrt((double)p)), NULL},
-                         {NULL, keys, B * Nk, &m->W_k, 1.0f, NULL},
-                         {NULL, values, B * Nk, &m->W_v, 1.0f, NULL}};
-    projection proj_o = {out, NULL, B * Nq, &m->W_o, 1.0f, NULL};
-    size_t wp_floats, x;
-    fast_buffers f;
     carver c = {NULL, 0, 0};
     kept_block *block;
-    attn_job job;
-    proj_set qkv_set, o_set;
-    phase heads, tasks; /* packing the heads; the attention tasks */
-
-    if (m->score != SCORE_DOT) {
-        snprintf(err, errlen, "the fast path does dot-product scoring only");
-        return -1;
-    }
-    /* the sizes of every buffer, checked, then one block for them all */
-    wp_floats = packed_floats(qkv, 3) > packed_floats(&proj_o, 1) ? packed_floats(qkv, 3)
-                                                                    : packed_floats(&proj_o, 1);
+    size_t x;
     if (size_mul(B, Nq > Nk ? Nq : Nk, &x) || size_mul(x, H, &x) || size_mul(B, NH, &x) ||
-        size_mul(kpanels * NR, p, &kp_head) || size_mul(vpanels * NR, Nk, &vp_head))
+        size_mul(kpanels * NR, p, &job->kp_head) || size_mul(vpanels * NR, Nk, &job->vp_head))
         c.too_large = 1;
-    job = (attn_job){NULL, weights, NULL, NULL, NULL, NULL, NULL, kp_head, vp_head,
-                     B, Nq, Nk, H, NH, p, mask, drop};
     if (!c.too_large)
-        carve_all(&c, &f, &job, wp_floats, threads);
+        carve_all(&c, f, job, wp_floats, threads);
     if (c.too_large) {
         snprintf(err, errlen, "the attention buffers are too large");
-        return -1;
+        return NULL;
     }
     block = block_take(c.off);
     if (!block) {
         snprintf(err, errlen, "out of memory for the attention buffers");
-        return -1;
+        return NULL;
     }
     c.base = (char *)block->align + (64 - (uintptr_t)block->align % 64) % 64;
     c.off = 0;
-    carve_all(&c, &f, &job, wp_floats, threads);
+    carve_all(&c, f, job, wp_floats, threads);
+    return block;
+}
 
-    qkv[0].Y = f.Q;
-    qkv[1].Y = f.K;
-    qkv[2].Y = f.V;
-    proj_o.X = f.concat;
-    proj_init(&qkv_set, qkv, 3, f.Wp);
-    proj_init(&o_set, &proj_o, 1, f.Wp); /* the same room: W_o is packed after step 1 */
-    phase_init(&heads, B * NH);
-    phase_init(&tasks, ntasks);
-    job.concat = f.concat;
-    job.Q = f.Q;
-    job.K = f.K;
-    job.V = f.V;
-    job.Kp = f.Kp;
-    job.Vp = f.Vp;
+/* (packing) head i = b·NH + h: its K_hᵀ and V_h in NR-wide panels, once */
+static void pack_head(const fast_buffers *f, const attn_job *job, size_t i)
+{
+    const size_t Nk = job->Nk, H = job->H, NH = job->NH, p = job->p;
+    const size_t kpanels = (Nk + NR - 1) / NR, vpanels = (p + NR - 1) / NR;
+    const size_t b = i / NH, h = i % NH;
+    float *kp = f->Kp + i * job->kp_head, *vp = f->Vp + i * job->vp_head;
+    const float *Kh = f->K + b * Nk * H + h * p, *Vh = f->V + b * Nk * H + h * p;
+    size_t j0;
+    /* K_hᵀ (p, Nk): panel j holds keys j·NR … for every one of the p rows */
+    for (j0 = 0; j0 < kpanels * NR; j0 += NR)
+        pack_panel(kp + (j0 / NR) * p * NR, Kh, H, 1, p, j0, Nk - j0 < NR ? Nk - j0 : NR);
+    /* V_h (Nk, p): panel j holds columns j·NR … for every key */
+    for (j0 = 0; j0 < vpanels * NR; j0 += NR)
+        pack_panel(vp + (j0 / NR) * Nk * NR, Vh, H, 0, Nk, j0, p - j0 < NR ? p - j0 : NR);
+}
+
+/* 2.–5. task i = (example, head, block of queries) on its own: scores,
+ * scale (in Q), mask, softmax, weighted sum of the values into concat */
+static void attend_task(const attn_job *job, size_t i, task_mem *t)
+{
+    const size_t qblocks = (job->Nq + QB - 1) / QB;
+    const size_t bh = i / qblocks, q0 = (i % qblocks) * QB;
+    const attn_task task = {bh / job->NH, bh % job->NH, q0, job->Nq - q0 < QB ? job->Nq - q0 : QB};
+    if (job->weights)
+        block_with_weights(job, &task, t);
+    else
+        block_streaming(job, &task, t);
+}
+
+/* Steps 1 to 6 on the threads of one parallel region (one thread when
+ * parallel is 0), the phases one after the other. */
+static void run_steps(const fast_buffers *f, const attn_job *job, proj_set *qkv_set,
+                      proj_set *o_set, int parallel)
+{
+    const size_t qblocks = (job->Nq + QB - 1) / QB;
+    phase heads, tasks; /* packing the heads; the attention tasks */
+    phase_init(&heads, job->B * job->NH);
+    phase_init(&tasks, job->B * job->NH * qblocks);
 #pragma omp parallel if (parallel)
     {
-        task_mem *t = &f.tm[
+        task_mem *t = &f->tm[
 #ifdef _OPENMP
             omp_get_thread_num()
 #else
@@ -1035,41 +1042,70 @@ int mha_forward_fast(float *out, float *weights, const float *queries, const flo
 
         /* 1. project: Q = queries·W_qᵀ + b_q, K, V likewise, the three at
          * once; the 1/sqrt(p) of step 2 is folded into Q */
-        proj_run(&qkv_set);
+        proj_run(qkv_set);
 
-        /* (packing) each head's K_hᵀ and V_h in NR-wide panels, once */
+        /* (packing) each head's K_hᵀ and V_h */
         while (phase_take(&heads, &i)) {
-            const size_t b = i / NH, h = i % NH;
-            float *kp = f.Kp + i * kp_head, *vp = f.Vp + i * vp_head;
-            const float *Kh = f.K + b * Nk * H + h * p, *Vh = f.V + b * Nk * H + h * p;
-            size_t j0;
-            /* K_hᵀ (p, Nk): panel j holds keys j·NR … for every one of the p rows */
-            for (j0 = 0; j0 < kpanels * NR; j0 += NR)
-                pack_panel(kp + (j0 / NR) * p * NR, Kh, H, 1, p, j0, Nk - j0 < NR ? Nk - j0 : NR);
-            /* V_h (Nk, p): panel j holds columns j·NR … for every key */
-            for (j0 = 0; j0 < vpanels * NR; j0 += NR)
-                pack_panel(vp + (j0 / NR) * Nk * NR, Vh, H, 0, Nk, j0, p - j0 < NR ? p - j0 : NR);
+            pack_head(f, job, i);
             phase_done(&heads);
         }
         phase_wait(&heads);
 
-        /* 2.–5. every (example, head, block of queries) on its own: scores,
-         * scale (in Q), mask, softmax, weighted sum of the values into
-         * concat */
+        /* 2.–5. every (example, head, block of queries) */
         while (phase_take(&tasks, &i)) {
-            const size_t bh = i / qblocks, q0 = (i % qblocks) * QB;
-            const attn_task task = {bh / NH, bh % NH, q0, Nq - q0 < QB ? Nq - q0 : QB};
-            if (weights)
-                block_with_weights(&job, &task, t);
-            else
-                block_streaming(&job, &task, t);
+            attend_task(job, i, t);
             phase_done(&tasks);
         }
         phase_wait(&tasks);
 
         /* 6. output = concat(heads) · W_oᵀ + b_o */
-        proj_run(&o_set);
+        proj_run(o_set);
     }
+}
+
+int mha_forward_fast(float *out, float *weights, const float *queries, const float *keys,
+                     const float *values, size_t B, size_t Nq, size_t Nk, const mha_params *m,
+                     const mha_masks *mask, const mha_dropout *drop, char *err, size_t errlen)
+{
+    const size_t H = m->num_hiddens, NH = m->num_heads, p = H / NH;
+    const int parallel = mha_fast_threads(B, Nq, Nk, H) > 1;
+    const int threads = parallel ? attn_max_threads() : 1;
+    projection qkv[3] = {{NULL, queries, B * Nq, &m->W_q, (float)(1.0 / sqrt((double)p)), NULL},
+                         {NULL, keys, B * Nk, &m->W_k, 1.0f, NULL},
+                         {NULL, values, B * Nk, &m->W_v, 1.0f, NULL}};
+    projection proj_o = {out, NULL, B * Nq, &m->W_o, 1.0f, NULL};
+    size_t wp_floats;
+    fast_buffers f;
+    kept_block *block;
+    attn_job job;
+    proj_set qkv_set, o_set;
+
+    if (m->score != SCORE_DOT) {
+        snprintf(err, errlen, "the fast path does dot-product scoring only");
+        return -1;
+    }
+    /* the sizes of every buffer, checked, then one block for them all */
+    wp_floats = packed_floats(qkv, 3) > packed_floats(&proj_o, 1) ? packed_floats(qkv, 3)
+                                                                    : packed_floats(&proj_o, 1);
+    job = (attn_job){NULL, weights, NULL, NULL, NULL, NULL, NULL, 0, 0,
+                     B, Nq, Nk, H, NH, p, mask, drop};
+    block = take_buffers(&f, &job, wp_floats, threads, err, errlen);
+    if (!block)
+        return -1;
+
+    qkv[0].Y = f.Q;
+    qkv[1].Y = f.K;
+    qkv[2].Y = f.V;
+    proj_o.X = f.concat;
+    proj_init(&qkv_set, qkv, 3, f.Wp);
+    proj_init(&o_set, &proj_o, 1, f.Wp); /* the same room: W_o is packed after step 1 */
+    job.concat = f.concat;
+    job.Q = f.Q;
+    job.K = f.K;
+    job.V = f.V;
+    job.Kp = f.Kp;
+    job.Vp = f.Vp;
+    run_steps(&f, &job, &qkv_set, &o_set, parallel);
     block_give(block);
     return 0;
 }
