@@ -216,8 +216,8 @@ static void run_free(run *r)
         train_task_free(&r->task);
     if (r->has_loaded)
         tmodel_free(&r->loaded);
-    model_file_free_strings(r->lvocab, r->lV);
-    model_file_free_strings(r->lclasses, r->lC);
+    train_strings_free(r->lvocab, r->lV);
+    train_strings_free(r->lclasses, r->lC);
     for (i = 0; i < NSNAP; i++)
         for (p = 0; p < MAX_PROBES; p++)
             free(r->snaps[i].weights[p]);

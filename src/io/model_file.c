@@ -56,16 +56,6 @@ int model_file_save(const char *path, const tmodel *m, const char *const *vocab,
     return atomic_commit(&af, err, errlen);
 }
 
-static void free_strings(char **s, size_t n)
-{
-    size_t i;
-    if (!s)
-        return;
-    for (i = 0; i < n; i++)
-        free(s[i]);
-    free(s);
-}
-
 /* An array of distinct non-empty strings at key, copied. */
 static int get_names(const cJSON *root, const char *key, char ***out, size_t *n, char *err,
                      size_t errlen)
@@ -102,7 +92,7 @@ static int get_names(const cJSON *root, const char *key, char ***out, size_t *n,
     for (i = 0; i < *n; i++) {
         size_t len = strlen(v[i]) + 1;
         if (!((*out)[i] = malloc(len))) {
-            free_strings(*out, *n);
+            train_strings_free(*out, *n);
             *out = NULL;
             free(v);
             snprintf(err, errlen, "%s: out of memory", path);
@@ -273,17 +263,10 @@ int model_file_load(const char *path, tmodel *m, char ***vocab, size_t *V, char 
     if (rc) {
         snprintf(err, errlen, "%s: %s", path, msg);
         tmodel_free(m);
-        free_strings(*vocab, *V);
-        free_strings(*classes, *C);
+        train_strings_free(*vocab, *V);
+        train_strings_free(*classes, *C);
         *vocab = *classes = NULL;
         *V = *C = 0;
     }
     return rc;
-}
-
-void model_file_free_strings(char **strings, size_t n)
-{
-    for (size_t i = 0; strings && i < n; i++)
-        free(strings[i]);
-    free(strings);
 }

@@ -127,8 +127,8 @@ done:
     if (status)
         problem_free(pr);
     tmodel_free(&m);
-    model_file_free_strings(vocab, V);
-    model_file_free_strings(classes, C);
+    train_strings_free(vocab, V);
+    train_strings_free(classes, C);
     free(words);
     free(lens);
     free(ids);

@@ -40,21 +40,18 @@ void train_set_free(train_set *s)
     memset(s, 0, sizeof *s);
 }
 
-static void free_strings(char **s, size_t n)
+void train_strings_free(char **s, size_t n)
 {
-    size_t i;
-    if (!s)
-        return;
-    for (i = 0; i < n; i++)
+    for (size_t i = 0; s && i < n; i++)
         free(s[i]);
     free(s);
 }
 
 void train_task_free(train_task *task)
 {
-    free_strings(task->vocab, task->V);
+    train_strings_free(task->vocab, task->V);
     if (task->classes != task->vocab)
-        free_strings(task->classes, task->C);
+        train_strings_free(task->classes, task->C);
     train_set_free(&task->train);
     train_set_free(&task->heldout);
     train_set_free(&task->eval);

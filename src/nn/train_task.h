@@ -65,6 +65,10 @@ void train_task_draw(const train_task *task, train_set *s, size_t i, rng *r);
 
 void train_task_free(train_task *task);
 
+/* Free n strings allocated one by one and the array holding them (a
+ * vocabulary or a class list); s may be NULL. */
+void train_strings_free(char **s, size_t n);
+
 /* A probe example for the figures: the first held-out sequence (else
  * training, else evaluation) whose label is class_id (any sequence when
  * class_id < 0 or the task has token targets): *tokens (len,) points into
