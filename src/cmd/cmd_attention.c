@@ -430,8 +430,7 @@ static int parse_args(int argc, char **argv, int self, struct attn_args *a, int 
 /* A float as Python's repr prints it in a module (0.5, 0.0, 0.25). */
 static void py_float(char *buf, size_t n, double v)
 {
-    int prec;
-    for (prec = 1; prec <= 17; prec++) {
+    for (int prec = 1; prec <= 17; prec++) {
         snprintf(buf, n, "%.*g", prec, v);
         if (strtod(buf, NULL) == v)
             break;
@@ -522,9 +521,8 @@ static void show_matrix(const float *m, size_t rows, size_t cols, char **row_lab
     }
     if (!color || small) {
         if (col_labels && cols <= 12) {
-            size_t k;
             printf("keys:");
-            for (k = 0; k < cols; k++)
+            for (size_t k = 0; k < cols; k++)
                 printf(" %s", col_labels[k]);
             printf("\n");
         }
@@ -642,8 +640,7 @@ static void print_view(const problem *pr, const struct attn_args *a, const float
 static void print_head_slice(const float *X, size_t N, size_t H, size_t col, size_t p,
                              float *tmp)
 {
-    size_t r;
-    for (r = 0; r < N; r++)
+    for (size_t r = 0; r < N; r++)
         memcpy(tmp + r * p, X + r * H + col, p * sizeof(float));
     term_matrix(stdout, tmp, N, p, 4, 3);
 }
@@ -654,11 +651,10 @@ static void print_explain(const problem *pr, const struct attn_args *a, const mh
     const mha_params *m = &pr->params;
     const size_t H = m->num_hiddens, NH = m->num_heads, p = H / NH, B = pr->B;
     const size_t Nq = pr->Nq, Nk = pr->Nk;
-    size_t b, h;
     char mask[96];
 
     print_header(pr, a);
-    for (b = 0; b < B; b++) {
+    for (size_t b = 0; b < B; b++) {
         const size_t nn = Nq * Nk;
         example_mask(mask, sizeof mask, pr, b, a->causal);
         printf("\n=== example %zu%s ===\n", b, mask);
@@ -669,7 +665,7 @@ static void print_explain(const problem *pr, const struct attn_args *a, const mh
         term_matrix(stdout, t->K + b * Nk * H, Nk, H, 4, 3);
         printf("V = values·W_vᵀ%s  (%zu, %zu)\n", m->W_v.bias.data ? " + b_v" : "", Nk, H);
         term_matrix(stdout, t->V + b * Nk * H, Nk, H, 4, 3);
-        for (h = 0; h < NH; h++) {
+        for (size_t h = 0; h < NH; h++) {
             const size_t w0 = (b * NH + h) * nn, col = h * p;
             printf("\n--- head %zu: columns %zu … %zu of Q, K, V (p = %zu / %zu = %zu) ---\n",
                    h + 1, col, col + p - 1, H, NH, p);
@@ -796,15 +792,14 @@ static int write_png(const problem *pr, const struct attn_args *a, const float *
     heat_layout lay;
     attn_image img = {0, 0, NULL};
     char err[512], what[128];
-    size_t b, h;
     int status = EXIT_RUNTIME;
 
     if (!panels || !titles) {
         cli_error("%s: out of memory", a->png);
         goto done;
     }
-    for (b = 0; b < pr->B; b++)
-        for (h = 0; h < NH; h++) {
+    for (size_t b = 0; b < pr->B; b++)
+        for (size_t h = 0; h < NH; h++) {
             heat_panel *pn = &panels[b * NH + h];
             snprintf(titles[b * NH + h], sizeof titles[0], "Head %zu", h + 1);
             pn->data = weights + (b * NH + h) * pr->Nq * pr->Nk;
@@ -830,7 +825,7 @@ static int write_png(const problem *pr, const struct attn_args *a, const float *
             cli_error("%s: out of memory", a->png);
             goto done;
         }
-        for (b = 0; b < pr->B; b++)
+        for (size_t b = 0; b < pr->B; b++)
             rows[b] = (const char *const *)pr->query_tokens + b * pr->Nq;
         fig.row_xticklabels = rows;
         fig.row_yticklabels = rows;
