@@ -257,7 +257,6 @@ static void put_padded(FILE *f, const char *s, int width)
 static void print_table(FILE *out, const cx_table *t)
 {
     static const int order[NLAYERS] = {CONV, RNN, ATTN, RESTRICTED, DILATED};
-    size_t i;
     char buf[64];
 
     fprintf(out, "CNN vs RNN vs self-attention for n = %zu positions, d = %zu channels, "
@@ -266,7 +265,7 @@ static void print_table(FILE *out, const cx_table *t)
             "maximum path length");
     fprintf(out, "%-32s%-11s%13s   %-8s%8s   %-12s%s\n", "layer", "formula", "multiply-adds",
             "formula", "number", "formula", "measured");
-    for (i = 0; i < NLAYERS; i++) {
+    for (size_t i = 0; i < NLAYERS; i++) {
         const cx_row *row = &t->rows[order[i]];
         put_padded(out, row->name, 32);
         put_padded(out, row->complexity, 11);
@@ -312,7 +311,7 @@ static void print_table(FILE *out, const cx_table *t)
             t->n);
     fprintf(out, "  %-30s%-12s%-22s%-20s%s\n", "layer", "measured", "formula", "O() value",
             "multiply-adds of that stack");
-    for (i = 0; i < NLAYERS; i++) {
+    for (size_t i = 0; i < NLAYERS; i++) {
         const cx_row *row = &t->rows[order[i]];
         fputs("  ", out);
         put_padded(out, row->name, 30);
@@ -397,19 +396,17 @@ static void print_measurement(FILE *out, const cx_measurement *me)
 {
     static const char *const complexity[NMEASURED] = {"O(k·n·d²)", "O(n·d²)", "O(n²·d)",
                                                       "O(r·n·d)"};
-    size_t i;
-    int layer;
 
     fprintf(out, "\nMeasured: %s time of one forward pass on random input, d = %zu, k = %zu, "
                  "r = %zu,\nmedian of %zu repetitions\n", me->clock == CPU ? "CPU" : "wall-clock",
             me->d, me->k, me->r, me->reps);
     fprintf(out, "%9s", "n");
-    for (layer = 0; layer < NMEASURED; layer++)
+    for (int layer = 0; layer < NMEASURED; layer++)
         fprintf(out, "  %18s", measured_label(me, layer));
     fputc('\n', out);
-    for (i = 0; i < me->m; i++) {
+    for (size_t i = 0; i < me->m; i++) {
         fprintf(out, "%9zu", me->n[i]);
-        for (layer = 0; layer < NMEASURED; layer++)
+        for (int layer = 0; layer < NMEASURED; layer++)
             fprintf(out, "  %18s", seconds_text(me->seconds[me->clock][layer][i]));
         fputc('\n', out);
     }
@@ -417,7 +414,7 @@ static void print_measurement(FILE *out, const cx_measurement *me)
                  "over n = %zu … %zu\n", me->n[me->fit_from], me->n[me->m - 1]);
     fprintf(out, "  %-22s%10s%11s%14s%8s\n", "layer", "CPU time", "wall time", "exact counts",
             "theory");
-    for (layer = 0; layer < NMEASURED; layer++)
+    for (int layer = 0; layer < NMEASURED; layer++)
         fprintf(out, "  %-22s%10.2f%11.2f%14.2f%8.0f   %s\n", measured_label(me, layer),
                 me->slope[CPU][layer], me->slope[WALL][layer], me->count_slope[layer],
                 theory_slope[layer], complexity[layer]);
@@ -436,12 +433,11 @@ static int png_file(const char *path, const cx_measurement *me, text_font *font,
     plot_series series[NMEASURED];
     plot_figure fig;
     attn_image img = {0, 0, NULL};
-    size_t i;
-    int layer, status;
+    int status;
 
-    for (i = 0; i < me->m; i++)
+    for (size_t i = 0; i < me->m; i++)
         x[i] = (double)me->n[i];
-    for (layer = 0; layer < NMEASURED; layer++) {
+    for (int layer = 0; layer < NMEASURED; layer++) {
         if (layer == RESTRICTED)
             snprintf(labels[layer], sizeof labels[layer],
                      "restricted self-attention, r = %zu: slope %.2f (theory 1)", me->r,
