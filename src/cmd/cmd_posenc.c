@@ -54,7 +54,7 @@ static int parse_cols(void *args, const char *s)
     a->ncols = 0;
     for (;;) {
         char *end;
-        long lo, hi, c;
+        long lo, hi;
         if (*p < '0' || *p > '9')
             goto bad;
         lo = strtol(p, &end, 10);
@@ -69,7 +69,7 @@ static int parse_cols(void *args, const char *s)
         }
         if (lo > hi || hi >= MAX_DIM)
             goto bad;
-        for (c = lo; c <= hi; c++) {
+        for (long c = lo; c <= hi; c++) {
             if (a->ncols == MAX_COLS) {
                 cli_error("--cols: at most %d columns in one plot, got '%s'", MAX_COLS, s);
                 return -1;
@@ -352,10 +352,9 @@ done:
 static void print_binary(FILE *out, long n)
 {
     int bits = 1, b;
-    long i;
     while (bits < 62 && (1L << bits) <= n - 1)
         bits++;
-    for (i = 0; i < n; i++) {
+    for (long i = 0; i < n; i++) {
         fprintf(out, "%ld in binary is ", i);
         for (b = bits - 1; b >= 0; b--)
             fputc((i >> b) & 1 ? '1' : '0', out);
