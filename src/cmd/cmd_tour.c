@@ -155,8 +155,7 @@ struct tour_args {
 static int parse_step(void *args, const char *s)
 {
     long *step = &((struct tour_args *)args)->step;
-    size_t i;
-    for (i = 0; i < NSTEPS; i++)
+    for (size_t i = 0; i < NSTEPS; i++)
         if (strcmp(steps[i].name, s) == 0) {
             *step = (long)i + 1;
             return 0;
@@ -188,7 +187,6 @@ const struct opt_rule tour_rules[] = {
 
 void usage_tour(FILE *f)
 {
-    size_t s;
     fprintf(f,
         "usage: attn tour [--out DIR] [--step N|NAME] [--list]\n"
         "\n"
@@ -198,7 +196,7 @@ void usage_tour(FILE *f)
         "figure is written into DIR and named where it is written.\n"
         "\n"
         "Steps:\n");
-    for (s = 0; s < NSTEPS; s++)
+    for (size_t s = 0; s < NSTEPS; s++)
         fprintf(f, "  %2zu  %-11s %s\n", s + 1, steps[s].name, steps[s].title);
     fputc('\n', f);
     opt_usage(f, tour_options);
