@@ -209,7 +209,6 @@ typedef struct run {
 
 static void run_free(run *r)
 {
-    size_t i, p;
     if (r->tr_ready)
         trainer_free(&r->tr);
     if (r->task_ready)
@@ -218,8 +217,8 @@ static void run_free(run *r)
         tmodel_free(&r->loaded);
     train_strings_free(r->lvocab, r->lV);
     train_strings_free(r->lclasses, r->lC);
-    for (i = 0; i < NSNAP; i++)
-        for (p = 0; p < MAX_PROBES; p++)
+    for (size_t i = 0; i < NSNAP; i++)
+        for (size_t p = 0; p < MAX_PROBES; p++)
             free(r->snaps[i].weights[p]);
     free(r->hist);
     free(r->cues);
