@@ -145,9 +145,8 @@ static int check_lens(const problem *pr, const char *origin)
 
 static void print_perm(const size_t *perm, size_t n)
 {
-    size_t i;
     printf("[");
-    for (i = 0; i < n && i < SHOW_PERM; i++)
+    for (size_t i = 0; i < n && i < SHOW_PERM; i++)
         printf(i ? ", %zu" : "%zu", perm[i]);
     printf("%s]", n > SHOW_PERM ? ", …" : "");
 }
@@ -184,7 +183,6 @@ static void print_permute(const problem *pr, const demo_permute_opts *o, const s
     const int fast = !o->naive && pr->params.score == SCORE_DOT;
     const char *x = o->posenc ? "X + P" : "X", *px = o->posenc ? "π·X + P" : "π·X";
     char shape[64];
-    size_t b, i;
 
     tensor_shape_str(shape, sizeof shape, 3, (size_t[]){pr->B, N, pr->Dq});
     printf("Order blindness (--permute): X %s, %s%s\n", shape, o->inputs,
@@ -204,16 +202,16 @@ static void print_permute(const problem *pr, const demo_permute_opts *o, const s
     print_perm(perm, N);
     printf(" (%s): row i of π·X is row π[i] of X\n",
            o->permutation ? "--permutation" : "random from --seed, not the identity");
-    for (b = 0; pr->query_tokens && b < pr->B && b < SHOW_SENTENCES; b++) {
+    for (size_t b = 0; pr->query_tokens && b < pr->B && b < SHOW_SENTENCES; b++) {
         char *const *t = example_tokens(pr, b);
         if (pr->per_example && pr->B > 1)
             printf("tokens (example %zu):", b);
         else
             printf("tokens:");
-        for (i = 0; i < N; i++)
+        for (size_t i = 0; i < N; i++)
             printf(" %s", t[i]);
         printf("  →  π·X:");
-        for (i = 0; i < N; i++)
+        for (size_t i = 0; i < N; i++)
             printf(" %s", t[perm[i]]);
         printf("\n");
         if (!pr->per_example)
@@ -319,7 +317,6 @@ static int write_permute_png(const problem *pr, const demo_permute_opts *o, cons
     heat_layout lay;
     attn_image img = {0, 0, NULL};
     double worst, top, k;
-    size_t i;
     int status = EXIT_RUNTIME;
 
     if (!pa || !labels || !names) {
@@ -335,14 +332,14 @@ static int write_permute_png(const problem *pr, const demo_permute_opts *o, cons
     else
         snprintf(titles[2], sizeof titles[2], "|difference| (max %.2g)", worst);
     memset(panels, 0, sizeof panels);
-    for (i = 0; i < 3; i++) {
+    for (size_t i = 0; i < 3; i++) {
         panels[i].data = i == 0 ? pa : i == 1 ? res->w_p.data : pa + NN;
         panels[i].rows = N;
         panels[i].cols = N;
         panels[i].title = titles[i];
     }
     /* the positions of π·X: its tokens, or which row of X each holds */
-    for (i = 0; i < N; i++) {
+    for (size_t i = 0; i < N; i++) {
         if (t) {
             labels[i] = t[perm[i]];
         } else if (N < LABEL_POSITIONS) {
@@ -481,7 +478,6 @@ int demo_parse_dims(const char *s, long *from, long *to)
     size_t len = colon ? (size_t)(colon - s) : 0;
     const long max = 1L << MAX_DIM_EXP;
     long v[2];
-    int i;
 
     if (!colon || len == 0 || len >= sizeof first || colon[1] == '\0') {
         cli_error("--dims: expected FROM:TO like 1:1024 (powers of two), got '%s'", s);
@@ -492,7 +488,7 @@ int demo_parse_dims(const char *s, long *from, long *to)
     if (cli_parse_long("--dims", first, 1, max, &v[0]) ||
         cli_parse_long("--dims", colon + 1, 1, max, &v[1]))
         return -1;
-    for (i = 0; i < 2; i++)
+    for (int i = 0; i < 2; i++)
         if (v[i] & (v[i] - 1)) {
             cli_error("--dims: %ld is not a power of two (1, 2, 4, …, %ld)", v[i], max);
             return -1;
@@ -513,7 +509,6 @@ static void print_sweep(const demo_sweep_opts *o, const sweep_point *pts, size_t
     const sweep_point *last = &pts[npts - 1];
     const double n = (double)o->keys;
     char text[1600], buf[64];
-    size_t i;
 
     printf("Why divide by √d (--scale-sweep): q and k of d independent N(0, 1) components,\n"
            "%zu samples per d (--samples), softmax over n = %zu keys (--kv), --seed %llu\n",
@@ -531,7 +526,7 @@ static void print_sweep(const demo_sweep_opts *o, const sweep_point *pts, size_t
     print_right("q·k", 12);
     print_right("q·k/√d", 12);
     printf("\n");
-    for (i = 0; i < npts; i++) {
+    for (size_t i = 0; i < npts; i++) {
         const sweep_point *p = &pts[i];
         printf("%8zu", p->d);
         snprintf(buf, sizeof buf, "%.3f", p->var_raw);
@@ -602,13 +597,12 @@ static int write_sweep_png(const demo_sweep_opts *o, const sweep_point *pts, siz
     char title[2][160], xlabel[96], uniform[48], err[512];
     attn_image top = {0, 0, NULL}, bottom = {0, 0, NULL}, img = {0, 0, NULL};
     int status = EXIT_RUNTIME;
-    size_t i;
 
     if (!v) {
         cli_error("%s: out of memory", o->png);
         return EXIT_RUNTIME;
     }
-    for (i = 0; i < npts; i++) {
+    for (size_t i = 0; i < npts; i++) {
         x[i] = log2((double)pts[i].d);
         mr[i] = pts[i].max_raw;
         ms[i] = pts[i].max_scaled;
