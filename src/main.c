@@ -18,7 +18,6 @@
 
 static void usage(FILE *f)
 {
-    size_t i;
     fputs("usage: attn COMMAND [OPTIONS]\n"
           "       attn help COMMAND | attn COMMAND --help | attn --version\n"
           "\n"
@@ -28,7 +27,7 @@ static void usage(FILE *f)
           "\n"
           "Commands:\n",
           f);
-    for (i = 0; i < attn_ncommands; i++)
+    for (size_t i = 0; i < attn_ncommands; i++)
         fprintf(f, "  %-11s %s\n", attn_commands[i].name, attn_commands[i].summary);
     fputs("\n"
           "Example:\n"
