@@ -579,11 +579,11 @@ static size_t sentence_len(const problem *pr, size_t b)
 static void print_same_tokens(const problem *pr, const float *out)
 {
     const size_t H = pr->params.num_hiddens, D = pr->Dq;
-    size_t t, b, u, printed = 0;
-    for (t = 0; t < sentence_len(pr, 0); t++) {
+    size_t printed = 0;
+    for (size_t t = 0; t < sentence_len(pr, 0); t++) {
         const char *word = pr->query_tokens[t];
-        for (b = 1; b < pr->B; b++)
-            for (u = 0; u < sentence_len(pr, b); u++) {
+        for (size_t b = 1; b < pr->B; b++)
+            for (size_t u = 0; u < sentence_len(pr, b); u++) {
                 if (strcmp(pr->query_tokens[b * pr->Nq + u], word) != 0)
                     continue;
                 if (!printed++)
@@ -603,7 +603,7 @@ static void print_view(const problem *pr, const struct attn_args *a, const float
 {
     const size_t H = pr->params.num_hiddens, NH = pr->params.num_heads;
     int color = term_use_color(a->color, stdout);
-    size_t b, h, shown = 0;
+    size_t shown = 0;
     char mask[96];
 
     print_header(pr, a);
@@ -613,14 +613,14 @@ static void print_view(const problem *pr, const struct attn_args *a, const float
     else
         printf("\nAttention weights (batch %zu, heads %zu, queries %zu, keys %zu): softmax over "
                "keys\n", pr->B, NH, pr->Nq, pr->Nk);
-    for (b = 0; weights && b < pr->B && shown < SHOW_PANELS; b++) {
+    for (size_t b = 0; weights && b < pr->B && shown < SHOW_PANELS; b++) {
         char **qt = pr->query_tokens, **kt = pr->key_tokens;
         if (pr->per_example) { /* one sentence per example */
             qt = pr->query_tokens + b * pr->Nq;
             kt = qt;
         }
         example_mask(mask, sizeof mask, pr, b, a->causal);
-        for (h = 0; h < NH && shown < SHOW_PANELS; h++, shown++) {
+        for (size_t h = 0; h < NH && shown < SHOW_PANELS; h++, shown++) {
             printf("\nexample %zu%s, head %zu:\n", b, mask, h + 1);
             show_matrix(weights + (b * NH + h) * pr->Nq * pr->Nk, pr->Nq, pr->Nk, qt, kt,
                         a->cmap, color, 0.0, 1.0);
