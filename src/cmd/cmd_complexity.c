@@ -226,10 +226,10 @@ static const char *grouped(cx_count v)
     static char buf[8][32];
     static int next;
     char digits[32], *b = buf[next++ % 8];
-    size_t len, i, o = 0;
+    size_t o = 0;
     snprintf(digits, sizeof digits, "%llu", v);
-    len = strlen(digits);
-    for (i = 0; i < len; i++) {
+    size_t len = strlen(digits);
+    for (size_t i = 0; i < len; i++) {
         if (i && (len - i) % 3 == 0)
             b[o++] = ',';
         b[o++] = digits[i];
@@ -243,8 +243,7 @@ static const char *grouped(cx_count v)
 static void put_padded(FILE *f, const char *s, int width)
 {
     int chars = 0;
-    const unsigned char *p;
-    for (p = (const unsigned char *)s; *p; p++)
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
         if ((*p & 0xc0) != 0x80)
             chars++;
     fputs(s, f);
@@ -338,10 +337,10 @@ static const char *const clock_names[2] = {"cpu", "wall"};
 static void progress(void *ctx, double done, double total, cx_layer layer, size_t n)
 {
     const int width = 24;
-    int filled = total > 0 ? (int)(width * done / total) : width, i;
+    int filled = total > 0 ? (int)(width * done / total) : width;
     *(int *)ctx = 1; /* shown */
     fprintf(stderr, "\rmeasuring %3d%% [", total > 0 ? (int)(100.0 * done / total) : 100);
-    for (i = 0; i < width; i++)
+    for (int i = 0; i < width; i++)
         fputc(i < filled ? '#' : ' ', stderr);
     fprintf(stderr, "] %-14s n = %-8zu", cx_layer_label((cx_layer)layer), n);
     fflush(stderr);
