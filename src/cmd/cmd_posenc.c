@@ -304,7 +304,7 @@ static void posenc_row(void *ctx, size_t i, float *out)
 /* The chapter's line plot: chosen columns of P against position. */
 static int plot_file(const struct posenc_args *a, const float *P, text_font *font, FILE *rep)
 {
-    size_t N = (size_t)a->steps, D = (size_t)a->dim, i, s;
+    size_t N = (size_t)a->steps, D = (size_t)a->dim;
     char labels[MAX_COLS][24], what[64], err[512];
     plot_series series[MAX_COLS];
     plot_figure fig;
@@ -318,10 +318,10 @@ static int plot_file(const struct posenc_args *a, const float *P, text_font *fon
         cli_error("%s: out of memory for the plot", a->plot);
         goto done;
     }
-    for (i = 0; i < N; i++)
+    for (size_t i = 0; i < N; i++)
         x[i] = (double)i;
-    for (s = 0; s < a->ncols; s++) {
-        for (i = 0; i < N; i++)
+    for (size_t s = 0; s < a->ncols; s++) {
+        for (size_t i = 0; i < N; i++)
             y[s * N + i] = P[i * D + a->cols[s]]; /* column cols[s] of P */
         snprintf(labels[s], sizeof labels[s], "Col %zu", a->cols[s]);
         series[s].x = x;
@@ -351,12 +351,12 @@ done:
 /* The chapter's table: 0 … n−1 in binary, as many bits as n−1 needs. */
 static void print_binary(FILE *out, long n)
 {
-    int bits = 1, b;
+    int bits = 1;
     while (bits < 62 && (1L << bits) <= n - 1)
         bits++;
     for (long i = 0; i < n; i++) {
         fprintf(out, "%ld in binary is ", i);
-        for (b = bits - 1; b >= 0; b--)
+        for (int b = bits - 1; b >= 0; b--)
             fputc((i >> b) & 1 ? '1' : '0', out);
         fputc('\n', out);
     }
@@ -382,7 +382,7 @@ static void print_check(FILE *out, const struct posenc_args *a, const float *X,
 {
     size_t N = (size_t)a->steps, D = (size_t)a->dim, h = (D + 1) / 2;
     double worst = 0.0;
-    long delta, worst_delta = a->check_from;
+    long worst_delta = a->check_from;
     int single = a->check_from == a->check_to;
 
     if (a->rope) {
@@ -401,7 +401,7 @@ static void print_check(FILE *out, const struct posenc_args *a, const float *X,
     if (D % 2)
         fprintf(out, "(column %zu, a sin without its cos, is not part of a pair)\n",
                 posenc_sin_col(h - 1, D, a->layout));
-    for (delta = a->check_from; delta <= a->check_to; delta++) {
+    for (long delta = a->check_from; delta <= a->check_to; delta++) {
         size_t checked;
         double err;
         if (a->rope) {
