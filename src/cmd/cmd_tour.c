@@ -320,7 +320,7 @@ static void print_heading(FILE *f, int bold, size_t number, const struct tour_st
 /* One run: the command line shown, then the command itself. */
 static int do_run(const char *run, const struct tour_args *a)
 {
-    size_t len = strlen(run), nw, i, argc = 0;
+    size_t len = strlen(run), nw, argc = 0;
     char *buf = malloc(len + 1);
     char *words[MAX_WORDS];
     char *argv[MAX_WORDS + 5];
@@ -343,7 +343,7 @@ static int do_run(const char *run, const struct tour_args *a)
 
     /* argv: the words, figures inside --out, then --color and --font as
      * given (the command line shown is the step's own) */
-    for (i = 0; i < nw; i++) {
+    for (size_t i = 0; i < nw; i++) {
         if (words[i][0] == '@') {
             char *path = join_path(a->out, words[i] + 1);
             if (!path) {
@@ -368,7 +368,7 @@ static int do_run(const char *run, const struct tour_args *a)
 
     /* shown: the step's words, and --font (which changes what is drawn) */
     fputs("$ attn", stdout);
-    for (i = 0; i < nw; i++) {
+    for (size_t i = 0; i < nw; i++) {
         fputc(' ', stdout);
         print_word(stdout, argv[i]);
     }
@@ -381,7 +381,7 @@ static int do_run(const char *run, const struct tour_args *a)
     status = cmd->run((int)argc, argv);
     fflush(stdout);
 done:
-    for (i = 0; i < nowned; i++)
+    for (size_t i = 0; i < nowned; i++)
         free(owned[i]);
     free(buf);
     return status;
