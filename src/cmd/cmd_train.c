@@ -372,11 +372,11 @@ static void probe_set(probe *p, const train_task *t, const int *tokens, size_t l
 static int probe_from_text(probe *p, const train_task *t, const char *text, const char *name)
 {
     char buf[256];
-    char *save = NULL, *w;
+    char *save = NULL;
     int ids[TRAIN_MAX_LEN];
     size_t n = 0;
     snprintf(buf, sizeof buf, "%s", text);
-    for (w = strtok_r(buf, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+    for (char *w = strtok_r(buf, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
         long id = train_task_token(t, w);
         if (id < 0 || n == TRAIN_MAX_LEN)
             return -1;
