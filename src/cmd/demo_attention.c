@@ -132,8 +132,8 @@ static char *const *example_tokens(const problem *pr, size_t b)
  * is while the tokens move: a usage error. */
 static int check_lens(const problem *pr, const char *origin)
 {
-    size_t count = pr->vl_ndim == 2 ? pr->B * pr->Nq : pr->B, i;
-    for (i = 0; pr->valid_lens && i < count; i++)
+    size_t count = pr->vl_ndim == 2 ? pr->B * pr->Nq : pr->B;
+    for (size_t i = 0; pr->valid_lens && i < count; i++)
         if ((size_t)pr->valid_lens[i] < pr->Nq) {
             cli_error("--permute: valid_len %ld (%s) is shorter than the sequence of %zu: "
                       "padding does not move with the tokens, so every valid_len must cover "
