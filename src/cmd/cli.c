@@ -37,10 +37,9 @@ void cli_error(const char *fmt, ...)
 int cli_parse_long(const char *opt, const char *s, long min, long max, long *out)
 {
     char *end = NULL;
-    long v;
 
     errno = 0;
-    v = strtol(s, &end, 10);
+    long v = strtol(s, &end, 10);
     if (end == s || *end != '\0' || errno == ERANGE || v < min || v > max ||
         /* strtol skips leading blanks: a value must not start with one */
         (*s != '-' && *s != '+' && (*s < '0' || *s > '9'))) {
@@ -56,10 +55,9 @@ int cli_parse_double(const char *opt, const char *s, double min, double max,
                      double *out)
 {
     char *end = NULL;
-    double v;
 
     errno = 0;
-    v = strtod(s, &end);
+    double v = strtod(s, &end);
     if (end == s || *end != '\0' || errno == ERANGE || !isfinite(v) || v < min ||
         v > max || (*s != '-' && *s != '+' && *s != '.' && (*s < '0' || *s > '9'))) {
         cli_error("%s: expected a number from %g to %g, got '%s'", opt, min, max, s);
