@@ -60,10 +60,9 @@ static int parse_lens(void *args, const char *s)
     }
     for (;;) {
         char *end;
-        long v;
         if (*p < '0' || *p > '9')
             goto bad;
-        v = strtol(p, &end, 10);
+        long v = strtol(p, &end, 10);
         if (v < 0 || v > 1000000000L || n == MAX_VALID_LENS)
             goto bad;
         a->lens[n++] = v;
@@ -1059,9 +1058,9 @@ static int run(int argc, char **argv, int self)
     struct run_buffers rb;
     problem pr;
     text_font *font = NULL; /* --font's, for the figure */
-    int help, status, use_fast, keep_weights;
+    int help;
 
-    status = parse_args(argc, argv, self, &a, &help);
+    int status = parse_args(argc, argv, self, &a, &help);
     if (status != EXIT_OK)
         return status;
     if (help) {
@@ -1088,8 +1087,8 @@ static int run(int argc, char **argv, int self)
 
     /* which loops: the reference ones for --explain, --naive and additive
      * scoring, else the fast ones; the weights are stored unless --stream */
-    use_fast = !a.explain && !a.naive && pr.params.score == SCORE_DOT;
-    keep_weights = !a.stream || a.explain; /* --stream --explain compares with them */
+    int use_fast = !a.explain && !a.naive && pr.params.score == SCORE_DOT;
+    int keep_weights = !a.stream || a.explain; /* --stream --explain compares with them */
     attn_set_threads((int)a.threads);
     /* memory, then --font, checked before the run */
     if (check_run_mem(&pr, &a, keep_weights) != EXIT_OK ||
