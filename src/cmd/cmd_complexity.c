@@ -432,7 +432,6 @@ static int png_file(const char *path, const cx_measurement *me, text_font *font,
     plot_series series[NMEASURED];
     plot_figure fig;
     attn_image img = {0, 0, NULL};
-    int status;
 
     for (size_t i = 0; i < me->m; i++)
         x[i] = (double)me->n[i];
@@ -468,7 +467,7 @@ static int png_file(const char *path, const cx_measurement *me, text_font *font,
         cli_error("%s: %s", path, err);
         return EXIT_RUNTIME;
     }
-    status = output_png(path, &img, rep, "time against n, log-log, 4 layers");
+    int status = output_png(path, &img, rep, "time against n, log-log, 4 layers");
     image_free(&img);
     return status;
 }
@@ -632,10 +631,10 @@ int cmd_complexity(int argc, char **argv)
     size_t total = 0, part;
     FILE *rep;
     text_font *font = NULL; /* --font's, for the figure */
-    int status, overflow;
+    int overflow;
     char what[160];
 
-    status = parse_args(argc, argv, &a);
+    int status = parse_args(argc, argv, &a);
     if (status == OPT_HELP_ASKED) {
         usage_complexity(stdout);
         return EXIT_OK;
