@@ -54,11 +54,10 @@ static int parse_cols(void *args, const char *s)
     a->ncols = 0;
     for (;;) {
         char *end;
-        long lo, hi;
         if (*p < '0' || *p > '9')
             goto bad;
-        lo = strtol(p, &end, 10);
-        hi = lo;
+        long lo = strtol(p, &end, 10);
+        long hi = lo;
         p = end;
         if (*p == '-') {
             p++;
@@ -241,8 +240,6 @@ void usage_posenc(FILE *f)
  * printing the error. */
 static int parse_args(int argc, char **argv, struct posenc_args *a)
 {
-    int status;
-
     a->dim = 32;
     a->steps = 60;
     a->base = 10000.0;
@@ -250,7 +247,7 @@ static int parse_args(int argc, char **argv, struct posenc_args *a)
     a->color = TERM_COLOR_AUTO;
     a->max_mem = CLI_DEFAULT_MAX_MEM;
     a->layout = POSENC_INTERLEAVED;
-    status = opt_parse(posenc_options, posenc_rules, argc, argv, a, NULL);
+    int status = opt_parse(posenc_options, posenc_rules, argc, argv, a, NULL);
     if (status != EXIT_OK)
         return status;
     if (a->rope && a->dim % 2) {
@@ -273,7 +270,6 @@ static int heatmap_file(const char *path, heat_panel *panel, const char *title,
     char err[512];
     attn_image img = {0, 0, NULL};
     heat_figure fig;
-    int status;
 
     panel->title = title;
     memset(&fig, 0, sizeof fig);
@@ -290,7 +286,7 @@ static int heatmap_file(const char *path, heat_panel *panel, const char *title,
         cli_error("%s: %s", path, err);
         return EXIT_RUNTIME;
     }
-    status = output_png(path, &img, rep, what);
+    int status = output_png(path, &img, rep, what);
     image_free(&img);
     return status;
 }
