@@ -401,13 +401,11 @@ static void list_steps(void)
 int cmd_tour(int argc, char **argv)
 {
     struct tour_args a;
-    int status;
-    size_t first_step, last_step;
 
     memset(&a, 0, sizeof a);
     a.out = "attn-tour";
     a.color_mode = TERM_COLOR_AUTO;
-    status = opt_parse(tour_options, tour_rules, argc, argv, &a, NULL);
+    int status = opt_parse(tour_options, tour_rules, argc, argv, &a, NULL);
     if (status == OPT_HELP_ASKED) {
         usage_tour(stdout);
         return EXIT_OK;
@@ -423,8 +421,8 @@ int cmd_tour(int argc, char **argv)
     if (status != EXIT_OK)
         return status;
 
-    first_step = a.step ? (size_t)a.step - 1 : 0;
-    last_step = a.step ? (size_t)a.step : NSTEPS;
+    size_t first_step = a.step ? (size_t)a.step - 1 : 0;
+    size_t last_step = a.step ? (size_t)a.step : NSTEPS;
     int bold = term_use_color(a.color_mode, stdout);
     for (size_t s = first_step; s < last_step; s++) {
         if (s > first_step)
