@@ -48,9 +48,8 @@ struct train_args {
 static int parse_lr(void *dest, const char *value)
 {
     char *end;
-    double v;
     errno = 0;
-    v = strtod(value, &end);
+    double v = strtod(value, &end);
     if (end == value || *end != '\0' || errno == ERANGE || !isfinite(v) || !(v > 0.0)) {
         cli_error("--lr: expected a positive number, got '%s'", value);
         return -1;
@@ -991,9 +990,8 @@ int cmd_train(int argc, char **argv)
     struct train_args a;
     opt_given g;
     run r;
-    int status;
     train_defaults(&a);
-    status = opt_parse(train_options, train_rules, argc, argv, &a, &g);
+    int status = opt_parse(train_options, train_rules, argc, argv, &a, &g);
     if (status == OPT_HELP_ASKED) {
         usage_train(stdout);
         return EXIT_OK;
