@@ -67,14 +67,13 @@ int demo_parse_permutation(const char *s, size_t *perm, size_t n, char *err, siz
     for (;;) {
         const char *start = p;
         char *end;
-        long v;
         /* one position: digits, then a comma or the end */
         if (*p < '0' || *p > '9') {
             snprintf(err, errlen, "--permutation: expected positions separated by commas, "
                      "like 3,0,2,1, got '%s'", s);
             goto fail;
         }
-        v = strtol(p, &end, 10); /* LONG_MAX when too long: not a position either */
+        long v = strtol(p, &end, 10); /* LONG_MAX when too long: not a position either */
         p = end;
         if (*p != ',' && *p != '\0') {
             snprintf(err, errlen, "--permutation: expected positions separated by commas, "
