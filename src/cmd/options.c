@@ -176,12 +176,11 @@ static const struct opt *row_of(const struct opt *opts, size_t n, int c)
  * length); 0 at the end of the list. */
 static int next_name(const char **p, char *name, size_t len)
 {
-    size_t w;
     while (**p == ' ')
         (*p)++;
     if (**p == '\0')
         return 0;
-    w = strcspn(*p, " ");
+    size_t w = strcspn(*p, " ");
     snprintf(name, len, "%.*s", (int)w, *p);
     *p += w;
     return 1;
