@@ -74,13 +74,12 @@ static int check_stdout(int status)
 int main(int argc, char **argv)
 {
     const struct command *c;
-    const char *name;
 
     if (argc < 2) {
         usage(stderr);
         return EXIT_USAGE;
     }
-    name = argv[1];
+    const char *name = argv[1];
     if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
         usage(stdout);
         return check_stdout(EXIT_OK);
