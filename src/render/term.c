@@ -562,7 +562,6 @@ void term_heatmap(FILE *f, const float *m, size_t rows, size_t cols,
 {
     term_heatmap_opts o;
     heat_geom g;
-    double vmin, vmax;
 
     if (!f)
         return;
@@ -589,8 +588,8 @@ void term_heatmap(FILE *f, const float *m, size_t rows, size_t cols,
     }
 
     /* The colour scale: given ends, or the data's. */
-    vmin = o.vmin;
-    vmax = o.vmax;
+    double vmin = o.vmin;
+    double vmax = o.vmax;
     if (isnan(vmin) || isnan(vmax)) {
         double lo, hi;
         data_range(m, rows * cols, &lo, &hi);
