@@ -42,16 +42,15 @@ static int create_temp(const char *path, char *tmp)
     size_t plen = strlen(path);
     uint64_t seed = (uint64_t)getpid() << 32 ^ (uint64_t)time(NULL) ^
                     (uint64_t)clock() << 16 ^ (uint64_t)(uintptr_t)tmp;
-    int attempt, i, fd;
-    for (attempt = 0; attempt < 100; attempt++) {
+    for (int attempt = 0; attempt < 100; attempt++) {
         /* six random characters after the path and a dot */
         uint64_t bits = mix64(seed + ++counter * 0x9e3779b97f4a7c15u);
         memcpy(tmp, path, plen);
         tmp[plen] = '.';
-        for (i = 0; i < 6; i++, bits /= 62)
+        for (int i = 0; i < 6; i++, bits /= 62)
             tmp[plen + 1 + (size_t)i] = alphabet[bits % 62];
         tmp[plen + 7] = '\0';
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
         if (fd >= 0 || errno != EEXIST)
             return fd;
     }

@@ -75,10 +75,9 @@ static char *read_all(FILE *f, size_t max_bytes, size_t *len, int *too_big)
 /* Line and column (from 1) of offset pos in text. */
 static void line_col(const char *text, size_t pos, size_t *line, size_t *col)
 {
-    size_t i;
     *line = 1;
     *col = 1;
-    for (i = 0; i < pos; i++) {
+    for (size_t i = 0; i < pos; i++) {
         if (text[i] == '\n') {
             (*line)++;
             *col = 1;
@@ -92,9 +91,9 @@ static void line_col(const char *text, size_t pos, size_t *line, size_t *col)
  * skipped), to tell cJSON's nesting limit from other parse errors. */
 static size_t depth_at(const char *text, size_t pos)
 {
-    size_t i, depth = 0;
+    size_t depth = 0;
     int in_string = 0;
-    for (i = 0; i < pos; i++) {
+    for (size_t i = 0; i < pos; i++) {
         char c = text[i];
         if (in_string) {
             if (c == '\\' && i + 1 < pos)
@@ -123,14 +122,13 @@ static void explain_invalid(char *err, size_t errlen, const char *path, const ch
                                             "nan"};
     const char *at = text + pos;
     unsigned char c = (unsigned char)*at;
-    size_t i;
 
     if ((c == '[' || c == '{') && depth_at(text, pos) >= CJSON_NESTING_LIMIT) {
         snprintf(err, errlen, "%s: line %zu, column %zu: arrays and objects nested deeper "
                  "than %d levels", path, line, col, CJSON_NESTING_LIMIT);
         return;
     }
-    for (i = 0; i < sizeof nonfinite / sizeof nonfinite[0]; i++)
+    for (size_t i = 0; i < sizeof nonfinite / sizeof nonfinite[0]; i++)
         if (strncmp(at, nonfinite[i], strlen(nonfinite[i])) == 0) {
             snprintf(err, errlen, "%s: line %zu, column %zu: %s is not a JSON number "
                      "(NaN and Infinity are not allowed)", path, line, col,
@@ -324,7 +322,7 @@ static int fill_level(const cJSON *node, const char *path, size_t level, size_t 
 int json_get_tensor(const cJSON *node, const char *path, size_t min_ndim, size_t max_ndim,
                     tensor *out, char *err, size_t errlen)
 {
-    size_t shape[TENSOR_MAX_DIM], ndim, i;
+    size_t shape[TENSOR_MAX_DIM], ndim;
     float *dst;
 
     memset(out, 0, sizeof *out);
@@ -337,7 +335,7 @@ int json_get_tensor(const cJSON *node, const char *path, size_t min_ndim, size_t
     }
     if (probe_shape(node, path, max_ndim, &ndim, shape, err, errlen) != 0)
         return -1;
-    for (i = 0; i < ndim; i++)
+    for (size_t i = 0; i < ndim; i++)
         if (shape[i] == 0) {
             snprintf(err, errlen, "%s: an empty array%s", path,
                      i ? " inside" : "");

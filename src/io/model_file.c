@@ -62,7 +62,6 @@ static int get_names(const cJSON *root, const char *key, char ***out, size_t *n,
 {
     const char **v = NULL;
     char path[32];
-    size_t i, j;
     snprintf(path, sizeof path, "$.%s", key);
     *out = NULL;
     *n = 0;
@@ -77,8 +76,8 @@ static int get_names(const cJSON *root, const char *key, char ***out, size_t *n,
         free(v);
         return -1;
     }
-    for (i = 0; i < *n; i++)
-        for (j = 0; j < i; j++)
+    for (size_t i = 0; i < *n; i++)
+        for (size_t j = 0; j < i; j++)
             if (strcmp(v[i], v[j]) == 0) {
                 snprintf(err, errlen, "%s[%zu]: \"%s\" appears twice", path, i, v[i]);
                 free(v);
@@ -89,7 +88,7 @@ static int get_names(const cJSON *root, const char *key, char ***out, size_t *n,
         snprintf(err, errlen, "%s: out of memory", path);
         return -1;
     }
-    for (i = 0; i < *n; i++) {
+    for (size_t i = 0; i < *n; i++) {
         size_t len = strlen(v[i]) + 1;
         if (!((*out)[i] = malloc(len))) {
             train_strings_free(*out, *n);
@@ -212,7 +211,6 @@ static int read_param(const cJSON *sd, tmodel *m, size_t i, char *err, size_t er
 static int read_state_dict(const cJSON *sd, tmodel *m, char *err, size_t errlen)
 {
     const cJSON *a;
-    size_t i;
     cJSON_ArrayForEach(a, sd)
     {
         if (!tmodel_find(m, a->string)) {
@@ -221,7 +219,7 @@ static int read_state_dict(const cJSON *sd, tmodel *m, char *err, size_t errlen)
             return -1;
         }
     }
-    for (i = 0; i < m->nparams; i++)
+    for (size_t i = 0; i < m->nparams; i++)
         if (read_param(sd, m, i, err, errlen))
             return -1;
     return 0;

@@ -59,17 +59,16 @@ void problem_free(problem *pr)
 /* n strings copied into one block: the pointer array, then the texts. */
 static char **copy_tokens(const char *const *src, size_t n)
 {
-    size_t bytes = n * sizeof(char *), i, len;
-    char **dst, *p;
-    for (i = 0; i < n; i++)
+    size_t bytes = n * sizeof(char *);
+    for (size_t i = 0; i < n; i++)
         if (size_add(bytes, strlen(src[i]) + 1, &bytes) != 0)
             return NULL;
-    dst = malloc(bytes);
+    char **dst = malloc(bytes);
     if (!dst)
         return NULL;
-    p = (char *)(dst + n);
-    for (i = 0; i < n; i++) {
-        len = strlen(src[i]) + 1;
+    char *p = (char *)(dst + n);
+    for (size_t i = 0; i < n; i++) {
+        size_t len = strlen(src[i]) + 1;
         memcpy(p, src[i], len);
         dst[i] = p;
         p += len;
@@ -84,16 +83,16 @@ static char **copy_tokens(const char *const *src, size_t n)
 static int init_linear(linear *l, size_t out, size_t in, int bias, rng *r, char *err,
                        size_t errlen)
 {
-    size_t shape[2] = {out, in}, i;
+    size_t shape[2] = {out, in};
     double bound = 1.0 / sqrt((double)in);
     if (tensor_alloc(&l->weight, 2, shape, err, errlen) != 0)
         return -1;
-    for (i = 0; i < l->weight.size; i++)
+    for (size_t i = 0; i < l->weight.size; i++)
         l->weight.data[i] = (float)((2.0 * rng_uniform(r) - 1.0) * bound);
     if (bias) {
         if (tensor_alloc(&l->bias, 1, shape, err, errlen) != 0)
             return -1;
-        for (i = 0; i < out; i++)
+        for (size_t i = 0; i < out; i++)
             l->bias.data[i] = (float)((2.0 * rng_uniform(r) - 1.0) * bound);
     }
     return 0;
@@ -102,10 +101,10 @@ static int init_linear(linear *l, size_t out, size_t in, int bias, rng *r, char 
 /* The identity as a (n, n) Linear without bias (--no-proj). */
 static int identity_linear(linear *l, size_t n, char *err, size_t errlen)
 {
-    size_t shape[2] = {n, n}, i;
+    size_t shape[2] = {n, n};
     if (tensor_alloc(&l->weight, 2, shape, err, errlen) != 0)
         return -1;
-    for (i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++)
         l->weight.data[i * n + i] = 1.0f;
     return 0;
 }
@@ -161,9 +160,8 @@ static int in_list(const char *s, const char *const *list)
 /* ".key", or ["key"] when the key is not a plain name (W_q.weight). */
 static const char *key_path(const char *key, char *buf, size_t n)
 {
-    const char *c;
     int plain = (*key >= 'a' && *key <= 'z') || (*key >= 'A' && *key <= 'Z') || *key == '_';
-    for (c = key; *c && plain; c++)
+    for (const char *c = key; *c && plain; c++)
         plain = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
                 (*c >= '0' && *c <= '9') || *c == '_';
     snprintf(buf, n, plain ? ".%s" : "[\"%s\"]", key);
@@ -174,21 +172,20 @@ static const char *key_path(const char *key, char *buf, size_t n)
 static int check_keys(const cJSON *obj, const char *path, const char *const *known, char *err,
                       size_t errlen)
 {
-    const cJSON *a, *b;
+    const cJSON *a;
     char kp[160];
     cJSON_ArrayForEach(a, obj)
     {
         if (!in_list(a->string, known)) {
             char list[400] = "";
-            const char *const *k;
-            for (k = known; *k; k++)
+            for (const char *const *k = known; *k; k++)
                 snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
                          k == known ? "" : ", ", *k);
             snprintf(err, errlen, "%s%s: unknown key (known: %s)", path,
                      key_path(a->string, kp, sizeof kp), list);
             return -1;
         }
-        for (b = a->next; b; b = b->next)
+        for (const cJSON *b = a->next; b; b = b->next)
             if (strcmp(a->string, b->string) == 0) {
                 snprintf(err, errlen, "%s%s: the key appears twice", path,
                          key_path(a->string, kp, sizeof kp));
@@ -694,14 +691,13 @@ void token_embedding(float *x, size_t D, const char *token)
     /* FNV-1a of the text seeds the stream: same token, same vector */
     unsigned long long h = 14695981039346656037ULL;
     const unsigned char *s = (const unsigned char *)token;
-    size_t i;
     rng r;
     for (; *s; s++) {
         h ^= *s;
         h *= 1099511628211ULL;
     }
     rng_seed(&r, h);
-    for (i = 0; i < D; i++)
+    for (size_t i = 0; i < D; i++)
         x[i] = (float)rng_normal(&r);
 }
 
@@ -711,13 +707,12 @@ void token_embedding(float *x, size_t D, const char *token)
 static int split_sentences(const char *text, size_t *B, size_t *N, char ***words, long **lens,
                            char *err, size_t errlen)
 {
-    const char *p;
     size_t b = 0, n = 0, maxn = 0, nsent = 1, i, t;
     const char **flat = NULL; /* (B, N) pointers into copies */
     char *buf = NULL, *tok, *save = NULL, *sent, *save_s = NULL;
     int status = -1;
 
-    for (p = text; *p; p++)
+    for (const char *p = text; *p; p++)
         if (*p == '|')
             nsent++;
     buf = malloc(strlen(text) + 1);

@@ -53,16 +53,16 @@ static long tab_find(const strtab *t, const char *s, size_t *where)
 
 static int tab_grow(strtab *t)
 {
-    size_t cap = t->cap ? t->cap * 2 : 64, i;
+    size_t cap = t->cap ? t->cap * 2 : 64;
     long *slot = malloc(cap * sizeof *slot);
     if (!slot)
         return -1;
-    for (i = 0; i < cap; i++)
+    for (size_t i = 0; i < cap; i++)
         slot[i] = -1;
     free(t->slot);
     t->slot = slot;
     t->cap = cap;
-    for (i = 0; i < t->n; i++) {
+    for (size_t i = 0; i < t->n; i++) {
         size_t w;
         tab_find(t, t->names[i], &w);
         t->slot[w] = (long)i;
@@ -74,7 +74,7 @@ static int tab_grow(strtab *t)
  * unknown to a fixed table, −2 out of memory. */
 static long tab_id(strtab *t, const char *s)
 {
-    size_t w, len;
+    size_t w;
     long id;
     if (t->cap == 0 && tab_grow(t))
         return -2;
@@ -93,7 +93,7 @@ static long tab_id(strtab *t, const char *s)
         t->names = nn;
         t->cap_names = c;
     }
-    len = strlen(s) + 1;
+    size_t len = strlen(s) + 1;
     if (!(t->names[t->n] = malloc(len)))
         return -2;
     memcpy(t->names[t->n], s, len);
@@ -103,8 +103,7 @@ static long tab_id(strtab *t, const char *s)
 
 static void tab_free(strtab *t)
 {
-    size_t i;
-    for (i = 0; i < t->n; i++)
+    for (size_t i = 0; i < t->n; i++)
         free(t->names[i]);
     free(t->names);
     free(t->slot);
@@ -361,8 +360,7 @@ static int read_part(reader *rd, const cJSON *obj, const char *path, const char 
 
 static int tab_preset(strtab *t, const char *const *names, size_t n)
 {
-    size_t i;
-    for (i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++) {
         long id = tab_id(t, names[i]);
         if (id == -2)
             return -1;
@@ -522,9 +520,8 @@ int train_data_apple(train_task *task, const char *const *vocab, size_t V,
 
 void train_data_cue_ids(const train_task *task, long *ids, size_t *n)
 {
-    const char *const *c;
     *n = 0;
-    for (c = train_apple_cues; *c; c++) {
+    for (const char *const *c = train_apple_cues; *c; c++) {
         long id = train_task_token(task, *c);
         if (id >= 0)
             ids[(*n)++] = id;
@@ -536,7 +533,6 @@ int train_task_by_name(train_task *task, const char *name, size_t length, size_t
                        const char *const *classes, size_t C, char *err, size_t errlen)
 {
     train_kind kind;
-    size_t i;
     memset(task, 0, sizeof *task);
     if (strcmp(name, "apple") == 0)
         return train_data_apple(task, vocab, V, classes, C, err, errlen);
@@ -554,9 +550,9 @@ int train_task_by_name(train_task *task, const char *name, size_t length, size_t
     /* a saved model must have been trained on this very vocabulary */
     if (vocab) {
         int same = V == task->V && C == task->C;
-        for (i = 0; same && i < V; i++)
+        for (size_t i = 0; same && i < V; i++)
             same = strcmp(vocab[i], task->vocab[i]) == 0;
-        for (i = 0; same && i < C; i++)
+        for (size_t i = 0; same && i < C; i++)
             same = strcmp(classes[i], task->classes[i]) == 0;
         if (!same) {
             snprintf(err, errlen, "the model's vocabulary (%zu tokens) is not the one of task %s "

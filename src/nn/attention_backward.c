@@ -14,25 +14,25 @@
 void linear_backward(double *dx, double *dweight, double *dbias, const double *dy,
                      const float *x, size_t n, const linear *l)
 {
-    size_t out = l->weight.shape[0], in = l->weight.shape[1], r, o, i;
-    for (r = 0; r < n; r++) {
+    size_t out = l->weight.shape[0], in = l->weight.shape[1];
+    for (size_t r = 0; r < n; r++) {
         const double *dyr = dy + r * out; /* (out,) this row's output gradient */
         const float *xr = x + r * in;     /* (in,) this row's input */
-        for (o = 0; o < out; o++) {
+        for (size_t o = 0; o < out; o++) {
             const double g = dyr[o];
             const float *w = l->weight.data + o * in; /* (in,) row o of weight */
             double *dw = dweight + o * in;            /* (in,) row o of dweight */
             if (g == 0.0)
                 continue;
             /* dweight[o][i] += dy[r][o] · x[r][i] */
-            for (i = 0; i < in; i++)
+            for (size_t i = 0; i < in; i++)
                 dw[i] += g * xr[i];
             /* dbias[o] += dy[r][o] */
             if (dbias)
                 dbias[o] += g;
             /* dx[r][i] += dy[r][o] · weight[o][i] */
             if (dx)
-                for (i = 0; i < in; i++)
+                for (size_t i = 0; i < in; i++)
                     dx[r * in + i] += g * w[i];
         }
     }
@@ -61,7 +61,7 @@ int mha_backward(double *dqueries, double *dkeys, double *dvalues, const mha_gra
     const int dropping = drop && drop->p > 0;
     const double keep_scale = dropping && drop->p < 1.0 ? 1.0 / (1.0 - drop->p) : 0.0;
     int failed = 0, status = -1;
-    size_t b, h, q, k, c, nq, nk;
+    size_t nq, nk;
 
     if (m->score != SCORE_DOT) {
         snprintf(err, errlen, "the backward pass covers dot-product scoring only");
@@ -90,10 +90,10 @@ int mha_backward(double *dqueries, double *dkeys, double *dvalues, const mha_gra
      *    dconcat (B, Nq, H) = dout · W_o */
     linear_backward(dconcat, g->dW_o, g->db_o, dout, trace->concat, nq, &m->W_o);
 
-    for (b = 0; b < B; b++) {
-        for (h = 0; h < NH; h++) {
+    for (size_t b = 0; b < B; b++) {
+        for (size_t h = 0; h < NH; h++) {
             const size_t col = h * p; /* head h owns columns col … col+p−1 */
-            for (q = 0; q < Nq; q++) {
+            for (size_t q = 0; q < Nq; q++) {
                 const size_t row = ((b * NH + h) * Nq + q) * Nk; /* offset of (b, h, q, 0) */
                 const float *A = weights + row;                     /* (Nk,) softmax weights */
                 const double *dO = dconcat + (b * Nq + q) * H + col; /* (p,) d head output */
@@ -101,7 +101,7 @@ int mha_backward(double *dqueries, double *dkeys, double *dvalues, const mha_gra
 
                 /* 5. head = Σ_k a_k V_h[k], a the weights after dropout:
                  *    da_k (Nk,) = dO · V_h[k],  dV_h[k] (p,) += a_k dO */
-                for (k = 0; k < Nk; k++) {
+                for (size_t k = 0; k < Nk; k++) {
                     const float *v = trace->V + (b * Nk + k) * H + col; /* (p,) */
                     double *dv = dV + (b * Nk + k) * H + col;          /* (p,) */
                     double a = A[k], s = 0.0;
@@ -109,7 +109,7 @@ int mha_backward(double *dqueries, double *dkeys, double *dvalues, const mha_gra
                     int keep = !dropping || mha_dropout_keep(drop, row + k);
                     if (dropping)
                         a = keep ? a * keep_scale : 0.0;
-                    for (c = 0; c < p; c++) {
+                    for (size_t c = 0; c < p; c++) {
                         s += dO[c] * v[c];
                         dv[c] += a * dO[c];
                     }
@@ -119,9 +119,9 @@ int mha_backward(double *dqueries, double *dkeys, double *dvalues, const mha_gra
 
                 /* 4. softmax backward over the keys:
                  *    dS_k = A_k (dA_k − Σ_j dA_j A_j)   (Nk,) */
-                for (k = 0; k < Nk; k++)
+                for (size_t k = 0; k < Nk; k++)
                     dot += dA[k] * A[k];
-                for (k = 0; k < Nk; k++) {
+                for (size_t k = 0; k < Nk; k++) {
                     /* 3. masked keys hold the constant −1e6: no gradient */
                     double dS = mha_is_masked(mask, b, q, k, Nq) ? 0.0 : A[k] * (dA[k] - dot);
                     /* 2. scaled = scores / sqrt(p): d scores = dS / sqrt(p) */
@@ -133,7 +133,7 @@ int mha_backward(double *dqueries, double *dkeys, double *dvalues, const mha_gra
                     if (ds == 0.0)
                         continue;
                     /* scores = Q_h[q] · K_h[k]: dQ_h[q] += ds K_h[k], dK_h[k] += ds Q_h[q] */
-                    for (c = 0; c < p; c++) {
+                    for (size_t c = 0; c < p; c++) {
                         dq[c] += ds * kk[c];
                         dk[c] += ds * qq[c];
                     }

@@ -39,22 +39,20 @@ cx_count conv_forward(float *y, const float *x, const float *W, const float *b, 
 {
     const size_t half = (k - 1) / 2; /* taps before the centre tap */
     cx_count macs = 0;
-    size_t t, o, j, i, s;
+    size_t s;
 
-    for (t = 0; t < n; t++) {
-        for (o = 0; o < d; o++) {
+    for (size_t t = 0; t < n; t++) {
+        for (size_t o = 0; o < d; o++) {
             /* start from the bias of output channel o */
             double sum = b[o];
-            for (j = 0; j < k; j++) {
-                const float *xs;  /* (d,) the input position tap j reads */
-                const float *w;   /* W[o][·][j]: stride k */
+            for (size_t j = 0; j < k; j++) {
                 /* a tap on the zero padding adds nothing: skip it */
                 if (!tap_position(t, j, half, dil, n, &s))
                     continue;
-                xs = x + s * d;
-                w = W + o * d * k + j;
+                const float *xs = x + s * d;        /* (d,) the input position tap j reads */
+                const float *w = W + o * d * k + j; /* W[o][·][j]: stride k */
                 /* Σ_i W[o][i][j] · x[s][i] */
-                for (i = 0; i < d; i++)
+                for (size_t i = 0; i < d; i++)
                     sum += (double)w[i * k] * xs[i];
                 macs += d;
             }
@@ -68,21 +66,20 @@ cx_count rnn_forward(float *H, const float *x, const float *W_xh, const float *W
                      const float *b, size_t n, size_t d)
 {
     cx_count macs = 0;
-    size_t t, o, i;
 
     /* h_0 = 0 */
     memset(H, 0, d * sizeof *H);
-    for (t = 1; t <= n; t++) {
+    for (size_t t = 1; t <= n; t++) {
         const float *xt = x + (t - 1) * d;   /* (d,) x_t */
         const float *hprev = H + (t - 1) * d; /* (d,) h_{t−1} */
         float *h = H + t * d;                 /* (d,) h_t */
-        for (o = 0; o < d; o++) {
+        for (size_t o = 0; o < d; o++) {
             double sum = b[o];
             /* W_xh · x_t: what the new input contributes */
-            for (i = 0; i < d; i++)
+            for (size_t i = 0; i < d; i++)
                 sum += (double)W_xh[o * d + i] * xt[i];
             /* W_hh · h_{t−1}: what the state carries from every earlier step */
-            for (i = 0; i < d; i++)
+            for (size_t i = 0; i < d; i++)
                 sum += (double)W_hh[o * d + i] * hprev[i];
             h[o] = (float)tanh(sum);
         }
@@ -112,7 +109,7 @@ cx_count attn_layer_forward(float *Y, float *A, float *Q, float *K, float *V, co
     const size_t width = attn_row_width(n, r);
     const double scale = 1.0 / sqrt((double)d);
     cx_count macs = 0;
-    size_t t, s, c, lo, hi;
+    size_t lo, hi;
 
     /* 1. project: Q = X·W_qᵀ, K = X·W_kᵀ, V = X·W_vᵀ (attention.c's linear layer) */
     linear_forward(Q, X, n, W_q);
@@ -120,16 +117,16 @@ cx_count attn_layer_forward(float *Y, float *A, float *Q, float *K, float *V, co
     linear_forward(V, X, n, W_v);
     macs += 3 * (cx_count)n * d * d;
 
-    for (t = 0; t < n; t++) {
+    for (size_t t = 0; t < n; t++) {
         const float *q = Q + t * d; /* (d,) this query */
         float *a = A + t * width;   /* (hi − lo + 1,) its scores, then weights */
         attn_window(t, n, r, &lo, &hi);
 
         /* 2. scores: q · k_s / sqrt(d) for every key s the query sees */
-        for (s = lo; s <= hi; s++) {
+        for (size_t s = lo; s <= hi; s++) {
             const float *key = K + s * d; /* (d,) */
             double dot = 0.0;
-            for (c = 0; c < d; c++)
+            for (size_t c = 0; c < d; c++)
                 dot += (double)q[c] * key[c];
             a[s - lo] = (float)(dot * scale);
         }
@@ -139,9 +136,9 @@ cx_count attn_layer_forward(float *Y, float *A, float *Q, float *K, float *V, co
         softmax_row(a, hi - lo + 1);
 
         /* 4. output: the weighted sum of the values, Σ_s a_s v_s */
-        for (c = 0; c < d; c++) {
+        for (size_t c = 0; c < d; c++) {
             double sum = 0.0;
-            for (s = lo; s <= hi; s++)
+            for (size_t s = lo; s <= hi; s++)
                 sum += (double)a[s - lo] * V[s * d + c];
             Y[t * d + c] = (float)sum;
         }
@@ -156,10 +153,9 @@ cx_count conv_taps(size_t n, size_t k, size_t dil)
 {
     const size_t half = (k - 1) / 2;
     cx_count taps = 0;
-    size_t j;
     /* tap j, offset m·dil with m = |j − half|, is inside the sequence for
      * the n − m·dil outputs it does not push past an end */
-    for (j = 0; j < k; j++) {
+    for (size_t j = 0; j < k; j++) {
         size_t m = j > half ? j - half : half - j;
         if (m != 0 && dil > (n - 1) / m)
             continue; /* m·dil >= n: always on the padding */
@@ -181,10 +177,10 @@ cx_count rnn_macs(size_t n, size_t d)
 cx_count attn_keys(size_t n, size_t r)
 {
     cx_count keys = 0;
-    size_t t, lo, hi;
+    size_t lo, hi;
     if (r == 0)
         return (cx_count)n * n; /* every query sees all n keys */
-    for (t = 0; t < n; t++) {
+    for (size_t t = 0; t < n; t++) {
         attn_window(t, n, r, &lo, &hi);
         keys += hi - lo + 1;
     }
@@ -213,13 +209,12 @@ int path_window(size_t n, size_t left, size_t right, size_t *steps)
 
     /* until one position depends on both */
     while (a_hi < b_lo) {
-        size_t na_lo, na_hi, nb_lo, nb_hi;
         /* position t reads t − left … t + right: a dependency at s reaches
          * the positions s − right … s + left, clipped to the sequence */
-        na_lo = a_lo > right ? a_lo - right : 0;
-        na_hi = left > n - 1 - a_hi ? n - 1 : a_hi + left;
-        nb_lo = b_lo > right ? b_lo - right : 0;
-        nb_hi = left > n - 1 - b_hi ? n - 1 : b_hi + left;
+        size_t na_lo = a_lo > right ? a_lo - right : 0;
+        size_t na_hi = left > n - 1 - a_hi ? n - 1 : a_hi + left;
+        size_t nb_lo = b_lo > right ? b_lo - right : 0;
+        size_t nb_hi = left > n - 1 - b_hi ? n - 1 : b_hi + left;
         /* a step that reaches nothing new never will: stop, do not loop */
         if (na_lo == a_lo && na_hi == a_hi && nb_lo == b_lo && nb_hi == b_hi)
             return PATH_STALLED;
@@ -241,13 +236,13 @@ static int spread(unsigned char *out, const unsigned char *in, size_t n, size_t 
                   size_t dil)
 {
     const size_t half = (k - 1) / 2;
-    size_t s, t, j;
+    size_t t;
     int grew = 0;
     memset(out, 0, n);
-    for (s = 0; s < n; s++) {
+    for (size_t s = 0; s < n; s++) {
         if (!in[s])
             continue;
-        for (j = 0; j < k; j++) {
+        for (size_t j = 0; j < k; j++) {
             /* tap j of output t reads s when t = s + (half − j)·dil;
              * tap_position gives s + (j' − half')·dil, so ask it for
              * j' = k−1−j and half' = k−1−half */
@@ -264,8 +259,7 @@ static int spread(unsigned char *out, const unsigned char *in, size_t n, size_t 
 /* Whether some position is in both sets. */
 static int sets_meet(const unsigned char *a, const unsigned char *b, size_t n)
 {
-    size_t t;
-    for (t = 0; t < n; t++)
+    for (size_t t = 0; t < n; t++)
         if (a[t] && b[t])
             return 1;
     return 0;
@@ -287,9 +281,8 @@ int path_conv_sets(size_t n, size_t k, int dilated, size_t *steps)
     a[0] = 1;
     b[n - 1] = 1;
     while (!sets_meet(a, b, n)) {
-        int grew;
         /* one more layer of dilation dil, applied to both sets */
-        grew = spread(next, a, n, k, dil);
+        int grew = spread(next, a, n, k, dil);
         tmp = a, a = next, next = tmp;
         grew |= spread(next, b, n, k, dil);
         tmp = b, b = next, next = tmp;
@@ -347,11 +340,10 @@ int path_restricted(size_t n, size_t r, size_t *steps)
 double fit_loglog_slope(const double *x, const double *y, size_t m)
 {
     double mx = 0.0, my = 0.0, sxx = 0.0, sxy = 0.0;
-    size_t i;
     if (m < 2)
         return NAN;
     /* means of log x and log y */
-    for (i = 0; i < m; i++) {
+    for (size_t i = 0; i < m; i++) {
         if (!(x[i] > 0.0) || !(y[i] > 0.0))
             return NAN;
         mx += log(x[i]);
@@ -360,7 +352,7 @@ double fit_loglog_slope(const double *x, const double *y, size_t m)
     mx /= (double)m;
     my /= (double)m;
     /* slope = Σ (lx − mx)(ly − my) / Σ (lx − mx)² */
-    for (i = 0; i < m; i++) {
+    for (size_t i = 0; i < m; i++) {
         double dx = log(x[i]) - mx, dy = log(y[i]) - my;
         sxx += dx * dx;
         sxy += dx * dy;
@@ -372,9 +364,9 @@ double fit_loglog_slope(const double *x, const double *y, size_t m)
 
 double median_sort(double *v, size_t m)
 {
-    size_t i, j;
+    size_t j;
     /* insertion sort: m is a handful of repetitions */
-    for (i = 1; i < m; i++) {
+    for (size_t i = 1; i < m; i++) {
         double x = v[i];
         for (j = i; j > 0 && v[j - 1] > x; j--)
             v[j] = v[j - 1];

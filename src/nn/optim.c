@@ -36,7 +36,6 @@ void optim_free(optim *o)
 
 void optim_step(optim *o, tmodel *model, const double *grads)
 {
-    size_t p, i;
     double bc1 = 1.0, bc2 = 1.0;
     o->t++;
     if (o->kind == OPTIM_ADAM) {
@@ -44,10 +43,10 @@ void optim_step(optim *o, tmodel *model, const double *grads)
         bc1 = 1.0 - pow(o->beta1, (double)o->t);
         bc2 = 1.0 - pow(o->beta2, (double)o->t);
     }
-    for (p = 0; p < model->nparams; p++) {
+    for (size_t p = 0; p < model->nparams; p++) {
         float *w = model->param[p].t->data;
         const size_t n = model->param[p].t->size, off = model->param[p].offset;
-        for (i = 0; i < n; i++) {
+        for (size_t i = 0; i < n; i++) {
             const double g = grads[off + i];
             if (o->kind == OPTIM_SGD) {
                 w[i] = (float)(w[i] - o->lr * g);

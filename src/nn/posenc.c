@@ -24,11 +24,10 @@ double posenc_omega(size_t j, size_t D, double base)
 
 void posenc_fill_layout(float *P, size_t N, size_t D, double base, posenc_layout layout)
 {
-    size_t i, j;
-    for (j = 0; 2 * j < D; j++) {
+    for (size_t j = 0; 2 * j < D; j++) {
         double omega = posenc_omega(j, D, base);
         size_t cs = posenc_sin_col(j, D, layout), cc = posenc_cos_col(j, D, layout);
-        for (i = 0; i < N; i++) {
+        for (size_t i = 0; i < N; i++) {
             double angle = (double)i * omega;
             P[i * D + cs] = (float)sin(angle);          /* pair j's sin column */
             if (2 * j + 1 < D)
@@ -47,7 +46,6 @@ void posenc_fill(float *P, size_t N, size_t D, double base)
 int posenc_rows_init(posenc_rows *it, size_t D, double base, posenc_layout layout)
 {
     const size_t pairs = (D + 1) / 2; /* an odd D's last column is a sin without cos */
-    size_t j;
     it->D = D;
     it->base = base;
     it->layout = layout;
@@ -58,7 +56,7 @@ int posenc_rows_init(posenc_rows *it, size_t D, double base, posenc_layout layou
     it->c = it->s + pairs;      /* (pairs,) cos(i·omega_j) of the last row */
     it->rs = it->s + 2 * pairs; /* (pairs,) sin(omega_j): one step of the rotation */
     it->rc = it->s + 3 * pairs; /* (pairs,) cos(omega_j) */
-    for (j = 0; j < pairs; j++) {
+    for (size_t j = 0; j < pairs; j++) {
         double omega = posenc_omega(j, D, base);
         it->rs[j] = sin(omega);
         it->rc[j] = cos(omega);
@@ -71,10 +69,9 @@ void posenc_rows_get(posenc_rows *it, size_t i, float *row)
     const size_t D = it->D, pairs = (D + 1) / 2;
     double *s = it->s, *c = it->c;
     const double *rs = it->rs, *rc = it->rc;
-    size_t j;
     if (i % RESTART == 0 || i != it->next) {
         /* a fresh start: (sin, cos) of i·omega_j directly */
-        for (j = 0; j < pairs; j++) {
+        for (size_t j = 0; j < pairs; j++) {
             double angle = (double)i * posenc_omega(j, D, it->base);
             s[j] = sin(angle);
             c[j] = cos(angle);
@@ -82,7 +79,7 @@ void posenc_rows_get(posenc_rows *it, size_t i, float *row)
     } else {
         /* rotate row i−1 by omega_j: the chapter's 2×2 matrix with δ = 1 */
 #pragma omp simd
-        for (j = 0; j < pairs; j++) {
+        for (size_t j = 0; j < pairs; j++) {
             double s1 = s[j] * rc[j] + c[j] * rs[j];
             double c1 = c[j] * rc[j] - s[j] * rs[j];
             s[j] = s1;
@@ -90,7 +87,7 @@ void posenc_rows_get(posenc_rows *it, size_t i, float *row)
         }
     }
     /* store each pair where the layout keeps it */
-    for (j = 0; 2 * j + 1 < D; j++) {
+    for (size_t j = 0; 2 * j + 1 < D; j++) {
         row[posenc_sin_col(j, D, it->layout)] = (float)s[j];
         row[posenc_cos_col(j, D, it->layout)] = (float)c[j];
     }
@@ -108,13 +105,12 @@ void posenc_rows_free(posenc_rows *it)
 void posenc_fill_fast(float *P, size_t N, size_t D, double base, posenc_layout layout)
 {
     posenc_rows it;
-    size_t i;
     if (posenc_rows_init(&it, D, base, layout) != 0) {
         /* no scratch memory: the reference needs none */
         posenc_fill_layout(P, N, D, base, layout);
         return;
     }
-    for (i = 0; i < N; i++)
+    for (size_t i = 0; i < N; i++)
         posenc_rows_get(&it, i, P + i * D);
     posenc_rows_free(&it);
 }
@@ -138,15 +134,15 @@ double posenc_check_relative(const float *P, size_t N, size_t D, double base,
                              posenc_layout layout, long delta, size_t *checked)
 {
     double worst = 0.0;
-    size_t count = 0, i, j;
+    size_t count = 0;
     size_t first, last;
     offset_range(N, delta, &first, &last);
 
-    for (j = 0; 2 * j + 1 < D; j++) {
+    for (size_t j = 0; 2 * j + 1 < D; j++) {
         double omega = posenc_omega(j, D, base);
         double c = cos((double)delta * omega), s = sin((double)delta * omega);
         size_t cs = posenc_sin_col(j, D, layout), cc = posenc_cos_col(j, D, layout);
-        for (i = first; i < last; i++) {
+        for (size_t i = first; i < last; i++) {
             const float *p = P + i * D;                                /* p_i  */
             const float *q = P + (size_t)((long)i + delta) * D;        /* p_{i+δ} */
             /* rotate (p_i[sin_j], p_i[cos_j]) by delta·omega_j */
@@ -163,12 +159,11 @@ double posenc_check_relative(const float *P, size_t N, size_t D, double base,
 
 void posenc_similarity(float *S, const float *P, size_t N, size_t D)
 {
-    size_t i, k, c;
-    for (i = 0; i < N; i++) {
-        for (k = i; k < N; k++) {
+    for (size_t i = 0; i < N; i++) {
+        for (size_t k = i; k < N; k++) {
             /* S[i][k] = p_i · p_k; the matrix is symmetric */
             double dot = 0.0;
-            for (c = 0; c < D; c++)
+            for (size_t c = 0; c < D; c++)
                 dot += (double)P[i * D + c] * P[k * D + c];
             S[i * N + k] = (float)dot;
             S[k * N + i] = (float)dot;
@@ -181,8 +176,7 @@ void posenc_similarity(float *S, const float *P, size_t N, size_t D)
 void posenc_rope_apply(float *y, const float *x, size_t D, double m, double base,
                        posenc_layout layout)
 {
-    size_t j;
-    for (j = 0; j < D / 2; j++) {
+    for (size_t j = 0; j < D / 2; j++) {
         /* pair j: the two dimensions where P keeps sin_j and cos_j */
         size_t a = posenc_sin_col(j, D, layout), b = posenc_cos_col(j, D, layout);
         double angle = m * posenc_omega(j, D, base);
@@ -197,19 +191,17 @@ void posenc_rope_apply(float *y, const float *x, size_t D, double m, double base
 void posenc_rope_rows(float *X, const float *x, size_t N, size_t D, double base,
                       posenc_layout layout)
 {
-    size_t i;
-    for (i = 0; i < N; i++)
+    for (size_t i = 0; i < N; i++)
         posenc_rope_apply(X + i * D, x, D, (double)i, base, layout); /* row i = RoPE(x, i) */
 }
 
 void posenc_rope_scores(float *S, const float *Qr, const float *Kr, size_t N, size_t D)
 {
-    size_t m, n, c;
-    for (m = 0; m < N; m++) {
-        for (n = 0; n < N; n++) {
+    for (size_t m = 0; m < N; m++) {
+        for (size_t n = 0; n < N; n++) {
             /* S[m][n] = RoPE(q, m) · RoPE(k, n) */
             double dot = 0.0;
-            for (c = 0; c < D; c++)
+            for (size_t c = 0; c < D; c++)
                 dot += (double)Qr[m * D + c] * Kr[n * D + c];
             S[m * N + n] = (float)dot;
         }
@@ -221,13 +213,11 @@ double posenc_rope_offset_error(const float *S, const float *q, const float *k, 
 {
     const long n_max = (long)N - 1;
     double worst = 0.0;
-    long d;
 
-    for (d = -n_max; d <= n_max; d++) {
+    for (long d = -n_max; d <= n_max; d++) {
         /* want = q · RoPE(k, d), the score every (m, m + d) should have */
         double want = 0.0;
-        size_t j, m;
-        for (j = 0; j < D / 2; j++) {
+        for (size_t j = 0; j < D / 2; j++) {
             size_t a = posenc_sin_col(j, D, layout), b = posenc_cos_col(j, D, layout);
             double angle = (double)d * posenc_omega(j, D, base);
             double c = cos(angle), s = sin(angle);
@@ -236,7 +226,7 @@ double posenc_rope_offset_error(const float *S, const float *q, const float *k, 
             want += q[a] * ka + q[b] * kb;
         }
         /* the diagonal n = m + d of S: both m and n in 0 … N−1 */
-        for (m = d < 0 ? (size_t)(-d) : 0; (long)m <= n_max && (long)m + d <= n_max; m++) {
+        for (size_t m = d < 0 ? (size_t)(-d) : 0; (long)m <= n_max && (long)m + d <= n_max; m++) {
             double diff = fabs(S[m * N + (size_t)((long)m + d)] - want);
             if (diff > worst)
                 worst = diff;
@@ -249,15 +239,15 @@ double posenc_rope_check_relative(const float *X, size_t N, size_t D, double bas
                                   posenc_layout layout, long delta, size_t *checked)
 {
     double worst = 0.0;
-    size_t count = 0, i, j;
+    size_t count = 0;
     size_t first, last;
     offset_range(N, delta, &first, &last);
 
-    for (j = 0; j < D / 2; j++) {
+    for (size_t j = 0; j < D / 2; j++) {
         double omega = posenc_omega(j, D, base);
         double c = cos((double)delta * omega), s = sin((double)delta * omega);
         size_t a = posenc_sin_col(j, D, layout), b = posenc_cos_col(j, D, layout);
-        for (i = first; i < last; i++) {
+        for (size_t i = first; i < last; i++) {
             const float *x = X + i * D;                          /* RoPE(x, i)   */
             const float *y = X + (size_t)((long)i + delta) * D;  /* RoPE(x, i+δ) */
             /* turn (x_a, x_b) by delta·omega_j with RoPE's [c −s; s c]: the

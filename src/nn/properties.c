@@ -253,13 +253,13 @@ void demo_sweep_stats(sweep_point *pt, const float *q, const float *k, size_t S,
 static void fill_normal(float *x, size_t n, rng *r)
 {
     for (size_t i = 0; i < n; i += 2) {
-        double u, v, s, f;
+        double u, v, s;
         do { /* a point of the unit disc, not its centre */
             u = 2.0 * rng_uniform(r) - 1.0;
             v = 2.0 * rng_uniform(r) - 1.0;
             s = u * u + v * v;
         } while (s >= 1.0 || s == 0.0);
-        f = sqrt(-2.0 * log(s) / s);
+        double f = sqrt(-2.0 * log(s) / s);
         x[i] = (float)(u * f);
         if (i + 1 < n)
             x[i + 1] = (float)(v * f);

@@ -11,8 +11,8 @@
 
 int tensor_bytes(size_t ndim, const size_t *shape, size_t *bytes)
 {
-    size_t n = sizeof(float), i;
-    for (i = 0; i < ndim; i++)
+    size_t n = sizeof(float);
+    for (size_t i = 0; i < ndim; i++)
         if (size_mul(n, shape[i], &n) != 0)
             return -1;
     *bytes = n;
@@ -21,7 +21,7 @@ int tensor_bytes(size_t ndim, const size_t *shape, size_t *bytes)
 
 int tensor_alloc(tensor *t, size_t ndim, const size_t *shape, char *err, size_t errlen)
 {
-    size_t bytes, i;
+    size_t bytes;
     char s[96];
 
     memset(t, 0, sizeof *t);
@@ -38,7 +38,7 @@ int tensor_alloc(tensor *t, size_t ndim, const size_t *shape, char *err, size_t 
     }
     t->ndim = ndim;
     t->size = bytes / sizeof(float);
-    for (i = 0; i < ndim; i++)
+    for (size_t i = 0; i < ndim; i++)
         t->shape[i] = shape[i];
     return 0;
 }
@@ -51,10 +51,10 @@ void tensor_free(tensor *t)
 
 void tensor_shape_str(char *buf, size_t buflen, size_t ndim, const size_t *shape)
 {
-    size_t i, used = 0;
+    size_t used = 0;
     buf[0] = '\0';
     used += (size_t)snprintf(buf, buflen, "(");
-    for (i = 0; i < ndim && used < buflen; i++)
+    for (size_t i = 0; i < ndim && used < buflen; i++)
         used += (size_t)snprintf(buf + used, buflen - used, "%s%zu", i ? ", " : "", shape[i]);
     if (ndim == 1 && used < buflen)
         used += (size_t)snprintf(buf + used, buflen - used, ",");

@@ -95,7 +95,6 @@ static int check_model_fits(const tmodel *model, const tmodel_config *cfg, char 
 static int batch_init(trainer *tr, char *err, size_t errlen)
 {
     const train_task *task = tr->task;
-    size_t i;
     if (is_data(task)) {
         tr->T = task->train.T;
         tr->B = tr->opts.batch_size == 0 || tr->opts.batch_size >= task->train.n
@@ -103,7 +102,7 @@ static int batch_init(trainer *tr, char *err, size_t errlen)
                     : tr->opts.batch_size;
         if (!(tr->order = malloc((task->train.n ? task->train.n : 1) * sizeof *tr->order)))
             return out_of_memory(err, errlen);
-        for (i = 0; i < task->train.n; i++)
+        for (size_t i = 0; i < task->train.n; i++)
             tr->order[i] = i;
         tr->cursor = task->train.n; /* shuffle before the first batch */
     } else {
@@ -137,7 +136,7 @@ static size_t longest_sequence(const trainer *tr)
 static int chunks_alloc(trainer *tr, char *err, size_t errlen)
 {
     const size_t Tmax = longest_sequence(tr);
-    size_t i, bytes;
+    size_t bytes;
     tr->nchunks = (tr->B + TRAIN_CHUNK - 1) / TRAIN_CHUNK;
     if (size_mul(tr->nchunks, tr->model.total, &bytes) ||
         size_mul(bytes, sizeof(double), &bytes))
@@ -153,7 +152,7 @@ static int chunks_alloc(trainer *tr, char *err, size_t errlen)
     if (!tr->cache || !tr->fcache || !tr->chunk_grads || !tr->chunk_gradsf || !tr->grads ||
         !tr->chunk_loss || !tr->chunk_count || !tr->chunk_correct)
         return out_of_memory(err, errlen);
-    for (i = 0; i < tr->nchunks; i++) {
+    for (size_t i = 0; i < tr->nchunks; i++) {
         if (tcache_alloc(&tr->cache[i], &tr->model, TRAIN_CHUNK, Tmax, err, errlen))
             return -1;
         if (tfast_cache_alloc(&tr->fcache[i], &tr->model, TRAIN_CHUNK, Tmax))
@@ -193,12 +192,11 @@ int trainer_init(trainer *tr, train_task *task, const train_opts *opts, const tm
 
 void trainer_free(trainer *tr)
 {
-    size_t i;
     if (tr->cache)
-        for (i = 0; i < tr->nchunks; i++)
+        for (size_t i = 0; i < tr->nchunks; i++)
             tcache_free(&tr->cache[i]);
     if (tr->fcache)
-        for (i = 0; i < tr->nchunks; i++)
+        for (size_t i = 0; i < tr->nchunks; i++)
             tfast_cache_free(&tr->fcache[i]);
     free(tr->cache);
     free(tr->fcache);
@@ -221,21 +219,19 @@ static void next_batch(trainer *tr)
 {
     train_task *task = tr->task;
     const size_t T = tr->T;
-    size_t i;
     if (!is_data(task)) {
-        for (i = 0; i < tr->B; i++)
+        for (size_t i = 0; i < tr->B; i++)
             train_task_draw(task, &tr->batch, i, &tr->data_rng);
         return;
     }
-    for (i = 0; i < tr->B; i++) {
+    for (size_t i = 0; i < tr->B; i++) {
         size_t src;
         if (tr->B == task->train.n) {
             src = i; /* the whole set, in file order */
         } else {
             if (tr->cursor == task->train.n) {
                 /* a new epoch: Fisher–Yates shuffle */
-                size_t j;
-                for (j = task->train.n - 1; j > 0; j--) {
+                for (size_t j = task->train.n - 1; j > 0; j--) {
                     size_t k = (size_t)(rng_next(&tr->data_rng) % (j + 1)), tmp = tr->order[j];
                     tr->order[j] = tr->order[k];
                     tr->order[k] = tmp;
@@ -265,8 +261,8 @@ static mha_dropout chunk_dropout(const trainer *tr, unsigned long long step_seed
 /* The batch's number of targets: the mean loss divides by it. */
 static size_t batch_targets(const trainer *tr)
 {
-    size_t count = 0, i;
-    for (i = 0; i < tr->B * tr->T; i++)
+    size_t count = 0;
+    for (size_t i = 0; i < tr->B * tr->T; i++)
         count += tr->batch.targets[i] >= 0;
     return count;
 }
@@ -282,10 +278,9 @@ static int chunks_forward_backward(trainer *tr, size_t count, unsigned long long
     const int nth = train_threads(tr);
     int failed = 0;
     char cerr[256] = "";
-    size_t c;
     (void)nth; /* (unused without OpenMP) */
 #pragma omp parallel for schedule(static) num_threads(nth)
-    for (c = 0; c < tr->nchunks; c++) {
+    for (size_t c = 0; c < tr->nchunks; c++) {
         const size_t b0 = c * TRAIN_CHUNK, nb = B - b0 < TRAIN_CHUNK ? B - b0 : TRAIN_CHUNK;
         const int *tok = tr->batch.tokens + b0 * T, *tgt = tr->batch.targets + b0 * T;
         const long *lens = tr->batch.lens + b0;
@@ -326,17 +321,16 @@ static double sum_chunks(trainer *tr, size_t *correct)
 {
     const size_t total = tr->model.total;
     double loss = 0.0;
-    size_t c, i;
     memset(tr->grads, 0, total * sizeof *tr->grads);
     *correct = 0;
-    for (c = 0; c < tr->nchunks; c++) {
+    for (size_t c = 0; c < tr->nchunks; c++) {
         if (tr->opts.reference) {
             const double *g = tr->chunk_grads + c * total;
-            for (i = 0; i < total; i++)
+            for (size_t i = 0; i < total; i++)
                 tr->grads[i] += g[i];
         } else {
             const float *g = tr->chunk_gradsf + c * total;
-            for (i = 0; i < total; i++)
+            for (size_t i = 0; i < total; i++)
                 tr->grads[i] += g[i];
         }
         loss += tr->chunk_loss[c];
@@ -386,7 +380,7 @@ int trainer_evaluate(trainer *tr, const train_set *s, train_stats *stats, char *
                      size_t errlen)
 {
     const size_t nc = (s->n + TRAIN_CHUNK - 1) / TRAIN_CHUNK;
-    size_t count = 0, correct = 0, base, c;
+    size_t count = 0, correct = 0;
     double loss = 0.0;
     const int nth = train_threads(tr);
     (void)nth; /* (unused without OpenMP) */
@@ -398,12 +392,12 @@ int trainer_evaluate(trainer *tr, const train_set *s, train_stats *stats, char *
     if (!tr->opts.reference)
         tfast_weights_update(&tr->fw, &tr->model);
     /* the trainer's caches, nchunks at a time, summed in chunk order */
-    for (base = 0; base < nc; base += tr->nchunks) {
+    for (size_t base = 0; base < nc; base += tr->nchunks) {
         size_t end = base + tr->nchunks < nc ? base + tr->nchunks : nc;
         int failed = 0;
         char cerr[256] = "";
 #pragma omp parallel for schedule(static) num_threads(nth)
-        for (c = base; c < end; c++) {
+        for (size_t c = base; c < end; c++) {
             const size_t b0 = c * TRAIN_CHUNK;
             const size_t nb = s->n - b0 < TRAIN_CHUNK ? s->n - b0 : TRAIN_CHUNK;
             tcache *cache = &tr->cache[c - base];
@@ -433,7 +427,7 @@ int trainer_evaluate(trainer *tr, const train_set *s, train_stats *stats, char *
             snprintf(err, errlen, "%s", cerr);
             return -1;
         }
-        for (c = base; c < end; c++) {
+        for (size_t c = base; c < end; c++) {
             loss += tr->chunk_loss[c - base];
             count += tr->chunk_count[c - base];
             correct += tr->chunk_correct[c - base];
@@ -504,10 +498,10 @@ static int apple_rows_alloc(apple_rows *r, size_t n, size_t d)
 static void add_cue_weight(double *cue, const float *A, const int *tok, size_t NH, size_t T,
                            size_t at, const long *cues, size_t ncues)
 {
-    size_t h, k, j;
-    for (h = 0; h < NH; h++) {
+    size_t j;
+    for (size_t h = 0; h < NH; h++) {
         const float *row = A + (h * T + at) * T; /* (T,) */
-        for (k = 0; k < T; k++) {
+        for (size_t k = 0; k < T; k++) {
             for (j = 0; j < ncues; j++)
                 if (tok[k] == cues[j])
                     break;
@@ -526,8 +520,8 @@ static int apple_measure(trainer *tr, const train_set *s, size_t i, const long *
     const size_t d = tr->model.cfg.hiddens, C = tr->model.cfg.classes, T = s->T;
     const int *tok = s->tokens + i * T, *tgt = s->targets + i * T;
     tcache *c = &tr->cache[0];
-    size_t at = T, best = 0, k;
-    for (k = 0; k < T; k++)
+    size_t at = T, best = 0;
+    for (size_t k = 0; k < T; k++)
         if (tgt[k] >= 0) {
             at = k; /* the labelled position: the first label_at token */
             break;
@@ -542,7 +536,7 @@ static int apple_measure(trainer *tr, const train_set *s, size_t i, const long *
     memcpy(r->feat + i * d, tcache_features(c, &tr->model) + at * d, d * sizeof(float));
     memcpy(r->inp + i * d, c->X + at * d, d * sizeof(float));
     r->cls[i] = tgt[at];
-    for (k = 1; k < C; k++)
+    for (size_t k = 1; k < C; k++)
         if (c->logits[at * C + k] > c->logits[at * C + best])
             best = k;
     return best == (size_t)r->cls[i];
@@ -553,9 +547,9 @@ static int apple_measure(trainer *tr, const train_set *s, size_t i, const long *
 static void apple_cosines(train_apple *out, const apple_rows *r, size_t n, size_t d)
 {
     double sw = 0.0, sa = 0.0, swi = 0.0, sai = 0.0;
-    size_t i, j, nw = 0, na = 0;
-    for (i = 0; i < n; i++)
-        for (j = i + 1; j < n; j++) {
+    size_t nw = 0, na = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++) {
             double cf = attn_cosine(r->feat + i * d, r->feat + j * d, d);
             double ci = attn_cosine(r->inp + i * d, r->inp + j * d, d);
             if (r->cls[i] == r->cls[j]) {
@@ -578,7 +572,7 @@ int trainer_apple(trainer *tr, const train_set *s, const long *cues, size_t ncue
                   char *err, size_t errlen)
 {
     apple_rows r;
-    size_t i, correct = 0;
+    size_t correct = 0;
     double cue = 0.0;
     memset(out, 0, sizeof *out);
     if (s->n == 0) {
@@ -589,7 +583,7 @@ int trainer_apple(trainer *tr, const train_set *s, const long *cues, size_t ncue
         snprintf(err, errlen, "out of memory for the 苹果 measurements");
         return -1;
     }
-    for (i = 0; i < s->n; i++) {
+    for (size_t i = 0; i < s->n; i++) {
         int right = apple_measure(tr, s, i, cues, ncues, &r, &cue, err, errlen);
         if (right < 0) {
             apple_rows_free(&r);

@@ -100,8 +100,7 @@ int tmodel_alloc(tmodel *m, const tmodel_config *cfg, char *err, size_t errlen)
 static void init_uniform(tensor *t, size_t in, rng *r)
 {
     const double bound = 1.0 / sqrt((double)in);
-    size_t i;
-    for (i = 0; i < t->size; i++)
+    for (size_t i = 0; i < t->size; i++)
         t->data[i] = (float)((2.0 * rng_uniform(r) - 1.0) * bound);
 }
 
@@ -110,19 +109,18 @@ void tmodel_init(tmodel *m, unsigned long long seed)
     const size_t d = m->cfg.hiddens;
     const double sd = 1.0 / sqrt((double)d);
     rng r;
-    size_t i;
     rng_seed(&r, seed);
     /* embedding ~ N(0, 1/d): embedding·√d has unit variance, like P */
-    for (i = 0; i < m->embedding.size; i++)
+    for (size_t i = 0; i < m->embedding.size; i++)
         m->embedding.data[i] = (float)(rng_normal(&r) * sd);
     linear *ls[4] = {&m->mha.W_q, &m->mha.W_k, &m->mha.W_v, &m->mha.W_o};
-    for (i = 0; i < 4; i++) {
+    for (size_t i = 0; i < 4; i++) {
         init_uniform(&ls[i]->weight, d, &r);
         if (ls[i]->bias.data)
             init_uniform(&ls[i]->bias, d, &r);
     }
     /* LayerNorm: weight 1, bias 0 */
-    for (i = 0; i < m->ln_weight.size; i++) {
+    for (size_t i = 0; i < m->ln_weight.size; i++) {
         m->ln_weight.data[i] = 1.0f;
         m->ln_bias.data[i] = 0.0f;
     }
@@ -151,8 +149,7 @@ void tmodel_free(tmodel *m)
 
 tmodel_param *tmodel_find(tmodel *m, const char *name)
 {
-    size_t i;
-    for (i = 0; i < m->nparams; i++)
+    for (size_t i = 0; i < m->nparams; i++)
         if (strcmp(m->param[i].name, name) == 0)
             return &m->param[i];
     return NULL;
@@ -160,8 +157,7 @@ tmodel_param *tmodel_find(tmodel *m, const char *name)
 
 void tmodel_copy_params(tmodel *dst, const tmodel *src)
 {
-    size_t i;
-    for (i = 0; i < src->nparams; i++)
+    for (size_t i = 0; i < src->nparams; i++)
         memcpy(dst->param[i].t->data, src->param[i].t->data, src->param[i].t->size * sizeof(float));
 }
 
@@ -253,7 +249,6 @@ int tmodel_forward(tmodel *m, tcache *c, const int *tokens, const long *lens, si
     mha_masks mask = {lens, 0, m->cfg.causal};
     mha_trace trace = {0};
     linear head = {m->head_weight, m->head_bias};
-    size_t b, t, i;
 
     if (B > c->Bmax || T > c->Tmax) {
         snprintf(err, errlen, "a batch of %zu × %zu positions exceeds the cache's %zu × %zu", B,
@@ -264,11 +259,11 @@ int tmodel_forward(tmodel *m, tcache *c, const int *tokens, const long *lens, si
     c->T = T;
 
     /* 1. X (B, T, d) = embedding[token] · √d (+ P[t]) */
-    for (b = 0; b < B; b++)
-        for (t = 0; t < T; t++) {
+    for (size_t b = 0; b < B; b++)
+        for (size_t t = 0; t < T; t++) {
             const float *e = m->embedding.data + (size_t)tokens[b * T + t] * d; /* (d,) */
             float *x = c->X + (b * T + t) * d;
-            for (i = 0; i < d; i++)
+            for (size_t i = 0; i < d; i++)
                 x[i] = (float)(e[i] * sqrt_d + (m->cfg.posenc ? c->P[t * d + i] : 0.0));
         }
 
@@ -284,21 +279,21 @@ int tmodel_forward(tmodel *m, tcache *c, const int *tokens, const long *lens, si
 
     /* 3. (addnorm) N = LayerNorm(X + Y) over the d features, eps 1e-5 */
     if (m->cfg.addnorm) {
-        for (b = 0; b < B * T; b++) {
+        for (size_t b = 0; b < B * T; b++) {
             const float *x = c->X + b * d, *y = c->Y + b * d;
-            double mean = 0.0, var = 0.0, rstd;
-            for (i = 0; i < d; i++)
+            double mean = 0.0, var = 0.0;
+            for (size_t i = 0; i < d; i++)
                 mean += (double)x[i] + y[i];
             mean /= (double)d;
-            for (i = 0; i < d; i++) {
+            for (size_t i = 0; i < d; i++) {
                 double z = (double)x[i] + y[i] - mean;
                 var += z * z;
             }
             var /= (double)d; /* biased, as LayerNorm */
-            rstd = 1.0 / sqrt(var + LN_EPS);
+            double rstd = 1.0 / sqrt(var + LN_EPS);
             c->mean[b] = mean;
             c->rstd[b] = rstd;
-            for (i = 0; i < d; i++)
+            for (size_t i = 0; i < d; i++)
                 c->N[b * d + i] = (float)(((double)x[i] + y[i] - mean) * rstd *
                                               m->ln_weight.data[i] + m->ln_bias.data[i]);
         }
@@ -314,21 +309,21 @@ double tmodel_loss(const tcache *c, const tmodel *m, const int *targets, size_t 
                    size_t *correct)
 {
     const size_t C = m->cfg.classes;
-    size_t r, k, n = 0, right = 0;
+    size_t n = 0, right = 0;
     double loss = 0.0;
-    for (r = 0; r < c->B * c->T; r++) {
+    for (size_t r = 0; r < c->B * c->T; r++) {
         const float *z = c->logits + r * C; /* (C,) */
         double max, sum = 0.0;
         size_t arg = 0;
         if (targets[r] < 0)
             continue;
         max = z[0];
-        for (k = 1; k < C; k++)
+        for (size_t k = 1; k < C; k++)
             if (z[k] > max) {
                 max = z[k];
                 arg = k;
             }
-        for (k = 0; k < C; k++)
+        for (size_t k = 0; k < C; k++)
             sum += exp((double)z[k] - max);
         /* −log softmax(z)[target] = logsumexp(z) − z[target] */
         loss += max + log(sum) - z[targets[r]];
@@ -346,10 +341,9 @@ double tmodel_loss(const tcache *c, const tmodel *m, const int *targets, size_t 
 
 static double *grad_of(double *grads, const tmodel *m, const tensor *t)
 {
-    size_t i;
     if (!t->data)
         return NULL;
-    for (i = 0; i < m->nparams; i++)
+    for (size_t i = 0; i < m->nparams; i++)
         if (m->param[i].t == t)
             return grads + m->param[i].offset;
     return NULL;
@@ -366,11 +360,10 @@ int tmodel_backward(double *grads, tcache *c, const tmodel *m, const int *tokens
     mha_grads g;
     linear head = {m->head_weight, m->head_bias};
     double *dE = grad_of(grads, m, &m->embedding);
-    size_t r, k, i;
 
     /* 5. d logits (B, T, C) = (softmax(logits) − one-hot(target)) · scale,
      *    zero where there is no target */
-    for (r = 0; r < BT; r++) {
+    for (size_t r = 0; r < BT; r++) {
         const float *z = c->logits + r * C;
         double *dz = c->dlogits + r * C;
         double max, sum = 0.0;
@@ -379,12 +372,12 @@ int tmodel_backward(double *grads, tcache *c, const tmodel *m, const int *tokens
             continue;
         }
         max = z[0];
-        for (k = 1; k < C; k++)
+        for (size_t k = 1; k < C; k++)
             if (z[k] > max)
                 max = z[k];
-        for (k = 0; k < C; k++)
+        for (size_t k = 0; k < C; k++)
             sum += (dz[k] = exp((double)z[k] - max));
-        for (k = 0; k < C; k++)
+        for (size_t k = 0; k < C; k++)
             dz[k] = (dz[k] / sum - (k == (size_t)targets[r])) * scale;
     }
 
@@ -402,11 +395,11 @@ int tmodel_backward(double *grads, tcache *c, const tmodel *m, const int *tokens
          *    dZ = rstd (dx̂ − mean(dx̂) − x̂ · mean(dx̂ x̂)),  dX += dZ, dY = dZ */
         double *dgamma = grad_of(grads, m, &m->ln_weight);
         double *dbeta = grad_of(grads, m, &m->ln_bias);
-        for (r = 0; r < BT; r++) {
+        for (size_t r = 0; r < BT; r++) {
             const float *x = c->X + r * d, *y = c->Y + r * d;
             const double *dn = c->dN + r * d;
             double mean_dxh = 0.0, mean_dxh_xh = 0.0;
-            for (i = 0; i < d; i++) {
+            for (size_t i = 0; i < d; i++) {
                 double xh = ((double)x[i] + y[i] - c->mean[r]) * c->rstd[r];
                 double dxh = dn[i] * m->ln_weight.data[i];
                 dgamma[i] += dn[i] * xh;
@@ -416,7 +409,7 @@ int tmodel_backward(double *grads, tcache *c, const tmodel *m, const int *tokens
             }
             mean_dxh /= (double)d;
             mean_dxh_xh /= (double)d;
-            for (i = 0; i < d; i++) {
+            for (size_t i = 0; i < d; i++) {
                 double xh = ((double)x[i] + y[i] - c->mean[r]) * c->rstd[r];
                 double dxh = dn[i] * m->ln_weight.data[i];
                 double dz = c->rstd[r] * (dxh - mean_dxh - xh * mean_dxh_xh);
@@ -448,9 +441,9 @@ int tmodel_backward(double *grads, tcache *c, const tmodel *m, const int *tokens
 
     /* 1. X = embedding[token] · √d (+ P): d embedding[token] (d,) += dX · √d
      *    (P is a constant) */
-    for (r = 0; r < BT; r++) {
+    for (size_t r = 0; r < BT; r++) {
         double *de = dE + (size_t)tokens[r] * d;
-        for (i = 0; i < d; i++)
+        for (size_t i = 0; i < d; i++)
             de[i] += c->dX[r * d + i] * sqrt_d;
     }
     return 0;

@@ -9,7 +9,7 @@
 
 int train_set_alloc(train_set *s, size_t n, size_t T, char *err, size_t errlen)
 {
-    size_t nt, i;
+    size_t nt;
     memset(s, 0, sizeof *s);
     if (size_mul(n, T, &nt) || nt > ((size_t)-1) / sizeof(long)) {
         snprintf(err, errlen, "%zu sequences of %zu tokens are too many", n, T);
@@ -23,9 +23,9 @@ int train_set_alloc(train_set *s, size_t n, size_t T, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory for %zu sequences of %zu tokens", n, T);
         return -1;
     }
-    for (i = 0; i < nt; i++)
+    for (size_t i = 0; i < nt; i++)
         s->targets[i] = -1;
-    for (i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++)
         s->lens[i] = (long)T;
     s->n = n;
     s->T = T;
@@ -60,8 +60,7 @@ void train_task_free(train_task *task)
 
 long train_task_token(const train_task *task, const char *token)
 {
-    size_t i;
-    for (i = 0; i < task->V; i++)
+    for (size_t i = 0; i < task->V; i++)
         if (strcmp(task->vocab[i], token) == 0)
             return (long)i;
     return -1;
@@ -71,11 +70,10 @@ void train_task_draw(const train_task *task, train_set *s, size_t i, rng *r)
 {
     const size_t T = s->T;
     int *tok = s->tokens + i * T, *tgt = s->targets + i * T;
-    size_t t;
-    for (t = 0; t < T; t++)
+    for (size_t t = 0; t < T; t++)
         /* digit k is vocabulary id 1 + k ("<pad>" is 0) */
         tok[t] = 1 + (int)(rng_next(r) % task->digits);
-    for (t = 0; t < T; t++)
+    for (size_t t = 0; t < T; t++)
         tgt[t] = task->kind == TASK_REVERSE ? tok[T - 1 - t]       /* reverse: x[n−1−i] */
                  : t > 0                    ? tok[t - 1]           /* previous: x[i−1] */
                                             : -1;                  /* nothing before 0 */
@@ -86,7 +84,6 @@ int train_task_builtin(train_task *task, train_kind kind, size_t length, size_t 
                        size_t heldout_n, size_t eval_n, unsigned long long seed, char *err,
                        size_t errlen)
 {
-    size_t i;
     rng r;
     memset(task, 0, sizeof *task);
     task->kind = kind;
@@ -101,7 +98,7 @@ int train_task_builtin(train_task *task, train_kind kind, size_t length, size_t 
     task->vocab = calloc(task->V, sizeof *task->vocab);
     if (!task->vocab)
         goto oom;
-    for (i = 0; i < task->V; i++) {
+    for (size_t i = 0; i < task->V; i++) {
         char buf[32];
         if (i == 0)
             snprintf(buf, sizeof buf, "<pad>");
@@ -121,10 +118,10 @@ int train_task_builtin(train_task *task, train_kind kind, size_t length, size_t 
     }
     /* streams of their own: seed + odd constants */
     rng_seed(&r, seed ^ 0x68656c646f7574ULL); /* "heldout" */
-    for (i = 0; i < heldout_n; i++)
+    for (size_t i = 0; i < heldout_n; i++)
         train_task_draw(task, &task->heldout, i, &r);
     rng_seed(&r, seed ^ 0x6576616c736574ULL); /* "evalset" */
-    for (i = 0; i < eval_n; i++)
+    for (size_t i = 0; i < eval_n; i++)
         train_task_draw(task, &task->eval, i, &r);
     return 0;
 oom:
@@ -136,12 +133,11 @@ oom:
 int train_task_probe(const train_task *task, long class_id, const int **tokens, size_t *len)
 {
     const train_set *sets[3] = {&task->heldout, &task->train, &task->eval};
-    size_t k, i, t;
-    for (k = 0; k < 3; k++) {
+    for (size_t k = 0; k < 3; k++) {
         const train_set *s = sets[k];
-        for (i = 0; i < s->n; i++) {
+        for (size_t i = 0; i < s->n; i++) {
             int match = class_id < 0 || task->label_at < 0;
-            for (t = 0; !match && t < s->T; t++)
+            for (size_t t = 0; !match && t < s->T; t++)
                 match = s->targets[i * s->T + t] == class_id;
             if (match) {
                 *tokens = s->tokens + i * s->T;
