@@ -28,7 +28,7 @@ typedef struct train_opts {
     double lr;
     size_t batch_size;       /* 0: the whole training set (--data) */
     unsigned long long seed;
-    int threads;             /* 0: one for small steps, else every core */
+    int threads;             /* 0: every core, or one for tiny steps */
     long steps;              /* the default number of steps (the command loops) */
     int reference;           /* 1: the naive double loops instead of train_fast.c */
 } train_opts;
