@@ -140,6 +140,28 @@ static size_t compare_tensor(const double *got, const float *gotf, const cJSON *
     return bad;
 }
 
+/* Every parameter's gradient grads (m->total,) against the fixture's
+ * "grads", within 1e-5 + 1e-4·|torch|; a failure prints, llm.c style, the
+ * worst difference of the parameter (what: "" or "fast path: "). */
+static void check_grads(const char *file, const char *what, const double *grads,
+                        const tmodel *m, const cJSON *root)
+{
+    const cJSON *all = cJSON_GetObjectItemCaseSensitive(root, "grads");
+    for (size_t i = 0; i < m->nparams; i++) {
+        const cJSON *want = cJSON_GetObjectItemCaseSensitive(all, m->param[i].name);
+        double worst;
+        size_t at, bad = compare_tensor(grads + m->param[i].offset, NULL, want,
+                                        m->param[i].t->size, 1e-5, 1e-4, &worst, &at);
+        check_count++;
+        if (bad) {
+            check_failed++;
+            fprintf(stderr, "%s: %sd %s: %zu of %zu outside 1e-5 + 1e-4·|torch|, worst %.3g at "
+                    "[%zu]\n", file, what, m->param[i].name, bad, m->param[i].t->size, worst, at);
+        }
+    }
+}
+
+
 /* The gradients of one fixture: attn's reference loops against torch. */
 static void test_fixture_grads(const char *dir, const char *file)
 {
@@ -165,20 +187,7 @@ static void test_fixture_grads(const char *dir, const char *file)
     CHECK_NEAR(loss, cJSON_GetObjectItemCaseSensitive(fx.root, "loss")->valuedouble, 1e-6, 1e-5);
     CHECK(tmodel_backward(grads, &c, &m, fx.tokens, fx.lens, fx.targets, 1.0 / (double)count,
                           NULL, err, sizeof err) == 0);
-    for (i = 0; i < m.nparams; i++) {
-        const cJSON *want = cJSON_GetObjectItemCaseSensitive(
-            cJSON_GetObjectItemCaseSensitive(fx.root, "grads"), m.param[i].name);
-        double worst;
-        size_t at, bad = compare_tensor(grads + m.param[i].offset, NULL, want,
-                                        m.param[i].t->size, 1e-5, 1e-4, &worst, &at);
-        check_count++;
-        if (bad) {
-            check_failed++;
-            /* llm.c style: the worst difference of the parameter */
-            fprintf(stderr, "%s: d %s: %zu of %zu outside 1e-5 + 1e-4·|torch|, worst %.3g at "
-                    "[%zu]\n", file, m.param[i].name, bad, m.param[i].t->size, worst, at);
-        }
-    }
+    check_grads(file, "", grads, &m, fx.root);
     /* the fast path (train_fast.c) against torch too */
     {
         tfast_cache fc;
@@ -196,20 +205,7 @@ static void test_fixture_grads(const char *dir, const char *file)
                    cJSON_GetObjectItemCaseSensitive(fx.root, "loss")->valuedouble, 1e-6, 1e-5);
         for (i = 0; i < m.total; i++)
             gd[i] = gf[i];
-        for (i = 0; i < m.nparams; i++) {
-            const cJSON *want = cJSON_GetObjectItemCaseSensitive(
-                cJSON_GetObjectItemCaseSensitive(fx.root, "grads"), m.param[i].name);
-            double worst;
-            size_t at, bad = compare_tensor(gd + m.param[i].offset, NULL, want,
-                                            m.param[i].t->size, 1e-5, 1e-4, &worst, &at);
-            check_count++;
-            if (bad) {
-                check_failed++;
-                fprintf(stderr, "%s: fast path: d %s: %zu of %zu outside 1e-5 + 1e-4·|torch|, "
-                        "worst %.3g at [%zu]\n", file, m.param[i].name, bad,
-                        m.param[i].t->size, worst, at);
-            }
-        }
+        check_grads(file, "fast path: ", gd, &m, fx.root);
         /* and against the reference loops, element by element */
         {
             double worst = 0.0;
