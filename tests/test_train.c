@@ -140,6 +140,18 @@ static size_t compare_tensor(const double *got, const float *gotf, const cJSON *
     return bad;
 }
 
+/* attn train's options for a --data run with the fixture's model. */
+static void opts_from_fixture(train_opts *o, const fixture *fx)
+{
+    train_opts_default(o, TASK_DATA);
+    o->hiddens = fx->cfg.hiddens;
+    o->heads = fx->cfg.heads;
+    o->posenc = fx->cfg.posenc;
+    o->addnorm = fx->cfg.addnorm;
+    o->bias = fx->cfg.bias;
+    o->causal = fx->cfg.causal;
+}
+
 /* Every parameter's gradient grads (m->total,) against the fixture's
  * "grads", within 1e-5 + 1e-4·|torch|; a failure prints, llm.c style, the
  * worst difference of the parameter (what: "" or "fast path: "). */
@@ -290,13 +302,7 @@ static void test_fixture_adam(const char *dir, const char *file, int threads, in
     CHECK(tmodel_alloc(&init, &fx.cfg, err, sizeof err) == 0);
     CHECK(load_params(&init, cJSON_GetObjectItemCaseSensitive(fx.root, "state_dict"), file) == 0);
     task_from_fixture(&task, &fx);
-    train_opts_default(&o, TASK_DATA);
-    o.hiddens = fx.cfg.hiddens;
-    o.heads = fx.cfg.heads;
-    o.posenc = fx.cfg.posenc;
-    o.addnorm = fx.cfg.addnorm;
-    o.bias = fx.cfg.bias;
-    o.causal = fx.cfg.causal;
+    opts_from_fixture(&o, &fx);
     o.lr = cJSON_GetObjectItemCaseSensitive(adam, "lr")->valuedouble;
     o.batch_size = 0;
     o.threads = threads;
@@ -355,13 +361,7 @@ static void test_fixture_sgd(const char *dir, const char *file)
     CHECK(tmodel_alloc(&init, &fx.cfg, err, sizeof err) == 0);
     CHECK(load_params(&init, cJSON_GetObjectItemCaseSensitive(fx.root, "state_dict"), file) == 0);
     task_from_fixture(&task, &fx);
-    train_opts_default(&o, TASK_DATA);
-    o.hiddens = fx.cfg.hiddens;
-    o.heads = fx.cfg.heads;
-    o.posenc = fx.cfg.posenc;
-    o.addnorm = fx.cfg.addnorm;
-    o.bias = fx.cfg.bias;
-    o.causal = fx.cfg.causal;
+    opts_from_fixture(&o, &fx);
     o.optimizer = OPTIM_SGD;
     o.lr = 0.5;
     o.batch_size = 0;
