@@ -328,20 +328,29 @@ static int check_memory(const run *r)
     const train_task *t = &r->task;
     size_t d = r->opts.hiddens, NH = r->opts.heads, C = t->C, V = t->V;
     size_t T = t->kind == TASK_APPLE || t->kind == TASK_DATA ? t->train.T : t->length;
-    size_t B = r->opts.batch_size ? r->opts.batch_size : 64, params, chunks, per, total;
-    int over = 0;
+    size_t B = r->opts.batch_size ? r->opts.batch_size : 64, chunks;
+    size_t params = 0, per = 0, total = 0, a = 0, b = 0;
+    int over;
     if (t->heldout.T > T)
         T = t->heldout.T;
     if ((t->kind == TASK_APPLE || t->kind == TASK_DATA) && (B == 0 || B > t->train.n))
         B = t->train.n;
     chunks = (B + TRAIN_CHUNK - 1) / TRAIN_CHUNK;
-    over |= size_mul(V + C + 4 * d + 8, d, &params) || size_add(params, C, &params);
+    /* every step checked; the first overflow stops the count (|| skips the
+     * rest) and the run is refused as too large */
+    /* params = (V + C + 4·d + 8)·d + C */
+    over = size_mul(4, d, &a) || size_add(a, V, &a) || size_add(a, C, &a) ||
+           size_add(a, 8, &a) || size_mul(a, d, &params) || size_add(params, C, &params);
     /* per chunk: its caches, about (12·d + 2·NH·T + 3·C)·T numbers for each
      * of its TRAIN_CHUNK examples (counted as 8 bytes), and its gradients
-     * (double and float) */
-    over |= size_mul(12 * d + 2 * NH * T + 3 * C, T, &per) || size_mul(per, TRAIN_CHUNK * 8, &per);
-    over |= size_add(per, params * 12, &per) || size_mul(per, chunks, &total);
-    over |= size_add(total, params * 32, &total);
+     * (double and float: 12 bytes a parameter) */
+    over = over || size_mul(12, d, &a) || size_mul(NH, T, &b) || size_mul(b, 2, &b) ||
+           size_add(a, b, &a) || size_mul(3, C, &b) || size_add(a, b, &a) || size_mul(a, T, &per) ||
+           size_mul(per, TRAIN_CHUNK * 8, &per) || size_mul(params, 12, &a) ||
+           size_add(per, a, &per);
+    /* every chunk's, and 32 bytes a parameter */
+    over = over || size_mul(per, chunks, &total) || size_mul(params, 32, &a) ||
+           size_add(total, a, &total);
     return cli_check_mem("the training", total, over, r->a->max_mem, NULL) ? EXIT_RUNTIME
                                                                             : EXIT_OK;
 }
