@@ -349,8 +349,9 @@ static int read_part(reader *rd, const cJSON *obj, const char *path, const char 
     if (rd->labels ? !lb : !tg)
         return fail(rd, "%s: missing \"%s\"", path, rd->labels ? "labels" : "targets");
     if (rd->labels ? tg != NULL : lb != NULL)
-        return fail(rd, "%s: has \"%s\", but the data has %s", path,
-                    rd->labels ? "targets: token targets" : "labels: sequence labels");
+        return fail(rd, "%s: %s", path,
+                    rd->labels ? "has \"targets\", but the data has sequence labels"
+                               : "has \"labels\", but the data has token targets");
     if (train_set_alloc(s, n, T, rd->err, rd->errlen))
         return -1;
     if (read_tokens(rd, seqs, sp, s))

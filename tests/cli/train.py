@@ -64,6 +64,10 @@ def group_train(tmp):
            err=T + "%s: $.targets[1]: expected 2 tokens, got 1" % ragged)
     expect(["train", "--data", nolabel], 1,
            err=T + "%s: $.sequences[1]: no \"苹果\" (label_at) in the sentence" % nolabel)
+    both = data("both.json", {"sequences": [["a"]], "labels": ["x"], "label_at": "a",
+                              "targets": [["a"]]})
+    expect(["train", "--data", both], 1,
+           err=T + "%s: $: has \"targets\", but the data has sequence labels" % both)
     check(not os.path.exists(out_json), "train: no --json after bad data")
     model = os.path.join(tmp, "small.json")
     expect(["train", "--data", ok, "--steps", "5", "--save", model, "--hiddens", "8",
