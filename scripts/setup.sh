@@ -39,13 +39,15 @@ attn_need_packages() {
     fi
 }
 
-# attn_configure DIR [meson options…]: configure DIR once (again when the
-# options recorded in it differ), then bring it up to date quietly.
+# attn_build DIR [meson options…]: configure DIR once (again when the
+# options recorded in it differ, or the compiler CC names), then bring it
+# up to date quietly. Exits 1 when it fails.
 attn_build() {
     local dir=$1
     shift
-    local stamp="$ATTN_ROOT/$dir/.attn-options"
-    if [ ! -f "$ATTN_ROOT/$dir/build.ninja" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$*" ]; then
+    local stamp="$ATTN_ROOT/$dir/.attn-options" want="$*"
+    [ -z "${CC:-}" ] || want="CC=$CC $want"
+    if [ ! -f "$ATTN_ROOT/$dir/build.ninja" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
         rm -rf "${ATTN_ROOT:?}/$dir"
         meson setup "$ATTN_ROOT/$dir" "$ATTN_ROOT" "$@" >"$ATTN_ROOT/.setup-$dir.log" 2>&1 || {
             cat "$ATTN_ROOT/.setup-$dir.log" >&2
@@ -53,7 +55,7 @@ attn_build() {
             exit 1
         }
         rm -f "$ATTN_ROOT/.setup-$dir.log"
-        echo "$*" >"$stamp"
+        echo "$want" >"$stamp"
     fi
     # ninja recompiles only what changed; its output only when it fails
     local log

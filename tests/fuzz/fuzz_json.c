@@ -8,23 +8,20 @@
  * without stored weights (dot scoring), and written back as JSON, so the
  * sanitizers see every step a real run takes.
  *
- * attn_fuzz_json() is the body; tests/test_fuzz_regressions.c includes
- * this file with ATTN_FUZZ_NO_ENTRY defined to replay saved crashes
- * without libFuzzer.
+ * tests/test_fuzz_regressions.c replays its corpus and regressions
+ * (tests/fuzz/regressions/json-*) through it in every meson test.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
 #include "attention.h"
 #include "attention_fast.h"
+#include "fuzz.h"
 #include "problem.h"
-
-int attn_fuzz_json(const uint8_t *data, size_t size);
 
 /* Small enough to run quickly: 1e6 weights and 1e6 (B, N, H) entries. */
 #define FUZZ_MAX_MEM ((size_t)64 << 20)
@@ -36,28 +33,6 @@ static FILE *fuzz_sink(void)
     if (!sink)
         sink = fopen("/dev/null", "w");
     return sink;
-}
-
-/* The file problem_load reads: a temporary file unlinked at once and
- * named through /proc/self/fd, so that nothing is left behind however the
- * process ends (libFuzzer leaves with _Exit). */
-static int fuzz_tmp_fd = -1;
-static char fuzz_tmp_path[64];
-
-static const char *fuzz_tmp_file(const uint8_t *data, size_t size)
-{
-    if (fuzz_tmp_fd < 0) {
-        char name[] = "/tmp/attn-fuzz-json-XXXXXX";
-        fuzz_tmp_fd = mkstemp(name);
-        if (fuzz_tmp_fd < 0)
-            return NULL;
-        unlink(name);
-        snprintf(fuzz_tmp_path, sizeof fuzz_tmp_path, "/proc/self/fd/%d", fuzz_tmp_fd);
-    }
-    if (ftruncate(fuzz_tmp_fd, 0) != 0 ||
-        (size > 0 && pwrite(fuzz_tmp_fd, data, size, 0) != (ssize_t)size))
-        return NULL;
-    return fuzz_tmp_path;
 }
 
 /* Run a loaded problem the ways cmd_attention.c does, if it is small. */
@@ -118,7 +93,15 @@ done:
         free(tr[i]);
 }
 
-int attn_fuzz_json(const uint8_t *data, size_t size)
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    attn_set_threads(1);
+    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     /* self, score given, score */
     static const struct { int self, score_given; score_kind score; } modes[] = {
@@ -131,7 +114,6 @@ int attn_fuzz_json(const uint8_t *data, size_t size)
     int usage;
     problem pr;
 
-    attn_set_threads(1);
     if (root) {
         for (m = 0; m < sizeof modes / sizeof modes[0]; m++) {
             problem_opts o;
@@ -149,7 +131,7 @@ int attn_fuzz_json(const uint8_t *data, size_t size)
     }
 
     /* the same bytes from a file: json_read_file's checks */
-    path = fuzz_tmp_file(data, size);
+    path = fuzz_file(0, data, size);
     if (path) {
         problem_opts o;
         memset(&o, 0, sizeof o);
@@ -159,12 +141,3 @@ int attn_fuzz_json(const uint8_t *data, size_t size)
     }
     return 0;
 }
-
-#ifndef ATTN_FUZZ_NO_ENTRY
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
-    return attn_fuzz_json(data, size);
-}
-#endif

@@ -1,17 +1,43 @@
-/* fuzz_options.c — libFuzzer harness for the commands' option parsing and
- * the runs the options ask for.
+/* fuzz_options.c — libFuzzer harness for every command's options and the
+ * runs they ask for.
  *
- * The input becomes a command and its argv (fuzz_argv.h: words separated
- * by newlines or NULs, kept inside the working folder, --max-mem 2M
- * appended). The command runs in-process, as main() would run it, with
- * standard input and output on /dev/null, in a private temporary
- * folder (entered for the run only) holding two small JSON inputs (in.json for multihead, x.json
- * for selfattn); whatever the run writes there is removed afterwards and
- * the inputs are restored. A sanitizer report, a crash or a leak is a
- * finding; the exit status must be 0, 1 or 2.
+ * The input is words separated by newlines or NUL bytes (at most
+ * FUZZ_MAX_WORDS words of at most FUZZ_MAX_WORD bytes; longer ones are
+ * cut). When the first word names a command of commands.c's table (so a
+ * new command is fuzzed as soon as it is in the table) it is the command;
+ * otherwise the first byte picks one and every word is an option. The
+ * command runs in-process, as main() runs it, with standard input and
+ * output on /dev/null, in a private temporary folder (entered for the run
+ * only) holding small inputs: in.json (multihead), x.json (selfattn),
+ * d.json (train --data) and m.json (a model saved by attn train from
+ * d.json, for train --load and selfattn --input). Whatever the run writes
+ * there is removed afterwards and the inputs are restored. A sanitizer
+ * report, a crash or a leak is a finding; the exit status must be 0, 1
+ * or 2 (SPEC.md §2).
+ *
+ * So that every run stays safe and takes milliseconds:
+ *   - '/' in a word becomes '_': files are written only in the folder;
+ *   - words starting with "--m" (--max-mem and its abbreviations,
+ *     complexity's --measure and --measure-dim) are dropped, with the
+ *     value after a --max-mem without '=', and "--max-mem 2M" (train:
+ *     8M, which its default task needs) is appended to a command that has
+ *     --max-mem: large sizes are refused up front;
+ *   - the values of the options in fuzz_clamps (train's --steps,
+ *     --hiddens, --length, --vocab, --batch-size; --threads) are cut to a
+ *     small maximum, and train gets "--steps 2" and "--hiddens 4" when
+ *     the input gives none;
+ *   - inputs asking for timing loops (--repeat, --time, --sweep, --reps,
+ *     --clock) are skipped: slow on purpose, not a bug; and so are tour
+ *     inputs that would run the whole tour or its slow steps (4 scaling,
+ *     5 complexity, 11 learned): they run the other commands with fixed
+ *     options, fuzzed here directly.
+ *
+ * The dictionary (build-fuzz/dicts/options.dict) is made from the option
+ * tables by tests/fuzz/make_dict.py when scripts/fuzz runs: `attn
+ * --list-commands` and `attn CMD --list-options`.
  */
-#include <dirent.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,10 +48,183 @@
 #include "attention_fast.h"
 #include "cli.h"
 #include "commands.h"
-#include "fuzz_argv.h"
+#include "fuzz.h"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#define FUZZ_MAX_WORDS 32
+#define FUZZ_MAX_WORD 200
+
+/* the input's words, the command and what is appended */
+#define FUZZ_ROOM (FUZZ_MAX_WORDS + 16)
+
+typedef struct fuzz_argv {
+    int argc;
+    char *argv[FUZZ_ROOM + 1];
+    char words[FUZZ_ROOM][FUZZ_MAX_WORD + 1];
+} fuzz_argv;
+
+/* An option whose value is cut to max: its long name, and the shortest
+ * abbreviation getopt_long takes for it (no other long name of the
+ * command starts so); dflt, when not NULL, is appended as its value when
+ * the input does not give it (and gives no --load, which brings its own
+ * sizes). attn train's default run (d 32, 400 steps, 500 held-out and 500
+ * evaluation sequences) takes seconds under the sanitizers; d 4 and 2
+ * steps take a tenth. */
+static const struct fuzz_clamp {
+    const char *command; /* NULL: every command */
+    const char *name;    /* "--steps" */
+    size_t abbrev;       /* strlen("--st") */
+    long max;
+    const char *dflt;
+} fuzz_clamps[] = {
+    {"train", "--steps", 4, 2, "2"},
+    {"train", "--hiddens", 4, 8, "4"},
+    {"train", "--length", 4, 8, NULL},
+    {"train", "--vocab", 3, 16, NULL},
+    {"train", "--batch-size", 4, 64, NULL},
+    {NULL, "--threads", 4, 2, NULL},
+};
+#define FUZZ_NCLAMPS (sizeof fuzz_clamps / sizeof fuzz_clamps[0])
+
+/* The inputs in the working folder. */
+static const char fuzz_in_json[] =
+    "{\"queries\": [[[1,2,3,4],[0.5,-1,2,0]]], \"keys\": [[[1,0,0,1],[0,1,1,0],[2,2,2,2]]],\n"
+    " \"values\": [[[1,2],[3,4],[5,6]]], \"valid_lens\": [2], \"num_heads\": 2,\n"
+    " \"query_tokens\": [\"a\", \"b\"], \"key_tokens\": [\"x\", \"y\", \"z\"]}\n";
+static const char fuzz_x_json[] =
+    "{\"X\": [[[1,0,1,0],[0,1,0,1],[1,1,0,0]]], \"valid_lens\": [[1,2,3]], \"num_heads\": 2,\n"
+    " \"tokens\": [\"the\", \"cat\", \"sat\"]}\n";
+static char *fuzz_m_json; /* made by LLVMFuzzerInitialize */
+
+static int fuzz_starts(const char *w, const char *prefix)
+{
+    return strncmp(w, prefix, strlen(prefix)) == 0;
+}
+
+/* The clamp of word w (an option, "--st" or "--steps=5"), or NULL. */
+static const struct fuzz_clamp *fuzz_clamp_of(const char *cmd, const char *w)
+{
+    size_t n = strcspn(w, "=");
+    for (size_t i = 0; i < FUZZ_NCLAMPS; i++) {
+        const struct fuzz_clamp *c = &fuzz_clamps[i];
+        if ((!c->command || strcmp(c->command, cmd) == 0) && n >= c->abbrev &&
+            n <= strlen(c->name) && strncmp(w, c->name, n) == 0)
+            return c;
+    }
+    return NULL;
+}
+
+/* The value v cut to c->max into out (which may be v): a value with a
+ * digit that is not digits alone up to max ("9999", "+9", " 9", "0x9",
+ * "1e9") becomes max; one without a digit is left for the parser to
+ * refuse. */
+static void fuzz_clamp_value(const struct fuzz_clamp *c, const char *v, char *out)
+{
+    if (strpbrk(v, "0123456789") &&
+        !(strspn(v, "0123456789") == strlen(v) && strtod(v, NULL) <= (double)c->max))
+        snprintf(out, FUZZ_MAX_WORD + 1, "%ld", c->max);
+}
+
+/* Whether a tour input would run the whole tour or a slow step. */
+static int fuzz_tour_slow(char raw[][FUZZ_MAX_WORD + 1], size_t n, size_t first)
+{
+    int picks = 0;
+    for (size_t i = first; i < n; i++) {
+        const char *w = raw[i];
+        if (strstr(w, "4") || strstr(w, "5") || strstr(w, "11") || strstr(w, "scaling") ||
+            strstr(w, "complexity") || strstr(w, "learned"))
+            return 1;
+        /* --step, --list, -s, -l (alone or among short flags), --help */
+        if (fuzz_starts(w, "--s") || fuzz_starts(w, "--l") || fuzz_starts(w, "--h") ||
+            (w[0] == '-' && w[1] != '-' && strpbrk(w, "slh")))
+            picks = 1;
+    }
+    return !picks;
+}
+
+static void fuzz_add(fuzz_argv *a, const char *w)
+{
+    if (a->argc >= FUZZ_ROOM)
+        abort(); /* the harness's own mistake: more appended than FUZZ_ROOM holds */
+    snprintf(a->words[a->argc], sizeof a->words[a->argc], "%s", w);
+    a->argv[a->argc] = a->words[a->argc];
+    a->argc++;
+}
+
+/* Build a->argv (argv[0] = the command). Returns the command, or NULL
+ * when the input is to be skipped. */
+static const struct command *fuzz_split(const uint8_t *data, size_t size, fuzz_argv *a)
+{
+    static char raw[FUZZ_MAX_WORDS][FUZZ_MAX_WORD + 1];
+    size_t nraw = 0, len = 0, i, first = 0;
+    const struct command *cmd = NULL;
+    const struct fuzz_clamp *clamp = NULL;
+    int skip_value = 0, load = 0;
+    unsigned char given[FUZZ_NCLAMPS] = {0};
+
+    if (size == 0)
+        return NULL;
+    /* words */
+    for (i = 0; i <= size && nraw < FUZZ_MAX_WORDS; i++) {
+        if (i == size || data[i] == '\n' || data[i] == '\0') {
+            if (i == size && len == 0 && nraw > 0)
+                break; /* a trailing newline */
+            raw[nraw][len] = '\0';
+            nraw++;
+            len = 0;
+        } else if (len < FUZZ_MAX_WORD) {
+            raw[nraw][len++] = data[i] == '/' ? '_' : (char)data[i];
+        }
+    }
+    if ((cmd = command_find(raw[0])) != NULL)
+        first = 1;
+    else
+        cmd = &attn_commands[data[0] % attn_ncommands];
+    if (strcmp(cmd->name, "tour") == 0 && fuzz_tour_slow(raw, nraw, first))
+        return NULL;
+
+    a->argc = 0;
+    fuzz_add(a, cmd->name);
+    for (i = first; i < nraw; i++) {
+        char *w = raw[i];
+        if (clamp) { /* the value of the option before */
+            fuzz_clamp_value(clamp, w, w);
+            clamp = NULL;
+        } else if (skip_value) {
+            skip_value = 0;
+            continue;
+        } else if (fuzz_starts(w, "--rep") || fuzz_starts(w, "--ti") ||
+                   fuzz_starts(w, "--sw") || fuzz_starts(w, "--cl") ||
+                   (opt_find(cmd->options, "repeat") && fuzz_starts(w, "--r"))) {
+            return NULL;
+        } else if (fuzz_starts(w, "--m")) {
+            /* --max-mem VALUE: drop the value too (complexity's --measure
+             * takes none; --measure-dim VALUE leaves its value, refused
+             * as an unexpected argument) */
+            skip_value = fuzz_starts("--max-mem", w) && strlen(w) >= 4;
+            continue;
+        } else if ((clamp = fuzz_clamp_of(cmd->name, w)) != NULL) {
+            given[clamp - fuzz_clamps] = 1;
+            if (strchr(w, '=')) {
+                fuzz_clamp_value(clamp, strchr(w, '=') + 1, strchr(w, '=') + 1);
+                clamp = NULL;
+            }
+        }
+        load |= fuzz_starts(w, "--loa");
+        fuzz_add(a, w);
+    }
+    for (i = 0; i < FUZZ_NCLAMPS; i++)
+        if (fuzz_clamps[i].dflt && !given[i] && !load &&
+            (!fuzz_clamps[i].command || strcmp(fuzz_clamps[i].command, cmd->name) == 0)) {
+            fuzz_add(a, fuzz_clamps[i].name);
+            fuzz_add(a, fuzz_clamps[i].dflt);
+        }
+    if (opt_find(cmd->options, "max-mem")) {
+        fuzz_add(a, "--max-mem");
+        fuzz_add(a, strcmp(cmd->name, "train") == 0 ? "8M" : "2M");
+    }
+    a->argv[a->argc] = NULL;
+    return cmd;
+}
 
 static char fuzz_dir[64];
 static int fuzz_home = -1; /* libFuzzer's working folder: its paths are relative to it */
@@ -39,32 +238,47 @@ static void fuzz_write(const char *name, const char *text)
     }
 }
 
-/* Remove everything in the working folder but the two inputs (a run
- * writes only files there: fuzz_argv.h turns '/' into '_'), then restore
- * the inputs, which a run may have overwritten. */
-static void fuzz_clean(void)
+/* Remove what the folder dir holds, folders too (depth at most 4). */
+static void fuzz_rm(const char *dir, int depth)
 {
-    DIR *d = opendir(".");
+    DIR *d = opendir(dir);
     struct dirent *e;
-    if (d) {
-        while ((e = readdir(d)) != NULL) {
-            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-                continue;
-            if (unlink(e->d_name) != 0)
-                rmdir(e->d_name);
+    char path[1024];
+    struct stat st;
+    if (!d)
+        return;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && depth < 4) {
+            fuzz_rm(path, depth + 1);
+            rmdir(path);
+        } else {
+            unlink(path);
         }
-        closedir(d);
     }
+    closedir(d);
+}
+
+/* Remove everything in the working folder (files, and the folders tour
+ * --out makes), then restore the inputs, which a run may have changed. */
+static void fuzz_clean(int restore)
+{
+    fuzz_rm(".", 0);
+    if (!restore)
+        return;
     fuzz_write("in.json", fuzz_in_json);
     fuzz_write("x.json", fuzz_x_json);
+    fuzz_write("d.json", fuzz_d_json);
+    if (fuzz_m_json)
+        fuzz_write("m.json", fuzz_m_json);
 }
 
 static void fuzz_remove_dir(void)
 {
     if (chdir(fuzz_dir) == 0) {
-        fuzz_clean();
-        unlink("in.json");
-        unlink("x.json");
+        fuzz_clean(0);
         if (fchdir(fuzz_home) == 0)
             rmdir(fuzz_dir);
     }
@@ -72,7 +286,6 @@ static void fuzz_remove_dir(void)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-    int fd;
     (void)argc;
     (void)argv;
     snprintf(fuzz_dir, sizeof fuzz_dir, "/tmp/attn-fuzz-options-XXXXXX");
@@ -82,45 +295,34 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         abort();
     }
     atexit(fuzz_remove_dir);
-    fuzz_clean();
+    fuzz_quiet();
+    attn_set_threads(1);
+    cli_set_command("train");
+    fuzz_m_json = fuzz_saved_model(cmd_train);
+    fuzz_clean(1);
     if (fchdir(fuzz_home) != 0)
         abort();
-    /* standard input and output on /dev/null; the commands' error lines
-     * go to stderr, which scripts/fuzz silences with -close_fd_mask=3
-     * (libFuzzer keeps a copy of it for its own and the sanitizers'
-     * reports) */
-    fd = open("/dev/null", O_RDWR);
-    if (fd < 0) {
-        perror("fuzz_options: /dev/null");
-        abort();
-    }
-    dup2(fd, 0);
-    dup2(fd, 1);
-    close(fd);
-    setenv("NO_COLOR", "1", 0);
-    attn_set_threads(1);
     return 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static int (*const run[])(int, char **) = {cmd_posenc, cmd_multihead, cmd_selfattn,
-                                                cmd_complexity};
-    fuzz_argv a;
-    int cmd = fuzz_split(data, size, &a), status;
+    static fuzz_argv a;
+    const struct command *cmd = fuzz_split(data, size, &a);
+    int status;
 
-    if (cmd < 0)
+    if (!cmd)
         return -1; /* not added to the corpus */
     if (chdir(fuzz_dir) != 0)
         abort();
-    cli_set_command(fuzz_commands[cmd]);
-    status = run[cmd](a.argc, a.argv);
+    cli_set_command(cmd->name);
+    status = cmd->run(a.argc, a.argv);
     fflush(stdout);
     clearerr(stdout);
     clearerr(stdin);
     if (status < 0 || status > 2)
         abort(); /* SPEC.md §2: exit status 0, 1 or 2 */
-    fuzz_clean();
+    fuzz_clean(1);
     if (fchdir(fuzz_home) != 0)
         abort();
     return 0;

@@ -6,9 +6,17 @@ json/:    data/*.json, the "input" objects of the smaller PyTorch fixtures in
           JSON text of tests/cli/attention.py's group_attention_errors;
 options/: argv lines (one word a line, the command first) from the
           commands' --help examples and the bad options of the CLI tests
-          (tests/cli/).
+          (tests/cli/);
+train_data/: --data files: data/apple_train.json, those of
+          tests/cli/train.py, and edge cases (TRAIN_DATA below);
+model/:   the models attn train saves for make_dict.py's MODELS (with the
+          attn of build/, which must be built), the same with a field
+          broken, and the stacked models of SPEC §9 "Stacks" written by
+          hand from a saved one (STACKS below; refused until attn loads
+          stacks, then loaded).
 
-Usage: python3 tests/fuzz/make_corpus.py   (from anywhere)
+Usage: python3 tests/fuzz/make_corpus.py [ATTN]   (from anywhere; ATTN
+       defaults to build/attn)
 """
 import glob
 import hashlib
@@ -84,7 +92,65 @@ OPTIONS = [
     "complexity --k 1",
     "complexity --png x.png",
     "complexity --n 100000000 --d 100000000",
+    # train (the harness caps --steps at 2) and tour (its fast steps)
+    "train",
+    "train --task apple --hiddens 4 --heads 2",
+    "train --task previous --length 4 --vocab 3 --hiddens 4 --heads 1 --addnorm --bias --causal --dropout 0.1",
+    "train --data d.json --json o.json --png out.png --plot p.png --save s.json",
+    "train --load m.json --steps 0",
+    "train --load m.json --data d.json --steps 1 --optimizer sgd --lr 0.5",
+    "train --compare-posenc --length 3 --vocab 2",
+    "train --batch-size 1 --log-every 1 --seed 3 --no-posenc --json -",
+    "train --task poem",
+    "train --lr 0",
+    "train --lr nan",
+    "train --hiddens 30 --heads 4",
+    "train --task apple --length 5",
+    "train --data d.json --task apple",
+    "train --load m.json --heads 2",
+    "train --compare-posenc --save m.json",
+    "train --steps -1",
+    "train --steps=1 --threads=2",
+    "selfattn --input m.json --tokens a b c|b c",
+    "selfattn --input m.json --tokens a zz",
+    "selfattn --input m.json",
+    "tour --list",
+    "tour --step 1 --out t",
+    "tour --step multihead --color never",
+    "tour -s 2",
+    "tour --step 99",
+    "tour --list --step 3",
 ]
+
+# --data files (SPEC §9) besides data/apple_train.json and tests/cli/train.py's
+TRAIN_DATA = [
+    {"sequences": [["a", "b"], ["b", "a"]], "targets": [["b", "a"], ["a"]]},
+    {"sequences": [["苹果", "甜"], ["很", "甜"]], "labels": ["fruit", "fruit"],
+     "label_at": "苹果"},
+    {"sequences": [["a", "b", "c"], ["c", "b", "a"], ["b", "c"]],
+     "targets": [["c", "b", "a"], ["a", "b", "c"], ["c", None]]},
+    {"sequences": [["a", "b"]], "targets": [["b", "zz"]]},
+    {"sequences": [["x", "苹果", "y"], ["苹果", "z"], ["w", "苹果"]],
+     "labels": ["fruit", "company", "fruit"], "label_at": "苹果",
+     "heldout": {"sequences": [["苹果", "x"]], "labels": ["company"]}},
+    {"sequences": [["a", "c"]], "targets": [[None, None]],
+     "heldout": {"sequences": [["c", "a", "b"]], "targets": [["b", None, "a"]]}},
+    {"sequences": [["<pad>"]], "targets": [["a"]]},
+    {"sequences": [[""]], "targets": [["a"]]},
+    {"sequences": [], "targets": []},
+    {"sequences": [[]], "targets": [[]]},
+    {"sequences": [["a"]], "labels": ["x"]},
+    {"sequences": [["a"]], "labels": ["x"], "label_at": "a", "targets": [["a"]]},
+    {"sequences": [["a"] * 513], "targets": [["a"] * 513]},
+    {"sequences": [["a", "b"]], "targets": [["a", "b"]], "extra": 1},
+    [["a"]],
+]
+
+# A saved model's state_dict renamed as SPEC §9 "Stacks" names a stack of
+# TransformerEncoderBlocks (blks.blockN.…), with num_layers and
+# ffn_num_hiddens: (name, layers, ffn, bias)
+STACKS = [("stack2-ffn3-bias", 2, 3, True), ("stack2", 2, 0, False),
+          ("stack1-ffn2", 1, 2, False), ("stack3-ffn1", 3, 1, True)]
 
 
 def words_line(line):
@@ -128,6 +194,48 @@ def bad_json_cases():
     return texts
 
 
+def stacked(model, layers, ffn, bias):
+    """A one-layer model of attn train rewritten as a stack (SPEC §9)."""
+    sd, d = model["state_dict"], model["num_hiddens"]
+    out = {k: model[k] for k in ("command", "vocab", "classes", "num_hiddens", "num_heads")}
+    out.update({"num_layers": layers, "ffn_num_hiddens": ffn, "posenc": True,
+                "causal": False})
+    new = {"embedding.weight": sd["embedding.weight"]}
+    ones, zeros = [1.0] * d, [0.0] * d
+    for b in range(layers):
+        p = "blks.block%d." % b
+        for w in ("W_q", "W_k", "W_v", "W_o"):
+            new[p + "attention." + w + ".weight"] = sd[w + ".weight"]
+            if bias:
+                new[p + "attention." + w + ".bias"] = zeros
+        new[p + "addnorm1.ln.weight"], new[p + "addnorm1.ln.bias"] = ones, zeros
+        if ffn:
+            new[p + "ffn.dense1.weight"] = [[0.5 if i == j else 0.0 for i in range(d)]
+                                            for j in range(ffn)]
+            new[p + "ffn.dense1.bias"] = [0.1] * ffn
+            new[p + "ffn.dense2.weight"] = [[0.25] * ffn for _ in range(d)]
+            new[p + "ffn.dense2.bias"] = zeros
+            new[p + "addnorm2.ln.weight"], new[p + "addnorm2.ln.bias"] = ones, zeros
+    new["head.weight"], new["head.bias"] = sd["head.weight"], sd["head.bias"]
+    out["state_dict"] = new
+    return out
+
+
+def saved_models(attn):
+    """The models attn train saves for make_dict.py's MODELS: {name: text}."""
+    sys.path.insert(0, HERE)
+    import make_dict  # noqa: E402
+    import tempfile
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        make_dict.model_dict(attn, tmp)
+        seeds = os.path.join(tmp, "seeds", "model")
+        for name in sorted(os.listdir(seeds)):
+            with open(os.path.join(seeds, name), "rb") as f:
+                out[name] = f.read()
+    return out
+
+
 def save(folder, data):
     name = hashlib.sha1(data).hexdigest()[:16]
     with open(os.path.join(folder, name), "wb") as f:
@@ -135,9 +243,12 @@ def save(folder, data):
 
 
 def main():
+    attn = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "attn")
     jdir = os.path.join(HERE, "corpus", "json")
     odir = os.path.join(HERE, "corpus", "options")
-    for d in (jdir, odir):
+    tdir = os.path.join(HERE, "corpus", "train_data")
+    mdir = os.path.join(HERE, "corpus", "model")
+    for d in (jdir, odir, tdir, mdir):
         os.makedirs(d, exist_ok=True)
         for f in os.listdir(d):
             os.remove(os.path.join(d, f))
@@ -154,6 +265,26 @@ def main():
         save(jdir, text.encode())
     for line in OPTIONS:
         save(odir, ("\n".join(words_line(line)) + "\n").encode())
+    with open(os.path.join(ROOT, "data", "apple_train.json"), "rb") as f:
+        save(tdir, f.read())
+    for doc in TRAIN_DATA:
+        save(tdir, json.dumps(doc, ensure_ascii=False).encode())
+    models = saved_models(attn)
+    for name, text in models.items():
+        save(mdir, text)
+    plain = json.loads(models["gen-plain.json"])
+    broken = [("vocab", ["a", "b"]), ("vocab", ["<pad>", "a", "a"]), ("classes", []),
+              ("num_hiddens", 100000), ("num_heads", 3), ("posenc", 1), ("command", "selfattn"),
+              ("state_dict", [])]
+    for key, value in broken:
+        m = dict(plain)
+        m[key] = value
+        save(mdir, json.dumps(m).encode())
+    m = dict(plain, state_dict=dict(plain["state_dict"]))
+    m["state_dict"]["W_q.weight"] = m["state_dict"]["W_q.weight"][:-1]
+    save(mdir, json.dumps(m).encode())
+    for name, layers, ffn, bias in STACKS:
+        save(mdir, json.dumps(stacked(plain, layers, ffn, bias)).encode())
 
 
 if __name__ == "__main__":
