@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "atomic_file.h"
+#include "checked.h"
 #include "json_in.h"
 #include "json_writer.h"
 
@@ -225,6 +226,39 @@ static int read_state_dict(const cJSON *sd, tmodel *m, char *err, size_t errlen)
     return 0;
 }
 
+/* The numbers in the tree at node. */
+static size_t count_numbers(const cJSON *node)
+{
+    size_t n = cJSON_IsNumber(node) ? 1 : 0;
+    for (const cJSON *c = node->child; c; c = c->next)
+        n += count_numbers(c);
+    return n;
+}
+
+/* A configuration that needs far more parameters than the state_dict sd
+ * holds numbers is refused before anything is allocated: a file of 100
+ * bytes saying num_hiddens 100000 would ask for 4·d² floats (160 GB).
+ * Up to 1 Mi parameters, or twice the numbers in the file, are allocated
+ * and then checked tensor by tensor (the messages name the tensor). The
+ * count is a lower bound, (V + C + 4·d)·d: every model has the embedding,
+ * W_q, W_k, W_v, W_o and the head. */
+static int check_size(const cJSON *sd, const tmodel_config *cfg, char *err, size_t errlen)
+{
+    size_t have = count_numbers(sd), need = 0, a = 0;
+    int over = size_mul(4, cfg->hiddens, &a) || size_add(a, cfg->vocab, &a) ||
+               size_add(a, cfg->classes, &a) || size_mul(a, cfg->hiddens, &need);
+    char count[64] = "more than this machine can address";
+    if (!over && (need <= ((size_t)1 << 20) || need / 2 <= have))
+        return 0;
+    if (!over)
+        snprintf(count, sizeof count, "at least %zu", need);
+    snprintf(err, errlen,
+             "$.state_dict: %zu numbers, far fewer than a model of num_hiddens %zu with %zu "
+             "words and %zu classes has parameters (%s)",
+             have, cfg->hiddens, cfg->vocab, cfg->classes, count);
+    return -1;
+}
+
 static int load_root(const cJSON *root, tmodel *m, char ***vocab, size_t *V, char ***classes,
                      size_t *C, int causal, double dropout, char *err, size_t errlen)
 {
@@ -240,7 +274,7 @@ static int load_root(const cJSON *root, tmodel *m, char ***vocab, size_t *V, cha
         return -1;
     }
     cfg.bias = cJSON_GetObjectItemCaseSensitive(sd, "W_q.bias") != NULL;
-    if (tmodel_alloc(m, &cfg, err, errlen))
+    if (check_size(sd, &cfg, err, errlen) || tmodel_alloc(m, &cfg, err, errlen))
         return -1;
     return read_state_dict(sd, m, err, errlen);
 }

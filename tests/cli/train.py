@@ -75,6 +75,16 @@ def group_train(tmp):
     rc, _, err = run(["train", "--data", oov, "--load", model, "--steps", "1"])
     check(rc == 1 and err.startswith(T + oov + ": ") and "zz" in err and err.count("\n") == 1,
           "train --load: a target outside the model's vocabulary: %r" % err)
+    # a model file claiming sizes its numbers cannot fill: refused before allocating
+    small = json.load(open(model))
+    huge = data("huge.json", dict(small, num_hiddens=100000, num_heads=1))
+    for args in (["train", "--load", huge, "--steps", "0"],
+                 ["selfattn", "--input", huge, "--tokens", "a b"]):
+        n = sum(len(v) * (len(v[0]) if isinstance(v[0], list) else 1)
+                for v in small["state_dict"].values())
+        expect(args, 1, err="attn %s: %s%s: $.state_dict: %d numbers, far fewer than a model of "
+               "num_hiddens 100000 with 4 words and 4 classes has parameters (at least "
+               "40000800000)" % (args[0], "--load " if args[0] == "train" else "", huge, n))
     # a loss that becomes NaN: the step named, a smaller --lr suggested, no file
     rc, _, err = run(["train", "--lr", "1e6", "--steps", "50", "--json", out_json])
     last = err.splitlines()[-1] if err else ""
