@@ -314,7 +314,7 @@ def run_one(where, cmd, it, work, env, status_log):
     try:
         p = subprocess.run(["bash", "-c", cmd], cwd=work, env=env, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                           timeout=1200 if common.VALGRIND else 120)
+                           timeout=1200 if common.VALGRIND else 300)
     except subprocess.TimeoutExpired:
         check(False, "%s: %s: timed out" % (where, cmd))
         return
