@@ -55,6 +55,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -67,8 +68,9 @@ EXIT_RE = re.compile(r"^\[exit (\d+)\]$")
 # Too slow under valgrind (a minute or more each): there these commands run
 # without it, still checked (the CLI tests check them under valgrind on
 # smaller sizes).
-SLOW_UNDER_VALGRIND = ["attn complexity --measure", "attn tour", "attn train",
-                       "attn posenc --dim 512 --steps 10000", "attn selfattn --scale-sweep"]
+SLOW_UNDER_VALGRIND = [r"attn tour --out", r"attn complexity --measure",
+                       r"attn train (--task (reverse|previous|apple)|--data)(?!.*--steps 0)",
+                       r"attn posenc --dim 512 --steps 10000", r"attn selfattn --scale-sweep"]
 
 FAILED = []
 COUNT = 0
@@ -297,7 +299,7 @@ def run_examples(attn):
                     check(False, "%s: a transcript runs attn, scripts/attn or scripts/test, "
                           "not %r" % (where, cmd))
                     continue
-                native = common.VALGRIND and any(cmd.startswith(s) for s in SLOW_UNDER_VALGRIND)
+                native = common.VALGRIND and any(re.match(s, cmd) for s in SLOW_UNDER_VALGRIND)
                 if native:
                     print("without valgrind (too slow there): %s: %s" % (where, cmd))
                 count += 1
@@ -311,6 +313,7 @@ def run_examples(attn):
 
 def run_one(where, cmd, it, work, env, status_log):
     open(status_log, "w").close()
+    start = time.monotonic()
     try:
         p = subprocess.run(["bash", "-c", cmd], cwd=work, env=env, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
@@ -321,6 +324,9 @@ def run_one(where, cmd, it, work, env, status_log):
     out = p.stdout.decode("utf-8", "replace")
     err = p.stderr.decode("utf-8", "replace")
     one_line = " ".join(cmd.split())
+    took = time.monotonic() - start
+    if took > 10:
+        print("%s: %s: %.0f s" % (where, one_line, took))
     if not check(p.returncode == it["exit"], "%s: %s: exit %d, the document shows %d\n%s"
                  % (where, one_line, p.returncode, it["exit"], err.rstrip())):
         return
