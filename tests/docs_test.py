@@ -37,9 +37,9 @@ not be run. Under valgrind (ATTN_VALGRIND, `meson test --setup=valgrind`)
 every attn runs in valgrind, except in the commands of SLOW_UNDER_VALGRIND,
 which run without it, saying so.
 
-Links. Every Markdown link and image `[text](target)` outside code whose
-target is not a URL names a file or folder that exists, inside the
-repository; `file.md#anchor` and `#anchor` name a heading of that file
+Links. Every Markdown link and image `[text](target)`, and every HTML
+`<img src="target">`, outside code whose target is not a URL names a file
+or folder that exists, inside the repository; `file.md#anchor` and `#anchor` name a heading of that file
 (GitHub's anchors). Every path of the source tree a document names
 (src/…, tests/…, scripts/…, data/…, doc/…, docs/…, completion/…; `*`
 allowed) exists, as does every such path in doc/attn.1.scd.
@@ -395,6 +395,7 @@ def anchors(lines):
 
 
 LINK_RE = re.compile(r"!?\[(?:[^\]\\]|\\.)*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+IMG_RE = re.compile(r"<img\s[^>]*\bsrc=\"([^\"]+)\"")
 REF_RE = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s+.*)?$")
 PATH_RE = re.compile(r"(?<![\w./-])((?:src|tests|scripts|data|doc|docs|completion)/[\w./*-]*[\w*])")
 
@@ -415,7 +416,7 @@ def check_links():
         lines = read(doc)
         here = os.path.dirname(os.path.join(ROOT, doc))
         for n, text in prose(lines):
-            targets = LINK_RE.findall(text)
+            targets = LINK_RE.findall(text) + IMG_RE.findall(text)
             m = REF_RE.match(text)
             if m:
                 targets.append(m.group(1))
