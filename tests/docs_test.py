@@ -39,8 +39,8 @@ which run without it, saying so.
 
 Links. Every Markdown link and image `[text](target)`, and every HTML
 `<img src="target">`, outside code whose target is not a URL names a file
-or folder that exists, inside the repository; `file.md#anchor` and `#anchor` name a heading of that file
-(GitHub's anchors). Every path of the source tree a document names
+or folder that exists, inside the repository; `file.md#anchor` and
+`#anchor` name a heading of that file (GitHub's anchors). Every path of the source tree a document names
 (src/…, tests/…, scripts/…, data/…, doc/…, docs/…, completion/…; `*`
 allowed) exists, as does every such path in doc/attn.1.scd.
 
