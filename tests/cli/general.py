@@ -1,6 +1,6 @@
 """Group general: --help and help for every command, --version, the
-commands listed, the options the README and the man page name, unknown
-commands and options."""
+commands listed, the options the README, the man page and docs/ name, the
+paths the --help texts name, unknown commands and options."""
 import glob
 import os
 import re
