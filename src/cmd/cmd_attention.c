@@ -163,12 +163,12 @@ static const char *const score_names[] = {"dot", "additive", NULL}; /* score_kin
     OPT_FLAG(0, "stream", stream,                                                           \
              "never store the weights: an online softmax over\n"                            \
              "blocks of keys, memory O(n·d) (FlashAttention's\n"                            \
-             "trick); the JSON's attention_weights is null\n"                               \
-             "with --explain: the online softmax step by step"),                            \
+             "trick); the JSON's attention_weights is null;\n"                              \
+             "with --explain, the online softmax step by step"),                            \
     OPT_INT(0, "block", block, "N", 1, 64, "keys per block for --stream --explain (default 2)"), \
     OPT_FLAG(0, "naive", naive,                                                             \
-             "run the reference loops of src/attention.c (sums in\n"                        \
-             "double) instead of the fast tiled ones"),                                     \
+             "run the reference loops of src/nn/attention.c\n"                              \
+             "(sums in double) instead of the fast tiled ones"),                            \
     OPT_THREADS(threads),                                                                   \
     OPT_FLAG(0, "time", time, "print the forward pass's time and GFLOP/s on stderr"),      \
     OPT_INT(0, "repeat", repeat, "N", 1, 100,                                               \

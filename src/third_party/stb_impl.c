@@ -9,8 +9,9 @@
 /* PNG data is compressed by libdeflate (Debian's libdeflate-dev) instead of
  * stb_image_write's own zlib compressor, through its STBIW_ZLIB_COMPRESS
  * hook: many times faster, and smaller. The level was chosen by measuring
- * attn's figures (README, "PNG files"): 6 is libdeflate's default; higher
- * levels took a few times longer for about 1% smaller files. */
+ * attn's figures (docs/performance.md, "PNG compression"): 6 is
+ * libdeflate's default; higher levels took a few times longer for about 1%
+ * smaller files. */
 #ifndef ATTN_PNG_DEFLATE_LEVEL
 #define ATTN_PNG_DEFLATE_LEVEL 6
 #endif

@@ -1,10 +1,17 @@
 """Group general: --help and help for every command, --version, the
-commands listed, the options the README and the man page name, unknown
-commands and options."""
+commands listed, the options the README, the man page and docs/ name, the
+paths the --help texts name, unknown commands and options."""
+import glob
 import os
 import re
 
 from .common import ROOT, check, expect, run
+
+
+# Options of other programs the documents show (meson, valgrind, perf, git):
+# not attn's.
+MESON_OPTIONS = {"--destdir", "--setup", "--suite", "--print-errorlogs", "--num-processes",
+                 "--buildtype", "--error-exitcode", "--leak-check", "--change"}
 
 
 def group_general(tmp):
@@ -28,17 +35,27 @@ def group_general(tmp):
         examples = text.split("Examples:\n")[-1].splitlines() if "Examples:\n" in text else []
         check(sum(1 for l in examples if l.strip().startswith("attn %s" % c)) >= 1,
               "attn %s --help shows at least one example" % c)
-    # the man page and the README name only options that exist
+    # the man page, the README and the guide (docs/**/*.md) name only
+    # options that exist; the man page and the README name every command
     helps = "".join(run([c, "--help"])[1] for c in commands)
-    for doc in ["doc/attn.1.scd", "README.md"]:
+    docs = sorted(os.path.relpath(p, ROOT) for p in
+                  glob.glob(os.path.join(ROOT, "docs", "**", "*.md"), recursive=True))
+    check(len(docs) >= 9, "the guide is in docs/: %r" % docs)
+    for doc in ["doc/attn.1.scd", "README.md"] + docs:
         with open(os.path.join(ROOT, doc), encoding="utf-8") as f:
             text = f.read()
         named = set(re.findall(r"(?<![\w-])(--[a-z][a-z-]*[a-z])", text))
-        named -= {"--destdir", "--setup", "--suite", "--help", "--version", "--change",
-                  "--list-commands", "--list-options"}
+        named -= {"--help", "--version", "--list-commands", "--list-options"}
+        named -= MESON_OPTIONS
         stale = sorted(o for o in named if o not in helps)
         check(not stale, "%s names options no command has: %r" % (doc, stale))
-        check(all(c in text for c in commands), "%s describes every command" % doc)
+        if not doc.startswith("docs/"):
+            check(all(c in text for c in commands), "%s describes every command" % doc)
+    # every path of the source tree a --help names exists
+    for p in sorted(set(re.findall(r"(?<![\w./-])((?:src|tests|scripts|data|doc|docs)/"
+                                   r"[\w./-]*\w)", helps))):
+        check(os.path.exists(os.path.join(ROOT, p)), "a --help names %s, which does not exist"
+              % p)
     # a value given to an option that takes none, in full or abbreviated
     expect(["posenc", "--numbers=1"], 2,
            err="attn posenc: option '--numbers' takes no value, got '--numbers=1'")
