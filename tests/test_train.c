@@ -439,7 +439,7 @@ static double batch_loss(tmodel *m, tcache *c, const int *tok, const long *lens,
  * PyTorch. */
 static void test_finite_differences(int dropout)
 {
-    tmodel_config cfg = {6, 6, 8, 2, 1, 1, 1, 0, dropout ? 0.3 : 0.0};
+    tmodel_config cfg = {6, 6, 8, 2, 1, 1, 1, 0, dropout ? 0.3 : 0.0, 1, 0};
     const size_t B = 2, T = 5;
     const int tok[10] = {1, 2, 3, 4, 5, 5, 4, 3, 0, 0};
     const int tgt[10] = {2, -1, 4, 1, 3, 1, 2, 5, -1, -1};
@@ -455,8 +455,8 @@ static void test_finite_differences(int dropout)
     tmodel_init(&m, 7);
     /* a LayerNorm away from the identity, as after training */
     for (i = 0; i < 8; i++) {
-        m.ln_weight.data[i] = 0.7f + 0.1f * (float)i;
-        m.ln_bias.data[i] = 0.05f * (float)i - 0.2f;
+        m.blk[0].ln1_weight.data[i] = 0.7f + 0.1f * (float)i;
+        m.blk[0].ln1_bias.data[i] = 0.05f * (float)i - 0.2f;
     }
     CHECK(tcache_alloc(&c, &m, B, T, err, sizeof err) == 0);
     grads = calloc(m.total, sizeof *grads);
@@ -852,13 +852,13 @@ static void test_model_file(void)
         CHECK_INT(pr.params.num_heads, 4);
         CHECK_INT(pr.params.num_hiddens, 32);
         CHECK(pr.params.W_q.weight.data && memcmp(pr.params.W_q.weight.data,
-                                                  tr.model.mha.W_q.weight.data,
+                                                  tr.model.blk[0].mha.W_q.weight.data,
                                                   32 * 32 * sizeof(float)) == 0);
         CHECK(pr.params.W_o.weight.data && memcmp(pr.params.W_o.weight.data,
-                                                  tr.model.mha.W_o.weight.data,
+                                                  tr.model.blk[0].mha.W_o.weight.data,
                                                   32 * 32 * sizeof(float)) == 0);
         CHECK(pr.params.W_v.bias.data && memcmp(pr.params.W_v.bias.data,
-                                                tr.model.mha.W_v.bias.data,
+                                                tr.model.blk[0].mha.W_v.bias.data,
                                                 32 * sizeof(float)) == 0);
         problem_free(&pr);
         cJSON_Delete(in);

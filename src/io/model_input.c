@@ -107,11 +107,11 @@ int model_input_load(problem *pr, const char *path, const char *tokens, char *er
     if (embed(pr, &m, ids, err, errlen))
         goto done;
     /* the attention's weights move from the model into the problem */
-    pr->params = m.mha;
+    pr->params = m.blk[0].mha;
     pr->params.num_heads = m.cfg.heads;
     pr->params.num_hiddens = m.cfg.hiddens;
     pr->params.score = SCORE_DOT;
-    memset(&m.mha, 0, sizeof m.mha);
+    memset(&m.blk[0].mha, 0, sizeof m.blk[0].mha);
     pr->query_tokens = pr->key_tokens = words;
     pr->per_example = 1;
     words = NULL;

@@ -464,7 +464,7 @@ int trainer_attention(trainer *tr, const int *tokens, size_t len, float *weights
     if (tmodel_forward(&tr->model, c, tokens, &l, 1, len, NULL, err, errlen))
         return -1;
     /* (1, NH, len, len) */
-    memcpy(weights, c->A, tr->model.cfg.heads * len * len * sizeof(float));
+    memcpy(weights, c->blk[0].A, tr->model.cfg.heads * len * len * sizeof(float));
     return 0;
 }
 
@@ -533,7 +533,7 @@ static int apple_measure(trainer *tr, const train_set *s, size_t i, const long *
     }
     if (tmodel_forward(&tr->model, c, tok, s->lens + i, 1, T, NULL, err, errlen))
         return -1;
-    add_cue_weight(cue, c->A, tok, tr->model.cfg.heads, T, at, cues, ncues);
+    add_cue_weight(cue, c->blk[0].A, tok, tr->model.cfg.heads, T, at, cues, ncues);
     memcpy(r->feat + i * d, tcache_features(c, &tr->model) + at * d, d * sizeof(float));
     memcpy(r->inp + i * d, c->X + at * d, d * sizeof(float));
     r->cls[i] = tgt[at];
