@@ -33,6 +33,22 @@ each update and the final state_dict. No bias there: a bias of W_k has an
 exactly-zero gradient in theory (softmax ignores a shift shared by every
 key), so PyTorch's and attn's rounding noise would drive Adam apart.
 
+Stacks (cases 15 on, SPEC §9 "Stacks"): d2l's TransformerEncoder, written
+here from its structure (post-LN blocks), under its state_dict names:
+
+    X = embedding(tokens)·sqrt(d) (+ P)
+    for each block blks.block{i}:
+        X = addnorm1.ln(X + attention(X, X, X, valid_lens))
+        with an FFN:  X = addnorm2.ln(X + ffn.dense2(relu(ffn.dense1(X))))
+    logits = head(X)
+
+The case "22_layers2_ffn_adam" holds 50 Adam steps of a two-layer model
+with FFN. "24_encoder_load" checks, with d2l's own block structure
+rebuilt as modules named as d2l names them (TransformerEncoder's
+embedding, blks.block{i}.attention.W_q, addnorm1.ln, ffn.dense1, …),
+that a saved stack loads with load_state_dict(strict=False) and gives the
+logits the fixture holds.
+
 Numbers come from float32 tensors' tolist(): parsed as double and rounded
 to float, they give back exactly the values PyTorch used.
 """
@@ -97,6 +113,106 @@ class Model(nn.Module):
         return self.head(Y), A
 
 
+def P_of(T, d):
+    X = torch.arange(T, dtype=torch.float32).reshape(-1, 1) / torch.pow(
+        10000, torch.arange(0, d, 2, dtype=torch.float32) / d)
+    P = torch.zeros(T, d)
+    P[:, 0::2] = torch.sin(X)
+    P[:, 1::2] = torch.cos(X)[:, : d // 2]
+    return P
+
+
+class Attention(nn.Module):
+    """d2l's MultiHeadAttention with dot-product scoring: W_q, W_k, W_v, W_o."""
+
+    def __init__(self, d, heads, bias):
+        super().__init__()
+        self.heads = heads
+        self.W_q = nn.Linear(d, d, bias=bias)
+        self.W_k = nn.Linear(d, d, bias=bias)
+        self.W_v = nn.Linear(d, d, bias=bias)
+        self.W_o = nn.Linear(d, d, bias=bias)
+
+    def forward(self, X, valid_lens, causal):
+        B, T, d = X.shape
+        NH = self.heads
+        p = d // NH
+        def split(Z):  # (B, T, d) -> (B, NH, T, p)
+            return Z.reshape(B, T, NH, p).permute(0, 2, 1, 3)
+        Q, K, V = split(self.W_q(X)), split(self.W_k(X)), split(self.W_v(X))
+        S = Q @ K.transpose(-1, -2) / math.sqrt(p)
+        mask = torch.zeros(B, 1, T, T, dtype=torch.bool)
+        if valid_lens is not None:
+            mask = mask | (torch.arange(T).reshape(1, 1, 1, T) >= valid_lens.reshape(B, 1, 1, 1))
+        if causal:
+            mask = mask | (torch.arange(T).reshape(1, T) > torch.arange(T).reshape(T, 1))
+        A = torch.softmax(S.masked_fill(mask, -1e6), dim=-1)
+        return self.W_o((A @ V).permute(0, 2, 1, 3).reshape(B, T, d)), A
+
+
+class AddNorm(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.ln = nn.LayerNorm(d, eps=1e-5)
+
+    def forward(self, X, Y):
+        return self.ln(X + Y)
+
+
+class FFN(nn.Module):
+    def __init__(self, d, H):
+        super().__init__()
+        self.dense1 = nn.Linear(d, H)
+        self.dense2 = nn.Linear(H, d)
+
+    def forward(self, X):
+        return self.dense2(torch.relu(self.dense1(X)))
+
+
+class Block(nn.Module):
+    """d2l's TransformerEncoderBlock (post-LN), the FFN optional."""
+
+    def __init__(self, d, heads, H, bias):
+        super().__init__()
+        self.attention = Attention(d, heads, bias)
+        self.addnorm1 = AddNorm(d)
+        if H:
+            self.ffn = FFN(d, H)
+            self.addnorm2 = AddNorm(d)
+        self.H = H
+
+    def forward(self, X, valid_lens, causal):
+        Y, A = self.attention(X, valid_lens, causal)
+        X = self.addnorm1(X, Y)
+        if self.H:
+            X = self.addnorm2(X, self.ffn(X))
+        return X, A
+
+
+class Stack(nn.Module):
+    """d2l's TransformerEncoder's names (embedding, blks.block{i}) + a head."""
+
+    def __init__(self, V, C, d, heads, layers, H, posenc, bias, causal):
+        super().__init__()
+        self.d, self.posenc, self.causal = d, posenc, causal
+        self.embedding = nn.Embedding(V, d)
+        nn.init.normal_(self.embedding.weight, 0.0, 1.0 / math.sqrt(d))
+        self.blks = nn.Sequential()
+        for i in range(layers):
+            self.blks.add_module("block" + str(i), Block(d, heads, H, bias))
+        self.head = nn.Linear(d, C)
+
+    def forward(self, tokens, valid_lens):
+        T = tokens.shape[1]
+        X = self.embedding(tokens) * math.sqrt(self.d)
+        if self.posenc:
+            X = X + P_of(T, self.d)
+        A = None
+        for blk in self.blks:
+            X, A = blk(X, valid_lens, self.causal)
+        return self.head(X), A
+
+
 def loss_of(model, batch):
     logits, _ = model(batch["tokens"], batch["valid_lens"])
     C = logits.shape[-1]
@@ -149,6 +265,23 @@ CASES = [
     ("14_adam", 2, True, True, False, False, 4, 6, [6, 5, 6, 4], False, False),
 ]
 
+STACKS = [
+    # name, heads, layers, ffn, posenc, bias, causal, B, T, lens, labels, ignore
+    ("15_layers2", 2, 2, 0, True, False, False, 2, 5, None, False, False),
+    ("16_layers2_ffn", 2, 2, 16, True, False, False, 2, 5, None, False, False),
+    ("17_layers3_ffn_causal", 4, 3, 12, True, False, True, 2, 6, None, False, True),
+    ("18_layers2_ffn_bias_valid_lens", 2, 2, 16, True, True, False, 3, 6, [6, 3, 4], False,
+     False),
+    ("19_layers3_labels_valid_lens", 2, 3, 0, True, False, False, 4, 5, [5, 3, 4, 2], True,
+     False),
+    ("20_layers1_ffn", 4, 1, 8, True, False, False, 2, 5, None, False, False),
+    ("21_layers2_ffn_causal_valid_lens", 2, 2, 8, False, False, True, 3, 6, [6, 4, 5], False,
+     True),
+    ("22_layers2_ffn_adam", 2, 2, 16, True, False, True, 4, 6, [6, 5, 6, 4], False, False),
+    ("23_layers3_ffn_bias_causal_labels", 2, 3, 16, True, True, True, 3, 6, [6, 4, 6], True,
+     False),
+]
+
 
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "tests/ref/train"
@@ -184,6 +317,52 @@ def main():
             g32 = dict(model.named_parameters())[k].grad.double()
             assert torch.all((g32 - v.grad).abs() <= 1e-6 + 1e-4 * v.grad.abs()), name + k
         if name == "14_adam":
+            opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+            losses = []
+            for _ in range(50):
+                opt.zero_grad()
+                l = loss_of(model, batch)
+                losses.append(l.item())
+                l.backward()
+                opt.step()
+            doc["adam"] = {"lr": 1e-2, "steps": 50, "losses": losses,
+                           "state_dict": state(model)}
+        with open(os.path.join(out, name + ".json"), "w") as f:
+            json.dump(doc, f)
+            f.write("\n")
+        print(name, "loss", doc["loss"])
+    for (name, heads, layers, H, posenc, bias, causal, B, T, lens, labels, ignore) in STACKS:
+        C = 3 if labels else V
+        model = Stack(V, C, d, heads, layers, H, posenc, bias, causal)
+        with torch.no_grad():  # LayerNorms that are not the identity at the start
+            for k, v in model.named_parameters():
+                if ".ln.weight" in k:
+                    v.uniform_(0.5, 1.5, generator=g)
+                elif ".ln.bias" in k:
+                    v.uniform_(-0.5, 0.5, generator=g)
+        batch = make_batch(g, B, T, V, C, lens, labels, ignore)
+        doc = {"config": {"vocab": V, "classes": C, "hiddens": d, "heads": heads,
+                          "layers": layers, "ffn": H, "posenc": posenc, "addnorm": True,
+                          "bias": bias, "causal": causal},
+               "state_dict": state(model),
+               "tokens": batch["tokens"].tolist(),
+               "valid_lens": batch["valid_lens"].tolist() if lens else None,
+               "targets": batch["targets"].tolist()}
+        logits, _ = model(batch["tokens"], batch["valid_lens"])
+        doc["logits"] = logits.detach().tolist()
+        loss = loss_of(model, batch)
+        model.zero_grad()
+        loss.backward()
+        doc["loss"] = loss.item()
+        doc["grads"] = {k: v.grad.tolist() for k, v in model.named_parameters()}
+        m64 = Stack(V, C, d, heads, layers, H, posenc, bias, causal).double()
+        m64.load_state_dict({k: v.double() for k, v in model.state_dict().items()})
+        l64 = loss_of(m64, batch)
+        l64.backward()
+        for k, v in m64.named_parameters():
+            g32 = dict(model.named_parameters())[k].grad.double()
+            assert torch.all((g32 - v.grad).abs() <= 1e-6 + 1e-4 * v.grad.abs()), name + k
+        if name == "22_layers2_ffn_adam":
             opt = torch.optim.Adam(model.parameters(), lr=1e-2)
             losses = []
             for _ in range(50):

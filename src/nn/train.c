@@ -69,6 +69,10 @@ static tmodel_config model_config(const train_task *task, const train_opts *opts
     cfg.bias = opts->bias;
     cfg.causal = opts->causal;
     cfg.dropout = opts->dropout;
+    cfg.layers = opts->layers ? opts->layers : 1;
+    cfg.ffn = opts->ffn;
+    if (tmodel_is_stack(&cfg))
+        cfg.addnorm = 1;
     return cfg;
 }
 
@@ -76,6 +80,14 @@ static tmodel_config model_config(const train_task *task, const train_opts *opts
 static int check_model_fits(const tmodel *model, const tmodel_config *cfg, char *err, size_t errlen)
 {
     const tmodel_config *mc = &model->cfg;
+    if (mc->layers != cfg->layers || mc->ffn != cfg->ffn) {
+        snprintf(err, errlen,
+                 "the model (%zu layer%s, ffn_num_hiddens %zu) does not fit the options (%zu "
+                 "layer%s, --ffn %zu)",
+                 mc->layers, mc->layers == 1 ? "" : "s", mc->ffn, cfg->layers,
+                 cfg->layers == 1 ? "" : "s", cfg->ffn);
+        return -1;
+    }
     if (mc->vocab != cfg->vocab || mc->classes != cfg->classes || mc->hiddens != cfg->hiddens ||
         mc->heads != cfg->heads || mc->addnorm != cfg->addnorm || mc->bias != cfg->bias ||
         mc->posenc != cfg->posenc) {

@@ -22,6 +22,7 @@
 
 typedef struct train_opts {
     size_t hiddens, heads;   /* d, NH */
+    size_t layers, ffn;      /* L blocks (0 is read as 1), the FFN's H (0: none) */
     int posenc, addnorm, bias, causal;
     double dropout;
     optim_kind optimizer;
