@@ -699,7 +699,7 @@ static void test_data(void)
         CHECK_INT(t.eval.targets[i], t.eval.tokens[i - 1]);
     train_task_free(&t);
     CHECK(train_task_by_name(&t, "sort", 5, 10, 1, NULL, 0, NULL, 0, err, sizeof err) == -1);
-    CHECK(strcmp(err, "unknown task \"sort\" (known: reverse, previous, apple)") == 0);
+    CHECK(strcmp(err, "unknown task \"sort\" (known: reverse, previous, apple, induction)") == 0);
 
     /* a file that is not there */
     CHECK(train_data_load(&t, "/nonexistent/data.json", NULL, 0, NULL, 0, err, sizeof err) == -1);
