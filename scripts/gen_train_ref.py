@@ -3,6 +3,9 @@
 
 Run with Debian's python (apt-get install python3-torch python3-numpy):
     /usr/bin/python3 scripts/gen_train_ref.py tests/ref/train
+    /usr/bin/python3 scripts/gen_train_ref.py --encoder tests/ref/train_encoder
+(the second: a stack saved by attn train, model.json, loaded into a
+module shaped as d2l's TransformerEncoder; writes logits.json)
 
 Writes one JSON file per case into the folder; the C test (tests/test_train.c)
 reads them and never needs PyTorch.
@@ -43,11 +46,12 @@ here from its structure (post-LN blocks), under its state_dict names:
     logits = head(X)
 
 The case "22_layers2_ffn_adam" holds 50 Adam steps of a two-layer model
-with FFN. "24_encoder_load" checks, with d2l's own block structure
-rebuilt as modules named as d2l names them (TransformerEncoder's
-embedding, blks.block{i}.attention.W_q, addnorm1.ln, ffn.dense1, …),
-that a saved stack loads with load_state_dict(strict=False) and gives the
-logits the fixture holds.
+with FFN. --encoder checks, with d2l's TransformerEncoder rebuilt here as
+modules named as d2l names them (embedding, pos_encoding, blks.block{i}.
+attention.W_q …, addnorm1.ln, ffn.dense1, ffn.dense2, addnorm2.ln), that
+a stack saved by attn train loads with load_state_dict(strict=False):
+nothing missing, only the head unexpected, kept aside as an nn.Linear;
+the logits of a few sequences go into logits.json for the C test.
 
 Numbers come from float32 tensors' tolist(): parsed as double and rounded
 to float, they give back exactly the values PyTorch used.
@@ -283,7 +287,112 @@ STACKS = [
 ]
 
 
+class D2LMultiHeadAttention(nn.Module):
+    """d2l's MultiHeadAttention's parameters and computation (dot product,
+    masked_softmax's -1e6 fill for valid_lens, eval mode)."""
+
+    def __init__(self, num_hiddens, num_heads, bias=False):
+        super().__init__()
+        self.num_heads = self.heads = num_heads
+        self.attention = nn.Dropout(0.0)  # DotProductAttention: no parameters
+        self.W_q = nn.Linear(num_hiddens, num_hiddens, bias=bias)
+        self.W_k = nn.Linear(num_hiddens, num_hiddens, bias=bias)
+        self.W_v = nn.Linear(num_hiddens, num_hiddens, bias=bias)
+        self.W_o = nn.Linear(num_hiddens, num_hiddens, bias=bias)
+
+    def forward(self, X, valid_lens):
+        Y, _ = Attention.forward(self, X, valid_lens, False)
+        return Y
+
+
+class D2LAddNorm(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.dropout = nn.Dropout(0.0)
+        self.ln = nn.LayerNorm(d)
+
+    def forward(self, X, Y):
+        return self.ln(self.dropout(Y) + X)
+
+
+class D2LPositionWiseFFN(nn.Module):
+    def __init__(self, d, H):
+        super().__init__()
+        self.dense1 = nn.Linear(d, H)
+        self.relu = nn.ReLU()
+        self.dense2 = nn.Linear(H, d)
+
+    def forward(self, X):
+        return self.dense2(self.relu(self.dense1(X)))
+
+
+class D2LTransformerEncoderBlock(nn.Module):
+    def __init__(self, d, H, heads, bias=False):
+        super().__init__()
+        self.attention = D2LMultiHeadAttention(d, heads, bias)
+        self.addnorm1 = D2LAddNorm(d)
+        self.ffn = D2LPositionWiseFFN(d, H)
+        self.addnorm2 = D2LAddNorm(d)
+
+    def forward(self, X, valid_lens):
+        Y = self.addnorm1(X, self.attention(X, valid_lens))
+        return self.addnorm2(Y, self.ffn(Y))
+
+
+class D2LTransformerEncoder(nn.Module):
+    """d2l.TransformerEncoder(vocab_size, num_hiddens, ffn_num_hiddens,
+    num_heads, num_blks, dropout): its names, its forward in eval mode."""
+
+    def __init__(self, vocab_size, num_hiddens, ffn_num_hiddens, num_heads, num_blks):
+        super().__init__()
+        self.num_hiddens = num_hiddens
+        self.embedding = nn.Embedding(vocab_size, num_hiddens)
+        self.pos_encoding = nn.Dropout(0.0)  # d2l keeps P as a plain tensor, no parameter
+        self.blks = nn.Sequential()
+        for i in range(num_blks):
+            self.blks.add_module("block" + str(i), D2LTransformerEncoderBlock(
+                num_hiddens, ffn_num_hiddens, num_heads))
+
+    def forward(self, X, valid_lens):
+        T = X.shape[1]
+        X = self.pos_encoding(self.embedding(X) * math.sqrt(self.num_hiddens) +
+                              P_of(T, self.num_hiddens))
+        for blk in self.blks:
+            X = blk(X, valid_lens)
+        return X
+
+
+def encoder_check(folder):
+    m = json.load(open(os.path.join(folder, "model.json"), encoding="utf-8"))
+    sd = {k: torch.tensor(v) for k, v in m["state_dict"].items()}
+    enc = D2LTransformerEncoder(len(m["vocab"]), m["num_hiddens"], m["ffn_num_hiddens"],
+                                m["num_heads"], m["num_layers"])
+    res = enc.load_state_dict(sd, strict=False)
+    assert res.missing_keys == [], res.missing_keys
+    assert sorted(res.unexpected_keys) == ["head.bias", "head.weight"], res.unexpected_keys
+    head = nn.Linear(m["num_hiddens"], len(m["classes"]))
+    head.load_state_dict({"weight": sd["head.weight"], "bias": sd["head.bias"]})
+    enc.eval()
+    g = torch.Generator().manual_seed(7)
+    B, T, V = 3, 12, len(m["vocab"])
+    tokens = torch.randint(1, V, (B, T), generator=g)
+    lens = torch.tensor([12, 9, 5])
+    for b in range(B):
+        tokens[b, lens[b]:] = 0
+    with torch.no_grad():
+        logits = head(enc(tokens, lens))
+    doc = {"tokens": tokens.tolist(), "valid_lens": lens.tolist(), "logits": logits.tolist(),
+           "missing_keys": res.missing_keys, "unexpected_keys": sorted(res.unexpected_keys)}
+    with open(os.path.join(folder, "logits.json"), "w") as f:
+        json.dump(doc, f)
+        f.write("\n")
+    print("encoder: loaded with strict=False, unexpected", doc["unexpected_keys"])
+
+
 def main():
+    if len(sys.argv) > 2 and sys.argv[1] == "--encoder":
+        encoder_check(sys.argv[2])
+        return
     out = sys.argv[1] if len(sys.argv) > 1 else "tests/ref/train"
     os.makedirs(out, exist_ok=True)
     torch.manual_seed(0)

@@ -933,6 +933,291 @@ static void test_model_file(void)
     train_task_free(&task);
 }
 
+
+/* ---- stacks: d2l's TransformerEncoder names, the induction task --------- */
+
+/* A stack saved by attn train (tests/ref/train_encoder/model.json) gives
+ * the logits that scripts/gen_train_ref.py --encoder computed after
+ * load_state_dict(strict=False) into a module shaped as d2l's
+ * TransformerEncoder (only head.* unexpected, kept aside as nn.Linear). */
+static void test_encoder_logits(const char *fixtures)
+{
+    char mpath[512], lpath[512], err[512];
+    char **vocab = NULL, **classes = NULL;
+    size_t V = 0, C = 0, B, T, b, t, k, bad = 0;
+    tmodel m;
+    tcache c;
+    cJSON *root;
+    char *text;
+    int *tok;
+    long *lens;
+    double worst = 0.0;
+    snprintf(mpath, sizeof mpath, "%s/../train_encoder/model.json", fixtures);
+    snprintf(lpath, sizeof lpath, "%s/../train_encoder/logits.json", fixtures);
+    text = check_read_file(lpath, NULL);
+    root = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    CHECK(root != NULL);
+    if (!root)
+        return;
+    CHECK(model_file_load(mpath, &m, &vocab, &V, &classes, &C, 0, 0.0, err, sizeof err) == 0);
+    CHECK_INT(m.cfg.layers, 2);
+    CHECK_INT(m.cfg.ffn, 32);
+    CHECK(m.cfg.addnorm == 1 && m.cfg.causal == 0);
+    CHECK(tmodel_find(&m, "blks.block1.ffn.dense2.bias") != NULL);
+    CHECK(tmodel_find(&m, "blks.block0.addnorm2.ln.weight") != NULL);
+    CHECK(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(root, "missing_keys")) == 0);
+    B = (size_t)cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(root, "tokens"));
+    T = (size_t)cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(root, "tokens")->child);
+    tok = malloc(B * T * sizeof *tok);
+    lens = malloc(B * sizeof *lens);
+    for (b = 0; b < B; b++) {
+        lens[b] = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "valid_lens"),
+                                     (int)b)->valueint;
+        for (t = 0; t < T; t++)
+            tok[b * T + t] = cJSON_GetArrayItem(
+                cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "tokens"), (int)b),
+                (int)t)->valueint;
+    }
+    CHECK(tcache_alloc(&c, &m, B, T, err, sizeof err) == 0);
+    CHECK(tmodel_forward(&m, &c, tok, lens, B, T, NULL, err, sizeof err) == 0);
+    for (b = 0; b < B; b++)
+        for (t = 0; t < T; t++)
+            for (k = 0; k < C; k++) {
+                const cJSON *want = cJSON_GetArrayItem(cJSON_GetArrayItem(cJSON_GetArrayItem(
+                    cJSON_GetObjectItemCaseSensitive(root, "logits"), (int)b), (int)t), (int)k);
+                double d = fabs(c.logits[(b * T + t) * C + k] - want->valuedouble);
+                worst = d > worst ? d : worst;
+                bad += !(d <= 1e-5 + 1e-4 * fabs(want->valuedouble));
+            }
+    CHECK_INT(bad, 0);
+    printf("d2l TransformerEncoder: %s loads with strict=False; logits of %zu × %zu positions "
+           "within 1e-5 + 1e-4·|torch| (worst %.2g)\n", "model.json", B, T, worst);
+    free(tok);
+    free(lens);
+    tcache_free(&c);
+    tmodel_free(&m);
+    train_strings_free(vocab, V);
+    train_strings_free(classes, C);
+    cJSON_Delete(root);
+}
+
+/* Write text to path. */
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+/* A stack's file: d2l's keys, num_layers, ffn_num_hiddens, causal; read
+ * back bit for bit; a key missing or extra is refused with its name. */
+static void test_stack_file(void)
+{
+    train_task task;
+    train_opts o;
+    trainer tr;
+    tmodel back;
+    char err[512], path[] = "/tmp/attn_test_stack_XXXXXX";
+    char **vocab, **classes, *text;
+    size_t V, C, i;
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    if (fd >= 0)
+        close(fd);
+    CHECK(train_task_builtin(&task, TASK_INDUCTION, 12, 16, 8, 8, 1, err, sizeof err) == 0);
+    train_opts_default(&o, TASK_INDUCTION);
+    o.ffn = 16;
+    o.bias = 1;
+    o.hiddens = 8;
+    o.heads = 2;
+    o.layers = 3;
+    o.batch_size = 4;
+    CHECK(trainer_init(&tr, &task, &o, NULL, err, sizeof err) == 0);
+    CHECK(trainer_step(&tr, NULL, err, sizeof err) == 0);
+    CHECK(model_file_save(path, &tr.model, (const char *const *)task.vocab,
+                          (const char *const *)task.classes, err, sizeof err) == 0);
+    text = check_read_file(path, NULL);
+    CHECK(text && strstr(text, "\"num_layers\": 3,\n  \"ffn_num_hiddens\": 16,") != NULL);
+    CHECK(text && strstr(text, "\"causal\": true") != NULL);
+    CHECK(text && strstr(text, "\"addnorm\"") == NULL);
+    CHECK(text && strstr(text, "\"blks.block2.attention.W_o.bias\"") != NULL);
+    CHECK(text && strstr(text, "\"blks.block2.addnorm2.ln.bias\"") != NULL);
+    CHECK(model_file_load(path, &back, &vocab, &V, &classes, &C, 0, 0.0, err, sizeof err) == 0);
+    CHECK_INT(back.cfg.layers, 3);
+    CHECK_INT(back.cfg.ffn, 16);
+    CHECK(back.cfg.causal == 1 && back.cfg.bias == 1 && back.cfg.addnorm == 1);
+    CHECK_INT(back.nparams, tr.model.nparams);
+    CHECK_INT(back.nparams, 3 + 3 * 16);
+    for (i = 0; i < back.nparams && i < tr.model.nparams; i++) {
+        CHECK(strcmp(back.param[i].name, tr.model.param[i].name) == 0);
+        CHECK(memcmp(back.param[i].t->data, tr.model.param[i].t->data,
+                     back.param[i].t->size * sizeof(float)) == 0);
+    }
+    tmodel_free(&back);
+    train_strings_free(vocab, V);
+    train_strings_free(classes, C);
+    /* a block's key missing: named */
+    if (text) {
+        char *cut = strstr(text, "\"blks.block1.ffn.dense1.bias\"");
+        char *mod = malloc(strlen(text) + 1);
+        strcpy(mod, text);
+        mod[cut - text + 23] = 'X'; /* "blks.block1.ffn.dense1X" */
+        write_text(path, mod);
+        CHECK(model_file_load(path, &back, &vocab, &V, &classes, &C, 0, 0.0, err, sizeof err) ==
+              -1);
+        CHECK(strstr(err, "$.state_dict[\"blks.block1.ffn.dense1Xbias\"]: not a parameter of "
+                          "this model") != NULL);
+        /* more layers than the file has */
+        strcpy(mod, text);
+        cut = strstr(mod, "\"num_layers\": 3");
+        cut[14] = '4';
+        write_text(path, mod);
+        CHECK(model_file_load(path, &back, &vocab, &V, &classes, &C, 0, 0.0, err, sizeof err) ==
+              -1);
+        CHECK(strstr(err, "$.state_dict: missing \"blks.block3.attention.W_q.weight\"") != NULL);
+        /* more than 12 */
+        cut[13] = '1';
+        cut[14] = '3';
+        write_text(path, mod);
+        CHECK(model_file_load(path, &back, &vocab, &V, &classes, &C, 0, 0.0, err, sizeof err) ==
+              -1);
+        CHECK(strstr(err, "$.num_layers") != NULL);
+        free(mod);
+    }
+    free(text);
+    remove(path);
+    trainer_free(&tr);
+    train_task_free(&task);
+}
+
+/* The induction sequences: distinct letters, a filler, A (n/4 … n/2), A
+ * again; the target at each position of the second copy but its last is
+ * the next token. */
+static void test_induction_task(void)
+{
+    train_task task;
+    char err[256];
+    size_t i, t, lo = 99, hi = 0;
+    CHECK(train_task_builtin(&task, TASK_INDUCTION, 20, 32, 200, 10, 4, err, sizeof err) == 0);
+    CHECK_INT(task.V, 33);
+    CHECK(strcmp(task.vocab[1], "a") == 0 && strcmp(task.vocab[26], "z") == 0 &&
+          strcmp(task.vocab[27], "A") == 0 && strcmp(task.vocab[32], "F") == 0);
+    for (i = 0; i < task.heldout.n; i++) {
+        const int *tok = task.heldout.tokens + i * 20, *tgt = task.heldout.targets + i * 20;
+        size_t s, f, u;
+        /* the segment's length: the second copy starts at the first repeat */
+        for (t = 1; t < 20; t++) {
+            for (u = 0; u < t && tok[u] != tok[t]; u++)
+                ;
+            if (u < t)
+                break;
+        }
+        s = 20 - t;
+        f = t - s;
+        lo = s < lo ? s : lo;
+        hi = s > hi ? s : hi;
+        for (t = 0; t < f + s; t++)
+            for (u = 0; u < t; u++)
+                CHECK(tok[t] != tok[u]); /* distinct */
+        for (t = 0; t < s; t++)
+            CHECK_INT(tok[f + s + t], tok[f + t]); /* A again */
+        for (t = 0; t < 20; t++)
+            CHECK_INT(tgt[t], t >= f + s && t < 19 ? tok[t + 1] : -1);
+    }
+    CHECK_INT(lo, 5);
+    CHECK_INT(hi, 10);
+    train_task_free(&task);
+    /* too short, too few tokens */
+    CHECK(train_task_builtin(&task, TASK_INDUCTION, 7, 32, 1, 1, 0, err, sizeof err) == -1);
+    CHECK(train_task_builtin(&task, TASK_INDUCTION, 20, 19, 1, 1, 0, err, sizeof err) == -1);
+    {
+        /* where the loss fell fastest: a cliff from 3 to 1 at step 61 */
+        double loss[100];
+        long from, to;
+        for (i = 0; i < 100; i++)
+            loss[i] = i < 60 ? 3.0 : 1.0;
+        CHECK(train_fastest_fall(loss, 100, &from, &to) == 0);
+        CHECK_INT(from, 59);
+        CHECK_INT(to, 63);
+        CHECK(train_fastest_fall(loss, 1, &from, &to) == -1);
+    }
+}
+
+/* Train induction with L layers (seed), then: held-out accuracy, and the
+ * scores of trainer_evaluate_scores against the formula on the weights
+ * trainer_attention gives for each held-out sequence. Returns the best
+ * induction score of a layer above the first (or of the only one). */
+static double train_induction(size_t layers, unsigned long long seed, double *acc)
+{
+    train_task task;
+    train_opts o;
+    trainer tr;
+    train_stats st;
+    char err[256];
+    double prev[2 * 4], ind[2 * 4], best = 0.0, want_p[2 * 4] = {0}, want_i[2 * 4] = {0};
+    size_t n = 0, L, i, h, l;
+    long s;
+    float *w;
+    CHECK(train_task_builtin(&task, TASK_INDUCTION, 20, 32, 64, 8, seed, err, sizeof err) == 0);
+    train_opts_default(&o, TASK_INDUCTION);
+    o.layers = layers;
+    o.seed = seed;
+    CHECK(trainer_init(&tr, &task, &o, NULL, err, sizeof err) == 0);
+    for (s = 0; s < o.steps; s++)
+        CHECK(trainer_step(&tr, NULL, err, sizeof err) == 0);
+    L = tr.model.cfg.layers;
+    CHECK(trainer_evaluate_scores(&tr, &task.heldout, &st, prev, ind, err, sizeof err) == 0);
+    *acc = st.accuracy;
+    w = malloc(L * 4 * 20 * 20 * sizeof *w);
+    for (i = 0; i < task.heldout.n; i++) {
+        const int *tok = task.heldout.tokens + i * 20, *tgt = task.heldout.targets + i * 20;
+        CHECK(trainer_attention(&tr, tok, 20, w, err, sizeof err) == 0);
+        for (size_t q = 0; q < 20; q++) {
+            size_t j;
+            if (tgt[q] < 0)
+                continue;
+            for (j = 0; tok[j] != tok[q]; j++)
+                ;
+            for (l = 0; l < L; l++)
+                for (h = 0; h < 4; h++) {
+                    const float *row = w + ((l * 4 + h) * 20 + q) * 20;
+                    want_p[l * 4 + h] += row[q - 1];
+                    want_i[l * 4 + h] += row[j + 1];
+                }
+            n++;
+        }
+    }
+    for (l = 0; l < L; l++)
+        for (h = 0; h < 4; h++) {
+            CHECK_NEAR(prev[l * 4 + h], want_p[l * 4 + h] / (double)n, 1e-5, 1e-4);
+            CHECK_NEAR(ind[l * 4 + h], want_i[l * 4 + h] / (double)n, 1e-5, 1e-4);
+            if ((L == 1 || l >= 1) && ind[l * 4 + h] > best)
+                best = ind[l * 4 + h];
+        }
+    free(w);
+    trainer_free(&tr);
+    train_task_free(&task);
+    return best;
+}
+
+/* Two layers learn induction, one cannot (fixed seeds). */
+static void test_induction_learns(void)
+{
+    double acc, best;
+    best = train_induction(2, 0, &acc);
+    printf("induction, 2 layers, seed 0: held-out accuracy %.4f, best layer-2 induction score "
+           "%.2f\n", acc, best);
+    CHECK(acc >= 0.95);
+    CHECK(best >= 0.5);
+    best = train_induction(1, 0, &acc);
+    printf("induction, 1 layer, seed 0: held-out accuracy %.4f, best induction score %.2f\n", acc,
+           best);
+    CHECK(acc <= 0.5);
+}
+
 /* ---- determinism ------------------------------------------------------------ */
 
 /* Steps of a task with 1 and 2 threads: bit-identical losses and weights. */
@@ -1147,9 +1432,13 @@ int main(int argc, char **argv)
     test_data();
     test_apple_corpus(argv[2]);
     test_model_file();
+    test_encoder_logits(argv[1]);
+    test_stack_file();
+    test_induction_task();
     test_determinism(0.0);
     test_determinism(0.2);
     test_divergence();
     test_learns();
+    test_induction_learns();
     return check_summary("train");
 }

@@ -263,18 +263,25 @@ static float *grad_of(float *grads, const tmodel *m, const tensor *t)
     return NULL;
 }
 
-static int masked(const long *lens, int causal, size_t b, size_t q, size_t k)
+/* The keys query q of example b sees: 0 … n−1, n = min(q + 1 with the
+ * causal mask, valid_len, T). The rest have the score −1e6, whose softmax
+ * weight exp(−1e6 − max) is exactly 0 in float32: the loops skip them and
+ * give the same numbers (a causal step does about half the work). */
+static inline size_t visible(const long *lens, int causal, size_t b, size_t q, size_t T)
 {
-    return (causal && k > q) || (lens && (long)k >= lens[b]);
+    size_t n = causal && q + 1 < T ? q + 1 : T;
+    if (lens && (size_t)lens[b] < n)
+        n = (size_t)lens[b];
+    return n;
 }
 
 /* Head h of example b, forward: for every query q, the scores against
- * every key (K_hᵀ transposed into c->Ht so that they are p rows added),
- * the mask, the softmax into bk->A, the weighted sum of the values into
- * bk->O. Inlined with constant T and p for the defaults, when the row of
- * scores (T,) and the head output (p,) stay in registers. */
-static inline void head_forward(tfast_cache *c, tfast_block *bk, size_t b, size_t h, size_t T, size_t p, size_t d,
-                                size_t NH, const long *lens, int causal,
+ * the keys it sees (K_hᵀ transposed into c->Ht so that they are p rows
+ * added), the softmax into bk->A (0 at masked keys), the weighted sum of
+ * the values into bk->O. Inlined with constant T and p for the defaults,
+ * when the row of scores (T,) and the head output (p,) stay in registers. */
+static inline void head_forward(tfast_cache *c, tfast_block *bk, size_t b, size_t h, size_t T,
+                                size_t p, size_t d, size_t NH, const long *lens, int causal,
                                 const mha_dropout *drop, float inv_sqrt_p, float keep_scale)
 {
     const int dropping = drop && drop->p > 0;
@@ -284,33 +291,33 @@ static inline void head_forward(tfast_cache *c, tfast_block *bk, size_t b, size_
         for (i = 0; i < p; i++)
             Ht[i * T + k] = bk->K[(b * T + k) * d + h * p + i];
     for (q = 0; q < T; q++) {
-        const size_t row = ((b * NH + h) * T + q) * T;
+        const size_t row = ((b * NH + h) * T + q) * T, n = visible(lens, causal, b, q, T);
         const float *restrict qq = bk->Q + (b * T + q) * d + h * p;
         float *restrict a = bk->A + row, *restrict o = bk->O + (b * T + q) * d + h * p;
         float max, sum = 0.0f;
-        /* scores Q_h[q] · K_h[k] / √p for every k, masked keys −1e6 */
+        /* scores Q_h[q] · K_h[k] / √p for the keys it sees */
         for (k = 0; k < T; k++)
             a[k] = 0.0f;
         for (i = 0; i < p; i++) {
             const float qi = qq[i], *kt = Ht + i * T;
 #pragma omp simd
-            for (k = 0; k < T; k++)
+            for (k = 0; k < n; k++)
                 a[k] += qi * kt[k];
         }
-        for (k = 0; k < T; k++)
-            a[k] = masked(lens, causal, b, q, k) ? ATTN_MASK_VALUE : a[k] * inv_sqrt_p;
-        /* softmax over the keys, the largest subtracted first */
+        for (k = 0; k < n; k++)
+            a[k] *= inv_sqrt_p;
+        /* softmax over them, the largest subtracted first */
         max = a[0];
-        for (k = 1; k < T; k++)
+        for (k = 1; k < n; k++)
             max = a[k] > max ? a[k] : max;
-        for (k = 0; k < T; k++)
+        for (k = 0; k < n; k++)
             sum += (a[k] = expf(a[k] - max));
-        for (k = 0; k < T; k++)
+        for (k = 0; k < n; k++)
             a[k] /= sum;
         /* head output Σ_k a_k V_h[k] (a_k through dropout in training) */
         for (i = 0; i < p; i++)
             o[i] = 0.0f;
-        for (k = 0; k < T; k++) {
+        for (k = 0; k < n; k++) {
             const float *v = bk->V + (b * T + k) * d + h * p;
             float ak = a[k];
             if (dropping)
@@ -322,12 +329,12 @@ static inline void head_forward(tfast_cache *c, tfast_block *bk, size_t b, size_
     }
 }
 
-/* Head h of example b, backward: for every query q, da = dO · V_hᵀ (V_h
- * transposed into c->Ht), dV_h += a dO, the softmax's backward
- * dS = A ⊙ (dA − Σ dA ⊙ A) (zero at masked keys), the 1/√p scale, then
- * dQ_h[q] += dS K_h and dK_h += dS Q_h[q]. */
-static inline void head_backward(tfast_cache *c, tfast_block *bk, size_t b, size_t h, size_t T, size_t p,
-                                 size_t d, size_t NH, const long *lens, int causal,
+/* Head h of example b, backward: for every query q and the keys it sees,
+ * da = dO · V_hᵀ (V_h transposed into c->Ht), dV_h += a dO, the softmax's
+ * backward dS = A ⊙ (dA − Σ dA ⊙ A), the 1/√p scale, then dQ_h[q] += dS
+ * K_h and dK_h += dS Q_h[q] (masked keys have weight 0 and no gradient). */
+static inline void head_backward(tfast_cache *c, tfast_block *bk, size_t b, size_t h, size_t T,
+                                 size_t p, size_t d, size_t NH, const long *lens, int causal,
                                  const mha_dropout *drop, float inv_sqrt_p, float keep_scale)
 {
     const int dropping = drop && drop->p > 0;
@@ -337,20 +344,20 @@ static inline void head_backward(tfast_cache *c, tfast_block *bk, size_t b, size
         for (i = 0; i < p; i++)
             Ht[i * T + k] = bk->V[(b * T + k) * d + h * p + i];
     for (q = 0; q < T; q++) {
-        const size_t row = ((b * NH + h) * T + q) * T;
+        const size_t row = ((b * NH + h) * T + q) * T, n = visible(lens, causal, b, q, T);
         const float *restrict a = bk->A + row, *restrict dO = c->dO + (b * T + q) * d + h * p;
         const float *restrict qq = bk->Q + (b * T + q) * d + h * p;
         float *restrict dq = c->dQ + (b * T + q) * d + h * p, dot = 0.0f;
-        /* da_k = dO · V_h[k] for every k */
-        for (k = 0; k < T; k++)
+        /* da_k = dO · V_h[k] for every key it sees */
+        for (k = 0; k < n; k++)
             dA[k] = 0.0f;
         for (i = 0; i < p; i++) {
             const float g = dO[i], *vt = Ht + i * T;
 #pragma omp simd
-            for (k = 0; k < T; k++)
+            for (k = 0; k < n; k++)
                 dA[k] += g * vt[k];
         }
-        for (k = 0; k < T; k++) {
+        for (k = 0; k < n; k++) {
             float *restrict dv = c->dV + (b * T + k) * d + h * p, ak = a[k];
             int keep = !dropping || mha_dropout_keep(drop, row + k);
             if (dropping) {
@@ -363,12 +370,10 @@ static inline void head_backward(tfast_cache *c, tfast_block *bk, size_t b, size
                 dv[i] += ak * dO[i];
             dot += dA[k] * a[k];
         }
-        for (k = 0; k < T; k++) {
+        for (k = 0; k < n; k++) {
             const float *restrict kk = bk->K + (b * T + k) * d + h * p;
-            float *restrict dk = c->dK + (b * T + k) * d + h * p, ds;
-            if (masked(lens, causal, b, q, k))
-                continue;
-            ds = a[k] * (dA[k] - dot) * inv_sqrt_p;
+            float *restrict dk = c->dK + (b * T + k) * d + h * p;
+            const float ds = a[k] * (dA[k] - dot) * inv_sqrt_p;
 #pragma omp simd
             for (i = 0; i < p; i++) {
                 dq[i] += ds * kk[i];
