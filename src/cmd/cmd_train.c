@@ -267,7 +267,8 @@ static void run_free(run *r)
 static int check_args(const struct train_args *a, const opt_given *g)
 {
     if (a->task == TASK_APPLE && (opt_is_given(g, "length") || opt_is_given(g, "vocab"))) {
-        cli_error("--%s is for reverse and previous; apple's sentences are its corpus's",
+        cli_error("--%s is for reverse, previous and induction; apple's sentences are its "
+                  "corpus's",
                   opt_is_given(g, "length") ? "length" : "vocab");
         return EXIT_USAGE;
     }
