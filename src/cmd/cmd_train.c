@@ -109,7 +109,8 @@ const struct opt train_options[] = {
     OPT_FLAG(0, "compare-posenc", compare_posenc,
              "train twice, same seed, with and without P, and\ncompare the accuracies"),
     OPT_FLAG(0, "compare-layers", compare_layers,
-             "train 1 layer and --layers N, same seed and data,\nand compare them"),
+             "train 1 layer and --layers N, same seed and data,\n"
+             "and compare them (--png: the N layers' figure)"),
     OPT_COLOR(color),
     OPT_FONT(font),
     OPT_MAX_MEM(max_mem),
@@ -127,7 +128,7 @@ const struct opt_rule train_rules[] = {
     OPT_CONFLICTS("compare-posenc", "posenc no-posenc load save png plot json compare-layers",
                   "--compare-posenc trains with and without P and keeps neither; --%s cannot "
                   "be used with it"),
-    OPT_CONFLICTS("compare-layers", "load save png plot json",
+    OPT_CONFLICTS("compare-layers", "load save plot json",
                   "--compare-layers trains 1 layer and N and keeps neither; --%s cannot be "
                   "used with it"),
     OPT_RULES_END(),
@@ -831,14 +832,36 @@ static double best_induction(const double *scores, size_t L, size_t NH, size_t *
     return best;
 }
 
+/* The two heads of the circuit (the best previous-token head below the
+ * top, the best induction head above the first layer) and where the loss
+ * fell fastest. */
+static void print_circuit(const run *r)
+{
+    const size_t L = r->tr.model.cfg.layers, NH = r->tr.model.cfg.heads;
+    const double *sc = r->final_scores;
+    size_t bl, bh, pl = 0, ph = 0;
+    double best = best_induction(sc, L, NH, &bl, &bh), bp = -1.0;
+    for (size_t l = 0; l + 1 < L; l++)
+        for (size_t h = 0; h < NH; h++)
+            if (sc[l * NH + h] > bp) {
+                bp = sc[l * NH + h];
+                pl = l;
+                ph = h;
+            }
+    if (L > 1)
+        printf("the circuit: layer %zu head %zu copies the previous token (%.2f), layer %zu head "
+               "%zu finds the earlier copy (%.2f)\n", pl + 1, ph + 1, bp, bl + 1, bh + 1, best);
+    if (r->formed_to > 0)
+        printf("the induction head formed between steps %ld and %ld (where the loss fell "
+               "fastest)\n", r->formed_from, r->formed_to);
+}
+
 /* The induction measures: each head's scores, the circuit, and where the
  * loss fell fastest. */
 static void print_induction(const run *r)
 {
     const size_t L = r->tr.model.cfg.layers, NH = r->tr.model.cfg.heads;
     const double *sc = r->final_scores;
-    size_t bl, bh, pl = 0, ph = 0;
-    double best = best_induction(sc, L, NH, &bl, &bh), bp = -1.0;
     printf("\nattention of each head at the second copy's positions (held-out, mean weight):\n");
     printf("%-16s %15s %10s\n", "", "previous token", "induction");
     for (size_t l = 0; l < L; l++)
@@ -846,21 +869,10 @@ static void print_induction(const run *r)
             char name[64];
             snprintf(name, sizeof name, "layer %zu head %zu", l + 1, h + 1);
             printf("%-16s %15.2f %10.2f\n", name, sc[l * NH + h], sc[(L + l) * NH + h]);
-            if (l + 1 < L || L == 1)
-                if (sc[l * NH + h] > bp) {
-                    bp = sc[l * NH + h];
-                    pl = l;
-                    ph = h;
-                }
         }
     printf("previous token: the weight on position i−1; induction: on the position just\n"
            "after the earlier copy of the token at i (in … A B … A, on B).\n");
-    if (L > 1)
-        printf("the circuit: layer %zu head %zu copies the previous token (%.2f), layer %zu head "
-               "%zu finds the earlier copy (%.2f)\n", pl + 1, ph + 1, bp, bl + 1, bh + 1, best);
-    if (r->formed_to > 0)
-        printf("the induction head formed between steps %ld and %ld (where the loss fell "
-               "fastest)\n", r->formed_from, r->formed_to);
+    print_circuit(r);
 }
 
 static void print_apple(const run *r)
@@ -1278,6 +1290,16 @@ static int compare_layers(const struct train_args *a)
         printf("%-22s %9.2fs %9.2fs\n", "time", r[0].seconds, r[1].seconds);
         printf("A head in layer 2 reads what a head in layer 1 wrote into each position;\n"
                "one layer sees only the tokens themselves and their positions.\n");
+        if (r[1].induction)
+            print_circuit(&r[1]);
+        if (a->png) {
+            text_font *font = NULL;
+            printf("\n");
+            status = output_font_open(a->font, &font);
+            if (status == EXIT_OK)
+                status = write_png(&r[1], font, stdout);
+            output_font_close(font);
+        }
     }
     run_free(&r[0]);
     run_free(&r[1]);
