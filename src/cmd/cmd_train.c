@@ -87,11 +87,12 @@ const struct opt train_options[] = {
     OPT_REAL(0, "dropout", dropout, "P", 0.0, 0.99,
              "dropout on the attention weights, training only\n(default 0)"),
     OPT_INT(0, "steps", steps, "N", 0, 10000000L,
-            "training steps (default 400 reverse, 300 previous,\n200 apple and --data)"),
+            "training steps (default 400 reverse, 300 previous,\n200 apple and --data, 800 induction)"),
     OPT_INT(0, "batch-size", batch_size, "B", 0, 1000000L,
             "sequences per step; 0: the whole training set\n(default 64)"),
     {.type = OPTION_CALLBACK, .long_name = "lr", .argh = "LR",
-     .offset = OPT_MEMBER_(lr, double), .help = "learning rate (default 0.01)",
+     .offset = OPT_MEMBER_(lr, double),
+     .help = "learning rate (default 0.01; induction 0.005)",
      .callback = parse_lr},
     OPT_CHOICE(0, "optimizer", optimizer, "NAME", optimizer_names,
                "adam (PyTorch's defaults) or sgd (default adam)"),
@@ -101,7 +102,8 @@ const struct opt train_options[] = {
             "a history entry every N steps, and a line on\n"
             "stderr when it is not a terminal (default 20)"),
     OPT_PNG(png, "the probe's attention as it forms: rows = steps,\n"
-                 "columns = heads (apple: 苹果's row before and after)"),
+                 "columns = heads (stacks: layer × head; apple:\n"
+                 "苹果's row before and after)"),
     OPT_FILE(0, "plot", plot, "loss and accuracy against the step (PNG)"),
     OPT_JSON(json, "the history and the final figures; - for stdout"),
     OPT_FILE(0, "save", save, "the trained model as JSON (selfattn --input reads it)"),
@@ -166,7 +168,12 @@ void usage_train(FILE *f)
           "Shows a progress bar on stderr (plain lines when it is not a terminal),\n"
           "then the final loss, training and held-out accuracy, and a probe's\n"
           "attention; for apple also 苹果's weight on the cue words and the cosine\n"
-          "similarity of its vectors within and across senses, before and after.\n"
+          "similarity of its vectors within and across senses, before and after;\n"
+          "for induction each layer's and head's previous-token and induction\n"
+          "scores on the held-out set, the circuit's two heads, and the steps\n"
+          "where the loss fell fastest (--png: a fixed probe, columns = layer ×\n"
+          "head; --plot adds the best scores). Stacks are saved under d2l's\n"
+          "TransformerEncoder names (blks.block0.attention.W_q.weight, …).\n"
           "--threads: by default every core (one for tiny steps); the results\n"
           "are the same with any number of threads.\n"
           "\n"
