@@ -858,9 +858,12 @@ static void print_circuit(const run *r)
     if (L > 1)
         printf("the circuit: layer %zu head %zu copies the previous token (%.2f), layer %zu head "
                "%zu finds the earlier copy (%.2f)\n", pl + 1, ph + 1, bp, bl + 1, bh + 1, best);
-    if (r->formed_to > 0)
+    if (r->formed_to > 0 && L > 1)
         printf("the induction head formed between steps %ld and %ld (where the loss fell "
                "fastest)\n", r->formed_from, r->formed_to);
+    else if (r->formed_to > 0)
+        printf("the loss fell fastest between steps %ld and %ld; one layer forms no induction "
+               "head\n", r->formed_from, r->formed_to);
 }
 
 /* The induction measures: each head's scores, the circuit, and where the
