@@ -143,6 +143,11 @@ def group_train(tmp):
                         out_has=["induction, 6 steps in", "2 layers, FFN 8, d 8, 2 heads, with P, "
                                  "AddNorm, causal", "layer 2 head 2", "the induction head formed "
                                  "between steps"])
+    sj2 = os.path.join(tmp, "stack-2threads.json")
+    for th, path in [("1", sj + ".1"), ("2", sj2)]:
+        expect(small + ["--threads", th, "--json", path], 0)
+    check(open(sj + ".1", "rb").read() == open(sj2, "rb").read() == open(sj, "rb").read(),
+          "train --task induction: the same JSON with 1 and 2 threads")
     doc = json.load(open(sj))
     h = doc["history"]
     check([e["step"] for e in h] == [1, 3, 6] and all(
