@@ -1426,6 +1426,7 @@ int main(int argc, char **argv)
     }
     if (argc > 3 && strcmp(argv[3], "--induction") == 0) {
 #ifndef __OPTIMIZE__
+        (void)test_induction_learns;
         printf("skipped in an unoptimized build (too slow there): two layers learn "
                "induction\n");
         return 77;
