@@ -402,14 +402,15 @@ static int check_memory(const run *r)
     const train_task *t = &r->task;
     size_t d = r->opts.hiddens, NH = r->opts.heads, C = t->C, V = t->V;
     size_t T = t->kind == TASK_APPLE || t->kind == TASK_DATA ? t->train.T : t->length;
-    size_t B = r->opts.batch_size ? r->opts.batch_size : 64, params, chunks, per, total;
+    size_t B = r->opts.batch_size ? r->opts.batch_size : 64, chunks;
+    size_t params = 0, per = 0, total = 0;
     int over = 0;
     if (t->heldout.T > T)
         T = t->heldout.T;
     if ((t->kind == TASK_APPLE || t->kind == TASK_DATA) && (B == 0 || B > t->train.n))
         B = t->train.n;
     chunks = (B + TRAIN_CHUNK - 1) / TRAIN_CHUNK;
-    size_t L = r->opts.layers ? r->opts.layers : 1, H = r->opts.ffn, blk;
+    size_t L = r->opts.layers ? r->opts.layers : 1, H = r->opts.ffn, blk = 0;
     over |= size_mul(4 * d + 2 * H + 8, d, &blk) || size_mul(blk, L, &blk) ||
             size_mul(V + C, d, &params) || size_add(params, blk, &params) ||
             size_add(params, C, &params);
