@@ -5,6 +5,7 @@ head), the same task, batch and steps, Adam, 2 threads.
 
     bench_train_torch.py TASK [--steps S] [--batch B] [--length N]
                          [--hiddens D] [--heads H] [--lr LR] [--seed S]
+                         [--layers L] [--ffn H] [--threads N (default 2)]
 
 TASK is reverse or previous (random digit sequences, drawn by torch),
 induction (gen_train_ref.py's Stack: --layers 2 blocks of d2l's
@@ -90,6 +91,7 @@ def main():
     ap.add_argument("--heads", type=int, default=4)
     ap.add_argument("--lr", type=float, default=None)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--threads", type=int, default=2)
     a = ap.parse_args()
     ind = a.task == "induction"
     if a.steps is None:
@@ -100,7 +102,7 @@ def main():
         a.vocab = 32 if ind else 10
     if a.lr is None:
         a.lr = 5e-3 if ind else 1e-2
-    torch.set_num_threads(2)
+    torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
     V = C = a.vocab + 1  # "<pad>" and the digits, as attn's vocabulary
     if a.task == "apple":
@@ -145,7 +147,7 @@ def main():
         acc = (logits.argmax(-1)[mask] == y[mask]).float().mean().item()
     total = time.perf_counter() - t_all
     cpu = time.process_time() - cpu_all  # every thread's CPU time
-    print(json.dumps({"task": a.task, "steps": a.steps, "threads": 2,
+    print(json.dumps({"task": a.task, "steps": a.steps, "threads": a.threads,
                       "ms_per_step_median": 1e3 * statistics.median(times),
                       "ms_per_step_mean": 1e3 * total / a.steps,
                       "loop_seconds": total, "loop_cpu_seconds": cpu,
