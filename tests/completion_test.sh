@@ -164,11 +164,11 @@ expect "ones random" attn multihead --fill ""
 expect "dot additive" attn selfattn --score ""
 expect "cpu wall" attn complexity --clock ""
 expect "interleaved concat" attn posenc --layout ""
-expect "reverse previous apple" attn train --task ""
+expect "reverse previous apple induction" attn train --task ""
 expect "adam sgd" attn train --optimizer ""
 expect "--no-posenc" attn train --no-p
 # tour --step: the step names, as attn tour --list gives them
-expect "multihead selfattn context scaling complexity order posenc binary relative rope learned" \
+expect "multihead selfattn context scaling complexity order posenc binary relative rope learned circuits" \
     attn tour --step ""
 expect "relative rope" attn tour --step r
 expect "--step=posenc" attn tour --step=p

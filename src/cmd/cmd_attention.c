@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "demo_attention.h"
+#include "json_writer.h"
 #include "model_input.h"
 #include "options.h"
 #include "output.h"
@@ -1052,6 +1053,146 @@ static int write_results(const problem *pr, const struct attn_args *a, struct ru
     return status;
 }
 
+/* ---- a stack saved by attn train: every block's heads ------------------ */
+
+/* For a person: each block's heads (rows = blocks), up to SHOW_PANELS. */
+static void print_stack(const problem *pr, const struct attn_args *a)
+{
+    const size_t NH = pr->params.num_heads, N = pr->Nq, L = pr->layers;
+    const size_t per = pr->B * NH * N * N;
+    int color = term_use_color(a->color, stdout);
+    size_t shown = 0;
+    printf("A stack of %zu Transformer encoder blocks (attn train --layers), num_hiddens %zu, "
+           "num_heads %zu\n", L, pr->params.num_hiddens, NH);
+    printf("\nAttention weights (blocks %zu, batch %zu, heads %zu, queries %zu, keys %zu): "
+           "softmax over keys\n", L, pr->B, NH, N, N);
+    for (size_t l = 0; l < L; l++)
+        for (size_t b = 0; b < pr->B; b++) {
+            char **qt = pr->query_tokens + (pr->per_example ? b * N : 0);
+            for (size_t h = 0; h < NH && shown < SHOW_PANELS; h++, shown++) {
+                printf("\nblock %zu, example %zu, head %zu:\n", l + 1, b, h + 1);
+                show_matrix(pr->stack_weights + l * per + (b * NH + h) * N * N, N, N, qt, qt,
+                            a->cmap, color, 0.0, 1.0);
+            }
+        }
+    if (L * pr->B * NH > shown)
+        printf("\n(%zu more heads not shown: see --png or --json)\n", L * pr->B * NH - shown);
+    printf("\nOutput of the last block (%zu, %zu, %zu), example 0:\n", pr->B, N,
+           pr->params.num_hiddens);
+    term_matrix(stdout, pr->stack_output, N, pr->params.num_hiddens, 4, 3);
+}
+
+/* --json: the last block's output and every block's weights. */
+static int write_stack_json(FILE *f, const void *arg)
+{
+    const problem *pr = arg;
+    size_t oshape[3] = {pr->B, pr->Nq, pr->params.num_hiddens};
+    size_t wshape[5] = {pr->layers, pr->B, pr->params.num_heads, pr->Nq, pr->Nq};
+    json_writer jw;
+    json_writer_init(&jw, f);
+    json_object_begin(&jw, NULL, JSON_BLOCK);
+    json_string(&jw, "command", "selfattn");
+    json_uint(&jw, "num_layers", pr->layers);
+    json_array_begin(&jw, "shape", JSON_INLINE);
+    for (size_t i = 0; i < 3; i++)
+        json_uint(&jw, NULL, oshape[i]);
+    json_end(&jw);
+    json_tensor(&jw, "output", pr->stack_output, 3, oshape);
+    json_tensor(&jw, "attention_weights", pr->stack_weights, 5, wshape);
+    json_array_begin(&jw, "tokens", JSON_INLINE);
+    for (size_t i = 0; i < pr->B * pr->Nq; i++)
+        json_string(&jw, NULL, pr->query_tokens[i]);
+    json_end(&jw);
+    json_end(&jw);
+    return json_writer_finish(&jw);
+}
+
+/* --png: rows = blocks (× examples), columns = heads. */
+static int write_stack_png(const problem *pr, const struct attn_args *a, text_font *font,
+                           FILE *rep)
+{
+    const size_t NH = pr->params.num_heads, N = pr->Nq, rowsn = pr->layers * pr->B;
+    heat_panel *panels = calloc(rowsn * NH, sizeof *panels);
+    char (*titles)[32] = calloc(rowsn * NH, sizeof *titles);
+    char (*rtitles)[64] = calloc(rowsn, sizeof *rtitles);
+    const char **rt = calloc(rowsn, sizeof *rt);
+    const char *const **rows = calloc(rowsn, sizeof *rows);
+    heat_figure fig;
+    heat_layout lay;
+    attn_image img = {0, 0, NULL};
+    char err[512], what[128];
+    int status = EXIT_RUNTIME;
+    if (!panels || !titles || !rtitles || !rt || !rows) {
+        cli_error("%s: out of memory", a->png);
+        goto done;
+    }
+    for (size_t r = 0; r < rowsn; r++) {
+        const size_t l = r / pr->B, b = r % pr->B;
+        if (pr->B > 1)
+            snprintf(rtitles[r], sizeof rtitles[0], "block %zu · example %zu", l + 1, b);
+        else
+            snprintf(rtitles[r], sizeof rtitles[0], "block %zu", l + 1);
+        rt[r] = rtitles[r];
+        rows[r] = (const char *const *)pr->query_tokens + (pr->per_example ? b * N : 0);
+        for (size_t h = 0; h < NH; h++) {
+            heat_panel *pn = &panels[r * NH + h];
+            snprintf(titles[r * NH + h], sizeof titles[0], "Head %zu", h + 1);
+            pn->data = pr->stack_weights + ((l * pr->B + b) * NH + h) * N * N;
+            pn->rows = N;
+            pn->cols = N;
+            pn->title = titles[r * NH + h];
+        }
+    }
+    memset(&fig, 0, sizeof fig);
+    fig.panels = panels;
+    fig.grid_rows = rowsn;
+    fig.grid_cols = NH;
+    fig.row_titles = rt;
+    fig.xlabel = "Key positions";
+    fig.ylabel = "Query positions";
+    fig.row_xticklabels = rows;
+    fig.row_yticklabels = rows;
+    fig.cmap = a->cmap;
+    fig.vmin = NAN;
+    fig.vmax = NAN;
+    fig.font = font;
+    if (heatmap_draw(&img, &lay, &fig, err, sizeof err) != 0) {
+        cli_error("%s: %s", a->png, err);
+        goto done;
+    }
+    output_font_note(&lay);
+    snprintf(what, sizeof what, "attention weights, %zu blocks × %zu head%s", pr->layers, NH,
+             NH == 1 ? "" : "s");
+    status = output_png(a->png, &img, rep, what);
+done:
+    image_free(&img);
+    free(panels);
+    free(titles);
+    free(rtitles);
+    free(rt);
+    free(rows);
+    return status;
+}
+
+/* The stack's results, as write_results gives a single layer's. */
+static int write_stack_results(const problem *pr, const struct attn_args *a, text_font *font)
+{
+    FILE *rep = output_report_stream(a->json);
+    int status = EXIT_OK;
+    if (!a->json)
+        print_stack(pr, a);
+    if (a->json &&
+        (status = output_json(a->json, write_stack_json, pr, rep,
+                              "every block's attention weights as JSON")) != EXIT_OK)
+        return status;
+    if (a->png) {
+        if (!a->json)
+            fputc('\n', rep);
+        status = write_stack_png(pr, a, font, rep);
+    }
+    return status;
+}
+
 static int run(int argc, char **argv, int self)
 {
     struct attn_args a;
@@ -1072,6 +1213,22 @@ static int run(int argc, char **argv, int self)
     status = load_problem(&pr, &a, self);
     if (status != EXIT_OK)
         return status;
+    if (pr.layers) {
+        /* a stack of attn train: run at load time, block by block */
+        if (a.explain || a.stream || a.describe || a.permute || a.posenc || a.time) {
+            cli_error("%s is a stack of %zu blocks: --explain, --stream, --describe, "
+                      "--permute, --posenc and --time are for one attention layer",
+                      a.input, pr.layers);
+            problem_free(&pr);
+            return EXIT_USAGE;
+        }
+        status = output_font_open(a.font, &font);
+        if (status == EXIT_OK)
+            status = write_stack_results(&pr, &a, font);
+        output_font_close(font);
+        problem_free(&pr);
+        return status;
+    }
     if (a.describe || a.permute) {
         if (a.describe)
             print_describe(&pr, a.dropout);

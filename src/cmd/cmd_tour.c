@@ -138,6 +138,16 @@ static const struct tour_step steps[] = {
      {"train --task reverse --png @11-train-reverse.png",
       "train --task reverse --no-posenc --png @11-train-reverse-no-posenc.png",
       "train --task apple --png @11-train-apple.png"}},
+
+    {"circuits", "Two layers: an induction head", "d2l 11.7, the encoder stacked",
+     "d2l's Transformer encoder stacks blocks, each X = LayerNorm(X + Attention(X))\n"
+     "(then the FFN), so that a head in layer 2 reads what a head in layer 1 wrote.\n"
+     "In … A B … A the next token is B: a layer-1 head copies each token's\n"
+     "predecessor into its position (the sub-diagonal), and a layer-2 head\n"
+     "finds the earlier copy of the current token by it and reads the token\n"
+     "after (an offset diagonal in the second half of the probe). One layer\n"
+     "sees only tokens and positions and, as the copy's offset varies, cannot.\n",
+     {"train --task induction --compare-layers --png @12-train-induction.png", NULL}},
 };
 
 #define NSTEPS (sizeof steps / sizeof steps[0])

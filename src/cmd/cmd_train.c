@@ -32,14 +32,16 @@
 #define NSNAP 5              /* probe snapshots in --png: step 0 … final */
 #define MAX_PROBES 2         /* apple: a fruit and a company sentence */
 
-static const char *const task_names[] = {"reverse", "previous", "apple", NULL}; /* train_kind */
+static const char *const task_names[] = {"reverse", "previous", "apple", "induction",
+                                         NULL}; /* train_kind */
 static const char *const optimizer_names[] = {"adam", "sgd", NULL};            /* optim_kind */
 
 struct train_args {
     int task, optimizer, color;
-    int posenc, addnorm, causal, bias, compare_posenc;
+    int posenc, addnorm, causal, bias, compare_posenc, compare_layers;
     const char *data, *png, *plot, *json, *save, *load, *font;
     long length, vocab, hiddens, heads, steps, batch_size, seed, threads, log_every;
+    long layers, ffn; /* −1: the task's default (induction 2 layers) */
     double dropout, lr;
     size_t max_mem;
 };
@@ -61,26 +63,36 @@ static int parse_lr(void *dest, const char *value)
 #define OPT_ARGS struct train_args
 const struct opt train_options[] = {
     OPT_CHOICE(0, "task", task, "TASK", task_names,
-               "reverse, previous or apple (default reverse)"),
+               "reverse, previous, apple or induction (default\nreverse)"),
     OPT_FILE(0, "data", data, "your own task as JSON instead (format below)"),
     OPT_INT(0, "length", length, "N", 2, TRAIN_MAX_LEN,
-            "sequence length of reverse and previous (default 8)"),
-    OPT_INT(0, "vocab", vocab, "N", 2, 1000, "digit tokens of reverse and previous (default 10)"),
+            "sequence length of reverse, previous, induction\n(default 8; induction 20)"),
+    OPT_INT(0, "vocab", vocab, "N", 2, 1000,
+            "tokens of reverse, previous (digits), induction\n(letters) (default 10; induction 32)"),
+    OPT_INT(0, "layers", layers, "N", 1, TMODEL_MAX_LAYERS,
+            "stack N of d2l's Transformer encoder blocks; with\n"
+            "N ≥ 2 AddNorm is on: its residual carries each\n"
+            "token's identity up to the next layer (default 1;\ninduction 2)"),
+    OPT_INT(0, "ffn", ffn, "H", 0, 4096,
+            "d2l's PositionWiseFFN in every block, H hidden\n"
+            "units, then AddNorm (default 0: attention only)"),
     OPT_INT(0, "hiddens", hiddens, "D", 1, 4096, "num_hiddens d (default 32)"),
     OPT_INT(0, "heads", heads, "NH", 1, 4096, "num_heads, must divide D (default 4)"),
     OPT_FLAG(0, "posenc", posenc, "add the positional encoding P to X (the default)"),
     OPT_SET(0, "no-posenc", posenc, 0, "no P: the model cannot tell the order"),
     OPT_FLAG(0, "addnorm", addnorm, "Y = LayerNorm(X + Y), d2l's AddNorm"),
-    OPT_FLAG(0, "causal", causal, "a query sees no key after its position"),
+    OPT_FLAG(0, "causal", causal, "a query sees no key after its position\n(default for induction)"),
+    OPT_SET(0, "no-causal", causal, 0, "every query sees every key (induction)"),
     OPT_FLAG(0, "bias", bias, "biases on W_q, W_k, W_v, W_o"),
     OPT_REAL(0, "dropout", dropout, "P", 0.0, 0.99,
              "dropout on the attention weights, training only\n(default 0)"),
     OPT_INT(0, "steps", steps, "N", 0, 10000000L,
-            "training steps (default 400 reverse, 300 previous,\n200 apple and --data)"),
+            "training steps (default 400 reverse, 300 previous,\n200 apple and --data, 800 induction)"),
     OPT_INT(0, "batch-size", batch_size, "B", 0, 1000000L,
             "sequences per step; 0: the whole training set\n(default 64)"),
     {.type = OPTION_CALLBACK, .long_name = "lr", .argh = "LR",
-     .offset = OPT_MEMBER_(lr, double), .help = "learning rate (default 0.01)",
+     .offset = OPT_MEMBER_(lr, double),
+     .help = "learning rate (default 0.01; induction 0.005)",
      .callback = parse_lr},
     OPT_CHOICE(0, "optimizer", optimizer, "NAME", optimizer_names,
                "adam (PyTorch's defaults) or sgd (default adam)"),
@@ -90,13 +102,17 @@ const struct opt train_options[] = {
             "a history entry every N steps, and a line on\n"
             "stderr when it is not a terminal (default 20)"),
     OPT_PNG(png, "the probe's attention as it forms: rows = steps,\n"
-                 "columns = heads (apple: 苹果's row before and after)"),
+                 "columns = heads (stacks: layer × head; apple:\n"
+                 "苹果's row before and after)"),
     OPT_FILE(0, "plot", plot, "loss and accuracy against the step (PNG)"),
     OPT_JSON(json, "the history and the final figures; - for stdout"),
     OPT_FILE(0, "save", save, "the trained model as JSON (selfattn --input reads it)"),
     OPT_FILE(0, "load", load, "a saved model to evaluate (--steps 0) or train on"),
     OPT_FLAG(0, "compare-posenc", compare_posenc,
              "train twice, same seed, with and without P, and\ncompare the accuracies"),
+    OPT_FLAG(0, "compare-layers", compare_layers,
+             "train 1 layer and --layers N, same seed and data,\n"
+             "and compare them (--png: the N layers' figure)"),
     OPT_COLOR(color),
     OPT_FONT(font),
     OPT_MAX_MEM(max_mem),
@@ -106,31 +122,45 @@ const struct opt train_options[] = {
 
 const struct opt_rule train_rules[] = {
     OPT_CONFLICTS("posenc", "no-posenc", "--posenc and --no-posenc: give one"),
+    OPT_CONFLICTS("causal", "no-causal", "--causal and --no-causal: give one"),
     OPT_CONFLICTS("data", "task length vocab",
                   "--%s is for the built-in tasks; --data brings its own"),
-    OPT_CONFLICTS("load", "hiddens heads posenc no-posenc addnorm bias",
+    OPT_CONFLICTS("load", "hiddens heads posenc no-posenc addnorm bias layers ffn",
                   "--%s is read from the model file of --load"),
-    OPT_CONFLICTS("compare-posenc", "posenc no-posenc load save png plot json",
+    OPT_CONFLICTS("compare-posenc", "posenc no-posenc load save png plot json compare-layers",
                   "--compare-posenc trains with and without P and keeps neither; --%s cannot "
                   "be used with it"),
+    OPT_CONFLICTS("compare-layers", "load save plot json",
+                  "--compare-layers trains 1 layer and N and keeps neither; --%s cannot be "
+                  "used with it"),
     OPT_RULES_END(),
 };
 
 void usage_train(FILE *f)
 {
-    fputs("usage: attn train [--task reverse|previous|apple | --data FILE] [OPTIONS]\n"
+    fputs("usage: attn train [--task reverse|previous|apple|induction | --data FILE]\n"
+          "                  [OPTIONS]\n"
           "\n"
-          "Trains a one-layer self-attention model, in d2l's names, and shows its\n"
-          "attention forming:\n"
+          "Trains a self-attention model, in d2l's names, and shows its attention\n"
+          "forming:\n"
           "    X = embedding(tokens)·√d + P       (P unless --no-posenc)\n"
           "    Y = MultiHeadAttention(X, X, X, valid_lens)   (LayerNorm(X + Y): --addnorm)\n"
           "    logits = head(Y); loss = mean cross-entropy where there is a target\n"
+          "With --layers N, a stack of d2l's TransformerEncoderBlock, each\n"
+          "    X = LayerNorm(X + MultiHeadAttention(X, X, X, valid_lens))\n"
+          "    X = LayerNorm(X + FFN(X))           (with --ffn H: dense2(ReLU(dense1(X))))\n"
+          "and the head reads the last block's X.\n"
           "Adam with PyTorch's defaults, batches of 64, d 32, 4 heads.\n"
           "\n"
           "Tasks: reverse (the target at i is the token at n−1−i: the attention\n"
           "learns the anti-diagonal; without P it cannot), previous (the token at\n"
           "i−1: the sub-diagonal), apple (is 苹果 the fruit or the company? read\n"
-          "from 苹果's output: its attention learns to sit on the cue words).\n"
+          "from 苹果's output: its attention learns to sit on the cue words),\n"
+          "induction (distinct letters: a filler, a segment A, then A again; at\n"
+          "each position of the second copy the target is the next token: in\n"
+          "… A B … A, B. Two layers learn it, one cannot: a layer-1 head copies\n"
+          "each token's predecessor into its position, a layer-2 head finds the\n"
+          "earlier copy of the current token by it and reads the token after).\n"
           "\n",
           f);
     opt_usage(f, train_options);
@@ -138,7 +168,12 @@ void usage_train(FILE *f)
           "Shows a progress bar on stderr (plain lines when it is not a terminal),\n"
           "then the final loss, training and held-out accuracy, and a probe's\n"
           "attention; for apple also 苹果's weight on the cue words and the cosine\n"
-          "similarity of its vectors within and across senses, before and after.\n"
+          "similarity of its vectors within and across senses, before and after;\n"
+          "for induction each layer's and head's previous-token and induction\n"
+          "scores on the held-out set, the circuit's two heads, and the steps\n"
+          "where the loss fell fastest (--png: a fixed probe, columns = layer ×\n"
+          "head; --plot adds the best scores). Stacks are saved under d2l's\n"
+          "TransformerEncoder names (blks.block0.attention.W_q.weight, …).\n"
           "--threads: by default every core (one for tiny steps); the results\n"
           "are the same with any number of threads.\n"
           "\n"
@@ -154,7 +189,9 @@ void usage_train(FILE *f)
           "  attn train --task apple --png apple.png --plot curves.png\n"
           "  attn train --task apple --save model.json\n"
           "  attn selfattn --input model.json --tokens \"苹果 发布 了 新的 产品\" --png f.png\n"
-          "  attn train --task apple --load model.json --steps 0   # evaluate only\n",
+          "  attn train --task apple --load model.json --steps 0   # evaluate only\n"
+          "  attn train --task induction --png induction.png   # 2 layers, causal\n"
+          "  attn train --task induction --compare-layers       # 1 layer against 2\n",
           f);
 }
 
@@ -163,6 +200,7 @@ void usage_train(FILE *f)
 typedef struct hist_entry {
     long step;
     double loss, train_accuracy, heldout_accuracy; /* heldout: NaN without */
+    double *scores; /* induction: (2, L, NH) previous-token, induction; else NULL */
 } hist_entry;
 
 typedef struct probe {
@@ -175,7 +213,7 @@ typedef struct probe {
 typedef struct snapshot {
     long step;
     double loss;         /* on the final's set, with these weights */
-    float *weights[MAX_PROBES]; /* (NH, len, len) per probe */
+    float *weights[MAX_PROBES]; /* (L, NH, len, len) per probe */
 } snapshot;
 
 typedef struct run {
@@ -204,6 +242,10 @@ typedef struct run {
     train_final final;
     double seconds;
     const char *task_name;
+    int induction;       /* the induction measures apply */
+    double *losses;      /* (steps,) every step's loss: where it fell fastest */
+    double *final_scores; /* (2, L, NH) on the held-out set after training */
+    long formed_from, formed_to; /* the fastest fall; 0 when unknown */
 } run;
 
 static void run_free(run *r)
@@ -219,8 +261,12 @@ static void run_free(run *r)
     for (size_t i = 0; i < NSNAP; i++)
         for (size_t p = 0; p < MAX_PROBES; p++)
             free(r->snaps[i].weights[p]);
+    for (size_t i = 0; i < r->nhist; i++)
+        free(r->hist[i].scores);
     free(r->hist);
     free(r->cues);
+    free(r->losses);
+    free(r->final_scores);
 }
 
 /* ---- checks before anything runs --------------------------------------- */
@@ -229,8 +275,31 @@ static void run_free(run *r)
 static int check_args(const struct train_args *a, const opt_given *g)
 {
     if (a->task == TASK_APPLE && (opt_is_given(g, "length") || opt_is_given(g, "vocab"))) {
-        cli_error("--%s is for reverse and previous; apple's sentences are its corpus's",
+        cli_error("--%s is for reverse, previous and induction; apple's sentences are its "
+                  "corpus's",
                   opt_is_given(g, "length") ? "length" : "vocab");
+        return EXIT_USAGE;
+    }
+    if (!a->data && a->task == TASK_INDUCTION) {
+        if (a->length < TRAIN_INDUCTION_MIN_LEN) {
+            cli_error("--length %ld is too short for induction: two copies of a segment of at "
+                      "least 2 tokens need --length %d or more", a->length,
+                      TRAIN_INDUCTION_MIN_LEN);
+            return EXIT_USAGE;
+        }
+        if (a->vocab < a->length) {
+            cli_error("--vocab %ld is smaller than --length %ld: an induction sequence holds "
+                      "distinct tokens", a->vocab, a->length);
+            return EXIT_USAGE;
+        }
+        if (a->vocab > TRAIN_INDUCTION_MAX_VOCAB) {
+            cli_error("--vocab %ld: induction names at most %d tokens", a->vocab,
+                      TRAIN_INDUCTION_MAX_VOCAB);
+            return EXIT_USAGE;
+        }
+    }
+    if (a->compare_layers && a->layers < 2) {
+        cli_error("--compare-layers compares 1 layer with --layers N: give N ≥ 2");
         return EXIT_USAGE;
     }
     if (!a->load && a->hiddens % a->heads != 0) {
@@ -305,6 +374,8 @@ static void make_opts(run *r, int posenc)
     r->opts.addnorm = a->addnorm;
     r->opts.bias = a->bias;
     r->opts.causal = a->causal;
+    r->opts.layers = (size_t)a->layers;
+    r->opts.ffn = (size_t)a->ffn;
     r->opts.dropout = a->dropout;
     r->opts.optimizer = (optim_kind)a->optimizer;
     r->opts.lr = a->lr;
@@ -318,6 +389,9 @@ static void make_opts(run *r, int posenc)
         r->opts.posenc = mc->posenc;
         r->opts.addnorm = mc->addnorm;
         r->opts.bias = mc->bias;
+        r->opts.layers = mc->layers;
+        r->opts.ffn = mc->ffn;
+        r->opts.causal = mc->causal;
     }
 }
 
@@ -329,6 +403,7 @@ static int check_memory(const run *r)
     size_t d = r->opts.hiddens, NH = r->opts.heads, C = t->C, V = t->V;
     size_t T = t->kind == TASK_APPLE || t->kind == TASK_DATA ? t->train.T : t->length;
     size_t B = r->opts.batch_size ? r->opts.batch_size : 64, chunks;
+    size_t L = r->opts.layers ? r->opts.layers : 1, H = r->opts.ffn;
     size_t params = 0, per = 0, total = 0, a = 0, b = 0;
     int over;
     if (t->heldout.T > T)
@@ -338,16 +413,19 @@ static int check_memory(const run *r)
     chunks = (B + TRAIN_CHUNK - 1) / TRAIN_CHUNK;
     /* every step checked; the first overflow stops the count (|| skips the
      * rest) and the run is refused as too large */
-    /* params = (V + C + 4·d + 8)·d + C */
-    over = size_mul(4, d, &a) || size_add(a, V, &a) || size_add(a, C, &a) ||
-           size_add(a, 8, &a) || size_mul(a, d, &params) || size_add(params, C, &params);
-    /* per chunk: its caches, about (12·d + 2·NH·T + 3·C)·T numbers for each
-     * of its TRAIN_CHUNK examples (counted as 8 bytes), and its gradients
-     * (double and float: 12 bytes a parameter) */
+    /* params = (V + C)·d + L·(4·d + 2·H + 8)·d + C */
+    over = size_mul(4, d, &a) || size_mul(2, H, &b) || size_add(a, b, &a) ||
+           size_add(a, 8, &a) || size_mul(a, d, &a) || size_mul(a, L, &a) ||
+           size_add(V, C, &b) || size_mul(b, d, &b) || size_add(a, b, &params) ||
+           size_add(params, C, &params);
+    /* per chunk: its caches, about ((12·d + 2·NH·T + 3·H)·L + 3·C)·T numbers
+     * for each of its TRAIN_CHUNK examples (counted as 8 bytes), and its
+     * gradients (double and float: 12 bytes a parameter) */
     over = over || size_mul(12, d, &a) || size_mul(NH, T, &b) || size_mul(b, 2, &b) ||
-           size_add(a, b, &a) || size_mul(3, C, &b) || size_add(a, b, &a) || size_mul(a, T, &per) ||
-           size_mul(per, TRAIN_CHUNK * 8, &per) || size_mul(params, 12, &a) ||
-           size_add(per, a, &per);
+           size_add(a, b, &a) || size_mul(3, H, &b) || size_add(a, b, &a) ||
+           size_mul(a, L, &a) || size_mul(3, C, &b) || size_add(a, b, &a) ||
+           size_mul(a, T, &per) || size_mul(per, TRAIN_CHUNK * 8, &per) ||
+           size_mul(params, 12, &a) || size_add(per, a, &per);
     /* every chunk's, and 32 bytes a parameter */
     over = over || size_mul(per, chunks, &total) || size_mul(params, 32, &a) ||
            size_add(total, a, &total);
@@ -407,6 +485,19 @@ static int choose_probes(run *r)
         r->nprobes = 2;
         return EXIT_OK;
     }
+    if (t->kind == TASK_INDUCTION) {
+        /* a fixed probe: the first n/2 letters, then the same again (a
+         * filler letter first when n is odd) */
+        int ids[TRAIN_MAX_LEN];
+        const size_t n = t->length, half = n / 2, f = n - 2 * half;
+        for (size_t k = 0; k < f; k++)
+            ids[k] = (int)(half + 1 + k);
+        for (size_t k = 0; k < half; k++)
+            ids[f + k] = ids[f + half + k] = (int)(1 + k);
+        probe_set(&r->probes[0], t, ids, n, NULL);
+        r->nprobes = 1;
+        return EXIT_OK;
+    }
     if (train_task_probe(t, -1, &tokens, &len)) {
         cli_error("no sequence to show the attention of");
         return EXIT_RUNTIME;
@@ -433,7 +524,7 @@ static void choose_snapshots(run *r, long steps)
 /* The probes' attention now, for snapshot i. */
 static int take_snapshot(run *r, size_t i)
 {
-    const size_t NH = r->tr.model.cfg.heads;
+    const size_t NH = r->tr.model.cfg.layers * r->tr.model.cfg.heads; /* L·NH heads */
     snapshot *s = &r->snaps[i];
     train_final f;
     char err[512];
@@ -471,7 +562,7 @@ static int measure_apple(run *r, train_apple *out)
 
 /* ---- the loop ---------------------------------------------------------------- */
 
-static int hist_add(run *r, long step, const train_stats *st, double heldout)
+static int hist_add(run *r, long step, const train_stats *st, double heldout, double *scores)
 {
     if (r->nhist == r->hist_cap) {
         size_t cap = r->hist_cap ? 2 * r->hist_cap : 64;
@@ -483,7 +574,7 @@ static int hist_add(run *r, long step, const train_stats *st, double heldout)
         r->hist = h;
         r->hist_cap = cap;
     }
-    r->hist[r->nhist++] = (hist_entry){step, st->loss, st->accuracy, heldout};
+    r->hist[r->nhist++] = (hist_entry){step, st->loss, st->accuracy, heldout, scores};
     return EXIT_OK;
 }
 
@@ -502,15 +593,25 @@ static void progress_bar(long s, long steps, const train_stats *st, double elaps
     fflush(stderr);
 }
 
-/* Held-out accuracy with the current weights, NaN without held-out data. */
-static int heldout_now(run *r, double *acc)
+/* Held-out accuracy with the current weights, NaN without held-out data;
+ * for induction also the scores (2, L, NH) into a new *scores. */
+static int heldout_now(run *r, double *acc, double **scores)
 {
+    const size_t LH = r->tr.model.cfg.layers * r->tr.model.cfg.heads;
     train_stats st;
     char err[512];
     *acc = NAN;
+    *scores = NULL;
     if (r->task.heldout.n == 0)
         return EXIT_OK;
-    if (trainer_evaluate(&r->tr, &r->task.heldout, &st, err, sizeof err)) {
+    if (r->induction && !(*scores = malloc(2 * LH * sizeof **scores))) {
+        cli_error("out of memory for the scores");
+        return EXIT_RUNTIME;
+    }
+    if (trainer_evaluate_scores(&r->tr, &r->task.heldout, &st, *scores,
+                                *scores ? *scores + LH : NULL, err, sizeof err)) {
+        free(*scores);
+        *scores = NULL;
         cli_error("%s", err);
         return EXIT_RUNTIME;
     }
@@ -524,19 +625,24 @@ static int one_step(run *r, long s, long steps, int bar, double t0, double *last
 {
     const long every = r->a->log_every;
     int logged = s == 1 || s == steps || s % every == 0;
-    double held = NAN;
+    double held = NAN, *scores = NULL;
     train_stats st;
     char err[512];
-    if (logged && heldout_now(r, &held))
+    if (logged && heldout_now(r, &held, &scores))
         return EXIT_RUNTIME;
     if (trainer_step(&r->tr, &st, err, sizeof err)) {
+        free(scores);
         if (bar)
             fputs("\r\033[K", stderr);
         cli_error("%s", err);
         return EXIT_RUNTIME;
     }
-    if (logged && hist_add(r, r->tr.step, &st, held))
+    if (r->losses)
+        r->losses[s - 1] = st.loss;
+    if (logged && hist_add(r, r->tr.step, &st, held, scores)) {
+        free(scores);
         return EXIT_RUNTIME;
+    }
     if (bar && (s == steps || now_seconds() - *last_bar > 0.1)) {
         *last_bar = now_seconds();
         progress_bar(s, steps, &st, *last_bar - t0);
@@ -603,11 +709,33 @@ static int train_run(run *r, int posenc, int show)
     }
     if (r->apple && measure_apple(r, &r->apple_before))
         return EXIT_RUNTIME;
+    r->induction = r->task.kind == TASK_INDUCTION;
+    if (r->induction && r->a->steps > 0 &&
+        !(r->losses = calloc((size_t)r->a->steps, sizeof *r->losses))) {
+        cli_error("out of memory for the losses");
+        return EXIT_RUNTIME;
+    }
     if ((status = train_loop(r, r->a->steps, show)) != EXIT_OK)
         return status;
     if (trainer_final(&r->tr, &r->final, err, sizeof err)) {
         cli_error("%s", err);
         return EXIT_RUNTIME;
+    }
+    if (r->induction) {
+        const size_t LH = r->tr.model.cfg.layers * r->tr.model.cfg.heads;
+        train_stats st;
+        if (!(r->final_scores = malloc(2 * LH * sizeof *r->final_scores))) {
+            cli_error("out of memory for the scores");
+            return EXIT_RUNTIME;
+        }
+        if (trainer_evaluate_scores(&r->tr, &r->task.heldout, &st, r->final_scores,
+                                    r->final_scores + LH, err, sizeof err)) {
+            cli_error("%s", err);
+            return EXIT_RUNTIME;
+        }
+        if (!r->losses ||
+            train_fastest_fall(r->losses, (size_t)r->tr.step, &r->formed_from, &r->formed_to))
+            r->formed_from = r->formed_to = 0;
     }
     if (r->apple && measure_apple(r, &r->apple_after))
         return EXIT_RUNTIME;
@@ -624,10 +752,16 @@ static void print_percent(double v)
 static void print_summary(const run *r)
 {
     const tmodel_config *mc = &r->tr.model.cfg;
-    printf("attn train: %s, %ld steps in %.2f s, d %zu, %zu heads, %s%s%s%s\n", r->task_name,
-           r->tr.step, r->seconds, mc->hiddens, mc->heads, mc->posenc ? "with P" : "without P",
-           mc->addnorm ? ", AddNorm" : "", mc->causal ? ", causal" : "",
-           r->a->load ? ", from --load" : "");
+    char layers[64] = "";
+    if (tmodel_is_stack(mc))
+        snprintf(layers, sizeof layers, "%zu layer%s%s, ", mc->layers, mc->layers == 1 ? "" : "s",
+                 mc->ffn ? "" : " (attention only)");
+    if (mc->ffn)
+        snprintf(layers + strlen(layers), sizeof layers - strlen(layers), "FFN %zu, ", mc->ffn);
+    printf("attn train: %s, %ld steps in %.2f s, %sd %zu, %zu heads, %s%s%s%s\n", r->task_name,
+           r->tr.step, r->seconds, layers, mc->hiddens, mc->heads,
+           mc->posenc ? "with P" : "without P", mc->addnorm ? ", AddNorm" : "",
+           mc->causal ? ", causal" : "", r->a->load ? ", from --load" : "");
     printf("final loss %.4f, training accuracy ", r->final.train.loss);
     print_percent(r->final.train.accuracy);
     if (r->final.has_heldout) {
@@ -666,7 +800,7 @@ static void show_weights(const float *m, size_t rows, size_t cols, const char *c
 static void print_probes(const run *r)
 {
     const snapshot *last = &r->snaps[r->nsnap - 1];
-    const size_t NH = r->tr.model.cfg.heads;
+    const size_t NH = r->tr.model.cfg.heads, L = r->tr.model.cfg.layers, LH = L * NH;
     int color = term_use_color((term_color_mode)r->a->color, stdout);
     for (size_t p = 0; p < r->nprobes; p++) {
         const probe *pr = &r->probes[p];
@@ -685,13 +819,79 @@ static void print_probes(const run *r)
         }
         printf("\nattention of the probe after step %ld (rows: queries, columns: keys):\n",
                last->step);
-        for (size_t h = 0; h < NH && h < 8; h++) {
-            printf("\nhead %zu:\n", h + 1);
+        for (size_t h = 0; h < LH && h < 8; h++) {
+            if (L > 1)
+                printf("\nlayer %zu head %zu:\n", h / NH + 1, h % NH + 1);
+            else
+                printf("\nhead %zu:\n", h + 1);
             show_weights(last->weights[p] + h * n * n, n, n, pr->labels, pr->labels, color);
         }
-        if (NH > 8)
-            printf("\n(%zu more heads not shown: see --png)\n", NH - 8);
+        if (LH > 8)
+            printf("\n(%zu more heads not shown: see --png)\n", LH - 8);
     }
+}
+
+/* The best induction score of a layer above the first (the circuit's
+ * second head), over heads; scores (2, L, NH). *layer, *head: where. */
+static double best_induction(const double *scores, size_t L, size_t NH, size_t *layer,
+                             size_t *head)
+{
+    double best = 0.0;
+    *layer = *head = 0;
+    for (size_t l = L > 1 ? 1 : 0; l < L; l++)
+        for (size_t h = 0; h < NH; h++)
+            if (scores[(L + l) * NH + h] > best) {
+                best = scores[(L + l) * NH + h];
+                *layer = l;
+                *head = h;
+            }
+    return best;
+}
+
+/* The two heads of the circuit (the best previous-token head below the
+ * top, the best induction head above the first layer) and where the loss
+ * fell fastest. */
+static void print_circuit(const run *r)
+{
+    const size_t L = r->tr.model.cfg.layers, NH = r->tr.model.cfg.heads;
+    const double *sc = r->final_scores;
+    size_t bl, bh, pl = 0, ph = 0;
+    double best = best_induction(sc, L, NH, &bl, &bh), bp = -1.0;
+    for (size_t l = 0; l + 1 < L; l++)
+        for (size_t h = 0; h < NH; h++)
+            if (sc[l * NH + h] > bp) {
+                bp = sc[l * NH + h];
+                pl = l;
+                ph = h;
+            }
+    if (L > 1)
+        printf("the circuit: layer %zu head %zu copies the previous token (%.2f), layer %zu head "
+               "%zu finds the earlier copy (%.2f)\n", pl + 1, ph + 1, bp, bl + 1, bh + 1, best);
+    if (r->formed_to > 0 && L > 1)
+        printf("the induction head formed between steps %ld and %ld (where the loss fell "
+               "fastest)\n", r->formed_from, r->formed_to);
+    else if (r->formed_to > 0)
+        printf("the loss fell fastest between steps %ld and %ld; one layer forms no induction "
+               "head\n", r->formed_from, r->formed_to);
+}
+
+/* The induction measures: each head's scores, the circuit, and where the
+ * loss fell fastest. */
+static void print_induction(const run *r)
+{
+    const size_t L = r->tr.model.cfg.layers, NH = r->tr.model.cfg.heads;
+    const double *sc = r->final_scores;
+    printf("\nattention of each head at the second copy's positions (held-out, mean weight):\n");
+    printf("%-16s %15s %10s\n", "", "previous token", "induction");
+    for (size_t l = 0; l < L; l++)
+        for (size_t h = 0; h < NH; h++) {
+            char name[64];
+            snprintf(name, sizeof name, "layer %zu head %zu", l + 1, h + 1);
+            printf("%-16s %15.2f %10.2f\n", name, sc[l * NH + h], sc[(L + l) * NH + h]);
+        }
+    printf("previous token: the weight on position i−1; induction: on the position just\n"
+           "after the earlier copy of the token at i (in … A B … A, on B).\n");
+    print_circuit(r);
 }
 
 static void print_apple(const run *r)
@@ -710,6 +910,25 @@ static void print_apple(const run *r)
 }
 
 /* ---- the files ---------------------------------------------------------------- */
+
+/* "scores": {"previous_token": [[…heads] …layers], "induction": […]} from
+ * scores (2, L, NH). */
+static void write_scores(json_writer *jw, const double *scores, size_t L, size_t NH)
+{
+    static const char *const names[2] = {"previous_token", "induction"};
+    json_object_begin(jw, "scores", JSON_INLINE);
+    for (size_t k = 0; k < 2; k++) {
+        json_array_begin(jw, names[k], JSON_INLINE);
+        for (size_t l = 0; l < L; l++) {
+            json_array_begin(jw, NULL, JSON_INLINE);
+            for (size_t h = 0; h < NH; h++)
+                json_number(jw, NULL, scores[(k * L + l) * NH + h]);
+            json_end(jw);
+        }
+        json_end(jw);
+    }
+    json_end(jw);
+}
 
 static int write_json(FILE *f, const void *ctx)
 {
@@ -731,6 +950,8 @@ static int write_json(FILE *f, const void *ctx)
             json_null(&jw, "heldout_accuracy");
         else
             json_number_exact(&jw, "heldout_accuracy", h->heldout_accuracy);
+        if (h->scores)
+            write_scores(&jw, h->scores, r->tr.model.cfg.layers, r->tr.model.cfg.heads);
         json_end(&jw);
     }
     json_end(&jw);
@@ -741,6 +962,17 @@ static int write_json(FILE *f, const void *ctx)
         json_number_exact(&jw, "heldout_accuracy", r->final.heldout.accuracy);
     else
         json_null(&jw, "heldout_accuracy");
+    if (r->final_scores) {
+        write_scores(&jw, r->final_scores, r->tr.model.cfg.layers, r->tr.model.cfg.heads);
+        if (r->formed_to > 0) {
+            json_object_begin(&jw, "formed", JSON_INLINE);
+            json_int(&jw, "from_step", r->formed_from);
+            json_int(&jw, "to_step", r->formed_to);
+            json_end(&jw);
+        } else {
+            json_null(&jw, "formed");
+        }
+    }
     json_end(&jw);
     json_end(&jw);
     return json_writer_finish(&jw);
@@ -755,7 +987,8 @@ static void png_panels(const run *r, heat_panel *panels, panel_title *titles,
                        panel_title *row_titles, const char *const **rowx,
                        const char *const **rowy, size_t *grid_rows)
 {
-    const size_t NH = r->tr.model.cfg.heads;
+    const size_t L = r->tr.model.cfg.layers, NH = L * r->tr.model.cfg.heads; /* columns */
+    const size_t nh = r->tr.model.cfg.heads;
     size_t gr = 0;
     if (r->nprobes == 1) {
         const probe *pr = &r->probes[0];
@@ -764,7 +997,11 @@ static void png_panels(const run *r, heat_panel *panels, panel_title *titles,
                      r->snaps[s].step, r->snaps[s].loss);
             for (size_t h = 0; h < NH; h++) {
                 heat_panel *pn = &panels[gr * NH + h];
-                snprintf(titles[gr * NH + h], sizeof titles[0], "head %zu", h + 1);
+                if (L > 1)
+                    snprintf(titles[gr * NH + h], sizeof titles[0], "layer %zu head %zu",
+                             h / nh + 1, h % nh + 1);
+                else
+                    snprintf(titles[gr * NH + h], sizeof titles[0], "head %zu", h + 1);
                 pn->data = r->snaps[s].weights[0] + h * pr->len * pr->len;
                 pn->rows = pr->len;
                 pn->cols = pr->len;
@@ -785,7 +1022,11 @@ static void png_panels(const run *r, heat_panel *panels, panel_title *titles,
                      pr->name, pr->labels[pr->at], k ? "after" : "before", sp->step, sp->loss);
             for (size_t h = 0; h < NH; h++) {
                 heat_panel *pn = &panels[gr * NH + h];
-                snprintf(titles[gr * NH + h], sizeof titles[0], "head %zu", h + 1);
+                if (L > 1)
+                    snprintf(titles[gr * NH + h], sizeof titles[0], "layer %zu head %zu",
+                             h / nh + 1, h % nh + 1);
+                else
+                    snprintf(titles[gr * NH + h], sizeof titles[0], "head %zu", h + 1);
                 pn->data = sp->weights[p] + (h * pr->len + pr->at) * pr->len;
                 pn->rows = 1;
                 pn->cols = pr->len;
@@ -798,7 +1039,8 @@ static void png_panels(const run *r, heat_panel *panels, panel_title *titles,
 
 static int write_png(const run *r, text_font *font, FILE *rep)
 {
-    const size_t NH = r->tr.model.cfg.heads, cells = (NSNAP + 2 * MAX_PROBES) * NH;
+    const size_t L = r->tr.model.cfg.layers, NH = L * r->tr.model.cfg.heads; /* columns */
+    const size_t cells = (NSNAP + 2 * MAX_PROBES) * NH;
     heat_panel *panels = calloc(cells, sizeof *panels);
     panel_title *titles = calloc(cells, sizeof *titles);
     panel_title row_titles[NSNAP + 2 * MAX_PROBES];
@@ -838,7 +1080,10 @@ static int write_png(const run *r, text_font *font, FILE *rep)
         goto done;
     }
     output_font_note(&lay);
-    if (r->nprobes == 1)
+    if (r->nprobes == 1 && L > 1)
+        snprintf(what, sizeof what, "the probe's attention at %zu steps × %zu layers × %zu heads",
+                 r->nsnap, L, NH / L);
+    else if (r->nprobes == 1)
         snprintf(what, sizeof what, "the probe's attention at %zu steps × %zu heads", r->nsnap,
                  NH);
     else
@@ -868,15 +1113,20 @@ static int stack_images(attn_image *out, const attn_image *top, const attn_image
     return 0;
 }
 
-/* --plot: the loss, then the accuracies, against the step. */
+/* --plot: the loss, then the accuracies, against the step; for induction
+ * also the best induction score (a head above layer 1) and the best
+ * previous-token score (a head below the top), so that the phase change
+ * shows as the curves moving together. */
 static int write_plot(const run *r, text_font *font, FILE *rep)
 {
-    const size_t n = r->nhist;
-    double *x = malloc((n ? n : 1) * 4 * sizeof *x), *loss = x + n, *tacc = x + 2 * n,
-           *hacc = x + 3 * n;
-    plot_series ls = {0}, as[2];
-    plot_figure f1, f2;
-    attn_image i1 = {0, 0, NULL}, i2 = {0, 0, NULL}, img = {0, 0, NULL};
+    const size_t n = r->nhist, L = r->tr.model.cfg.layers, NH = r->tr.model.cfg.heads;
+    double *x = malloc((n ? n : 1) * 6 * sizeof *x), *loss = x + n, *tacc = x + 2 * n,
+           *hacc = x + 3 * n, *ind = x + 4 * n, *prev = x + 5 * n;
+    plot_series ls = {0}, as[2], ss[2];
+    plot_figure f1, f2, f3;
+    attn_image i1 = {0, 0, NULL}, i2 = {0, 0, NULL}, i3 = {0, 0, NULL}, i12 = {0, 0, NULL},
+               img = {0, 0, NULL};
+    const int scores = r->induction && n && r->hist[0].scores;
     char err[512];
     int status = EXIT_RUNTIME;
     if (!x) {
@@ -888,10 +1138,23 @@ static int write_plot(const run *r, text_font *font, FILE *rep)
         loss[i] = r->hist[i].loss;
         tacc[i] = r->hist[i].train_accuracy;
         hacc[i] = r->hist[i].heldout_accuracy;
+        if (scores) {
+            size_t bl, bh;
+            const double *sc = r->hist[i].scores;
+            ind[i] = best_induction(sc, L, NH, &bl, &bh);
+            prev[i] = 0.0;
+            for (size_t l = 0; l + 1 < L || (L == 1 && l == 0); l++)
+                for (size_t h = 0; h < NH; h++)
+                    prev[i] = sc[l * NH + h] > prev[i] ? sc[l * NH + h] : prev[i];
+        }
     }
     ls = (plot_series){x, loss, n, "training loss (the batch's)"};
     as[0] = (plot_series){x, tacc, n, "training accuracy (the batch's)"};
     as[1] = (plot_series){x, hacc, n, "held-out accuracy"};
+    ss[0] = (plot_series){x, ind, n, L > 1 ? "best induction score (layer ≥ 2)"
+                                           : "best induction score"};
+    ss[1] = (plot_series){x, prev, n, L > 1 ? "best previous-token score (below the top)"
+                                            : "best previous-token score"};
     memset(&f1, 0, sizeof f1);
     f1.series = &ls;
     f1.nseries = 1;
@@ -904,15 +1167,25 @@ static int write_plot(const run *r, text_font *font, FILE *rep)
     f2.nseries = r->task.heldout.n ? 2 : 1;
     f2.title = NULL;
     f2.ylabel = "accuracy";
+    f3 = f2;
+    f3.series = ss;
+    f3.nseries = 2;
+    f3.ylabel = "mean attention weight";
     if (plot_draw(&i1, &f1, err, sizeof err) || plot_draw(&i2, &f2, err, sizeof err) ||
-        stack_images(&img, &i1, &i2, err, sizeof err)) {
+        stack_images(scores ? &i12 : &img, &i1, &i2, err, sizeof err) ||
+        (scores && (plot_draw(&i3, &f3, err, sizeof err) ||
+                    stack_images(&img, &i12, &i3, err, sizeof err)))) {
         cli_error("%s: %s", r->a->plot, err);
         goto done;
     }
-    status = output_png(r->a->plot, &img, rep, "loss and accuracy against the step");
+    status = output_png(r->a->plot, &img, rep,
+                        scores ? "loss, accuracy and the heads' scores against the step"
+                               : "loss and accuracy against the step");
 done:
     image_free(&i1);
     image_free(&i2);
+    image_free(&i3);
+    image_free(&i12);
     image_free(&img);
     free(x);
     return status;
@@ -976,6 +1249,82 @@ static int compare_posenc(const struct train_args *a)
     return status;
 }
 
+/* What the task decides when the options do not: induction's length,
+ * vocabulary, layers and causal mask, every task's steps and learning
+ * rate. */
+static void task_defaults(struct train_args *a)
+{
+    const int ind = !a->data && a->task == TASK_INDUCTION;
+    train_opts o;
+    train_opts_default(&o, a->data ? TASK_DATA : (train_kind)a->task);
+    if (a->length < 0)
+        a->length = ind ? 20 : 8;
+    if (a->vocab < 0)
+        a->vocab = ind ? 32 : 10;
+    if (a->layers < 0)
+        a->layers = (long)o.layers;
+    if (a->causal < 0)
+        a->causal = o.causal;
+    if (a->steps < 0)
+        a->steps = o.steps;
+    if (a->lr == 0.0)
+        a->lr = o.lr;
+}
+
+/* --compare-layers: the same task, seed and batches with one layer and
+ * with --layers N. */
+static int compare_layers(const struct train_args *a)
+{
+    struct train_args one = *a;
+    run r[2];
+    int status = EXIT_OK;
+    one.layers = 1;
+    one.ffn = 0;
+    memset(r, 0, sizeof r);
+    r[0].a = &one;
+    r[1].a = a;
+    for (int k = 0; k < 2 && status == EXIT_OK; k++)
+        status = train_run(&r[k], a->posenc, 1);
+    if (status == EXIT_OK) {
+        char h1[32], h2[32];
+        snprintf(h1, sizeof h1, "1 layer");
+        snprintf(h2, sizeof h2, "%ld layers", a->layers);
+        printf("attn train: %s, %ld steps, seed %ld, the same batches with 1 layer and %ld\n",
+               r[0].task_name, r[0].tr.step, a->seed, a->layers);
+        printf("%-22s %10s %10s\n", "", h1, h2);
+        printf("%-22s %10.4f %10.4f\n", "final loss", r[0].final.train.loss,
+               r[1].final.train.loss);
+        printf("%-22s %9.1f%% %9.1f%%\n", "training accuracy",
+               100.0 * r[0].final.train.accuracy, 100.0 * r[1].final.train.accuracy);
+        if (r[0].final.has_heldout)
+            printf("%-22s %9.1f%% %9.1f%%\n", "held-out accuracy",
+                   100.0 * r[0].final.heldout.accuracy, 100.0 * r[1].final.heldout.accuracy);
+        if (r[0].induction) {
+            size_t l, h;
+            printf("%-22s %10.2f %10.2f\n", "best induction score",
+                   best_induction(r[0].final_scores, 1, r[0].tr.model.cfg.heads, &l, &h),
+                   best_induction(r[1].final_scores, r[1].tr.model.cfg.layers,
+                                  r[1].tr.model.cfg.heads, &l, &h));
+        }
+        printf("%-22s %9.2fs %9.2fs\n", "time", r[0].seconds, r[1].seconds);
+        printf("A head in layer 2 reads what a head in layer 1 wrote into each position;\n"
+               "one layer sees only the tokens themselves and their positions.\n");
+        if (r[1].induction)
+            print_circuit(&r[1]);
+        if (a->png) {
+            text_font *font = NULL;
+            printf("\n");
+            status = output_font_open(a->font, &font);
+            if (status == EXIT_OK)
+                status = write_png(&r[1], font, stdout);
+            output_font_close(font);
+        }
+    }
+    run_free(&r[0]);
+    run_free(&r[1]);
+    return status;
+}
+
 static void train_defaults(struct train_args *a)
 {
     memset(a, 0, sizeof *a);
@@ -983,13 +1332,15 @@ static void train_defaults(struct train_args *a)
     a->optimizer = OPTIM_ADAM;
     a->color = TERM_COLOR_AUTO;
     a->posenc = 1;
-    a->length = 8;
-    a->vocab = 10;
+    a->causal = -1;
+    a->length = -1;
+    a->vocab = -1;
+    a->layers = -1;
     a->hiddens = 32;
     a->heads = 4;
     a->steps = -1;
     a->batch_size = 64;
-    a->lr = 1e-2;
+    a->lr = 0.0; /* the task's */
     a->log_every = 20;
     a->max_mem = CLI_DEFAULT_MAX_MEM;
 }
@@ -1005,16 +1356,15 @@ int cmd_train(int argc, char **argv)
         usage_train(stdout);
         return EXIT_OK;
     }
-    if (status != EXIT_OK || (status = check_args(&a, &g)) != EXIT_OK ||
-        (status = check_outputs(&a)) != EXIT_OK)
+    if (status != EXIT_OK)
         return status;
-    if (a.steps < 0) {
-        train_opts o;
-        train_opts_default(&o, a.data ? TASK_DATA : (train_kind)a.task);
-        a.steps = o.steps;
-    }
+    task_defaults(&a);
+    if ((status = check_args(&a, &g)) != EXIT_OK || (status = check_outputs(&a)) != EXIT_OK)
+        return status;
     if (a.compare_posenc)
         return compare_posenc(&a);
+    if (a.compare_layers)
+        return compare_layers(&a);
     memset(&r, 0, sizeof r);
     r.a = &a;
     status = train_run(&r, a.posenc, 1);
@@ -1025,6 +1375,8 @@ int cmd_train(int argc, char **argv)
             print_probes(&r);
             if (r.apple)
                 print_apple(&r);
+            if (r.induction)
+                print_induction(&r);
             printf("\n");
         }
         status = write_outputs(&r, rep);

@@ -31,8 +31,16 @@ int model_file_write(FILE *f, const tmodel *m, const char *const *vocab,
     write_strings(&jw, "classes", classes, m->cfg.classes);
     json_uint(&jw, "num_hiddens", m->cfg.hiddens);
     json_uint(&jw, "num_heads", m->cfg.heads);
-    json_bool(&jw, "posenc", m->cfg.posenc);
-    json_bool(&jw, "addnorm", m->cfg.addnorm);
+    if (tmodel_is_stack(&m->cfg)) {
+        /* d2l's TransformerEncoder: AddNorm in every block, so no "addnorm" */
+        json_uint(&jw, "num_layers", m->cfg.layers);
+        json_uint(&jw, "ffn_num_hiddens", m->cfg.ffn);
+        json_bool(&jw, "posenc", m->cfg.posenc);
+        json_bool(&jw, "causal", m->cfg.causal);
+    } else {
+        json_bool(&jw, "posenc", m->cfg.posenc);
+        json_bool(&jw, "addnorm", m->cfg.addnorm);
+    }
     json_object_begin(&jw, "state_dict", JSON_BLOCK);
     for (size_t i = 0; i < m->nparams; i++) {
         const tensor *t = m->param[i].t;
@@ -122,8 +130,10 @@ static int get_bool(const cJSON *root, const char *key, int *out, char *err, siz
 /* root an object of the known keys, saved by attn train. */
 static int check_root(const cJSON *root, char *err, size_t errlen)
 {
-    static const char *const keys[] = {"command", "vocab", "classes", "num_hiddens",
-                                       "num_heads", "posenc", "addnorm", "state_dict", NULL};
+    static const char *const keys[] = {"command",   "vocab",      "classes",
+                                       "num_hiddens", "num_heads", "num_layers",
+                                       "ffn_num_hiddens", "posenc", "addnorm",
+                                       "causal",    "state_dict", NULL};
     const cJSON *a, *cmd;
     if (!cJSON_IsObject(root)) {
         snprintf(err, errlen, "$: expected an object, got %s", json_type_name(root));
@@ -136,7 +146,8 @@ static int check_root(const cJSON *root, char *err, size_t errlen)
             ;
         if (!*k) {
             snprintf(err, errlen, "$.%s: unknown key (a model of attn train has command, vocab, "
-                     "classes, num_hiddens, num_heads, posenc, addnorm, state_dict)", a->string);
+                     "classes, num_hiddens, num_heads, num_layers, ffn_num_hiddens, posenc, addnorm, "
+                     "causal, state_dict)", a->string);
             return -1;
         }
     }
@@ -148,8 +159,27 @@ static int check_root(const cJSON *root, char *err, size_t errlen)
     return 0;
 }
 
+/* An optional count at key, in [lo, hi], into *out (left as it is when
+ * the key is absent). */
+static int get_opt_count(const cJSON *root, const char *key, long lo, long hi, size_t *out,
+                         char *err, size_t errlen)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
+    char path[48];
+    long n;
+    if (!v)
+        return 0;
+    snprintf(path, sizeof path, "$.%s", key);
+    if (json_get_count(v, path, lo, hi, &n, err, errlen))
+        return -1;
+    *out = (size_t)n;
+    return 0;
+}
+
 /* The configuration: vocab and classes (copied into *vocab, *classes),
- * num_hiddens, num_heads, posenc, addnorm; causal and dropout as given. */
+ * num_hiddens, num_heads, posenc, and addnorm (a one-layer model) or
+ * num_layers and ffn_num_hiddens (a stack, AddNorm implied); causal as
+ * the file says, else as given. */
 static int read_config(const cJSON *root, tmodel_config *cfg, char ***vocab, size_t *V,
                        char ***classes, size_t *C, char *err, size_t errlen)
 {
@@ -175,8 +205,18 @@ static int read_config(const cJSON *root, tmodel_config *cfg, char ***vocab, siz
     cfg->classes = *C;
     cfg->hiddens = (size_t)d;
     cfg->heads = (size_t)h;
-    if (get_bool(root, "posenc", &cfg->posenc, err, errlen) ||
-        get_bool(root, "addnorm", &cfg->addnorm, err, errlen))
+    cfg->layers = 1;
+    if (get_opt_count(root, "num_layers", 1, TMODEL_MAX_LAYERS, &cfg->layers, err, errlen) ||
+        get_opt_count(root, "ffn_num_hiddens", 0, 100000, &cfg->ffn, err, errlen))
+        return -1;
+    if (get_bool(root, "posenc", &cfg->posenc, err, errlen))
+        return -1;
+    if (cJSON_GetObjectItemCaseSensitive(root, "causal") &&
+        get_bool(root, "causal", &cfg->causal, err, errlen))
+        return -1;
+    if (tmodel_is_stack(cfg))
+        cfg->addnorm = 1;
+    else if (get_bool(root, "addnorm", &cfg->addnorm, err, errlen))
         return -1;
     return 0;
 }
@@ -244,8 +284,11 @@ static size_t count_numbers(const cJSON *node)
  * W_q, W_k, W_v, W_o and the head. */
 static int check_size(const cJSON *sd, const tmodel_config *cfg, char *err, size_t errlen)
 {
-    size_t have = count_numbers(sd), need = 0, a = 0;
-    int over = size_mul(4, cfg->hiddens, &a) || size_add(a, cfg->vocab, &a) ||
+    /* need = (V + C + L·(4·d + 2·H))·d: the weight matrices alone */
+    size_t have = count_numbers(sd), need = 0, a = 0, b = 0;
+    size_t L = cfg->layers ? cfg->layers : 1;
+    int over = size_mul(4, cfg->hiddens, &a) || size_mul(2, cfg->ffn, &b) ||
+               size_add(a, b, &a) || size_mul(a, L, &a) || size_add(a, cfg->vocab, &a) ||
                size_add(a, cfg->classes, &a) || size_mul(a, cfg->hiddens, &need);
     char count[64] = "more than this machine can address";
     if (!over && (need <= ((size_t)1 << 20) || need / 2 <= have))
@@ -264,16 +307,18 @@ static int load_root(const cJSON *root, tmodel *m, char ***vocab, size_t *V, cha
 {
     const cJSON *sd;
     tmodel_config cfg = {0};
+    cfg.causal = causal;
     if (check_root(root, err, errlen) || read_config(root, &cfg, vocab, V, classes, C, err, errlen))
         return -1;
-    cfg.causal = causal;
     cfg.dropout = dropout;
     sd = cJSON_GetObjectItemCaseSensitive(root, "state_dict");
     if (!cJSON_IsObject(sd)) {
         snprintf(err, errlen, "$.state_dict: expected an object, got %s", json_type_name(sd));
         return -1;
     }
-    cfg.bias = cJSON_GetObjectItemCaseSensitive(sd, "W_q.bias") != NULL;
+    cfg.bias = cJSON_GetObjectItemCaseSensitive(
+                   sd, tmodel_is_stack(&cfg) ? "blks.block0.attention.W_q.bias" : "W_q.bias") !=
+               NULL;
     if (check_size(sd, &cfg, err, errlen) || tmodel_alloc(m, &cfg, err, errlen))
         return -1;
     return read_state_dict(sd, m, err, errlen);

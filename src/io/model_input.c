@@ -55,6 +55,36 @@ static int embed(problem *pr, const tmodel *m, const int *ids, char *err, size_t
     return 0;
 }
 
+/* A stack: every block run on the sentences ids (B, N) with lens (B,)
+ * (NULL: all N), its weights and last output kept in pr. */
+static int run_stack(problem *pr, tmodel *m, const int *ids, const long *lens, char *err,
+                     size_t errlen)
+{
+    const size_t B = pr->B, N = pr->Nq, NH = m->cfg.heads, d = m->cfg.hiddens;
+    size_t per, out;
+    tcache c;
+    if (size_mul(B, NH, &per) || size_mul(per, N, &per) || size_mul(per, N, &per) ||
+        size_mul(B, N, &out) || size_mul(out, d, &out) ||
+        !(pr->stack_weights = malloc(per * m->cfg.layers * sizeof(float))) ||
+        !(pr->stack_output = malloc(out * sizeof(float)))) {
+        snprintf(err, errlen, "out of memory for the stack's attention");
+        return -1;
+    }
+    if (tcache_alloc(&c, m, B, N, err, errlen))
+        return -1;
+    if (tmodel_forward(m, &c, ids, lens, B, N, NULL, err, errlen)) {
+        tcache_free(&c);
+        return -1;
+    }
+    /* (L, B, NH, N, N): block l's weights after block l−1's */
+    for (size_t l = 0; l < m->cfg.layers; l++)
+        memcpy(pr->stack_weights + l * per, c.blk[l].A, per * sizeof(float));
+    memcpy(pr->stack_output, tcache_features(&c, m), out * sizeof(float));
+    pr->layers = m->cfg.layers;
+    tcache_free(&c);
+    return 0;
+}
+
 /* The vocabulary ids of words (n), "<pad>" being 0. */
 static int token_ids(int *ids, char **words, size_t n, char **vocab, size_t V,
                      const char *path, char *err, size_t errlen)
@@ -106,12 +136,17 @@ int model_input_load(problem *pr, const char *path, const char *tokens, char *er
     pr->Dq = pr->Dk = pr->Dv = m.cfg.hiddens;
     if (embed(pr, &m, ids, err, errlen))
         goto done;
+    for (i = 0; i < B; i++)
+        if ((size_t)lens[i] != N)
+            break;
+    if (tmodel_is_stack(&m.cfg) && run_stack(pr, &m, ids, i < B ? lens : NULL, err, errlen))
+        goto done;
     /* the attention's weights move from the model into the problem */
-    pr->params = m.mha;
+    pr->params = m.blk[0].mha; /* a stack's first block */
     pr->params.num_heads = m.cfg.heads;
     pr->params.num_hiddens = m.cfg.hiddens;
     pr->params.score = SCORE_DOT;
-    memset(&m.mha, 0, sizeof m.mha);
+    memset(&m.blk[0].mha, 0, sizeof m.blk[0].mha);
     pr->query_tokens = pr->key_tokens = words;
     pr->per_example = 1;
     words = NULL;

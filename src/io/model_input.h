@@ -6,6 +6,11 @@
  * it), as attn train computes it; the W_q, W_k, W_v, W_o of the file; the
  * sentences' lengths as valid_lens when they differ ("<pad>" after a short
  * one, as in training).
+ *
+ * A stack (--layers N or --ffn) is run here, block by block as attn train
+ * runs it (causal when it was trained so): pr->layers, pr->stack_weights
+ * (every block's attention) and pr->stack_output (the last block's) hold
+ * the result, pr->params and pr->queries block 0's.
  */
 #ifndef ATTN_MODEL_INPUT_H
 #define ATTN_MODEL_INPUT_H

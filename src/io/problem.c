@@ -35,6 +35,9 @@ static void free_tokens(char **t)
 
 void problem_free(problem *pr)
 {
+    free(pr->stack_weights);
+    free(pr->stack_output);
+    pr->stack_weights = pr->stack_output = NULL;
     tensor_free(&pr->queries);
     tensor_free(&pr->keys);
     tensor_free(&pr->values);

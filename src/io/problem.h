@@ -26,6 +26,11 @@ typedef struct problem {
     char **query_tokens; /* (Nq,) labels, (B, Nq) when per_example, or NULL */
     char **key_tokens;   /* (Nk,) labels or NULL (self: = query_tokens) */
     int per_example;     /* self-attention: one sentence of labels per example */
+    /* a stack saved by attn train (model_input.h), run block by block at
+     * load time: params and queries are block 0's */
+    size_t layers;       /* its blocks; 0 for a single attention layer */
+    float *stack_weights; /* (L, B, NH, Nq, Nq) every block's attention weights */
+    float *stack_output; /* (B, Nq, H) the last block's output */
 } problem;
 
 /* What the options say; fields left 0 mean "not given". */

@@ -541,8 +541,11 @@ int train_task_by_name(train_task *task, const char *name, size_t length, size_t
         kind = TASK_REVERSE;
     else if (strcmp(name, "previous") == 0)
         kind = TASK_PREVIOUS;
+    else if (strcmp(name, "induction") == 0)
+        kind = TASK_INDUCTION;
     else {
-        snprintf(err, errlen, "unknown task \"%s\" (known: reverse, previous, apple)", name);
+        snprintf(err, errlen, "unknown task \"%s\" (known: reverse, previous, apple, induction)",
+                 name);
         return -1;
     }
     if (train_task_builtin(task, kind, length, digits, TRAIN_BUILTIN_HELDOUT, TRAIN_BUILTIN_EVAL,

@@ -23,6 +23,16 @@ void train_opts_default(train_opts *o, train_kind kind)
     o->batch_size = 64;
     o->seed = 0;
     o->steps = kind == TASK_REVERSE ? 400 : kind == TASK_PREVIOUS ? 300 : 200;
+    o->layers = 1;
+    if (kind == TASK_INDUCTION) {
+        /* two causal layers: a previous-token head below, an induction head above */
+        o->layers = 2;
+        o->causal = 1;
+        /* measured on ten seeds: the loss falls off its plateau between steps
+         * 240 and 490; at 800 the worst held-out accuracy is 98% */
+        o->steps = 800;
+        o->lr = 5e-3;
+    }
 }
 
 /* The threads of the chunk loops: --threads, or by default every core when
@@ -33,9 +43,11 @@ void train_opts_default(train_opts *o, train_kind kind)
 static int train_threads(const trainer *tr)
 {
 #ifdef _OPENMP
-    const double work = (double)tr->B * (double)tr->T * (double)tr->model.cfg.hiddens *
-                        (12.0 * (double)tr->model.cfg.hiddens + 6.0 * (double)tr->T +
-                         3.0 * (double)tr->model.cfg.classes);
+    const tmodel_config *mc = &tr->model.cfg;
+    const double work = (double)tr->B * (double)tr->T * (double)mc->hiddens *
+                        ((12.0 * (double)mc->hiddens + 6.0 * (double)tr->T +
+                          6.0 * (double)mc->ffn) * (double)mc->layers +
+                         3.0 * (double)mc->classes);
     if (tr->opts.threads > 0)
         return tr->opts.threads;
     return work < 2e6 ? 1 : omp_get_max_threads();
@@ -69,6 +81,10 @@ static tmodel_config model_config(const train_task *task, const train_opts *opts
     cfg.bias = opts->bias;
     cfg.causal = opts->causal;
     cfg.dropout = opts->dropout;
+    cfg.layers = opts->layers ? opts->layers : 1;
+    cfg.ffn = opts->ffn;
+    if (tmodel_is_stack(&cfg))
+        cfg.addnorm = 1;
     return cfg;
 }
 
@@ -76,6 +92,14 @@ static tmodel_config model_config(const train_task *task, const train_opts *opts
 static int check_model_fits(const tmodel *model, const tmodel_config *cfg, char *err, size_t errlen)
 {
     const tmodel_config *mc = &model->cfg;
+    if (mc->layers != cfg->layers || mc->ffn != cfg->ffn) {
+        snprintf(err, errlen,
+                 "the model (%zu layer%s, ffn_num_hiddens %zu) does not fit the options (%zu "
+                 "layer%s, --ffn %zu)",
+                 mc->layers, mc->layers == 1 ? "" : "s", mc->ffn, cfg->layers,
+                 cfg->layers == 1 ? "" : "s", cfg->ffn);
+        return -1;
+    }
     if (mc->vocab != cfg->vocab || mc->classes != cfg->classes || mc->hiddens != cfg->hiddens ||
         mc->heads != cfg->heads || mc->addnorm != cfg->addnorm || mc->bias != cfg->bias ||
         mc->posenc != cfg->posenc) {
@@ -150,8 +174,12 @@ static int chunks_alloc(trainer *tr, char *err, size_t errlen)
     tr->chunk_loss = calloc(tr->nchunks, sizeof *tr->chunk_loss);
     tr->chunk_count = calloc(tr->nchunks, sizeof *tr->chunk_count);
     tr->chunk_correct = calloc(tr->nchunks, sizeof *tr->chunk_correct);
+    tr->chunk_scores = calloc(tr->nchunks * 2 * tr->model.cfg.layers * tr->model.cfg.heads,
+                              sizeof *tr->chunk_scores);
+    tr->chunk_positions = calloc(tr->nchunks, sizeof *tr->chunk_positions);
     if (!tr->cache || !tr->fcache || !tr->chunk_grads || !tr->chunk_gradsf || !tr->grads ||
-        !tr->chunk_loss || !tr->chunk_count || !tr->chunk_correct)
+        !tr->chunk_loss || !tr->chunk_count || !tr->chunk_correct || !tr->chunk_scores ||
+        !tr->chunk_positions)
         return out_of_memory(err, errlen);
     for (size_t i = 0; i < tr->nchunks; i++) {
         if (tcache_alloc(&tr->cache[i], &tr->model, TRAIN_CHUNK, Tmax, err, errlen))
@@ -208,6 +236,8 @@ void trainer_free(trainer *tr)
     free(tr->chunk_loss);
     free(tr->chunk_count);
     free(tr->chunk_correct);
+    free(tr->chunk_scores);
+    free(tr->chunk_positions);
     free(tr->order);
     train_set_free(&tr->batch);
     optim_free(&tr->opt);
@@ -377,11 +407,48 @@ int trainer_step(trainer *tr, train_stats *stats, char *err, size_t errlen)
     return 0;
 }
 
+/* The induction measures' sums of one chunk of nb sequences (tok, tgt
+ * (nb, T)), A[l] (nb, NH, T, T) the weights of block l: into sums (2·L·NH:
+ * prev then ind), the number of positions returned. */
+static size_t chunk_scores(double *sums, const float *const *A, size_t L, size_t NH,
+                           const int *tok, const int *tgt, size_t nb, size_t T)
+{
+    double *prev = sums, *ind = sums + L * NH;
+    size_t n = 0;
+    memset(sums, 0, 2 * L * NH * sizeof *sums);
+    for (size_t b = 0; b < nb; b++)
+        for (size_t i = 1; i < T; i++) {
+            size_t j;
+            if (tgt[b * T + i] < 0)
+                continue;
+            /* the earlier copy of the token at i */
+            for (j = 0; j < i && tok[b * T + j] != tok[b * T + i]; j++)
+                ;
+            if (j == i)
+                continue;
+            for (size_t l = 0; l < L; l++)
+                for (size_t h = 0; h < NH; h++) {
+                    const float *row = A[l] + ((b * NH + h) * T + i) * T; /* (T,) query i */
+                    prev[l * NH + h] += row[i - 1];
+                    ind[l * NH + h] += row[j + 1];
+                }
+            n++;
+        }
+    return n;
+}
+
 int trainer_evaluate(trainer *tr, const train_set *s, train_stats *stats, char *err,
                      size_t errlen)
 {
+    return trainer_evaluate_scores(tr, s, stats, NULL, NULL, err, errlen);
+}
+
+int trainer_evaluate_scores(trainer *tr, const train_set *s, train_stats *stats, double *prev,
+                            double *ind, char *err, size_t errlen)
+{
     const size_t nc = (s->n + TRAIN_CHUNK - 1) / TRAIN_CHUNK;
-    size_t count = 0, correct = 0;
+    const size_t L = tr->model.cfg.layers, NH = tr->model.cfg.heads, LH = L * NH;
+    size_t count = 0, correct = 0, positions = 0;
     double loss = 0.0;
     const int nth = train_threads(tr);
     (void)nth; /* (unused without OpenMP) */
@@ -390,6 +457,9 @@ int trainer_evaluate(trainer *tr, const train_set *s, train_stats *stats, char *
                  "made for", s->T, tr->cache[0].Tmax);
         return -1;
     }
+    if (prev)
+        for (size_t i = 0; i < LH; i++)
+            prev[i] = ind[i] = 0.0;
     if (!tr->opts.reference)
         tfast_weights_update(&tr->fw, &tr->model);
     /* the trainer's caches, nchunks at a time, summed in chunk order */
@@ -401,28 +471,36 @@ int trainer_evaluate(trainer *tr, const train_set *s, train_stats *stats, char *
         for (size_t c = base; c < end; c++) {
             const size_t b0 = c * TRAIN_CHUNK;
             const size_t nb = s->n - b0 < TRAIN_CHUNK ? s->n - b0 : TRAIN_CHUNK;
+            const int *tok = s->tokens + b0 * s->T, *tgt = s->targets + b0 * s->T;
             tcache *cache = &tr->cache[c - base];
+            const float *A[TMODEL_MAX_LAYERS];
             char e[256];
             if (!tr->opts.reference) {
                 tr->chunk_loss[c - base] =
-                    tfast_step(NULL, &tr->fcache[c - base], &tr->model, &tr->fw,
-                               s->tokens + b0 * s->T, s->lens + b0, s->targets + b0 * s->T, nb,
-                               s->T, 1.0, NULL, &tr->chunk_count[c - base],
-                               &tr->chunk_correct[c - base]);
-                continue;
-            }
-            if (tmodel_forward(&tr->model, cache, s->tokens + b0 * s->T, s->lens + b0, nb, s->T,
-                               NULL, e, sizeof e)) {
+                    tfast_step(NULL, &tr->fcache[c - base], &tr->model, &tr->fw, tok,
+                               s->lens + b0, tgt, nb, s->T, 1.0, NULL,
+                               &tr->chunk_count[c - base], &tr->chunk_correct[c - base]);
+                for (size_t l = 0; l < L; l++)
+                    A[l] = tr->fcache[c - base].blk[l].A;
+            } else {
+                if (tmodel_forward(&tr->model, cache, tok, s->lens + b0, nb, s->T, NULL, e,
+                                   sizeof e)) {
 #pragma omp critical
-                {
-                    failed = 1;
-                    snprintf(cerr, sizeof cerr, "%s", e);
+                    {
+                        failed = 1;
+                        snprintf(cerr, sizeof cerr, "%s", e);
+                    }
+                    continue;
                 }
-                continue;
+                tr->chunk_loss[c - base] = tmodel_loss(cache, &tr->model, tgt,
+                                                       &tr->chunk_count[c - base],
+                                                       &tr->chunk_correct[c - base]);
+                for (size_t l = 0; l < L; l++)
+                    A[l] = cache->blk[l].A;
             }
-            tr->chunk_loss[c - base] = tmodel_loss(cache, &tr->model, s->targets + b0 * s->T,
-                                                   &tr->chunk_count[c - base],
-                                                   &tr->chunk_correct[c - base]);
+            if (prev)
+                tr->chunk_positions[c - base] = chunk_scores(
+                    tr->chunk_scores + (c - base) * 2 * LH, A, L, NH, tok, tgt, nb, s->T);
         }
         if (failed) {
             snprintf(err, errlen, "%s", cerr);
@@ -432,11 +510,51 @@ int trainer_evaluate(trainer *tr, const train_set *s, train_stats *stats, char *
             loss += tr->chunk_loss[c - base];
             count += tr->chunk_count[c - base];
             correct += tr->chunk_correct[c - base];
+            if (prev) {
+                const double *cs = tr->chunk_scores + (c - base) * 2 * LH;
+                for (size_t i = 0; i < LH; i++) {
+                    prev[i] += cs[i];
+                    ind[i] += cs[LH + i];
+                }
+                positions += tr->chunk_positions[c - base];
+            }
         }
     }
+    if (prev && positions)
+        for (size_t i = 0; i < LH; i++) {
+            prev[i] /= (double)positions;
+            ind[i] /= (double)positions;
+        }
     stats->count = count;
     stats->loss = count ? loss / (double)count : 0.0;
     stats->accuracy = count ? (double)correct / (double)count : 0.0;
+    return 0;
+}
+
+int train_fastest_fall(const double *loss, size_t n, long *from, long *to)
+{
+    size_t w = n / 20 ? n / 20 : 1, best = 0;
+    double best_drop = -INFINITY, *sum;
+    if (n < 2 || !(sum = malloc((n + 1) * sizeof *sum)))
+        return -1;
+    /* sum[i] = loss[0] + … + loss[i−1] */
+    sum[0] = 0.0;
+    for (size_t i = 0; i < n; i++)
+        sum[i + 1] = sum[i] + loss[i];
+    if (2 * w > n)
+        w = n / 2;
+    for (size_t i = w; i + w <= n; i++) {
+        /* the mean of the w steps before i less the mean of the w from i */
+        double drop = (sum[i] - sum[i - w] - (sum[i + w] - sum[i])) / (double)w;
+        if (drop > best_drop) {
+            best_drop = drop;
+            best = i;
+        }
+    }
+    free(sum);
+    /* index i is step i + 1 */
+    *from = (long)(best + 1 > w / 2 ? best + 1 - w / 2 : 1);
+    *to = (long)(best + 1 + w / 2 < n ? best + 1 + w / 2 : n);
     return 0;
 }
 
@@ -456,15 +574,17 @@ int trainer_attention(trainer *tr, const int *tokens, size_t len, float *weights
                       size_t errlen)
 {
     tcache *c = &tr->cache[0];
-    long l = (long)len;
+    long vl = (long)len;
     if (len == 0 || len > c->Tmax) {
         snprintf(err, errlen, "a probe of %zu tokens (at most %zu)", len, c->Tmax);
         return -1;
     }
-    if (tmodel_forward(&tr->model, c, tokens, &l, 1, len, NULL, err, errlen))
+    if (tmodel_forward(&tr->model, c, tokens, &vl, 1, len, NULL, err, errlen))
         return -1;
-    /* (1, NH, len, len) */
-    memcpy(weights, c->A, tr->model.cfg.heads * len * len * sizeof(float));
+    /* (L, NH, len, len): block l's (1, NH, len, len) after block l−1's */
+    for (size_t l = 0; l < tr->model.cfg.layers; l++)
+        memcpy(weights + l * tr->model.cfg.heads * len * len, c->blk[l].A,
+               tr->model.cfg.heads * len * len * sizeof(float));
     return 0;
 }
 
@@ -533,7 +653,7 @@ static int apple_measure(trainer *tr, const train_set *s, size_t i, const long *
     }
     if (tmodel_forward(&tr->model, c, tok, s->lens + i, 1, T, NULL, err, errlen))
         return -1;
-    add_cue_weight(cue, c->A, tok, tr->model.cfg.heads, T, at, cues, ncues);
+    add_cue_weight(cue, c->blk[0].A, tok, tr->model.cfg.heads, T, at, cues, ncues);
     memcpy(r->feat + i * d, tcache_features(c, &tr->model) + at * d, d * sizeof(float));
     memcpy(r->inp + i * d, c->X + at * d, d * sizeof(float));
     r->cls[i] = tgt[at];

@@ -22,6 +22,7 @@
 
 typedef struct train_opts {
     size_t hiddens, heads;   /* d, NH */
+    size_t layers, ffn;      /* L blocks (0 is read as 1), the FFN's H (0: none) */
     int posenc, addnorm, bias, causal;
     double dropout;
     optim_kind optimizer;
@@ -54,6 +55,8 @@ typedef struct trainer {
     float *chunk_gradsf;     /* (nchunks, total), the fast path's */
     double *grads;           /* (total,) the batch's gradient */
     double *chunk_loss;      /* (nchunks,) */
+    double *chunk_scores;    /* (nchunks, 2·L·NH) induction measures' sums */
+    size_t *chunk_positions; /* (nchunks,) the positions they sum over */
     size_t *chunk_count, *chunk_correct; /* (nchunks,) */
 } trainer;
 
@@ -80,6 +83,22 @@ int trainer_step(trainer *tr, train_stats *stats, char *err, size_t errlen);
 int trainer_evaluate(trainer *tr, const train_set *s, train_stats *stats, char *err,
                      size_t errlen);
 
+/* The same, and the induction measures of SPEC §9 over the positions of s
+ * that have a target (for the induction task: the second copy of A),
+ * for each layer l and head h at [l·NH + h] of prev and ind (L·NH):
+ *   prev  the head's weight on position i−1 (a previous-token head);
+ *   ind   its weight on the position just after the earlier copy of the
+ *         token at i (an induction head: in … A B … A, on B);
+ * averaged over those positions (0 when there is none). */
+int trainer_evaluate_scores(trainer *tr, const train_set *s, train_stats *stats, double *prev,
+                            double *ind, char *err, size_t errlen);
+
+/* Where a loss curve fell fastest: loss (n,) the loss of steps 1 … n, in
+ * windows of w = max(1, n/20) steps: the step i at which the mean of the w
+ * losses before it exceeds the mean of the w from it by the most; *from =
+ * i − w/2 and *to = i + w/2, within 1 … n. -1 when n < 2. */
+int train_fastest_fall(const double *loss, size_t n, long *from, long *to);
+
 typedef struct train_final {
     train_stats train;   /* on --data's training set, or the built-in evaluation set */
     train_stats heldout;
@@ -89,7 +108,8 @@ typedef struct train_final {
 /* SPEC §9's "final": measured after the last update. */
 int trainer_final(trainer *tr, train_final *f, char *err, size_t errlen);
 
-/* The attention weights (NH, len, len) of one sequence tokens (len,). */
+/* The attention weights (L, NH, len, len) of one sequence tokens (len,):
+ * every block's heads, the lowest first. */
 int trainer_attention(trainer *tr, const int *tokens, size_t len, float *weights, char *err,
                       size_t errlen);
 

@@ -17,8 +17,14 @@
 #include "train_model.h"
 
 /* The weights of the forward products, transposed to (in, out) rows. */
-typedef struct tfast_weights {
+typedef struct tfast_block_weights {
     float *Wq, *Wk, *Wv, *Wo; /* (d, d) each: W_xᵀ */
+    float *W1;                /* (d, H): ffn.dense1.weightᵀ */
+    float *W2;                /* (H, d): ffn.dense2.weightᵀ */
+} tfast_block_weights;
+
+typedef struct tfast_weights {
+    tfast_block_weights blk[TMODEL_MAX_LAYERS]; /* (L,) */
     float *head;              /* (d, C): head.weightᵀ */
 } tfast_weights;
 
@@ -27,22 +33,35 @@ int tfast_weights_alloc(tfast_weights *w, const tmodel *m);
 void tfast_weights_update(tfast_weights *w, const tmodel *m);
 void tfast_weights_free(tfast_weights *w);
 
+/* One block's activations. */
+typedef struct tfast_block {
+    float *Q, *K, *V, *O, *Y;    /* (B, T, d); O the heads side by side */
+    float *A;                    /* (B, NH, T, T) softmax weights */
+    float *N, *xh, *rstd;        /* (B, T, d) addnorm1's output and x̂, (B, T) 1/σ */
+    float *H, *R;                /* (B, T, H) dense1's output, after the ReLU */
+    float *F;                    /* (B, T, d) dense2's output */
+    float *N2, *xh2, *rstd2;     /* addnorm2's */
+} tfast_block;
+
 /* One chunk's activations and scratch, for up to Bmax × Tmax positions. */
 typedef struct tfast_cache {
     size_t Bmax, Tmax;
     float *P;                    /* (Tmax, d) */
-    float *X, *Q, *K, *V, *O, *Y; /* (B, T, d); O the heads side by side */
-    float *A;                    /* (B, NH, T, T) softmax weights */
-    float *N, *rstd;             /* (B, T, d) LayerNorm output, (B, T) 1/σ */
+    float *X;                    /* (B, T, d) embedding·√d + P */
+    tfast_block blk[TMODEL_MAX_LAYERS]; /* (L,) */
     float *logits;               /* (B, T, C) */
     float *dlogits;              /* (B, T, C) */
-    float *dN, *dY, *dO, *dQ, *dK, *dV, *dX; /* (B, T, d) */
+    float *dN, *dY, *dO, *dQ, *dK, *dV, *dX, *dF, *dN1; /* (B, T, d) */
+    float *dR;                   /* (B, T, H) */
     float *dA;                   /* (Tmax,) */
     float *Ht;                   /* (p, Tmax) one head's K or V, transposed */
 } tfast_cache;
 
 int tfast_cache_alloc(tfast_cache *c, const tmodel *m, size_t Bmax, size_t Tmax);
 void tfast_cache_free(tfast_cache *c);
+
+/* The output of block l (B, T, d) after tfast_step. */
+const float *tfast_block_out(const tfast_cache *c, const tmodel *m, size_t l);
 
 /* The forward pass of tmodel_forward, up to c->logits; with targets, the
  * summed cross-entropy and correct count of tmodel_loss, then (grads not

@@ -1,14 +1,29 @@
-/* train_model.h — the one-layer self-attention model attn train trains
- * (SPEC.md §9), in d2l's names, with its forward and backward passes.
+/* train_model.h — the model attn train trains (SPEC.md §9), in d2l's
+ * names, with its forward and backward passes: one self-attention layer, or
+ * a stack of d2l's Transformer encoder blocks.
  *
  * Dimensions: B batch, T positions (the padded length), V vocabulary,
- * C classes, d num_hiddens, NH num_heads, p = d / NH.
+ * C classes, d num_hiddens, NH num_heads, p = d / NH, L layers (blocks),
+ * H ffn_num_hiddens (0: no FFN).
  *
  *   X      = embedding[tokens] · √d (+ P[t], the chapter's encoding)  (B, T, d)
- *   Y      = MultiHeadAttention(X, X, X, valid_lens)   (mha_forward)  (B, T, d)
- *   N      = LayerNorm(X + Y) with addnorm (eps 1e-5), else Y         (B, T, d)
- *   logits = N · head.weightᵀ + head.bias                             (B, T, C)
+ *   for each block l = 0 … L−1, its input X_l (X_0 = X):
+ *     Y    = MultiHeadAttention(X_l, X_l, X_l, valid_lens)  (mha_forward)  (B, T, d)
+ *     N1   = LayerNorm(X_l + Y) with addnorm (eps 1e-5), else Y          (B, T, d)
+ *     with an FFN (H ≥ 1):
+ *     F    = dense2(ReLU(dense1(N1)))                                    (B, T, d)
+ *     N2   = LayerNorm(N1 + F)                                           (B, T, d)
+ *     X_{l+1} = N2 with an FFN, else N1
+ *   logits = X_L · head.weightᵀ + head.bias                            (B, T, C)
  *   loss   = mean over positions with a target of −log softmax(logits)[target]
+ *
+ * With L ≥ 2 or an FFN, addnorm is always on: without the residual a block
+ * would pass on only what its attention mixed, and the next block could no
+ * longer tell which token sits where. L = 1 without an FFN is the one-layer
+ * model, its parameters under the keys "W_q.weight", "addnorm.ln.weight";
+ * a stack uses d2l's TransformerEncoder keys ("blks.block0.attention.W_q.
+ * weight", "blks.block0.addnorm1.ln.weight", "blks.block0.ffn.dense1.
+ * weight", …).
  *
  * A sequence label is a target at one position (the first label_at token)
  * and none elsewhere, so both kinds of task are "targets (B, T), −1 = no
@@ -37,21 +52,33 @@ typedef struct tmodel_config {
     int bias;       /* biases on W_q, W_k, W_v, W_o */
     int causal;     /* a query sees no later key */
     double dropout; /* on the attention weights, training only */
+    size_t layers;  /* L blocks, 1 … TMODEL_MAX_LAYERS (0 is read as 1) */
+    size_t ffn;     /* H, the FFN's hidden units; 0: attention only */
 } tmodel_config;
 
-#define TMODEL_MAX_PARAMS 13
+#define TMODEL_MAX_LAYERS 12
+/* embedding and head (3), and per block 8 attention, 4 LayerNorm, 4 FFN */
+#define TMODEL_MAX_PARAMS (3 + 16 * TMODEL_MAX_LAYERS)
 
 typedef struct tmodel_param {
-    const char *name; /* the state_dict key: "embedding.weight", "W_q.bias", … */
+    char name[64];    /* the state_dict key: "embedding.weight", "W_q.bias", … */
     tensor *t;
     size_t offset;    /* where its gradient starts in the flat array */
 } tmodel_param;
 
+/* One block's parameters. */
+typedef struct tblock {
+    mha_params mha;              /* W_q, W_k, W_v, W_o: (d, d), biases (d,) */
+    tensor ln1_weight, ln1_bias; /* (d,) addnorm1, with addnorm */
+    linear dense1;               /* ffn.dense1: (H, d), bias (H,) */
+    linear dense2;               /* ffn.dense2: (d, H), bias (d,) */
+    tensor ln2_weight, ln2_bias; /* (d,) addnorm2, with an FFN */
+} tblock;
+
 typedef struct tmodel {
     tmodel_config cfg;
     tensor embedding;          /* (V, d) */
-    mha_params mha;            /* W_q, W_k, W_v, W_o: (d, d), biases (d,) */
-    tensor ln_weight, ln_bias; /* (d,), with addnorm */
+    tblock blk[TMODEL_MAX_LAYERS]; /* (L,) the blocks */
     tensor head_weight;        /* (C, d) */
     tensor head_bias;          /* (C,) */
     size_t nparams;
@@ -59,9 +86,13 @@ typedef struct tmodel {
     size_t total;              /* number of parameters, all tensors */
 } tmodel;
 
-/* Check the configuration (sizes, heads dividing d, dropout in [0, 1)):
- * 0, or -1 with the reason in err. */
+/* Check the configuration (sizes, heads dividing d, dropout in [0, 1),
+ * 1 … 12 layers): 0, or -1 with the reason in err. */
 int tmodel_config_check(const tmodel_config *cfg, char *err, size_t errlen);
+
+/* Whether the model is a stack (L ≥ 2 or an FFN): d2l's TransformerEncoder
+ * keys, and addnorm always on. */
+int tmodel_is_stack(const tmodel_config *cfg);
 
 /* A model with zeroed parameters (tmodel_init fills them). 0 or -1. */
 int tmodel_alloc(tmodel *m, const tmodel_config *cfg, char *err, size_t errlen);
@@ -74,26 +105,41 @@ tmodel_param *tmodel_find(tmodel *m, const char *name);
 /* Copy every parameter (same configuration). */
 void tmodel_copy_params(tmodel *dst, const tmodel *src);
 
+/* What one block's forward pass keeps for the backward pass. */
+typedef struct tblock_cache {
+    float *Q, *K, *V, *concat; /* (B, T, d) mha_forward's trace */
+    float *A;       /* (B, NH, T, T) attention weights (softmax, before dropout) */
+    float *Y;       /* (B, T, d) attention output */
+    double *Z1;     /* (B, T, d) X_l + Y, with addnorm */
+    double *mean1, *rstd1; /* (B, T) its LayerNorm statistics */
+    float *N1;      /* (B, T, d) LayerNorm(X_l + Y) */
+    float *H, *R;   /* (B, T, H) dense1's output, and after the ReLU */
+    float *F;       /* (B, T, d) dense2's output */
+    double *Z2;     /* (B, T, d) N1 + F */
+    double *mean2, *rstd2; /* (B, T) */
+    float *N2;      /* (B, T, d) LayerNorm(N1 + F) */
+} tblock_cache;
+
 /* What one forward pass keeps for the backward pass, for up to Bmax
  * examples of up to Tmax positions. */
 typedef struct tcache {
     size_t Bmax, Tmax, B, T;
     float *P;       /* (Tmax, d) the chapter's positional encoding */
     float *X;       /* (B, T, d) embedding·√d + P */
-    float *Q, *K, *V, *concat; /* (B, T, d) mha_forward's trace */
-    float *A;       /* (B, NH, T, T) attention weights (softmax, before dropout) */
-    float *Y;       /* (B, T, d) attention output */
-    float *N;       /* (B, T, d) LayerNorm(X + Y) with addnorm */
-    double *mean, *rstd; /* (B, T) LayerNorm statistics */
+    tblock_cache blk[TMODEL_MAX_LAYERS]; /* (L,) */
     float *logits;  /* (B, T, C) */
-    double *dlogits, *dN, *dY, *dX; /* backward scratch */
+    /* backward scratch: d logits (B, T, C); the gradients of a block's
+     * output and input, dY, dZ, dN1, dF (B, T, d); dR, dH (B, T, H) */
+    double *dlogits, *dout, *din, *dY, *dZ, *dN1, *dF, *dR, *dH;
 } tcache;
 
 int tcache_alloc(tcache *c, const tmodel *m, size_t Bmax, size_t Tmax, char *err,
                  size_t errlen);
 void tcache_free(tcache *c);
 
-/* The layer output the head reads, (B, T, d): N with addnorm, else Y. */
+/* The output of block l (B, T, d): N2 with an FFN, N1 with addnorm, else Y. */
+const float *tcache_block_out(const tcache *c, const tmodel *m, size_t l);
+/* The output the head reads, (B, T, d): the last block's. */
 const float *tcache_features(const tcache *c, const tmodel *m);
 
 /* The forward pass on tokens (B, T) (vocabulary ids) with lens (B,) (NULL:

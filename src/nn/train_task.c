@@ -66,10 +66,41 @@ long train_task_token(const train_task *task, const char *token)
     return -1;
 }
 
+/* An induction sequence into tok, tgt (T,): f filler tokens, a segment of
+ * s, the segment again; all f + s tokens distinct: a partial Fisher–Yates
+ * shuffle of the `digits` tokens 1 … digits. */
+static void draw_induction(const train_task *task, int *tok, int *tgt, size_t T, rng *r)
+{
+    const size_t lo = T / 4, hi = T / 2;
+    const size_t s = lo + (size_t)(rng_next(r) % (hi - lo + 1)), f = T - 2 * s;
+    int avail[TRAIN_INDUCTION_MAX_VOCAB];
+    size_t k;
+    for (k = 0; k < task->digits; k++)
+        avail[k] = (int)k + 1;
+    /* the filler and A: the first f + s of a shuffle */
+    for (k = 0; k < f + s; k++) {
+        size_t j = k + (size_t)(rng_next(r) % (task->digits - k));
+        int t = avail[k];
+        avail[k] = avail[j];
+        avail[j] = t;
+        tok[k] = avail[k];
+    }
+    for (k = 0; k < s; k++)
+        tok[f + s + k] = tok[f + k]; /* the second copy of A */
+    for (k = 0; k < T; k++)
+        /* the second copy but its last position: the next token */
+        tgt[k] = k >= f + s && k + 1 < T ? tok[k + 1] : -1;
+}
+
 void train_task_draw(const train_task *task, train_set *s, size_t i, rng *r)
 {
     const size_t T = s->T;
     int *tok = s->tokens + i * T, *tgt = s->targets + i * T;
+    s->lens[i] = (long)T;
+    if (task->kind == TASK_INDUCTION) {
+        draw_induction(task, tok, tgt, T, r);
+        return;
+    }
     for (size_t t = 0; t < T; t++)
         /* digit k is vocabulary id 1 + k ("<pad>" is 0) */
         tok[t] = 1 + (int)(rng_next(r) % task->digits);
@@ -77,7 +108,16 @@ void train_task_draw(const train_task *task, train_set *s, size_t i, rng *r)
         tgt[t] = task->kind == TASK_REVERSE ? tok[T - 1 - t]       /* reverse: x[n−1−i] */
                  : t > 0                    ? tok[t - 1]           /* previous: x[i−1] */
                                             : -1;                  /* nothing before 0 */
-    s->lens[i] = (long)T;
+}
+
+/* The name of induction token k (0-based): a … z, A … Z, then two letters. */
+static void letter_name(char *buf, size_t len, size_t k)
+{
+    static const char L[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    if (k < 52)
+        snprintf(buf, len, "%c", L[k]);
+    else
+        snprintf(buf, len, "%c%c", L[(k - 52) / 26 % 26], L[(k - 52) % 26]);
 }
 
 int train_task_builtin(train_task *task, train_kind kind, size_t length, size_t digits,
@@ -94,6 +134,16 @@ int train_task_builtin(train_task *task, train_kind kind, size_t length, size_t 
         snprintf(err, errlen, "length %zu or vocabulary %zu out of range", length, digits);
         return -1;
     }
+    if (kind == TASK_INDUCTION && length < TRAIN_INDUCTION_MIN_LEN) {
+        snprintf(err, errlen, "length %zu is too short for two copies of a segment of at least "
+                 "2 tokens (at least %d)", length, TRAIN_INDUCTION_MIN_LEN);
+        return -1;
+    }
+    if (kind == TASK_INDUCTION && (digits < length || digits > TRAIN_INDUCTION_MAX_VOCAB)) {
+        snprintf(err, errlen, "a vocabulary of %zu tokens for sequences of %zu distinct tokens "
+                 "(from %zu to %d)", digits, length, length, TRAIN_INDUCTION_MAX_VOCAB);
+        return -1;
+    }
     task->V = digits + 1;
     task->vocab = calloc(task->V, sizeof *task->vocab);
     if (!task->vocab)
@@ -102,6 +152,8 @@ int train_task_builtin(train_task *task, train_kind kind, size_t length, size_t 
         char buf[32];
         if (i == 0)
             snprintf(buf, sizeof buf, "<pad>");
+        else if (kind == TASK_INDUCTION)
+            letter_name(buf, sizeof buf, i - 1);
         else
             snprintf(buf, sizeof buf, "%zu", i - 1);
         if (!(task->vocab[i] = malloc(strlen(buf) + 1)))

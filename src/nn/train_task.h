@@ -11,6 +11,14 @@
  * vocabulary, so a target is a token):
  *   reverse  — n digits, target at i = the token at n−1−i (anti-diagonal)
  *   previous — target at i = the token at i−1, none at 0 (sub-diagonal)
+ *   induction — distinct tokens named by letters ("a" … "z", "A" … "Z",
+ *               then "aa", "ab", …): a filler of n − 2s tokens, a segment
+ *               A of s tokens (s uniform in n/4 … n/2), then A again; the
+ *               target at every position i of the second copy but its
+ *               last is the token at i+1 (in … A B … A, B), none elsewhere.
+ *               Only a head that finds the earlier copy of token i and
+ *               reads what follows it can tell: a previous-token head in
+ *               one layer, an induction head in the next.
  */
 #ifndef ATTN_TRAIN_TASK_H
 #define ATTN_TRAIN_TASK_H
@@ -27,7 +35,18 @@ typedef struct train_set {
 } train_set;
 
 /* TASK_APPLE is the built-in 苹果 corpus, read like --data (TASK_DATA). */
-typedef enum train_kind { TASK_REVERSE, TASK_PREVIOUS, TASK_APPLE, TASK_DATA } train_kind;
+typedef enum train_kind {
+    TASK_REVERSE,
+    TASK_PREVIOUS,
+    TASK_APPLE,
+    TASK_INDUCTION,
+    TASK_DATA
+} train_kind;
+
+/* The shortest induction sequence: a segment of n/4 ≥ 2 tokens twice. */
+#define TRAIN_INDUCTION_MIN_LEN 8
+/* Tokens induction can name: 52 letters, then 26·26 pairs. */
+#define TRAIN_INDUCTION_MAX_VOCAB (52 + 26 * 26)
 
 typedef struct train_task {
     train_kind kind;
@@ -52,8 +71,8 @@ typedef struct train_task {
 int train_set_alloc(train_set *s, size_t n, size_t T, char *err, size_t errlen);
 void train_set_free(train_set *s);
 
-/* A built-in task: reverse or previous over `digits` digit tokens, length
- * n, with heldout_n held-out and eval_n evaluation sequences drawn from the
+/* A built-in task: reverse, previous or induction over `digits` tokens
+ * (digits, or letters for induction), length n, with heldout_n held-out and eval_n evaluation sequences drawn from the
  * seed (streams of their own, so the training batches never depend on
  * them). 0, or -1 with the reason in err. */
 int train_task_builtin(train_task *task, train_kind kind, size_t length, size_t digits,

@@ -32,6 +32,15 @@ VALGRIND = ["valgrind", "--quiet", "--error-exitcode=99", "--leak-check=full",
             "--show-leak-kinds=definite,indirect"] if os.environ.get("ATTN_VALGRIND") else []
 
 
+def slow_build(what):
+    """True (and says so) when a training-heavy case is skipped under valgrind
+    or in an unoptimized build (the sanitizers', ATTN_OPTIMIZED=0)."""
+    if VALGRIND or os.environ.get("ATTN_OPTIMIZED") == "0":
+        print("skipped under valgrind or in an unoptimized build (too slow there): %s" % what)
+        return True
+    return False
+
+
 def heavy(what):
     """True (and says so) when a slow case is skipped under valgrind."""
     if VALGRIND:

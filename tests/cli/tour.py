@@ -3,7 +3,7 @@ step alone and the whole tour, with valid figures."""
 import os
 import re
 
-from .common import check, expect, heavy, need_cjk_font, png_info
+from .common import check, expect, heavy, need_cjk_font, png_info, slow_build
 
 
 def tour_figures(out):
@@ -26,7 +26,7 @@ def check_figure(path, what):
 
 
 TOUR_STEPS = ["multihead", "selfattn", "context", "scaling", "complexity", "order",
-              "posenc", "binary", "relative", "rope", "learned"]
+              "posenc", "binary", "relative", "rope", "learned", "circuits"]
 TOUR_FIGURES = {
     "multihead": ["01-multihead-weights.png"],
     "selfattn": ["02-selfattn-weights.png"],
@@ -40,6 +40,7 @@ TOUR_FIGURES = {
     "rope": ["10-posenc-concat.png", "10-rope-scores.png"],
     "learned": ["11-train-reverse.png", "11-train-reverse-no-posenc.png",
                 "11-train-apple.png"],
+    "circuits": ["12-train-induction.png"],
 }
 
 
@@ -58,9 +59,9 @@ def group_tour(tmp):
 
     # usage errors
     for args, msg in [
-            (["--step", "0"], "attn tour: --step: expected an integer from 1 to 11, got '0'"),
-            (["--step", "12"], "attn tour: --step: expected an integer from 1 to 11, got '12'"),
-            (["--step", "poem"], "attn tour: --step: expected a number from 1 to 11 or a "
+            (["--step", "0"], "attn tour: --step: expected an integer from 1 to 12, got '0'"),
+            (["--step", "13"], "attn tour: --step: expected an integer from 1 to 12, got '13'"),
+            (["--step", "poem"], "attn tour: --step: expected a number from 1 to 12 or a "
                                  "step name (see attn tour --list), got 'poem'"),
             (["--out", ""], "attn tour: --out: expected a folder name, got an empty string"),
             (["--list", "--step", "2"], "attn tour: --list runs nothing; --step has no "
@@ -95,14 +96,16 @@ def group_tour(tmp):
     for i, name in enumerate(TOUR_STEPS):
         if name in ("complexity", "learned") and heavy("tour step %s" % name):
             continue
+        if name == "circuits" and slow_build("tour step circuits (two trainings of 800 steps)"):
+            continue
         out_dir = os.path.join(tmp, "step-%d" % (i + 1), "figs")
         step = str(i + 1) if i % 2 else name
         # attn train prints its progress on stderr, as lines when not a terminal
         rc, out, err = expect(["tour", "--step", step, "--out", out_dir, "--color", "never"],
-                              0, err=None if name == "learned" else "")
+                              0, err=None if name in ("learned", "circuits") else "")
         check(all(re.fullmatch(r"step \d+/\d+: loss .*", l) for l in err.splitlines()),
               "tour step %s: nothing but progress on stderr: %r" % (name, err[-300:]))
-        head = "Step %d of 11 · " % (i + 1)
+        head = "Step %d of 12 · " % (i + 1)
         check(out.startswith(head), "tour step %s starts with %r: %r" % (name, head, out[:60]))
         check("\033[" not in out, "tour step %s --color never: no escapes" % name)
         want = [os.path.join(out_dir, f) for f in TOUR_FIGURES[name]]
@@ -133,16 +136,24 @@ def group_tour(tmp):
             acc = re.findall(r"held-out accuracy ([0-9.]+)%", out)
             check(len(acc) == 3 and float(acc[0]) >= 99 and float(acc[1]) < 60 and
                   float(acc[2]) >= 95, "tour learned: reverse with P, without, 苹果: %r" % acc)
+        if name == "circuits":
+            row = [l for l in out.splitlines() if l.startswith("held-out accuracy")]
+            acc = row[0].split()[2:4] if row else []
+            check(len(acc) == 2 and float(acc[0].rstrip("%")) <= 50 and
+                  float(acc[1].rstrip("%")) >= 95 and
+                  re.search(r"the circuit: layer 1 head \d copies the previous token "
+                            r"\([0-9.]+\), layer 2 head \d finds the earlier copy", out),
+                  "tour circuits: 1 layer <= 50%%, 2 layers >= 95%%, the two heads: %r" % row)
         if name == "complexity":
             check("self-attention" in out and "Growth exponent" in out,
                   "tour complexity: the table and the fitted exponents")
 
     # the whole tour into one folder (skipped under valgrind: each step ran above)
-    if heavy("the whole tour"):
+    if heavy("the whole tour") or slow_build("the whole tour"):
         return
     out_dir = os.path.join(tmp, "whole")
     rc, out, _ = expect(["tour", "--out", out_dir, "--color", "always"], 0)
-    check(out.count("Step ") >= 11 and "\033[1mStep 1 of 11" in out,
+    check(out.count("Step ") >= 12 and "\033[1mStep 1 of 12" in out,
           "tour --color always: bold headings for every step")
     named = tour_figures(out)
     check(len(named) == len(set(named)) == len(sum(TOUR_FIGURES.values(), [])),

@@ -20,7 +20,7 @@ def group_train(tmp):
 
     # usage errors: one line, exit 2
     for args, msg in [
-            (["--task", "poem"], "--task: expected reverse, previous or apple, got 'poem'"),
+            (["--task", "poem"], "--task: expected reverse, previous, apple or induction, got 'poem'"),
             (["--lr", "0"], "--lr: expected a positive number, got '0'"),
             (["--lr", "-0.1"], "--lr: expected a positive number, got '-0.1'"),
             (["--lr", "abc"], "--lr: expected a positive number, got 'abc'"),
@@ -29,7 +29,26 @@ def group_train(tmp):
             (["--posenc", "--no-posenc"], "--posenc and --no-posenc: give one"),
             (["--hiddens", "30", "--heads", "4"], "--hiddens 30 is not divisible by --heads 4"),
             (["--task", "apple", "--length", "5"],
-             "--length is for reverse and previous; apple's sentences are its corpus's"),
+             "--length is for reverse, previous and induction; apple's sentences are its "
+             "corpus's"),
+            # stacks (SPEC §9 "Stacks")
+            (["--layers", "0"], "--layers: expected an integer from 1 to 12, got '0'"),
+            (["--layers", "13"], "--layers: expected an integer from 1 to 12, got '13'"),
+            (["--ffn", "-1"], "--ffn: expected an integer from 0 to 4096, got '-1'"),
+            (["--task", "induction", "--length", "7"],
+             "--length 7 is too short for induction: two copies of a segment of at least 2 "
+             "tokens need --length 8 or more"),
+            (["--task", "induction", "--vocab", "19"],
+             "--vocab 19 is smaller than --length 20: an induction sequence holds distinct "
+             "tokens"),
+            (["--task", "induction", "--compare-layers", "--layers", "1"],
+             "--compare-layers compares 1 layer with --layers N: give N ≥ 2"),
+            (["--compare-layers", "--json", "x.json"],
+             "--compare-layers trains 1 layer and N and keeps neither; --json cannot be used "
+             "with it"),
+            (["--load", "m.json", "--layers", "2"], "--layers is read from the model file of "
+             "--load"),
+            (["--causal", "--no-causal"], "--causal and --no-causal: give one"),
             (["--data", "x.json", "--task", "apple"],
              "--task is for the built-in tasks; --data brings its own"),
             (["--load", "m.json", "--heads", "2"], "--heads is read from the model file of --load"),
@@ -127,6 +146,77 @@ def group_train(tmp):
     rc, out, _ = run(["train", "--data", ok, "--steps", "2", "--json", "-"])
     check(json.loads(out)["final"]["heldout_accuracy"] is None,
           "train --json -: the document alone on stdout, null without held-out data")
+
+    # a stack on induction, small: every layer's and head's scores in the
+    # history and the final figures, where the loss fell fastest; --save
+    # under d2l's TransformerEncoder names, selfattn --input shows each block
+    small = ["train", "--task", "induction", "--length", "8", "--vocab", "9", "--hiddens", "8",
+             "--heads", "2", "--ffn", "8", "--steps", "6", "--log-every", "3", "--seed", "2"]
+    sj, sm, sp = (os.path.join(tmp, "stack." + e) for e in ["json", "model.json", "png"])
+    rc, out, _ = expect(small + ["--json", sj, "--save", sm, "--png", sp], 0,
+                        out_has=["induction, 6 steps in", "2 layers, FFN 8, d 8, 2 heads, with P, "
+                                 "AddNorm, causal", "layer 2 head 2", "the induction head formed "
+                                 "between steps"])
+    sj2 = os.path.join(tmp, "stack-2threads.json")
+    for th, path in [("1", sj + ".1"), ("2", sj2)]:
+        expect(small + ["--threads", th, "--json", path], 0)
+    check(open(sj + ".1", "rb").read() == open(sj2, "rb").read() == open(sj, "rb").read(),
+          "train --task induction: the same JSON with 1 and 2 threads")
+    doc = json.load(open(sj))
+    h = doc["history"]
+    check([e["step"] for e in h] == [1, 3, 6] and all(
+        list(e) == ["step", "loss", "train_accuracy", "heldout_accuracy", "scores"] and
+        len(e["scores"]["previous_token"]) == 2 and len(e["scores"]["induction"][1]) == 2
+        for e in h), "train --task induction --json: scores (2 layers × 2 heads) in each entry")
+    f = doc["final"]
+    check(list(f) == ["loss", "train_accuracy", "heldout_accuracy", "scores", "formed"] and
+          1 <= f["formed"]["from_step"] <= f["formed"]["to_step"] <= 6 and
+          all(0 <= v <= 1 for r in f["scores"]["induction"] for v in r),
+          "train --task induction --json: final scores and formed: %r" % f)
+    saved = json.load(open(sm))
+    keys = list(saved["state_dict"])
+    check([k for k in saved if k != "state_dict"] ==
+          ["command", "vocab", "classes", "num_hiddens", "num_heads", "num_layers",
+           "ffn_num_hiddens", "posenc", "causal"] and saved["num_layers"] == 2 and
+          saved["causal"] is True and saved["vocab"][1:4] == ["a", "b", "c"] and
+          keys[:2] == ["embedding.weight", "blks.block0.attention.W_q.weight"] and
+          "blks.block1.ffn.dense2.bias" in keys and "blks.block1.addnorm2.ln.weight" in keys and
+          keys[-2:] == ["head.weight", "head.bias"],
+          "train --save: a stack under d2l's TransformerEncoder names: %r" % keys[:8])
+    w, hh, _ = png_info(sp)
+    check(w > 1000 and hh > 1000,
+          "train --task induction --png: 4 rows (steps) of 2 layers × 2 heads: %dx%d" % (w, hh))
+    aj = os.path.join(tmp, "stack-sa.json")
+    expect(["selfattn", "--input", sm, "--tokens", "a b c a b c", "--json", aj], 0)
+    sa = json.load(open(aj))
+    wts = sa["attention_weights"]
+    check(sa["num_layers"] == 2 and len(wts) == 2 and len(wts[0][0]) == 2 and
+          len(wts[1][0][0]) == 6 and all(x == 0 for x in wts[1][0][0][0][1:]),
+          "selfattn --input STACK: (2 blocks, 1, 2 heads, 6, 6), causal")
+    expect(["selfattn", "--input", sm, "--tokens", "a b c", "--explain"], 2,
+           err="attn selfattn: %s is a stack of 2 blocks: --explain, --stream, --describe, "
+               "--permute, --posenc and --time are for one attention layer" % sm)
+    # --load of a stack whose keys do not match its layers: one line, exit 1, nothing written
+    broken = dict(saved)
+    broken["num_layers"] = 3
+    bp = os.path.join(tmp, "stack-broken.json")
+    json.dump(broken, open(bp, "w"))
+    out_json = os.path.join(tmp, "never.json")
+    expect(["train", "--task", "induction", "--length", "8", "--vocab", "9", "--load", bp,
+            "--steps", "1", "--json", out_json], 1,
+           err=T + "--load %s: $.state_dict: missing \"blks.block2.attention.W_q.weight\"" % bp)
+    broken["num_layers"] = 2
+    broken["state_dict"] = dict(saved["state_dict"])
+    broken["state_dict"]["blks.block2.attention.W_q.weight"] = [[0.0]]
+    json.dump(broken, open(bp, "w"))
+    expect(["train", "--task", "induction", "--length", "8", "--vocab", "9", "--load", bp,
+            "--steps", "1", "--json", out_json], 1,
+           err=T + "--load %s: $.state_dict[\"blks.block2.attention.W_q.weight\"]: not a "
+               "parameter of this model" % bp)
+    check(not os.path.exists(out_json), "train --load BROKEN: no --json")
+    # the stack goes on training from its file
+    expect(["train", "--task", "induction", "--length", "8", "--vocab", "9", "--load", sm,
+            "--steps", "2"], 0, out_has=["2 layers, FFN 8", "from --load"])
 
     if heavy("the default tasks trained to the end"):
         return

@@ -1,0 +1,83 @@
+/* layers.c — residual, LayerNorm and ReLU, forward and backward (layers.h). */
+#include "layers.h"
+
+#include <math.h>
+
+void residual_forward(double *out, const float *inp1, const float *inp2, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = (double)inp1[i] + inp2[i];
+}
+
+void residual_backward(double *dinp1, double *dinp2, const double *dout, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        dinp1[i] += dout[i];
+        dinp2[i] += dout[i];
+    }
+}
+
+void layernorm_forward(float *out, double *mean, double *rstd, const double *inp,
+                       const float *weight, const float *bias, size_t N, size_t C)
+{
+    for (size_t r = 0; r < N; r++) {
+        const double *x = inp + r * C; /* (C,) this row */
+        double m = 0.0, var = 0.0;
+        /* the mean over the channels */
+        for (size_t i = 0; i < C; i++)
+            m += x[i];
+        m /= (double)C;
+        /* the variance, biased (divided by C), as LayerNorm */
+        for (size_t i = 0; i < C; i++) {
+            double z = x[i] - m;
+            var += z * z;
+        }
+        var /= (double)C;
+        double s = 1.0 / sqrt(var + LAYERNORM_EPS);
+        mean[r] = m;
+        rstd[r] = s;
+        /* normalise, then scale and shift */
+        for (size_t i = 0; i < C; i++)
+            out[r * C + i] = (float)((x[i] - m) * s * weight[i] + bias[i]);
+    }
+}
+
+void layernorm_backward(double *dinp, double *dweight, double *dbias, const double *dout,
+                        const double *inp, const float *weight, const double *mean,
+                        const double *rstd, size_t N, size_t C)
+{
+    for (size_t r = 0; r < N; r++) {
+        const double *x = inp + r * C, *dn = dout + r * C; /* (C,) */
+        double mean_dxh = 0.0, mean_dxh_xh = 0.0;
+        /* dweight += dout · x̂, dbias += dout, and the two means of dx̂ */
+        for (size_t i = 0; i < C; i++) {
+            double xh = (x[i] - mean[r]) * rstd[r];
+            double dxh = dn[i] * weight[i];
+            dweight[i] += dn[i] * xh;
+            dbias[i] += dn[i];
+            mean_dxh += dxh;
+            mean_dxh_xh += dxh * xh;
+        }
+        mean_dxh /= (double)C;
+        mean_dxh_xh /= (double)C;
+        /* dinp = rstd (dx̂ − mean(dx̂) − x̂ mean(dx̂ x̂)) */
+        for (size_t i = 0; i < C; i++) {
+            double xh = (x[i] - mean[r]) * rstd[r];
+            double dxh = dn[i] * weight[i];
+            dinp[r * C + i] += rstd[r] * (dxh - mean_dxh - xh * mean_dxh_xh);
+        }
+    }
+}
+
+void relu_forward(float *out, const float *inp, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = inp[i] > 0.0f ? inp[i] : 0.0f;
+}
+
+void relu_backward(double *dinp, const double *dout, const float *inp, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (inp[i] > 0.0f)
+            dinp[i] += dout[i];
+}

@@ -1,0 +1,56 @@
+/* layers.h — the layers of d2l's Transformer encoder block that are not
+ * attention, each a forward pass and its backward pass as naive loops.
+ *
+ * Dimensions: N rows (batch × positions), C channels (the features of a
+ * row). Every tensor is row-major: row r holds C numbers at r·C.
+ *
+ * Each `*_forward` has a `*_backward` with the same argument order, llm.c
+ * style: outputs (or their gradients) first, then what the forward pass
+ * kept, then its inputs, weights and dimensions. Gradients are named d +
+ * the tensor and are ADDED to (+=), as PyTorch accumulates .grad; they are
+ * doubles, computed from the float32 activations the forward pass kept.
+ *
+ * The linear layer's pair is linear_forward (attention.h) and
+ * linear_backward (attention_backward.h); attention's is mha_forward and
+ * mha_backward. With them the block is
+ *   Z1 = X + MultiHeadAttention(X)     residual_forward
+ *   N1 = LayerNorm(Z1)                 layernorm_forward   (addnorm1)
+ *   H  = N1 · dense1ᵀ + b1             linear_forward      (ffn.dense1)
+ *   R  = ReLU(H)                       relu_forward
+ *   F  = R · dense2ᵀ + b2              linear_forward      (ffn.dense2)
+ *   Z2 = N1 + F                        residual_forward
+ *   N2 = LayerNorm(Z2)                 layernorm_forward   (addnorm2)
+ */
+#ifndef ATTN_LAYERS_H
+#define ATTN_LAYERS_H
+
+#include <stddef.h>
+
+/* PyTorch's LayerNorm default. */
+#define LAYERNORM_EPS 1e-5
+
+/* out (N, C) = inp1 + inp2, kept in double: the sum LayerNorm reads is not
+ * rounded to float first. */
+void residual_forward(double *out, const float *inp1, const float *inp2, size_t n);
+/* dinp1 (N, C) += dout, dinp2 (N, C) += dout: a sum passes its gradient to
+ * both of its terms unchanged. */
+void residual_backward(double *dinp1, double *dinp2, const double *dout, size_t n);
+
+/* LayerNorm over the C channels of each row, biased variance, eps 1e-5:
+ *   mean (N,), rstd (N,) = 1 / sqrt(var + eps)
+ *   out (N, C) = (inp − mean) · rstd · weight + bias */
+void layernorm_forward(float *out, double *mean, double *rstd, const double *inp,
+                       const float *weight, const float *bias, size_t N, size_t C);
+/* With x̂ = (inp − mean) · rstd and dx̂ = dout ⊙ weight:
+ *   dweight (C,) += Σ_rows dout ⊙ x̂,  dbias (C,) += Σ_rows dout,
+ *   dinp (N, C) += rstd (dx̂ − mean(dx̂) − x̂ · mean(dx̂ ⊙ x̂)) */
+void layernorm_backward(double *dinp, double *dweight, double *dbias, const double *dout,
+                        const double *inp, const float *weight, const double *mean,
+                        const double *rstd, size_t N, size_t C);
+
+/* out (n,) = max(inp, 0) */
+void relu_forward(float *out, const float *inp, size_t n);
+/* dinp (n,) += dout where inp > 0 (PyTorch's choice at 0: no gradient) */
+void relu_backward(double *dinp, const double *dout, const float *inp, size_t n);
+
+#endif
