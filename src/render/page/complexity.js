@@ -1,0 +1,1 @@
+// complexity.js — filled in below

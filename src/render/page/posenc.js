@@ -1,0 +1,1 @@
+// posenc.js — filled in below

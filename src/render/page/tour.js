@@ -1,0 +1,1 @@
+// tour.js — filled in below

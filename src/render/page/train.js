@@ -1,0 +1,1 @@
+// train.js — filled in below

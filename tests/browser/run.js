@@ -1,0 +1,325 @@
+#!/usr/bin/env node
+// tests/browser/run.js — attn's --html pages checked in a real browser:
+// Debian's Chromium (/usr/bin/chromium) driven by npm's playwright-core,
+// both installed by scripts/test (tests/browser/package-lock.json pins
+// playwright-core; no browser is downloaded).
+//
+//   node tests/browser/run.js ATTN GROUP [--shots DIR]
+//
+// GROUP is one kind of page (attention, security, bert, posenc,
+// complexity, train, tour); each writes its pages with ATTN into a
+// temporary folder, opens them from file:// and checks what a learner
+// would do: hover, click, keys, the slider. Every page must load with no
+// console error and no request but the file itself. --shots DIR also
+// saves a screenshot of each page there. Exit 0 when every check passed,
+// 1 otherwise, 77 (skipped) when Chromium or playwright-core is missing.
+"use strict";
+const fs = require("fs");
+const os = require("os");
+const path = require("path");
+const {execFileSync} = require("child_process");
+
+const CHROMIUM = "/usr/bin/chromium";
+let playwright;
+try {
+  playwright = require(path.join(__dirname, "node_modules", "playwright-core"));
+} catch (e) {
+  console.log("skipped: playwright-core is not installed in tests/browser (scripts/test installs it)");
+  process.exit(77);
+}
+if (!fs.existsSync(CHROMIUM)) {
+  console.log("skipped: no " + CHROMIUM + " (scripts/test installs Debian's chromium)");
+  process.exit(77);
+}
+
+const ATTN = path.resolve(process.argv[2]), GROUP = process.argv[3];
+const shotsAt = process.argv.indexOf("--shots");
+const SHOTS = shotsAt > 0 ? path.resolve(process.argv[shotsAt + 1]) : null;
+const TMP = fs.mkdtempSync(path.join(os.tmpdir(), "attn-browser-"));
+
+// ---- checks --------------------------------------------------------------
+
+let count = 0;
+const failed = [];
+function check(name, ok, detail) {
+  count++;
+  if (!ok) {
+    failed.push(name);
+    console.log("FAIL " + name + (detail !== undefined ? ": " + detail : ""));
+  } else {
+    console.log("ok   " + name);
+  }
+}
+function near(a, b, tol) {
+  return Math.abs(a - b) <= tol;
+}
+
+// Run attn with args in TMP; its stdout.
+function attn(args, opts) {
+  return execFileSync(ATTN, args, {cwd: TMP, encoding: "utf8", maxBuffer: 1 << 28,
+                                   env: Object.assign({}, process.env, {NO_COLOR: "1"}), ...(opts || {})});
+}
+function tmp(name) {
+  return path.join(TMP, name);
+}
+function readJSON(name) {
+  return JSON.parse(fs.readFileSync(tmp(name), "utf8"));
+}
+// The data element of a page, parsed, and its raw text.
+function pageData(file) {
+  const html = fs.readFileSync(file, "utf8");
+  const m = /<script type="application\/json" id="attn-data">([\s\S]*?)<\/script>/.exec(html);
+  return {html, raw: m[1], data: JSON.parse(m[1])};
+}
+// A float32 tensor of the page's data (base64) or of --json (nested arrays).
+function flat(v) {
+  if (v && v.base64 !== undefined) {
+    const b = Buffer.from(v.base64, "base64");
+    const out = new Float32Array(b.length / 4);
+    for (let i = 0; i < out.length; i++) out[i] = b.readFloatLE(4 * i);
+    return out;
+  }
+  return Float32Array.from(v.flat(Infinity));
+}
+
+// ---- the browser -----------------------------------------------------------
+
+// A fresh profile each run (playwright passes it as --user-data-dir).
+let browser;
+async function launch() {
+  const profile = fs.mkdtempSync(path.join(os.tmpdir(), "attn-chromium-"));
+  browser = await playwright.chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport: {width: 1280, height: 900},
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+           "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+  return profile;
+}
+
+// Open file in a new page: the page, and its console errors and requests
+// (every one but the file itself is a failure).
+async function open(file, name) {
+  const page = await browser.newPage();
+  const errors = [], requests = [];
+  const url = "file://" + file;
+  page.on("console", (m) => { if (m.type() === "error" || m.type() === "warning") errors.push(m.text()); });
+  page.on("pageerror", (e) => errors.push(String(e)));
+  page.on("request", (r) => { if (r.url() !== url) requests.push(r.url()); });
+  await page.goto(url);
+  await page.waitForFunction(() => document.body.dataset.ready === "1", null, {timeout: 20000});
+  const drawMs = Number(await page.evaluate(() => document.body.dataset.drawMs));
+  const p = {page, errors, requests, drawMs, name};
+  p.finish = async () => {
+    check(`${name}: no console error`, errors.length === 0, errors.join(" | "));
+    check(`${name}: no request but the file`, requests.length === 0, requests.join(" "));
+    if (SHOTS) {
+      fs.mkdirSync(SHOTS, {recursive: true});
+      await page.mouse.move(0, 0);
+      await page.evaluate(() => window.scrollTo(0, 0));
+      await page.screenshot({path: path.join(SHOTS, name + ".png"), fullPage: true});
+    }
+    await page.close();
+  };
+  return p;
+}
+
+// The centre of cell (r, c) of the canvas named panel, in page pixels.
+async function cellPoint(page, panel, r, c) {
+  return page.evaluate(([panel, r, c]) => {
+    const cv = document.querySelector(`canvas[data-panel="${panel}"]`);
+    cv.scrollIntoView({block: "center"});
+    const b = cv.getBoundingClientRect(); // the border is outside the cells
+    const rows = Number(cv.dataset.rows), cols = Number(cv.dataset.cols);
+    return {x: b.left + cv.clientLeft + (c + 0.5) * cv.clientWidth / cols,
+            y: b.top + cv.clientTop + (r + 0.5) * cv.clientHeight / rows};
+  }, [panel, r, c]);
+}
+async function hover(page, panel, r, c) {
+  const pt = await cellPoint(page, panel, r, c);
+  await page.mouse.move(pt.x, pt.y);
+  return page.evaluate(() => {
+    const t = document.querySelector('[role="tooltip"]');
+    return t && !t.hidden ? t.textContent : "";
+  });
+}
+async function tooltipText(page) {
+  return page.evaluate(() => {
+    const t = document.querySelector('[role="tooltip"]');
+    return t && !t.hidden ? t.textContent : "";
+  });
+}
+// The weight a tooltip shows: its 4 decimals and its float32 text.
+function tooltipWeight(text) {
+  const m = /weight (-?[0-9.]+)\s+(?:\()?float32 ([-0-9.e+]+)/.exec(text);
+  return m ? {four: m[1], full: Number(m[2])} : null;
+}
+// The hovered weight against the --json value w.
+function checkWeight(name, text, w) {
+  const t = tooltipWeight(text);
+  check(`${name}: tooltip shows the weight with 4 decimals`, t && t.four === w.toFixed(4),
+        `${text} vs ${w}`);
+  check(`${name}: tooltip shows the float32 value`, t && Math.fround(t.full) === Math.fround(w),
+        `${text} vs ${w}`);
+}
+
+// ---- the groups --------------------------------------------------------------
+
+const groups = {};
+
+// multihead's chapter cell: hover against --json, masks, enlarge, keys, head view.
+groups.attention = async () => {
+  attn(["multihead", "--json", "mh.json", "--html", "mh.html"]);
+  const json = readJSON("mh.json");
+  const W = json.attention_weights; // (2, 5, 4, 6)
+  const file = tmp("mh.html");
+  check("attention: the chapter's page is under 100 KB", fs.statSync(file).size < 100 * 1024,
+        fs.statSync(file).size);
+  const again = attn(["multihead", "--html", "mh.html"]) && fs.readFileSync(file);
+  check("attention: the same command gives the same bytes", Buffer.compare(again, fs.readFileSync(file)) === 0);
+  const {data} = pageData(file);
+  for (const k of Object.keys(json))
+    check(`attention: the page's data has --json's key ${k}`, k in data);
+  const p = await open(file, "multihead");
+  const {page} = p;
+  const panels = await page.evaluate(() => Array.from(document.querySelectorAll("canvas[data-panel]"), (c) => c.dataset.panel));
+  check("attention: one canvas per example and head", panels.length === 10 && panels[0] === "example 0 head 1" &&
+        panels[9] === "example 1 head 5", panels.join(", "));
+  for (const [b, h, q, k] of [[0, 0, 0, 0], [0, 3, 2, 1], [1, 4, 3, 1], [1, 1, 0, 0]]) {
+    const text = await hover(page, `example ${b} head ${h + 1}`, q, k);
+    check(`attention: hover example ${b} head ${h + 1} names query ${q} and key ${k}`,
+          text.includes(`query ${q} “${q}” → key ${k} “${k}”`), text);
+    checkWeight(`attention: example ${b} head ${h + 1} (${q}, ${k})`, text, W[b][h][q][k]);
+    check(`attention: a valid key is not called masked (${b}, ${h}, ${q}, ${k})`, !text.includes("masked"), text);
+  }
+  // masked keys: valid_lens 3, 2
+  const masked = await hover(page, "example 1 head 2", 1, 4);
+  check("attention: a key past valid_len is shown as masked", masked.includes("masked (valid_len 2)"), masked);
+  checkWeight("attention: masked cell", masked, W[1][1][1][4]);
+  const px = await page.evaluate(() => {
+    const c = document.querySelector('canvas[data-panel="example 1 head 2"]');
+    const cell = c.width / 6;
+    return [attnPage.pixelAt(c, Math.floor(4.5 * cell), Math.floor(1.5 * cell)),
+            attnPage.pixelAt(c, Math.floor(0.5 * cell), Math.floor(1.5 * cell))];
+  });
+  check("attention: a masked cell is drawn grey, not in the colour map's red",
+        px[0][0] === px[0][1] && px[0][1] === px[0][2] && px[1][0] > px[1][2] + 50, JSON.stringify(px));
+
+  // keyboard: focus a panel, move the highlighted cell
+  await page.click('canvas[data-panel="example 0 head 3"]', {position: {x: 2, y: 2}});
+  check("attention: clicking a panel enlarges it",
+        await page.evaluate(() => !!document.querySelector('[role="dialog"] canvas[data-panel="example 0 head 3 (enlarged)"]')));
+  const big = await hover(page, "example 0 head 3 (enlarged)", 2, 1);
+  checkWeight("attention: hover in the enlarged panel", big, W[0][2][2][1]);
+  await page.keyboard.press("Escape");
+  check("attention: Esc closes the enlarged panel", await page.evaluate(() => !document.querySelector('[role="dialog"]')));
+  await page.focus('canvas[data-panel="example 1 head 4"]');
+  for (const key of ["ArrowDown", "ArrowRight", "ArrowRight", "ArrowDown", "ArrowDown", "ArrowLeft"]) await page.keyboard.press(key);
+  const sel = await page.evaluate(() => attnPage.state.selected);
+  // the first key selects (0, 0); then right, right, down, down, left
+  check("attention: the arrow keys move the highlighted cell", sel && sel.panel === "example 1 head 4" &&
+        sel.row === 2 && sel.col === 1, JSON.stringify(sel));
+  checkWeight("attention: the keyboard's cell", await tooltipText(page), W[1][3][2][1]);
+
+  // head view: toggle a head by its colour, hover a token
+  const before = await page.evaluate(() => document.querySelector('canvas[data-view="head view"]').toDataURL());
+  await page.click('button[data-head="2"]');
+  const st = await page.evaluate(() => attnPage.state.headView);
+  check("attention: clicking head 2's colour hides it", st.heads[1] === false && st.heads[0] === true, JSON.stringify(st));
+  check("attention: the swatch says it is off", await page.getAttribute('button[data-head="2"]', "aria-pressed") === "false");
+  const after = await page.evaluate(() => document.querySelector('canvas[data-view="head view"]').toDataURL());
+  check("attention: the head view is drawn again without head 2", before !== after);
+  await page.click('button[data-head="2"]');
+  check("attention: clicking again shows it", (await page.evaluate(() => attnPage.state.headView.heads[1])) === true);
+  const hvBox = await page.evaluate(() => { const c = document.querySelector('canvas[data-view="head view"]');
+    c.scrollIntoView(); const b = c.getBoundingClientRect(); return {x: b.left, y: b.top, w: b.width, k: b.width / c.width}; });
+  await page.mouse.move(hvBox.x + 150 * hvBox.k, hvBox.y + (28 + 2 * 24 + 12) * hvBox.k); // query 2
+  const focus = await page.evaluate(() => attnPage.state.headView.focus);
+  check("attention: hovering a query token shows only its lines", focus && focus.side === "q" && focus.i === 2,
+        JSON.stringify(focus));
+  await p.finish();
+};
+
+// Tokens that would run as HTML are text: shown, never run; and the data
+// element keeps them whole.
+const EVIL = ["</script><img src=x onerror=window.__pwned=1>", "\"><svg onload=window.__pwned=2>",
+              "<!-- a comment", "a\u2028b\u2029c & d", "'; window.__pwned=3; '"];
+groups.security = async () => {
+  const n = EVIL.length;
+  const q = EVIL.map((_, i) => [i, 1 - i, 0.5 * i, 1]);
+  fs.writeFileSync(tmp("evil.json"), JSON.stringify({queries: q, num_heads: 2, query_tokens: EVIL, key_tokens: EVIL}));
+  attn(["multihead", "--input", "evil.json", "--hiddens", "4", "--heads", "2", "--html", "evil.html"]);
+  const {html, raw, data} = pageData(tmp("evil.html"));
+  check("security: the data element holds no '<', '>' or '&'", !/[<>&]/.test(raw));
+  check("security: the data element holds no raw U+2028 or U+2029", !/[\u2028\u2029]/.test(raw));
+  check("security: exactly two script elements", (html.match(/<script/g) || []).length === 2);
+  check("security: the tokens parse back the same", JSON.stringify(data.page.rows[0].query_tokens) === JSON.stringify(EVIL),
+        JSON.stringify(data.page.rows[0].query_tokens));
+  check("security: a Content-Security-Policy forbids remote loads",
+        /<meta http-equiv="Content-Security-Policy" content="default-src 'none';/.test(html));
+  const p = await open(tmp("evil.html"), "security");
+  const {page} = p;
+  await page.waitForTimeout(200);
+  check("security: no handler ran", (await page.evaluate(() => window.__pwned)) === undefined);
+  check("security: no img or svg element was made", (await page.evaluate(() => document.querySelectorAll("img, svg").length)) === 0);
+  const ticks = await page.evaluate(() => Array.from(document.querySelectorAll('.hm-yt')[0].querySelectorAll(".tick"), (t) => t.textContent));
+  check("security: the tokens are shown as text", JSON.stringify(ticks) === JSON.stringify(EVIL), JSON.stringify(ticks));
+  const visible = await page.evaluate(() => { const t = document.querySelector(".hm-yt .tick"); const b = t.getBoundingClientRect();
+    return b.width > 0 && b.height > 0 && getComputedStyle(t).visibility === "visible"; });
+  check("security: the tokens are visible", visible);
+  const text = await hover(page, "example 0 head 1", 0, 1);
+  check("security: the tooltip shows the token as text", text.includes(EVIL[0]) && text.includes(EVIL[1]), text);
+  check("security: still no handler ran", (await page.evaluate(() => window.__pwned)) === undefined);
+  await p.finish();
+};
+
+// BERT's size: 1 × 512 tokens, 12 heads, under 20 MB and drawn in under 1 s.
+groups.bert = async () => {
+  attn(["multihead", "--queries", "512", "--kv", "512", "--hiddens", "768", "--heads", "12", "--batch", "1",
+        "--fill", "random", "--valid-lens", "none", "--html", "bert.html"]);
+  const size = fs.statSync(tmp("bert.html")).size;
+  console.log(`bert: page ${(size / 1e6).toFixed(1)} MB`);
+  check("bert: the page is under 20 MB", size < 20e6, size);
+  const {data} = pageData(tmp("bert.html"));
+  const W = flat(data.attention_weights);
+  const p = await open(tmp("bert.html"), "bert");
+  const t = await p.page.evaluate(() => [attnPage.parseMs, attnPage.buildMs]);
+  console.log(`bert: loaded and drawn in ${p.drawMs.toFixed(0)} ms (JSON.parse ${t[0].toFixed(0)} ms, ` +
+              `parse to drawn ${t[1].toFixed(0)} ms)`);
+  check("bert: loaded and drawn in under 1 s", p.drawMs < 1000, p.drawMs);
+  const panels = await p.page.evaluate(() => document.querySelectorAll("canvas[data-panel]").length);
+  check("bert: 12 panels", panels === 12, panels);
+  const at = (h, q, k) => W[(h * 512 + q) * 512 + k];
+  const thumb = await p.page.evaluate(() => { const c = document.querySelector("canvas[data-panel]"); return [c.width, c.clientWidth]; });
+  check("bert: the panels are thumbnails", thumb[0] === 512 && thumb[1] < 512, JSON.stringify(thumb));
+  for (const [h, q, k] of [[0, 0, 0], [11, 511, 511], [5, 300, 17]]) {
+    // every cell of a 512 × 512 panel: in the enlarged one
+    await p.page.click(`canvas[data-panel="example 0 head ${h + 1}"]`);
+    const text = await hover(p.page, `example 0 head ${h + 1} (enlarged)`, q, k);
+    await p.page.keyboard.press("Escape");
+    check(`bert: hover head ${h + 1} names query ${q} and key ${k}`, text.includes(`query ${q} “${q}” → key ${k} “${k}”`), text);
+    checkWeight(`bert: head ${h + 1} (${q}, ${k})`, text, at(h, q, k));
+  }
+  await p.finish();
+};
+
+async function main() {
+  if (!groups[GROUP]) {
+    console.log("unknown group " + GROUP + "; known: " + Object.keys(groups).join(", "));
+    process.exit(2);
+  }
+  const profile = await launch();
+  try {
+    await groups[GROUP]();
+  } catch (e) {
+    check(GROUP + ": ran to the end", false, e.stack);
+  } finally {
+    await browser.close();
+    fs.rmSync(profile, {recursive: true, force: true});
+    fs.rmSync(TMP, {recursive: true, force: true});
+  }
+  console.log(`${count - failed.length} of ${count} checks passed`);
+  process.exit(failed.length ? 1 : 0);
+}
+main();

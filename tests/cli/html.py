@@ -1,0 +1,150 @@
+"""--html FILE (SPEC.md §10): the page's file as a file — refused up front
+when it cannot be written, written atomically, the same bytes for the same
+command, the data element escaped and holding --json's members. What the
+page does in a browser is tests/browser/run.js's (suite browser)."""
+import base64
+import json
+import os
+import re
+import struct
+
+from .common import check, expect, run
+
+DATA_RE = re.compile(r'<script type="application/json" id="attn-data">(.*?)</script>', re.S)
+
+
+def page_data(path):
+    """(the whole page, the data element's text, its JSON)."""
+    with open(path, encoding="utf-8") as f:
+        html = f.read()
+    m = DATA_RE.search(html)
+    assert m, "no data element in " + path
+    return html, m.group(1), json.loads(m.group(1))
+
+
+def floats(t):
+    """A tensor of the page (base64 float32, little-endian) or of --json
+    (nested lists), flattened to a list of floats."""
+    if isinstance(t, dict):
+        raw = base64.b64decode(t["base64"])
+        return list(struct.unpack("<%df" % (len(raw) // 4), raw))
+    out = []
+
+    def walk(v):
+        if isinstance(v, list):
+            for x in v:
+                walk(x)
+        else:
+            out.append(v)
+    walk(t)
+    return out
+
+
+def f32(x):
+    return struct.unpack("<f", struct.pack("<f", x))[0]
+
+
+def group_html(tmp):
+    M = "attn multihead: "
+    S = "attn selfattn: "
+    page = os.path.join(tmp, "mh.html")
+
+    # unwritable: refused before any work (the missing input is not read)
+    missing = os.path.join(tmp, "no", "such", "p.html")
+    expect(["multihead", "--html", missing], 1,
+           err=M + "--html %s: cannot create: No such file or directory" % missing)
+    expect(["selfattn", "--input", os.path.join(tmp, "absent.json"), "--html", missing], 1,
+           err=S + "--html %s: cannot create: No such file or directory" % missing)
+    expect(["multihead", "--html", tmp], 1, err=M + "--html %s: cannot write: Is a directory" % tmp)
+    check(not os.path.exists(os.path.dirname(missing)), "html: nothing made for a missing folder")
+    # what cannot go with it
+    expect(["multihead", "--stream", "--html", page], 2,
+           err=M + "--stream never stores the attention weights, which --html needs")
+    expect(["selfattn", "--describe", "--html", page], 2,
+           err=S + "--describe prints the module and stops; --html would have nothing to show")
+    expect(["selfattn", "--scale-sweep", "--html", page], 2,
+           err=S + "--html cannot be used with --scale-sweep, which draws its own q and k (it "
+                   "takes --dims, --samples, --kv, --seed, --png, --json, --font, --max-mem)")
+
+    # the chapter's cell: one report line, under 100 KB, the same bytes twice
+    rc, out, err = expect(["multihead", "--html", page], 0, err="")
+    size = os.path.getsize(page)
+    check(out.endswith("wrote %s: a page of the attention weights, 2 examples × 5 heads, %d KB\n"
+                       % (page, round(size / 1024))), "html: the report line: %r" % out[-120:])
+    check(size < 100 * 1024, "html: the chapter's page is under 100 KB (%d bytes)" % size)
+    with open(page, "rb") as f:
+        first = f.read()
+    expect(["multihead", "--html", page], 0)
+    with open(page, "rb") as f:
+        check(f.read() == first, "html: the same command gives the same bytes")
+    leftovers = [n for n in os.listdir(tmp) if n.startswith("mh.html.")]
+    check(not leftovers, "html: no temporary file left: %r" % leftovers)
+
+    # a failed run leaves an existing page untouched
+    bad = os.path.join(tmp, "bad.json")
+    with open(bad, "w") as f:
+        f.write('{"queries": [[1, 2], [3]]}')
+    expect(["multihead", "--input", bad, "--html", page], 1)
+    with open(page, "rb") as f:
+        check(f.read() == first, "html: a failed run leaves the old page as it was")
+
+    # self-contained: the policy, no URL to load, inline style and script
+    html, raw, data = page_data(page)
+    check(html.startswith("<!DOCTYPE html>\n"), "html: an HTML5 page")
+    check('<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+          "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:;" in html,
+          "html: a Content-Security-Policy that forbids remote loads")
+    check(not re.search(r'\b(src|href)\s*=', html.replace(raw, "")), "html: no src= or href= in the page")
+    check(not re.search(r"https?://", html.replace(raw, "")), "html: no URL in the page's markup or code")
+    check(html.count("<script") == 2 and "<style>" in html, "html: one style, the data and one script")
+
+    # the data: --json's members, the weights whole as base64 float32
+    jpath = os.path.join(tmp, "mh.json")
+    expect(["multihead", "--json", jpath], 0)
+    with open(jpath) as f:
+        ref = json.load(f)
+    check(sorted(k for k in data if k != "page") == sorted(ref),
+          "html: the data has --json's keys: %r" % sorted(data))
+    w = data["attention_weights"]
+    check(w["dtype"] == "float32" and w["shape"] == [2, 5, 4, 6], "html: the weights' shape: %r"
+          % {k: v for k, v in w.items() if k != "base64"})
+    check(floats(w) == [f32(x) for x in floats(ref["attention_weights"])],
+          "html: the weights are --json's, as float32")
+    check(data["valid_lens"] == [3, 2] and data["page"]["kind"] == "attention",
+          "html: valid_lens and the page's kind")
+    sd = data["state_dict"]["W_q.weight"]
+    check(sd["shape"] == [100, 100] and "omitted" in sd and "base64" not in sd,
+          "html: a large tensor keeps its shape only: %r" % sd)
+    check(data["page"]["rows"][1] == {"name": "example 1", "query_tokens": None,
+                                      "key_tokens": None, "valid_lens": 2},
+          "html: a row of the grid: %r" % data["page"]["rows"][1])
+
+    # escaping: <, >, &, U+2028 and U+2029 as \\u escapes in the element,
+    # and the tokens read back the same
+    evil = ["</script><b>x</b>", "<!--", "a&b", "l\u2028p\u2029", "\"'"]
+    inp = os.path.join(tmp, "evil.json")
+    with open(inp, "w", encoding="utf-8") as f:
+        json.dump({"queries": [[1, 0], [0, 1], [1, 1], [0, 0], [2, 1]], "num_heads": 1,
+                   "query_tokens": evil, "key_tokens": evil}, f, ensure_ascii=False)
+    epage = os.path.join(tmp, "evil.html")
+    expect(["multihead", "--input", inp, "--hiddens", "2", "--heads", "1", "--html", epage], 0)
+    html, raw, data = page_data(epage)
+    check(not re.search("[<>&\u2028\u2029]", raw), "html: no <, >, &, U+2028, U+2029 in the data")
+    check("\\u003c/script\\u003e" in raw and "\\u0026" in raw and "\\u2028" in raw and "\\u2029" in raw,
+          "html: they are written as \\u escapes")
+    check(data["page"]["rows"][0]["query_tokens"] == evil, "html: the tokens read back the same")
+    check(html.count("</script>") == 2, "html: no token closes a script element")
+
+    # selfattn --tokens: a row of tokens per sentence, their lengths
+    spage = os.path.join(tmp, "apple.html")
+    expect(["selfattn", "--tokens", "苹果 很 好吃|苹果 发布 了 新的 产品", "--hiddens", "16", "--heads",
+            "2", "--html", spage], 0)
+    _, _, data = page_data(spage)
+    rows = data["page"]["rows"]
+    check(rows[0]["query_tokens"] == ["苹果", "很", "好吃", "<pad>", "<pad>"] and
+          rows[1]["key_tokens"] == ["苹果", "发布", "了", "新的", "产品"] and
+          [r["valid_lens"] for r in rows] == [3, 5], "html: selfattn --tokens rows: %r" % rows)
+    # with --json - the report goes to stderr
+    rc, out, err = run(["selfattn", "--json", "-", "--html", spage])
+    check(rc == 0 and json.loads(out)["command"] == "selfattn" and
+          err.startswith("wrote %s: a page" % spage), "html: with --json -, the report is on stderr")
