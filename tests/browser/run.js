@@ -304,6 +304,64 @@ groups.bert = async () => {
   await p.finish();
 };
 
+// posenc: the formula with its numbers, the columns chooser, P·Pᵀ, the table.
+groups.posenc = async () => {
+  attn(["posenc", "--dim", "32", "--steps", "60", "--json", "pe.json", "--html", "pe.html"]);
+  const P = readJSON("pe.json").P;
+  const printed = attn(["posenc", "--dim", "32", "--steps", "60", "--check-relative", "1:10"]);
+  const p = await open(tmp("pe.html"), "posenc");
+  const {page} = p;
+  const t = await hover(page, "P", 7, 6);
+  const sin76 = Math.sin(7 / Math.pow(10000, 6 / 32)).toFixed(4);
+  check("posenc: hover shows the formula with its numbers", t.includes(`sin(7 / 10000^(6/32)) = ${sin76}`), t);
+  check("posenc: and names the position and column", t.includes("position 7, column 6"), t);
+  check("posenc: the value is P's", t.includes(`P[7, 6] = ${P[7][6].toFixed(4)}`), t);
+  const c = await hover(page, "P", 3, 5);
+  const want = Math.cos(3 / Math.pow(10000, 4 / 32)).toFixed(4);
+  check("posenc: a cos column's formula", c.includes(`cos(3 / 10000^(4/32)) = ${want}`), c);
+  const full = /float32 ([-0-9.e+]+)/.exec(c);
+  check("posenc: the float32 value of P[3, 5]", full && Math.fround(Number(full[1])) === Math.fround(P[3][5]), c);
+  // keyboard: from the cell last hovered, (3, 5)
+  await page.focus('canvas[data-panel="P"]');
+  for (const k of ["ArrowDown", "ArrowDown", "ArrowRight", "ArrowRight", "ArrowRight", "ArrowUp"]) await page.keyboard.press(k);
+  const sel = await page.evaluate(() => attnPage.state.selected);
+  check("posenc: the arrow keys move the highlighted cell", sel.panel === "P" && sel.row === 4 && sel.col === 8, JSON.stringify(sel));
+  const kt = await tooltipText(page);
+  check("posenc: the tooltip follows the keys", kt.includes(`P[4, 8] = ${P[4][8].toFixed(4)}`), kt);
+  // the columns: default 6-9, then typed, then clicked
+  check("posenc: the plot starts with columns 6-9", JSON.stringify(await page.evaluate(() => attnPage.state.cols)) === "[6,7,8,9]");
+  await page.fill('input[aria-label^="columns to plot"]', "0,1,4-5");
+  await page.press('input[aria-label^="columns to plot"]', "Enter");
+  check("posenc: the chooser plots the columns typed", JSON.stringify(await page.evaluate(() => attnPage.state.cols)) === "[0,1,4,5]");
+  const legend = await page.evaluate(() => Array.from(document.querySelectorAll(".legend-item"), (e) => e.textContent).join(","));
+  check("posenc: the legend names them", legend === "Col 0,Col 1,Col 4,Col 5", legend);
+  const pt = await cellPoint(page, "P", 10, 12);
+  await page.mouse.click(pt.x, pt.y);
+  check("posenc: clicking a column of P adds it to the plot",
+        JSON.stringify(await page.evaluate(() => attnPage.state.cols)) === "[0,1,4,5,12]");
+  await page.fill('input[aria-label^="columns to plot"]', "99");
+  await page.press('input[aria-label^="columns to plot"]', "Enter");
+  check("posenc: a column that does not exist is refused", JSON.stringify(await page.evaluate(() => attnPage.state.cols)) === "[0,1,4,5,12]");
+  // P·Pᵀ against the sum over --json's P
+  const dot = (i, k) => P[i].reduce((s, v, j) => s + v * P[k][j], 0);
+  const sim = await hover(page, "P·Pᵀ", 5, 9);
+  check("posenc: hover P·Pᵀ gives P[5]·P[9]", sim.includes(`P[5] · P[9] = ${dot(5, 9).toFixed(4)}`) && sim.includes("offset 4"), sim);
+  // the table against what attn prints
+  const rows = await page.evaluate(() => Array.from(document.querySelectorAll("table.data tr"), (r) => Array.from(r.cells, (c) => c.textContent)));
+  const want10 = [...printed.matchAll(/δ = (\d+)\s+(\d+) positions × (\d+) pairs\s+max \|difference\| = (\S+)/g)];
+  check("posenc: the table has δ = 1 … 10", rows.length === 11 && want10.length === 10, rows.length);
+  check("posenc: the table's figures are attn's", want10.every((m, i) => rows[i + 1][0] === m[1] && rows[i + 1][1] === m[2] &&
+        rows[i + 1][2] === m[3] && Number(rows[i + 1][3]) === Number(m[4])), JSON.stringify(rows.slice(1, 3)));
+  await p.finish();
+
+  // concat: the cos half's formula
+  attn(["posenc", "--dim", "32", "--steps", "20", "--layout", "concat", "--html", "pc.html"]);
+  const q = await open(tmp("pc.html"), "posenc-concat");
+  const tc = await hover(q.page, "P", 2, 20);
+  check("posenc: concat, a cos-half column", tc.includes(`cos(2 / 10000^(8/32)) = ${Math.cos(2 / Math.pow(10000, 8 / 32)).toFixed(4)}`), tc);
+  await q.finish();
+};
+
 async function main() {
   if (!groups[GROUP]) {
     console.log("unknown group " + GROUP + "; known: " + Object.keys(groups).join(", "));

@@ -148,3 +148,39 @@ def group_html(tmp):
     rc, out, err = run(["selfattn", "--json", "-", "--html", spage])
     check(rc == 0 and json.loads(out)["command"] == "selfattn" and
           err.startswith("wrote %s: a page" % spage), "html: with --json -, the report is on stderr")
+
+
+def group_html_posenc(tmp):
+    P = "attn posenc: "
+    page = os.path.join(tmp, "pe.html")
+    missing = os.path.join(tmp, "no", "pe.html")
+    expect(["posenc", "--html", missing], 1,
+           err=P + "--html %s: cannot create: No such file or directory" % missing)
+    expect(["posenc", "--rope", "--html", page], 2,
+           err=P + "--html is for the encoding P and cannot be used with --rope")
+    # more than a page holds: refused before P is made
+    expect(["posenc", "--steps", "100000", "--dim", "512", "--html", page], 1,
+           err=P + "--html: P of --steps 100000 × --dim 512 is more numbers than a page holds "
+                   "(4194304); --png draws it")
+    check(not os.path.exists(page), "html posenc: no page for a refused run")
+    # the page: --json's members, P whole, the columns and the check
+    jpath = os.path.join(tmp, "pe.json")
+    rc, out, err = expect(["posenc", "--dim", "32", "--steps", "60", "--html", page, "--json", jpath,
+                           "--cols", "1,3"], 0, err="")
+    check(out == "wrote %s: P as JSON, 60 × 32\nwrote %s: a page of P, 60 × 32, %d KB\n"
+          % (jpath, page, round(os.path.getsize(page) / 1024)), "html posenc: report %r" % out)
+    _, _, data = page_data(page)
+    with open(jpath) as f:
+        ref = json.load(f)
+    check(sorted(k for k in data if k != "page") == sorted(ref), "html posenc: --json's keys")
+    check(floats(data["P"]) == [f32(x) for x in floats(ref["P"])], "html posenc: P is --json's")
+    check(data["page"]["cols"] == [1, 3], "html posenc: the plot's columns from --cols")
+    chk = data["page"]["check_relative"]
+    check([c["delta"] for c in chk] == list(range(1, 11)) and chk[0]["positions"] == 59 and
+          chk[0]["pairs"] == 16 and 0 < chk[0]["max_difference"] < 1e-6,
+          "html posenc: the relative check for δ = 1 … 10: %r" % chk[:2])
+    # --check-relative chooses the table's offsets
+    expect(["posenc", "--html", page, "--check-relative", "-3:-1"], 0)
+    _, _, data = page_data(page)
+    check([c["delta"] for c in data["page"]["check_relative"]] == [-3, -2, -1],
+          "html posenc: --check-relative's offsets in the table")

@@ -19,10 +19,10 @@ function cellSize(rows, cols, room, most) {
   return Math.max(1, Math.min(most, Math.floor(room / Math.max(rows, cols))));
 }
 
-// Paint values[off + r·cols + c] (rows × cols) into canvas, cell px per
+// Paint values[off + r·cols + c] (rows × cols) into canvas, cw × ch px per
 // cell; masked(r, c) cells striped grey: a masked key is not a small weight.
-function paintHeatmap(canvas, values, off, rows, cols, cell, colors, vmin, vmax, masked) {
-  const w = cols * cell, h = rows * cell;
+function paintHeatmap(canvas, values, off, rows, cols, cw, ch, colors, vmin, vmax, masked) {
+  const w = cols * cw, h = rows * ch;
   if (canvas.width !== w) canvas.width = w;
   if (canvas.height !== h) canvas.height = h;
   const ctx = canvas.getContext("2d");
@@ -35,9 +35,9 @@ function paintHeatmap(canvas, values, off, rows, cols, cell, colors, vmin, vmax,
       const hide = masked && masked(r, c);
       let t = (v - vmin) / span, i = !(t > 0) ? 0 : t >= 1 ? 255 : Math.min(255, Math.floor(t * 256));
       const col = colors[i];
-      for (let y = r * cell; y < (r + 1) * cell; y++) {
+      for (let y = r * ch; y < (r + 1) * ch; y++) {
         const row = y * w;
-        for (let x = c * cell; x < (c + 1) * cell; x++)
+        for (let x = c * cw; x < (c + 1) * cw; x++)
           px[row + x] = hide ? ((x + y) % 6 < 2 ? HATCH_DARK : HATCH_LIGHT) : col;
       }
     }
@@ -56,7 +56,7 @@ function labelWidth(labels, most) {
   return Math.min(most, Math.ceil(w) + 8);
 }
 
-// A panel: o = {name, rows, cols, cell, values, offset, colors, vmin, vmax,
+// A panel: o = {name, rows, cols, cell (or cellW and cellH), values, offset, colors, vmin, vmax,
 // masked(r, c), describe(r, c) → tooltip lines, xt, yt (tick labels or
 // null), title, onPick()}; returns {node, canvas, redraw(values, offset),
 // select(r, c)}.
@@ -67,22 +67,26 @@ function heatPanel(o) {
   const mark = el("div", {class: "hm-mark", hidden: true});
   const stage = el("div", {class: "hm-stage"}, canvas, mark);
   const p = {node: null, canvas, values: o.values, offset: o.offset || 0, sel: null};
-  const showTicks = o.cell >= 10;
+  const cw = o.cellW || o.cell, chh = o.cellH || o.cell;
   const yt = el("div", {class: "hm-yt"}), xt = el("div", {class: "hm-xt"});
-  if (showTicks && o.yt) {
-    yt.style.height = o.rows * o.cell + "px";
+  // every label when the cells are big enough for one, else (o.sparse)
+  // every m-th, as a plot's axis ticks
+  const stepY = chh >= 10 ? 1 : o.sparse ? Math.ceil(14 / chh) : 0;
+  const stepX = cw >= 10 ? 1 : o.sparse ? Math.ceil(24 / cw) : 0;
+  if (stepY && o.yt) {
+    yt.style.height = o.rows * chh + "px";
     yt.style.width = (o.ytWidth || labelWidth(o.yt, 96)) + "px";
-    o.yt.forEach((t, i) => yt.append(el("span", {class: "tick", title: t, text: t,
-      style: `top:${i * o.cell}px;height:${o.cell}px;line-height:${o.cell}px`})));
+    o.yt.forEach((t, i) => i % stepY === 0 && yt.append(el("span", {class: "tick", title: t, text: t,
+      style: `top:${i * chh + chh / 2 - 8}px;height:16px;line-height:16px`})));
   }
-  if (showTicks && o.xt) {
+  if (stepX && o.xt) {
     // upright when every label fits its column, else turned a quarter
-    const wide = labelWidth(o.xt, 80), upright = wide <= o.cell;
-    xt.style.width = o.cols * o.cell + "px";
-    xt.style.height = (upright ? 18 : wide) + "px";
+    const wide = labelWidth(o.xt, 80), upright = wide <= cw * stepX;
+    xt.style.width = o.cols * cw + "px";
+    xt.style.height = (upright ? 18 : wide + 4) + "px";
     xt.classList.toggle("upright", upright);
-    o.xt.forEach((t, i) => xt.append(el("span", {class: "tick", title: t, text: t,
-      style: `left:${i * o.cell}px;width:${o.cell}px`})));
+    o.xt.forEach((t, i) => i % stepX === 0 && xt.append(el("span", {class: "tick", title: t, text: t,
+      style: upright ? `left:${i * cw + cw / 2 - 20}px;width:40px` : `left:${i * cw + cw / 2}px`})));
   }
   p.node = el("figure", {class: "hm"}, o.title ? el("figcaption", {text: o.title}) : null,
               el("div", {class: "hm-grid"}, yt, stage, el("div"), xt));
@@ -90,7 +94,7 @@ function heatPanel(o) {
   p.redraw = (values, offset) => {
     p.values = values;
     p.offset = offset || 0;
-    paintHeatmap(canvas, values, p.offset, o.rows, o.cols, o.cell, o.colors, o.vmin, o.vmax, o.masked);
+    paintHeatmap(canvas, values, p.offset, o.rows, o.cols, cw, chh, o.colors, o.vmin, o.vmax, o.masked);
   };
   p.value = (r, c) => p.values[p.offset + r * o.cols + c];
   p.select = (r, c, evt) => {
@@ -99,11 +103,11 @@ function heatPanel(o) {
     p.sel = [r, c];
     const k = canvas.clientWidth / canvas.width || 1, edge = canvas.clientLeft;
     mark.hidden = false;
-    mark.style.cssText = `left:${edge + c * o.cell * k - 1}px;top:${edge + r * o.cell * k - 1}px;` +
-      `width:${Math.max(2, o.cell * k)}px;height:${Math.max(2, o.cell * k)}px`;
+    mark.style.cssText = `left:${edge + c * cw * k - 1}px;top:${edge + r * chh * k - 1}px;` +
+      `width:${Math.max(2, cw * k)}px;height:${Math.max(2, chh * k)}px`;
     const b = canvas.getBoundingClientRect();
-    const x = evt ? evt.clientX : b.left + edge + (c + 1) * o.cell * k;
-    const y = evt ? evt.clientY : b.top + edge + (r + 1) * o.cell * k;
+    const x = evt ? evt.clientX : b.left + edge + (c + 1) * cw * k;
+    const y = evt ? evt.clientY : b.top + edge + (r + 1) * chh * k;
     tooltip.show(o.describe(r, c, p.value(r, c)), x, y);
     attnPage.state.selected = {panel: o.name, row: r, col: c};
     if (o.onSelect) o.onSelect(r, c);
@@ -112,7 +116,7 @@ function heatPanel(o) {
   const cellOf = (e) => {
     const b = canvas.getBoundingClientRect(), k = canvas.width / canvas.clientWidth;
     const x = (e.clientX - b.left - canvas.clientLeft) * k, y = (e.clientY - b.top - canvas.clientTop) * k;
-    return [Math.floor(y / o.cell), Math.floor(x / o.cell)];
+    return [Math.floor(y / chh), Math.floor(x / cw)];
   };
   canvas.addEventListener("mousemove", (e) => {
     const [r, c] = cellOf(e);
