@@ -362,6 +362,53 @@ groups.posenc = async () => {
   await q.finish();
 };
 
+// complexity: the table is --json's, hover a point for n and the time.
+groups.complexity = async () => {
+  const args = ["complexity", "--measure", "--sweep", "64:512", "--measure-dim", "16", "--reps", "1"];
+  attn(args.concat(["--html", "cx.html"]));
+  const {data} = pageData(tmp("cx.html"));
+  const p = await open(tmp("cx.html"), "complexity");
+  const {page} = p;
+  const rows = await page.evaluate(() => Array.from(document.querySelectorAll('table[data-table="layers"] tr[data-layer]'),
+    (r) => [r.dataset.layer].concat(Array.from(r.cells, (c) => c.textContent))));
+  check("complexity: a table row per layer", rows.length === data.layers.length, rows.length);
+  check("complexity: the table holds the data's names, formulas and measured paths",
+        data.layers.every((L, i) => rows[i][0] === L.layer && rows[i][1] === L.name && rows[i][2] === L.complexity &&
+          rows[i][6] === `${L.path_formula} = ${L.path_formula_value}` && rows[i][7].startsWith(`${L.path_measured} `)),
+        JSON.stringify(rows[0]));
+  // the measured points: n and time
+  const me = data.measure;
+  for (const [si, i] of [[2, 3], [0, 1], [1, 0]]) {
+    const pt = await page.evaluate(([si, i]) => { attnPage.charts.measured.canvas.scrollIntoView({block: "center"});
+      return attnPage.charts.measured.pointAt(si, i); }, [si, i]);
+    await page.mouse.move(pt.x, pt.y);
+    const t = await tooltipText(page);
+    const L = me.layers[si], s = L.seconds[i];
+    const shown = s >= 1e-3 ? (s * 1e3).toFixed(2) + " ms" : (s * 1e6).toFixed(1) + " µs";
+    check(`complexity: hover ${L.layer} at n = ${me.n[i]}`, t.includes(`n = ${me.n[i]}: ${shown}`) &&
+          t.includes(L.layer.replace(/_/g, " ")), t);
+  }
+  const fits = await page.evaluate(() => Array.from(document.querySelectorAll('table[data-table="fits"] tr[data-layer]'),
+    (r) => Array.from(r.cells, (c) => c.textContent)));
+  check("complexity: the fitted exponents", fits.length === me.layers.length &&
+        me.layers.every((L, i) => fits[i][1] === L.slope.toFixed(2) && fits[i][3] === String(L.theory)), JSON.stringify(fits));
+  // the cost chart: n²·d at n = 1024
+  const pt = await page.evaluate(() => { attnPage.charts.cost.canvas.scrollIntoView({block: "center"});
+    const ch = attnPage.charts.cost; return ch.pointAt(2, 28); });
+  await page.mouse.move(pt.x, pt.y);
+  const c = await tooltipText(page);
+  check("complexity: hover the n²·d line at n = 1024", c.includes(`n = 1024, d = 512: ${(1024 * 1024 * 512).toExponential(2).replace("e+", "e")} multiply-adds`), c);
+  await p.finish();
+  // without --measure: the same command gives the same bytes
+  attn(["complexity", "--html", "c1.html"]);
+  const first = fs.readFileSync(tmp("c1.html"));
+  attn(["complexity", "--html", "c1.html"]);
+  check("complexity: without --measure, the same bytes", Buffer.compare(first, fs.readFileSync(tmp("c1.html"))) === 0);
+  const q = await open(tmp("c1.html"), "complexity-table");
+  check("complexity: without --measure, no measured chart", await q.page.evaluate(() => !attnPage.charts.measured));
+  await q.finish();
+};
+
 async function main() {
   if (!groups[GROUP]) {
     console.log("unknown group " + GROUP + "; known: " + Object.keys(groups).join(", "));

@@ -184,3 +184,21 @@ def group_html_posenc(tmp):
     _, _, data = page_data(page)
     check([c["delta"] for c in data["page"]["check_relative"]] == [-3, -2, -1],
           "html posenc: --check-relative's offsets in the table")
+
+
+def group_html_complexity(tmp):
+    C = "attn complexity: "
+    missing = os.path.join(tmp, "no", "c.html")
+    # refused before measuring
+    expect(["complexity", "--measure", "--sweep", "64:4096", "--html", missing], 1,
+           err=C + "--html %s: cannot create: No such file or directory" % missing)
+    page, jpath = os.path.join(tmp, "c.html"), os.path.join(tmp, "c.json")
+    rc, out, err = expect(["complexity", "--n", "5", "--k", "3", "--json", jpath, "--html", page], 0,
+                          err="")
+    check(out.endswith("wrote %s: a page of the table and the costs, %d KB\n"
+                       % (page, round(os.path.getsize(page) / 1024))), "html complexity: report")
+    _, _, data = page_data(page)
+    with open(jpath) as f:
+        ref = json.load(f)
+    page_kind = data.pop("page")["kind"]
+    check(data == ref and page_kind == "complexity", "html complexity: the data is --json's object")

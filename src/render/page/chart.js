@@ -101,6 +101,12 @@ function lineChart(o) {
   o.series.forEach((s, si) => legend.append(el("span", {class: "legend-item"},
     el("span", {class: "swatch", style: `background:${s.color || PALETTE[si % PALETTE.length]}`}), s.name)));
   ch.setCursor = (x) => { ch.cursor = x; draw(); };
+  // where point i of series si is on the screen (for the tests)
+  ch.pointAt = (si, i) => {
+    const b = canvas.getBoundingClientRect(), k = b.width / W;
+    return {x: b.left + px(o.series[si].x[i]) * k, y: b.top + py(o.series[si].y[i]) * k};
+  };
+  if (o.name) attnPage.charts[o.name] = ch;
   canvas.addEventListener("mousemove", (e) => {
     if (!o.describe) return;
     const b = canvas.getBoundingClientRect(), k = W / b.width;

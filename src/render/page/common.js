@@ -8,7 +8,7 @@
 "use strict";
 
 // Reports for the tests and for a curious reader: window.attnPage.
-const attnPage = {drawMs: null, state: {}};
+const attnPage = {drawMs: null, state: {}, charts: {}};
 window.attnPage = attnPage;
 
 // el("div", {class: "x", text: "…", attrs…}, child…): an element. "text"
@@ -86,7 +86,7 @@ function fmt4(v) {
 function fmtShort(v) {
   if (!Number.isFinite(v)) return String(v);
   const a = Math.abs(v);
-  if (a !== 0 && (a >= 1e5 || a < 1e-3)) return v.toExponential(1).replace("e+", "e");
+  if (a !== 0 && (a >= 1e5 || a < 1e-3)) return v.toExponential(1).replace("e+", "e").replace(".0e", "e");
   return String(Number(v.toPrecision(3)));
 }
 
