@@ -34,12 +34,10 @@ int output_page_check(const char *path)
 int output_page(const char *path, const char *title, page_data_fn fn, const void *ctx,
                 FILE *rep, const char *what)
 {
-    char *data = NULL, err[512];
+    char *data = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&data, &len);
     json_writer jw;
-    atomic_file af;
-    long size;
 
     if (!mem) {
         cli_error("--html %s: out of memory", path);
@@ -62,6 +60,15 @@ int output_page(const char *path, const char *title, page_data_fn fn, const void
         cli_error("--html %s: internal error: malformed JSON", path);
         return EXIT_RUNTIME;
     }
+    return output_page_text(path, title, data, len, rep, what);
+}
+
+int output_page_text(const char *path, const char *title, char *data, size_t len, FILE *rep,
+                     const char *what)
+{
+    atomic_file af;
+    char err[512];
+    long size;
     if (kept) { /* the tour's page holds it */
         free(*kept);
         *kept = data;

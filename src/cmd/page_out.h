@@ -37,6 +37,11 @@ int output_page_check(const char *path);
 int output_page(const char *path, const char *title, page_data_fn fn, const void *ctx,
                 FILE *rep, const char *what);
 
+/* The same for data already written (len bytes of JSON text, one object;
+ * data is malloc'd, and taken: freed or kept). */
+int output_page_text(const char *path, const char *title, char *data, size_t len, FILE *rep,
+                     const char *what);
+
 /* The tour: while on (keep != NULL), output_page hands each page's data
  * (JSON text, malloc'd, *keep_len bytes) to *keep, freeing what was there,
  * and writes no file; output_page_keep(NULL, NULL) turns it off. */

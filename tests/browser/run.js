@@ -56,8 +56,22 @@ function near(a, b, tol) {
 
 // Run attn with args in TMP; its stdout.
 function attn(args, opts) {
-  return execFileSync(ATTN, args, {cwd: TMP, encoding: "utf8", maxBuffer: 1 << 28,
-                                   env: Object.assign({}, process.env, {NO_COLOR: "1"}), ...(opts || {})});
+  try {
+    return execFileSync(ATTN, args, {cwd: TMP, encoding: "utf8", maxBuffer: 1 << 28, stdio: ["ignore", "pipe", "pipe"],
+                                     env: Object.assign({}, process.env, {NO_COLOR: "1"}), ...(opts || {})});
+  } catch (e) {
+    throw new Error(`attn ${args.join(" ")} failed: ${e.stderr}`);
+  }
+}
+// Wait until fn() (run in the page) is true: polled from here, since the
+// page's policy forbids the eval that playwright's waitForFunction needs.
+async function until(page, fn, ms) {
+  const end = Date.now() + (ms || 20000);
+  while (Date.now() < end) {
+    if (await page.evaluate(fn)) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return false;
 }
 function tmp(name) {
   return path.join(TMP, name);
@@ -108,7 +122,7 @@ async function open(file, name) {
   page.on("pageerror", (e) => errors.push(String(e)));
   page.on("request", (r) => { if (r.url() !== url) requests.push(r.url()); });
   await page.goto(url);
-  await page.waitForFunction(() => document.body.dataset.ready === "1", null, {timeout: 20000});
+  if (!(await until(page, () => document.body.dataset.ready === "1"))) errors.push("the page never finished drawing");
   const drawMs = Number(await page.evaluate(() => document.body.dataset.drawMs));
   const p = {page, errors, requests, drawMs, name};
   p.finish = async () => {
@@ -407,6 +421,124 @@ groups.complexity = async () => {
   const q = await open(tmp("c1.html"), "complexity-table");
   check("complexity: without --measure, no measured chart", await q.page.evaluate(() => !attnPage.charts.measured));
   await q.finish();
+};
+
+// The colour a cell of value v gets (matplotlib's rule on the page's
+// 256-entry table of "rrggbb…", scale lo … hi).
+function cmapRGB(lut, v, lo, hi) {
+  const t = (v - lo) / (hi - lo);
+  const i = !(t > 0) ? 0 : t >= 1 ? 255 : Math.min(255, Math.floor(t * 256));
+  return [0, 1, 2].map((c) => parseInt(lut.substr(6 * i + 2 * c, 2), 16));
+}
+async function cellRGB(page, panel, r, c) {
+  return page.evaluate(([panel, r, c]) => {
+    const cv = document.querySelector(`canvas[data-panel="${panel}"]`);
+    const cw = cv.width / Number(cv.dataset.cols), ch = cv.height / Number(cv.dataset.rows);
+    return attnPage.pixelAt(cv, Math.floor((c + 0.5) * cw), Math.floor((r + 0.5) * ch)).slice(0, 3);
+  }, [panel, r, c]);
+}
+async function slideTo(page, index) {
+  await page.focus('input[type="range"]');
+  await page.keyboard.press("Home");
+  for (let i = 0; i < index; i++) await page.keyboard.press("ArrowRight");
+}
+
+// train: the slider moves the heatmaps to each step's weights, the curves'
+// cursor with them; the last step's weights are the saved model's.
+groups.train = async () => {
+  attn(["train", "--steps", "60", "--log-every", "10", "--json", "tr.json", "--save", "model.json", "--html", "tr.html"]);
+  const json = readJSON("tr.json");
+  const {data} = pageData(tmp("tr.html"));
+  const run = data.page.runs[0];
+  check("train: the page's steps are 0 and every logged step", JSON.stringify(run.steps) ===
+        JSON.stringify([0].concat(json.history.map((h) => h.step))), JSON.stringify(run.steps));
+  const A = flat(run.attention), T = run.length, NH = run.heads, per = NH * T * T;
+  check("train: the attention of every step, (steps, probes, layers, heads, T, T)",
+        JSON.stringify(run.attention.shape) === JSON.stringify([run.steps.length, 1, 1, NH, T, T]), JSON.stringify(run.attention.shape));
+  const w = (i, h, q, k) => A[i * per + (h * T + q) * T + k];
+  // the last step against the saved model run by selfattn
+  const tokens = run.probes[0].tokens;
+  attn(["selfattn", "--input", "model.json", "--tokens", tokens.join(" "), "--json", "sa.json"]);
+  const SA = readJSON("sa.json").attention_weights[0]; // (NH, T, T)
+  let worst = 0;
+  for (let h = 0; h < NH; h++) for (let q = 0; q < T; q++) for (let k = 0; k < T; k++)
+    worst = Math.max(worst, Math.abs(SA[h][q][k] - w(run.steps.length - 1, h, q, k)));
+  check("train: the last step's attention is the saved model's (selfattn --input)", worst < 1e-5, worst);
+
+  const p = await open(tmp("tr.html"), "train");
+  const {page} = p;
+  const last = run.steps.length - 1;
+  check("train: the page opens at the last step", (await page.evaluate(() => attnPage.state.step.index)) === last);
+  const lut = data.page.cmap.lut;
+  for (const i of [0, 2, last]) {
+    await slideTo(page, i);
+    const st = await page.evaluate(() => attnPage.state.step);
+    check(`train: the slider goes to step ${run.steps[i]}`, st.index === i && st.step === run.steps[i], JSON.stringify(st));
+    let same = true, detail = "";
+    for (const [h, q, k] of [[0, 0, 7], [1, 3, 4], [3, 7, 0], [2, 5, 5]]) {
+      const got = await cellRGB(page, `layer 0 head ${h + 1}`, q, k), want = cmapRGB(lut, w(i, h, q, k), 0, 1);
+      if (got.join() !== want.join()) { same = false; detail = `head ${h + 1} (${q}, ${k}): ${got} vs ${want}`; }
+    }
+    check(`train: the cells drawn at step ${run.steps[i]} are that step's weights`, same, detail);
+    const cursor = await page.evaluate(() => [attnPage.charts.loss.cursor, attnPage.charts.accuracy.cursor]);
+    check(`train: the curves' cursor is at step ${run.steps[i]}`, cursor[0] === run.steps[i] && cursor[1] === run.steps[i], cursor);
+    const info = await page.textContent(".stepinfo");
+    const h = json.history.find((e) => e.step === run.steps[i]);
+    check(`train: the step line gives step ${run.steps[i]}'s loss`, h ? info.includes(`loss ${h.loss.toFixed(4)}`) : info.includes("before training"), info);
+  }
+  const t = await hover(page, "layer 0 head 2", 6, 1);
+  checkWeight("train: hover at the last step", t, w(last, 1, 6, 1));
+  // a cell that changes: the drawn colour follows
+  await slideTo(page, 0);
+  const before = await cellRGB(page, "layer 0 head 1", 0, 7);
+  await slideTo(page, last);
+  const after = await cellRGB(page, "layer 0 head 1", 0, 7);
+  check("train: moving the slider redraws the cells", before.join() !== after.join() || w(0, 0, 0, 7) === w(last, 0, 0, 7), `${before} ${after}`);
+  // the keys on the page, and play
+  await page.evaluate(() => document.activeElement.blur());
+  await page.keyboard.press("ArrowLeft");
+  await page.keyboard.press("ArrowLeft");
+  check("train: ← steps back", (await page.evaluate(() => attnPage.state.step.index)) === last - 2);
+  await page.keyboard.press("Home");
+  check("train: Home goes to step 0", (await page.evaluate(() => attnPage.state.step.step)) === 0);
+  await page.click('button[aria-label="play"]');
+  await page.waitForTimeout(900);
+  const played = await page.evaluate(() => [attnPage.state.step.index, attnPage.state.playing]);
+  check("train: play moves through the steps", played[0] > 0, JSON.stringify(played));
+  await until(page, () => !attnPage.state.playing, 10000);
+  check("train: play stops at the last step", (await page.evaluate(() => attnPage.state.step.index)) === last);
+  await p.finish();
+
+  // apple: 苹果's row in each sentence
+  attn(["train", "--task", "apple", "--steps", "40", "--log-every", "10", "--html", "ap.html"]);
+  const ap = pageData(tmp("ap.html")).data.page.runs[0];
+  const q = await open(tmp("ap.html"), "train-apple");
+  const names = await q.page.evaluate(() => Array.from(document.querySelectorAll("canvas[data-panel]"), (c) => c.dataset.panel));
+  check("train: apple, a row of panels per sentence", names.includes("fruit layer 0 head 1") && names.includes("company layer 0 head 4"),
+        names.join(", "));
+  const AA = flat(ap.attention), TT = ap.length, at = ap.probes[1].at;
+  const ta = await hover(q.page, "company layer 0 head 2", 0, 3);
+  check("train: apple, the row is 苹果's", ta.includes(`query ${at} “苹果” → key 3 “${ap.probes[1].tokens[3]}”`), ta);
+  const wa = AA[((ap.steps.length - 1) * 2 * ap.heads + ap.heads + 1) * TT * TT + at * TT + 3];
+  checkWeight("train: apple, 苹果's weight", ta, wa);
+  await q.finish();
+
+  // --compare-posenc: one slider, both runs
+  attn(["train", "--compare-posenc", "--steps", "40", "--log-every", "10", "--html", "cp.html"]);
+  const cp = pageData(tmp("cp.html")).data;
+  check("train: compare, two runs in the data", cp.compare_posenc === true && cp.runs.length === 2 && cp.page.runs.length === 2);
+  const r = await open(tmp("cp.html"), "train-compare");
+  for (const [k, label] of [[0, "with P"], [1, "without P"]]) {
+    const R = cp.page.runs[k], AR = flat(R.attention), n = R.length, pr = R.heads * n * n;
+    let ok = true;
+    for (const i of [0, 3]) {
+      await slideTo(r.page, i);
+      const got = await cellRGB(r.page, `${label} layer 0 head 1`, 2, 5);
+      if (got.join() !== cmapRGB(cp.page.cmap.lut, AR[i * pr + 2 * n + 5], 0, 1).join()) ok = false;
+    }
+    check(`train: compare, the slider moves the ${label} run`, ok);
+  }
+  await r.finish();
 };
 
 async function main() {

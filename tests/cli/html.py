@@ -202,3 +202,59 @@ def group_html_complexity(tmp):
         ref = json.load(f)
     page_kind = data.pop("page")["kind"]
     check(data == ref and page_kind == "complexity", "html complexity: the data is --json's object")
+
+
+def group_html_train(tmp):
+    T = "attn train: "
+    missing = os.path.join(tmp, "no", "t.html")
+    # refused before training (100000 steps would take minutes)
+    expect(["train", "--steps", "100000", "--html", missing], 1,
+           err=T + "--html %s: cannot create: No such file or directory" % missing)
+    expect(["train", "--compare-posenc", "--steps", "100000", "--html", missing], 1,
+           err=T + "--html %s: cannot create: No such file or directory" % missing)
+    page, jpath = os.path.join(tmp, "t.html"), os.path.join(tmp, "t.json")
+    rc, out, err = expect(["train", "--steps", "30", "--log-every", "10", "--json", jpath,
+                           "--html", page], 0)
+    check(out.endswith("wrote %s: the history and the final figures\n"
+                       "wrote %s: a page of the attention at 5 steps, %d KB\n"
+                       % (jpath, page, round(os.path.getsize(page) / 1024))),
+          "html train: report %r" % out[-200:])
+    _, _, data = page_data(page)
+    with open(jpath) as f:
+        ref = json.load(f)
+    pg = data.pop("page")
+    check(data == ref, "html train: the data is --json's object and page")
+    run0 = pg["runs"][0]
+    check(run0["steps"] == [0, 1, 10, 20, 30] and run0["layers"] == 1 and run0["heads"] == 4 and
+          run0["attention"]["shape"] == [5, 1, 1, 4, 8, 8] and run0["label"] is None,
+          "html train: a run's steps and attention: %r" % {k: v for k, v in run0.items() if k != "attention"})
+    # each head's rows are softmax rows: they sum to 1
+    A = floats(run0["attention"])
+    sums = [sum(A[i:i + 8]) for i in range(0, len(A), 8)]
+    check(all(abs(x - 1) < 1e-5 for x in sums), "html train: every row of weights sums to 1")
+    # the same command, the same bytes (one thread or many)
+    with open(page, "rb") as f:
+        first = f.read()
+    expect(["train", "--steps", "30", "--log-every", "10", "--json", jpath, "--html", page,
+            "--threads", "1"], 0)
+    # --threads is in the command line the page shows; the rest is the same
+    with open(page, "rb") as f:
+        second = f.read()
+    strip = lambda b: re.sub(rb'"command": "attn train[^"]*"', b"", b)
+    check(strip(first) == strip(second), "html train: the same page with --threads 1")
+    # --compare-posenc: both runs
+    rc, out, err = expect(["train", "--compare-posenc", "--steps", "20", "--log-every", "10",
+                           "--html", page], 0)
+    check(out.endswith("wrote %s: a page of the attention at 4 steps, with and without P, %d KB\n"
+                       % (page, round(os.path.getsize(page) / 1024))), "html train: compare report")
+    _, _, data = page_data(page)
+    check(data["compare_posenc"] is True and [r["posenc"] if "posenc" in r else r["task"]
+                                               for r in data["runs"]] == ["reverse", "reverse"] and
+          [r["label"] for r in data["page"]["runs"]] == ["with P", "without P"],
+          "html train: compare has both runs")
+    # apple: the two sentences, 苹果's position
+    expect(["train", "--task", "apple", "--steps", "10", "--html", page], 0)
+    _, _, data = page_data(page)
+    probes = data["page"]["runs"][0]["probes"]
+    check([(p["name"], p["tokens"][p["at"]]) for p in probes] == [("fruit", "苹果"), ("company", "苹果")],
+          "html train: apple's probes: %r" % probes)

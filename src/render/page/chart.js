@@ -22,7 +22,7 @@ function lineChart(o) {
   const canvas = el("canvas", {class: "chart", width: String(W), height: String(H),
                                "data-chart": o.name || "", role: "img", "aria-label": o.name || "chart"});
   const legend = el("div", {class: "legend"});
-  const ch = {node: el("figure", {class: "chart-box"}, canvas, legend), canvas, cursor: null};
+  const ch = {node: el("figure", {class: "chart-box", style: `max-width:${W + 2}px`}, canvas, legend), canvas, cursor: null};
   const tx = (v) => (o.logx ? Math.log10(v) : v), ty = (v) => (o.logy ? Math.log10(v) : v);
   let x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity;
   for (const s of o.series)
