@@ -258,3 +258,47 @@ def group_html_train(tmp):
     probes = data["page"]["runs"][0]["probes"]
     check([(p["name"], p["tokens"][p["at"]]) for p in probes] == [("fruit", "苹果"), ("company", "苹果")],
           "html train: apple's probes: %r" % probes)
+
+
+def group_html_tour(tmp):
+    U = "attn tour: "
+    # DIR/index.html cannot be written: refused before the first step
+    out = os.path.join(tmp, "t")
+    os.makedirs(os.path.join(out, "index.html"))
+    rc, stdout, err = expect(["tour", "--out", out, "--html"], 1,
+                             err=U + "--html %s/index.html: cannot write: Is a directory" % out)
+    check("Step 1" not in stdout, "html tour: nothing run before the refusal")
+    expect(["tour", "--list", "--html"], 2, err=U + "--list runs nothing; --html has no effect with it")
+    # one step: its page holds the step, its commands, their output and views
+    out2 = os.path.join(tmp, "u")
+    rc, stdout, err = expect(["tour", "--out", out2, "--step", "selfattn", "--html"], 0, err="")
+    index = os.path.join(out2, "index.html")
+    check(stdout.endswith("wrote %s: every step with its output and views, %d KB\n"
+                          % (index, round(os.path.getsize(index) / 1024))),
+          "html tour: the report line %r" % stdout[-160:])
+    _, _, data = page_data(index)
+    steps = data["steps"]
+    check(len(steps) == 1 and steps[0]["number"] == 2 and steps[0]["name"] == "selfattn",
+          "html tour: the one step asked for")
+    run0 = steps[0]["runs"][0]
+    check(run0["command"] == "attn selfattn --png %s/02-selfattn-weights.png" % out2,
+          "html tour: the command line shown: %r" % run0["command"])
+    check(run0["output"] and run0["output"] in stdout and "\x1b" not in run0["output"],
+          "html tour: the output as printed, without colour")
+    check(run0["view"]["command"] == "selfattn" and run0["view"]["page"]["kind"] == "attention",
+          "html tour: the run's view is selfattn's page data")
+    check(not [n for n in os.listdir(out2) if n.startswith("index.html.")],
+          "html tour: no temporary file left")
+    # with colour forced, the page's copy of the output has none
+    rc, stdout, err = expect(["tour", "--out", out2, "--step", "selfattn", "--html", "--color",
+                              "always"], 0)
+    _, _, data = page_data(index)
+    kept = data["steps"][0]["runs"][0]["output"]
+    check("\x1b[" in stdout and "\x1b" not in kept, "html tour: colour on the terminal, none in the page")
+    check(kept in re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", stdout),
+          "html tour: the page's output is the terminal's without its colour sequences")
+    expect(["tour", "--out", out2, "--step", "binary", "--html"], 0)
+    _, _, data = page_data(index)
+    check(data["steps"][0]["runs"][0]["view"] is None and
+          data["steps"][0]["runs"][0]["output"].startswith("0 in binary is 000\n"),
+          "html tour: --binary's output and no view")

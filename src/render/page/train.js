@@ -107,7 +107,7 @@ function trainPage(root, data, pg) {
     }, Math.max(60, Math.min(400, 6000 / steps.length)));
   });
   slider.addEventListener("input", () => { stop(); show(Number(slider.value)); });
-  document.addEventListener("keydown", (e) => {
+  if (!attnPage.embedded) document.addEventListener("keydown", (e) => {
     const t = e.target;
     if (t !== document.body && t !== slider && t.tagName !== "BUTTON") return; // a panel or a field has the keys
     const i = Number(slider.value);
