@@ -958,9 +958,12 @@ static int run_permute(const problem *pr, const struct attn_args *a)
                                                       : "the length of a shorter --tokens sentence",
                                    .png = a->png,
                                    .json = a->json,
+                                   .html = a->html,
                                    .cmap = a->cmap,
                                    .font = a->font,
-                                   .max_mem = a->po.max_mem};
+                                   .max_mem = a->po.max_mem,
+                                   .argc = a->argc,
+                                   .argv = a->argv};
     attn_set_threads((int)a->threads);
     return demo_permute_command(pr, &dpo);
 }

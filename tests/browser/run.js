@@ -253,6 +253,23 @@ groups.attention = async () => {
   check("attention: hovering a query token shows only its lines", focus && focus.side === "q" && focus.i === 2,
         JSON.stringify(focus));
   await p.finish();
+
+  // selfattn --permute: A(X), A(π·X) and π·A(X)·πᵀ
+  attn(["selfattn", "--permute", "--tokens", "我 爱 吃 苹果", "--hiddens", "16", "--heads", "2", "--permutation", "2,1,0,3",
+        "--json", "perm.json", "--html", "perm.html"]);
+  const pj = readJSON("perm.json"), A = pj.attention_weights[0], AP = pj.attention_weights_permuted[0], perm = pj.permutation;
+  const q = await open(tmp("perm.html"), "permute");
+  const names = await q.page.evaluate(() => Array.from(document.querySelectorAll("canvas[data-panel]"), (c) => c.dataset.panel));
+  check("permute: three rows of panels", names.length === 6 && names[0] === "A(X) example 0 head 1" &&
+        names[2] === "A(π·X) example 0 head 1" && names[4] === "π·A(X)·πᵀ example 0 head 1", names.join(", "));
+  const t1 = await hover(q.page, "A(π·X) example 0 head 2", 0, 3);
+  check("permute: A(π·X)'s tokens are permuted", t1.includes("query 0 “吃” → key 3 “苹果”"), t1);
+  checkWeight("permute: A(π·X)", t1, AP[1][0][3]);
+  const t2 = await hover(q.page, "π·A(X)·πᵀ example 0 head 1", 1, 2);
+  checkWeight("permute: π·A(X)·πᵀ[1][2] = A[π(1)][π(2)]", t2, A[0][perm[1]][perm[2]]);
+  const t3 = await hover(q.page, "A(X) example 0 head 1", 3, 0);
+  checkWeight("permute: A(X)", t3, A[0][3][0]);
+  await q.finish();
 };
 
 // Tokens that would run as HTML are text: shown, never run; and the data
@@ -464,6 +481,13 @@ groups.train = async () => {
   for (let h = 0; h < NH; h++) for (let q = 0; q < T; q++) for (let k = 0; k < T; k++)
     worst = Math.max(worst, Math.abs(SA[h][q][k] - w(run.steps.length - 1, h, q, k)));
   check("train: the last step's attention is the saved model's (selfattn --input)", worst < 1e-5, worst);
+  // and selfattn --input model.json's own page
+  attn(["selfattn", "--input", "model.json", "--tokens", tokens.join(" "), "--html", "sa.html"]);
+  const sp = await open(tmp("sa.html"), "selfattn-model");
+  const ts = await hover(sp.page, "example 0 head 3", 5, 2);
+  check("train: selfattn --input model.json labels the probe's tokens", ts.includes(`query 5 “${tokens[5]}” → key 2 “${tokens[2]}”`), ts);
+  checkWeight("train: selfattn --input model.json's page", ts, SA[2][5][2]);
+  await sp.finish();
 
   const p = await open(tmp("tr.html"), "train");
   const {page} = p;

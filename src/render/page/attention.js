@@ -224,7 +224,8 @@ function headView(spec, getWeights) {
 
 // The attention page (multihead, selfattn): the grid and the head view.
 function attentionPage(root, data, pg) {
-  const w = tensor(data[pg.weights]);
+  // the weights: a member of the data named by pg.weights, or the tensor itself
+  const w = tensor(typeof pg.weights === "string" ? data[pg.weights] : pg.weights);
   const [R, NH, Nq, Nk] = w.shape;
   let vmin = Infinity, vmax = -Infinity;
   for (const v of w.data) { if (v < vmin) vmin = v; if (v > vmax) vmax = v; }
