@@ -10,6 +10,7 @@
 
 #include "check.h"
 #include "page.h"
+#include "page_out.h"
 
 /* The text of the data element of page (a copy; the caller frees). */
 static char *data_element(const char *page)
@@ -140,9 +141,34 @@ static void check_sources(void)
     free(c);
 }
 
+/* page_for_tokens, the harness's entry: the tokens come back whole from
+ * the data element of the page it makes. */
+static void check_for_tokens(void)
+{
+    static const char *const tokens[] = {"</script>", "<!--", "\xe2\x80\xa8", "\"'&", "x"};
+    char *page = NULL, *elem;
+    size_t len = 0;
+    cJSON *doc, *rows, *q;
+    CHECK_INT(page_for_tokens("t", tokens, 5, &page, &len), 0);
+    CHECK_INT(page_for_tokens("t", tokens, 0, &page, &len), -1);
+    elem = page ? data_element(page) : NULL;
+    CHECK(elem && strpbrk(elem, "<>&") == NULL);
+    doc = elem ? cJSON_Parse(elem) : NULL;
+    rows = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "page"), "rows");
+    q = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(rows, 0), "query_tokens");
+    CHECK_INT(cJSON_GetArraySize(q), 5);
+    for (int i = 0; i < 5 && q; i++)
+        CHECK(cJSON_IsString(cJSON_GetArrayItem(q, i)) &&
+              strcmp(cJSON_GetArrayItem(q, i)->valuestring, tokens[i]) == 0);
+    cJSON_Delete(doc);
+    free(elem);
+    free(page);
+}
+
 int main(void)
 {
     check_tokens();
+    check_for_tokens();
     check_sources();
     return check_summary("test_page");
 }

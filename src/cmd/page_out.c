@@ -93,6 +93,58 @@ int output_page_text(const char *path, const char *title, char *data, size_t len
     return EXIT_OK;
 }
 
+int page_for_tokens(const char *title, const char *const *tokens, size_t n, char **out,
+                    size_t *len)
+{
+    char *data = NULL;
+    size_t dlen = 0;
+    float *w;
+    FILE *mem;
+    json_writer jw;
+    int rc;
+    if (n == 0 || n > 256 || !(w = malloc(n * n * sizeof *w)))
+        return -1;
+    for (size_t i = 0; i < n * n; i++)
+        w[i] = 1.0f / (float)n; /* (1, 1, n, n): every key alike */
+    if (!(mem = open_memstream(&data, &dlen))) {
+        free(w);
+        return -1;
+    }
+    json_writer_init(&jw, mem);
+    json_object_begin(&jw, NULL, JSON_BLOCK);
+    json_string(&jw, "command", "multihead");
+    json_tensor_base64(&jw, "attention_weights", w, 4, (size_t[]){1, 1, n, n});
+    json_null(&jw, "valid_lens");
+    json_object_begin(&jw, "page", JSON_BLOCK);
+    json_string(&jw, "kind", "attention");
+    json_string(&jw, "title", title);
+    json_null(&jw, "command");
+    page_cmap(&jw, cmap_find("Reds"));
+    json_string(&jw, "weights", "attention_weights");
+    json_bool(&jw, "causal", 0);
+    json_string(&jw, "xlabel", "Key positions");
+    json_string(&jw, "ylabel", "Query positions");
+    json_array_begin(&jw, "rows", JSON_BLOCK);
+    json_object_begin(&jw, NULL, JSON_INLINE);
+    json_string(&jw, "name", "example 0");
+    page_tokens(&jw, "query_tokens", tokens, n);
+    page_tokens(&jw, "key_tokens", tokens, n);
+    json_null(&jw, "valid_lens");
+    json_end(&jw);
+    json_end(&jw);
+    json_end(&jw);
+    json_end(&jw);
+    free(w);
+    rc = ferror(mem) | fclose(mem);
+    if (rc || json_writer_finish(&jw)) {
+        free(data);
+        return -1;
+    }
+    rc = page_build(title, data, dlen, out, len);
+    free(data);
+    return rc;
+}
+
 void page_cmap(json_writer *jw, const attn_cmap *cmap)
 {
     char lut[256 * 6 + 1];

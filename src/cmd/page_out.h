@@ -47,6 +47,15 @@ int output_page_text(const char *path, const char *title, char *data, size_t len
  * and writes no file; output_page_keep(NULL, NULL) turns it off. */
 void output_page_keep(char **keep, size_t *keep_len);
 
+/* For a fuzz harness (tokens in, bytes out): the whole page of a small
+ * attention run whose query and key tokens are tokens[0 … n-1] (1 ≤ n ≤
+ * 256, any bytes, NUL-terminated), uniform weights, title as given. *out
+ * is malloc'd, *len bytes and a NUL. The data element holds the tokens in
+ * page.rows[0].query_tokens and key_tokens. 0, or -1 (n out of range, out
+ * of memory). */
+int page_for_tokens(const char *title, const char *const *tokens, size_t n, char **out,
+                    size_t *len);
+
 /* Shared members of "page". */
 /* "cmap": {"name": "Reds", "lut": "rrggbb…" (256 entries, hex)} */
 void page_cmap(json_writer *jw, const attn_cmap *cmap);
