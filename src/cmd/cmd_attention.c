@@ -158,8 +158,8 @@ static const char *const score_names[] = {"dot", "additive", NULL}; /* score_kin
              "masked, softmax, weights·V, concat, output"),                                 \
     OPT_FLAG(0, "describe", describe, "print the module as PyTorch prints it, and stop"),  \
     OPT_PNG(png, "attention weights: rows = examples, columns = heads"),                   \
-    OPT_HTML(html, "a page to explore the weights: hover a cell,\n"                         \
-                   "enlarge a panel, the head view (SPEC §10)"),                          \
+    OPT_HTML(html, "one offline page to explore the weights: hover a\n"                    \
+                   "cell, enlarge a panel, the head view"),                               \
     OPT_CMAP(cmap, "Reds"),                                                                 \
     OPT_FONT(font),                                                                         \
     OPT_JSON(json, "output, attention_weights, valid_lens, state_dict;\n"                  \
@@ -283,6 +283,7 @@ void usage_multihead(FILE *f)
           "  attn multihead                     # the chapter's cell: torch.Size([2, 4, 100])\n"
           "  attn multihead --describe          # the module print-out\n"
           "  attn multihead --png heads.png\n"
+          "  attn multihead --html heads.html   # hover, enlarge, the head view\n"
           "  attn multihead --explain --batch 1 --queries 2 --kv 3 --hiddens 4 --heads 2\n"
           "  attn multihead --input data/chapter_multihead.json --json out.json\n", f);
 }
@@ -338,6 +339,8 @@ void usage_selfattn(FILE *f)
           "  attn selfattn --tokens \"苹果 很 好吃|苹果 发布 了 新的 产品\" --hiddens 16 --heads 2 \\\n"
           "      --png apple.png          # one word, two contexts, two outputs\n"
           "  attn selfattn --input data/apple_company.json --png apple.png\n"
+          "  attn selfattn --tokens \"苹果 很 好吃|苹果 发布 了 新的 产品\" --hiddens 16 --heads 2 \\\n"
+          "      --html apple.html          # the same, to explore in a browser\n"
           "  attn selfattn --input model.json --tokens \"苹果 发布 了 新的 产品\" --png f.png\n"
           "      # a model of attn train --save: the trained attention\n"
           "  attn selfattn --stream --explain --batch 1 --queries 5 --hiddens 4 --heads 1 \\\n"

@@ -172,6 +172,7 @@ void usage_complexity(FILE *f)
           "  attn complexity --n 5 --k 3\n"
           "  attn complexity --n 4096 --d 64 --json table.json\n"
           "  attn complexity --measure --png loglog.png\n"
+          "  attn complexity --measure --html complexity.html\n"
           "  attn complexity --measure --sweep 128:2048 --measure-dim 32 --reps 3\n",
           f);
 }

@@ -236,6 +236,7 @@ void usage_posenc(FILE *f)
     fputs(
         "Examples:\n"
         "  attn posenc --dim 32 --steps 60 --png out.png\n"
+        "  attn posenc --dim 32 --steps 60 --html posenc.html\n"
         "  attn posenc --plot cols.png --cols 6-9\n"
         "  attn posenc --binary 8\n"
         "  attn posenc --steps 100 --check-relative 1:50\n"
