@@ -23,6 +23,10 @@ int output_page_check(const char *path)
     char err[512];
     if (!path || kept)
         return EXIT_OK;
+    if (strcmp(path, "-") == 0) { /* it would mix with what the command prints */
+        cli_error("--html: a page is written to a file, not to standard output (-)");
+        return EXIT_USAGE;
+    }
     if (atomic_open(&af, path, err, sizeof err)) {
         cli_error("--html %s", err);
         return EXIT_RUNTIME;

@@ -26,8 +26,9 @@
 typedef void (*page_data_fn)(json_writer *jw, const void *ctx);
 
 /* --html PATH can be created: checked before any work (nothing is left
- * behind). EXIT_OK, or EXIT_RUNTIME after "attn CMD: --html PATH: cannot
- * create: REASON". NULL is fine. */
+ * behind). EXIT_OK, EXIT_RUNTIME after "attn CMD: --html PATH: cannot
+ * create: REASON", or EXIT_USAGE for "-" (a page is not mixed into what
+ * a command prints). NULL is fine. */
 int output_page_check(const char *path);
 
 /* The page: data from fn(jw, ctx), title for the tab; then "wrote PATH:

@@ -56,6 +56,9 @@ def group_html(tmp):
     expect(["selfattn", "--input", os.path.join(tmp, "absent.json"), "--html", missing], 1,
            err=S + "--html %s: cannot create: No such file or directory" % missing)
     expect(["multihead", "--html", tmp], 1, err=M + "--html %s: cannot write: Is a directory" % tmp)
+    for cmd in (["multihead"], ["posenc"], ["complexity"], ["train", "--steps", "100000"]):
+        expect(cmd + ["--html", "-"], 2, err="attn %s: --html: a page is written to a file, not to "
+                                            "standard output (-)" % cmd[0])
     check(not os.path.exists(os.path.dirname(missing)), "html: nothing made for a missing folder")
     # what cannot go with it
     expect(["multihead", "--stream", "--html", page], 2,
