@@ -540,6 +540,35 @@ groups.train = async () => {
   check("train: play stops at the last step", (await page.evaluate(() => attnPage.state.step.index)) === last);
   await p.finish();
 
+  // a stack: the same page with two layers (the second the first's
+  // transpose), as attn train --layers 2 would write it: rows = layers
+  const stackData = JSON.parse(JSON.stringify(data));
+  const sr = stackData.page.runs[0], S = sr.steps.length, L2 = new Float32Array(S * 2 * per);
+  for (let i = 0; i < S; i++)
+    for (let h = 0; h < NH; h++)
+      for (let q = 0; q < T; q++)
+        for (let k = 0; k < T; k++) {
+          L2[(i * 2 + 0) * per + (h * T + q) * T + k] = w(i, h, q, k);
+          L2[(i * 2 + 1) * per + (h * T + q) * T + k] = w(i, h, k, q);
+        }
+  sr.layers = 2;
+  sr.attention = {dtype: "float32", shape: [S, 1, 2, NH, T, T], base64: Buffer.from(L2.buffer).toString("base64")};
+  const esc = JSON.stringify(stackData).replace(/[<>&\u2028\u2029]/g, (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
+  const html = fs.readFileSync(tmp("tr.html"), "utf8");
+  fs.writeFileSync(tmp("stack.html"), html.replace(/(<script type="application\/json" id="attn-data">)[\s\S]*?(<\/script>)/,
+                                                    (m, a, b) => a + esc + b));
+  const st = await open(tmp("stack.html"), "train-stack");
+  const spanels = await st.page.evaluate(() => Array.from(document.querySelectorAll("canvas[data-panel]"), (c) => c.dataset.panel));
+  check("train: a stack has a row of heads per layer", spanels.length === 2 * NH && spanels.includes("layer 0 head 1") &&
+        spanels.includes("layer 1 head 4"), spanels.join(", "));
+  await slideTo(st.page, 2);
+  const l1 = await cellRGB(st.page, "layer 1 head 2", 1, 6), l0 = await cellRGB(st.page, "layer 0 head 2", 6, 1);
+  check("train: a stack's second layer is drawn from its own weights", l1.join() === cmapRGB(lut, w(2, 1, 6, 1), 0, 1).join() &&
+        l0.join() === l1.join(), `${l1} ${l0}`);
+  const sl = await hover(st.page, "layer 1 head 3", 2, 5);
+  checkWeight("train: hover in a stack's second layer", sl, w(2, 2, 5, 2));
+  await st.finish();
+
   // apple: 苹果's row in each sentence
   attn(["train", "--task", "apple", "--steps", "40", "--log-every", "10", "--html", "ap.html"]);
   const ap = pageData(tmp("ap.html")).data.page.runs[0];

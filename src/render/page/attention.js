@@ -235,7 +235,8 @@ function attentionPage(root, data, pg) {
   const hv = headView(spec, () => grid.weights);
   grid.headView = hv;
   root.append(
-    section("Attention weights", `${R} ${R === 1 ? "row" : "rows"} × ${NH} ${NH === 1 ? "head" : "heads"}, ` +
+    section("Attention weights", `${R <= 3 ? pg.rows.map((r) => r.name).join(", ") : R + " rows"} × ` +
+            `${NH} ${NH === 1 ? "head" : "heads"}, ` +
             `${Nq} queries × ${Nk} keys; one colour scale from ${fmtShort(vmin)} to ${fmtShort(vmax)}. ` +
             "Hover a cell for its weight; click a panel to enlarge it.", grid.node,
             keysNote([["hover", "query, key and weight of a cell"], ["click / Enter", "enlarge a panel"],

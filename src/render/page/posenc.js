@@ -79,7 +79,7 @@ function posencPage(root, data, pg) {
 
   // P·Pᵀ: the similarity of two positions, a function of their offset
   let sim = null;
-  if (N <= 2048) {
+  if (N * N * D <= 2e8) { // a few hundred ms at most
     const S = new Float32Array(N * N);
     let smin = Infinity, smax = -Infinity;
     for (let i = 0; i < N; i++)
@@ -122,7 +122,7 @@ function posencPage(root, data, pg) {
     sim ? section("P·Pᵀ", "The dot product of two positions' encodings depends only on their offset: " +
                   "the stripes run parallel to the diagonal.",
                   el("div", {class: "grid-and-bar"}, sim.panel.node, colorbar(cm.lut, sim.smin, sim.smax, "P[i]·P[k]", false)))
-        : section("P·Pᵀ", `not drawn for ${N} positions (at most 2048 here; --similarity draws it)`),
+        : section("P·Pᵀ", `not computed here for ${N} positions × ${D} columns (--similarity draws it)`),
     section("Relative position", `One rotation R(δ·ω_j), the same for every i, maps ${pairText} to row i+δ; ` +
             `ω_j = 1/${base}^(2j/${D}). The largest difference over every row and pair:`, table));
   drawColumns();
