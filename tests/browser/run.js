@@ -303,6 +303,24 @@ groups.security = async () => {
   check("security: the tooltip shows the token as text", text.includes(EVIL[0]) && text.includes(EVIL[1]), text);
   check("security: still no handler ran", (await page.evaluate(() => window.__pwned)) === undefined);
   await p.finish();
+
+  // the same tokens as a training set's: the train page's labels
+  const seqs = [EVIL, EVIL.slice().reverse(), EVIL.slice(1).concat(EVIL.slice(0, 1))];
+  fs.writeFileSync(tmp("evil-data.json"), JSON.stringify({sequences: seqs, targets: seqs.map((q) => q.slice().reverse())}));
+  attn(["train", "--data", "evil-data.json", "--steps", "5", "--log-every", "1", "--html", "evil-train.html"]);
+  const probe = pageData(tmp("evil-train.html")).data.page.runs[0].probes[0].tokens;
+  const tq = await open(tmp("evil-train.html"), "security-train");
+  await tq.page.waitForTimeout(200);
+  check("security: train, no handler ran", (await tq.page.evaluate(() => window.__pwned)) === undefined);
+  check("security: train, no img or svg element", (await tq.page.evaluate(() => document.querySelectorAll("img, svg").length)) === 0);
+  const tt = await tq.page.evaluate(() => Array.from(document.querySelectorAll(".hm-xt")[0].querySelectorAll(".tick"), (t) => t.textContent));
+  check("security: train, the tokens are shown as text", JSON.stringify(tt) === JSON.stringify(probe) &&
+        probe.every((t) => EVIL.includes(t)), JSON.stringify(tt));
+  await slideTo(tq.page, 3);
+  const th = await hover(tq.page, "layer 0 head 1", 0, 1);
+  check("security: train, the tooltip shows them as text", th.includes(probe[0]) && th.includes(probe[1]), th);
+  check("security: train, still no handler ran", (await tq.page.evaluate(() => window.__pwned)) === undefined);
+  await tq.finish();
 };
 
 // BERT's size: 1 × 512 tokens, 12 heads, under 20 MB and drawn in under 1 s.

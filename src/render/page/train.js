@@ -125,9 +125,11 @@ function trainPage(root, data, pg) {
   root.append(
     section(`Training: ${docs[0].task}, ${docs[0].steps} steps`, fin.join("; ") + ".",
             el("div", {class: "controls"}, play, slider, info),
-            el("p", {class: "note", text: `${steps.length} logged steps${stride}. ← → step, Home and End jump, ` +
-                                          "the play button runs through them."}),
-            el("div", {class: "row"}, lossChart.node, accChart.node)),
+            el("p", {class: "note", text: `${steps.length} logged steps${stride}; the heatmaps, the head view and ` +
+                                          "the curves' cursor show the slider's step."}),
+            el("div", {class: "row"}, lossChart.node, accChart.node),
+            keysNote([["← →", "the previous or next logged step"], ["Home / End", "the first or last step"],
+                      ["▶ play", "run through the steps"], ["hover", "a cell's weight, a point's numbers"]])),
     ...views.map((v) => section(runs.length > 1 ? `Attention, ${v.run.label}` : "Attention of the probe",
       v.run.probes.some((p) => p.name) ? "The row of the word the label is read from, in each sentence, on one scale 0 … 1."
                                        : "Rows are queries, columns keys, one scale 0 … 1 for every step. Hover a cell for its weight.",
