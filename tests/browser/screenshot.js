@@ -76,7 +76,11 @@ const opt = (name, n) => {
   }
   const height = opt("--height", 1);
   if (height && !hover && !hv && !enlarge) await p.evaluate(() => window.scrollTo(0, 0));
-  await p.screenshot({path: out, fullPage: true,
+  // the whole page, or its top; a hovered or enlarged state as the
+  // viewport shows it (a whole-page capture resizes the view, and the
+  // mouse leaves)
+  const live = !!(hover || hv || enlarge);
+  await p.screenshot({path: out, fullPage: !live,
                       clip: height ? {x: 0, y: 0, width: 1280, height: Number(height[0])} : undefined});
   const size = fs.statSync(page).size;
   console.log(`${path.basename(page)}: ${size} bytes, drawn in ${best.toFixed(0)} ms` +

@@ -222,6 +222,13 @@ function headView(spec, getWeights) {
   return hv;
 }
 
+// "2 examples", "1 layer", or the rows' names when they are of other kinds.
+function rowsText(rows) {
+  const m = rows.map((r) => /^(example|layer) \d+$/.exec(r.name));
+  if (m.every((x) => x && x[1] === m[0][1])) return `${rows.length} ${m[0][1]}${rows.length === 1 ? "" : "s"}`;
+  return rows.length <= 3 ? rows.map((r) => r.name).join(", ") : `${rows.length} rows`;
+}
+
 // The attention page (multihead, selfattn): the grid and the head view.
 function attentionPage(root, data, pg) {
   // the weights: a member of the data named by pg.weights, or the tensor itself
@@ -235,8 +242,7 @@ function attentionPage(root, data, pg) {
   const hv = headView(spec, () => grid.weights);
   grid.headView = hv;
   root.append(
-    section("Attention weights", `${R <= 3 ? pg.rows.map((r) => r.name).join(", ") : R + " rows"} × ` +
-            `${NH} ${NH === 1 ? "head" : "heads"}, ` +
+    section("Attention weights", `${rowsText(pg.rows)} × ${NH} ${NH === 1 ? "head" : "heads"}, ` +
             `${Nq} queries × ${Nk} keys; one colour scale from ${fmtShort(vmin)} to ${fmtShort(vmax)}. ` +
             "Hover a cell for its weight; click a panel to enlarge it.", grid.node,
             keysNote([["hover", "query, key and weight of a cell"], ["click / Enter", "enlarge a panel"],
