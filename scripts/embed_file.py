@@ -1,19 +1,24 @@
 #!/usr/bin/env python3
-"""Write a binary file as a C array: embed_file.py INPUT OUTPUT SYMBOL.
+"""Write a binary file as a C array: embed_file.py INPUT... OUTPUT SYMBOL.
 
 Used by meson.build to compile the DejaVu Sans font into attn, so that the
-program needs no font file at run time. Defines
+program needs no font file at run time, and the page's scripts and styles
+(several INPUTs: their bytes one after another, in the order given).
+Defines
     const unsigned char SYMBOL[];  const unsigned long SYMBOL_len;
 """
 import sys
 
 
 def main():
-    if len(sys.argv) != 4:
-        sys.exit("usage: embed_file.py INPUT OUTPUT SYMBOL")
-    src, dst, sym = sys.argv[1:]
-    with open(src, "rb") as f:
-        data = f.read()
+    if len(sys.argv) < 4:
+        sys.exit("usage: embed_file.py INPUT... OUTPUT SYMBOL")
+    srcs, dst, sym = sys.argv[1:-2], sys.argv[-2], sys.argv[-1]
+    data = b""
+    for src in srcs:
+        with open(src, "rb") as f:
+            data += f.read()
+    src = " ".join(srcs)
     lines = []
     for i in range(0, len(data), 24):
         chunk = data[i:i + 24]

@@ -71,3 +71,20 @@ attn_build_release() {
     attn_need_packages $ATTN_PACKAGES
     attn_build build --buildtype=release -Db_ndebug=if-release -Dman=enabled
 }
+
+# npm's playwright-core for the browser tests, pinned by
+# tests/browser/package-lock.json, into tests/browser/node_modules/ (again
+# when the lock file changed); no browser download: the tests use Debian's
+# /usr/bin/chromium.
+attn_browser_tests_ready() {
+    local dir="$ATTN_ROOT/tests/browser" stamp="$ATTN_ROOT/tests/browser/node_modules/.attn-lock"
+    if [ -f "$stamp" ] && cmp -s "$stamp" "$dir/package-lock.json"; then
+        return 0
+    fi
+    echo "installing playwright-core for the browser tests (npm ci) ..." >&2
+    (cd "$dir" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error >/dev/null) || {
+        echo "npm ci in tests/browser failed" >&2
+        exit 1
+    }
+    cp "$dir/package-lock.json" "$stamp"
+}

@@ -274,8 +274,39 @@ static void check_3d(void)
     free(text);
 }
 
+/* The page's tensors: base64 float32 from base64_from numbers on, the
+ * shape alone above omit_above, and json_tensor_base64 whatever they say. */
+static int w_page_tensors(json_writer *jw)
+{
+    static const float three[3] = {1.0f, -2.0f, 0.5f}, two[2] = {1.0f, 0.25f}, one[1] = {3.0f};
+    jw->base64_from = 2;
+    jw->omit_above = 2;
+    json_object_begin(jw, NULL, JSON_BLOCK);
+    json_tensor(jw, "small", one, 1, (size_t[]){1});  /* under base64_from: numbers */
+    json_tensor(jw, "two", two, 1, (size_t[]){2});    /* base64, with '=' padding */
+    json_tensor(jw, "big", three, 2, (size_t[]){1, 3}); /* above omit_above: shape only */
+    json_tensor_base64(jw, "drawn", three, 1, (size_t[]){3});
+    json_array_begin(jw, "raw", JSON_INLINE);
+    json_raw(jw, NULL, "{\"a\": [1, 2]}", 13);
+    json_raw(jw, NULL, "null", 4);
+    json_end(jw);
+    json_end(jw);
+    return json_writer_finish(jw);
+}
+
+static const char want_page_tensors[] =
+    "{\n"
+    "  \"small\": [3],\n"
+    "  \"two\": {\"dtype\": \"float32\", \"shape\": [2], \"base64\": \"AACAPwAAgD4=\"},\n"
+    "  \"big\": {\"dtype\": \"float32\", \"shape\": [1, 3], \"omitted\": \"3 numbers, more than the "
+    "page keeps (2); --json writes them\"},\n"
+    "  \"drawn\": {\"dtype\": \"float32\", \"shape\": [3], \"base64\": \"AACAPwAAAMAAAAA/\"},\n"
+    "  \"raw\": [{\"a\": [1, 2]}, null]\n"
+    "}\n";
+
 int main(void)
 {
+    CHECK_TEXT(w_page_tensors, 0, want_page_tensors);
     CHECK_TEXT(w_nesting, 0, want_nesting);
     CHECK_TEXT(w_empty, 0, want_empty);
     CHECK_TEXT(w_aligned, 0, want_aligned);

@@ -20,6 +20,7 @@
 #include "model_input.h"
 #include "options.h"
 #include "output.h"
+#include "page_out.h"
 #include "posenc.h"
 #include "problem.h"
 #include "render.h"
@@ -34,7 +35,7 @@
 
 struct attn_args {
     problem_opts po;
-    const char *input, *png, *json, *font;
+    const char *input, *png, *json, *font, *html;
     const attn_cmap *cmap;
     int color;                     /* term_color_mode */
     int score;                     /* --score: the index in score_names */
@@ -47,6 +48,9 @@ struct attn_args {
     int permute, scale_sweep, fill_default;
     const char *permutation;
     long dims_from, dims_to, samples;
+    /* the command line, for the page */
+    int argc;
+    char **argv;
 };
 
 /* "3,2" → (2,); "1,2;3,4" → (2, 2); "none". */
@@ -155,6 +159,8 @@ static const char *const score_names[] = {"dot", "additive", NULL}; /* score_kin
              "masked, softmax, weights·V, concat, output"),                                 \
     OPT_FLAG(0, "describe", describe, "print the module as PyTorch prints it, and stop"),  \
     OPT_PNG(png, "attention weights: rows = examples, columns = heads"),                   \
+    OPT_HTML(html, "one offline page to explore the weights: hover a\n"                    \
+                   "cell, enlarge a panel, the head view"),                               \
     OPT_CMAP(cmap, "Reds"),                                                                 \
     OPT_FONT(font),                                                                         \
     OPT_JSON(json, "output, attention_weights, valid_lens, state_dict;\n"                  \
@@ -212,7 +218,9 @@ const struct opt selfattn_options[] = {
 
 /* What cannot be given together, in the order the checks are made. */
 #define ATTN_RULES_TAIL                                                                    \
-    OPT_CONFLICTS("stream", "png naive",                                                   \
+    OPT_CONFLICTS("describe", "html",                                                      \
+                  "--describe prints the module and stops; --%s would have nothing to show"), \
+    OPT_CONFLICTS("stream", "png html naive",                                                   \
                   "--stream never stores the attention weights, which --%s needs"),        \
     OPT_NEEDS("block", "stream explain", "--block sets the key blocks of --stream --explain"), \
     OPT_RULES_END()
@@ -232,7 +240,7 @@ const struct opt_rule selfattn_rules[] = {
     OPT_CONFLICTS("scale-sweep",
                   "input batch queries hiddens heads valid-lens fill score score-hiddens bias "
                   "causal dropout train explain describe cmap stream block naive threads time "
-                  "repeat tokens posenc no-proj permutation",
+                  "repeat tokens posenc no-proj permutation html",
                   "--%s cannot be used with --scale-sweep, which draws its own q and k (it "
                   "takes --dims, --samples, --kv, --seed, --png, --json, --font, --max-mem)"),
     OPT_CONFLICTS("permute", "causal dropout train explain describe stream block time repeat",
@@ -276,6 +284,7 @@ void usage_multihead(FILE *f)
           "  attn multihead                     # the chapter's cell: torch.Size([2, 4, 100])\n"
           "  attn multihead --describe          # the module print-out\n"
           "  attn multihead --png heads.png\n"
+          "  attn multihead --html heads.html   # hover, enlarge, the head view\n"
           "  attn multihead --explain --batch 1 --queries 2 --kv 3 --hiddens 4 --heads 2\n"
           "  attn multihead --input data/chapter_multihead.json --json out.json\n", f);
 }
@@ -331,6 +340,8 @@ void usage_selfattn(FILE *f)
           "  attn selfattn --tokens \"苹果 很 好吃|苹果 发布 了 新的 产品\" --hiddens 16 --heads 2 \\\n"
           "      --png apple.png          # one word, two contexts, two outputs\n"
           "  attn selfattn --input data/apple_company.json --png apple.png\n"
+          "  attn selfattn --tokens \"苹果 很 好吃|苹果 发布 了 新的 产品\" --hiddens 16 --heads 2 \\\n"
+          "      --html apple.html          # the same, to explore in a browser\n"
           "  attn selfattn --input model.json --tokens \"苹果 发布 了 新的 产品\" --png f.png\n"
           "      # a model of attn train --save: the trained attention\n"
           "  attn selfattn --stream --explain --batch 1 --queries 5 --hiddens 4 --heads 1 \\\n"
@@ -378,10 +389,10 @@ static int demo_defaults(struct attn_args *a, const opt_given *g)
 /* The input file is never written: an output naming it is refused. */
 static int input_kept(const struct attn_args *a)
 {
-    const char *outs[2] = {a->json, a->png}, *names[2] = {"json", "png"};
+    const char *outs[3] = {a->json, a->png, a->html}, *names[3] = {"json", "png", "html"};
     if (!a->input || strcmp(a->input, "-") == 0)
         return EXIT_OK;
-    for (size_t i = 0; i < 2; i++)
+    for (size_t i = 0; i < 3; i++)
         if (outs[i] && strcmp(outs[i], "-") != 0 && same_file(a->input, outs[i])) {
             cli_error("--%s %s is the --input file, which attn never overwrites", names[i],
                       outs[i]);
@@ -403,6 +414,8 @@ static int parse_args(int argc, char **argv, int self, struct attn_args *a, int 
     a->color = TERM_COLOR_AUTO;
     a->dropout = 0.5;
     a->repeat = 1;
+    a->argc = argc;
+    a->argv = argv;
     status = opt_parse(self ? selfattn_options : multihead_options,
                        self ? selfattn_rules : multihead_rules, argc, argv, a, &g);
     if (status == OPT_HELP_ASKED)
@@ -850,6 +863,72 @@ done:
     return status;
 }
 
+/* --html: the --json members, then "page": the grid as --png lays it out
+ * (rows = examples, columns = heads), each row's tokens and valid length,
+ * the colour map (page_out.h, the page's scripts in src/render/page/). */
+struct page_ctx {
+    const problem *pr;
+    const struct attn_args *a;
+    const char *command;
+    const float *out, *weights;
+};
+
+static void write_page_data(json_writer *jw, const void *arg)
+{
+    const struct page_ctx *c = arg;
+    const problem *pr = c->pr;
+    const size_t Nq = pr->Nq, Nk = pr->Nk;
+    const char *const *qt = (const char *const *)pr->query_tokens;
+    const char *const *kt = (const char *const *)(pr->key_tokens ? pr->key_tokens
+                                                  : pr->self ? pr->query_tokens : NULL);
+    char title[64];
+    problem_write_members(jw, pr, c->command, c->out, c->weights);
+    json_object_begin(jw, "page", JSON_BLOCK);
+    json_string(jw, "kind", "attention");
+    snprintf(title, sizeof title, "attn %s", c->command);
+    json_string(jw, "title", title);
+    page_command(jw, c->a->argc, c->a->argv);
+    page_cmap(jw, c->a->cmap);
+    json_string(jw, "weights", "attention_weights");
+    json_bool(jw, "causal", c->a->causal);
+    json_string(jw, "xlabel", "Key positions");
+    json_string(jw, "ylabel", "Query positions");
+    json_array_begin(jw, "rows", JSON_BLOCK);
+    for (size_t b = 0; b < pr->B; b++) {
+        char name[48];
+        snprintf(name, sizeof name, "example %zu", b);
+        json_object_begin(jw, NULL, JSON_INLINE);
+        json_string(jw, "name", name);
+        page_tokens(jw, "query_tokens", qt && pr->per_example ? qt + b * Nq : qt, Nq);
+        page_tokens(jw, "key_tokens", kt && pr->per_example ? kt + b * Nk : kt, Nk);
+        if (!pr->valid_lens) {
+            json_null(jw, "valid_lens");
+        } else if (pr->vl_ndim == 2) {
+            json_array_begin(jw, "valid_lens", JSON_INLINE);
+            for (size_t q = 0; q < Nq; q++)
+                json_int(jw, NULL, pr->valid_lens[b * Nq + q]);
+            json_end(jw);
+        } else {
+            json_int(jw, "valid_lens", pr->valid_lens[b]);
+        }
+        json_end(jw);
+    }
+    json_end(jw);
+    json_end(jw);
+}
+
+static int write_page(const problem *pr, const struct attn_args *a, const char *command,
+                      const float *out, const float *weights, FILE *rep)
+{
+    const struct page_ctx ctx = {pr, a, command, out, weights};
+    char what[128], title[64];
+    snprintf(title, sizeof title, "attn %s", command);
+    snprintf(what, sizeof what, "a page of the attention weights, %zu example%s × %zu head%s",
+             pr->B, pr->B == 1 ? "" : "s", pr->params.num_heads,
+             pr->params.num_heads == 1 ? "" : "s");
+    return output_page(a->html, title, write_page_data, &ctx, rep, what);
+}
+
 /* ---- the command ----------------------------------------------------- */
 
 /* --scale-sweep: why divide by √d (demo_attention.c), q and k of its own. */
@@ -883,9 +962,12 @@ static int run_permute(const problem *pr, const struct attn_args *a)
                                                       : "the length of a shorter --tokens sentence",
                                    .png = a->png,
                                    .json = a->json,
+                                   .html = a->html,
                                    .cmap = a->cmap,
                                    .font = a->font,
-                                   .max_mem = a->po.max_mem};
+                                   .max_mem = a->po.max_mem,
+                                   .argc = a->argc,
+                                   .argv = a->argv};
     attn_set_threads((int)a->threads);
     return demo_permute_command(pr, &dpo);
 }
@@ -1050,6 +1132,11 @@ static int write_results(const problem *pr, const struct attn_args *a, struct ru
             fputc('\n', rep);
         status = write_png(pr, a, weights, font, rep);
     }
+    if (status == EXIT_OK && a->html) {
+        if (!a->png && !a->json && !a->explain)
+            fputc('\n', rep);
+        status = write_page(pr, a, command, out, weights, rep);
+    }
     return status;
 }
 
@@ -1210,6 +1297,8 @@ static int run(int argc, char **argv, int self)
     }
     if (a.scale_sweep)
         return run_scale_sweep(&a);
+    if ((status = output_page_check(a.html)) != EXIT_OK) /* before any work */
+        return status;
     status = load_problem(&pr, &a, self);
     if (status != EXIT_OK)
         return status;

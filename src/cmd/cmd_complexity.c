@@ -18,6 +18,7 @@
 #include "commands.h"
 #include "complexity.h"
 #include "json_writer.h"
+#include "page_out.h"
 #include "options.h"
 #include "output.h"
 #include "render.h"
@@ -38,8 +39,10 @@ struct cx_args {
     long sweep_from, sweep_to;
     long mdim, reps, seed;
     int wall;           /* --clock wall: fit and plot wall-clock time */
-    const char *png, *json, *font;
+    const char *png, *json, *font, *html;
     size_t max_mem;
+    int argc;           /* the command line, for the page */
+    char **argv;
 };
 
 /* --k and --r: 2 or more; 1 gets the reason rather than a range. */
@@ -109,6 +112,8 @@ const struct opt complexity_options[] = {
     OPT_SEED(seed, "random input and weights for --measure (default 0)"),
     OPT_PNG(png, "with --measure: time against n on log-log axes,\n"
                  "one line per layer, fitted slopes in the legend"),
+    OPT_HTML(html, "a page: the table, the cost of each layer against n\n"
+                   "on log-log axes, with --measure the times and fits"),
     OPT_FONT(font),
     OPT_JSON(json, "every figure: table, path lengths, crossovers and\n"
                    "measurements; - for stdout"),
@@ -167,6 +172,7 @@ void usage_complexity(FILE *f)
           "  attn complexity --n 5 --k 3\n"
           "  attn complexity --n 4096 --d 64 --json table.json\n"
           "  attn complexity --measure --png loglog.png\n"
+          "  attn complexity --measure --html complexity.html\n"
           "  attn complexity --measure --sweep 128:2048 --measure-dim 32 --reps 3\n",
           f);
 }
@@ -577,31 +583,53 @@ static void write_measurement(json_writer *jw, const cx_table *t,
     json_end(jw);
 }
 
-static int write_json(FILE *f, const void *arg)
+/* The members of --json's object (the page's data begins with them). */
+static void write_members(json_writer *jw, const struct json_ctx *c)
 {
     static const int order[NLAYERS] = {CONV, RNN, ATTN, RESTRICTED, DILATED};
-    const struct json_ctx *c = arg;
     const cx_table *t = c->t;
-    json_writer jw;
+    json_string(jw, "command", "complexity");
+    json_uint(jw, "n", t->n);
+    json_uint(jw, "d", t->d);
+    json_uint(jw, "k", t->k);
+    json_uint(jw, "r", t->r);
+    json_array_begin(jw, "layers", JSON_BLOCK);
+    for (int i = 0; i < NLAYERS; i++)
+        write_layer(jw, t, order[i]);
+    json_end(jw);
+    json_object_begin(jw, "self_attention_costlier", JSON_BLOCK);
+    write_crossover(jw, "than_recurrent", &t->than_rnn);
+    write_crossover(jw, "than_convolution", &t->than_conv);
+    json_end(jw);
+    write_measurement(jw, t, c->me);
+}
 
+static int write_json(FILE *f, const void *arg)
+{
+    json_writer jw;
     json_writer_init(&jw, f);
     json_object_begin(&jw, NULL, JSON_BLOCK);
-    json_string(&jw, "command", "complexity");
-    json_uint(&jw, "n", t->n);
-    json_uint(&jw, "d", t->d);
-    json_uint(&jw, "k", t->k);
-    json_uint(&jw, "r", t->r);
-    json_array_begin(&jw, "layers", JSON_BLOCK);
-    for (int i = 0; i < NLAYERS; i++)
-        write_layer(&jw, t, order[i]);
-    json_end(&jw);
-    json_object_begin(&jw, "self_attention_costlier", JSON_BLOCK);
-    write_crossover(&jw, "than_recurrent", &t->than_rnn);
-    write_crossover(&jw, "than_convolution", &t->than_conv);
-    json_end(&jw);
-    write_measurement(&jw, t, c->me);
+    write_members(&jw, arg);
     json_end(&jw);
     return json_writer_finish(&jw);
+}
+
+/* --html: --json's members and "page" (the page draws the table, the
+ * formulas' cost against n and the measurements from them). */
+struct page_ctx {
+    struct json_ctx c;
+    const struct cx_args *a;
+};
+
+static void write_page_data(json_writer *jw, const void *arg)
+{
+    const struct page_ctx *p = arg;
+    write_members(jw, &p->c);
+    json_object_begin(jw, "page", JSON_INLINE);
+    json_string(jw, "kind", "complexity");
+    json_string(jw, "title", "attn complexity");
+    page_command(jw, p->a->argc, p->a->argv);
+    json_end(jw);
 }
 
 /* ---- the command ----------------------------------------------------- */
@@ -620,6 +648,8 @@ static int parse_args(int argc, char **argv, struct cx_args *a)
     a->mdim = 64;
     a->reps = 5;
     a->max_mem = CLI_DEFAULT_MAX_MEM;
+    a->argc = argc;
+    a->argv = argv;
     return opt_parse(complexity_options, complexity_rules, argc, argv, a, NULL);
 }
 
@@ -640,6 +670,8 @@ int cmd_complexity(int argc, char **argv)
         return EXIT_OK;
     }
     if (status != EXIT_OK)
+        return status;
+    if ((status = output_page_check(a.html)) != EXIT_OK) /* before any work */
         return status;
 
     /* memory, up front: three (n,) sets for the dilated path, and with
@@ -691,6 +723,12 @@ int cmd_complexity(int argc, char **argv)
     }
     if (a.png)
         status = png_file(a.png, me, font, rep);
+    if (status == EXIT_OK && a.html) {
+        struct page_ctx pc = {{&t, me}, &a};
+        status = output_page(a.html, "attn complexity", write_page_data, &pc, rep,
+                             me ? "a page of the table, the costs and the measurements"
+                                : "a page of the table and the costs");
+    }
 done:
     free(me);
     output_font_close(font);

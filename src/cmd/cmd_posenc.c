@@ -15,6 +15,7 @@
 #include "json_writer.h"
 #include "options.h"
 #include "output.h"
+#include "page_out.h"
 #include "posenc.h"
 #include "render.h"
 #include "tensor.h"
@@ -32,7 +33,7 @@ struct posenc_args {
     int layout;                    /* posenc_layout: the index in layout_names */
     int rope;                      /* --rope: scores of a rotated query and key */
     long seed;
-    const char *png, *plot, *similarity, *json;
+    const char *png, *plot, *similarity, *json, *html;
     const char *font;              /* --font FILE */
     size_t cols[MAX_COLS], ncols;
     long binary;                   /* 0: no table */
@@ -43,7 +44,14 @@ struct posenc_args {
     int naive;
     int color;                     /* term_color_mode */
     size_t max_mem;
+    int argc;                      /* the command line, for the page */
+    char **argv;
 };
+
+/* --html: P's numbers at most (16 MiB of float32, about 22 MB of base64) */
+#define PAGE_MAX_P ((size_t)1 << 22)
+/* the offsets of the page's relative-position table, at most */
+#define PAGE_MAX_CHECKS 64
 
 
 /* "6-9" or "0,1,4-5" → column indices (checked against D later). */
@@ -144,8 +152,9 @@ const struct opt posenc_options[] = {
              "columns of P against position (the chapter's\n"
              "figure of columns 6-9)"),
     OPT_CALLBACK(0, "cols", "LIST", parse_cols,
-                 "columns for --plot: 6-9, or 0,1,4-5 (default 6-9,\n"
-                 "or the first four when D < 10)"),
+                 "columns for --plot (and first in --html's plot):\n"
+                 "6-9, or 0,1,4-5 (default 6-9, or the first four\n"
+                 "when D < 10)"),
     OPT_INT(0, "binary", binary, "N", 1, MAX_BINARY, "the chapter's table of 0 … N-1 in binary"),
     OPT_CALLBACK(0, "check-relative", "DELTA | FROM:TO", parse_check,
                  "rotate each pair (P[i,2j], P[i,2j+1]) by the\n"
@@ -160,6 +169,8 @@ const struct opt posenc_options[] = {
                    "with --rope {\"command\",\"rope\",\"layout\",\"dim\",\n"
                    "\"steps\",\"base\",\"seed\",\"q\",\"k\",\"scores\",\n"
                    "\"max_offset_error\"}; - is stdout"),
+    OPT_HTML(html, "a page to explore P: hover for the formula with its\n"
+                   "numbers, the columns plot, P·Pᵀ, the rotation check"),
     OPT_CMAP(cmap, "Blues"),
     OPT_FONT(font),
     OPT_FLAG(0, "numbers", numbers, "print P (or S) as numbers even on a colour terminal"),
@@ -176,10 +187,10 @@ const struct opt posenc_options[] = {
 
 /* --rope shows a rotated query and key, not P: the outputs of P are refused */
 const struct opt_rule posenc_rules[] = {
-    OPT_CONFLICTS("rope", "plot cols binary similarity naive",
+    OPT_CONFLICTS("rope", "plot cols binary similarity naive html",
                   "--%s is for the encoding P and cannot be used with --rope"),
     OPT_NEEDS("seed", "rope", "--seed draws the query and key of --rope, which is not given"),
-    OPT_NEEDS("cols", "plot", "--cols chooses columns for --plot, which is not given"),
+    /* --cols without --plot or --html: check_values */
     OPT_RULES_END(),
 };
 
@@ -225,6 +236,7 @@ void usage_posenc(FILE *f)
     fputs(
         "Examples:\n"
         "  attn posenc --dim 32 --steps 60 --png out.png\n"
+        "  attn posenc --dim 32 --steps 60 --html posenc.html\n"
         "  attn posenc --plot cols.png --cols 6-9\n"
         "  attn posenc --binary 8\n"
         "  attn posenc --steps 100 --check-relative 1:50\n"
@@ -247,6 +259,8 @@ static int parse_args(int argc, char **argv, struct posenc_args *a)
     a->color = TERM_COLOR_AUTO;
     a->max_mem = CLI_DEFAULT_MAX_MEM;
     a->layout = POSENC_INTERLEAVED;
+    a->argc = argc;
+    a->argv = argv;
     int status = opt_parse(posenc_options, posenc_rules, argc, argv, a, NULL);
     if (status != EXIT_OK)
         return status;
@@ -606,6 +620,10 @@ done:
 static int check_values(struct posenc_args *a)
 {
     size_t D = (size_t)a->dim;
+    if (a->ncols && !a->plot && !a->html) {
+        cli_error("--cols chooses columns for --plot or --html, neither of which is given");
+        return EXIT_USAGE;
+    }
     if (a->plot && a->ncols == 0) {
         size_t first = D >= 10 ? 6 : 0;
         for (size_t c = first; c < D && c < first + 4; c++)
@@ -626,14 +644,19 @@ static int check_values(struct posenc_args *a)
                   1 - a->steps, a->steps - 1, a->steps);
         return EXIT_USAGE;
     }
-    return EXIT_OK;
+    if (a->html && (size_t)a->steps > PAGE_MAX_P / (size_t)a->dim) {
+        cli_error("--html: P of --steps %ld × --dim %ld is more numbers than a page holds "
+                  "(%zu); --png draws it", a->steps, a->dim, PAGE_MAX_P);
+        return EXIT_RUNTIME;
+    }
+    return output_page_check(a->html); /* before any work */
 }
 
 /* Whether P is stored: unless a heatmap is all that is asked for, when
  * its rows are made as the figure reads them. */
 static int stores_P(const struct posenc_args *a)
 {
-    return a->json || a->plot || a->similarity || a->check || !a->png || a->naive;
+    return a->json || a->plot || a->similarity || a->check || !a->png || a->naive || a->html;
 }
 
 /* Refuse a run over --max-mem: P, then P·Pᵀ and the figures (bounded by
@@ -708,6 +731,59 @@ static int png_similarity(const struct posenc_args *a, const float *P, text_font
     return status;
 }
 
+/* --html: --json's members, then "page": the columns of the plot, the
+ * relative-position check for a few offsets (the page computes P·Pᵀ). */
+struct page_ctx {
+    const struct posenc_args *a;
+    const float *P;
+};
+
+static void write_page_data(json_writer *jw, const void *arg)
+{
+    const struct page_ctx *c = arg;
+    const struct posenc_args *a = c->a;
+    const size_t N = (size_t)a->steps, D = (size_t)a->dim;
+    long from = a->check ? a->check_from : 1, to = a->check ? a->check_to : (long)N - 1;
+    json_string(jw, "command", "posenc");
+    json_string(jw, "layout", posenc_layout_name(a->layout));
+    json_uint(jw, "dim", D);
+    json_uint(jw, "steps", N);
+    json_number_exact(jw, "base", a->base);
+    json_tensor_base64(jw, "P", c->P, 2, (size_t[]){N, D}); /* drawn: whole */
+    json_object_begin(jw, "page", JSON_BLOCK);
+    json_string(jw, "kind", "posenc");
+    json_string(jw, "title", "attn posenc");
+    page_command(jw, a->argc, a->argv);
+    page_cmap(jw, a->cmap);
+    /* the columns plotted first: --cols, else 6-9 (the first four when D < 10) */
+    json_array_begin(jw, "cols", JSON_INLINE);
+    if (a->ncols)
+        for (size_t s = 0; s < a->ncols; s++)
+            json_uint(jw, NULL, a->cols[s]);
+    else
+        for (size_t col = D >= 10 ? 6 : 0; col < D && col < (D >= 10 ? 10u : 4u); col++)
+            json_uint(jw, NULL, col);
+    json_end(jw);
+    /* R(δ·ω_j) applied to every pair, against the row δ further on */
+    if (to > from + PAGE_MAX_CHECKS - 1)
+        to = from + PAGE_MAX_CHECKS - 1;
+    if (!a->check && to > 10)
+        to = 10;
+    json_array_begin(jw, "check_relative", JSON_BLOCK);
+    for (long delta = from; D >= 2 && delta <= to; delta++) {
+        size_t checked;
+        double err = posenc_check_relative(c->P, N, D, a->base, a->layout, delta, &checked);
+        json_object_begin(jw, NULL, JSON_INLINE);
+        json_int(jw, "delta", delta);
+        json_uint(jw, "positions", checked / (D / 2));
+        json_uint(jw, "pairs", D / 2);
+        json_number(jw, "max_difference", err);
+        json_end(jw);
+    }
+    json_end(jw);
+    json_end(jw);
+}
+
 /* What is printed first, then the files written, each named. */
 static int outputs(const struct posenc_args *a, const float *P, text_font *font)
 {
@@ -729,7 +805,13 @@ static int outputs(const struct posenc_args *a, const float *P, text_font *font)
         status = plot_file(a, P, font, rep);
     if (status == EXIT_OK && a->similarity)
         status = png_similarity(a, P, font, rep);
-    if (!a->json && !a->png && !a->plot && !a->similarity && !a->binary && !a->check)
+    if (status == EXIT_OK && a->html) {
+        struct page_ctx ctx = {a, P};
+        snprintf(what, sizeof what, "a page of P, %ld × %ld", a->steps, a->dim);
+        status = output_page(a->html, "attn posenc", write_page_data, &ctx, rep, what);
+    }
+    if (!a->json && !a->png && !a->plot && !a->similarity && !a->binary && !a->check &&
+        !a->html)
         print_view(a, P);
     return status;
 }

@@ -12,11 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "commands.h"
+#include "json_writer.h"
 #include "options.h"
 #include "output.h"
+#include "page_out.h"
 #include "term.h"
 #include "checked.h"
 
@@ -25,6 +28,7 @@
  * holds spaces, and @NAME for a figure file NAME inside the tour's folder. */
 #define MAX_RUNS 3
 #define MAX_WORDS 32
+#define NSTEPS_MAX 16   /* room in the --html record; NSTEPS is checked against it */
 
 struct tour_step {
     const char *name;    /* for --step */
@@ -32,6 +36,7 @@ struct tour_step {
     const char *where;   /* the place in d2l */
     const char *text;    /* formula and what to look for */
     const char *runs[MAX_RUNS];
+    unsigned views;      /* --html: the runs (bit r for run r) shown as a view */
 };
 
 static const struct tour_step steps[] = {
@@ -43,7 +48,7 @@ static const struct tour_step steps[] = {
      "The chapter's cell: num_hiddens 100 in 5 heads of 20; queries (2, 4, 100),\n"
      "keys = values (2, 6, 100), all ones; valid_lens [3, 2], so example 0\n"
      "attends to its first 3 keys and example 1 to its first 2.\n",
-     {"multihead --describe", "multihead --png @01-multihead-weights.png", NULL}},
+     {"multihead --describe", "multihead --png @01-multihead-weights.png", NULL}, 2},
 
     {"selfattn", "Self-attention", "d2l 10.6.1",
      "Queries, keys and values all come from one sequence X = x_1, …, x_n:\n"
@@ -51,7 +56,7 @@ static const struct tour_step steps[] = {
      "The output has the input's shape: every token gets a new representation\n"
      "computed from the whole sequence at once. The chapter's cell: X of ones\n"
      "(2, 4, 100), 5 heads, valid_lens [3, 2].\n",
-     {"selfattn --png @02-selfattn-weights.png", NULL, NULL}},
+     {"selfattn --png @02-selfattn-weights.png", NULL, NULL}, 1},
 
     {"context", "苹果 in context", "the notes' example",
      "An embedding says what a word is, not what it means in this sentence.\n"
@@ -60,14 +65,14 @@ static const struct tour_step steps[] = {
      "similarity of the inputs (1) and of the outputs. The weights are random\n"
      "(untrained): the point is that context changes the result at all.\n",
      {"selfattn --tokens \"苹果 很 好吃|苹果 发布 了 新的 产品\" --hiddens 16 --heads 2"
-      " --png @03-apple-context.png", NULL, NULL}},
+      " --png @03-apple-context.png", NULL, NULL}, 1},
 
     {"scaling", "Why scores are divided by √d", "d2l 10.3.3",
      "If the d components of q and k are independent with mean 0 and variance\n"
      "1, then q·k = Σ_j q_j k_j has variance d. Unscaled, scores spread out as d\n"
      "grows and the softmax puts almost all weight on one key, where its\n"
      "gradients vanish; q·k/√d has variance 1 for every d.\n",
-     {"selfattn --scale-sweep --png @04-scale-sweep.png", NULL, NULL}},
+     {"selfattn --scale-sweep --png @04-scale-sweep.png", NULL, NULL}, 0},
 
     {"complexity", "Comparing CNNs, RNNs and self-attention", "d2l 10.6.2",
      "Three layers that map n tokens of d channels to n tokens of d channels:\n"
@@ -79,7 +84,7 @@ static const struct tour_step steps[] = {
      "d = 512, path lengths measured through real layers, and real layers\n"
      "timed for growing n with the growth exponent fitted.\n",
      {"complexity --measure --sweep 64:2048 --measure-dim 32 --reps 3"
-      " --png @05-complexity-loglog.png", NULL, NULL}},
+      " --png @05-complexity-loglog.png", NULL, NULL}, 1},
 
     {"order", "Self-attention does not see order", "d2l 10.6.3",
      "Permute the tokens and the outputs are permuted the same way:\n"
@@ -87,7 +92,7 @@ static const struct tour_step steps[] = {
      "so nothing in self-attention depends on where a token stands. Adding the\n"
      "positional encoding to X by position breaks this: order becomes visible.\n",
      {"selfattn --permute --png @06-permute.png",
-      "selfattn --permute --posenc --png @06-permute-posenc.png", NULL}},
+      "selfattn --permute --posenc --png @06-permute-posenc.png", NULL}, 0},
 
     {"posenc", "Positional encoding", "d2l 10.6.3",
      "The input becomes X + P, with P ∈ ℝ^(n×d):\n"
@@ -97,14 +102,14 @@ static const struct tour_step steps[] = {
      "and 9) are offset because sine and cosine alternate. In the heatmap the\n"
      "frequency falls from left to right.\n",
      {"posenc --dim 32 --steps 60 --plot @07-posenc-columns.png --cols 6-9",
-      "posenc --dim 32 --steps 60 --png @07-posenc-heatmap.png", NULL}},
+      "posenc --dim 32 --steps 60 --png @07-posenc-heatmap.png", NULL}, 1},
 
     {"binary", "Absolute positional information", "d2l 10.6.3.1",
      "In binary the lowest bit alternates with every number, the next with\n"
      "every two, the third with every four: higher bits alternate at lower\n"
      "frequencies, as P's columns do from left to right, only continuously\n"
      "(and floats are more economical than bits).\n",
-     {"posenc --binary 8", NULL, NULL}},
+     {"posenc --binary 8", NULL, NULL}, 0},
 
     {"relative", "Relative positional information", "d2l 10.6.3.2",
      "With ω_j = 1/10000^(2j/d), one 2×2 rotation that does not depend on i\n"
@@ -114,7 +119,7 @@ static const struct tour_step steps[] = {
      "The check applies it to every row and every pair. P·Pᵀ, the similarity\n"
      "of two positions, depends only on the offset between them.\n",
      {"posenc --dim 32 --steps 60 --check-relative 1:10",
-      "posenc --dim 32 --steps 60 --similarity @09-posenc-similarity.png", NULL}},
+      "posenc --dim 32 --steps 60 --similarity @09-posenc-similarity.png", NULL}, 1},
 
     {"rope", "Layouts, and the rotation at work: RoPE", "beyond the chapter",
      "Sines first and cosines after (concatenated) is the same encoding with\n"
@@ -125,7 +130,7 @@ static const struct tour_step steps[] = {
      {"posenc --dim 32 --steps 60 --layout concat --check-relative 1:10"
       " --png @10-posenc-concat.png",
       "posenc --dim 32 --steps 60 --rope --check-relative 1:10 --png @10-rope-scores.png",
-      NULL}},
+      NULL}, 1},
 
     {"learned", "Attention that learns", "the chapter's model, trained",
      "Every weight above was random. attn train trains the same layer on a\n"
@@ -137,7 +142,7 @@ static const struct tour_step steps[] = {
      "words (吃, 甜 … or 发布, 产品 …) that tell the fruit from the company.\n",
      {"train --task reverse --png @11-train-reverse.png",
       "train --task reverse --no-posenc --png @11-train-reverse-no-posenc.png",
-      "train --task apple --png @11-train-apple.png"}},
+      "train --task apple --png @11-train-apple.png"}, 7},
 
     {"circuits", "Two layers: an induction head", "d2l 11.7, the encoder stacked",
      "d2l's Transformer encoder stacks blocks, each X = LayerNorm(X + Attention(X))\n"
@@ -147,7 +152,7 @@ static const struct tour_step steps[] = {
      "finds the earlier copy of the current token by it and reads the token\n"
      "after (an offset diagonal in the second half of the probe). One layer\n"
      "sees only tokens and positions and, as the copy's offset varies, cannot.\n",
-     {"train --task induction --compare-layers --png @12-train-induction.png", NULL}},
+     {"train --task induction --compare-layers --png @12-train-induction.png", NULL}, 1},
 };
 
 #define NSTEPS (sizeof steps / sizeof steps[0])
@@ -159,6 +164,23 @@ struct tour_args {
     const char *color;      /* passed on to the commands, as given */
     int color_mode;         /* term_color_mode */
     const char *font;       /* passed on to the commands; NULL: not given */
+    int html;               /* --html: DIR/index.html as well */
+    int argc;               /* the command line, for the page */
+    char **argv;
+};
+
+/* --html: what each run printed and its view's data (a page's data
+ * object, page_out.h), kept for DIR/index.html. */
+struct run_record {
+    char *command;          /* "attn …" as shown */
+    char *output;           /* what it printed, without colour */
+    char *view;             /* the data of its page, or NULL */
+    size_t view_len;
+};
+
+struct tour_record {
+    struct run_record runs[NSTEPS_MAX][MAX_RUNS];
+    int done[NSTEPS_MAX];
 };
 
 /* --step: a number 1 … NSTEPS or a step's name. */
@@ -184,6 +206,10 @@ const struct opt tour_options[] = {
             "(default attn-tour)"),
     OPT_CALLBACK('s', "step", "N|NAME", parse_step, "run one step only, by number or name"),
     OPT_FLAG('l', "list", list, "list the steps and their figures, run nothing"),
+    OPT_FLAG(0, "html", html,
+             "also write DIR/index.html: every step with its\n"
+             "formula, commands, output and views, to read and\n"
+             "explore offline in a browser"),
     OPT_COLOR(color_mode),
     OPT_FONT(font),
     OPT_HELP(),
@@ -191,7 +217,7 @@ const struct opt tour_options[] = {
 };
 
 const struct opt_rule tour_rules[] = {
-    OPT_CONFLICTS("list", "step out font", "--list runs nothing; --%s has no effect with it"),
+    OPT_CONFLICTS("list", "step out font html", "--list runs nothing; --%s has no effect with it"),
     OPT_RULES_END(),
 };
 
@@ -215,6 +241,7 @@ void usage_tour(FILE *f)
         "Examples:\n"
         "  attn tour --out figs               # the whole chapter, figures in figs/\n"
         "  attn tour --step posenc            # only the positional encoding\n"
+        "  attn tour --out figs --html        # and figs/index.html to explore\n"
         "  attn tour --list\n");
 }
 
@@ -327,17 +354,95 @@ static void print_heading(FILE *f, int bold, size_t number, const struct tour_st
     fputc('\n', f);
 }
 
-/* One run: the command line shown, then the command itself. */
-static int do_run(const char *run, const struct tour_args *a)
+/* The command line shown: the step's words (argv's first nw), and --font
+ * (which changes what is drawn). */
+static void print_command(FILE *f, char **argv, size_t nw, const struct tour_args *a)
 {
-    size_t len = strlen(run), nw, argc = 0;
+    fputs("attn", f);
+    for (size_t i = 0; i < nw; i++) {
+        fputc(' ', f);
+        print_word(f, argv[i]);
+    }
+    if (a->font) {
+        fputs(" --font ", f);
+        print_word(f, a->font);
+    }
+}
+
+/* text (len bytes) without the terminal's colour sequences (ESC [ … m and
+ * the like), in new memory with a NUL; NULL when out of memory. */
+static char *without_colour(const char *text, size_t len)
+{
+    char *out = malloc(len + 1), *o = out;
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < len; i++) {
+        if (text[i] == '\033' && i + 1 < len && text[i + 1] == '[') {
+            for (i += 2; i < len && !(text[i] >= 0x40 && text[i] <= 0x7e); i++)
+                ;
+            continue;
+        }
+        *o++ = text[i];
+    }
+    *o = '\0';
+    return out;
+}
+
+/* Run cmd with argv while its standard output goes to a temporary file;
+ * then that output is printed as usual and kept in rec->output. */
+static int run_captured(const struct command *cmd, int argc, char **argv, struct run_record *rec)
+{
+    FILE *tmp = tmpfile();
+    int saved = -1, status;
+    long n;
+    char *text = NULL;
+    fflush(stdout);
+    if (!tmp || (saved = dup(STDOUT_FILENO)) < 0 || dup2(fileno(tmp), STDOUT_FILENO) < 0) {
+        cli_error("--html: cannot keep the output of a run: %s", strerror(errno));
+        if (saved >= 0)
+            close(saved);
+        if (tmp)
+            fclose(tmp);
+        return EXIT_RUNTIME;
+    }
+    status = cmd->run(argc, argv);
+    fflush(stdout);
+    dup2(saved, STDOUT_FILENO);
+    close(saved);
+    /* what it printed: shown now, and kept without colour */
+    if ((n = ftell(tmp)) < 0 || fseek(tmp, 0, SEEK_SET) != 0 ||
+        !(text = malloc((size_t)n + 1)) || fread(text, 1, (size_t)n, tmp) != (size_t)n) {
+        free(text);
+        fclose(tmp);
+        cli_error("--html: cannot read back the output of a run");
+        return EXIT_RUNTIME;
+    }
+    fclose(tmp);
+    fwrite(text, 1, (size_t)n, stdout);
+    fflush(stdout);
+    rec->output = without_colour(text, (size_t)n);
+    free(text);
+    if (!rec->output) {
+        cli_error("out of memory");
+        return EXIT_RUNTIME;
+    }
+    return status;
+}
+
+/* One run: the command line shown, then the command itself. With rec
+ * (--html) its output is kept, and with view its page's data too. */
+static int do_run(const char *run, const struct tour_args *a, struct run_record *rec, int view,
+                  const char *index)
+{
+    size_t len = strlen(run), nw, argc = 0, clen = 0;
     char *buf = malloc(len + 1);
     char *words[MAX_WORDS];
-    char *argv[MAX_WORDS + 5];
+    char *argv[MAX_WORDS + 7];
     char *owned[MAX_WORDS];    /* the DIR/NAME paths made here */
     size_t nowned = 0;
     int status = EXIT_RUNTIME;
     const struct command *cmd = NULL;
+    FILE *cl;
 
     if (!buf) {
         cli_error("out of memory");
@@ -352,7 +457,8 @@ static int do_run(const char *run, const struct tour_args *a)
     }
 
     /* argv: the words, figures inside --out, then --color and --font as
-     * given (the command line shown is the step's own) */
+     * given (the command line shown is the step's own), and --html when
+     * the run's view is kept */
     for (size_t i = 0; i < nw; i++) {
         if (words[i][0] == '@') {
             char *path = join_path(a->out, words[i] + 1);
@@ -374,27 +480,97 @@ static int do_run(const char *run, const struct tour_args *a)
         argv[argc++] = (char *)"--font";
         argv[argc++] = (char *)a->font;
     }
+    view = view && rec && opt_find(cmd->options, "html");
+    if (view) {
+        argv[argc++] = (char *)"--html";
+        argv[argc++] = (char *)index; /* not written: the page's data is kept */
+    }
     argv[argc] = NULL;
 
-    /* shown: the step's words, and --font (which changes what is drawn) */
-    fputs("$ attn", stdout);
-    for (size_t i = 0; i < nw; i++) {
-        fputc(' ', stdout);
-        print_word(stdout, argv[i]);
-    }
-    if (a->font) {
-        fputs(" --font ", stdout);
-        print_word(stdout, a->font);
-    }
+    fputs("$ ", stdout);
+    print_command(stdout, argv, nw, a);
     fputc('\n', stdout);
     fflush(stdout);
-    status = cmd->run((int)argc, argv);
-    fflush(stdout);
+    if (!rec) {
+        status = cmd->run((int)argc, argv);
+        fflush(stdout);
+        goto done;
+    }
+    if (!(cl = open_memstream(&rec->command, &clen))) {
+        cli_error("out of memory");
+        goto done;
+    }
+    print_command(cl, argv, nw, a);
+    if (fclose(cl) != 0) {
+        cli_error("out of memory");
+        goto done;
+    }
+    if (view)
+        output_page_keep(&rec->view, &rec->view_len);
+    status = run_captured(cmd, (int)argc, argv, rec);
+    output_page_keep(NULL, NULL);
 done:
     for (size_t i = 0; i < nowned; i++)
         free(owned[i]);
     free(buf);
     return status;
+}
+
+/* DIR/index.html: {"command": "tour", "steps": [{"name", "title",
+ * "where", "text", "runs": [{"command", "output", "view"}]}], "page"}. */
+struct tour_page_ctx {
+    const struct tour_args *a;
+    const struct tour_record *rec;
+};
+
+static void write_tour_data(json_writer *jw, const void *arg)
+{
+    const struct tour_page_ctx *c = arg;
+    json_string(jw, "command", "tour");
+    json_array_begin(jw, "steps", JSON_BLOCK);
+    for (size_t s = 0; s < NSTEPS; s++) {
+        if (!c->rec->done[s])
+            continue;
+        json_object_begin(jw, NULL, JSON_BLOCK);
+        json_uint(jw, "number", s + 1);
+        json_string(jw, "name", steps[s].name);
+        json_string(jw, "title", steps[s].title);
+        json_string(jw, "where", steps[s].where);
+        json_string(jw, "text", steps[s].text);
+        json_array_begin(jw, "runs", JSON_BLOCK);
+        for (size_t r = 0; r < MAX_RUNS && steps[s].runs[r]; r++) {
+            const struct run_record *rr = &c->rec->runs[s][r];
+            json_object_begin(jw, NULL, JSON_BLOCK);
+            json_string(jw, "command", rr->command ? rr->command : "");
+            json_string(jw, "output", rr->output ? rr->output : "");
+            if (rr->view)
+                json_raw(jw, "view", rr->view, rr->view_len);
+            else
+                json_null(jw, "view");
+            json_end(jw);
+        }
+        json_end(jw);
+        json_end(jw);
+    }
+    json_end(jw);
+    json_object_begin(jw, "page", JSON_INLINE);
+    json_string(jw, "kind", "tour");
+    json_string(jw, "title", "attn tour");
+    page_command(jw, c->a->argc, c->a->argv);
+    json_end(jw);
+}
+
+static void tour_record_free(struct tour_record *rec)
+{
+    if (!rec)
+        return;
+    for (size_t s = 0; s < NSTEPS_MAX; s++)
+        for (size_t r = 0; r < MAX_RUNS; r++) {
+            free(rec->runs[s][r].command);
+            free(rec->runs[s][r].output);
+            free(rec->runs[s][r].view);
+        }
+    free(rec);
 }
 
 /* --list: the steps, their commands and figures. */
@@ -411,10 +587,14 @@ static void list_steps(void)
 int cmd_tour(int argc, char **argv)
 {
     struct tour_args a;
+    struct tour_record *rec = NULL; /* --html */
+    char *index = NULL;             /* DIR/index.html */
 
     memset(&a, 0, sizeof a);
     a.out = "attn-tour";
     a.color_mode = TERM_COLOR_AUTO;
+    a.argc = argc;
+    a.argv = argv;
     int status = opt_parse(tour_options, tour_rules, argc, argv, &a, NULL);
     if (status == OPT_HELP_ASKED) {
         usage_tour(stdout);
@@ -430,6 +610,16 @@ int cmd_tour(int argc, char **argv)
     status = make_folder(a.out);
     if (status != EXIT_OK)
         return status;
+    if (a.html) { /* the page can be written: checked before the first step */
+        _Static_assert(NSTEPS <= NSTEPS_MAX, "NSTEPS_MAX holds every step");
+        if (!(index = join_path(a.out, "index.html")) || !(rec = calloc(1, sizeof *rec))) {
+            free(index);
+            cli_error("out of memory");
+            return EXIT_RUNTIME;
+        }
+        if ((status = output_page_check(index)) != EXIT_OK)
+            goto done;
+    }
 
     size_t first_step = a.step ? (size_t)a.step - 1 : 0;
     size_t last_step = a.step ? (size_t)a.step : NSTEPS;
@@ -442,12 +632,27 @@ int cmd_tour(int argc, char **argv)
         for (size_t r = 0; r < MAX_RUNS && steps[s].runs[r]; r++) {
             fputc('\n', stdout);
             /* a failing command has said why in one line; the tour stops */
-            status = do_run(steps[s].runs[r], &a);
+            status = do_run(steps[s].runs[r], &a, rec ? &rec->runs[s][r] : NULL,
+                            (steps[s].views >> r) & 1, index);
             if (status != EXIT_OK)
-                return status;
+                goto done;
         }
+        if (rec)
+            rec->done[s] = 1;
+    }
+    if (rec) {
+        struct tour_page_ctx ctx = {&a, rec};
+        fputc('\n', stdout);
+        status = output_page(index, "attn tour", write_tour_data, &ctx, stdout,
+                             "every step with its output and views");
+        if (status != EXIT_OK)
+            goto done;
     }
     if (!a.step)
-        printf("\nThe tour is over: every figure above is in %s/.\n", a.out);
-    return EXIT_OK;
+        printf("\nThe tour is over: every figure above is in %s/%s.\n", a.out,
+               a.html ? ", and the whole tour in index.html" : "");
+done:
+    tour_record_free(rec);
+    free(index);
+    return status;
 }

@@ -28,6 +28,7 @@
 #include "term.h"
 #include "train.h"
 #include "train_data.h"
+#include "train_page.h"
 
 #define NSNAP 5              /* probe snapshots in --png: step 0 … final */
 #define MAX_PROBES 2         /* apple: a fruit and a company sentence */
@@ -39,7 +40,7 @@ static const char *const optimizer_names[] = {"adam", "sgd", NULL};            /
 struct train_args {
     int task, optimizer, color;
     int posenc, addnorm, causal, bias, compare_posenc, compare_layers;
-    const char *data, *png, *plot, *json, *save, *load, *font;
+    const char *data, *png, *plot, *json, *save, *load, *font, *html;
     long length, vocab, hiddens, heads, steps, batch_size, seed, threads, log_every;
     long layers, ffn; /* −1: the task's default (induction 2 layers) */
     double dropout, lr;
@@ -105,6 +106,8 @@ const struct opt train_options[] = {
                  "columns = heads (stacks: layer × head; apple:\n"
                  "苹果's row before and after)"),
     OPT_FILE(0, "plot", plot, "loss and accuracy against the step (PNG)"),
+    OPT_HTML(html, "a page: a step slider over every logged step moving\n"
+                   "the probe's heads and the curves' cursor together"),
     OPT_JSON(json, "the history and the final figures; - for stdout"),
     OPT_FILE(0, "save", save, "the trained model as JSON (selfattn --input reads it)"),
     OPT_FILE(0, "load", load, "a saved model to evaluate (--steps 0) or train on"),
@@ -187,6 +190,7 @@ void usage_train(FILE *f)
           "  attn train                          # reverse: the anti-diagonal\n"
           "  attn train --task reverse --compare-posenc   # with and without P\n"
           "  attn train --task apple --png apple.png --plot curves.png\n"
+          "  attn train --task reverse --html reverse.html   # scrub through the steps\n"
           "  attn train --task apple --save model.json\n"
           "  attn selfattn --input model.json --tokens \"苹果 发布 了 新的 产品\" --png f.png\n"
           "  attn train --task apple --load model.json --steps 0   # evaluate only\n"
@@ -665,6 +669,8 @@ static int train_loop(run *r, long steps, int show)
     for (long s = 0;; s++) {
         if (next < r->nsnap && r->snap_steps[next] == s && take_snapshot(r, next++))
             return EXIT_RUNTIME;
+        if (train_page_record(&r->tr, s) != EXIT_OK) /* --html: the logged steps */
+            return EXIT_RUNTIME;
         if (s == steps)
             break;
         if (one_step(r, s + 1, steps, bar, t0, &last_bar))
@@ -677,9 +683,20 @@ static int train_loop(run *r, long steps, int show)
 }
 
 /* Task, trainer, and training with P or without. show: the progress. */
+/* The page's name for this run when two are compared (in buf), else NULL. */
+static const char *run_label(const run *r, int posenc, char *buf, size_t len)
+{
+    if (r->a->compare_posenc)
+        return posenc ? "with P" : "without P";
+    if (!r->a->compare_layers)
+        return NULL;
+    snprintf(buf, len, "%ld layer%s", r->a->layers, r->a->layers == 1 ? "" : "s");
+    return buf;
+}
+
 static int train_run(run *r, int posenc, int show)
 {
-    char err[512];
+    char err[512], label[32];
     int status;
     if ((status = load_task(r)) != EXIT_OK)
         return status;
@@ -692,8 +709,14 @@ static int train_run(run *r, int posenc, int show)
         return EXIT_RUNTIME;
     }
     r->tr_ready = 1;
-    if ((status = choose_probes(r)) != EXIT_OK)
+    if ((status = choose_probes(r)) != EXIT_OK ||
+        (status = train_page_run(&r->tr, run_label(r, posenc, label, sizeof label), r->a->steps,
+                                 r->a->log_every)) != EXIT_OK)
         return status;
+    for (size_t p = 0; p < r->nprobes; p++)
+        if ((status = train_page_probe(r->probes[p].tokens, r->probes[p].len, r->probes[p].at,
+                                       r->probes[p].labels, r->probes[p].name)) != EXIT_OK)
+            return status;
     choose_snapshots(r, r->a->steps);
     if (r->task.label_at >= 0) {
         size_t room = 1;
@@ -1215,6 +1238,8 @@ static int write_outputs(const run *r, FILE *rep)
     output_font_close(font);
     if (status == EXIT_OK && a->json)
         status = output_json(a->json, write_json, r, rep, "the history and the final figures");
+    if (status == EXIT_OK && a->html)
+        status = train_page_write(write_json, (const void *[]){r}, 1, NULL, rep);
     return status;
 }
 
@@ -1243,6 +1268,9 @@ static int compare_posenc(const struct train_args *a)
                    100.0 * r[0].final.heldout.accuracy, 100.0 * r[1].final.heldout.accuracy);
         printf("%-20s %9.2fs %9.2fs\n", "time", r[0].seconds, r[1].seconds);
         printf("Without P self-attention does not see the order: f(π·X) = π·f(X).\n");
+        if (a->html)
+            status = train_page_write(write_json, (const void *[]){&r[0], &r[1]}, 2,
+                                      "compare_posenc", stdout);
     }
     run_free(&r[0]);
     run_free(&r[1]);
@@ -1319,6 +1347,9 @@ static int compare_layers(const struct train_args *a)
                 status = write_png(&r[1], font, stdout);
             output_font_close(font);
         }
+        if (status == EXIT_OK && a->html)
+            status = train_page_write(write_json, (const void *[]){&r[0], &r[1]}, 2,
+                                      "compare_layers", stdout);
     }
     run_free(&r[0]);
     run_free(&r[1]);
@@ -1359,12 +1390,14 @@ int cmd_train(int argc, char **argv)
     if (status != EXIT_OK)
         return status;
     task_defaults(&a);
-    if ((status = check_args(&a, &g)) != EXIT_OK || (status = check_outputs(&a)) != EXIT_OK)
+    if ((status = check_args(&a, &g)) != EXIT_OK || (status = check_outputs(&a)) != EXIT_OK ||
+        (status = train_page_open(a.html, argc, argv)) != EXIT_OK)
         return status;
-    if (a.compare_posenc)
-        return compare_posenc(&a);
-    if (a.compare_layers)
-        return compare_layers(&a);
+    if (a.compare_posenc || a.compare_layers) {
+        status = a.compare_posenc ? compare_posenc(&a) : compare_layers(&a);
+        train_page_close();
+        return status;
+    }
     memset(&r, 0, sizeof r);
     r.a = &a;
     status = train_run(&r, a.posenc, 1);
@@ -1382,5 +1415,6 @@ int cmd_train(int argc, char **argv)
         status = write_outputs(&r, rep);
     }
     run_free(&r);
+    train_page_close();
     return status;
 }

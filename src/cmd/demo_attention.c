@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "json_writer.h"
 #include "output.h"
+#include "page_out.h"
 #include "term.h"
 #include "checked.h"
 
@@ -261,40 +262,113 @@ static void begin_demo_json(json_writer *jw, FILE *f, const char *demo)
     json_string(jw, "demo", demo);
 }
 
+/* --json's members (the page of --html begins with them too). */
+static void permute_members(json_writer *jw, const struct permute_json *c)
+{
+    const problem *pr = c->pr;
+    const permute_result *res = c->res;
+
+    json_string(jw, "command", "selfattn");
+    json_string(jw, "demo", "permute");
+    json_array_begin(jw, "permutation", JSON_INLINE);
+    for (size_t i = 0; i < pr->Nq; i++)
+        json_uint(jw, NULL, c->perm[i]);
+    json_end(jw);
+    json_bool(jw, "posenc", c->o->posenc);
+    json_number(jw, "max_output_diff", res->output_diff);
+    json_number(jw, "max_weight_diff", res->weight_diff);
+    json_number(jw, "max_abs_output", res->output_max);
+    json_array_begin(jw, "shape", JSON_INLINE);
+    json_uint(jw, NULL, pr->B);
+    json_uint(jw, NULL, pr->Nq);
+    json_uint(jw, NULL, pr->params.num_hiddens);
+    json_end(jw);
+    json_uint(jw, "num_heads", pr->params.num_heads);
+    json_string(jw, "inputs", c->o->inputs);
+    json_uint(jw, "seed", c->o->seed);
+    json_string(jw, "loops",
+                !c->o->naive && pr->params.score == SCORE_DOT ? "fast" : "reference");
+    write_sentences(jw, "tokens", pr, NULL);
+    write_sentences(jw, "permuted_tokens", pr, c->perm);
+    json_tensor(jw, "output", res->out.data, 3, res->out.shape);
+    json_tensor(jw, "output_permuted", res->out_p.data, 3, res->out_p.shape);
+    json_tensor(jw, "attention_weights", res->w.data, 4, res->w.shape);
+    json_tensor(jw, "attention_weights_permuted", res->w_p.data, 4, res->w_p.shape);
+}
+
 static int write_permute_json(FILE *f, const void *arg)
+{
+    json_writer jw;
+    json_writer_init(&jw, f);
+    json_object_begin(&jw, NULL, JSON_BLOCK);
+    permute_members(&jw, arg);
+    json_end(&jw);
+    return json_writer_finish(&jw);
+}
+
+/* --html: the members, then "page": an attention page whose rows are, for
+ * each example, A(X), A(π·X) and π·A(X)·πᵀ (which equals A(π·X) unless
+ * P is added after permuting), each labelled with its tokens. */
+static void write_permute_page(json_writer *jw, const void *arg)
 {
     const struct permute_json *c = arg;
     const problem *pr = c->pr;
     const permute_result *res = c->res;
-    json_writer jw;
-
-    begin_demo_json(&jw, f, "permute");
-    json_array_begin(&jw, "permutation", JSON_INLINE);
-    for (size_t i = 0; i < pr->Nq; i++)
-        json_uint(&jw, NULL, c->perm[i]);
-    json_end(&jw);
-    json_bool(&jw, "posenc", c->o->posenc);
-    json_number(&jw, "max_output_diff", res->output_diff);
-    json_number(&jw, "max_weight_diff", res->weight_diff);
-    json_number(&jw, "max_abs_output", res->output_max);
-    json_array_begin(&jw, "shape", JSON_INLINE);
-    json_uint(&jw, NULL, pr->B);
-    json_uint(&jw, NULL, pr->Nq);
-    json_uint(&jw, NULL, pr->params.num_hiddens);
-    json_end(&jw);
-    json_uint(&jw, "num_heads", pr->params.num_heads);
-    json_string(&jw, "inputs", c->o->inputs);
-    json_uint(&jw, "seed", c->o->seed);
-    json_string(&jw, "loops",
-                !c->o->naive && pr->params.score == SCORE_DOT ? "fast" : "reference");
-    write_sentences(&jw, "tokens", pr, NULL);
-    write_sentences(&jw, "permuted_tokens", pr, c->perm);
-    json_tensor(&jw, "output", res->out.data, 3, res->out.shape);
-    json_tensor(&jw, "output_permuted", res->out_p.data, 3, res->out_p.shape);
-    json_tensor(&jw, "attention_weights", res->w.data, 4, res->w.shape);
-    json_tensor(&jw, "attention_weights_permuted", res->w_p.data, 4, res->w_p.shape);
-    json_end(&jw);
-    return json_writer_finish(&jw);
+    const size_t B = pr->B, N = pr->Nq, NH = pr->params.num_heads, NN = N * N;
+    static const char *const kinds[3] = {"A(X)", "A(π·X)", "π·A(X)·πᵀ"};
+    float *w = malloc(3 * B * NH * NN * sizeof *w + 1); /* (3B, NH, N, N) */
+    permute_members(jw, c);
+    json_object_begin(jw, "page", JSON_BLOCK);
+    json_string(jw, "kind", "attention");
+    json_string(jw, "title", "attn selfattn --permute");
+    page_command(jw, c->o->argc, c->o->argv);
+    page_cmap(jw, c->o->cmap);
+    if (!w) { /* a malformed page is refused by output_page */
+        json_end(jw);
+        json_end(jw);
+        return;
+    }
+    for (size_t b = 0; b < B; b++)
+        for (size_t h = 0; h < NH; h++) {
+            const float *a = res->w.data + (b * NH + h) * NN, *ap = res->w_p.data + (b * NH + h) * NN;
+            float *w0 = w + ((3 * b + 0) * NH + h) * NN, *w1 = w + ((3 * b + 1) * NH + h) * NN;
+            float *w2 = w + ((3 * b + 2) * NH + h) * NN;
+            memcpy(w0, a, NN * sizeof *w);
+            memcpy(w1, ap, NN * sizeof *w);
+            for (size_t i = 0; i < N; i++) /* (π·A·πᵀ)[i][j] = A[π(i)][π(j)] */
+                for (size_t j = 0; j < N; j++)
+                    w2[i * N + j] = a[c->perm[i] * N + c->perm[j]];
+        }
+    json_tensor_base64(jw, "weights", w, 4, (size_t[]){3 * B, NH, N, N});
+    free(w);
+    json_bool(jw, "causal", 0);
+    json_string(jw, "xlabel", "Key positions");
+    json_string(jw, "ylabel", "Query positions");
+    json_array_begin(jw, "rows", JSON_BLOCK);
+    for (size_t b = 0; b < B; b++) {
+        char *const *t = pr->query_tokens ? example_tokens(pr, b) : NULL;
+        for (size_t k = 0; k < 3; k++) {
+            char name[64];
+            snprintf(name, sizeof name, "%s example %zu", kinds[k], b);
+            json_object_begin(jw, NULL, JSON_INLINE);
+            json_string(jw, "name", name);
+            for (int axis = 0; axis < 2; axis++) {
+                const char *key = axis ? "key_tokens" : "query_tokens";
+                if (!t) {
+                    json_null(jw, key);
+                    continue;
+                }
+                json_array_begin(jw, key, JSON_INLINE);
+                for (size_t i = 0; i < N; i++)
+                    json_string(jw, NULL, t[k ? c->perm[i] : i]);
+                json_end(jw);
+            }
+            json_null(jw, "valid_lens");
+            json_end(jw);
+        }
+    }
+    json_end(jw);
+    json_end(jw);
 }
 
 /* --png: example 0, head 1: π·A(X)·πᵀ, A(π·X) and |difference| side by
@@ -463,6 +537,11 @@ int demo_permute_command(const problem *pr, const demo_permute_opts *o)
     }
     if (o->png)
         status = write_permute_png(pr, o, perm, &res, font, rep);
+    if (status == EXIT_OK && o->html) {
+        struct permute_json ctx = {pr, o, perm, &res};
+        status = output_page(o->html, "attn selfattn --permute", write_permute_page, &ctx, rep,
+                             "a page of A(X), A(π·X) and π·A(X)·πᵀ");
+    }
 done:
     permute_result_free(&res);
     free(perm);

@@ -30,15 +30,18 @@ typedef struct demo_permute_opts {
     int fill_default;        /* --fill random was chosen by --permute */
     const char *lens_origin; /* where pr's valid_lens came from, for errors */
     const char *png, *json;  /* outputs, or NULL */
+    const char *html;        /* --html FILE, or NULL (checked by the caller) */
     const attn_cmap *cmap;
     const char *font;        /* --font FILE for the figure, or NULL */
     size_t max_mem;
+    int argc;                /* the command line, for the page */
+    char **argv;
 } demo_permute_opts;
 
 /* The demo on pr (loaded or made by the caller, positional encoding not
  * yet added): checks π and valid_lens (usage errors), --max-mem, runs,
- * prints the result (unless the JSON goes to stdout), writes --json and
- * --png. Returns the exit status. */
+ * prints the result (unless the JSON goes to stdout), writes --json,
+ * --png and --html. Returns the exit status. */
 int demo_permute_command(const problem *pr, const demo_permute_opts *o);
 
 /* ---- why divide by √d (--scale-sweep) ------------------------------ */

@@ -143,6 +143,8 @@ struct opt {
 #define OPT_SEED_MAX 2147483647L
 #define OPT_SEED(m, h) OPT_INT(0, "seed", m, "N", 0, OPT_SEED_MAX, h)
 #define OPT_PNG(m, h) OPT_FILE(0, "png", m, h)
+/* --html FILE: one offline page to explore (SPEC §10); h says what it shows */
+#define OPT_HTML(m, h) OPT_FILE(0, "html", m, h)
 /* h says what the document holds; "- is stdout" is the command's to say */
 #define OPT_JSON(m, h) OPT_FILE(0, "json", m, h)
 #define OPT_FONT(m) \

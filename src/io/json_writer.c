@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 void json_writer_init(json_writer *jw, FILE *f)
 {
@@ -12,6 +13,8 @@ void json_writer_init(json_writer *jw, FILE *f)
     jw->depth = 0;
     jw->done = 0;
     jw->failed = 0;
+    jw->base64_from = 0;
+    jw->omit_above = 0;
 }
 
 int json_writer_finish(const json_writer *jw)
@@ -246,13 +249,97 @@ static int tensor_level(json_writer *jw, const char *key, const float *data, siz
     return json_end(jw);
 }
 
+/* {"dtype": "float32", "shape": [...], then the caller's member}: the
+ * object is left open. */
+static int tensor_head(json_writer *jw, const char *key, size_t ndim, const size_t *shape)
+{
+    json_object_begin(jw, key, JSON_INLINE);
+    json_string(jw, "dtype", "float32");
+    json_array_begin(jw, "shape", JSON_INLINE);
+    for (size_t i = 0; i < ndim; i++)
+        json_uint(jw, NULL, shape[i]);
+    return json_end(jw);
+}
+
+/* The count float32 values of data, little-endian, in base64 (RFC 4648,
+ * with '=' padding), quoted. */
+static void write_base64(FILE *f, const float *data, size_t count)
+{
+    static const char digits[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    unsigned char group[3];
+    size_t filled = 0;
+    fputc('"', f);
+    for (size_t i = 0; i < count; i++) {
+        uint32_t u;
+        memcpy(&u, &data[i], sizeof u);
+        for (int b = 0; b < 4; b++) { /* the bytes of u, lowest first */
+            group[filled++] = (unsigned char)(u >> (8 * b));
+            if (filled == 3) {
+                fputc(digits[group[0] >> 2], f);
+                fputc(digits[(group[0] & 3) << 4 | group[1] >> 4], f);
+                fputc(digits[(group[1] & 15) << 2 | group[2] >> 6], f);
+                fputc(digits[group[2] & 63], f);
+                filled = 0;
+            }
+        }
+    }
+    if (filled == 1) {
+        fputc(digits[group[0] >> 2], f);
+        fputc(digits[(group[0] & 3) << 4], f);
+        fputs("==", f);
+    } else if (filled == 2) {
+        fputc(digits[group[0] >> 2], f);
+        fputc(digits[(group[0] & 3) << 4 | group[1] >> 4], f);
+        fputc(digits[(group[1] & 15) << 2], f);
+        fputc('=', f);
+    }
+    fputc('"', f);
+}
+
+static size_t tensor_count(size_t ndim, const size_t *shape)
+{
+    size_t count = 1;
+    for (size_t i = 0; i < ndim; i++)
+        count *= shape[i]; /* the caller allocated data, so this cannot overflow */
+    return count;
+}
+
+int json_tensor_base64(json_writer *jw, const char *key, const float *data, size_t ndim,
+                       const size_t *shape)
+{
+    if (tensor_head(jw, key, ndim, shape) || open_value(jw, "base64") < 0)
+        return -1;
+    write_base64(jw->f, data, tensor_count(ndim, shape));
+    close_value(jw);
+    return json_end(jw);
+}
+
 int json_tensor(json_writer *jw, const char *key, const float *data, size_t ndim,
                 const size_t *shape)
 {
-    size_t count = 1;
+    size_t count = tensor_count(ndim, shape);
     if (ndim == 0)
         return json_number(jw, key, data[0]);
-    for (size_t i = 0; i < ndim; i++)
-        count *= shape[i]; /* the caller allocated data, so this cannot overflow */
+    if (jw->omit_above > 0 && count > jw->omit_above) {
+        char note[160];
+        snprintf(note, sizeof note,
+                 "%zu numbers, more than the page keeps (%zu); --json writes them", count,
+                 jw->omit_above);
+        if (tensor_head(jw, key, ndim, shape))
+            return -1;
+        json_string(jw, "omitted", note);
+        return json_end(jw);
+    }
+    if (jw->base64_from > 0 && count >= jw->base64_from)
+        return json_tensor_base64(jw, key, data, ndim, shape);
     return tensor_level(jw, key, data, ndim, shape, count);
+}
+
+int json_raw(json_writer *jw, const char *key, const char *text, size_t len)
+{
+    if (open_value(jw, key) < 0)
+        return -1;
+    fwrite(text, 1, len, jw->f);
+    return close_value(jw);
 }

@@ -77,6 +77,15 @@ typedef struct json_writer {
     int done;   /* the document is complete */
     int failed; /* a call broke the rules */
     struct json_level level[JSON_MAX_DEPTH];
+    /* How json_tensor writes large tensors (both 0, nested arrays always,
+     * after json_writer_init; the page of --html sets them, SPEC §10):
+     * base64_from  a tensor of at least this many numbers (when > 0) as
+     *              {"dtype": "float32", "shape": [...], "base64": "..."},
+     *              its float32 values little-endian;
+     * omit_above   a tensor of more numbers (when > 0) as {"dtype":
+     *              "float32", "shape": [...], "omitted": "..."}: its shape
+     *              only, the numbers left to --json. */
+    size_t base64_from, omit_above;
 } json_writer;
 
 /* A writer of one JSON document to f. */
@@ -108,5 +117,13 @@ int json_null(json_writer *jw, const char *key);
  * JSON_BLOCK; a single number when ndim is 0. */
 int json_tensor(json_writer *jw, const char *key, const float *data, size_t ndim,
                 const size_t *shape);
+/* The same always as the base64 object above, whatever base64_from and
+ * omit_above say (what a page draws is never omitted). */
+int json_tensor_base64(json_writer *jw, const char *key, const float *data, size_t ndim,
+                       const size_t *shape);
+
+/* A value already written as JSON (len bytes of text, one whole value,
+ * not checked), e.g. the data of a page kept for the tour's page. */
+int json_raw(json_writer *jw, const char *key, const char *text, size_t len);
 
 #endif

@@ -1039,39 +1039,47 @@ static void write_inputs(json_writer *jw, const problem *pr)
     }
 }
 
-int problem_write_json(FILE *f, const problem *pr, const char *command, const float *out,
-                       const float *weights)
+void problem_write_members(json_writer *jw, const problem *pr, const char *command,
+                           const float *out, const float *weights)
 {
     const mha_params *m = &pr->params;
     size_t oshape[3] = {pr->B, pr->Nq, m->num_hiddens};
     size_t wshape[4] = {pr->B, m->num_heads, pr->Nq, pr->Nk};
-    json_writer jw;
 
+    json_string(jw, "command", command);
+    json_array_begin(jw, "shape", JSON_INLINE);
+    for (size_t i = 0; i < 3; i++)
+        json_uint(jw, NULL, oshape[i]);
+    json_end(jw);
+    json_tensor(jw, "output", out, 3, oshape);
+    if (weights && jw->base64_from) /* a page: the weights it draws, whole */
+        json_tensor_base64(jw, "attention_weights", weights, 4, wshape);
+    else if (weights)
+        json_tensor(jw, "attention_weights", weights, 4, wshape);
+    else
+        json_null(jw, "attention_weights");
+    write_lens(jw, pr);
+    write_inputs(jw, pr);
+    json_object_begin(jw, "state_dict", JSON_BLOCK);
+    write_linear(jw, "W_q", &m->W_q);
+    write_linear(jw, "W_k", &m->W_k);
+    write_linear(jw, "W_v", &m->W_v);
+    write_linear(jw, "W_o", &m->W_o);
+    if (m->score == SCORE_ADDITIVE) {
+        write_linear(jw, "attention.W_q", &m->a_W_q);
+        write_linear(jw, "attention.W_k", &m->a_W_k);
+        write_linear(jw, "attention.w_v", &m->a_w_v);
+    }
+    json_end(jw);
+}
+
+int problem_write_json(FILE *f, const problem *pr, const char *command, const float *out,
+                       const float *weights)
+{
+    json_writer jw;
     json_writer_init(&jw, f);
     json_object_begin(&jw, NULL, JSON_BLOCK);
-    json_string(&jw, "command", command);
-    json_array_begin(&jw, "shape", JSON_INLINE);
-    for (size_t i = 0; i < 3; i++)
-        json_uint(&jw, NULL, oshape[i]);
-    json_end(&jw);
-    json_tensor(&jw, "output", out, 3, oshape);
-    if (weights)
-        json_tensor(&jw, "attention_weights", weights, 4, wshape);
-    else
-        json_null(&jw, "attention_weights");
-    write_lens(&jw, pr);
-    write_inputs(&jw, pr);
-    json_object_begin(&jw, "state_dict", JSON_BLOCK);
-    write_linear(&jw, "W_q", &m->W_q);
-    write_linear(&jw, "W_k", &m->W_k);
-    write_linear(&jw, "W_v", &m->W_v);
-    write_linear(&jw, "W_o", &m->W_o);
-    if (m->score == SCORE_ADDITIVE) {
-        write_linear(&jw, "attention.W_q", &m->a_W_q);
-        write_linear(&jw, "attention.W_k", &m->a_W_k);
-        write_linear(&jw, "attention.w_v", &m->a_w_v);
-    }
-    json_end(&jw);
+    problem_write_members(&jw, pr, command, out, weights);
     json_end(&jw);
     return json_writer_finish(&jw);
 }

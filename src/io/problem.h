@@ -86,6 +86,14 @@ void problem_free(problem *pr);
 int problem_write_json(FILE *f, const problem *pr, const char *command, const float *out,
                        const float *weights);
 
+/* The same members into an object jw has open (the page of --html adds
+ * its own after them). With jw->base64_from set (a page), the weights are
+ * written whole as base64 whatever jw->omit_above says: the page draws
+ * them. */
+struct json_writer;
+void problem_write_members(struct json_writer *jw, const problem *pr, const char *command,
+                           const float *out, const float *weights);
+
 /* The embedding of a token: D numbers from a standard normal stream seeded
  * by the token's text, so a word gets the same vector in every sentence. */
 void token_embedding(float *x, size_t D, const char *token);

@@ -40,7 +40,7 @@ def group_posenc_options(tmp):
     expect(["posenc", "--dim", "8", "--dim", "16"], 2, err=P + "option '--dim' given twice")
     expect(["posenc", "extra"], 2, err=P + "unexpected argument 'extra' (see attn posenc --help)")
     expect(["posenc", "--cols", "6-9"], 2,
-           err=P + "--cols chooses columns for --plot, which is not given")
+           err=P + "--cols chooses columns for --plot or --html, neither of which is given")
     expect(["posenc", "--plot", os.path.join(tmp, "p.png"), "--cols", "9-6"], 2,
            err=P + "--cols: expected columns like 6-9 or 0,1,4-5, got '9-6'")
     expect(["posenc", "--plot", os.path.join(tmp, "p.png"), "--cols", "6-"], 2,

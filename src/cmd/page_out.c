@@ -1,0 +1,209 @@
+/* page_out.c — --html FILE for every command (see page_out.h). */
+#include "page_out.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "atomic_file.h"
+#include "cli.h"
+#include "page.h"
+
+static char **kept;      /* the tour's: the last page's data */
+static size_t *kept_len;
+
+void output_page_keep(char **keep, size_t *keep_len)
+{
+    kept = keep;
+    kept_len = keep_len;
+}
+
+int output_page_check(const char *path)
+{
+    atomic_file af;
+    char err[512];
+    if (!path || kept)
+        return EXIT_OK;
+    if (strcmp(path, "-") == 0) { /* it would mix with what the command prints */
+        cli_error("--html: a page is written to a file, not to standard output (-)");
+        return EXIT_USAGE;
+    }
+    if (atomic_open(&af, path, err, sizeof err)) {
+        cli_error("--html %s", err);
+        return EXIT_RUNTIME;
+    }
+    atomic_abort(&af);
+    return EXIT_OK;
+}
+
+int output_page(const char *path, const char *title, page_data_fn fn, const void *ctx,
+                FILE *rep, const char *what)
+{
+    char *data = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&data, &len);
+    json_writer jw;
+
+    if (!mem) {
+        cli_error("--html %s: out of memory", path);
+        return EXIT_RUNTIME;
+    }
+    /* the data object, in memory */
+    json_writer_init(&jw, mem);
+    jw.base64_from = PAGE_BASE64_FROM;
+    jw.omit_above = PAGE_OMIT_ABOVE;
+    json_object_begin(&jw, NULL, JSON_BLOCK);
+    fn(&jw, ctx);
+    json_end(&jw);
+    if (ferror(mem) | fclose(mem)) {
+        free(data);
+        cli_error("--html %s: out of memory", path);
+        return EXIT_RUNTIME;
+    }
+    if (json_writer_finish(&jw) != 0) {
+        free(data);
+        cli_error("--html %s: internal error: malformed JSON", path);
+        return EXIT_RUNTIME;
+    }
+    return output_page_text(path, title, data, len, rep, what);
+}
+
+int output_page_text(const char *path, const char *title, char *data, size_t len, FILE *rep,
+                     const char *what)
+{
+    atomic_file af;
+    char err[512];
+    long size;
+    if (kept) { /* the tour's page holds it */
+        free(*kept);
+        *kept = data;
+        *kept_len = len;
+        return EXIT_OK;
+    }
+    /* the page around it, atomically */
+    if (atomic_open(&af, path, err, sizeof err) != 0) {
+        free(data);
+        cli_error("--html %s", err);
+        return EXIT_RUNTIME;
+    }
+    page_write(af.f, title, data, len);
+    free(data);
+    size = af.f == stdout ? -1 : ftell(af.f);
+    if (atomic_commit(&af, err, sizeof err) != 0) {
+        cli_error("--html %s", err);
+        return EXIT_RUNTIME;
+    }
+    if (size >= 0)
+        fprintf(rep, "wrote %s: %s, %.0f KB\n", path, what, (double)size / 1024.0);
+    return EXIT_OK;
+}
+
+int page_for_tokens(const char *title, const char *const *tokens, size_t n, char **out,
+                    size_t *len)
+{
+    char *data = NULL;
+    size_t dlen = 0;
+    float *w;
+    FILE *mem;
+    json_writer jw;
+    int rc;
+    if (n == 0 || n > 256 || !(w = malloc(n * n * sizeof *w)))
+        return -1;
+    for (size_t i = 0; i < n * n; i++)
+        w[i] = 1.0f / (float)n; /* (1, 1, n, n): every key alike */
+    if (!(mem = open_memstream(&data, &dlen))) {
+        free(w);
+        return -1;
+    }
+    json_writer_init(&jw, mem);
+    json_object_begin(&jw, NULL, JSON_BLOCK);
+    json_string(&jw, "command", "multihead");
+    json_tensor_base64(&jw, "attention_weights", w, 4, (size_t[]){1, 1, n, n});
+    json_null(&jw, "valid_lens");
+    json_object_begin(&jw, "page", JSON_BLOCK);
+    json_string(&jw, "kind", "attention");
+    json_string(&jw, "title", title);
+    json_null(&jw, "command");
+    page_cmap(&jw, cmap_find("Reds"));
+    json_string(&jw, "weights", "attention_weights");
+    json_bool(&jw, "causal", 0);
+    json_string(&jw, "xlabel", "Key positions");
+    json_string(&jw, "ylabel", "Query positions");
+    json_array_begin(&jw, "rows", JSON_BLOCK);
+    json_object_begin(&jw, NULL, JSON_INLINE);
+    json_string(&jw, "name", "example 0");
+    page_tokens(&jw, "query_tokens", tokens, n);
+    page_tokens(&jw, "key_tokens", tokens, n);
+    json_null(&jw, "valid_lens");
+    json_end(&jw);
+    json_end(&jw);
+    json_end(&jw);
+    json_end(&jw);
+    free(w);
+    rc = ferror(mem) | fclose(mem);
+    if (rc || json_writer_finish(&jw)) {
+        free(data);
+        return -1;
+    }
+    rc = page_build(title, data, dlen, out, len);
+    free(data);
+    return rc;
+}
+
+void page_cmap(json_writer *jw, const attn_cmap *cmap)
+{
+    char lut[256 * 6 + 1];
+    for (int i = 0; i < 256; i++) {
+        attn_rgb c = cmap_color(cmap, (i + 0.5) / 256.0);
+        snprintf(lut + 6 * i, 7, "%02x%02x%02x", c.r, c.g, c.b);
+    }
+    json_object_begin(jw, "cmap", JSON_INLINE);
+    json_string(jw, "name", cmap_name(cmap));
+    json_string(jw, "lut", lut);
+    json_end(jw);
+}
+
+void page_command(json_writer *jw, int argc, char **argv)
+{
+    size_t len = 0;
+    char *line = NULL;
+    FILE *f = open_memstream(&line, &len);
+    if (!f) {
+        json_null(jw, "command");
+        return;
+    }
+    fputs("attn", f);
+    for (int i = 0; i < argc; i++) {
+        const char *w = argv[i];
+        int plain = w[0] != '\0' && strcspn(w, " \t\n\"'\\$`|&;<>()*?[]#~!{}") == strlen(w);
+        fputc(' ', f);
+        if (plain) {
+            fputs(w, f);
+            continue;
+        }
+        fputc('\'', f);
+        for (; *w; w++) {
+            if (*w == '\'')
+                fputs("'\\''", f);
+            else
+                fputc(*w, f);
+        }
+        fputc('\'', f);
+    }
+    if (fclose(f) == 0 && line)
+        json_string(jw, "command", line);
+    else
+        json_null(jw, "command");
+    free(line);
+}
+
+void page_tokens(json_writer *jw, const char *key, const char *const *tokens, size_t n)
+{
+    if (!tokens) {
+        json_null(jw, key);
+        return;
+    }
+    json_array_begin(jw, key, JSON_INLINE);
+    for (size_t i = 0; i < n; i++)
+        json_string(jw, NULL, tokens[i]);
+    json_end(jw);
+}

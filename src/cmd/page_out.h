@@ -1,0 +1,68 @@
+/* page_out.h — --html FILE for every command (SPEC.md §10): the run's data
+ * as a JSON object, written with io's json_writer, wrapped by render's page
+ * writer (page.h) into one HTML file, atomically; and what the commands'
+ * data objects share (the colour map, token lists).
+ *
+ * A command's data is the object its --json writes (the same members) plus
+ * "page": {"kind": "attention" | "posenc" | "complexity" | "train" |
+ * "tour", "title", …, what the page's scripts need}. In the page, tensors
+ * of PAGE_BASE64_FROM numbers or more are base64 float32 and those of more
+ * than PAGE_OMIT_ABOVE numbers keep only their shape (json_writer.h), except
+ * what the page draws, which the command writes with json_tensor_base64.
+ */
+#ifndef ATTN_PAGE_OUT_H
+#define ATTN_PAGE_OUT_H
+
+#include <stdio.h>
+
+#include "json_writer.h"
+#include "render.h"
+
+#define PAGE_BASE64_FROM 64
+#define PAGE_OMIT_ABOVE 4096
+
+/* Write the members of the data object (the object itself is opened and
+ * closed by output_page); json_writer_finish is checked by the caller. */
+typedef void (*page_data_fn)(json_writer *jw, const void *ctx);
+
+/* --html PATH can be created: checked before any work (nothing is left
+ * behind). EXIT_OK, EXIT_RUNTIME after "attn CMD: --html PATH: cannot
+ * create: REASON", or EXIT_USAGE for "-" (a page is not mixed into what
+ * a command prints). NULL is fine. */
+int output_page_check(const char *path);
+
+/* The page: data from fn(jw, ctx), title for the tab; then "wrote PATH:
+ * what, N KB" on rep. EXIT_OK or EXIT_RUNTIME. While the tour keeps the
+ * pages (output_page_keep), the data is kept instead and nothing is
+ * written. */
+int output_page(const char *path, const char *title, page_data_fn fn, const void *ctx,
+                FILE *rep, const char *what);
+
+/* The same for data already written (len bytes of JSON text, one object;
+ * data is malloc'd, and taken: freed or kept). */
+int output_page_text(const char *path, const char *title, char *data, size_t len, FILE *rep,
+                     const char *what);
+
+/* The tour: while on (keep != NULL), output_page hands each page's data
+ * (JSON text, malloc'd, *keep_len bytes) to *keep, freeing what was there,
+ * and writes no file; output_page_keep(NULL, NULL) turns it off. */
+void output_page_keep(char **keep, size_t *keep_len);
+
+/* For a fuzz harness (tokens in, bytes out): the whole page of a small
+ * attention run whose query and key tokens are tokens[0 … n-1] (1 ≤ n ≤
+ * 256, any bytes, NUL-terminated), uniform weights, title as given. *out
+ * is malloc'd, *len bytes and a NUL. The data element holds the tokens in
+ * page.rows[0].query_tokens and key_tokens. 0, or -1 (n out of range, out
+ * of memory). */
+int page_for_tokens(const char *title, const char *const *tokens, size_t n, char **out,
+                    size_t *len);
+
+/* Shared members of "page". */
+/* "cmap": {"name": "Reds", "lut": "rrggbb…" (256 entries, hex)} */
+void page_cmap(json_writer *jw, const attn_cmap *cmap);
+/* "command": "attn ARGV…" as typed (words with spaces quoted) */
+void page_command(json_writer *jw, int argc, char **argv);
+/* key: [tokens[0], …, tokens[n-1]] as strings, or null when tokens is NULL */
+void page_tokens(json_writer *jw, const char *key, const char *const *tokens, size_t n);
+
+#endif

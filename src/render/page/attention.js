@@ -1,0 +1,254 @@
+// attention.js — attention weights as --png lays them out (rows = examples
+// or layers, columns = heads), one colour scale, hover for the numbers,
+// click to enlarge; and a head view in BertViz's manner: the tokens in
+// two columns joined by lines whose opacity is the weight, one colour per
+// head, heads toggled by their colour, a token hovered shows its lines.
+//
+// spec = {rows: [{name, query_tokens, key_tokens, valid_lens, query}],
+//         heads, Nq, Nk, weights (Float32Array, rows × heads × Nq × Nk),
+//         causal, cmap, vmin, vmax, xlabel, ylabel}
+// A row's `query` (apple: 苹果's position) shows only that query's row.
+
+const HEAD_COLORS = ["#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#17becf",
+                     "#8c564b", "#e377c2", "#bcbd22", "#7f7f7f", "#393b79", "#637939"];
+
+function tokenAt(list, i) {
+  return list ? String(list[i]) : String(i);
+}
+
+// Whether key k of query q in row r is masked, and why (or null).
+function maskReason(row, causal, q, k) {
+  const vl = row.valid_lens;
+  const len = Array.isArray(vl) ? vl[q] : vl;
+  if (len !== null && len !== undefined && k >= len) return `valid_len ${len}`;
+  if (causal && k > q) return "causal: a key after the query";
+  return null;
+}
+
+function attentionGrid(spec) {
+  const {Nq, Nk, heads} = spec;
+  const colors = lut32(spec.cmap.lut);
+  const grid = el("div", {class: "grid", style: `grid-template-columns: repeat(${heads}, auto)`});
+  const panels = [];
+  const anyMask = spec.causal || spec.rows.some((r) => r.valid_lens !== null && r.valid_lens !== undefined);
+  const focusRows = spec.rows.some((r) => r.query !== undefined);
+  // panels side by side in the page's width, beside the colour bar
+  // (long sequences: thumbnails of `room` pixels, in as many columns as
+  // fit, as BertViz's model view; click one to see every cell)
+  const width = Math.min(window.innerWidth, 1400) - 200;
+  const room = Math.max(120, Math.min(320, Math.floor(width / heads) - 70));
+  const cell = cellSize(focusRows ? 1 : Nq, Nk, room, 40);
+  const thumb = Nk * cell > room ? room : 0;
+  const columns = thumb ? Math.max(1, Math.min(heads, Math.floor(width / (thumb + 16)))) : heads;
+  grid.style.gridTemplateColumns = `repeat(${columns}, auto)`;
+  const view = {node: null, panels, weights: spec.weights};
+
+  // one width for every panel's query labels, so that the panels align
+  const allY = [];
+  for (const row of spec.rows)
+    if (row.query !== undefined) allY.push(tokenAt(row.query_tokens, row.query));
+    else for (let i = 0; i < Nq; i++) allY.push(tokenAt(row.query_tokens, i));
+  const ytWidth = labelWidth(allY, 96);
+  const offsetOf = (r, h, q0) => ((r * heads + h) * Nq + (q0 || 0)) * Nk;
+  const describer = (r, h) => (qi, k, v) => {
+    const row = spec.rows[r], q = row.query !== undefined ? row.query : qi;
+    const why = maskReason(row, spec.causal, q, k);
+    return [`${row.name} · head ${h + 1}`,
+            `query ${q} “${tokenAt(row.query_tokens, q)}” → key ${k} “${tokenAt(row.key_tokens, k)}”`,
+            why ? `masked (${why}): weight ${fmt4(v)} (float32 ${fmtG9(v)})`
+                : `weight ${fmt4(v)}   float32 ${fmtG9(v)}`];
+  };
+  const masker = (r) => (qi, k) => {
+    const row = spec.rows[r];
+    return maskReason(row, spec.causal, row.query !== undefined ? row.query : qi, k) !== null;
+  };
+  spec.rows.forEach((row, r) => {
+    grid.append(el("div", {class: "grid-row-title", style: "grid-column: 1 / -1", text: row.title || row.name}));
+    for (let h = 0; h < heads; h++) {
+      const p = heatPanel({
+        name: `${row.name} head ${h + 1}`, title: `Head ${h + 1}`,
+        rows: row.query !== undefined ? 1 : Nq, cols: Nk, cell,
+        values: view.weights, offset: offsetOf(r, h, row.query),
+        colors, vmin: spec.vmin, vmax: spec.vmax, masked: masker(r), describe: describer(r, h),
+        yt: row.query !== undefined ? [tokenAt(row.query_tokens, row.query)]
+            : Array.from({length: Nq}, (_, i) => tokenAt(row.query_tokens, i)),
+        xt: Array.from({length: Nk}, (_, i) => tokenAt(row.key_tokens, i)),
+        onPick: () => enlarge(r, h), ytWidth,
+      });
+      if (thumb) p.canvas.style.width = thumb + "px";
+      p.r = r;
+      p.h = h;
+      panels.push(p);
+      grid.append(p.node);
+    }
+  });
+
+  // A panel enlarged in a dialog: the same cells, bigger, the same hover.
+  function enlarge(r, h) {
+    const row = spec.rows[r], rows = row.query !== undefined ? 1 : Nq;
+    const big = cellSize(rows, Nk, Math.min(window.innerWidth, window.innerHeight) * 0.7, 64);
+    const p = heatPanel({
+      name: `${row.name} head ${h + 1} (enlarged)`, title: `${row.name} · head ${h + 1}`,
+      rows, cols: Nk, cell: big, values: view.weights, offset: offsetOf(r, h, row.query),
+      colors, vmin: spec.vmin, vmax: spec.vmax, masked: masker(r), describe: describer(r, h),
+      yt: row.query !== undefined ? [tokenAt(row.query_tokens, row.query)]
+          : Array.from({length: Nq}, (_, i) => tokenAt(row.query_tokens, i)),
+      xt: Array.from({length: Nk}, (_, i) => tokenAt(row.key_tokens, i)),
+    });
+    const close = () => { dlg.remove(); tooltip.hide(); attnPage.state.enlarged = null; };
+    const dlg = el("div", {class: "modal", role: "dialog", "aria-modal": "true", "aria-label": "enlarged panel",
+                           on: {click: (e) => { if (e.target === dlg) close(); },
+                                keydown: (e) => { if (e.key === "Escape") close(); }}},
+      el("div", {class: "modal-box"},
+         el("button", {class: "close", type: "button", "aria-label": "close", text: "×", on: {click: close}}),
+         p.node, el("p", {class: "note", text: "Arrow keys move the highlighted cell; Esc closes."})));
+    document.body.append(dlg);
+    attnPage.state.enlarged = p.canvas.dataset.panel;
+    p.canvas.focus();
+  }
+
+  const labels = el("div", {class: "axis-note"},
+                    el("span", {text: `rows: ${spec.ylabel || "queries"} · columns: ${spec.xlabel || "keys"}`}));
+  view.node = el("div", {class: "att-view"},
+                 el("div", {class: "grid-and-bar"}, grid,
+                    colorbar(spec.cmap.lut, spec.vmin, spec.vmax, "weight", anyMask)), labels);
+  view.update = (weights) => {
+    view.weights = weights;
+    for (const p of panels) p.redraw(weights, offsetOf(p.r, p.h, spec.rows[p.r].query));
+    if (view.headView) view.headView.redraw();
+  };
+  return view;
+}
+
+// The head view of spec (as attentionGrid's) for one row at a time.
+function headView(spec, getWeights) {
+  const {Nq, Nk, heads} = spec;
+  const n = Math.max(Nq, Nk);
+  const rh = n <= 24 ? 24 : n <= 64 ? 14 : Math.max(1, Math.floor(640 / n));
+  const W = 520, top = 28, H = top + n * rh + 12, xl = 170, xr = W - 170;
+  const canvas = el("canvas", {class: "headview", width: String(W), height: String(H),
+                               "data-view": "head view", role: "img",
+                               "aria-label": "head view: queries on the left, keys on the right"});
+  const hv = {row: 0, on: Array(heads).fill(true), focus: null, canvas};
+  const state = () => { attnPage.state.headView = {row: hv.row, heads: hv.on.slice(), focus: hv.focus}; };
+  const swatches = el("div", {class: "head-swatches"}, el("span", {class: "note", text: "heads: "}));
+  for (let h = 0; h < heads; h++) {
+    const b = el("button", {type: "button", class: "head-swatch", "data-head": String(h + 1),
+                            "aria-pressed": "true", title: `head ${h + 1}: click to hide or show`,
+                            style: `--c:${HEAD_COLORS[h % HEAD_COLORS.length]}`, text: String(h + 1)});
+    b.addEventListener("click", () => {
+      hv.on[h] = !hv.on[h];
+      b.setAttribute("aria-pressed", String(hv.on[h]));
+      hv.redraw();
+    });
+    swatches.append(b);
+  }
+  let chooser = null;
+  if (spec.rows.length > 1) {
+    chooser = el("select", {"aria-label": "row shown in the head view",
+                            on: {change: () => { hv.row = Number(chooser.value); hv.redraw(); }}});
+    spec.rows.forEach((r, i) => chooser.append(el("option", {value: String(i), text: r.name})));
+  }
+  const yOf = (i) => top + i * rh + rh / 2;
+  hv.redraw = () => {
+    const w = getWeights(), row = spec.rows[hv.row];
+    const ctx = canvas.getContext("2d");
+    ctx.clearRect(0, 0, W, H);
+    ctx.font = "13px system-ui, sans-serif";
+    ctx.fillStyle = "#666";
+    ctx.textAlign = "center";
+    ctx.fillText("queries", xl - 60, 14);
+    ctx.fillText("keys", xr + 60, 14);
+    // lines: heads that are on, and only the hovered token's when one is;
+    // opacity = the weight (BertViz's), or for long sequences the weight
+    // against a uniform 1/n, lines under 2/n left out
+    const long = n > 64, least = long ? 2 / Nk : 0.004;
+    ctx.lineWidth = rh >= 10 ? 2 : 1;
+    for (let h = 0; h < heads; h++) {
+      if (!hv.on[h]) continue;
+      ctx.strokeStyle = HEAD_COLORS[h % HEAD_COLORS.length];
+      for (let q = 0; q < Nq; q++) {
+        if (row.query !== undefined && q !== row.query) continue;
+        if (hv.focus && hv.focus.side === "q" && hv.focus.i !== q) continue;
+        const base = ((hv.row * heads + h) * Nq + q) * Nk;
+        for (let k = 0; k < Nk; k++) {
+          if (hv.focus && hv.focus.side === "k" && hv.focus.i !== k) continue;
+          const v = w[base + k];
+          if (!(v >= least) || maskReason(row, spec.causal, q, k)) continue;
+          ctx.globalAlpha = Math.min(1, long ? v * Nk / 8 : v);
+          ctx.beginPath();
+          ctx.moveTo(xl + 6, yOf(q));
+          ctx.lineTo(xr - 6, yOf(k));
+          ctx.stroke();
+        }
+      }
+    }
+    ctx.globalAlpha = 1;
+    if (rh >= 9) {
+      for (let q = 0; q < Nq; q++) {
+        const f = hv.focus && hv.focus.side === "q" && hv.focus.i === q;
+        ctx.fillStyle = f ? "#000" : "#333";
+        ctx.font = `${f ? "bold " : ""}${Math.min(14, rh - 8)}px system-ui, sans-serif`;
+        ctx.textAlign = "right";
+        ctx.fillText(tokenAt(row.query_tokens, q).slice(0, 18), xl, yOf(q) + 4);
+      }
+      for (let k = 0; k < Nk; k++) {
+        const f = hv.focus && hv.focus.side === "k" && hv.focus.i === k;
+        ctx.fillStyle = f ? "#000" : "#333";
+        ctx.font = `${f ? "bold " : ""}${Math.min(14, rh - 8)}px system-ui, sans-serif`;
+        ctx.textAlign = "left";
+        ctx.fillText(tokenAt(row.key_tokens, k).slice(0, 18), xr, yOf(k) + 4);
+      }
+    }
+    state();
+  };
+  canvas.addEventListener("mousemove", (e) => {
+    const b = canvas.getBoundingClientRect(), k = W / b.width;
+    const x = (e.clientX - b.left) * k, y = (e.clientY - b.top) * k;
+    const i = Math.floor((y - top) / rh);
+    let focus = null;
+    if (x < W / 2 - 60 && i >= 0 && i < Nq) focus = {side: "q", i};
+    if (x > W / 2 + 60 && i >= 0 && i < Nk) focus = {side: "k", i};
+    if (JSON.stringify(focus) !== JSON.stringify(hv.focus)) { hv.focus = focus; hv.redraw(); }
+    const row = spec.rows[hv.row];
+    if (focus) tooltip.show([focus.side === "q" ? `query ${i} “${tokenAt(row.query_tokens, i)}”: its lines`
+                                                 : `key ${i} “${tokenAt(row.key_tokens, i)}”: the lines into it`],
+                            e.clientX, e.clientY);
+    else tooltip.hide();
+  });
+  canvas.addEventListener("mouseleave", () => { hv.focus = null; tooltip.hide(); hv.redraw(); });
+  hv.node = el("div", {class: "head-view"}, el("div", {class: "head-controls"}, chooser, swatches), canvas);
+  hv.redraw();
+  return hv;
+}
+
+// "2 examples", "1 layer", or the rows' names when they are of other kinds.
+function rowsText(rows) {
+  const m = rows.map((r) => /^(example|layer) \d+$/.exec(r.name));
+  if (m.every((x) => x && x[1] === m[0][1])) return `${rows.length} ${m[0][1]}${rows.length === 1 ? "" : "s"}`;
+  return rows.length <= 3 ? rows.map((r) => r.name).join(", ") : `${rows.length} rows`;
+}
+
+// The attention page (multihead, selfattn): the grid and the head view.
+function attentionPage(root, data, pg) {
+  // the weights: a member of the data named by pg.weights, or the tensor itself
+  const w = tensor(typeof pg.weights === "string" ? data[pg.weights] : pg.weights);
+  const [R, NH, Nq, Nk] = w.shape;
+  let vmin = Infinity, vmax = -Infinity;
+  for (const v of w.data) { if (v < vmin) vmin = v; if (v > vmax) vmax = v; }
+  const spec = {rows: pg.rows, heads: NH, Nq, Nk, weights: w.data, causal: pg.causal,
+                cmap: colormap(pg.cmap), vmin, vmax, xlabel: pg.xlabel, ylabel: pg.ylabel};
+  const grid = attentionGrid(spec);
+  const hv = headView(spec, () => grid.weights);
+  grid.headView = hv;
+  root.append(
+    section("Attention weights", `${rowsText(pg.rows)} × ${NH} ${NH === 1 ? "head" : "heads"}, ` +
+            `${Nq} queries × ${Nk} keys; one colour scale from ${fmtShort(vmin)} to ${fmtShort(vmax)}. ` +
+            "Hover a cell for its weight; click a panel to enlarge it.", grid.node,
+            keysNote([["hover", "query, key and weight of a cell"], ["click / Enter", "enlarge a panel"],
+                      ["← ↑ → ↓", "move the highlighted cell (in a focused panel)"], ["Esc", "close the enlarged panel"]])),
+    section("Head view", "Queries on the left, keys on the right; a line's opacity is the weight, one colour per " +
+            "head. Click a colour to hide or show its head; hover a token to see only its lines.", hv.node));
+  attnPage.state.kind = "attention";
+  attnPage.state.grid = grid;
+}

@@ -1,0 +1,156 @@
+// common.js — what every view of an attn page shares: reading the data,
+// tensors, numbers as attn prints them, colour maps, the tooltip, and
+// building elements. The page's scripts are plain files concatenated in
+// the order of meson.build (page_js_files); each uses only those before.
+//
+// Text from the user (tokens, labels) reaches the page through el() and
+// textContent only: nothing here or after parses HTML from a string.
+"use strict";
+
+// Reports for the tests and for a curious reader: window.attnPage.
+const attnPage = {drawMs: null, state: {}, charts: {}};
+window.attnPage = attnPage;
+
+// el("div", {class: "x", text: "…", attrs…}, child…): an element. "text"
+// sets textContent; "on" maps events to handlers; the rest are
+// attributes, set with setAttribute (never as HTML).
+function el(tag, props, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(props || {})) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k === "text") e.textContent = String(v);
+    else if (k === "on") for (const [ev, fn] of Object.entries(v)) e.addEventListener(ev, fn);
+    else if (k === "style") e.style.cssText = v;
+    else e.setAttribute(k, v === true ? "" : String(v));
+  }
+  for (const c of children) {
+    if (c === null || c === undefined || c === false) continue;
+    e.append(typeof c === "string" ? document.createTextNode(c) : c);
+  }
+  return e;
+}
+
+// The page's data: the one JSON element, read once.
+function readData() {
+  return JSON.parse(document.getElementById("attn-data").textContent);
+}
+
+// A tensor of the data as {shape, data: Float32Array}: either
+// {"dtype": "float32", "shape", "base64"} (little-endian) or nested arrays.
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+function base64Bytes(s) {
+  if (typeof Uint8Array.fromBase64 === "function") return Uint8Array.fromBase64(s);
+  const bin = atob(s);
+  const bytes = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+  return bytes;
+}
+function tensor(v) {
+  if (v && v.base64 !== undefined) {
+    const bytes = base64Bytes(v.base64);
+    if (LITTLE_ENDIAN) return {shape: v.shape, data: new Float32Array(bytes.buffer, bytes.byteOffset, bytes.length / 4)};
+    const view = new DataView(bytes.buffer);
+    const out = new Float32Array(bytes.length / 4);
+    for (let i = 0; i < out.length; i++) out[i] = view.getFloat32(4 * i, true);
+    return {shape: v.shape, data: out};
+  }
+  const shape = [];
+  for (let a = v; Array.isArray(a); a = a[0]) shape.push(a.length);
+  const flat = Array.isArray(v) ? v.flat(Infinity) : [v];
+  return {shape, data: Float32Array.from(flat, (x) => (x === null ? NaN : x))};
+}
+
+// A number as C's "%.9g" writes it (attn's --json): enough digits to read
+// back the same float32.
+function fmtG9(v) {
+  if (!Number.isFinite(v)) return String(v);
+  if (v === 0) return Object.is(v, -0) ? "-0" : "0";
+  const e = Number(v.toExponential(8).split("e")[1]);
+  if (e < -4 || e >= 9) {
+    let [m, x] = v.toExponential(8).split("e");
+    if (m.includes(".")) m = m.replace(/0+$/, "").replace(/\.$/, "");
+    const n = Number(x);
+    return m + "e" + (n < 0 ? "-" : "+") + String(Math.abs(n)).padStart(2, "0");
+  }
+  let s = v.toFixed(Math.max(0, 8 - e));
+  if (s.includes(".")) s = s.replace(/0+$/, "").replace(/\.$/, "");
+  return s;
+}
+
+// Four decimals, as attn's printed matrices show a weight.
+function fmt4(v) {
+  return Number.isFinite(v) ? v.toFixed(4) : String(v);
+}
+
+// A short number for axes and tables: 3 significant digits.
+function fmtShort(v) {
+  if (!Number.isFinite(v)) return String(v);
+  const a = Math.abs(v);
+  if (a !== 0 && (a >= 1e5 || a < 1e-3)) return v.toExponential(1).replace("e+", "e").replace(".0e", "e");
+  return String(Number(v.toPrecision(3)));
+}
+
+// A colour map of the data, {"name", "lut": 256 entries "rrggbb…"}, as
+// bytes: lut[3i … 3i+2] is entry i, the colour of t in [i/256, (i+1)/256).
+function colormap(c) {
+  const lut = new Uint8Array(768);
+  for (let i = 0; i < 768; i++) lut[i] = parseInt(c.lut.substr(2 * i, 2), 16);
+  return {name: c.name, lut};
+}
+
+// Entry index of value v on the scale vmin … vmax (matplotlib's rule).
+function cmapIndex(v, vmin, vmax) {
+  const t = vmax > vmin ? (v - vmin) / (vmax - vmin) : 0.5;
+  if (!(t > 0)) return 0;
+  if (t >= 1) return 255;
+  return Math.min(255, Math.floor(t * 256));
+}
+
+function cssColor(lut, i) {
+  return `rgb(${lut[3 * i]},${lut[3 * i + 1]},${lut[3 * i + 2]})`;
+}
+
+// The one tooltip of the page (role="tooltip"): lines of text near a point.
+const tooltip = {
+  node: null,
+  show(lines, x, y) {
+    if (!this.node) {
+      this.node = el("div", {role: "tooltip", id: "attn-tooltip", class: "tooltip"});
+      document.body.append(this.node);
+    }
+    this.node.replaceChildren(...lines.map((l, i) => el("div", {class: i ? "" : "tt-head", text: l})));
+    this.node.hidden = false;
+    const r = this.node.getBoundingClientRect();
+    let left = x + 14, top = y + 14;
+    if (left + r.width > window.innerWidth - 4) left = Math.max(4, x - r.width - 14);
+    if (top + r.height > window.innerHeight - 4) top = Math.max(4, y - r.height - 14);
+    this.node.style.left = left + "px";
+    this.node.style.top = top + "px";
+  },
+  hide() {
+    if (this.node) this.node.hidden = true;
+  },
+};
+
+// A section of the page: a heading, an optional note, then its content.
+function section(title, note, ...content) {
+  return el("section", {class: "view"}, el("h2", {text: title}),
+            note ? el("p", {class: "note", text: note}) : null, ...content);
+}
+
+// Key bindings listed on the page (as coverage.py's report does).
+function keysNote(pairs) {
+  const dl = el("dl", {class: "keys"});
+  for (const [k, what] of pairs) dl.append(el("dt", {}, el("kbd", {text: k})), el("dd", {text: what}));
+  return dl;
+}
+
+// The value of a canvas pixel at (x, y), for the tests: [r, g, b, a].
+function pixelAt(canvas, x, y) {
+  const one = document.createElement("canvas");
+  one.width = one.height = 1;
+  const ctx = one.getContext("2d", {willReadFrequently: true});
+  ctx.drawImage(canvas, x, y, 1, 1, 0, 0, 1, 1);
+  return Array.from(ctx.getImageData(0, 0, 1, 1).data);
+}
+attnPage.pixelAt = pixelAt;

@@ -1,0 +1,680 @@
+#!/usr/bin/env node
+// tests/browser/run.js — attn's --html pages checked in a real browser:
+// Debian's Chromium (/usr/bin/chromium) driven by npm's playwright-core,
+// both installed by scripts/test (tests/browser/package-lock.json pins
+// playwright-core; no browser is downloaded).
+//
+//   node tests/browser/run.js ATTN GROUP [--shots DIR]
+//
+// GROUP is one kind of page (attention, security, bert, posenc,
+// complexity, train, tour); each writes its pages with ATTN into a
+// temporary folder, opens them from file:// and checks what a learner
+// would do: hover, click, keys, the slider. Every page must load with no
+// console error and no request but the file itself. --shots DIR also
+// saves a screenshot of each page there. Exit 0 when every check passed,
+// 1 otherwise, 77 (skipped) when Chromium or playwright-core is missing.
+"use strict";
+const fs = require("fs");
+const os = require("os");
+const path = require("path");
+const {execFileSync} = require("child_process");
+
+const CHROMIUM = "/usr/bin/chromium";
+let playwright;
+try {
+  playwright = require(path.join(__dirname, "node_modules", "playwright-core"));
+} catch (e) {
+  console.log("skipped: playwright-core is not installed in tests/browser (scripts/test installs it)");
+  process.exit(77);
+}
+if (!fs.existsSync(CHROMIUM)) {
+  console.log("skipped: no " + CHROMIUM + " (scripts/test installs Debian's chromium)");
+  process.exit(77);
+}
+
+const ATTN = path.resolve(process.argv[2]), GROUP = process.argv[3];
+const shotsAt = process.argv.indexOf("--shots");
+const SHOTS = shotsAt > 0 ? path.resolve(process.argv[shotsAt + 1]) : null;
+const TMP = fs.mkdtempSync(path.join(os.tmpdir(), "attn-browser-"));
+
+// ---- checks --------------------------------------------------------------
+
+let count = 0;
+const failed = [];
+function check(name, ok, detail) {
+  count++;
+  if (!ok) {
+    failed.push(name);
+    console.log("FAIL " + name + (detail !== undefined ? ": " + detail : ""));
+  } else {
+    console.log("ok   " + name);
+  }
+}
+function near(a, b, tol) {
+  return Math.abs(a - b) <= tol;
+}
+
+// Run attn with args in TMP; its stdout.
+function attn(args, opts) {
+  try {
+    return execFileSync(ATTN, args, {cwd: TMP, encoding: "utf8", maxBuffer: 1 << 28, stdio: ["ignore", "pipe", "pipe"],
+                                     env: Object.assign({}, process.env, {NO_COLOR: "1"}), ...(opts || {})});
+  } catch (e) {
+    throw new Error(`attn ${args.join(" ")} failed: ${e.stderr}`);
+  }
+}
+// Wait until fn() (run in the page) is true: polled from here, since the
+// page's policy forbids the eval that playwright's waitForFunction needs.
+async function until(page, fn, ms) {
+  const end = Date.now() + (ms || 20000);
+  while (Date.now() < end) {
+    if (await page.evaluate(fn)) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return false;
+}
+function tmp(name) {
+  return path.join(TMP, name);
+}
+function readJSON(name) {
+  return JSON.parse(fs.readFileSync(tmp(name), "utf8"));
+}
+// The data element of a page, parsed, and its raw text.
+function pageData(file) {
+  const html = fs.readFileSync(file, "utf8");
+  const m = /<script type="application\/json" id="attn-data">([\s\S]*?)<\/script>/.exec(html);
+  return {html, raw: m[1], data: JSON.parse(m[1])};
+}
+// A float32 tensor of the page's data (base64) or of --json (nested arrays).
+function flat(v) {
+  if (v && v.base64 !== undefined) {
+    const b = Buffer.from(v.base64, "base64");
+    const out = new Float32Array(b.length / 4);
+    for (let i = 0; i < out.length; i++) out[i] = b.readFloatLE(4 * i);
+    return out;
+  }
+  return Float32Array.from(v.flat(Infinity));
+}
+
+// ---- the browser -----------------------------------------------------------
+
+// A fresh profile each run (playwright passes it as --user-data-dir).
+let browser;
+async function launch() {
+  const profile = fs.mkdtempSync(path.join(os.tmpdir(), "attn-chromium-"));
+  browser = await playwright.chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport: {width: 1280, height: 900},
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+           "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+  return profile;
+}
+
+// Open file in a new page: the page, and its console errors and requests
+// (every one but the file itself is a failure).
+async function open(file, name) {
+  const page = await browser.newPage();
+  const errors = [], requests = [];
+  const url = "file://" + file;
+  page.on("console", (m) => { if (m.type() === "error" || m.type() === "warning") errors.push(m.text()); });
+  page.on("pageerror", (e) => errors.push(String(e)));
+  page.on("request", (r) => { if (r.url() !== url) requests.push(r.url()); });
+  await page.goto(url);
+  if (!(await until(page, () => document.body.dataset.ready === "1"))) errors.push("the page never finished drawing");
+  const drawMs = Number(await page.evaluate(() => document.body.dataset.drawMs));
+  const p = {page, errors, requests, drawMs, name};
+  p.finish = async () => {
+    check(`${name}: no console error`, errors.length === 0, errors.join(" | "));
+    check(`${name}: no request but the file`, requests.length === 0, requests.join(" "));
+    if (SHOTS) {
+      fs.mkdirSync(SHOTS, {recursive: true});
+      await page.mouse.move(0, 0);
+      await page.evaluate(() => window.scrollTo(0, 0));
+      await page.screenshot({path: path.join(SHOTS, name + ".png"), fullPage: true});
+    }
+    await page.close();
+  };
+  return p;
+}
+
+// The centre of cell (r, c) of the canvas named panel, in page pixels.
+async function cellPoint(page, panel, r, c) {
+  return page.evaluate(([panel, r, c]) => {
+    const cv = document.querySelector(`canvas[data-panel="${panel}"]`);
+    cv.scrollIntoView({block: "center"});
+    const b = cv.getBoundingClientRect(); // the border is outside the cells
+    const rows = Number(cv.dataset.rows), cols = Number(cv.dataset.cols);
+    return {x: b.left + cv.clientLeft + (c + 0.5) * cv.clientWidth / cols,
+            y: b.top + cv.clientTop + (r + 0.5) * cv.clientHeight / rows};
+  }, [panel, r, c]);
+}
+async function hover(page, panel, r, c) {
+  const pt = await cellPoint(page, panel, r, c);
+  await page.mouse.move(pt.x, pt.y);
+  return page.evaluate(() => {
+    const t = document.querySelector('[role="tooltip"]');
+    return t && !t.hidden ? t.textContent : "";
+  });
+}
+async function tooltipText(page) {
+  return page.evaluate(() => {
+    const t = document.querySelector('[role="tooltip"]');
+    return t && !t.hidden ? t.textContent : "";
+  });
+}
+// The weight a tooltip shows: its 4 decimals and its float32 text.
+function tooltipWeight(text) {
+  const m = /weight (-?[0-9.]+)\s+(?:\()?float32 ([-0-9.e+]+)/.exec(text);
+  return m ? {four: m[1], full: Number(m[2])} : null;
+}
+// The hovered weight against the --json value w.
+function checkWeight(name, text, w) {
+  const t = tooltipWeight(text);
+  check(`${name}: tooltip shows the weight with 4 decimals`, t && t.four === w.toFixed(4),
+        `${text} vs ${w}`);
+  check(`${name}: tooltip shows the float32 value`, t && Math.fround(t.full) === Math.fround(w),
+        `${text} vs ${w}`);
+}
+
+// ---- the groups --------------------------------------------------------------
+
+const groups = {};
+
+// multihead's chapter cell: hover against --json, masks, enlarge, keys, head view.
+groups.attention = async () => {
+  attn(["multihead", "--json", "mh.json", "--html", "mh.html"]);
+  const json = readJSON("mh.json");
+  const W = json.attention_weights; // (2, 5, 4, 6)
+  const file = tmp("mh.html");
+  check("attention: the chapter's page is under 100 KB", fs.statSync(file).size < 100 * 1024,
+        fs.statSync(file).size);
+  const again = attn(["multihead", "--html", "mh.html"]) && fs.readFileSync(file);
+  check("attention: the same command gives the same bytes", Buffer.compare(again, fs.readFileSync(file)) === 0);
+  const {data} = pageData(file);
+  for (const k of Object.keys(json))
+    check(`attention: the page's data has --json's key ${k}`, k in data);
+  const p = await open(file, "multihead");
+  const {page} = p;
+  const panels = await page.evaluate(() => Array.from(document.querySelectorAll("canvas[data-panel]"), (c) => c.dataset.panel));
+  check("attention: one canvas per example and head", panels.length === 10 && panels[0] === "example 0 head 1" &&
+        panels[9] === "example 1 head 5", panels.join(", "));
+  for (const [b, h, q, k] of [[0, 0, 0, 0], [0, 3, 2, 1], [1, 4, 3, 1], [1, 1, 0, 0]]) {
+    const text = await hover(page, `example ${b} head ${h + 1}`, q, k);
+    check(`attention: hover example ${b} head ${h + 1} names query ${q} and key ${k}`,
+          text.includes(`query ${q} “${q}” → key ${k} “${k}”`), text);
+    checkWeight(`attention: example ${b} head ${h + 1} (${q}, ${k})`, text, W[b][h][q][k]);
+    check(`attention: a valid key is not called masked (${b}, ${h}, ${q}, ${k})`, !text.includes("masked"), text);
+  }
+  // masked keys: valid_lens 3, 2
+  const masked = await hover(page, "example 1 head 2", 1, 4);
+  check("attention: a key past valid_len is shown as masked", masked.includes("masked (valid_len 2)"), masked);
+  checkWeight("attention: masked cell", masked, W[1][1][1][4]);
+  const px = await page.evaluate(() => {
+    const c = document.querySelector('canvas[data-panel="example 1 head 2"]');
+    const cell = c.width / 6;
+    return [attnPage.pixelAt(c, Math.floor(4.5 * cell), Math.floor(1.5 * cell)),
+            attnPage.pixelAt(c, Math.floor(0.5 * cell), Math.floor(1.5 * cell))];
+  });
+  check("attention: a masked cell is drawn grey, not in the colour map's red",
+        px[0][0] === px[0][1] && px[0][1] === px[0][2] && px[1][0] > px[1][2] + 50, JSON.stringify(px));
+
+  // keyboard: focus a panel, move the highlighted cell
+  await page.click('canvas[data-panel="example 0 head 3"]', {position: {x: 2, y: 2}});
+  check("attention: clicking a panel enlarges it",
+        await page.evaluate(() => !!document.querySelector('[role="dialog"] canvas[data-panel="example 0 head 3 (enlarged)"]')));
+  const big = await hover(page, "example 0 head 3 (enlarged)", 2, 1);
+  checkWeight("attention: hover in the enlarged panel", big, W[0][2][2][1]);
+  await page.keyboard.press("Escape");
+  check("attention: Esc closes the enlarged panel", await page.evaluate(() => !document.querySelector('[role="dialog"]')));
+  await page.focus('canvas[data-panel="example 1 head 4"]');
+  for (const key of ["ArrowDown", "ArrowRight", "ArrowRight", "ArrowDown", "ArrowDown", "ArrowLeft"]) await page.keyboard.press(key);
+  const sel = await page.evaluate(() => attnPage.state.selected);
+  // the first key selects (0, 0); then right, right, down, down, left
+  check("attention: the arrow keys move the highlighted cell", sel && sel.panel === "example 1 head 4" &&
+        sel.row === 2 && sel.col === 1, JSON.stringify(sel));
+  checkWeight("attention: the keyboard's cell", await tooltipText(page), W[1][3][2][1]);
+
+  // head view: toggle a head by its colour, hover a token
+  const before = await page.evaluate(() => document.querySelector('canvas[data-view="head view"]').toDataURL());
+  await page.click('button[data-head="2"]');
+  const st = await page.evaluate(() => attnPage.state.headView);
+  check("attention: clicking head 2's colour hides it", st.heads[1] === false && st.heads[0] === true, JSON.stringify(st));
+  check("attention: the swatch says it is off", await page.getAttribute('button[data-head="2"]', "aria-pressed") === "false");
+  const after = await page.evaluate(() => document.querySelector('canvas[data-view="head view"]').toDataURL());
+  check("attention: the head view is drawn again without head 2", before !== after);
+  await page.click('button[data-head="2"]');
+  check("attention: clicking again shows it", (await page.evaluate(() => attnPage.state.headView.heads[1])) === true);
+  const hvBox = await page.evaluate(() => { const c = document.querySelector('canvas[data-view="head view"]');
+    c.scrollIntoView(); const b = c.getBoundingClientRect(); return {x: b.left, y: b.top, w: b.width, k: b.width / c.width}; });
+  await page.mouse.move(hvBox.x + 150 * hvBox.k, hvBox.y + (28 + 2 * 24 + 12) * hvBox.k); // query 2
+  const focus = await page.evaluate(() => attnPage.state.headView.focus);
+  check("attention: hovering a query token shows only its lines", focus && focus.side === "q" && focus.i === 2,
+        JSON.stringify(focus));
+  await p.finish();
+
+  // selfattn --permute: A(X), A(π·X) and π·A(X)·πᵀ
+  attn(["selfattn", "--permute", "--tokens", "我 爱 吃 苹果", "--hiddens", "16", "--heads", "2", "--permutation", "2,1,0,3",
+        "--json", "perm.json", "--html", "perm.html"]);
+  const pj = readJSON("perm.json"), A = pj.attention_weights[0], AP = pj.attention_weights_permuted[0], perm = pj.permutation;
+  const q = await open(tmp("perm.html"), "permute");
+  const names = await q.page.evaluate(() => Array.from(document.querySelectorAll("canvas[data-panel]"), (c) => c.dataset.panel));
+  check("permute: three rows of panels", names.length === 6 && names[0] === "A(X) example 0 head 1" &&
+        names[2] === "A(π·X) example 0 head 1" && names[4] === "π·A(X)·πᵀ example 0 head 1", names.join(", "));
+  const t1 = await hover(q.page, "A(π·X) example 0 head 2", 0, 3);
+  check("permute: A(π·X)'s tokens are permuted", t1.includes("query 0 “吃” → key 3 “苹果”"), t1);
+  checkWeight("permute: A(π·X)", t1, AP[1][0][3]);
+  const t2 = await hover(q.page, "π·A(X)·πᵀ example 0 head 1", 1, 2);
+  checkWeight("permute: π·A(X)·πᵀ[1][2] = A[π(1)][π(2)]", t2, A[0][perm[1]][perm[2]]);
+  const t3 = await hover(q.page, "A(X) example 0 head 1", 3, 0);
+  checkWeight("permute: A(X)", t3, A[0][3][0]);
+  await q.finish();
+};
+
+// Tokens that would run as HTML are text: shown, never run; and the data
+// element keeps them whole.
+const EVIL = ["</script><img src=x onerror=window.__pwned=1>", "\"><svg onload=window.__pwned=2>",
+              "<!-- a comment", "a\u2028b\u2029c & d", "'; window.__pwned=3; '"];
+groups.security = async () => {
+  const n = EVIL.length;
+  const q = EVIL.map((_, i) => [i, 1 - i, 0.5 * i, 1]);
+  fs.writeFileSync(tmp("evil.json"), JSON.stringify({queries: q, num_heads: 2, query_tokens: EVIL, key_tokens: EVIL}));
+  attn(["multihead", "--input", "evil.json", "--hiddens", "4", "--heads", "2", "--html", "evil.html"]);
+  const {html, raw, data} = pageData(tmp("evil.html"));
+  check("security: the data element holds no '<', '>' or '&'", !/[<>&]/.test(raw));
+  check("security: the data element holds no raw U+2028 or U+2029", !/[\u2028\u2029]/.test(raw));
+  check("security: exactly two script elements", (html.match(/<script/g) || []).length === 2);
+  check("security: the tokens parse back the same", JSON.stringify(data.page.rows[0].query_tokens) === JSON.stringify(EVIL),
+        JSON.stringify(data.page.rows[0].query_tokens));
+  check("security: a Content-Security-Policy forbids remote loads",
+        /<meta http-equiv="Content-Security-Policy" content="default-src 'none';/.test(html));
+  const p = await open(tmp("evil.html"), "security");
+  const {page} = p;
+  await page.waitForTimeout(200);
+  check("security: no handler ran", (await page.evaluate(() => window.__pwned)) === undefined);
+  check("security: no img or svg element was made", (await page.evaluate(() => document.querySelectorAll("img, svg").length)) === 0);
+  const ticks = await page.evaluate(() => Array.from(document.querySelectorAll('.hm-yt')[0].querySelectorAll(".tick"), (t) => t.textContent));
+  check("security: the tokens are shown as text", JSON.stringify(ticks) === JSON.stringify(EVIL), JSON.stringify(ticks));
+  const visible = await page.evaluate(() => { const t = document.querySelector(".hm-yt .tick"); const b = t.getBoundingClientRect();
+    return b.width > 0 && b.height > 0 && getComputedStyle(t).visibility === "visible"; });
+  check("security: the tokens are visible", visible);
+  const text = await hover(page, "example 0 head 1", 0, 1);
+  check("security: the tooltip shows the token as text", text.includes(EVIL[0]) && text.includes(EVIL[1]), text);
+  check("security: still no handler ran", (await page.evaluate(() => window.__pwned)) === undefined);
+  await p.finish();
+
+  // the same tokens as a training set's: the train page's labels
+  const seqs = [EVIL, EVIL.slice().reverse(), EVIL.slice(1).concat(EVIL.slice(0, 1))];
+  fs.writeFileSync(tmp("evil-data.json"), JSON.stringify({sequences: seqs, targets: seqs.map((q) => q.slice().reverse())}));
+  attn(["train", "--data", "evil-data.json", "--steps", "5", "--log-every", "1", "--html", "evil-train.html"]);
+  const probe = pageData(tmp("evil-train.html")).data.page.runs[0].probes[0].tokens;
+  const tq = await open(tmp("evil-train.html"), "security-train");
+  await tq.page.waitForTimeout(200);
+  check("security: train, no handler ran", (await tq.page.evaluate(() => window.__pwned)) === undefined);
+  check("security: train, no img or svg element", (await tq.page.evaluate(() => document.querySelectorAll("img, svg").length)) === 0);
+  const tt = await tq.page.evaluate(() => Array.from(document.querySelectorAll(".hm-xt")[0].querySelectorAll(".tick"), (t) => t.textContent));
+  check("security: train, the tokens are shown as text", JSON.stringify(tt) === JSON.stringify(probe) &&
+        probe.every((t) => EVIL.includes(t)), JSON.stringify(tt));
+  await slideTo(tq.page, 3);
+  const th = await hover(tq.page, "layer 0 head 1", 0, 1);
+  check("security: train, the tooltip shows them as text", th.includes(probe[0]) && th.includes(probe[1]), th);
+  check("security: train, still no handler ran", (await tq.page.evaluate(() => window.__pwned)) === undefined);
+  await tq.finish();
+};
+
+// BERT's size: 1 × 512 tokens, 12 heads, under 20 MB and drawn in under 1 s.
+groups.bert = async () => {
+  attn(["multihead", "--queries", "512", "--kv", "512", "--hiddens", "768", "--heads", "12", "--batch", "1",
+        "--fill", "random", "--valid-lens", "none", "--html", "bert.html"]);
+  const size = fs.statSync(tmp("bert.html")).size;
+  console.log(`bert: page ${(size / 1e6).toFixed(1)} MB`);
+  check("bert: the page is under 20 MB", size < 20e6, size);
+  const {data} = pageData(tmp("bert.html"));
+  const W = flat(data.attention_weights);
+  // the best of three loads: the machine may be busy with other work
+  let best = Infinity, t = null;
+  for (let i = 0; i < 3 && best >= 1000; i++) {
+    const q = await open(tmp("bert.html"), "bert-load-" + i);
+    t = await q.page.evaluate(() => [attnPage.parseMs, attnPage.buildMs]);
+    best = Math.min(best, q.drawMs);
+    await q.page.close();
+  }
+  console.log(`bert: loaded and drawn in ${best.toFixed(0)} ms (JSON.parse ${t[0].toFixed(0)} ms, ` +
+              `parse to drawn ${t[1].toFixed(0)} ms)`);
+  check("bert: loaded and drawn in under 1 s (the best of up to three loads)", best < 1000, best);
+  const p = await open(tmp("bert.html"), "bert");
+  const panels = await p.page.evaluate(() => document.querySelectorAll("canvas[data-panel]").length);
+  check("bert: 12 panels", panels === 12, panels);
+  const at = (h, q, k) => W[(h * 512 + q) * 512 + k];
+  const thumb = await p.page.evaluate(() => { const c = document.querySelector("canvas[data-panel]"); return [c.width, c.clientWidth]; });
+  check("bert: the panels are thumbnails", thumb[0] === 512 && thumb[1] < 512, JSON.stringify(thumb));
+  for (const [h, q, k] of [[0, 0, 0], [11, 511, 511], [5, 300, 17]]) {
+    // every cell of a 512 × 512 panel: in the enlarged one
+    await p.page.click(`canvas[data-panel="example 0 head ${h + 1}"]`);
+    const text = await hover(p.page, `example 0 head ${h + 1} (enlarged)`, q, k);
+    await p.page.keyboard.press("Escape");
+    check(`bert: hover head ${h + 1} names query ${q} and key ${k}`, text.includes(`query ${q} “${q}” → key ${k} “${k}”`), text);
+    checkWeight(`bert: head ${h + 1} (${q}, ${k})`, text, at(h, q, k));
+  }
+  await p.finish();
+};
+
+// posenc: the formula with its numbers, the columns chooser, P·Pᵀ, the table.
+groups.posenc = async () => {
+  attn(["posenc", "--dim", "32", "--steps", "60", "--json", "pe.json", "--html", "pe.html"]);
+  const P = readJSON("pe.json").P;
+  const printed = attn(["posenc", "--dim", "32", "--steps", "60", "--check-relative", "1:10"]);
+  const p = await open(tmp("pe.html"), "posenc");
+  const {page} = p;
+  const t = await hover(page, "P", 7, 6);
+  const sin76 = Math.sin(7 / Math.pow(10000, 6 / 32)).toFixed(4);
+  check("posenc: hover shows the formula with its numbers", t.includes(`sin(7 / 10000^(6/32)) = ${sin76}`), t);
+  check("posenc: and names the position and column", t.includes("position 7, column 6"), t);
+  check("posenc: the value is P's", t.includes(`P[7, 6] = ${P[7][6].toFixed(4)}`), t);
+  const c = await hover(page, "P", 3, 5);
+  const want = Math.cos(3 / Math.pow(10000, 4 / 32)).toFixed(4);
+  check("posenc: a cos column's formula", c.includes(`cos(3 / 10000^(4/32)) = ${want}`), c);
+  const full = /float32 ([-0-9.e+]+)/.exec(c);
+  check("posenc: the float32 value of P[3, 5]", full && Math.fround(Number(full[1])) === Math.fround(P[3][5]), c);
+  // keyboard: from the cell last hovered, (3, 5)
+  await page.focus('canvas[data-panel="P"]');
+  for (const k of ["ArrowDown", "ArrowDown", "ArrowRight", "ArrowRight", "ArrowRight", "ArrowUp"]) await page.keyboard.press(k);
+  const sel = await page.evaluate(() => attnPage.state.selected);
+  check("posenc: the arrow keys move the highlighted cell", sel.panel === "P" && sel.row === 4 && sel.col === 8, JSON.stringify(sel));
+  const kt = await tooltipText(page);
+  check("posenc: the tooltip follows the keys", kt.includes(`P[4, 8] = ${P[4][8].toFixed(4)}`), kt);
+  // the columns: default 6-9, then typed, then clicked
+  check("posenc: the plot starts with columns 6-9", JSON.stringify(await page.evaluate(() => attnPage.state.cols)) === "[6,7,8,9]");
+  await page.fill('input[aria-label^="columns to plot"]', "0,1,4-5");
+  await page.press('input[aria-label^="columns to plot"]', "Enter");
+  check("posenc: the chooser plots the columns typed", JSON.stringify(await page.evaluate(() => attnPage.state.cols)) === "[0,1,4,5]");
+  const legend = await page.evaluate(() => Array.from(document.querySelectorAll(".legend-item"), (e) => e.textContent).join(","));
+  check("posenc: the legend names them", legend === "Col 0,Col 1,Col 4,Col 5", legend);
+  const pt = await cellPoint(page, "P", 10, 12);
+  await page.mouse.click(pt.x, pt.y);
+  check("posenc: clicking a column of P adds it to the plot",
+        JSON.stringify(await page.evaluate(() => attnPage.state.cols)) === "[0,1,4,5,12]");
+  await page.fill('input[aria-label^="columns to plot"]', "99");
+  await page.press('input[aria-label^="columns to plot"]', "Enter");
+  check("posenc: a column that does not exist is refused", JSON.stringify(await page.evaluate(() => attnPage.state.cols)) === "[0,1,4,5,12]");
+  // P·Pᵀ against the sum over --json's P
+  const dot = (i, k) => P[i].reduce((s, v, j) => s + v * P[k][j], 0);
+  const sim = await hover(page, "P·Pᵀ", 5, 9);
+  check("posenc: hover P·Pᵀ gives P[5]·P[9]", sim.includes(`P[5] · P[9] = ${dot(5, 9).toFixed(4)}`) && sim.includes("offset 4"), sim);
+  // the table against what attn prints
+  const rows = await page.evaluate(() => Array.from(document.querySelectorAll("table.data tr"), (r) => Array.from(r.cells, (c) => c.textContent)));
+  const want10 = [...printed.matchAll(/δ = (\d+)\s+(\d+) positions × (\d+) pairs\s+max \|difference\| = (\S+)/g)];
+  check("posenc: the table has δ = 1 … 10", rows.length === 11 && want10.length === 10, rows.length);
+  check("posenc: the table's figures are attn's", want10.every((m, i) => rows[i + 1][0] === m[1] && rows[i + 1][1] === m[2] &&
+        rows[i + 1][2] === m[3] && Number(rows[i + 1][3]) === Number(m[4])), JSON.stringify(rows.slice(1, 3)));
+  await p.finish();
+
+  // concat: the cos half's formula
+  attn(["posenc", "--dim", "32", "--steps", "20", "--layout", "concat", "--html", "pc.html"]);
+  const q = await open(tmp("pc.html"), "posenc-concat");
+  const tc = await hover(q.page, "P", 2, 20);
+  check("posenc: concat, a cos-half column", tc.includes(`cos(2 / 10000^(8/32)) = ${Math.cos(2 / Math.pow(10000, 8 / 32)).toFixed(4)}`), tc);
+  await q.finish();
+};
+
+// complexity: the table is --json's, hover a point for n and the time.
+groups.complexity = async () => {
+  const args = ["complexity", "--measure", "--sweep", "64:512", "--measure-dim", "16", "--reps", "1"];
+  attn(args.concat(["--html", "cx.html"]));
+  const {data} = pageData(tmp("cx.html"));
+  const p = await open(tmp("cx.html"), "complexity");
+  const {page} = p;
+  const rows = await page.evaluate(() => Array.from(document.querySelectorAll('table[data-table="layers"] tr[data-layer]'),
+    (r) => [r.dataset.layer].concat(Array.from(r.cells, (c) => c.textContent))));
+  check("complexity: a table row per layer", rows.length === data.layers.length, rows.length);
+  check("complexity: the table holds the data's names, formulas and measured paths",
+        data.layers.every((L, i) => rows[i][0] === L.layer && rows[i][1] === L.name && rows[i][2] === L.complexity &&
+          rows[i][6] === `${L.path_formula} = ${L.path_formula_value}` && rows[i][7].startsWith(`${L.path_measured} `)),
+        JSON.stringify(rows[0]));
+  // the measured points: n and time
+  const me = data.measure;
+  for (const [si, i] of [[2, 3], [0, 1], [1, 0]]) {
+    const pt = await page.evaluate(([si, i]) => { attnPage.charts.measured.canvas.scrollIntoView({block: "center"});
+      return attnPage.charts.measured.pointAt(si, i); }, [si, i]);
+    await page.mouse.move(pt.x, pt.y);
+    const t = await tooltipText(page);
+    const L = me.layers[si], s = L.seconds[i];
+    const shown = s >= 1e-3 ? (s * 1e3).toFixed(2) + " ms" : (s * 1e6).toFixed(1) + " µs";
+    check(`complexity: hover ${L.layer} at n = ${me.n[i]}`, t.includes(`n = ${me.n[i]}: ${shown}`) &&
+          t.includes(L.layer.replace(/_/g, " ")), t);
+  }
+  const fits = await page.evaluate(() => Array.from(document.querySelectorAll('table[data-table="fits"] tr[data-layer]'),
+    (r) => Array.from(r.cells, (c) => c.textContent)));
+  check("complexity: the fitted exponents", fits.length === me.layers.length &&
+        me.layers.every((L, i) => fits[i][1] === L.slope.toFixed(2) && fits[i][3] === String(L.theory)), JSON.stringify(fits));
+  // the cost chart: n²·d at n = 1024
+  const pt = await page.evaluate(() => { attnPage.charts.cost.canvas.scrollIntoView({block: "center"});
+    const ch = attnPage.charts.cost; return ch.pointAt(2, 28); });
+  await page.mouse.move(pt.x, pt.y);
+  const c = await tooltipText(page);
+  check("complexity: hover the n²·d line at n = 1024", c.includes(`n = 1024, d = 512: ${(1024 * 1024 * 512).toExponential(2).replace("e+", "e")} multiply-adds`), c);
+  await p.finish();
+  // without --measure: the same command gives the same bytes
+  attn(["complexity", "--html", "c1.html"]);
+  const first = fs.readFileSync(tmp("c1.html"));
+  attn(["complexity", "--html", "c1.html"]);
+  check("complexity: without --measure, the same bytes", Buffer.compare(first, fs.readFileSync(tmp("c1.html"))) === 0);
+  const q = await open(tmp("c1.html"), "complexity-table");
+  check("complexity: without --measure, no measured chart", await q.page.evaluate(() => !attnPage.charts.measured));
+  await q.finish();
+};
+
+// The colour a cell of value v gets (matplotlib's rule on the page's
+// 256-entry table of "rrggbb…", scale lo … hi).
+function cmapRGB(lut, v, lo, hi) {
+  const t = (v - lo) / (hi - lo);
+  const i = !(t > 0) ? 0 : t >= 1 ? 255 : Math.min(255, Math.floor(t * 256));
+  return [0, 1, 2].map((c) => parseInt(lut.substr(6 * i + 2 * c, 2), 16));
+}
+async function cellRGB(page, panel, r, c) {
+  return page.evaluate(([panel, r, c]) => {
+    const cv = document.querySelector(`canvas[data-panel="${panel}"]`);
+    const cw = cv.width / Number(cv.dataset.cols), ch = cv.height / Number(cv.dataset.rows);
+    return attnPage.pixelAt(cv, Math.floor((c + 0.5) * cw), Math.floor((r + 0.5) * ch)).slice(0, 3);
+  }, [panel, r, c]);
+}
+async function slideTo(page, index) {
+  await page.focus('input[type="range"]');
+  await page.keyboard.press("Home");
+  for (let i = 0; i < index; i++) await page.keyboard.press("ArrowRight");
+}
+
+// train: the slider moves the heatmaps to each step's weights, the curves'
+// cursor with them; the last step's weights are the saved model's.
+groups.train = async () => {
+  attn(["train", "--steps", "60", "--log-every", "10", "--json", "tr.json", "--save", "model.json", "--html", "tr.html"]);
+  const json = readJSON("tr.json");
+  const {data} = pageData(tmp("tr.html"));
+  const run = data.page.runs[0];
+  check("train: the page's steps are 0 and every logged step", JSON.stringify(run.steps) ===
+        JSON.stringify([0].concat(json.history.map((h) => h.step))), JSON.stringify(run.steps));
+  const A = flat(run.attention), T = run.length, NH = run.heads, per = NH * T * T;
+  check("train: the attention of every step, (steps, probes, layers, heads, T, T)",
+        JSON.stringify(run.attention.shape) === JSON.stringify([run.steps.length, 1, 1, NH, T, T]), JSON.stringify(run.attention.shape));
+  const w = (i, h, q, k) => A[i * per + (h * T + q) * T + k];
+  // the last step against the saved model run by selfattn
+  const tokens = run.probes[0].tokens;
+  attn(["selfattn", "--input", "model.json", "--tokens", tokens.join(" "), "--json", "sa.json"]);
+  const SA = readJSON("sa.json").attention_weights[0]; // (NH, T, T)
+  let worst = 0;
+  for (let h = 0; h < NH; h++) for (let q = 0; q < T; q++) for (let k = 0; k < T; k++)
+    worst = Math.max(worst, Math.abs(SA[h][q][k] - w(run.steps.length - 1, h, q, k)));
+  check("train: the last step's attention is the saved model's (selfattn --input)", worst < 1e-5, worst);
+  // and selfattn --input model.json's own page
+  attn(["selfattn", "--input", "model.json", "--tokens", tokens.join(" "), "--html", "sa.html"]);
+  const sp = await open(tmp("sa.html"), "selfattn-model");
+  const ts = await hover(sp.page, "example 0 head 3", 5, 2);
+  check("train: selfattn --input model.json labels the probe's tokens", ts.includes(`query 5 “${tokens[5]}” → key 2 “${tokens[2]}”`), ts);
+  checkWeight("train: selfattn --input model.json's page", ts, SA[2][5][2]);
+  await sp.finish();
+
+  const p = await open(tmp("tr.html"), "train");
+  const {page} = p;
+  const last = run.steps.length - 1;
+  check("train: the page opens at the last step", (await page.evaluate(() => attnPage.state.step.index)) === last);
+  const lut = data.page.cmap.lut;
+  for (const i of [0, 2, last]) {
+    await slideTo(page, i);
+    const st = await page.evaluate(() => attnPage.state.step);
+    check(`train: the slider goes to step ${run.steps[i]}`, st.index === i && st.step === run.steps[i], JSON.stringify(st));
+    let same = true, detail = "";
+    for (const [h, q, k] of [[0, 0, 7], [1, 3, 4], [3, 7, 0], [2, 5, 5]]) {
+      const got = await cellRGB(page, `layer 0 head ${h + 1}`, q, k), want = cmapRGB(lut, w(i, h, q, k), 0, 1);
+      if (got.join() !== want.join()) { same = false; detail = `head ${h + 1} (${q}, ${k}): ${got} vs ${want}`; }
+    }
+    check(`train: the cells drawn at step ${run.steps[i]} are that step's weights`, same, detail);
+    const cursor = await page.evaluate(() => [attnPage.charts.loss.cursor, attnPage.charts.accuracy.cursor]);
+    check(`train: the curves' cursor is at step ${run.steps[i]}`, cursor[0] === run.steps[i] && cursor[1] === run.steps[i], cursor);
+    const info = await page.textContent(".stepinfo");
+    const h = json.history.find((e) => e.step === run.steps[i]);
+    check(`train: the step line gives step ${run.steps[i]}'s loss`, h ? info.includes(`loss ${h.loss.toFixed(4)}`) : info.includes("before training"), info);
+  }
+  const t = await hover(page, "layer 0 head 2", 6, 1);
+  checkWeight("train: hover at the last step", t, w(last, 1, 6, 1));
+  // a cell that changes: the drawn colour follows
+  await slideTo(page, 0);
+  const before = await cellRGB(page, "layer 0 head 1", 0, 7);
+  await slideTo(page, last);
+  const after = await cellRGB(page, "layer 0 head 1", 0, 7);
+  check("train: moving the slider redraws the cells", before.join() !== after.join() || w(0, 0, 0, 7) === w(last, 0, 0, 7), `${before} ${after}`);
+  // the keys on the page, and play
+  await page.evaluate(() => document.activeElement.blur());
+  await page.keyboard.press("ArrowLeft");
+  await page.keyboard.press("ArrowLeft");
+  check("train: ← steps back", (await page.evaluate(() => attnPage.state.step.index)) === last - 2);
+  await page.keyboard.press("Home");
+  check("train: Home goes to step 0", (await page.evaluate(() => attnPage.state.step.step)) === 0);
+  await page.click('button[aria-label="play"]');
+  await page.waitForTimeout(900);
+  const played = await page.evaluate(() => [attnPage.state.step.index, attnPage.state.playing]);
+  check("train: play moves through the steps", played[0] > 0, JSON.stringify(played));
+  await until(page, () => !attnPage.state.playing, 10000);
+  check("train: play stops at the last step", (await page.evaluate(() => attnPage.state.step.index)) === last);
+  await p.finish();
+
+  // a stack: the same page with two layers (the second the first's
+  // transpose), as attn train --layers 2 would write it: rows = layers
+  const stackData = JSON.parse(JSON.stringify(data));
+  const sr = stackData.page.runs[0], S = sr.steps.length, L2 = new Float32Array(S * 2 * per);
+  for (let i = 0; i < S; i++)
+    for (let h = 0; h < NH; h++)
+      for (let q = 0; q < T; q++)
+        for (let k = 0; k < T; k++) {
+          L2[(i * 2 + 0) * per + (h * T + q) * T + k] = w(i, h, q, k);
+          L2[(i * 2 + 1) * per + (h * T + q) * T + k] = w(i, h, k, q);
+        }
+  sr.layers = 2;
+  sr.attention = {dtype: "float32", shape: [S, 1, 2, NH, T, T], base64: Buffer.from(L2.buffer).toString("base64")};
+  const esc = JSON.stringify(stackData).replace(/[<>&\u2028\u2029]/g, (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
+  const html = fs.readFileSync(tmp("tr.html"), "utf8");
+  fs.writeFileSync(tmp("stack.html"), html.replace(/(<script type="application\/json" id="attn-data">)[\s\S]*?(<\/script>)/,
+                                                    (m, a, b) => a + esc + b));
+  const st = await open(tmp("stack.html"), "train-stack");
+  const spanels = await st.page.evaluate(() => Array.from(document.querySelectorAll("canvas[data-panel]"), (c) => c.dataset.panel));
+  check("train: a stack has a row of heads per layer", spanels.length === 2 * NH && spanels.includes("layer 0 head 1") &&
+        spanels.includes("layer 1 head 4"), spanels.join(", "));
+  await slideTo(st.page, 2);
+  const l1 = await cellRGB(st.page, "layer 1 head 2", 1, 6), l0 = await cellRGB(st.page, "layer 0 head 2", 6, 1);
+  check("train: a stack's second layer is drawn from its own weights", l1.join() === cmapRGB(lut, w(2, 1, 6, 1), 0, 1).join() &&
+        l0.join() === l1.join(), `${l1} ${l0}`);
+  const sl = await hover(st.page, "layer 1 head 3", 2, 5);
+  checkWeight("train: hover in a stack's second layer", sl, w(2, 2, 5, 2));
+  await st.finish();
+
+  // apple: 苹果's row in each sentence
+  attn(["train", "--task", "apple", "--steps", "40", "--log-every", "10", "--html", "ap.html"]);
+  const ap = pageData(tmp("ap.html")).data.page.runs[0];
+  const q = await open(tmp("ap.html"), "train-apple");
+  const names = await q.page.evaluate(() => Array.from(document.querySelectorAll("canvas[data-panel]"), (c) => c.dataset.panel));
+  check("train: apple, a row of panels per sentence", names.includes("fruit layer 0 head 1") && names.includes("company layer 0 head 4"),
+        names.join(", "));
+  const AA = flat(ap.attention), TT = ap.length, at = ap.probes[1].at;
+  const ta = await hover(q.page, "company layer 0 head 2", 0, 3);
+  check("train: apple, the row is 苹果's", ta.includes(`query ${at} “苹果” → key 3 “${ap.probes[1].tokens[3]}”`), ta);
+  const wa = AA[((ap.steps.length - 1) * 2 * ap.heads + ap.heads + 1) * TT * TT + at * TT + 3];
+  checkWeight("train: apple, 苹果's weight", ta, wa);
+  await q.finish();
+
+  // --compare-posenc: one slider, both runs
+  attn(["train", "--compare-posenc", "--steps", "40", "--log-every", "10", "--html", "cp.html"]);
+  const cp = pageData(tmp("cp.html")).data;
+  check("train: compare, two runs in the data", cp.compare_posenc === true && cp.runs.length === 2 && cp.page.runs.length === 2);
+  const r = await open(tmp("cp.html"), "train-compare");
+  for (const [k, label] of [[0, "with P"], [1, "without P"]]) {
+    const R = cp.page.runs[k], AR = flat(R.attention), n = R.length, pr = R.heads * n * n;
+    let ok = true;
+    for (const i of [0, 3]) {
+      await slideTo(r.page, i);
+      const got = await cellRGB(r.page, `${label} layer 0 head 1`, 2, 5);
+      if (got.join() !== cmapRGB(cp.page.cmap.lut, AR[i * pr + 2 * n + 5], 0, 1).join()) ok = false;
+    }
+    check(`train: compare, the slider moves the ${label} run`, ok);
+  }
+  await r.finish();
+};
+
+// tour: every step, its commands, their output and the views, on one page.
+groups.tour = async () => {
+  const out = attn(["tour", "--out", "t", "--html"]);
+  const file = tmp(path.join("t", "index.html"));
+  const {data} = pageData(file);
+  check("tour: eleven steps in the data", data.steps.length === 11, data.steps.length);
+  const p = await open(file, "tour");
+  const {page} = p;
+  const secs = await page.evaluate(() => Array.from(document.querySelectorAll("section.tour-step"), (s) => ({
+    h: s.querySelector("h2").textContent, cmds: Array.from(s.querySelectorAll(":scope > pre.cmdline"), (c) => c.textContent),
+    outs: Array.from(s.querySelectorAll(":scope > pre.output"), (c) => c.textContent),
+    views: s.querySelectorAll(".tour-view").length})));
+  check("tour: a section per step, in order", secs.length === 11 && secs[0].h === "Step 1 · Multi-head attention" &&
+        secs[10].h === "Step 11 · Attention that learns", secs.map((s) => s.h).join(" | "));
+  let cmdsOk = true, outsOk = true, n = 0;
+  data.steps.forEach((st, i) => st.runs.forEach((r, j) => {
+    n++;
+    if (secs[i].cmds[j] !== "$ " + r.command || !out.includes("$ " + r.command + "\n")) cmdsOk = false;
+    if (r.output && (!secs[i].outs.includes(r.output) || !out.includes(r.output))) outsOk = false;
+  }));
+  check(`tour: every command line (${n}) shown as the terminal showed it`, cmdsOk);
+  check("tour: every run's output shown as printed", outsOk);
+  const views = secs.map((s) => s.views);
+  check("tour: the views of the steps", JSON.stringify(views) === "[1,1,1,0,1,0,1,0,1,1,3]", JSON.stringify(views));
+  // the first view: multihead's cell; hover against the tour's own data
+  const W = flat(data.steps[0].runs[1].view.attention_weights);
+  const t = await hover(page, "example 1 head 3", 2, 1);
+  checkWeight("tour: hover in the multihead view", t, W[((1 * 5 + 2) * 4 + 2) * 6 + 1]);
+  // a train view's slider: its own keys
+  const sliders = await page.$$('input[type="range"]');
+  check("tour: three training sliders", sliders.length === 3, sliders.length);
+  await sliders[0].focus();
+  const v0 = await sliders[0].evaluate((e) => e.value);
+  await page.keyboard.press("ArrowLeft");
+  const v1 = await sliders[0].evaluate((e) => e.value);
+  const v2 = await sliders[1].evaluate((e) => e.value);
+  check("tour: ← moves the focused slider only", Number(v1) === Number(v0) - 1 && v2 === v0, `${v0} ${v1} ${v2}`);
+  await p.finish();
+};
+
+async function main() {
+  if (!groups[GROUP]) {
+    console.log("unknown group " + GROUP + "; known: " + Object.keys(groups).join(", "));
+    process.exit(2);
+  }
+  const profile = await launch();
+  try {
+    await groups[GROUP]();
+  } catch (e) {
+    check(GROUP + ": ran to the end", false, e.stack);
+  } finally {
+    await browser.close();
+    fs.rmSync(profile, {recursive: true, force: true});
+    fs.rmSync(TMP, {recursive: true, force: true});
+  }
+  console.log(`${count - failed.length} of ${count} checks passed`);
+  process.exit(failed.length ? 1 : 0);
+}
+main();

@@ -1,0 +1,307 @@
+"""--html FILE (SPEC.md §10): the page's file as a file — refused up front
+when it cannot be written, written atomically, the same bytes for the same
+command, the data element escaped and holding --json's members. What the
+page does in a browser is tests/browser/run.js's (suite browser)."""
+import base64
+import json
+import os
+import re
+import struct
+
+from .common import check, expect, run
+
+DATA_RE = re.compile(r'<script type="application/json" id="attn-data">(.*?)</script>', re.S)
+
+
+def page_data(path):
+    """(the whole page, the data element's text, its JSON)."""
+    with open(path, encoding="utf-8") as f:
+        html = f.read()
+    m = DATA_RE.search(html)
+    assert m, "no data element in " + path
+    return html, m.group(1), json.loads(m.group(1))
+
+
+def floats(t):
+    """A tensor of the page (base64 float32, little-endian) or of --json
+    (nested lists), flattened to a list of floats."""
+    if isinstance(t, dict):
+        raw = base64.b64decode(t["base64"])
+        return list(struct.unpack("<%df" % (len(raw) // 4), raw))
+    out = []
+
+    def walk(v):
+        if isinstance(v, list):
+            for x in v:
+                walk(x)
+        else:
+            out.append(v)
+    walk(t)
+    return out
+
+
+def f32(x):
+    return struct.unpack("<f", struct.pack("<f", x))[0]
+
+
+def group_html(tmp):
+    M = "attn multihead: "
+    S = "attn selfattn: "
+    page = os.path.join(tmp, "mh.html")
+
+    # unwritable: refused before any work (the missing input is not read)
+    missing = os.path.join(tmp, "no", "such", "p.html")
+    expect(["multihead", "--html", missing], 1,
+           err=M + "--html %s: cannot create: No such file or directory" % missing)
+    expect(["selfattn", "--input", os.path.join(tmp, "absent.json"), "--html", missing], 1,
+           err=S + "--html %s: cannot create: No such file or directory" % missing)
+    expect(["multihead", "--html", tmp], 1, err=M + "--html %s: cannot write: Is a directory" % tmp)
+    for cmd in (["multihead"], ["posenc"], ["complexity"], ["train", "--steps", "100000"]):
+        expect(cmd + ["--html", "-"], 2, err="attn %s: --html: a page is written to a file, not to "
+                                            "standard output (-)" % cmd[0])
+    check(not os.path.exists(os.path.dirname(missing)), "html: nothing made for a missing folder")
+    # what cannot go with it
+    expect(["multihead", "--stream", "--html", page], 2,
+           err=M + "--stream never stores the attention weights, which --html needs")
+    expect(["selfattn", "--describe", "--html", page], 2,
+           err=S + "--describe prints the module and stops; --html would have nothing to show")
+    expect(["selfattn", "--scale-sweep", "--html", page], 2,
+           err=S + "--html cannot be used with --scale-sweep, which draws its own q and k (it "
+                   "takes --dims, --samples, --kv, --seed, --png, --json, --font, --max-mem)")
+
+    # the chapter's cell: one report line, under 100 KB, the same bytes twice
+    rc, out, err = expect(["multihead", "--html", page], 0, err="")
+    size = os.path.getsize(page)
+    check(out.endswith("wrote %s: a page of the attention weights, 2 examples × 5 heads, %d KB\n"
+                       % (page, round(size / 1024))), "html: the report line: %r" % out[-120:])
+    check(size < 100 * 1024, "html: the chapter's page is under 100 KB (%d bytes)" % size)
+    with open(page, "rb") as f:
+        first = f.read()
+    expect(["multihead", "--html", page], 0)
+    with open(page, "rb") as f:
+        check(f.read() == first, "html: the same command gives the same bytes")
+    leftovers = [n for n in os.listdir(tmp) if n.startswith("mh.html.")]
+    check(not leftovers, "html: no temporary file left: %r" % leftovers)
+
+    # a failed run leaves an existing page untouched
+    bad = os.path.join(tmp, "bad.json")
+    with open(bad, "w") as f:
+        f.write('{"queries": [[1, 2], [3]]}')
+    expect(["multihead", "--input", bad, "--html", page], 1)
+    with open(page, "rb") as f:
+        check(f.read() == first, "html: a failed run leaves the old page as it was")
+
+    # self-contained: the policy, no URL to load, inline style and script
+    html, raw, data = page_data(page)
+    check(html.startswith("<!DOCTYPE html>\n"), "html: an HTML5 page")
+    check('<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+          "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:;" in html,
+          "html: a Content-Security-Policy that forbids remote loads")
+    check(not re.search(r'\b(src|href)\s*=', html.replace(raw, "")), "html: no src= or href= in the page")
+    check(not re.search(r"https?://", html.replace(raw, "")), "html: no URL in the page's markup or code")
+    check(html.count("<script") == 2 and "<style>" in html, "html: one style, the data and one script")
+
+    # the data: --json's members, the weights whole as base64 float32
+    jpath = os.path.join(tmp, "mh.json")
+    expect(["multihead", "--json", jpath], 0)
+    with open(jpath) as f:
+        ref = json.load(f)
+    check(sorted(k for k in data if k != "page") == sorted(ref),
+          "html: the data has --json's keys: %r" % sorted(data))
+    w = data["attention_weights"]
+    check(w["dtype"] == "float32" and w["shape"] == [2, 5, 4, 6], "html: the weights' shape: %r"
+          % {k: v for k, v in w.items() if k != "base64"})
+    check(floats(w) == [f32(x) for x in floats(ref["attention_weights"])],
+          "html: the weights are --json's, as float32")
+    check(data["valid_lens"] == [3, 2] and data["page"]["kind"] == "attention",
+          "html: valid_lens and the page's kind")
+    sd = data["state_dict"]["W_q.weight"]
+    check(sd["shape"] == [100, 100] and "omitted" in sd and "base64" not in sd,
+          "html: a large tensor keeps its shape only: %r" % sd)
+    check(data["page"]["rows"][1] == {"name": "example 1", "query_tokens": None,
+                                      "key_tokens": None, "valid_lens": 2},
+          "html: a row of the grid: %r" % data["page"]["rows"][1])
+
+    # escaping: <, >, &, U+2028 and U+2029 as \\u escapes in the element,
+    # and the tokens read back the same
+    evil = ["</script><b>x</b>", "<!--", "a&b", "l\u2028p\u2029", "\"'"]
+    inp = os.path.join(tmp, "evil.json")
+    with open(inp, "w", encoding="utf-8") as f:
+        json.dump({"queries": [[1, 0], [0, 1], [1, 1], [0, 0], [2, 1]], "num_heads": 1,
+                   "query_tokens": evil, "key_tokens": evil}, f, ensure_ascii=False)
+    epage = os.path.join(tmp, "evil.html")
+    expect(["multihead", "--input", inp, "--hiddens", "2", "--heads", "1", "--html", epage], 0)
+    html, raw, data = page_data(epage)
+    check(not re.search("[<>&\u2028\u2029]", raw), "html: no <, >, &, U+2028, U+2029 in the data")
+    check("\\u003c/script\\u003e" in raw and "\\u0026" in raw and "\\u2028" in raw and "\\u2029" in raw,
+          "html: they are written as \\u escapes")
+    check(data["page"]["rows"][0]["query_tokens"] == evil, "html: the tokens read back the same")
+    check(html.count("</script>") == 2, "html: no token closes a script element")
+
+    # selfattn --tokens: a row of tokens per sentence, their lengths
+    spage = os.path.join(tmp, "apple.html")
+    expect(["selfattn", "--tokens", "苹果 很 好吃|苹果 发布 了 新的 产品", "--hiddens", "16", "--heads",
+            "2", "--html", spage], 0)
+    _, _, data = page_data(spage)
+    rows = data["page"]["rows"]
+    check(rows[0]["query_tokens"] == ["苹果", "很", "好吃", "<pad>", "<pad>"] and
+          rows[1]["key_tokens"] == ["苹果", "发布", "了", "新的", "产品"] and
+          [r["valid_lens"] for r in rows] == [3, 5], "html: selfattn --tokens rows: %r" % rows)
+    # with --json - the report goes to stderr
+    rc, out, err = run(["selfattn", "--json", "-", "--html", spage])
+    check(rc == 0 and json.loads(out)["command"] == "selfattn" and
+          err.startswith("wrote %s: a page" % spage), "html: with --json -, the report is on stderr")
+
+
+def group_html_posenc(tmp):
+    P = "attn posenc: "
+    page = os.path.join(tmp, "pe.html")
+    missing = os.path.join(tmp, "no", "pe.html")
+    expect(["posenc", "--html", missing], 1,
+           err=P + "--html %s: cannot create: No such file or directory" % missing)
+    expect(["posenc", "--rope", "--html", page], 2,
+           err=P + "--html is for the encoding P and cannot be used with --rope")
+    # more than a page holds: refused before P is made
+    expect(["posenc", "--steps", "100000", "--dim", "512", "--html", page], 1,
+           err=P + "--html: P of --steps 100000 × --dim 512 is more numbers than a page holds "
+                   "(4194304); --png draws it")
+    check(not os.path.exists(page), "html posenc: no page for a refused run")
+    # the page: --json's members, P whole, the columns and the check
+    jpath = os.path.join(tmp, "pe.json")
+    rc, out, err = expect(["posenc", "--dim", "32", "--steps", "60", "--html", page, "--json", jpath,
+                           "--cols", "1,3"], 0, err="")
+    check(out == "wrote %s: P as JSON, 60 × 32\nwrote %s: a page of P, 60 × 32, %d KB\n"
+          % (jpath, page, round(os.path.getsize(page) / 1024)), "html posenc: report %r" % out)
+    _, _, data = page_data(page)
+    with open(jpath) as f:
+        ref = json.load(f)
+    check(sorted(k for k in data if k != "page") == sorted(ref), "html posenc: --json's keys")
+    check(floats(data["P"]) == [f32(x) for x in floats(ref["P"])], "html posenc: P is --json's")
+    check(data["page"]["cols"] == [1, 3], "html posenc: the plot's columns from --cols")
+    chk = data["page"]["check_relative"]
+    check([c["delta"] for c in chk] == list(range(1, 11)) and chk[0]["positions"] == 59 and
+          chk[0]["pairs"] == 16 and 0 < chk[0]["max_difference"] < 1e-6,
+          "html posenc: the relative check for δ = 1 … 10: %r" % chk[:2])
+    # --check-relative chooses the table's offsets
+    expect(["posenc", "--html", page, "--check-relative", "-3:-1"], 0)
+    _, _, data = page_data(page)
+    check([c["delta"] for c in data["page"]["check_relative"]] == [-3, -2, -1],
+          "html posenc: --check-relative's offsets in the table")
+
+
+def group_html_complexity(tmp):
+    C = "attn complexity: "
+    missing = os.path.join(tmp, "no", "c.html")
+    # refused before measuring
+    expect(["complexity", "--measure", "--sweep", "64:4096", "--html", missing], 1,
+           err=C + "--html %s: cannot create: No such file or directory" % missing)
+    page, jpath = os.path.join(tmp, "c.html"), os.path.join(tmp, "c.json")
+    rc, out, err = expect(["complexity", "--n", "5", "--k", "3", "--json", jpath, "--html", page], 0,
+                          err="")
+    check(out.endswith("wrote %s: a page of the table and the costs, %d KB\n"
+                       % (page, round(os.path.getsize(page) / 1024))), "html complexity: report")
+    _, _, data = page_data(page)
+    with open(jpath) as f:
+        ref = json.load(f)
+    page_kind = data.pop("page")["kind"]
+    check(data == ref and page_kind == "complexity", "html complexity: the data is --json's object")
+
+
+def group_html_train(tmp):
+    T = "attn train: "
+    missing = os.path.join(tmp, "no", "t.html")
+    # refused before training (100000 steps would take minutes)
+    expect(["train", "--steps", "100000", "--html", missing], 1,
+           err=T + "--html %s: cannot create: No such file or directory" % missing)
+    expect(["train", "--compare-posenc", "--steps", "100000", "--html", missing], 1,
+           err=T + "--html %s: cannot create: No such file or directory" % missing)
+    page, jpath = os.path.join(tmp, "t.html"), os.path.join(tmp, "t.json")
+    rc, out, err = expect(["train", "--steps", "30", "--log-every", "10", "--json", jpath,
+                           "--html", page], 0)
+    check(out.endswith("wrote %s: the history and the final figures\n"
+                       "wrote %s: a page of the attention at 5 steps, %d KB\n"
+                       % (jpath, page, round(os.path.getsize(page) / 1024))),
+          "html train: report %r" % out[-200:])
+    _, _, data = page_data(page)
+    with open(jpath) as f:
+        ref = json.load(f)
+    pg = data.pop("page")
+    check(data == ref, "html train: the data is --json's object and page")
+    run0 = pg["runs"][0]
+    check(run0["steps"] == [0, 1, 10, 20, 30] and run0["layers"] == 1 and run0["heads"] == 4 and
+          run0["attention"]["shape"] == [5, 1, 1, 4, 8, 8] and run0["label"] is None,
+          "html train: a run's steps and attention: %r" % {k: v for k, v in run0.items() if k != "attention"})
+    # each head's rows are softmax rows: they sum to 1
+    A = floats(run0["attention"])
+    sums = [sum(A[i:i + 8]) for i in range(0, len(A), 8)]
+    check(all(abs(x - 1) < 1e-5 for x in sums), "html train: every row of weights sums to 1")
+    # the same command, the same bytes (one thread or many)
+    with open(page, "rb") as f:
+        first = f.read()
+    expect(["train", "--steps", "30", "--log-every", "10", "--json", jpath, "--html", page,
+            "--threads", "1"], 0)
+    # --threads is in the command line the page shows; the rest is the same
+    with open(page, "rb") as f:
+        second = f.read()
+    strip = lambda b: re.sub(rb'"command": "attn train[^"]*"', b"", b)
+    check(strip(first) == strip(second), "html train: the same page with --threads 1")
+    # --compare-posenc: both runs
+    rc, out, err = expect(["train", "--compare-posenc", "--steps", "20", "--log-every", "10",
+                           "--html", page], 0)
+    check(out.endswith("wrote %s: a page of the attention at 4 steps, with and without P, %d KB\n"
+                       % (page, round(os.path.getsize(page) / 1024))), "html train: compare report")
+    _, _, data = page_data(page)
+    check(data["compare_posenc"] is True and [r["posenc"] if "posenc" in r else r["task"]
+                                               for r in data["runs"]] == ["reverse", "reverse"] and
+          [r["label"] for r in data["page"]["runs"]] == ["with P", "without P"],
+          "html train: compare has both runs")
+    # apple: the two sentences, 苹果's position
+    expect(["train", "--task", "apple", "--steps", "10", "--html", page], 0)
+    _, _, data = page_data(page)
+    probes = data["page"]["runs"][0]["probes"]
+    check([(p["name"], p["tokens"][p["at"]]) for p in probes] == [("fruit", "苹果"), ("company", "苹果")],
+          "html train: apple's probes: %r" % probes)
+
+
+def group_html_tour(tmp):
+    U = "attn tour: "
+    # DIR/index.html cannot be written: refused before the first step
+    out = os.path.join(tmp, "t")
+    os.makedirs(os.path.join(out, "index.html"))
+    rc, stdout, err = expect(["tour", "--out", out, "--html"], 1,
+                             err=U + "--html %s/index.html: cannot write: Is a directory" % out)
+    check("Step 1" not in stdout, "html tour: nothing run before the refusal")
+    expect(["tour", "--list", "--html"], 2, err=U + "--list runs nothing; --html has no effect with it")
+    # one step: its page holds the step, its commands, their output and views
+    out2 = os.path.join(tmp, "u")
+    rc, stdout, err = expect(["tour", "--out", out2, "--step", "selfattn", "--html"], 0, err="")
+    index = os.path.join(out2, "index.html")
+    check(stdout.endswith("wrote %s: every step with its output and views, %d KB\n"
+                          % (index, round(os.path.getsize(index) / 1024))),
+          "html tour: the report line %r" % stdout[-160:])
+    _, _, data = page_data(index)
+    steps = data["steps"]
+    check(len(steps) == 1 and steps[0]["number"] == 2 and steps[0]["name"] == "selfattn",
+          "html tour: the one step asked for")
+    run0 = steps[0]["runs"][0]
+    check(run0["command"] == "attn selfattn --png %s/02-selfattn-weights.png" % out2,
+          "html tour: the command line shown: %r" % run0["command"])
+    check(run0["output"] and run0["output"] in stdout and "\x1b" not in run0["output"],
+          "html tour: the output as printed, without colour")
+    check(run0["view"]["command"] == "selfattn" and run0["view"]["page"]["kind"] == "attention",
+          "html tour: the run's view is selfattn's page data")
+    check(not [n for n in os.listdir(out2) if n.startswith("index.html.")],
+          "html tour: no temporary file left")
+    # with colour forced, the page's copy of the output has none
+    rc, stdout, err = expect(["tour", "--out", out2, "--step", "selfattn", "--html", "--color",
+                              "always"], 0)
+    _, _, data = page_data(index)
+    kept = data["steps"][0]["runs"][0]["output"]
+    check("\x1b[" in stdout and "\x1b" not in kept, "html tour: colour on the terminal, none in the page")
+    check(kept in re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", stdout),
+          "html tour: the page's output is the terminal's without its colour sequences")
+    expect(["tour", "--out", out2, "--step", "binary", "--html"], 0)
+    _, _, data = page_data(index)
+    check(data["steps"][0]["runs"][0]["view"] is None and
+          data["steps"][0]["runs"][0]["output"].startswith("0 in binary is 000\n"),
+          "html tour: --binary's output and no view")
