@@ -1170,28 +1170,83 @@ static void print_stack(const problem *pr, const struct attn_args *a)
 }
 
 /* --json: the last block's output and every block's weights. */
-static int write_stack_json(FILE *f, const void *arg)
+/* --json's members for a stack (its page writes the same). */
+static void write_stack_members(json_writer *jw, const problem *pr)
 {
-    const problem *pr = arg;
     size_t oshape[3] = {pr->B, pr->Nq, pr->params.num_hiddens};
     size_t wshape[5] = {pr->layers, pr->B, pr->params.num_heads, pr->Nq, pr->Nq};
+    json_string(jw, "command", "selfattn");
+    json_uint(jw, "num_layers", pr->layers);
+    json_array_begin(jw, "shape", JSON_INLINE);
+    for (size_t i = 0; i < 3; i++)
+        json_uint(jw, NULL, oshape[i]);
+    json_end(jw);
+    json_tensor(jw, "output", pr->stack_output, 3, oshape);
+    json_tensor(jw, "attention_weights", pr->stack_weights, 5, wshape);
+    json_array_begin(jw, "tokens", JSON_INLINE);
+    for (size_t i = 0; i < pr->B * pr->Nq; i++)
+        json_string(jw, NULL, pr->query_tokens[i]);
+    json_end(jw);
+}
+
+static int write_stack_json(FILE *f, const void *arg)
+{
     json_writer jw;
     json_writer_init(&jw, f);
     json_object_begin(&jw, NULL, JSON_BLOCK);
-    json_string(&jw, "command", "selfattn");
-    json_uint(&jw, "num_layers", pr->layers);
-    json_array_begin(&jw, "shape", JSON_INLINE);
-    for (size_t i = 0; i < 3; i++)
-        json_uint(&jw, NULL, oshape[i]);
-    json_end(&jw);
-    json_tensor(&jw, "output", pr->stack_output, 3, oshape);
-    json_tensor(&jw, "attention_weights", pr->stack_weights, 5, wshape);
-    json_array_begin(&jw, "tokens", JSON_INLINE);
-    for (size_t i = 0; i < pr->B * pr->Nq; i++)
-        json_string(&jw, NULL, pr->query_tokens[i]);
-    json_end(&jw);
+    write_stack_members(&jw, arg);
     json_end(&jw);
     return json_writer_finish(&jw);
+}
+
+/* --html for a stack: the grid's rows are the blocks (× examples), as
+ * attention_weights (L, B, NH, N, N) is laid out. */
+static void write_stack_page_data(json_writer *jw, const void *arg)
+{
+    const struct page_ctx *c = arg;
+    const problem *pr = c->pr;
+    const size_t N = pr->Nq;
+    write_stack_members(jw, pr);
+    json_object_begin(jw, "page", JSON_BLOCK);
+    json_string(jw, "kind", "attention");
+    json_string(jw, "title", "attn selfattn");
+    page_command(jw, c->a->argc, c->a->argv);
+    page_cmap(jw, c->a->cmap);
+    json_string(jw, "weights", "attention_weights");
+    json_bool(jw, "causal", pr->stack_causal);
+    json_string(jw, "xlabel", "Key positions");
+    json_string(jw, "ylabel", "Query positions");
+    json_array_begin(jw, "rows", JSON_BLOCK);
+    for (size_t l = 0; l < pr->layers; l++)
+        for (size_t b = 0; b < pr->B; b++) {
+            char name[64];
+            const char *const *qt = (const char *const *)pr->query_tokens + b * N;
+            if (pr->B == 1)
+                snprintf(name, sizeof name, "layer %zu", l + 1);
+            else
+                snprintf(name, sizeof name, "layer %zu example %zu", l + 1, b);
+            json_object_begin(jw, NULL, JSON_INLINE);
+            json_string(jw, "name", name);
+            page_tokens(jw, "query_tokens", qt, N);
+            page_tokens(jw, "key_tokens", qt, N);
+            if (pr->valid_lens && pr->vl_ndim == 1)
+                json_int(jw, "valid_lens", pr->valid_lens[b]);
+            else
+                json_null(jw, "valid_lens");
+            json_end(jw);
+        }
+    json_end(jw);
+    json_end(jw);
+}
+
+static int write_stack_page(const problem *pr, const struct attn_args *a, FILE *rep)
+{
+    const struct page_ctx ctx = {pr, a, "selfattn", NULL, NULL};
+    char what[128];
+    snprintf(what, sizeof what, "a page of every block's attention, %zu block%s × %zu head%s",
+             pr->layers, pr->layers == 1 ? "" : "s", pr->params.num_heads,
+             pr->params.num_heads == 1 ? "" : "s");
+    return output_page(a->html, "attn selfattn", write_stack_page_data, &ctx, rep, what);
 }
 
 /* --png: rows = blocks (× examples), columns = heads. */
@@ -1276,6 +1331,11 @@ static int write_stack_results(const problem *pr, const struct attn_args *a, tex
         if (!a->json)
             fputc('\n', rep);
         status = write_stack_png(pr, a, font, rep);
+    }
+    if (status == EXIT_OK && a->html) {
+        if (!a->json && !a->png)
+            fputc('\n', rep);
+        status = write_stack_page(pr, a, rep);
     }
     return status;
 }

@@ -337,8 +337,10 @@ int train_page_write(int (*write_json)(FILE *f, const void *ctx), const void *co
         goto fail;
     }
     f = NULL;
-    snprintf(what, sizeof what, "a page of the attention at %zu step%s%s", pg.runs[0].nkept,
-             pg.runs[0].nkept == 1 ? "" : "s", nruns > 1 ? ", with and without P" : "");
+    snprintf(what, sizeof what, "a page of the attention at %zu step%s%s%s%s%s",
+             pg.runs[0].nkept, pg.runs[0].nkept == 1 ? "" : "s", nruns > 1 ? ", " : "",
+             nruns > 1 && pg.runs[0].label ? pg.runs[0].label : "", nruns > 1 ? " and " : "",
+             nruns > 1 && pg.runs[1].label ? pg.runs[1].label : "");
     status = output_page_text(pg.path, "attn train", data, len, rep, what);
     data = NULL; /* taken */
     goto done;

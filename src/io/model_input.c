@@ -61,11 +61,12 @@ static int run_stack(problem *pr, tmodel *m, const int *ids, const long *lens, c
                      size_t errlen)
 {
     const size_t B = pr->B, N = pr->Nq, NH = m->cfg.heads, d = m->cfg.hiddens;
-    size_t per, out;
+    size_t per, all, out;
     tcache c;
     if (size_mul(B, NH, &per) || size_mul(per, N, &per) || size_mul(per, N, &per) ||
+        size_mul(per, m->cfg.layers, &all) || size_mul(all, sizeof(float), &all) ||
         size_mul(B, N, &out) || size_mul(out, d, &out) ||
-        !(pr->stack_weights = malloc(per * m->cfg.layers * sizeof(float))) ||
+        !(pr->stack_weights = malloc(all)) ||
         !(pr->stack_output = malloc(out * sizeof(float)))) {
         snprintf(err, errlen, "out of memory for the stack's attention");
         return -1;
@@ -81,6 +82,7 @@ static int run_stack(problem *pr, tmodel *m, const int *ids, const long *lens, c
         memcpy(pr->stack_weights + l * per, c.blk[l].A, per * sizeof(float));
     memcpy(pr->stack_output, tcache_features(&c, m), out * sizeof(float));
     pr->layers = m->cfg.layers;
+    pr->stack_causal = m->cfg.causal;
     tcache_free(&c);
     return 0;
 }

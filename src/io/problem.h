@@ -31,6 +31,7 @@ typedef struct problem {
     size_t layers;       /* its blocks; 0 for a single attention layer */
     float *stack_weights; /* (L, B, NH, Nq, Nq) every block's attention weights */
     float *stack_output; /* (B, Nq, H) the last block's output */
+    int stack_causal;    /* its blocks mask later keys */
 } problem;
 
 /* What the options say; fields left 0 mean "not given". */

@@ -317,7 +317,7 @@ groups.security = async () => {
   check("security: train, the tokens are shown as text", JSON.stringify(tt) === JSON.stringify(probe) &&
         probe.every((t) => EVIL.includes(t)), JSON.stringify(tt));
   await slideTo(tq.page, 3);
-  const th = await hover(tq.page, "layer 0 head 1", 0, 1);
+  const th = await hover(tq.page, "layer 1 head 1", 0, 1);
   check("security: train, the tooltip shows them as text", th.includes(probe[0]) && th.includes(probe[1]), th);
   check("security: train, still no handler ran", (await tq.page.evaluate(() => window.__pwned)) === undefined);
   await tq.finish();
@@ -525,7 +525,7 @@ groups.train = async () => {
     check(`train: the slider goes to step ${run.steps[i]}`, st.index === i && st.step === run.steps[i], JSON.stringify(st));
     let same = true, detail = "";
     for (const [h, q, k] of [[0, 0, 7], [1, 3, 4], [3, 7, 0], [2, 5, 5]]) {
-      const got = await cellRGB(page, `layer 0 head ${h + 1}`, q, k), want = cmapRGB(lut, w(i, h, q, k), 0, 1);
+      const got = await cellRGB(page, `layer 1 head ${h + 1}`, q, k), want = cmapRGB(lut, w(i, h, q, k), 0, 1);
       if (got.join() !== want.join()) { same = false; detail = `head ${h + 1} (${q}, ${k}): ${got} vs ${want}`; }
     }
     check(`train: the cells drawn at step ${run.steps[i]} are that step's weights`, same, detail);
@@ -535,13 +535,13 @@ groups.train = async () => {
     const h = json.history.find((e) => e.step === run.steps[i]);
     check(`train: the step line gives step ${run.steps[i]}'s loss`, h ? info.includes(`loss ${h.loss.toFixed(4)}`) : info.includes("before training"), info);
   }
-  const t = await hover(page, "layer 0 head 2", 6, 1);
+  const t = await hover(page, "layer 1 head 2", 6, 1);
   checkWeight("train: hover at the last step", t, w(last, 1, 6, 1));
   // a cell that changes: the drawn colour follows
   await slideTo(page, 0);
-  const before = await cellRGB(page, "layer 0 head 1", 0, 7);
+  const before = await cellRGB(page, "layer 1 head 1", 0, 7);
   await slideTo(page, last);
-  const after = await cellRGB(page, "layer 0 head 1", 0, 7);
+  const after = await cellRGB(page, "layer 1 head 1", 0, 7);
   check("train: moving the slider redraws the cells", before.join() !== after.join() || w(0, 0, 0, 7) === w(last, 0, 0, 7), `${before} ${after}`);
   // the keys on the page, and play
   await page.evaluate(() => document.activeElement.blur());
@@ -577,13 +577,13 @@ groups.train = async () => {
                                                     (m, a, b) => a + esc + b));
   const st = await open(tmp("stack.html"), "train-stack");
   const spanels = await st.page.evaluate(() => Array.from(document.querySelectorAll("canvas[data-panel]"), (c) => c.dataset.panel));
-  check("train: a stack has a row of heads per layer", spanels.length === 2 * NH && spanels.includes("layer 0 head 1") &&
-        spanels.includes("layer 1 head 4"), spanels.join(", "));
+  check("train: a stack has a row of heads per layer", spanels.length === 2 * NH && spanels.includes("layer 1 head 1") &&
+        spanels.includes("layer 2 head 4"), spanels.join(", "));
   await slideTo(st.page, 2);
-  const l1 = await cellRGB(st.page, "layer 1 head 2", 1, 6), l0 = await cellRGB(st.page, "layer 0 head 2", 6, 1);
+  const l1 = await cellRGB(st.page, "layer 2 head 2", 1, 6), l0 = await cellRGB(st.page, "layer 1 head 2", 6, 1);
   check("train: a stack's second layer is drawn from its own weights", l1.join() === cmapRGB(lut, w(2, 1, 6, 1), 0, 1).join() &&
         l0.join() === l1.join(), `${l1} ${l0}`);
-  const sl = await hover(st.page, "layer 1 head 3", 2, 5);
+  const sl = await hover(st.page, "layer 2 head 3", 2, 5);
   checkWeight("train: hover in a stack's second layer", sl, w(2, 2, 5, 2));
   await st.finish();
 
@@ -592,10 +592,10 @@ groups.train = async () => {
   const ap = pageData(tmp("ap.html")).data.page.runs[0];
   const q = await open(tmp("ap.html"), "train-apple");
   const names = await q.page.evaluate(() => Array.from(document.querySelectorAll("canvas[data-panel]"), (c) => c.dataset.panel));
-  check("train: apple, a row of panels per sentence", names.includes("fruit layer 0 head 1") && names.includes("company layer 0 head 4"),
+  check("train: apple, a row of panels per sentence", names.includes("fruit layer 1 head 1") && names.includes("company layer 1 head 4"),
         names.join(", "));
   const AA = flat(ap.attention), TT = ap.length, at = ap.probes[1].at;
-  const ta = await hover(q.page, "company layer 0 head 2", 0, 3);
+  const ta = await hover(q.page, "company layer 1 head 2", 0, 3);
   check("train: apple, the row is 苹果's", ta.includes(`query ${at} “苹果” → key 3 “${ap.probes[1].tokens[3]}”`), ta);
   const wa = AA[((ap.steps.length - 1) * 2 * ap.heads + ap.heads + 1) * TT * TT + at * TT + 3];
   checkWeight("train: apple, 苹果's weight", ta, wa);
@@ -611,7 +611,7 @@ groups.train = async () => {
     let ok = true;
     for (const i of [0, 3]) {
       await slideTo(r.page, i);
-      const got = await cellRGB(r.page, `${label} layer 0 head 1`, 2, 5);
+      const got = await cellRGB(r.page, `${label} layer 1 head 1`, 2, 5);
       if (got.join() !== cmapRGB(cp.page.cmap.lut, AR[i * pr + 2 * n + 5], 0, 1).join()) ok = false;
     }
     check(`train: compare, the slider moves the ${label} run`, ok);

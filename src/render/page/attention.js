@@ -233,7 +233,9 @@ function rowsText(rows) {
 function attentionPage(root, data, pg) {
   // the weights: a member of the data named by pg.weights, or the tensor itself
   const w = tensor(typeof pg.weights === "string" ? data[pg.weights] : pg.weights);
-  const [R, NH, Nq, Nk] = w.shape;
+  // (rows…, NH, Nq, Nk): the leading dimensions are the rows (examples, or
+  // a stack's layers × examples)
+  const [NH, Nq, Nk] = w.shape.slice(-3);
   let vmin = Infinity, vmax = -Infinity;
   for (const v of w.data) { if (v < vmin) vmin = v; if (v > vmax) vmax = v; }
   const spec = {rows: pg.rows, heads: NH, Nq, Nk, weights: w.data, causal: pg.causal,

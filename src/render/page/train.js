@@ -10,13 +10,13 @@ function trainRows(run, prefix) {
   run.probes.forEach((pr) => {
     for (let l = 0; l < run.layers; l++) {
       const who = [prefix, pr.name].filter(Boolean).join(" ");
-      const row = {name: `${who ? who + " " : ""}layer ${l}`, query_tokens: pr.tokens, key_tokens: pr.tokens,
+      const row = {name: `${who ? who + " " : ""}layer ${l + 1}`, query_tokens: pr.tokens, key_tokens: pr.tokens,
                    valid_lens: null};
       if (pr.name) {
         row.query = pr.at;
-        row.title = `${pr.name}: ${pr.tokens[pr.at]}'s row (query ${pr.at})` + (run.layers > 1 ? `, layer ${l}` : "");
+        row.title = `${pr.name}: ${pr.tokens[pr.at]}'s row (query ${pr.at})` + (run.layers > 1 ? `, layer ${l + 1}` : "");
       } else {
-        row.title = run.layers > 1 ? `layer ${l}` : `the probe ${pr.tokens.join(" ")}`;
+        row.title = run.layers > 1 ? `layer ${l + 1}` : `the probe ${pr.tokens.join(" ")}`;
       }
       rows.push(row);
     }
