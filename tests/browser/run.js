@@ -624,15 +624,15 @@ groups.tour = async () => {
   const out = attn(["tour", "--out", "t", "--html"]);
   const file = tmp(path.join("t", "index.html"));
   const {data} = pageData(file);
-  check("tour: eleven steps in the data", data.steps.length === 11, data.steps.length);
+  check("tour: twelve steps in the data", data.steps.length === 12, data.steps.length);
   const p = await open(file, "tour");
   const {page} = p;
   const secs = await page.evaluate(() => Array.from(document.querySelectorAll("section.tour-step"), (s) => ({
     h: s.querySelector("h2").textContent, cmds: Array.from(s.querySelectorAll(":scope > pre.cmdline"), (c) => c.textContent),
     outs: Array.from(s.querySelectorAll(":scope > pre.output"), (c) => c.textContent),
     views: s.querySelectorAll(".tour-view").length})));
-  check("tour: a section per step, in order", secs.length === 11 && secs[0].h === "Step 1 · Multi-head attention" &&
-        secs[10].h === "Step 11 · Attention that learns", secs.map((s) => s.h).join(" | "));
+  check("tour: a section per step, in order", secs.length === 12 && secs[0].h === "Step 1 · Multi-head attention" &&
+        secs[10].h === "Step 11 · Attention that learns" && secs[11].h === "Step 12 · Two layers: an induction head", secs.map((s) => s.h).join(" | "));
   let cmdsOk = true, outsOk = true, n = 0;
   data.steps.forEach((st, i) => st.runs.forEach((r, j) => {
     n++;
@@ -642,14 +642,17 @@ groups.tour = async () => {
   check(`tour: every command line (${n}) shown as the terminal showed it`, cmdsOk);
   check("tour: every run's output shown as printed", outsOk);
   const views = secs.map((s) => s.views);
-  check("tour: the views of the steps", JSON.stringify(views) === "[1,1,1,0,1,0,1,0,1,1,3]", JSON.stringify(views));
+  check("tour: the views of the steps", JSON.stringify(views) === "[1,1,1,0,1,0,1,0,1,1,3,1]", JSON.stringify(views));
   // the first view: multihead's cell; hover against the tour's own data
   const W = flat(data.steps[0].runs[1].view.attention_weights);
   const t = await hover(page, "example 1 head 3", 2, 1);
   checkWeight("tour: hover in the multihead view", t, W[((1 * 5 + 2) * 4 + 2) * 6 + 1]);
   // a train view's slider: its own keys
   const sliders = await page.$$('input[type="range"]');
-  check("tour: three training sliders", sliders.length === 3, sliders.length);
+  check("tour: four training sliders (circuits: both runs on one)", sliders.length === 4, sliders.length);
+  const circuit = await page.evaluate(() => Array.from(document.querySelectorAll("section.tour-step")[11].querySelectorAll("canvas[data-panel]"), (c) => c.dataset.panel));
+  check("tour: circuits shows one layer and both layers of the stack", circuit.includes("1 layer layer 1 head 1") &&
+        circuit.includes("2 layers layer 2 head 4") && circuit.length === 3 * 4, circuit.join(", "));
   await sliders[0].focus();
   const v0 = await sliders[0].evaluate((e) => e.value);
   await page.keyboard.press("ArrowLeft");
