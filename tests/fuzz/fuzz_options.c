@@ -29,7 +29,7 @@
  *   - inputs asking for timing loops (--repeat, --time, --sweep, --reps,
  *     --clock) are skipped: slow on purpose, not a bug; and so are tour
  *     inputs that would run the whole tour or its slow steps (4 scaling,
- *     5 complexity, 11 learned): they run the other commands with fixed
+ *     5 complexity, 11 learned, 12 circuits): they run the other commands with fixed
  *     options, fuzzed here directly.
  *
  * The dictionary (build-fuzz/dicts/options.dict) is made from the option
@@ -130,13 +130,18 @@ static int fuzz_tour_slow(char raw[][FUZZ_MAX_WORD + 1], size_t n, size_t first)
     int picks = 0;
     for (size_t i = first; i < n; i++) {
         const char *w = raw[i];
-        if (strstr(w, "4") || strstr(w, "5") || strstr(w, "11") || strstr(w, "scaling") ||
-            strstr(w, "complexity") || strstr(w, "learned"))
+        if (strstr(w, "4") || strstr(w, "5") || strstr(w, "11") || strstr(w, "12") ||
+            strstr(w, "scaling") || strstr(w, "complexity") || strstr(w, "learned") ||
+            strstr(w, "circuits"))
             return 1;
-        /* --step, --list, -s, -l (alone or among short flags), --help */
-        if (fuzz_starts(w, "--s") || fuzz_starts(w, "--l") || fuzz_starts(w, "--h") ||
-            (w[0] == '-' && w[1] != '-' && strpbrk(w, "slh")))
+        /* --step, --list, --help, and -s, -l, -h among short flags before
+         * -o, whose value is the rest of the word (-okist: --out kist) */
+        if (fuzz_starts(w, "--s") || fuzz_starts(w, "--l") || fuzz_starts(w, "--h"))
             picks = 1;
+        if (w[0] == '-' && w[1] != '-')
+            for (const char *c = w + 1; *c && *c != 'o'; c++)
+                if (*c == 's' || *c == 'l' || *c == 'h')
+                    picks = 1;
     }
     return !picks;
 }
