@@ -60,6 +60,7 @@
 #endif
 
 #include "checked.h"
+#include "lanes.h"
 
 /* A register tile of MR × NR outputs: with AVX-512's 32 vector registers
  * of 16 floats, 6 × 32 (12 registers of sums); with AVX2's 16 registers of
@@ -103,56 +104,82 @@ int attn_max_threads(void)
 
 /* ---- matrix product -------------------------------------------------- */
 
-/* acc (MR, NR) += A (MR rows, stride lda, kc columns) · Bp (kc, NR). */
-static void tile_full(float acc[MR][NR], const float *A, size_t lda, const float *Bp,
+/* The tiles hold their sums as NV vectors of 16 lanes a row (lanes.h): NR
+ * columns are NV = NR/16 vectors. Each output is one sum over the depth
+ * k = 0 … kc−1 in order, from 0, one fused multiply-add a term, so the
+ * tile's shape (the machine's NR) never changes a result. The sums live in
+ * local variables (registers) and are stored once, at the end. */
+#define NV (NR / V16)
+
+/* out (MR, NR) = A (MR rows, stride lda, kc columns) · Bp (kc, NR). */
+static void tile_full(f32x16 out[MR][NV], const float *A, size_t lda, const float *Bp,
                       size_t kc)
 {
-    size_t k, r, c;
+    f32x16 acc[MR][NV];
+    size_t k, r, v;
+    for (r = 0; r < MR; r++)
+        for (v = 0; v < NV; v++)
+            acc[r][v] = v16_splat(0.0f);
     for (k = 0; k < kc; k++) {
-        const float *b = Bp + k * NR; /* (NR,) row k of the panel */
+        f32x16 b[NV]; /* row k of the panel */
+        for (v = 0; v < NV; v++)
+            b[v] = v16_load(Bp + k * NR + v * V16);
         for (r = 0; r < MR; r++) {
-            const float a = A[r * lda + k];
-#pragma omp simd
-            for (c = 0; c < NR; c++)
-                acc[r][c] += a * b[c];
+            const f32x16 a = v16_splat(A[r * lda + k]);
+            for (v = 0; v < NV; v++)
+                acc[r][v] = v16_fma(a, b[v], acc[r][v]);
         }
     }
+    memcpy(out, acc, sizeof acc);
 }
 
-/* acc (MR, 2·NR) += A (MR rows, stride lda, kc columns) · [Bp0 Bp1]: two
+/* out (MR, 2·NR) = A (MR rows, stride lda, kc columns) · [Bp0 Bp1]: two
  * panels side by side, 24 vector registers of sums with AVX-512 (each
  * broadcast of A feeds twice the multiply-adds). */
-static void tile_full2(float acc[MR][2 * NR], const float *A, size_t lda, const float *Bp0,
+static void tile_full2(f32x16 out[MR][2 * NV], const float *A, size_t lda, const float *Bp0,
                        const float *Bp1, size_t kc)
 {
-    size_t k, r, c;
+    f32x16 acc[MR][2 * NV];
+    size_t k, r, v;
+    for (r = 0; r < MR; r++)
+        for (v = 0; v < 2 * NV; v++)
+            acc[r][v] = v16_splat(0.0f);
     for (k = 0; k < kc; k++) {
-        const float *b0 = Bp0 + k * NR, *b1 = Bp1 + k * NR;
+        f32x16 b[2 * NV];
+        for (v = 0; v < NV; v++) {
+            b[v] = v16_load(Bp0 + k * NR + v * V16);
+            b[NV + v] = v16_load(Bp1 + k * NR + v * V16);
+        }
         for (r = 0; r < MR; r++) {
-            const float a = A[r * lda + k];
-#pragma omp simd
-            for (c = 0; c < NR; c++) {
-                acc[r][c] += a * b0[c];
-                acc[r][NR + c] += a * b1[c];
-            }
+            const f32x16 a = v16_splat(A[r * lda + k]);
+            for (v = 0; v < 2 * NV; v++)
+                acc[r][v] = v16_fma(a, b[v], acc[r][v]);
         }
     }
+    memcpy(out, acc, sizeof acc);
 }
 
-/* The same for the last, shorter block of mr < MR rows. */
-static void tile_part(float acc[MR][NR], const float *A, size_t lda, const float *Bp,
+/* The same as tile_full for the last, shorter block of mr < MR rows (the
+ * rows from mr on are left 0). */
+static void tile_part(f32x16 out[MR][NV], const float *A, size_t lda, const float *Bp,
                       size_t kc, size_t mr)
 {
-    size_t k, r, c;
+    f32x16 acc[MR][NV];
+    size_t k, r, v;
+    for (r = 0; r < MR; r++)
+        for (v = 0; v < NV; v++)
+            acc[r][v] = v16_splat(0.0f);
     for (k = 0; k < kc; k++) {
-        const float *b = Bp + k * NR;
+        f32x16 b[NV];
+        for (v = 0; v < NV; v++)
+            b[v] = v16_load(Bp + k * NR + v * V16);
         for (r = 0; r < mr; r++) {
-            const float a = A[r * lda + k];
-#pragma omp simd
-            for (c = 0; c < NR; c++)
-                acc[r][c] += a * b[c];
+            const f32x16 a = v16_splat(A[r * lda + k]);
+            for (v = 0; v < NV; v++)
+                acc[r][v] = v16_fma(a, b[v], acc[r][v]);
         }
     }
+    memcpy(out, acc, sizeof acc);
 }
 
 /* One product C = A·B of one panel, or of two side by side: C[:, 0 … w)
@@ -196,37 +223,42 @@ static inline void tile_store(const panel_op *op, float *dst, const float *acc, 
 
 static void panel_product(const panel_op *op)
 {
-    size_t i0, r;
+    size_t i0, r, v;
     for (i0 = 0; i0 < op->M; i0 += MR) {
         const size_t mr = op->M - i0 < MR ? op->M - i0 : MR;
         const float *A = op->A + i0 * op->lda;
         if (op->Bp1) {
-            float acc[MR][2 * NR];
-            memset(acc, 0, sizeof acc);
+            f32x16 acc[MR][2 * NV];
+            float row[2 * NR];
             if (mr == MR) {
                 tile_full2(acc, A, op->lda, op->Bp, op->Bp1, op->kc);
             } else {
-                float part0[MR][NR], part1[MR][NR];
-                memset(part0, 0, sizeof part0);
-                memset(part1, 0, sizeof part1);
+                f32x16 part0[MR][NV], part1[MR][NV];
                 tile_part(part0, A, op->lda, op->Bp, op->kc, mr);
                 tile_part(part1, A, op->lda, op->Bp1, op->kc, mr);
-                for (r = 0; r < mr; r++) {
-                    memcpy(acc[r], part0[r], sizeof part0[r]);
-                    memcpy(acc[r] + NR, part1[r], sizeof part1[r]);
-                }
+                for (r = 0; r < mr; r++)
+                    for (v = 0; v < NV; v++) {
+                        acc[r][v] = part0[r][v];
+                        acc[r][NV + v] = part1[r][v];
+                    }
             }
-            for (r = 0; r < mr; r++)
-                tile_store(op, op->C + (i0 + r) * op->ldc, acc[r], NR + op->nr);
+            for (r = 0; r < mr; r++) {
+                for (v = 0; v < 2 * NV; v++)
+                    v16_store(row + v * V16, acc[r][v]);
+                tile_store(op, op->C + (i0 + r) * op->ldc, row, NR + op->nr);
+            }
         } else {
-            float acc[MR][NR];
-            memset(acc, 0, sizeof acc);
+            f32x16 acc[MR][NV];
+            float row[2 * NR]; /* (tile_store may be given 2·NR) */
             if (mr == MR)
                 tile_full(acc, A, op->lda, op->Bp, op->kc);
             else
                 tile_part(acc, A, op->lda, op->Bp, op->kc, mr);
-            for (r = 0; r < mr; r++)
-                tile_store(op, op->C + (i0 + r) * op->ldc, acc[r], op->nr);
+            for (r = 0; r < mr; r++) {
+                for (v = 0; v < NV; v++)
+                    v16_store(row + v * V16, acc[r][v]);
+                tile_store(op, op->C + (i0 + r) * op->ldc, row, op->nr);
+            }
         }
     }
 }
@@ -321,16 +353,39 @@ static void gemm_packed(float *C, size_t ldc, const float *A, size_t lda, const 
     }
 }
 
-/* Whether s[0 … n−1] are all finite (a vectorised check, cheap next to the
- * products that made them). */
+/* The largest of init and s[0 … n−1]; *finite tells whether every s[k]
+ * is finite (one pass for both; the maximum is exact in any order). A
+ * float is finite when its bits without the sign are at most FLT_MAX's. */
+static float max_row(const float *s, size_t n, float init, int *finite)
+{
+    const i32x16 abs_mask = (i32x16){0} + 0x7fffffff, big = (i32x16){0} + 0x7f7fffff;
+    f32x16 m = v16_splat(init);
+    i32x16 bad = (i32x16){0}; /* lanes that met a non-finite value */
+    int32_t lanes[V16];
+    size_t k = 0;
+    for (; k + V16 <= n; k += V16) {
+        const f32x16 x = v16_load(s + k);
+        m = v16_max(x, m);
+        bad |= ((i32x16)x & abs_mask) > big;
+    }
+    if (k < n) { /* the tail, padded with its first element: it changes nothing */
+        const f32x16 x = v16_load_part(s + k, n - k, s[k]);
+        m = v16_max(x, m);
+        bad |= ((i32x16)x & abs_mask) > big;
+    }
+    memcpy(lanes, &bad, sizeof lanes);
+    *finite = 1;
+    for (k = 0; k < V16; k++)
+        *finite &= lanes[k] == 0;
+    return v16_hmax(m);
+}
+
+/* Whether s[0 … n−1] are all finite */
 static int row_finite(const float *s, size_t n)
 {
-    int ok = 1;
-    size_t k;
-#pragma omp simd reduction(& : ok)
-    for (k = 0; k < n; k++)
-        ok &= fabsf(s[k]) <= FLT_MAX;
-    return ok;
+    int finite;
+    (void)max_row(s, n, 0.0f, &finite);
+    return finite;
 }
 
 /* ---- 1. and 6., the projections -------------------------------------- */
@@ -500,89 +555,9 @@ static void proj_run(proj_set *ps)
 
 /* ---- softmax --------------------------------------------------------- */
 
-/* e^x in float, written so that the compiler can vectorise it (no branch,
- * no call): x = n·ln2 + r with |r| <= ln2/2, e^r by a degree-6 polynomial
- * (Taylor, error below 2e-7 relative), 2^n put into the exponent bits.
- * Below −87.3 (e^x under float's smallest normal) the result is 0, as the
- * reference's exp gives for a masked score of −1e6. */
-static inline float exp_fast(float x)
-{
-    const float log2e = 1.44269504f, ln2_hi = 0.693145752f, ln2_lo = 1.42860677e-6f;
-    const float xc = x < -87.3f ? -87.3f : x > 88.7f ? 88.7f : x;
-    const float n = floorf(xc * log2e + 0.5f);
-    const float r = xc - n * ln2_hi - n * ln2_lo;
-    const float poly = 1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 +
-                                   r * (1.0f / 120 + r * (1.0f / 720))))));
-    union { int i; float f; } scale; /* 2^n from a float's bits, n in −126 … 128 */
-    scale.i = ((int)n + 127) << 23;
-    return x < -87.3f ? 0.0f : poly * scale.f;
-}
-
-/* s[k] ← e^(s[k] − shift) for k < n; returns their sum. */
-#if defined(__AVX512F__)
-/* With AVX-512, 16 at a time and the 2^n by vscalefps, which needs no
- * clamping of n and gives 0 (or a denormal, as the reference's exp does)
- * far below; the same polynomial as exp_fast. The tail is a masked
- * vector. */
-static float exp_row(float *s, size_t n, float shift)
-{
-    const __m512 log2e = _mm512_set1_ps(1.44269504f), ln2_hi = _mm512_set1_ps(0.693145752f),
-                 ln2_lo = _mm512_set1_ps(1.42860677e-6f), lo = _mm512_set1_ps(-120.0f),
-                 sh = _mm512_set1_ps(shift);
-    const __m512 c1 = _mm512_set1_ps(1.0f), c2 = _mm512_set1_ps(0.5f),
-                 c3 = _mm512_set1_ps(1.0f / 6), c4 = _mm512_set1_ps(1.0f / 24),
-                 c5 = _mm512_set1_ps(1.0f / 120), c6 = _mm512_set1_ps(1.0f / 720);
-    __m512 sum = _mm512_setzero_ps();
-    size_t k;
-    for (k = 0; k < n; k += 16) {
-        const __mmask16 live = n - k >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - k)) - 1);
-        /* x = s − shift <= 0, kept above −120 (where e^x is 0 in float) so
-         * that x − n·ln2 never meets an infinity */
-        __m512 x = _mm512_max_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(live, s + k), sh), lo);
-        __m512 nn = _mm512_roundscale_ps(_mm512_mul_ps(x, log2e),
-                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-        __m512 r = _mm512_fnmadd_ps(nn, ln2_lo, _mm512_fnmadd_ps(nn, ln2_hi, x));
-        __m512 poly = _mm512_fmadd_ps(c6, r, c5);
-        poly = _mm512_fmadd_ps(poly, r, c4);
-        poly = _mm512_fmadd_ps(poly, r, c3);
-        poly = _mm512_fmadd_ps(poly, r, c2);
-        poly = _mm512_fmadd_ps(poly, r, c1);
-        poly = _mm512_fmadd_ps(poly, r, c1);
-        __m512 e = _mm512_scalef_ps(poly, nn);
-        _mm512_mask_storeu_ps(s + k, live, e);
-        sum = _mm512_mask_add_ps(sum, live, sum, e);
-    }
-    return _mm512_reduce_add_ps(sum);
-}
-#else
-static float exp_row(float *s, size_t n, float shift)
-{
-    float sum = 0.0f;
-    size_t k;
-#pragma omp simd reduction(+ : sum)
-    for (k = 0; k < n; k++) {
-        s[k] = exp_fast(s[k] - shift);
-        sum += s[k];
-    }
-    return sum;
-}
-#endif
-
-/* The largest of init and s[0 … n−1]; *finite tells whether every s[k]
- * is finite (one pass for both). */
-static float max_row(const float *s, size_t n, float init, int *finite)
-{
-    float m = init;
-    int ok = 1;
-    size_t k;
-#pragma omp simd reduction(max : m) reduction(& : ok)
-    for (k = 0; k < n; k++) {
-        m = s[k] > m ? s[k] : m;
-        ok &= fabsf(s[k]) <= FLT_MAX;
-    }
-    *finite = ok;
-    return m;
-}
+/* s[k] ← e^(s[k] − shift) for k < n, returns their sum: lanes.h's e^x and
+ * its sum of 16 partial sums, the same bits on every machine. */
+static float exp_row(float *s, size_t n, float shift) { return v16_exp_row(s, n, shift); }
 
 /* The first masked key of query q of example b: keys from here on get the
  * score −1e6 (mha_is_masked, for a whole row at once). */
@@ -826,7 +801,7 @@ static void block_streaming(const attn_job *j, const attn_task *t, task_mem *mem
                 continue;
             }
             /* and what the old terms must be scaled by */
-            rescale = m_old == -INFINITY ? 0.0f : exp_fast(m_old - m_new);
+            rescale = m_old == -INFINITY ? 0.0f : v16_exp1(m_old - m_new);
             sum = exp_row(s, nk, m_new); /* unnormalised weights of the block */
             mem->l[q] = mem->l[q] * rescale + sum;
             mem->m[q] = m_new;

@@ -1,0 +1,218 @@
+/* lanes.h — sixteen floats as one value, for the fast loops: the same
+ * arithmetic, in the same order, on every machine (SPEC §12).
+ *
+ * A f32x16 holds 16 floats. Every operation acts lane by lane and is one
+ * IEEE-754 operation per lane (an add, a multiply, a fused multiply-add
+ * written as v16_fma, a comparison), so its result does not depend on how
+ * the machine holds the sixteen: one AVX-512 register, two AVX2 registers,
+ * four NEON registers, or sixteen scalars. The width is chosen here, in
+ * the code, not by a compiler's tuning table: every AVX-512 machine runs
+ * 512-bit arithmetic.
+ *
+ * Sums over a row (v16_sum_row, v16_dot_row, the softmax's Σ e) keep 16
+ * partial sums, lane l adding the elements l, l+16, l+32, … in order, and
+ * combine them in one fixed tree (v16_hsum): the same bits whatever the
+ * vector width. Nothing here may be reassociated by the compiler: the
+ * project compiles with -ffp-contract=off and without -ffast-math, and no
+ * loop carries an OpenMP reduction.
+ *
+ * GCC and Clang's vector extension gives the type and the lane-wise
+ * +, −, ×, comparisons and bit operations; only the fused multiply-add
+ * needs the instruction set's own name (and plain C's fmaf, exactly
+ * rounded too, where there is none).
+ */
+#ifndef ATTN_LANES_H
+#define ATTN_LANES_H
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__AVX512F__) || (defined(__AVX__) && defined(__FMA__))
+#include <immintrin.h>
+#elif defined(__aarch64__)
+#include <arm_neon.h>
+#endif
+
+#define V16 16 /* lanes */
+
+typedef float f32x16 __attribute__((vector_size(64)));
+typedef int32_t i32x16 __attribute__((vector_size(64)));
+
+/* x[0 … 15] from memory of any alignment */
+static inline f32x16 v16_load(const float *x)
+{
+    f32x16 v;
+    memcpy(&v, x, sizeof v);
+    return v;
+}
+
+static inline void v16_store(float *x, f32x16 v) { memcpy(x, &v, sizeof v); }
+
+/* x[0 … n−1] (n < 16), the other lanes pad */
+static inline f32x16 v16_load_part(const float *x, size_t n, float pad)
+{
+    float buf[V16];
+    size_t l;
+    for (l = 0; l < V16; l++)
+        buf[l] = l < n ? x[l] : pad;
+    return v16_load(buf);
+}
+
+/* x[0 … n−1] = lanes 0 … n−1 of v (n < 16) */
+static inline void v16_store_part(float *x, f32x16 v, size_t n)
+{
+    float buf[V16];
+    v16_store(buf, v);
+    memcpy(x, buf, n * sizeof *x);
+}
+
+static inline f32x16 v16_splat(float a)
+{
+    f32x16 v = {a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a};
+    return v;
+}
+
+/* a·b + c rounded once, in every lane */
+static inline f32x16 v16_fma(f32x16 a, f32x16 b, f32x16 c)
+{
+#if defined(__AVX512F__)
+    return (f32x16)_mm512_fmadd_ps((__m512)a, (__m512)b, (__m512)c);
+#elif defined(__AVX__) && defined(__FMA__)
+    union { f32x16 v; __m256 h[2]; } x = {a}, y = {b}, z = {c}, r;
+    r.h[0] = _mm256_fmadd_ps(x.h[0], y.h[0], z.h[0]);
+    r.h[1] = _mm256_fmadd_ps(x.h[1], y.h[1], z.h[1]);
+    return r.v;
+#elif defined(__aarch64__)
+    union { f32x16 v; float32x4_t q[4]; } x = {a}, y = {b}, z = {c}, r;
+    for (int i = 0; i < 4; i++)
+        r.q[i] = vfmaq_f32(z.q[i], x.q[i], y.q[i]);
+    return r.v;
+#else
+    f32x16 r;
+    for (int l = 0; l < V16; l++)
+        r[l] = fmaf(a[l], b[l], c[l]);
+    return r;
+#endif
+}
+
+/* where mask (all ones or zero in a lane) a, else b */
+static inline f32x16 v16_select(i32x16 mask, f32x16 a, f32x16 b)
+{
+    return (f32x16)(((i32x16)a & mask) | ((i32x16)b & ~mask));
+}
+
+/* the larger of a and b in every lane (b where they are equal) */
+static inline f32x16 v16_max(f32x16 a, f32x16 b) { return v16_select(a > b, a, b); }
+
+/* Σ of the 16 lanes in one fixed tree: lanes l and l+8, then l and l+4,
+ * l and l+2, 0 and 1 */
+static inline float v16_hsum(f32x16 v)
+{
+    float x[V16];
+    v16_store(x, v);
+    for (int w = V16 / 2; w >= 1; w /= 2)
+        for (int l = 0; l < w; l++)
+            x[l] = x[l] + x[l + w];
+    return x[0];
+}
+
+/* The largest lane (exact: the order does not matter) */
+static inline float v16_hmax(f32x16 v)
+{
+    float x[V16], m;
+    v16_store(x, v);
+    m = x[0];
+    for (int l = 1; l < V16; l++)
+        m = x[l] > m ? x[l] : m;
+    return m;
+}
+
+/* e^x in every lane, in float, for x ≤ 88.7 (callers subtract a row's
+ * maximum first, so that x ≤ 0): x = n·ln2 + r with n the nearest integer
+ * to x·log2(e) and |r| ≤ ln2/2 (ln2 in two parts, so that n·ln2_hi is
+ * exact), e^r by its Taylor polynomial of degree 6 (relative error below
+ * 2e-7), then 2^n put into the exponent bits. Below −87.3, where e^x is
+ * under float's smallest normal, the result is 0 (as for the masked scores
+ * of −1e6). NaN is not expected (callers check). */
+static inline f32x16 v16_exp(f32x16 x)
+{
+    const f32x16 lo = v16_splat(-87.3f);
+    const f32x16 log2e = v16_splat(0x1.715476p+0f);   /* log2(e) */
+    const f32x16 ln2_hi = v16_splat(0x1.62e4p-1f);    /* ln 2, 16 bits */
+    const f32x16 ln2_lo = v16_splat(0x1.7f7d1cp-20f); /* ln 2 − ln2_hi */
+    const f32x16 round = v16_splat(0x1.8p23f);        /* adding it rounds to an integer */
+    const i32x16 below = x < lo;
+    const f32x16 xc = v16_max(x, lo);
+    /* n = nearest integer to x·log2(e), ties to even, exact for |n| < 2^22 */
+    const f32x16 n = (xc * log2e + round) - round;
+    /* r = x − n·ln2 */
+    f32x16 r = v16_fma(-n, ln2_hi, xc);
+    r = v16_fma(-n, ln2_lo, r);
+    /* e^r = 1 + r + r²/2 + … + r⁶/720, Horner's rule */
+    f32x16 p = v16_splat(1.0f / 720);
+    p = v16_fma(p, r, v16_splat(1.0f / 120));
+    p = v16_fma(p, r, v16_splat(1.0f / 24));
+    p = v16_fma(p, r, v16_splat(1.0f / 6));
+    p = v16_fma(p, r, v16_splat(0.5f));
+    p = v16_fma(p, r, v16_splat(1.0f));
+    p = v16_fma(p, r, v16_splat(1.0f));
+    /* 2^n from its exponent bits, n in −126 … 128; 0 below −87.3 */
+    const i32x16 bits = (__builtin_convertvector(n, i32x16) + 127) << 23;
+    return (f32x16)((i32x16)(p * (f32x16)bits) & ~below);
+}
+
+/* e^x of one float, by the same operations as v16_exp's lanes */
+static inline float v16_exp1(float x)
+{
+    f32x16 e = v16_exp(v16_splat(x));
+    return e[0];
+}
+
+/* x[k] ← e^(x[k] − shift) for k < n; returns Σ_k of the new x[k] as 16
+ * partial sums (lane l: k ≡ l mod 16, in order of k) combined by v16_hsum */
+static inline float v16_exp_row(float *x, size_t n, float shift)
+{
+    const f32x16 sh = v16_splat(shift);
+    f32x16 sum = v16_splat(0.0f);
+    size_t k = 0;
+    for (; k + V16 <= n; k += V16) {
+        f32x16 e = v16_exp(v16_load(x + k) - sh);
+        v16_store(x + k, e);
+        sum = sum + e;
+    }
+    if (k < n) { /* the tail: lanes past n are e^(−inf) = 0 and add 0 */
+        f32x16 e = v16_exp(v16_load_part(x + k, n - k, -INFINITY) - sh);
+        v16_store_part(x + k, e, n - k);
+        sum = sum + e;
+    }
+    return v16_hsum(sum);
+}
+
+/* Σ_k x[k] as 16 partial sums combined by v16_hsum */
+static inline float v16_sum_row(const float *x, size_t n)
+{
+    f32x16 sum = v16_splat(0.0f);
+    size_t k = 0;
+    for (; k + V16 <= n; k += V16)
+        sum = sum + v16_load(x + k);
+    if (k < n)
+        sum = sum + v16_load_part(x + k, n - k, 0.0f);
+    return v16_hsum(sum);
+}
+
+/* Σ_k a[k]·b[k] as 16 partial sums (lane l: k ≡ l mod 16, one fused
+ * multiply-add a term, in order of k) combined by v16_hsum */
+static inline float v16_dot_row(const float *a, const float *b, size_t n)
+{
+    f32x16 sum = v16_splat(0.0f);
+    size_t k = 0;
+    for (; k + V16 <= n; k += V16)
+        sum = v16_fma(v16_load(a + k), v16_load(b + k), sum);
+    if (k < n)
+        sum = v16_fma(v16_load_part(a + k, n - k, 0.0f), v16_load_part(b + k, n - k, 0.0f), sum);
+    return v16_hsum(sum);
+}
+
+#endif
