@@ -1,6 +1,12 @@
 /* train_fast.c — the model's forward and backward passes in float32 with
  * vectorisable loops (see train_fast.h). The reference is train_model.c
- * with attention.c and attention_backward.c: same steps, same names. */
+ * with attention.c and attention_backward.c: same steps, same names.
+ *
+ * Every number is the same on every machine (SPEC §12): a sum over one
+ * vector is either in order, term by term, or lanes.h's 16 partial sums
+ * in a fixed tree; a multiply-add is fused only where fmaf or v16_fma
+ * says so; e^x is lanes.h's. The compiler may vectorise the loops over
+ * independent outputs (o, i, k below), which changes no result. */
 #include "train_fast.h"
 
 #include <math.h>
@@ -8,6 +14,7 @@
 #include <string.h>
 
 #include "checked.h"
+#include "lanes.h"
 #include "posenc.h"
 
 #define LN_EPS 1e-5f
@@ -190,7 +197,7 @@ static inline void lin_fwd_body(float *restrict y, const float *restrict x, size
             const float *w = Wt + i * out;
 #pragma omp simd
             for (o = 0; o < out; o++)
-                yr[o] += xi * w[o];
+                yr[o] = fmaf(xi, w[o], yr[o]);
         }
     }
 }
@@ -222,7 +229,7 @@ static inline void lin_bwd_body(float *restrict dx, float *restrict dW, float *r
             sb += g;
 #pragma omp simd
             for (i = 0; i < in; i++)
-                dw[i] += g * xr[i];
+                dw[i] = fmaf(g, xr[i], dw[i]);
         }
         if (db)
             db[o] += sb;
@@ -235,7 +242,7 @@ static inline void lin_bwd_body(float *restrict dx, float *restrict dW, float *r
                 const float *w = W + o * in;
 #pragma omp simd
                 for (i = 0; i < in; i++)
-                    dxr[i] += g * w[i];
+                    dxr[i] = fmaf(g, w[i], dxr[i]);
             }
         }
 }
@@ -294,7 +301,7 @@ static inline void head_forward(tfast_cache *c, tfast_block *bk, size_t b, size_
         const size_t row = ((b * NH + h) * T + q) * T, n = visible(lens, causal, b, q, T);
         const float *restrict qq = bk->Q + (b * T + q) * d + h * p;
         float *restrict a = bk->A + row, *restrict o = bk->O + (b * T + q) * d + h * p;
-        float max, sum = 0.0f;
+        float max, sum;
         /* scores Q_h[q] · K_h[k] / √p for the keys it sees */
         for (k = 0; k < T; k++)
             a[k] = 0.0f;
@@ -302,7 +309,7 @@ static inline void head_forward(tfast_cache *c, tfast_block *bk, size_t b, size_
             const float qi = qq[i], *kt = Ht + i * T;
 #pragma omp simd
             for (k = 0; k < n; k++)
-                a[k] += qi * kt[k];
+                a[k] = fmaf(qi, kt[k], a[k]);
         }
         for (k = 0; k < n; k++)
             a[k] *= inv_sqrt_p;
@@ -310,8 +317,7 @@ static inline void head_forward(tfast_cache *c, tfast_block *bk, size_t b, size_
         max = a[0];
         for (k = 1; k < n; k++)
             max = a[k] > max ? a[k] : max;
-        for (k = 0; k < n; k++)
-            sum += (a[k] = expf(a[k] - max));
+        sum = v16_exp_row(a, n, max);
         for (k = 0; k < n; k++)
             a[k] /= sum;
         /* head output Σ_k a_k V_h[k] (a_k through dropout in training) */
@@ -324,7 +330,7 @@ static inline void head_forward(tfast_cache *c, tfast_block *bk, size_t b, size_
                 ak = mha_dropout_keep(drop, row + k) ? ak * keep_scale : 0.0f;
 #pragma omp simd
             for (i = 0; i < p; i++)
-                o[i] += ak * v[i];
+                o[i] = fmaf(ak, v[i], o[i]);
         }
     }
 }
@@ -355,7 +361,7 @@ static inline void head_backward(tfast_cache *c, tfast_block *bk, size_t b, size
             const float g = dO[i], *vt = Ht + i * T;
 #pragma omp simd
             for (k = 0; k < n; k++)
-                dA[k] += g * vt[k];
+                dA[k] = fmaf(g, vt[k], dA[k]);
         }
         for (k = 0; k < n; k++) {
             float *restrict dv = c->dV + (b * T + k) * d + h * p, ak = a[k];
@@ -367,7 +373,7 @@ static inline void head_backward(tfast_cache *c, tfast_block *bk, size_t b, size
             /* dV_h[k] += a_k dO */
 #pragma omp simd
             for (i = 0; i < p; i++)
-                dv[i] += ak * dO[i];
+                dv[i] = fmaf(ak, dO[i], dv[i]);
             dot += dA[k] * a[k];
         }
         for (k = 0; k < n; k++) {
@@ -376,8 +382,8 @@ static inline void head_backward(tfast_cache *c, tfast_block *bk, size_t b, size
             const float ds = a[k] * (dA[k] - dot) * inv_sqrt_p;
 #pragma omp simd
             for (i = 0; i < p; i++) {
-                dq[i] += ds * kk[i];
-                dk[i] += ds * qq[i];
+                dq[i] = fmaf(ds, kk[i], dq[i]);
+                dk[i] = fmaf(ds, qq[i], dk[i]);
             }
         }
     }
@@ -403,7 +409,7 @@ static void embed_forward(tfast_cache *c, const tmodel *m, const int *tokens, co
         if (m->cfg.posenc) {
 #pragma omp simd
             for (i = 0; i < d; i++)
-                x[i] = e[i] * s->sqrt_d + P[i];
+                x[i] = fmaf(e[i], s->sqrt_d, P[i]);
         } else {
 #pragma omp simd
             for (i = 0; i < d; i++)
@@ -459,7 +465,8 @@ static void attention_forward(tfast_cache *c, tfast_block *bk, const tblock *blk
     lin_fwd(bk->Y, bk->O, BT, w->Wo, blk->mha.W_o.bias.data, d, d);
 }
 
-/* 3. (addnorm) out (B, T, d) = LayerNorm(x + y), x̂ into xh, 1/σ into rstd (B, T) */
+/* 3. (addnorm) out (B, T, d) = LayerNorm(x + y), x̂ into xh, 1/σ into rstd
+ * (B, T); the mean and the variance as lanes.h's sums of 16 partial sums */
 static void addnorm_forward(float *out, float *xh, float *rstd, const float *x, const float *y,
                             const float *gamma, const float *beta, const step_dims *s)
 {
@@ -467,22 +474,19 @@ static void addnorm_forward(float *out, float *xh, float *rstd, const float *x, 
     size_t r, i;
     for (r = 0; r < s->BT; r++) {
         const float *xr = x + r * d, *yr = y + r * d;
-        float *nr = out + r * d, *hr = xh + r * d, mean = 0.0f, var = 0.0f, rs;
-#pragma omp simd reduction(+ : mean)
-        for (i = 0; i < d; i++)
-            mean += xr[i] + yr[i];
-        mean /= (float)d;
-#pragma omp simd reduction(+ : var)
-        for (i = 0; i < d; i++) {
-            float z = xr[i] + yr[i] - mean;
-            var += z * z;
-        }
-        rs = 1.0f / sqrtf(var / (float)d + LN_EPS);
+        float *nr = out + r * d, *hr = xh + r * d, mean, var, rs;
+        for (i = 0; i < d; i++) /* z = x + y, in out for now */
+            nr[i] = xr[i] + yr[i];
+        mean = v16_sum_row(nr, d) / (float)d;
+        for (i = 0; i < d; i++) /* z − mean, in xh for now */
+            hr[i] = nr[i] - mean;
+        var = v16_dot_row(hr, hr, d) / (float)d;
+        rs = 1.0f / sqrtf(var + LN_EPS);
         rstd[r] = rs;
         for (i = 0; i < d; i++) {
-            float h = (xr[i] + yr[i] - mean) * rs;
+            float h = hr[i] * rs;
             hr[i] = h;
-            nr[i] = h * gamma[i] + beta[i];
+            nr[i] = fmaf(h, gamma[i], beta[i]);
         }
     }
 }
@@ -521,8 +525,10 @@ static double loss_forward_backward(tfast_cache *c, const int *targets, double s
                 max = z[k];
                 arg = k;
             }
+        memcpy(dz, z, C * sizeof *dz);
+        (void)v16_exp_row(dz, C, max); /* dz = e^(z − max) */
         for (k = 0; k < C; k++)
-            sum += (dz[k] = expf(z[k] - max));
+            sum += dz[k];
         loss += max + log(sum) - z[targets[r]];
         n++;
         right += arg == (size_t)targets[r];
@@ -619,7 +625,7 @@ static void embed_backward(float *grads, const float *dX, const tmodel *m, const
         const float *dx = dX + r * d;
 #pragma omp simd
         for (i = 0; i < d; i++)
-            de[i] += dx[i] * s->sqrt_d;
+            de[i] = fmaf(dx[i], s->sqrt_d, de[i]);
     }
 }
 
