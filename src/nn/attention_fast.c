@@ -60,6 +60,7 @@
 #endif
 
 #include "checked.h"
+#include "fmath.h"
 #include "lanes.h"
 
 /* A register tile of MR × NR outputs: with AVX-512's 32 vector registers
@@ -702,7 +703,7 @@ static void stream_row_exact(const attn_job *j, const attn_task *t, size_t q, do
     for (c = 0; c < j->p; c++)
         acc[c] = 0.0;
     for (k = 0; k < j->Nk; k++) {
-        double e = exp(score_exact(qs, Kh + k * H, j->p, k >= limit) - max);
+        double e = attn_exp(score_exact(qs, Kh + k * H, j->p, k >= limit) - max);
         l += e;
         if (has_dropout(j))
             e = mha_dropout_keep(j->drop, weight_index(j, t, q, k)) ? e / (1.0 - j->drop->p)

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "checked.h"
+#include "fmath.h"
 #include "lanes.h"
 #include "posenc.h"
 
@@ -529,7 +530,7 @@ static double loss_forward_backward(tfast_cache *c, const int *targets, double s
         (void)v16_exp_row(dz, C, max); /* dz = e^(z − max) */
         for (k = 0; k < C; k++)
             sum += dz[k];
-        loss += max + log(sum) - z[targets[r]];
+        loss += max + attn_log(sum) - z[targets[r]];
         n++;
         right += arg == (size_t)targets[r];
         for (k = 0; k < C; k++)
