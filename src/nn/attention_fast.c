@@ -28,9 +28,14 @@
  *     acc, rescaled by exp(m_old − m_new) whenever the maximum grows. The
  *     Nq × Nk matrix never exists: memory is O(n·d).
  *
- * The tiles are portable C that GCC vectorises for the machine it builds
- * for (AVX-512, AVX2, SSE2); with AVX-512, the softmax's exp and the
- * transposed packing are written with its intrinsics.
+ * The tiles and the softmax are written in lanes.h's 16-float values, one
+ * AVX-512 register, two AVX2 or four NEON registers: every output of a
+ * product is one sum over the depth in order, a fused multiply-add a term;
+ * the softmax's e^x and its sum of 16 partial sums are lanes.h's. So the
+ * numbers are the same on every machine (SPEC §12), whatever its vector
+ * width; only the tile's width NR follows the registers the machine has.
+ * With AVX-512, the transposed packing (data movement only) uses its
+ * intrinsics.
  *
  * Sums run in float (the reference sums in double), so results agree with
  * attention.c to about 1e-6 relative; the tests compare the two on every
