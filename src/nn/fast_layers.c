@@ -1,0 +1,386 @@
+/* fast_layers.c — the float32 loops of a Transformer block (see
+ * fast_layers.h), shared by train_fast.c and seq2seq_fast.c. */
+#include "fast_layers.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "fmath.h"
+#include "lanes.h"
+
+#define LN_EPS 1e-5f
+
+/* ---- nn.Linear -------------------------------------------------------- */
+
+/* y (n, out) = x (n, in) · Wt (in, out) + bias: rows of Wt added with
+ * weights x[r][i], contiguous in o. (Inlined with constant sizes below, so
+ * that a row of y stays in vector registers.) */
+static inline void lin_fwd_body(float *restrict y, const float *restrict x, size_t n,
+                                const float *restrict Wt, const float *restrict bias, size_t in,
+                                size_t out)
+{
+    size_t r, i, o;
+    for (r = 0; r < n; r++) {
+        float *yr = y + r * out;
+        for (o = 0; o < out; o++)
+            yr[o] = bias ? bias[o] : 0.0f;
+        for (i = 0; i < in; i++) {
+            const float xi = x[r * in + i];
+            const float *w = Wt + i * out;
+#pragma omp simd
+            for (o = 0; o < out; o++)
+                yr[o] = fmaf(xi, w[o], yr[o]);
+        }
+    }
+}
+
+void fl_linear_forward(float *y, const float *x, size_t n, const float *Wt, const float *bias,
+                       size_t in, size_t out)
+{
+    if (in == 32 && out == 32)
+        lin_fwd_body(y, x, n, Wt, bias, 32, 32); /* the default d */
+    else if (in == 32 && out == 64)
+        lin_fwd_body(y, x, n, Wt, bias, 32, 64); /* the translation FFN's dense1 */
+    else if (in == 64 && out == 32)
+        lin_fwd_body(y, x, n, Wt, bias, 64, 32); /* and its dense2 */
+    else
+        lin_fwd_body(y, x, n, Wt, bias, in, out);
+}
+
+/* The backward of lin_fwd_body with W (out, in):
+ *   dW (out, in) += dyᵀ · x    a row of dW gathers every row of x
+ *   db (out,)    += Σ_r dy     (db may be NULL)
+ *   dx (n, in)   += dy · W     a row of dx gathers every row of W (dx may be NULL) */
+static inline void lin_bwd_body(float *restrict dx, float *restrict dW, float *restrict db,
+                                const float *restrict dy, const float *restrict x, size_t n,
+                                const float *restrict W, size_t in, size_t out)
+{
+    size_t r, i, o;
+    for (o = 0; o < out; o++) {
+        float *dw = dW + o * in;
+        float sb = 0.0f;
+        for (r = 0; r < n; r++) {
+            const float g = dy[r * out + o];
+            const float *xr = x + r * in;
+            sb += g;
+#pragma omp simd
+            for (i = 0; i < in; i++)
+                dw[i] = fmaf(g, xr[i], dw[i]);
+        }
+        if (db)
+            db[o] += sb;
+    }
+    if (dx)
+        for (r = 0; r < n; r++) {
+            float *dxr = dx + r * in;
+            for (o = 0; o < out; o++) {
+                const float g = dy[r * out + o];
+                const float *w = W + o * in;
+#pragma omp simd
+                for (i = 0; i < in; i++)
+                    dxr[i] = fmaf(g, w[i], dxr[i]);
+            }
+        }
+}
+
+void fl_linear_backward(float *dx, float *dW, float *db, const float *dy, const float *x,
+                        size_t n, const float *W, size_t in, size_t out)
+{
+    if (in == 32 && out == 32)
+        lin_bwd_body(dx, dW, db, dy, x, n, W, 32, 32); /* the default d */
+    else if (in == 32)
+        lin_bwd_body(dx, dW, db, dy, x, n, W, 32, out); /* the head, dense1 */
+    else if (in == 64 && out == 32)
+        lin_bwd_body(dx, dW, db, dy, x, n, W, 64, 32); /* the translation FFN's dense2 */
+    else
+        lin_bwd_body(dx, dW, db, dy, x, n, W, in, out);
+}
+
+
+/* ---- multi-head attention ------------------------------------------- */
+
+/* The keys query q of example b sees: 0 … n−1 (fast_layers.h). */
+static inline size_t visible(const fl_attention *s, size_t b, size_t q)
+{
+    size_t n = s->causal && q + 1 < s->Tk ? q + 1 : s->Tk;
+    if (s->lens && (size_t)s->lens[b] < n)
+        n = (size_t)s->lens[b];
+    return n;
+}
+
+size_t fl_heads_scratch(const fl_attention *s) { return s->p * s->Tk + s->Tk; }
+
+/* Head h of example b, forward: for every query q, the scores against the
+ * keys it sees (K_hᵀ transposed into Ht so that they are p rows added),
+ * the softmax into A (0 at masked keys), the weighted sum of the values
+ * into O. Inlined with constant Tq, Tk and p for the defaults, when the
+ * row of scores (Tk,) and the head output (p,) stay in registers. */
+static inline void head_forward(float *restrict O, float *restrict A, float *restrict Ht,
+                                const float *Q, const float *K, const float *V, size_t b,
+                                size_t h, size_t Tq, size_t Tk, size_t p, const fl_attention *s)
+{
+    const int dropping = s->drop && s->drop->p > 0;
+    const size_t d = s->d, NH = s->NH;
+    size_t q, k, i;
+    for (k = 0; k < Tk; k++) /* Ht (p, Tk) = K_hᵀ */
+        for (i = 0; i < p; i++)
+            Ht[i * Tk + k] = K[(b * Tk + k) * d + h * p + i];
+    for (q = 0; q < Tq; q++) {
+        const size_t row = ((b * NH + h) * Tq + q) * Tk, n = visible(s, b, q);
+        const float *restrict qq = Q + (b * Tq + q) * d + h * p;
+        float *restrict a = A + row, *restrict o = O + (b * Tq + q) * d + h * p;
+        float max, sum;
+        /* scores Q_h[q] · K_h[k] / √p for the keys it sees */
+        for (k = 0; k < Tk; k++)
+            a[k] = 0.0f;
+        for (i = 0; i < p; i++) {
+            const float qi = qq[i], *kt = Ht + i * Tk;
+#pragma omp simd
+            for (k = 0; k < n; k++)
+                a[k] = fmaf(qi, kt[k], a[k]);
+        }
+        for (k = 0; k < n; k++)
+            a[k] *= s->inv_sqrt_p;
+        /* softmax over them, the largest subtracted first */
+        max = n ? a[0] : 0.0f;
+        for (k = 1; k < n; k++)
+            max = a[k] > max ? a[k] : max;
+        sum = v16_exp_row(a, n, max);
+        for (k = 0; k < n; k++)
+            a[k] /= sum;
+        /* head output Σ_k a_k V_h[k] (a_k through dropout in training) */
+        for (i = 0; i < p; i++)
+            o[i] = 0.0f;
+        for (k = 0; k < n; k++) {
+            const float *v = V + (b * Tk + k) * d + h * p;
+            float ak = a[k];
+            if (dropping)
+                ak = mha_dropout_keep(s->drop, row + k) ? ak * s->keep_scale : 0.0f;
+#pragma omp simd
+            for (i = 0; i < p; i++)
+                o[i] = fmaf(ak, v[i], o[i]);
+        }
+    }
+}
+
+/* Head h of example b, backward: for every query q and the keys it sees,
+ * da = dO · V_hᵀ (V_h transposed into Ht), dV_h += a dO, the softmax's
+ * backward dS = A ⊙ (dA − Σ dA ⊙ A), the 1/√p scale, then dQ_h[q] += dS
+ * K_h and dK_h += dS Q_h[q] (masked keys have weight 0 and no gradient). */
+static inline void head_backward(float *restrict dQ, float *restrict dK, float *restrict dV,
+                                 float *restrict Ht, float *restrict dA, const float *dO,
+                                 const float *A, const float *Q, const float *K, const float *V,
+                                 size_t b, size_t h, size_t Tq, size_t Tk, size_t p,
+                                 const fl_attention *s)
+{
+    const int dropping = s->drop && s->drop->p > 0;
+    const size_t d = s->d, NH = s->NH;
+    size_t q, k, i;
+    for (k = 0; k < Tk; k++) /* Ht (p, Tk) = V_hᵀ */
+        for (i = 0; i < p; i++)
+            Ht[i * Tk + k] = V[(b * Tk + k) * d + h * p + i];
+    for (q = 0; q < Tq; q++) {
+        const size_t row = ((b * NH + h) * Tq + q) * Tk, n = visible(s, b, q);
+        const float *restrict a = A + row, *restrict g = dO + (b * Tq + q) * d + h * p;
+        const float *restrict qq = Q + (b * Tq + q) * d + h * p;
+        float *restrict dq = dQ + (b * Tq + q) * d + h * p, dot = 0.0f;
+        /* da_k = dO · V_h[k] for every key it sees */
+        for (k = 0; k < n; k++)
+            dA[k] = 0.0f;
+        for (i = 0; i < p; i++) {
+            const float gi = g[i], *vt = Ht + i * Tk;
+#pragma omp simd
+            for (k = 0; k < n; k++)
+                dA[k] = fmaf(gi, vt[k], dA[k]);
+        }
+        for (k = 0; k < n; k++) {
+            float *restrict dv = dV + (b * Tk + k) * d + h * p, ak = a[k];
+            int keep = !dropping || mha_dropout_keep(s->drop, row + k);
+            if (dropping) {
+                ak = keep ? ak * s->keep_scale : 0.0f;
+                dA[k] = keep ? dA[k] * s->keep_scale : 0.0f;
+            }
+            /* dV_h[k] += a_k dO */
+#pragma omp simd
+            for (i = 0; i < p; i++)
+                dv[i] = fmaf(ak, g[i], dv[i]);
+            dot += dA[k] * a[k];
+        }
+        for (k = 0; k < n; k++) {
+            const float *restrict kk = K + (b * Tk + k) * d + h * p;
+            float *restrict dk = dK + (b * Tk + k) * d + h * p;
+            const float ds = a[k] * (dA[k] - dot) * s->inv_sqrt_p;
+#pragma omp simd
+            for (i = 0; i < p; i++) {
+                dq[i] = fmaf(ds, kk[i], dq[i]);
+                dk[i] = fmaf(ds, qq[i], dk[i]);
+            }
+        }
+    }
+}
+
+void fl_heads_forward(float *O, float *A, float *scratch, const float *Q, const float *K,
+                      const float *V, const fl_attention *s)
+{
+    const size_t Tq = s->Tq, Tk = s->Tk, p = s->p;
+    for (size_t b = 0; b < s->B; b++)
+        for (size_t h = 0; h < s->NH; h++) {
+            /* constant sizes for the defaults (reverse and previous: T 8;
+             * induction: T 20; p 8) keep a row of scores in a register */
+            if (Tq == 8 && Tk == 8 && p == 8)
+                head_forward(O, A, scratch, Q, K, V, b, h, 8, 8, 8, s);
+            else if (Tq == 20 && Tk == 20 && p == 8)
+                head_forward(O, A, scratch, Q, K, V, b, h, 20, 20, 8, s);
+            else
+                head_forward(O, A, scratch, Q, K, V, b, h, Tq, Tk, p, s);
+        }
+}
+
+void fl_heads_backward(float *dQ, float *dK, float *dV, float *scratch, const float *dO,
+                       const float *A, const float *Q, const float *K, const float *V,
+                       const fl_attention *s)
+{
+    const size_t Tq = s->Tq, Tk = s->Tk, p = s->p;
+    float *Ht = scratch, *dA = scratch + p * Tk;
+    for (size_t b = 0; b < s->B; b++)
+        for (size_t h = 0; h < s->NH; h++) {
+            if (Tq == 8 && Tk == 8 && p == 8)
+                head_backward(dQ, dK, dV, Ht, dA, dO, A, Q, K, V, b, h, 8, 8, 8, s);
+            else if (Tq == 20 && Tk == 20 && p == 8)
+                head_backward(dQ, dK, dV, Ht, dA, dO, A, Q, K, V, b, h, 20, 20, 8, s);
+            else
+                head_backward(dQ, dK, dV, Ht, dA, dO, A, Q, K, V, b, h, Tq, Tk, p, s);
+        }
+}
+
+/* ---- AddNorm, ReLU, embedding, loss ------------------------------------ */
+
+void fl_addnorm_forward(float *out, float *xh, float *rstd, const float *x, const float *y,
+                        const float *gamma, const float *beta, size_t n, size_t d)
+{
+    size_t r, i;
+    for (r = 0; r < n; r++) {
+        const float *xr = x + r * d, *yr = y + r * d;
+        float *nr = out + r * d, *hr = xh + r * d, mean, var, rs;
+        for (i = 0; i < d; i++) /* z = x + y, in out for now */
+            nr[i] = xr[i] + yr[i];
+        mean = v16_sum_row(nr, d) / (float)d;
+        for (i = 0; i < d; i++) /* z − mean, in xh for now */
+            hr[i] = nr[i] - mean;
+        var = v16_dot_row(hr, hr, d) / (float)d;
+        rs = 1.0f / sqrtf(var + LN_EPS);
+        rstd[r] = rs;
+        for (i = 0; i < d; i++) {
+            float hi = hr[i] * rs;
+            hr[i] = hi;
+            nr[i] = fmaf(hi, gamma[i], beta[i]);
+        }
+    }
+}
+
+void fl_addnorm_backward(float *dx, float *dy, float *dgamma, float *dbeta, const float *dout,
+                         const float *xh, const float *rstd, const float *gamma, size_t n,
+                         size_t d)
+{
+    size_t r, i;
+    for (r = 0; r < n; r++) {
+        const float *dr = dout + r * d, *hr = xh + r * d;
+        float m1 = 0.0f, m2 = 0.0f;
+        for (i = 0; i < d; i++) { /* in order of i */
+            float dxh = dr[i] * gamma[i];
+            dgamma[i] += dr[i] * hr[i];
+            dbeta[i] += dr[i];
+            m1 += dxh;
+            m2 += dxh * hr[i];
+        }
+        m1 /= (float)d;
+        m2 /= (float)d;
+        for (i = 0; i < d; i++) {
+            float dz = rstd[r] * (dr[i] * gamma[i] - m1 - hr[i] * m2);
+            dy[r * d + i] = dz;
+            dx[r * d + i] = dz;
+        }
+    }
+}
+
+void fl_relu_forward(float *R, const float *Hin, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        R[i] = Hin[i] > 0.0f ? Hin[i] : 0.0f;
+}
+
+void fl_relu_backward(float *dR, const float *Hin, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        if (!(Hin[i] > 0.0f))
+            dR[i] = 0.0f;
+}
+
+void fl_embed_forward(float *X, const float *embedding, const int *tokens, size_t n, size_t T,
+                      size_t d, float scale, const float *P)
+{
+    size_t r, i;
+    for (r = 0; r < n; r++) {
+        const float *e = embedding + (size_t)tokens[r] * d;
+        float *x = X + r * d;
+        if (P) {
+            const float *pr = P + (r % T) * d;
+#pragma omp simd
+            for (i = 0; i < d; i++)
+                x[i] = fmaf(e[i], scale, pr[i]);
+        } else {
+#pragma omp simd
+            for (i = 0; i < d; i++)
+                x[i] = e[i] * scale;
+        }
+    }
+}
+
+void fl_embed_backward(float *dE, const float *dX, const int *tokens, size_t n, size_t d,
+                       float scale)
+{
+    size_t r, i;
+    for (r = 0; r < n; r++) {
+        float *de = dE + (size_t)tokens[r] * d;
+        const float *dx = dX + r * d;
+#pragma omp simd
+        for (i = 0; i < d; i++)
+            de[i] = fmaf(dx[i], scale, de[i]);
+    }
+}
+
+double fl_cross_entropy(float *dlogits, const float *logits, const int *targets, size_t n,
+                        size_t C, double scale, size_t *count, size_t *correct)
+{
+    size_t r, k, seen = 0, right = 0;
+    double loss = 0.0;
+    for (r = 0; r < n; r++) {
+        const float *z = logits + r * C;
+        float *dz = dlogits + r * C, max = z[0];
+        double sum = 0.0;
+        size_t arg = 0;
+        if (targets[r] < 0) {
+            memset(dz, 0, C * sizeof *dz);
+            continue;
+        }
+        for (k = 1; k < C; k++)
+            if (z[k] > max) {
+                max = z[k];
+                arg = k;
+            }
+        memcpy(dz, z, C * sizeof *dz);
+        (void)v16_exp_row(dz, C, max); /* dz = e^(z − max) */
+        for (k = 0; k < C; k++)        /* their sum in double, in order */
+            sum += dz[k];
+        loss += max + attn_log(sum) - z[targets[r]];
+        seen++;
+        right += arg == (size_t)targets[r];
+        for (k = 0; k < C; k++)
+            dz[k] = (float)((dz[k] / sum - (k == (size_t)targets[r])) * scale);
+    }
+    if (count)
+        *count = seen;
+    if (correct)
+        *correct = right;
+    return loss;
+}
