@@ -22,6 +22,9 @@ The tables:
   log_c       -log(inv) as hi + lo, minus log 2 for the buckets of
               m ≥ 1.4140625 (there m/2 is used: the mantissa is taken in
               [0.707, 1.414), so that log(x) near x = 1 cancels nothing).
+  two_over_pi_bits   the first 1216 bits of 2/π after the binary point,
+              32 to a word, after 64 zero bits: the Payne–Hanek reduction
+              of sin and cos reads 192 of them from any position.
 """
 import os
 
@@ -77,6 +80,8 @@ def main():
     w(" * *_HI leaves over. */")
     w("#ifndef ATTN_FMATH_TABLES_H")
     w("#define ATTN_FMATH_TABLES_H")
+    w("")
+    w("#include <stdint.h>")
     w("")
 
     ln2 = log(2)
@@ -192,6 +197,21 @@ def main():
         if v == 0:
             hi, lo = 0.0, 0.0
         w(f"    {{{hexf(hi)}, {hexf(lo)}}},")
+    w("};")
+    w("")
+
+    # the bits of 2/pi (Payne-Hanek)
+    words = 40
+    with mp.workprec(words * 32 + 64):
+        frac = 2 / pi  # < 1: its bits are all after the binary point
+        n = int(floor(ldexp(frac, words * 32 - 64)))
+    w(f"/* 2/π's bits after the binary point, 32 to a word, most significant first,")
+    w(f" * after two words of zeros: the table's bit j (from 0, the first word's")
+    w(f" * top bit) is 2/π's bit of weight 2^-(j - 63). */")
+    w(f"static const uint32_t two_over_pi_bits[{words}] = {{")
+    vals = [0, 0] + [(n >> (32 * (words - 3 - k))) & 0xffffffff for k in range(words - 2)]
+    for i in range(0, words, 6):
+        w("    " + " ".join(f"0x{v:08x}u," for v in vals[i:i + 6]))
     w("};")
     w("")
     w("#endif")

@@ -370,7 +370,88 @@ static int reduce_cody_waite(double x, double *rh, double *rl)
     return (int)(k - 4.0 * floor(k / 4.0));
 }
 
-/* The reduction of any finite x: none below π/4, Cody–Waite below 2^45,
+/* 32 bits of two_over_pi_bits from its bit j on (j + 32 < 40·32). */
+static uint32_t two_over_pi_at(int j)
+{
+    int w = j / 32, b = j % 32;
+    uint64_t pair = (uint64_t)two_over_pi_bits[w] << 32 | two_over_pi_bits[w + 1];
+    return (uint32_t)(pair >> (32 - b));
+}
+
+/* The same for |x| ≥ 2^45, exactly, from the bits of 2/π (Payne–Hanek):
+ * |x| = m·2^E with an integer m < 2^53; the bits of 2/π of weight 2^-i
+ * with i < E − 1 add multiples of 4 to x·2/π (nothing to the quadrant
+ * and the remainder), the 192 from i = E − 1 on give x·2/π mod 4 to
+ * 2^-137, and the rest is smaller still. */
+static int reduce_payne_hanek(double x, double *rh, double *rl)
+{
+    uint64_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    /* |x| = m·2^E, m with its leading 1 */
+    uint64_t m = (bits & 0x000fffffffffffffu) | 0x0010000000000000u;
+    int E = (int)((bits >> 52) & 0x7ff) - 1075;
+    /* B: 192 bits of 2/π from weight 2^-(E-1) on, as six 32-bit limbs
+     * (b[0] the lowest); m·B·2^-190 ≡ x·2/π (mod 4) */
+    uint32_t b[6];
+    for (int w = 0; w < 6; w++)
+        b[5 - w] = two_over_pi_at(E - 1 + 63 + 32 * w);
+    /* p = m·B mod 2^192, schoolbook on 32-bit limbs (no term overflows
+     * 64 bits: (2^32 − 1)² + 2·(2^32 − 1) = 2^64 − 1) */
+    const uint32_t mw[2] = {(uint32_t)m, (uint32_t)(m >> 32)};
+    uint32_t p[6] = {0, 0, 0, 0, 0, 0};
+    for (int i = 0; i < 2; i++) {
+        uint64_t carry = 0;
+        for (int j = 0; i + j < 6; j++) {
+            uint64_t t = (uint64_t)mw[i] * b[j] + p[i + j] + carry;
+            p[i + j] = (uint32_t)t;
+            carry = t >> 32;
+        }
+    }
+    /* p·2^-190 in [0, 4): the quadrant is its top two bits, the fraction
+     * f the 190 below; f ≥ 1/2 is taken as f − 1 of the next quadrant,
+     * its magnitude 2^190 − f (two's complement of the 190 bits) */
+    int n = (int)(p[5] >> 30);
+    p[5] &= 0x3fffffffu;
+    int negative_f = (p[5] & 0x20000000u) != 0;
+    if (negative_f) {
+        n = (n + 1) & 3;
+        uint64_t carry = 1;
+        for (int w = 0; w < 6; w++) {
+            uint64_t t = (uint64_t)(uint32_t)~p[w] + carry;
+            p[w] = (uint32_t)t;
+            carry = t >> 32;
+        }
+        p[5] &= 0x3fffffffu;
+    }
+    /* |f| as hi + lo: the limbs' values are exact doubles, added from the
+     * top with their rounding errors kept */
+    double hi = 0.0, lo = 0.0, err;
+    for (int w = 5; w >= 0; w--) {
+        two_sum(hi, (double)p[w] * pow2i(32 * w - 190), &hi, &err);
+        lo += err;
+    }
+    double f = hi + lo;
+    double fl = lo - (f - hi);
+    /* r = |f|·π/2: the main product exact, then the small products */
+    double r, re;
+    two_prod(f, PIO2_1, &r, &re);
+    re += f * PIO2_2 + fl * PIO2_1;
+    *rh = r + re;
+    *rl = re - (*rh - r);
+    /* the signs: f's, then x's (sin(−x) = −sin x: quadrant −n) */
+    if (negative_f) {
+        *rh = -*rh;
+        *rl = -*rl;
+    }
+    if (x < 0.0) {
+        *rh = -*rh;
+        *rl = -*rl;
+        n = (4 - n) & 3;
+    }
+    return n;
+}
+
+/* The reduction of any finite x: none up to π/4, Cody–Waite below 2^45,
  * Payne–Hanek above. */
 static int reduce_pio2(double x, double *rh, double *rl)
 {
@@ -379,7 +460,9 @@ static int reduce_pio2(double x, double *rh, double *rl)
         *rl = 0.0;
         return 0;
     }
-    return reduce_cody_waite(x, rh, rl);
+    if (fabs(x) < 0x1p45)
+        return reduce_cody_waite(x, rh, rl);
+    return reduce_payne_hanek(x, rh, rl);
 }
 
 /* sin(rh + rl), |rh| ≤ π/4 + 2^-7: sin rh = rh + rh³·(−1/3! + … + rh^14/17!)

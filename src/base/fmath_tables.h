@@ -8,6 +8,8 @@
 #ifndef ATTN_FMATH_TABLES_H
 #define ATTN_FMATH_TABLES_H
 
+#include <stdint.h>
+
 /* ln(2)/64 = LN2_64_HI + LN2_64_LO, HI with 36 significant bits: k·HI is
  * exact for every |k| < 2^17 (|x| < 1100). 64/ln(2) for k. */
 #define LN2_64_HI 0x1.62e42fefa0000p-7
@@ -325,6 +327,19 @@ static const double log_c[128][2] = {
     {-0x1.fe02a6b106789p-8, 0x1.e44b7e3711ebfp-67},
     {-0x1.fe02a6b106789p-8, 0x1.e44b7e3711ebfp-67},
     {0x0.0p+0, 0x0.0p+0},
+};
+
+/* 2/π's bits after the binary point, 32 to a word, most significant first,
+ * after two words of zeros: the table's bit j (from 0, the first word's
+ * top bit) is 2/π's bit of weight 2^-(j - 63). */
+static const uint32_t two_over_pi_bits[40] = {
+    0x00000000u, 0x00000000u, 0xa2f9836eu, 0x4e441529u, 0xfc2757d1u, 0xf534ddc0u,
+    0xdb629599u, 0x3c439041u, 0xfe5163abu, 0xdebbc561u, 0xb7246e3au, 0x424dd2e0u,
+    0x06492eeau, 0x09d1921cu, 0xfe1deb1cu, 0xb129a73eu, 0xe88235f5u, 0x2ebb4484u,
+    0xe99c7026u, 0xb45f7e41u, 0x3991d639u, 0x835339f4u, 0x9c845f8bu, 0xbdf9283bu,
+    0x1ff897ffu, 0xde05980fu, 0xef2f118bu, 0x5a0a6d1fu, 0x6d367ecfu, 0x27cb09b7u,
+    0x4f463f66u, 0x9e5fea2du, 0x7527bac7u, 0xebe5f17bu, 0x3d0739f7u, 0x8a5292eau,
+    0x6bfb5fb1u, 0x1f8d5d08u, 0x56033046u, 0xfc7b6babu,
 };
 
 #endif

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "checked.h"
+#include "fmath.h"
 #include "rng.h"
 
 void linear_forward(float *y, const float *x, size_t n, const linear *l)
@@ -65,7 +66,7 @@ void softmax_row(float *x, size_t n)
     /* exp and sum */
     double sum = 0.0;
     for (size_t k = 0; k < n; k++) {
-        double e = exp((double)x[k] - max);
+        double e = attn_exp((double)x[k] - max);
         x[k] = (float)e;
         sum += e;
     }
@@ -153,7 +154,7 @@ static double score_one(const mha_params *m, const float *q_h, const float *k_h,
             s += (double)q_h[c] * k_h[c];
     } else {
         for (size_t a = 0; a < A; a++)
-            s += (double)m->a_w_v.weight.data[a] * tanh((double)(qa[a] + ka[a]));
+            s += (double)m->a_w_v.weight.data[a] * attn_tanh((double)(qa[a] + ka[a]));
     }
     return s;
 }
@@ -339,18 +340,18 @@ void attn_online_row(attn_online *r, const float *q_h, const float *K_h, const f
         }
         /* 2. the new running maximum, and the factor that rescales the old terms */
         const double m_old = r->m[j], m_new = bmax > m_old ? bmax : m_old;
-        const double rescale = m_old == -INFINITY ? 0.0 : exp(m_old - m_new);
+        const double rescale = m_old == -INFINITY ? 0.0 : attn_exp(m_old - m_new);
         /* 3. the block's terms e^(s − m_new), summed */
         double bsum = 0.0;
         for (size_t k = 0; k < n; k++)
-            bsum += exp(s[k] - m_new);
+            bsum += attn_exp(s[k] - m_new);
         /* 4. the running sum and output: the old ones rescaled, this block's added */
         const double *acc_old = r->acc + j * p; /* (p,) */
         double *acc_new = r->acc + (j + 1) * p; /* (p,) */
         for (size_t c = 0; c < p; c++) {
             double add = 0.0;
             for (size_t k = 0; k < n; k++)
-                add += exp(s[k] - m_new) * V_h[(k0 + k) * ld + c];
+                add += attn_exp(s[k] - m_new) * V_h[(k0 + k) * ld + c];
             acc_new[c] = acc_old[c] * rescale + add;
         }
         r->block_max[j] = bmax;

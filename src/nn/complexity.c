@@ -11,6 +11,7 @@
 
 #include "checked.h"
 #include "clock.h"
+#include "fmath.h"
 #include "rng.h"
 
 /* ---- layers ---------------------------------------------------------- */
@@ -81,7 +82,7 @@ cx_count rnn_forward(float *H, const float *x, const float *W_xh, const float *W
             /* W_hh · h_{t−1}: what the state carries from every earlier step */
             for (size_t i = 0; i < d; i++)
                 sum += (double)W_hh[o * d + i] * hprev[i];
-            h[o] = (float)tanh(sum);
+            h[o] = (float)attn_tanh(sum);
         }
         macs += 2 * (cx_count)d * d;
     }
@@ -346,14 +347,14 @@ double fit_loglog_slope(const double *x, const double *y, size_t m)
     for (size_t i = 0; i < m; i++) {
         if (!(x[i] > 0.0) || !(y[i] > 0.0))
             return NAN;
-        mx += log(x[i]);
-        my += log(y[i]);
+        mx += attn_log(x[i]);
+        my += attn_log(y[i]);
     }
     mx /= (double)m;
     my /= (double)m;
     /* slope = Σ (lx − mx)(ly − my) / Σ (lx − mx)² */
     for (size_t i = 0; i < m; i++) {
-        double dx = log(x[i]) - mx, dy = log(y[i]) - my;
+        double dx = attn_log(x[i]) - mx, dy = attn_log(y[i]) - my;
         sxx += dx * dx;
         sxy += dx * dy;
     }
@@ -512,7 +513,7 @@ static int build_row(cx_table *t, cx_layer layer)
         row->path_formula = n > 1 ? 1 : 0;
         break;
     case PATH_LOG:
-        row->path_big_o = n > 1 ? log((double)n) / log((double)t->k) : 0.0;
+        row->path_big_o = n > 1 ? attn_log((double)n) / attn_log((double)t->k) : 0.0;
         row->path_formula = ceil_log(n, t->k);
         break;
     }

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmath.h"
+
 int optim_init(optim *o, optim_kind kind, double lr, size_t total, char *err, size_t errlen)
 {
     memset(o, 0, sizeof *o);
@@ -40,8 +42,8 @@ void optim_step(optim *o, tmodel *model, const double *grads)
     o->t++;
     if (o->kind == OPTIM_ADAM) {
         /* bias corrections 1 − β^t */
-        bc1 = 1.0 - pow(o->beta1, (double)o->t);
-        bc2 = 1.0 - pow(o->beta2, (double)o->t);
+        bc1 = 1.0 - attn_pow(o->beta1, (double)o->t);
+        bc2 = 1.0 - attn_pow(o->beta2, (double)o->t);
     }
     for (size_t p = 0; p < model->nparams; p++) {
         float *w = model->param[p].t->data;

@@ -3,6 +3,8 @@
 
 #include <math.h>
 
+#include "fmath.h"
+
 void rng_seed(rng *r, unsigned long long seed) { r->state = seed; }
 
 unsigned long long rng_next(rng *r)
@@ -19,7 +21,7 @@ double rng_normal(rng *r)
 {
     /* Box–Muller: u1 in (0, 1] so that log(u1) is finite */
     double u1 = 1.0 - rng_uniform(r), u2 = rng_uniform(r);
-    return sqrt(-2.0 * log(u1)) * cos(2.0 * 3.14159265358979323846 * u2);
+    return sqrt(-2.0 * attn_log(u1)) * attn_cos(2.0 * 3.14159265358979323846 * u2);
 }
 
 double rng_uniform_at(unsigned long long seed, unsigned long long index)

@@ -10,6 +10,7 @@
 
 #include "attention_backward.h"
 #include "checked.h"
+#include "fmath.h"
 #include "layers.h"
 #include "posenc.h"
 #include "rng.h"
@@ -461,9 +462,9 @@ double tmodel_loss(const tcache *c, const tmodel *m, const int *targets, size_t 
                 arg = k;
             }
         for (size_t k = 0; k < C; k++)
-            sum += exp((double)z[k] - max);
+            sum += attn_exp((double)z[k] - max);
         /* −log softmax(z)[target] = logsumexp(z) − z[target] */
-        loss += max + log(sum) - z[targets[r]];
+        loss += max + attn_log(sum) - z[targets[r]];
         n++;
         right += arg == (size_t)targets[r];
     }
@@ -576,7 +577,7 @@ int tmodel_backward(double *grads, tcache *c, const tmodel *m, const int *tokens
             if (z[k] > max)
                 max = z[k];
         for (size_t k = 0; k < C; k++)
-            sum += (dz[k] = exp((double)z[k] - max));
+            sum += (dz[k] = attn_exp((double)z[k] - max));
         for (size_t k = 0; k < C; k++)
             dz[k] = (dz[k] / sum - (k == (size_t)targets[r])) * scale;
     }
