@@ -384,3 +384,60 @@ double fl_cross_entropy(float *dlogits, const float *logits, const int *targets,
         *correct = right;
     return loss;
 }
+
+/* ---- whole modules ------------------------------------------------------ */
+
+void fl_mha_forward(const fl_mha_acts *a, float *heads_scratch, const float *xq,
+                    const float *xkv, const fl_mha *w, const fl_attention *s)
+{
+    const size_t d = s->d, nq = s->B * s->Tq, nk = s->B * s->Tk;
+    /* Q = xq·W_qᵀ, K = xkv·W_kᵀ, V = xkv·W_vᵀ (+ biases) */
+    fl_linear_forward(a->Q, xq, nq, w->q.Wt, w->q.l->bias.data, d, d);
+    fl_linear_forward(a->K, xkv, nk, w->k.Wt, w->k.l->bias.data, d, d);
+    fl_linear_forward(a->V, xkv, nk, w->v.Wt, w->v.l->bias.data, d, d);
+    /* every head: softmax(Q_h K_hᵀ/√p, masked) · V_h, side by side in O */
+    fl_heads_forward(a->O, a->A, heads_scratch, a->Q, a->K, a->V, s);
+    /* Y = O·W_oᵀ (+ b_o) */
+    fl_linear_forward(a->Y, a->O, nq, w->o.Wt, w->o.l->bias.data, d, d);
+}
+
+void fl_mha_backward(float *dxq, float *dxkv, const fl_mha_grads *g, const fl_mha_scratch *t,
+                     const float *dY, const fl_mha_acts *a, const float *xq, const float *xkv,
+                     const fl_mha *w, const fl_attention *s)
+{
+    const size_t d = s->d, nq = s->B * s->Tq, nk = s->B * s->Tk;
+    memset(t->dO, 0, nq * d * sizeof *t->dO);
+    memset(t->dQ, 0, nq * d * sizeof *t->dQ);
+    memset(t->dK, 0, nk * d * sizeof *t->dK);
+    memset(t->dV, 0, nk * d * sizeof *t->dV);
+    /* d W_o, and dO = dY·W_o */
+    fl_linear_backward(t->dO, g->o.dW, g->o.db, dY, a->O, nq, w->o.l->weight.data, d, d);
+    /* the heads: dQ, dK, dV */
+    fl_heads_backward(t->dQ, t->dK, t->dV, t->heads, t->dO, a->A, a->Q, a->K, a->V, s);
+    /* d W_q, W_k, W_v, and the inputs' gradients */
+    fl_linear_backward(dxq, g->q.dW, g->q.db, t->dQ, xq, nq, w->q.l->weight.data, d, d);
+    fl_linear_backward(dxkv, g->k.dW, g->k.db, t->dK, xkv, nk, w->k.l->weight.data, d, d);
+    fl_linear_backward(dxkv, g->v.dW, g->v.db, t->dV, xkv, nk, w->v.l->weight.data, d, d);
+}
+
+void fl_ffn_forward(float *F, float *H, float *R, const float *x, const fl_linear *dense1,
+                    const fl_linear *dense2, size_t n, size_t d, size_t Hn)
+{
+    fl_linear_forward(H, x, n, dense1->Wt, dense1->l->bias.data, d, Hn);
+    fl_relu_forward(R, H, n * Hn);
+    fl_linear_forward(F, R, n, dense2->Wt, dense2->l->bias.data, Hn, d);
+}
+
+void fl_ffn_backward(float *dx, const fl_linear_grads *g1, const fl_linear_grads *g2, float *dR,
+                     const float *dF, const float *H, const float *R, const float *x,
+                     const fl_linear *dense1, const fl_linear *dense2, size_t n, size_t d,
+                     size_t Hn)
+{
+    memset(dR, 0, n * Hn * sizeof *dR);
+    /* d dense2, dR = dF·W2 */
+    fl_linear_backward(dR, g2->dW, g2->db, dF, R, n, dense2->l->weight.data, Hn, d);
+    /* the ReLU passes the gradient where H > 0 */
+    fl_relu_backward(dR, H, n * Hn);
+    /* d dense1, dx += dH·W1 */
+    fl_linear_backward(dx, g1->dW, g1->db, dR, x, n, dense1->l->weight.data, d, Hn);
+}

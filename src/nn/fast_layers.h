@@ -92,4 +92,59 @@ void fl_embed_backward(float *dE, const float *dX, const int *tokens, size_t n, 
 double fl_cross_entropy(float *dlogits, const float *logits, const int *targets, size_t n,
                         size_t C, double scale, size_t *count, size_t *correct);
 
+/* ---- whole modules ------------------------------------------------------ */
+
+/* A linear layer's weight transposed (in, out) for the forward product,
+ * and the module itself (its weight (out, in) for the backward, its bias
+ * or NULL). */
+typedef struct fl_linear {
+    const float *Wt;
+    const linear *l;
+} fl_linear;
+
+/* A gradient buffer's slices for one linear layer: dW (out, in), db (out,)
+ * or NULL. */
+typedef struct fl_linear_grads {
+    float *dW, *db;
+} fl_linear_grads;
+
+/* d2l's MultiHeadAttention: its four projections, their gradients, its
+ * activations (Q (B, Tq, d), K and V (B, Tk, d), O the heads side by side
+ * (B, Tq, d), Y = O·W_oᵀ (B, Tq, d), A (B, NH, Tq, Tk)). */
+typedef struct fl_mha {
+    fl_linear q, k, v, o;
+} fl_mha;
+typedef struct fl_mha_grads {
+    fl_linear_grads q, k, v, o;
+} fl_mha_grads;
+typedef struct fl_mha_acts {
+    float *Q, *K, *V, *O, *Y, *A;
+} fl_mha_acts;
+/* Scratch of the backward pass: dO, dQ (B, Tq, d), dK, dV (B, Tk, d). */
+typedef struct fl_mha_scratch {
+    float *dO, *dQ, *dK, *dV;
+    float *heads; /* fl_heads_scratch floats */
+} fl_mha_scratch;
+
+/* Y = MultiHeadAttention(xq, xkv, xkv) (queries xq (B, Tq, d), keys and
+ * values xkv (B, Tk, d)), every activation into a. */
+void fl_mha_forward(const fl_mha_acts *a, float *heads_scratch, const float *xq,
+                    const float *xkv, const fl_mha *w, const fl_attention *s);
+/* Its backward from dY (B, Tq, d): the weights' gradients into g (+=),
+ * dxq (B, Tq, d) += and dxkv (B, Tk, d) += (the same buffer in
+ * self-attention: both terms add into it). */
+void fl_mha_backward(float *dxq, float *dxkv, const fl_mha_grads *g, const fl_mha_scratch *t,
+                     const float *dY, const fl_mha_acts *a, const float *xq, const float *xkv,
+                     const fl_mha *w, const fl_attention *s);
+
+/* d2l's PositionWiseFFN: F (n, d) = dense2(ReLU(dense1(x))), with its
+ * activations H and R (n, Hn). */
+void fl_ffn_forward(float *F, float *H, float *R, const float *x, const fl_linear *dense1,
+                    const fl_linear *dense2, size_t n, size_t d, size_t Hn);
+/* Its backward from dF (n, d): dR (n, Hn) is scratch; dx (n, d) +=. */
+void fl_ffn_backward(float *dx, const fl_linear_grads *g1, const fl_linear_grads *g2, float *dR,
+                     const float *dF, const float *H, const float *R, const float *x,
+                     const fl_linear *dense1, const fl_linear *dense2, size_t n, size_t d,
+                     size_t Hn);
+
 #endif

@@ -191,28 +191,41 @@ typedef struct step_dims {
     fl_attention attn;  /* the blocks' self-attention: Tq = Tk = T */
 } step_dims;
 
+/* The fast modules of block l: its attention and FFN, their weights
+ * transposed in w, their gradients' slices of grads (NULL: none). */
+static fl_mha block_mha(const tblock *blk, const tfast_block_weights *w)
+{
+    return (fl_mha){{w->Wq, &blk->mha.W_q}, {w->Wk, &blk->mha.W_k}, {w->Wv, &blk->mha.W_v},
+                    {w->Wo, &blk->mha.W_o}};
+}
+
+static fl_linear_grads lin_grads(float *grads, const tmodel *m, const linear *l)
+{
+    return (fl_linear_grads){grad_of(grads, m, &l->weight), grad_of(grads, m, &l->bias)};
+}
+
+static fl_mha_acts block_acts(const tfast_block *bk)
+{
+    return (fl_mha_acts){bk->Q, bk->K, bk->V, bk->O, bk->Y, bk->A};
+}
+
 /* 2. attention on the block's input x: Q, K, V (B, T, d), then per head
  * softmax(Q Kᵀ/√p, masked) into A (B, NH, T, T) and ·V into O (B, T, d),
  * then Y = O W_oᵀ */
 static void attention_forward(tfast_cache *c, tfast_block *bk, const tblock *blk,
                               const tfast_block_weights *w, const float *x, const step_dims *s)
 {
-    const size_t d = s->d, BT = s->BT;
-    fl_linear_forward(bk->Q, x, BT, w->Wq, blk->mha.W_q.bias.data, d, d);
-    fl_linear_forward(bk->K, x, BT, w->Wk, blk->mha.W_k.bias.data, d, d);
-    fl_linear_forward(bk->V, x, BT, w->Wv, blk->mha.W_v.bias.data, d, d);
-    fl_heads_forward(bk->O, bk->A, c->scratch, bk->Q, bk->K, bk->V, &s->attn);
-    fl_linear_forward(bk->Y, bk->O, BT, w->Wo, blk->mha.W_o.bias.data, d, d);
+    const fl_mha mw = block_mha(blk, w);
+    const fl_mha_acts acts = block_acts(bk);
+    fl_mha_forward(&acts, c->scratch, x, x, &mw, &s->attn);
 }
 
 /* 4. (ffn) H (B, T, H) = N · W1 + b1, R = ReLU(H), F (B, T, d) = R · W2 + b2 */
 static void ffn_forward(tfast_block *bk, const tblock *blk, const tfast_block_weights *w,
                         const step_dims *s)
 {
-    const size_t d = s->d, H = s->H;
-    fl_linear_forward(bk->H, bk->N, s->BT, w->W1, blk->dense1.bias.data, d, H);
-    fl_relu_forward(bk->R, bk->H, s->BT * H);
-    fl_linear_forward(bk->F, bk->R, s->BT, w->W2, blk->dense2.bias.data, H, d);
+    const fl_linear d1 = {w->W1, &blk->dense1}, d2 = {w->W2, &blk->dense2};
+    fl_ffn_forward(bk->F, bk->H, bk->R, bk->N, &d1, &d2, s->BT, s->d, s->H);
 }
 
 /* 4'. ffn backward, from dF (B, T, d): d dense2, dR = dF · W2 (B, T, H),
@@ -220,15 +233,11 @@ static void ffn_forward(tfast_block *bk, const tblock *blk, const tfast_block_we
 static void ffn_backward(float *grads, tfast_cache *c, const tfast_block *bk, const tblock *blk,
                          const tmodel *m, float *dN, const step_dims *s)
 {
-    const size_t d = s->d, H = s->H, n = s->BT * H;
-    memset(c->dR, 0, n * sizeof *c->dR);
-    fl_linear_backward(c->dR, grad_of(grads, m, &blk->dense2.weight),
-                       grad_of(grads, m, &blk->dense2.bias), c->dF, bk->R, s->BT,
-                       blk->dense2.weight.data, H, d);
-    fl_relu_backward(c->dR, bk->H, n);
-    fl_linear_backward(dN, grad_of(grads, m, &blk->dense1.weight),
-                       grad_of(grads, m, &blk->dense1.bias), c->dR, bk->N, s->BT,
-                       blk->dense1.weight.data, d, H);
+    const fl_linear d1 = {NULL, &blk->dense1}, d2 = {NULL, &blk->dense2};
+    const fl_linear_grads g1 = lin_grads(grads, m, &blk->dense1),
+                          g2 = lin_grads(grads, m, &blk->dense2);
+    fl_ffn_backward(dN, &g1, &g2, c->dR, c->dF, bk->H, bk->R, bk->N, &d1, &d2, s->BT, s->d,
+                    s->H);
 }
 
 /* 2'. attention backward, from dY (B, T, d): d W_o and dO; per head dA,
@@ -237,25 +246,13 @@ static void ffn_backward(float *grads, tfast_cache *c, const tfast_block *bk, co
 static void attention_backward(float *grads, tfast_cache *c, tfast_block *bk, const tblock *blk,
                                const tmodel *m, const float *x, float *dX, const step_dims *s)
 {
-    const size_t d = s->d, BT = s->BT, bytes = BT * d * sizeof(float);
-    memset(c->dO, 0, bytes);
-    memset(c->dQ, 0, bytes);
-    memset(c->dK, 0, bytes);
-    memset(c->dV, 0, bytes);
-    fl_linear_backward(c->dO, grad_of(grads, m, &blk->mha.W_o.weight),
-                       grad_of(grads, m, &blk->mha.W_o.bias), c->dY, bk->O, BT,
-                       blk->mha.W_o.weight.data, d, d);
-    fl_heads_backward(c->dQ, c->dK, c->dV, c->scratch, c->dO, bk->A, bk->Q, bk->K, bk->V,
-                      &s->attn);
-    fl_linear_backward(dX, grad_of(grads, m, &blk->mha.W_q.weight),
-                       grad_of(grads, m, &blk->mha.W_q.bias), c->dQ, x, BT,
-                       blk->mha.W_q.weight.data, d, d);
-    fl_linear_backward(dX, grad_of(grads, m, &blk->mha.W_k.weight),
-                       grad_of(grads, m, &blk->mha.W_k.bias), c->dK, x, BT,
-                       blk->mha.W_k.weight.data, d, d);
-    fl_linear_backward(dX, grad_of(grads, m, &blk->mha.W_v.weight),
-                       grad_of(grads, m, &blk->mha.W_v.bias), c->dV, x, BT,
-                       blk->mha.W_v.weight.data, d, d);
+    const fl_mha mw = {{NULL, &blk->mha.W_q}, {NULL, &blk->mha.W_k}, {NULL, &blk->mha.W_v},
+                       {NULL, &blk->mha.W_o}};
+    const fl_mha_grads g = {lin_grads(grads, m, &blk->mha.W_q), lin_grads(grads, m, &blk->mha.W_k),
+                            lin_grads(grads, m, &blk->mha.W_v), lin_grads(grads, m, &blk->mha.W_o)};
+    const fl_mha_scratch t = {c->dO, c->dQ, c->dK, c->dV, c->scratch};
+    const fl_mha_acts acts = block_acts(bk);
+    fl_mha_backward(dX, dX, &g, &t, c->dY, &acts, x, x, &mw, &s->attn);
 }
 
 /* Block l backward: dN (B, T, d) the gradient of its output, dX that of its
