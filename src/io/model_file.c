@@ -41,12 +41,7 @@ int model_file_write(FILE *f, const tmodel *m, const char *const *vocab,
         json_bool(&jw, "posenc", m->cfg.posenc);
         json_bool(&jw, "addnorm", m->cfg.addnorm);
     }
-    json_object_begin(&jw, "state_dict", JSON_BLOCK);
-    for (size_t i = 0; i < m->nparams; i++) {
-        const tensor *t = m->param[i].t;
-        json_tensor(&jw, m->param[i].name, t->data, t->ndim, t->shape);
-    }
-    json_end(&jw);
+    model_file_write_params(&jw, m->param, m->nparams);
     json_end(&jw);
     return json_writer_finish(&jw);
 }
@@ -221,18 +216,18 @@ static int read_config(const cJSON *root, tmodel_config *cfg, char ***vocab, siz
     return 0;
 }
 
-/* Parameter i of m from the state_dict sd, of m's shape. */
-static int read_param(const cJSON *sd, tmodel *m, size_t i, char *err, size_t errlen)
+/* Parameter p from the state_dict sd, of its shape. */
+static int read_param(const cJSON *sd, const tmodel_param *p, char *err, size_t errlen)
 {
-    tensor *t = m->param[i].t, got = {0};
+    tensor *t = p->t, got = {0};
     char path[96], want[64], gs[64];
-    snprintf(path, sizeof path, "$.state_dict[\"%s\"]", m->param[i].name);
-    if (!cJSON_GetObjectItemCaseSensitive(sd, m->param[i].name)) {
-        snprintf(err, errlen, "$.state_dict: missing \"%s\"", m->param[i].name);
+    snprintf(path, sizeof path, "$.state_dict[\"%s\"]", p->name);
+    if (!cJSON_GetObjectItemCaseSensitive(sd, p->name)) {
+        snprintf(err, errlen, "$.state_dict: missing \"%s\"", p->name);
         return -1;
     }
-    if (json_get_tensor(cJSON_GetObjectItemCaseSensitive(sd, m->param[i].name), path, 1, 2, &got,
-                        err, errlen))
+    if (json_get_tensor(cJSON_GetObjectItemCaseSensitive(sd, p->name), path, 1, 2, &got, err,
+                        errlen))
         return -1;
     if (got.ndim != t->ndim || got.shape[0] != t->shape[0] ||
         (t->ndim == 2 && got.shape[1] != t->shape[1])) {
@@ -247,31 +242,42 @@ static int read_param(const cJSON *sd, tmodel *m, size_t i, char *err, size_t er
     return 0;
 }
 
-/* The state_dict sd into m: every key a parameter of this configuration,
- * every parameter there. */
-static int read_state_dict(const cJSON *sd, tmodel *m, char *err, size_t errlen)
+int model_file_read_params(const cJSON *sd, const tmodel_param *params, size_t n, char *err,
+                           size_t errlen)
 {
     const cJSON *a;
     cJSON_ArrayForEach(a, sd)
     {
-        if (!tmodel_find(m, a->string)) {
+        size_t i;
+        for (i = 0; i < n && strcmp(params[i].name, a->string) != 0; i++)
+            ;
+        if (i == n) {
             snprintf(err, errlen, "$.state_dict[\"%s\"]: not a parameter of this model%s",
                      a->string, strstr(a->string, "bias") ? " (W_q.bias gives the biases)" : "");
             return -1;
         }
     }
-    for (size_t i = 0; i < m->nparams; i++)
-        if (read_param(sd, m, i, err, errlen))
+    for (size_t i = 0; i < n; i++)
+        if (read_param(sd, &params[i], err, errlen))
             return -1;
     return 0;
 }
 
-/* The numbers in the tree at node. */
-static size_t count_numbers(const cJSON *node)
+void model_file_write_params(json_writer *jw, const tmodel_param *params, size_t n)
+{
+    json_object_begin(jw, "state_dict", JSON_BLOCK);
+    for (size_t i = 0; i < n; i++) {
+        const tensor *t = params[i].t;
+        json_tensor(jw, params[i].name, t->data, t->ndim, t->shape);
+    }
+    json_end(jw);
+}
+
+size_t model_file_count_numbers(const cJSON *node)
 {
     size_t n = cJSON_IsNumber(node) ? 1 : 0;
     for (const cJSON *c = node->child; c; c = c->next)
-        n += count_numbers(c);
+        n += model_file_count_numbers(c);
     return n;
 }
 
@@ -285,7 +291,7 @@ static size_t count_numbers(const cJSON *node)
 static int check_size(const cJSON *sd, const tmodel_config *cfg, char *err, size_t errlen)
 {
     /* need = (V + C + L·(4·d + 2·H))·d: the weight matrices alone */
-    size_t have = count_numbers(sd), need = 0, a = 0, b = 0;
+    size_t have = model_file_count_numbers(sd), need = 0, a = 0, b = 0;
     size_t L = cfg->layers ? cfg->layers : 1;
     int over = size_mul(4, cfg->hiddens, &a) || size_mul(2, cfg->ffn, &b) ||
                size_add(a, b, &a) || size_mul(a, L, &a) || size_add(a, cfg->vocab, &a) ||
@@ -321,7 +327,7 @@ static int load_root(const cJSON *root, tmodel *m, char ***vocab, size_t *V, cha
                NULL;
     if (check_size(sd, &cfg, err, errlen) || tmodel_alloc(m, &cfg, err, errlen))
         return -1;
-    return read_state_dict(sd, m, err, errlen);
+    return model_file_read_params(sd, m->param, m->nparams, err, errlen);
 }
 
 int model_file_load(const char *path, tmodel *m, char ***vocab, size_t *V, char ***classes,
