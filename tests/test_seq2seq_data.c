@@ -239,6 +239,54 @@ static void test_preprocess(void)
     cJSON_Delete(ref);
 }
 
+/* nmt_sentence_tokens(s, flags) must give the tokens want (n of them),
+ * joined by '|' in want ("" for none). */
+static void check_sentence(const char *s, int flags, const char *want, int line)
+{
+    char err[128], *joined = NULL;
+    size_t n = 0;
+    char **tok = nmt_sentence_tokens(s, flags, &n, err, sizeof err);
+    check_count++;
+    if (!tok) {
+        check_failed++;
+        fprintf(stderr, "%s:%d: \"%s\": %s\n", __FILE__, line, s, err);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        char *j = malloc((joined ? strlen(joined) : 0) + strlen(tok[i]) + 2);
+        sprintf(j, "%s%s%s", joined ? joined : "", i ? "|" : "", tok[i]);
+        free(joined);
+        joined = j;
+    }
+    check_str(joined ? joined : "", want, s, line);
+    free(joined);
+    free(tok);
+}
+
+static void test_sentence(void)
+{
+    char err[128];
+    size_t n;
+    const int L = NMT_SENTENCE_LOWER, P = NMT_SENTENCE_PUNCT, W = NMT_SENTENCE_WORDS;
+    check_sentence("The big  red Dog.", L, "the|big||red|dog.", __LINE__); /* d2l's */
+    check_sentence("The big  red Dog.", L | P, "the|big||red|dog|.", __LINE__);
+    check_sentence("The big  red Dog.", W, "The|big|red|Dog.", __LINE__);
+    check_sentence(" The big  red Dog. ", L | P | W, "the|big|red|dog|.", __LINE__);
+    check_sentence("\u00c9COLE\u00a0!", L | P, "\u00e9cole|!", __LINE__);
+    check_sentence("....", P, ".|.|.|.", __LINE__);
+    check_sentence("", 0, "", __LINE__); /* one empty token, as "".split(' ') */
+    {
+        char **tok = nmt_sentence_tokens("", 0, &n, err, sizeof err);
+        CHECK(tok && n == 1 && tok[0][0] == '\0');
+        free(tok);
+        tok = nmt_sentence_tokens("  ", W, &n, err, sizeof err);
+        CHECK(tok && n == 0);
+        free(tok);
+    }
+    CHECK(nmt_sentence_tokens("a\xff", L, &n, err, sizeof err) == NULL);
+    CHECK_STR(err, "byte 2: not valid UTF-8");
+}
+
 /* ---- fra.txt: lines, fields, errors -------------------------------------------------- */
 
 /* text read as fra.txt named "f.txt" with max_examples max: 0 and the
@@ -918,6 +966,7 @@ int main(int argc, char **argv)
     test_fra_reference();
     test_lower();
     test_preprocess();
+    test_sentence();
     test_fra_lines();
     test_fra_errors();
     test_fra_files();

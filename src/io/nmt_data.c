@@ -95,24 +95,29 @@ static size_t utf8_put(char *out, unsigned long c)
     return 4;
 }
 
-size_t nmt_preprocess_line(const char *line, size_t len, int first, char *out,
-                           size_t *out_len)
+/* line[0 … len) into out (room for 2·len + 1 bytes), with flags
+ * NMT_SENTENCE_LOWER and NMT_SENTENCE_PUNCT (see nmt_preprocess_line);
+ * prev: the character before the line (0: none). 0, or the offset + 1 of
+ * a byte that is not UTF-8 or is a NUL. */
+static size_t transform(const char *line, size_t len, unsigned long prev, int flags, char *out,
+                        size_t *out_len)
 {
     const unsigned char *s = (const unsigned char *)line;
-    unsigned long prev = first ? 0 : '\n'; /* 0: no previous character */
     size_t i = 0, o = 0;
     while (i < len) {
         size_t used;
         long c = s[i] ? utf8_at(s + i, len - i, &used) : -1;
-        unsigned long lc, second;
+        unsigned long lc = (unsigned long)c, second = 0;
         if (c < 0)
             return i + 1;
         /* U+202F and U+00A0 become spaces, then lower case */
-        lc = c == 0x202F || c == 0xA0 ? ' ' : nmt_lower((unsigned long)c, &second);
-        if (c == 0x202F || c == 0xA0)
-            second = 0;
+        if ((flags & NMT_SENTENCE_PUNCT) && (c == 0x202F || c == 0xA0))
+            lc = ' ';
+        else if (flags & NMT_SENTENCE_LOWER)
+            lc = nmt_lower((unsigned long)c, &second);
         /* a space before , . ! ? when the previous character is not one */
-        if ((lc == ',' || lc == '.' || lc == '!' || lc == '?') && prev && prev != ' ')
+        if ((flags & NMT_SENTENCE_PUNCT) && (lc == ',' || lc == '.' || lc == '!' || lc == '?') &&
+            prev && prev != ' ')
             out[o++] = ' ';
         o += utf8_put(out + o, lc);
         prev = lc;
@@ -125,6 +130,43 @@ size_t nmt_preprocess_line(const char *line, size_t len, int first, char *out,
     out[o] = '\0';
     *out_len = o;
     return 0;
+}
+
+size_t nmt_preprocess_line(const char *line, size_t len, int first, char *out,
+                           size_t *out_len)
+{
+    return transform(line, len, first ? 0 : '\n', NMT_SENTENCE_LOWER | NMT_SENTENCE_PUNCT, out,
+                     out_len);
+}
+
+char **nmt_sentence_tokens(const char *sentence, int flags, size_t *n, char *err, size_t errlen)
+{
+    size_t len = strlen(sentence), cap, k = 1, out_len, bad, j = 0;
+    char **tok, *text;
+    /* one block: at most len + 1 token pointers, then the text (2·len + 1) */
+    if (size_add(len, 1, &cap) || size_mul(cap, sizeof *tok, &cap) ||
+        size_add(cap, len, &cap) || size_add(cap, len + 1, &cap) || !(tok = malloc(cap))) {
+        snprintf(err, errlen, "out of memory for a sentence of %zu bytes", len);
+        return NULL;
+    }
+    text = (char *)(tok + len + 1);
+    if ((bad = transform(sentence, len, 0, flags, text, &out_len)) != 0) {
+        snprintf(err, errlen, "byte %zu: not valid UTF-8", bad);
+        free(tok);
+        return NULL;
+    }
+    tok[0] = text;
+    for (size_t i = 0; i < out_len; i++)
+        if (text[i] == ' ') {
+            text[i] = '\0';
+            tok[k++] = text + i + 1;
+        }
+    /* runs of spaces: keep the tokens that are not empty */
+    for (size_t i = 0; i < k; i++)
+        if (!(flags & NMT_SENTENCE_WORDS) || tok[i][0] != '\0')
+            tok[j++] = tok[i];
+    *n = j;
+    return tok;
 }
 
 /* ---- tokenize_nmt -------------------------------------------------------------- */

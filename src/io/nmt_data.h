@@ -106,6 +106,27 @@ int nmt_data_from_json(seq2seq_corpus *c, const struct cJSON *root, const char *
 size_t nmt_preprocess_line(const char *line, size_t len, int first, char *out,
                            size_t *out_len);
 
+/* A sentence typed by the user (attn translate) as tokens. d2l's
+ * predict_seq2seq reads it as src_sentence.lower().split(' '); here each
+ * step is a flag:
+ *   NMT_SENTENCE_LOWER  lower case as above (d2l: yes)
+ *   NMT_SENTENCE_PUNCT  preprocess_nmt's spacing: U+202F and U+00A0 to a
+ *                       space, a space before , . ! ? (d2l: no; its
+ *                       examples are written "go ." already)
+ *   NMT_SENTENCE_WORDS  split on runs of spaces, no empty token (as the
+ *                       JSON form; d2l: no, split(' '))
+ * d2l's reading is NMT_SENTENCE_LOWER; a model trained on fra.txt reads
+ * best with LOWER | PUNCT, one trained on JSON or the built-in task with
+ * WORDS alone. *n tokens (0 when the sentence is empty with WORDS, else
+ * at least 1) in one block: free() the returned array once. NULL with
+ * "byte 3: not valid UTF-8" (a NUL cannot occur: the sentence is a C
+ * string) or "out of memory …" in err. */
+#define NMT_SENTENCE_LOWER 1
+#define NMT_SENTENCE_PUNCT 2
+#define NMT_SENTENCE_WORDS 4
+char **nmt_sentence_tokens(const char *sentence, int flags, size_t *n, char *err,
+                           size_t errlen);
+
 /* Python's str.lower() of code point c for the characters listed above
  * (c itself for every other): the lower-case code point, and *second the
  * code point after it for İ (U+0307), 0 otherwise. */
