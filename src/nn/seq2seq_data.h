@@ -44,7 +44,8 @@ typedef struct seq2seq_pairs {
     char *text;            /* the tokens' bytes */
 } seq2seq_pairs;
 
-/* Training pairs and held-out pairs (heldout.n 0: none). */
+/* Training pairs and held-out pairs (heldout.n 0: none). A set of no
+ * pairs may be a zeroed structure (NULL arrays): test n, not the arrays. */
 typedef struct seq2seq_corpus {
     seq2seq_pairs train;
     seq2seq_pairs heldout;

@@ -76,6 +76,8 @@ typedef struct sentence {
 } sentence;
 
 #define N_PHRASES (N_DET * (N_ADJ + 1) * (N_COLOUR + 1) * N_NOUN)
+_Static_assert((unsigned long)N_PHRASES * N_VERB * N_PHRASES == TRANSLATE_SENTENCES,
+               "TRANSLATE_SENTENCES counts the grammar's sentences");
 
 /* A sentence's number, 0 … TRANSLATE_SENTENCES − 1 (distinct sentences,
  * distinct numbers). */
