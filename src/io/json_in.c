@@ -240,6 +240,19 @@ cJSON *json_read_file(const char *path, size_t max_bytes, char *err, size_t errl
     return root;
 }
 
+cJSON *json_parse(const char *name, const char *text, size_t len, char *err, size_t errlen)
+{
+    const char *nul = memchr(text, '\0', len);
+    size_t line, col;
+    if (nul) {
+        line_col(text, (size_t)(nul - text), &line, &col);
+        snprintf(err, errlen, "%s: line %zu, column %zu: a NUL byte: not a JSON text", name,
+                 line, col);
+        return NULL;
+    }
+    return parse_text(name, text, len, err, errlen);
+}
+
 /* ---- tensors --------------------------------------------------------- */
 
 /* path followed by "[i]"; a path too long for dst is cut short. */

@@ -20,6 +20,12 @@
  * than max_bytes. The caller frees the result with cJSON_Delete. */
 cJSON *json_read_file(const char *path, size_t max_bytes, char *err, size_t errlen);
 
+/* Parse text[0 … len), NUL-terminated at len, as json_read_file parses a
+ * file it has read (a NUL byte inside, or anything after the value, is an
+ * error with its line and column); name stands for the file in messages.
+ * For a caller that has read the bytes itself. */
+cJSON *json_parse(const char *name, const char *text, size_t len, char *err, size_t errlen);
+
 /* The nested arrays of numbers at node as a tensor of min_ndim … max_ndim
  * dimensions: rectangular, every entry a finite number within float32's
  * range. path names node in messages ("$.queries"). */

@@ -9,6 +9,9 @@ options/: argv lines (one word a line, the command first) from the
           (tests/cli/);
 train_data/: --data files: data/apple_train.json, those of
           tests/cli/train.py, and edge cases (TRAIN_DATA below);
+nmt_data/: --data files of sentence pairs (SPEC §11): fra.txt lines
+          (tests/ref/nmt/fra_small.txt and edge cases) and the JSON form,
+          good and bad (NMT_DATA below);
 model/:   the models attn train saves for make_dict.py's MODELS (with the
           attn of build/, which must be built), the same with a field
           broken, and the stacked models of SPEC §9 "Stacks" written by
@@ -152,6 +155,25 @@ TRAIN_DATA = [
 STACKS = [("stack2-ffn3-bias", 2, 3, True), ("stack2", 2, 0, False),
           ("stack1-ffn2", 1, 2, False), ("stack3-ffn1", 3, 1, True)]
 
+# --data files of sentence pairs for fuzz_nmt_data (SPEC §11): fra.txt
+# text and JSON, each one good or with one error of nmt_data.h.
+NMT_DATA = [
+    "Go.\tVa !\tCC-BY 2.0 (France) Attribution: tatoeba.org #2877272 (CM) & #1158250 (Wittydev)\n"
+    "Hi.\tSalut !\tCC-BY 2.0 (France) Attribution: tatoeba.org #538123 (CM) & #509819 (Aiji)\n",
+    "Run!\tCours\u202f!\nWow!\t\u00c7a alors\u00a0!\n\nI'm OK.\t\u00c7a va.\r\n",
+    "Help me,  please.\tAidez-moi, s'il vous pla\u00eet.\n.Hi\t\u00c9coute, \u0152uvre \u00c0 \u0178.\n",
+    "a\tb\nno tab here\n",
+    "a\tb\n\t.\n",
+    "Go.\t \u00a0\n",
+    "\n\n \r\n",
+    '{"pairs": [["the red car", "la voiture rouge"], ["a  big dog .", "un grand chien ."]], '
+    '"heldout": {"pairs": [["the <unk> car", "la voiture"]]}}',
+    '{"pairs": [["a", "b"], ["a", 3]]}',
+    '{"pairs": [["a", "b", "c"]], "heldout": null}',
+    '{"pairs": [], "colour": 1}',
+    '{"pairs": [["a", "  "]]}',
+]
+
 
 def words_line(line):
     # "a b | c d" style token lists stay one word: split on " --" options
@@ -248,7 +270,8 @@ def main():
     odir = os.path.join(HERE, "corpus", "options")
     tdir = os.path.join(HERE, "corpus", "train_data")
     mdir = os.path.join(HERE, "corpus", "model")
-    for d in (jdir, odir, tdir, mdir):
+    ndir = os.path.join(HERE, "corpus", "nmt_data")
+    for d in (jdir, odir, tdir, mdir, ndir):
         os.makedirs(d, exist_ok=True)
         for f in os.listdir(d):
             os.remove(os.path.join(d, f))
@@ -269,6 +292,11 @@ def main():
         save(tdir, f.read())
     for doc in TRAIN_DATA:
         save(tdir, json.dumps(doc, ensure_ascii=False).encode())
+    with open(os.path.join(ROOT, "tests", "ref", "nmt", "fra_small.txt"), "rb") as f:
+        save(ndir, f.read())
+    for text in NMT_DATA:
+        save(ndir, text.encode())
+    save(ndir, b"a\tb\nca\tc\xe9t\xc3\xa9\n")  # not UTF-8
     models = saved_models(attn)
     for name, text in models.items():
         save(mdir, text)

@@ -1,0 +1,208 @@
+/* fuzz_nmt_data.c — libFuzzer harness for the data of translation
+ * (SPEC.md §11's --data of sentence pairs; src/io/nmt_data.c, and
+ * src/nn/seq2seq_data.c's vocabularies, arrays and BLEU on what it reads).
+ *
+ * The bytes are a --data file, read:
+ *   1. as d2l's fra.txt, with max_examples 0 (every line) and 3 (lines
+ *      0 … 3);
+ *   2. as a file (nmt_data_load: JSON when it starts with '{', else
+ *      fra.txt), max_examples 5;
+ * and what loads is checked against nmt_data.h's promises: at least one
+ * training pair, every sentence at least one token, a fra.txt token
+ * without '\n' or '\t' and each side with a token that is not empty, a
+ * JSON token without spaces and not empty, no alignment. Then both
+ * vocabularies (min_freq 0 and 2) must start <unk> <pad> <bos> <eos> and
+ * hold no token twice; the arrays for num_steps 1, 3 and 7 (of the
+ * training and the held-out pairs) must hold ids inside the vocabulary,
+ * valid lengths that count the entries that are not <pad>, and the
+ * decoder's input <bos> then the target shifted by one; BLEU of each
+ * short pair (target against source) must lie in [0, 1].
+ * Also: preprocess_nmt of the first line (its output at most twice its
+ * length), BLEU of the bytes split at the first tab, and the bytes as a
+ * typed sentence (nmt_sentence_tokens, every combination of flags).
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz.h"
+#include "nmt_data.h"
+#include "seq2seq_data.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    return 0;
+}
+
+/* One side's tokens: text (fra.txt) or json rules. */
+static void fuzz_check_side(const char *const *tok, size_t n, int json)
+{
+    int word = 0;
+    if (n == 0)
+        abort();
+    for (size_t j = 0; j < n; j++) {
+        if (json ? (tok[j][0] == '\0' || strchr(tok[j], ' ')) : strpbrk(tok[j], "\n\t") != NULL)
+            abort();
+        word |= tok[j][0] != '\0';
+    }
+    if (!word)
+        abort(); /* an empty side is refused */
+}
+
+static void fuzz_check_pairs(const seq2seq_pairs *p, int json)
+{
+    if (p->n == 0)
+        return; /* no pairs (a zeroed set: no arrays) */
+    if (p->align || p->src_start[0] != 0 || p->tgt_start[0] != 0)
+        abort();
+    for (size_t i = 0; i < p->n; i++) {
+        size_t ns, nt;
+        const char *const *s = seq2seq_src(p, i, &ns), *const *t = seq2seq_tgt(p, i, &nt);
+        fuzz_check_side(s, ns, json);
+        fuzz_check_side(t, nt, json);
+        if (ns <= 64 && nt <= 64) {
+            double b = seq2seq_bleu(t, nt, s, ns, 2);
+            if (!(b >= 0.0 && b <= 1.0))
+                abort();
+        }
+    }
+}
+
+/* A vocabulary's promises: the reserved tokens first, none twice. */
+static void fuzz_check_vocab(const seq2seq_vocab *v)
+{
+    static const char *const reserved[] = {"<unk>", "<pad>", "<bos>", "<eos>"};
+    if (v->n < SEQ2SEQ_RESERVED)
+        abort();
+    for (size_t i = 0; i < v->n; i++)
+        if ((i < SEQ2SEQ_RESERVED && strcmp(v->tokens[i], reserved[i]) != 0) ||
+            seq2seq_vocab_find(v, v->tokens[i]) != (long)i)
+            abort();
+}
+
+/* The arrays of p for num_steps T: ids inside the vocabularies, valid
+ * lengths, teacher forcing's decoder input. */
+static void fuzz_check_arrays(const seq2seq_pairs *p, const seq2seq_vocab *sv,
+                              const seq2seq_vocab *tv, size_t T)
+{
+    seq2seq_arrays a;
+    char err[256];
+    if (seq2seq_arrays_build(&a, p, sv, tv, T, err, sizeof err))
+        return; /* out of memory */
+    for (size_t i = 0; i < a.n; i++) {
+        const int *x = a.src + i * T, *y = a.tgt + i * T, *d = a.dec_in + i * T;
+        long vs = 0, vt = 0;
+        char *sentence;
+        for (size_t j = 0; j < T; j++) {
+            if (x[j] < 0 || (size_t)x[j] >= sv->n || y[j] < 0 || (size_t)y[j] >= tv->n ||
+                d[j] != (j ? y[j - 1] : SEQ2SEQ_BOS))
+                abort();
+            vs += x[j] != SEQ2SEQ_PAD;
+            vt += y[j] != SEQ2SEQ_PAD;
+        }
+        if (vs != a.src_valid[i] || vt != a.tgt_valid[i])
+            abort();
+        if ((sentence = seq2seq_ids_to_sentence(tv, y, T)) != NULL)
+            free(sentence);
+    }
+    seq2seq_arrays_free(&a);
+}
+
+static void fuzz_check(const seq2seq_corpus *c, int json)
+{
+    if (c->train.n < 1)
+        abort();
+    fuzz_check_pairs(&c->train, json);
+    fuzz_check_pairs(&c->heldout, json);
+    for (size_t min_freq = 0; min_freq <= 2; min_freq += 2) {
+        seq2seq_vocab sv, tv;
+        char err[256];
+        if (seq2seq_vocab_build(&sv, &c->train, SEQ2SEQ_SRC, min_freq, err, sizeof err))
+            continue;
+        if (seq2seq_vocab_build(&tv, &c->train, SEQ2SEQ_TGT, min_freq, err, sizeof err)) {
+            seq2seq_vocab_free(&sv);
+            continue;
+        }
+        fuzz_check_vocab(&sv);
+        fuzz_check_vocab(&tv);
+        for (size_t T = 1; T <= 7; T += 3) {
+            fuzz_check_arrays(&c->train, &sv, &tv, T);
+            fuzz_check_arrays(&c->heldout, &sv, &tv, T);
+        }
+        seq2seq_vocab_free(&sv);
+        seq2seq_vocab_free(&tv);
+    }
+}
+
+/* A typed sentence read with each combination of flags: at most one
+ * token a byte, plus one; none empty with NMT_SENTENCE_WORDS. */
+static void fuzz_sentence(const char *s)
+{
+    for (int flags = 0; flags < 8; flags++) {
+        char err[128];
+        size_t n;
+        char **tok = nmt_sentence_tokens(s, flags, &n, err, sizeof err);
+        if (!tok)
+            continue;
+        if (n > strlen(s) + 1 || (!(flags & NMT_SENTENCE_WORDS) && n == 0))
+            abort();
+        for (size_t i = 0; i < n; i++)
+            if (strchr(tok[i], ' ') || ((flags & NMT_SENTENCE_WORDS) && tok[i][0] == '\0'))
+                abort();
+        free(tok);
+    }
+}
+
+/* preprocess_nmt of the first line, and BLEU of the bytes split at the
+ * first tab (as two sentences). */
+static void fuzz_line(const char *text, size_t size)
+{
+    const char *nl = memchr(text, '\n', size);
+    size_t n = nl ? (size_t)(nl - text) : size, len = 0;
+    char *out = malloc(2 * n + 1), *tab;
+    if (out && nmt_preprocess_line(text, n, 1, out, &len) == 0 &&
+        (len > 2 * n || strlen(out) != len))
+        abort();
+    free(out);
+    if (size <= 1024 && (out = malloc(size + 1)) != NULL) {
+        double b;
+        memcpy(out, text, size);
+        out[size] = '\0';
+        tab = strchr(out, '\t');
+        if (tab)
+            *tab++ = '\0';
+        b = seq2seq_bleu_text(out, tab ? tab : out, 2);
+        if (!(b == -1.0 || (b >= 0.0 && b <= 1.0)))
+            abort();
+        fuzz_sentence(out);
+        free(out);
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    const char *text = (const char *)data, *path;
+    char err[1024];
+    seq2seq_corpus c;
+    if (nmt_data_read_fra(&c, text, size, "f.txt", 0, err, sizeof err) == 0) {
+        fuzz_check(&c, 0);
+        seq2seq_corpus_free(&c);
+    } else if (c.train.n || c.heldout.n || strncmp(err, "f.txt: ", 7) != 0) {
+        abort(); /* a failure leaves nothing, and names the file */
+    }
+    if (nmt_data_read_fra(&c, text, size, "f.txt", 3, err, sizeof err) == 0) {
+        fuzz_check(&c, 0);
+        seq2seq_corpus_free(&c);
+    }
+    if ((path = fuzz_file(0, data, size)) != NULL &&
+        nmt_data_load(&c, path, 5, err, sizeof err) == 0) {
+        fuzz_check(&c, nmt_data_format(text, size) == NMT_JSON);
+        seq2seq_corpus_free(&c);
+    }
+    fuzz_line(text, size);
+    return 0;
+}
