@@ -90,7 +90,7 @@ static double exp_reduce(double x, double xl, int *e, int *j)
     return p;
 }
 
-/* e^(x + xl) for EXP_MIN ≤ x ≤ EXP_MAX + 0.1: 2^e · 2^(j/64) · (1 + p),
+/* e^(x + xl) for EXP_MIN − 1/16 ≤ x ≤ EXP_MAX + 1/16: 2^e·2^(j/64)·(1 + p),
  * 2^(j/64) = hi + lo, summed as hi + (lo + hi·p) and rounded once. */
 static double exp_dd(double x, double xl)
 {
