@@ -90,7 +90,7 @@ static double exp_reduce(double x, double xl, int *e, int *j)
     return p;
 }
 
-/* e^(x + xl) for EXP_MIN ≤ x ≤ EXP_MAX + 0.1: 2^e · 2^(j/64) · (1 + p),
+/* e^(x + xl) for EXP_MIN − 1/16 ≤ x ≤ EXP_MAX + 1/16: 2^e·2^(j/64)·(1 + p),
  * 2^(j/64) = hi + lo, summed as hi + (lo + hi·p) and rounded once. */
 static double exp_dd(double x, double xl)
 {
@@ -112,7 +112,8 @@ double attn_exp(double x)
     return exp_dd(x, 0.0);
 }
 
-/* e^x − 1 as hi + *lo (about 2^-65 relative), for -40 ≤ x ≤ 40. */
+/* e^x − 1 as hi + *lo (about 2^-65 relative), for −40 ≤ x ≤ 50 (tanh
+ * takes it up to 44). */
 static double expm1_dd(double x, double *lo)
 {
     double s, err, tail;
@@ -516,14 +517,26 @@ void attn_sincos(double x, double *s, double *c)
 
 double attn_sin(double x)
 {
-    double s, c;
-    attn_sincos(x, &s, &c);
-    return s;
+    if (!isfinite(x))
+        return x - x;
+    if (fabs(x) < 0x1p-27)
+        return x;
+    /* sin(r + n·π/2): ±sin r for even n, ±cos r for odd */
+    double rh, rl;
+    int n = reduce_pio2(x, &rh, &rl);
+    double v = n & 1 ? cos_poly(rh, rl) : sin_poly(rh, rl);
+    return n & 2 ? -v : v;
 }
 
 double attn_cos(double x)
 {
-    double s, c;
-    attn_sincos(x, &s, &c);
-    return c;
+    if (!isfinite(x))
+        return x - x;
+    if (fabs(x) < 0x1p-27)
+        return 1.0;
+    /* cos(r + n·π/2): cos r, −sin r, −cos r, sin r */
+    double rh, rl;
+    int n = reduce_pio2(x, &rh, &rl);
+    double v = n & 1 ? sin_poly(rh, rl) : cos_poly(rh, rl);
+    return (n + 1) & 2 ? -v : v;
 }

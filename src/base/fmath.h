@@ -35,10 +35,15 @@
  *           the bits of 2/π (Payne–Hanek, exact for every double).
  *           sin r and cos r Taylor to r^17 and r^20.
  *
- * Accuracy, measured against glibc 2.36 on millions of points
- * (tests/test_fmath.c, which prints the worst error per function): every
- * function within 1 ulp of glibc's result, pow within 2 (results that are
- * exact, such as exp(0), log(1), 10^k for k ≤ 22, come out exact).
+ * Accuracy, measured against glibc 2.36 on 3 to 5 million points per
+ * function (tests/test_fmath.c prints the worst case of each): every
+ * function, pow too, within 1 ulp of glibc's result (expm1, log10 and tanh
+ * against glibc's long double versions, its double ones erring by up to 2
+ * ulp), and equal to it on 99.1 % (sin, cos) to 99.99 % (log) of the
+ * points. Exact results come out exact: exp(0) = 1, log(1) = 0,
+ * log2(2^k) = k, log10(10^k) = k and pow(10, k) = 1e{k} for k ≤ 22.
+ * The same bits on x86-64 (gcc and clang, with and without hardware FMA)
+ * and aarch64: test_fmath checks a hash of 100000 results per function.
  *
  * Special values follow C11 (annex F): a NaN argument gives NaN; exp
  * overflows to +inf and underflows through the subnormals to +0; log(±0)
