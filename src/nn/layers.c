@@ -85,6 +85,28 @@ void relu_backward(double *dinp, const double *dout, const float *inp, size_t n)
             dinp[i] += dout[i];
 }
 
+void embedding_forward(float *out, const float *table, const int *tokens, const float *P,
+                       size_t N, size_t T, size_t C, double scale)
+{
+    for (size_t n = 0; n < N; n++)
+        for (size_t t = 0; t < T; t++) {
+            const float *e = table + (size_t)tokens[n * T + t] * C; /* (C,) the token's row */
+            float *x = out + (n * T + t) * C;                      /* (C,) */
+            for (size_t i = 0; i < C; i++)
+                x[i] = (float)(e[i] * scale + (P ? P[t * C + i] : 0.0));
+        }
+}
+
+void embedding_backward(double *dtable, const double *dout, const int *tokens, size_t n,
+                        size_t C, double scale)
+{
+    for (size_t r = 0; r < n; r++) {
+        double *de = dtable + (size_t)tokens[r] * C; /* (C,) the token's row */
+        for (size_t i = 0; i < C; i++)
+            de[i] += dout[r * C + i] * scale;
+    }
+}
+
 double crossentropy_forward(const float *logits, const int *targets, size_t N, size_t C,
                             size_t *count, size_t *correct)
 {

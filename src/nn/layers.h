@@ -20,7 +20,9 @@
  *   F  = R · dense2ᵀ + b2              linear_forward      (ffn.dense2)
  *   Z2 = N1 + F                        residual_forward
  *   N2 = LayerNorm(Z2)                 layernorm_forward   (addnorm2)
- * and a model's last step, from logits to the loss:
+ * a model's first step, from tokens to vectors:
+ *   X  = embedding[tokens] · √d + P    embedding_forward
+ * and its last, from logits to the loss:
  *   loss = Σ −log softmax(logits)[target]   crossentropy_forward
  */
 #ifndef ATTN_LAYERS_H
@@ -54,6 +56,16 @@ void layernorm_backward(double *dinp, double *dweight, double *dbias, const doub
 void relu_forward(float *out, const float *inp, size_t n);
 /* dinp (n,) += dout where inp > 0 (PyTorch's choice at 0: no gradient) */
 void relu_backward(double *dinp, const double *dout, const float *inp, size_t n);
+
+/* out (N, T, C) = table[tokens[n·T + t]] · scale + P[t] for the N·T
+ * positions, tokens (N, T) ids into table (V, C), P (T, C) or NULL (no
+ * positional encoding); rounded to float once. */
+void embedding_forward(float *out, const float *table, const int *tokens, const float *P,
+                       size_t N, size_t T, size_t C, double scale);
+/* dtable[tokens[r]] (C,) += dout[r] · scale for the n rows of dout (n, C)
+ * (P is a constant: no gradient). */
+void embedding_backward(double *dtable, const double *dout, const int *tokens, size_t n,
+                        size_t C, double scale);
 
 /* The summed cross-entropy of the rows of logits (N, C) that have a target
  * (targets (N,), −1 none: PyTorch's ignore_index), in double:

@@ -500,13 +500,8 @@ int tmodel_forward(tmodel *m, tcache *c, const int *tokens, const long *lens, si
     c->T = T;
 
     /* 1. X (B, T, d) = embedding[token] · √d (+ P[t]) */
-    for (size_t b = 0; b < B; b++)
-        for (size_t t = 0; t < T; t++) {
-            const float *e = m->embedding.data + (size_t)tokens[b * T + t] * d; /* (d,) */
-            float *xr = c->X + (b * T + t) * d;
-            for (size_t i = 0; i < d; i++)
-                xr[i] = (float)(e[i] * sqrt_d + (m->cfg.posenc ? c->P[t * d + i] : 0.0));
-        }
+    embedding_forward(c->X, m->embedding.data, tokens, m->cfg.posenc ? c->P : NULL, B, T, d,
+                      sqrt_d);
 
     /* 2–5. the blocks, each reading the one below */
     x = c->X;
@@ -617,10 +612,6 @@ int tmodel_backward(double *grads, tcache *c, const tmodel *m, const int *tokens
 
     /* 1'. X = embedding[token] · √d (+ P): d embedding[token] (d,) += dX · √d
      *     (P is a constant) */
-    for (size_t r = 0; r < BT; r++) {
-        double *de = dE + (size_t)tokens[r] * d;
-        for (size_t i = 0; i < d; i++)
-            de[i] += dout[r * d + i] * sqrt_d;
-    }
+    embedding_backward(dE, dout, tokens, BT, d, sqrt_d);
     return 0;
 }
