@@ -8,7 +8,7 @@ Run with Debian's python (apt-get install python3-torch python3-numpy):
 The first writes one JSON file per case into the folder; the C test
 (tests/test_seq2seq.c) reads them and never needs PyTorch. The second reads
 FOLDER/model.json, a model file in SPEC §11's form written by attn's C code
-(test_seq2seq --write-model FOLDER), loads its state_dict into the
+(test_seq2seq write-model FOLDER), loads its state_dict into the
 EncoderDecoder below with load_state_dict(strict=True), and writes the
 logits of a few pairs to FOLDER/logits.json for the C test.
 

@@ -224,7 +224,7 @@ void tblock_grads_find(tblock_grads *g, const tmodel_param *list, size_t n, doub
  * d2l's TransformerEncoder keys. */
 static void block_params(tmodel *m, size_t l)
 {
-    char pre[64], att[64], an1[64];
+    char pre[40], att[64], an1[64];
     if (tmodel_is_stack(&m->cfg)) {
         snprintf(pre, sizeof pre, "blks.block%zu.", l);
         snprintf(att, sizeof att, "%sattention.", pre);
