@@ -159,12 +159,13 @@ typedef struct worst {
 } worst_err;
 
 static worst_err w_loss = {"loss", 0, 0, 0}, w_grad = {"gradients", 0, 0, 1e-3},
-             w_norm = {"gradient norms", 0, 0, 0}, w_lsgd = {"SGD losses", 0, 0, 0},
-             w_ladam = {"Adam losses", 0, 0, 0}, w_psgd = {"parameters after 20 SGD steps", 0, 0, 0},
-             w_padam = {"parameters after 20 Adam steps", 0, 0, 0},
-             w_wk = {"W_k biases after 20 Adam steps", 0, 0, 0},
-             w_cross = {"greedy cross-attention", 0, 0, 0},
-             w_logits = {"logits of a loaded model file", 0, 0, 0};
+                 w_norm = {"gradient norms", 0, 0, 0}, w_lsgd = {"SGD losses", 0, 0, 0},
+                 w_ladam = {"Adam losses", 0, 0, 0},
+                 w_psgd = {"parameters after 20 SGD steps", 0, 0, 0},
+                 w_padam = {"parameters after 20 Adam steps", 0, 0, 0},
+                 w_wk = {"W_k biases after 20 Adam steps", 0, 0, 0},
+                 w_cross = {"greedy cross-attention", 0, 0, 0},
+                 w_logits = {"logits of a loaded model file", 0, 0, 0};
 
 static void note(worst_err *w, double got, double want)
 {
@@ -262,8 +263,8 @@ static void test_fixture_grads(const char *file, const fixture *fx)
         double *want = numbers(get(all, m.param[i].name), &n);
         CHECK_INT(n, m.param[i].t->size);
         if (n == m.param[i].t->size)
-            compare(file, m.param[i].name, grads + m.param[i].offset, want, n, GRAD_ATOL,
-                    GRAD_RTOL, &w_grad);
+            compare(file, m.param[i].name, grads + m.param[i].offset, want, n, GRAD_ATOL, GRAD_RTOL,
+                    &w_grad);
         free(want);
     }
     printf("  %s: loss %.9f, %zu gradients of %zu tensors checked\n", file, loss, m.total,
@@ -335,10 +336,9 @@ static void test_fixture_steps(const char *file, const fixture *fx, const char *
 
 static void test_fixtures(const char *dir)
 {
-    static const char *const files[] = {"01_l1_ffn8_noclip.json", "02_l2_ffn16_bias_clip.json",
-                                        "03_l2_ffn4_heads4_clip.json",
-                                        "04_l1_ffn12_bias_noclip.json",
-                                        "05_l2_ffn6_heads1_noclip.json"};
+    static const char *const files[] = {
+        "01_l1_ffn8_noclip.json", "02_l2_ffn16_bias_clip.json", "03_l2_ffn4_heads4_clip.json",
+        "04_l1_ffn12_bias_noclip.json", "05_l2_ffn6_heads1_noclip.json"};
     printf("against PyTorch (float64):\n");
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         char path[512];
@@ -612,7 +612,7 @@ static void test_source_padding(void)
     loss_and_grads(&m, &c, &fx, g1, NULL);
     memcpy(logits, c.logits, nl * sizeof *logits);
     memcpy(src, tiny_src, sizeof src);
-    src[8] = 6; /* example 1, position 3 ≥ its length 3 */
+    src[8] = 6;  /* example 1, position 3 ≥ its length 3 */
     src[14] = 0; /* example 2, position 4 ≥ 2 */
     fx.src = src;
     loss_and_grads(&m, &c, &fx, g2, NULL);
@@ -716,14 +716,13 @@ static void test_greedy_is_forward(void)
     size_t n_out, same = 1;
     float cross[2 * 2 * 6 * 5];
     tiny_model(&m, L, 0.0);
-    CHECK(s2s_greedy(&m, tiny_src, 5, Ts, 2, 0, max_len, out, &n_out, cross, err, sizeof err) ==
-          0);
+    CHECK(s2s_greedy(&m, tiny_src, 5, Ts, 2, 0, max_len, out, &n_out, cross, err, sizeof err) == 0);
     CHECK(n_out >= 3); /* <unk> (0) as <eos>: decoded to max_len or nearly */
     dec[0] = 2;
     memcpy(dec + 1, out, n_out * sizeof *out);
     CHECK(s2s_cache_alloc(&c, &m, 1, Ts, n_out + 1, err, sizeof err) == 0);
-    CHECK(s2s_forward(&m, &c, tiny_src, tiny_lens, dec, 1, Ts, n_out + 1, NULL, err,
-                      sizeof err) == 0);
+    CHECK(s2s_forward(&m, &c, tiny_src, tiny_lens, dec, 1, Ts, n_out + 1, NULL, err, sizeof err) ==
+          0);
     for (size_t t = 0; t < n_out; t++) {
         const float *z = c.logits + t * 8;
         size_t best = 0;
@@ -785,8 +784,7 @@ static void test_config(void)
     CHECK(strcmp(m.param[1].name, "encoder.blks.block0.attention.W_q.weight") == 0);
     CHECK(strcmp(m.param[2].name, "encoder.blks.block0.attention.W_q.bias") == 0);
     CHECK(strcmp(m.param[1 + 2 * per_enc].name, "decoder.embedding.weight") == 0);
-    CHECK(strcmp(m.param[2 + 2 * per_enc + 8].name, "decoder.blks.block0.addnorm1.ln.weight") ==
-          0);
+    CHECK(strcmp(m.param[2 + 2 * per_enc + 8].name, "decoder.blks.block0.addnorm1.ln.weight") == 0);
     CHECK(strcmp(m.param[m.nparams - 1].name, "decoder.dense.bias") == 0);
     CHECK(s2s_find(&m, "decoder.blks.block1.addnorm3.ln.bias") != NULL);
     CHECK(s2s_find(&m, "decoder.blks.block2.addnorm3.ln.bias") == NULL);
@@ -834,7 +832,7 @@ static void test_config(void)
 
 static const char *const model_src_vocab[] = {"<unk>", "<pad>", "<bos>", "<eos>", "the",
                                               "red",   "car",   "is",    "fast"};
-static const char *const model_tgt_vocab[] = {"<unk>", "<pad>",  "<bos>",  "<eos>", "la",
+static const char *const model_tgt_vocab[] = {"<unk>",   "<pad>", "<bos>", "<eos>",  "la",
                                               "voiture", "rouge", "est",   "rapide", "."};
 #define MODEL_STEPS 6
 
@@ -911,8 +909,8 @@ static void test_model_file_torch(const char *dir)
         for (size_t i = 0; i < n; i++)
             got[i] = c.logits[i];
         compare("logits.json", "logits", got, want, n, 1e-6, 1e-6, &w_logits);
-        printf("model file: %s loads in attn and in PyTorch (strict=True); %zu logits agree\n",
-               dir, n);
+        printf("model file: %s loads in attn and in PyTorch (strict=True); %zu logits agree\n", dir,
+               n);
         s2s_cache_free(&c);
         free(src);
         free(dec);

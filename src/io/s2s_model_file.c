@@ -84,9 +84,11 @@ static int get_vocab(const cJSON *root, const char *key, char ***out, size_t *n,
         return -1;
     for (size_t i = 0; i < 4; i++)
         if (i >= *n || strcmp(v[i], reserved[i]) != 0) {
-            snprintf(err, errlen, "%s[%zu]: expected \"%s\" (d2l's Vocab begins <unk> <pad> "
-                     "<bos> <eos>), got %s%s%s", path, i, reserved[i], i < *n ? "\"" : "",
-                     i < *n ? v[i] : "nothing", i < *n ? "\"" : "");
+            snprintf(err, errlen,
+                     "%s[%zu]: expected \"%s\" (d2l's Vocab begins <unk> <pad> "
+                     "<bos> <eos>), got %s%s%s",
+                     path, i, reserved[i], i < *n ? "\"" : "", i < *n ? v[i] : "nothing",
+                     i < *n ? "\"" : "");
             goto done;
         }
     for (size_t i = 0; i < *n; i++)
@@ -117,8 +119,8 @@ done:
 }
 
 /* A required count at key in [lo, hi]. */
-static int get_count(const cJSON *root, const char *key, long lo, long hi, size_t *out,
-                     char *err, size_t errlen)
+static int get_count(const cJSON *root, const char *key, long lo, long hi, size_t *out, char *err,
+                     size_t errlen)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
     char path[48];
@@ -156,10 +158,9 @@ static int expect_string(const cJSON *root, const char *key, const char *want, c
 /* root an object of the known keys, of a translation Transformer. */
 static int check_root(const cJSON *root, char *err, size_t errlen)
 {
-    static const char *const keys[] = {"command",   "task",        "arch",
-                                       "src_vocab", "tgt_vocab",   "num_hiddens",
-                                       "num_heads", "num_layers",  "ffn_num_hiddens",
-                                       "num_steps", "state_dict",  NULL};
+    static const char *const keys[] = {"command",         "task",        "arch",       "src_vocab",
+                                       "tgt_vocab",       "num_hiddens", "num_heads",  "num_layers",
+                                       "ffn_num_hiddens", "num_steps",   "state_dict", NULL};
     const cJSON *a;
     if (!cJSON_IsObject(root)) {
         snprintf(err, errlen, "$: expected an object, got %s", json_type_name(root));
@@ -171,9 +172,11 @@ static int check_root(const cJSON *root, char *err, size_t errlen)
         for (k = keys; *k && strcmp(*k, a->string) != 0; k++)
             ;
         if (!*k) {
-            snprintf(err, errlen, "$.%s: unknown key (a translation model has command, task, "
+            snprintf(err, errlen,
+                     "$.%s: unknown key (a translation model has command, task, "
                      "arch, src_vocab, tgt_vocab, num_hiddens, num_heads, num_layers, "
-                     "ffn_num_hiddens, num_steps, state_dict)", a->string);
+                     "ffn_num_hiddens, num_steps, state_dict)",
+                     a->string);
             return -1;
         }
     }
@@ -199,16 +202,17 @@ static size_t count_numbers(const cJSON *node)
 static int check_size(const cJSON *sd, const s2s_config *cfg, char *err, size_t errlen)
 {
     size_t have = count_numbers(sd), need = 0, a = 0, b = 0, v = 0;
-    int over = size_mul(12, cfg->hiddens, &a) || size_mul(4, cfg->ffn, &b) ||
-               size_add(a, b, &a) || size_mul(a, cfg->layers, &a) ||
-               size_mul(2, cfg->tgt_vocab, &v) || size_add(v, cfg->src_vocab, &v) ||
-               size_add(a, v, &a) || size_mul(a, cfg->hiddens, &need);
+    int over = size_mul(12, cfg->hiddens, &a) || size_mul(4, cfg->ffn, &b) || size_add(a, b, &a) ||
+               size_mul(a, cfg->layers, &a) || size_mul(2, cfg->tgt_vocab, &v) ||
+               size_add(v, cfg->src_vocab, &v) || size_add(a, v, &a) ||
+               size_mul(a, cfg->hiddens, &need);
     char count[64] = "more than this machine can address";
     if (!over && (need <= ((size_t)1 << 20) || need / 2 <= have))
         return 0;
     if (!over)
         snprintf(count, sizeof count, "at least %zu", need);
-    snprintf(err, errlen, "$.state_dict: %zu numbers, far fewer than a model of num_hiddens %zu, "
+    snprintf(err, errlen,
+             "$.state_dict: %zu numbers, far fewer than a model of num_hiddens %zu, "
              "%zu layers and vocabularies of %zu and %zu has parameters (%s)",
              have, cfg->hiddens, cfg->layers, cfg->src_vocab, cfg->tgt_vocab, count);
     return -1;
@@ -261,8 +265,8 @@ static int read_config(const cJSON *root, s2s_config *cfg, size_t *num_steps, ch
         snprintf(err, errlen, "$.state_dict: expected an object, got %s", json_type_name(sd));
         return -1;
     }
-    cfg->bias = cJSON_GetObjectItemCaseSensitive(sd, "encoder.blks.block0.attention.W_q.bias") !=
-                NULL;
+    cfg->bias =
+        cJSON_GetObjectItemCaseSensitive(sd, "encoder.blks.block0.attention.W_q.bias") != NULL;
     return 0;
 }
 

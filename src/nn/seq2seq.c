@@ -2,7 +2,11 @@
  * model and the dimensions B, Ts, Tt, Vs, Vt, d, NH, L, H): parameters,
  * the forward pass (the encoder's blocks are train_model.h's tblock, the
  * decoder's written here from the same layers), the loss, the backward
- * pass as naive loops in double, and greedy decoding. */
+ * pass as naive loops in double, and greedy decoding.
+ *
+ * Every product of sizes in the passes (B·Tt·d, NH·Tt·Ts, …) is bounded
+ * by a buffer s2s_cache_alloc allocated with overflow-checked sizes, and
+ * the passes refuse a batch larger than the cache. */
 #include "seq2seq.h"
 
 #include <math.h>
@@ -66,9 +70,9 @@ static int dec_block_alloc(s2s_dec_block *b, const s2s_config *cfg, char *err, s
 
 static void dec_block_free(s2s_dec_block *b)
 {
-    tensor *ts[] = {&b->ln1_weight,  &b->ln1_bias,     &b->ln2_weight,    &b->ln2_bias,
+    tensor *ts[] = {&b->ln1_weight,    &b->ln1_bias,    &b->ln2_weight,    &b->ln2_bias,
                     &b->dense1.weight, &b->dense1.bias, &b->dense2.weight, &b->dense2.bias,
-                    &b->ln3_weight,  &b->ln3_bias};
+                    &b->ln3_weight,    &b->ln3_bias};
     mha_params_free(&b->attention1);
     mha_params_free(&b->attention2);
     for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
@@ -234,9 +238,9 @@ static void dec_cache_alloc(s2s_dec_cache *c, const s2s_config *cfg, size_t Bmax
     size_t BT = 0, BS = 0;
     if (size_mul(Bmax, Tt, &BT) || size_mul(Bmax, Ts, &BS))
         *failed = 1;
-    float **fd[] = {&c->Q1, &c->K1, &c->V1, &c->concat1, &c->X2, &c->Y, &c->Q2,
-                    &c->concat2, &c->Y2, &c->Z, &c->F, &c->out};   /* (B, Tt, d) */
-    double **dd[] = {&c->S1, &c->S2, &c->S3};                        /* (B, Tt, d) */
+    float **fd[] = {&c->Q1, &c->K1,      &c->V1, &c->concat1, &c->X2, &c->Y,
+                    &c->Q2, &c->concat2, &c->Y2, &c->Z,       &c->F,  &c->out}; /* (B, Tt, d) */
+    double **dd[] = {&c->S1, &c->S2, &c->S3};                                   /* (B, Tt, d) */
     double **st[] = {&c->mean1, &c->rstd1, &c->mean2, &c->rstd2, &c->mean3, &c->rstd3};
     for (size_t i = 0; i < sizeof fd / sizeof fd[0]; i++)
         *fd[i] = tcache_calloc(BT, d, 1, sizeof(float), failed);
@@ -244,20 +248,20 @@ static void dec_cache_alloc(s2s_dec_cache *c, const s2s_config *cfg, size_t Bmax
         *dd[i] = tcache_calloc(BT, d, 1, sizeof(double), failed);
     for (size_t i = 0; i < sizeof st / sizeof st[0]; i++)
         *st[i] = tcache_calloc(BT, 1, 1, sizeof(double), failed); /* (B, Tt) */
-    c->K2 = tcache_calloc(BS, d, 1, sizeof(float), failed);      /* (B, Ts, d) */
+    c->K2 = tcache_calloc(BS, d, 1, sizeof(float), failed);       /* (B, Ts, d) */
     c->V2 = tcache_calloc(BS, d, 1, sizeof(float), failed);
-    c->A1 = tcache_calloc(BT, NH, Tt, sizeof(float), failed);    /* (B, NH, Tt, Tt) */
-    c->A2 = tcache_calloc(BT, NH, Ts, sizeof(float), failed);    /* (B, NH, Tt, Ts) */
-    c->H = tcache_calloc(BT, H, 1, sizeof(float), failed);       /* (B, Tt, H) */
+    c->A1 = tcache_calloc(BT, NH, Tt, sizeof(float), failed); /* (B, NH, Tt, Tt) */
+    c->A2 = tcache_calloc(BT, NH, Ts, sizeof(float), failed); /* (B, NH, Tt, Ts) */
+    c->H = tcache_calloc(BT, H, 1, sizeof(float), failed);    /* (B, Tt, H) */
     c->R = tcache_calloc(BT, H, 1, sizeof(float), failed);
 }
 
 static void dec_cache_free(s2s_dec_cache *c)
 {
-    void *ps[] = {c->Q1, c->K1, c->V1,   c->concat1, c->A1,    c->X2,    c->S1,    c->mean1,
-                  c->rstd1, c->Y, c->Q2, c->concat2, c->K2,    c->V2,    c->A2,    c->Y2,
-                  c->S2, c->mean2, c->rstd2, c->Z,   c->H,     c->R,     c->F,     c->S3,
-                  c->mean3, c->rstd3, c->out};
+    void *ps[] = {c->Q1,    c->K1,    c->V1, c->concat1, c->A1,      c->X2, c->S1,
+                  c->mean1, c->rstd1, c->Y,  c->Q2,      c->concat2, c->K2, c->V2,
+                  c->A2,    c->Y2,    c->S2, c->mean2,   c->rstd2,   c->Z,  c->H,
+                  c->R,     c->F,     c->S3, c->mean3,   c->rstd3,   c->out};
     for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++)
         free(ps[i]);
     memset(c, 0, sizeof *c);
@@ -266,7 +270,8 @@ static void dec_cache_free(s2s_dec_cache *c)
 int s2s_cache_alloc(s2s_cache *c, const s2s_model *m, size_t Bmax, size_t Ts_max, size_t Tt_max,
                     char *err, size_t errlen)
 {
-    const size_t d = m->cfg.hiddens, Vt = m->cfg.tgt_vocab, Tmax = Ts_max > Tt_max ? Ts_max : Tt_max;
+    const size_t d = m->cfg.hiddens, Vt = m->cfg.tgt_vocab,
+                 Tmax = Ts_max > Tt_max ? Ts_max : Tt_max;
     size_t BS, BT, BM;
     int failed = 0;
     memset(c, 0, sizeof *c);
@@ -336,19 +341,25 @@ int s2s_check_ids(const s2s_model *m, const int *src, const int *dec_in, const i
                   size_t B, size_t Ts, size_t Tt, char *err, size_t errlen)
 {
     const long Vs = (long)m->cfg.src_vocab, Vt = (long)m->cfg.tgt_vocab;
-    for (size_t i = 0; src && i < B * Ts; i++)
+    size_t ns, nt;
+    if (size_mul(B, Ts, &ns) || size_mul(B, Tt, &nt)) {
+        snprintf(err, errlen, "a batch of %zu pairs of %zu and %zu positions is too large", B, Ts,
+                 Tt);
+        return -1;
+    }
+    for (size_t i = 0; src && i < ns; i++)
         if (src[i] < 0 || src[i] >= Vs) {
             snprintf(err, errlen, "source [%zu][%zu]: id %d is not in the vocabulary of %ld",
                      i / Ts, i % Ts, src[i], Vs);
             return -1;
         }
-    for (size_t i = 0; dec_in && i < B * Tt; i++)
+    for (size_t i = 0; dec_in && i < nt; i++)
         if (dec_in[i] < 0 || dec_in[i] >= Vt) {
             snprintf(err, errlen, "decoder input [%zu][%zu]: id %d is not in the vocabulary of %ld",
                      i / Tt, i % Tt, dec_in[i], Vt);
             return -1;
         }
-    for (size_t i = 0; targets && i < B * Tt; i++)
+    for (size_t i = 0; targets && i < nt; i++)
         if (targets[i] < -1 || targets[i] >= Vt) {
             snprintf(err, errlen, "target [%zu][%zu]: id %d is not -1 or in the vocabulary of %ld",
                      i / Tt, i % Tt, targets[i], Vt);
@@ -364,8 +375,8 @@ int s2s_check_ids(const s2s_model *m, const int *src, const int *dec_in, const i
  * jumped to position k·2^40 + example0·per (per: the module's weights of
  * one pair, NH·Nq·Nk), so that each module draws its own mask and a batch
  * split into parts draws what the whole batch would. NULL: no dropout. */
-static const mha_dropout *module_drop(mha_dropout *out, const mha_dropout *drop,
-                                      const s2s_cache *c, size_t k, size_t per)
+static const mha_dropout *module_drop(mha_dropout *out, const mha_dropout *drop, const s2s_cache *c,
+                                      size_t k, size_t per)
 {
     const unsigned long long gamma = 0x9e3779b97f4a7c15ULL; /* SplitMix64's step */
     unsigned long long at;
@@ -431,8 +442,8 @@ static int dec_block_forward(s2s_cache *c, const s2s_model *m, size_t l, const f
 {
     const size_t B = c->B, Ts = c->Ts, Tt = c->Tt, BT = B * Tt, d = m->cfg.hiddens;
     const size_t NH = m->cfg.heads, L = m->cfg.layers, H = m->cfg.ffn;
-    const mha_masks causal = {NULL, 0, 1};     /* query t sees keys 0 … t */
-    const mha_masks cross = {src_lens, 0, 0};  /* no key beyond a source's length */
+    const mha_masks causal = {NULL, 0, 1};    /* query t sees keys 0 … t */
+    const mha_masks cross = {src_lens, 0, 0}; /* no key beyond a source's length */
     const s2s_dec_block *b = &m->dec[l];
     s2s_dec_cache *dc = &c->dec[l];
     mha_trace t1 = trace_of(dc->Q1, dc->K1, dc->V1, dc->concat1);
@@ -446,8 +457,8 @@ static int dec_block_forward(s2s_cache *c, const s2s_model *m, size_t l, const f
                     errlen))
         return -1;
     /* 2. addnorm1: Y = LayerNorm(X + X2) */
-    addnorm_forward(dc->Y, dc->S1, dc->mean1, dc->rstd1, x, dc->X2, &b->ln1_weight,
-                    &b->ln1_bias, BT, d);
+    addnorm_forward(dc->Y, dc->S1, dc->mean1, dc->rstd1, x, dc->X2, &b->ln1_weight, &b->ln1_bias,
+                    BT, d);
     /* 3. cross-attention: Y2 = attention2(Y, enc, enc, src_lens), the
      *    queries from the decoder, the keys and values from the encoder */
     if (mha_forward(dc->Y2, dc->A2, &t2, dc->Y, enc, enc, B, Tt, Ts, &b->attention2, &cross, dp2,
@@ -466,8 +477,8 @@ static int dec_block_forward(s2s_cache *c, const s2s_model *m, size_t l, const f
     return 0;
 }
 
-int s2s_decode(const s2s_model *m, s2s_cache *c, const int *dec_in, const long *src_lens,
-               size_t Tt, const mha_dropout *drop, char *err, size_t errlen)
+int s2s_decode(const s2s_model *m, s2s_cache *c, const int *dec_in, const long *src_lens, size_t Tt,
+               const mha_dropout *drop, char *err, size_t errlen)
 {
     const size_t d = m->cfg.hiddens;
     const float *enc = s2s_enc_out(c, m), *x = c->Xt;
@@ -510,8 +521,7 @@ int s2s_forward(const s2s_model *m, s2s_cache *c, const int *src, const long *sr
 double s2s_loss(const s2s_cache *c, const s2s_model *m, const int *targets, size_t *count,
                 size_t *correct)
 {
-    return crossentropy_forward(c->logits, targets, c->B * c->Tt, m->cfg.tgt_vocab, count,
-                                correct);
+    return crossentropy_forward(c->logits, targets, c->B * c->Tt, m->cfg.tgt_vocab, count, correct);
 }
 
 /* ---- backward ------------------------------------------------------------- */
@@ -524,10 +534,10 @@ static double *grad(const s2s_model *m, double *grads, const tensor *t)
 /* The backward of LayerNorm(x + y): from dout (n, d), the LayerNorm's
  * weight and bias gradients +=, and dx, dy (n, d) = its gradient, which the
  * residual passes to both terms (overwritten); ds (n, d) scratch. */
-static void addnorm_backward(double *dx, double *dy, double *ds, double *grads,
-                             const s2s_model *m, const double *dout, const double *s,
-                             const double *mean, const double *rstd, const tensor *w,
-                             const tensor *b, size_t n, size_t d)
+static void addnorm_backward(double *dx, double *dy, double *ds, double *grads, const s2s_model *m,
+                             const double *dout, const double *s, const double *mean,
+                             const double *rstd, const tensor *w, const tensor *b, size_t n,
+                             size_t d)
 {
     memset(ds, 0, n * d * sizeof *ds);
     layernorm_backward(ds, grad(m, grads, w), grad(m, grads, b), dout, s, w->data, mean, rstd, n,
@@ -541,8 +551,8 @@ static void addnorm_backward(double *dx, double *dy, double *ds, double *grads,
  * output, its parameters' gradients +=, dx (B, Tt, d) = the gradient of
  * its input x (overwritten), and d enc (c->denc, B × Ts × d) += what its
  * cross-attention's keys and values pass to the encoder's output. */
-static int dec_block_backward(double *dx, double *grads, s2s_cache *c, const s2s_model *m,
-                              size_t l, const double *dout, const float *x, const float *enc,
+static int dec_block_backward(double *dx, double *grads, s2s_cache *c, const s2s_model *m, size_t l,
+                              const double *dout, const float *x, const float *enc,
                               const long *src_lens, const mha_dropout *drop, char *err,
                               size_t errlen)
 {
@@ -551,7 +561,11 @@ static int dec_block_backward(double *dx, double *grads, s2s_cache *c, const s2s
     const mha_masks causal = {NULL, 0, 1}, cross = {src_lens, 0, 0};
     const s2s_dec_block *b = &m->dec[l];
     s2s_dec_cache *dc = &c->dec[l];
-    tblock_scratch *s = &c->scratch; /* dZ: LayerNorm's input; dN1, dY, dF: its outputs' */
+    /* the block's gradients, in the scratch (B, Tt, d) buffers, each
+     * reused once its value has been read: dS of a LayerNorm's input, dZ,
+     * dF, then dY, dY2, then dX2 (the FFN's dR, dH: (B, Tt, H)) */
+    tblock_scratch *s = &c->scratch;
+    double *dS = s->dZ, *dZ = s->dN1, *dF = s->dF, *dY = s->dF, *dY2 = s->dY, *dX2 = s->dY;
     mha_trace t1 = trace_of(dc->Q1, dc->K1, dc->V1, dc->concat1);
     mha_trace t2 = trace_of(dc->Q2, dc->K2, dc->V2, dc->concat2);
     mha_grads g1, g2;
@@ -559,42 +573,41 @@ static int dec_block_backward(double *dx, double *grads, s2s_cache *c, const s2s
     const mha_dropout *dp1 = module_drop(&d1, drop, c, L + 2 * l, NH * Tt * Tt);
     const mha_dropout *dp2 = module_drop(&d2, drop, c, L + 2 * l + 1, NH * Tt * Ts);
 
-    /* 6'. addnorm3: out = LayerNorm(Z + F): dZ (in dN1) and dF */
-    addnorm_backward(s->dN1, s->dF, s->dZ, grads, m, dout, dc->S3, dc->mean3, dc->rstd3,
-                     &b->ln3_weight, &b->ln3_bias, BT, d);
+    /* 6'. addnorm3: out = LayerNorm(Z + F): dZ and dF */
+    addnorm_backward(dZ, dF, dS, grads, m, dout, dc->S3, dc->mean3, dc->rstd3, &b->ln3_weight,
+                     &b->ln3_bias, BT, d);
     /* 5'. ffn: dR (B, Tt, H) = dF · dense2, dH = dR where H > 0,
      *     dZ += dH · dense1, and the dense layers' gradients */
     memset(s->dR, 0, BT * H * sizeof *s->dR);
-    linear_backward(s->dR, grad(m, grads, &b->dense2.weight), grad(m, grads, &b->dense2.bias),
-                    s->dF, dc->R, BT, &b->dense2);
+    linear_backward(s->dR, grad(m, grads, &b->dense2.weight), grad(m, grads, &b->dense2.bias), dF,
+                    dc->R, BT, &b->dense2);
     memset(s->dH, 0, BT * H * sizeof *s->dH);
     relu_backward(s->dH, s->dR, dc->H, BT * H);
-    linear_backward(s->dN1, grad(m, grads, &b->dense1.weight), grad(m, grads, &b->dense1.bias),
-                    s->dH, dc->Z, BT, &b->dense1);
-    /* 4'. addnorm2: Z = LayerNorm(Y + Y2): dY (in dF) and dY2 (in dY) */
-    addnorm_backward(s->dF, s->dY, s->dZ, grads, m, s->dN1, dc->S2, dc->mean2, dc->rstd2,
-                     &b->ln2_weight, &b->ln2_bias, BT, d);
+    linear_backward(dZ, grad(m, grads, &b->dense1.weight), grad(m, grads, &b->dense1.bias), s->dH,
+                    dc->Z, BT, &b->dense1);
+    /* 4'. addnorm2: Z = LayerNorm(Y + Y2): dY and dY2 */
+    addnorm_backward(dY, dY2, dS, grads, m, dZ, dc->S2, dc->mean2, dc->rstd2, &b->ln2_weight,
+                     &b->ln2_bias, BT, d);
     /* 3'. cross-attention Y2 = attention2(Y, enc, enc): dY += its queries'
      *     gradient, d enc += its keys' and values' */
     mha_params_grads(&g2, m->param, m->nparams, grads, &b->attention2);
-    if (mha_backward(s->dF, c->denc, c->denc, &g2, s->dY, dc->A2, &t2, dc->Y, enc, enc, B, Tt, Ts,
+    if (mha_backward(dY, c->denc, c->denc, &g2, dY2, dc->A2, &t2, dc->Y, enc, enc, B, Tt, Ts,
                      &b->attention2, &cross, dp2, err, errlen))
         return -1;
-    /* 2'. addnorm1: Y = LayerNorm(X + X2): dX (dx) and dX2 (in dY) */
-    addnorm_backward(dx, s->dY, s->dZ, grads, m, s->dF, dc->S1, dc->mean1, dc->rstd1,
-                     &b->ln1_weight, &b->ln1_bias, BT, d);
+    /* 2'. addnorm1: Y = LayerNorm(X + X2): dX (dx) and dX2 */
+    addnorm_backward(dx, dX2, dS, grads, m, dY, dc->S1, dc->mean1, dc->rstd1, &b->ln1_weight,
+                     &b->ln1_bias, BT, d);
     /* 1'. X2 = attention1(X, X, X): queries, keys and values are all X,
      *     so their three gradients add up in dx */
     mha_params_grads(&g1, m->param, m->nparams, grads, &b->attention1);
-    return mha_backward(dx, dx, dx, &g1, s->dY, dc->A1, &t1, x, x, x, B, Tt, Tt, &b->attention1,
+    return mha_backward(dx, dx, dx, &g1, dX2, dc->A1, &t1, x, x, x, B, Tt, Tt, &b->attention1,
                         &causal, dp1, err, errlen);
 }
 
 /* The decoder backward from d logits: its parameters' gradients, the
  * decoder embedding's, and d enc (c->denc, overwritten). */
 static int decoder_backward(double *grads, s2s_cache *c, const s2s_model *m, const int *dec_in,
-                            const long *src_lens, const mha_dropout *drop, char *err,
-                            size_t errlen)
+                            const long *src_lens, const mha_dropout *drop, char *err, size_t errlen)
 {
     const size_t d = m->cfg.hiddens, BT = c->B * c->Tt;
     const float *enc = s2s_enc_out(c, m);
@@ -623,8 +636,7 @@ static int decoder_backward(double *grads, s2s_cache *c, const s2s_model *m, con
 /* The encoder backward from d enc (c->denc): its blocks' and its
  * embedding's gradients. */
 static int encoder_backward(double *grads, s2s_cache *c, const s2s_model *m, const int *src,
-                            const long *src_lens, const mha_dropout *drop, char *err,
-                            size_t errlen)
+                            const long *src_lens, const mha_dropout *drop, char *err, size_t errlen)
 {
     const size_t d = m->cfg.hiddens, NH = m->cfg.heads, B = c->B, Ts = c->Ts;
     const mha_masks mask = {src_lens, 0, 0};
@@ -679,8 +691,7 @@ static int argmax(const float *x, size_t n)
 
 /* Step t's cross-attention (row t of every decoder block's A2, the cache
  * holding one pair of t + 1 target positions) into cross (L, NH, Tmax, Ts). */
-static void keep_cross(float *cross, const s2s_cache *c, const s2s_model *m, size_t t,
-                       size_t Tmax)
+static void keep_cross(float *cross, const s2s_cache *c, const s2s_model *m, size_t t, size_t Tmax)
 {
     const size_t NH = m->cfg.heads, Ts = c->Ts, Tt = c->Tt;
     for (size_t l = 0; l < m->cfg.layers; l++)
@@ -700,14 +711,14 @@ int s2s_greedy(const s2s_model *m, const int *src, long src_len, size_t Ts, int 
 
     *n_out = 0;
     if (bos < 0 || (size_t)bos >= Vt || eos < 0 || (size_t)eos >= Vt) {
-        snprintf(err, errlen, "<bos> %d or <eos> %d is not in the vocabulary of %zu", bos, eos,
-                 Vt);
+        snprintf(err, errlen, "<bos> %d or <eos> %d is not in the vocabulary of %zu", bos, eos, Vt);
         return -1;
     }
     if (s2s_check_ids(m, src, NULL, NULL, 1, Ts, 0, err, errlen))
         return -1;
     if (cross) {
-        if (size_mul(m->cfg.layers * m->cfg.heads, max_len, &cells) || size_mul(cells, Ts, &cells)) {
+        if (size_mul(m->cfg.layers, m->cfg.heads, &cells) || size_mul(cells, max_len, &cells) ||
+            size_mul(cells, Ts, &cells)) {
             snprintf(err, errlen, "the cross-attention of %zu steps is too large", max_len);
             return -1;
         }

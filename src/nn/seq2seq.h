@@ -89,15 +89,15 @@ typedef struct s2s_dec_block {
 
 typedef struct s2s_model {
     s2s_config cfg;
-    tmodel_config enc_cfg;           /* the encoder's blocks as §9's stack */
-    tensor enc_embedding;            /* (Vs, d) */
-    tblock enc[TMODEL_MAX_LAYERS];   /* (L,) encoder blocks */
-    tensor dec_embedding;            /* (Vt, d) */
+    tmodel_config enc_cfg;                /* the encoder's blocks as §9's stack */
+    tensor enc_embedding;                 /* (Vs, d) */
+    tblock enc[TMODEL_MAX_LAYERS];        /* (L,) encoder blocks */
+    tensor dec_embedding;                 /* (Vt, d) */
     s2s_dec_block dec[TMODEL_MAX_LAYERS]; /* (L,) decoder blocks */
-    linear dense;                    /* (Vt, d), bias (Vt,) */
+    linear dense;                         /* (Vt, d), bias (Vt,) */
     size_t nparams;
     tmodel_param param[S2S_MAX_PARAMS]; /* state_dict order */
-    size_t total;                    /* number of parameters, all tensors */
+    size_t total;                       /* number of parameters, all tensors */
 } s2s_model;
 
 /* Check the configuration (vocabularies, d, NH dividing d, 1 … 12
@@ -120,23 +120,23 @@ void s2s_copy_params(s2s_model *dst, const s2s_model *src);
 /* One decoder block's forward pass, kept for the backward pass. */
 typedef struct s2s_dec_cache {
     float *Q1, *K1, *V1, *concat1; /* (B, Tt, d) attention1's trace */
-    float *A1;          /* (B, NH, Tt, Tt) self-attention weights (before dropout) */
-    float *X2;          /* (B, Tt, d) attention1's output */
-    double *S1;         /* (B, Tt, d) X + X2 */
-    double *mean1, *rstd1; /* (B, Tt) its LayerNorm statistics */
-    float *Y;           /* (B, Tt, d) addnorm1's output */
-    float *Q2, *concat2; /* (B, Tt, d) attention2's trace */
-    float *K2, *V2;     /* (B, Ts, d) the encoder's output projected */
-    float *A2;          /* (B, NH, Tt, Ts) cross-attention weights (before dropout) */
-    float *Y2;          /* (B, Tt, d) attention2's output */
-    double *S2;         /* (B, Tt, d) Y + Y2 */
-    double *mean2, *rstd2; /* (B, Tt) */
-    float *Z;           /* (B, Tt, d) addnorm2's output */
-    float *H, *R;       /* (B, Tt, H) dense1's output, and after the ReLU */
-    float *F;           /* (B, Tt, d) dense2's output */
-    double *S3;         /* (B, Tt, d) Z + F */
-    double *mean3, *rstd3; /* (B, Tt) */
-    float *out;         /* (B, Tt, d) addnorm3's output: the block's */
+    float *A1;                     /* (B, NH, Tt, Tt) self-attention weights (before dropout) */
+    float *X2;                     /* (B, Tt, d) attention1's output */
+    double *S1;                    /* (B, Tt, d) X + X2 */
+    double *mean1, *rstd1;         /* (B, Tt) its LayerNorm statistics */
+    float *Y;                      /* (B, Tt, d) addnorm1's output */
+    float *Q2, *concat2;           /* (B, Tt, d) attention2's trace */
+    float *K2, *V2;                /* (B, Ts, d) the encoder's output projected */
+    float *A2;                     /* (B, NH, Tt, Ts) cross-attention weights (before dropout) */
+    float *Y2;                     /* (B, Tt, d) attention2's output */
+    double *S2;                    /* (B, Tt, d) Y + Y2 */
+    double *mean2, *rstd2;         /* (B, Tt) */
+    float *Z;                      /* (B, Tt, d) addnorm2's output */
+    float *H, *R;                  /* (B, Tt, H) dense1's output, and after the ReLU */
+    float *F;                      /* (B, Tt, d) dense2's output */
+    double *S3;                    /* (B, Tt, d) Z + F */
+    double *mean3, *rstd3;         /* (B, Tt) */
+    float *out;                    /* (B, Tt, d) addnorm3's output: the block's */
 } s2s_dec_cache;
 
 /* What a forward pass keeps, for up to Bmax pairs of up to Ts_max source
@@ -148,12 +148,12 @@ typedef struct s2s_cache {
      * batch (0 unless a step's batch is split over several caches: then
      * each part draws the dropout masks the whole batch would) */
     size_t example0;
-    float *P;                    /* (max(Ts_max, Tt_max), d) the chapter's P */
-    float *Xs;                   /* (B, Ts, d) the encoder's input E_0 */
-    tblock_cache enc[TMODEL_MAX_LAYERS]; /* (L,) A: (B, NH, Ts, Ts) */
-    float *Xt;                   /* (B, Tt, d) the decoder's input X_0 */
+    float *P;                             /* (max(Ts_max, Tt_max), d) the chapter's P */
+    float *Xs;                            /* (B, Ts, d) the encoder's input E_0 */
+    tblock_cache enc[TMODEL_MAX_LAYERS];  /* (L,) A: (B, NH, Ts, Ts) */
+    float *Xt;                            /* (B, Tt, d) the decoder's input X_0 */
     s2s_dec_cache dec[TMODEL_MAX_LAYERS]; /* (L,) */
-    float *logits;               /* (B, Tt, Vt) */
+    float *logits;                        /* (B, Tt, Vt) */
     /* backward: d logits (B, Tt, Vt); the gradients of a decoder block's
      * output and input (B, Tt, d); d enc and an encoder block's input
      * gradient (B, Ts, d); a block's scratch, B·max(Ts, Tt) rows */
@@ -190,8 +190,8 @@ int s2s_forward(const s2s_model *m, s2s_cache *c, const int *src, const long *sr
  * against it (the same src_lens). Ids are not checked here. */
 int s2s_encode(const s2s_model *m, s2s_cache *c, const int *src, const long *src_lens, size_t B,
                size_t Ts, const mha_dropout *drop, char *err, size_t errlen);
-int s2s_decode(const s2s_model *m, s2s_cache *c, const int *dec_in, const long *src_lens,
-               size_t Tt, const mha_dropout *drop, char *err, size_t errlen);
+int s2s_decode(const s2s_model *m, s2s_cache *c, const int *dec_in, const long *src_lens, size_t Tt,
+               const mha_dropout *drop, char *err, size_t errlen);
 
 /* The summed cross-entropy over the target entries that are not <pad>
  * (targets (B, Tt), −1 = <pad>, the others < Vt), in double, after
