@@ -2,6 +2,9 @@
 #include "layers.h"
 
 #include <math.h>
+#include <string.h>
+
+#include "fmath.h"
 
 void residual_forward(double *out, const float *inp1, const float *inp2, size_t n)
 {
@@ -80,4 +83,83 @@ void relu_backward(double *dinp, const double *dout, const float *inp, size_t n)
     for (size_t i = 0; i < n; i++)
         if (inp[i] > 0.0f)
             dinp[i] += dout[i];
+}
+
+void embedding_forward(float *out, const float *table, const int *tokens, const float *P,
+                       size_t N, size_t T, size_t C, double scale)
+{
+    for (size_t n = 0; n < N; n++)
+        for (size_t t = 0; t < T; t++) {
+            const float *e = table + (size_t)tokens[n * T + t] * C; /* (C,) the token's row */
+            float *x = out + (n * T + t) * C;                      /* (C,) */
+            for (size_t i = 0; i < C; i++)
+                x[i] = (float)(e[i] * scale + (P ? P[t * C + i] : 0.0));
+        }
+}
+
+void embedding_backward(double *dtable, const double *dout, const int *tokens, size_t n,
+                        size_t C, double scale)
+{
+    for (size_t r = 0; r < n; r++) {
+        double *de = dtable + (size_t)tokens[r] * C; /* (C,) the token's row */
+        for (size_t i = 0; i < C; i++)
+            de[i] += dout[r * C + i] * scale;
+    }
+}
+
+double crossentropy_forward(const float *logits, const int *targets, size_t N, size_t C,
+                            size_t *count, size_t *correct)
+{
+    size_t n = 0, right = 0;
+    double loss = 0.0;
+    for (size_t r = 0; r < N; r++) {
+        const float *z = logits + r * C; /* (C,) this row's logits */
+        double max, sum = 0.0;
+        size_t arg = 0;
+        if (targets[r] < 0)
+            continue;
+        /* the largest logit (for numerical stability) and its index */
+        max = z[0];
+        for (size_t k = 1; k < C; k++)
+            if (z[k] > max) {
+                max = z[k];
+                arg = k;
+            }
+        /* Σ e^(z − max) */
+        for (size_t k = 0; k < C; k++)
+            sum += attn_exp((double)z[k] - max);
+        /* −log softmax(z)[target] = max + log Σ e^(z − max) − z[target] */
+        loss += max + attn_log(sum) - z[targets[r]];
+        n++;
+        right += arg == (size_t)targets[r];
+    }
+    if (count)
+        *count = n;
+    if (correct)
+        *correct = right;
+    return loss;
+}
+
+void crossentropy_backward(double *dlogits, const float *logits, const int *targets, size_t N,
+                           size_t C, double scale)
+{
+    for (size_t r = 0; r < N; r++) {
+        const float *z = logits + r * C; /* (C,) */
+        double *dz = dlogits + r * C;    /* (C,) */
+        double max, sum = 0.0;
+        if (targets[r] < 0) {
+            memset(dz, 0, C * sizeof *dz);
+            continue;
+        }
+        max = z[0];
+        for (size_t k = 1; k < C; k++)
+            if (z[k] > max)
+                max = z[k];
+        /* e^(z − max) and their sum */
+        for (size_t k = 0; k < C; k++)
+            sum += (dz[k] = attn_exp((double)z[k] - max));
+        /* (softmax − one-hot) · scale */
+        for (size_t k = 0; k < C; k++)
+            dz[k] = (dz[k] / sum - (k == (size_t)targets[r])) * scale;
+    }
 }

@@ -20,6 +20,10 @@
  *   F  = R · dense2ᵀ + b2              linear_forward      (ffn.dense2)
  *   Z2 = N1 + F                        residual_forward
  *   N2 = LayerNorm(Z2)                 layernorm_forward   (addnorm2)
+ * a model's first step, from tokens to vectors:
+ *   X  = embedding[tokens] · √d + P    embedding_forward
+ * and its last, from logits to the loss:
+ *   loss = Σ −log softmax(logits)[target]   crossentropy_forward
  */
 #ifndef ATTN_LAYERS_H
 #define ATTN_LAYERS_H
@@ -52,5 +56,28 @@ void layernorm_backward(double *dinp, double *dweight, double *dbias, const doub
 void relu_forward(float *out, const float *inp, size_t n);
 /* dinp (n,) += dout where inp > 0 (PyTorch's choice at 0: no gradient) */
 void relu_backward(double *dinp, const double *dout, const float *inp, size_t n);
+
+/* out (N, T, C) = table[tokens[n·T + t]] · scale + P[t] for the N·T
+ * positions, tokens (N, T) ids into table (V, C), P (T, C) or NULL (no
+ * positional encoding); rounded to float once. */
+void embedding_forward(float *out, const float *table, const int *tokens, const float *P,
+                       size_t N, size_t T, size_t C, double scale);
+/* dtable[tokens[r]] (C,) += dout[r] · scale for the n rows of dout (n, C)
+ * (P is a constant: no gradient). */
+void embedding_backward(double *dtable, const double *dout, const int *tokens, size_t n,
+                        size_t C, double scale);
+
+/* The summed cross-entropy of the rows of logits (N, C) that have a target
+ * (targets (N,), −1 none: PyTorch's ignore_index), in double:
+ *   loss_r = −log softmax(logits_r)[target_r] = logsumexp(logits_r) − logits_r[target_r]
+ * *count (may be NULL) gets the number of rows with a target, *correct
+ * (may be NULL) how many of them have the target as the first argmax. */
+double crossentropy_forward(const float *logits, const int *targets, size_t N, size_t C,
+                            size_t *count, size_t *correct);
+/* dlogits (N, C) = (softmax(logits_r) − one-hot(target_r)) · scale on the
+ * rows with a target, 0 on the others (overwritten, not added to: the
+ * loss is the first step backwards). */
+void crossentropy_backward(double *dlogits, const float *logits, const int *targets, size_t N,
+                           size_t C, double scale);
 
 #endif

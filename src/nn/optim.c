@@ -1,4 +1,4 @@
-/* optim.c — Adam and SGD (see optim.h). */
+/* optim.c — Adam, SGD and gradient clipping (see optim.h). */
 #include "optim.h"
 
 #include <math.h>
@@ -36,7 +36,7 @@ void optim_free(optim *o)
     o->m = o->v = NULL;
 }
 
-void optim_step(optim *o, tmodel *model, const double *grads)
+void optim_step_params(optim *o, const tmodel_param *params, size_t n, const double *grads)
 {
     double bc1 = 1.0, bc2 = 1.0;
     o->t++;
@@ -45,10 +45,10 @@ void optim_step(optim *o, tmodel *model, const double *grads)
         bc1 = 1.0 - attn_pow(o->beta1, (double)o->t);
         bc2 = 1.0 - attn_pow(o->beta2, (double)o->t);
     }
-    for (size_t p = 0; p < model->nparams; p++) {
-        float *w = model->param[p].t->data;
-        const size_t n = model->param[p].t->size, off = model->param[p].offset;
-        for (size_t i = 0; i < n; i++) {
+    for (size_t p = 0; p < n; p++) {
+        float *w = params[p].t->data;
+        const size_t size = params[p].t->size, off = params[p].offset;
+        for (size_t i = 0; i < size; i++) {
             const double g = grads[off + i];
             if (o->kind == OPTIM_SGD) {
                 w[i] = (float)(w[i] - o->lr * g);
@@ -61,4 +61,25 @@ void optim_step(optim *o, tmodel *model, const double *grads)
             w[i] = (float)(w[i] - o->lr * (*m / bc1) / (sqrt(*v / bc2) + o->eps));
         }
     }
+}
+
+void optim_step(optim *o, tmodel *model, const double *grads)
+{
+    optim_step_params(o, model->param, model->nparams, grads);
+}
+
+double optim_clip(double *grads, size_t total, double theta)
+{
+    double sum = 0.0, norm, factor;
+    /* Σ g², one running sum in array order */
+    for (size_t i = 0; i < total; i++)
+        sum += grads[i] * grads[i];
+    norm = sqrt(sum);
+    if (!(theta > 0.0 && norm > theta))
+        return norm;
+    /* g *= θ / norm */
+    factor = theta / norm;
+    for (size_t i = 0; i < total; i++)
+        grads[i] *= factor;
+    return norm;
 }

@@ -40,6 +40,8 @@
 #include <stddef.h>
 
 #include "attention.h"
+#include "attention_backward.h"
+#include "rng.h"
 #include "tensor.h"
 
 typedef struct tmodel_config {
@@ -120,6 +122,14 @@ typedef struct tblock_cache {
     float *N2;      /* (B, T, d) LayerNorm(N1 + F) */
 } tblock_cache;
 
+/* A block's backward scratch, for B·T rows: dY, dZ, dN1, dF (B, T, d) the
+ * gradients of the attention's output, of a LayerNorm's input, of N1 and
+ * of the FFN's output; dR, dH (B, T, H) of the ReLU's output and input. */
+typedef struct tblock_scratch {
+    double *dY, *dZ, *dN1, *dF;
+    double *dR, *dH;
+} tblock_scratch;
+
 /* What one forward pass keeps for the backward pass, for up to Bmax
  * examples of up to Tmax positions. */
 typedef struct tcache {
@@ -129,8 +139,9 @@ typedef struct tcache {
     tblock_cache blk[TMODEL_MAX_LAYERS]; /* (L,) */
     float *logits;  /* (B, T, C) */
     /* backward scratch: d logits (B, T, C); the gradients of a block's
-     * output and input, dY, dZ, dN1, dF (B, T, d); dR, dH (B, T, H) */
-    double *dlogits, *dout, *din, *dY, *dZ, *dN1, *dF, *dR, *dH;
+     * output and input, dout and din (B, T, d); inside a block, scratch */
+    double *dlogits, *dout, *din;
+    tblock_scratch scratch;
 } tcache;
 
 int tcache_alloc(tcache *c, const tmodel *m, size_t Bmax, size_t Tmax, char *err,
@@ -159,6 +170,93 @@ double tmodel_loss(const tcache *c, const tmodel *m, const int *targets, size_t 
  * d every parameter. 0, or -1 with the reason in err. */
 int tmodel_backward(double *grads, tcache *c, const tmodel *m, const int *tokens,
                     const long *lens, const int *targets, double scale,
+                    const mha_dropout *drop, char *err, size_t errlen);
+
+/* ---- the pieces of a model, shared ----------------------------------------
+ *
+ * tmodel's blocks and the encoder of seq2seq.h's Transformer are the same
+ * d2l TransformerEncoderBlock; both models list their parameters the same
+ * way. These are the one copy of a block's parameters, initialisation,
+ * forward and backward pass: a block reads d, NH, H, addnorm and bias
+ * from a tmodel_config (the model's, or the encoder's of seq2seq.h).
+ */
+
+/* Append the parameter t under the key prefix + name to a list of *n
+ * parameters: its gradient starts at *total, which grows by t's size. */
+void tparam_add(tmodel_param *list, size_t *n, size_t *total, const char *prefix,
+                const char *name, tensor *t);
+/* The gradient of t in the flat array grads laid out by the list; NULL
+ * when t is absent (no data) or not in the list. */
+double *tparam_grad(const tmodel_param *list, size_t n, double *grads, const tensor *t);
+/* nn.Linear's default: uniform in ±1/sqrt(in) (weight and bias alike). */
+void tparam_uniform(tensor *t, size_t in, rng *r);
+/* LayerNorm's start: weight 1, bias 0. */
+void tparam_layernorm(tensor *w, tensor *b);
+
+/* d2l's MultiHeadAttention(d, d, d, d, NH, bias): W_q, W_k, W_v, W_o (d, d),
+ * with bias their (d,) biases. 0, or -1 with the reason in err (the caller
+ * frees what was allocated with mha_params_free). */
+int mha_params_alloc(mha_params *a, size_t d, size_t heads, int bias, char *err, size_t errlen);
+void mha_params_free(mha_params *a);
+/* Its parameters in state_dict order under prefix ("blks.block0.attention."):
+ * W_q.weight, [W_q.bias], W_k.weight, …, W_o.weight, [W_o.bias]. */
+void mha_params_list(tmodel_param *list, size_t *n, size_t *total, mha_params *a,
+                     const char *prefix);
+/* Drawn in that order, each uniform in ±1/sqrt(d). */
+void mha_params_init(mha_params *a, rng *r);
+/* Where their gradients are in grads (laid out by list). */
+void mha_params_grads(mha_grads *g, const tmodel_param *list, size_t n, double *grads,
+                      const mha_params *a);
+
+/* A block of cfg's shape (zeroed); -1 with the reason in err. */
+int tblock_alloc(tblock *b, const tmodel_config *cfg, char *err, size_t errlen);
+void tblock_free(tblock *b);
+/* Block b's parameters appended in state_dict order: the attention's
+ * under att ("blks.block0.attention."), addnorm1's under an1
+ * ("blks.block0.addnorm1.ln."), the FFN's and addnorm2's under pre + "ffn."
+ * and pre + "addnorm2.ln." (pre "blks.block0."). */
+void tblock_params(tmodel_param *list, size_t *n, size_t *total, tblock *b,
+                   const tmodel_config *cfg, const char *pre, const char *att, const char *an1);
+/* SPEC §9's start, drawn in state_dict order. */
+void tblock_init(tblock *b, const tmodel_config *cfg, rng *r);
+
+/* Where a block's gradients are in the flat array (NULL: absent). */
+typedef struct tblock_grads {
+    mha_grads mha;
+    double *dln1_weight, *dln1_bias;
+    double *ddense1_weight, *ddense1_bias, *ddense2_weight, *ddense2_bias;
+    double *dln2_weight, *dln2_bias;
+} tblock_grads;
+void tblock_grads_find(tblock_grads *g, const tmodel_param *list, size_t n, double *grads,
+                       const tblock *b);
+
+/* a·b·c elements of elem bytes, zeroed, the size overflow-checked; on
+ * failure NULL and *failed = 1 (so that a run of allocations is checked
+ * once at its end). */
+void *tcache_calloc(size_t a, size_t b, size_t c, size_t elem, int *failed);
+/* A block's cache for BT = B·T rows of up to Tmax keys; a failure sets
+ * *failed (free with tblock_cache_free either way). */
+void tblock_cache_alloc(tblock_cache *b, const tmodel_config *cfg, size_t BT, size_t Tmax,
+                        int *failed);
+void tblock_cache_free(tblock_cache *b);
+/* Scratch for BT rows of width d and FFN width H; a failure sets *failed. */
+void tblock_scratch_alloc(tblock_scratch *s, size_t BT, size_t d, size_t H, int *failed);
+void tblock_scratch_free(tblock_scratch *s);
+/* A block's output (B, T, d): N2 with an FFN, N1 with addnorm, else Y. */
+const float *tblock_out(const tblock_cache *b, const tmodel_config *cfg);
+
+/* The block on its input x (B, T, d): attention (with mask and dropout),
+ * [addnorm1, [ffn, addnorm2]], everything kept in bc. 0, or -1 with the
+ * reason in err. */
+int tblock_forward(tblock_cache *bc, const tblock *b, const tmodel_config *cfg, const float *x,
+                   size_t B, size_t T, const mha_masks *mask, const mha_dropout *drop, char *err,
+                   size_t errlen);
+/* Its backward pass after tblock_forward: from dout (B, T, d), the
+ * gradient of its output, every parameter's gradient += (g) and dx
+ * (B, T, d) = the gradient of its input x (overwritten). */
+int tblock_backward(double *dx, const tblock_grads *g, tblock_scratch *s, tblock_cache *bc,
+                    const tblock *b, const tmodel_config *cfg, const double *dout,
+                    const float *x, size_t B, size_t T, const mha_masks *mask,
                     const mha_dropout *drop, char *err, size_t errlen);
 
 #endif
