@@ -18,6 +18,7 @@
 #include "atomic_file.h"
 #include "checked.h"
 #include "cli.h"
+#include "cmd_train.h"
 #include "clock.h"
 #include "commands.h"
 #include "json_writer.h"
@@ -34,18 +35,9 @@
 #define MAX_PROBES 2         /* apple: a fruit and a company sentence */
 
 static const char *const task_names[] = {"reverse", "previous", "apple", "induction",
-                                         NULL}; /* train_kind */
+                                         "translate", NULL}; /* train_kind, then translate */
 static const char *const optimizer_names[] = {"adam", "sgd", NULL};            /* optim_kind */
-
-struct train_args {
-    int task, optimizer, color;
-    int posenc, addnorm, causal, bias, compare_posenc, compare_layers;
-    const char *data, *png, *plot, *json, *save, *load, *font, *html;
-    long length, vocab, hiddens, heads, steps, batch_size, seed, threads, log_every;
-    long layers, ffn; /* −1: the task's default (induction 2 layers) */
-    double dropout, lr;
-    size_t max_mem;
-};
+static const char *const arch_names[] = {"transformer", NULL};                 /* train_arch */
 
 /* --lr: a finite number > 0. */
 static int parse_lr(void *dest, const char *value)
@@ -64,8 +56,9 @@ static int parse_lr(void *dest, const char *value)
 #define OPT_ARGS struct train_args
 const struct opt train_options[] = {
     OPT_CHOICE(0, "task", task, "TASK", task_names,
-               "reverse, previous, apple or induction (default\nreverse)"),
-    OPT_FILE(0, "data", data, "your own task as JSON instead (format below)"),
+               "reverse, previous, apple, induction or translate\n(default reverse)"),
+    OPT_FILE(0, "data", data, "your own task as JSON instead, or sentence pairs\n"
+                              "(d2l's fra.txt or JSON; formats below)"),
     OPT_INT(0, "length", length, "N", 2, TRAIN_MAX_LEN,
             "sequence length of reverse, previous, induction\n(default 8; induction 20)"),
     OPT_INT(0, "vocab", vocab, "N", 2, 1000,
@@ -116,6 +109,17 @@ const struct opt train_options[] = {
     OPT_FLAG(0, "compare-layers", compare_layers,
              "train 1 layer and --layers N, same seed and data,\n"
              "and compare them (--png: the N layers' figure)"),
+    OPT_CHOICE(0, "arch", arch, "NAME", arch_names,
+               "translate: the encoder–decoder, d2l's Transformer\n(default transformer)"),
+    OPT_INT(0, "num-steps", num_steps, "T", 1, TRAIN_MAX_NUM_STEPS,
+            "translate: sentences cut or padded to T entries\n"
+            "with their <eos> (default 12; d2l's 10 for --data)"),
+    OPT_INT(0, "max-examples", max_examples, "N", 0, 100000000L,
+            "translate, fra.txt: lines 0 … N read (0: all;\ndefault 600, as d2l)"),
+    OPT_INT(0, "min-freq", min_freq, "N", 0, 1000000L,
+            "translate: words seen fewer times read <unk>\n(default 2, as d2l)"),
+    OPT_REAL(0, "clip", clip, "X", 0.0, 1e30,
+             "translate: gradients clipped to global norm X,\nd2l's grad_clipping (default 1; 0: off)"),
     OPT_COLOR(color),
     OPT_FONT(font),
     OPT_MAX_MEM(max_mem),
@@ -126,7 +130,7 @@ const struct opt train_options[] = {
 const struct opt_rule train_rules[] = {
     OPT_CONFLICTS("posenc", "no-posenc", "--posenc and --no-posenc: give one"),
     OPT_CONFLICTS("causal", "no-causal", "--causal and --no-causal: give one"),
-    OPT_CONFLICTS("data", "task length vocab",
+    OPT_CONFLICTS("data", "length vocab",
                   "--%s is for the built-in tasks; --data brings its own"),
     OPT_CONFLICTS("load", "hiddens heads posenc no-posenc addnorm bias layers ffn",
                   "--%s is read from the model file of --load"),
@@ -1120,21 +1124,6 @@ done:
     return status;
 }
 
-/* img2 under img1, in a new image out. */
-static int stack_images(attn_image *out, const attn_image *top, const attn_image *bottom,
-                        char *err, size_t errlen)
-{
-    int w = top->w > bottom->w ? top->w : bottom->w;
-    if (image_alloc(out, w, top->h + bottom->h, err, errlen))
-        return -1;
-    for (int y = 0; y < top->h; y++)
-        memcpy(out->rgb + (size_t)y * (size_t)w * 3, top->rgb + (size_t)y * (size_t)top->w * 3,
-               (size_t)top->w * 3);
-    for (int y = 0; y < bottom->h; y++)
-        memcpy(out->rgb + (size_t)(top->h + y) * (size_t)w * 3,
-               bottom->rgb + (size_t)y * (size_t)bottom->w * 3, (size_t)bottom->w * 3);
-    return 0;
-}
 
 /* --plot: the loss, then the accuracies, against the step; for induction
  * also the best induction score (a head above layer 1) and the best
@@ -1195,9 +1184,9 @@ static int write_plot(const run *r, text_font *font, FILE *rep)
     f3.nseries = 2;
     f3.ylabel = "mean attention weight";
     if (plot_draw(&i1, &f1, err, sizeof err) || plot_draw(&i2, &f2, err, sizeof err) ||
-        stack_images(scores ? &i12 : &img, &i1, &i2, err, sizeof err) ||
+        image_stack(scores ? &i12 : &img, &i1, &i2, err, sizeof err) ||
         (scores && (plot_draw(&i3, &f3, err, sizeof err) ||
-                    stack_images(&img, &i12, &i3, err, sizeof err)))) {
+                    image_stack(&img, &i12, &i3, err, sizeof err)))) {
         cli_error("%s: %s", r->a->plot, err);
         goto done;
     }
@@ -1374,6 +1363,11 @@ static void train_defaults(struct train_args *a)
     a->lr = 0.0; /* the task's */
     a->log_every = 20;
     a->max_mem = CLI_DEFAULT_MAX_MEM;
+    a->arch = ARCH_TRANSFORMER;
+    a->num_steps = -1;
+    a->max_examples = -1;
+    a->min_freq = -1;
+    a->clip = 1.0;
 }
 
 int cmd_train(int argc, char **argv)
@@ -1388,6 +1382,14 @@ int cmd_train(int argc, char **argv)
         return EXIT_OK;
     }
     if (status != EXIT_OK)
+        return status;
+    if (a.data && opt_is_given(&g, "task") && a.task != TRAIN_TASK_TRANSLATE) {
+        cli_error("--task is for the built-in tasks; --data brings its own");
+        return EXIT_USAGE;
+    }
+    if (train_is_translation(&a))
+        return train_translate(&a, &g, argc, argv);
+    if ((status = train_not_translation(&g)) != EXIT_OK)
         return status;
     task_defaults(&a);
     if ((status = check_args(&a, &g)) != EXIT_OK || (status = check_outputs(&a)) != EXIT_OK ||

@@ -370,22 +370,24 @@ int s2s_check_ids(const s2s_model *m, const int *src, const int *dec_in, const i
 
 /* ---- forward -------------------------------------------------------------- */
 
-/* Attention module k's dropout (encoder block l: k = l; decoder block l:
- * attention1 k = L + 2l, attention2 k = L + 2l + 1): the step's stream
- * jumped to position k·2^40 + example0·per (per: the module's weights of
- * one pair, NH·Nq·Nk), so that each module draws its own mask and a batch
- * split into parts draws what the whole batch would. NULL: no dropout. */
-static const mha_dropout *module_drop(mha_dropout *out, const mha_dropout *drop, const s2s_cache *c,
-                                      size_t k, size_t per)
+const mha_dropout *s2s_module_dropout(mha_dropout *out, const mha_dropout *drop,
+                                     size_t example0, size_t k, size_t per)
 {
     const unsigned long long gamma = 0x9e3779b97f4a7c15ULL; /* SplitMix64's step */
     unsigned long long at;
     if (!drop || !(drop->p > 0))
         return NULL;
-    at = ((unsigned long long)k << 40) + (unsigned long long)c->example0 * per;
+    at = ((unsigned long long)k << 40) + (unsigned long long)example0 * per;
     out->p = drop->p;
     out->seed = drop->seed + at * gamma;
     return out;
+}
+
+/* Module k's dropout for the pairs of cache c (s2s_module_dropout). */
+static const mha_dropout *module_drop(mha_dropout *out, const mha_dropout *drop,
+                                      const s2s_cache *c, size_t k, size_t per)
+{
+    return s2s_module_dropout(out, drop, c->example0, k, per);
 }
 
 static mha_trace trace_of(float *Q, float *K, float *V, float *concat)

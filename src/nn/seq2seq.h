@@ -208,6 +208,16 @@ int s2s_backward(double *grads, s2s_cache *c, const s2s_model *m, const int *src
                  const long *src_lens, const int *dec_in, const int *targets, double scale,
                  const mha_dropout *drop, char *err, size_t errlen);
 
+/* Attention module k's dropout (encoder block l: k = l; decoder block l:
+ * attention1 k = L + 2l, attention2 k = L + 2l + 1): the step's stream
+ * drop jumped to position k·2^40 + example0·per (per: the module's
+ * weights of one pair, NH·Nq·Nk; example0: the index of the part's first
+ * pair in the step's batch), so that each module draws its own mask and a
+ * batch split into parts draws what the whole batch would. Into *out, or
+ * NULL without dropout. The fast path (seq2seq_fast.c) draws the same. */
+const mha_dropout *s2s_module_dropout(mha_dropout *out, const mha_dropout *drop,
+                                     size_t example0, size_t k, size_t per);
+
 /* Greedy decoding, d2l's predict_seq2seq: src (Ts,) one source sentence
  * (ids + <eos>, padded to Ts) of src_len valid entries; from <bos>, each
  * step's argmax (the first largest logit) is fed back, until <eos> (not

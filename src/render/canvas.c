@@ -52,6 +52,21 @@ int image_alloc(attn_image *img, int w, int h, char *err, size_t errlen)
     return 0;
 }
 
+int image_stack(attn_image *out, const attn_image *top, const attn_image *bottom, char *err,
+                size_t errlen)
+{
+    int w = top->w > bottom->w ? top->w : bottom->w;
+    if (image_alloc(out, w, top->h + bottom->h, err, errlen))
+        return -1;
+    for (int y = 0; y < top->h; y++)
+        memcpy(out->rgb + (size_t)y * (size_t)w * 3, top->rgb + (size_t)y * (size_t)top->w * 3,
+               (size_t)top->w * 3);
+    for (int y = 0; y < bottom->h; y++)
+        memcpy(out->rgb + (size_t)(top->h + y) * (size_t)w * 3,
+               bottom->rgb + (size_t)y * (size_t)bottom->w * 3, (size_t)bottom->w * 3);
+    return 0;
+}
+
 void image_free(attn_image *img)
 {
     if (img == NULL)

@@ -28,6 +28,10 @@ typedef struct attn_image {
  * allocation fails. */
 int image_alloc(attn_image *img, int w, int h, char *err, size_t errlen);
 void image_free(attn_image *img);
+/* top over bottom in a new image out (white where the narrower one ends):
+ * 0, or -1 with the reason in err. */
+int image_stack(attn_image *out, const attn_image *top, const attn_image *bottom, char *err,
+                size_t errlen);
 
 /* ---- fonts ----------------------------------------------------------- */
 

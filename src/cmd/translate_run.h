@@ -1,0 +1,75 @@
+/* translate_run.h — one run of `attn train` on a translation model
+ * (train_translate.c: the data, the loop) and what it shows
+ * (translate_view.c: the printout, --png, --plot, --json, --save,
+ * --html). Dimensions: N pairs, T num_steps, L blocks a side, NH heads.
+ */
+#ifndef ATTN_TRANSLATE_RUN_H
+#define ATTN_TRANSLATE_RUN_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "cmd_train.h"
+#include "seq2seq_data.h"
+#include "seq2seq_train.h"
+
+#define XRUN_TRAIN_PAIRS 2000 /* the grammar's training pairs */
+#define XRUN_HELDOUT_PAIRS 200 /* and held-out pairs */
+#define XRUN_NSNAP 5          /* the probe's cross-attention kept at 5 steps */
+#define XRUN_EXAMPLES 4       /* held-out translations printed */
+
+/* One logged step. */
+typedef struct xhist {
+    long step;
+    double loss, accuracy;            /* the batch's, teacher-forced */
+    double bleu, exact, alignment;    /* held-out, before the step's update; NaN: none */
+} xhist;
+
+typedef struct xrun {
+    const struct train_args *a;
+    long steps;
+    seq2seq_corpus corpus;     /* the pairs, training and held-out */
+    int builtin;               /* the grammar's pairs (alignment known) */
+    seq2seq_vocab src_v, tgt_v;
+    size_t T;                  /* num_steps */
+    seq2seq_arrays train, held;
+    s2s_model loaded;          /* --load */
+    int has_loaded;
+    s2s_trainer tr;
+    int tr_ready;
+    xhist *hist;
+    size_t nhist, hist_cap;
+    double last_bleu;
+    /* the probe: one held-out pair (or the first training pair) */
+    size_t probe;              /* its index in its set */
+    const seq2seq_arrays *probe_set;
+    const seq2seq_pairs *probe_pairs;
+    const char *src_labels[TRAIN_MAX_NUM_STEPS]; /* (T,) its source words, <eos>, <pad> */
+    const char *tgt_labels[TRAIN_MAX_NUM_STEPS]; /* (T,) its target words, <eos>, <pad> */
+    size_t src_len, tgt_len;   /* valid entries (<eos> included) */
+    long snap_step[XRUN_NSNAP];
+    float *snap_cross[XRUN_NSNAP]; /* (L, NH, T, T) teacher-forced cross-attention */
+    size_t nsnap;
+    float *final_enc, *final_self, *final_cross; /* (L, NH, T, T) after the last step */
+    /* after the last step */
+    double seconds;
+    train_stats final_train;
+    double final_bleu, final_exact, final_align, final_align_first;
+    int *pred;                 /* (N_heldout, T) greedy translations */
+    size_t *n_pred;            /* (N_heldout,) */
+} xrun;
+
+/* translate_view.c */
+int xrun_check_outputs(const struct train_args *a);
+int xrun_load_model(xrun *r);
+int xrun_choose_probe(xrun *r);
+int xrun_snapshot(xrun *r, size_t i);
+int xrun_final_attention(xrun *r);
+int xrun_outputs(const xrun *r);
+/* --json's object (SPEC §11: history entries with heldout_bleu; final with
+ * bleu, exact and, for the built-in task, alignment). */
+int xrun_write_json(FILE *f, const void *ctx);
+/* train_translate.c */
+void xrun_free(xrun *r);
+
+#endif
