@@ -1,5 +1,6 @@
-/* test_seq2seq.c — the Transformer encoder–decoder (src/nn/seq2seq.c)
- * against PyTorch and against itself: the loss and every gradient of
+/* test_seq2seq.c — the Transformer encoder–decoder (src/nn/seq2seq.c,
+ * and its fast path src/nn/seq2seq_fast.c) against PyTorch and against
+ * itself: the loss and every gradient of
  * float64 fixtures, 20 steps of SGD and of Adam with and without
  * clipping, greedy decoding token for token; central finite differences,
  * the masked loss, source padding, the encoder learning only through the
@@ -26,6 +27,7 @@
 #include "optim.h"
 #include "s2s_model_file.h"
 #include "seq2seq.h"
+#include "seq2seq_fast.h"
 #include "train_task.h"
 
 /* ---- reading fixtures ------------------------------------------------------ */
@@ -334,6 +336,81 @@ static void test_fixture_steps(const char *file, const fixture *fx, const char *
     s2s_free(&m);
 }
 
+/* ---- the fast path ------------------------------------------------------------ */
+
+/* The fast path's float32 loops round every sum, where the reference sums
+ * in double: within what test_train.c allows its fast path against
+ * float32 PyTorch (measured: the test prints the worst). */
+#define FAST_ATOL 1e-5
+#define FAST_RTOL 1e-4
+static worst_err w_fast = {"fast path: gradients", 0, 0, 1e-3},
+                 w_fast_drop = {"fast path with dropout: gradients", 0, 0, 1e-3},
+                 w_fast_cross = {"fast path: greedy cross-attention", 0, 0, 0};
+
+/* A fast path for m: its transposed weights and a cache of B pairs of up
+ * to T positions a side. */
+static int fast_setup(s2s_fast_weights *w, s2s_fast_cache *c, const s2s_model *m, size_t B,
+                      size_t T)
+{
+    if (s2s_fast_weights_alloc(w, m) || s2s_fast_cache_alloc(c, m, B, T))
+        return -1;
+    s2s_fast_weights_update(w, m);
+    return 0;
+}
+
+static size_t count_targets(const int *targets, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += targets[i] >= 0;
+    return k;
+}
+
+/* The fast path's loss and gradients (as doubles, into g) of a batch. */
+static double fast_loss_grads(const s2s_model *m, s2s_fast_weights *w, s2s_fast_cache *c,
+                              const fixture *fx, double *g, const mha_dropout *drop)
+{
+    const size_t count = count_targets(fx->targets, fx->B * fx->Tt);
+    float *gf = calloc(m->total, sizeof *gf);
+    double loss = s2s_fast_step(gf, c, m, w, fx->src, fx->src_lens, fx->dec_in, fx->targets,
+                                fx->B, fx->Ts, fx->Tt, 1.0 / (double)count, drop, 0, NULL, NULL);
+    for (size_t i = 0; i < m->total; i++)
+        g[i] = gf[i];
+    free(gf);
+    return loss / (double)count;
+}
+
+/* Step 0 of a PyTorch fixture through the fast path: the loss and every
+ * gradient. */
+static void test_fast_fixture(const char *file, const fixture *fx)
+{
+    char err[256];
+    s2s_model m;
+    s2s_fast_weights w;
+    s2s_fast_cache c;
+    const cJSON *all = get(fx->root, "grads");
+    const size_t T = fx->Ts > fx->Tt ? fx->Ts : fx->Tt;
+    double *g, loss;
+    CHECK(s2s_alloc(&m, &fx->cfg, err, sizeof err) == 0);
+    CHECK(load_params(&m, get(fx->root, "state_dict"), file) == 0);
+    CHECK(fast_setup(&w, &c, &m, fx->B, T) == 0);
+    g = calloc(m.total, sizeof *g);
+    loss = fast_loss_grads(&m, &w, &c, fx, g, NULL);
+    CHECK_NEAR(loss, get(fx->root, "loss")->valuedouble, 1e-6, 1e-5);
+    for (size_t i = 0; i < m.nparams; i++) {
+        size_t n;
+        double *want = numbers(get(all, m.param[i].name), &n);
+        if (n == m.param[i].t->size)
+            compare(file, m.param[i].name, g + m.param[i].offset, want, n, FAST_ATOL, FAST_RTOL,
+                    &w_fast);
+        free(want);
+    }
+    free(g);
+    s2s_fast_cache_free(&c);
+    s2s_fast_weights_free(&w);
+    s2s_free(&m);
+}
+
 static void test_fixtures(const char *dir)
 {
     static const char *const files[] = {
@@ -349,10 +426,44 @@ static void test_fixtures(const char *dir)
             continue;
         }
         test_fixture_grads(files[i], &fx);
+        test_fast_fixture(files[i], &fx);
         test_fixture_steps(files[i], &fx, "sgd");
         test_fixture_steps(files[i], &fx, "adam");
         fixture_free(&fx);
     }
+}
+
+/* The fast path's greedy decoding of one case: the same tokens, and the
+ * reference's cross-attention (L, NH, max_len, Ts) within float32's
+ * rounding. */
+static void test_fast_greedy(const s2s_model *m, const cJSON *cs, const int *src, size_t Ts,
+                             int bos, int eos, const int *want, size_t nw, const float *cross)
+{
+    const size_t max_len = (size_t)get(cs, "max_len")->valuedouble;
+    const size_t n = m->cfg.layers * m->cfg.heads * max_len * Ts;
+    s2s_fast_weights w;
+    s2s_fast_cache c;
+    int *out = calloc(max_len, sizeof *out);
+    float *fc = calloc(n, sizeof *fc);
+    double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+    size_t n_out;
+    CHECK(fast_setup(&w, &c, m, 1, max_len > Ts ? max_len : Ts) == 0);
+    s2s_fast_greedy(&c, m, &w, src, get(cs, "src_len")->valueint, Ts, bos, eos, max_len, out,
+                    &n_out, fc);
+    CHECK_INT(n_out, nw);
+    for (size_t i = 0; i < nw && i < n_out; i++)
+        CHECK_INT(out[i], want[i]);
+    for (size_t i = 0; i < n; i++) {
+        a[i] = fc[i];
+        b[i] = cross[i];
+    }
+    compare("greedy.json", "fast cross", a, b, n, 1e-5, 0.0, &w_fast_cross);
+    free(a);
+    free(b);
+    free(out);
+    free(fc);
+    s2s_fast_cache_free(&c);
+    s2s_fast_weights_free(&w);
 }
 
 /* d2l's predict_seq2seq on a trained model: the tokens exactly (the
@@ -409,6 +520,8 @@ static void test_greedy(const char *dir)
             t++;
         }
         CHECK_INT(t, n_out + (n_out < max_len)); /* the <eos> step's row too */
+        test_fast_greedy(&m, cs, src, Ts, get(root, "bos")->valueint, get(root, "eos")->valueint,
+                         want, nw, cross);
         ncases++;
         free(src);
         free(want);
@@ -700,6 +813,38 @@ static void test_dropout_split(void)
     printf("dropout: a batch split in two draws the masks of the whole\n");
     s2s_cache_free(&whole);
     s2s_cache_free(&half);
+    s2s_free(&m);
+}
+
+/* With dropout, the fast path draws the reference's masks: the tiny
+ * model's gradients agree (a different mask would move them by their own
+ * size). */
+static void test_fast_dropout(void)
+{
+    fixture fx = tiny_fixture();
+    mha_dropout drop = {0.3, 987};
+    s2s_model m;
+    s2s_cache c;
+    s2s_fast_weights w;
+    s2s_fast_cache fc;
+    char err[256];
+    double *gr, *gf;
+    tiny_model(&m, 2, 0.3);
+    CHECK(s2s_cache_alloc(&c, &m, fx.B, fx.Ts, fx.Tt, err, sizeof err) == 0);
+    CHECK(fast_setup(&w, &fc, &m, fx.B, 5) == 0);
+    gr = calloc(m.total, sizeof *gr);
+    gf = calloc(m.total, sizeof *gf);
+    CHECK_NEAR(fast_loss_grads(&m, &w, &fc, &fx, gf, &drop),
+               loss_and_grads(&m, &c, &fx, gr, &drop), 1e-6, 1e-5);
+    for (size_t i = 0; i < m.nparams; i++)
+        compare("tiny, dropout 0.3", m.param[i].name, gf + m.param[i].offset,
+                gr + m.param[i].offset, m.param[i].t->size, FAST_ATOL, FAST_RTOL, &w_fast_drop);
+    printf("fast path: dropout draws the reference's masks\n");
+    free(gr);
+    free(gf);
+    s2s_fast_cache_free(&fc);
+    s2s_fast_weights_free(&w);
+    s2s_cache_free(&c);
     s2s_free(&m);
 }
 
@@ -1115,6 +1260,7 @@ int main(int argc, char **argv)
     test_source_padding();
     test_encoder_through_cross();
     test_dropout_split();
+    test_fast_dropout();
     test_greedy_is_forward();
     test_finite_differences(1, 0.0);
     test_finite_differences(2, 0.3);
@@ -1134,5 +1280,8 @@ int main(int argc, char **argv)
     report(&w_wk);
     report(&w_cross);
     report(&w_logits);
+    report(&w_fast);
+    report(&w_fast_drop);
+    report(&w_fast_cross);
     return check_summary("seq2seq");
 }

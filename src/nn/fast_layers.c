@@ -34,15 +34,38 @@ static inline void lin_fwd_body(float *restrict y, const float *restrict x, size
     }
 }
 
+/* lin_fwd_body for out = nv·16 (nv a constant once inlined): a row of y
+ * is held in nv vector registers while the rows of Wt are added, and
+ * stored once. The same fused multiply-adds, in the same order, as
+ * lin_fwd_body: the same bits. */
+static inline void lin_fwd_lanes(float *restrict y, const float *restrict x, size_t n,
+                                 const float *restrict Wt, const float *restrict bias, size_t in,
+                                 size_t nv)
+{
+    const size_t out = nv * V16;
+    f32x16 acc[4];
+    for (size_t r = 0; r < n; r++) {
+        for (size_t v = 0; v < nv; v++)
+            acc[v] = bias ? v16_load(bias + v * V16) : v16_splat(0.0f);
+        for (size_t i = 0; i < in; i++) {
+            const f32x16 xi = v16_splat(x[r * in + i]);
+            for (size_t v = 0; v < nv; v++)
+                acc[v] = v16_fma(xi, v16_load(Wt + i * out + v * V16), acc[v]);
+        }
+        for (size_t v = 0; v < nv; v++)
+            v16_store(y + r * out + v * V16, acc[v]);
+    }
+}
+
 void fl_linear_forward(float *y, const float *x, size_t n, const float *Wt, const float *bias,
                        size_t in, size_t out)
 {
-    if (in == 32 && out == 32)
-        lin_fwd_body(y, x, n, Wt, bias, 32, 32); /* the default d */
-    else if (in == 32 && out == 64)
-        lin_fwd_body(y, x, n, Wt, bias, 32, 64); /* the translation FFN's dense1 */
-    else if (in == 64 && out == 32)
-        lin_fwd_body(y, x, n, Wt, bias, 64, 32); /* and its dense2 */
+    if (out == 32)
+        lin_fwd_lanes(y, x, n, Wt, bias, in, 2); /* the default d */
+    else if (out == 64)
+        lin_fwd_lanes(y, x, n, Wt, bias, in, 4); /* the translation FFN's dense1 */
+    else if (out == 16)
+        lin_fwd_lanes(y, x, n, Wt, bias, in, 1);
     else
         lin_fwd_body(y, x, n, Wt, bias, in, out);
 }
@@ -83,15 +106,53 @@ static inline void lin_bwd_body(float *restrict dx, float *restrict dW, float *r
         }
 }
 
+/* lin_bwd_body for in = nv·16: a row of dW, and a row of dx, held in nv
+ * vector registers over the sum's terms, in lin_bwd_body's order. */
+static inline void lin_bwd_lanes(float *restrict dx, float *restrict dW, float *restrict db,
+                                 const float *restrict dy, const float *restrict x, size_t n,
+                                 const float *restrict W, size_t nv, size_t out)
+{
+    const size_t in = nv * V16;
+    f32x16 acc[4];
+    for (size_t o = 0; o < out; o++) {
+        float *dw = dW + o * in;
+        float sb = 0.0f;
+        for (size_t v = 0; v < nv; v++)
+            acc[v] = v16_load(dw + v * V16);
+        for (size_t r = 0; r < n; r++) {
+            const float g = dy[r * out + o];
+            sb += g;
+            for (size_t v = 0; v < nv; v++)
+                acc[v] = v16_fma(v16_splat(g), v16_load(x + r * in + v * V16), acc[v]);
+        }
+        for (size_t v = 0; v < nv; v++)
+            v16_store(dw + v * V16, acc[v]);
+        if (db)
+            db[o] += sb;
+    }
+    if (dx)
+        for (size_t r = 0; r < n; r++) {
+            for (size_t v = 0; v < nv; v++)
+                acc[v] = v16_load(dx + r * in + v * V16);
+            for (size_t o = 0; o < out; o++) {
+                const f32x16 g = v16_splat(dy[r * out + o]);
+                for (size_t v = 0; v < nv; v++)
+                    acc[v] = v16_fma(g, v16_load(W + o * in + v * V16), acc[v]);
+            }
+            for (size_t v = 0; v < nv; v++)
+                v16_store(dx + r * in + v * V16, acc[v]);
+        }
+}
+
 void fl_linear_backward(float *dx, float *dW, float *db, const float *dy, const float *x,
                         size_t n, const float *W, size_t in, size_t out)
 {
-    if (in == 32 && out == 32)
-        lin_bwd_body(dx, dW, db, dy, x, n, W, 32, 32); /* the default d */
-    else if (in == 32)
-        lin_bwd_body(dx, dW, db, dy, x, n, W, 32, out); /* the head, dense1 */
-    else if (in == 64 && out == 32)
-        lin_bwd_body(dx, dW, db, dy, x, n, W, 64, 32); /* the translation FFN's dense2 */
+    if (in == 32)
+        lin_bwd_lanes(dx, dW, db, dy, x, n, W, 2, out); /* the default d */
+    else if (in == 64)
+        lin_bwd_lanes(dx, dW, db, dy, x, n, W, 4, out); /* the translation FFN's dense2 */
+    else if (in == 16)
+        lin_bwd_lanes(dx, dW, db, dy, x, n, W, 1, out);
     else
         lin_bwd_body(dx, dW, db, dy, x, n, W, in, out);
 }
@@ -226,11 +287,14 @@ void fl_heads_forward(float *O, float *A, float *scratch, const float *Q, const 
     for (size_t b = 0; b < s->B; b++)
         for (size_t h = 0; h < s->NH; h++) {
             /* constant sizes for the defaults (reverse and previous: T 8;
-             * induction: T 20; p 8) keep a row of scores in a register */
+             * induction: T 20; translate: T 12; p 8) keep a row of scores
+             * in a register */
             if (Tq == 8 && Tk == 8 && p == 8)
                 head_forward(O, A, scratch, Q, K, V, b, h, 8, 8, 8, s);
             else if (Tq == 20 && Tk == 20 && p == 8)
                 head_forward(O, A, scratch, Q, K, V, b, h, 20, 20, 8, s);
+            else if (Tq == 12 && Tk == 12 && p == 8) /* translate's num_steps */
+                head_forward(O, A, scratch, Q, K, V, b, h, 12, 12, 8, s);
             else
                 head_forward(O, A, scratch, Q, K, V, b, h, Tq, Tk, p, s);
         }
@@ -248,6 +312,8 @@ void fl_heads_backward(float *dQ, float *dK, float *dV, float *scratch, const fl
                 head_backward(dQ, dK, dV, Ht, dA, dO, A, Q, K, V, b, h, 8, 8, 8, s);
             else if (Tq == 20 && Tk == 20 && p == 8)
                 head_backward(dQ, dK, dV, Ht, dA, dO, A, Q, K, V, b, h, 20, 20, 8, s);
+            else if (Tq == 12 && Tk == 12 && p == 8)
+                head_backward(dQ, dK, dV, Ht, dA, dO, A, Q, K, V, b, h, 12, 12, 8, s);
             else
                 head_backward(dQ, dK, dV, Ht, dA, dO, A, Q, K, V, b, h, Tq, Tk, p, s);
         }
