@@ -877,9 +877,19 @@ static void test_grammar_task(void)
     tr = sorted_sources(&c.train);
     ho = sorted_sources(&c.heldout);
     check_disjoint(ho, 200, tr, 2000);
-    /* every word of the tables appears: 4 reserved + 32 English, + 41 French */
+    /* every word of the tables appears: 4 reserved + 33 English (an with
+     * a and the), + 41 French */
     CHECK(seq2seq_vocab_build(&v, &c.train, SEQ2SEQ_SRC, 0, err, sizeof err) == 0);
-    CHECK_INT(v.n, 4 + 32);
+    CHECK_INT(v.n, 4 + 33);
+    /* English's article: "an" exactly before a vowel ("an apple"), "a" before
+     * a consonant */
+    for (size_t i = 0; i + 1 < c.train.src_start[c.train.n]; i++) {
+        const char *w = c.train.src_tok[i], *next = c.train.src_tok[i + 1];
+        if (strcmp(w, "a") == 0)
+            CHECK(!strchr("aeiou", next[0]));
+        if (strcmp(w, "an") == 0)
+            CHECK(strchr("aeiou", next[0]) != NULL);
+    }
     for (size_t i = 4; i < v.n; i++)
         CHECK(in_list(translate_english_words, v.tokens[i]));
     seq2seq_vocab_free(&v);

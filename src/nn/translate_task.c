@@ -50,7 +50,7 @@ static const char *const verbs[N_VERB][2] = {
     {"follows", "suit"},  {"finds", "trouve"}, {"watches", "regarde"}};
 
 const char *const translate_english_words[] = {
-    "the", "a", "small", "big", "pretty", "red", "black", "white", "green", "blue",
+    "the", "a", "an", "small", "big", "pretty", "red", "black", "white", "green", "blue",
     "apple", "car", "cat", "dog", "boy", "girl", "house", "book", "horse", "chair", "hat",
     "flower", "cake", "door",
     "sees", "wants", "likes", "takes", "follows", "finds", "watches", ".", NULL};
@@ -112,6 +112,8 @@ static void render_phrase(rendering *r, const phrase *p)
     r->en[e] = dets[p->det].en;
     r->fr[f] = dets[p->det].fr[g];
     r->align[f++] = (long)e++;
+    if (p->det == 1 && !p->adj && !p->colour && strchr("aeiou", nn->en[0]))
+        r->en[e - 1] = "an"; /* an apple (the adjectives and colours start with consonants) */
     if (p->adj) {
         r->en[e] = adjs[p->adj - 1].en;
         r->fr[f] = adjs[p->adj - 1].fr[g];
@@ -161,7 +163,9 @@ static int find_en(const void *table, size_t n, size_t stride, const char *w)
 static int parse_phrase(const char *const *w, size_t n, size_t *at, phrase *p)
 {
     int k;
-    if (*at >= n || (p->det = find_en(dets, N_DET, sizeof dets[0], w[*at])) < 0)
+    if (*at < n && strcmp(w[*at], "an") == 0) /* English's "a" before a vowel */
+        p->det = 1;
+    else if (*at >= n || (p->det = find_en(dets, N_DET, sizeof dets[0], w[*at])) < 0)
         return -1;
     (*at)++;
     p->adj = p->colour = 0;

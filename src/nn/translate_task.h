@@ -20,7 +20,7 @@
  *
  * The tables (every French noun starts with a consonant, not an h, so no
  * article elides: no l'):
- *   determiners the → le / la, a → un / une
+ *   determiners the → le / la, a (an before a vowel: an apple) → un / une
  *   adjectives  small → petit(e), big → grand(e), pretty → joli(e)
  *               (before the noun)
  *   colours     red → rouge, black → noir(e), white → blanc / blanche,
