@@ -207,3 +207,53 @@ void page_tokens(json_writer *jw, const char *key, const char *const *tokens, si
         json_string(jw, NULL, tokens[i]);
     json_end(jw);
 }
+
+int page_doc_text(int (*write)(FILE *f, const void *ctx), const void *ctx, char **text,
+                  size_t *len)
+{
+    FILE *f;
+    int bad;
+    *text = NULL;
+    *len = 0;
+    if (!(f = open_memstream(text, len)))
+        return -1;
+    bad = write(f, ctx) != 0;
+    bad |= ferror(f) != 0;
+    bad |= fclose(f) != 0;
+    if (bad) {
+        free(*text);
+        *text = NULL;
+    }
+    return bad ? -1 : 0;
+}
+
+/* text[0 … len) without its trailing white space, as a length */
+static size_t trimmed(const char *text, size_t len)
+{
+    while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == ' '))
+        len--;
+    return len;
+}
+
+int page_data_join(const char *doc, size_t dlen, const char *page, size_t plen, char **out,
+                   size_t *outlen)
+{
+    size_t end = trimmed(doc, dlen);
+    FILE *f;
+    if (end < 2 || doc[0] != '{' || doc[end - 1] != '}')
+        return -1;
+    end = trimmed(doc, end - 1); /* before the closing brace */
+    if (!(f = open_memstream(out, outlen)))
+        return -1;
+    fwrite(doc, 1, end, f);
+    /* "{}": page is the only member */
+    fputs(end > 1 ? ",\n  \"page\": " : "\n  \"page\": ", f);
+    fwrite(page, 1, trimmed(page, plen), f);
+    fputs("\n}\n", f);
+    if (ferror(f) | fclose(f)) {
+        free(*out);
+        *out = NULL;
+        return -1;
+    }
+    return 0;
+}

@@ -43,6 +43,19 @@ int output_page(const char *path, const char *title, page_data_fn fn, const void
 int output_page_text(const char *path, const char *title, char *data, size_t len, FILE *rep,
                      const char *what);
 
+/* A document in memory: write(f, ctx) (e.g. a command's --json writer)
+ * into *text, malloc'd, *len bytes. 0, or -1 (write failed, out of
+ * memory: *text is then NULL). */
+int page_doc_text(int (*write)(FILE *f, const void *ctx), const void *ctx, char **text,
+                  size_t *len);
+
+/* The data of a page: the --json document doc (dlen bytes, one object)
+ * with "page": page (plen bytes, one value) as its last member, into
+ * *out, malloc'd, *outlen bytes. 0, or -1 (doc is not an object, out of
+ * memory). */
+int page_data_join(const char *doc, size_t dlen, const char *page, size_t plen, char **out,
+                   size_t *outlen);
+
 /* The tour: while on (keep != NULL), output_page hands each page's data
  * (JSON text, malloc'd, *keep_len bytes) to *keep, freeing what was there,
  * and writes no file; output_page_keep(NULL, NULL) turns it off. */

@@ -259,23 +259,6 @@ static int write_page_object(FILE *f)
     return json_writer_finish(&jw);
 }
 
-/* A document in memory from write(f, ctx): 0, or -1. */
-static int to_text(int (*write)(FILE *, const void *), const void *ctx, char **text, size_t *len)
-{
-    FILE *f = open_memstream(text, len);
-    int bad;
-    if (!f)
-        return -1;
-    bad = write(f, ctx) != 0;
-    bad |= ferror(f) != 0;
-    bad |= fclose(f) != 0;
-    if (bad) {
-        free(*text);
-        *text = NULL;
-    }
-    return bad ? -1 : 0;
-}
-
 static int page_object(FILE *f, const void *ctx)
 {
     (void)ctx;
@@ -303,22 +286,18 @@ int train_page_write(int (*write_json)(FILE *f, const void *ctx), const void *co
     if (nruns > TP_MAX_RUNS)
         nruns = TP_MAX_RUNS;
     for (size_t i = 0; i < nruns; i++)
-        if (to_text(write_json, ctxs[i], &docs[i], &dlen[i]))
+        if (page_doc_text(write_json, ctxs[i], &docs[i], &dlen[i]))
             goto fail;
-    if (to_text(page_object, NULL, &page, &plen) || !(f = open_memstream(&data, &len)))
+    if (page_doc_text(page_object, NULL, &page, &plen))
         goto fail;
     if (nruns == 1) {
         /* --json's object with "page" as its last member */
-        size_t end = trimmed(docs[0], dlen[0]);
-        if (end < 2 || docs[0][0] != '{' || docs[0][end - 1] != '}')
+        if (page_data_join(docs[0], dlen[0], page, plen, &data, &len))
             goto fail;
-        end = trimmed(docs[0], end - 1);
-        fwrite(docs[0], 1, end, f);
-        fputs(",\n  \"page\": ", f);
-        fwrite(page, 1, trimmed(page, plen), f);
-        fputs("\n}\n", f);
     } else {
         json_writer jw;
+        if (!(f = open_memstream(&data, &len)))
+            goto fail;
         json_writer_init(&jw, f);
         json_object_begin(&jw, NULL, JSON_BLOCK);
         json_string(&jw, "command", "train");
@@ -331,12 +310,12 @@ int train_page_write(int (*write_json)(FILE *f, const void *ctx), const void *co
         json_end(&jw);
         if (json_writer_finish(&jw))
             goto fail;
-    }
-    if (ferror(f) | fclose(f)) {
+        if (ferror(f) | fclose(f)) {
+            f = NULL;
+            goto fail;
+        }
         f = NULL;
-        goto fail;
     }
-    f = NULL;
     snprintf(what, sizeof what, "a page of the attention at %zu step%s%s%s%s%s",
              pg.runs[0].nkept, pg.runs[0].nkept == 1 ? "" : "s", nruns > 1 ? ", " : "",
              nruns > 1 && pg.runs[0].label ? pg.runs[0].label : "", nruns > 1 ? " and " : "",

@@ -275,6 +275,8 @@ static int train_loop(xrun *r, long steps)
     for (long s = 0;; s++) {
         if (next < r->nsnap && r->snap_step[next] == s && xrun_snapshot(r, next++))
             return EXIT_RUNTIME;
+        if (r->page && xpage_record(r, s)) /* --html: the logged steps */
+            return EXIT_RUNTIME;
         if (s == steps)
             break;
         if (one_step(r, s + 1, steps, bar, t0, &last_bar))
@@ -363,7 +365,9 @@ static int prepare(xrun *r)
         return EXIT_RUNTIME;
     }
     r->tr_ready = 1;
-    return xrun_choose_probe(r);
+    if ((status = xrun_choose_probe(r)) != EXIT_OK)
+        return status;
+    return xpage_open(r);
 }
 
 /* The figures after the last step: on the training set (teacher-forced),
@@ -401,6 +405,7 @@ static int finish(xrun *r)
 
 void xrun_free(xrun *r)
 {
+    xpage_free(r);
     if (r->tr_ready)
         s2s_trainer_free(&r->tr);
     if (r->has_loaded)
@@ -424,13 +429,13 @@ int train_translate(const struct train_args *a, const opt_given *g, int argc, ch
 {
     xrun r;
     int status;
-    (void)argc;
-    (void)argv;
     if ((status = check_translate_args(a, g)) != EXIT_OK ||
         (status = xrun_check_outputs(a)) != EXIT_OK)
         return status;
     memset(&r, 0, sizeof r);
     r.a = a;
+    r.argc = argc;
+    r.argv = argv;
     r.steps = a->steps < 0 ? 600 : a->steps;
     if ((status = prepare(&r)) == EXIT_OK) {
         choose_snapshots(&r, r.steps);

@@ -18,6 +18,8 @@
 #define XRUN_NSNAP 5          /* the probe's cross-attention kept at 5 steps */
 #define XRUN_EXAMPLES 4       /* held-out translations printed */
 
+struct xpage; /* --html's record of the probe (train_translate_page.c) */
+
 /* One logged step. */
 typedef struct xhist {
     long step;
@@ -27,6 +29,8 @@ typedef struct xhist {
 
 typedef struct xrun {
     const struct train_args *a;
+    int argc;                  /* the command line (the page shows it) */
+    char **argv;
     long steps;
     seq2seq_corpus corpus;     /* the pairs, training and held-out */
     int builtin;               /* the grammar's pairs (alignment known) */
@@ -57,6 +61,7 @@ typedef struct xrun {
     double final_bleu, final_exact, final_align, final_align_first;
     int *pred;                 /* (N_heldout, T) greedy translations */
     size_t *n_pred;            /* (N_heldout,) */
+    struct xpage *page;        /* --html: the probe at every logged step; NULL without */
 } xrun;
 
 /* translate_view.c */
@@ -69,6 +74,14 @@ int xrun_outputs(const xrun *r);
 /* --json's object (SPEC §11: history entries with heldout_bleu; final with
  * bleu, exact and, for the built-in task, alignment). */
 int xrun_write_json(FILE *f, const void *ctx);
+/* train_translate_page.c, --html: xpage_open after the trainer and the
+ * probe are ready (nothing without --html), xpage_record(r, s) at the top
+ * of every pass of the loop (s steps made) while r->page is set,
+ * xpage_write after the last step, xpage_free always. */
+int xpage_open(xrun *r);
+int xpage_record(xrun *r, long s);
+int xpage_write(const xrun *r, FILE *rep);
+void xpage_free(xrun *r);
 /* train_translate.c */
 void xrun_free(xrun *r);
 

@@ -1,7 +1,8 @@
 /* translate_view.c — what a translation run shows (translate_run.h): the
  * probe and its cross-attention at a few steps, the printout (d2l's
  * "source => translation, bleu b" lines, the alignment, the probe's
- * cross-attention in the terminal), and --png, --plot, --json, --save. */
+ * cross-attention in the terminal), and --png, --plot, --json, --save;
+ * --html's page is train_translate_page.c's. */
 #include "translate_run.h"
 
 #include <math.h>
@@ -429,5 +430,7 @@ int xrun_outputs(const xrun *r)
     if (status == EXIT_OK && a->json)
         status = output_json(a->json, xrun_write_json, r, rep,
                              "the history and the final figures");
+    if (status == EXIT_OK && a->html)
+        status = xpage_write(r, rep);
     return status;
 }

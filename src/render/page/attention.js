@@ -6,7 +6,12 @@
 //
 // spec = {rows: [{name, query_tokens, key_tokens, valid_lens, query}],
 //         heads, Nq, Nk, weights (Float32Array, rows × heads × Nq × Nk),
-//         causal, cmap, vmin, vmax, xlabel, ylabel}
+//         causal, cmap, vmin, vmax, xlabel, ylabel,
+//         qname, kname (what the tooltip calls a query and a key: "query"
+//         and "key" unless given), framed(q, k) (cells drawn with a frame,
+//         and the tooltip line that says why: framedNote(q, k)), average
+//         (one more panel a row: the heads' mean, as alignment scores read
+//         it)}
 // A row's `query` (apple: 苹果's position) shows only that query's row.
 
 const HEAD_COLORS = ["#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#17becf",
@@ -27,6 +32,7 @@ function maskReason(row, causal, q, k) {
 
 function attentionGrid(spec) {
   const {Nq, Nk, heads} = spec;
+  const ncols = heads + (spec.average ? 1 : 0); // panels a row
   const colors = lut32(spec.cmap.lut);
   const grid = el("div", {class: "grid", style: `grid-template-columns: repeat(${heads}, auto)`});
   const panels = [];
@@ -36,10 +42,10 @@ function attentionGrid(spec) {
   // (long sequences: thumbnails of `room` pixels, in as many columns as
   // fit, as BertViz's model view; click one to see every cell)
   const width = Math.min(window.innerWidth, 1400) - 200;
-  const room = Math.max(120, Math.min(320, Math.floor(width / heads) - 70));
+  const room = Math.max(120, Math.min(320, Math.floor(width / ncols) - 70));
   const cell = cellSize(focusRows ? 1 : Nq, Nk, room, 40);
   const thumb = Nk * cell > room ? room : 0;
-  const columns = thumb ? Math.max(1, Math.min(heads, Math.floor(width / (thumb + 16)))) : heads;
+  const columns = thumb ? Math.max(1, Math.min(ncols, Math.floor(width / (thumb + 16)))) : ncols;
   grid.style.gridTemplateColumns = `repeat(${columns}, auto)`;
   const view = {node: null, panels, weights: spec.weights};
 
@@ -50,26 +56,51 @@ function attentionGrid(spec) {
     else for (let i = 0; i < Nq; i++) allY.push(tokenAt(row.query_tokens, i));
   const ytWidth = labelWidth(allY, 96);
   const offsetOf = (r, h, q0) => ((r * heads + h) * Nq + (q0 || 0)) * Nk;
+  // the heads' mean of each row (spec.average), made from the weights
+  const avg = spec.average ? new Float32Array(spec.rows.length * Nq * Nk) : null;
+  const average = () => {
+    const w = view.weights, n = Nq * Nk;
+    for (let r = 0; r < spec.rows.length; r++)
+      for (let i = 0; i < n; i++) {
+        let sum = 0;
+        for (let h = 0; h < heads; h++) sum += w[(r * heads + h) * n + i];
+        avg[r * n + i] = sum / heads;
+      }
+  };
+  if (avg) average();
+  // what panel (r, h) draws: [values, offset]; h −1 is the heads' mean
+  const source = (r, h) => {
+    const q0 = spec.rows[r].query || 0;
+    return h < 0 ? [avg, (r * Nq + q0) * Nk] : [view.weights, offsetOf(r, h, q0)];
+  };
+  const headName = (h) => (h < 0 ? "heads averaged" : `head ${h + 1}`);
+  const qname = spec.qname || "query", kname = spec.kname || "key";
   const describer = (r, h) => (qi, k, v) => {
     const row = spec.rows[r], q = row.query !== undefined ? row.query : qi;
     const why = maskReason(row, spec.causal, q, k);
-    return [`${row.name} · head ${h + 1}`,
-            `query ${q} “${tokenAt(row.query_tokens, q)}” → key ${k} “${tokenAt(row.key_tokens, k)}”`,
-            why ? `masked (${why}): weight ${fmt4(v)} (float32 ${fmtG9(v)})`
-                : `weight ${fmt4(v)}   float32 ${fmtG9(v)}`];
+    const lines = [`${row.name} · ${h < 0 ? `the ${heads} heads averaged` : `head ${h + 1}`}`,
+                   `${qname} ${q} “${tokenAt(row.query_tokens, q)}” → ${kname} ${k} “${tokenAt(row.key_tokens, k)}”`,
+                   why ? `masked (${why}): weight ${fmt4(v)} (float32 ${fmtG9(v)})`
+                       : `weight ${fmt4(v)}   float32 ${fmtG9(v)}`];
+    if (spec.framed && spec.framed(q, k) && spec.framedNote) lines.push(spec.framedNote(q, k));
+    return lines;
   };
+  const framer = (r) => spec.framed && ((qi, k) => {
+    const row = spec.rows[r];
+    return spec.framed(row.query !== undefined ? row.query : qi, k);
+  });
   const masker = (r) => (qi, k) => {
     const row = spec.rows[r];
     return maskReason(row, spec.causal, row.query !== undefined ? row.query : qi, k) !== null;
   };
   spec.rows.forEach((row, r) => {
     grid.append(el("div", {class: "grid-row-title", style: "grid-column: 1 / -1", text: row.title || row.name}));
-    for (let h = 0; h < heads; h++) {
+    for (let c = 0; c < ncols; c++) {
+      const h = c < heads ? c : -1, [values, offset] = source(r, h);
       const p = heatPanel({
-        name: `${row.name} head ${h + 1}`, title: `Head ${h + 1}`,
-        rows: row.query !== undefined ? 1 : Nq, cols: Nk, cell,
-        values: view.weights, offset: offsetOf(r, h, row.query),
-        colors, vmin: spec.vmin, vmax: spec.vmax, masked: masker(r), describe: describer(r, h),
+        name: `${row.name} ${headName(h)}`, title: h < 0 ? "Heads averaged" : `Head ${h + 1}`,
+        rows: row.query !== undefined ? 1 : Nq, cols: Nk, cell, values, offset,
+        colors, vmin: spec.vmin, vmax: spec.vmax, masked: masker(r), framed: framer(r), describe: describer(r, h),
         yt: row.query !== undefined ? [tokenAt(row.query_tokens, row.query)]
             : Array.from({length: Nq}, (_, i) => tokenAt(row.query_tokens, i)),
         xt: Array.from({length: Nk}, (_, i) => tokenAt(row.key_tokens, i)),
@@ -87,10 +118,11 @@ function attentionGrid(spec) {
   function enlarge(r, h) {
     const row = spec.rows[r], rows = row.query !== undefined ? 1 : Nq;
     const big = cellSize(rows, Nk, Math.min(window.innerWidth, window.innerHeight) * 0.7, 64);
+    const [values, offset] = source(r, h);
     const p = heatPanel({
-      name: `${row.name} head ${h + 1} (enlarged)`, title: `${row.name} · head ${h + 1}`,
-      rows, cols: Nk, cell: big, values: view.weights, offset: offsetOf(r, h, row.query),
-      colors, vmin: spec.vmin, vmax: spec.vmax, masked: masker(r), describe: describer(r, h),
+      name: `${row.name} ${headName(h)} (enlarged)`, title: `${row.name} · ${headName(h)}`,
+      rows, cols: Nk, cell: big, values, offset,
+      colors, vmin: spec.vmin, vmax: spec.vmax, masked: masker(r), framed: framer(r), describe: describer(r, h),
       yt: row.query !== undefined ? [tokenAt(row.query_tokens, row.query)]
           : Array.from({length: Nq}, (_, i) => tokenAt(row.query_tokens, i)),
       xt: Array.from({length: Nk}, (_, i) => tokenAt(row.key_tokens, i)),
@@ -114,7 +146,8 @@ function attentionGrid(spec) {
                     colorbar(spec.cmap.lut, spec.vmin, spec.vmax, "weight", anyMask)), labels);
   view.update = (weights) => {
     view.weights = weights;
-    for (const p of panels) p.redraw(weights, offsetOf(p.r, p.h, spec.rows[p.r].query));
+    if (avg) average();
+    for (const p of panels) p.redraw(...source(p.r, p.h));
     if (view.headView) view.headView.redraw();
   };
   return view;

@@ -12,6 +12,7 @@ function lut32(lut) {
 }
 const HATCH_DARK = (255 << 24 | 0x90 << 16 | 0x90 << 8 | 0x90) >>> 0;  // masked keys: grey
 const HATCH_LIGHT = (255 << 24 | 0xe4 << 16 | 0xe4 << 8 | 0xe4) >>> 0; // stripes
+const FRAME = (255 << 24 | 0xc0 << 16 | 0x6a << 8 | 0x1d) >>> 0;       // a framed cell's edge: blue
 
 // The size of a cell in pixels for a panel of rows × cols within about
 // `room` pixels, at least 1 and at most `most`.
@@ -20,8 +21,10 @@ function cellSize(rows, cols, room, most) {
 }
 
 // Paint values[off + r·cols + c] (rows × cols) into canvas, cw × ch px per
-// cell; masked(r, c) cells striped grey: a masked key is not a small weight.
-function paintHeatmap(canvas, values, off, rows, cols, cw, ch, colors, vmin, vmax, masked) {
+// cell; masked(r, c) cells striped grey: a masked key is not a small weight;
+// framed(r, c) cells (e.g. the word a target word translates) get a blue
+// edge two pixels wide, their middle in the colour of their value.
+function paintHeatmap(canvas, values, off, rows, cols, cw, ch, colors, vmin, vmax, masked, framed) {
   const w = cols * cw, h = rows * ch;
   if (canvas.width !== w) canvas.width = w;
   if (canvas.height !== h) canvas.height = h;
@@ -35,10 +38,12 @@ function paintHeatmap(canvas, values, off, rows, cols, cw, ch, colors, vmin, vma
       const hide = masked && masked(r, c);
       let t = (v - vmin) / span, i = !(t > 0) ? 0 : t >= 1 ? 255 : Math.min(255, Math.floor(t * 256));
       const col = colors[i];
+      const edge = framed && cw >= 6 && ch >= 6 && framed(r, c) ? 2 : 0;
       for (let y = r * ch; y < (r + 1) * ch; y++) {
-        const row = y * w;
+        const row = y * w, ey = y - r * ch < edge || (r + 1) * ch - y <= edge;
         for (let x = c * cw; x < (c + 1) * cw; x++)
-          px[row + x] = hide ? ((x + y) % 6 < 2 ? HATCH_DARK : HATCH_LIGHT) : col;
+          px[row + x] = ey || x - c * cw < edge || (c + 1) * cw - x <= edge ? FRAME
+                      : hide ? ((x + y) % 6 < 2 ? HATCH_DARK : HATCH_LIGHT) : col;
       }
     }
   }
@@ -57,9 +62,9 @@ function labelWidth(labels, most) {
 }
 
 // A panel: o = {name, rows, cols, cell (or cellW and cellH), values, offset, colors, vmin, vmax,
-// masked(r, c), describe(r, c) → tooltip lines, xt, yt (tick labels or
-// null), title, onPick()}; returns {node, canvas, redraw(values, offset),
-// select(r, c)}.
+// masked(r, c), framed(r, c), describe(r, c) → tooltip lines, xt, yt (tick
+// labels or null), title, onPick()}; returns {node, canvas, redraw(values,
+// offset), select(r, c)}.
 function heatPanel(o) {
   const canvas = el("canvas", {"data-panel": o.name, "data-rows": String(o.rows), "data-cols": String(o.cols),
                                tabindex: "0", role: "img",
@@ -94,7 +99,7 @@ function heatPanel(o) {
   p.redraw = (values, offset) => {
     p.values = values;
     p.offset = offset || 0;
-    paintHeatmap(canvas, values, p.offset, o.rows, o.cols, cw, chh, o.colors, o.vmin, o.vmax, o.masked);
+    paintHeatmap(canvas, values, p.offset, o.rows, o.cols, cw, chh, o.colors, o.vmin, o.vmax, o.masked, o.framed);
   };
   p.value = (r, c) => p.values[p.offset + r * o.cols + c];
   p.select = (r, c, evt) => {

@@ -11,6 +11,7 @@ const PAGE_KINDS = {
   posenc: (root, data, pg) => posencPage(root, data, pg),
   complexity: (root, data, pg) => complexityPage(root, data, pg),
   train: (root, data, pg) => trainPage(root, data, pg),
+  translate: (root, data, pg) => translatePage(root, data, pg),
   tour: (root, data, pg) => tourPage(root, data, pg),
 };
 

@@ -24,6 +24,55 @@ function trainRows(run, prefix) {
   return rows;
 }
 
+// A step slider and a play button over the steps 0 … n − 1 of a run:
+// draw(i) draws step i (its views, the curves' cursor, info's text). ← →
+// Home and End on the page move it too, but not in the tour, whose views
+// share the page. Returns {node, slider, play, info, show(i), stop()}.
+function stepPlayer(n, draw) {
+  const slider = el("input", {type: "range", min: "0", max: String(n - 1), value: "0", step: "1",
+                              "aria-label": "training step"});
+  const play = el("button", {class: "btn", type: "button", "aria-label": "play", text: "▶ play"});
+  const info = el("span", {class: "stepinfo", "aria-live": "polite"});
+  const pl = {slider, play, info, node: el("div", {class: "controls"}, play, slider, info)};
+  let timer = null;
+  pl.show = (i) => {
+    i = Math.max(0, Math.min(n - 1, i));
+    slider.value = String(i);
+    draw(i);
+  };
+  pl.stop = () => {
+    if (timer) clearInterval(timer);
+    timer = null;
+    play.textContent = "▶ play";
+    play.setAttribute("aria-label", "play");
+    attnPage.state.playing = false;
+  };
+  play.addEventListener("click", () => {
+    if (timer) return pl.stop();
+    if (Number(slider.value) === n - 1) pl.show(0);
+    play.textContent = "❚❚ pause";
+    play.setAttribute("aria-label", "pause");
+    attnPage.state.playing = true;
+    timer = setInterval(() => {
+      const i = Number(slider.value) + 1;
+      pl.show(i);
+      if (i >= n - 1) pl.stop();
+    }, Math.max(60, Math.min(400, 6000 / n)));
+  });
+  slider.addEventListener("input", () => { pl.stop(); pl.show(Number(slider.value)); });
+  if (!attnPage.embedded) document.addEventListener("keydown", (e) => {
+    const t = e.target;
+    if (t !== document.body && t !== slider && t.tagName !== "BUTTON") return; // a panel or a field has the keys
+    const i = Number(slider.value);
+    const to = {ArrowLeft: i - 1, ArrowRight: i + 1, Home: 0, End: n - 1}[e.key];
+    if (to === undefined) return;
+    e.preventDefault();
+    pl.stop();
+    pl.show(to);
+  });
+  return pl;
+}
+
 function pct(v) {
   return v === null || v === undefined ? "—" : (100 * v).toFixed(1) + "%";
 }
@@ -65,14 +114,7 @@ function trainPage(root, data, pg) {
     describe: (si, i) => [accSeries[si].name, `step ${accSeries[si].x[i]}: ${pct(accSeries[si].y[i])}`]});
 
   // the slider and its companions
-  const slider = el("input", {type: "range", min: "0", max: String(steps.length - 1), value: "0", step: "1",
-                              "aria-label": "training step"});
-  const play = el("button", {class: "btn", type: "button", "aria-label": "play", text: "▶ play"});
-  const info = el("span", {class: "stepinfo", "aria-live": "polite"});
-  let timer = null;
-  function show(i) {
-    i = Math.max(0, Math.min(steps.length - 1, i));
-    slider.value = String(i);
+  const player = stepPlayer(steps.length, (i) => {
     const s = steps[i];
     for (const v of views) v.grid.update(v.att.subarray(i * v.per, (i + 1) * v.per));
     lossChart.setCursor(s);
@@ -84,38 +126,8 @@ function trainPage(root, data, pg) {
                  (h.heldout_accuracy !== null ? ` · held-out ${pct(h.heldout_accuracy)}` : "")
                : `${label}before training`;
     });
-    info.textContent = `step ${s} of ${steps[steps.length - 1]} · ${parts.join("  |  ")}`;
+    player.info.textContent = `step ${s} of ${steps[steps.length - 1]} · ${parts.join("  |  ")}`;
     attnPage.state.step = {index: i, step: s};
-  }
-  function stop() {
-    if (timer) clearInterval(timer);
-    timer = null;
-    play.textContent = "▶ play";
-    play.setAttribute("aria-label", "play");
-    attnPage.state.playing = false;
-  }
-  play.addEventListener("click", () => {
-    if (timer) return stop();
-    if (Number(slider.value) === steps.length - 1) show(0);
-    play.textContent = "❚❚ pause";
-    play.setAttribute("aria-label", "pause");
-    attnPage.state.playing = true;
-    timer = setInterval(() => {
-      const i = Number(slider.value) + 1;
-      show(i);
-      if (i >= steps.length - 1) stop();
-    }, Math.max(60, Math.min(400, 6000 / steps.length)));
-  });
-  slider.addEventListener("input", () => { stop(); show(Number(slider.value)); });
-  if (!attnPage.embedded) document.addEventListener("keydown", (e) => {
-    const t = e.target;
-    if (t !== document.body && t !== slider && t.tagName !== "BUTTON") return; // a panel or a field has the keys
-    const i = Number(slider.value);
-    const to = {ArrowLeft: i - 1, ArrowRight: i + 1, Home: 0, End: steps.length - 1}[e.key];
-    if (to === undefined) return;
-    e.preventDefault();
-    stop();
-    show(to);
   });
 
   const fin = docs.map((d, i) => `${runs.length > 1 ? runs[i].label + ": " : ""}final loss ${d.final.loss.toFixed(4)}, ` +
@@ -124,7 +136,7 @@ function trainPage(root, data, pg) {
   const stride = runs[0].stride > 1 ? ` (every ${runs[0].stride}th logged step kept for the heatmaps)` : "";
   root.append(
     section(`Training: ${docs[0].task}, ${docs[0].steps} steps`, fin.join("; ") + ".",
-            el("div", {class: "controls"}, play, slider, info),
+            player.node,
             el("p", {class: "note", text: `${steps.length} logged steps${stride}; the heatmaps, the head view and ` +
                                           "the curves' cursor show the slider's step."}),
             el("div", {class: "row"}, lossChart.node, accChart.node),
@@ -136,7 +148,7 @@ function trainPage(root, data, pg) {
       v.grid.node)),
     section("Head view", "The probe at the slider's step: a line's opacity is the weight, one colour per head; " +
             "click a colour to hide its head, hover a token for its lines.", hv.node));
-  show(steps.length - 1); // what was learnt; play runs it from the start
+  player.show(steps.length - 1); // what was learnt; play runs it from the start
   attnPage.state.kind = "train";
-  attnPage.train = {show, views};
+  attnPage.train = {show: player.show, views};
 }

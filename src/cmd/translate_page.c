@@ -1,0 +1,188 @@
+/* translate_page.c — the page of a translation (see translate_page.h):
+ * the members both pages share, and `attn translate --html`'s page. */
+#include "translate_page.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checked.h"
+#include "cli.h"
+#include "page_out.h"
+#include "seq2seq_data.h"
+
+/* The words of tok (n,) joined by spaces, without a last "<eos>": a new
+ * string, or NULL when out of memory. */
+static char *words_text(const char *const *tok, size_t n)
+{
+    if (n > 0 && strcmp(tok[n - 1], "<eos>") == 0)
+        n--;
+    return seq2seq_join(tok, n);
+}
+
+/* "sentence": {"source", "reference", "translation", "bleu"} */
+static void sentence_member(json_writer *jw, const translate_page_view *v,
+                            const char *translation)
+{
+    char *src = v->sentence ? NULL : words_text(v->source, v->Ts);
+    json_object_begin(jw, "sentence", JSON_INLINE);
+    if (v->sentence || src)
+        json_string(jw, "source", v->sentence ? v->sentence : src);
+    else
+        json_null(jw, "source");
+    if (v->reference)
+        json_string(jw, "reference", v->reference);
+    else
+        json_null(jw, "reference");
+    if (translation)
+        json_string(jw, "translation", translation);
+    else
+        json_null(jw, "translation");
+    if (v->reference && isfinite(v->bleu))
+        json_number_exact(jw, "bleu", v->bleu);
+    else
+        json_null(jw, "bleu");
+    json_end(jw);
+    free(src);
+}
+
+void translate_page_members(json_writer *jw, const translate_page_view *v, const char *title,
+                            const char *rows_are, const char *translation, int argc,
+                            char **argv)
+{
+    json_string(jw, "kind", "translate");
+    json_string(jw, "title", title);
+    page_command(jw, argc, argv);
+    page_cmap(jw, cmap_find("Reds"));
+    json_object_begin(jw, "model", JSON_INLINE);
+    json_string(jw, "arch", "transformer");
+    json_uint(jw, "layers", v->layers);
+    json_uint(jw, "heads", v->heads);
+    json_uint(jw, "hiddens", v->hiddens);
+    json_uint(jw, "ffn", v->ffn);
+    json_end(jw);
+    page_tokens(jw, "source", v->source, v->Ts);
+    page_tokens(jw, "target", v->target, v->Tq);
+    /* the decoder's input at each target position: <bos>, then the words
+     * before it (teacher forcing, or greedy decoding's own words) */
+    json_array_begin(jw, "decoder_input", JSON_INLINE);
+    for (size_t t = 0; t < v->Tq; t++)
+        json_string(jw, NULL, t == 0 ? "<bos>" : v->target[t - 1]);
+    json_end(jw);
+    json_string(jw, "rows", rows_are);
+    sentence_member(jw, v, translation);
+}
+
+void translate_page_crop(float *dst, const float *src, size_t n, size_t T, size_t rows,
+                         size_t cols)
+{
+    if (T == 0) {
+        memcpy(dst, src, n * rows * cols * sizeof *dst);
+        return;
+    }
+    for (size_t m = 0; m < n; m++)
+        for (size_t i = 0; i < rows; i++)
+            memcpy(dst + (m * rows + i) * cols, src + (m * T + i) * T, cols * sizeof *dst);
+}
+
+/* ---- attn translate --html ------------------------------------------------ */
+
+struct page_ctx {
+    const translate_page_view *v;
+    int argc;
+    char **argv;
+};
+
+/* One attention of v as the page's tensor key (1, L, NH, rows, cols), or
+ * null when src is NULL. 0, or -1 (sizes, memory). */
+static int write_attention(json_writer *jw, const char *key, const translate_page_view *v,
+                           const float *src, size_t rows, size_t cols)
+{
+    size_t n, total;
+    float *m;
+    if (!src)
+        return json_null(jw, key);
+    if (size_mul(v->layers, v->heads, &n) || size_mul(n, rows, &total) ||
+        size_mul(total, cols, &total) || size_mul(total, sizeof *m, &total) ||
+        !(m = malloc(total ? total : 1)))
+        return -1;
+    translate_page_crop(m, src, n, v->T, rows, cols);
+    json_tensor_base64(jw, key, m, 5, (size_t[]){1, v->layers, v->heads, rows, cols});
+    free(m);
+    return 0;
+}
+
+static int page_object(FILE *f, const void *ctx)
+{
+    const struct page_ctx *c = ctx;
+    const translate_page_view *v = c->v;
+    char *translation = words_text(v->target, v->Tq);
+    json_writer jw;
+    int bad;
+    json_writer_init(&jw, f);
+    jw.base64_from = PAGE_BASE64_FROM;
+    json_object_begin(&jw, NULL, JSON_BLOCK);
+    translate_page_members(&jw, v, "attn translate", "translation", translation, c->argc,
+                           c->argv);
+    json_null(&jw, "steps");
+    bad = !translation;
+    bad |= write_attention(&jw, "cross", v, v->cross, v->Tq, v->Ts) != 0;
+    bad |= write_attention(&jw, "encoder", v, v->encoder, v->Ts, v->Ts) != 0;
+    bad |= write_attention(&jw, "decoder", v, v->decoder, v->Tq, v->Tq) != 0;
+    json_end(&jw);
+    free(translation);
+    return bad || json_writer_finish(&jw) ? -1 : 0;
+}
+
+static int only_command(FILE *f, const void *ctx)
+{
+    (void)ctx;
+    return fputs("{\"command\": \"translate\"}\n", f) < 0 ? -1 : 0;
+}
+
+/* The sizes make sense: a model, a cross-attention, rows and columns
+ * within T. */
+static int view_ok(const translate_page_view *v)
+{
+    return v->cross && v->layers > 0 && v->heads > 0 && v->source && v->target &&
+           (v->T == 0 || (v->Tq <= v->T && v->Ts <= v->T));
+}
+
+int translate_page_data(const translate_page_view *v, int argc, char **argv,
+                        int (*write_json)(FILE *f, const void *ctx), const void *json_ctx,
+                        char **data, size_t *len)
+{
+    const struct page_ctx ctx = {v, argc, argv};
+    char *doc = NULL, *page = NULL;
+    size_t dlen = 0, plen = 0;
+    int rc = -1;
+    *data = NULL;
+    *len = 0;
+    if (!view_ok(v))
+        return -1;
+    if (page_doc_text(write_json ? write_json : only_command, json_ctx, &doc, &dlen) == 0 &&
+        page_doc_text(page_object, &ctx, &page, &plen) == 0)
+        rc = page_data_join(doc, dlen, page, plen, data, len);
+    free(doc);
+    free(page);
+    return rc;
+}
+
+int translate_page_write(const char *path, const translate_page_view *v, int argc, char **argv,
+                         int (*write_json)(FILE *f, const void *ctx), const void *json_ctx,
+                         FILE *rep)
+{
+    char *data = NULL, what[160];
+    size_t len = 0;
+    if (!view_ok(v)) {
+        cli_error("--html %s: internal error: no attention, or sizes past T", path);
+        return EXIT_RUNTIME;
+    }
+    if (translate_page_data(v, argc, argv, write_json, json_ctx, &data, &len)) {
+        cli_error("--html %s: out of memory", path);
+        return EXIT_RUNTIME;
+    }
+    snprintf(what, sizeof what, "a page of the translation's attention, %zu block%s × %zu head%s",
+             v->layers, v->layers == 1 ? "" : "s", v->heads, v->heads == 1 ? "" : "s");
+    return output_page_text(path, "attn translate", data, len, rep, what);
+}

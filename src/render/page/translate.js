@@ -1,0 +1,228 @@
+// translate.js — the page of a translation (`attn train --task translate
+// --html`, `attn translate --html`): one sentence, and the encoder–
+// decoder's attention over it as a grid of blocks × heads. The selector
+// shows the cross-attention (target words down, source words across), the
+// encoder's self-attention, the decoder's causal self-attention, or all
+// three. A training run adds a step slider over every logged step that
+// moves the views, the probe's translation at that step and the curves'
+// cursor together, and ends with the held-out translations.
+//
+// pg = {model: {layers, heads, …}, source, target, decoder_input, rows,
+//       sentence: {source, reference, translation, bleu}, steps (null: one
+//       state), cross (S, L, NH, Tq, Ts), encoder (S, L, NH, Ts, Ts) or
+//       null, decoder (S, L, NH, Tq, Tq) or null; for training also
+//       step_translations, align, stride, translations}
+
+// The attentions a page can show: their names, tokens and words.
+function translateKinds(pg) {
+  return [
+    {key: "cross", label: "cross-attention", tensor: pg.cross, q: pg.target, k: pg.source,
+     qname: "target word", kname: "source word", causal: false,
+     xlabel: "source words (keys: the encoder's outputs)", ylabel: "target words (queries: the decoder)",
+     title: "Cross-attention: Q from the decoder, K = V from the encoder",
+     note: "A row is a target word being written; its weights over the source words say where the " +
+           "decoder looks while it writes that word. The last panel of a block is its heads averaged: in the " +
+           "last block, what the alignment score reads."},
+    {key: "encoder", label: "encoder self-attention", tensor: pg.encoder, q: pg.source, k: pg.source,
+     qname: "source word", kname: "source word", causal: false,
+     xlabel: "source words (keys)", ylabel: "source words (queries)",
+     title: "The encoder's self-attention",
+     note: "Each source word over the whole source sentence (not causal; the padding is left out)."},
+    {key: "decoder", label: "decoder self-attention", tensor: pg.decoder, q: pg.target, k: pg.decoder_input,
+     qname: "target word", kname: "decoder input", causal: true,
+     xlabel: "the decoder's input (keys: <bos>, then the words before)", ylabel: "target words (queries)",
+     title: "The decoder's self-attention (causal)",
+     note: "A row is a target word being written; the columns are the decoder's input so far: <bos> and " +
+           "the words written before it. Keys after the query are masked (striped)."},
+  ].filter((v) => v.tensor);
+}
+
+// One attention's grid and head view, drawn at step i by show(i).
+function translateView(kind, pg, S, cm, framed) {
+  const att = tensor(kind.tensor).data, per = att.length / S, L = pg.model.layers;
+  const rows = Array.from({length: L}, (_, l) => ({
+    name: `${kind.key} block ${l + 1}`, query_tokens: kind.q, key_tokens: kind.k, valid_lens: null,
+    title: `block ${l + 1}` + (L > 1 && l === L - 1 ? " (the last)" : ""),
+  }));
+  const spec = {rows, heads: pg.model.heads, Nq: kind.q.length, Nk: kind.k.length, weights: att.subarray(0, per),
+                causal: kind.causal, cmap: cm, vmin: 0, vmax: 1, xlabel: kind.xlabel, ylabel: kind.ylabel,
+                qname: kind.qname, kname: kind.kname, average: true};
+  if (kind.key === "cross" && framed) {
+    spec.framed = framed;
+    spec.framedNote = (q) => `framed: “${kind.q[q]}” translates this source word`;
+  }
+  const grid = attentionGrid(spec);
+  const hv = headView(spec, () => grid.weights);
+  grid.headView = hv;
+  const node = el("div", {class: "xview", "data-view": kind.key},
+                  el("h3", {text: kind.title}), el("p", {class: "note", text: kind.note}), grid.node);
+  const hvNode = el("div", {class: "xview", "data-headview": kind.key}, hv.node);
+  return {kind, spec, grid, hv, node, hvNode, show: (i) => grid.update(att.subarray(i * per, (i + 1) * per))};
+}
+
+// The selector: which attention is shown (or all three), with its keys.
+function translateSelector(views, select) {
+  const box = el("div", {class: "seg", role: "group", "aria-label": "attention shown"});
+  const choices = views.map((v, i) => [v.kind.key, v.kind.label, String(i + 1)]);
+  if (views.length > 1) choices.push(["all", "all three", String(views.length + 1)]);
+  const buttons = choices.map(([key, label, k]) =>
+    el("button", {type: "button", class: "seg-btn", "data-show": key, "aria-pressed": "false",
+                  title: `${label} (key ${k})`, text: label, on: {click: () => select(key)}}));
+  box.append(el("span", {class: "note", text: "show: "}), ...buttons);
+  box.mark = (key) => buttons.forEach((b) => b.setAttribute("aria-pressed", String(b.dataset.show === key)));
+  box.keys = Object.fromEntries(choices.map(([key, , k]) => [k, key]));
+  return box;
+}
+
+// "source", "reference", "translation" lines of the sentence; set(text,
+// what) changes the translation's line (the slider's step) and the note
+// beside it.
+function sentenceLines(pg) {
+  const st = pg.sentence, dl = el("dl", {class: "sentence"});
+  const add = (term, ...content) => dl.append(el("dt", {text: term}), el("dd", {}, ...content));
+  const words = (text) => el("span", {class: "words", text: text === null ? "—" : text});
+  const training = pg.rows === "reference";
+  const tr = words(st.translation), note = el("span", {class: "note"});
+  add("source", words(st.source));
+  if (training) add("reference", words(st.reference));
+  add(training ? "translation" : "translation (greedy)", tr, note);
+  if (!training && st.reference !== null) {
+    add("reference", words(st.reference));
+    if (st.bleu !== null) add("BLEU", st.bleu.toFixed(3) + (st.translation === st.reference ? " (exact)" : ""));
+  }
+  dl.set = (text, what) => {
+    tr.textContent = text === "" ? "(nothing: <eos> first)" : text;
+    tr.classList.toggle("exact", text === st.reference);
+    note.textContent = what ? "  " + what : "";
+  };
+  return dl;
+}
+
+// The curves of a training run, each with a cursor at the step.
+function translateCharts(doc) {
+  const x = doc.history.map((h) => h.step);
+  const col = (key) => doc.history.map((h) => (h[key] === null ? NaN : h[key]));
+  const loss = lineChart({name: "loss", xlabel: "step", ylabel: "loss", width: 560, height: 240,
+    series: [{name: "training loss (the batch's)", x, y: col("loss"), color: PALETTE[0]}],
+    describe: (si, i) => [`step ${x[i]}`, `loss ${doc.history[i].loss.toFixed(4)}`]});
+  const series = [{name: "held-out BLEU", x, y: col("heldout_bleu"), color: PALETTE[2]},
+                  {name: "held-out exact", x, y: col("heldout_exact"), color: PALETTE[4], dash: [6, 4]},
+                  {name: "alignment (last block)", x, y: col("alignment"), color: PALETTE[1]}]
+    .filter((s) => s.y.some(Number.isFinite));
+  const scores = series.length ? lineChart({name: "scores", xlabel: "step", ylabel: "score", width: 560, height: 240,
+    ylim: [0, 1], series, describe: (si, i) => [series[si].name, `step ${x[i]}: ${series[si].y[i].toFixed(3)}`]}) : null;
+  return {loss, scores, setCursor: (s) => { loss.setCursor(s); if (scores) scores.setCursor(s); }};
+}
+
+// What the step line says about step s: its history entry's numbers.
+function translateStepText(doc, steps, i) {
+  const s = steps[i], h = doc.history.find((e) => e.step === s);
+  const parts = [`step ${s} of ${steps[steps.length - 1]}`];
+  if (!h) parts.push("before training");
+  else {
+    parts.push(`loss ${h.loss.toFixed(4)}`);
+    if (h.heldout_bleu !== null) parts.push(`held-out BLEU ${h.heldout_bleu.toFixed(3)}`);
+    if (h.heldout_exact !== null) parts.push(`exact ${pct(h.heldout_exact)}`);
+    if (h.alignment !== null) parts.push(`alignment ${h.alignment.toFixed(3)}`);
+  }
+  return parts.join(" · ");
+}
+
+// The held-out translations after the last step, with a filter for the
+// ones that are not exact.
+function translationsTable(tr) {
+  const table = el("table", {class: "data translations", "data-table": "translations"},
+    el("tr", {}, el("th", {text: "#"}), ...["source", "translation", "reference"].map((t) => el("th", {class: "words", text: t})),
+       el("th", {text: "BLEU"})));
+  tr.shown.forEach((row, i) => {
+    const exact = row.translation === row.reference;
+    table.append(el("tr", {class: exact ? "exact" : "miss", "data-row": String(i)},
+      el("td", {text: String(i + 1)}), el("td", {class: "words", text: row.source}),
+      el("td", {class: "words", text: row.translation}), el("td", {class: "words", text: row.reference}),
+      el("td", {text: row.bleu.toFixed(3)})));
+  });
+  const misses = tr.shown.filter((r) => r.translation !== r.reference).length;
+  const only = el("input", {type: "checkbox", on: {change: () => table.classList.toggle("only-miss", only.checked)}});
+  const shown = tr.shown.length < tr.count ? `the first ${tr.shown.length} of ${tr.count}` : `all ${tr.count}`;
+  return section("Held-out translations", `Greedy decoding after the last step (d2l's predict_seq2seq), ${shown} ` +
+                 `held-out sentences; ${pct(tr.exact)} of all ${tr.count} are exact. BLEU as d2l's bleu(…, k=2).`,
+                 el("label", {class: "note"}, only, ` only the ${misses} not translated exactly`),
+                 el("div", {class: "table-box"}, table));
+}
+
+function translatePage(root, data, pg) {
+  const steps = pg.steps || [null], S = steps.length, cm = colormap(pg.cmap);
+  const training = !!pg.steps && !!data.history;
+  const state = {align: !!pg.align};
+  const framed = pg.align ? (q, k) => state.align && pg.align[q] === k : null;
+  const views = translateKinds(pg).map((kind) => translateView(kind, pg, S, cm, framed));
+  const lines = sentenceLines(pg);
+  const charts = training ? translateCharts(data) : null;
+
+  const alignBox = pg.align ? el("label", {class: "note"},
+    el("input", {type: "checkbox", checked: true, "data-control": "align", on: {change: (e) => {
+      state.align = e.target.checked;
+      views[0].grid.update(views[0].grid.weights);
+    }}}), " frame the source word that each target word translates") : null;
+  function select(key) {
+    for (const v of views) {
+      v.node.hidden = !(key === "all" || v.kind.key === key);
+      v.hvNode.hidden = v.kind.key !== (key === "all" ? views[0].kind.key : key);
+    }
+    selector.mark(key);
+    if (alignBox) alignBox.hidden = views[0].node.hidden;
+    attnPage.state.show = key;
+  }
+  const selector = translateSelector(views, select);
+  const bar = el("div", {class: "stepbar"});
+  let player = null;
+  if (S > 1) {
+    player = stepPlayer(S, (i) => {
+      for (const v of views) v.show(i);
+      if (charts) charts.setCursor(steps[i]);
+      player.info.textContent = training ? translateStepText(data, steps, i) : `step ${steps[i]}`;
+      lines.set(pg.step_translations[i], `greedy, at step ${steps[i]}` +
+                (pg.step_translations[i] === pg.sentence.reference ? ": the reference, word for word" : ""));
+      attnPage.state.step = {index: i, step: steps[i]};
+    });
+    bar.append(player.node);
+  } else {
+    lines.set(pg.sentence.translation, "");
+  }
+  if (!attnPage.embedded) document.addEventListener("keydown", (e) => {
+    const t = e.target;
+    if (t !== document.body && t.tagName !== "BUTTON" && t.type !== "range") return;
+    if (selector.keys[e.key]) { e.preventDefault(); select(selector.keys[e.key]); }
+  });
+
+  const d = data.final;
+  const summary = training
+    ? `Transformer encoder–decoder, ${pg.model.layers} blocks a side, d ${pg.model.hiddens}, ${pg.model.heads} heads. ` +
+      `After ${data.steps} steps: loss ${d.loss.toFixed(4)}` + (d.bleu !== null ? `, held-out BLEU ${d.bleu.toFixed(3)}` : "") +
+      (d.exact !== null ? `, exact ${pct(d.exact)}` : "") + (d.alignment !== null ? `, alignment ${d.alignment.toFixed(3)}` : "") + "."
+    : `Transformer encoder–decoder, ${pg.model.layers} blocks a side, d ${pg.model.hiddens}, ${pg.model.heads} heads.`;
+  const probeNote = training ? `The probe, ${pg.probe.set} sentence ${pg.probe.index + 1}: its attention is ` +
+    "teacher-forced on the reference (the rows are the reference's words); its translation is greedy." : null;
+  root.append(...[
+    player ? bar : null,
+    section(training ? `Training: ${data.task}, ${data.steps} steps` : "The translation", summary,
+            probeNote ? el("p", {class: "note", text: probeNote}) : null, lines,
+            charts ? el("div", {class: "row"}, charts.loss.node, charts.scores ? charts.scores.node : null) : null),
+    section(training ? "Attention of the probe at the slider's step" : "Attention",
+            "Blocks down, heads across, one scale 0 … 1" + (training ? " for every step" : "") +
+            ". Hover a cell for the two words and the weight; click a panel to enlarge it.",
+            el("div", {class: "xcontrols"}, selector, alignBox), ...views.map((v) => v.node),
+            keysNote([...(player ? [["← →", "the previous or next logged step"], ["Home / End", "the first or last step"],
+                                    ["▶ play", "run through the steps"]] : []),
+                      ...Object.entries(selector.keys).map(([k, key]) => [k, "show " + (key === "all" ? "all three" :
+                        views.find((v) => v.kind.key === key).kind.label)]),
+                      ["hover", "a cell's words and weight"], ["click / Enter", "enlarge a panel"]])),
+    section("Head view", "The selected attention (with all three: the cross-attention) in BertViz's manner: " +
+            "queries on the left, keys on the right, a line's opacity is the weight, one colour per head; " +
+            "click a colour to hide its head, hover a word for its lines.", ...views.map((v) => v.hvNode)),
+    pg.translations ? translationsTable(pg.translations) : null].filter(Boolean));
+  select(views[0].kind.key);
+  if (player) player.show(S - 1); // what was learnt; play runs it from the start
+  attnPage.state.kind = "translate";
+  attnPage.translate = {show: player ? player.show : null, select, views, charts};
+}
