@@ -6,7 +6,12 @@ program needs no font file at run time, and the page's scripts and styles
 (several INPUTs: their bytes one after another, in the order given).
 Defines
     const unsigned char SYMBOL[];  const unsigned long SYMBOL_len;
+and where each INPUT is in it, for a reader that takes only some of them:
+    const unsigned long SYMBOL_nparts;        the number of INPUTs, n
+    const unsigned long SYMBOL_parts[n + 1];  where each starts, then the end
+    const char *const SYMBOL_names[n];        each one's file name
 """
+import os
 import sys
 
 
@@ -15,9 +20,13 @@ def main():
         sys.exit("usage: embed_file.py INPUT... OUTPUT SYMBOL")
     srcs, dst, sym = sys.argv[1:-2], sys.argv[-2], sys.argv[-1]
     data = b""
+    parts = []
     for src in srcs:
+        parts.append(len(data))
         with open(src, "rb") as f:
             data += f.read()
+    parts.append(len(data))
+    names = [os.path.basename(src) for src in srcs]
     src = " ".join(srcs)
     lines = []
     for i in range(0, len(data), 24):
@@ -31,6 +40,14 @@ def main():
         f.write("\n".join(lines))
         f.write("\n};\n")
         f.write("const unsigned long %s_len = %dUL;\n" % (sym, len(data)))
+        f.write("extern const unsigned long %s_nparts;\n" % sym)
+        f.write("extern const unsigned long %s_parts[];\n" % sym)
+        f.write("extern const char *const %s_names[];\n" % sym)
+        f.write("const unsigned long %s_nparts = %dUL;\n" % (sym, len(srcs)))
+        f.write("const unsigned long %s_parts[] = {%s};\n"
+                % (sym, ", ".join("%dUL" % p for p in parts)))
+        f.write("const char *const %s_names[] = {%s};\n"
+                % (sym, ", ".join('"%s"' % n for n in names)))
 
 
 if __name__ == "__main__":

@@ -2,15 +2,18 @@
  * escaping of the data element, read back with cJSON; the page's frame
  * (doctype, policy, one style, two scripts, the title escaped); the
  * embedded scripts and styles, which must not close their own elements;
- * the same bytes for the same data. */
+ * the same bytes for the same data; the translation page's data
+ * (translate_page.h) from plain arrays, cut to the sentence's sizes. */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "page.h"
 #include "page_out.h"
+#include "translate_page.h"
 
 /* The text of the data element of page (a copy; the caller frees). */
 static char *data_element(const char *page)
@@ -141,6 +144,36 @@ static void check_sources(void)
     free(c);
 }
 
+/* A page carries the scripts of the kinds its data names, and no others:
+ * a string that looks like the member does not count. */
+static void check_scripts_by_kind(void)
+{
+    static const struct {
+        const char *data;
+        int posenc, train, translate, tour;
+    } cases[] = {
+        {"{\"page\": {\"kind\": \"attention\"}}", 0, 0, 0, 0},
+        {"{\"t\": \"\\\"kind\\\": \\\"posenc\\\"\", \"page\": {\"kind\": \"attention\"}}", 0, 0, 0, 0},
+        {"{\"page\": {\"kind\": \"posenc\"}}", 1, 0, 0, 0},
+        {"{\"page\": {\"kind\": \"translate\"}}", 0, 1, 1, 0},
+        {"{\"page\": {\"kind\": \"tour\"}, \"v\": [{\"kind\": \"posenc\"}, {\"kind\": \"train\"}]}",
+         1, 1, 0, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *page = NULL;
+        size_t len = 0;
+        CHECK_INT(page_build("t", cases[i].data, strlen(cases[i].data), &page, &len), 0);
+        if (!page)
+            continue;
+        CHECK(strstr(page, "function attentionPage(") && strstr(page, "// main.js"));
+        CHECK_INT(strstr(page, "function posencPage(") != NULL, cases[i].posenc);
+        CHECK_INT(strstr(page, "function stepPlayer(") != NULL, cases[i].train);
+        CHECK_INT(strstr(page, "function translatePage(") != NULL, cases[i].translate);
+        CHECK_INT(strstr(page, "function tourPage(") != NULL, cases[i].tour);
+        free(page);
+    }
+}
+
 /* page_for_tokens, the harness's entry: the tokens come back whole from
  * the data element of the page it makes. */
 static void check_for_tokens(void)
@@ -165,8 +198,162 @@ static void check_for_tokens(void)
     free(page);
 }
 
+/* The float32 values of a page tensor {"dtype", "shape", "base64"}:
+ * *n of them, malloc'd (NULL when it is not one). */
+static float *tensor_values(const cJSON *t, size_t *n)
+{
+    static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(t, "base64");
+    unsigned char *bytes;
+    size_t len, nb = 0;
+    unsigned acc = 0, bits = 0;
+    float *out;
+    if (!cJSON_IsString(b))
+        return NULL;
+    len = strlen(b->valuestring);
+    if (!(bytes = malloc(len + 1)))
+        return NULL;
+    for (const char *p = b->valuestring; *p && *p != '='; p++) {
+        const char *at = strchr(abc, *p);
+        acc = (acc << 6) | (unsigned)(at ? at - abc : 0);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            bytes[nb++] = (unsigned char)(acc >> bits);
+            acc &= (1u << bits) - 1;
+        }
+    }
+    *n = nb / 4;
+    if ((out = malloc(nb + 4)))
+        memcpy(out, bytes, nb); /* little-endian, as the machines attn runs on */
+    free(bytes);
+    return out;
+}
+
+/* The shape of a page tensor as "1,2,3". */
+static void shape_text(const cJSON *t, char *buf, size_t len)
+{
+    const cJSON *d;
+    size_t at = 0;
+    buf[0] = '\0';
+    cJSON_ArrayForEach(d, cJSON_GetObjectItemCaseSensitive(t, "shape"))
+        at += (size_t)snprintf(buf + at, at < len ? len - at : 0, at ? ",%d" : "%d", d->valueint);
+}
+
+static int tiny_json(FILE *f, const void *ctx)
+{
+    (void)ctx;
+    return fputs("{\"command\": \"translate\", \"translation\": \"le &amp;\"}\n", f) < 0;
+}
+
+/* The strings of array a are want[0 … n-1]. */
+static int same_strings(const cJSON *a, const char *const *want, size_t n)
+{
+    if (!cJSON_IsArray(a) || (size_t)cJSON_GetArraySize(a) != n)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        const cJSON *t = cJSON_GetArrayItem(a, (int)i);
+        if (!cJSON_IsString(t) || strcmp(t->valuestring, want[i]) != 0)
+            return 0;
+    }
+    return 1;
+}
+
+/* The page of `attn translate --html` from plain arrays: --json's members
+ * and "page", the tokens whole, the attention cut from (L, NH, T, T) to
+ * the sentence's sizes, the escaping of the element around it. */
+static void check_translate_page(void)
+{
+    static const char *const src[] = {"the", "</script><b>", "a\xe2\x80\xa8" "b", "<eos>"};
+    static const char *const tgt[] = {"le", "&amp;", "<eos>"};
+    static const char *const dec_in[] = {"<bos>", "le", "&amp;"};
+    static char *argv[] = {"translate", "--html", "x.html"};
+    float cross[2 * 5 * 5], self[2 * 5 * 5], *got;
+    translate_page_view v = {1, 2, 8, 16, src, 4, tgt, 3, 5, cross, NULL, self, NULL,
+                             "le &amp;", 0.5};
+    char *data = NULL, *page = NULL, *elem, shape[64];
+    size_t len = 0, plen = 0, n = 0;
+    cJSON *doc, *pg, *st;
+    int same = 1;
+    for (int i = 0; i < 50; i++) { /* (1, 2, 5, 5): 100·h + 10·query + key */
+        cross[i] = (float)(100 * (i / 25) + 10 * (i / 5 % 5) + i % 5);
+        self[i] = -cross[i];
+    }
+    CHECK_INT(translate_page_data(&v, 3, argv, tiny_json, NULL, &data, &len), 0);
+    doc = data ? cJSON_Parse(data) : NULL;
+    pg = cJSON_GetObjectItemCaseSensitive(doc, "page");
+    CHECK(doc && strcmp(cJSON_GetObjectItemCaseSensitive(doc, "translation")->valuestring,
+                        "le &amp;") == 0);
+    CHECK(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(pg, "kind")) &&
+          strcmp(cJSON_GetObjectItemCaseSensitive(pg, "kind")->valuestring, "translate") == 0);
+    CHECK(same_strings(cJSON_GetObjectItemCaseSensitive(pg, "source"), src, 4));
+    CHECK(same_strings(cJSON_GetObjectItemCaseSensitive(pg, "target"), tgt, 3));
+    CHECK(same_strings(cJSON_GetObjectItemCaseSensitive(pg, "decoder_input"), dec_in, 3));
+    st = cJSON_GetObjectItemCaseSensitive(pg, "sentence");
+    CHECK(st && strcmp(cJSON_GetObjectItemCaseSensitive(st, "source")->valuestring,
+                       "the </script><b> a\xe2\x80\xa8" "b") == 0);
+    CHECK(st && strcmp(cJSON_GetObjectItemCaseSensitive(st, "translation")->valuestring,
+                       "le &amp;") == 0);
+    CHECK(st && cJSON_GetObjectItemCaseSensitive(st, "bleu")->valuedouble == 0.5);
+    CHECK(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(pg, "encoder")) &&
+          cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(pg, "steps")));
+    /* cross (1, L, NH, Tq, Ts): rows 0 … 2, columns 0 … 3 of each head */
+    shape_text(cJSON_GetObjectItemCaseSensitive(pg, "cross"), shape, sizeof shape);
+    CHECK(strcmp(shape, "1,1,2,3,4") == 0);
+    got = tensor_values(cJSON_GetObjectItemCaseSensitive(pg, "cross"), &n);
+    CHECK(got && n == 24);
+    for (size_t i = 0; got && i < 24; i++)
+        same &= got[i] == (float)(100 * (i / 12) + 10 * (i / 4 % 3) + i % 4);
+    CHECK(same);
+    free(got);
+    got = tensor_values(cJSON_GetObjectItemCaseSensitive(pg, "decoder"), &n);
+    CHECK(got && n == 18 && got[17] == -122.0f && got[4] == -11.0f);
+    free(got);
+    /* the page around it: the element escaped, the tokens read back */
+    CHECK_INT(page_build("attn translate", data, len, &page, &plen), 0);
+    elem = page ? data_element(page) : NULL;
+    CHECK(elem && strpbrk(elem, "<>&") == NULL && !strstr(elem, "\xe2\x80\xa8"));
+    cJSON_Delete(doc);
+    doc = elem ? cJSON_Parse(elem) : NULL;
+    CHECK(same_strings(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "page"),
+                                                        "source"), src, 4));
+    cJSON_Delete(doc);
+    free(elem);
+    free(page);
+    free(data);
+    /* sizes past T are refused */
+    v.Tq = 6;
+    CHECK_INT(translate_page_data(&v, 3, argv, NULL, NULL, &data, &len), -1);
+}
+
+/* translate_page_write: the file and its report line. */
+static void check_translate_write(void)
+{
+    static const char *const src[] = {"a", "<eos>"}, *const tgt[] = {"b", "<eos>"};
+    const float cross[4] = {1, 0, 0.5f, 0.5f}; /* dense (1, 1, 2, 2) */
+    translate_page_view v = {1, 1, 4, 4, src, 2, tgt, 2, 0, cross, NULL, NULL, NULL, NULL, 0.0};
+    char dir[] = "/tmp/attn-test-page-XXXXXX", path[64], *rep = NULL, want[192];
+    size_t rlen = 0;
+    FILE *f;
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(path, sizeof path, "%s/t.html", dir);
+    f = open_memstream(&rep, &rlen);
+    CHECK_INT(translate_page_write(path, &v, 0, NULL, NULL, NULL, f), 0);
+    fclose(f);
+    snprintf(want, sizeof want, "wrote %s: a page of the translation's attention, 1 block × 1 head, ",
+             path);
+    CHECK(rep && strncmp(rep, want, strlen(want)) == 0);
+    CHECK(access(path, R_OK) == 0);
+    free(rep);
+    remove(path);
+    rmdir(dir);
+}
+
 int main(void)
 {
+    check_translate_page();
+    check_translate_write();
+    check_scripts_by_kind();
     check_tokens();
     check_for_tokens();
     check_sources();

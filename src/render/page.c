@@ -7,6 +7,9 @@
 /* scripts/embed_file.py's arrays of src/render/page/ (meson.build) */
 extern const unsigned char attn_page_js[];
 extern const unsigned long attn_page_js_len;
+extern const unsigned long attn_page_js_nparts;
+extern const unsigned long attn_page_js_parts[]; /* (nparts + 1,) each file's start, the end */
+extern const char *const attn_page_js_names[];   /* (nparts,) */
 extern const unsigned char attn_page_css[];
 extern const unsigned long attn_page_css_len;
 
@@ -20,6 +23,52 @@ const char *page_style(size_t *len)
 {
     *len = (size_t)attn_page_css_len;
     return (const char *)attn_page_css;
+}
+
+/* The scripts of the views only some pages show: a page carries one when
+ * its data names one of its kinds ("kind": "posenc" — the tour's data
+ * names the kinds of all its views too). Every other file (common.js,
+ * the heatmaps, charts and attention views, main.js) is in every page. */
+static const struct {
+    const char *file;
+    const char *kinds[2];
+} page_only[] = {
+    {"posenc.js", {"posenc", NULL}},
+    {"complexity.js", {"complexity", NULL}},
+    {"train.js", {"train", "translate"}}, /* the step slider is train.js's */
+    {"translate.js", {"translate", NULL}},
+    {"tour.js", {"tour", NULL}},
+};
+
+/* Whether data (len bytes) holds the member "kind": "KIND". A string
+ * value holds no unescaped quote, so only a member can match. */
+static int names_kind(const char *data, size_t len, const char *kind)
+{
+    char needle[64];
+    const int n = snprintf(needle, sizeof needle, "\"kind\": \"%s\"", kind);
+    if (n <= 0 || (size_t)n >= sizeof needle)
+        return 0;
+    for (const char *p = data, *end = data + len; (size_t)(end - p) >= (size_t)n; p++) {
+        if (!(p = memchr(p, '"', (size_t)(end - p))) || (size_t)(end - p) < (size_t)n)
+            return 0;
+        if (memcmp(p, needle, (size_t)n) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* Whether script file i is needed by a page of data. */
+static int script_needed(size_t i, const char *data, size_t len)
+{
+    for (size_t k = 0; k < sizeof page_only / sizeof page_only[0]; k++) {
+        if (strcmp(attn_page_js_names[i], page_only[k].file) != 0)
+            continue;
+        for (size_t j = 0; j < 2 && page_only[k].kinds[j]; j++)
+            if (names_kind(data, len, page_only[k].kinds[j]))
+                return 1;
+        return 0;
+    }
+    return 1;
 }
 
 /* Text in an element or attribute: &, <, >, " and ' as references. */
@@ -60,8 +109,8 @@ void page_write_data(FILE *f, const char *data, size_t len)
 
 void page_write(FILE *f, const char *title, const char *data, size_t len)
 {
-    size_t js_len, css_len;
-    const char *js = page_script(&js_len), *css = page_style(&css_len);
+    size_t css_len;
+    const char *css = page_style(&css_len);
     fputs("<!DOCTYPE html>\n"
           "<html lang=\"en\">\n"
           "<head>\n"
@@ -85,7 +134,10 @@ void page_write(FILE *f, const char *title, const char *data, size_t len)
           "<script type=\"application/json\" id=\"attn-data\">", f);
     page_write_data(f, data, len);
     fputs("</script>\n<script>\n", f);
-    fwrite(js, 1, js_len, f);
+    for (size_t i = 0; i < (size_t)attn_page_js_nparts; i++)
+        if (script_needed(i, data, len))
+            fwrite(attn_page_js + attn_page_js_parts[i], 1,
+                   (size_t)(attn_page_js_parts[i + 1] - attn_page_js_parts[i]), f);
     fputs("</script>\n</body>\n</html>\n", f);
 }
 

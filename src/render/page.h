@@ -10,6 +10,11 @@
  *     <script type="application/json" id="attn-data">DATA</script>
  *     <script>the page's JavaScript</script>
  *
+ * The JavaScript is the files of src/render/page/ in meson.build's order,
+ * less the views the page has none of: posenc.js, complexity.js, train.js,
+ * translate.js and tour.js come only in a page whose data names their
+ * kind ("kind": "posenc"; train.js also for "translate").
+ *
  * The Content-Security-Policy forbids every load from outside the file
  * (default-src 'none'); only the inline style and script run. DATA is the
  * JSON as given, except that '<', '>', '&', U+2028 and U+2029 are written
@@ -40,8 +45,8 @@ void page_write_data(FILE *f, const char *data, size_t len);
  * 0, or -1 when out of memory. */
 int page_build(const char *title, const char *data, size_t len, char **out, size_t *outlen);
 
-/* The embedded styles and scripts (for the tests: e.g. that no
- * "</script" is in them). */
+/* The embedded styles and scripts, every file (for the tests: e.g. that
+ * no "</script" is in them). */
 const char *page_script(size_t *len);
 const char *page_style(size_t *len);
 

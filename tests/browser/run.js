@@ -7,7 +7,7 @@
 //   node tests/browser/run.js ATTN GROUP [--shots DIR]
 //
 // GROUP is one kind of page (attention, security, bert, posenc,
-// complexity, train, tour); each writes its pages with ATTN into a
+// complexity, train, translate, tour); each writes its pages with ATTN into a
 // temporary folder, opens them from file:// and checks what a learner
 // would do: hover, click, keys, the slider. Every page must load with no
 // console error and no request but the file itself. --shots DIR also
@@ -616,6 +616,171 @@ groups.train = async () => {
     }
     check(`train: compare, the slider moves the ${label} run`, ok);
   }
+  await r.finish();
+};
+
+// translate: the step slider moves the cross-attention (and the encoder's
+// and the decoder's self-attention, one selector away), the heads'
+// mean, the probe's translation and the curves' cursor together.
+groups.translate = async () => {
+  attn(["train", "--task", "translate", "--steps", "60", "--log-every", "20", "--json", "tj.json", "--html", "tp.html"]);
+  const json = readJSON("tj.json");
+  const {data} = pageData(tmp("tp.html"));
+  const pg = data.page, steps = pg.steps, last = steps.length - 1;
+  const L = pg.model.layers, NH = pg.model.heads, src = pg.source, tgt = pg.target, Ts = src.length, Tq = tgt.length;
+  const C = flat(pg.cross), E = flat(pg.encoder), D = flat(pg.decoder);
+  // weight of step i, block l, head h, query q, key k of an attention (…, nq, nk)
+  const at = (A, nq, nk) => (i, l, h, q, k) => A[(((i * L + l) * NH + h) * nq + q) * nk + k];
+  const cw = at(C, Tq, Ts), ew = at(E, Ts, Ts), dw = at(D, Tq, Tq);
+  const mean = (i, l, q, k) => { let s = 0; for (let h = 0; h < NH; h++) s += cw(i, l, h, q, k); return Math.fround(s / NH); };
+  const lut = pg.cmap.lut;
+  check("translate: the page's steps are 0 and every logged step",
+        JSON.stringify(steps) === JSON.stringify([0].concat(json.history.map((h) => h.step))), JSON.stringify(steps));
+  const p = await open(tmp("tp.html"), "translate");
+  const {page} = p;
+  const names = await page.evaluate(() => Array.from(document.querySelectorAll("canvas[data-panel]"), (c) => c.dataset.panel));
+  const want = [];
+  for (const kind of ["cross", "encoder", "decoder"])
+    for (let l = 1; l <= L; l++) {
+      for (let h = 1; h <= NH; h++) want.push(`${kind} block ${l} head ${h}`);
+      want.push(`${kind} block ${l} heads averaged`);
+    }
+  check("translate: a panel per attention, block and head, and the heads averaged", JSON.stringify(names) === JSON.stringify(want),
+        names.join(", "));
+  const st0 = await page.evaluate(() => [attnPage.state.step.index, attnPage.state.show]);
+  check("translate: the page opens at the last step, on the cross-attention", st0[0] === last && st0[1] === "cross", JSON.stringify(st0));
+  const shown = () => page.evaluate(() => Array.from(document.querySelectorAll(".xview[data-view]"),
+    (v) => v.dataset.view + ":" + (v.offsetParent !== null)).join(" "));
+  check("translate: only the cross-attention is shown", (await shown()) === "cross:true encoder:false decoder:false", await shown());
+
+  // the slider: the cells, the heads' mean, the cursor, the step line, the translation
+  const before = await page.evaluate(() => document.querySelector('canvas[data-panel="cross block 2 head 1"]').toDataURL());
+  for (const i of [0, 2, last]) {
+    await slideTo(page, i);
+    const st = await page.evaluate(() => attnPage.state.step);
+    check(`translate: the slider goes to step ${steps[i]}`, st.index === i && st.step === steps[i], JSON.stringify(st));
+    let same = true, detail = "";
+    for (const [l, h, q, k] of [[0, 0, 0, 0], [1, 2, 3, 2], [1, 3, Tq - 1, Ts - 1], [0, 1, 2, 4]]) {
+      const got = await cellRGB(page, `cross block ${l + 1} head ${h + 1}`, q, k), w = cmapRGB(lut, cw(i, l, h, q, k), 0, 1);
+      if (got.join() !== w.join()) { same = false; detail = `block ${l + 1} head ${h + 1} (${q}, ${k}): ${got} vs ${w}`; }
+    }
+    check(`translate: the cross-attention drawn at step ${steps[i]} is that step's`, same, detail);
+    const m = await cellRGB(page, "cross block 2 heads averaged", 4, 3);
+    check(`translate: the heads averaged at step ${steps[i]}`, m.join() === cmapRGB(lut, mean(i, 1, 4, 3), 0, 1).join(), `${m}`);
+    const cursor = await page.evaluate(() => [attnPage.charts.loss.cursor, attnPage.charts.scores.cursor]);
+    check(`translate: the curves' cursor is at step ${steps[i]}`, cursor[0] === steps[i] && cursor[1] === steps[i], cursor);
+    const info = await page.textContent(".stepinfo");
+    const h = json.history.find((e) => e.step === steps[i]);
+    check(`translate: the step line gives step ${steps[i]}'s loss and BLEU`, h ? info.includes(`loss ${h.loss.toFixed(4)}`) &&
+          info.includes(`held-out BLEU ${h.heldout_bleu.toFixed(3)}`) : info.includes("before training"), info);
+    const line = await page.evaluate(() => document.querySelectorAll("dl.sentence .words")[2].textContent);
+    check(`translate: the probe's translation at step ${steps[i]}`, line === (pg.step_translations[i] || "(nothing: <eos> first)"), line);
+  }
+  const after = await page.evaluate(() => document.querySelector('canvas[data-panel="cross block 2 head 1"]').toDataURL());
+  check("translate: the last step is drawn the same again", before === after);
+  await slideTo(page, 0);
+  const first = await page.evaluate(() => document.querySelector('canvas[data-panel="cross block 2 head 1"]').toDataURL());
+  check("translate: moving the slider redraws the panels (step 0 differs)", first !== after);
+  await slideTo(page, last);
+
+  // hover: the target word, the source word, the weight
+  for (const [l, h, q, k] of [[1, 0, 3, 2], [0, 2, 0, Ts - 1]]) {
+    const text = await hover(page, `cross block ${l + 1} head ${h + 1}`, q, k);
+    check(`translate: hover names target word ${q} and source word ${k}`,
+          text.includes(`target word ${q} “${tgt[q]}” → source word ${k} “${src[k]}”`), text);
+    checkWeight(`translate: cross block ${l + 1} head ${h + 1} (${q}, ${k})`, text, cw(last, l, h, q, k));
+  }
+  const framed = pg.align.findIndex((a) => a >= 0);
+  const ft = await hover(page, "cross block 2 head 1", framed, pg.align[framed]);
+  check("translate: the tooltip says which source word a target word translates", ft.includes(`framed: “${tgt[framed]}” translates`), ft);
+  const edge = () => page.evaluate(([q, k]) => {
+    const cv = document.querySelector('canvas[data-panel="cross block 2 head 1"]');
+    const c = cv.width / Number(cv.dataset.cols), r = cv.height / Number(cv.dataset.rows);
+    return attnPage.pixelAt(cv, Math.floor(k * c), Math.floor(q * r + r / 2)).slice(0, 3).join();
+  }, [framed, pg.align[framed]]);
+  check("translate: the word it translates is framed in blue", (await edge()) === "29,106,192", await edge());
+  await page.click('input[data-control="align"]');
+  check("translate: the frame can be turned off", (await edge()) !== "29,106,192", await edge());
+
+  // the selector: encoder, decoder, all three; keys 1 … 4
+  await page.click('button[data-show="encoder"]');
+  check("translate: the selector shows the encoder's self-attention", (await shown()) === "cross:false encoder:true decoder:false", await shown());
+  const et = await hover(page, "encoder block 1 head 2", 1, 3);
+  check("translate: encoder hover names two source words", et.includes(`source word 1 “${src[1]}” → source word 3 “${src[3]}”`), et);
+  checkWeight("translate: encoder block 1 head 2", et, ew(last, 0, 1, 1, 3));
+  await page.click('button[data-show="decoder"]');
+  check("translate: the selector shows the decoder's self-attention", (await shown()) === "cross:false encoder:false decoder:true", await shown());
+  const dt = await hover(page, "decoder block 2 head 3", 4, 4);
+  check("translate: decoder hover names the target word and the decoder's input",
+        dt.includes(`target word 4 “${tgt[4]}” → decoder input 4 “${pg.decoder_input[4]}”`) && !dt.includes("masked"), dt);
+  checkWeight("translate: decoder block 2 head 3", dt, dw(last, 1, 2, 4, 4));
+  const dm = await hover(page, "decoder block 1 head 1", 2, 5);
+  check("translate: a later key of the decoder is masked (causal)", dm.includes("masked (causal"), dm);
+  await slideTo(page, 2);
+  const dc = await cellRGB(page, "decoder block 1 head 4", 5, 2);
+  check("translate: the decoder's panels follow the slider", dc.join() === cmapRGB(lut, dw(2, 0, 3, 5, 2), 0, 1).join(), `${dc}`);
+  await page.evaluate(() => document.activeElement.blur());
+  await page.keyboard.press("4");
+  check("translate: key 4 shows all three", (await shown()) === "cross:true encoder:true decoder:true", await shown());
+  await page.keyboard.press("1");
+  check("translate: key 1 shows the cross-attention again", (await shown()) === "cross:true encoder:false decoder:false", await shown());
+
+  // the keys and play
+  await page.keyboard.press("End");
+  await page.keyboard.press("ArrowLeft");
+  check("translate: ← steps back", (await page.evaluate(() => attnPage.state.step.index)) === last - 1);
+  await page.keyboard.press("Home");
+  await page.click('button[aria-label="play"]');
+  await page.waitForTimeout(700);
+  check("translate: play moves through the steps", (await page.evaluate(() => attnPage.state.step.index)) > 0);
+  await until(page, () => !attnPage.state.playing, 10000);
+  check("translate: play stops at the last step", (await page.evaluate(() => attnPage.state.step.index)) === last);
+
+  // the held-out translations
+  const rows = await page.evaluate(() => Array.from(document.querySelectorAll('table[data-table="translations"] tr[data-row]'),
+    (r) => Array.from(r.cells, (c) => c.textContent)));
+  const t0 = pg.translations.shown[0];
+  check("translate: the held-out table", rows.length === pg.translations.shown.length && rows[0][1] === t0.source &&
+        rows[0][2] === t0.translation && rows[0][3] === t0.reference && rows[0][4] === t0.bleu.toFixed(3), JSON.stringify(rows[0]));
+  await p.finish();
+
+  // the view of `attn translate --html` (translate_page.h): one state, no
+  // slider; made here from this page's data at the last step
+  const one = JSON.parse(JSON.stringify(data));
+  const slice = (t, n) => ({dtype: "float32", shape: [1].concat(t.shape.slice(1)),
+    base64: Buffer.from(flat(t).slice(last * n, (last + 1) * n).buffer).toString("base64")});
+  Object.assign(one.page, {steps: null, rows: "translation", translations: null, align: null, step_translations: null,
+                           cross: slice(pg.cross, L * NH * Tq * Ts), encoder: null, decoder: slice(pg.decoder, L * NH * Tq * Tq)});
+  delete one.history;
+  one.page.sentence.reference = null;
+  const esc = JSON.stringify(one).replace(/[<>&\u2028\u2029]/g, (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
+  fs.writeFileSync(tmp("one.html"), fs.readFileSync(tmp("tp.html"), "utf8")
+    .replace(/(<script type="application\/json" id="attn-data">)[\s\S]*?(<\/script>)/, (m, a, b) => a + esc + b));
+  const q = await open(tmp("one.html"), "translate-one");
+  check("translate: one translation has no slider", (await q.page.$$('input[type="range"]')).length === 0);
+  const sel = await q.page.evaluate(() => Array.from(document.querySelectorAll("button[data-show]"), (b) => b.dataset.show).join());
+  check("translate: without the encoder's, the selector offers the two others", sel === "cross,decoder,all", sel);
+  const ot = await hover(q.page, "cross block 1 head 4", 1, 0);
+  checkWeight("translate: hover on one translation", ot, cw(last, 0, 3, 1, 0));
+  await q.finish();
+
+  // tokens that would run as HTML: text on the page
+  const bad = ["</script><img/src=x/onerror=window.__pwned=1>", "<svg/onload=window.__pwned=2>", "a\u2028b&amp;"];
+  const pairs = [];
+  for (let i = 0; i < 6; i++) pairs.push([`the ${bad[i % 3]} cat .`, `le ${bad[(i + 1) % 3]} chat .`]);
+  fs.writeFileSync(tmp("evil-pairs.json"), JSON.stringify({pairs, heldout: {pairs: [pairs[0]]}}));
+  attn(["train", "--data", "evil-pairs.json", "--min-freq", "1", "--steps", "4", "--log-every", "2", "--html", "te.html"]);
+  const r = await open(tmp("te.html"), "translate-security");
+  await r.page.waitForTimeout(200);
+  check("translate: no handler ran", (await r.page.evaluate(() => window.__pwned)) === undefined);
+  check("translate: no img or svg element", (await r.page.evaluate(() => document.querySelectorAll("img, svg").length)) === 0);
+  const xt = await r.page.evaluate(() => Array.from(document.querySelectorAll(".hm-xt")[0].querySelectorAll(".tick"), (t) => t.textContent));
+  check("translate: the source words are shown as text", JSON.stringify(xt) === JSON.stringify(["the", bad[0], "cat", ".", "<eos>"]),
+        JSON.stringify(xt));
+  const rt = await hover(r.page, "cross block 1 head 1", 1, 1);
+  check("translate: the tooltip shows them as text", rt.includes(`“${bad[1]}”`) && rt.includes(`“${bad[0]}”`), rt);
+  const cells = await r.page.evaluate(() => document.querySelector('table[data-table="translations"] tr[data-row] td:nth-child(2)').textContent);
+  check("translate: the held-out table shows them as text", cells === pairs[0][0], cells);
   await r.finish();
 };
 
