@@ -27,15 +27,15 @@ enum { XP_CROSS, XP_ENC, XP_DEC, XP_KINDS };
 
 struct xpage {
     size_t L, NH, T, Ts, Tq;
-    size_t per[XP_KINDS];   /* one step's numbers of each attention */
+    size_t per[XP_KINDS]; /* one step's numbers of each attention */
     long steps, every, stride;
-    size_t logged;          /* logged steps seen */
+    size_t logged; /* logged steps seen */
     size_t nkept, cap;
-    long *kept;             /* (cap,) the steps kept */
-    float *att[XP_KINDS];   /* (cap, L, NH, Tq, Ts), (cap, L, NH, Ts, Ts), (cap, L, NH, Tq, Tq) */
-    float *full[XP_KINDS];  /* (L, NH, T, T) s2s_trainer_attention's */
-    int *pred;              /* (cap, T) the probe's greedy translation */
-    size_t *npred;          /* (cap,) */
+    long *kept;            /* (cap,) the steps kept */
+    float *att[XP_KINDS];  /* (cap, L, NH, Tq, Ts), (cap, L, NH, Ts, Ts), (cap, L, NH, Tq, Tq) */
+    float *full[XP_KINDS]; /* (L, NH, T, T) s2s_trainer_attention's */
+    int *pred;             /* (cap, T) the probe's greedy translation */
+    size_t *npred;         /* (cap,) */
 };
 
 /* Pass s of the loop (s steps made) is logged as one_step logs its
@@ -252,9 +252,10 @@ static int page_object(FILE *f, const void *ctx)
     char *last = p->nkept ? seq2seq_ids_to_sentence(&r->tgt_v, p->pred + (p->nkept - 1) * p->T,
                                                     p->npred[p->nkept - 1])
                           : NULL;
-    translate_page_view v = {c->layers, c->heads, c->hiddens, c->ffn, r->src_labels, p->Ts,
-                             r->tgt_labels, p->Tq, r->T, NULL, NULL, NULL, sentence, reference,
-                             NAN};
+    translate_page_view v = {.layers = c->layers, .heads = c->heads, .hiddens = c->hiddens,
+                             .ffn = c->ffn, .source = r->src_labels, .Ts = p->Ts,
+                             .target = r->tgt_labels, .Tq = p->Tq, .T = r->T,
+                             .sentence = sentence, .reference = reference, .bleu = NAN};
     json_writer jw;
     int bad = !sentence || !reference || (p->nkept && !last);
     if (!bad) {

@@ -21,8 +21,7 @@ static char *words_text(const char *const *tok, size_t n)
 }
 
 /* "sentence": {"source", "reference", "translation", "bleu"} */
-static void sentence_member(json_writer *jw, const translate_page_view *v,
-                            const char *translation)
+static void sentence_member(json_writer *jw, const translate_page_view *v, const char *translation)
 {
     char *src = v->sentence ? NULL : words_text(v->source, v->Ts);
     json_object_begin(jw, "sentence", JSON_INLINE);
@@ -47,8 +46,7 @@ static void sentence_member(json_writer *jw, const translate_page_view *v,
 }
 
 void translate_page_members(json_writer *jw, const translate_page_view *v, const char *title,
-                            const char *rows_are, const char *translation, int argc,
-                            char **argv)
+                            const char *rows_are, const char *translation, int argc, char **argv)
 {
     json_string(jw, "kind", "translate");
     json_string(jw, "title", title);
@@ -73,8 +71,7 @@ void translate_page_members(json_writer *jw, const translate_page_view *v, const
     sentence_member(jw, v, translation);
 }
 
-void translate_page_crop(float *dst, const float *src, size_t n, size_t T, size_t rows,
-                         size_t cols)
+void translate_page_crop(float *dst, const float *src, size_t n, size_t T, size_t rows, size_t cols)
 {
     if (T == 0) {
         memcpy(dst, src, n * rows * cols * sizeof *dst);
@@ -122,8 +119,7 @@ static int page_object(FILE *f, const void *ctx)
     json_writer_init(&jw, f);
     jw.base64_from = PAGE_BASE64_FROM;
     json_object_begin(&jw, NULL, JSON_BLOCK);
-    translate_page_members(&jw, v, "attn translate", "translation", translation, c->argc,
-                           c->argv);
+    translate_page_members(&jw, v, "attn translate", "translation", translation, c->argc, c->argv);
     json_null(&jw, "steps");
     bad = !translation;
     bad |= write_attention(&jw, "cross", v, v->cross, v->Tq, v->Ts) != 0;

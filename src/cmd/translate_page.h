@@ -30,21 +30,22 @@
  * s2s_greedy and s2s_trainer_attention fill them: only the first Tq rows
  * and Ts columns of each (T, T) matrix are read — or dense when T is 0:
  * cross (L, NH, Tq, Ts), encoder (L, NH, Ts, Ts), decoder (L, NH, Tq, Tq).
- * Row-major, the last index fastest. */
+ * Row-major, the last index fastest. The decoder's input at target
+ * position t, its keys' labels, is <bos> for t = 0 and target[t - 1]
+ * after: greedy decoding feeds back what it wrote. */
 typedef struct translate_page_view {
     size_t layers, heads, hiddens, ffn; /* L, NH, d, H: the model's sizes */
-    const char *const *source; /* (Ts,) the entries the encoder read, "<eos>" last */
+    const char *const *source;          /* (Ts,) the entries the encoder read, "<eos>" last */
     size_t Ts;
-    const char *const *target; /* (Tq,) the words written, then "<eos>" if it came */
+    const char *const *target;          /* (Tq,) the words written, then "<eos>" if it came */
     size_t Tq;
-    size_t T;                  /* the arrays' allocated last two sizes, or 0: dense */
-    const float *cross;        /* rows = target entries (queries), columns = source */
-    const float *encoder;      /* or NULL: source × source */
-    const float *decoder;      /* or NULL: target × the decoder's input (<bos>, the
-                                  words before), causal */
-    const char *sentence;      /* the source as typed, or NULL: the words joined */
-    const char *reference;     /* --reference, or NULL */
-    double bleu;               /* against reference (read only with one) */
+    size_t T;                           /* the arrays' allocated last two sizes, or 0: dense */
+    const float *cross;                 /* rows = target entries (queries), columns = source */
+    const float *encoder;               /* or NULL: source × source */
+    const float *decoder;               /* or NULL: target × the decoder's input, causal */
+    const char *sentence;               /* the source as typed, or NULL: the words joined */
+    const char *reference;              /* --reference, or NULL */
+    double bleu;                        /* against reference (read only with one) */
 } translate_page_view;
 
 /* `attn translate --html PATH`, in one line from cmd_translate.c:
@@ -78,8 +79,7 @@ int translate_page_data(const translate_page_view *v, int argc, char **argv,
  * adds the tensors "cross", "encoder", "decoder" (S, L, NH, …) and
  * "steps". */
 void translate_page_members(json_writer *jw, const translate_page_view *v, const char *title,
-                            const char *rows_are, const char *translation, int argc,
-                            char **argv);
+                            const char *rows_are, const char *translation, int argc, char **argv);
 
 /* dst (n, rows, cols) = the first rows × cols entries of each of the n
  * matrices of src (n, T, T); T 0: src is dense (n, rows, cols). */

@@ -14,6 +14,11 @@
  *   3. the title's text is in the <title> element with no '<' or '>'
  *      of its own;
  *   4. the page holds exactly one data element and ends with </html>.
+ * Then the same tokens make the page of a translation (translate_page.h:
+ * the first half the source, the rest the target, the title the
+ * reference), checked for 1 and 4, and for its words: page.source,
+ * page.target, page.decoder_input (<bos> and the target but its last)
+ * and page.sentence.reference come back byte for byte.
  * Any broken promise aborts.
  */
 #include <stdint.h>
@@ -24,7 +29,9 @@
 #include <cjson/cJSON.h>
 
 #include "fuzz.h"
+#include "page.h"
 #include "page_out.h"
+#include "translate_page.h"
 
 #define MAX_TOKENS 64
 
@@ -74,8 +81,10 @@ static int same_tokens(const cJSON *a, char *const *tokens, size_t n)
     return 1;
 }
 
-static void check_page(const char *page, size_t len, const char *title, char *const *tokens,
-                       size_t n)
+/* 1 and 4: page holds one data element, with nothing in it that could
+ * close it or open a comment, and ends with </html>; the element's text
+ * as JSON (cJSON_Delete it). */
+static cJSON *data_of(const char *page, size_t len)
 {
     const char *open = strstr(page, DATA_OPEN), *text, *close;
     if (!open || strstr(open + 1, DATA_OPEN))
@@ -93,10 +102,32 @@ static void check_page(const char *page, size_t len, const char *title, char *co
             ((unsigned char)p[2] == 0xA8 || (unsigned char)p[2] == 0xA9))
             abort();
     }
-    /* 2: it parses back to the same tokens */
+    /* 4: the page is whole */
+    if (len < 8 || strcmp(page + len - 8, "</html>\n") != 0)
+        abort();
     cJSON *root = cJSON_ParseWithLength(text, (size_t)(close - text));
     if (!root)
         abort();
+    return root;
+}
+
+/* Items first … first+n-1 of array a are the strings tokens[0 … n-1]. */
+static int same_tokens_at(const cJSON *a, int first, char *const *tokens, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const cJSON *t = cJSON_GetArrayItem(a, first + (int)i);
+        if (!cJSON_IsString(t) || strcmp(t->valuestring, tokens[i]) != 0)
+            return 0;
+    }
+    return 1;
+}
+
+static void check_page(const char *page, size_t len, const char *title, char *const *tokens,
+                       size_t n)
+{
+    const char *open = strstr(page, DATA_OPEN);
+    cJSON *root = data_of(page, len);
+    /* 2: it parses back to the same tokens */
     const cJSON *pg = cJSON_GetObjectItemCaseSensitive(root, "page");
     const cJSON *rows = cJSON_GetObjectItemCaseSensitive(pg, "rows");
     const cJSON *row = cJSON_GetArrayItem(rows, 0);
@@ -114,9 +145,43 @@ static void check_page(const char *page, size_t len, const char *title, char *co
     for (const char *p = t0 + strlen("<title>"); p < t1; p++)
         if (*p == '<' || *p == '>')
             abort();
-    /* 4: the page is whole */
-    if (len < 8 || strcmp(page + len - 8, "</html>\n") != 0)
+}
+
+/* The translation page of tokens[0 … ns) (source) and tokens[ns … n)
+ * (target), reference the title: escaped, its words whole. */
+static void check_translate(const char *title, char *const *tokens, size_t n)
+{
+    const size_t ns = (n + 1) / 2, nt = n - ns;
+    float *w = malloc(n * n * sizeof *w);
+    char *data = NULL, *page = NULL;
+    size_t dlen = 0, plen = 0;
+    if (!w)
         abort();
+    for (size_t i = 0; i < n * n; i++)
+        w[i] = 0.5f; /* cross (1, 1, nt, ns) and decoder (1, 1, nt, nt): within n × n */
+    const translate_page_view v = {.layers = 1, .heads = 1, .hiddens = 2, .ffn = 2,
+                                   .source = (const char *const *)tokens, .Ts = ns,
+                                   .target = (const char *const *)tokens + ns, .Tq = nt,
+                                   .cross = w, .decoder = w, .reference = title, .bleu = 0.5};
+    if (translate_page_data(&v, 0, NULL, NULL, NULL, &data, &dlen) != 0 ||
+        page_build("attn translate", data, dlen, &page, &plen) != 0)
+        abort();
+    cJSON *root = data_of(page, plen);
+    const cJSON *pg = cJSON_GetObjectItemCaseSensitive(root, "page");
+    const cJSON *dec = cJSON_GetObjectItemCaseSensitive(pg, "decoder_input");
+    const cJSON *ref = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(pg, "sentence"), "reference");
+    if (!same_tokens(cJSON_GetObjectItemCaseSensitive(pg, "source"), tokens, ns) ||
+        !same_tokens(cJSON_GetObjectItemCaseSensitive(pg, "target"), tokens + ns, nt) ||
+        !cJSON_IsArray(dec) || (size_t)cJSON_GetArraySize(dec) != nt ||
+        strcmp(cJSON_GetArrayItem(dec, 0)->valuestring, "<bos>") != 0 ||
+        (nt > 1 && !same_tokens_at(dec, 1, tokens + ns, nt - 1)) || !cJSON_IsString(ref) ||
+        strcmp(ref->valuestring, title) != 0)
+        abort();
+    cJSON_Delete(root);
+    free(page);
+    free(data);
+    free(w);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -131,6 +196,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort(); /* 1 … 64 tokens: always a page */
         check_page(page, len, lines[0], lines + 1, n - 1);
         free(page);
+        if (n >= 3)
+            check_translate(lines[0], lines + 1, n - 1);
         rc = 0;
     }
     for (size_t i = 0; i < n; i++)

@@ -30,6 +30,16 @@ function maskReason(row, causal, q, k) {
   return null;
 }
 
+// out (rows, n) = the mean over the heads of w (rows, heads, n).
+function headsMean(out, w, rows, heads, n) {
+  for (let r = 0; r < rows; r++)
+    for (let i = 0; i < n; i++) {
+      let sum = 0;
+      for (let h = 0; h < heads; h++) sum += w[(r * heads + h) * n + i];
+      out[r * n + i] = sum / heads;
+    }
+}
+
 function attentionGrid(spec) {
   const {Nq, Nk, heads} = spec;
   const ncols = heads + (spec.average ? 1 : 0); // panels a row
@@ -58,15 +68,7 @@ function attentionGrid(spec) {
   const offsetOf = (r, h, q0) => ((r * heads + h) * Nq + (q0 || 0)) * Nk;
   // the heads' mean of each row (spec.average), made from the weights
   const avg = spec.average ? new Float32Array(spec.rows.length * Nq * Nk) : null;
-  const average = () => {
-    const w = view.weights, n = Nq * Nk;
-    for (let r = 0; r < spec.rows.length; r++)
-      for (let i = 0; i < n; i++) {
-        let sum = 0;
-        for (let h = 0; h < heads; h++) sum += w[(r * heads + h) * n + i];
-        avg[r * n + i] = sum / heads;
-      }
-  };
+  const average = () => headsMean(avg, view.weights, spec.rows.length, heads, Nq * Nk);
   if (avg) average();
   // what panel (r, h) draws: [values, offset]; h −1 is the heads' mean
   const source = (r, h) => {
