@@ -210,7 +210,8 @@ function translatePage(root, data, pg) {
             charts ? el("div", {class: "row"}, charts.loss.node, charts.scores ? charts.scores.node : null) : null),
     section(training ? "Attention of the probe at the slider's step" : "Attention",
             "Blocks down, heads across, one scale 0 … 1" + (training ? " for every step" : "") +
-            ". Hover a cell for the two words and the weight; click a panel to enlarge it.",
+            ". Hover a cell for the two words and the weight; click a panel to enlarge it." +
+            (pg.stride > 1 ? ` The page keeps every ${pg.stride}th logged step (and the last); the curves have them all.` : ""),
             el("div", {class: "xcontrols"}, selector, alignBox), ...views.map((v) => v.node),
             keysNote([...(player ? [["← →", "the previous or next logged step"], ["Home / End", "the first or last step"],
                                     ["▶ play", "run through the steps"]] : []),
