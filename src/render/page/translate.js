@@ -150,6 +150,26 @@ function translationsTable(tr) {
                  el("div", {class: "table-box"}, table));
 }
 
+// The line under the heading: the model and, after training, its figures.
+function translateSummary(data, pg, training) {
+  const m = pg.model, d = data.final;
+  const model = `Transformer encoder–decoder, ${m.layers} block${m.layers === 1 ? "" : "s"} a side, d ${m.hiddens}, ` +
+                `${m.heads} heads.`;
+  if (!training) return model;
+  return model + ` After ${data.steps} steps: loss ${d.loss.toFixed(4)}` +
+         (d.bleu !== null ? `, held-out BLEU ${d.bleu.toFixed(3)}` : "") + (d.exact !== null ? `, exact ${pct(d.exact)}` : "") +
+         (d.alignment !== null ? `, alignment ${d.alignment.toFixed(3)}` : "") + ".";
+}
+
+// The keys of the page, listed on it.
+function translateKeys(slider, selector, views) {
+  const label = (key) => (key === "all" ? "all three" : views.find((v) => v.kind.key === key).kind.label);
+  return keysNote([...(slider ? [["← →", "the previous or next logged step"], ["Home / End", "the first or last step"],
+                                 ["▶ play", "run through the steps"]] : []),
+                   ...Object.entries(selector.keys).map(([k, key]) => [k, "show " + label(key)]),
+                   ["hover", "a cell's words and weight"], ["click / Enter", "enlarge a panel"]]);
+}
+
 function translatePage(root, data, pg) {
   const steps = pg.steps || [null], S = steps.length, cm = colormap(pg.cmap);
   const training = !!pg.steps && !!data.history;
@@ -195,29 +215,19 @@ function translatePage(root, data, pg) {
     if (selector.keys[e.key]) { e.preventDefault(); select(selector.keys[e.key]); }
   });
 
-  const d = data.final;
-  const summary = training
-    ? `Transformer encoder–decoder, ${pg.model.layers} blocks a side, d ${pg.model.hiddens}, ${pg.model.heads} heads. ` +
-      `After ${data.steps} steps: loss ${d.loss.toFixed(4)}` + (d.bleu !== null ? `, held-out BLEU ${d.bleu.toFixed(3)}` : "") +
-      (d.exact !== null ? `, exact ${pct(d.exact)}` : "") + (d.alignment !== null ? `, alignment ${d.alignment.toFixed(3)}` : "") + "."
-    : `Transformer encoder–decoder, ${pg.model.layers} blocks a side, d ${pg.model.hiddens}, ${pg.model.heads} heads.`;
-  const probeNote = training ? `The probe, ${pg.probe.set} sentence ${pg.probe.index + 1}: its attention is ` +
-    "teacher-forced on the reference (the rows are the reference's words); its translation is greedy." : null;
   root.append(...[
     player ? bar : null,
-    section(training ? `Training: ${data.task}, ${data.steps} steps` : "The translation", summary,
-            probeNote ? el("p", {class: "note", text: probeNote}) : null, lines,
+    section(training ? `Training: ${data.task}, ${data.steps} steps` : "The translation", translateSummary(data, pg, training),
+            training ? el("p", {class: "note", text: `The probe, ${pg.probe.set} sentence ${pg.probe.index + 1}: its ` +
+                            "attention is teacher-forced on the reference (the rows are the reference's words); its " +
+                            "translation is greedy."}) : null, lines,
             charts ? el("div", {class: "row"}, charts.loss.node, charts.scores ? charts.scores.node : null) : null),
     section(training ? "Attention of the probe at the slider's step" : "Attention",
             "Blocks down, heads across, one scale 0 … 1" + (training ? " for every step" : "") +
             ". Hover a cell for the two words and the weight; click a panel to enlarge it." +
-            (pg.stride > 1 ? ` The page keeps every ${pg.stride}th logged step (and the last); the curves have them all.` : ""),
+            (pg.stride > 1 ? ` The page keeps one logged step in ${pg.stride} (and the last); the curves have them all.` : ""),
             el("div", {class: "xcontrols"}, selector, alignBox), ...views.map((v) => v.node),
-            keysNote([...(player ? [["← →", "the previous or next logged step"], ["Home / End", "the first or last step"],
-                                    ["▶ play", "run through the steps"]] : []),
-                      ...Object.entries(selector.keys).map(([k, key]) => [k, "show " + (key === "all" ? "all three" :
-                        views.find((v) => v.kind.key === key).kind.label)]),
-                      ["hover", "a cell's words and weight"], ["click / Enter", "enlarge a panel"]])),
+            translateKeys(!!player, selector, views)),
     section("Head view", "The selected attention (with all three: the cross-attention) in BertViz's manner: " +
             "queries on the left, keys on the right, a line's opacity is the weight, one colour per head; " +
             "click a colour to hide its head, hover a word for its lines.", ...views.map((v) => v.hvNode)),
