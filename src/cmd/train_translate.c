@@ -69,17 +69,22 @@ int train_not_translation(const opt_given *g)
     return EXIT_OK;
 }
 
-/* The options of the encoder-only tasks, refused here. */
+/* The options of the encoder-only tasks, refused here, each with why. */
 static int check_translate_args(const struct train_args *a, const opt_given *g)
 {
-    static const char *const not_here[] = {"length", "vocab", "posenc", "no-posenc", "addnorm",
-                                           "causal", "no-causal", "compare-posenc",
-                                           "compare-layers", NULL};
-    for (size_t i = 0; not_here[i]; i++)
-        if (opt_is_given(g, not_here[i])) {
-            cli_error("--%s is not used by translation: the Transformer always adds P and "
-                      "AddNorm, and its decoder is causal",
-                      not_here[i]);
+    static const char *const not_here[][2] = {
+        {"length", "the grammar's sentences are 6 to 10 words; --num-steps sets the padding"},
+        {"vocab", "the vocabularies are the sentences' words (--min-freq)"},
+        {"posenc", "the Transformer always adds P"},
+        {"no-posenc", "the Transformer always adds P"},
+        {"addnorm", "every block of the Transformer has AddNorm"},
+        {"causal", "the decoder is causal and the encoder is not, always"},
+        {"no-causal", "the decoder is causal and the encoder is not, always"},
+        {"compare-posenc", "it compares the encoder tasks with and without P"},
+        {"compare-layers", "it compares the encoder tasks' stacks"}};
+    for (size_t i = 0; i < sizeof not_here / sizeof not_here[0]; i++)
+        if (opt_is_given(g, not_here[i][0])) {
+            cli_error("--%s is not used by translation: %s", not_here[i][0], not_here[i][1]);
             return EXIT_USAGE;
         }
     if (opt_is_given(g, "ffn") && a->ffn == 0) {
