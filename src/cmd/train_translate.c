@@ -42,12 +42,12 @@ int train_is_translation(const struct train_args *a)
     FILE *f = fopen(a->data, "rb");
     if (!f)
         return 0; /* the sequences' reader reports it */
-    int c;
+    int c, tab = 0;
     while ((c = fgetc(f)) == ' ' || c == '\t' || c == '\r' || c == '\n')
-        ;
+        tab |= c == '\t';
     fclose(f);
     if (c == EOF)
-        return 0;
+        return tab; /* blank: fra.txt's lines when a tab was seen, else JSON's emptiness */
     if (c != '{')
         return 1; /* text: d2l's fra.txt */
     root = json_read_file(a->data, NMT_MAX_FILE_BYTES, err, sizeof err);
