@@ -376,6 +376,7 @@ static int prepare(xrun *r)
 static int finish(xrun *r)
 {
     char err[512];
+    r->final_bleu = r->final_exact = r->final_align = r->final_align_first = NAN;
     if (s2s_trainer_evaluate(&r->tr, &r->train, &r->final_train, err, sizeof err)) {
         cli_error("%s", err);
         return EXIT_RUNTIME;
@@ -392,7 +393,6 @@ static int finish(xrun *r)
         cli_error("%s", err);
         return EXIT_RUNTIME;
     }
-    r->final_align = r->final_align_first = NAN;
     if (r->corpus.heldout.align &&
         (s2s_trainer_alignment(&r->tr, &r->held, &r->corpus.heldout,
                                r->tr.model.cfg.layers - 1, &r->final_align, err, sizeof err) ||

@@ -74,6 +74,8 @@ def group_train_translate(tmp):
     rc, out, err = expect(["train", "--data", fra, "--steps", "20", "--min-freq", "1",
                            "--json", "-"], 0)
     doc = json.loads(out) if rc == 0 else {}
+    rc, out, err = expect(["train", "--data", fra, "--steps", "20", "--min-freq", "1"], 0,
+                          out_not=["alignment", "held-out"])
     check(doc.get("task") == "translate" and doc.get("steps") == 20
           and doc.get("final", {}).get("bleu", 0) is None,
           "train --data fra.txt: a translation run without held-out pairs: %r" % doc.get("final"))
