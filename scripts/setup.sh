@@ -88,3 +88,33 @@ attn_browser_tests_ready() {
     }
     cp "$dir/package-lock.json" "$stamp"
 }
+
+# The aarch64 leg of scripts/reproducible: Debian's cross gcc (with its
+# libgomp, for OpenMP), qemu-user to run the arm64 binary on this machine,
+# and attn's libraries for arm64 through Debian's multiarch (their
+# headers, libraries and pkg-config files under /usr/lib/aarch64-linux-gnu;
+# libc6:arm64 comes with them, and with it /lib/ld-linux-aarch64.so.1).
+ATTN_ARM64_PACKAGES="gcc-aarch64-linux-gnu libgomp1-arm64-cross qemu-user libc6:arm64
+  libgomp1:arm64 libcjson-dev:arm64 libstb-dev:arm64 libdeflate-dev:arm64 libfontconfig-dev:arm64"
+
+# attn_need_arm64: add dpkg's arm64 architecture (then apt-get update)
+# and install ATTN_ARM64_PACKAGES when missing, as root; otherwise print
+# the exact commands and exit 1.
+attn_need_arm64() {
+    if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+        if [ "$(id -u)" -ne 0 ]; then
+            echo "attn's aarch64 build needs dpkg's arm64 architecture and these packages; add them with:" >&2
+            echo "  sudo dpkg --add-architecture arm64" >&2
+            echo "  sudo apt-get update" >&2
+            echo "  sudo apt-get install -y" $ATTN_ARM64_PACKAGES >&2
+            exit 1
+        fi
+        echo "adding dpkg's arm64 architecture ..." >&2
+        dpkg --add-architecture arm64 &&
+            DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null || {
+            echo "dpkg --add-architecture arm64 or apt-get update failed" >&2
+            exit 1
+        }
+    fi
+    attn_need_packages $ATTN_ARM64_PACKAGES
+}
