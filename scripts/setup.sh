@@ -14,15 +14,25 @@ ATTN_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 ATTN_PACKAGES="meson ninja-build pkg-config gcc libc6-dev libcjson-dev libstb-dev libdeflate-dev
   libfontconfig-dev fonts-dejavu-core fonts-wqy-microhei scdoc"
 
+# attn_missing_packages PKG…: print those of the packages (name or
+# name:arch) that are not installed, one a line. A name without an
+# architecture means this machine's: once a package is installed for two
+# (libcjson-dev and libcjson-dev:arm64), dpkg-query lists both.
+attn_missing_packages() {
+    local p native
+    native=$(dpkg --print-architecture)
+    for p in "$@"; do
+        dpkg-query -W -f='${binary:Package} ${Status}\n' "$p" 2>/dev/null |
+            awk -v p="$p" -v n="$p:$native" '($1 == p || $1 == n) && $2 " " $3 " " $4 == "install ok installed" { ok = 1 }
+                END { exit !ok }' || echo "$p"
+    done
+}
+
 # attn_need_packages PKG…: install the packages that are missing (with
 # apt-get when root), or print the apt-get line and exit 1.
 attn_need_packages() {
-    local missing=() p
-    for p in "$@"; do
-        if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$'; then
-            missing+=("$p")
-        fi
-    done
+    local missing=()
+    mapfile -t missing < <(attn_missing_packages "$@")
     [ ${#missing[@]} -eq 0 ] && return 0
     if [ "$(id -u)" -ne 0 ]; then
         echo "attn needs these Debian packages; install them with:" >&2
@@ -70,6 +80,32 @@ attn_build() {
 attn_build_release() {
     attn_need_packages $ATTN_PACKAGES
     attn_build build --buildtype=release -Db_ndebug=if-release -Dman=enabled
+}
+
+# The other builds of scripts/test and scripts/reproducible (which reuses
+# them: the same options, so that neither reconfigures the other's):
+# gcc for the x86-64-v3 baseline (-Dnative=false: AVX2 and FMA, which
+# valgrind 3.19 runs, where it cannot run AVX-512), clang's release build,
+# and gcc's aarch64 cross build (run under qemu-aarch64).
+attn_build_valgrind() {
+    attn_build build-valgrind --buildtype=debugoptimized -Dnative=false
+}
+attn_build_clang() {
+    CC=clang attn_build build-clang --buildtype=release -Db_ndebug=if-release
+}
+# -fno-tree-loop-vectorize works around an internal compiler error of
+# Debian's gcc 12 for aarch64 (12.2.0-14cross1) when it auto-vectorises
+# the fmax reductions of posenc_check_relative (src/nn/posenc.c) and of
+# src/nn/properties.c ("in vect_transform_reduction, at
+# tree-vect-loop.cc:7457"); the loops marked `#pragma omp simd` are still
+# vectorised. Drop it once those loops no longer crash the compiler.
+attn_build_aarch64() {
+    attn_need_arm64
+    (
+        unset CC
+        attn_build build-aarch64 --cross-file "$ATTN_ROOT/scripts/cross/aarch64-linux-gnu.ini" \
+            --buildtype=release -Dnative=false -Dc_args=-fno-tree-loop-vectorize
+    ) || exit 1
 }
 
 # npm's playwright-core for the browser tests, pinned by
