@@ -12,6 +12,8 @@ from .common import ROOT, check, expect, run
 # not attn's.
 MESON_OPTIONS = {"--destdir", "--setup", "--suite", "--print-errorlogs", "--num-processes",
                  "--buildtype", "--error-exitcode", "--leak-check", "--change"}
+# Options of scripts/reproducible (docs/testing.md): not attn's either.
+SCRIPT_OPTIONS = {"--legs", "--only", "--keep"}
 
 
 def group_general(tmp):
@@ -46,7 +48,7 @@ def group_general(tmp):
             text = f.read()
         named = set(re.findall(r"(?<![\w-])(--[a-z][a-z-]*[a-z])", text))
         named -= {"--help", "--version", "--list-commands", "--list-options"}
-        named -= MESON_OPTIONS
+        named -= MESON_OPTIONS | SCRIPT_OPTIONS
         stale = sorted(o for o in named if o not in helps)
         check(not stale, "%s names options no command has: %r" % (doc, stale))
         if not doc.startswith("docs/"):
