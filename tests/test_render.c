@@ -776,7 +776,7 @@ static void test_heatmap_small(void)
         m[i] = (float)((i * 5) % 21) - 3.5f;
     heat_panel panel = {m, 7, 3, "7 x 3", NULL, NULL};
     heat_figure fig = {&panel, 1, 1, "Keys", "Queries", NULL, NULL, NULL, NULL,
-                       cmap_find("viridis"), NAN, NAN, "value", NULL, NULL};
+                       cmap_find("viridis"), NAN, NAN, "value", NULL, NULL, 0};
     heat_layout L;
     int w = 0, h = 0;
     check_heatmap(&fig, "small.png", &L, &w, &h);
@@ -794,7 +794,7 @@ static void test_heatmap_posenc(void)
     posenc(P, 60, 32);
     heat_panel panel = {P, 60, 32, NULL, NULL, NULL};
     heat_figure fig = {&panel, 1, 1, "Column (encoding dimension)", "Row (position)",
-                       NULL, NULL, NULL, NULL, cmap_find("Blues"), NAN, NAN, NULL, NULL, NULL};
+                       NULL, NULL, NULL, NULL, cmap_find("Blues"), NAN, NAN, NULL, NULL, NULL, 0};
     heat_layout L;
     int w = 0, h = 0;
     check_heatmap(&fig, "posenc.png", &L, &w, &h);
@@ -815,7 +815,7 @@ static void test_heatmap_shared_scale(void)
     heat_panel panels[4] = {{m[0], 4, 6, "Head 1", NULL, NULL}, {m[1], 4, 6, "Head 2", NULL, NULL},
                             {m[2], 4, 6, "Head 3", NULL, NULL}, {m[3], 4, 6, "Head 4", NULL, NULL}};
     heat_figure fig = {panels, 2, 2, "Key positions", "Query positions", NULL, NULL, NULL, NULL,
-                       cmap_find("Reds"), NAN, NAN, NULL, NULL, NULL};
+                       cmap_find("Reds"), NAN, NAN, NULL, NULL, NULL, 0};
     heat_layout L;
     int w = 0, h = 0;
     check_heatmap(&fig, "grid.png", &L, &w, &h);
@@ -844,7 +844,7 @@ static void test_heatmap_shared_scale(void)
     const char *keys[] = {"The", "cat", "sat", "on", "the", "mat"};
     const char *queries[] = {"Die", "Katze", "sa\xC3\x9F", "<eos>"};
     heat_figure fig2 = {heads, 2, 5, "Key positions", "Query positions", keys, queries, NULL, NULL,
-                        cmap_find("Reds"), NAN, NAN, "weight", NULL, NULL};
+                        cmap_find("Reds"), NAN, NAN, "weight", NULL, NULL, 0};
     check_heatmap(&fig2, "heads.png", &L, &w, &h);
 }
 
@@ -863,7 +863,7 @@ static void test_heatmap_pooled(void)
                                       (double)r / 3000.0);
     heat_panel panel = {m, rows, cols, "pooled", NULL, NULL};
     heat_figure fig = {&panel, 1, 1, "Column", "Row", NULL, NULL, NULL, NULL, cmap_find("Blues"),
-                       NAN, NAN, NULL, NULL, NULL};
+                       NAN, NAN, NULL, NULL, NULL, 0};
     heat_layout L;
     int w = 0, h = 0;
     check_heatmap(&fig, "pooled.png", &L, &w, &h);
@@ -881,7 +881,7 @@ static void test_heatmap_pooled(void)
     posenc(P, n, d);
     heat_panel big = {P, n, d, NULL, NULL, NULL};
     heat_figure fig2 = {&big, 1, 1, "Column (encoding dimension)", "Row (position)",
-                        NULL, NULL, NULL, NULL, cmap_find("Blues"), NAN, NAN, NULL, NULL, NULL};
+                        NULL, NULL, NULL, NULL, cmap_find("Blues"), NAN, NAN, NULL, NULL, NULL, 0};
     attn_image img;
     char err[256] = "";
     CHECK_INT(heatmap_draw(&img, &L, &fig2, err, sizeof err), 0);
@@ -897,7 +897,7 @@ static void test_heatmap_degenerate(void)
     float m[6] = {2, 2, 2, 2, 2, 2};
     heat_panel panel = {m, 2, 3, NULL, NULL, NULL};
     heat_figure fig = {&panel, 1, 1, NULL, NULL, NULL, NULL, NULL, NULL, cmap_find("gray"), NAN, NAN, NULL,
-                       NULL, NULL};
+                       NULL, NULL, 0};
     heat_layout L;
     int w = 0, h = 0;
     check_heatmap(&fig, "constant.png", &L, &w, &h);
@@ -1119,7 +1119,7 @@ static void test_heatmap_rows(void)
     heat_panel stored = {m, rows, cols, "stored", NULL, NULL};
     heat_panel made = {NULL, rows, cols, "stored", ramp_row, &cols};
     heat_figure fig = {&stored, 1, 1, "x", "y", NULL, NULL, NULL, NULL, cmap_find("Blues"), NAN, NAN, NULL,
-                       NULL, NULL};
+                       NULL, NULL, 0};
     attn_image a = {0, 0, NULL}, b = {0, 0, NULL};
     char err[256];
     CHECK(heatmap_draw(&a, NULL, &fig, err, sizeof err) == 0);
@@ -1185,7 +1185,7 @@ static void test_heatmap_row_titles(void)
                                          "are wide together, and longer than the whole figure "
                                          "with its colorbar would be without it", NULL};
     heat_figure fig = {panels, 2, 2, "Keys", "Queries", NULL, NULL, NULL, NULL,
-                       cmap_find("Reds"), 0.0, 1.0, NULL, NULL, NULL};
+                       cmap_find("Reds"), 0.0, 1.0, NULL, NULL, NULL, 0};
     attn_image plain = {0, 0, NULL}, titled = {0, 0, NULL}, none = {0, 0, NULL},
                wide = {0, 0, NULL};
     heat_layout L0, L1, Ln, Lw;
@@ -1239,7 +1239,7 @@ static void test_heatmap_row_labels(void)
     }
     heat_panel panels[2] = {{m[0], 3, 3, "Head 1", NULL, NULL}, {m[1], 3, 3, "Head 1", NULL, NULL}};
     heat_figure fig = {panels, 2, 1, "Key positions", "Query positions", abc, abc, NULL, NULL,
-                       cmap_find("Reds"), NAN, NAN, NULL, NULL, NULL};
+                       cmap_find("Reds"), NAN, NAN, NULL, NULL, NULL, 0};
     attn_image shared = {0, 0, NULL}, per_row = {0, 0, NULL}, numbered = {0, 0, NULL};
     heat_layout Ls, Lr, Ln;
 
@@ -1300,7 +1300,7 @@ static void test_heatmap_level_tokens(void)
         m[i] = (float)(i % 7) / 7.0f;
     heat_panel five[2] = {{m, 5, 5, "Head 1", NULL, NULL}, {m, 5, 5, "Head 2", NULL, NULL}};
     heat_figure fig = {five, 1, 2, "Key positions", "Query positions", NULL, NULL, NULL, NULL,
-                       cmap_find("Reds"), NAN, NAN, NULL, NULL, NULL};
+                       cmap_find("Reds"), NAN, NAN, NULL, NULL, NULL, 0};
     attn_image a = {0, 0, NULL}, b = {0, 0, NULL};
     heat_layout La, Lb;
     CHECK_INT(draw_heat(&fig, &a, &La), 0);
@@ -1321,7 +1321,7 @@ static void test_heatmap_level_tokens(void)
         long_toks[i] = "a-rather-long-token";
     heat_panel forty = {m, 40, 40, NULL, NULL, NULL};
     heat_figure wide = {&forty, 1, 1, "Key positions", "Query positions", NULL, NULL, NULL, NULL,
-                        cmap_find("Reds"), NAN, NAN, NULL, NULL, NULL};
+                        cmap_find("Reds"), NAN, NAN, NULL, NULL, NULL, 0};
     CHECK_INT(draw_heat(&wide, &a, &La), 0);
     wide.xticklabels = long_toks;
     CHECK_INT(draw_heat(&wide, &b, &Lb), 0);
@@ -1342,7 +1342,7 @@ static void test_label_fallback(void)
         m[i] = (float)((i * 7) % 25) / 25.0f;
     heat_panel panel = {m, 5, 5, "Head 1", NULL, NULL};
     const heat_figure plain = {&panel, 1, 1, "Key positions", "Query positions", NULL, NULL, NULL, NULL,
-                               cmap_find("Reds"), NAN, NAN, NULL, NULL, NULL};
+                               cmap_find("Reds"), NAN, NAN, NULL, NULL, NULL, 0};
     char dejavu[8192], search[8300];
     tmp_path(dejavu, sizeof dejavu, "dejavu-only.ttf");
     CHECK_INT(write_file(dejavu, attn_font_dejavu_sans, (size_t)attn_font_dejavu_sans_len), 0);

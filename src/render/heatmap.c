@@ -157,9 +157,9 @@ static void tick_text(const heat_axis *a, size_t gr, size_t i, char *buf, size_t
 }
 
 /* The smallest nice index step (1, 2, 5 × 10^k) putting ticks at least
- * min_gap pixels apart and at most HEAT_MAX_TICKS on an axis of n entries
+ * min_gap pixels apart and at most max_ticks on an axis of n entries
  * drawn px_per pixels each. */
-static size_t index_step(size_t n, double px_per, double min_gap)
+static size_t index_step(size_t n, double px_per, double min_gap, size_t max_ticks)
 {
     static const size_t mant[] = {1, 2, 5};
     for (size_t p10 = 1;; p10 *= 10) {
@@ -167,7 +167,7 @@ static size_t index_step(size_t n, double px_per, double min_gap)
             size_t s = mant[i] * p10;
             if (s >= n)
                 return s;       /* only the tick at 0 */
-            if ((double)s * px_per >= min_gap && (n - 1) / s + 1 <= HEAT_MAX_TICKS)
+            if ((double)s * px_per >= min_gap && (n - 1) / s + 1 <= max_ticks)
                 return s;
         }
     }
@@ -178,15 +178,17 @@ static void layout_axes(heat_ctx *c)
 {
     double px_per = (double)c->cell / (double)c->pool;
     double tick_h = text_line_height(c->font, FS_TICK);
+    /* tokens: every one the spacing allows, with every_label */
+    size_t tok_ticks = c->fig->every_label ? SIZE_MAX : HEAT_MAX_TICKS;
     char buf[128];
 
     /* y: labels horizontal, right-aligned, a line apart at least. */
     heat_axis *y = &c->y;
     if (y->labels || y->row_labels) {
-        y->step = index_step(y->n, px_per, tick_h);
+        y->step = index_step(y->n, px_per, tick_h, tok_ticks);
         y->band = y->tok_w;
     } else {
-        y->step = index_step(y->n, px_per, tick_h + 6);
+        y->step = index_step(y->n, px_per, tick_h + 6, HEAT_MAX_TICKS);
         snprintf(buf, sizeof buf, "%zu", (y->n - 1) / y->step * y->step);
         y->band = text_width(c->font, FS_TICK, buf);
     }
@@ -196,8 +198,8 @@ static void layout_axes(heat_ctx *c)
     heat_axis *x = &c->x;
     x->rotated = 0;
     if (x->labels || x->row_labels) {
-        size_t flat = index_step(x->n, px_per, x->tok_w + 8);
-        size_t up = index_step(x->n, px_per, tick_h + 2);
+        size_t flat = index_step(x->n, px_per, x->tok_w + 8, tok_ticks);
+        size_t up = index_step(x->n, px_per, tick_h + 2, tok_ticks);
         if (flat <= up) {
             x->step = flat;
             x->band = tick_h;
@@ -209,7 +211,7 @@ static void layout_axes(heat_ctx *c)
     } else {
         snprintf(buf, sizeof buf, "%zu", x->n - 1);
         double w = text_width(c->font, FS_TICK, buf);
-        x->step = index_step(x->n, px_per, fmax(w + 14, 48));
+        x->step = index_step(x->n, px_per, fmax(w + 14, 48), HEAT_MAX_TICKS);
         x->band = tick_h;
     }
 }

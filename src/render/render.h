@@ -100,6 +100,9 @@ typedef struct heat_figure {
      * "" for none), drawn above the row's panel titles, starting at its
      * first panel's left edge; e.g. "step 100 · loss 0.05" over heads. */
     const char *const *row_titles;
+    /* With tick labels: label every entry that the spacing allows (a
+     * sentence's words), instead of at most 8 ticks an axis. */
+    int every_label;
 } heat_figure;
 
 /* Where things landed, for tests and for callers that annotate. */
