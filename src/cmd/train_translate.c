@@ -310,6 +310,23 @@ static void make_config(xrun *r, s2s_config *cfg, s2s_train_opts *o)
     o->threads = (int)a->threads;
 }
 
+/* --max-mem, before the trainer allocates: its chunks of TRAIN_CHUNK
+ * pairs, each the fast path's activations for num_steps positions a side
+ * (num_steps² in the attention weights: a --load of num_steps 100000 is
+ * refused here). */
+static int check_memory(const xrun *r, const s2s_config *cfg)
+{
+    const size_t n = r->train.n, bs = (size_t)r->a->batch_size;
+    const size_t B = bs == 0 || bs >= n ? n : bs;
+    size_t cache = 0, bytes = 0;
+    char what[128];
+    int over = s2s_fast_cache_bytes(r->has_loaded ? &r->loaded.cfg : cfg, TRAIN_CHUNK, r->T,
+                                    &cache) ||
+               size_mul(ceil_div(B, TRAIN_CHUNK), cache, &bytes);
+    snprintf(what, sizeof what, "training on batches of %zu pairs of num_steps %zu", B, r->T);
+    return cli_check_mem(what, bytes, over, r->a->max_mem, NULL) ? EXIT_RUNTIME : EXIT_OK;
+}
+
 /* The run before the loop: the pairs, the model (--load), the arrays, the
  * trainer, the probe. */
 static int prepare(xrun *r)
@@ -325,6 +342,8 @@ static int prepare(xrun *r)
     if ((status = build_arrays(r)) != EXIT_OK)
         return status;
     make_config(r, &cfg, &o);
+    if ((status = check_memory(r, &cfg)) != EXIT_OK)
+        return status;
     if (s2s_trainer_init(&r->tr, &r->train, &cfg, &o, r->has_loaded ? &r->loaded : NULL, err,
                          sizeof err)) {
         cli_error("%s", err);
