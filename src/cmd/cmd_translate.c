@@ -267,26 +267,24 @@ static int load_model(xlate *x)
     return EXIT_OK;
 }
 
-/* What the run allocates, about, against --max-mem: the fast path's
- * activations for T positions a side (per position about d·(16 + 40·L)
- * + 2·Vt + 4·H·L floats, and 3·L·NH·T² attention weights), its weights
- * (the model's size), and the views' attention (3·L·NH·T² more, and
- * greedy decoding's (L, NH, T, T)). */
+/* What the run allocates against --max-mem: the fast path's activations
+ * for one sentence of T positions a side (s2s_fast_cache_bytes), its
+ * transposed weights (about the model's size), and the views' attention
+ * weights: greedy decoding's and the cropped cross-attention, and with
+ * --all both self-attentions, (L, NH, T, T) floats each. */
 static int check_memory(const xlate *x)
 {
     const s2s_config *c = &x->model.cfg;
     const size_t T = x->T;
-    size_t per = 0, tmp = 0, att = 0, n = 0, bytes = 0;
+    size_t cache = 0, att = 0, n = 0, bytes = 0;
     char what[160];
-    int over = size_mul(40, c->layers, &tmp) || size_add(tmp, 16, &tmp) ||
-               size_mul(tmp, c->hiddens, &per) || size_mul(2, c->tgt_vocab, &tmp) ||
-               size_add(per, tmp, &per) || size_mul(4, c->layers, &tmp) ||
-               size_mul(tmp, c->ffn, &tmp) || size_add(per, tmp, &per) || size_mul(per, T, &n) ||
-               size_mul(c->layers, c->heads, &att) || size_mul(att, T, &att) ||
-               size_mul(att, T, &att) || size_mul(att, 7, &tmp) || size_add(n, tmp, &n) ||
-               size_add(n, x->model.total, &n) || size_mul(n, sizeof(float), &bytes);
-    snprintf(what, sizeof what, "translating with %s (num_steps %zu, %zu blocks, %zu heads)",
-             x->a->input, T, c->layers, c->heads);
+    int over = s2s_fast_cache_bytes(c, 1, T, &cache) || size_mul(c->layers, c->heads, &att) ||
+               size_mul(att, T, &att) || size_mul(att, T, &att) ||
+               size_mul(att, x->a->all ? 4 : 2, &n) || size_add(n, x->model.total, &n) ||
+               size_mul(n, sizeof(float), &bytes) || size_add(bytes, cache, &bytes);
+    snprintf(what, sizeof what, "translating with %s (num_steps %zu, %zu block%s, %zu head%s)",
+             x->a->input, T, c->layers, c->layers == 1 ? "" : "s", c->heads,
+             c->heads == 1 ? "" : "s");
     return cli_check_mem(what, bytes, over, x->a->max_mem, NULL) ? EXIT_RUNTIME : EXIT_OK;
 }
 
@@ -350,18 +348,37 @@ static int encode_source(xlate *x)
     return EXIT_OK;
 }
 
+/* Text typed by the user (UTF-8, checked) on f, its control characters
+ * (C0, DEL, C1: an ESC would start an escape sequence) shown as '?'. */
+static void put_text(FILE *f, const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (p[0] == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F) { /* U+0080 … U+009F */
+            fputc('?', f);
+            p++;
+        } else {
+            fputc(*p < 0x20 || *p == 0x7F ? '?' : *p, f);
+        }
+    }
+}
+
 /* The notes on stderr: the words read as <unk>, a sentence cut. */
 static void say_notes(const xlate *x)
 {
     const translate_view *v = &x->v;
-    if (v->n_unknown == 1)
-        cli_error("note: \"%s\" is not in the model's source vocabulary: read as <unk>",
-                  v->unknown[0]);
+    if (v->n_unknown == 1) {
+        fprintf(stderr, "attn %s: note: \"", cli_command());
+        put_text(stderr, v->unknown[0]);
+        fputs("\" is not in the model's source vocabulary: read as <unk>\n", stderr);
+    }
     if (v->n_unknown > 1) {
         fprintf(stderr, "attn %s: note: %zu words are not in the model's source vocabulary, "
                 "read as <unk>:", cli_command(), v->n_unknown);
-        for (size_t i = 0; i < v->n_unknown; i++)
-            fprintf(stderr, "%s \"%s\"", i ? "," : "", v->unknown[i]);
+        for (size_t i = 0; i < v->n_unknown; i++) {
+            fputs(i ? ", \"" : " \"", stderr);
+            put_text(stderr, v->unknown[i]);
+            fputc('"', stderr);
+        }
         fputc('\n', stderr);
     }
     if (v->cut)
@@ -443,8 +460,11 @@ static void score(xlate *x)
 /* The tokens joined by spaces on stdout. */
 static void print_tokens(const char *const *tok, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        printf("%s%s", i ? " " : "", tok[i]);
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            putchar(' ');
+        put_text(stdout, tok[i]);
+    }
 }
 
 /* Every block × head of att (L, NH, rows, cols), each as a labelled
@@ -510,7 +530,7 @@ static int draw_grid(attn_image *img, const translate_view *v, const grid_spec *
 {
     const size_t L = v->cfg.layers, NH = v->cfg.heads, cell = g->rows * g->cols;
     heat_panel *panels = calloc(L * NH, sizeof *panels);
-    char (*titles)[24] = calloc(L * NH, sizeof *titles);
+    char (*titles)[32] = calloc(L * NH, sizeof *titles);
     char (*rt_buf)[96] = calloc(L, sizeof *rt_buf);
     const char **row_titles = calloc(L, sizeof *row_titles);
     heat_figure fig;

@@ -139,13 +139,24 @@ def data_errors(tmp, model):
              '"translate"), not a translation model; attn selfattn --input reads it' % reverse),
             (["--input", other, DOG], '%s: $.command: expected "train", got "multihead"' % other),
             (["--input", model, "--max-mem", "10K", DOG],
-             "translating with %s (num_steps 10, 1 blocks, 2 heads) needs about 31.4 KiB, more "
+             "translating with %s (num_steps 10, 1 block, 2 heads) needs about 25.8 KiB, more "
              "than --max-mem 10 KiB" % model),
             (["--input", model, "--png", missing, DOG],
              "--png %s: cannot create: No such file or directory" % missing),
             (["--input", model, "--json", missing, DOG],
              "--json %s: cannot create: No such file or directory" % missing)]:
         expect(["translate"] + args, 1, err=T + msg)
+    # num_steps 100000 (the model file's largest): refused up front, not decoded
+    with open(model) as f:
+        big = json.load(f)
+    big["num_steps"] = 100000
+    big = write(tmp, "big.json", json.dumps(big))
+    expect(["translate", "--input", big, DOG], 1,
+           err=T + "translating with %s (num_steps 100000, 1 block, 2 heads) needs about "
+           "373 GiB, more than --max-mem 4 GiB" % big)
+    expect(["train", "--load", big, "--data", os.path.join(tmp, "pairs.json"), "--steps", "0"],
+           1, err="attn train: training on batches of 2 pairs of num_steps 100000 needs about "
+           "1.75 TiB, more than --max-mem 4 GiB")
     rc, _, err = run(["translate", "--input", notjson, DOG])
     check(rc == 1 and err.startswith(T + notjson + ": ") and err.count("\n") == 1,
           "a file that is not JSON: exit 1, one line (%d, %r)" % (rc, err))
@@ -203,6 +214,11 @@ def structure(tmp, model):
     _, err = translate(model, "the lion sees a zebra .")
     check(err == T + 'note: 2 words are not in the model\'s source vocabulary, read as <unk>: '
           '"lion", "zebra"\n', "two unknown words: one line (%r)" % err)
+    # typed control characters are not sent to the terminal
+    out, err = translate(model, "the \x1b[31m dog")
+    check("\x1b" not in out + err and err == T + 'note: "?[31m" is not in the model\'s source '
+          'vocabulary: read as <unk>\n' and "\nthe ?[31m dog => " in out,
+          "an escape typed in the sentence is shown as '?' (%r)" % err)
     # longer than num_steps: cut, its <eos> dropped, and said
     long_sentence = "the big red dog sees a cat and the small cat sees it"
     out, err = translate(model, "--json", "-", long_sentence)
