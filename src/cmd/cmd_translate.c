@@ -172,12 +172,15 @@ static int join_operands(xlate *x, int argc, char **argv, int first)
         cli_error("out of memory for the sentence");
         return EXIT_RUNTIME;
     }
-    x->sentence[0] = '\0';
+    len = 0;
     for (int i = first; i < argc; i++) {
+        size_t n = strlen(argv[i]);
         if (i > first)
-            strcat(x->sentence, " ");
-        strcat(x->sentence, argv[i]);
+            x->sentence[len++] = ' ';
+        memcpy(x->sentence + len, argv[i], n);
+        len += n;
     }
+    x->sentence[len] = '\0';
     return EXIT_OK;
 }
 
@@ -488,7 +491,7 @@ static void print_heads(const translate_view *v, const float *att, size_t rows, 
 static void print_view(const translate_view *v, int color)
 {
     const s2s_config *c = &v->cfg;
-    printf("model %s: d2l's Transformer encoder–decoder, %zu block%s a side, d %zu, %zu "
+    printf("model %s: Transformer encoder–decoder, %zu block%s a side, d %zu, %zu "
            "heads, FFN %zu, num_steps %zu\n",
            v->model_path, c->layers, c->layers == 1 ? "" : "s", c->hiddens, c->heads, c->ffn,
            v->num_steps);
@@ -497,17 +500,16 @@ static void print_view(const translate_view *v, int color)
     print_tokens(v->translation, v->n_translation);
     if (!isnan(v->bleu))
         printf(", bleu %.3f", v->bleu);
-    printf("\n\ncross-attention of every decoder block and head (rows: the words written%s;\n"
-           "columns: the source words read; queries from the decoder, keys from the "
-           "encoder):\n",
-           v->stopped_at_eos ? ", <eos> the step that stopped" : "");
+    printf("\n\ncross-attention of every decoder block and head (queries from the decoder,\n"
+           "keys from the encoder); rows: the words written%s,\ncolumns: the source words "
+           "read\n",
+           v->stopped_at_eos ? " (<eos>: the step that stopped)" : "");
     print_heads(v, v->cross, v->R, v->S, v->target, v->source, color);
     if (v->enc) {
-        printf("\nthe encoder's self-attention (rows and columns: the source words):\n");
+        printf("\nthe encoder's self-attention; rows and columns: the source words\n");
         print_heads(v, v->enc, v->S, v->S, v->source, v->source, color);
-        printf("\nthe decoder's masked self-attention (rows: the words written; columns: the "
-               "decoder's input,\n<bos> and the words before; a row sees its own and earlier "
-               "positions only):\n");
+        printf("\nthe decoder's masked self-attention; rows: the words written, columns: the\n"
+               "decoder's input (<bos>, then the words); row t sees positions 0 … t\n");
         print_heads(v, v->self, v->R, v->R, v->target, v->decoder_input, color);
     }
 }

@@ -230,7 +230,7 @@ def structure(tmp, model):
                           "small"], "cut: the first num_steps words, no <eos>: %r" % d["source"])
     # the printout: the model, d2l's line, a table per block and head
     out, _ = translate(model, DOG)
-    check(out.startswith("model %s: d2l's Transformer encoder–decoder, 1 block a side, d 8, "
+    check(out.startswith("model %s: Transformer encoder–decoder, 1 block a side, d 8, "
                          "2 heads, FFN 8, num_steps 10\n%s => " % (model, DOG)),
           "the printout's first lines: %r" % out[:200])
     check("block 1, head 2:\n" in out and "\n       the  big  red  dog sees    a  cat    . "
