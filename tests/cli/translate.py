@@ -119,7 +119,7 @@ def usage_errors(tmp, model):
             (["--input", model, "--frob", DOG],
              "unknown option '--frob' (see attn translate --help)")]:
         expect(["translate"] + args, 2, err=T + msg)
-    rc, _, err = run(["translate", "--input", model, b"the \xff cat"])
+    rc, _, err = run(["translate", "--input", model, "the \udcff cat"])  # the byte 0xff
     check(rc == 2 and err == T + "the sentence: byte 5: not valid UTF-8\n",
           "a sentence that is not UTF-8: exit 2 (%d, %r)" % (rc, err))
 
