@@ -44,8 +44,9 @@ struct translate_args {
 
 #define OPT_ARGS struct translate_args
 const struct opt translate_options[] = {
-    OPT_FILE('i', "input", input, "the model: attn train --task translate --save FILE\n"
-                                  "(or --data of pairs); - for stdin"),
+    OPT_FILE('i', "input", input,
+             "the model: attn train --task translate --save FILE\n"
+             "(or --data of pairs); - for stdin"),
     OPT_TEXT('r', "reference", reference, "TEXT",
              "a reference translation: adds d2l's BLEU (k = 2)"),
     OPT_FLAG(0, "all", all,
@@ -100,7 +101,7 @@ void usage_translate(FILE *f)
           "  attn translate -i model.json --reference \"le grand chien rouge voit un chat .\" \\\n"
           "      \"the big red dog sees a cat .\"\n"
           "  attn translate -i model.json --png cross.png \"a small green apple likes the boy .\"\n"
-          "  attn translate -i model.json --all --png all.png --json out.json \"the cat sees a dog .\"\n",
+          "  attn translate -i model.json --all --png all.png --json out.json \"a cat sees it.\"\n",
           f);
 }
 
@@ -108,24 +109,24 @@ void usage_translate(FILE *f)
 
 typedef struct xlate {
     const struct translate_args *a;
-    translate_view v;              /* what the views read: pointers into the below */
-    char *sentence;                /* the operands joined */
+    translate_view v; /* what the views read: pointers into the below */
+    char *sentence;   /* the operands joined */
     s2s_model model;
     int has_model;
     seq2seq_vocab src_v, tgt_v;
     size_t T;
-    char **typed, **ref;           /* nmt_sentence_tokens' blocks */
-    char **cased, **ref_cased;     /* the same tokens in the case typed */
+    char **typed, **ref;       /* nmt_sentence_tokens' blocks */
+    char **cased, **ref_cased; /* the same tokens in the case typed */
     size_t n_typed, n_ref;
-    const char **unknown;          /* (T,) */
-    int *src;                      /* (T,) ids + <eos>, padded */
-    int *out;                      /* (T,) the translation's ids */
-    int *dec_in;                   /* (T,) <bos> + the translation: --all's forward pass */
-    const char **src_lab;          /* (T,) */
-    const char **tgt_lab;          /* (T,) the rows' words */
-    const char **dec_lab;          /* (T,) <bos> + the words */
-    float *cross_full;             /* (L, NH, T, T) greedy decoding's */
-    float *cross, *enc, *self;     /* the views' (see translate_view) */
+    const char **unknown;      /* (T,) */
+    int *src;                  /* (T,) ids + <eos>, padded */
+    int *out;                  /* (T,) the translation's ids */
+    int *dec_in;               /* (T,) <bos> + the translation: --all's forward pass */
+    const char **src_lab;      /* (T,) */
+    const char **tgt_lab;      /* (T,) the rows' words */
+    const char **dec_lab;      /* (T,) <bos> + the words */
+    float *cross_full;         /* (L, NH, T, T) greedy decoding's */
+    float *cross, *enc, *self; /* the views' (see translate_view) */
     s2s_fast_weights fw;
     s2s_fast_cache fc;
     int fw_ready, fc_ready;
@@ -193,8 +194,8 @@ static int read_tokens(const char *s, const char *what, char ***tok, char ***cas
     char err[256];
     size_t nc = 0;
     if (!(*tok = nmt_sentence_tokens(s, SENTENCE_FLAGS, n, err, sizeof err)) ||
-        !(*cased = nmt_sentence_tokens(s, SENTENCE_FLAGS & ~NMT_SENTENCE_LOWER, &nc, err,
-                                       sizeof err))) {
+        !(*cased =
+              nmt_sentence_tokens(s, SENTENCE_FLAGS & ~NMT_SENTENCE_LOWER, &nc, err, sizeof err))) {
         cli_error("%s: %s", what, err);
         return strncmp(err, "out of memory", 13) == 0 ? EXIT_RUNTIME : EXIT_USAGE;
     }
@@ -301,8 +302,8 @@ static int alloc_run(xlate *x)
         !(x->src_lab = calloc(T, sizeof *x->src_lab)) ||
         !(x->tgt_lab = calloc(T, sizeof *x->tgt_lab)) ||
         !(x->dec_lab = calloc(T, sizeof *x->dec_lab)) ||
-        !(x->unknown = calloc(T, sizeof *x->unknown)) ||
-        !(x->cross_full = float_alloc(n)) || !(x->cross = float_alloc(n)) ||
+        !(x->unknown = calloc(T, sizeof *x->unknown)) || !(x->cross_full = float_alloc(n)) ||
+        !(x->cross = float_alloc(n)) ||
         (x->a->all && (!(x->enc = float_alloc(n)) || !(x->self = float_alloc(n))))) {
         cli_error("out of memory for the translation");
         return EXIT_RUNTIME;
@@ -328,8 +329,8 @@ static int encode_source(xlate *x)
     translate_view *v = &x->v;
     const size_t T = x->T, n_read = x->n_typed < T ? x->n_typed : T;
     size_t n_unk = 0;
-    v->S = (size_t)seq2seq_encode(x->src, &x->src_v, (const char *const *)x->typed, x->n_typed,
-                                  T, &v->cut);
+    v->S = (size_t)seq2seq_encode(x->src, &x->src_v, (const char *const *)x->typed, x->n_typed, T,
+                                  &v->cut);
     for (size_t i = 0; i < n_read; i++) {
         int seen = 0;
         if (seq2seq_vocab_find(&x->src_v, x->typed[i]) >= 0)
@@ -375,8 +376,10 @@ static void say_notes(const xlate *x)
         fputs("\" is not in the model's source vocabulary: read as <unk>\n", stderr);
     }
     if (v->n_unknown > 1) {
-        fprintf(stderr, "attn %s: note: %zu words are not in the model's source vocabulary, "
-                "read as <unk>:", cli_command(), v->n_unknown);
+        fprintf(stderr,
+                "attn %s: note: %zu words are not in the model's source vocabulary, "
+                "read as <unk>:",
+                cli_command(), v->n_unknown);
         for (size_t i = 0; i < v->n_unknown; i++) {
             fputs(i ? ", \"" : " \"", stderr);
             put_text(stderr, v->unknown[i]);
@@ -406,15 +409,14 @@ static void decode(xlate *x)
     translate_view *v = &x->v;
     const size_t LH = x->model.cfg.layers * x->model.cfg.heads, T = x->T;
     size_t n_out = 0;
-    s2s_fast_greedy(&x->fc, &x->model, &x->fw, x->src, (long)v->S, T, SEQ2SEQ_BOS, SEQ2SEQ_EOS,
-                    T, x->out, &n_out, x->cross_full);
+    s2s_fast_greedy(&x->fc, &x->model, &x->fw, x->src, (long)v->S, T, SEQ2SEQ_BOS, SEQ2SEQ_EOS, T,
+                    x->out, &n_out, x->cross_full);
     v->n_translation = n_out;
     v->stopped_at_eos = n_out < T;
     v->R = n_out + (size_t)v->stopped_at_eos;
     for (size_t t = 0; t < v->R; t++) {
-        x->tgt_lab[t] = t < n_out && (size_t)x->out[t] < x->tgt_v.n ? x->tgt_v.tokens[x->out[t]]
-                        : t < n_out                                ? "<unk>"
-                                                                   : "<eos>";
+        /* the argmax of Vt logits: always a word of the vocabulary */
+        x->tgt_lab[t] = t < n_out ? x->tgt_v.tokens[x->out[t]] : "<eos>";
         x->dec_lab[t] = t == 0 ? "<bos>" : x->tgt_lab[t - 1];
     }
     v->translation = x->tgt_lab;
@@ -435,8 +437,8 @@ static void self_attention(xlate *x)
     x->dec_in[0] = SEQ2SEQ_BOS;
     for (size_t t = 1; t < R; t++)
         x->dec_in[t] = x->out[t - 1];
-    (void)s2s_fast_step(NULL, &x->fc, &x->model, &x->fw, x->src, &src_len, x->dec_in, NULL, 1,
-                        T, R, 1.0, NULL, 0, NULL, NULL);
+    (void)s2s_fast_step(NULL, &x->fc, &x->model, &x->fw, x->src, &src_len, x->dec_in, NULL, 1, T, R,
+                        1.0, NULL, 0, NULL, NULL);
     for (size_t l = 0; l < L; l++) {
         crop(x->enc + l * NH * S * S, x->fc.enc[l].A, NH, T, T, S, S); /* (1, NH, T, T) */
         memcpy(x->self + l * NH * R * R, x->fc.dec[l].self.A, NH * R * R * sizeof *x->self);
@@ -518,22 +520,22 @@ static void print_view(const translate_view *v, int color)
 
 /* One figure of the --png: what it shows, its labels. */
 typedef struct grid_spec {
-    const float *att;                 /* (L, NH, rows, cols) */
+    const float *att; /* (L, NH, rows, cols) */
     size_t rows, cols;
     const char *const *rlab, *const *clab;
-    const char *name;                 /* each row of panels: "NAME, block l" */
+    const char *name; /* each row of panels: "NAME, block l" */
     const char *xlabel, *ylabel, *cbar;
 } grid_spec;
 
 /* The figure of g: rows of panels = blocks, columns = heads, one colour
  * scale 0 … 1 (d2l's show_heatmaps). */
-static int draw_grid(attn_image *img, const translate_view *v, const grid_spec *g,
-                     text_font *font, char *err, size_t errlen)
+static int draw_grid(attn_image *img, const translate_view *v, const grid_spec *g, text_font *font,
+                     char *err, size_t errlen)
 {
     const size_t L = v->cfg.layers, NH = v->cfg.heads, cell = g->rows * g->cols;
     heat_panel *panels = calloc(L * NH, sizeof *panels);
-    char (*titles)[32] = calloc(L * NH, sizeof *titles);
-    char (*rt_buf)[96] = calloc(L, sizeof *rt_buf);
+    char(*titles)[32] = calloc(L * NH, sizeof *titles);
+    char(*rt_buf)[96] = calloc(L, sizeof *rt_buf);
     const char **row_titles = calloc(L, sizeof *row_titles);
     heat_figure fig;
     heat_layout lay;
@@ -583,8 +585,8 @@ static int write_png(const translate_view *v, const char *path, text_font *font,
     const grid_spec g[3] = {
         {v->cross, v->R, v->S, v->target, v->source, "cross-attention", "Source words",
          "Target words", "cross-attention weight"},
-        {v->enc, v->S, v->S, v->source, v->source, "encoder self-attention",
-         "Source words (keys)", "Source words (queries)", "encoder self-attention weight"},
+        {v->enc, v->S, v->S, v->source, v->source, "encoder self-attention", "Source words (keys)",
+         "Source words (queries)", "encoder self-attention weight"},
         {v->self, v->R, v->R, v->target, v->decoder_input, "decoder self-attention (masked)",
          "Decoder input (keys)", "Target words", "decoder self-attention weight"}};
     attn_image img[3] = {{0, 0, NULL}, {0, 0, NULL}, {0, 0, NULL}};
@@ -700,10 +702,10 @@ static int prepare(xlate *x)
 {
     const struct translate_args *a = x->a;
     int status;
-    if ((status = read_tokens(x->sentence, "the sentence", &x->typed, &x->cased,
-                              &x->n_typed)) != EXIT_OK ||
-        (a->reference && (status = read_tokens(a->reference, "--reference", &x->ref,
-                                               &x->ref_cased, &x->n_ref)) != EXIT_OK) ||
+    if ((status = read_tokens(x->sentence, "the sentence", &x->typed, &x->cased, &x->n_typed)) !=
+            EXIT_OK ||
+        (a->reference && (status = read_tokens(a->reference, "--reference", &x->ref, &x->ref_cased,
+                                               &x->n_ref)) != EXIT_OK) ||
         (status = check_outputs(a)) != EXIT_OK || (status = load_model(x)) != EXIT_OK ||
         (status = check_memory(x)) != EXIT_OK || (status = alloc_run(x)) != EXIT_OK)
         return status;

@@ -34,53 +34,56 @@
 
 typedef struct translate_view {
     /* the model (--input) */
-    const char *model_path;         /* as given ("-": standard input) */
-    const char *arch;               /* "transformer" */
-    s2s_config cfg;                 /* L, d, NH, the FFN's width, Vs, Vt */
-    size_t num_steps;               /* T */
+    const char *model_path; /* as given ("-": standard input) */
+    const char *arch;       /* "transformer" */
+    s2s_config cfg;         /* L, d, NH, the FFN's width, Vs, Vt */
+    size_t num_steps;       /* T */
 
-    /* the sentence */
-    const char *sentence;           /* as typed (the operands joined by spaces) */
-    const char *const *typed;       /* (n_typed,) its tokens, as read */
+    /* the sentence: as typed (the operands joined by spaces), its tokens as
+     * read, the tokens outside the source vocabulary (each once, in order:
+     * read as <unk>), whether the tokens and <eos> did not fit in T (cut) */
+    const char *sentence;
+    const char *const *typed; /* (n_typed,) */
     size_t n_typed;
-    const char *const *unknown;     /* (n_unknown,) typed tokens outside the source
-                                     * vocabulary, each once, in order: read as <unk> */
+    const char *const *unknown; /* (n_unknown,) */
     size_t n_unknown;
-    int cut;                        /* the tokens and <eos> did not fit in T: cut */
-    size_t S;                       /* source entries read: the columns */
-    const char *const *source;      /* (S,) as the model read them: its vocabulary's
-                                     * words, "<unk>", then "<eos>" (unless cut) */
+    int cut;
+    /* the source entries read, the columns: as the model read them, its
+     * vocabulary's words, "<unk>", then "<eos>" (unless cut) */
+    size_t S;
+    const char *const *source; /* (S,) */
 
-    /* the translation */
-    const char *const *translation; /* (n_translation,) the words written, no <eos> */
+    /* the translation: the words written (no <eos>); whether the decoding
+     * chose <eos> (else it wrote T words); the rows: the translation, then
+     * "<eos>" when it stopped at it (row t: what step t wrote) */
+    const char *const *translation; /* (n_translation,) */
     size_t n_translation;
-    int stopped_at_eos;             /* the decoding chose <eos> (else it wrote T words) */
-    size_t R;                       /* n_translation + stopped_at_eos: the rows */
-    const char *const *target;      /* (R,) the translation, then "<eos>" when stopped
-                                     * at it: the word row t's step wrote */
+    int stopped_at_eos;
+    size_t R;                  /* n_translation + stopped_at_eos */
+    const char *const *target; /* (R,) */
 
-    /* --reference */
-    const char *const *reference;   /* (n_reference,) its tokens read as the sentence's,
-                                     * or NULL without --reference */
+    /* --reference: its tokens, read as the sentence's (NULL without it),
+     * and d2l's bleu(translation, reference, k=2) (NaN without it) */
+    const char *const *reference; /* (n_reference,) */
     size_t n_reference;
-    double bleu;                    /* d2l's bleu(translation, reference, k=2); NaN
-                                     * without --reference */
+    double bleu;
 
-    /* the attention weights */
-    const float *cross;             /* (L, NH, R, S) decoder block l's cross-attention
-                                     * (queries: the decoder, keys: the source), row t
-                                     * from the step that wrote target[t] */
-    const float *enc;               /* (L, NH, S, S) the encoder's self-attention;
-                                     * NULL without --all */
-    const float *self;              /* (L, NH, R, R) the decoder's masked self-attention
-                                     * (row t sees columns 0 … t); NULL without --all */
-    const char *const *decoder_input; /* (R,) "<bos>", then target[0 … R−2]: the
-                                       * decoder's input at each position, self's
-                                       * columns; NULL without --all */
+    /* the attention weights, valid rows and columns only:
+     *   cross  decoder block l's cross-attention (queries: the decoder,
+     *          keys: the source), row t from the step that wrote target[t]
+     *   enc    the encoder's self-attention (NULL without --all)
+     *   self   the decoder's masked self-attention, row t sees columns
+     *          0 … t (NULL without --all)
+     *   decoder_input  self's columns: "<bos>", then target[0 … R−2], the
+     *          decoder's input at each position (NULL without --all) */
+    const float *cross;               /* (L, NH, R, S) */
+    const float *enc;                 /* (L, NH, S, S) */
+    const float *self;                /* (L, NH, R, R) */
+    const char *const *decoder_input; /* (R,) */
 
     /* for the figures and the page */
-    const attn_cmap *cmap;          /* --cmap (NULL: Reds) */
-    int argc;                       /* the command line, as typed (page_command) */
+    const attn_cmap *cmap; /* --cmap (NULL: Reds) */
+    int argc;              /* the command line, as typed (page_command) */
     char **argv;
 } translate_view;
 

@@ -231,7 +231,8 @@ static void fuzz_ids(const char *s)
                                            NMT_SENTENCE_WORDS, &n, err, sizeof err)))
         return;
     for (size_t T = 1; T <= 12; T += 5) {
-        long valid = seq2seq_encode(row, &model_src, (const char *const *)tok, n, T, &cut), pads = 0;
+        long pads = 0, valid = seq2seq_encode(row, &model_src, (const char *const *)tok, n, T,
+                                              &cut);
         for (size_t j = 0; j < T; j++) {
             if (row[j] < 0 || (size_t)row[j] >= model_src.n)
                 abort();
