@@ -101,7 +101,8 @@ void usage_translate(FILE *f)
           "  attn translate -i model.json --reference \"le grand chien rouge voit un chat .\" \\\n"
           "      \"the big red dog sees a cat .\"\n"
           "  attn translate -i model.json --png cross.png \"a small green apple likes the boy .\"\n"
-          "  attn translate -i model.json --all --png a.png --json t.json \"a cat sees the dog.\"\n",
+          "  attn translate -i model.json --all --png all.png --json out.json \\\n"
+          "      \"a cat sees the dog.\"\n",
           f);
 }
 
