@@ -816,22 +816,8 @@ static void print_summary(const run *r)
 static void show_weights(const float *m, size_t rows, size_t cols, const char *const *rlab,
                          const char *const *clab, int color)
 {
-    if (color) {
-        term_heatmap_opts o;
-        memset(&o, 0, sizeof o);
-        o.vmin = 0.0;
-        o.vmax = 1.0;
-        o.row_labels = rlab;
-        o.col_labels = clab;
-        term_heatmap(stdout, m, rows, cols, &o);
-        if (rows > 12 || cols > 12)
-            return;
-    }
-    printf("keys:");
-    for (size_t k = 0; k < cols; k++)
-        printf(" %s", clab[k]);
-    printf("\n");
-    term_matrix(stdout, m, rows, cols, 2, 6);
+    const output_weights_opts o = {rlab, clab, "keys", NULL, color, 1, NULL};
+    output_weights(stdout, m, rows, cols, &o);
 }
 
 /* The probe's attention after training, head by head (apple: 苹果's row

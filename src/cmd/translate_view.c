@@ -198,30 +198,14 @@ static void print_probe(const xrun *r)
     const size_t L = r->tr.model.cfg.layers, NH = r->tr.model.cfg.heads;
     const size_t rows = r->tgt_len, cols = r->src_len;
     float *m = malloc((rows * cols > 0 ? rows * cols : 1) * sizeof *m);
-    term_color_mode mode = (term_color_mode)r->a->color;
+    output_weights_opts o = {r->tgt_labels, r->src_labels, "source", "target", 0, 0, NULL};
     if (!m)
         return;
     heads_mean(m, r->final_cross, L - 1, NH, r->T, rows, cols);
     printf("\ncross-attention of the last decoder block, heads averaged (rows: the words "
            "written,\ncolumns: the source words read; teacher-forced on the reference):\n");
-    if (term_use_color(mode, stdout)) {
-        term_heatmap_opts o;
-        memset(&o, 0, sizeof o);
-        o.vmin = 0.0;
-        o.vmax = 1.0;
-        o.row_labels = r->tgt_labels;
-        o.col_labels = r->src_labels;
-        term_heatmap(stdout, m, rows, cols, &o);
-    } else {
-        printf("source:");
-        for (size_t k = 0; k < cols; k++)
-            printf(" %s", r->src_labels[k]);
-        printf("\ntarget:");
-        for (size_t k = 0; k < rows; k++)
-            printf(" %s", r->tgt_labels[k]);
-        printf("\n");
-        term_matrix(stdout, m, rows, cols, 2, 6);
-    }
+    o.color = term_use_color((term_color_mode)r->a->color, stdout);
+    output_weights(stdout, m, rows, cols, &o);
     free(m);
 }
 

@@ -158,7 +158,7 @@ static void tick_text(const heat_axis *a, size_t gr, size_t i, char *buf, size_t
 }
 
 /* The smallest nice index step (1, 2, 5 × 10^k) putting ticks at least
- * min_gap pixels apart and at most HEAT_MAX_TICKS on an axis of n entries
+ * min_gap pixels apart and at most max_ticks on an axis of n entries
  * drawn px_per pixels each. */
 static size_t index_step(size_t n, double px_per, double min_gap, size_t max_ticks)
 {
