@@ -14,15 +14,25 @@ ATTN_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 ATTN_PACKAGES="meson ninja-build pkg-config gcc libc6-dev libcjson-dev libstb-dev libdeflate-dev
   libfontconfig-dev fonts-dejavu-core fonts-wqy-microhei scdoc"
 
+# attn_missing_packages PKG…: print those of the packages (name or
+# name:arch) that are not installed, one a line. A name without an
+# architecture means this machine's: once a package is installed for two
+# (libcjson-dev and libcjson-dev:arm64), dpkg-query lists both.
+attn_missing_packages() {
+    local p native
+    native=$(dpkg --print-architecture)
+    for p in "$@"; do
+        dpkg-query -W -f='${binary:Package} ${Status}\n' "$p" 2>/dev/null |
+            awk -v p="$p" -v n="$p:$native" '($1 == p || $1 == n) && $2 " " $3 " " $4 == "install ok installed" { ok = 1 }
+                END { exit !ok }' || echo "$p"
+    done
+}
+
 # attn_need_packages PKG…: install the packages that are missing (with
 # apt-get when root), or print the apt-get line and exit 1.
 attn_need_packages() {
-    local missing=() p
-    for p in "$@"; do
-        if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$'; then
-            missing+=("$p")
-        fi
-    done
+    local missing=()
+    mapfile -t missing < <(attn_missing_packages "$@")
     [ ${#missing[@]} -eq 0 ] && return 0
     if [ "$(id -u)" -ne 0 ]; then
         echo "attn needs these Debian packages; install them with:" >&2
@@ -72,6 +82,32 @@ attn_build_release() {
     attn_build build --buildtype=release -Db_ndebug=if-release -Dman=enabled
 }
 
+# The other builds of scripts/test and scripts/reproducible (which reuses
+# them: the same options, so that neither reconfigures the other's):
+# gcc for the x86-64-v3 baseline (-Dnative=false: AVX2 and FMA, which
+# valgrind 3.19 runs, where it cannot run AVX-512), clang's release build,
+# and gcc's aarch64 cross build (run under qemu-aarch64).
+attn_build_valgrind() {
+    attn_build build-valgrind --buildtype=debugoptimized -Dnative=false
+}
+attn_build_clang() {
+    CC=clang attn_build build-clang --buildtype=release -Db_ndebug=if-release
+}
+# -fno-tree-loop-vectorize works around an internal compiler error of
+# Debian's gcc 12 for aarch64 (12.2.0-14cross1) when it auto-vectorises
+# the fmax reductions of posenc_check_relative (src/nn/posenc.c) and of
+# src/nn/properties.c ("in vect_transform_reduction, at
+# tree-vect-loop.cc:7457"); the loops marked `#pragma omp simd` are still
+# vectorised. Drop it once those loops no longer crash the compiler.
+attn_build_aarch64() {
+    attn_need_arm64
+    (
+        unset CC
+        attn_build build-aarch64 --cross-file "$ATTN_ROOT/scripts/cross/aarch64-linux-gnu.ini" \
+            --buildtype=release -Dnative=false -Dc_args=-fno-tree-loop-vectorize
+    ) || exit 1
+}
+
 # npm's playwright-core for the browser tests, pinned by
 # tests/browser/package-lock.json, into tests/browser/node_modules/ (again
 # when the lock file changed); no browser download: the tests use Debian's
@@ -87,4 +123,34 @@ attn_browser_tests_ready() {
         exit 1
     }
     cp "$dir/package-lock.json" "$stamp"
+}
+
+# The aarch64 leg of scripts/reproducible: Debian's cross gcc (with its
+# libgomp, for OpenMP), qemu-user to run the arm64 binary on this machine,
+# and attn's libraries for arm64 through Debian's multiarch (their
+# headers, libraries and pkg-config files under /usr/lib/aarch64-linux-gnu;
+# libc6:arm64 comes with them, and with it /lib/ld-linux-aarch64.so.1).
+ATTN_ARM64_PACKAGES="gcc-aarch64-linux-gnu libgomp1-arm64-cross qemu-user libc6:arm64
+  libgomp1:arm64 libcjson-dev:arm64 libstb-dev:arm64 libdeflate-dev:arm64 libfontconfig-dev:arm64"
+
+# attn_need_arm64: add dpkg's arm64 architecture (then apt-get update)
+# and install ATTN_ARM64_PACKAGES when missing, as root; otherwise print
+# the exact commands and exit 1.
+attn_need_arm64() {
+    if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+        if [ "$(id -u)" -ne 0 ]; then
+            echo "attn's aarch64 build needs dpkg's arm64 architecture and these packages; add them with:" >&2
+            echo "  sudo dpkg --add-architecture arm64" >&2
+            echo "  sudo apt-get update" >&2
+            echo "  sudo apt-get install -y" $ATTN_ARM64_PACKAGES >&2
+            exit 1
+        fi
+        echo "adding dpkg's arm64 architecture ..." >&2
+        dpkg --add-architecture arm64 &&
+            DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null || {
+            echo "dpkg --add-architecture arm64 or apt-get update failed" >&2
+            exit 1
+        }
+    fi
+    attn_need_packages $ATTN_ARM64_PACKAGES
 }

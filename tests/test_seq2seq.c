@@ -1177,11 +1177,14 @@ static void test_model_file_round_trip(void)
                       "153610000000)");
     check_model_error("\"task\": \"translate\"", "\"task\": \"reverse\"",
                       "$.task: expected \"translate\", got \"reverse\"");
+    check_model_error("\"task\": \"translate\"", "\"vocab\": [\"a\"]",
+                      "$: a self-attention model of attn train (it has \"vocab\", no \"task\": "
+                      "\"translate\"), not a translation model; attn selfattn --input reads it");
     check_model_error("\"command\"", "\"comand\"",
                       "$.comand: unknown key (a translation model has command, task, arch, "
                       "src_vocab, tgt_vocab, num_hiddens, num_heads, num_layers, ffn_num_hiddens, "
                       "num_steps, state_dict)");
-    printf("model file: written and read back bit for bit; 12 broken files refused\n");
+    printf("model file: written and read back bit for bit; 13 broken files refused\n");
 }
 
 /* ---- timing ----------------------------------------------------------------------- */

@@ -689,6 +689,55 @@ static void test_heatmap_labels_and_ruler(void)
     free(wide);
 }
 
+/* ---- labelled tables ------------------------------------------------------ */
+
+static char *table_text(const float *m, size_t rows, size_t cols, const term_table_opts *o,
+                        int *rc)
+{
+    capture c;
+    if (!cap_open(&c))
+        return NULL;
+    *rc = term_table(c.f, m, rows, cols, o);
+    return cap_close(&c);
+}
+
+/* Non-square (3 × 2): labels right-aligned over and before the numbers,
+ * CJK labels two columns wide, long labels cut with "…", control
+ * characters as '?'; colour cells on their cmap colour, dark ones in white;
+ * a table wider than max_width refused with nothing printed. */
+static void test_table(void)
+{
+    const float m[6] = {0.98f, 0.02f, 0.5f, 0.5f, 0.0f, 1.0f};
+    const char *rows[] = {"le", "苹果", "a\x1b[31m"};
+    const char *cols[] = {"the", "averyveryverylongword"};
+    term_table_opts o = {rows, cols, 0, cmap_find("Reds"), 0.0, 1.0, 2, 80};
+    int rc = -2;
+    char *t = table_text(m, 3, 2, &o, &rc);
+    CHECK_INT(rc, 0);
+    CHECK_STR(t, "        the averyveryve\xE2\x80\xA6\n"
+                 "    le 0.98         0.02\n"
+                 "  苹果 0.50         0.50\n"
+                 "a?[31m 0.00         1.00\n");
+    free(t);
+    o.color = 1;
+    t = table_text(m, 3, 2, &o, &rc);
+    CHECK_INT(rc, 0);
+    /* 1.00 on Reds' darkest entry, in white; 0.00 on its lightest, in black */
+    CHECK_HAS(t, "\x1b[48;2;103;0;13m\x1b[38;2;255;255;255m         1.00\x1b[0m\n");
+    CHECK_HAS(t, "a?[31m\x1b[48;2;255;245;240m\x1b[38;2;0;0;0m 0.00\x1b[0m");
+    free(t);
+    o.max_width = 20;
+    t = table_text(m, 3, 2, &o, &rc);
+    CHECK_INT(rc, -1);
+    CHECK_STR(t, "");
+    free(t);
+    o.max_width = 80;
+    o.col_labels = NULL;
+    t = table_text(m, 3, 2, &o, &rc);
+    CHECK_INT(rc, -1);
+    free(t);
+}
+
 int main(void)
 {
     test_parse_color();
@@ -699,5 +748,6 @@ int main(void)
     test_heatmap_odd_nan_flat();
     test_heatmap_pooled();
     test_heatmap_labels_and_ruler();
+    test_table();
     return check_summary("test_term");
 }

@@ -145,8 +145,8 @@ const struct opt_rule train_rules[] = {
 
 void usage_train(FILE *f)
 {
-    fputs("usage: attn train [--task reverse|previous|apple|induction | --data FILE]\n"
-          "                  [OPTIONS]\n"
+    fputs("usage: attn train [--task reverse|previous|apple|induction|translate |\n"
+          "                   --data FILE] [OPTIONS]\n"
           "\n"
           "Trains a self-attention model, in d2l's names, and shows its attention\n"
           "forming:\n"
@@ -167,7 +167,12 @@ void usage_train(FILE *f)
           "each position of the second copy the target is the next token: in\n"
           "… A B … A, B. Two layers learn it, one cannot: a layer-1 head copies\n"
           "each token's predecessor into its position, a layer-2 head finds the\n"
-          "earlier copy of the current token by it and reads the token after).\n"
+          "earlier copy of the current token by it and reads the token after),\n"
+          "translate (English → French from attn's own grammar: d2l's Transformer\n"
+          "encoder–decoder, 2 blocks a side, FFN 64, learns it; its decoder's\n"
+          "cross-attention, queries from the decoder and keys and values from\n"
+          "the encoder, aligns each French word with the English it translates;\n"
+          "held-out BLEU as d2l computes it, greedy decoding, 600 steps).\n"
           "\n",
           f);
     opt_usage(f, train_options);
@@ -189,6 +194,11 @@ void usage_train(FILE *f)
           "   \"label_at\": \"苹果\", \"heldout\": {\"sequences\": […], \"labels\": […]}}\n"
           "  {\"sequences\": [[\"3\", \"1\", \"4\"], …], \"targets\": [[\"4\", \"1\", \"3\"], …]}\n"
           "  (null in targets: no target at that position)\n"
+          "--data FILE of sentence pairs trains a translation model instead:\n"
+          "  d2l's fra.txt (English<TAB>French a line, read as d2l's\n"
+          "  preprocess_nmt and tokenize_nmt, --max-examples 600, --min-freq 2)\n"
+          "  or {\"pairs\": [[\"the red car\", \"la voiture rouge\"], …],\n"
+          "      \"heldout\": {\"pairs\": […]}}\n"
           "\n"
           "Examples:\n"
           "  attn train                          # reverse: the anti-diagonal\n"
@@ -199,7 +209,9 @@ void usage_train(FILE *f)
           "  attn selfattn --input model.json --tokens \"苹果 发布 了 新的 产品\" --png f.png\n"
           "  attn train --task apple --load model.json --steps 0   # evaluate only\n"
           "  attn train --task induction --png induction.png   # 2 layers, causal\n"
-          "  attn train --task induction --compare-layers       # 1 layer against 2\n",
+          "  attn train --task induction --compare-layers       # 1 layer against 2\n"
+          "  attn train --task translate --png cross.png       # cross-attention forming\n"
+          "  attn train --data fra.txt --save fra-model.json   # d2l's Tatoeba pairs\n",
           f);
 }
 
@@ -804,22 +816,8 @@ static void print_summary(const run *r)
 static void show_weights(const float *m, size_t rows, size_t cols, const char *const *rlab,
                          const char *const *clab, int color)
 {
-    if (color) {
-        term_heatmap_opts o;
-        memset(&o, 0, sizeof o);
-        o.vmin = 0.0;
-        o.vmax = 1.0;
-        o.row_labels = rlab;
-        o.col_labels = clab;
-        term_heatmap(stdout, m, rows, cols, &o);
-        if (rows > 12 || cols > 12)
-            return;
-    }
-    printf("keys:");
-    for (size_t k = 0; k < cols; k++)
-        printf(" %s", clab[k]);
-    printf("\n");
-    term_matrix(stdout, m, rows, cols, 2, 6);
+    const output_weights_opts o = {rlab, clab, "keys", NULL, color, 1, NULL};
+    output_weights(stdout, m, rows, cols, &o);
 }
 
 /* The probe's attention after training, head by head (apple: 苹果's row

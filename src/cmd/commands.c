@@ -21,6 +21,9 @@ const struct command attn_commands[] = {
     {"train", cmd_train, usage_train,
      "train self-attention on a task and watch its attention form", train_options,
      train_rules},
+    {"translate", cmd_translate, usage_translate,
+     "translate a sentence with a saved model and show its cross-attention",
+     translate_options, translate_rules},
     {"tour", cmd_tour, usage_tour, "the chapter in order, every figure written to a folder",
      tour_options, tour_rules},
 };

@@ -52,6 +52,11 @@ void usage_train(FILE *f);
 extern const struct opt train_options[];
 extern const struct opt_rule train_rules[];
 
+int cmd_translate(int argc, char **argv);
+void usage_translate(FILE *f);
+extern const struct opt translate_options[];
+extern const struct opt_rule translate_rules[];
+
 int cmd_tour(int argc, char **argv);
 void usage_tour(FILE *f);
 extern const struct opt tour_options[];

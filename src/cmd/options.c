@@ -239,8 +239,9 @@ static int check_rules(const struct opt_rule *rules, const opt_given *g)
 
 /* ---- parsing ---------------------------------------------------------- */
 
-int opt_parse(const struct opt *opts, const struct opt_rule *rules, int argc, char **argv,
-              void *args, opt_given *given)
+/* opt_parse, and with first not NULL opt_parse_operands. */
+static int parse(const struct opt *opts, const struct opt_rule *rules, int argc, char **argv,
+                 void *args, opt_given *given, int *first)
 {
     struct option longopts[OPT_MAX_ROWS + 1];
     char shortopts[2 * OPT_MAX_ROWS + 2];
@@ -275,11 +276,25 @@ int opt_parse(const struct opt *opts, const struct opt_rule *rules, int argc, ch
         if (store(o, args, optarg))
             return EXIT_USAGE;
     }
-    if (optind < argc) {
+    if (first)
+        *first = optind;
+    else if (optind < argc) {
         cli_error("unexpected argument '%s' (see attn %s --help)", argv[optind], cli_command());
         return EXIT_USAGE;
     }
     return check_rules(rules, given) ? EXIT_USAGE : EXIT_OK;
+}
+
+int opt_parse(const struct opt *opts, const struct opt_rule *rules, int argc, char **argv,
+              void *args, opt_given *given)
+{
+    return parse(opts, rules, argc, argv, args, given, NULL);
+}
+
+int opt_parse_operands(const struct opt *opts, const struct opt_rule *rules, int argc,
+                       char **argv, void *args, opt_given *given, int *first)
+{
+    return parse(opts, rules, argc, argv, args, given, first);
 }
 
 /* ---- help and --list-options ------------------------------------------ */

@@ -218,6 +218,14 @@ typedef struct opt_given {
 int opt_parse(const struct opt *opts, const struct opt_rule *rules, int argc, char **argv,
               void *args, opt_given *given);
 
+/* The same for a command that takes operands (attn translate's
+ * sentence): the words that are not options nor their values are left,
+ * in their order, in argv[*first … argc) (getopt moves them after the
+ * options; "--" ends the options, and what follows it is an operand even
+ * when it starts with '-'). The caller checks their number. */
+int opt_parse_operands(const struct opt *opts, const struct opt_rule *rules, int argc,
+                       char **argv, void *args, opt_given *given, int *first);
+
 /* Whether --long_name was given. A name not in the table is a programming
  * error: it aborts with a message. */
 int opt_is_given(const opt_given *given, const char *long_name);

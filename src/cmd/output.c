@@ -99,3 +99,33 @@ void output_font_note(const heat_layout *lay)
     cli_error("note: no font found has the glyphs of '%s', so the positions are numbered "
               "(install fonts-wqy-microhei or pass --font FILE)", lay->missing);
 }
+
+void output_weights(FILE *f, const float *m, size_t rows, size_t cols,
+                    const output_weights_opts *o)
+{
+    if (o->color) {
+        term_heatmap_opts h;
+        memset(&h, 0, sizeof h);
+        h.cmap = o->cmap;
+        h.vmin = 0.0;
+        h.vmax = 1.0;
+        h.row_labels = o->row_labels;
+        h.col_labels = o->col_labels;
+        term_heatmap(f, m, rows, cols, &h);
+        if (!o->numbers_too || rows > 12 || cols > 12)
+            return;
+    }
+    if (o->col_name && o->col_labels) {
+        fprintf(f, "%s:", o->col_name);
+        for (size_t k = 0; k < cols; k++)
+            fprintf(f, " %s", o->col_labels[k]);
+        fprintf(f, "\n");
+    }
+    if (o->row_name && o->row_labels) {
+        fprintf(f, "%s:", o->row_name);
+        for (size_t k = 0; k < rows; k++)
+            fprintf(f, " %s", o->row_labels[k]);
+        fprintf(f, "\n");
+    }
+    term_matrix(f, m, rows, cols, 2, 6);
+}

@@ -43,6 +43,25 @@ void output_font_close(text_font *font);
  * (one line). The exit status is not affected. */
 void output_font_note(const heat_layout *lay);
 
+/* One attention matrix m (rows, cols) for a person on f, as attn train,
+ * attn translate and their probes show one: a heatmap (term_heatmap,
+ * colour scale 0 … 1, labelled) when color is set, followed by the numbers
+ * when numbers_too is set and the matrix is at most 12 × 12; without
+ * colour the numbers (term_matrix, 2 decimals), after a line naming the
+ * columns ("keys: a b c") when col_name is given and one naming the rows
+ * when row_name is. */
+typedef struct output_weights_opts {
+    const char *const *row_labels; /* (rows,) or NULL */
+    const char *const *col_labels; /* (cols,) or NULL */
+    const char *col_name;          /* "keys": the line above the numbers; NULL: none */
+    const char *row_name;          /* "target": the next line; NULL: none */
+    int color;                     /* term_use_color's answer */
+    int numbers_too;               /* with colour, the numbers too when small */
+    const attn_cmap *cmap;         /* NULL: term_heatmap's default */
+} output_weights_opts;
+void output_weights(FILE *f, const float *m, size_t rows, size_t cols,
+                    const output_weights_opts *o);
+
 /* Where reports go: stderr when --json writes to stdout, else stdout. */
 FILE *output_report_stream(const char *json_path);
 

@@ -42,12 +42,12 @@ int train_is_translation(const struct train_args *a)
     FILE *f = fopen(a->data, "rb");
     if (!f)
         return 0; /* the sequences' reader reports it */
-    int c;
+    int c, tab = 0;
     while ((c = fgetc(f)) == ' ' || c == '\t' || c == '\r' || c == '\n')
-        ;
+        tab |= c == '\t';
     fclose(f);
     if (c == EOF)
-        return 0;
+        return tab; /* blank: fra.txt's lines when a tab was seen, else JSON's emptiness */
     if (c != '{')
         return 1; /* text: d2l's fra.txt */
     root = json_read_file(a->data, NMT_MAX_FILE_BYTES, err, sizeof err);
@@ -69,17 +69,22 @@ int train_not_translation(const opt_given *g)
     return EXIT_OK;
 }
 
-/* The options of the encoder-only tasks, refused here. */
+/* The options of the encoder-only tasks, refused here, each with why. */
 static int check_translate_args(const struct train_args *a, const opt_given *g)
 {
-    static const char *const not_here[] = {"length", "vocab", "posenc", "no-posenc", "addnorm",
-                                           "causal", "no-causal", "compare-posenc",
-                                           "compare-layers", NULL};
-    for (size_t i = 0; not_here[i]; i++)
-        if (opt_is_given(g, not_here[i])) {
-            cli_error("--%s is not used by translation: the Transformer always adds P and "
-                      "AddNorm, and its decoder is causal",
-                      not_here[i]);
+    static const char *const not_here[][2] = {
+        {"length", "the grammar's sentences are 6 to 10 words; --num-steps sets the padding"},
+        {"vocab", "the vocabularies are the sentences' words (--min-freq)"},
+        {"posenc", "the Transformer always adds P"},
+        {"no-posenc", "the Transformer always adds P"},
+        {"addnorm", "every block of the Transformer has AddNorm"},
+        {"causal", "the decoder is causal and the encoder is not, always"},
+        {"no-causal", "the decoder is causal and the encoder is not, always"},
+        {"compare-posenc", "it compares the encoder tasks with and without P"},
+        {"compare-layers", "it compares the encoder tasks' stacks"}};
+    for (size_t i = 0; i < sizeof not_here / sizeof not_here[0]; i++)
+        if (opt_is_given(g, not_here[i][0])) {
+            cli_error("--%s is not used by translation: %s", not_here[i][0], not_here[i][1]);
             return EXIT_USAGE;
         }
     if (opt_is_given(g, "ffn") && a->ffn == 0) {
@@ -312,31 +317,30 @@ static void make_config(xrun *r, s2s_config *cfg, s2s_train_opts *o)
     o->threads = (int)a->threads;
 }
 
-/* The training's memory, estimated before anything large is allocated
- * and refused above --max-mem: the parameters (float, and double for the
- * gradients and Adam's moments: 32 bytes each), and per chunk of
- * TRAIN_CHUNK pairs its caches, about ((40·d + 6·NH·T + 6·H)·L + 3·Vt)·T
- * numbers a pair (counted as 8 bytes), and its gradients (12 bytes a
- * parameter). */
-static int check_memory(const xrun *r, const s2s_config *c, size_t B)
+/* --max-mem, before the trainer allocates: its chunks of TRAIN_CHUNK
+ * pairs, each the fast path's activations for num_steps positions a side
+ * (num_steps² in the attention weights: a --load of num_steps 100000 is
+ * refused here), their gradients (4 bytes a parameter), and the model's
+ * parameters, gradients and Adam's moments (32 bytes a parameter, with
+ * params ≈ (Vs + 2·Vt)·d + L·(12·d + 4·H + 16)·d). */
+static int check_memory(const xrun *r, const s2s_config *cfg)
 {
-    const size_t d = c->hiddens, NH = c->heads, L = c->layers, H = c->ffn, T = r->T;
-    const size_t chunks = (B + TRAIN_CHUNK - 1) / TRAIN_CHUNK;
-    size_t params = 0, per = 0, total = 0, a = 0, b = 0;
-    /* params ≈ (Vs + 2·Vt)·d + L·(12·d + 4·H + 16)·d */
-    int over = size_mul(12, d, &a) || size_mul(4, H, &b) || size_add(a, b, &a) ||
-               size_add(a, 16, &a) || size_mul(a, d, &a) || size_mul(a, L, &a) ||
-               size_add(c->src_vocab, c->tgt_vocab, &b) || size_add(b, c->tgt_vocab, &b) ||
-               size_mul(b, d, &b) || size_add(a, b, &params);
-    over = over || size_mul(40, d, &a) || size_mul(6 * NH, T, &b) || size_add(a, b, &a) ||
-           size_mul(6, H, &b) || size_add(a, b, &a) || size_mul(a, L, &a) ||
-           size_mul(3, c->tgt_vocab, &b) || size_add(a, b, &a) || size_mul(a, T, &per) ||
-           size_mul(per, TRAIN_CHUNK * 8, &per) || size_mul(params, 12, &a) ||
-           size_add(per, a, &per);
-    over = over || size_mul(per, chunks, &total) || size_mul(params, 32, &a) ||
-           size_add(total, a, &total);
-    return cli_check_mem("the training", total, over, r->a->max_mem, NULL) ? EXIT_RUNTIME
-                                                                            : EXIT_OK;
+    const s2s_config *c = r->has_loaded ? &r->loaded.cfg : cfg;
+    const size_t n = r->train.n, bs = (size_t)r->a->batch_size;
+    const size_t B = bs == 0 || bs >= n ? n : bs, chunks = ceil_div(B, TRAIN_CHUNK);
+    size_t cache = 0, bytes = 0, params = 0, a = 0, b = 0;
+    char what[128];
+    int over = s2s_fast_cache_bytes(c, TRAIN_CHUNK, r->T, &cache) ||
+               size_mul(12, c->hiddens, &a) || size_mul(4, c->ffn, &b) || size_add(a, b, &a) ||
+               size_add(a, 16, &a) || size_mul(a, c->hiddens, &a) ||
+               size_mul(a, c->layers, &a) || size_add(c->src_vocab, c->tgt_vocab, &b) ||
+               size_add(b, c->tgt_vocab, &b) || size_mul(b, c->hiddens, &b) ||
+               size_add(a, b, &params);
+    over = over || size_mul(params, 4, &a) || size_add(cache, a, &cache) ||
+           size_mul(chunks, cache, &bytes) || size_mul(params, 32, &a) ||
+           size_add(bytes, a, &bytes);
+    snprintf(what, sizeof what, "training on batches of %zu pairs of num_steps %zu", B, r->T);
+    return cli_check_mem(what, bytes, over, r->a->max_mem, NULL) ? EXIT_RUNTIME : EXIT_OK;
 }
 
 /* The run before the loop: the pairs, the model (--load), the arrays, the
@@ -354,10 +358,7 @@ static int prepare(xrun *r)
     if ((status = build_arrays(r)) != EXIT_OK)
         return status;
     make_config(r, &cfg, &o);
-    if ((status = check_memory(r, r->has_loaded ? &r->loaded.cfg : &cfg,
-                               o.batch_size == 0 || o.batch_size > r->train.n ? r->train.n
-                                                                              : o.batch_size)) !=
-        EXIT_OK)
+    if ((status = check_memory(r, &cfg)) != EXIT_OK)
         return status;
     if (s2s_trainer_init(&r->tr, &r->train, &cfg, &o, r->has_loaded ? &r->loaded : NULL, err,
                          sizeof err)) {
@@ -375,6 +376,7 @@ static int prepare(xrun *r)
 static int finish(xrun *r)
 {
     char err[512];
+    r->final_bleu = r->final_exact = r->final_align = r->final_align_first = NAN;
     if (s2s_trainer_evaluate(&r->tr, &r->train, &r->final_train, err, sizeof err)) {
         cli_error("%s", err);
         return EXIT_RUNTIME;
@@ -391,7 +393,6 @@ static int finish(xrun *r)
         cli_error("%s", err);
         return EXIT_RUNTIME;
     }
-    r->final_align = r->final_align_first = NAN;
     if (r->corpus.heldout.align &&
         (s2s_trainer_alignment(&r->tr, &r->held, &r->corpus.heldout,
                                r->tr.model.cfg.layers - 1, &r->final_align, err, sizeof err) ||

@@ -199,30 +199,14 @@ static void print_probe(const xrun *r)
     const size_t L = r->tr.model.cfg.layers, NH = r->tr.model.cfg.heads;
     const size_t rows = r->tgt_len, cols = r->src_len;
     float *m = malloc((rows * cols > 0 ? rows * cols : 1) * sizeof *m);
-    term_color_mode mode = (term_color_mode)r->a->color;
+    output_weights_opts o = {r->tgt_labels, r->src_labels, "source", "target", 0, 0, NULL};
     if (!m)
         return;
     heads_mean(m, r->final_cross, L - 1, NH, r->T, rows, cols);
     printf("\ncross-attention of the last decoder block, heads averaged (rows: the words "
            "written,\ncolumns: the source words read; teacher-forced on the reference):\n");
-    if (term_use_color(mode, stdout)) {
-        term_heatmap_opts o;
-        memset(&o, 0, sizeof o);
-        o.vmin = 0.0;
-        o.vmax = 1.0;
-        o.row_labels = r->tgt_labels;
-        o.col_labels = r->src_labels;
-        term_heatmap(stdout, m, rows, cols, &o);
-    } else {
-        printf("source:");
-        for (size_t k = 0; k < cols; k++)
-            printf(" %s", r->src_labels[k]);
-        printf("\ntarget:");
-        for (size_t k = 0; k < rows; k++)
-            printf(" %s", r->tgt_labels[k]);
-        printf("\n");
-        term_matrix(stdout, m, rows, cols, 2, 6);
-    }
+    o.color = term_use_color((term_color_mode)r->a->color, stdout);
+    output_weights(stdout, m, rows, cols, &o);
     free(m);
 }
 
@@ -272,53 +256,18 @@ int xrun_write_json(FILE *f, const void *ctx)
 
 /* ---- --png and --plot ------------------------------------------------------------ */
 
-/* --png: the probe's cross-attention of the last block (heads averaged) at
- * each snapshot, then every block × head after the last step. */
-static int write_png(const xrun *r, text_font *font, FILE *rep)
+/* One heatmap figure of the probe: panels (grid_rows, grid_cols), target
+ * words down, source words across, on the weights' scale 0 … 1. */
+static int probe_figure(attn_image *img, const xrun *r, const heat_panel *panels,
+                        size_t grid_rows, size_t grid_cols, const char *const *row_titles,
+                        text_font *font, char *err, size_t errlen)
 {
-    const size_t L = r->tr.model.cfg.layers, NH = r->tr.model.cfg.heads, T = r->T;
-    const size_t rows = r->tgt_len, cols = r->src_len, cell = rows * cols;
-    const size_t cells = r->nsnap + L * NH; /* panels */
-    const size_t gcols = NH > r->nsnap ? NH : r->nsnap;
-    heat_panel *panels = calloc(gcols * (1 + L), sizeof *panels);
-    char (*titles)[48] = calloc(cells, sizeof *titles);
-    float *data = malloc((cells * cell > 0 ? cells * cell : 1) * sizeof *data);
-    const char *row_titles[1 + TMODEL_MAX_LAYERS];
-    char row_title_buf[1 + TMODEL_MAX_LAYERS][64];
     heat_figure fig;
     heat_layout lay;
-    attn_image img = {0, 0, NULL};
-    char err[512], what[160];
-    int status = EXIT_RUNTIME;
-    if (!panels || !titles || !data) {
-        cli_error("%s: out of memory", r->a->png);
-        goto done;
-    }
-    for (size_t s = 0; s < r->nsnap; s++) { /* row 0: the steps */
-        heads_mean(data + s * cell, r->snap_cross[s], L - 1, NH, T, rows, cols);
-        snprintf(titles[s], sizeof titles[s], "step %ld", r->snap_step[s]);
-        panels[s] = (heat_panel){data + s * cell, rows, cols, titles[s], NULL, NULL};
-    }
-    snprintf(row_title_buf[0], sizeof row_title_buf[0], "block %zu, heads averaged", L);
-    row_titles[0] = row_title_buf[0];
-    for (size_t l = 0; l < L; l++) { /* then every block × head */
-        snprintf(row_title_buf[1 + l], sizeof row_title_buf[1 + l], "block %zu, step %ld",
-                 l + 1, r->tr.step);
-        row_titles[1 + l] = row_title_buf[1 + l];
-        for (size_t h = 0; h < NH; h++) {
-            const size_t k = r->nsnap + l * NH + h;
-            for (size_t i = 0; i < rows; i++)
-                memcpy(data + k * cell + i * cols, r->final_cross + ((l * NH + h) * T + i) * T,
-                       cols * sizeof *data);
-            snprintf(titles[k], sizeof titles[k], "Head %zu", h + 1);
-            panels[(1 + l) * gcols + h] = (heat_panel){data + k * cell, rows, cols, titles[k],
-                                                       NULL, NULL};
-        }
-    }
     memset(&fig, 0, sizeof fig);
     fig.panels = panels;
-    fig.grid_rows = 1 + L;
-    fig.grid_cols = gcols;
+    fig.grid_rows = grid_rows;
+    fig.grid_cols = grid_cols;
     fig.row_titles = row_titles;
     fig.xlabel = "Source words";
     fig.ylabel = "Target words";
@@ -328,15 +277,63 @@ static int write_png(const xrun *r, text_font *font, FILE *rep)
     fig.vmax = 1.0;
     fig.colorbar_label = "cross-attention weight";
     fig.font = font;
-    if (heatmap_draw(&img, &lay, &fig, err, sizeof err) != 0) {
+    if (heatmap_draw(img, &lay, &fig, err, errlen) != 0)
+        return -1;
+    output_font_note(&lay);
+    return 0;
+}
+
+/* --png: the probe's cross-attention of the last block (heads averaged) at
+ * each snapshot, over every block × head after the last step. */
+static int write_png(const xrun *r, text_font *font, FILE *rep)
+{
+    const size_t L = r->tr.model.cfg.layers, NH = r->tr.model.cfg.heads, T = r->T;
+    const size_t rows = r->tgt_len, cols = r->src_len, cell = rows * cols;
+    const size_t cells = r->nsnap + L * NH; /* panels */
+    heat_panel *panels = calloc(cells, sizeof *panels);
+    char (*titles)[48] = calloc(cells, sizeof *titles);
+    float *data = malloc((cells * cell > 0 ? cells * cell : 1) * sizeof *data);
+    char row_buf[1 + TMODEL_MAX_LAYERS][64], err[512], what[160];
+    const char *row_titles[1 + TMODEL_MAX_LAYERS];
+    attn_image top = {0, 0, NULL}, bottom = {0, 0, NULL}, img = {0, 0, NULL};
+    int status = EXIT_RUNTIME;
+    if (!panels || !titles || !data) {
+        cli_error("%s: out of memory", r->a->png);
+        goto done;
+    }
+    for (size_t s = 0; s < r->nsnap; s++) { /* the steps, heads averaged */
+        heads_mean(data + s * cell, r->snap_cross[s], L - 1, NH, T, rows, cols);
+        snprintf(titles[s], sizeof titles[s], "step %ld", r->snap_step[s]);
+        panels[s] = (heat_panel){data + s * cell, rows, cols, titles[s], NULL, NULL};
+    }
+    snprintf(row_buf[0], sizeof row_buf[0], "the last block's cross-attention, heads averaged");
+    row_titles[0] = row_buf[0];
+    for (size_t l = 0; l < L; l++) { /* then every block × head */
+        snprintf(row_buf[1 + l], sizeof row_buf[1 + l], "block %zu, step %ld", l + 1,
+                 r->tr.step);
+        row_titles[1 + l] = row_buf[1 + l];
+        for (size_t h = 0; h < NH; h++) {
+            const size_t k = r->nsnap + l * NH + h;
+            for (size_t i = 0; i < rows; i++)
+                memcpy(data + k * cell + i * cols, r->final_cross + ((l * NH + h) * T + i) * T,
+                       cols * sizeof *data);
+            snprintf(titles[k], sizeof titles[k], "Head %zu", h + 1);
+            panels[k] = (heat_panel){data + k * cell, rows, cols, titles[k], NULL, NULL};
+        }
+    }
+    if (probe_figure(&top, r, panels, 1, r->nsnap, row_titles, font, err, sizeof err) ||
+        probe_figure(&bottom, r, panels + r->nsnap, L, NH, row_titles + 1, font, err,
+                     sizeof err) ||
+        image_stack(&img, &top, &bottom, err, sizeof err)) {
         cli_error("%s: %s", r->a->png, err);
         goto done;
     }
-    output_font_note(&lay);
     snprintf(what, sizeof what, "the probe's cross-attention at %zu steps, then %zu blocks × %zu "
              "heads", r->nsnap, L, NH);
     status = output_png(r->a->png, &img, rep, what);
 done:
+    image_free(&top);
+    image_free(&bottom);
     image_free(&img);
     free(panels);
     free(titles);

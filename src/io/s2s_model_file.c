@@ -166,6 +166,15 @@ static int check_root(const cJSON *root, char *err, size_t errlen)
         snprintf(err, errlen, "$: expected an object, got %s", json_type_name(root));
         return -1;
     }
+    /* attn train's self-attention models (SPEC §9) have "vocab" and no
+     * "task": named as such, before their keys are found unknown here */
+    if (!cJSON_GetObjectItemCaseSensitive(root, "task") &&
+        cJSON_GetObjectItemCaseSensitive(root, "vocab")) {
+        snprintf(err, errlen,
+                 "$: a self-attention model of attn train (it has \"vocab\", no \"task\": "
+                 "\"translate\"), not a translation model; attn selfattn --input reads it");
+        return -1;
+    }
     cJSON_ArrayForEach(a, root)
     {
         const char *const *k;

@@ -353,7 +353,7 @@ static int count_tokens(const char *const *tok, size_t n, token_count **out, siz
     token_count *tc = NULL;
     *nu = 0;
     if (n > SIZE_MAX / sizeof *tc || !(tc = malloc((n ? n : 1) * sizeof *tc)) ||
-        !(names = malloc((n ? n : 1) * sizeof *names)) ||
+        !(names = calloc(n ? n : 1, sizeof *names)) ||
         slot_rebuild(&slot, &cap, names, 0, n))
         goto fail;
     for (size_t i = 0; i < n; i++) {

@@ -209,6 +209,28 @@ int s2s_fast_cache_alloc(s2s_fast_cache *c, const s2s_model *m, size_t Bmax, siz
     return 0;
 }
 
+int s2s_fast_cache_bytes(const s2s_config *cfg, size_t Bmax, size_t Tmax, size_t *bytes)
+{
+    const size_t d = cfg->hiddens, H = cfg->ffn, L = cfg->layers, NH = cfg->heads;
+    size_t BT, row, blk, t, n;
+    /* per position of the chunk (B·Tmax rows): Xs, Xt, the ten gradients
+     * (12 d), logits and dlogits (2 Vt), dR (H), the two decoder inputs
+     * (ints, 2); each block pair: the encoder's 5 d attention, 2 norms of
+     * 2 d + 1, H and R, F (10 d + 2 H + 2), the decoder's 2 attentions, 3
+     * norms, H, R, F (17 d + 2 H + 3), and 3 attention weights of NH·Tmax */
+    int over = size_mul(Bmax, Tmax, &BT) || size_mul(27, d, &blk) ||
+               size_mul(4, H, &t) || size_add(blk, t, &blk) || size_add(blk, 5, &blk) ||
+               size_mul(3, NH, &t) || size_mul(t, Tmax, &t) || size_add(blk, t, &blk) ||
+               size_mul(blk, L, &blk) || size_mul(12, d, &row) ||
+               size_mul(2, cfg->tgt_vocab, &t) || size_add(row, t, &row) ||
+               size_add(row, H, &row) || size_add(row, 2, &row) || size_add(row, blk, &row) ||
+               size_mul(row, BT, &n) ||
+               /* P (Tmax, d) and the heads' scratch ((d + 1)·Tmax) */
+               size_mul(2, d, &t) || size_add(t, 1, &t) || size_mul(t, Tmax, &t) ||
+               size_add(n, t, &n) || size_mul(n, sizeof(float), bytes);
+    return over ? -1 : 0;
+}
+
 void s2s_fast_cache_free(s2s_fast_cache *c)
 {
     float **p[] = {&c->P,  &c->Xs, &c->Xt, &c->logits, &c->dlogits, &c->dA, &c->dB, &c->dC,

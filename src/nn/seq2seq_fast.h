@@ -61,6 +61,10 @@ typedef struct s2s_fast_cache {
 } s2s_fast_cache;
 
 int s2s_fast_cache_alloc(s2s_fast_cache *c, const s2s_model *m, size_t Bmax, size_t Tmax);
+/* The bytes s2s_fast_cache_alloc allocates for a model of configuration
+ * cfg (its buffers, counted as it allocates them): 0, or -1 when the count
+ * overflows. For --max-mem, before anything is allocated. */
+int s2s_fast_cache_bytes(const s2s_config *cfg, size_t Bmax, size_t Tmax, size_t *bytes);
 void s2s_fast_cache_free(s2s_fast_cache *c);
 
 /* The encoder on src (B, Ts) with src_lens (B,): its output (B, Ts, d),

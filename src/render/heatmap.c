@@ -49,7 +49,8 @@
 #define HEAT_PREF_SIDE 240      /* preferred longest panel side, pixels */
 #define HEAT_PREF_GRID 800      /* preferred width of all panels together */
 #define HEAT_LEVEL_GRID 1200    /* widest panels together for level x tokens */
-#define HEAT_MAX_TICKS 8        /* most ticks along a panel side */
+#define HEAT_MAX_TICKS 8        /* most numbered ticks along a panel side */
+#define HEAT_MAX_TOKEN_TICKS 64 /* most token ticks: every word, where they fit */
 #define HEAT_MAX_LABEL 24       /* token labels are cut to this many chars */
 
 #define FS_TICK 13.0            /* em sizes in pixels */
@@ -157,9 +158,9 @@ static void tick_text(const heat_axis *a, size_t gr, size_t i, char *buf, size_t
 }
 
 /* The smallest nice index step (1, 2, 5 × 10^k) putting ticks at least
- * min_gap pixels apart and at most HEAT_MAX_TICKS on an axis of n entries
+ * min_gap pixels apart and at most max_ticks on an axis of n entries
  * drawn px_per pixels each. */
-static size_t index_step(size_t n, double px_per, double min_gap)
+static size_t index_step(size_t n, double px_per, double min_gap, size_t max_ticks)
 {
     static const size_t mant[] = {1, 2, 5};
     for (size_t p10 = 1;; p10 *= 10) {
@@ -167,7 +168,7 @@ static size_t index_step(size_t n, double px_per, double min_gap)
             size_t s = mant[i] * p10;
             if (s >= n)
                 return s;       /* only the tick at 0 */
-            if ((double)s * px_per >= min_gap && (n - 1) / s + 1 <= HEAT_MAX_TICKS)
+            if ((double)s * px_per >= min_gap && (n - 1) / s + 1 <= max_ticks)
                 return s;
         }
     }
@@ -183,10 +184,10 @@ static void layout_axes(heat_ctx *c)
     /* y: labels horizontal, right-aligned, a line apart at least. */
     heat_axis *y = &c->y;
     if (y->labels || y->row_labels) {
-        y->step = index_step(y->n, px_per, tick_h);
+        y->step = index_step(y->n, px_per, tick_h, HEAT_MAX_TOKEN_TICKS);
         y->band = y->tok_w;
     } else {
-        y->step = index_step(y->n, px_per, tick_h + 6);
+        y->step = index_step(y->n, px_per, tick_h + 6, HEAT_MAX_TICKS);
         snprintf(buf, sizeof buf, "%zu", (y->n - 1) / y->step * y->step);
         y->band = text_width(c->font, FS_TICK, buf);
     }
@@ -196,8 +197,8 @@ static void layout_axes(heat_ctx *c)
     heat_axis *x = &c->x;
     x->rotated = 0;
     if (x->labels || x->row_labels) {
-        size_t flat = index_step(x->n, px_per, x->tok_w + 8);
-        size_t up = index_step(x->n, px_per, tick_h + 2);
+        size_t flat = index_step(x->n, px_per, x->tok_w + 8, HEAT_MAX_TOKEN_TICKS);
+        size_t up = index_step(x->n, px_per, tick_h + 2, HEAT_MAX_TOKEN_TICKS);
         if (flat <= up) {
             x->step = flat;
             x->band = tick_h;
@@ -209,7 +210,7 @@ static void layout_axes(heat_ctx *c)
     } else {
         snprintf(buf, sizeof buf, "%zu", x->n - 1);
         double w = text_width(c->font, FS_TICK, buf);
-        x->step = index_step(x->n, px_per, fmax(w + 14, 48));
+        x->step = index_step(x->n, px_per, fmax(w + 14, 48), HEAT_MAX_TICKS);
         x->band = tick_h;
     }
 }

@@ -718,3 +718,89 @@ void term_matrix(FILE *f, const float *m, size_t rows, size_t cols,
     }
     fputs("]\n", f);
 }
+
+/* ---- labelled tables ------------------------------------------------------ */
+
+/* Black or white text on background c, whichever contrasts more (the
+ * background's luma, ITU-R BT.709 weights). */
+static attn_rgb text_on(attn_rgb c)
+{
+    double y = 0.2126 * c.r + 0.7152 * c.g + 0.0722 * c.b;
+    return y < 128.0 ? (attn_rgb){255, 255, 255} : (attn_rgb){0, 0, 0};
+}
+
+/* The columns of each table column (its label's or its widest number's),
+ * and the row labels' gutter. Returns the table's width. */
+static size_t table_widths(size_t *w, size_t *gutter, const float *m, size_t rows, size_t cols,
+                           const term_table_opts *o)
+{
+    char buf[NUM_BUF];
+    size_t total;
+    *gutter = 0;
+    for (size_t i = 0; i < rows; i++) {
+        size_t lw = put_label(NULL, o->row_labels[i] ? o->row_labels[i] : "", TERM_TABLE_LABEL);
+        *gutter = lw > *gutter ? lw : *gutter;
+    }
+    total = *gutter;
+    for (size_t j = 0; j < cols; j++) {
+        w[j] = put_label(NULL, o->col_labels[j] ? o->col_labels[j] : "", TERM_TABLE_LABEL);
+        for (size_t i = 0; i < rows; i++) {
+            size_t len = fmt_number(buf, m[i * cols + j], o->precision);
+            w[j] = len > w[j] ? len : w[j];
+        }
+        total += 1 + w[j];
+    }
+    return total;
+}
+
+/* Row i: its label, then each number (on its colour, with the space
+ * before it, so that the cells touch). */
+static void table_row(FILE *f, const float *m, size_t i, size_t cols, const size_t *w,
+                      size_t gutter, const term_table_opts *o, const attn_cmap *cmap)
+{
+    char buf[NUM_BUF];
+    const char *lab = o->row_labels[i] ? o->row_labels[i] : "";
+    put_spaces(f, gutter - put_label(NULL, lab, TERM_TABLE_LABEL));
+    put_label(f, lab, TERM_TABLE_LABEL);
+    for (size_t j = 0; j < cols; j++) {
+        const float v = m[i * cols + j];
+        size_t len = fmt_number(buf, v, o->precision);
+        if (o->color) {
+            attn_rgb bg = value_color(cmap, (double)v, o->vmin, o->vmax);
+            put_sgr_rgb(f, 48, bg);
+            put_sgr_rgb(f, 38, text_on(bg));
+        }
+        put_spaces(f, 1 + w[j] - len);
+        fputs(buf, f);
+        if (o->color)
+            fputs(SGR_RESET, f);
+    }
+    fputc('\n', f);
+}
+
+int term_table(FILE *f, const float *m, size_t rows, size_t cols, const term_table_opts *o)
+{
+    const attn_cmap *cmap = o->cmap ? o->cmap : cmap_find("Reds");
+    int mw = o->max_width > 0 ? o->max_width : term_width(f);
+    term_table_opts t = *o;
+    size_t *w, gutter;
+    if (!f || !m || !o->row_labels || !o->col_labels || rows == 0 || cols == 0 ||
+        cols > SIZE_MAX / sizeof *w || !(w = malloc(cols * sizeof *w)))
+        return -1;
+    t.precision = o->precision < 0 ? 0 : o->precision > 9 ? 9 : o->precision;
+    if (table_widths(w, &gutter, m, rows, cols, &t) > (size_t)(mw > 0 ? mw : 80)) {
+        free(w);
+        return -1;
+    }
+    put_spaces(f, gutter);
+    for (size_t j = 0; j < cols; j++) {
+        const char *lab = t.col_labels[j] ? t.col_labels[j] : "";
+        put_spaces(f, 1 + w[j] - put_label(NULL, lab, TERM_TABLE_LABEL));
+        put_label(f, lab, TERM_TABLE_LABEL);
+    }
+    fputc('\n', f);
+    for (size_t i = 0; i < rows; i++)
+        table_row(f, m, i, cols, w, gutter, &t, cmap);
+    free(w);
+    return 0;
+}

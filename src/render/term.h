@@ -54,6 +54,34 @@ typedef struct term_heatmap_opts {
 void term_heatmap(FILE *f, const float *m, size_t rows, size_t cols,
                   const term_heatmap_opts *opts);
 
+/* A small matrix as a labelled table, e.g. attention weights between two
+ * sentences:
+ *
+ *             the   big   red   dog <eos>
+ *        le  0.98  0.01  0.01  0.00  0.00
+ *     grand  0.01  0.97  0.00  0.02  0.00
+ *
+ * each column right-aligned under its label, each row after its label
+ * (right-aligned); labels are cut to TERM_TABLE_LABEL columns ("…"),
+ * unsafe characters shown as '?', CJK counted two columns wide. With
+ * color, each number sits on its cell's colour (cmap, NULL: Reds, on the
+ * scale vmin … vmax), in black or white, whichever reads better: a
+ * heatmap that keeps its numbers. Returns 0, or -1 without printing
+ * anything when the table is wider than max_width columns (0:
+ * term_width(f)) or a label list is missing: the caller shows the matrix
+ * another way (term_heatmap, term_matrix). */
+#define TERM_TABLE_LABEL 12
+typedef struct term_table_opts {
+    const char *const *row_labels;    /* (rows,) */
+    const char *const *col_labels;    /* (cols,) */
+    int color;
+    const attn_cmap *cmap;
+    double vmin, vmax;
+    int precision;                    /* decimals, 0 … 9 */
+    int max_width;
+} term_table_opts;
+int term_table(FILE *f, const float *m, size_t rows, size_t cols, const term_table_opts *o);
+
 /* Print m as aligned numbers, as torch prints a 2-D tensor: "[[a, b, ...],"
  * with a fixed number of decimals (precision), and when rows or cols exceed
  * 2·edgeitems + 1 only the first and last edgeitems of that axis, with

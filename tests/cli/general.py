@@ -12,6 +12,8 @@ from .common import ROOT, check, expect, run
 # not attn's.
 MESON_OPTIONS = {"--destdir", "--setup", "--suite", "--print-errorlogs", "--num-processes",
                  "--buildtype", "--error-exitcode", "--leak-check", "--change"}
+# Options of scripts/reproducible (docs/testing.md): not attn's either.
+SCRIPT_OPTIONS = {"--legs", "--only", "--keep"}
 
 
 def group_general(tmp):
@@ -27,7 +29,8 @@ def group_general(tmp):
     expect(["selfattn", "--help"], 0, err="", out_has=["usage: attn selfattn", "Examples:"])
     # every command is built, and every --help ends with examples to copy
     commands = [l.split()[0] for l in out.split("Commands:\n")[1].split("\n\n")[0].splitlines()]
-    check(commands == ["selfattn", "multihead", "posenc", "complexity", "train", "tour"],
+    check(commands == ["selfattn", "multihead", "posenc", "complexity", "train", "translate",
+                      "tour"],
           "attn --help lists the commands: %r" % commands)
     check("not built" not in out, "attn --help: every command is built")
     for c in commands:
@@ -46,7 +49,7 @@ def group_general(tmp):
             text = f.read()
         named = set(re.findall(r"(?<![\w-])(--[a-z][a-z-]*[a-z])", text))
         named -= {"--help", "--version", "--list-commands", "--list-options"}
-        named -= MESON_OPTIONS
+        named -= MESON_OPTIONS | SCRIPT_OPTIONS
         stale = sorted(o for o in named if o not in helps)
         check(not stale, "%s names options no command has: %r" % (doc, stale))
         if not doc.startswith("docs/"):

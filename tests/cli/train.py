@@ -20,7 +20,8 @@ def group_train(tmp):
 
     # usage errors: one line, exit 2
     for args, msg in [
-            (["--task", "poem"], "--task: expected reverse, previous, apple or induction, got 'poem'"),
+            (["--task", "poem"],
+             "--task: expected reverse, previous, apple, induction or translate, got 'poem'"),
             (["--lr", "0"], "--lr: expected a positive number, got '0'"),
             (["--lr", "-0.1"], "--lr: expected a positive number, got '-0.1'"),
             (["--lr", "abc"], "--lr: expected a positive number, got 'abc'"),

@@ -17,6 +17,10 @@
  * valid lengths that count the entries that are not <pad>, and the
  * decoder's input <bos> then the target shifted by one; BLEU of each
  * short pair (target against source) must lie in [0, 1].
+ * What loads as a file is then read by the command too: `attn train
+ * --data FILE --steps 0` in-process (a tiny model, no step: the pairs,
+ * vocabularies, arrays, evaluation, greedy translations and printout of
+ * a translation run), whose exit status must be 0, 1 or 2.
  * Also: preprocess_nmt of the first line (its output at most twice its
  * length), BLEU of the bytes split at the first tab, and the bytes as a
  * typed sentence (nmt_sentence_tokens, every combination of flags).
@@ -27,6 +31,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attention_fast.h"
+#include "cli.h"
+#include "commands.h"
 #include "fuzz.h"
 #include "nmt_data.h"
 #include "seq2seq_data.h"
@@ -35,7 +42,25 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
+    fuzz_quiet();
+    attn_set_threads(1);
     return 0;
+}
+
+/* attn train --data path --steps 0, in-process: the command's translation
+ * run on the pairs, without a step. */
+static void fuzz_train(const char *path)
+{
+    char *argv[] = {"train", "--data", (char *)path, "--steps", "0", "--hiddens", "4",
+                    "--heads", "2", "--layers", "1", "--ffn", "4", "--num-steps", "6",
+                    "--min-freq", "1", "--threads", "1", "--max-mem", "16M", NULL};
+    int status;
+    cli_set_command("train");
+    status = cmd_train((int)(sizeof argv / sizeof argv[0]) - 1, argv);
+    fflush(stdout);
+    clearerr(stdout);
+    if (status < 0 || status > 2)
+        abort(); /* SPEC.md §2: exit status 0, 1 or 2 */
 }
 
 /* One side's tokens: text (fra.txt) or json rules. */
@@ -202,6 +227,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         nmt_data_load(&c, path, 5, err, sizeof err) == 0) {
         fuzz_check(&c, nmt_data_format(text, size) == NMT_JSON);
         seq2seq_corpus_free(&c);
+        fuzz_train(path);
     }
     fuzz_line(text, size);
     return 0;

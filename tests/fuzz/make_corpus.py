@@ -12,6 +12,8 @@ train_data/: --data files: data/apple_train.json, those of
 nmt_data/: --data files of sentence pairs (SPEC §11): fra.txt lines
           (tests/ref/nmt/fra_small.txt and edge cases) and the JSON form,
           good and bad (NMT_DATA below);
+translate/: typed sentences for attn translate, and translation models
+          attn train saves (no step), good and broken (TRANSLATE_*);
 model/:   the models attn train saves for make_dict.py's MODELS (with the
           attn of build/, which must be built), the same with a field
           broken, and the stacked models of SPEC §9 "Stacks" written by
@@ -25,7 +27,9 @@ import glob
 import hashlib
 import json
 import os
+import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -174,6 +178,64 @@ NMT_DATA = [
     '{"pairs": [["a", "  "]]}',
 ]
 
+# fuzz_translate: typed sentences (after a tab, a reference), and the
+# translation models attn train saves without a step (TRANSLATE_MODELS,
+# on TRANSLATE_PAIRS), each also with one field broken.
+TRANSLATE_SENTENCES = [
+    "the big red dog sees a cat .",
+    "The big red dog sees a cat.\tle grand chien rouge voit un chat .",
+    "Tom sees the small apple!",
+    "TOM  sees\u00a0the zebra\u202f?\t",
+    "the big red dog sees a cat and the small cat sees it and more words than fit",
+    "<pad> <pad>",
+    "<unk> <eos> <bos>",
+    "\u00c0 \u0130stanbul, \u0152uvre \u00e7a va .",
+    "苹果 很 好吃",
+    "   ",
+    ".\t.",
+    "a\x1b[31m b",
+]
+TRANSLATE_PAIRS = {"pairs": [["the big red dog sees a cat .", "le grand chien rouge voit un chat ."],
+                             ["Tom sees the small apple !", "Tom voit la petite pomme !"]]}
+TRANSLATE_MODELS = [
+    ("plain", ["--hiddens", "4", "--heads", "2", "--layers", "1", "--ffn", "4"]),
+    ("bias-2layers", ["--hiddens", "4", "--heads", "1", "--layers", "2", "--ffn", "2", "--bias",
+                      "--num-steps", "4"]),
+]
+
+
+def translate_corpus(attn, folder):
+    """fuzz_translate's seeds into folder: sentences, models, broken models."""
+    with tempfile.TemporaryDirectory() as tmp:
+        pairs = os.path.join(tmp, "pairs.json")
+        with open(pairs, "w") as f:
+            json.dump(TRANSLATE_PAIRS, f)
+        models = []
+        for name, args in TRANSLATE_MODELS:
+            path = os.path.join(tmp, name + ".json")
+            subprocess.run([attn, "train", "--data", pairs, "--min-freq", "1", "--steps", "0",
+                            "--save", path] + args, check=True, capture_output=True)
+            with open(path) as f:
+                models.append(json.load(f))
+    for text in TRANSLATE_SENTENCES:
+        save(folder, text.encode())
+    plain = models[0]
+    for m in models:
+        save(folder, json.dumps(m, separators=(",", ":"), ensure_ascii=False).encode())
+    broken = [("task", "reverse"), ("arch", "bahdanau"), ("num_steps", 0),
+              ("num_steps", 100000), ("num_heads", 3), ("src_vocab", ["<unk>", "<pad>"]),
+              ("tgt_vocab", ["<pad>", "<unk>", "<bos>", "<eos>", "x"]), ("state_dict", {})]
+    for key, value in broken:
+        m = dict(plain)
+        m[key] = value
+        save(folder, json.dumps(m, separators=(",", ":")).encode())
+    m = dict(plain, state_dict=dict(plain["state_dict"]))
+    m["state_dict"]["decoder.dense.bias"] = m["state_dict"]["decoder.dense.bias"][:-1]
+    save(folder, json.dumps(m, separators=(",", ":")).encode())
+    m = {k: v for k, v in plain.items() if k != "task"}
+    m["vocab"] = ["<pad>", "a"]
+    save(folder, json.dumps(m, separators=(",", ":")).encode())
+
 
 def words_line(line):
     # "a b | c d" style token lists stay one word: split on " --" options
@@ -271,7 +333,8 @@ def main():
     tdir = os.path.join(HERE, "corpus", "train_data")
     mdir = os.path.join(HERE, "corpus", "model")
     ndir = os.path.join(HERE, "corpus", "nmt_data")
-    for d in (jdir, odir, tdir, mdir, ndir):
+    xdir = os.path.join(HERE, "corpus", "translate")
+    for d in (jdir, odir, tdir, mdir, ndir, xdir):
         os.makedirs(d, exist_ok=True)
         for f in os.listdir(d):
             os.remove(os.path.join(d, f))
@@ -313,6 +376,7 @@ def main():
     save(mdir, json.dumps(m).encode())
     for name, layers, ffn, bias in STACKS:
         save(mdir, json.dumps(stacked(plain, layers, ffn, bias)).encode())
+    translate_corpus(attn, xdir)
 
 
 if __name__ == "__main__":
