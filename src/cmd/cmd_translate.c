@@ -31,6 +31,7 @@
 #include "term.h"
 #include "train_task.h"
 #include "translate_cmd.h"
+#include "translate_page.h"
 
 /* How a typed sentence is read: lower case, punctuation apart, words. */
 #define SENTENCE_FLAGS (NMT_SENTENCE_LOWER | NMT_SENTENCE_PUNCT | NMT_SENTENCE_WORDS)
@@ -229,13 +230,6 @@ static int check_outputs(const struct translate_args *a)
     int status;
     if ((status = output_page_check(a->html)) != EXIT_OK)
         return status;
-    /* HTML-PAGE: until translate_page.c lands, --html is refused here,
-     * before any work; with it, delete these lines (see the call site in
-     * write_outputs). */
-    if (a->html) {
-        cli_error("--html: the page of attn translate is not in this build yet");
-        return EXIT_RUNTIME;
-    }
     for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
         atomic_file af;
         if (!paths[i] || strcmp(paths[i], "-") == 0)
@@ -689,11 +683,8 @@ static int write_outputs(const xlate *x)
         status = output_json(a->json, write_json, &x->v, rep,
                              x->v.enc ? "the translation and every attention"
                                       : "the translation and its cross-attention");
-    /* HTML-PAGE: the page's single call site, once translate_page.c lands
-     * (and the refusal in check_outputs is gone):
-     *     if (status == EXIT_OK && a->html)
-     *         status = translate_page_command(a->html, &x->v, rep);
-     */
+    if (status == EXIT_OK && a->html)
+        status = translate_page_command(a->html, &x->v, rep);
     return status;
 }
 

@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "page_out.h"
 #include "seq2seq_data.h"
+#include "translate_cmd.h"
 
 /* The words of tok (n,) joined by spaces, without a last "<eos>": a new
  * string, or NULL when out of memory. */
@@ -51,7 +52,7 @@ void translate_page_members(json_writer *jw, const translate_page_view *v, const
     json_string(jw, "kind", "translate");
     json_string(jw, "title", title);
     page_command(jw, argc, argv);
-    page_cmap(jw, cmap_find("Reds"));
+    page_cmap(jw, v->cmap ? v->cmap : cmap_find("Reds"));
     json_object_begin(jw, "model", JSON_INLINE);
     json_string(jw, "arch", "transformer");
     json_uint(jw, "layers", v->layers);
@@ -181,4 +182,36 @@ int translate_page_write(const char *path, const translate_page_view *v, int arg
     snprintf(what, sizeof what, "a page of the translation's attention, %zu block%s × %zu head%s",
              v->layers, v->layers == 1 ? "" : "s", v->heads, v->heads == 1 ? "" : "s");
     return output_page_text(path, "attn translate", data, len, rep, what);
+}
+
+/* ---- attn translate's view ----------------------------------------------------- */
+
+/* --json's object of attn translate, its tensors base64 as a page's. */
+static int command_json(FILE *f, const void *ctx)
+{
+    json_writer jw;
+    json_writer_init(&jw, f);
+    jw.base64_from = PAGE_BASE64_FROM;
+    json_object_begin(&jw, NULL, JSON_BLOCK);
+    translate_view_json(&jw, ctx);
+    json_end(&jw);
+    return json_writer_finish(&jw);
+}
+
+int translate_page_command(const char *path, const translate_view *v, FILE *rep)
+{
+    char *reference = v->reference ? seq2seq_join(v->reference, v->n_reference) : NULL;
+    const translate_page_view pv = {
+        .layers = v->cfg.layers, .heads = v->cfg.heads, .hiddens = v->cfg.hiddens,
+        .ffn = v->cfg.ffn, .source = v->source, .Ts = v->S, .target = v->target, .Tq = v->R,
+        .T = 0, .cross = v->cross, .encoder = v->enc, .decoder = v->self,
+        .sentence = v->sentence, .reference = reference, .bleu = v->bleu, .cmap = v->cmap};
+    int status;
+    if (v->reference && !reference) {
+        cli_error("--html %s: out of memory", path);
+        return EXIT_RUNTIME;
+    }
+    status = translate_page_write(path, &pv, v->argc, v->argv, command_json, v, rep);
+    free(reference);
+    return status;
 }

@@ -23,6 +23,9 @@
 #include <stdio.h>
 
 #include "json_writer.h"
+#include "render.h"
+
+struct translate_view; /* translate_cmd.h: what attn translate computed */
 
 /* One sentence's attention, as plain arrays the caller owns.
  *
@@ -46,6 +49,7 @@ typedef struct translate_page_view {
     const char *sentence;               /* the source as typed, or NULL: the words joined */
     const char *reference;              /* --reference, or NULL */
     double bleu;                        /* against reference (read only with one) */
+    const attn_cmap *cmap;              /* --cmap, or NULL: Reds */
 } translate_page_view;
 
 /* `attn translate --html PATH`, in one line from cmd_translate.c:
@@ -61,6 +65,15 @@ typedef struct translate_page_view {
 int translate_page_write(const char *path, const translate_page_view *v, int argc, char **argv,
                          int (*write_json)(FILE *f, const void *ctx), const void *json_ctx,
                          FILE *rep);
+
+/* The same for cmd_translate.c's view (translate_cmd.h), in one line:
+ *
+ *   status = translate_page_command(a->html, &x->v, rep);
+ *
+ * the data is translate_view_json's object (tensors of PAGE_BASE64_FROM
+ * numbers or more as base64 float32) plus "page"; v->enc and v->self
+ * (--all) give the encoder's and the decoder's self-attention. */
+int translate_page_command(const char *path, const struct translate_view *v, FILE *rep);
 
 /* The data element's JSON text of that page, without the page around it
  * (for the tests and the fuzz harness): *data malloc'd, *len bytes. 0, or

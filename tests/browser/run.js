@@ -623,7 +623,8 @@ groups.train = async () => {
 // and the decoder's self-attention, one selector away), the heads'
 // mean, the probe's translation and the curves' cursor together.
 groups.translate = async () => {
-  attn(["train", "--task", "translate", "--steps", "60", "--log-every", "20", "--json", "tj.json", "--html", "tp.html"]);
+  attn(["train", "--task", "translate", "--steps", "60", "--log-every", "20", "--json", "tj.json", "--save", "tm.json",
+        "--html", "tp.html"]);
   const json = readJSON("tj.json");
   const {data} = pageData(tmp("tp.html"));
   const pg = data.page, steps = pg.steps, last = steps.length - 1;
@@ -744,25 +745,31 @@ groups.translate = async () => {
         rows[0][2] === t0.translation && rows[0][3] === t0.reference && rows[0][4] === t0.bleu.toFixed(3), JSON.stringify(rows[0]));
   await p.finish();
 
-  // the view of `attn translate --html` (translate_page.h): one state, no
-  // slider; made here from this page's data at the last step
-  const one = JSON.parse(JSON.stringify(data));
-  const slice = (t, n) => ({dtype: "float32", shape: [1].concat(t.shape.slice(1)),
-    base64: Buffer.from(flat(t).slice(last * n, (last + 1) * n).buffer).toString("base64")});
-  Object.assign(one.page, {steps: null, rows: "translation", translations: null, align: null, step_translations: null,
-                           cross: slice(pg.cross, L * NH * Tq * Ts), encoder: null, decoder: slice(pg.decoder, L * NH * Tq * Tq)});
-  delete one.history;
-  one.page.sentence.reference = null;
-  const esc = JSON.stringify(one).replace(/[<>&\u2028\u2029]/g, (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
-  fs.writeFileSync(tmp("one.html"), fs.readFileSync(tmp("tp.html"), "utf8")
-    .replace(/(<script type="application\/json" id="attn-data">)[\s\S]*?(<\/script>)/, (m, a, b) => a + esc + b));
-  const q = await open(tmp("one.html"), "translate-one");
-  check("translate: one translation has no slider", (await q.page.$$('input[type="range"]')).length === 0);
+  // attn translate --html of the saved model: one state, no slider
+  const sent = "the small green apple wants the big blue boy .", ref = "la petite pomme verte veut le grand garçon bleu .";
+  attn(["translate", "--input", "tm.json", "--all", "--reference", ref, "--json", "tx.json", "--html", "tx.html", sent]);
+  const xj = readJSON("tx.json"), X = flat(xj.cross_attention), XE = flat(xj.encoder_attention);
+  const R = xj.target.length, XS = xj.source.length;
+  const q = await open(tmp("tx.html"), "translate-command");
+  check("translate: attn translate's page has no slider", (await q.page.$$('input[type="range"]')).length === 0);
   const sel = await q.page.evaluate(() => Array.from(document.querySelectorAll("button[data-show]"), (b) => b.dataset.show).join());
-  check("translate: without the encoder's, the selector offers the two others", sel === "cross,decoder,all", sel);
-  const ot = await hover(q.page, "cross block 1 head 4", 1, 0);
-  checkWeight("translate: hover on one translation", ot, cw(last, 0, 3, 1, 0));
+  check("translate: with --all, the selector offers all three", sel === "cross,encoder,decoder,all", sel);
+  const words = await q.page.evaluate(() => Array.from(document.querySelectorAll("dl.sentence .words"), (w) => w.textContent));
+  check("translate: the sentence, its translation and the reference", words[0] === sent &&
+        words[1] === xj.translation.join(" ") && words[2] === ref, JSON.stringify(words));
+  const ot = await hover(q.page, "cross block 2 head 3", 2, 3);
+  check("translate: attn translate's hover names the word written and the source word",
+        ot.includes(`target word 2 “${xj.target[2]}” → source word 3 “${xj.source[3]}”`), ot);
+  checkWeight("translate: attn translate's cross-attention is --json's", ot, X[((1 * NH + 2) * R + 2) * XS + 3]);
+  await q.page.click('button[data-show="encoder"]');
+  const oe = await hover(q.page, "encoder block 1 head 1", 4, 0);
+  checkWeight("translate: attn translate's encoder self-attention is --json's", oe, XE[(0 * XS + 4) * XS + 0]);
   await q.finish();
+  attn(["translate", "--input", "tm.json", "--html", "tx1.html", sent]);
+  const q1 = await open(tmp("tx1.html"), "translate-command-cross");
+  const sel1 = await q1.page.evaluate(() => Array.from(document.querySelectorAll("button[data-show]"), (b) => b.dataset.show).join());
+  check("translate: without --all, the cross-attention only", sel1 === "cross", sel1);
+  await q1.finish();
 
   // tokens that would run as HTML: text on the page
   const bad = ["</script><img/src=x/onerror=window.__pwned=1>", "<svg/onload=window.__pwned=2>", "a\u2028b&amp;"];

@@ -1,17 +1,19 @@
-"""--html of a translation run (SPEC.md §10, §11): `attn train --task
-translate --html` and `attn train --data PAIRS --html` — refused up front,
+"""--html of a translation (SPEC.md §10, §11): `attn train --task
+translate --html`, `attn train --data PAIRS --html` and `attn translate
+--html` — refused up front,
 the data element --json's object plus "page" (the probe's cross-, encoder
 and decoder self-attention at every logged step, its translations, the
 held-out table), softmax rows, causal decoder rows, the same bytes for the
 same command and for --threads 1 and 2, and tokens that could run as HTML
-kept as text. What the page does in a browser is tests/browser/run.js's
-group translate."""
+kept as text; attn translate's page: its --json object and the same
+view. What the pages do in a browser is tests/browser/run.js's group
+translate."""
 import json
 import os
 import re
 
 from .common import check, expect, slow_build
-from .html import floats, page_data
+from .html import f32, floats, page_data
 
 T = "attn train: "
 
@@ -30,10 +32,10 @@ def check_softmax(name, A, n):
     check(sums and all(abs(x - 1) < 1e-5 for x in sums), "html translate: %s rows sum to 1" % name)
 
 
-def check_task_page(tmp):
+def check_task_page(tmp, model):
     page, jpath = os.path.join(tmp, "t.html"), os.path.join(tmp, "t.json")
     args = ["train", "--task", "translate", "--steps", "40", "--log-every", "20"]
-    rc, out, err = expect(args + ["--json", jpath, "--html", page], 0)
+    rc, out, err = expect(args + ["--json", jpath, "--html", page, "--save", model], 0)
     check(out.endswith("wrote %s: the history and the final figures\n"
                        "wrote %s: a page of the probe's attention at 4 steps, %d KB\n"
                        % (jpath, page, round(os.path.getsize(page) / 1024))),
@@ -75,7 +77,7 @@ def check_task_page(tmp):
     # the same command, the same bytes; --threads 1 and 2 alike
     with open(page, "rb") as f:
         first = f.read()
-    expect(args + ["--json", jpath, "--html", page], 0)
+    expect(args + ["--json", jpath, "--html", page, "--save", model], 0)
     with open(page, "rb") as f:
         check(f.read() == first, "html translate: the same command gives the same bytes")
     strip = lambda b: re.sub(rb'"command": "attn train[^"]*"', b"", b)
@@ -113,6 +115,52 @@ def check_data_page(tmp):
           "html translate: --data has no alignment; its held-out table")
 
 
+def check_command_page(tmp, model):
+    """attn translate --html: --json's object plus the view, one state."""
+    X = "attn translate: "
+    page, jpath = os.path.join(tmp, "x.html"), os.path.join(tmp, "x.json")
+    sent, ref = "the small green apple wants the big blue boy .", "la petite pomme verte veut le grand garçon bleu ."
+    args = ["translate", "--input", model, "--reference", ref, "--all", sent]
+    rc, out, err = expect(args + ["--json", jpath, "--html", page], 0)
+    check(out.endswith("wrote %s: a page of the translation's attention, 2 blocks × 4 heads, %d KB\n"
+                       % (page, round(os.path.getsize(page) / 1024))), "html translate: attn translate's report %r"
+          % out[-160:])
+    _, raw, data = page_data(page)
+    with open(jpath) as f:
+        want = json.load(f)
+    pg = data.pop("page")
+    tensors = ("cross_attention", "encoder_attention", "decoder_attention")
+    check(sorted(data) == sorted(want) and all(data[k] == want[k] for k in want if k not in tensors) and
+          all(floats(data[k]) == [f32(x) for x in floats(want[k])] for k in tensors),
+          "html translate: attn translate's data is --json's object and page")
+    R, S = len(want["target"]), len(want["source"])
+    check(pg["kind"] == "translate" and pg["rows"] == "translation" and pg["steps"] is None and
+          pg["source"] == want["source"] and pg["target"] == want["target"] and
+          pg["decoder_input"] == want["decoder_input"],
+          "html translate: attn translate's rows and columns")
+    check(pg["sentence"] == {"source": sent, "reference": ref, "translation": " ".join(want["translation"]),
+                             "bleu": want["bleu"]}, "html translate: the sentence %r" % pg["sentence"])
+    check(shape(pg["cross"]) == [1, 2, 4, R, S] and floats(pg["cross"]) == floats(data["cross_attention"]) and
+          shape(pg["encoder"]) == [1, 2, 4, S, S] and floats(pg["encoder"]) == floats(data["encoder_attention"]) and
+          shape(pg["decoder"]) == [1, 2, 4, R, R] and floats(pg["decoder"]) == floats(data["decoder_attention"]),
+          "html translate: the page's attention is --json's")
+    with open(page, "rb") as f:
+        first = f.read()
+    expect(args + ["--json", jpath, "--html", page], 0)
+    with open(page, "rb") as f:
+        check(f.read() == first, "html translate: attn translate, the same bytes")
+    # without --all: the cross-attention only; a typed word that is markup
+    rc, out, err = expect(["translate", "--input", model, "--html", page, "the </script><b> cat ."], 0)
+    _, raw, data = page_data(page)
+    pg = data["page"]
+    check(pg["encoder"] is None and pg["decoder"] is None and "<unk>" in pg["source"] and
+          pg["sentence"]["source"] == "the </script><b> cat ." and not re.search("[<>&]", raw),
+          "html translate: without --all, and a typed word escaped: %r" % pg["sentence"])
+    missing = os.path.join(tmp, "no", "x.html")
+    expect(["translate", "--input", model, "--html", missing, sent], 1,
+           err=X + "--html %s: cannot create: No such file or directory" % missing)
+
+
 def group_html_translate(tmp):
     missing = os.path.join(tmp, "no", "t.html")
     # refused before training (100000 steps would take minutes)
@@ -123,5 +171,7 @@ def group_html_translate(tmp):
     check(not os.path.exists(os.path.dirname(missing)), "html translate: nothing made")
     if slow_build("the translation pages"):
         return
-    check_task_page(tmp)
+    model = os.path.join(tmp, "model.json")
+    check_task_page(tmp, model)
     check_data_page(tmp)
+    check_command_page(tmp, model)
