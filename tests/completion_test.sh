@@ -164,7 +164,7 @@ expect "ones random" attn multihead --fill ""
 expect "dot additive" attn selfattn --score ""
 expect "cpu wall" attn complexity --clock ""
 expect "interleaved concat" attn posenc --layout ""
-expect "reverse previous apple induction" attn train --task ""
+expect "reverse previous apple induction translate" attn train --task ""
 expect "adam sgd" attn train --optimizer ""
 expect "--no-posenc" attn train --no-p
 # tour --step: the step names, as attn tour --list gives them
