@@ -21,8 +21,11 @@ EncoderBlock, TransformerEncoder, DecoderBlock (with its state[2]
 key_values: during training the keys are the whole decoder input and
 dec_valid_lens = 1 ... num_steps, a causal mask; during prediction the
 earlier steps' inputs are kept and concatenated), TransformerDecoder
-(dense over the target vocabulary) and EncoderDecoder. Everything runs in
-float64 (torch.set_default_dtype).
+(dense over the target vocabulary) and EncoderDecoder. Everything here
+runs in float64 (main sets torch's default dtype). The modules build in
+the default dtype and convert with .to(dtype), P included (a buffer kept
+out of the state_dict): scripts/bench_translate_torch.py imports them and
+runs them in float32.
 
 Where attn departs from zh.d2l.ai, on purpose, as SPEC §9 and §11 say:
   - dropout only on the attention weights; the fixtures use dropout 0;
@@ -59,9 +62,6 @@ import sys
 
 import torch
 from torch import nn
-
-torch.set_default_dtype(torch.float64)
-torch.set_num_threads(1)
 
 UNK, PAD, BOS, EOS = 0, 1, 2, 3  # d2l's Vocab: <unk>, then reserved tokens
 
@@ -145,7 +145,8 @@ class PositionalEncoding(nn.Module):
     def __init__(self, num_hiddens, dropout, max_len=64):
         super().__init__()
         self.dropout = nn.Dropout(dropout)
-        self.P = attn_P(max_len, num_hiddens)  # a plain tensor: not in the state_dict
+        # a buffer outside the state_dict: .to(dtype) converts it with the rest
+        self.register_buffer("P", attn_P(max_len, num_hiddens), persistent=False)
 
     def forward(self, X, offset=0):
         X = X + self.P[:, offset:offset + X.shape[1], :]
@@ -538,6 +539,8 @@ def load_check(folder):
 
 
 def main():
+    torch.set_default_dtype(torch.float64)
+    torch.set_num_threads(1)
     if len(sys.argv) > 2 and sys.argv[1] == "--load":
         load_check(sys.argv[2])
         return

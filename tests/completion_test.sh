@@ -172,7 +172,7 @@ expect "Reds Blues viridis gray" attn translate -i m.json --cmap ""
 expect "adam sgd" attn train --optimizer ""
 expect "--no-posenc" attn train --no-p
 # tour --step: the step names, as attn tour --list gives them
-expect "multihead selfattn context scaling complexity order posenc binary relative rope learned circuits" \
+expect "cross multihead selfattn context scaling complexity order posenc binary relative rope learned circuits" \
     attn tour --step ""
 expect "relative rope" attn tour --step r
 expect "--step=posenc" attn tour --step=p

@@ -286,6 +286,10 @@ static int w_page_tensors(json_writer *jw)
     json_tensor(jw, "two", two, 1, (size_t[]){2});    /* base64, with '=' padding */
     json_tensor(jw, "big", three, 2, (size_t[]){1, 3}); /* above omit_above: shape only */
     json_tensor_base64(jw, "drawn", three, 1, (size_t[]){3});
+    json_base64(jw, "bytes1", (const unsigned char *)"M", 1); /* RFC 4648's examples */
+    json_base64(jw, "bytes2", (const unsigned char *)"Ma", 2);
+    json_base64(jw, "bytes3", (const unsigned char *)"Man\xff", 4);
+    json_base64(jw, "none", NULL, 0);
     json_array_begin(jw, "raw", JSON_INLINE);
     json_raw(jw, NULL, "{\"a\": [1, 2]}", 13);
     json_raw(jw, NULL, "null", 4);
@@ -301,6 +305,10 @@ static const char want_page_tensors[] =
     "  \"big\": {\"dtype\": \"float32\", \"shape\": [1, 3], \"omitted\": \"3 numbers, more than the "
     "page keeps (2); --json writes them\"},\n"
     "  \"drawn\": {\"dtype\": \"float32\", \"shape\": [3], \"base64\": \"AACAPwAAAMAAAAA/\"},\n"
+    "  \"bytes1\": \"TQ==\",\n"
+    "  \"bytes2\": \"TWE=\",\n"
+    "  \"bytes3\": \"TWFu/w==\",\n"
+    "  \"none\": \"\",\n"
     "  \"raw\": [{\"a\": [1, 2]}, null]\n"
     "}\n";
 

@@ -37,9 +37,27 @@ struct tour_step {
     const char *text;    /* formula and what to look for */
     const char *runs[MAX_RUNS];
     unsigned views;      /* --html: the runs (bit r for run r) shown as a view */
+    unsigned pictures;   /* --html: the runs whose figure (the run's first @NAME)
+                            the page shows as a picture, for a command without a page */
 };
 
 static const struct tour_step steps[] = {
+    {"cross", "Cross-attention that translates", "the notes' opening; d2l 10.7",
+     "The notes begin with attention's classic use, in Seq2Seq: the decoder,\n"
+     "about to write a French word, looks across the whole English sentence\n"
+     "for the positions most worth attending to.\n"
+     "    Q ← decoder (its state at the word it is writing)\n"
+     "    K = V ← encoder (its output at every source word)\n"
+     "    output = softmax(QKᵀ / √d) V\n"
+     "The queries come from one sequence and the keys and values from another:\n"
+     "cross-attention. Below, d2l's Transformer (2 blocks a side, d 32, 4 heads)\n"
+     "learns attn's English → French grammar in 150 steps, a second or two.\n"
+     "Watch each French word's row of the last block's cross-attention settle on\n"
+     "the English word it translates, and cross over where the colour follows\n"
+     "the noun (la petite pomme verte). Must attention join two sequences at\n"
+     "all? No: from the next step on, one sequence attends to itself.\n",
+     {"train --task translate --steps 150 --png @01-train-translate.png", NULL, NULL}, 0, 1},
+
     {"multihead", "Multi-head attention", "d2l 10.5",
      "Each head i projects queries, keys and values into its own subspace of\n"
      "p = num_hiddens / h columns and attends there with scaled dot products:\n"
@@ -48,7 +66,7 @@ static const struct tour_step steps[] = {
      "The chapter's cell: num_hiddens 100 in 5 heads of 20; queries (2, 4, 100),\n"
      "keys = values (2, 6, 100), all ones; valid_lens [3, 2], so example 0\n"
      "attends to its first 3 keys and example 1 to its first 2.\n",
-     {"multihead --describe", "multihead --png @01-multihead-weights.png", NULL}, 2},
+     {"multihead --describe", "multihead --png @02-multihead-weights.png", NULL}, 2, 0},
 
     {"selfattn", "Self-attention", "d2l 10.6.1",
      "Queries, keys and values all come from one sequence X = x_1, …, x_n:\n"
@@ -56,7 +74,7 @@ static const struct tour_step steps[] = {
      "The output has the input's shape: every token gets a new representation\n"
      "computed from the whole sequence at once. The chapter's cell: X of ones\n"
      "(2, 4, 100), 5 heads, valid_lens [3, 2].\n",
-     {"selfattn --png @02-selfattn-weights.png", NULL, NULL}, 1},
+     {"selfattn --png @03-selfattn-weights.png", NULL, NULL}, 1, 0},
 
     {"context", "苹果 in context", "the notes' example",
      "An embedding says what a word is, not what it means in this sentence.\n"
@@ -65,14 +83,14 @@ static const struct tour_step steps[] = {
      "similarity of the inputs (1) and of the outputs. The weights are random\n"
      "(untrained): the point is that context changes the result at all.\n",
      {"selfattn --tokens \"苹果 很 好吃|苹果 发布 了 新的 产品\" --hiddens 16 --heads 2"
-      " --png @03-apple-context.png", NULL, NULL}, 1},
+      " --png @04-apple-context.png", NULL, NULL}, 1, 0},
 
     {"scaling", "Why scores are divided by √d", "d2l 10.3.3",
      "If the d components of q and k are independent with mean 0 and variance\n"
      "1, then q·k = Σ_j q_j k_j has variance d. Unscaled, scores spread out as d\n"
      "grows and the softmax puts almost all weight on one key, where its\n"
      "gradients vanish; q·k/√d has variance 1 for every d.\n",
-     {"selfattn --scale-sweep --png @04-scale-sweep.png", NULL, NULL}, 0},
+     {"selfattn --scale-sweep --png @05-scale-sweep.png", NULL, NULL}, 0, 0},
 
     {"complexity", "Comparing CNNs, RNNs and self-attention", "d2l 10.6.2",
      "Three layers that map n tokens of d channels to n tokens of d channels:\n"
@@ -84,15 +102,15 @@ static const struct tour_step steps[] = {
      "d = 512, path lengths measured through real layers, and real layers\n"
      "timed for growing n with the growth exponent fitted.\n",
      {"complexity --measure --sweep 64:2048 --measure-dim 32 --reps 3"
-      " --png @05-complexity-loglog.png", NULL, NULL}, 1},
+      " --png @06-complexity-loglog.png", NULL, NULL}, 1, 0},
 
     {"order", "Self-attention does not see order", "d2l 10.6.3",
      "Permute the tokens and the outputs are permuted the same way:\n"
      "    f(πX) = π f(X),   A(πX) = π A(X) πᵀ\n"
      "so nothing in self-attention depends on where a token stands. Adding the\n"
      "positional encoding to X by position breaks this: order becomes visible.\n",
-     {"selfattn --permute --png @06-permute.png",
-      "selfattn --permute --posenc --png @06-permute-posenc.png", NULL}, 0},
+     {"selfattn --permute --png @07-permute.png",
+      "selfattn --permute --posenc --png @07-permute-posenc.png", NULL}, 0, 0},
 
     {"posenc", "Positional encoding", "d2l 10.6.3",
      "The input becomes X + P, with P ∈ ℝ^(n×d):\n"
@@ -101,15 +119,15 @@ static const struct tour_step steps[] = {
      "Columns 6 and 7 oscillate faster than columns 8 and 9, and 6 and 7 (like 8\n"
      "and 9) are offset because sine and cosine alternate. In the heatmap the\n"
      "frequency falls from left to right.\n",
-     {"posenc --dim 32 --steps 60 --plot @07-posenc-columns.png --cols 6-9",
-      "posenc --dim 32 --steps 60 --png @07-posenc-heatmap.png", NULL}, 1},
+     {"posenc --dim 32 --steps 60 --plot @08-posenc-columns.png --cols 6-9",
+      "posenc --dim 32 --steps 60 --png @08-posenc-heatmap.png", NULL}, 1, 0},
 
     {"binary", "Absolute positional information", "d2l 10.6.3.1",
      "In binary the lowest bit alternates with every number, the next with\n"
      "every two, the third with every four: higher bits alternate at lower\n"
      "frequencies, as P's columns do from left to right, only continuously\n"
      "(and floats are more economical than bits).\n",
-     {"posenc --binary 8", NULL, NULL}, 0},
+     {"posenc --binary 8", NULL, NULL}, 0, 0},
 
     {"relative", "Relative positional information", "d2l 10.6.3.2",
      "With ω_j = 1/10000^(2j/d), one 2×2 rotation that does not depend on i\n"
@@ -119,7 +137,7 @@ static const struct tour_step steps[] = {
      "The check applies it to every row and every pair. P·Pᵀ, the similarity\n"
      "of two positions, depends only on the offset between them.\n",
      {"posenc --dim 32 --steps 60 --check-relative 1:10",
-      "posenc --dim 32 --steps 60 --similarity @09-posenc-similarity.png", NULL}, 1},
+      "posenc --dim 32 --steps 60 --similarity @10-posenc-similarity.png", NULL}, 1, 0},
 
     {"rope", "Layouts, and the rotation at work: RoPE", "beyond the chapter",
      "Sines first and cosines after (concatenated) is the same encoding with\n"
@@ -128,21 +146,21 @@ static const struct tour_step steps[] = {
      "itself: each query and key is rotated by the angles of its position, so\n"
      "the score ⟨R_m q, R_n k⟩ = ⟨q, R_(n−m) k⟩ depends only on the offset n − m.\n",
      {"posenc --dim 32 --steps 60 --layout concat --check-relative 1:10"
-      " --png @10-posenc-concat.png",
-      "posenc --dim 32 --steps 60 --rope --check-relative 1:10 --png @10-rope-scores.png",
-      NULL}, 1},
+      " --png @11-posenc-concat.png",
+      "posenc --dim 32 --steps 60 --rope --check-relative 1:10 --png @11-rope-scores.png",
+      NULL}, 1, 0},
 
     {"learned", "Attention that learns", "the chapter's model, trained",
-     "Every weight above was random. attn train trains the same layer on a\n"
+     "Every weight since step 2 was random. attn train trains the same layer on a\n"
      "task, X = embedding(tokens)·√d + P, Y = MultiHeadAttention(X, X, X), a\n"
      "linear head, Adam, and draws the attention of one example as it forms.\n"
      "Reversing 8 digits needs position: with P the heads learn the anti-\n"
      "diagonal; without P they cannot tell the positions apart and stay near a\n"
      "third right. In the 苹果 sentences, 苹果's row learns to sit on the cue\n"
      "words (吃, 甜 … or 发布, 产品 …) that tell the fruit from the company.\n",
-     {"train --task reverse --png @11-train-reverse.png",
-      "train --task reverse --no-posenc --png @11-train-reverse-no-posenc.png",
-      "train --task apple --png @11-train-apple.png"}, 7},
+     {"train --task reverse --png @12-train-reverse.png",
+      "train --task reverse --no-posenc --png @12-train-reverse-no-posenc.png",
+      "train --task apple --png @12-train-apple.png"}, 7, 0},
 
     {"circuits", "Two layers: an induction head", "d2l 11.7, the encoder stacked",
      "d2l's Transformer encoder stacks blocks, each X = LayerNorm(X + Attention(X))\n"
@@ -152,7 +170,7 @@ static const struct tour_step steps[] = {
      "finds the earlier copy of the current token by it and reads the token\n"
      "after (an offset diagonal in the second half of the probe). One layer\n"
      "sees only tokens and positions and, as the copy's offset varies, cannot.\n",
-     {"train --task induction --compare-layers --png @12-train-induction.png", NULL}, 1},
+     {"train --task induction --compare-layers --png @13-train-induction.png", NULL}, 1, 0},
 };
 
 #define NSTEPS (sizeof steps / sizeof steps[0])
@@ -176,6 +194,9 @@ struct run_record {
     char *output;           /* what it printed, without colour */
     char *view;             /* the data of its page, or NULL */
     size_t view_len;
+    char *picture_name;     /* a step's pictures: the figure's NAME, */
+    unsigned char *picture; /* and its PNG file's bytes (else both NULL) */
+    size_t picture_len;
 };
 
 struct tour_record {
@@ -429,16 +450,59 @@ static int run_captured(const struct command *cmd, int argc, char **argv, struct
     return status;
 }
 
+/* The largest figure the page shows as a picture (a tour figure is about
+ * 100 KB). */
+#define PICTURE_MAX_BYTES (8u << 20)
+
+/* --html: the figure NAME, written at path, kept in rec as the page's
+ * picture. EXIT_OK or EXIT_RUNTIME after a message. */
+static int keep_picture(struct run_record *rec, const char *name, const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    long n;
+    size_t len = strlen(name);
+    if (!f || fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        cli_error("--html: %s: cannot read the figure back: %s", path, strerror(errno));
+        if (f)
+            fclose(f);
+        return EXIT_RUNTIME;
+    }
+    if ((unsigned long)n > PICTURE_MAX_BYTES) {
+        fclose(f);
+        cli_error("--html: %s: %ld bytes, more than a page shows as a picture (%u)", path, n,
+                  PICTURE_MAX_BYTES);
+        return EXIT_RUNTIME;
+    }
+    rec->picture = malloc((size_t)n + 1);
+    rec->picture_name = malloc(len + 1);
+    if (!rec->picture || !rec->picture_name) {
+        fclose(f);
+        cli_error("out of memory");
+        return EXIT_RUNTIME;
+    }
+    memcpy(rec->picture_name, name, len + 1);
+    rec->picture_len = fread(rec->picture, 1, (size_t)n, f);
+    if (ferror(f) || rec->picture_len != (size_t)n) {
+        fclose(f);
+        cli_error("--html: %s: cannot read the figure back", path);
+        return EXIT_RUNTIME;
+    }
+    fclose(f);
+    return EXIT_OK;
+}
+
 /* One run: the command line shown, then the command itself. With rec
- * (--html) its output is kept, and with view its page's data too. */
+ * (--html) its output is kept, with view its page's data too, and with
+ * picture the figure of its first @NAME. */
 static int do_run(const char *run, const struct tour_args *a, struct run_record *rec, int view,
-                  const char *index)
+                  int picture, const char *index)
 {
     size_t len = strlen(run), nw, argc = 0, clen = 0;
     char *buf = malloc(len + 1);
     char *words[MAX_WORDS];
     char *argv[MAX_WORDS + 7];
     char *owned[MAX_WORDS];    /* the DIR/NAME paths made here */
+    const char *first_name = NULL; /* the first @NAME's NAME */
     size_t nowned = 0;
     int status = EXIT_RUNTIME;
     const struct command *cmd = NULL;
@@ -466,6 +530,8 @@ static int do_run(const char *run, const struct tour_args *a, struct run_record 
                 cli_error("--out %s: out of memory", a->out);
                 goto done;
             }
+            if (!first_name)
+                first_name = words[i] + 1;
             owned[nowned++] = path;
             argv[argc++] = path;
         } else {
@@ -509,6 +575,8 @@ static int do_run(const char *run, const struct tour_args *a, struct run_record 
         output_page_keep(&rec->view, &rec->view_len);
     status = run_captured(cmd, (int)argc, argv, rec);
     output_page_keep(NULL, NULL);
+    if (status == EXIT_OK && picture && first_name)
+        status = keep_picture(rec, first_name, owned[0]);
 done:
     for (size_t i = 0; i < nowned; i++)
         free(owned[i]);
@@ -517,7 +585,8 @@ done:
 }
 
 /* DIR/index.html: {"command": "tour", "steps": [{"name", "title",
- * "where", "text", "runs": [{"command", "output", "view"}]}], "page"}. */
+ * "where", "text", "runs": [{"command", "output", "view", ["picture":
+ * {"name", "type", "base64"}]}]}], "page"}. */
 struct tour_page_ctx {
     const struct tour_args *a;
     const struct tour_record *rec;
@@ -547,6 +616,13 @@ static void write_tour_data(json_writer *jw, const void *arg)
                 json_raw(jw, "view", rr->view, rr->view_len);
             else
                 json_null(jw, "view");
+            if (rr->picture) {
+                json_object_begin(jw, "picture", JSON_INLINE);
+                json_string(jw, "name", rr->picture_name);
+                json_string(jw, "type", "image/png");
+                json_base64(jw, "base64", rr->picture, rr->picture_len);
+                json_end(jw);
+            }
             json_end(jw);
         }
         json_end(jw);
@@ -569,6 +645,8 @@ static void tour_record_free(struct tour_record *rec)
             free(rec->runs[s][r].command);
             free(rec->runs[s][r].output);
             free(rec->runs[s][r].view);
+            free(rec->runs[s][r].picture_name);
+            free(rec->runs[s][r].picture);
         }
     free(rec);
 }
@@ -633,7 +711,7 @@ int cmd_tour(int argc, char **argv)
             fputc('\n', stdout);
             /* a failing command has said why in one line; the tour stops */
             status = do_run(steps[s].runs[r], &a, rec ? &rec->runs[s][r] : NULL,
-                            (steps[s].views >> r) & 1, index);
+                            (steps[s].views >> r) & 1, (steps[s].pictures >> r) & 1, index);
             if (status != EXIT_OK)
                 goto done;
         }

@@ -261,39 +261,59 @@ static int tensor_head(json_writer *jw, const char *key, size_t ndim, const size
     return json_end(jw);
 }
 
-/* The count float32 values of data, little-endian, in base64 (RFC 4648,
- * with '=' padding), quoted. */
+/* Base64 (RFC 4648, with '=' padding), written a byte at a time: three
+ * bytes in, four digits out. */
+struct base64_out {
+    FILE *f;
+    unsigned char group[3];
+    size_t filled;
+};
+
+static const char base64_digits[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static void base64_put(struct base64_out *b, unsigned char byte)
+{
+    const unsigned char *g = b->group;
+    b->group[b->filled++] = byte;
+    if (b->filled < 3)
+        return;
+    fputc(base64_digits[g[0] >> 2], b->f);
+    fputc(base64_digits[(g[0] & 3) << 4 | g[1] >> 4], b->f);
+    fputc(base64_digits[(g[1] & 15) << 2 | g[2] >> 6], b->f);
+    fputc(base64_digits[g[2] & 63], b->f);
+    b->filled = 0;
+}
+
+/* The last one or two bytes, padded. */
+static void base64_finish(struct base64_out *b)
+{
+    const unsigned char *g = b->group;
+    if (b->filled == 1) {
+        fputc(base64_digits[g[0] >> 2], b->f);
+        fputc(base64_digits[(g[0] & 3) << 4], b->f);
+        fputs("==", b->f);
+    } else if (b->filled == 2) {
+        fputc(base64_digits[g[0] >> 2], b->f);
+        fputc(base64_digits[(g[0] & 3) << 4 | g[1] >> 4], b->f);
+        fputc(base64_digits[(g[1] & 15) << 2], b->f);
+        fputc('=', b->f);
+    }
+    b->filled = 0;
+}
+
+/* The count float32 values of data, little-endian, in base64, quoted. */
 static void write_base64(FILE *f, const float *data, size_t count)
 {
-    static const char digits[] =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    unsigned char group[3];
-    size_t filled = 0;
+    struct base64_out b = {f, {0}, 0};
     fputc('"', f);
     for (size_t i = 0; i < count; i++) {
         uint32_t u;
         memcpy(&u, &data[i], sizeof u);
-        for (int b = 0; b < 4; b++) { /* the bytes of u, lowest first */
-            group[filled++] = (unsigned char)(u >> (8 * b));
-            if (filled == 3) {
-                fputc(digits[group[0] >> 2], f);
-                fputc(digits[(group[0] & 3) << 4 | group[1] >> 4], f);
-                fputc(digits[(group[1] & 15) << 2 | group[2] >> 6], f);
-                fputc(digits[group[2] & 63], f);
-                filled = 0;
-            }
-        }
+        for (int k = 0; k < 4; k++) /* the bytes of u, lowest first */
+            base64_put(&b, (unsigned char)(u >> (8 * k)));
     }
-    if (filled == 1) {
-        fputc(digits[group[0] >> 2], f);
-        fputc(digits[(group[0] & 3) << 4], f);
-        fputs("==", f);
-    } else if (filled == 2) {
-        fputc(digits[group[0] >> 2], f);
-        fputc(digits[(group[0] & 3) << 4 | group[1] >> 4], f);
-        fputc(digits[(group[1] & 15) << 2], f);
-        fputc('=', f);
-    }
+    base64_finish(&b);
     fputc('"', f);
 }
 
@@ -334,6 +354,19 @@ int json_tensor(json_writer *jw, const char *key, const float *data, size_t ndim
     if (jw->base64_from > 0 && count >= jw->base64_from)
         return json_tensor_base64(jw, key, data, ndim, shape);
     return tensor_level(jw, key, data, ndim, shape, count);
+}
+
+int json_base64(json_writer *jw, const char *key, const unsigned char *bytes, size_t len)
+{
+    struct base64_out b = {jw->f, {0}, 0};
+    if (open_value(jw, key) < 0)
+        return -1;
+    fputc('"', jw->f);
+    for (size_t i = 0; i < len; i++)
+        base64_put(&b, bytes[i]);
+    base64_finish(&b);
+    fputc('"', jw->f);
+    return close_value(jw);
 }
 
 int json_raw(json_writer *jw, const char *key, const char *text, size_t len)

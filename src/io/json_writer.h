@@ -122,6 +122,10 @@ int json_tensor(json_writer *jw, const char *key, const float *data, size_t ndim
 int json_tensor_base64(json_writer *jw, const char *key, const float *data, size_t ndim,
                        const size_t *shape);
 
+/* len bytes as one string of base64 (RFC 4648, '=' padding), e.g. a PNG
+ * file that a page shows as a data: URL. */
+int json_base64(json_writer *jw, const char *key, const unsigned char *bytes, size_t len);
+
 /* A value already written as JSON (len bytes of text, one whole value,
  * not checked), e.g. the data of a page kept for the tour's page. */
 int json_raw(json_writer *jw, const char *key, const char *text, size_t len);

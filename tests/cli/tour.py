@@ -25,22 +25,23 @@ def check_figure(path, what):
           % (what, path, os.path.getsize(path)))
 
 
-TOUR_STEPS = ["multihead", "selfattn", "context", "scaling", "complexity", "order",
+TOUR_STEPS = ["cross", "multihead", "selfattn", "context", "scaling", "complexity", "order",
               "posenc", "binary", "relative", "rope", "learned", "circuits"]
 TOUR_FIGURES = {
-    "multihead": ["01-multihead-weights.png"],
-    "selfattn": ["02-selfattn-weights.png"],
-    "context": ["03-apple-context.png"],
-    "scaling": ["04-scale-sweep.png"],
-    "complexity": ["05-complexity-loglog.png"],
-    "order": ["06-permute.png", "06-permute-posenc.png"],
-    "posenc": ["07-posenc-columns.png", "07-posenc-heatmap.png"],
+    "cross": ["01-train-translate.png"],
+    "multihead": ["02-multihead-weights.png"],
+    "selfattn": ["03-selfattn-weights.png"],
+    "context": ["04-apple-context.png"],
+    "scaling": ["05-scale-sweep.png"],
+    "complexity": ["06-complexity-loglog.png"],
+    "order": ["07-permute.png", "07-permute-posenc.png"],
+    "posenc": ["08-posenc-columns.png", "08-posenc-heatmap.png"],
     "binary": [],
-    "relative": ["09-posenc-similarity.png"],
-    "rope": ["10-posenc-concat.png", "10-rope-scores.png"],
-    "learned": ["11-train-reverse.png", "11-train-reverse-no-posenc.png",
-                "11-train-apple.png"],
-    "circuits": ["12-train-induction.png"],
+    "relative": ["10-posenc-similarity.png"],
+    "rope": ["11-posenc-concat.png", "11-rope-scores.png"],
+    "learned": ["12-train-reverse.png", "12-train-reverse-no-posenc.png",
+                "12-train-apple.png"],
+    "circuits": ["13-train-induction.png"],
 }
 
 
@@ -59,9 +60,9 @@ def group_tour(tmp):
 
     # usage errors
     for args, msg in [
-            (["--step", "0"], "attn tour: --step: expected an integer from 1 to 12, got '0'"),
-            (["--step", "13"], "attn tour: --step: expected an integer from 1 to 12, got '13'"),
-            (["--step", "poem"], "attn tour: --step: expected a number from 1 to 12 or a "
+            (["--step", "0"], "attn tour: --step: expected an integer from 1 to 13, got '0'"),
+            (["--step", "14"], "attn tour: --step: expected an integer from 1 to 13, got '14'"),
+            (["--step", "poem"], "attn tour: --step: expected a number from 1 to 13 or a "
                                  "step name (see attn tour --list), got 'poem'"),
             (["--out", ""], "attn tour: --out: expected a folder name, got an empty string"),
             (["--list", "--step", "2"], "attn tour: --list runs nothing; --step has no "
@@ -98,14 +99,16 @@ def group_tour(tmp):
             continue
         if name == "circuits" and slow_build("tour step circuits (two trainings of 800 steps)"):
             continue
+        if name == "cross" and slow_build("tour step cross (a translation model, 150 steps)"):
+            continue
         out_dir = os.path.join(tmp, "step-%d" % (i + 1), "figs")
         step = str(i + 1) if i % 2 else name
         # attn train prints its progress on stderr, as lines when not a terminal
         rc, out, err = expect(["tour", "--step", step, "--out", out_dir, "--color", "never"],
-                              0, err=None if name in ("learned", "circuits") else "")
+                              0, err=None if name in ("cross", "learned", "circuits") else "")
         check(all(re.fullmatch(r"step \d+/\d+: loss .*", l) for l in err.splitlines()),
               "tour step %s: nothing but progress on stderr: %r" % (name, err[-300:]))
-        head = "Step %d of 12 · " % (i + 1)
+        head = "Step %d of 13 · " % (i + 1)
         check(out.startswith(head), "tour step %s starts with %r: %r" % (name, head, out[:60]))
         check("\033[" not in out, "tour step %s --color never: no escapes" % name)
         want = [os.path.join(out_dir, f) for f in TOUR_FIGURES[name]]
@@ -116,6 +119,16 @@ def group_tour(tmp):
         for path in want:
             check_figure(path, "tour step %s" % name)
         # what each step must show, from the chapter
+        if name == "cross":
+            bleu = re.search(r"held-out BLEU ([0-9.]+), exact", out)
+            align = re.search(r"^alignment ([0-9.]+): in the last decoder block", out, re.M)
+            check(bleu and float(bleu.group(1)) >= 0.95 and align and
+                  float(align.group(1)) >= 0.8,
+                  "tour cross: held-out BLEU >= 0.95 and alignment >= 0.8: %r %r"
+                  % (bleu and bleu.group(0), align and align.group(0)))
+            check("Q ← decoder" in out and "K = V ← encoder" in out and
+                  len(re.findall(r"^[a-z].* => .*, bleu [0-9.]+$", out, re.M)) >= 3,
+                  "tour cross: the formula, and a few held-out sentences translated d2l's way")
         if name == "multihead":
             check(out.count("torch.Size([2, 4, 100])") == 1
                   and "(W_o): Linear(in_features=100, out_features=100, bias=False)" in out,
@@ -153,7 +166,7 @@ def group_tour(tmp):
         return
     out_dir = os.path.join(tmp, "whole")
     rc, out, _ = expect(["tour", "--out", out_dir, "--color", "always"], 0)
-    check(out.count("Step ") >= 12 and "\033[1mStep 1 of 12" in out,
+    check(out.count("Step ") >= 13 and "\033[1mStep 1 of 13" in out,
           "tour --color always: bold headings for every step")
     named = tour_figures(out)
     check(len(named) == len(set(named)) == len(sum(TOUR_FIGURES.values(), [])),

@@ -122,7 +122,7 @@ OPTIONS = [
     "selfattn --input m.json --tokens a zz",
     "selfattn --input m.json",
     "tour --list",
-    "tour --step 1 --out t",
+    "tour --step 2 --out t",
     "tour --step multihead --color never",
     "tour -s 2",
     "tour --step 99",
