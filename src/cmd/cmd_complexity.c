@@ -653,16 +653,42 @@ static int parse_args(int argc, char **argv, struct cx_args *a)
     return opt_parse(complexity_options, complexity_rules, argc, argv, a, NULL);
 }
 
+/* Memory, up front: three (n,) sets for the dilated path, and with
+ * --measure every buffer of the layers at the largest n (*me: the
+ * measurement, allocated here with its sweep's points). */
+static int check_memory(const struct cx_args *a, cx_measurement **me)
+{
+    size_t total = 0, part;
+    char what[160];
+    int overflow = size_mul((size_t)a->n, 3, &total);
+    snprintf(what, sizeof what, "--n %ld", a->n);
+    if (a->measure) {
+        if (!(*me = calloc(1, sizeof **me))) {
+            cli_error("out of memory");
+            return EXIT_RUNTIME;
+        }
+        cx_sweep_points(*me, (size_t)a->sweep_from, (size_t)a->sweep_to);
+        overflow = overflow ||
+                   cx_measure_bytes((size_t)a->sweep_to, (size_t)a->mdim, (size_t)a->k, &part) ||
+                   size_add(total, part, &total);
+        snprintf(what, sizeof what, "--measure --sweep %ld:%ld --measure-dim %ld", a->sweep_from,
+                 a->sweep_to, a->mdim);
+    }
+    if (cli_check_mem(what, total, overflow, a->max_mem, NULL)) {
+        free(*me);
+        *me = NULL;
+        return EXIT_RUNTIME;
+    }
+    return EXIT_OK;
+}
+
 int cmd_complexity(int argc, char **argv)
 {
     struct cx_args a;
     cx_table t;
     cx_measurement *me = NULL;
-    size_t total = 0, part;
     FILE *rep;
     text_font *font = NULL; /* --font's, for the figure */
-    int overflow;
-    char what[160];
 
     int status = parse_args(argc, argv, &a);
     if (status == OPT_HELP_ASKED) {
@@ -674,27 +700,8 @@ int cmd_complexity(int argc, char **argv)
     if ((status = output_page_check(a.html)) != EXIT_OK) /* before any work */
         return status;
 
-    /* memory, up front: three (n,) sets for the dilated path, and with
-     * --measure every buffer of the layers at the largest n */
-    overflow = size_mul((size_t)a.n, 3, &total);
-    snprintf(what, sizeof what, "--n %ld", a.n);
-    if (a.measure) {
-        me = calloc(1, sizeof *me);
-        if (!me) {
-            cli_error("out of memory");
-            return EXIT_RUNTIME;
-        }
-        cx_sweep_points(me, (size_t)a.sweep_from, (size_t)a.sweep_to);
-        overflow = overflow ||
-                   cx_measure_bytes((size_t)a.sweep_to, (size_t)a.mdim, (size_t)a.k, &part) ||
-                   size_add(total, part, &total);
-        snprintf(what, sizeof what, "--measure --sweep %ld:%ld --measure-dim %ld", a.sweep_from,
-                 a.sweep_to, a.mdim);
-    }
-    if (cli_check_mem(what, total, overflow, a.max_mem, NULL)) {
-        free(me);
-        return EXIT_RUNTIME;
-    }
+    if ((status = check_memory(&a, &me)) != EXIT_OK)
+        return status;
     /* --font, read and checked before measuring */
     if (output_font_open(a.font, &font) != EXIT_OK) {
         free(me);

@@ -491,13 +491,41 @@ static int keep_picture(struct run_record *rec, const char *name, const char *pa
     return EXIT_OK;
 }
 
+/* A run with --html: its command line kept in rec, the command run with
+ * its output captured (and with view its page's data), and with
+ * picture_name the figure at path kept too. */
+static int run_recorded(const struct command *cmd, char **argv, size_t argc, size_t nw,
+                        const struct tour_args *a, struct run_record *rec, int view,
+                        const char *picture_name, const char *path)
+{
+    size_t clen = 0;
+    int status;
+    FILE *cl = open_memstream(&rec->command, &clen);
+    if (!cl) {
+        cli_error("out of memory");
+        return EXIT_RUNTIME;
+    }
+    print_command(cl, argv, nw, a);
+    if (fclose(cl) != 0) {
+        cli_error("out of memory");
+        return EXIT_RUNTIME;
+    }
+    if (view)
+        output_page_keep(&rec->view, &rec->view_len);
+    status = run_captured(cmd, (int)argc, argv, rec);
+    output_page_keep(NULL, NULL);
+    if (status == EXIT_OK && picture_name)
+        status = keep_picture(rec, picture_name, path);
+    return status;
+}
+
 /* One run: the command line shown, then the command itself. With rec
  * (--html) its output is kept, with view its page's data too, and with
  * picture the figure of its first @NAME. */
 static int do_run(const char *run, const struct tour_args *a, struct run_record *rec, int view,
                   int picture, const char *index)
 {
-    size_t len = strlen(run), nw, argc = 0, clen = 0;
+    size_t len = strlen(run), nw, argc = 0;
     char *buf = malloc(len + 1);
     char *words[MAX_WORDS];
     char *argv[MAX_WORDS + 7];
@@ -506,7 +534,6 @@ static int do_run(const char *run, const struct tour_args *a, struct run_record 
     size_t nowned = 0;
     int status = EXIT_RUNTIME;
     const struct command *cmd = NULL;
-    FILE *cl;
 
     if (!buf) {
         cli_error("out of memory");
@@ -562,21 +589,8 @@ static int do_run(const char *run, const struct tour_args *a, struct run_record 
         fflush(stdout);
         goto done;
     }
-    if (!(cl = open_memstream(&rec->command, &clen))) {
-        cli_error("out of memory");
-        goto done;
-    }
-    print_command(cl, argv, nw, a);
-    if (fclose(cl) != 0) {
-        cli_error("out of memory");
-        goto done;
-    }
-    if (view)
-        output_page_keep(&rec->view, &rec->view_len);
-    status = run_captured(cmd, (int)argc, argv, rec);
-    output_page_keep(NULL, NULL);
-    if (status == EXIT_OK && picture && first_name)
-        status = keep_picture(rec, first_name, owned[0]);
+    status = run_recorded(cmd, argv, argc, nw, a, rec, view,
+                          picture && first_name ? first_name : NULL, nowned ? owned[0] : NULL);
 done:
     for (size_t i = 0; i < nowned; i++)
         free(owned[i]);

@@ -443,11 +443,42 @@ int trainer_evaluate(trainer *tr, const train_set *s, train_stats *stats, char *
     return trainer_evaluate_scores(tr, s, stats, NULL, NULL, err, errlen);
 }
 
+/* Evaluation chunk c of s into the trainer's slot k (c − the first chunk
+ * of its group): its loss and counts, and with scores its induction
+ * measures' sums. 0, or -1 with the reason in e. */
+static int evaluate_chunk(trainer *tr, const train_set *s, size_t c, size_t k, int scores,
+                          char *e, size_t elen)
+{
+    const size_t L = tr->model.cfg.layers, NH = tr->model.cfg.heads;
+    const size_t b0 = c * TRAIN_CHUNK, nb = s->n - b0 < TRAIN_CHUNK ? s->n - b0 : TRAIN_CHUNK;
+    const int *tok = s->tokens + b0 * s->T, *tgt = s->targets + b0 * s->T;
+    const float *A[TMODEL_MAX_LAYERS]; /* (nb, NH, T, T) each block's weights */
+    if (!tr->opts.reference) {
+        tr->chunk_loss[k] = tfast_step(NULL, &tr->fcache[k], &tr->model, &tr->fw, tok,
+                                       s->lens + b0, tgt, nb, s->T, 1.0, NULL,
+                                       &tr->chunk_count[k], &tr->chunk_correct[k]);
+        for (size_t l = 0; l < L; l++)
+            A[l] = tr->fcache[k].blk[l].A;
+    } else {
+        if (tmodel_forward(&tr->model, &tr->cache[k], tok, s->lens + b0, nb, s->T, NULL, e,
+                           elen))
+            return -1;
+        tr->chunk_loss[k] = tmodel_loss(&tr->cache[k], &tr->model, tgt, &tr->chunk_count[k],
+                                        &tr->chunk_correct[k]);
+        for (size_t l = 0; l < L; l++)
+            A[l] = tr->cache[k].blk[l].A;
+    }
+    if (scores)
+        tr->chunk_positions[k] = chunk_scores(tr->chunk_scores + k * 2 * L * NH, A, L, NH, tok,
+                                              tgt, nb, s->T);
+    return 0;
+}
+
 int trainer_evaluate_scores(trainer *tr, const train_set *s, train_stats *stats, double *prev,
                             double *ind, char *err, size_t errlen)
 {
     const size_t nc = (s->n + TRAIN_CHUNK - 1) / TRAIN_CHUNK;
-    const size_t L = tr->model.cfg.layers, NH = tr->model.cfg.heads, LH = L * NH;
+    const size_t LH = tr->model.cfg.layers * tr->model.cfg.heads;
     size_t count = 0, correct = 0, positions = 0;
     double loss = 0.0;
     const int nth = train_threads(tr);
@@ -469,54 +500,30 @@ int trainer_evaluate_scores(trainer *tr, const train_set *s, train_stats *stats,
         char cerr[256] = "";
 #pragma omp parallel for schedule(static) num_threads(nth)
         for (size_t c = base; c < end; c++) {
-            const size_t b0 = c * TRAIN_CHUNK;
-            const size_t nb = s->n - b0 < TRAIN_CHUNK ? s->n - b0 : TRAIN_CHUNK;
-            const int *tok = s->tokens + b0 * s->T, *tgt = s->targets + b0 * s->T;
-            tcache *cache = &tr->cache[c - base];
-            const float *A[TMODEL_MAX_LAYERS];
             char e[256];
-            if (!tr->opts.reference) {
-                tr->chunk_loss[c - base] =
-                    tfast_step(NULL, &tr->fcache[c - base], &tr->model, &tr->fw, tok,
-                               s->lens + b0, tgt, nb, s->T, 1.0, NULL,
-                               &tr->chunk_count[c - base], &tr->chunk_correct[c - base]);
-                for (size_t l = 0; l < L; l++)
-                    A[l] = tr->fcache[c - base].blk[l].A;
-            } else {
-                if (tmodel_forward(&tr->model, cache, tok, s->lens + b0, nb, s->T, NULL, e,
-                                   sizeof e)) {
+            if (evaluate_chunk(tr, s, c, c - base, prev != NULL, e, sizeof e)) {
 #pragma omp critical
-                    {
-                        failed = 1;
-                        snprintf(cerr, sizeof cerr, "%s", e);
-                    }
-                    continue;
+                {
+                    failed = 1;
+                    snprintf(cerr, sizeof cerr, "%s", e);
                 }
-                tr->chunk_loss[c - base] = tmodel_loss(cache, &tr->model, tgt,
-                                                       &tr->chunk_count[c - base],
-                                                       &tr->chunk_correct[c - base]);
-                for (size_t l = 0; l < L; l++)
-                    A[l] = cache->blk[l].A;
             }
-            if (prev)
-                tr->chunk_positions[c - base] = chunk_scores(
-                    tr->chunk_scores + (c - base) * 2 * LH, A, L, NH, tok, tgt, nb, s->T);
         }
         if (failed) {
             snprintf(err, errlen, "%s", cerr);
             return -1;
         }
-        for (size_t c = base; c < end; c++) {
-            loss += tr->chunk_loss[c - base];
-            count += tr->chunk_count[c - base];
-            correct += tr->chunk_correct[c - base];
+        for (size_t k = 0; k < end - base; k++) {
+            loss += tr->chunk_loss[k];
+            count += tr->chunk_count[k];
+            correct += tr->chunk_correct[k];
             if (prev) {
-                const double *cs = tr->chunk_scores + (c - base) * 2 * LH;
+                const double *cs = tr->chunk_scores + k * 2 * LH;
                 for (size_t i = 0; i < LH; i++) {
                     prev[i] += cs[i];
                     ind[i] += cs[LH + i];
                 }
-                positions += tr->chunk_positions[c - base];
+                positions += tr->chunk_positions[k];
             }
         }
     }
