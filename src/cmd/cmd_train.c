@@ -335,18 +335,7 @@ static int check_outputs(const struct train_args *a)
 {
     const char *paths[] = {a->save, a->png, a->plot, a->json};
     const char *names[] = {"--save", "--png", "--plot", "--json"};
-    char err[512];
-    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
-        atomic_file af;
-        if (!paths[i] || strcmp(paths[i], "-") == 0)
-            continue;
-        if (atomic_open(&af, paths[i], err, sizeof err)) {
-            cli_error("%s %s", names[i], err);
-            return EXIT_RUNTIME;
-        }
-        atomic_abort(&af);
-    }
-    return EXIT_OK;
+    return output_check_files(paths, names, sizeof paths / sizeof paths[0]);
 }
 
 /* ---- the task and the model ---------------------------------------------- */

@@ -226,21 +226,10 @@ static void choose_case(const seq2seq_vocab *v, char **tok, char *const *cased, 
 static int check_outputs(const struct translate_args *a)
 {
     const char *paths[] = {a->png, a->json}, *names[] = {"--png", "--json"};
-    char err[512];
     int status;
     if ((status = output_page_check(a->html)) != EXIT_OK)
         return status;
-    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
-        atomic_file af;
-        if (!paths[i] || strcmp(paths[i], "-") == 0)
-            continue;
-        if (atomic_open(&af, paths[i], err, sizeof err)) {
-            cli_error("%s %s", names[i], err);
-            return EXIT_RUNTIME;
-        }
-        atomic_abort(&af);
-    }
-    return EXIT_OK;
+    return output_check_files(paths, names, 2);
 }
 
 /* The model and its vocabularies. */

@@ -129,3 +129,19 @@ void output_weights(FILE *f, const float *m, size_t rows, size_t cols,
     }
     term_matrix(f, m, rows, cols, 2, 6);
 }
+
+int output_check_files(const char *const *paths, const char *const *names, size_t n)
+{
+    char err[512];
+    for (size_t i = 0; i < n; i++) {
+        atomic_file af;
+        if (!paths[i] || strcmp(paths[i], "-") == 0)
+            continue;
+        if (atomic_open(&af, paths[i], err, sizeof err)) {
+            cli_error("%s %s", names[i], err);
+            return EXIT_RUNTIME;
+        }
+        atomic_abort(&af);
+    }
+    return EXIT_OK;
+}

@@ -65,4 +65,10 @@ void output_weights(FILE *f, const float *m, size_t rows, size_t cols,
 /* Where reports go: stderr when --json writes to stdout, else stdout. */
 FILE *output_report_stream(const char *json_path);
 
+/* Whether every output file of a run can be created, checked before any
+ * work (a long run never ends in "cannot create", and nothing is left
+ * behind): paths[i] (NULL: not asked for; "-": standard output) for the
+ * option names[i]. EXIT_OK, or EXIT_RUNTIME after "NAME PATH: …". */
+int output_check_files(const char *const *paths, const char *const *names, size_t n);
+
 #endif

@@ -25,22 +25,11 @@ int xrun_check_outputs(const struct train_args *a)
 {
     const char *paths[] = {a->save, a->png, a->plot, a->json, a->html};
     const char *names[] = {"--save", "--png", "--plot", "--json", "--html"};
-    char err[512];
     if (a->html && strcmp(a->html, "-") == 0) {
         cli_error("--html -: a page is written to a file, not mixed into what attn prints");
         return EXIT_USAGE;
     }
-    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
-        atomic_file af;
-        if (!paths[i] || strcmp(paths[i], "-") == 0)
-            continue;
-        if (atomic_open(&af, paths[i], err, sizeof err)) {
-            cli_error("%s %s", names[i], err);
-            return EXIT_RUNTIME;
-        }
-        atomic_abort(&af);
-    }
-    return EXIT_OK;
+    return output_check_files(paths, names, sizeof paths / sizeof paths[0]);
 }
 
 int xrun_load_model(xrun *r)

@@ -3,12 +3,36 @@
 #include "fast_layers.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "checked.h"
 
 #include "fmath.h"
 #include "lanes.h"
 
 #define LN_EPS 1e-5f
+
+/* ---- buffers ------------------------------------------------------------ */
+
+float *fl_zeros(size_t a, size_t b, size_t c, int *failed)
+{
+    size_t n;
+    float *p;
+    if (size_mul(a, b, &n) || size_mul(n, c, &n) || n > ((size_t)-1) / sizeof(float) ||
+        (p = calloc(n ? n : 1, sizeof(float))) == NULL) {
+        *failed = 1;
+        return NULL;
+    }
+    return p;
+}
+
+void fl_transpose(float *dst, const float *src, size_t out, size_t in)
+{
+    for (size_t o = 0; o < out; o++)
+        for (size_t i = 0; i < in; i++)
+            dst[i * out + o] = src[o * in + i];
+}
 
 /* ---- nn.Linear -------------------------------------------------------- */
 

@@ -21,6 +21,12 @@
 
 #include "attention.h"
 
+/* A new a·b·c floats, zeroed (free with free), the product checked; NULL
+ * and *failed set when it overflows or memory runs out. */
+float *fl_zeros(size_t a, size_t b, size_t c, int *failed);
+/* dst (in, out) = src (out, in)ᵀ: an nn.Linear weight for fl_linear_forward */
+void fl_transpose(float *dst, const float *src, size_t out, size_t in);
+
 /* y (n, out) = x (n, in) · Wt (in, out) + bias (bias may be NULL): Wt is
  * the nn.Linear weight transposed, so that a row of y adds rows of Wt. */
 void fl_linear_forward(float *y, const float *x, size_t n, const float *Wt, const float *bias,

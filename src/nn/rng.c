@@ -31,3 +31,12 @@ double rng_uniform_at(unsigned long long seed, unsigned long long index)
     rng_seed(&r, seed + index * 0x9e3779b97f4a7c15ULL);
     return rng_uniform(&r);
 }
+
+void rng_shuffle(rng *r, size_t *a, size_t n)
+{
+    for (size_t j = n; j-- > 1;) {
+        size_t k = (size_t)(rng_next(r) % (j + 1)), tmp = a[j];
+        a[j] = a[k];
+        a[k] = tmp;
+    }
+}

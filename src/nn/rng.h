@@ -4,6 +4,8 @@
 #ifndef ATTN_RNG_H
 #define ATTN_RNG_H
 
+#include <stddef.h>
+
 typedef struct rng {
     unsigned long long state;
 } rng;
@@ -19,5 +21,7 @@ double rng_normal(rng *r);
  * drawing the ones before it: the same number whichever order (or thread)
  * asks. Dropout uses it, one index per attention weight. */
 double rng_uniform_at(unsigned long long seed, unsigned long long index);
+/* a (n,) in a new order, Fisher–Yates with r: every order as likely. */
+void rng_shuffle(rng *r, size_t *a, size_t n);
 
 #endif

@@ -13,36 +13,17 @@
 
 /* ---- weights ----------------------------------------------------------- */
 
-/* A new (a, b) float buffer, zeroed; *failed set when it cannot be had. */
-static float *fz(size_t a, size_t b, int *failed)
-{
-    size_t n;
-    float *p;
-    if (size_mul(a, b, &n) || n > ((size_t)-1) / sizeof(float) ||
-        (p = calloc(n ? n : 1, sizeof(float))) == NULL) {
-        *failed = 1;
-        return NULL;
-    }
-    return p;
-}
 
-/* dst (in, out) = src (out, in)ᵀ */
-static void transpose(float *dst, const float *src, size_t out, size_t in)
-{
-    for (size_t o = 0; o < out; o++)
-        for (size_t i = 0; i < in; i++)
-            dst[i * out + o] = src[o * in + i];
-}
 
 /* Room for a block's four attention weights (d, d) and its FFN's. */
 static void block_weights_alloc(tfast_block_weights *bw, size_t d, size_t H, int *failed)
 {
-    bw->Wq = fz(d, d, failed);
-    bw->Wk = fz(d, d, failed);
-    bw->Wv = fz(d, d, failed);
-    bw->Wo = fz(d, d, failed);
-    bw->W1 = fz(d, H, failed);
-    bw->W2 = fz(H, d, failed);
+    bw->Wq = fl_zeros(d, d, 1, failed);
+    bw->Wk = fl_zeros(d, d, 1, failed);
+    bw->Wv = fl_zeros(d, d, 1, failed);
+    bw->Wo = fl_zeros(d, d, 1, failed);
+    bw->W1 = fl_zeros(d, H, 1, failed);
+    bw->W2 = fl_zeros(H, d, 1, failed);
 }
 
 static void block_weights_free(tfast_block_weights *bw)
@@ -64,9 +45,9 @@ int s2s_fast_weights_alloc(s2s_fast_weights *w, const s2s_model *m)
         block_weights_alloc(&w->enc[l], d, H, &failed);
         block_weights_alloc(&w->dec[l], d, H, &failed);
         for (int i = 0; i < 4; i++)
-            w->cross[l][i] = fz(d, d, &failed);
+            w->cross[l][i] = fl_zeros(d, d, 1, &failed);
     }
-    w->dense = fz(d, m->cfg.tgt_vocab, &failed);
+    w->dense = fl_zeros(d, m->cfg.tgt_vocab, 1, &failed);
     if (failed) {
         s2s_fast_weights_free(w);
         return -1;
@@ -90,10 +71,10 @@ void s2s_fast_weights_free(s2s_fast_weights *w)
 static void mha_weights_update(float *Wq, float *Wk, float *Wv, float *Wo, const mha_params *m,
                                size_t d)
 {
-    transpose(Wq, m->W_q.weight.data, d, d);
-    transpose(Wk, m->W_k.weight.data, d, d);
-    transpose(Wv, m->W_v.weight.data, d, d);
-    transpose(Wo, m->W_o.weight.data, d, d);
+    fl_transpose(Wq, m->W_q.weight.data, d, d);
+    fl_transpose(Wk, m->W_k.weight.data, d, d);
+    fl_transpose(Wv, m->W_v.weight.data, d, d);
+    fl_transpose(Wo, m->W_o.weight.data, d, d);
 }
 
 void s2s_fast_weights_update(s2s_fast_weights *w, const s2s_model *m)
@@ -104,15 +85,15 @@ void s2s_fast_weights_update(s2s_fast_weights *w, const s2s_model *m)
         const s2s_dec_block *b = &m->dec[l];
         tfast_block_weights *ew = &w->enc[l], *dw = &w->dec[l];
         mha_weights_update(ew->Wq, ew->Wk, ew->Wv, ew->Wo, &e->mha, d);
-        transpose(ew->W1, e->dense1.weight.data, H, d);
-        transpose(ew->W2, e->dense2.weight.data, d, H);
+        fl_transpose(ew->W1, e->dense1.weight.data, H, d);
+        fl_transpose(ew->W2, e->dense2.weight.data, d, H);
         mha_weights_update(dw->Wq, dw->Wk, dw->Wv, dw->Wo, &b->attention1, d);
         mha_weights_update(w->cross[l][0], w->cross[l][1], w->cross[l][2], w->cross[l][3],
                            &b->attention2, d);
-        transpose(dw->W1, b->dense1.weight.data, H, d);
-        transpose(dw->W2, b->dense2.weight.data, d, H);
+        fl_transpose(dw->W1, b->dense1.weight.data, H, d);
+        fl_transpose(dw->W2, b->dense2.weight.data, d, H);
     }
-    transpose(w->dense, m->dense.weight.data, m->cfg.tgt_vocab, d);
+    fl_transpose(w->dense, m->dense.weight.data, m->cfg.tgt_vocab, d);
 }
 
 /* ---- the cache ---------------------------------------------------------- */
@@ -121,12 +102,12 @@ void s2s_fast_weights_update(s2s_fast_weights *w, const s2s_model *m)
 static void acts_alloc(fl_mha_acts *a, size_t BT, size_t d, size_t NH, size_t Tmax,
                        int *failed)
 {
-    a->Q = fz(BT, d, failed);
-    a->K = fz(BT, d, failed);
-    a->V = fz(BT, d, failed);
-    a->O = fz(BT, d, failed);
-    a->Y = fz(BT, d, failed);
-    a->A = fz(BT * NH, Tmax, failed); /* (B, NH, Tq, Tk) ≤ B·Tmax·NH·Tmax */
+    a->Q = fl_zeros(BT, d, 1, failed);
+    a->K = fl_zeros(BT, d, 1, failed);
+    a->V = fl_zeros(BT, d, 1, failed);
+    a->O = fl_zeros(BT, d, 1, failed);
+    a->Y = fl_zeros(BT, d, 1, failed);
+    a->A = fl_zeros(BT * NH, Tmax, 1, failed); /* (B, NH, Tq, Tk) ≤ B·Tmax·NH·Tmax */
 }
 
 static void acts_free(fl_mha_acts *a)
@@ -142,9 +123,9 @@ static void acts_free(fl_mha_acts *a)
 /* An AddNorm's output, x̂ (BT, d) and 1/σ (BT,). */
 static void norm_alloc(float **N, float **xh, float **rstd, size_t BT, size_t d, int *failed)
 {
-    *N = fz(BT, d, failed);
-    *xh = fz(BT, d, failed);
-    *rstd = fz(BT, 1, failed);
+    *N = fl_zeros(BT, d, 1, failed);
+    *xh = fl_zeros(BT, d, 1, failed);
+    *rstd = fl_zeros(BT, 1, 1, failed);
 }
 
 static void enc_block_alloc(tfast_block *b, size_t BT, size_t d, size_t NH, size_t Tmax,
@@ -154,9 +135,9 @@ static void enc_block_alloc(tfast_block *b, size_t BT, size_t d, size_t NH, size
     acts_alloc(&a, BT, d, NH, Tmax, failed);
     b->Q = a.Q, b->K = a.K, b->V = a.V, b->O = a.O, b->Y = a.Y, b->A = a.A;
     norm_alloc(&b->N, &b->xh, &b->rstd, BT, d, failed);
-    b->H = fz(BT, H, failed);
-    b->R = fz(BT, H, failed);
-    b->F = fz(BT, d, failed);
+    b->H = fl_zeros(BT, H, 1, failed);
+    b->R = fl_zeros(BT, H, 1, failed);
+    b->F = fl_zeros(BT, d, 1, failed);
     norm_alloc(&b->N2, &b->xh2, &b->rstd2, BT, d, failed);
 }
 
@@ -167,9 +148,9 @@ static void dec_block_alloc(s2s_fast_dec_block *b, size_t BT, size_t d, size_t N
     norm_alloc(&b->N1, &b->xh1, &b->rstd1, BT, d, failed);
     acts_alloc(&b->cross, BT, d, NH, Tmax, failed);
     norm_alloc(&b->N2, &b->xh2, &b->rstd2, BT, d, failed);
-    b->H = fz(BT, H, failed);
-    b->R = fz(BT, H, failed);
-    b->F = fz(BT, d, failed);
+    b->H = fl_zeros(BT, H, 1, failed);
+    b->R = fl_zeros(BT, H, 1, failed);
+    b->F = fl_zeros(BT, d, 1, failed);
     norm_alloc(&b->N3, &b->xh3, &b->rstd3, BT, d, failed);
 }
 
@@ -183,21 +164,21 @@ int s2s_fast_cache_alloc(s2s_fast_cache *c, const s2s_model *m, size_t Bmax, siz
         return -1;
     c->Bmax = Bmax;
     c->Tmax = Tmax;
-    c->P = fz(Tmax, d, &failed);
-    c->Xs = fz(BT, d, &failed);
-    c->Xt = fz(BT, d, &failed);
+    c->P = fl_zeros(Tmax, d, 1, &failed);
+    c->Xs = fl_zeros(BT, d, 1, &failed);
+    c->Xt = fl_zeros(BT, d, 1, &failed);
     for (size_t l = 0; l < m->cfg.layers; l++) {
         enc_block_alloc(&c->enc[l], BT, d, NH, Tmax, H, &failed);
         dec_block_alloc(&c->dec[l], BT, d, NH, Tmax, H, &failed);
     }
-    c->logits = fz(BT, m->cfg.tgt_vocab, &failed);
-    c->dlogits = fz(BT, m->cfg.tgt_vocab, &failed);
+    c->logits = fl_zeros(BT, m->cfg.tgt_vocab, 1, &failed);
+    c->dlogits = fl_zeros(BT, m->cfg.tgt_vocab, 1, &failed);
     float **g[] = {&c->dA, &c->dB, &c->dC, &c->dEnc, &c->dY, &c->dF,
                    &c->dO, &c->dQ, &c->dK, &c->dV};
     for (size_t i = 0; i < sizeof g / sizeof *g; i++)
-        *g[i] = fz(BT, d, &failed);
-    c->dR = fz(BT, H, &failed);
-    c->heads = fz(d + 1, Tmax, &failed); /* p·Tk + Tk ≤ (d + 1)·Tmax */
+        *g[i] = fl_zeros(BT, d, 1, &failed);
+    c->dR = fl_zeros(BT, H, 1, &failed);
+    c->heads = fl_zeros(d + 1, Tmax, 1, &failed); /* p·Tk + Tk ≤ (d + 1)·Tmax */
     if (!failed && (!(c->dec_in = calloc(BT ? BT : 1, sizeof *c->dec_in)) ||
                     !(c->dec_in2 = calloc(BT ? BT : 1, sizeof *c->dec_in2))))
         failed = 1;

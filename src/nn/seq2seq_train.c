@@ -166,12 +166,8 @@ static void next_batch(s2s_trainer *tr)
     for (size_t r = 0; r < tr->B; r++) {
         size_t i = r;
         if (tr->B != d->n) {
-            if (tr->cursor == d->n) {
-                for (size_t j = d->n - 1; j > 0; j--) {
-                    size_t k = (size_t)(rng_next(&tr->data_rng) % (j + 1)), tmp = tr->order[j];
-                    tr->order[j] = tr->order[k];
-                    tr->order[k] = tmp;
-                }
+            if (tr->cursor == d->n) { /* a new epoch, a new order */
+                rng_shuffle(&tr->data_rng, tr->order, d->n);
                 tr->cursor = 0;
             }
             i = tr->order[tr->cursor++];

@@ -260,13 +260,8 @@ static void next_batch(trainer *tr)
         if (tr->B == task->train.n) {
             src = i; /* the whole set, in file order */
         } else {
-            if (tr->cursor == task->train.n) {
-                /* a new epoch: Fisher–Yates shuffle */
-                for (size_t j = task->train.n - 1; j > 0; j--) {
-                    size_t k = (size_t)(rng_next(&tr->data_rng) % (j + 1)), tmp = tr->order[j];
-                    tr->order[j] = tr->order[k];
-                    tr->order[k] = tmp;
-                }
+            if (tr->cursor == task->train.n) { /* a new epoch, a new order */
+                rng_shuffle(&tr->data_rng, tr->order, task->train.n);
                 tr->cursor = 0;
             }
             src = tr->order[tr->cursor++];

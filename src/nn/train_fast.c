@@ -13,17 +13,6 @@
 #include "fast_layers.h"
 #include "posenc.h"
 
-static float *fz(size_t a, size_t b, size_t c, int *failed)
-{
-    size_t n;
-    float *p;
-    if (size_mul(a, b, &n) || size_mul(n, c, &n) || n > ((size_t)-1) / sizeof(float) ||
-        (p = calloc(n ? n : 1, sizeof(float))) == NULL) {
-        *failed = 1;
-        return NULL;
-    }
-    return p;
-}
 
 int tfast_weights_alloc(tfast_weights *w, const tmodel *m)
 {
@@ -32,16 +21,16 @@ int tfast_weights_alloc(tfast_weights *w, const tmodel *m)
     memset(w, 0, sizeof *w);
     for (size_t l = 0; l < m->cfg.layers; l++) {
         tfast_block_weights *bw = &w->blk[l];
-        bw->Wq = fz(d, d, 1, &failed);
-        bw->Wk = fz(d, d, 1, &failed);
-        bw->Wv = fz(d, d, 1, &failed);
-        bw->Wo = fz(d, d, 1, &failed);
+        bw->Wq = fl_zeros(d, d, 1, &failed);
+        bw->Wk = fl_zeros(d, d, 1, &failed);
+        bw->Wv = fl_zeros(d, d, 1, &failed);
+        bw->Wo = fl_zeros(d, d, 1, &failed);
         if (H) {
-            bw->W1 = fz(d, H, 1, &failed);
-            bw->W2 = fz(H, d, 1, &failed);
+            bw->W1 = fl_zeros(d, H, 1, &failed);
+            bw->W2 = fl_zeros(H, d, 1, &failed);
         }
     }
-    w->head = fz(d, C, 1, &failed);
+    w->head = fl_zeros(d, C, 1, &failed);
     if (failed) {
         tfast_weights_free(w);
         return -1;
@@ -64,14 +53,6 @@ void tfast_weights_free(tfast_weights *w)
     memset(w, 0, sizeof *w);
 }
 
-/* dst (in, out) = src (out, in)ᵀ */
-static void transpose(float *dst, const float *src, size_t out, size_t in)
-{
-    size_t o, i;
-    for (o = 0; o < out; o++)
-        for (i = 0; i < in; i++)
-            dst[i * out + o] = src[o * in + i];
-}
 
 void tfast_weights_update(tfast_weights *w, const tmodel *m)
 {
@@ -79,16 +60,16 @@ void tfast_weights_update(tfast_weights *w, const tmodel *m)
     for (size_t l = 0; l < m->cfg.layers; l++) {
         const tblock *b = &m->blk[l];
         tfast_block_weights *bw = &w->blk[l];
-        transpose(bw->Wq, b->mha.W_q.weight.data, d, d);
-        transpose(bw->Wk, b->mha.W_k.weight.data, d, d);
-        transpose(bw->Wv, b->mha.W_v.weight.data, d, d);
-        transpose(bw->Wo, b->mha.W_o.weight.data, d, d);
+        fl_transpose(bw->Wq, b->mha.W_q.weight.data, d, d);
+        fl_transpose(bw->Wk, b->mha.W_k.weight.data, d, d);
+        fl_transpose(bw->Wv, b->mha.W_v.weight.data, d, d);
+        fl_transpose(bw->Wo, b->mha.W_o.weight.data, d, d);
         if (H) {
-            transpose(bw->W1, b->dense1.weight.data, H, d);
-            transpose(bw->W2, b->dense2.weight.data, d, H);
+            fl_transpose(bw->W1, b->dense1.weight.data, H, d);
+            fl_transpose(bw->W2, b->dense2.weight.data, d, H);
         }
     }
-    transpose(w->head, m->head_weight.data, C, d);
+    fl_transpose(w->head, m->head_weight.data, C, d);
 }
 
 int tfast_cache_alloc(tfast_cache *c, const tmodel *m, size_t Bmax, size_t Tmax)
@@ -101,43 +82,43 @@ int tfast_cache_alloc(tfast_cache *c, const tmodel *m, size_t Bmax, size_t Tmax)
         return -1;
     c->Bmax = Bmax;
     c->Tmax = Tmax;
-    c->P = fz(Tmax, d, 1, &failed);
-    c->X = fz(BT, d, 1, &failed);
+    c->P = fl_zeros(Tmax, d, 1, &failed);
+    c->X = fl_zeros(BT, d, 1, &failed);
     for (size_t l = 0; l < m->cfg.layers; l++) {
         tfast_block *b = &c->blk[l];
-        b->Q = fz(BT, d, 1, &failed);
-        b->K = fz(BT, d, 1, &failed);
-        b->V = fz(BT, d, 1, &failed);
-        b->O = fz(BT, d, 1, &failed);
-        b->Y = fz(BT, d, 1, &failed);
-        b->A = fz(BT, NH, Tmax, &failed);
+        b->Q = fl_zeros(BT, d, 1, &failed);
+        b->K = fl_zeros(BT, d, 1, &failed);
+        b->V = fl_zeros(BT, d, 1, &failed);
+        b->O = fl_zeros(BT, d, 1, &failed);
+        b->Y = fl_zeros(BT, d, 1, &failed);
+        b->A = fl_zeros(BT, NH, Tmax, &failed);
         if (m->cfg.addnorm) {
-            b->N = fz(BT, d, 1, &failed);
-            b->xh = fz(BT, d, 1, &failed);
-            b->rstd = fz(BT, 1, 1, &failed);
+            b->N = fl_zeros(BT, d, 1, &failed);
+            b->xh = fl_zeros(BT, d, 1, &failed);
+            b->rstd = fl_zeros(BT, 1, 1, &failed);
         }
         if (H) {
-            b->H = fz(BT, H, 1, &failed);
-            b->R = fz(BT, H, 1, &failed);
-            b->F = fz(BT, d, 1, &failed);
-            b->N2 = fz(BT, d, 1, &failed);
-            b->xh2 = fz(BT, d, 1, &failed);
-            b->rstd2 = fz(BT, 1, 1, &failed);
+            b->H = fl_zeros(BT, H, 1, &failed);
+            b->R = fl_zeros(BT, H, 1, &failed);
+            b->F = fl_zeros(BT, d, 1, &failed);
+            b->N2 = fl_zeros(BT, d, 1, &failed);
+            b->xh2 = fl_zeros(BT, d, 1, &failed);
+            b->rstd2 = fl_zeros(BT, 1, 1, &failed);
         }
     }
-    c->logits = fz(BT, C, 1, &failed);
-    c->dlogits = fz(BT, C, 1, &failed);
-    c->dN = fz(BT, d, 1, &failed);
-    c->dY = fz(BT, d, 1, &failed);
-    c->dO = fz(BT, d, 1, &failed);
-    c->dQ = fz(BT, d, 1, &failed);
-    c->dK = fz(BT, d, 1, &failed);
-    c->dV = fz(BT, d, 1, &failed);
-    c->dX = fz(BT, d, 1, &failed);
-    c->dF = fz(BT, d, 1, &failed);
-    c->dN1 = fz(BT, d, 1, &failed);
-    c->dR = fz(BT, H ? H : 1, 1, &failed);
-    c->scratch = fz(d + 1, Tmax, 1, &failed); /* fl_heads_scratch: p·T + T ≤ (d + 1)·T */
+    c->logits = fl_zeros(BT, C, 1, &failed);
+    c->dlogits = fl_zeros(BT, C, 1, &failed);
+    c->dN = fl_zeros(BT, d, 1, &failed);
+    c->dY = fl_zeros(BT, d, 1, &failed);
+    c->dO = fl_zeros(BT, d, 1, &failed);
+    c->dQ = fl_zeros(BT, d, 1, &failed);
+    c->dK = fl_zeros(BT, d, 1, &failed);
+    c->dV = fl_zeros(BT, d, 1, &failed);
+    c->dX = fl_zeros(BT, d, 1, &failed);
+    c->dF = fl_zeros(BT, d, 1, &failed);
+    c->dN1 = fl_zeros(BT, d, 1, &failed);
+    c->dR = fl_zeros(BT, H ? H : 1, 1, &failed);
+    c->scratch = fl_zeros(d + 1, Tmax, 1, &failed); /* fl_heads_scratch: p·T + T ≤ (d + 1)·T */
     if (failed) {
         tfast_cache_free(c);
         return -1;
