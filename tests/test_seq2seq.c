@@ -562,7 +562,7 @@ static fixture tiny_fixture(void)
 /* A tiny model with biases and LayerNorms away from the identity. */
 static void tiny_model(s2s_model *m, size_t layers, double dropout)
 {
-    s2s_config cfg = {7, 8, 8, 2, layers, 6, 1, dropout};
+    s2s_config cfg = {7, 8, 8, 2, layers, 6, 1, dropout, S2S_TRANSFORMER};
     char err[256];
     CHECK(s2s_alloc(m, &cfg, err, sizeof err) == 0);
     s2s_init(m, TINY_SEED);
@@ -918,7 +918,7 @@ static void check_config_error(s2s_config cfg, const char *want)
 
 static void test_config(void)
 {
-    s2s_config ok = {9, 10, 8, 2, 2, 16, 1, 0.1};
+    s2s_config ok = {9, 10, 8, 2, 2, 16, 1, 0.1, S2S_TRANSFORMER};
     s2s_config c;
     s2s_model m;
     char err[256];
@@ -985,7 +985,7 @@ static const char *const model_tgt_vocab[] = {"<unk>",   "<pad>", "<bos>", "<eos
  * d 8, 2 heads, FFN 12, biases, from seed 5. */
 static int model_for_file(s2s_model *m)
 {
-    s2s_config cfg = {9, 10, 8, 2, 2, 12, 1, 0.0};
+    s2s_config cfg = {9, 10, 8, 2, 2, 12, 1, 0.0, S2S_TRANSFORMER};
     char err[256];
     if (s2s_alloc(m, &cfg, err, sizeof err))
         return -1;
@@ -1200,7 +1200,7 @@ static double now(void)
  * 4 heads, 2 blocks a side, FFN 64, vocabularies of 40. */
 static int bench(void)
 {
-    s2s_config cfg = {40, 40, 32, 4, 2, 64, 0, 0.0};
+    s2s_config cfg = {40, 40, 32, 4, 2, 64, 0, 0.0, S2S_TRANSFORMER};
     const size_t B = 64, T = 10;
     s2s_model m;
     s2s_cache c;

@@ -58,18 +58,26 @@
 #include <stddef.h>
 
 #include "attention.h"
+#include "gru.h"
 #include "tensor.h"
 #include "train_model.h"
+
+/* --arch: which encoder–decoder (SPEC §11) */
+typedef enum s2s_arch {
+    S2S_TRANSFORMER, /* d2l's Transformer: the rest of this header */
+    S2S_BAHDANAU     /* d2l's Seq2Seq with Bahdanau attention: bahdanau.h */
+} s2s_arch;
 
 typedef struct s2s_config {
     size_t src_vocab; /* Vs, d2l's Vocab: <unk> <pad> <bos> <eos> included */
     size_t tgt_vocab; /* Vt */
     size_t hiddens;   /* d */
-    size_t heads;     /* NH, divides d */
-    size_t layers;    /* L blocks on each side, 1 … TMODEL_MAX_LAYERS */
-    size_t ffn;       /* H ≥ 1, the FFNs' hidden units */
-    int bias;         /* biases on every W_q, W_k, W_v, W_o */
-    double dropout;   /* on the attention weights, training only */
+    size_t heads;     /* NH, divides d (bahdanau: 1, its one attention) */
+    size_t layers;    /* L blocks (bahdanau: GRU layers) a side, 1 … TMODEL_MAX_LAYERS */
+    size_t ffn;       /* H ≥ 1, the FFNs' hidden units (bahdanau: unused) */
+    int bias;         /* biases on every W_q, W_k, W_v, W_o (bahdanau: 0) */
+    double dropout;   /* on the attention weights, training only (bahdanau: 0) */
+    s2s_arch arch;    /* S2S_TRANSFORMER unless set */
 } s2s_config;
 
 /* One TransformerDecoderBlock's parameters. */
@@ -95,10 +103,19 @@ typedef struct s2s_model {
     tensor dec_embedding;                 /* (Vt, d) */
     s2s_dec_block dec[TMODEL_MAX_LAYERS]; /* (L,) decoder blocks */
     linear dense;                         /* (Vt, d), bias (Vt,) */
+    /* --arch bahdanau (bahdanau.h), with the embeddings and dense above */
+    gru_layer enc_rnn[TMODEL_MAX_LAYERS]; /* (L,) encoder.rnn, layer 0's input d */
+    gru_layer dec_rnn[TMODEL_MAX_LAYERS]; /* (L,) decoder.rnn, layer 0's input 2d */
+    tensor att_W_k, att_W_q;              /* (d, d) decoder.attention.W_k, W_q */
+    tensor att_w_v;                       /* (1, d) decoder.attention.w_v */
     size_t nparams;
     tmodel_param param[S2S_MAX_PARAMS]; /* state_dict order */
     size_t total;                       /* number of parameters, all tensors */
 } s2s_model;
+
+/* The decoder blocks whose cross-attention the views show: L for the
+ * Transformer, 1 for Bahdanau's one attention. */
+size_t s2s_cross_blocks(const s2s_config *cfg);
 
 /* Check the configuration (vocabularies, d, NH dividing d, 1 … 12
  * layers, H ≥ 1, dropout in [0, 1)): 0, or -1 with the reason in err. */
@@ -159,11 +176,17 @@ typedef struct s2s_cache {
      * gradient (B, Ts, d); a block's scratch, B·max(Ts, Tt) rows */
     double *dlogits, *dout, *din, *denc, *dsrc;
     tblock_scratch scratch;
+    struct bah_cache *bah; /* --arch bahdanau: its cache (bahdanau.h), the
+                            * rest unused but P, logits and dlogits */
 } s2s_cache;
 
 int s2s_cache_alloc(s2s_cache *c, const s2s_model *m, size_t Bmax, size_t Ts_max, size_t Tt_max,
                     char *err, size_t errlen);
 void s2s_cache_free(s2s_cache *c);
+
+/* The cross-attention (B, NH, Tt, Ts) of decoder block l after a forward
+ * pass (bahdanau: its attention, NH = 1, l = 0). */
+const float *s2s_cross(const s2s_cache *c, const s2s_model *m, size_t l);
 
 /* The encoder's output enc (B, Ts, d) and decoder block l's output
  * (B, Tt, d) after a forward pass. */
