@@ -93,25 +93,39 @@ static inline f32x16 v16_tanh(f32x16 x)
  * ldx, of M ldm: row r of y starts from init + r·ldi (ldi 0: one row for
  * all, a bias; init NULL: zeros) and adds the rows of M weighted by
  * x[r][i], one fused multiply-add a term, in order of i. y may be init
- * (ldi = ldy): y +=. This body holds a row of y in nv vectors (inlined
- * with a constant nv); M's rows must hold nv·16 readable floats. */
+ * (ldi = ldy): y +=. This body holds nr rows of y in nv vectors each
+ * (inlined with constants: nr·nv independent sums in flight); M's rows
+ * must hold nv·16 readable floats. Rows r0 … r0 + nr − 1. */
+static inline void mm_rows(float *y, size_t ldy, const float *init, size_t ldi,
+                           const float *restrict x, size_t ldx, const float *restrict M,
+                           size_t ldm, size_t r0, size_t in, size_t out, size_t nv, size_t nr)
+{
+    f32x16 acc[4][6];
+    for (size_t q = 0; q < nr; q++)
+        for (size_t v = 0; v < nv; v++)
+            acc[q][v] = init ? ld(init + (r0 + q) * ldi + v * V16, out - v * V16)
+                             : v16_splat(0.0f);
+    for (size_t i = 0; i < in; i++)
+        for (size_t q = 0; q < nr; q++) {
+            const f32x16 xi = v16_splat(x[(r0 + q) * ldx + i]);
+            for (size_t v = 0; v < nv; v++)
+                acc[q][v] = v16_fma(xi, v16_load(M + i * ldm + v * V16), acc[q][v]);
+        }
+    for (size_t q = 0; q < nr; q++)
+        for (size_t v = 0; v < nv; v++)
+            st(y + (r0 + q) * ldy + v * V16, acc[q][v], out - v * V16);
+}
+
+/* mm_rows over every row: blocks of nr (a constant), then one at a time */
 static inline void mm_lanes(float *y, size_t ldy, const float *init, size_t ldi,
                             const float *restrict x, size_t ldx, const float *restrict M,
-                            size_t ldm, size_t n, size_t in, size_t out, size_t nv)
+                            size_t ldm, size_t n, size_t in, size_t out, size_t nv, size_t nr)
 {
-    f32x16 acc[6];
-    for (size_t r = 0; r < n; r++) {
-        const float *xr = x + r * ldx;
-        for (size_t v = 0; v < nv; v++)
-            acc[v] = init ? ld(init + r * ldi + v * V16, out - v * V16) : v16_splat(0.0f);
-        for (size_t i = 0; i < in; i++) {
-            const f32x16 xi = v16_splat(xr[i]);
-            for (size_t v = 0; v < nv; v++)
-                acc[v] = v16_fma(xi, v16_load(M + i * ldm + v * V16), acc[v]);
-        }
-        for (size_t v = 0; v < nv; v++)
-            st(y + r * ldy + v * V16, acc[v], out - v * V16);
-    }
+    size_t r = 0;
+    for (; r + nr <= n; r += nr)
+        mm_rows(y, ldy, init, ldi, x, ldx, M, ldm, r, in, out, nv, nr);
+    for (; r < n; r++)
+        mm_rows(y, ldy, init, ldi, x, ldx, M, ldm, r, in, out, nv, 1);
 }
 
 /* mm_lanes's sums, the same fused multiply-adds in the same order, for
@@ -141,15 +155,75 @@ static void mm(float *y, size_t ldy, const float *init, size_t ldi, const float 
     size_t nv = (out + V16 - 1) / V16;
     if (!padded && out % V16 != 0)
         nv = 0;
-    switch (nv) {
-    case 1: mm_lanes(y, ldy, init, ldi, x, ldx, M, ldm, n, in, out, 1); break;
-    case 2: mm_lanes(y, ldy, init, ldi, x, ldx, M, ldm, n, in, out, 2); break;
-    case 3: mm_lanes(y, ldy, init, ldi, x, ldx, M, ldm, n, in, out, 3); break;
-    case 4: mm_lanes(y, ldy, init, ldi, x, ldx, M, ldm, n, in, out, 4); break;
-    case 5: mm_lanes(y, ldy, init, ldi, x, ldx, M, ldm, n, in, out, 5); break;
-    case 6: mm_lanes(y, ldy, init, ldi, x, ldx, M, ldm, n, in, out, 6); break;
+    switch (nv) { /* about 8 sums in flight */
+    case 1: mm_lanes(y, ldy, init, ldi, x, ldx, M, ldm, n, in, out, 1, 4); break;
+    case 2: mm_lanes(y, ldy, init, ldi, x, ldx, M, ldm, n, in, out, 2, 4); break;
+    case 3: mm_lanes(y, ldy, init, ldi, x, ldx, M, ldm, n, in, out, 3, 2); break;
+    case 4: mm_lanes(y, ldy, init, ldi, x, ldx, M, ldm, n, in, out, 4, 2); break;
+    case 5: mm_lanes(y, ldy, init, ldi, x, ldx, M, ldm, n, in, out, 5, 2); break;
+    case 6: mm_lanes(y, ldy, init, ldi, x, ldx, M, ldm, n, in, out, 6, 2); break;
     default: mm_body(y, ldy, init, ldi, x, ldx, M, ldm, n, in, out); break;
     }
+}
+
+/* Weight gradients: dW (out, in) += dyᵀ · x over the n rows of dy (n,
+ * out, rows ldy apart) and x (n, in), and db (out,) += Σ_r dy (db may be
+ * NULL): fl_linear_backward's sums without dx, each dW[o][i] one chain of
+ * fused multiply-adds in order of r from its value, each db[o] a sum in
+ * order of r then added, the same bits. This body holds no outputs' rows
+ * of dW (nv vectors each, a constant once inlined) while x's rows pass
+ * once. Outputs o0 … o0 + no − 1. */
+static inline void wgrad_rows(float *restrict dW, float *restrict db, const float *restrict dy,
+                              size_t ldy, const float *restrict x, size_t n, size_t in,
+                              size_t o0, size_t no, size_t nv)
+{
+    f32x16 acc[4][4], xv[4];
+    float sb[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (size_t q = 0; q < no; q++)
+        for (size_t v = 0; v < nv; v++)
+            acc[q][v] = v16_load(dW + (o0 + q) * in + v * V16);
+    for (size_t r = 0; r < n; r++) {
+        for (size_t v = 0; v < nv; v++)
+            xv[v] = v16_load(x + r * in + v * V16);
+        for (size_t q = 0; q < no; q++) {
+            const float g = dy[r * ldy + o0 + q];
+            sb[q] += g;
+            for (size_t v = 0; v < nv; v++)
+                acc[q][v] = v16_fma(v16_splat(g), xv[v], acc[q][v]);
+        }
+    }
+    for (size_t q = 0; q < no; q++) {
+        for (size_t v = 0; v < nv; v++)
+            v16_store(dW + (o0 + q) * in + v * V16, acc[q][v]);
+        if (db)
+            db[o0 + q] += sb[q];
+    }
+}
+
+static inline void wgrad_lanes(float *dW, float *db, const float *dy, const float *x, size_t n,
+                               size_t in, size_t out, size_t nv, size_t no)
+{
+    size_t o = 0;
+    for (; o + no <= out; o += no)
+        wgrad_rows(dW, db, dy, out, x, n, in, o, no, nv);
+    for (; o < out; o++)
+        wgrad_rows(dW, db, dy, out, x, n, in, o, 1, nv);
+}
+
+/* dW += dyᵀ · x, db += Σ dy (see wgrad_rows): dy (n, out), x (n, in) */
+static void wgrad(float *dW, float *db, const float *dy, const float *x, size_t n, size_t in,
+                  size_t out)
+{
+    if (in == 16)
+        wgrad_lanes(dW, db, dy, x, n, in, out, 1, 4);
+    else if (in == 32)
+        wgrad_lanes(dW, db, dy, x, n, in, out, 2, 4); /* the default d */
+    else if (in == 48)
+        wgrad_lanes(dW, db, dy, x, n, in, out, 3, 2);
+    else if (in == 64)
+        wgrad_lanes(dW, db, dy, x, n, in, out, 4, 2); /* the decoder's first W_ih */
+    else
+        fl_linear_backward(NULL, dW, db, dy, x, n, NULL, in, out);
 }
 
 /* ---- buffers ------------------------------------------------------------- */
@@ -525,14 +599,13 @@ static dims dims_of(const bah_fast_weights *w, size_t B, size_t Ts, size_t Tt, c
     return s;
 }
 
-/* The source positions pair b attends to: min(src_len, Ts) */
+/* The source positions pair b attends to, as bahdanau.c's mask reads its
+ * length: src_len when it is 1 … Ts, else all Ts */
 static size_t visible(const dims *s, size_t b)
 {
-    if (!s->lens)
+    if (!s->lens || s->lens[b] <= 0 || (size_t)s->lens[b] > s->Ts)
         return s->Ts;
-    if (s->lens[b] <= 0)
-        return 0;
-    return (size_t)s->lens[b] < s->Ts ? (size_t)s->lens[b] : s->Ts;
+    return (size_t)s->lens[b];
 }
 
 /* rows (T, B) = ids (B, T)ᵀ */
@@ -600,11 +673,10 @@ static void decode_embed(bah_fast_cache *c, const s2s_model *m, const bah_fast_w
 }
 
 /* Pair b's attention at one step (bahdanau.h), over the n source
- * positions it sees (n ≤ Ts):
+ * positions it sees (n ≤ Ts; the others' weights are 0, their features
+ * unused):
  *   F_j = tanh(wq + K_j) (n, d), e_j = w_v · F_j (16 partial sums),
- *   a = softmax(e) (Ts,): 0 beyond n, c = Σ_j a_j H_j (d,)
- * n = 0 (a source of length 0): every score is masked to the same −1e6,
- * as d2l's masked_softmax does, and a is uniform over the Ts positions. */
+ *   a = softmax(e) (Ts,): 0 beyond n, c = Σ_{j<n} a_j H_j (d,) */
 static void attend(float *c_out, float *a, float *F, const float *wq, const float *K,
                    const float *H, const float *wv, size_t n, size_t Ts, size_t d)
 {
@@ -627,11 +699,11 @@ static void attend(float *c_out, float *a, float *F, const float *wq, const floa
     for (j = 0; j < n; j++)
         a[j] /= sum;
     for (j = n; j < Ts; j++)
-        a[j] = n ? 0.0f : 1.0f / (float)Ts;
+        a[j] = 0.0f;
     /* the context Σ_j a_j H_j, in order of j */
     for (k = 0; k < d; k += V16) {
         f32x16 acc = v16_splat(0.0f);
-        for (j = 0; j < (n ? n : Ts); j++)
+        for (j = 0; j < n; j++)
             acc = v16_fma(v16_splat(a[j]), ld(H + j * d + k, d - k), acc);
         st(c_out + k, acc, d - k);
     }
@@ -702,16 +774,16 @@ static float *grad_of(float *grads, const s2s_model *m, const tensor *t)
  *   da_j = dc · H_j, dH_j += a_j dc, the softmax's de_j = a_j (da_j − Σ_k
  *   a_k da_k), dw_v += de_j F_j, dP_j = de_j w_v ⊙ (1 − F_j²) (tanh's
  *   input), d(W_q q) += Σ_j dP_j, dK_j += dP_j
- * over the n positions it sees (n = 0: the uniform weights have no
- * gradient; only dH). da is scratch (Ts,). */
+ * over the n positions it sees (the others have weight 0: no gradient).
+ * da is scratch (n,). */
 static void attend_backward(float *dwq, float *dK, float *dH, float *dwv, float *da,
                             const float *dc, const float *a, const float *F, const float *H,
-                            const float *wv, size_t n, size_t Ts, size_t d)
+                            const float *wv, size_t n, size_t d)
 {
     const f32x16 one = v16_splat(1.0f);
     size_t j, k;
     float dot = 0.0f;
-    for (j = 0; j < (n ? n : Ts); j++) {
+    for (j = 0; j < n; j++) {
         f32x16 acc = v16_splat(0.0f);
         for (k = 0; k < d; k += V16) {
             const f32x16 g = ld(dc + k, d - k);
@@ -765,7 +837,7 @@ static void decode_step_backward(bah_fast_cache *c, const s2s_model *m, float *d
     for (size_t b = 0; b < B; b++)
         attend_backward(dwq + b * d, c->dK + b * Ts * d, c->dH + b * Ts * d, dwv, c->da,
                         c->dc + b * d, c->A + (b * Tt + t) * Ts, c->F + (t * B + b) * Ts * d,
-                        c->H + b * Ts * d, m->att_w_v.data, visible(s, b), Ts, d);
+                        c->H + b * Ts * d, m->att_w_v.data, visible(s, b), d);
     /* the query: dstate[L − 1] += d(W_q q_t) · W_q */
     mm(dtop, d, dtop, d, dwq, d, m->att_W_q.data, d, 0, B, d, d);
 }
@@ -777,10 +849,8 @@ static void gru_weight_grads(float *grads, const s2s_model *m, const gru_layer *
                              const float *dgi, const float *dgh, const float *x, size_t I,
                              const float *h, size_t n, size_t d)
 {
-    fl_linear_backward(NULL, grad_of(grads, m, &g->w_ih), grad_of(grads, m, &g->b_ih), dgi, x,
-                       n, g->w_ih.data, I, 3 * d);
-    fl_linear_backward(NULL, grad_of(grads, m, &g->w_hh), grad_of(grads, m, &g->b_hh), dgh, h,
-                       n, g->w_hh.data, d, 3 * d);
+    wgrad(grad_of(grads, m, &g->w_ih), grad_of(grads, m, &g->b_ih), dgi, x, n, I, 3 * d);
+    wgrad(grad_of(grads, m, &g->w_hh), grad_of(grads, m, &g->b_hh), dgh, h, n, d, 3 * d);
 }
 
 /* The decoder's backward pass from dlogits: dense, the steps in reverse,
@@ -805,14 +875,12 @@ static void decoder_backward(float *grads, bah_fast_cache *c, const s2s_model *m
         gru_weight_grads(grads, m, &m->dec_rnn[l], c->dgi[l], c->dgh[l],
                          l ? c->dec_h[l - 1] + B * d : c->xt, l ? d : 2 * d, c->dec_h[l], n, d);
     /* d W_q += d(W_q q)ᵀ q over every step (q_t = dec_h[L − 1] row t) */
-    fl_linear_backward(NULL, grad_of(grads, m, &m->att_W_q), NULL, c->dWq, c->dec_h[L - 1], n,
-                       m->att_W_q.data, d, d);
+    wgrad(grad_of(grads, m, &m->att_W_q), NULL, c->dWq, c->dec_h[L - 1], n, d, d);
     /* the embedding: d xt[:, d:] (Tt·B, d) = dgi_0 · W_ih[:, d:] */
     mm(c->dx, d, NULL, 0, c->dgi[0], 3 * d, m->dec_rnn[0].w_ih.data + d, 2 * d, 0, n, 3 * d, d);
     fl_embed_backward(grad_of(grads, m, &m->dec_embedding), c->dx, c->din_tm, n, d, 1.0f);
     /* K = H · W_kᵀ: d W_k += dKᵀ H, dH += dK · W_k */
-    fl_linear_backward(NULL, grad_of(grads, m, &m->att_W_k), NULL, c->dK, c->H, B * Ts,
-                       m->att_W_k.data, d, d);
+    wgrad(grad_of(grads, m, &m->att_W_k), NULL, c->dK, c->H, B * Ts, d, d);
     mm(c->dH, d, c->dH, d, c->dK, d, m->att_W_k.data, d, 0, B * Ts, d, d);
 }
 
