@@ -12,6 +12,8 @@
  * entry points (seq2seq_fast.h); and the cache's sizes.
  *
  * usage: test_bahdanau_fast          the tests
+ *        test_bahdanau_fast hash     prints a hash of a step's and greedy
+ *                                    decoding's bits (to compare builds)
  *        test_bahdanau_fast bench [THREADS]   times one training step of
  *                                    the default size: B 64 in chunks of 8
  *                                    on THREADS threads (2)
@@ -235,9 +237,10 @@ static void test_step(size_t L, size_t d, size_t B, size_t Ts, size_t Tt, unsign
 
 /* Greedy decoding of B sources at once against s2s_greedy one by one:
  * the same tokens, and every step's attention row (that of the step that
- * chose <eos> too). */
-static void test_greedy(size_t L, size_t d, size_t B, size_t Ts, size_t max_len,
-                        unsigned long long seed)
+ * chose <eos> too). Returns how many sources stopped at <eos> after
+ * step 0 (before max_len tokens). */
+static size_t test_greedy(size_t L, size_t d, size_t B, size_t Ts, size_t max_len,
+                          double eos_bias, unsigned long long seed)
 {
     const size_t Vs = 11, Vt = 10;
     s2s_model m;
@@ -246,13 +249,18 @@ static void test_greedy(size_t L, size_t d, size_t B, size_t Ts, size_t max_len,
     rng r;
     char err[256];
     int *out = calloc(B * max_len, sizeof *out), *ref = calloc(max_len, sizeof *ref);
-    size_t *n_out = calloc(B, sizeof *n_out), steps, eos_stops = 0;
+    size_t *n_out = calloc(B, sizeof *n_out), steps, eos_stops = 0, later = 0;
     float *cross = calloc(max_len * Ts, sizeof *cross);
     rng_seed(&r, seed);
     if (model_new(&m, L, d, Vs, Vt, seed)) {
         CHECK(0);
-        return;
+        return 0;
     }
+    /* logits that depend more on the state than at the start, and <eos>
+     * more likely, so that sources stop at different steps */
+    for (size_t i = 0; i < m.dense.weight.size; i++)
+        m.dense.weight.data[i] *= 6.0f;
+    m.dense.bias.data[EOS] += (float)eos_bias;
     batch_new(&bt, B, Ts, 1, Vs, Vt, &r);
     CHECK(fast_new(&f, &m, B, max_len > Ts ? max_len : Ts) == 0);
     steps = bah_fast_greedy_batch(f.c, &m, f.w, bt.src, bt.lens, B, Ts, BOS, EOS, max_len, out,
@@ -266,13 +274,14 @@ static void test_greedy(size_t L, size_t d, size_t B, size_t Ts, size_t max_len,
             CHECK_INT(out[b * max_len + t], ref[t]);
         rows = n_ref < max_len ? n_ref + 1 : n_ref; /* with the <eos> step's */
         eos_stops += n_ref < max_len;
+        later += n_ref > 0 && n_ref < max_len;
         CHECK(rows <= steps);
         for (size_t t = 0; t < rows && t < steps; t++)
             compare_f("greedy attention", bah_fast_attention(f.c) + (b * steps + t) * Ts,
                       cross + t * Ts, Ts, 1e-4, &w_gcross);
     }
-    printf("greedy, L %zu d %zu: %zu sources, %zu stopped at <eos>, %zu steps\n", L, d, B,
-           eos_stops, steps);
+    printf("greedy, L %zu d %zu: %zu sources, %zu stopped at <eos> (%zu after step 0), "
+           "%zu steps\n", L, d, B, eos_stops, later, steps);
     free(out);
     free(ref);
     free(n_out);
@@ -280,6 +289,7 @@ static void test_greedy(size_t L, size_t d, size_t B, size_t Ts, size_t max_len,
     fast_free(&f);
     batch_free(&bt);
     s2s_free(&m);
+    return later;
 }
 
 static void test_against_reference(void)
@@ -295,8 +305,11 @@ static void test_against_reference(void)
         test_step(cases[i].L, cases[i].d, cases[i].B, cases[i].Ts, cases[i].Tt, 100 + i);
     printf("against the reference: %zu random models and batches\n",
            sizeof cases / sizeof *cases);
+    static const double eos_bias[6] = {0.5, 1.0, 1.0, 0.5, 0.5, 0.0};
+    size_t later = 0;
     for (unsigned long long s = 0; s < 6; s++)
-        test_greedy(1 + s % 2, s < 3 ? 8 : 32, 8, 9, 12, 300 + s);
+        later += test_greedy(1 + s % 2, s < 3 ? 8 : 32, 8, 9, 12, eos_bias[s], 300 + s);
+    CHECK(later >= 8); /* the seeds' sources stop at many different steps */
 }
 
 /* ---- the same bits ----------------------------------------------------------- */
@@ -457,6 +470,59 @@ static void test_sizes(void)
     printf("sizes: a chunk of 8 pairs of 12 positions, d 32, 2 layers: %zu bytes\n", small);
 }
 
+/* ---- the bits, for comparing machines ---------------------------------------- */
+
+/* FNV-1a over bytes, continuing h */
+static unsigned long long fnv(unsigned long long h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+/* A hash of everything a step and greedy decoding give, for two models:
+ * the same line from every build (gcc, clang; AVX-512, AVX2, NEON) and any
+ * thread count is SPEC §12's promise (scripts/reproducible compares whole
+ * runs; this is the quick look). */
+static int print_hashes(void)
+{
+    static const size_t cfgs[2][2] = {{2, 32}, {1, 20}};
+    for (size_t k = 0; k < 2; k++) {
+        const size_t L = cfgs[k][0], d = cfgs[k][1], B = 8, Ts = 11, Tt = 10, V = 13;
+        s2s_model m;
+        fast f;
+        batch bt;
+        rng r;
+        float *g;
+        int out[8 * 12];
+        size_t n_out[8], steps;
+        unsigned long long h = 0xcbf29ce484222325ULL;
+        double loss;
+        rng_seed(&r, 900 + k);
+        if (model_new(&m, L, d, V, V, 900 + k) || fast_new(&f, &m, B, 12))
+            return 1;
+        batch_new(&bt, B, Ts, Tt, V, V, &r);
+        g = calloc(m.total, sizeof *g);
+        loss = fast_step(g, &f, &m, &bt, 0.01, NULL, NULL);
+        h = fnv(h, &loss, sizeof loss);
+        h = fnv(h, bah_fast_logits(f.c), B * Tt * V * sizeof(float));
+        h = fnv(h, bah_fast_attention(f.c), B * Tt * Ts * sizeof(float));
+        h = fnv(h, g, m.total * sizeof *g);
+        steps = bah_fast_greedy_batch(f.c, &m, f.w, bt.src, bt.lens, B, Ts, BOS, EOS, 12, out,
+                                      n_out);
+        for (size_t b = 0; b < B; b++)
+            h = fnv(fnv(h, &n_out[b], sizeof n_out[b]), out + b * 12, n_out[b] * sizeof *out);
+        h = fnv(h, bah_fast_attention(f.c), B * steps * Ts * sizeof(float));
+        printf("L %zu d %zu: loss %.17g, hash %016llx\n", L, d, loss, h);
+        free(g);
+        fast_free(&f);
+        batch_free(&bt);
+        s2s_free(&m);
+    }
+    return 0;
+}
+
 /* ---- timing ------------------------------------------------------------------- */
 
 static double now(void)
@@ -527,6 +593,8 @@ static int bench(int threads)
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "hash") == 0)
+        return print_hashes();
     if (argc > 1 && strcmp(argv[1], "bench") == 0)
         return bench(argc > 2 ? atoi(argv[2]) : 2);
     test_sizes();
