@@ -9,7 +9,9 @@
  * against itself: the same bits when a step runs again, in a fresh cache,
  * with its pairs split into smaller batches (logits, attention, greedy
  * decoding: each pair's numbers are its own), and through the trainer's
- * entry points (seq2seq_fast.h); and the cache's sizes.
+ * entry points (seq2seq_fast.h); the trainer (seq2seq_train.c) on the fast
+ * path against itself on the reference, and on 1 and 2 threads; and the
+ * cache's sizes.
  *
  * usage: test_bahdanau_fast          the tests
  *        test_bahdanau_fast hash     prints a hash of a step's and greedy
@@ -34,6 +36,7 @@
 #include "rng.h"
 #include "seq2seq.h"
 #include "seq2seq_fast.h"
+#include "seq2seq_train.h"
 
 #define BOS 2
 #define EOS 3
@@ -445,6 +448,73 @@ static void test_split(size_t L, size_t d, unsigned long long seed)
     s2s_free(&m);
 }
 
+/* ---- the trainer ------------------------------------------------------------- */
+
+/* n random pairs of T entries as seq2seq_data.h builds them: ids, <eos>,
+ * <pad>s; dec_in <bos> + the target */
+static void pairs_new(seq2seq_arrays *a, size_t n, size_t T, size_t Vs, size_t Vt, rng *r)
+{
+    batch bt;
+    batch_new(&bt, n, T, T, Vs, Vt, r);
+    memset(a, 0, sizeof *a);
+    a->n = n, a->T = T;
+    a->src = bt.src, a->dec_in = bt.dec_in, a->tgt = bt.targets, a->src_valid = bt.lens;
+    a->tgt_valid = malloc(n * sizeof *a->tgt_valid);
+    for (size_t i = 0; i < n; i++) {
+        long v = 0;
+        for (size_t t = 0; t < T; t++)
+            if (a->tgt[i * T + t] >= 0)
+                v = (long)t + 1;
+            else
+                a->tgt[i * T + t] = 1; /* <pad>: the trainer masks from tgt_valid on */
+        a->tgt_valid[i] = v;
+    }
+}
+
+/* 30 Adam steps of batches of 12 (a chunk of 8 and one of 4) on the fast
+ * path, 1 and 2 threads, against the reference: the losses near, the
+ * weights near; the two thread counts the same bits. */
+static void test_trainer(size_t L, size_t d)
+{
+    const size_t n = 40, T = 9, V = 12;
+    s2s_config cfg = {V, V, d, 1, L, 1, 0, 0.0, S2S_BAHDANAU};
+    s2s_train_opts o = {OPTIM_ADAM, 0.01, 1.0, 12, 5, 1, 0};
+    s2s_trainer tr[3]; /* fast on 1 thread, fast on 2, the reference */
+    seq2seq_arrays a;
+    rng r;
+    char err[256];
+    double wl = 0.0, wp = 0.0;
+    rng_seed(&r, 77);
+    pairs_new(&a, n, T, V, V, &r);
+    for (int k = 0; k < 3; k++) {
+        o.threads = k == 1 ? 2 : 1;
+        o.reference = k == 2;
+        CHECK(s2s_trainer_init(&tr[k], &a, &cfg, &o, NULL, err, sizeof err) == 0);
+    }
+    for (int step = 0; step < 30; step++) {
+        train_stats st[3];
+        for (int k = 0; k < 3; k++)
+            CHECK(s2s_trainer_step(&tr[k], &st[k], err, sizeof err) == 0);
+        CHECK(st[0].loss == st[1].loss && st[0].count == st[2].count);
+        CHECK_NEAR(st[0].loss, st[2].loss, 0.0, 1e-4);
+        wl = fmax(wl, fabs(st[0].loss - st[2].loss) / st[2].loss);
+    }
+    for (size_t i = 0; i < tr[0].model.nparams; i++) {
+        const tensor *t0 = tr[0].model.param[i].t, *t1 = tr[1].model.param[i].t,
+                     *t2 = tr[2].model.param[i].t;
+        CHECK(same_bits(t0->data, t1->data, t0->size * sizeof *t0->data));
+        for (size_t j = 0; j < t0->size; j++)
+            wp = fmax(wp, fabs(t0->data[j] - t2->data[j]));
+    }
+    CHECK(wp < 1e-3);
+    printf("trainer, L %zu d %zu: 30 Adam steps, the fast path's loss within %.2g of the "
+           "reference's, its weights within %.2g; 1 and 2 threads the same bits\n",
+           L, d, wl, wp);
+    for (int k = 0; k < 3; k++)
+        s2s_trainer_free(&tr[k]);
+    seq2seq_arrays_free(&a);
+}
+
 /* ---- sizes ------------------------------------------------------------------- */
 
 static void test_sizes(void)
@@ -603,6 +673,8 @@ int main(int argc, char **argv)
     test_repeat(2, 20, 501);
     test_split(1, 32, 600);
     test_split(2, 8, 601);
+    test_trainer(1, 32);
+    test_trainer(2, 16);
     printf("largest errors against the reference (relative to each tensor's largest entry):\n");
     printf("  loss %.2g, logits %.2g, attention %.2g, gradients %.2g, greedy attention %.2g\n",
            w_loss.err, w_logits.err, w_att.err, w_grad.err, w_gcross.err);
