@@ -505,7 +505,7 @@ static void print_view(const translate_view *v, int color)
         printf("\n\nthe attention at each step t′ (the query s(t′−1), the decoder's state "
                "after the\nword before; keys and values the encoder's states); rows: the "
                "words written%s,\ncolumns: the source words read\n",
-               v->stopped_at_eos ? " (<eos>: the step that stopped)" : "");
+               v->stopped_at_eos ? "\n(<eos>: the step that stopped)" : "");
     else
         printf("\n\ncross-attention of every decoder block and head (queries from the "
                "decoder,\nkeys from the encoder); rows: the words written%s,\ncolumns: the "
