@@ -60,6 +60,7 @@ typedef struct bah_cache {
     size_t B, Ts, Tt;
     double *xs;     /* (Ts, B, d) the encoder's input */
     gru_stack enc;  /* the encoder's GRU: H = its last layer's states */
+    double *s0;     /* (L, B, d) its final states: the decoder's start */
     double *K;      /* (Ts, B, d) H · W_kᵀ */
     double *Wq;     /* (Tt, B, d) W_q q_t */
     double *F;      /* (Tt, B, Ts, d) tanh(W_q q_t + K_j) */
@@ -68,9 +69,11 @@ typedef struct bah_cache {
     double *xt;     /* (Tt, B, 2d) the decoder GRU's inputs [c_t; embedding] */
     gru_stack dec;  /* the decoder's GRU, from the encoder's final states */
     double *o;      /* (Tt, B, d) the decoder's outputs */
-    /* backward: d o (B, d), d x_t (B, 2d), d state (L, B, d), d H (Ts, B, d),
-     * d K (Ts, B, d), d xs (Ts, B, d), d of the decoder's start (L, B, d) */
-    double *do_, *dx, *dstate, *dH, *dK, *dxs, *dstart;
+    /* backward: d o (Tt, B, d), d x_t (B, 2d), d state (L, B, d), d H and
+     * d K (Ts, B, d), d xs (Ts, B, d), the encoder's state gradient
+     * (L, B, d), d (W_q q_t) (B, d) */
+    double *do_, *dx, *dstate, *dH, *dK, *dxs, *denc_h, *dWq;
+    double *de; /* (Ts,) the scores' gradient, one row at a time */
 } bah_cache;
 
 int bah_cache_alloc(bah_cache *c, const s2s_model *m, size_t Bmax, size_t Ts_max, size_t Tt_max,
@@ -88,6 +91,13 @@ void bah_free(s2s_model *m);
  * Ids are checked by the caller (s2s_forward). */
 void bah_forward(const s2s_model *m, bah_cache *c, float *logits, const int *src,
                  const long *src_lens, const int *dec_in, size_t B, size_t Ts, size_t Tt);
+/* The same in two halves, as greedy decoding runs it: the encoder (which
+ * sets c->Tt = Tt_max), then decoder step t (0, 1, … in order) on column
+ * t of dec_in (B, c->Tt), its logits into row t of logits (B, c->Tt, Vt)
+ * and of c->A. */
+void bah_encode(const s2s_model *m, bah_cache *c, const int *src, size_t B, size_t Ts);
+void bah_decode_step(const s2s_model *m, bah_cache *c, float *logits, const long *src_lens,
+                     const int *dec_in, size_t t);
 /* The backward pass from dlogits (B, Tt, Vt) = d loss / d logits after
  * bah_forward on the same batch: grads (m->total, laid out as m->param)
  * +=. */

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "attention_backward.h"
+#include "bahdanau.h"
 #include "checked.h"
 #include "layers.h"
 #include "posenc.h"
@@ -33,6 +34,17 @@ int s2s_config_check(const s2s_config *cfg, char *err, size_t errlen)
     }
     if (cfg->layers < 1 || cfg->layers > TMODEL_MAX_LAYERS) {
         snprintf(err, errlen, "%zu layers (1 to %d)", cfg->layers, TMODEL_MAX_LAYERS);
+        return -1;
+    }
+    if (cfg->arch == S2S_BAHDANAU) {
+        if (cfg->heads != 1 || cfg->bias || cfg->dropout != 0.0) {
+            snprintf(err, errlen, "Bahdanau's model has one attention, without biases or dropout");
+            return -1;
+        }
+        return 0;
+    }
+    if (cfg->arch != S2S_TRANSFORMER) {
+        snprintf(err, errlen, "unknown architecture %d", (int)cfg->arch);
         return -1;
     }
     if (cfg->ffn < 1) {
@@ -143,6 +155,11 @@ int s2s_alloc(s2s_model *m, const s2s_config *cfg, char *err, size_t errlen)
     if (s2s_config_check(cfg, err, errlen))
         return -1;
     m->cfg = *cfg;
+    if (cfg->arch == S2S_BAHDANAU) {
+        if (bah_alloc(m, err, errlen))
+            goto fail;
+        return 0;
+    }
     m->enc_cfg = encoder_config(cfg);
     if (alloc2(&m->enc_embedding, cfg->src_vocab, d, err, errlen) ||
         alloc2(&m->dec_embedding, cfg->tgt_vocab, d, err, errlen) ||
@@ -180,6 +197,10 @@ void s2s_init(s2s_model *m, unsigned long long seed)
 {
     const size_t d = m->cfg.hiddens;
     rng r;
+    if (m->cfg.arch == S2S_BAHDANAU) {
+        bah_init(m, seed);
+        return;
+    }
     rng_seed(&r, seed);
     init_embedding(&m->enc_embedding, d, &r);
     for (size_t l = 0; l < m->cfg.layers; l++)
@@ -211,6 +232,7 @@ void s2s_free(s2s_model *m)
         tblock_free(&m->enc[l]);
         dec_block_free(&m->dec[l]);
     }
+    bah_free(m);
     m->nparams = 0;
     m->total = 0;
 }
@@ -230,6 +252,33 @@ void s2s_copy_params(s2s_model *dst, const s2s_model *src)
 }
 
 /* ---- the cache ------------------------------------------------------------ */
+
+size_t s2s_cross_blocks(const s2s_config *cfg)
+{
+    return cfg->arch == S2S_BAHDANAU ? 1 : cfg->layers;
+}
+
+/* --arch bahdanau's cache: the logits, their gradient (BT, Vt) and
+ * bahdanau.h's. */
+static int bah_cache_part(s2s_cache *c, const s2s_model *m, size_t BT, char *err, size_t errlen)
+{
+    int failed = 0;
+    c->logits = tcache_calloc(BT, m->cfg.tgt_vocab, 1, sizeof(float), &failed);
+    c->dlogits = tcache_calloc(BT, m->cfg.tgt_vocab, 1, sizeof(double), &failed);
+    c->bah = calloc(1, sizeof *c->bah);
+    if (failed || !c->bah) {
+        s2s_cache_free(c);
+        snprintf(err, errlen, "out of memory for a batch of %zu positions", BT);
+        return -1;
+    }
+    if (bah_cache_alloc(c->bah, m, c->Bmax, c->Ts_max, c->Tt_max, err, errlen)) {
+        free(c->bah);
+        c->bah = NULL;
+        s2s_cache_free(c);
+        return -1;
+    }
+    return 0;
+}
 
 static void dec_cache_alloc(s2s_dec_cache *c, const s2s_config *cfg, size_t Bmax, size_t Ts,
                             size_t Tt, int *failed)
@@ -283,6 +332,8 @@ int s2s_cache_alloc(s2s_cache *c, const s2s_model *m, size_t Bmax, size_t Ts_max
     c->Bmax = Bmax;
     c->Ts_max = Ts_max;
     c->Tt_max = Tt_max;
+    if (m->cfg.arch == S2S_BAHDANAU)
+        return bah_cache_part(c, m, BT, err, errlen);
     c->P = tcache_calloc(Tmax, d, 1, sizeof(float), &failed);
     c->Xs = tcache_calloc(BS, d, 1, sizeof(float), &failed);
     c->Xt = tcache_calloc(BT, d, 1, sizeof(float), &failed);
@@ -324,12 +375,20 @@ void s2s_cache_free(s2s_cache *c)
     free(c->denc);
     free(c->dsrc);
     tblock_scratch_free(&c->scratch);
+    if (c->bah)
+        bah_cache_free(c->bah);
+    free(c->bah);
     memset(c, 0, sizeof *c);
 }
 
 const float *s2s_enc_out(const s2s_cache *c, const s2s_model *m)
 {
     return tblock_out(&c->enc[m->cfg.layers - 1], &m->enc_cfg);
+}
+
+const float *s2s_cross(const s2s_cache *c, const s2s_model *m, size_t l)
+{
+    return m->cfg.arch == S2S_BAHDANAU ? c->bah->A : c->dec[l].A2;
 }
 
 const float *s2s_dec_out(const s2s_cache *c, size_t l)
@@ -514,8 +573,16 @@ int s2s_forward(const s2s_model *m, s2s_cache *c, const int *src, const long *sr
                  B, Ts, Tt, c->Bmax, c->Ts_max, c->Tt_max);
         return -1;
     }
-    if (s2s_check_ids(m, src, dec_in, NULL, B, Ts, Tt, err, errlen) ||
-        s2s_encode(m, c, src, src_lens, B, Ts, drop, err, errlen))
+    if (s2s_check_ids(m, src, dec_in, NULL, B, Ts, Tt, err, errlen))
+        return -1;
+    if (m->cfg.arch == S2S_BAHDANAU) {
+        bah_forward(m, c->bah, c->logits, src, src_lens, dec_in, B, Ts, Tt);
+        c->B = B;
+        c->Ts = Ts;
+        c->Tt = Tt;
+        return 0;
+    }
+    if (s2s_encode(m, c, src, src_lens, B, Ts, drop, err, errlen))
         return -1;
     return s2s_decode(m, c, dec_in, src_lens, Tt, drop, err, errlen);
 }
@@ -673,6 +740,10 @@ int s2s_backward(double *grads, s2s_cache *c, const s2s_model *m, const int *src
     /* 9'. d logits (B, Tt, Vt) = (softmax(logits) − one-hot(target)) · scale,
      *     zero at <pad> */
     crossentropy_backward(c->dlogits, c->logits, targets, c->B * c->Tt, m->cfg.tgt_vocab, scale);
+    if (m->cfg.arch == S2S_BAHDANAU) {
+        bah_backward(grads, c->bah, m, c->dlogits, src, src_lens, dec_in);
+        return 0;
+    }
     /* the decoder, then the encoder from what the cross-attentions passed down */
     if (decoder_backward(grads, c, m, dec_in, src_lens, drop, err, errlen))
         return -1;
@@ -718,6 +789,8 @@ int s2s_greedy(const s2s_model *m, const int *src, long src_len, size_t Ts, int 
     }
     if (s2s_check_ids(m, src, NULL, NULL, 1, Ts, 0, err, errlen))
         return -1;
+    if (m->cfg.arch == S2S_BAHDANAU)
+        return bah_greedy(m, src, src_len, Ts, bos, eos, max_len, out, n_out, cross, err, errlen);
     if (cross) {
         if (size_mul(m->cfg.layers, m->cfg.heads, &cells) || size_mul(cells, max_len, &cells) ||
             size_mul(cells, Ts, &cells)) {

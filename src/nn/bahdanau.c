@@ -1,0 +1,521 @@
+/* bahdanau.c — d2l's Seq2Seq with Bahdanau attention as naive loops in
+ * double (see bahdanau.h for the model and the dimensions B, Ts, Tt, Vs,
+ * Vt, d, L): parameters, the forward pass step by step, the backward
+ * pass through time, greedy decoding.
+ *
+ * Every product of sizes in the passes (Tt·B·Ts·d, …) is bounded by a
+ * buffer bah_cache_alloc allocated with overflow-checked sizes; the
+ * caller (seq2seq.c) refuses a batch larger than the cache. */
+#include "bahdanau.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checked.h"
+#include "fmath.h"
+#include "layers.h"
+#include "rng.h"
+
+/* ---- parameters ----------------------------------------------------------- */
+
+static int alloc2(tensor *t, size_t r, size_t c, char *err, size_t errlen)
+{
+    size_t shape[2] = {r, c};
+    return tensor_alloc(t, c ? 2 : 1, shape, err, errlen);
+}
+
+static void add(s2s_model *m, const char *prefix, const char *name, tensor *t)
+{
+    tparam_add(m->param, &m->nparams, &m->total, prefix, name, t);
+}
+
+/* nn.GRU's names for each layer: prefix + weight_ih_l{k} … bias_hh_l{k}. */
+static void rnn_params(s2s_model *m, gru_layer *layers, const char *prefix)
+{
+    char name[32];
+    for (size_t l = 0; l < m->cfg.layers; l++) {
+        snprintf(name, sizeof name, "weight_ih_l%zu", l);
+        add(m, prefix, name, &layers[l].w_ih);
+        snprintf(name, sizeof name, "weight_hh_l%zu", l);
+        add(m, prefix, name, &layers[l].w_hh);
+        snprintf(name, sizeof name, "bias_ih_l%zu", l);
+        add(m, prefix, name, &layers[l].b_ih);
+        snprintf(name, sizeof name, "bias_hh_l%zu", l);
+        add(m, prefix, name, &layers[l].b_hh);
+    }
+}
+
+int bah_alloc(s2s_model *m, char *err, size_t errlen)
+{
+    const size_t d = m->cfg.hiddens, L = m->cfg.layers;
+    size_t d2;
+    if (size_mul(2, d, &d2)) {
+        snprintf(err, errlen, "num_hiddens %zu is too large", d);
+        return -1;
+    }
+    if (alloc2(&m->enc_embedding, m->cfg.src_vocab, d, err, errlen) ||
+        alloc2(&m->dec_embedding, m->cfg.tgt_vocab, d, err, errlen) ||
+        alloc2(&m->dense.weight, m->cfg.tgt_vocab, d, err, errlen) ||
+        alloc2(&m->dense.bias, m->cfg.tgt_vocab, 0, err, errlen) ||
+        alloc2(&m->att_W_k, d, d, err, errlen) || alloc2(&m->att_W_q, d, d, err, errlen) ||
+        alloc2(&m->att_w_v, 1, d, err, errlen))
+        return -1;
+    for (size_t l = 0; l < L; l++)
+        if (gru_layer_alloc(&m->enc_rnn[l], d, d, err, errlen) ||
+            gru_layer_alloc(&m->dec_rnn[l], l == 0 ? d2 : d, d, err, errlen))
+            return -1;
+    /* state_dict order: Seq2SeqEncoder, then Seq2SeqAttentionDecoder's
+     * attention, embedding, rnn, dense */
+    add(m, "", "encoder.embedding.weight", &m->enc_embedding);
+    rnn_params(m, m->enc_rnn, "encoder.rnn.");
+    add(m, "", "decoder.attention.W_k.weight", &m->att_W_k);
+    add(m, "", "decoder.attention.W_q.weight", &m->att_W_q);
+    add(m, "", "decoder.attention.w_v.weight", &m->att_w_v);
+    add(m, "", "decoder.embedding.weight", &m->dec_embedding);
+    rnn_params(m, m->dec_rnn, "decoder.rnn.");
+    add(m, "", "decoder.dense.weight", &m->dense.weight);
+    add(m, "", "decoder.dense.bias", &m->dense.bias);
+    return 0;
+}
+
+void bah_free(s2s_model *m)
+{
+    for (size_t l = 0; l < TMODEL_MAX_LAYERS; l++) {
+        gru_layer_free(&m->enc_rnn[l]);
+        gru_layer_free(&m->dec_rnn[l]);
+    }
+    tensor_free(&m->att_W_k);
+    tensor_free(&m->att_W_q);
+    tensor_free(&m->att_w_v);
+}
+
+/* nn.Embedding's start: N(0, 1). */
+static void init_normal(tensor *t, rng *r)
+{
+    for (size_t i = 0; i < t->size; i++)
+        t->data[i] = (float)rng_normal(r);
+}
+
+void bah_init(s2s_model *m, unsigned long long seed)
+{
+    const size_t d = m->cfg.hiddens;
+    rng r;
+    rng_seed(&r, seed);
+    init_normal(&m->enc_embedding, &r);
+    for (size_t l = 0; l < m->cfg.layers; l++)
+        gru_layer_init(&m->enc_rnn[l], &r);
+    tparam_uniform(&m->att_W_k, d, &r);
+    tparam_uniform(&m->att_W_q, d, &r);
+    tparam_uniform(&m->att_w_v, d, &r);
+    init_normal(&m->dec_embedding, &r);
+    for (size_t l = 0; l < m->cfg.layers; l++)
+        gru_layer_init(&m->dec_rnn[l], &r);
+    tparam_uniform(&m->dense.weight, d, &r);
+    tparam_uniform(&m->dense.bias, d, &r);
+}
+
+/* ---- the cache ------------------------------------------------------------ */
+
+int bah_cache_alloc(bah_cache *c, const s2s_model *m, size_t Bmax, size_t Ts_max, size_t Tt_max,
+                    char *err, size_t errlen)
+{
+    const size_t d = m->cfg.hiddens, L = m->cfg.layers;
+    size_t BS, BT, BTS, LB, d2;
+    int failed = 0;
+    memset(c, 0, sizeof *c);
+    if (size_mul(Bmax, Ts_max, &BS) || size_mul(Bmax, Tt_max, &BT) || size_mul(BT, Ts_max, &BTS) ||
+        size_mul(L, Bmax, &LB) || size_mul(2, d, &d2) || size_mul(BTS, d, &BTS)) {
+        snprintf(err, errlen, "a batch of %zu pairs of %zu and %zu positions is too large", Bmax,
+                 Ts_max, Tt_max);
+        return -1;
+    }
+    c->Bmax = Bmax;
+    c->Ts_max = Ts_max;
+    c->Tt_max = Tt_max;
+    if (gru_stack_alloc(&c->enc, L, Bmax, Ts_max, d, d, err, errlen))
+        return -1;
+    if (gru_stack_alloc(&c->dec, L, Bmax, Tt_max, d2, d, err, errlen)) {
+        gru_stack_free(&c->enc);
+        return -1;
+    }
+    double **bs[] = {&c->xs, &c->K, &c->dH, &c->dK, &c->dxs}; /* (Ts, B, d) */
+    for (size_t i = 0; i < sizeof bs / sizeof bs[0]; i++)
+        *bs[i] = tcache_calloc(BS, d, 1, sizeof(double), &failed);
+    double **bt[] = {&c->Wq, &c->o, &c->do_}; /* (Tt, B, d) */
+    for (size_t i = 0; i < sizeof bt / sizeof bt[0]; i++)
+        *bt[i] = tcache_calloc(BT, d, 1, sizeof(double), &failed);
+    double **lb[] = {&c->s0, &c->dstate, &c->denc_h}; /* (L, B, d) */
+    for (size_t i = 0; i < sizeof lb / sizeof lb[0]; i++)
+        *lb[i] = tcache_calloc(LB, d, 1, sizeof(double), &failed);
+    c->F = tcache_calloc(BTS, 1, 1, sizeof(double), &failed);       /* (Tt, B, Ts, d) */
+    c->a = tcache_calloc(BT, Ts_max, 1, sizeof(double), &failed);   /* (Tt, B, Ts) */
+    c->A = tcache_calloc(BT, Ts_max, 1, sizeof(float), &failed);    /* (B, Tt, Ts) */
+    c->xt = tcache_calloc(BT, d2, 1, sizeof(double), &failed);      /* (Tt, B, 2d) */
+    c->dx = tcache_calloc(Bmax, d2, 1, sizeof(double), &failed);    /* (B, 2d) */
+    c->dWq = tcache_calloc(Bmax, d, 1, sizeof(double), &failed);    /* (B, d) */
+    c->de = tcache_calloc(Ts_max, 1, 1, sizeof(double), &failed);   /* (Ts,) */
+    if (failed) {
+        bah_cache_free(c);
+        snprintf(err, errlen, "out of memory for a batch of %zu pairs of %zu and %zu positions",
+                 Bmax, Ts_max, Tt_max);
+        return -1;
+    }
+    return 0;
+}
+
+void bah_cache_free(bah_cache *c)
+{
+    void *ps[] = {c->xs, c->s0, c->K,  c->Wq,     c->F,  c->a,  c->A,   c->xt,  c->o,
+                  c->do_, c->dx, c->dstate, c->dH, c->dK, c->dxs, c->denc_h, c->dWq, c->de};
+    gru_stack_free(&c->enc);
+    gru_stack_free(&c->dec);
+    for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++)
+        free(ps[i]);
+    memset(c, 0, sizeof *c);
+}
+
+/* ---- forward -------------------------------------------------------------- */
+
+/* y (n, out) = x (n, in) · Wᵀ, W (out, in) float32, in double. */
+static void matmul_t(double *y, const double *x, const float *W, size_t n, size_t in, size_t out)
+{
+    for (size_t r = 0; r < n; r++)
+        for (size_t i = 0; i < out; i++) {
+            double s = 0.0;
+            for (size_t k = 0; k < in; k++)
+                s += (double)W[i * in + k] * x[r * in + k];
+            y[r * out + i] = s;
+        }
+}
+
+/* A source's valid length as the mask reads it: 1 … Ts. */
+static size_t valid_len(const long *src_lens, size_t b, size_t Ts)
+{
+    if (!src_lens || src_lens[b] <= 0 || (size_t)src_lens[b] > Ts)
+        return Ts;
+    return (size_t)src_lens[b];
+}
+
+void bah_encode(const s2s_model *m, bah_cache *c, const int *src, size_t B, size_t Ts)
+{
+    const size_t d = m->cfg.hiddens, L = m->cfg.layers;
+    c->B = B;
+    c->Ts = Ts;
+    c->Tt = c->Tt_max;
+    /* 1. xs (Ts, B, d) = encoder.embedding[src], time-major */
+    for (size_t t = 0; t < Ts; t++)
+        for (size_t b = 0; b < B; b++)
+            for (size_t k = 0; k < d; k++)
+                c->xs[(t * B + b) * d + k] =
+                    m->enc_embedding.data[(size_t)src[b * Ts + t] * d + k];
+    /* 2. the encoder's GRU from zeros: H (Ts, B, d), its final states s0 */
+    gru_stack_forward(&c->enc, m->enc_rnn, c->xs, NULL, B, Ts);
+    for (size_t l = 0; l < L; l++)
+        memcpy(c->s0 + l * B * d, gru_stack_state(&c->enc, l, Ts - 1), B * d * sizeof *c->s0);
+    /* 3. K (Ts, B, d) = H · W_kᵀ, once for every step */
+    for (size_t t = 0; t < Ts; t++)
+        matmul_t(c->K + t * B * d, gru_stack_state(&c->enc, L - 1, t), m->att_W_k.data, B, d, d);
+    /* 4. the decoder starts from the encoder's final states */
+    gru_stack_start(&c->dec, c->s0, B);
+}
+
+/* Step t's additive attention for row b: q' = W_q q_t (d,) given; the
+ * features F (Ts, d), the weights a (Ts,) and the context ctx (d,). */
+static void attend(const s2s_model *m, bah_cache *c, size_t t, size_t b, size_t len, double *ctx)
+{
+    const size_t d = m->cfg.hiddens, B = c->B, Ts = c->Ts;
+    const double *q = c->Wq + (t * B + b) * d;
+    double *F = c->F + ((t * B + b) * Ts) * d, *a = c->a + (t * B + b) * Ts;
+    double max = -INFINITY, sum = 0.0;
+    /* e_j = w_v · tanh(q' + K_j), j < len; the others masked out */
+    for (size_t j = 0; j < Ts; j++) {
+        double e = 0.0;
+        for (size_t i = 0; i < d; i++) {
+            F[j * d + i] = attn_tanh(q[i] + c->K[(j * B + b) * d + i]);
+            e += (double)m->att_w_v.data[i] * F[j * d + i];
+        }
+        a[j] = e;
+        if (j < len && e > max)
+            max = e;
+    }
+    /* a = softmax over j < len, 0 beyond (d2l's masked_softmax) */
+    for (size_t j = 0; j < Ts; j++) {
+        a[j] = j < len ? attn_exp(a[j] - max) : 0.0;
+        sum += a[j];
+    }
+    for (size_t j = 0; j < Ts; j++) {
+        a[j] /= sum;
+        c->A[(b * c->Tt + t) * Ts + j] = (float)a[j];
+    }
+    /* ctx = Σ_j a_j H_j */
+    for (size_t i = 0; i < d; i++) {
+        double s = 0.0;
+        for (size_t j = 0; j < Ts; j++)
+            s += a[j] * gru_stack_state(&c->enc, m->cfg.layers - 1, j)[b * d + i];
+        ctx[i] = s;
+    }
+}
+
+void bah_decode_step(const s2s_model *m, bah_cache *c, float *logits, const long *src_lens,
+                     const int *dec_in, size_t t)
+{
+    const size_t d = m->cfg.hiddens, L = m->cfg.layers, B = c->B, Tt = c->Tt,
+                 Vt = m->cfg.tgt_vocab;
+    double *x = c->xt + t * B * 2 * d, *o = c->o + t * B * d;
+    /* 1. the query: s(t − 1), the last layer's previous state; W_q q (B, d) */
+    matmul_t(c->Wq + t * B * d, gru_stack_state(&c->dec, L - 1, t - 1), m->att_W_q.data, B, d, d);
+    for (size_t b = 0; b < B; b++) {
+        /* 2. x_t = [context; decoder.embedding[dec_in[b, t]]] (2d,) */
+        const size_t token = (size_t)dec_in[b * Tt + t];
+        attend(m, c, t, b, valid_len(src_lens, b, c->Ts), x + b * 2 * d);
+        for (size_t k = 0; k < d; k++)
+            x[b * 2 * d + d + k] = m->dec_embedding.data[token * d + k];
+    }
+    /* 3. the GRU's step; its last layer's state is the output o_t (B, d) */
+    gru_stack_step(&c->dec, m->dec_rnn, t, x);
+    memcpy(o, gru_stack_state(&c->dec, L - 1, t), B * d * sizeof *o);
+    /* 4. logits[b, t] (Vt,) = o_t · decoder.dense.weightᵀ + decoder.dense.bias */
+    for (size_t b = 0; b < B; b++)
+        for (size_t v = 0; v < Vt; v++) {
+            double s = m->dense.bias.data[v];
+            for (size_t k = 0; k < d; k++)
+                s += (double)m->dense.weight.data[v * d + k] * o[b * d + k];
+            logits[(b * Tt + t) * Vt + v] = (float)s;
+        }
+}
+
+void bah_forward(const s2s_model *m, bah_cache *c, float *logits, const int *src,
+                 const long *src_lens, const int *dec_in, size_t B, size_t Ts, size_t Tt)
+{
+    bah_encode(m, c, src, B, Ts);
+    c->Tt = Tt;
+    for (size_t t = 0; t < Tt; t++)
+        bah_decode_step(m, c, logits, src_lens, dec_in, t);
+}
+
+/* ---- backward ------------------------------------------------------------- */
+
+static double *grad(const s2s_model *m, double *grads, const tensor *t)
+{
+    return tparam_grad(m->param, m->nparams, grads, t);
+}
+
+static void rnn_grads(gru_grads *g, const s2s_model *m, double *grads, const gru_layer *layers)
+{
+    for (size_t l = 0; l < m->cfg.layers; l++) {
+        g[l].w_ih = grad(m, grads, &layers[l].w_ih);
+        g[l].w_hh = grad(m, grads, &layers[l].w_hh);
+        g[l].b_ih = grad(m, grads, &layers[l].b_ih);
+        g[l].b_hh = grad(m, grads, &layers[l].b_hh);
+    }
+}
+
+/* The dense layer's backward: from dlogits (B, Tt, Vt), its weight and
+ * bias gradients +=, and d o (Tt, B, d) = dlogits · W. */
+static void dense_backward(double *grads, bah_cache *c, const s2s_model *m, const double *dlogits)
+{
+    const size_t d = m->cfg.hiddens, B = c->B, Tt = c->Tt, Vt = m->cfg.tgt_vocab;
+    double *dW = grad(m, grads, &m->dense.weight), *db = grad(m, grads, &m->dense.bias);
+    for (size_t t = 0; t < Tt; t++)
+        for (size_t b = 0; b < B; b++) {
+            const double *dl = dlogits + (b * Tt + t) * Vt, *o = c->o + (t * B + b) * d;
+            double *dout = c->do_ + (t * B + b) * d;
+            memset(dout, 0, d * sizeof *dout);
+            for (size_t v = 0; v < Vt; v++) {
+                db[v] += dl[v];
+                for (size_t k = 0; k < d; k++) {
+                    dW[v * d + k] += dl[v] * o[k];
+                    dout[k] += (double)m->dense.weight.data[v * d + k] * dl[v];
+                }
+            }
+        }
+}
+
+/* Step t's attention backward for row b, from dctx (d,) = d loss / d c_t
+ * (the decoder GRU's input gradient's first d entries): d H, d K and
+ * d w_v +=, and c->dWq[b] (d,) = d loss / d (W_q q_t). */
+static void attend_backward(double *grads, bah_cache *c, const s2s_model *m, size_t t, size_t b,
+                            const double *dctx)
+{
+    const size_t d = m->cfg.hiddens, B = c->B, Ts = c->Ts, L = m->cfg.layers;
+    const double *a = c->a + (t * B + b) * Ts, *F = c->F + ((t * B + b) * Ts) * d;
+    double *dwv = grad(m, grads, &m->att_w_v), *dq = c->dWq + b * d, *de = c->de, dot = 0.0;
+    /* c = Σ_j a_j H_j: d a_j = dctx · H_j (into de), d H_j += a_j dctx */
+    for (size_t j = 0; j < Ts; j++) {
+        const double *H = gru_stack_state(&c->enc, L - 1, j) + b * d;
+        double s = 0.0;
+        for (size_t i = 0; i < d; i++) {
+            s += dctx[i] * H[i];
+            c->dH[(j * B + b) * d + i] += a[j] * dctx[i];
+        }
+        de[j] = s;
+        dot += a[j] * s;
+    }
+    /* the softmax: d e_j = a_j (d a_j − Σ_k a_k d a_k), 0 where masked */
+    for (size_t j = 0; j < Ts; j++)
+        de[j] = a[j] * (de[j] - dot);
+    /* e_j = w_v · F_j, F_j = tanh(q' + K_j): d w_v += d e_j F_j, and
+     * d (q' + K_j) = d e_j w_v ⊙ (1 − F_j²), into d q' and d K_j */
+    memset(dq, 0, d * sizeof *dq);
+    for (size_t j = 0; j < Ts; j++)
+        for (size_t i = 0; i < d; i++) {
+            const double f = F[j * d + i];
+            const double dpre = de[j] * (double)m->att_w_v.data[i] * (1.0 - f * f);
+            dwv[i] += de[j] * f;
+            dq[i] += dpre;
+            c->dK[(j * B + b) * d + i] += dpre;
+        }
+}
+
+/* q' = W_q q_t: d W_q += d q' ⊗ q, and d q (= d s(t − 1)'s last layer)
+ * += W_qᵀ d q', into dstate's last layer. */
+static void query_backward(double *grads, bah_cache *c, const s2s_model *m, size_t t)
+{
+    const size_t d = m->cfg.hiddens, B = c->B, L = m->cfg.layers;
+    const double *q = gru_stack_state(&c->dec, L - 1, t - 1);
+    double *dW = grad(m, grads, &m->att_W_q), *ds = c->dstate + (L - 1) * B * d;
+    for (size_t b = 0; b < B; b++)
+        for (size_t i = 0; i < d; i++) {
+            const double g = c->dWq[b * d + i];
+            for (size_t k = 0; k < d; k++) {
+                dW[i * d + k] += g * q[b * d + k];
+                ds[b * d + k] += (double)m->att_W_q.data[i * d + k] * g;
+            }
+        }
+}
+
+/* The decoder's steps in reverse: from d o, the GRU's, the attention's and
+ * the embedding's gradients; d H and d K gathered; c->dstate ends as d
+ * loss / d the decoder's start (the encoder's final states). */
+static void decoder_backward(double *grads, bah_cache *c, const s2s_model *m, const int *dec_in)
+{
+    const size_t d = m->cfg.hiddens, B = c->B, Tt = c->Tt, L = m->cfg.layers;
+    gru_grads g[TMODEL_MAX_LAYERS];
+    double *demb = grad(m, grads, &m->dec_embedding);
+    rnn_grads(g, m, grads, m->dec_rnn);
+    memset(c->dstate, 0, L * B * d * sizeof *c->dstate);
+    for (size_t t = Tt; t-- > 0;) {
+        /* o_t is the last layer's state after step t */
+        for (size_t i = 0; i < B * d; i++)
+            c->dstate[(L - 1) * B * d + i] += c->do_[t * B * d + i];
+        /* the GRU's step: dstate now d the states after step t − 1; dx (B, 2d) */
+        memset(c->dx, 0, B * 2 * d * sizeof *c->dx);
+        gru_stack_step_backward(&c->dec, m->dec_rnn, g, t, c->dstate, c->xt + t * B * 2 * d,
+                                c->dx);
+        for (size_t b = 0; b < B; b++) {
+            /* x_t = [c_t; embedding]: the embedding row's gradient */
+            const size_t token = (size_t)dec_in[b * Tt + t];
+            for (size_t k = 0; k < d; k++)
+                demb[token * d + k] += c->dx[b * 2 * d + d + k];
+            attend_backward(grads, c, m, t, b, c->dx + b * 2 * d);
+        }
+        /* the query was s(t − 1): its gradient joins dstate's last layer */
+        query_backward(grads, c, m, t);
+    }
+}
+
+/* The encoder's backward: K = H · W_kᵀ into d W_k and d H; then the GRU
+ * through time from d H and the decoder start's gradient, and the
+ * embedding rows. */
+static void encoder_backward(double *grads, bah_cache *c, const s2s_model *m, const int *src)
+{
+    const size_t d = m->cfg.hiddens, B = c->B, Ts = c->Ts, L = m->cfg.layers;
+    gru_grads g[TMODEL_MAX_LAYERS];
+    double *dWk = grad(m, grads, &m->att_W_k), *demb = grad(m, grads, &m->enc_embedding);
+    rnn_grads(g, m, grads, m->enc_rnn);
+    for (size_t t = 0; t < Ts; t++) {
+        const double *H = gru_stack_state(&c->enc, L - 1, t);
+        for (size_t b = 0; b < B; b++)
+            for (size_t i = 0; i < d; i++) {
+                const double dk = c->dK[(t * B + b) * d + i];
+                for (size_t k = 0; k < d; k++) {
+                    dWk[i * d + k] += dk * H[b * d + k];
+                    c->dH[(t * B + b) * d + k] += (double)m->att_W_k.data[i * d + k] * dk;
+                }
+            }
+    }
+    memset(c->dxs, 0, Ts * B * d * sizeof *c->dxs);
+    gru_stack_backward(&c->enc, m->enc_rnn, g, c->xs, c->dH, c->dstate, c->dxs, NULL, c->denc_h,
+                       Ts);
+    for (size_t t = 0; t < Ts; t++)
+        for (size_t b = 0; b < B; b++)
+            for (size_t k = 0; k < d; k++)
+                demb[(size_t)src[b * Ts + t] * d + k] += c->dxs[(t * B + b) * d + k];
+}
+
+void bah_backward(double *grads, bah_cache *c, const s2s_model *m, const double *dlogits,
+                  const int *src, const long *src_lens, const int *dec_in)
+{
+    const size_t n = c->Ts * c->B * m->cfg.hiddens;
+    (void)src_lens; /* the masked weights are 0 in c->a: nothing flows there */
+    memset(c->dH, 0, n * sizeof *c->dH);
+    memset(c->dK, 0, n * sizeof *c->dK);
+    dense_backward(grads, c, m, dlogits);
+    decoder_backward(grads, c, m, dec_in);
+    encoder_backward(grads, c, m, src);
+}
+
+/* ---- greedy decoding ------------------------------------------------------ */
+
+/* The first index of the largest of x (n,), as torch.argmax. */
+static int argmax(const float *x, size_t n)
+{
+    size_t best = 0;
+    for (size_t k = 1; k < n; k++)
+        if (x[k] > x[best])
+            best = k;
+    return (int)best;
+}
+
+int bah_greedy(const s2s_model *m, const int *src, long src_len, size_t Ts, int bos, int eos,
+               size_t max_len, int *out, size_t *n_out, float *cross, char *err, size_t errlen)
+{
+    const size_t Vt = m->cfg.tgt_vocab;
+    const long lens[1] = {src_len};
+    bah_cache c;
+    float *logits = NULL;
+    int *dec_in = NULL, status = -1, failed = 0;
+    size_t cells;
+
+    *n_out = 0;
+    if (size_mul(max_len, Ts, &cells)) {
+        snprintf(err, errlen, "the attention of %zu steps is too large", max_len);
+        return -1;
+    }
+    if (cross)
+        memset(cross, 0, cells * sizeof *cross);
+    if (max_len == 0)
+        return 0;
+    if (bah_cache_alloc(&c, m, 1, Ts, max_len, err, errlen))
+        return -1;
+    logits = tcache_calloc(max_len, Vt, 1, sizeof *logits, &failed);
+    dec_in = tcache_calloc(max_len, 1, 1, sizeof *dec_in, &failed);
+    if (failed) {
+        snprintf(err, errlen, "out of memory for %zu decoding steps", max_len);
+        goto done;
+    }
+    /* the encoder once; then from <bos>, each step's argmax fed back, the
+     * state carried, until <eos> or max_len tokens */
+    bah_encode(m, &c, src, 1, Ts);
+    dec_in[0] = bos;
+    for (size_t t = 0; t < max_len; t++) {
+        int next;
+        bah_decode_step(m, &c, logits, lens, dec_in, t);
+        next = argmax(logits + t * Vt, Vt);
+        if (cross)
+            memcpy(cross + t * Ts, c.A + t * Ts, Ts * sizeof *cross);
+        if (next == eos)
+            break;
+        out[(*n_out)++] = next;
+        if (t + 1 < max_len)
+            dec_in[t + 1] = next;
+    }
+    status = 0;
+done:
+    free(logits);
+    free(dec_in);
+    bah_cache_free(&c);
+    return status;
+}
