@@ -37,7 +37,7 @@
 static const char *const task_names[] = {"reverse", "previous", "apple", "induction",
                                          "translate", NULL}; /* train_kind, then translate */
 static const char *const optimizer_names[] = {"adam", "sgd", NULL};            /* optim_kind */
-static const char *const arch_names[] = {"transformer", NULL};                 /* train_arch */
+static const char *const arch_names[] = {"transformer", "bahdanau", NULL};                 /* train_arch */
 
 /* --lr: a finite number > 0. */
 static int parse_lr(void *dest, const char *value)
@@ -110,7 +110,9 @@ const struct opt train_options[] = {
              "train 1 layer and --layers N, same seed and data,\n"
              "and compare them (--png: the N layers' figure)"),
     OPT_CHOICE(0, "arch", arch, "NAME", arch_names,
-               "translate: the encoder–decoder, d2l's Transformer\n(default transformer)"),
+               "translate: the encoder–decoder: transformer (d2l's\n"
+               "Transformer, the default) or bahdanau (d2l's GRU\n"
+               "Seq2Seq with Bahdanau attention)"),
     OPT_INT(0, "num-steps", num_steps, "T", 1, TRAIN_MAX_NUM_STEPS,
             "translate: sentences cut or padded to T entries\n"
             "with their <eos> (default 12; d2l's 10 for --data)"),
@@ -132,7 +134,7 @@ const struct opt_rule train_rules[] = {
     OPT_CONFLICTS("causal", "no-causal", "--causal and --no-causal: give one"),
     OPT_CONFLICTS("data", "length vocab",
                   "--%s is for the built-in tasks; --data brings its own"),
-    OPT_CONFLICTS("load", "hiddens heads posenc no-posenc addnorm bias layers ffn",
+    OPT_CONFLICTS("load", "hiddens heads posenc no-posenc addnorm bias layers ffn arch",
                   "--%s is read from the model file of --load"),
     OPT_CONFLICTS("compare-posenc", "posenc no-posenc load save png plot json compare-layers",
                   "--compare-posenc trains with and without P and keeps neither; --%s cannot "

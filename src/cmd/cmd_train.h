@@ -11,7 +11,7 @@
 /* --task's choices: train_kind's four built-in tasks, then translate. */
 #define TRAIN_TASK_TRANSLATE 4
 /* --arch's choices */
-typedef enum train_arch { ARCH_TRANSFORMER } train_arch;
+typedef enum train_arch { ARCH_TRANSFORMER, ARCH_BAHDANAU } train_arch;
 /* The largest --num-steps. */
 #define TRAIN_MAX_NUM_STEPS 512
 

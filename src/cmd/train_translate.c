@@ -87,12 +87,25 @@ static int check_translate_args(const struct train_args *a, const opt_given *g)
             cli_error("--%s is not used by translation: %s", not_here[i][0], not_here[i][1]);
             return EXIT_USAGE;
         }
+    if (a->arch == ARCH_BAHDANAU) {
+        static const char *const not_bahdanau[][2] = {
+            {"heads", "Bahdanau's model has one attention (additive, one head)"},
+            {"ffn", "Bahdanau's model has no FFN: its layers are GRUs"},
+            {"bias", "Bahdanau's attention has no biases (W_q, W_k, w_v)"},
+            {"dropout", "attn trains Bahdanau's model without dropout"}};
+        for (size_t i = 0; i < sizeof not_bahdanau / sizeof not_bahdanau[0]; i++)
+            if (opt_is_given(g, not_bahdanau[i][0])) {
+                cli_error("--%s is not used with --arch bahdanau: %s", not_bahdanau[i][0],
+                          not_bahdanau[i][1]);
+                return EXIT_USAGE;
+            }
+    }
     if (opt_is_given(g, "ffn") && a->ffn == 0) {
         cli_error("--ffn 0: d2l's Transformer has a PositionWiseFFN in every block; give "
                   "--ffn H ≥ 1 (default 64)");
         return EXIT_USAGE;
     }
-    if (!a->load && a->hiddens % a->heads != 0) {
+    if (!a->load && a->arch == ARCH_TRANSFORMER && a->hiddens % a->heads != 0) {
         cli_error("--hiddens %ld is not divisible by --heads %ld", a->hiddens, a->heads);
         return EXIT_USAGE;
     }
@@ -198,7 +211,8 @@ static int heldout_now(xrun *r, double *bleu, double *exact, double *align)
                          NULL, err, sizeof err) ||
         (r->corpus.heldout.align &&
          s2s_trainer_alignment(&r->tr, &r->held, &r->corpus.heldout,
-                               r->tr.model.cfg.layers - 1, align, err, sizeof err))) {
+                               s2s_cross_blocks(&r->tr.model.cfg) - 1, align, err,
+                               sizeof err))) {
         cli_error("%s", err);
         return EXIT_RUNTIME;
     }
@@ -308,6 +322,13 @@ static void make_config(xrun *r, s2s_config *cfg, s2s_train_opts *o)
     cfg->ffn = a->ffn > 0 ? (size_t)a->ffn : 64;
     cfg->bias = a->bias;
     cfg->dropout = a->dropout;
+    if (a->arch == ARCH_BAHDANAU) { /* one GRU layer a side by default, as d2l's figure */
+        cfg->arch = S2S_BAHDANAU;
+        cfg->heads = 1;
+        cfg->layers = a->layers < 0 ? 1 : (size_t)a->layers;
+        cfg->ffn = 0;
+        cfg->bias = 0;
+    }
     memset(o, 0, sizeof *o);
     o->optimizer = (optim_kind)a->optimizer;
     o->lr = a->lr > 0 ? a->lr : 0.005;
@@ -395,7 +416,8 @@ static int finish(xrun *r)
     }
     if (r->corpus.heldout.align &&
         (s2s_trainer_alignment(&r->tr, &r->held, &r->corpus.heldout,
-                               r->tr.model.cfg.layers - 1, &r->final_align, err, sizeof err) ||
+                               s2s_cross_blocks(&r->tr.model.cfg) - 1, &r->final_align, err,
+                               sizeof err) ||
          s2s_trainer_alignment(&r->tr, &r->held, &r->corpus.heldout, 0, &r->final_align_first,
                                err, sizeof err))) {
         cli_error("%s", err);

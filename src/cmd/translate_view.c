@@ -82,17 +82,18 @@ int xrun_choose_probe(xrun *r)
 }
 
 /* Room for one (L, NH, T, T) attention. */
-static float *attention_alloc(const xrun *r)
+static float *attention_alloc(const xrun *r, int cross)
 {
     const s2s_config *c = &r->tr.model.cfg;
-    return calloc(c->layers * c->heads * r->T * r->T, sizeof(float));
+    const size_t L = cross ? s2s_cross_blocks(c) : c->layers;
+    return calloc(L * c->heads * r->T * r->T, sizeof(float));
 }
 
 int xrun_snapshot(xrun *r, size_t i)
 {
     const seq2seq_arrays *s = r->probe_set;
     char err[512];
-    if (!(r->snap_cross[i] = attention_alloc(r))) {
+    if (!(r->snap_cross[i] = attention_alloc(r, 1))) {
         cli_error("out of memory for the probe's attention");
         return EXIT_RUNTIME;
     }
@@ -107,9 +108,11 @@ int xrun_snapshot(xrun *r, size_t i)
 int xrun_final_attention(xrun *r)
 {
     const seq2seq_arrays *s = r->probe_set;
+    const int selfs = r->tr.model.cfg.arch == S2S_TRANSFORMER; /* Bahdanau's: none */
     char err[512];
-    if (!(r->final_enc = attention_alloc(r)) || !(r->final_self = attention_alloc(r)) ||
-        !(r->final_cross = attention_alloc(r))) {
+    if ((selfs && (!(r->final_enc = attention_alloc(r, 0)) ||
+                   !(r->final_self = attention_alloc(r, 0)))) ||
+        !(r->final_cross = attention_alloc(r, 1))) {
         cli_error("out of memory for the probe's attention");
         return EXIT_RUNTIME;
     }
@@ -140,22 +143,35 @@ static void heads_mean(float *m, const float *att, size_t l, size_t NH, size_t T
 static void print_summary(const xrun *r)
 {
     const s2s_config *c = &r->tr.model.cfg;
-    printf("attn train: %s, %ld steps in %.2f s, Transformer encoder–decoder, %zu block%s a "
-           "side, d %zu, %zu heads, FFN %zu%s\n",
-           r->a->data ? "data" : "translate", r->tr.step, r->seconds, c->layers,
-           c->layers == 1 ? "" : "s", c->hiddens, c->heads, c->ffn,
-           r->a->load ? ", from --load" : "");
+    if (c->arch == S2S_BAHDANAU)
+        printf("attn train: %s, %ld steps in %.2f s, Seq2Seq with Bahdanau attention, %zu GRU "
+               "layer%s a side, d %zu%s\n",
+               r->a->data ? "data" : "translate", r->tr.step, r->seconds, c->layers,
+               c->layers == 1 ? "" : "s", c->hiddens, r->a->load ? ", from --load" : "");
+    else
+        printf("attn train: %s, %ld steps in %.2f s, Transformer encoder–decoder, %zu block%s "
+               "a side, d %zu, %zu heads, FFN %zu%s\n",
+               r->a->data ? "data" : "translate", r->tr.step, r->seconds, c->layers,
+               c->layers == 1 ? "" : "s", c->hiddens, c->heads, c->ffn,
+               r->a->load ? ", from --load" : "");
     printf("final loss %.4f, training accuracy %.1f%% (teacher-forced)", r->final_train.loss,
            100.0 * r->final_train.accuracy);
     if (r->held.n)
         printf(", held-out BLEU %.3f, exact %.1f%% (%zu sentences)", r->final_bleu,
                100.0 * r->final_exact, r->held.n);
     printf("\n");
-    if (!isnan(r->final_align))
+    if (!isnan(r->final_align) && c->arch == S2S_BAHDANAU)
+        printf("alignment %.3f: the attention is largest on the English word each French "
+               "word translates\n",
+               r->final_align);
+    else if (!isnan(r->final_align))
         printf("alignment %.3f: in the last decoder block the cross-attention (heads "
                "averaged) is largest\non the English word each French word translates "
                "(the first block: %.3f)\n",
                r->final_align, r->final_align_first);
+    if (c->arch == S2S_BAHDANAU)
+        printf("at step t′ the query is s(t′−1), the decoder's state after the word before; "
+               "the keys\nand values are the encoder's states H, one per source word\n");
 }
 
 /* d2l's printout: "source => translation, bleu b" for the first held-out
@@ -185,15 +201,18 @@ static void print_examples(const xrun *r)
  * target words written, columns = source words read. */
 static void print_probe(const xrun *r)
 {
-    const size_t L = r->tr.model.cfg.layers, NH = r->tr.model.cfg.heads;
+    const size_t L = s2s_cross_blocks(&r->tr.model.cfg), NH = r->tr.model.cfg.heads;
     const size_t rows = r->tgt_len, cols = r->src_len;
     float *m = malloc((rows * cols > 0 ? rows * cols : 1) * sizeof *m);
     output_weights_opts o = {r->tgt_labels, r->src_labels, "source", "target", 0, 0, NULL};
     if (!m)
         return;
     heads_mean(m, r->final_cross, L - 1, NH, r->T, rows, cols);
-    printf("\ncross-attention of the last decoder block, heads averaged (rows: the words "
-           "written,\ncolumns: the source words read; teacher-forced on the reference):\n");
+    printf("\n%s (rows: the words written,\ncolumns: the source words read; teacher-forced "
+           "on the reference):\n",
+           r->tr.model.cfg.arch == S2S_BAHDANAU
+               ? "the attention, its query the decoder's previous state"
+               : "cross-attention of the last decoder block, heads averaged");
     o.color = term_use_color((term_color_mode)r->a->color, stdout);
     output_weights(stdout, m, rows, cols, &o);
     free(m);
@@ -217,7 +236,7 @@ int xrun_write_json(FILE *f, const void *ctx)
     json_object_begin(&jw, NULL, JSON_BLOCK);
     json_string(&jw, "command", "train");
     json_string(&jw, "task", "translate");
-    json_string(&jw, "arch", "transformer");
+    json_string(&jw, "arch", r->tr.model.cfg.arch == S2S_BAHDANAU ? "bahdanau" : "transformer");
     json_int(&jw, "steps", r->tr.step);
     json_array_begin(&jw, "history", JSON_BLOCK);
     for (size_t i = 0; i < r->nhist; i++) { /* one line per logged step */
@@ -276,7 +295,8 @@ static int probe_figure(attn_image *img, const xrun *r, const heat_panel *panels
  * each snapshot, over every block × head after the last step. */
 static int write_png(const xrun *r, text_font *font, FILE *rep)
 {
-    const size_t L = r->tr.model.cfg.layers, NH = r->tr.model.cfg.heads, T = r->T;
+    const size_t L = s2s_cross_blocks(&r->tr.model.cfg), NH = r->tr.model.cfg.heads, T = r->T;
+    const int bahdanau = r->tr.model.cfg.arch == S2S_BAHDANAU;
     const size_t rows = r->tgt_len, cols = r->src_len, cell = rows * cols;
     const size_t cells = r->nsnap + L * NH; /* panels */
     heat_panel *panels = calloc(cells, sizeof *panels);
@@ -295,18 +315,26 @@ static int write_png(const xrun *r, text_font *font, FILE *rep)
         snprintf(titles[s], sizeof titles[s], "step %ld", r->snap_step[s]);
         panels[s] = (heat_panel){data + s * cell, rows, cols, titles[s], NULL, NULL};
     }
-    snprintf(row_buf[0], sizeof row_buf[0], "the last block's cross-attention, heads averaged");
+    snprintf(row_buf[0], sizeof row_buf[0], "%s",
+             bahdanau ? "the attention (query: the decoder's previous state)"
+                      : "the last block's cross-attention, heads averaged");
     row_titles[0] = row_buf[0];
     for (size_t l = 0; l < L; l++) { /* then every block × head */
-        snprintf(row_buf[1 + l], sizeof row_buf[1 + l], "block %zu, step %ld", l + 1,
-                 r->tr.step);
+        if (bahdanau)
+            snprintf(row_buf[1 + l], sizeof row_buf[1 + l], "step %ld", r->tr.step);
+        else
+            snprintf(row_buf[1 + l], sizeof row_buf[1 + l], "block %zu, step %ld", l + 1,
+                     r->tr.step);
         row_titles[1 + l] = row_buf[1 + l];
         for (size_t h = 0; h < NH; h++) {
             const size_t k = r->nsnap + l * NH + h;
             for (size_t i = 0; i < rows; i++)
                 memcpy(data + k * cell + i * cols, r->final_cross + ((l * NH + h) * T + i) * T,
                        cols * sizeof *data);
-            snprintf(titles[k], sizeof titles[k], "Head %zu", h + 1);
+            if (bahdanau)
+                snprintf(titles[k], sizeof titles[k], "Attention");
+            else
+                snprintf(titles[k], sizeof titles[k], "Head %zu", h + 1);
             panels[k] = (heat_panel){data + k * cell, rows, cols, titles[k], NULL, NULL};
         }
     }
@@ -317,8 +345,12 @@ static int write_png(const xrun *r, text_font *font, FILE *rep)
         cli_error("%s: %s", r->a->png, err);
         goto done;
     }
-    snprintf(what, sizeof what, "the probe's cross-attention at %zu steps, then %zu blocks × %zu "
-             "heads", r->nsnap, L, NH);
+    if (bahdanau)
+        snprintf(what, sizeof what, "the probe's attention at %zu steps, then at the end",
+                 r->nsnap);
+    else
+        snprintf(what, sizeof what, "the probe's cross-attention at %zu steps, then %zu blocks "
+                 "× %zu heads", r->nsnap, L, NH);
     status = output_png(r->a->png, &img, rep, what);
 done:
     image_free(&top);
@@ -353,7 +385,10 @@ static int write_plot(const xrun *r, text_font *font, FILE *rep)
     }
     ls = (plot_series){x, loss, n, "training loss (the batch's)"};
     ss[0] = (plot_series){x, bleu, n, "held-out BLEU (greedy)"};
-    ss[1] = (plot_series){x, align, n, "alignment (last block's cross-attention)"};
+    ss[1] = (plot_series){x, align, n,
+                          r->tr.model.cfg.arch == S2S_BAHDANAU
+                              ? "alignment (the attention)"
+                              : "alignment (last block's cross-attention)"};
     memset(&f1, 0, sizeof f1);
     f1.series = &ls;
     f1.nseries = 1;

@@ -31,13 +31,14 @@ int s2s_model_write(FILE *f, const s2s_model *m, const char *const *src_vocab,
     json_object_begin(&jw, NULL, JSON_BLOCK);
     json_string(&jw, "command", "train");
     json_string(&jw, "task", "translate");
-    json_string(&jw, "arch", "transformer");
+    json_string(&jw, "arch", m->cfg.arch == S2S_BAHDANAU ? "bahdanau" : "transformer");
     write_strings(&jw, "src_vocab", src_vocab, m->cfg.src_vocab);
     write_strings(&jw, "tgt_vocab", tgt_vocab, m->cfg.tgt_vocab);
     json_uint(&jw, "num_hiddens", m->cfg.hiddens);
     json_uint(&jw, "num_heads", m->cfg.heads);
     json_uint(&jw, "num_layers", m->cfg.layers);
-    json_uint(&jw, "ffn_num_hiddens", m->cfg.ffn);
+    if (m->cfg.arch == S2S_TRANSFORMER) /* Bahdanau's model has no FFN */
+        json_uint(&jw, "ffn_num_hiddens", m->cfg.ffn);
     json_uint(&jw, "num_steps", num_steps);
     json_object_begin(&jw, "state_dict", JSON_BLOCK);
     for (size_t i = 0; i < m->nparams; i++) {
@@ -190,8 +191,29 @@ static int check_root(const cJSON *root, char *err, size_t errlen)
         }
     }
     return expect_string(root, "command", "train", err, errlen) ||
-           expect_string(root, "task", "translate", err, errlen) ||
-           expect_string(root, "arch", "transformer", err, errlen);
+           expect_string(root, "task", "translate", err, errlen);
+}
+
+/* "arch": "transformer" or "bahdanau" (SPEC §11). */
+static int get_arch(const cJSON *root, s2s_arch *arch, char *err, size_t errlen)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "arch");
+    if (!v) {
+        snprintf(err, errlen, "$: missing \"arch\"");
+        return -1;
+    }
+    if (cJSON_IsString(v) && strcmp(v->valuestring, "transformer") == 0)
+        *arch = S2S_TRANSFORMER;
+    else if (cJSON_IsString(v) && strcmp(v->valuestring, "bahdanau") == 0)
+        *arch = S2S_BAHDANAU;
+    else {
+        snprintf(err, errlen, "$.arch: expected \"transformer\" or \"bahdanau\", got %s%s%s",
+                 cJSON_IsString(v) ? "\"" : "",
+                 cJSON_IsString(v) ? v->valuestring : json_type_name(v),
+                 cJSON_IsString(v) ? "\"" : "");
+        return -1;
+    }
+    return 0;
 }
 
 /* The numbers in the tree at node. */
@@ -259,12 +281,19 @@ static int read_config(const cJSON *root, s2s_config *cfg, size_t *num_steps, ch
                        size_t errlen)
 {
     const cJSON *sd = cJSON_GetObjectItemCaseSensitive(root, "state_dict");
+    const int bahdanau = cfg->arch == S2S_BAHDANAU;
     if (get_count(root, "num_hiddens", 1, 100000, &cfg->hiddens, err, errlen) ||
-        get_count(root, "num_heads", 1, 100000, &cfg->heads, err, errlen) ||
+        get_count(root, "num_heads", 1, bahdanau ? 1 : 100000, &cfg->heads, err, errlen) ||
         get_count(root, "num_layers", 1, TMODEL_MAX_LAYERS, &cfg->layers, err, errlen) ||
-        get_count(root, "ffn_num_hiddens", 1, 100000, &cfg->ffn, err, errlen) ||
+        (!bahdanau &&
+         get_count(root, "ffn_num_hiddens", 1, 100000, &cfg->ffn, err, errlen)) ||
         get_count(root, "num_steps", 1, 100000, num_steps, err, errlen))
         return -1;
+    if (bahdanau && cJSON_GetObjectItemCaseSensitive(root, "ffn_num_hiddens")) {
+        snprintf(err, errlen, "$.ffn_num_hiddens: Bahdanau's model (\"arch\": \"bahdanau\") "
+                              "has no FFN");
+        return -1;
+    }
     if (cfg->hiddens % cfg->heads != 0) {
         snprintf(err, errlen, "$.num_heads: %zu does not divide num_hiddens %zu", cfg->heads,
                  cfg->hiddens);
@@ -310,7 +339,7 @@ int s2s_model_from_json(const cJSON *root, s2s_model *m, char ***src_vocab, char
     memset(m, 0, sizeof *m);
     *src_vocab = *tgt_vocab = NULL;
     cfg.dropout = dropout;
-    if (check_root(root, err, errlen) ||
+    if (check_root(root, err, errlen) || get_arch(root, &cfg.arch, err, errlen) ||
         get_vocab(root, "src_vocab", src_vocab, &cfg.src_vocab, err, errlen) ||
         get_vocab(root, "tgt_vocab", tgt_vocab, &cfg.tgt_vocab, err, errlen) ||
         read_config(root, &cfg, num_steps, err, errlen) || check_size(sd, &cfg, err, errlen) ||

@@ -41,6 +41,8 @@ int s2s_fast_weights_alloc(s2s_fast_weights *w, const s2s_model *m)
     const size_t d = m->cfg.hiddens, H = m->cfg.ffn, L = m->cfg.layers;
     int failed = 0;
     memset(w, 0, sizeof *w);
+    if (m->cfg.arch == S2S_BAHDANAU)
+        return (w->bah = bah_fast_weights_new(m)) ? 0 : -1;
     for (size_t l = 0; l < L; l++) {
         block_weights_alloc(&w->enc[l], d, H, &failed);
         block_weights_alloc(&w->dec[l], d, H, &failed);
@@ -64,6 +66,8 @@ void s2s_fast_weights_free(s2s_fast_weights *w)
             free(w->cross[l][i]);
     }
     free(w->dense);
+    if (w->bah)
+        bah_fast_weights_free(w->bah);
     memset(w, 0, sizeof *w);
 }
 
@@ -80,6 +84,10 @@ static void mha_weights_update(float *Wq, float *Wk, float *Wv, float *Wo, const
 void s2s_fast_weights_update(s2s_fast_weights *w, const s2s_model *m)
 {
     const size_t d = m->cfg.hiddens, H = m->cfg.ffn;
+    if (m->cfg.arch == S2S_BAHDANAU) {
+        bah_fast_weights_update(w->bah, m);
+        return;
+    }
     for (size_t l = 0; l < m->cfg.layers; l++) {
         const tblock *e = &m->enc[l];
         const s2s_dec_block *b = &m->dec[l];
@@ -164,6 +172,8 @@ int s2s_fast_cache_alloc(s2s_fast_cache *c, const s2s_model *m, size_t Bmax, siz
         return -1;
     c->Bmax = Bmax;
     c->Tmax = Tmax;
+    if (m->cfg.arch == S2S_BAHDANAU)
+        return (c->bah = bah_fast_cache_new(m, Bmax, Tmax)) ? 0 : -1;
     c->P = fl_zeros(Tmax, d, 1, &failed);
     c->Xs = fl_zeros(BT, d, 1, &failed);
     c->Xt = fl_zeros(BT, d, 1, &failed);
@@ -194,6 +204,8 @@ int s2s_fast_cache_bytes(const s2s_config *cfg, size_t Bmax, size_t Tmax, size_t
 {
     const size_t d = cfg->hiddens, H = cfg->ffn, L = cfg->layers, NH = cfg->heads;
     size_t BT, row, blk, t, n;
+    if (cfg->arch == S2S_BAHDANAU)
+        return bah_fast_cache_bytes(cfg, Bmax, Tmax, bytes);
     /* per position of the chunk (B·Tmax rows): Xs, Xt, the ten gradients
      * (12 d), logits and dlogits (2 Vt), dR (H), the two decoder inputs
      * (ints, 2); each block pair: the encoder's 5 d attention, 2 norms of
@@ -223,6 +235,9 @@ void s2s_fast_cache_free(s2s_fast_cache *c)
     free(c->dec_in);
     free(c->dec_in2);
     c->dec_in = c->dec_in2 = NULL;
+    if (c->bah)
+        bah_fast_cache_free(c->bah);
+    c->bah = NULL;
     for (size_t l = 0; l < TMODEL_MAX_LAYERS; l++) {
         tfast_block *e = &c->enc[l];
         s2s_fast_dec_block *b = &c->dec[l];
@@ -500,6 +515,9 @@ double s2s_fast_step(float *grads, s2s_fast_cache *c, const s2s_model *m,
 {
     const s2s_dims s = step_dims(m, B, Ts, Tt, src_lens);
     double loss;
+    if (m->cfg.arch == S2S_BAHDANAU) /* no dropout: bahdanau.h */
+        return bah_fast_step(grads, c->bah, m, w->bah, src, src_lens, dec_in, targets, B, Ts, Tt,
+                             scale, count, correct);
     s2s_fast_encode(c, m, w, src, src_lens, B, Ts, drop, example0);
     s2s_fast_decode(c, m, w, dec_in, src_lens, B, Ts, Tt, drop, example0);
     if (!targets)
@@ -524,6 +542,9 @@ size_t s2s_fast_greedy_batch(s2s_fast_cache *c, const s2s_model *m, const s2s_fa
     size_t t, b, running = B, steps = 0;
     if (max_len > c->Tmax)
         max_len = c->Tmax;
+    if (m->cfg.arch == S2S_BAHDANAU)
+        return bah_fast_greedy_batch(c->bah, m, w->bah, src, src_lens, B, Ts, bos, eos, max_len,
+                                     out, n_out);
     s2s_fast_encode(c, m, w, src, src_lens, B, Ts, NULL, 0);
     for (b = 0; b < B; b++) {
         hist[b * max_len] = bos;
@@ -566,7 +587,7 @@ void s2s_fast_greedy(s2s_fast_cache *c, const s2s_model *m, const s2s_fast_weigh
                      const int *src, long src_len, size_t Ts, int bos, int eos, size_t max_len,
                      int *out, size_t *n_out, float *cross)
 {
-    const size_t L = m->cfg.layers, NH = m->cfg.heads;
+    const size_t L = s2s_cross_blocks(&m->cfg), NH = m->cfg.heads;
     size_t steps;
     if (max_len > c->Tmax)
         max_len = c->Tmax;
@@ -580,5 +601,15 @@ void s2s_fast_greedy(s2s_fast_cache *c, const s2s_model *m, const s2s_fast_weigh
         for (size_t h = 0; h < NH; h++)
             for (size_t t = 0; t < steps; t++)
                 memcpy(cross + ((l * NH + h) * max_len + t) * Ts,
-                       c->dec[l].cross.A + (h * steps + t) * Ts, Ts * sizeof *cross);
+                       s2s_fast_cross(c, m, l) + (h * steps + t) * Ts, Ts * sizeof *cross);
+}
+
+const float *s2s_fast_cross(const s2s_fast_cache *c, const s2s_model *m, size_t l)
+{
+    return m->cfg.arch == S2S_BAHDANAU ? bah_fast_attention(c->bah) : c->dec[l].cross.A;
+}
+
+const float *s2s_fast_logits(const s2s_fast_cache *c, const s2s_model *m)
+{
+    return m->cfg.arch == S2S_BAHDANAU ? bah_fast_logits(c->bah) : c->logits;
 }

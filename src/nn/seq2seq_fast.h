@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 
+#include "bahdanau_fast.h"
 #include "fast_layers.h"
 #include "seq2seq.h"
 #include "train_fast.h"
@@ -23,6 +24,7 @@ typedef struct s2s_fast_weights {
     tfast_block_weights dec[TMODEL_MAX_LAYERS]; /* (L,) attention1 and the FFN */
     float *cross[TMODEL_MAX_LAYERS][4];         /* (L,) attention2's W_q … W_o, (d, d) */
     float *dense;                               /* (d, Vt) */
+    bah_fast_weights *bah;                      /* --arch bahdanau: all of its weights */
 } s2s_fast_weights;
 
 int s2s_fast_weights_alloc(s2s_fast_weights *w, const s2s_model *m);
@@ -58,6 +60,7 @@ typedef struct s2s_fast_cache {
     float *dR;                             /* (B, Tmax, H) */
     float *heads;                          /* fl_heads_scratch: ≤ (d + 1)·Tmax */
     int *dec_in, *dec_in2;                 /* (B, Tmax) greedy decoding's inputs */
+    bah_fast_cache *bah;                   /* --arch bahdanau: all of its cache */
 } s2s_fast_cache;
 
 int s2s_fast_cache_alloc(s2s_fast_cache *c, const s2s_model *m, size_t Bmax, size_t Tmax);
@@ -66,6 +69,17 @@ int s2s_fast_cache_alloc(s2s_fast_cache *c, const s2s_model *m, size_t Bmax, siz
  * overflows. For --max-mem, before anything is allocated. */
 int s2s_fast_cache_bytes(const s2s_config *cfg, size_t Bmax, size_t Tmax, size_t *bytes);
 void s2s_fast_cache_free(s2s_fast_cache *c);
+
+/* Every function below comes to bahdanau_fast.h for a model of --arch
+ * bahdanau, but s2s_fast_encode, s2s_fast_decode and s2s_fast_enc_out
+ * (the Transformer's halves). */
+
+/* The cross-attention (B, NH, Tt, Ts) of decoder block l after
+ * s2s_fast_step (bahdanau: its one attention, NH = 1, l = 0); after
+ * s2s_fast_greedy_batch (B, NH, steps, Ts). */
+const float *s2s_fast_cross(const s2s_fast_cache *c, const s2s_model *m, size_t l);
+/* The logits (B, Tt, Vt) after s2s_fast_step. */
+const float *s2s_fast_logits(const s2s_fast_cache *c, const s2s_model *m);
 
 /* The encoder on src (B, Ts) with src_lens (B,): its output (B, Ts, d),
  * the last block's N2, is s2s_fast_enc_out(c, m). */

@@ -453,7 +453,8 @@ int s2s_trainer_bleu(s2s_trainer *tr, const seq2seq_arrays *set, const seq2seq_p
  * cache after its forward pass. */
 static const float *chunk_cross(const s2s_trainer *tr, size_t c, size_t l)
 {
-    return tr->opts.reference ? tr->cache[c].dec[l].A2 : tr->fcache[c].dec[l].cross.A;
+    return tr->opts.reference ? s2s_cross(&tr->cache[c], &tr->model, l)
+                              : s2s_fast_cross(&tr->fcache[c], &tr->model, l);
 }
 
 int s2s_trainer_alignment(s2s_trainer *tr, const seq2seq_arrays *set, const seq2seq_pairs *pairs,
@@ -461,7 +462,7 @@ int s2s_trainer_alignment(s2s_trainer *tr, const seq2seq_arrays *set, const seq2
 {
     const size_t T = tr->T, NH = tr->model.cfg.heads;
     size_t hits = 0, counted = 0;
-    if (!pairs->align || block >= tr->model.cfg.layers) {
+    if (!pairs->align || block >= s2s_cross_blocks(&tr->model.cfg)) {
         snprintf(err, errlen, "no alignment to score");
         return -1;
     }
@@ -487,18 +488,20 @@ int s2s_trainer_alignment(s2s_trainer *tr, const seq2seq_arrays *set, const seq2
     return 0;
 }
 
-/* Copy one attention (L, NH, T, T) of a single pair out of cache 0. */
+/* Copy one attention (L, NH, T, T) of a single pair out of cache 0
+ * (the cross-attention: s2s_cross_blocks blocks). */
 static void copy_attention(float *dst, const s2s_trainer *tr, int which)
 {
-    const size_t L = tr->model.cfg.layers, n = tr->model.cfg.heads * tr->T * tr->T;
+    const size_t L = which == 2 ? s2s_cross_blocks(&tr->model.cfg) : tr->model.cfg.layers,
+                 n = tr->model.cfg.heads * tr->T * tr->T;
     for (size_t l = 0; l < L; l++) {
         const float *src;
-        if (tr->opts.reference)
-            src = which == 0 ? tr->cache[0].enc[l].A
-                  : which == 1 ? tr->cache[0].dec[l].A1 : tr->cache[0].dec[l].A2;
+        if (which == 2)
+            src = chunk_cross(tr, 0, l);
+        else if (tr->opts.reference)
+            src = which == 0 ? tr->cache[0].enc[l].A : tr->cache[0].dec[l].A1;
         else
-            src = which == 0 ? tr->fcache[0].enc[l].A
-                  : which == 1 ? tr->fcache[0].dec[l].self.A : tr->fcache[0].dec[l].cross.A;
+            src = which == 0 ? tr->fcache[0].enc[l].A : tr->fcache[0].dec[l].self.A;
         memcpy(dst + l * n, src, n * sizeof *dst);
     }
 }
@@ -507,6 +510,10 @@ int s2s_trainer_attention(s2s_trainer *tr, const int *src, long src_len, const i
                           float *enc, float *self, float *cross, char *err, size_t errlen)
 {
     const size_t T = tr->T;
+    if (tr->model.cfg.arch == S2S_BAHDANAU && (enc || self)) {
+        snprintf(err, errlen, "Bahdanau's model has no self-attention, only its one attention");
+        return -1;
+    }
     if (tr->opts.reference) {
         if (s2s_forward(&tr->model, &tr->cache[0], src, &src_len, dec_in, 1, T, T, NULL, err,
                         errlen))
