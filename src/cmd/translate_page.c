@@ -202,7 +202,7 @@ int translate_page_command(const char *path, const translate_view *v, FILE *rep)
 {
     char *reference = v->reference ? seq2seq_join(v->reference, v->n_reference) : NULL;
     const translate_page_view pv = {
-        .layers = v->cfg.layers, .heads = v->cfg.heads, .hiddens = v->cfg.hiddens,
+        .layers = v->blocks, .heads = v->cfg.heads, .hiddens = v->cfg.hiddens,
         .ffn = v->cfg.ffn, .source = v->source, .Ts = v->S, .target = v->target, .Tq = v->R,
         .T = 0, .cross = v->cross, .encoder = v->enc, .decoder = v->self,
         .sentence = v->sentence, .reference = reference, .bleu = v->bleu, .cmap = v->cmap};
