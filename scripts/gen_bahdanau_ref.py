@@ -470,6 +470,7 @@ def load_check(folder):
     translations = []
     for src, n in zip(batch["src"], batch["src_lens"]):
         out, rows, margins = predict_seq2seq(net, src, n, T)
+        assert min(margins) > 1e-3, margins  # no tie for the argmax
         translations.append({"src": src, "src_len": n, "tokens": out, "attention": rows,
                              "margins": margins})
     doc["translations"] = translations

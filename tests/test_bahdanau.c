@@ -5,10 +5,16 @@
  * and of Adam with clipping on and off through the trainer
  * (seq2seq_train.h), and greedy decoding token for token with its
  * attention rows; each through the reference (double loops) and through
- * the fast path (src/nn/bahdanau_fast.c, float32).
+ * the fast path (src/nn/bahdanau_fast.c, float32). And a model file of
+ * --arch bahdanau in SPEC §11's form, written by attn, loaded by PyTorch
+ * into d2l's modules with strict=True: the same logits and translations.
  *
  * usage: test_bahdanau FIXTURE_DIR
- *   FIXTURE_DIR  tests/ref/bahdanau (scripts/gen_bahdanau_ref.py)
+ *   FIXTURE_DIR  tests/ref/bahdanau (scripts/gen_bahdanau_ref.py); its
+ *                sibling bahdanau_model holds model.json (written by
+ *                write-model) and what PyTorch computed with it
+ *                (gen_bahdanau_ref.py --load)
+ *        test_bahdanau write-model DIR   writes DIR/model.json
  */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -18,10 +24,12 @@
 
 #include "check.h"
 #include "gru.h"
+#include "s2s_model_file.h"
 #include "seq2seq.h"
 #include "seq2seq_data.h"
 #include "seq2seq_fast.h"
 #include "seq2seq_train.h"
+#include "train_task.h"
 
 /* ---- reading fixtures ------------------------------------------------------ */
 
@@ -189,7 +197,9 @@ static worst_err w_gru_out = {"GRU outputs and final states", 0, 0, 0},
                  w_fast_loss = {"fast path: loss", 0, 0, 0},
                  w_fast_grad = {"fast path: gradients", 0, 0, 1e-3},
                  w_fast_cross = {"fast path: greedy attention", 0, 0, 0},
-                 w_fast_wq = {"fast path: W_q after 20 Adam steps", 0, 0, 1e-3};
+                 w_fast_wq = {"fast path: W_q after 20 Adam steps", 0, 0, 1e-3},
+                 w_file = {"logits of a loaded model file", 0, 0, 0},
+                 w_file_att = {"its translations' attention", 0, 0, 0};
 
 static void note(worst_err *w, double got, double want)
 {
@@ -701,15 +711,169 @@ static void test_greedy(const char *dir)
     cJSON_Delete(root);
 }
 
+/* ---- the model file ------------------------------------------------------------- */
+
+static const char *const model_src_vocab[] = {"<unk>", "<pad>", "<bos>", "<eos>", "the",
+                                              "red",   "car",   "is",    "fast"};
+static const char *const model_tgt_vocab[] = {"<unk>",   "<pad>", "<bos>", "<eos>",  "la",
+                                              "voiture", "rouge", "est",   "rapide", "."};
+#define MODEL_STEPS 6
+
+/* The model tests/ref/bahdanau_model/model.json holds: 2 GRU layers a
+ * side, d 8, from seed 7 (untrained, its translations of logits.json
+ * stop both ways: <eos> at once, or num_steps tokens; every argmax ahead
+ * of the next logit by over 0.01). */
+static int model_for_file(s2s_model *m)
+{
+    s2s_config cfg = {9, 10, 8, 1, 2, 0, 0, 0.0, S2S_BAHDANAU};
+    char err[256];
+    if (s2s_alloc(m, &cfg, err, sizeof err)) {
+        fprintf(stderr, "%s\n", err);
+        return -1;
+    }
+    s2s_init(m, 7);
+    return 0;
+}
+
+static int write_model(const char *dir)
+{
+    char path[512], err[512];
+    s2s_model m;
+    snprintf(path, sizeof path, "%s/model.json", dir);
+    if (model_for_file(&m))
+        return 1;
+    if (s2s_model_save(path, &m, model_src_vocab, model_tgt_vocab, MODEL_STEPS, err, sizeof err)) {
+        fprintf(stderr, "%s\n", err);
+        s2s_free(&m);
+        return 1;
+    }
+    printf("wrote %s (%zu parameters)\n", path, m.total);
+    s2s_free(&m);
+    return 0;
+}
+
+/* One translation of logits.json: PyTorch's tokens and attention rows
+ * against the reference's and the fast path's greedy decoding. */
+static void check_translation(const s2s_model *m, const cJSON *tr, size_t T)
+{
+    char err[256];
+    size_t n, nw, n_out, n_fast, rows;
+    int *src = ints(get(tr, "src"), &n), *want = ints(get(tr, "tokens"), &nw);
+    int *out = calloc(T, sizeof *out), *fout = calloc(T, sizeof *fout);
+    float *cross = calloc(T * T, sizeof *cross), *fcross = calloc(T * T, sizeof *fcross);
+    const long len = get(tr, "src_len")->valueint;
+    s2s_fast_weights w;
+    s2s_fast_cache c;
+    CHECK(s2s_greedy(m, src, len, T, 2, 3, T, out, &n_out, cross, err, sizeof err) == 0);
+    CHECK(s2s_fast_weights_alloc(&w, m) == 0);
+    CHECK(s2s_fast_cache_alloc(&c, m, 1, T) == 0);
+    s2s_fast_weights_update(&w, m);
+    s2s_fast_greedy(&c, m, &w, src, len, T, 2, 3, T, fout, &n_fast, fcross);
+    CHECK_INT(n_out, nw);
+    CHECK_INT(n_fast, nw);
+    for (size_t i = 0; i < nw && i < n_out && i < n_fast; i++) {
+        CHECK_INT(out[i], want[i]);
+        CHECK_INT(fout[i], want[i]);
+    }
+    rows = (size_t)cJSON_GetArraySize(get(tr, "attention"));
+    CHECK_INT(rows, n_out + (n_out < T));
+    compare_floats("logits.json", "translation attention", cross, rows * T, get(tr, "attention"),
+                   1e-6, 0.0, &w_file_att);
+    compare_floats("logits.json", "fast translation attention", fcross, rows * T,
+                   get(tr, "attention"), 5e-7, 0.0, &w_fast_cross);
+    s2s_fast_cache_free(&c);
+    s2s_fast_weights_free(&w);
+    free(src);
+    free(want);
+    free(out);
+    free(fout);
+    free(cross);
+    free(fcross);
+}
+
+/* The committed model file loads (the parameters of model_for_file, bit
+ * for bit) and gives the logits and greedy translations PyTorch computed
+ * after loading it with strict=True into EncoderDecoder(Seq2SeqEncoder,
+ * Seq2SeqAttentionDecoder). */
+static void test_model_file_torch(const char *dir)
+{
+    char path[512], err[512], **sv, **tv;
+    s2s_model m, want_m;
+    s2s_cache c;
+    size_t steps, n, B, Ts, Tt, same = 1, ntr = 0;
+    cJSON *root;
+    const cJSON *tr;
+    snprintf(path, sizeof path, "%s/model.json", dir);
+    CHECK(s2s_model_load(path, &m, &sv, &tv, &steps, 0.0, err, sizeof err) == 0);
+    if (!m.nparams) {
+        fprintf(stderr, "%s\n", err);
+        return;
+    }
+    CHECK(m.cfg.arch == S2S_BAHDANAU && m.cfg.layers == 2 && m.cfg.hiddens == 8);
+    CHECK_INT(steps, MODEL_STEPS);
+    CHECK(strcmp(tv[5], "voiture") == 0);
+    CHECK(model_for_file(&want_m) == 0);
+    CHECK_INT(m.nparams, want_m.nparams);
+    for (size_t i = 0; i < m.nparams && i < want_m.nparams; i++)
+        same &= strcmp(m.param[i].name, want_m.param[i].name) == 0 &&
+                memcmp(m.param[i].t->data, want_m.param[i].t->data,
+                       m.param[i].t->size * sizeof(float)) == 0;
+    CHECK(same);
+    s2s_free(&want_m);
+    snprintf(path, sizeof path, "%s/logits.json", dir);
+    root = read_json(path);
+    CHECK(root != NULL && cJSON_IsTrue(get(root, "strict")));
+    if (root) {
+        int *src = ints(get(root, "src"), &n), *dec = ints(get(root, "dec_in"), &n);
+        int *l = ints(get(root, "src_lens"), &B);
+        long lens[8];
+        Ts = (size_t)cJSON_GetArraySize(get(root, "src")->child);
+        Tt = (size_t)cJSON_GetArraySize(get(root, "dec_in")->child);
+        for (size_t i = 0; i < B && i < 8; i++)
+            lens[i] = l[i];
+        /* the file's keys in PyTorch's state_dict() order */
+        CHECK_INT(cJSON_GetArraySize(get(root, "keys")), m.nparams);
+        for (size_t i = 0; i < m.nparams; i++)
+            CHECK(strcmp(cJSON_GetArrayItem(get(root, "keys"), (int)i)->valuestring,
+                         m.param[i].name) == 0);
+        CHECK(s2s_cache_alloc(&c, &m, B, Ts, Tt, err, sizeof err) == 0);
+        CHECK(s2s_forward(&m, &c, src, lens, dec, B, Ts, Tt, NULL, err, sizeof err) == 0);
+        compare_floats("logits.json", "logits", c.logits, B * Tt * m.cfg.tgt_vocab,
+                       get(root, "logits"), 1e-6, 1e-6, &w_file);
+        cJSON_ArrayForEach(tr, get(root, "translations"))
+        {
+            check_translation(&m, tr, steps);
+            ntr++;
+        }
+        CHECK_INT(ntr, B);
+        printf("model file: %s loads in attn and in PyTorch (strict=True); %zu logits and %zu "
+               "translations agree\n",
+               dir, B * Tt * m.cfg.tgt_vocab, ntr);
+        s2s_cache_free(&c);
+        free(src);
+        free(dec);
+        free(l);
+        cJSON_Delete(root);
+    }
+    train_strings_free(sv, m.cfg.src_vocab);
+    train_strings_free(tv, m.cfg.tgt_vocab);
+    s2s_free(&m);
+}
+
 int main(int argc, char **argv)
 {
+    char model_dir[512];
+    if (argc > 2 && strcmp(argv[1], "write-model") == 0)
+        return write_model(argv[2]);
     if (argc < 2) {
-        fprintf(stderr, "usage: test_bahdanau FIXTURE_DIR\n");
+        fprintf(stderr, "usage: test_bahdanau FIXTURE_DIR | write-model DIR\n");
         return 2;
     }
     test_gru(argv[1]);
     test_fixtures(argv[1]);
     test_greedy(argv[1]);
+    snprintf(model_dir, sizeof model_dir, "%s_model", argv[1]);
+    test_model_file_torch(model_dir);
     printf("against PyTorch, over every fixture:\n");
     report(&w_gru_out);
     report(&w_gru_grad);
@@ -725,5 +889,7 @@ int main(int argc, char **argv)
     report(&w_fast_wq);
     report(&w_cross);
     report(&w_fast_cross);
+    report(&w_file);
+    report(&w_file_att);
     return check_summary("bahdanau");
 }
