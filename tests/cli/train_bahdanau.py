@@ -57,7 +57,8 @@ def broken_models(tmp, saved, transformer_json):
     # a Transformer's file relabelled: its FFN has no place in Bahdanau's model
     other = write(tmp, "other.json", json.dumps(dict(transformer_json, arch="bahdanau")))
     expect(["translate", "--input", other, "the big dog"], 1,
-           err=X + "%s: $.ffn_num_hiddens: Bahdanau's model (\"arch\": \"bahdanau\") has no FFN"
+           err=X + "%s: $.num_heads: 4, but Bahdanau's model (\"arch\": \"bahdanau\") has one "
+           "attention"
            % other)
     unknown = write(tmp, "unknown.json", json.dumps(dict(saved, arch="lstm")))
     expect(["translate", "--input", unknown, "the big dog"], 1,
