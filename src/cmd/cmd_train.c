@@ -174,7 +174,9 @@ void usage_train(FILE *f)
           "encoder–decoder, 2 blocks a side, FFN 64, learns it; its decoder's\n"
           "cross-attention, queries from the decoder and keys and values from\n"
           "the encoder, aligns each French word with the English it translates;\n"
-          "held-out BLEU as d2l computes it, greedy decoding, 600 steps).\n"
+          "held-out BLEU as d2l computes it, greedy decoding, 600 steps; with\n"
+          "--arch bahdanau, d2l's GRU Seq2Seq whose attention's query is the\n"
+          "decoder's previous state s(t′−1), 1 GRU layer a side).\n"
           "\n",
           f);
     opt_usage(f, train_options);
