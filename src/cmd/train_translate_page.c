@@ -206,7 +206,7 @@ static int write_translations(json_writer *jw, const xrun *r)
 
 /* "steps", "stride", "step_translations" (the probe's greedy translation
  * at each kept step) and the three attentions (S, L, NH, …). 0, or -1. */
-static int write_steps(json_writer *jw, const xrun *r)
+static int write_steps(json_writer *jw, const xrun *r, int selfs)
 {
     const struct xpage *p = r->page;
     const size_t S = p->nkept;
@@ -226,6 +226,8 @@ static int write_steps(json_writer *jw, const xrun *r)
     }
     json_end(jw);
     json_tensor_base64(jw, "cross", p->att[XP_CROSS], 5, (size_t[]){S, p->L, p->NH, p->Tq, p->Ts});
+    if (!selfs)
+        return bad ? -1 : 0;
     if (!p->selfs) { /* Bahdanau's model: its one attention */
         json_null(jw, "encoder");
         json_null(jw, "decoder");
@@ -251,6 +253,12 @@ static void write_align(json_writer *jw, const xrun *r)
     for (size_t t = 0; t < nt && t < r->page->Tq; t++)
         json_int(jw, NULL, al[t]);
     json_end(jw);
+}
+
+int xpage_run_members(json_writer *jw, const xrun *r)
+{
+    write_align(jw, r);
+    return write_steps(jw, r, 0);
 }
 
 static int page_object(FILE *f, const void *ctx)
@@ -284,7 +292,7 @@ static int page_object(FILE *f, const void *ctx)
         json_uint(&jw, "index", r->probe);
         json_end(&jw);
         write_align(&jw, r);
-        bad = write_steps(&jw, r) || write_translations(&jw, r);
+        bad = write_steps(&jw, r, 1) || write_translations(&jw, r);
         json_end(&jw);
         bad = bad || json_writer_finish(&jw);
     }
