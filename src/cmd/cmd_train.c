@@ -109,6 +109,10 @@ const struct opt train_options[] = {
     OPT_FLAG(0, "compare-layers", compare_layers,
              "train 1 layer and --layers N, same seed and data,\n"
              "and compare them (--png: the N layers' figure)"),
+    OPT_FLAG(0, "compare-arch", compare_arch,
+             "translate: train the Transformer and Bahdanau's\n"
+             "Seq2Seq on the same pairs, seed and steps, and\n"
+             "compare BLEU, alignment, time and sequential steps"),
     OPT_CHOICE(0, "arch", arch, "NAME", arch_names,
                "translate: the encoder–decoder: transformer (d2l's\n"
                "Transformer, the default) or bahdanau (d2l's GRU\n"
@@ -142,6 +146,11 @@ const struct opt_rule train_rules[] = {
     OPT_CONFLICTS("compare-layers", "load save plot json",
                   "--compare-layers trains 1 layer and N and keeps neither; --%s cannot be "
                   "used with it"),
+    OPT_CONFLICTS("compare-arch",
+                  "load save arch heads layers ffn bias dropout png plot compare-posenc "
+                  "compare-layers",
+                  "--compare-arch trains both architectures with their own defaults and "
+                  "keeps neither; --%s cannot be used with it"),
     OPT_RULES_END(),
 };
 
@@ -215,7 +224,8 @@ void usage_train(FILE *f)
           "  attn train --task induction --png induction.png   # 2 layers, causal\n"
           "  attn train --task induction --compare-layers       # 1 layer against 2\n"
           "  attn train --task translate --png cross.png       # cross-attention forming\n"
-          "  attn train --data fra.txt --save fra-model.json   # d2l's Tatoeba pairs\n",
+          "  attn train --data fra.txt --save fra-model.json   # d2l's Tatoeba pairs\n"
+          "  attn train --task translate --compare-arch   # Transformer against Bahdanau\n",
           f);
 }
 
