@@ -2,13 +2,18 @@
 """PyTorch's side of attn train --task translate's timing: the same model,
 in float32, on batches of the same shapes, the same optimizer and clipping.
 
-    bench_translate_torch.py [--steps N] [--warmup W] [--threads T (default 2)]
+    bench_translate_torch.py [--arch transformer|bahdanau]
+                             [--steps N] [--warmup W] [--threads T (default 2)]
                              [--batch B] [--num-steps S] [--src-vocab VS]
                              [--tgt-vocab VT] [--hiddens D] [--heads H]
                              [--layers L] [--ffn F] [--lr LR] [--clip C]
                              [--seed S]
 
-The model is scripts/gen_seq2seq_ref.py's (zh.d2l.ai's Transformer =
+With --arch bahdanau the model is scripts/gen_bahdanau_ref.py's (zh.d2l.ai's
+EncoderDecoder(Seq2SeqEncoder, Seq2SeqAttentionDecoder), 1 GRU layer a side
+by default, d 32; --heads and --ffn unused), the rest the same.
+
+The Transformer is scripts/gen_seq2seq_ref.py's (zh.d2l.ai's Transformer =
 EncoderDecoder(TransformerEncoder, TransformerDecoder), imported, not
 copied), built in float32: by default attn's --task translate model, 2
 blocks a side, d 32, 4 heads, FFN 64, no biases, dropout 0, num_steps 12,
@@ -55,6 +60,7 @@ def pool_of_pairs(g, n, Vs, Vt, T):
 
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--arch", choices=("transformer", "bahdanau"), default="transformer")
     ap.add_argument("--steps", type=int, default=600)
     ap.add_argument("--warmup", type=int, default=20)
     ap.add_argument("--threads", type=int, default=2)
@@ -64,7 +70,7 @@ def main():
     ap.add_argument("--tgt-vocab", type=int, default=45)
     ap.add_argument("--hiddens", type=int, default=32)
     ap.add_argument("--heads", type=int, default=4)
-    ap.add_argument("--layers", type=int, default=2)
+    ap.add_argument("--layers", type=int, default=None)
     ap.add_argument("--ffn", type=int, default=64)
     ap.add_argument("--lr", type=float, default=0.005)
     ap.add_argument("--clip", type=float, default=1.0)
@@ -73,8 +79,14 @@ def main():
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
     g = torch.Generator().manual_seed(a.seed)
-    net = transformer(a.src_vocab, a.tgt_vocab, a.hiddens, a.heads, a.layers, a.ffn,
-                      False).to(torch.float32)
+    if a.arch == "bahdanau":
+        from gen_bahdanau_ref import bahdanau  # noqa: E402
+        a.layers = a.layers or 1
+        net = bahdanau(a.src_vocab, a.tgt_vocab, a.hiddens, a.layers).to(torch.float32)
+    else:
+        a.layers = a.layers or 2
+        net = transformer(a.src_vocab, a.tgt_vocab, a.hiddens, a.heads, a.layers, a.ffn,
+                          False).to(torch.float32)
     net.train()  # the decoder's causal mask; dropout is 0
     opt = torch.optim.Adam(net.parameters(), lr=a.lr)
     data = pool_of_pairs(g, POOL, a.src_vocab, a.tgt_vocab, a.num_steps)
@@ -102,7 +114,7 @@ def main():
         times.append(time.perf_counter() - t0)
     total = time.perf_counter() - t_all
     cpu = time.process_time() - cpu_all  # every thread's CPU time
-    print(json.dumps({"task": "translate", "steps": a.steps, "warmup": a.warmup,
+    print(json.dumps({"task": "translate", "arch": a.arch, "steps": a.steps, "warmup": a.warmup,
                       "threads": a.threads, "batch": a.batch, "num_steps": a.num_steps,
                       "ms_per_step_median": 1e3 * statistics.median(times),
                       "ms_per_step_mean": 1e3 * total / a.steps,

@@ -1160,8 +1160,12 @@ static void test_model_file_round_trip(void)
                       "$.src_vocab[2]: expected \"<bos>\" (d2l's Vocab begins <unk> <pad> <bos> "
                       "<eos>), got \"<eos>\"");
     check_model_error("\"car\"", "\"red\"", "$.src_vocab[6]: \"red\" appears twice");
+    /* a Transformer's file relabelled: refused at its first Transformer key */
     check_model_error("\"arch\": \"transformer\"", "\"arch\": \"bahdanau\"",
-                      "$.arch: expected \"transformer\", got \"bahdanau\"");
+                      "$.num_heads: 2, but Bahdanau's model (\"arch\": \"bahdanau\") has one "
+                      "attention");
+    check_model_error("\"arch\": \"transformer\"", "\"arch\": \"rnn\"",
+                      "$.arch: expected \"transformer\" or \"bahdanau\", got \"rnn\"");
     check_model_error("\"num_heads\": 2", "\"num_heads\": 3",
                       "$.num_heads: 3 does not divide num_hiddens 8");
     check_model_error("\"num_steps\": 6,", "", "$: missing \"num_steps\"");
@@ -1184,7 +1188,7 @@ static void test_model_file_round_trip(void)
                       "$.comand: unknown key (a translation model has command, task, arch, "
                       "src_vocab, tgt_vocab, num_hiddens, num_heads, num_layers, ffn_num_hiddens, "
                       "num_steps, state_dict)");
-    printf("model file: written and read back bit for bit; 13 broken files refused\n");
+    printf("model file: written and read back bit for bit; 14 broken files refused\n");
 }
 
 /* ---- timing ----------------------------------------------------------------------- */

@@ -109,6 +109,10 @@ const struct opt train_options[] = {
     OPT_FLAG(0, "compare-layers", compare_layers,
              "train 1 layer and --layers N, same seed and data,\n"
              "and compare them (--png: the N layers' figure)"),
+    OPT_FLAG(0, "compare-arch", compare_arch,
+             "translate: train the Transformer and Bahdanau's\n"
+             "Seq2Seq on the same pairs, seed and steps, and\n"
+             "compare BLEU, alignment, time and sequential steps"),
     OPT_CHOICE(0, "arch", arch, "NAME", arch_names,
                "translate: the encoder–decoder: transformer (d2l's\n"
                "Transformer, the default) or bahdanau (d2l's GRU\n"
@@ -142,6 +146,11 @@ const struct opt_rule train_rules[] = {
     OPT_CONFLICTS("compare-layers", "load save plot json",
                   "--compare-layers trains 1 layer and N and keeps neither; --%s cannot be "
                   "used with it"),
+    OPT_CONFLICTS("compare-arch",
+                  "load save arch heads layers ffn bias dropout png plot compare-posenc "
+                  "compare-layers",
+                  "--compare-arch trains both architectures with their own defaults and "
+                  "keeps neither; --%s cannot be used with it"),
     OPT_RULES_END(),
 };
 
@@ -174,7 +183,9 @@ void usage_train(FILE *f)
           "encoder–decoder, 2 blocks a side, FFN 64, learns it; its decoder's\n"
           "cross-attention, queries from the decoder and keys and values from\n"
           "the encoder, aligns each French word with the English it translates;\n"
-          "held-out BLEU as d2l computes it, greedy decoding, 600 steps).\n"
+          "held-out BLEU as d2l computes it, greedy decoding, 600 steps; with\n"
+          "--arch bahdanau, d2l's GRU Seq2Seq whose attention's query is the\n"
+          "decoder's previous state s(t′−1), 1 GRU layer a side).\n"
           "\n",
           f);
     opt_usage(f, train_options);
@@ -213,7 +224,8 @@ void usage_train(FILE *f)
           "  attn train --task induction --png induction.png   # 2 layers, causal\n"
           "  attn train --task induction --compare-layers       # 1 layer against 2\n"
           "  attn train --task translate --png cross.png       # cross-attention forming\n"
-          "  attn train --data fra.txt --save fra-model.json   # d2l's Tatoeba pairs\n",
+          "  attn train --data fra.txt --save fra-model.json   # d2l's Tatoeba pairs\n"
+          "  attn train --task translate --compare-arch   # Transformer against Bahdanau\n",
           f);
 }
 

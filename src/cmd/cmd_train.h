@@ -17,7 +17,7 @@ typedef enum train_arch { ARCH_TRANSFORMER, ARCH_BAHDANAU } train_arch;
 
 struct train_args {
     int task, optimizer, color, arch;
-    int posenc, addnorm, causal, bias, compare_posenc, compare_layers;
+    int posenc, addnorm, causal, bias, compare_posenc, compare_layers, compare_arch;
     const char *data, *png, *plot, *json, *save, *load, *font, *html;
     long length, vocab, hiddens, heads, steps, batch_size, seed, threads, log_every;
     long layers, ffn; /* −1: the task's default (induction 2 layers) */

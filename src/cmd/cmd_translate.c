@@ -79,6 +79,9 @@ void usage_translate(FILE *f)
           "(rows; the last, <eos>, is the step that stopped) the weights on the\n"
           "source words read (columns, with their <eos>). In the decoder, Q comes\n"
           "from the French written so far, K and V from the encoder's English.\n"
+          "A Bahdanau model (--arch bahdanau) has one attention: at step t′ its\n"
+          "query is the decoder's previous state s(t′−1), its keys and values\n"
+          "the encoder's states.\n"
           "\n"
           "The sentence is read as the model's data was: lower case (but a word the\n"
           "model knows only as typed, e.g. \"Tom\" of JSON pairs), a space before\n"
@@ -266,7 +269,8 @@ static int check_memory(const xlate *x)
     const size_t T = x->T;
     size_t cache = 0, att = 0, n = 0, bytes = 0;
     char what[160];
-    int over = s2s_fast_cache_bytes(c, 1, T, &cache) || size_mul(c->layers, c->heads, &att) ||
+    int over = s2s_fast_cache_bytes(c, 1, T, &cache) ||
+               size_mul(c->layers, c->heads, &att) ||
                size_mul(att, T, &att) || size_mul(att, T, &att) ||
                size_mul(att, x->a->all ? 4 : 2, &n) || size_add(n, x->model.total, &n) ||
                size_mul(n, sizeof(float), &bytes) || size_add(bytes, cache, &bytes);
@@ -281,6 +285,12 @@ static int alloc_run(xlate *x)
 {
     const size_t T = x->T, LH = x->model.cfg.layers * x->model.cfg.heads;
     size_t n;
+    if (x->a->all && x->model.cfg.arch == S2S_BAHDANAU) {
+        cli_error("--all: %s is Bahdanau's model, which has no self-attention (its one "
+                  "attention is the cross-attention shown without --all)",
+                  x->a->input);
+        return EXIT_USAGE;
+    }
     if (size_mul(LH, T, &n) || size_mul(n, T, &n) || !(x->src = calloc(T, sizeof *x->src)) ||
         !(x->out = calloc(T, sizeof *x->out)) || !(x->dec_in = calloc(T, sizeof *x->dec_in)) ||
         !(x->src_lab = calloc(T, sizeof *x->src_lab)) ||
@@ -391,7 +401,7 @@ static void crop(float *m, const float *full, size_t LH, size_t Tr, size_t Tc, s
 static void decode(xlate *x)
 {
     translate_view *v = &x->v;
-    const size_t LH = x->model.cfg.layers * x->model.cfg.heads, T = x->T;
+    const size_t LH = s2s_cross_blocks(&x->model.cfg) * x->model.cfg.heads, T = x->T;
     size_t n_out = 0;
     s2s_fast_greedy(&x->fc, &x->model, &x->fw, x->src, (long)v->S, T, SEQ2SEQ_BOS, SEQ2SEQ_EOS, T,
                     x->out, &n_out, x->cross_full);
@@ -462,13 +472,16 @@ static void print_tokens(const char *const *tok, size_t n)
 static void print_heads(const translate_view *v, const float *att, size_t rows, size_t cols,
                         const char *const *rlab, const char *const *clab, int color)
 {
-    const size_t L = v->cfg.layers, NH = v->cfg.heads;
+    const size_t L = att == v->cross ? v->blocks : v->cfg.layers, NH = v->cfg.heads;
     const term_table_opts t = {rlab, clab, color, v->cmap, 0.0, 1.0, 2, 0};
     const output_weights_opts w = {rlab, clab, "columns", "rows", color, 0, v->cmap};
     for (size_t l = 0; l < L; l++)
         for (size_t h = 0; h < NH; h++) {
             const float *m = att + (l * NH + h) * rows * cols;
-            printf("\nblock %zu, head %zu:\n", l + 1, h + 1);
+            if (v->cfg.arch == S2S_BAHDANAU)
+                printf("\nthe attention:\n");
+            else
+                printf("\nblock %zu, head %zu:\n", l + 1, h + 1);
             if (term_table(stdout, m, rows, cols, &t) != 0)
                 output_weights(stdout, m, rows, cols, &w);
         }
@@ -477,19 +490,30 @@ static void print_heads(const translate_view *v, const float *att, size_t rows, 
 static void print_view(const translate_view *v, int color)
 {
     const s2s_config *c = &v->cfg;
-    printf("model %s: Transformer encoder–decoder, %zu block%s a side, d %zu, %zu "
-           "heads, FFN %zu, num_steps %zu\n",
-           v->model_path, c->layers, c->layers == 1 ? "" : "s", c->hiddens, c->heads, c->ffn,
-           v->num_steps);
+    if (c->arch == S2S_BAHDANAU)
+        printf("model %s: Seq2Seq with Bahdanau attention, %zu GRU layer%s a side, d %zu, "
+               "num_steps %zu\n",
+               v->model_path, c->layers, c->layers == 1 ? "" : "s", c->hiddens, v->num_steps);
+    else
+        printf("model %s: Transformer encoder–decoder, %zu block%s a side, d %zu, %zu "
+               "heads, FFN %zu, num_steps %zu\n",
+               v->model_path, c->layers, c->layers == 1 ? "" : "s", c->hiddens, c->heads,
+               c->ffn, v->num_steps);
     print_tokens(v->typed, v->n_typed);
     printf(" => ");
     print_tokens(v->translation, v->n_translation);
     if (!isnan(v->bleu))
         printf(", bleu %.3f", v->bleu);
-    printf("\n\ncross-attention of every decoder block and head (queries from the decoder,\n"
-           "keys from the encoder); rows: the words written%s,\ncolumns: the source words "
-           "read\n",
-           v->stopped_at_eos ? " (<eos>: the step that stopped)" : "");
+    if (c->arch == S2S_BAHDANAU)
+        printf("\n\nthe attention at each step t′ (the query s(t′−1), the decoder's state "
+               "after the\nword before; keys and values the encoder's states); rows: the "
+               "words written%s,\ncolumns: the source words read\n",
+               v->stopped_at_eos ? "\n(<eos>: the step that stopped)" : "");
+    else
+        printf("\n\ncross-attention of every decoder block and head (queries from the "
+               "decoder,\nkeys from the encoder); rows: the words written%s,\ncolumns: the "
+               "source words read\n",
+               v->stopped_at_eos ? " (<eos>: the step that stopped)" : "");
     print_heads(v, v->cross, v->R, v->S, v->target, v->source, color);
     if (v->enc) {
         printf("\nthe encoder's self-attention; rows and columns: the source words\n");
@@ -516,7 +540,9 @@ typedef struct grid_spec {
 static int draw_grid(attn_image *img, const translate_view *v, const grid_spec *g, text_font *font,
                      char *err, size_t errlen)
 {
-    const size_t L = v->cfg.layers, NH = v->cfg.heads, cell = g->rows * g->cols;
+    const size_t L = g->att == v->cross ? v->blocks : v->cfg.layers, NH = v->cfg.heads,
+                 cell = g->rows * g->cols;
+    const int bahdanau = v->cfg.arch == S2S_BAHDANAU;
     heat_panel *panels = calloc(L * NH, sizeof *panels);
     char(*titles)[32] = calloc(L * NH, sizeof *titles);
     char(*rt_buf)[96] = calloc(L, sizeof *rt_buf);
@@ -529,11 +555,17 @@ static int draw_grid(attn_image *img, const translate_view *v, const grid_spec *
         goto done;
     }
     for (size_t l = 0; l < L; l++) {
-        snprintf(rt_buf[l], sizeof rt_buf[l], "%s, block %zu", g->name, l + 1);
+        if (bahdanau)
+            snprintf(rt_buf[l], sizeof rt_buf[l], "%s (query: the previous state)", g->name);
+        else
+            snprintf(rt_buf[l], sizeof rt_buf[l], "%s, block %zu", g->name, l + 1);
         row_titles[l] = rt_buf[l];
         for (size_t h = 0; h < NH; h++) {
             const size_t k = l * NH + h;
-            snprintf(titles[k], sizeof titles[k], "Head %zu", h + 1);
+            if (bahdanau)
+                snprintf(titles[k], sizeof titles[k], "Bahdanau attention");
+            else
+                snprintf(titles[k], sizeof titles[k], "Head %zu", h + 1);
             panels[k] = (heat_panel){g->att + k * cell, g->rows, g->cols, titles[k], NULL, NULL};
         }
     }
@@ -583,9 +615,12 @@ static int write_png(const translate_view *v, const char *path, text_font *font,
     if (n == 3 && (image_stack(&top, &img[0], &img[1], err, sizeof err) ||
                    image_stack(&all, &top, &img[2], err, sizeof err)))
         goto fail;
-    snprintf(what, sizeof what, "the cross-attention%s, %zu block%s × %zu heads",
-             n == 3 ? " and both self-attentions" : "", v->cfg.layers,
-             v->cfg.layers == 1 ? "" : "s", v->cfg.heads);
+    if (v->cfg.arch == S2S_BAHDANAU)
+        snprintf(what, sizeof what, "the attention of each step");
+    else
+        snprintf(what, sizeof what, "the cross-attention%s, %zu block%s × %zu heads",
+                 n == 3 ? " and both self-attentions" : "", v->cfg.layers,
+                 v->cfg.layers == 1 ? "" : "s", v->cfg.heads);
     status = output_png(path, n == 3 ? &all : &img[0], rep, what);
     goto done;
 fail:
@@ -604,7 +639,8 @@ done:
 static void json_attention(json_writer *jw, const char *key, const translate_view *v,
                            const float *att, size_t rows, size_t cols)
 {
-    const size_t shape[4] = {v->cfg.layers, v->cfg.heads, rows, cols};
+    const size_t shape[4] = {att == v->cross ? v->blocks : v->cfg.layers, v->cfg.heads, rows,
+                             cols};
     json_tensor(jw, key, att, 4, shape);
 }
 
@@ -619,7 +655,8 @@ void translate_view_json(json_writer *jw, const void *view)
     json_uint(jw, "num_layers", c->layers);
     json_uint(jw, "num_hiddens", c->hiddens);
     json_uint(jw, "num_heads", c->heads);
-    json_uint(jw, "ffn_num_hiddens", c->ffn);
+    if (c->arch == S2S_TRANSFORMER)
+        json_uint(jw, "ffn_num_hiddens", c->ffn);
     json_uint(jw, "num_steps", v->num_steps);
     json_uint(jw, "src_vocab_size", c->src_vocab);
     json_uint(jw, "tgt_vocab_size", c->tgt_vocab);
@@ -700,8 +737,9 @@ static void view_init(xlate *x, int argc, char **argv)
 {
     translate_view *v = &x->v;
     v->model_path = x->a->input;
-    v->arch = "transformer";
+    v->arch = x->model.cfg.arch == S2S_BAHDANAU ? "bahdanau" : "transformer";
     v->cfg = x->model.cfg;
+    v->blocks = s2s_cross_blocks(&x->model.cfg);
     v->num_steps = x->T;
     v->sentence = x->sentence;
     v->typed = (const char *const *)x->typed;

@@ -59,7 +59,7 @@ int train_is_translation(const struct train_args *a)
 int train_not_translation(const opt_given *g)
 {
     static const char *const only[] = {"arch", "num-steps", "max-examples", "min-freq", "clip",
-                                       NULL};
+                                       "compare-arch", NULL};
     for (size_t i = 0; only[i]; i++)
         if (opt_is_given(g, only[i])) {
             cli_error("--%s is for translation (--task translate, or --data of sentence "
@@ -242,11 +242,14 @@ static int one_step(xrun *r, long s, long steps, int bar, double t0, double *las
 {
     const long every = r->a->log_every;
     const int logged = s == 1 || s == steps || s % every == 0;
-    xhist h = {0, 0, 0, NAN, NAN, NAN};
+    xhist h = {0, 0, 0, NAN, NAN, NAN, 0.0};
     train_stats st;
     char err[512];
+    double e0 = now_seconds();
+    h.seconds = e0 - t0 - r->eval_seconds; /* the training time of the weights evaluated */
     if (logged && heldout_now(r, &h.bleu, &h.exact, &h.alignment))
         return EXIT_RUNTIME;
+    r->eval_seconds += now_seconds() - e0;
     if (s2s_trainer_step(&r->tr, &st, err, sizeof err)) {
         if (bar)
             fputs("\r\033[K", stderr);
@@ -275,7 +278,7 @@ static int one_step(xrun *r, long s, long steps, int bar, double t0, double *las
 
 /* The steps whose probe attention --png and --html keep: 0, a quarter, a
  * half, three quarters of the way and the last (fewer when steps is small). */
-static void choose_snapshots(xrun *r, long steps)
+void xrun_choose_snapshots(xrun *r, long steps)
 {
     r->nsnap = 0;
     for (int i = 0; i < XRUN_NSNAP; i++) {
@@ -285,7 +288,7 @@ static void choose_snapshots(xrun *r, long steps)
     }
 }
 
-static int train_loop(xrun *r, long steps)
+int xrun_train_loop(xrun *r, long steps)
 {
     const int bar = isatty(fileno(stderr));
     double t0 = now_seconds(), last_bar = 0.0;
@@ -294,14 +297,17 @@ static int train_loop(xrun *r, long steps)
     for (long s = 0;; s++) {
         if (next < r->nsnap && r->snap_step[next] == s && xrun_snapshot(r, next++))
             return EXIT_RUNTIME;
+        double e0 = now_seconds();
         if (r->page && xpage_record(r, s)) /* --html: the logged steps */
             return EXIT_RUNTIME;
+        r->eval_seconds += now_seconds() - e0;
         if (s == steps)
             break;
         if (one_step(r, s + 1, steps, bar, t0, &last_bar))
             return EXIT_RUNTIME;
     }
     r->seconds = now_seconds() - t0;
+    r->train_seconds = r->seconds - r->eval_seconds;
     if (bar)
         fputs("\r\033[K", stderr);
     return EXIT_OK;
@@ -366,7 +372,7 @@ static int check_memory(const xrun *r, const s2s_config *cfg)
 
 /* The run before the loop: the pairs, the model (--load), the arrays, the
  * trainer, the probe. */
-static int prepare(xrun *r)
+int xrun_prepare(xrun *r)
 {
     char err[1024];
     s2s_config cfg;
@@ -394,7 +400,7 @@ static int prepare(xrun *r)
 
 /* The figures after the last step: on the training set (teacher-forced),
  * and the held-out translations. */
-static int finish(xrun *r)
+int xrun_finish(xrun *r)
 {
     char err[512];
     r->final_bleu = r->final_exact = r->final_align = r->final_align_first = NAN;
@@ -455,17 +461,19 @@ int train_translate(const struct train_args *a, const opt_given *g, int argc, ch
     if ((status = check_translate_args(a, g)) != EXIT_OK ||
         (status = xrun_check_outputs(a)) != EXIT_OK)
         return status;
+    if (a->compare_arch)
+        return train_compare_arch(a, argc, argv);
     memset(&r, 0, sizeof r);
     r.a = a;
     r.argc = argc;
     r.argv = argv;
     r.steps = a->steps < 0 ? 600 : a->steps;
-    if ((status = prepare(&r)) == EXIT_OK) {
-        choose_snapshots(&r, r.steps);
-        status = train_loop(&r, r.steps);
+    if ((status = xrun_prepare(&r)) == EXIT_OK) {
+        xrun_choose_snapshots(&r, r.steps);
+        status = xrun_train_loop(&r, r.steps);
     }
     if (status == EXIT_OK)
-        status = finish(&r);
+        status = xrun_finish(&r);
     if (status == EXIT_OK && (status = xrun_final_attention(&r)) == EXIT_OK)
         status = xrun_outputs(&r);
     xrun_free(&r);

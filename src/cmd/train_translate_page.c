@@ -26,7 +26,8 @@
 enum { XP_CROSS, XP_ENC, XP_DEC, XP_KINDS };
 
 struct xpage {
-    size_t L, NH, T, Ts, Tq;
+    size_t L, NH, T, Ts, Tq; /* L: the cross-attention's blocks (Bahdanau's: 1) */
+    int selfs;               /* the self-attentions kept (the Transformer's; Bahdanau has none) */
     size_t per[XP_KINDS]; /* one step's numbers of each attention */
     long steps, every, stride;
     size_t logged; /* logged steps seen */
@@ -71,6 +72,8 @@ static int plan(struct xpage *p, size_t *per_step)
     int over = size_mul(LH * p->Tq, p->Ts, &p->per[XP_CROSS]) ||
                size_mul(LH * p->Ts, p->Ts, &p->per[XP_ENC]) ||
                size_mul(LH * p->Tq, p->Tq, &p->per[XP_DEC]);
+    if (!p->selfs)
+        p->per[XP_ENC] = p->per[XP_DEC] = 0;
     for (int k = 0; !over && k < XP_KINDS; k++)
         over = size_add(per, p->per[k], &per);
     for (long s = 0; s <= p->steps; s++)
@@ -107,15 +110,16 @@ int xpage_open(xrun *r)
         return EXIT_RUNTIME;
     }
     r->page = p;
-    p->L = c->layers;
+    p->L = s2s_cross_blocks(c);
     p->NH = c->heads;
+    p->selfs = c->arch == S2S_TRANSFORMER;
     p->T = r->T;
     p->Ts = r->src_len;
     p->Tq = r->tgt_len;
     p->steps = r->steps;
     p->every = r->a->log_every;
     bad = plan(p, &per) || size_mul(p->L * p->NH, p->T * p->T, &full);
-    for (int k = 0; !bad && k < XP_KINDS; k++)
+    for (int k = 0; !bad && k < (p->selfs ? XP_KINDS : XP_CROSS + 1); k++)
         bad = !(p->att[k] = alloc_steps(p->cap, p->per[k], sizeof(float))) ||
               !(p->full[k] = alloc_steps(1, full, sizeof(float)));
     if (bad || !(p->kept = alloc_steps(p->cap, 1, sizeof *p->kept)) ||
@@ -143,7 +147,7 @@ int xpage_record(xrun *r, long s)
     if (i == p->cap)
         return EXIT_OK; /* cannot happen: plan counted them */
     if (s2s_trainer_attention(&r->tr, src, src_len, dec_in, p->full[XP_ENC], p->full[XP_DEC],
-                              p->full[XP_CROSS], err, sizeof err) ||
+                              p->full[XP_CROSS], err, sizeof err) || /* Bahdanau: NULL, NULL */
         s2s_trainer_translate(&r->tr, src, src_len, p->pred + i * T, &p->npred[i], NULL, err,
                               sizeof err)) {
         cli_error("%s", err);
@@ -151,8 +155,12 @@ int xpage_record(xrun *r, long s)
     }
     translate_page_crop(p->att[XP_CROSS] + i * p->per[XP_CROSS], p->full[XP_CROSS], LH, T, p->Tq,
                         p->Ts);
-    translate_page_crop(p->att[XP_ENC] + i * p->per[XP_ENC], p->full[XP_ENC], LH, T, p->Ts, p->Ts);
-    translate_page_crop(p->att[XP_DEC] + i * p->per[XP_DEC], p->full[XP_DEC], LH, T, p->Tq, p->Tq);
+    if (p->selfs) {
+        translate_page_crop(p->att[XP_ENC] + i * p->per[XP_ENC], p->full[XP_ENC], LH, T, p->Ts,
+                            p->Ts);
+        translate_page_crop(p->att[XP_DEC] + i * p->per[XP_DEC], p->full[XP_DEC], LH, T, p->Tq,
+                            p->Tq);
+    }
     p->kept[p->nkept++] = s;
     return EXIT_OK;
 }
@@ -198,7 +206,7 @@ static int write_translations(json_writer *jw, const xrun *r)
 
 /* "steps", "stride", "step_translations" (the probe's greedy translation
  * at each kept step) and the three attentions (S, L, NH, …). 0, or -1. */
-static int write_steps(json_writer *jw, const xrun *r)
+static int write_steps(json_writer *jw, const xrun *r, int selfs)
 {
     const struct xpage *p = r->page;
     const size_t S = p->nkept;
@@ -218,6 +226,13 @@ static int write_steps(json_writer *jw, const xrun *r)
     }
     json_end(jw);
     json_tensor_base64(jw, "cross", p->att[XP_CROSS], 5, (size_t[]){S, p->L, p->NH, p->Tq, p->Ts});
+    if (!selfs)
+        return bad ? -1 : 0;
+    if (!p->selfs) { /* Bahdanau's model: its one attention */
+        json_null(jw, "encoder");
+        json_null(jw, "decoder");
+        return bad ? -1 : 0;
+    }
     json_tensor_base64(jw, "encoder", p->att[XP_ENC], 5, (size_t[]){S, p->L, p->NH, p->Ts, p->Ts});
     json_tensor_base64(jw, "decoder", p->att[XP_DEC], 5, (size_t[]){S, p->L, p->NH, p->Tq, p->Tq});
     return bad ? -1 : 0;
@@ -240,6 +255,12 @@ static void write_align(json_writer *jw, const xrun *r)
     json_end(jw);
 }
 
+int xpage_run_members(json_writer *jw, const xrun *r)
+{
+    write_align(jw, r);
+    return write_steps(jw, r, 0);
+}
+
 static int page_object(FILE *f, const void *ctx)
 {
     const xrun *r = ctx;
@@ -252,7 +273,9 @@ static int page_object(FILE *f, const void *ctx)
     char *last = p->nkept ? seq2seq_ids_to_sentence(&r->tgt_v, p->pred + (p->nkept - 1) * p->T,
                                                     p->npred[p->nkept - 1])
                           : NULL;
-    translate_page_view v = {.layers = c->layers, .heads = c->heads, .hiddens = c->hiddens,
+    translate_page_view v = {.layers = p->L, .heads = c->heads, .hiddens = c->hiddens,
+                             .arch = c->arch == S2S_BAHDANAU ? "bahdanau" : NULL,
+                             .rnn_layers = c->arch == S2S_BAHDANAU ? c->layers : 0,
                              .ffn = c->ffn, .source = r->src_labels, .Ts = p->Ts,
                              .target = r->tgt_labels, .Tq = p->Tq, .T = r->T,
                              .sentence = sentence, .reference = reference, .bleu = NAN};
@@ -269,7 +292,7 @@ static int page_object(FILE *f, const void *ctx)
         json_uint(&jw, "index", r->probe);
         json_end(&jw);
         write_align(&jw, r);
-        bad = write_steps(&jw, r) || write_translations(&jw, r);
+        bad = write_steps(&jw, r, 1) || write_translations(&jw, r);
         json_end(&jw);
         bad = bad || json_writer_finish(&jw);
     }

@@ -35,7 +35,8 @@
 typedef struct translate_view {
     /* the model (--input) */
     const char *model_path; /* as given ("-": standard input) */
-    const char *arch;       /* "transformer" */
+    const char *arch;       /* "transformer" or "bahdanau" */
+    size_t blocks;          /* the cross-attention's blocks: L, or Bahdanau's 1 */
     s2s_config cfg;         /* L, d, NH, the FFN's width, Vs, Vt */
     size_t num_steps;       /* T */
 

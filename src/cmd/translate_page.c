@@ -54,8 +54,10 @@ void translate_page_members(json_writer *jw, const translate_page_view *v, const
     page_command(jw, argc, argv);
     page_cmap(jw, v->cmap ? v->cmap : cmap_find("Reds"));
     json_object_begin(jw, "model", JSON_INLINE);
-    json_string(jw, "arch", "transformer");
+    json_string(jw, "arch", v->arch ? v->arch : "transformer");
     json_uint(jw, "layers", v->layers);
+    if (v->rnn_layers)
+        json_uint(jw, "gru_layers", v->rnn_layers);
     json_uint(jw, "heads", v->heads);
     json_uint(jw, "hiddens", v->hiddens);
     json_uint(jw, "ffn", v->ffn);
@@ -179,8 +181,13 @@ int translate_page_write(const char *path, const translate_page_view *v, int arg
         cli_error("--html %s: out of memory", path);
         return EXIT_RUNTIME;
     }
-    snprintf(what, sizeof what, "a page of the translation's attention, %zu block%s × %zu head%s",
-             v->layers, v->layers == 1 ? "" : "s", v->heads, v->heads == 1 ? "" : "s");
+    if (v->arch && strcmp(v->arch, "bahdanau") == 0)
+        snprintf(what, sizeof what, "a page of the translation's attention (Bahdanau's, its "
+                 "query s(t′−1))");
+    else
+        snprintf(what, sizeof what, "a page of the translation's attention, %zu block%s × %zu "
+                 "head%s", v->layers, v->layers == 1 ? "" : "s", v->heads,
+                 v->heads == 1 ? "" : "s");
     return output_page_text(path, "attn translate", data, len, rep, what);
 }
 
@@ -202,7 +209,9 @@ int translate_page_command(const char *path, const translate_view *v, FILE *rep)
 {
     char *reference = v->reference ? seq2seq_join(v->reference, v->n_reference) : NULL;
     const translate_page_view pv = {
-        .layers = v->cfg.layers, .heads = v->cfg.heads, .hiddens = v->cfg.hiddens,
+        .layers = v->blocks, .heads = v->cfg.heads, .hiddens = v->cfg.hiddens,
+        .arch = v->cfg.arch == S2S_BAHDANAU ? "bahdanau" : NULL,
+        .rnn_layers = v->cfg.arch == S2S_BAHDANAU ? v->cfg.layers : 0,
         .ffn = v->cfg.ffn, .source = v->source, .Ts = v->S, .target = v->target, .Tq = v->R,
         .T = 0, .cross = v->cross, .encoder = v->enc, .decoder = v->self,
         .sentence = v->sentence, .reference = reference, .bleu = v->bleu, .cmap = v->cmap};

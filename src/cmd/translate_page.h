@@ -37,7 +37,8 @@ struct translate_view; /* translate_cmd.h: what attn translate computed */
  * position t, its keys' labels, is <bos> for t = 0 and target[t - 1]
  * after: greedy decoding feeds back what it wrote. */
 typedef struct translate_page_view {
-    size_t layers, heads, hiddens, ffn; /* L, NH, d, H: the model's sizes */
+    size_t layers, heads, hiddens, ffn; /* L, NH, d, H: the model's sizes (L: the
+                                         * cross-attention's blocks, Bahdanau's 1) */
     const char *const *source;          /* (Ts,) the entries the encoder read, "<eos>" last */
     size_t Ts;
     const char *const *target;          /* (Tq,) the words written, then "<eos>" if it came */
@@ -50,6 +51,8 @@ typedef struct translate_page_view {
     const char *reference;              /* --reference, or NULL */
     double bleu;                        /* against reference (read only with one) */
     const attn_cmap *cmap;              /* --cmap, or NULL: Reds */
+    const char *arch;                   /* "bahdanau", or NULL: "transformer" */
+    size_t rnn_layers;                  /* Bahdanau's GRU layers a side (0 otherwise) */
 } translate_page_view;
 
 /* `attn translate --html PATH`, in one line from cmd_translate.c:

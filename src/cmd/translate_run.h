@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "cmd_train.h"
+#include "json_writer.h"
 #include "seq2seq_data.h"
 #include "seq2seq_train.h"
 
@@ -25,6 +26,8 @@ typedef struct xhist {
     long step;
     double loss, accuracy;            /* the batch's, teacher-forced */
     double bleu, exact, alignment;    /* held-out, before the step's update; NaN: none */
+    double seconds;                   /* training seconds before the step (the held-out
+                                       * figures' and --html's time left out) */
 } xhist;
 
 typedef struct xrun {
@@ -56,7 +59,9 @@ typedef struct xrun {
     size_t nsnap;
     float *final_enc, *final_self, *final_cross; /* (L, NH, T, T) after the last step */
     /* after the last step */
-    double seconds;
+    double seconds;            /* the loop's, evaluation included */
+    double eval_seconds;       /* of which the held-out figures and --html's records */
+    double train_seconds;      /* seconds − eval_seconds */
     train_stats final_train;
     double final_bleu, final_exact, final_align, final_align_first;
     int *pred;                 /* (N_heldout, T) greedy translations */
@@ -82,7 +87,20 @@ int xpage_open(xrun *r);
 int xpage_record(xrun *r, long s);
 int xpage_write(const xrun *r, FILE *rep);
 void xpage_free(xrun *r);
-/* train_translate.c */
+/* train_translate.c: a run is xrun_prepare (r->a, r->steps, r->argc,
+ * r->argv set, the rest zero), xrun_choose_snapshots and xrun_train_loop
+ * (r->steps), xrun_finish, then xrun_final_attention; xrun_free always. */
+int xrun_prepare(xrun *r);
+void xrun_choose_snapshots(xrun *r, long steps);
+int xrun_train_loop(xrun *r, long steps);
+int xrun_finish(xrun *r);
 void xrun_free(xrun *r);
+/* train_compare_arch.c: --compare-arch, after the checks of a
+ * translation run. */
+int train_compare_arch(const struct train_args *a, int argc, char **argv);
+/* train_translate_page.c: the kept steps, the probe's greedy translation
+ * at each and its cross-attention (S, L, NH, Tq, Ts) as "steps",
+ * "step_translations", "cross" members; 0, or -1 (memory). */
+int xpage_run_members(json_writer *jw, const xrun *r);
 
 #endif

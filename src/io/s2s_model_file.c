@@ -283,12 +283,18 @@ static int read_config(const cJSON *root, s2s_config *cfg, size_t *num_steps, ch
     const cJSON *sd = cJSON_GetObjectItemCaseSensitive(root, "state_dict");
     const int bahdanau = cfg->arch == S2S_BAHDANAU;
     if (get_count(root, "num_hiddens", 1, 100000, &cfg->hiddens, err, errlen) ||
-        get_count(root, "num_heads", 1, bahdanau ? 1 : 100000, &cfg->heads, err, errlen) ||
+        get_count(root, "num_heads", 1, 100000, &cfg->heads, err, errlen) ||
         get_count(root, "num_layers", 1, TMODEL_MAX_LAYERS, &cfg->layers, err, errlen) ||
         (!bahdanau &&
          get_count(root, "ffn_num_hiddens", 1, 100000, &cfg->ffn, err, errlen)) ||
         get_count(root, "num_steps", 1, 100000, num_steps, err, errlen))
         return -1;
+    if (bahdanau && cfg->heads != 1) {
+        snprintf(err, errlen, "$.num_heads: %zu, but Bahdanau's model (\"arch\": \"bahdanau\") "
+                              "has one attention",
+                 cfg->heads);
+        return -1;
+    }
     if (bahdanau && cJSON_GetObjectItemCaseSensitive(root, "ffn_num_hiddens")) {
         snprintf(err, errlen, "$.ffn_num_hiddens: Bahdanau's model (\"arch\": \"bahdanau\") "
                               "has no FFN");

@@ -31,13 +31,14 @@ const char *page_style(size_t *len)
  * the heatmaps, charts and attention views, main.js) is in every page. */
 static const struct {
     const char *file;
-    const char *kinds[2];
+    const char *kinds[3];
 } page_only[] = {
-    {"posenc.js", {"posenc", NULL}},
-    {"complexity.js", {"complexity", NULL}},
-    {"train.js", {"train", "translate"}}, /* the step slider is train.js's */
-    {"translate.js", {"translate", NULL}},
-    {"tour.js", {"tour", NULL}},
+    {"posenc.js", {"posenc", NULL, NULL}},
+    {"complexity.js", {"complexity", NULL, NULL}},
+    {"train.js", {"train", "translate", "compare_arch"}}, /* the step slider is train.js's */
+    {"translate.js", {"translate", NULL, NULL}},
+    {"compare_arch.js", {"compare_arch", NULL, NULL}},
+    {"tour.js", {"tour", NULL, NULL}},
 };
 
 /* Whether data (len bytes) holds the member "kind": "KIND". A string
@@ -63,7 +64,7 @@ static int script_needed(size_t i, const char *data, size_t len)
     for (size_t k = 0; k < sizeof page_only / sizeof page_only[0]; k++) {
         if (strcmp(attn_page_js_names[i], page_only[k].file) != 0)
             continue;
-        for (size_t j = 0; j < 2 && page_only[k].kinds[j]; j++)
+        for (size_t j = 0; j < 3 && page_only[k].kinds[j]; j++)
             if (names_kind(data, len, page_only[k].kinds[j]))
                 return 1;
         return 0;

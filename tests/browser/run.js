@@ -771,6 +771,42 @@ groups.translate = async () => {
   check("translate: without --all, the cross-attention only", sel1 === "cross", sel1);
   await q1.finish();
 
+  // --arch bahdanau: its one attention (the query s(t′−1)) on the slider,
+  // no self-attention, no blocks or heads in its labels
+  attn(["train", "--task", "translate", "--arch", "bahdanau", "--steps", "40", "--log-every", "10",
+        "--json", "bj.json", "--html", "bp.html"]);
+  const bjson = readJSON("bj.json"), bpg = pageData(tmp("bp.html")).data.page, bsteps = bpg.steps, blast = bsteps.length - 1;
+  const BC = flat(bpg.cross), bTs = bpg.source.length, bTq = bpg.target.length;
+  const bw = (i, q, k) => BC[(i * bTq + q) * bTs + k];
+  check("translate: bahdanau, the model and its one attention in the data", bpg.model.arch === "bahdanau" &&
+        bpg.model.layers === 1 && bpg.model.heads === 1 && bpg.model.gru_layers === 1 && bpg.encoder === null &&
+        bpg.decoder === null && BC.length === bsteps.length * bTq * bTs, JSON.stringify(bpg.model));
+  check("translate: bahdanau, the page's steps are 0 and every logged step",
+        JSON.stringify(bsteps) === JSON.stringify([0].concat(bjson.history.map((h) => h.step))), JSON.stringify(bsteps));
+  const b = await open(tmp("bp.html"), "translate-bahdanau");
+  const bnames = await b.page.evaluate(() => Array.from(document.querySelectorAll("canvas[data-panel]"), (c) => c.dataset.panel));
+  check("translate: bahdanau, one panel: its attention", JSON.stringify(bnames) === '["bahdanau attention"]', bnames.join(", "));
+  const bsel = await b.page.evaluate(() => Array.from(document.querySelectorAll("button[data-show]"), (x) => x.dataset.show).join());
+  check("translate: bahdanau, no self-attention to select", bsel === "cross", bsel);
+  const btext = await b.page.evaluate(() => document.getElementById("attn-root").innerText);
+  check("translate: bahdanau, its attention named, no block or head", btext.includes("its query the decoder's previous state s(t′−1)") &&
+        !/block 1|head 1|Head 1|heads averaged/.test(btext), btext.match(/.{0,40}(block 1|head 1|Head 1|heads averaged).{0,40}/));
+  for (const i of [0, 2, blast]) {
+    await slideTo(b.page, i);
+    const st = await b.page.evaluate(() => attnPage.state.step);
+    let same = st.index === i && st.step === bsteps[i], detail = JSON.stringify(st);
+    for (const [q, k] of [[0, 0], [2, 3], [bTq - 1, bTs - 1]]) {
+      const got = await cellRGB(b.page, "bahdanau attention", q, k), w = cmapRGB(bpg.cmap.lut, bw(i, q, k), 0, 1);
+      if (got.join() !== w.join()) { same = false; detail = `(${q}, ${k}): ${got} vs ${w}`; }
+    }
+    check(`translate: bahdanau, the slider draws step ${bsteps[i]}'s attention`, same, detail);
+  }
+  const bt = await hover(b.page, "bahdanau attention", 2, 1);
+  check("translate: bahdanau, hover names its attention, the target word and the source word",
+        bt.includes("bahdanau · attention") && bt.includes(`target word 2 “${bpg.target[2]}” → source word 1 “${bpg.source[1]}”`), bt);
+  checkWeight("translate: bahdanau, the weight hovered", bt, bw(blast, 2, 1));
+  await b.finish();
+
   // tokens that would run as HTML: text on the page
   const bad = ["</script><img/src=x/onerror=window.__pwned=1>", "<svg/onload=window.__pwned=2>", "a\u2028b&amp;"];
   const pairs = [];

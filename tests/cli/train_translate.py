@@ -28,7 +28,8 @@ def group_train_translate(tmp):
              "≥ 1 (default 64)"),
             (["--task", "translate", "--hiddens", "30"], "--hiddens 30 is not divisible by "
              "--heads 4"),
-            (["--task", "translate", "--arch", "rnn"], "--arch: expected transformer, got 'rnn'"),
+            (["--task", "translate", "--arch", "rnn"],
+             "--arch: expected transformer or bahdanau, got 'rnn'"),
             (["--task", "reverse", "--clip", "2"],
              "--clip is for translation (--task translate, or --data of sentence pairs)"),
             (["--num-steps", "12"],

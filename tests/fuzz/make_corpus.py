@@ -201,6 +201,9 @@ TRANSLATE_MODELS = [
     ("plain", ["--hiddens", "4", "--heads", "2", "--layers", "1", "--ffn", "4"]),
     ("bias-2layers", ["--hiddens", "4", "--heads", "1", "--layers", "2", "--ffn", "2", "--bias",
                       "--num-steps", "4"]),
+    ("bahdanau", ["--arch", "bahdanau", "--hiddens", "4"]),
+    ("bahdanau-2layers", ["--arch", "bahdanau", "--hiddens", "3", "--layers", "2",
+                          "--num-steps", "4"]),
 ]
 
 
@@ -234,6 +237,16 @@ def translate_corpus(attn, folder):
     save(folder, json.dumps(m, separators=(",", ":")).encode())
     m = {k: v for k, v in plain.items() if k != "task"}
     m["vocab"] = ["<pad>", "a"]
+    save(folder, json.dumps(m, separators=(",", ":")).encode())
+    # Bahdanau's model: relabelled a Transformer, a GRU weight missing or cut
+    gru = models[2]
+    for key, value in [("arch", "transformer"), ("num_heads", 2), ("ffn_num_hiddens", 4)]:
+        save(folder, json.dumps(dict(gru, **{key: value}), separators=(",", ":")).encode())
+    m = dict(gru, state_dict=dict(gru["state_dict"]))
+    del m["state_dict"]["decoder.rnn.weight_hh_l0"]
+    save(folder, json.dumps(m, separators=(",", ":")).encode())
+    m = dict(gru, state_dict=dict(gru["state_dict"]))
+    m["state_dict"]["encoder.rnn.weight_ih_l0"] = m["state_dict"]["encoder.rnn.weight_ih_l0"][1:]
     save(folder, json.dumps(m, separators=(",", ":")).encode())
 
 

@@ -11,7 +11,8 @@
 //         and "key" unless given), framed(q, k) (cells drawn with a frame,
 //         and the tooltip line that says why: framedNote(q, k)), average
 //         (one more panel a row: the heads' mean, as alignment scores read
-//         it)}
+//         it), headName(h) (what a panel's head is called: "head h+1"
+//         unless given, e.g. a model with one attention)}
 // A row's `query` (apple: 苹果's position) shows only that query's row.
 
 const HEAD_COLORS = ["#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#17becf",
@@ -75,12 +76,12 @@ function attentionGrid(spec) {
     const q0 = spec.rows[r].query || 0;
     return h < 0 ? [avg, (r * Nq + q0) * Nk] : [view.weights, offsetOf(r, h, q0)];
   };
-  const headName = (h) => (h < 0 ? "heads averaged" : `head ${h + 1}`);
+  const headName = (h) => (h < 0 ? "heads averaged" : spec.headName ? spec.headName(h) : `head ${h + 1}`);
   const qname = spec.qname || "query", kname = spec.kname || "key";
   const describer = (r, h) => (qi, k, v) => {
     const row = spec.rows[r], q = row.query !== undefined ? row.query : qi;
     const why = maskReason(row, spec.causal, q, k);
-    const lines = [`${row.name} · ${h < 0 ? `the ${heads} heads averaged` : `head ${h + 1}`}`,
+    const lines = [`${row.name} · ${h < 0 ? `the ${heads} heads averaged` : headName(h)}`,
                    `${qname} ${q} “${tokenAt(row.query_tokens, q)}” → ${kname} ${k} “${tokenAt(row.key_tokens, k)}”`,
                    why ? `masked (${why}): weight ${fmt4(v)} (float32 ${fmtG9(v)})`
                        : `weight ${fmt4(v)}   float32 ${fmtG9(v)}`];
@@ -100,7 +101,7 @@ function attentionGrid(spec) {
     for (let c = 0; c < ncols; c++) {
       const h = c < heads ? c : -1, [values, offset] = source(r, h);
       const p = heatPanel({
-        name: `${row.name} ${headName(h)}`, title: h < 0 ? "Heads averaged" : `Head ${h + 1}`,
+        name: `${row.name} ${headName(h)}`, title: h < 0 ? "Heads averaged" : spec.headName ? spec.headName(h) : `Head ${h + 1}`,
         rows: row.query !== undefined ? 1 : Nq, cols: Nk, cell, values, offset,
         colors, vmin: spec.vmin, vmax: spec.vmax, masked: masker(r), framed: framer(r), describe: describer(r, h),
         yt: row.query !== undefined ? [tokenAt(row.query_tokens, row.query)]

@@ -12,6 +12,7 @@ const PAGE_KINDS = {
   complexity: (root, data, pg) => complexityPage(root, data, pg),
   train: (root, data, pg) => trainPage(root, data, pg),
   translate: (root, data, pg) => translatePage(root, data, pg),
+  compare_arch: (root, data, pg) => compareArchPage(root, data, pg),
   tour: (root, data, pg) => tourPage(root, data, pg),
 };
 

@@ -12,9 +12,26 @@
 //       state), cross (S, L, NH, Tq, Ts), encoder (S, L, NH, Ts, Ts) or
 //       null, decoder (S, L, NH, Tq, Tq) or null; for training also
 //       step_translations, align, stride, translations}
+// model.arch "bahdanau": d2l's Seq2Seq with Bahdanau attention, its one
+// attention (1 block × 1 head: the query s(t′−1), the decoder's previous
+// state; keys = values the encoder's states) and no self-attention.
+
+const BAHDANAU_NAME = "Bahdanau's attention, its query the decoder's previous state s(t′−1)";
+
+// The Bahdanau model's one attention, as translateKinds' cross entry.
+function bahdanauKind(pg) {
+  return {key: "cross", label: "attention (query s(t′−1))", tensor: pg.cross, q: pg.target, k: pg.source,
+          qname: "target word", kname: "source word", causal: false,
+          xlabel: "source words (keys = values: the encoder's states H)", ylabel: "target words (queries: s(t′−1))",
+          title: "Bahdanau attention: the query the decoder's previous state s(t′−1), keys and values the encoder's states",
+          note: "A row is a target word being written at step t′; its weights over the source words are the additive " +
+                "attention's, its query the decoder's state after the word before, s(t′−1). The context they weigh " +
+                "goes into the GRU with the word. One attention: no blocks, no heads; the alignment score reads it."};
+}
 
 // The attentions a page can show: their names, tokens and words.
 function translateKinds(pg) {
+  if (pg.model.arch === "bahdanau") return [bahdanauKind(pg)];
   return [
     {key: "cross", label: "cross-attention", tensor: pg.cross, q: pg.target, k: pg.source,
      qname: "target word", kname: "source word", causal: false,
@@ -40,13 +57,16 @@ function translateKinds(pg) {
 // One attention's grid and head view, drawn at step i by show(i).
 function translateView(kind, pg, S, cm, framed) {
   const att = tensor(kind.tensor).data, per = att.length / S, L = pg.model.layers;
-  const rows = Array.from({length: L}, (_, l) => ({
-    name: `${kind.key} block ${l + 1}`, query_tokens: kind.q, key_tokens: kind.k, valid_lens: null,
-    title: `block ${l + 1}` + (L > 1 && l === L - 1 ? " (the last)" : ""),
-  }));
+  const bahdanau = pg.model.arch === "bahdanau";
+  const rows = bahdanau ? [{name: "bahdanau", query_tokens: kind.q, key_tokens: kind.k, valid_lens: null, title: BAHDANAU_NAME}]
+    : Array.from({length: L}, (_, l) => ({
+      name: `${kind.key} block ${l + 1}`, query_tokens: kind.q, key_tokens: kind.k, valid_lens: null,
+      title: `block ${l + 1}` + (L > 1 && l === L - 1 ? " (the last)" : ""),
+    }));
   const spec = {rows, heads: pg.model.heads, Nq: kind.q.length, Nk: kind.k.length, weights: att.subarray(0, per),
                 causal: kind.causal, cmap: cm, vmin: 0, vmax: 1, xlabel: kind.xlabel, ylabel: kind.ylabel,
-                qname: kind.qname, kname: kind.kname, average: true};
+                qname: kind.qname, kname: kind.kname, average: !bahdanau};
+  if (bahdanau) spec.headName = () => "attention";
   if (kind.key === "cross" && framed) {
     spec.framed = framed;
     spec.framedNote = (q) => `framed: “${kind.q[q]}” translates this source word`;
@@ -107,7 +127,8 @@ function translateCharts(doc) {
     describe: (si, i) => [`step ${x[i]}`, `loss ${doc.history[i].loss.toFixed(4)}`]});
   const series = [{name: "held-out BLEU", x, y: col("heldout_bleu"), color: PALETTE[2]},
                   {name: "held-out exact", x, y: col("heldout_exact"), color: PALETTE[4], dash: [6, 4]},
-                  {name: "alignment (last block)", x, y: col("alignment"), color: PALETTE[1]}]
+                  {name: doc.arch === "bahdanau" ? "alignment (the attention)" : "alignment (last block)", x,
+                   y: col("alignment"), color: PALETTE[1]}]
     .filter((s) => s.y.some(Number.isFinite));
   const scores = series.length ? lineChart({name: "scores", xlabel: "step", ylabel: "score", width: 560, height: 240,
     ylim: [0, 1], series, describe: (si, i) => [series[si].name, `step ${x[i]}: ${series[si].y[i].toFixed(3)}`]}) : null;
@@ -153,7 +174,10 @@ function translationsTable(tr) {
 // The line under the heading: the model and, after training, its figures.
 function translateSummary(data, pg, training) {
   const m = pg.model, d = data.final;
-  const model = `Transformer encoder–decoder, ${m.layers} block${m.layers === 1 ? "" : "s"} a side, d ${m.hiddens}, ` +
+  const model = m.arch === "bahdanau"
+    ? `Seq2Seq with Bahdanau attention, ${m.gru_layers} GRU layer${m.gru_layers === 1 ? "" : "s"} a side, d ${m.hiddens}; ` +
+      "one attention, its query the decoder's previous state s(t′−1)."
+    : `Transformer encoder–decoder, ${m.layers} block${m.layers === 1 ? "" : "s"} a side, d ${m.hiddens}, ` +
                 `${m.heads} heads.`;
   if (!training) return model;
   return model + ` After ${data.steps} steps: loss ${d.loss.toFixed(4)}` +
@@ -223,14 +247,17 @@ function translatePage(root, data, pg) {
                             "translation is greedy."}) : null, lines,
             charts ? el("div", {class: "row"}, charts.loss.node, charts.scores ? charts.scores.node : null) : null),
     section(training ? "Attention of the probe at the slider's step" : "Attention",
-            "Blocks down, heads across, one scale 0 … 1" + (training ? " for every step" : "") +
+            (pg.model.arch === "bahdanau" ? "One attention, one scale 0 … 1" : "Blocks down, heads across, one scale 0 … 1") + (training ? " for every step" : "") +
             ". Hover a cell for the two words and the weight; click a panel to enlarge it." +
             (pg.stride > 1 ? ` The page keeps one logged step in ${pg.stride} (and the last); the curves have them all.` : ""),
             el("div", {class: "xcontrols"}, selector, alignBox), ...views.map((v) => v.node),
             translateKeys(!!player, selector, views)),
-    section("Head view", "The selected attention (with all three: the cross-attention) in BertViz's manner: " +
-            "queries on the left, keys on the right, a line's opacity is the weight, one colour per head; " +
-            "click a colour to hide its head, hover a word for its lines.", ...views.map((v) => v.hvNode)),
+    section("Head view", pg.model.arch === "bahdanau"
+      ? "The attention in BertViz's manner: queries (s(t′−1) at each target word) on the left, keys on the right, " +
+        "a line's opacity is the weight; hover a word for its lines."
+      : "The selected attention (with all three: the cross-attention) in BertViz's manner: " +
+        "queries on the left, keys on the right, a line's opacity is the weight, one colour per head; " +
+        "click a colour to hide its head, hover a word for its lines.", ...views.map((v) => v.hvNode)),
     pg.translations ? translationsTable(pg.translations) : null].filter(Boolean));
   select(views[0].kind.key);
   if (player) player.show(S - 1); // what was learnt; play runs it from the start

@@ -1,0 +1,122 @@
+"""Group train_bahdanau: attn train --arch bahdanau (SPEC §11, d2l's Seq2Seq
+with Bahdanau attention) and attn translate on its model: the options it
+refuses, the model file's d2l names and shapes, a model file of the other
+architecture or with a GRU weight missing, the attention of each step
+(one map: rows sum to 1, nothing on the padding), and the grammar learned."""
+import json
+import os
+
+from .common import check, expect, run, slow_build, write
+
+
+def usage_errors():
+    T = "attn train: "
+    for opt, why in [("--heads", "Bahdanau's model has one attention (additive, one head)"),
+                     ("--ffn", "Bahdanau's model has no FFN: its layers are GRUs"),
+                     ("--dropout", "attn trains Bahdanau's model without dropout")]:
+        expect(["train", "--task", "translate", "--arch", "bahdanau", opt, "0.5" if opt ==
+                "--dropout" else "2"], 2,
+               err=T + "%s is not used with --arch bahdanau: %s" % (opt, why))
+    expect(["train", "--task", "translate", "--arch", "bahdanau", "--bias"], 2,
+           err=T + "--bias is not used with --arch bahdanau: Bahdanau's attention has no "
+           "biases (W_q, W_k, w_v)")
+
+
+def model_file(tmp, model, d):
+    """The saved model: SPEC §11's keys, d2l's names and PyTorch's shapes."""
+    with open(model) as fh:
+        saved = json.load(fh)
+    sd = saved.get("state_dict", {})
+    shapes = {k: [len(v), len(v[0]) if isinstance(v[0], list) else None] for k, v in sd.items()}
+    check(saved.get("arch") == "bahdanau" and saved.get("num_heads") == 1
+          and saved.get("num_layers") == 1 and "ffn_num_hiddens" not in saved,
+          "train --arch bahdanau --save: arch, one attention, no FFN: %r"
+          % {k: saved.get(k) for k in ("arch", "num_heads", "num_layers")})
+    want = {"encoder.rnn.weight_ih_l0": [3 * d, d], "encoder.rnn.weight_hh_l0": [3 * d, d],
+            "encoder.rnn.bias_ih_l0": [3 * d, None], "decoder.attention.W_k.weight": [d, d],
+            "decoder.attention.W_q.weight": [d, d], "decoder.attention.w_v.weight": [1, d],
+            "decoder.rnn.weight_ih_l0": [3 * d, 2 * d], "decoder.rnn.bias_hh_l0": [3 * d, None]}
+    check(all(shapes.get(k) == v for k, v in want.items()),
+          "train --arch bahdanau --save: nn.GRU's and AdditiveAttention's shapes: %r"
+          % {k: shapes.get(k) for k in want})
+    order = list(sd)
+    check(order[:2] == ["encoder.embedding.weight", "encoder.rnn.weight_ih_l0"]
+          and order[-2:] == ["decoder.dense.weight", "decoder.dense.bias"]
+          and order.index("decoder.attention.W_k.weight") < order.index("decoder.embedding.weight"),
+          "train --arch bahdanau --save: state_dict order %r" % order)
+    return saved
+
+
+def broken_models(tmp, saved, transformer_json):
+    X = "attn translate: "
+    nogru = dict(saved, state_dict=dict(saved["state_dict"]))
+    del nogru["state_dict"]["encoder.rnn.bias_hh_l0"]
+    path = write(tmp, "nogru.json", json.dumps(nogru))
+    expect(["translate", "--input", path, "the big dog"], 1,
+           err=X + "%s: $.state_dict: missing \"encoder.rnn.bias_hh_l0\"" % path)
+    # a Transformer's file relabelled: its FFN has no place in Bahdanau's model
+    other = write(tmp, "other.json", json.dumps(dict(transformer_json, arch="bahdanau")))
+    expect(["translate", "--input", other, "the big dog"], 1,
+           err=X + "%s: $.num_heads: 4, but Bahdanau's model (\"arch\": \"bahdanau\") has one "
+           "attention"
+           % other)
+    unknown = write(tmp, "unknown.json", json.dumps(dict(saved, arch="lstm")))
+    expect(["translate", "--input", unknown, "the big dog"], 1,
+           err=X + "%s: $.arch: expected \"transformer\" or \"bahdanau\", got \"lstm\"" % unknown)
+
+
+def translate_views(tmp, model):
+    rc, out, err = expect(["translate", "--input", model, "the big dog"], 0,
+                          out_has=["Seq2Seq with Bahdanau attention, 1 GRU layer a side, d 32",
+                                   "the query s(t′−1)", "the attention:"],
+                          out_not=["block 1, head 1"])
+    expect(["translate", "--input", model, "--all", "the big dog"], 2,
+           err="attn translate: --all: %s is Bahdanau's model, which has no self-attention "
+           "(its one attention is the cross-attention shown without --all)" % model)
+    rc, out, err = expect(["translate", "--input", model, "--json", "-", "the big dog"], 0)
+    doc = json.loads(out) if rc == 0 else {}
+    att = doc.get("cross_attention", [])
+    src = doc.get("source", [])
+    rows = att[0][0] if att and att[0] else []
+    check(doc.get("model", {}).get("arch") == "bahdanau" and len(att) == 1 and len(att[0]) == 1
+          and len(rows) == len(doc.get("target", [])) and src == ["the", "big", "dog", "<eos>"]
+          and all(len(r) == 4 and abs(sum(r) - 1.0) < 1e-5 for r in rows),
+          "translate --json: one attention map, target × source, rows summing to 1: %r" % doc)
+
+
+def group_train_bahdanau(tmp):
+    usage_errors()
+    pairs = write(tmp, "pairs.json", json.dumps({
+        "pairs": [["the red car", "la voiture rouge"], ["a big dog", "un grand chien"],
+                  ["the big car", "la grande voiture"], ["a red dog", "un chien rouge"],
+                  ["the big dog", "le grand chien"]],
+        "heldout": {"pairs": [["the big dog", "le grand chien"]]}}))
+    model, tmodel = os.path.join(tmp, "b.json"), os.path.join(tmp, "t.json")
+    expect(["train", "--data", pairs, "--arch", "bahdanau", "--steps", "40", "--min-freq", "1",
+            "--save", model], 0,
+           out_has=["Seq2Seq with Bahdanau attention, 1 GRU layer a side, d 32",
+                    "at step t′ the query is s(t′−1)", "the big dog => "])
+    expect(["train", "--data", pairs, "--arch", "bahdanau", "--load", model], 2,
+           err="attn train: --arch is read from the model file of --load")
+    saved = model_file(tmp, model, 32)
+    expect(["train", "--data", pairs, "--steps", "2", "--min-freq", "1", "--save", tmodel], 0)
+    with open(tmodel) as fh:
+        broken_models(tmp, saved, json.load(fh))
+    translate_views(tmp, model)
+    # --load continues a Bahdanau model: its arch from the file
+    rc, out, err = expect(["train", "--data", pairs, "--load", model, "--steps", "0", "--json",
+                           "-"], 0)
+    check(rc == 0 and json.loads(out).get("arch") == "bahdanau",
+          "train --load of a Bahdanau model: --json's arch")
+
+    if slow_build("Bahdanau's model learning the grammar (600 steps)"):
+        return
+    rc, out, err = expect(["train", "--task", "translate", "--arch", "bahdanau", "--json", "-"],
+                          0)
+    f = json.loads(out)["final"] if rc == 0 else {}
+    check(f.get("bleu", 0) >= 0.95 and f.get("exact", 0) >= 0.9 and f.get("alignment", 0) >= 0.6,
+          "train --arch bahdanau: final %r" % f)
+    outs = [run(["train", "--task", "translate", "--arch", "bahdanau", "--steps", "30",
+                 "--threads", n, "--json", "-"])[1] for n in ("1", "2")]
+    check(outs[0] == outs[1] and outs[0], "train --arch bahdanau: the same JSON with 1 and 2 "
+          "threads")

@@ -1,0 +1,82 @@
+"""Group train_compare_arch: attn train --task translate --compare-arch, the
+Transformer and Bahdanau's Seq2Seq on the same pairs, seed and steps: the
+table's rows, the sequential steps (2·L and 2·T), --json's keys and
+figures, the page, and the options refused with it (one line, exit 2,
+nothing written)."""
+import json
+import os
+
+from .common import check, expect, run, slow_build
+
+
+def refused(tmp):
+    T = "attn train: "
+    out = os.path.join(tmp, "refused.json")
+    for opt in (["--load", "m.json"], ["--save", "m.json"], ["--arch", "bahdanau"],
+                ["--heads", "2"], ["--layers", "2"], ["--png", "x.png"]):
+        expect(["train", "--task", "translate", "--compare-arch", "--json", out] + opt, 2,
+               err=T + "--compare-arch trains both architectures with their own defaults and "
+               "keeps neither; %s cannot be used with it" % opt[0])
+    expect(["train", "--task", "reverse", "--compare-arch", "--json", out], 2,
+           err=T + "--compare-arch is for translation (--task translate, or --data of "
+           "sentence pairs)")
+    check(not os.path.exists(out), "--compare-arch refused: nothing written")
+
+
+def table_and_json(tmp):
+    js, page = os.path.join(tmp, "c.json"), os.path.join(tmp, "c.html")
+    rc, out, err = run(["train", "--task", "translate", "--compare-arch", "--steps", "120",
+                        "--log-every", "20", "--json", js, "--html", page])
+    check(rc == 0, "--compare-arch: exit 0 (%r)" % err)
+    lines = out.splitlines()
+    rows = {}
+    for name in ("held-out BLEU", "exact", "alignment", "BLEU ≥ 0.95 at step (s)", "ms per step",
+                 "sequential steps, training", "sequential steps, greedy",
+                 "layers a greedy step"):
+        got = [l for l in lines if l.startswith(name + " ")]
+        check(len(got) == 1, "--compare-arch: the table's row %r: %r" % (name, got))
+        rows[name] = got[0][len(name):].split() if got else []
+    check(any(l.split() == ["transformer", "bahdanau"] for l in lines),
+          "--compare-arch: the table's heading")
+    # the Transformer: 2 blocks a side (2·L = 4); Bahdanau: num_steps 12 a side (2·T = 24)
+    check(rows.get("sequential steps, training") == ["4", "24"],
+          "--compare-arch: sequential steps 2·L and 2·T: %r" % rows.get("sequential steps, training"))
+    check(rows.get("sequential steps, greedy") == ["12", "12"] and
+          rows.get("layers a greedy step") == ["2", "1"],
+          "--compare-arch: greedy steps and layers: %r" % rows)
+    with open(js) as fh:
+        doc = json.load(fh)
+    runs = doc.get("runs", [])
+    check(doc.get("compare_arch") is True and doc.get("steps") == 120 and
+          [r.get("arch") for r in runs] == ["transformer", "bahdanau"],
+          "--compare-arch --json: both runs: %r" % [r.get("arch") for r in runs])
+    keys = {"bleu", "exact", "alignment", "bleu_095_step", "bleu_095_seconds", "ms_per_step",
+            "sequential_steps_training", "sequential_steps_greedy", "layers_per_greedy_step",
+            "loss"}
+    for r in runs:
+        f, h = r.get("final", {}), r.get("history", [])
+        check(set(f) == keys, "--compare-arch --json %s: final's keys %r" % (r["arch"], sorted(f)))
+        check([e["step"] for e in h] == [1, 20, 40, 60, 80, 100, 120] and
+              all(b["seconds"] >= a["seconds"] >= 0 for a, b in zip(h, h[1:])),
+              "--compare-arch --json %s: the history's steps and seconds" % r["arch"])
+        first = next((e for e in h if e["heldout_bleu"] >= 0.95), None)
+        check(f.get("bleu_095_step") == (first["step"] if first else None),
+              "--compare-arch --json %s: BLEU 0.95's step is the history's first" % r["arch"])
+        check(0 <= f.get("bleu", -1) <= 1 and 0 <= f.get("alignment", -1) <= 1
+              and f.get("ms_per_step", 0) > 0, "--compare-arch --json %s: figures" % r["arch"])
+    t, b = runs[0]["final"], runs[1]["final"]
+    check(t["sequential_steps_training"] == 2 * runs[0]["layers"] == 4 and
+          b["sequential_steps_training"] == 2 * 12, "--compare-arch --json: 2·L and 2·T")
+    check(t["bleu"] >= 0.95, "--compare-arch: the Transformer learns the grammar in 120 steps: %r"
+          % t["bleu"])
+    with open(page, encoding="utf-8") as fh:
+        html = fh.read()
+    check('"kind": "compare_arch"' in html and "compareArchPage" in html,
+          "--compare-arch --html: the page of both runs")
+
+
+def group_train_compare_arch(tmp):
+    refused(tmp)
+    if slow_build("--compare-arch trains two models"):
+        return
+    table_and_json(tmp)
