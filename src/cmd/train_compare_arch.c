@@ -141,13 +141,13 @@ static void print_table(const struct cmp *c)
     row("sequential steps, training", x[0][5], x[1][5]);
     row("sequential steps, greedy", x[0][6], x[1][6]);
     row("layers a greedy step", x[0][7], x[1][7]);
-    printf("\ntraining, one pair: the Transformer's %zu blocks a side (2·L) each see every "
-           "position at once;\nBahdanau's GRU takes num_steps %zu positions a side one after "
-           "the other (2·T), each through its %zu layer%s.\n",
+    printf("\nIn training (one pair, teacher-forced), the Transformer's %zu blocks a side "
+           "(2·L)\neach see every position at once; Bahdanau's GRU takes the num_steps %zu\n"
+           "positions a side one after the other (2·T), each through its %zu layer%s.\n",
            c->figs[0].L, c->figs[1].T, c->figs[1].L, c->figs[1].L == 1 ? "" : "s");
-    printf("greedy translation: both write one word a step (num_steps %zu at most); the "
-           "Transformer\nrecomputes its %zu decoder blocks over the prefix, Bahdanau takes one "
-           "GRU step.\nseconds: training only (the held-out figures left out).\n",
+    printf("In greedy translation both write one word a step (num_steps %zu at most); the\n"
+           "Transformer recomputes its %zu decoder blocks over the prefix, Bahdanau takes one\n"
+           "GRU step. seconds: training only (the held-out figures left out).\n",
            c->figs[0].T, c->figs[0].L);
 }
 

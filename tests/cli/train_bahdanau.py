@@ -103,6 +103,14 @@ def group_train_bahdanau(tmp):
     with open(tmodel) as fh:
         broken_models(tmp, saved, json.load(fh))
     translate_views(tmp, model)
+    # d2l's fra.txt lines train it too
+    fra = write(tmp, "fra.txt", "Go.\tVa !\nHi.\tSalut !\nRun!\tCours !\nRun!\tCourez !\n")
+    rc, out, err = expect(["train", "--data", fra, "--arch", "bahdanau", "--steps", "10",
+                           "--min-freq", "1", "--json", "-"], 0)
+    doc = json.loads(out) if rc == 0 else {}
+    check(doc.get("arch") == "bahdanau" and len(doc.get("history", [])) == 2
+          and doc["history"][-1]["loss"] < doc["history"][0]["loss"],
+          "train --data fra.txt --arch bahdanau: a run of its own, the loss falling: %r" % doc)
     # --load continues a Bahdanau model: its arch from the file
     rc, out, err = expect(["train", "--data", pairs, "--load", model, "--steps", "0", "--json",
                            "-"], 0)
