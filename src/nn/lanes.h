@@ -97,6 +97,49 @@ static inline f32x16 v16_fma(f32x16 a, f32x16 b, f32x16 c)
 #endif
 }
 
+/* Eight floats as one value, for rows of 8 (a head's p = 8 columns): the
+ * same rules as f32x16's, lane by lane. */
+typedef float f32x8 __attribute__((vector_size(32)));
+
+static inline f32x8 v8_load(const float *x)
+{
+    f32x8 v;
+    memcpy(&v, x, sizeof v);
+    return v;
+}
+
+static inline void v8_store(float *x, f32x8 v) { memcpy(x, &v, sizeof v); }
+
+static inline f32x8 v8_splat(float a)
+{
+    f32x8 v = {a, a, a, a, a, a, a, a};
+    return v;
+}
+
+/* a·b + c rounded once, in every lane */
+static inline f32x8 v8_fma(f32x8 a, f32x8 b, f32x8 c)
+{
+#if defined(__AVX__) && defined(__FMA__)
+    return (f32x8)_mm256_fmadd_ps((__m256)a, (__m256)b, (__m256)c);
+#elif defined(__aarch64__)
+    union { f32x8 v; float32x4_t q[2]; } x = {a}, y = {b}, z = {c}, r;
+    for (int i = 0; i < 2; i++)
+        r.q[i] = vfmaq_f32(z.q[i], x.q[i], y.q[i]);
+    return r.v;
+#else
+    f32x8 r;
+    for (int l = 0; l < 8; l++)
+        r[l] = fmaf(a[l], b[l], c[l]);
+    return r;
+#endif
+}
+
+static inline i32x16 v16_splat_i(int32_t a)
+{
+    i32x16 v = {a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a};
+    return v;
+}
+
 /* where mask (all ones or zero in a lane) a, else b */
 static inline f32x16 v16_select(i32x16 mask, f32x16 a, f32x16 b)
 {
