@@ -58,27 +58,41 @@ static inline void lin_fwd_body(float *restrict y, const float *restrict x, size
     }
 }
 
-/* lin_fwd_body for out = nv·16 (nv a constant once inlined): a row of y
- * is held in nv vector registers while the rows of Wt are added, and
- * stored once. The same fused multiply-adds, in the same order, as
- * lin_fwd_body: the same bits. */
-static inline void lin_fwd_lanes(float *restrict y, const float *restrict x, size_t n,
+/* Rows r … r+R−1 of lin_fwd_body for out = nv·16 (R ≤ 4 and nv ≤ 4
+ * constants once inlined): the R rows of y held in vector registers while
+ * the rows of Wt are added (each loaded once for the R rows), and stored
+ * once. The same fused multiply-adds, in the same order, as lin_fwd_body:
+ * the same bits. */
+LANES_INLINE void lin_fwd_rows(float *restrict y, const float *restrict x, size_t r, size_t R,
+                                const float *restrict Wt, const float *restrict bias, size_t in,
+                                size_t nv)
+{
+    const size_t out = nv * V16;
+    f32x16 acc[4][4];
+    for (size_t t = 0; t < R; t++)
+        for (size_t v = 0; v < nv; v++)
+            acc[t][v] = bias ? v16_load(bias + v * V16) : v16_splat(0.0f);
+    for (size_t i = 0; i < in; i++)
+        for (size_t v = 0; v < nv; v++) {
+            const f32x16 w = v16_load(Wt + i * out + v * V16);
+            for (size_t t = 0; t < R; t++)
+                acc[t][v] = v16_fma(v16_splat(x[(r + t) * in + i]), w, acc[t][v]);
+        }
+    for (size_t t = 0; t < R; t++)
+        for (size_t v = 0; v < nv; v++)
+            v16_store(y + (r + t) * out + v * V16, acc[t][v]);
+}
+
+/* lin_fwd_body for out = nv·16, four rows at a time */
+LANES_INLINE void lin_fwd_lanes(float *restrict y, const float *restrict x, size_t n,
                                  const float *restrict Wt, const float *restrict bias, size_t in,
                                  size_t nv)
 {
-    const size_t out = nv * V16;
-    f32x16 acc[4];
-    for (size_t r = 0; r < n; r++) {
-        for (size_t v = 0; v < nv; v++)
-            acc[v] = bias ? v16_load(bias + v * V16) : v16_splat(0.0f);
-        for (size_t i = 0; i < in; i++) {
-            const f32x16 xi = v16_splat(x[r * in + i]);
-            for (size_t v = 0; v < nv; v++)
-                acc[v] = v16_fma(xi, v16_load(Wt + i * out + v * V16), acc[v]);
-        }
-        for (size_t v = 0; v < nv; v++)
-            v16_store(y + r * out + v * V16, acc[v]);
-    }
+    size_t r = 0;
+    for (; r + 4 <= n; r += 4)
+        lin_fwd_rows(y, x, r, 4, Wt, bias, in, nv);
+    for (; r < n; r++)
+        lin_fwd_rows(y, x, r, 1, Wt, bias, in, nv);
 }
 
 void fl_linear_forward(float *y, const float *x, size_t n, const float *Wt, const float *bias,
@@ -130,42 +144,75 @@ static inline void lin_bwd_body(float *restrict dx, float *restrict dW, float *r
         }
 }
 
-/* lin_bwd_body for in = nv·16: a row of dW, and a row of dx, held in nv
- * vector registers over the sum's terms, in lin_bwd_body's order. */
-static inline void lin_bwd_lanes(float *restrict dx, float *restrict dW, float *restrict db,
+/* Rows o … o+R−1 of lin_bwd_body's dW and db for in = nv·16 (R ≤ 4 and
+ * nv ≤ 4 constants once inlined): R rows of dW held in vector registers
+ * over the sum's terms (a row of x loaded once for the R rows), in
+ * lin_bwd_body's order. */
+LANES_INLINE void lin_bwd_dw(float *restrict dW, float *restrict db, const float *restrict dy,
+                              const float *restrict x, size_t n, size_t o, size_t R, size_t nv,
+                              size_t out)
+{
+    const size_t in = nv * V16;
+    f32x16 acc[4][4];
+    float sb[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (size_t t = 0; t < R; t++)
+        for (size_t v = 0; v < nv; v++)
+            acc[t][v] = v16_load(dW + (o + t) * in + v * V16);
+    for (size_t r = 0; r < n; r++) {
+        for (size_t v = 0; v < nv; v++) {
+            const f32x16 xv = v16_load(x + r * in + v * V16);
+            for (size_t t = 0; t < R; t++)
+                acc[t][v] = v16_fma(v16_splat(dy[r * out + o + t]), xv, acc[t][v]);
+        }
+        for (size_t t = 0; t < R; t++)
+            sb[t] += dy[r * out + o + t];
+    }
+    for (size_t t = 0; t < R; t++) {
+        for (size_t v = 0; v < nv; v++)
+            v16_store(dW + (o + t) * in + v * V16, acc[t][v]);
+        if (db)
+            db[o + t] += sb[t];
+    }
+}
+
+/* Rows r … r+R−1 of lin_bwd_body's dx for in = nv·16, held in vector
+ * registers over the sum's terms (a row of W loaded once for the R rows),
+ * in lin_bwd_body's order. */
+LANES_INLINE void lin_bwd_dx(float *restrict dx, const float *restrict dy,
+                              const float *restrict W, size_t r, size_t R, size_t nv, size_t out)
+{
+    const size_t in = nv * V16;
+    f32x16 acc[4][4];
+    for (size_t t = 0; t < R; t++)
+        for (size_t v = 0; v < nv; v++)
+            acc[t][v] = v16_load(dx + (r + t) * in + v * V16);
+    for (size_t o = 0; o < out; o++)
+        for (size_t v = 0; v < nv; v++) {
+            const f32x16 w = v16_load(W + o * in + v * V16);
+            for (size_t t = 0; t < R; t++)
+                acc[t][v] = v16_fma(v16_splat(dy[(r + t) * out + o]), w, acc[t][v]);
+        }
+    for (size_t t = 0; t < R; t++)
+        for (size_t v = 0; v < nv; v++)
+            v16_store(dx + (r + t) * in + v * V16, acc[t][v]);
+}
+
+/* lin_bwd_body for in = nv·16, four rows of dW, then of dx, at a time */
+LANES_INLINE void lin_bwd_lanes(float *restrict dx, float *restrict dW, float *restrict db,
                                  const float *restrict dy, const float *restrict x, size_t n,
                                  const float *restrict W, size_t nv, size_t out)
 {
-    const size_t in = nv * V16;
-    f32x16 acc[4];
-    for (size_t o = 0; o < out; o++) {
-        float *dw = dW + o * in;
-        float sb = 0.0f;
-        for (size_t v = 0; v < nv; v++)
-            acc[v] = v16_load(dw + v * V16);
-        for (size_t r = 0; r < n; r++) {
-            const float g = dy[r * out + o];
-            sb += g;
-            for (size_t v = 0; v < nv; v++)
-                acc[v] = v16_fma(v16_splat(g), v16_load(x + r * in + v * V16), acc[v]);
-        }
-        for (size_t v = 0; v < nv; v++)
-            v16_store(dw + v * V16, acc[v]);
-        if (db)
-            db[o] += sb;
-    }
-    if (dx)
-        for (size_t r = 0; r < n; r++) {
-            for (size_t v = 0; v < nv; v++)
-                acc[v] = v16_load(dx + r * in + v * V16);
-            for (size_t o = 0; o < out; o++) {
-                const f32x16 g = v16_splat(dy[r * out + o]);
-                for (size_t v = 0; v < nv; v++)
-                    acc[v] = v16_fma(g, v16_load(W + o * in + v * V16), acc[v]);
-            }
-            for (size_t v = 0; v < nv; v++)
-                v16_store(dx + r * in + v * V16, acc[v]);
-        }
+    size_t o = 0, r = 0;
+    for (; o + 4 <= out; o += 4)
+        lin_bwd_dw(dW, db, dy, x, n, o, 4, nv, out);
+    for (; o < out; o++)
+        lin_bwd_dw(dW, db, dy, x, n, o, 1, nv, out);
+    if (!dx)
+        return;
+    for (; r + 4 <= n; r += 4)
+        lin_bwd_dx(dx, dy, W, r, 4, nv, out);
+    for (; r < n; r++)
+        lin_bwd_dx(dx, dy, W, r, 1, nv, out);
 }
 
 void fl_linear_backward(float *dx, float *dW, float *db, const float *dy, const float *x,

@@ -37,6 +37,11 @@
 
 #define V16 16 /* lanes */
 
+/* A function of the fast loops inlined wherever it is called, so that
+ * constant sizes reach its loops (and its arrays of values stay in
+ * registers) however large it is */
+#define LANES_INLINE static inline __attribute__((always_inline))
+
 typedef float f32x16 __attribute__((vector_size(64)));
 typedef int32_t i32x16 __attribute__((vector_size(64)));
 
