@@ -158,12 +158,15 @@ static inline f32x16 v16_max(f32x16 a, f32x16 b) { return v16_select(a > b, a, b
  * l and l+2, 0 and 1 */
 static inline float v16_hsum(f32x16 v)
 {
-    float x[V16];
-    v16_store(x, v);
-    for (int w = V16 / 2; w >= 1; w /= 2)
-        for (int l = 0; l < w; l++)
-            x[l] = x[l] + x[l + w];
-    return x[0];
+    typedef float f32x4 __attribute__((vector_size(16)));
+    typedef float f32x2 __attribute__((vector_size(8)));
+    /* halves taken in registers (GCC ≥ 12 and Clang's shufflevector) */
+    const f32x8 x8 = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) +
+                     __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+    const f32x4 x4 = __builtin_shufflevector(x8, x8, 0, 1, 2, 3) +
+                     __builtin_shufflevector(x8, x8, 4, 5, 6, 7);
+    const f32x2 x2 = __builtin_shufflevector(x4, x4, 0, 1) + __builtin_shufflevector(x4, x4, 2, 3);
+    return x2[0] + x2[1];
 }
 
 /* The largest lane (exact: the order does not matter) */

@@ -36,7 +36,28 @@ void optim_free(optim *o)
     o->m = o->v = NULL;
 }
 
-void optim_step_params(optim *o, const tmodel_param *params, size_t n, const double *grads)
+/* One parameter's update, with the bias corrections bc1 and bc2 */
+static void step_param(const optim *o, const tmodel_param *param, const double *grads,
+                       double bc1, double bc2)
+{
+    float *w = param->t->data;
+    const size_t size = param->t->size, off = param->offset;
+    for (size_t i = 0; i < size; i++) {
+        const double g = grads[off + i];
+        if (o->kind == OPTIM_SGD) {
+            w[i] = (float)(w[i] - o->lr * g);
+            continue;
+        }
+        double *m = o->m + off + i, *v = o->v + off + i;
+        *m = o->beta1 * *m + (1.0 - o->beta1) * g;
+        *v = o->beta2 * *v + (1.0 - o->beta2) * g * g;
+        /* w −= lr · m̂ / (sqrt(v̂) + eps) */
+        w[i] = (float)(w[i] - o->lr * (*m / bc1) / (sqrt(*v / bc2) + o->eps));
+    }
+}
+
+void optim_step_threads(optim *o, const tmodel_param *params, size_t n, const double *grads,
+                        int threads)
 {
     double bc1 = 1.0, bc2 = 1.0;
     o->t++;
@@ -45,22 +66,16 @@ void optim_step_params(optim *o, const tmodel_param *params, size_t n, const dou
         bc1 = 1.0 - attn_pow(o->beta1, (double)o->t);
         bc2 = 1.0 - attn_pow(o->beta2, (double)o->t);
     }
-    for (size_t p = 0; p < n; p++) {
-        float *w = params[p].t->data;
-        const size_t size = params[p].t->size, off = params[p].offset;
-        for (size_t i = 0; i < size; i++) {
-            const double g = grads[off + i];
-            if (o->kind == OPTIM_SGD) {
-                w[i] = (float)(w[i] - o->lr * g);
-                continue;
-            }
-            double *m = o->m + off + i, *v = o->v + off + i;
-            *m = o->beta1 * *m + (1.0 - o->beta1) * g;
-            *v = o->beta2 * *v + (1.0 - o->beta2) * g * g;
-            /* w −= lr · m̂ / (sqrt(v̂) + eps) */
-            w[i] = (float)(w[i] - o->lr * (*m / bc1) / (sqrt(*v / bc2) + o->eps));
-        }
-    }
+    (void)threads;
+    /* each parameter on its own: any thread, the same bits */
+#pragma omp parallel for schedule(dynamic) num_threads(threads) if (threads > 1)
+    for (size_t p = 0; p < n; p++)
+        step_param(o, &params[p], grads, bc1, bc2);
+}
+
+void optim_step_params(optim *o, const tmodel_param *params, size_t n, const double *grads)
+{
+    optim_step_threads(o, params, n, grads, 1);
 }
 
 void optim_step(optim *o, tmodel *model, const double *grads)
