@@ -36,39 +36,37 @@ void fl_transpose(float *dst, const float *src, size_t out, size_t in)
 
 /* ---- nn.Linear -------------------------------------------------------- */
 
-/* y (n, out) = x (n, in) · Wt (in, out) + bias: rows of Wt added with
- * weights x[r][i], contiguous in o. (Inlined with constant sizes below, so
- * that a row of y stays in vector registers.) */
+/* Columns o0 … out−1 of y (n, out) = x (n, in) · Wt (in, out) + bias:
+ * rows of Wt added with weights x[r][i], contiguous in o. */
 static inline void lin_fwd_body(float *restrict y, const float *restrict x, size_t n,
                                 const float *restrict Wt, const float *restrict bias, size_t in,
-                                size_t out)
+                                size_t out, size_t o0)
 {
     size_t r, i, o;
     for (r = 0; r < n; r++) {
         float *yr = y + r * out;
-        for (o = 0; o < out; o++)
+        for (o = o0; o < out; o++)
             yr[o] = bias ? bias[o] : 0.0f;
         for (i = 0; i < in; i++) {
             const float xi = x[r * in + i];
             const float *w = Wt + i * out;
 #pragma omp simd
-            for (o = 0; o < out; o++)
+            for (o = o0; o < out; o++)
                 yr[o] = fmaf(xi, w[o], yr[o]);
         }
     }
 }
 
-/* Rows r … r+R−1 of lin_fwd_body for out = nv·16 (R ≤ 4 and nv ≤ 4
- * constants once inlined): the R rows of y held in vector registers while
- * the rows of Wt are added (each loaded once for the R rows), and stored
- * once. The same fused multiply-adds, in the same order, as lin_fwd_body:
- * the same bits. */
+/* Rows r … r+R−1, columns 0 … nv·16−1 of lin_fwd_body (R ≤ 8, nv ≤ 4,
+ * R·nv ≤ 16: constants once inlined): the R rows held in vector
+ * registers while the rows of Wt are added (each loaded once for the R
+ * rows), and stored once. The same fused multiply-adds, in the same
+ * order, as lin_fwd_body: the same bits. */
 LANES_INLINE void lin_fwd_rows(float *restrict y, const float *restrict x, size_t r, size_t R,
-                                const float *restrict Wt, const float *restrict bias, size_t in,
-                                size_t nv)
+                               const float *restrict Wt, const float *restrict bias, size_t in,
+                               size_t nv, size_t out)
 {
-    const size_t out = nv * V16;
-    f32x16 acc[4][4];
+    f32x16 acc[8][4];
     for (size_t t = 0; t < R; t++)
         for (size_t v = 0; v < nv; v++)
             acc[t][v] = bias ? v16_load(bias + v * V16) : v16_splat(0.0f);
@@ -83,29 +81,33 @@ LANES_INLINE void lin_fwd_rows(float *restrict y, const float *restrict x, size_
             v16_store(y + (r + t) * out + v * V16, acc[t][v]);
 }
 
-/* lin_fwd_body for out = nv·16, four rows at a time */
+/* lin_fwd_body's columns 0 … nv·16−1, 16/nv rows at a time (at most 8) */
 LANES_INLINE void lin_fwd_lanes(float *restrict y, const float *restrict x, size_t n,
-                                 const float *restrict Wt, const float *restrict bias, size_t in,
-                                 size_t nv)
+                                const float *restrict Wt, const float *restrict bias, size_t in,
+                                size_t nv, size_t out)
 {
+    const size_t R = nv <= 2 ? 8 : 16 / nv;
     size_t r = 0;
-    for (; r + 4 <= n; r += 4)
-        lin_fwd_rows(y, x, r, 4, Wt, bias, in, nv);
+    for (; r + R <= n; r += R)
+        lin_fwd_rows(y, x, r, R, Wt, bias, in, nv, out);
     for (; r < n; r++)
-        lin_fwd_rows(y, x, r, 1, Wt, bias, in, nv);
+        lin_fwd_rows(y, x, r, 1, Wt, bias, in, nv, out);
 }
 
 void fl_linear_forward(float *y, const float *x, size_t n, const float *Wt, const float *bias,
                        size_t in, size_t out)
 {
     if (out == 32)
-        lin_fwd_lanes(y, x, n, Wt, bias, in, 2); /* the default d */
+        lin_fwd_lanes(y, x, n, Wt, bias, in, 2, 32); /* the default d */
     else if (out == 64)
-        lin_fwd_lanes(y, x, n, Wt, bias, in, 4); /* the translation FFN's dense1 */
+        lin_fwd_lanes(y, x, n, Wt, bias, in, 4, 64); /* the translation FFN's dense1 */
     else if (out == 16)
-        lin_fwd_lanes(y, x, n, Wt, bias, in, 1);
-    else
-        lin_fwd_body(y, x, n, Wt, bias, in, out);
+        lin_fwd_lanes(y, x, n, Wt, bias, in, 1, 16);
+    else if (out > 32 && out < 48) { /* the output layer of a small vocabulary */
+        lin_fwd_lanes(y, x, n, Wt, bias, in, 2, out);
+        lin_fwd_body(y, x, n, Wt, bias, in, out, 32);
+    } else
+        lin_fwd_body(y, x, n, Wt, bias, in, out, 0);
 }
 
 /* The backward of lin_fwd_body with W (out, in):
