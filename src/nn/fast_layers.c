@@ -146,8 +146,8 @@ static inline void lin_bwd_body(float *restrict dx, float *restrict dW, float *r
         }
 }
 
-/* Rows o … o+R−1 of lin_bwd_body's dW and db for in = nv·16 (R ≤ 4 and
- * nv ≤ 4 constants once inlined): R rows of dW held in vector registers
+/* Rows o … o+R−1 of lin_bwd_body's dW and db for in = nv·16 (R ≤ 8, nv ≤
+ * 4, R·nv ≤ 16: constants once inlined): R rows of dW held in vector registers
  * over the sum's terms (a row of x loaded once for the R rows), in
  * lin_bwd_body's order. */
 LANES_INLINE void lin_bwd_dw(float *restrict dW, float *restrict db, const float *restrict dy,
@@ -155,8 +155,8 @@ LANES_INLINE void lin_bwd_dw(float *restrict dW, float *restrict db, const float
                               size_t out)
 {
     const size_t in = nv * V16;
-    f32x16 acc[4][4];
-    float sb[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    f32x16 acc[8][4];
+    float sb[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
     for (size_t t = 0; t < R; t++)
         for (size_t v = 0; v < nv; v++)
             acc[t][v] = v16_load(dW + (o + t) * in + v * V16);
@@ -184,7 +184,7 @@ LANES_INLINE void lin_bwd_dx(float *restrict dx, const float *restrict dy,
                               const float *restrict W, size_t r, size_t R, size_t nv, size_t out)
 {
     const size_t in = nv * V16;
-    f32x16 acc[4][4];
+    f32x16 acc[8][4];
     for (size_t t = 0; t < R; t++)
         for (size_t v = 0; v < nv; v++)
             acc[t][v] = v16_load(dx + (r + t) * in + v * V16);
@@ -199,20 +199,22 @@ LANES_INLINE void lin_bwd_dx(float *restrict dx, const float *restrict dy,
             v16_store(dx + (r + t) * in + v * V16, acc[t][v]);
 }
 
-/* lin_bwd_body for in = nv·16, four rows of dW, then of dx, at a time */
+/* lin_bwd_body for in = nv·16, 16/nv rows of dW (at most 8), then of dx,
+ * at a time */
 LANES_INLINE void lin_bwd_lanes(float *restrict dx, float *restrict dW, float *restrict db,
-                                 const float *restrict dy, const float *restrict x, size_t n,
-                                 const float *restrict W, size_t nv, size_t out)
+                                const float *restrict dy, const float *restrict x, size_t n,
+                                const float *restrict W, size_t nv, size_t out)
 {
+    const size_t R = nv <= 2 ? 8 : 16 / nv;
     size_t o = 0, r = 0;
-    for (; o + 4 <= out; o += 4)
-        lin_bwd_dw(dW, db, dy, x, n, o, 4, nv, out);
+    for (; o + R <= out; o += R)
+        lin_bwd_dw(dW, db, dy, x, n, o, R, nv, out);
     for (; o < out; o++)
         lin_bwd_dw(dW, db, dy, x, n, o, 1, nv, out);
     if (!dx)
         return;
-    for (; r + 4 <= n; r += 4)
-        lin_bwd_dx(dx, dy, W, r, 4, nv, out);
+    for (; r + R <= n; r += R)
+        lin_bwd_dx(dx, dy, W, r, R, nv, out);
     for (; r < n; r++)
         lin_bwd_dx(dx, dy, W, r, 1, nv, out);
 }
