@@ -497,25 +497,82 @@ void fl_heads_backward(float *dQ, float *dK, float *dV, float *scratch, const fl
 
 /* ---- AddNorm, ReLU, embedding, loss ------------------------------------ */
 
+/* Rows r0 … r0+R−1 of fl_addnorm_forward (R ≤ 4, a constant once
+ * inlined), each step for the R rows side by side, so that their sums
+ * overlap. */
+LANES_INLINE void addnorm_fwd_rows(float *out, float *xh, float *rstd, const float *x,
+                                   const float *y, const float *gamma, const float *beta,
+                                   size_t r0, size_t R, size_t d)
+{
+    float mean[4], rs[4];
+    size_t t, i;
+    for (t = 0; t < R; t++) { /* z = x + y, in out for now */
+        const size_t r = r0 + t;
+        for (i = 0; i < d; i++)
+            out[r * d + i] = x[r * d + i] + y[r * d + i];
+    }
+    for (t = 0; t < R; t++)
+        mean[t] = v16_sum_row(out + (r0 + t) * d, d) / (float)d;
+    for (t = 0; t < R; t++) /* z − mean, in xh for now */
+        for (i = 0; i < d; i++)
+            xh[(r0 + t) * d + i] = out[(r0 + t) * d + i] - mean[t];
+    for (t = 0; t < R; t++) {
+        const float *hr = xh + (r0 + t) * d;
+        const float var = v16_dot_row(hr, hr, d) / (float)d;
+        rs[t] = 1.0f / sqrtf(var + LN_EPS);
+        rstd[r0 + t] = rs[t];
+    }
+    for (t = 0; t < R; t++) {
+        float *nr = out + (r0 + t) * d, *hr = xh + (r0 + t) * d;
+        for (i = 0; i < d; i++) {
+            float hi = hr[i] * rs[t];
+            hr[i] = hi;
+            nr[i] = fmaf(hi, gamma[i], beta[i]);
+        }
+    }
+}
+
 void fl_addnorm_forward(float *out, float *xh, float *rstd, const float *x, const float *y,
                         const float *gamma, const float *beta, size_t n, size_t d)
 {
-    size_t r, i;
-    for (r = 0; r < n; r++) {
-        const float *xr = x + r * d, *yr = y + r * d;
-        float *nr = out + r * d, *hr = xh + r * d, mean, var, rs;
-        for (i = 0; i < d; i++) /* z = x + y, in out for now */
-            nr[i] = xr[i] + yr[i];
-        mean = v16_sum_row(nr, d) / (float)d;
-        for (i = 0; i < d; i++) /* z − mean, in xh for now */
-            hr[i] = nr[i] - mean;
-        var = v16_dot_row(hr, hr, d) / (float)d;
-        rs = 1.0f / sqrtf(var + LN_EPS);
-        rstd[r] = rs;
+    size_t r = 0;
+    for (; r + 4 <= n; r += 4)
+        addnorm_fwd_rows(out, xh, rstd, x, y, gamma, beta, r, 4, d);
+    for (; r < n; r++)
+        addnorm_fwd_rows(out, xh, rstd, x, y, gamma, beta, r, 1, d);
+}
+
+/* Rows r0 … r0+R−1 of fl_addnorm_backward (R ≤ 4, a constant once
+ * inlined): the R rows' sums side by side, each in order of i, so that
+ * their additions overlap; dgamma and dbeta in order of rows. Every row is
+ * read before any is written (dx may be dout). */
+LANES_INLINE void addnorm_bwd_rows(float *dx, float *dy, float *dgamma, float *dbeta,
+                                   const float *dout, const float *xh, const float *rstd,
+                                   const float *gamma, size_t r0, size_t R, size_t d)
+{
+    float m1[4] = {0.0f, 0.0f, 0.0f, 0.0f}, m2[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    size_t t, i;
+    for (i = 0; i < d; i++) /* Σ dx̂ and Σ dx̂ ⊙ x̂ of each row */
+        for (t = 0; t < R; t++) {
+            const float dxh = dout[(r0 + t) * d + i] * gamma[i];
+            m1[t] += dxh;
+            m2[t] += dxh * xh[(r0 + t) * d + i];
+        }
+    for (t = 0; t < R; t++) { /* dgamma, dbeta (d,) */
+        const float *dr = dout + (r0 + t) * d, *hr = xh + (r0 + t) * d;
         for (i = 0; i < d; i++) {
-            float hi = hr[i] * rs;
-            hr[i] = hi;
-            nr[i] = fmaf(hi, gamma[i], beta[i]);
+            dgamma[i] += dr[i] * hr[i];
+            dbeta[i] += dr[i];
+        }
+    }
+    for (t = 0; t < R; t++) { /* dZ (d,) of each row */
+        const size_t r = r0 + t;
+        const float *dr = dout + r * d, *hr = xh + r * d;
+        const float a = m1[t] / (float)d, c = m2[t] / (float)d;
+        for (i = 0; i < d; i++) {
+            float dz = rstd[r] * (dr[i] * gamma[i] - a - hr[i] * c);
+            dy[r * d + i] = dz;
+            dx[r * d + i] = dz;
         }
     }
 }
@@ -524,25 +581,11 @@ void fl_addnorm_backward(float *dx, float *dy, float *dgamma, float *dbeta, cons
                          const float *xh, const float *rstd, const float *gamma, size_t n,
                          size_t d)
 {
-    size_t r, i;
-    for (r = 0; r < n; r++) {
-        const float *dr = dout + r * d, *hr = xh + r * d;
-        float m1 = 0.0f, m2 = 0.0f;
-        for (i = 0; i < d; i++) { /* in order of i */
-            float dxh = dr[i] * gamma[i];
-            dgamma[i] += dr[i] * hr[i];
-            dbeta[i] += dr[i];
-            m1 += dxh;
-            m2 += dxh * hr[i];
-        }
-        m1 /= (float)d;
-        m2 /= (float)d;
-        for (i = 0; i < d; i++) {
-            float dz = rstd[r] * (dr[i] * gamma[i] - m1 - hr[i] * m2);
-            dy[r * d + i] = dz;
-            dx[r * d + i] = dz;
-        }
-    }
+    size_t r = 0;
+    for (; r + 4 <= n; r += 4)
+        addnorm_bwd_rows(dx, dy, dgamma, dbeta, dout, xh, rstd, gamma, r, 4, d);
+    for (; r < n; r++)
+        addnorm_bwd_rows(dx, dy, dgamma, dbeta, dout, xh, rstd, gamma, r, 1, d);
 }
 
 void fl_relu_forward(float *R, const float *Hin, size_t count)
