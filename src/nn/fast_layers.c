@@ -151,8 +151,8 @@ static inline void lin_bwd_body(float *restrict dx, float *restrict dW, float *r
  * over the sum's terms (a row of x loaded once for the R rows), in
  * lin_bwd_body's order. */
 LANES_INLINE void lin_bwd_dw(float *restrict dW, float *restrict db, const float *restrict dy,
-                              const float *restrict x, size_t n, size_t o, size_t R, size_t nv,
-                              size_t out)
+                             const float *restrict x, size_t n, size_t o, size_t R, size_t nv,
+                             size_t out)
 {
     const size_t in = nv * V16;
     f32x16 acc[8][4];
@@ -181,7 +181,7 @@ LANES_INLINE void lin_bwd_dw(float *restrict dW, float *restrict db, const float
  * registers over the sum's terms (a row of W loaded once for the R rows),
  * in lin_bwd_body's order. */
 LANES_INLINE void lin_bwd_dx(float *restrict dx, const float *restrict dy,
-                              const float *restrict W, size_t r, size_t R, size_t nv, size_t out)
+                             const float *restrict W, size_t r, size_t R, size_t nv, size_t out)
 {
     const size_t in = nv * V16;
     f32x16 acc[8][4];
@@ -282,14 +282,51 @@ static inline head_block block_of(const fl_attention *s, size_t b, size_t h, siz
     return k;
 }
 
-/* xt (p, 16) = the block's rows of head h of X (B, T, d) transposed: lane
- * l of row i is X[b, q0 + l, h·p + i] (0 past nq) */
-static inline void block_transpose(float *restrict xt, const float *restrict X,
-                                   const head_block *k, size_t T, size_t p, size_t d)
+/* dst (cols, 16) = src's rows 0 … rows−1 (rows ≤ 16, row stride ss)
+ * transposed: lane l of row j is src[l·ss + j] (0 past rows), 8 × 8 at a
+ * time in registers. */
+LANES_INLINE void to_lanes(float *restrict dst, const float *restrict src, size_t ss,
+                           size_t rows, size_t cols)
 {
-    for (size_t i = 0; i < p; i++)     /* (p, 16) */
-        for (size_t l = 0; l < V16; l++)
-            xt[i * V16 + l] = l < k->nq ? X[(k->b * T + k->q0 + l) * d + k->h * p + i] : 0.0f;
+    for (size_t j0 = 0; j0 < cols; j0 += 8) { /* columns j0 … j0+nc−1 */
+        const size_t nc = cols - j0 < 8 ? cols - j0 : 8;
+        for (size_t l0 = 0; l0 < V16; l0 += 8) { /* lanes l0 … l0+7 */
+            f32x8 r[8];
+            for (size_t k = 0; k < 8; k++)
+                if (l0 + k >= rows)
+                    r[k] = v8_splat(0.0f);
+                else if (nc == 8)
+                    r[k] = v8_load(src + (l0 + k) * ss + j0);
+                else
+                    r[k] = v8_load_part(src + (l0 + k) * ss + j0, nc);
+            v8_transpose(r);
+            for (size_t k = 0; k < nc; k++)
+                v8_store(dst + (j0 + k) * V16 + l0, r[k]);
+        }
+    }
+}
+
+/* The inverse: dst[l·ds + j] = lane l of src's row j (src (cols, 16)), for
+ * l < rows and j < cols. */
+LANES_INLINE void from_lanes(float *restrict dst, size_t ds, const float *restrict src,
+                             size_t rows, size_t cols)
+{
+    for (size_t j0 = 0; j0 < cols; j0 += 8) { /* columns j0 … j0+nc−1 */
+        const size_t nc = cols - j0 < 8 ? cols - j0 : 8;
+        for (size_t l0 = 0; l0 < rows; l0 += 8) { /* lanes l0 … l0+7 */
+            f32x8 r[8];
+            for (size_t k = 0; k < 8; k++)
+                r[k] = k < nc ? v8_load(src + (j0 + k) * V16 + l0) : v8_splat(0.0f);
+            v8_transpose(r);
+            for (size_t k = 0; k < 8 && l0 + k < rows; k++) {
+                float *row = dst + (l0 + k) * ds + j0;
+                if (nc == 8)
+                    v8_store(row, r[k]);
+                else
+                    v8_store_part(row, r[k], nc);
+            }
+        }
+    }
 }
 
 /* The lanes whose weight (q0 + l, key j) dropout keeps */
@@ -307,8 +344,8 @@ static inline i32x16 block_keep(const mha_dropout *drop, const head_block *k, si
 /* y (p,) = y's values (add) or 0, then + c[j·cs] · x[j·xs + 0 … p−1] for j
  * = 0 … n−1, one fused multiply-add a term in order of j: a row of
  * weights times rows of values, 8 columns a value. */
-static inline void rows_fma(float *restrict y, const float *restrict c, size_t cs,
-                            const float *restrict x, size_t xs, size_t n, size_t p, int add)
+LANES_INLINE void rows_fma(float *restrict y, const float *restrict c, size_t cs,
+                           const float *restrict x, size_t xs, size_t n, size_t p, int add)
 {
     size_t i = 0, j;
     for (; i + 8 <= p; i += 8) { /* columns i … i+7 */
@@ -334,17 +371,17 @@ static inline void rows_fma(float *restrict y, const float *restrict c, size_t c
  * (a through dropout, in pt) row by row: the same operations, in the same
  * order, as one query at a time. Inlined with constant Tq, Tk and p for
  * the defaults. */
-static inline void block_forward(float *restrict O, float *restrict A, float *restrict sc,
-                                 const float *Q, const float *K, const float *V,
-                                 const head_block *k, size_t Tq, size_t Tk, size_t p,
-                                 const fl_attention *s)
+LANES_INLINE void block_forward(float *restrict O, float *restrict A, float *restrict sc,
+                                const float *Q, const float *K, const float *V,
+                                const head_block *k, size_t Tq, size_t Tk, size_t p,
+                                const fl_attention *s)
 {
     const int dropping = s->drop && s->drop->p > 0;
     const size_t d = s->d, hp = k->h * p, b = k->b;
     float *restrict qt = sc, *restrict at = sc + p * V16, *restrict pt = at + Tk * V16;
     f32x16 m = v16_splat(0.0f), part[V16];
     size_t j, i, l, w;
-    block_transpose(qt, Q, k, Tq, p, d);
+    to_lanes(qt, Q + (b * Tq + k->q0) * d + hp, d, k->nq, p); /* Q_hᵀ (p, 16) */
     for (j = 0; j < k->kmax; j++) { /* scores (kmax, 16), their max over seen keys */
         const float *kr = K + (b * Tk + j) * d + hp;
         f32x16 x = v16_splat(0.0f);
@@ -376,9 +413,7 @@ static inline void block_forward(float *restrict O, float *restrict A, float *re
             v16_store(pt + j * V16, v16_select(block_keep(s->drop, k, Tk, j),
                                                a * v16_splat(s->keep_scale), v16_splat(0.0f)));
     }
-    for (l = 0; l < k->nq; l++) /* A (nq, Tk) = atᵀ */
-        for (j = 0; j < Tk; j++)
-            A[k->row0 + l * Tk + j] = at[j * V16 + l];
+    from_lanes(A + k->row0, Tk, at, k->nq, Tk); /* A (nq, Tk) = atᵀ */
     for (l = 0; l < k->nq; l++) /* O_h[q] (p,) = Σ_{j < n_q} a_qj V_h[j] */
         rows_fma(O + (b * Tq + k->q0 + l) * d + hp, (dropping ? pt : at) + l, V16,
                  V + b * Tk * d + hp, d, (size_t)k->n[l], p, 0);
@@ -390,11 +425,11 @@ static inline void block_forward(float *restrict O, float *restrict A, float *re
  * dV_h[j] += Σ_q a_qj dO_h[q] and dK_h[j] += Σ_q dS_qj Q_h[q] in order of
  * q (over the queries that see key j), dQ_h[q] += Σ_j dS_qj K_h[j] in
  * order of j: each sum the terms of one query at a time, in its order. */
-static inline void block_backward(float *restrict dQ, float *restrict dK, float *restrict dV,
-                                  float *restrict sc, const float *dO, const float *A,
-                                  const float *Q, const float *K, const float *V,
-                                  const head_block *k, size_t Tq, size_t Tk, size_t p,
-                                  const fl_attention *s)
+LANES_INLINE void block_backward(float *restrict dQ, float *restrict dK, float *restrict dV,
+                                 float *restrict sc, const float *dO, const float *A,
+                                 const float *Q, const float *K, const float *V,
+                                 const head_block *k, size_t Tq, size_t Tk, size_t p,
+                                 const fl_attention *s)
 {
     const int dropping = s->drop && s->drop->p > 0;
     const size_t d = s->d, hp = k->h * p, b = k->b, rows = (b * Tq + k->q0) * d + hp;
@@ -402,10 +437,8 @@ static inline void block_backward(float *restrict dQ, float *restrict dK, float 
                     *restrict pt = dt + Tk * V16;
     f32x16 dot = v16_splat(0.0f);
     size_t j, i, l;
-    block_transpose(gt, dO, k, Tq, p, d);
-    for (j = 0; j < k->kmax; j++) /* at (kmax, 16) = the block's rows of A transposed */
-        for (l = 0; l < V16; l++)
-            at[j * V16 + l] = l < k->nq ? A[k->row0 + l * Tk + j] : 0.0f;
+    to_lanes(gt, dO + rows, d, k->nq, p);     /* dO_hᵀ (p, 16) */
+    to_lanes(at, A + k->row0, Tk, k->nq, Tk); /* the block's rows of A transposed (Tk, 16) */
     for (j = 0; j < k->kmax; j++) { /* dA (kmax, 16) and Σ_j dA a */
         const float *vr = V + (b * Tk + j) * d + hp;
         const f32x16 a = v16_load(at + j * V16);
@@ -439,9 +472,9 @@ static inline void block_backward(float *restrict dQ, float *restrict dK, float 
 
 /* Every head and block of queries of every example, with sizes Tq, Tk and
  * p (constants once inlined) */
-static inline void heads_forward(float *O, float *A, float *sc, const float *Q, const float *K,
-                                 const float *V, size_t Tq, size_t Tk, size_t p,
-                                 const fl_attention *s)
+LANES_INLINE void heads_forward(float *O, float *A, float *sc, const float *Q, const float *K,
+                                const float *V, size_t Tq, size_t Tk, size_t p,
+                                const fl_attention *s)
 {
     for (size_t b = 0; b < s->B; b++)
         for (size_t h = 0; h < s->NH; h++)
@@ -451,10 +484,10 @@ static inline void heads_forward(float *O, float *A, float *sc, const float *Q, 
             }
 }
 
-static inline void heads_backward(float *dQ, float *dK, float *dV, float *sc, const float *dO,
-                                  const float *A, const float *Q, const float *K,
-                                  const float *V, size_t Tq, size_t Tk, size_t p,
-                                  const fl_attention *s)
+LANES_INLINE void heads_backward(float *dQ, float *dK, float *dV, float *sc, const float *dO,
+                                 const float *A, const float *Q, const float *K,
+                                 const float *V, size_t Tq, size_t Tk, size_t p,
+                                 const fl_attention *s)
 {
     for (size_t b = 0; b < s->B; b++)
         for (size_t h = 0; h < s->NH; h++)

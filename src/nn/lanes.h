@@ -121,6 +121,38 @@ static inline f32x8 v8_splat(float a)
     return v;
 }
 
+/* x[0 … n−1] (n ≤ 8), the other lanes 0 */
+static inline f32x8 v8_load_part(const float *x, size_t n)
+{
+    f32x8 v = {0, 0, 0, 0, 0, 0, 0, 0};
+    memcpy(&v, x, n * sizeof *x);
+    return v;
+}
+
+/* x[0 … n−1] = lanes 0 … n−1 of v (n ≤ 8) */
+static inline void v8_store_part(float *x, f32x8 v, size_t n) { memcpy(x, &v, n * sizeof *x); }
+
+/* r (8 values of 8) transposed in place: lane i of r[j] ← lane j of r[i].
+ * Only moves: no arithmetic. */
+static inline void v8_transpose(f32x8 r[8])
+{
+    f32x8 t[8], u[8];
+    for (int k = 0; k < 8; k += 2) { /* pairs of rows interleaved */
+        t[k] = __builtin_shufflevector(r[k], r[k + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+        t[k + 1] = __builtin_shufflevector(r[k], r[k + 1], 2, 10, 3, 11, 6, 14, 7, 15);
+    }
+    for (int k = 0; k < 8; k += 4) { /* then pairs of pairs */
+        u[k] = __builtin_shufflevector(t[k], t[k + 2], 0, 1, 8, 9, 4, 5, 12, 13);
+        u[k + 1] = __builtin_shufflevector(t[k], t[k + 2], 2, 3, 10, 11, 6, 7, 14, 15);
+        u[k + 2] = __builtin_shufflevector(t[k + 1], t[k + 3], 0, 1, 8, 9, 4, 5, 12, 13);
+        u[k + 3] = __builtin_shufflevector(t[k + 1], t[k + 3], 2, 3, 10, 11, 6, 7, 14, 15);
+    }
+    for (int k = 0; k < 4; k++) { /* then the halves of four rows */
+        r[k] = __builtin_shufflevector(u[k], u[k + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+        r[k + 4] = __builtin_shufflevector(u[k], u[k + 4], 4, 5, 6, 7, 12, 13, 14, 15);
+    }
+}
+
 /* a·b + c rounded once, in every lane */
 static inline f32x8 v8_fma(f32x8 a, f32x8 b, f32x8 c)
 {
