@@ -171,6 +171,47 @@ static inline f32x8 v8_fma(f32x8 a, f32x8 b, f32x8 c)
 #endif
 }
 
+/* Eight doubles as one value (Adam's update), the same rules */
+typedef double f64x8 __attribute__((vector_size(64)));
+
+static inline f64x8 v8d_load(const double *x)
+{
+    f64x8 v;
+    memcpy(&v, x, sizeof v);
+    return v;
+}
+
+static inline void v8d_store(double *x, f64x8 v) { memcpy(x, &v, sizeof v); }
+
+static inline f64x8 v8d_splat(double a)
+{
+    f64x8 v = {a, a, a, a, a, a, a, a};
+    return v;
+}
+
+/* √x in every lane, correctly rounded (IEEE-754's square root) */
+static inline f64x8 v8d_sqrt(f64x8 x)
+{
+#if defined(__AVX512F__)
+    return (f64x8)_mm512_sqrt_pd((__m512d)x);
+#elif defined(__AVX__)
+    union { f64x8 v; __m256d h[2]; } a = {x}, r;
+    r.h[0] = _mm256_sqrt_pd(a.h[0]);
+    r.h[1] = _mm256_sqrt_pd(a.h[1]);
+    return r.v;
+#elif defined(__aarch64__)
+    union { f64x8 v; float64x2_t q[4]; } a = {x}, r;
+    for (int i = 0; i < 4; i++)
+        r.q[i] = vsqrtq_f64(a.q[i]);
+    return r.v;
+#else
+    f64x8 r;
+    for (int l = 0; l < 8; l++)
+        r[l] = sqrt(x[l]);
+    return r;
+#endif
+}
+
 static inline i32x16 v16_splat_i(int32_t a)
 {
     i32x16 v = {a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a};
