@@ -36,62 +36,78 @@ void fl_transpose(float *dst, const float *src, size_t out, size_t in)
 
 /* ---- nn.Linear -------------------------------------------------------- */
 
-/* y (n, out) = x (n, in) · Wt (in, out) + bias: rows of Wt added with
- * weights x[r][i], contiguous in o. (Inlined with constant sizes below, so
- * that a row of y stays in vector registers.) */
+/* Columns o0 … out−1 of y (n, out) = x (n, in) · Wt (in, out) + bias:
+ * rows of Wt added with weights x[r][i], contiguous in o. */
 static inline void lin_fwd_body(float *restrict y, const float *restrict x, size_t n,
                                 const float *restrict Wt, const float *restrict bias, size_t in,
-                                size_t out)
+                                size_t out, size_t o0)
 {
     size_t r, i, o;
     for (r = 0; r < n; r++) {
         float *yr = y + r * out;
-        for (o = 0; o < out; o++)
+        for (o = o0; o < out; o++)
             yr[o] = bias ? bias[o] : 0.0f;
         for (i = 0; i < in; i++) {
             const float xi = x[r * in + i];
             const float *w = Wt + i * out;
 #pragma omp simd
-            for (o = 0; o < out; o++)
+            for (o = o0; o < out; o++)
                 yr[o] = fmaf(xi, w[o], yr[o]);
         }
     }
 }
 
-/* lin_fwd_body for out = nv·16 (nv a constant once inlined): a row of y
- * is held in nv vector registers while the rows of Wt are added, and
- * stored once. The same fused multiply-adds, in the same order, as
- * lin_fwd_body: the same bits. */
-static inline void lin_fwd_lanes(float *restrict y, const float *restrict x, size_t n,
-                                 const float *restrict Wt, const float *restrict bias, size_t in,
-                                 size_t nv)
+/* Rows r … r+R−1, columns 0 … nv·16−1 of lin_fwd_body (R ≤ 8, nv ≤ 4,
+ * R·nv ≤ 16: constants once inlined): the R rows held in vector
+ * registers while the rows of Wt are added (each loaded once for the R
+ * rows), and stored once. The same fused multiply-adds, in the same
+ * order, as lin_fwd_body: the same bits. */
+LANES_INLINE void lin_fwd_rows(float *restrict y, const float *restrict x, size_t r, size_t R,
+                               const float *restrict Wt, const float *restrict bias, size_t in,
+                               size_t nv, size_t out)
 {
-    const size_t out = nv * V16;
-    f32x16 acc[4];
-    for (size_t r = 0; r < n; r++) {
+    f32x16 acc[8][4];
+    for (size_t t = 0; t < R; t++)
         for (size_t v = 0; v < nv; v++)
-            acc[v] = bias ? v16_load(bias + v * V16) : v16_splat(0.0f);
-        for (size_t i = 0; i < in; i++) {
-            const f32x16 xi = v16_splat(x[r * in + i]);
-            for (size_t v = 0; v < nv; v++)
-                acc[v] = v16_fma(xi, v16_load(Wt + i * out + v * V16), acc[v]);
+            acc[t][v] = bias ? v16_load(bias + v * V16) : v16_splat(0.0f);
+    for (size_t i = 0; i < in; i++)
+        for (size_t v = 0; v < nv; v++) {
+            const f32x16 w = v16_load(Wt + i * out + v * V16);
+            for (size_t t = 0; t < R; t++)
+                acc[t][v] = v16_fma(v16_splat(x[(r + t) * in + i]), w, acc[t][v]);
         }
+    for (size_t t = 0; t < R; t++)
         for (size_t v = 0; v < nv; v++)
-            v16_store(y + r * out + v * V16, acc[v]);
-    }
+            v16_store(y + (r + t) * out + v * V16, acc[t][v]);
+}
+
+/* lin_fwd_body's columns 0 … nv·16−1, 16/nv rows at a time (at most 8) */
+LANES_INLINE void lin_fwd_lanes(float *restrict y, const float *restrict x, size_t n,
+                                const float *restrict Wt, const float *restrict bias, size_t in,
+                                size_t nv, size_t out)
+{
+    const size_t R = nv <= 2 ? 8 : 16 / nv;
+    size_t r = 0;
+    for (; r + R <= n; r += R)
+        lin_fwd_rows(y, x, r, R, Wt, bias, in, nv, out);
+    for (; r < n; r++)
+        lin_fwd_rows(y, x, r, 1, Wt, bias, in, nv, out);
 }
 
 void fl_linear_forward(float *y, const float *x, size_t n, const float *Wt, const float *bias,
                        size_t in, size_t out)
 {
     if (out == 32)
-        lin_fwd_lanes(y, x, n, Wt, bias, in, 2); /* the default d */
+        lin_fwd_lanes(y, x, n, Wt, bias, in, 2, 32); /* the default d */
     else if (out == 64)
-        lin_fwd_lanes(y, x, n, Wt, bias, in, 4); /* the translation FFN's dense1 */
+        lin_fwd_lanes(y, x, n, Wt, bias, in, 4, 64); /* the translation FFN's dense1 */
     else if (out == 16)
-        lin_fwd_lanes(y, x, n, Wt, bias, in, 1);
-    else
-        lin_fwd_body(y, x, n, Wt, bias, in, out);
+        lin_fwd_lanes(y, x, n, Wt, bias, in, 1, 16);
+    else if (out > 32 && out < 48) { /* the output layer of a small vocabulary */
+        lin_fwd_lanes(y, x, n, Wt, bias, in, 2, out);
+        lin_fwd_body(y, x, n, Wt, bias, in, out, 32);
+    } else
+        lin_fwd_body(y, x, n, Wt, bias, in, out, 0);
 }
 
 /* The backward of lin_fwd_body with W (out, in):
@@ -130,42 +146,77 @@ static inline void lin_bwd_body(float *restrict dx, float *restrict dW, float *r
         }
 }
 
-/* lin_bwd_body for in = nv·16: a row of dW, and a row of dx, held in nv
- * vector registers over the sum's terms, in lin_bwd_body's order. */
-static inline void lin_bwd_lanes(float *restrict dx, float *restrict dW, float *restrict db,
-                                 const float *restrict dy, const float *restrict x, size_t n,
-                                 const float *restrict W, size_t nv, size_t out)
+/* Rows o … o+R−1 of lin_bwd_body's dW and db for in = nv·16 (R ≤ 8, nv ≤
+ * 4, R·nv ≤ 16: constants once inlined): R rows of dW held in vector registers
+ * over the sum's terms (a row of x loaded once for the R rows), in
+ * lin_bwd_body's order. */
+LANES_INLINE void lin_bwd_dw(float *restrict dW, float *restrict db, const float *restrict dy,
+                             const float *restrict x, size_t n, size_t o, size_t R, size_t nv,
+                             size_t out)
 {
     const size_t in = nv * V16;
-    f32x16 acc[4];
-    for (size_t o = 0; o < out; o++) {
-        float *dw = dW + o * in;
-        float sb = 0.0f;
+    f32x16 acc[8][4];
+    float sb[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+    for (size_t t = 0; t < R; t++)
         for (size_t v = 0; v < nv; v++)
-            acc[v] = v16_load(dw + v * V16);
-        for (size_t r = 0; r < n; r++) {
-            const float g = dy[r * out + o];
-            sb += g;
-            for (size_t v = 0; v < nv; v++)
-                acc[v] = v16_fma(v16_splat(g), v16_load(x + r * in + v * V16), acc[v]);
+            acc[t][v] = v16_load(dW + (o + t) * in + v * V16);
+    for (size_t r = 0; r < n; r++) {
+        for (size_t v = 0; v < nv; v++) {
+            const f32x16 xv = v16_load(x + r * in + v * V16);
+            for (size_t t = 0; t < R; t++)
+                acc[t][v] = v16_fma(v16_splat(dy[r * out + o + t]), xv, acc[t][v]);
         }
-        for (size_t v = 0; v < nv; v++)
-            v16_store(dw + v * V16, acc[v]);
-        if (db)
-            db[o] += sb;
+        for (size_t t = 0; t < R; t++)
+            sb[t] += dy[r * out + o + t];
     }
-    if (dx)
-        for (size_t r = 0; r < n; r++) {
-            for (size_t v = 0; v < nv; v++)
-                acc[v] = v16_load(dx + r * in + v * V16);
-            for (size_t o = 0; o < out; o++) {
-                const f32x16 g = v16_splat(dy[r * out + o]);
-                for (size_t v = 0; v < nv; v++)
-                    acc[v] = v16_fma(g, v16_load(W + o * in + v * V16), acc[v]);
-            }
-            for (size_t v = 0; v < nv; v++)
-                v16_store(dx + r * in + v * V16, acc[v]);
+    for (size_t t = 0; t < R; t++) {
+        for (size_t v = 0; v < nv; v++)
+            v16_store(dW + (o + t) * in + v * V16, acc[t][v]);
+        if (db)
+            db[o + t] += sb[t];
+    }
+}
+
+/* Rows r … r+R−1 of lin_bwd_body's dx for in = nv·16, held in vector
+ * registers over the sum's terms (a row of W loaded once for the R rows),
+ * in lin_bwd_body's order. */
+LANES_INLINE void lin_bwd_dx(float *restrict dx, const float *restrict dy,
+                             const float *restrict W, size_t r, size_t R, size_t nv, size_t out)
+{
+    const size_t in = nv * V16;
+    f32x16 acc[8][4];
+    for (size_t t = 0; t < R; t++)
+        for (size_t v = 0; v < nv; v++)
+            acc[t][v] = v16_load(dx + (r + t) * in + v * V16);
+    for (size_t o = 0; o < out; o++)
+        for (size_t v = 0; v < nv; v++) {
+            const f32x16 w = v16_load(W + o * in + v * V16);
+            for (size_t t = 0; t < R; t++)
+                acc[t][v] = v16_fma(v16_splat(dy[(r + t) * out + o]), w, acc[t][v]);
         }
+    for (size_t t = 0; t < R; t++)
+        for (size_t v = 0; v < nv; v++)
+            v16_store(dx + (r + t) * in + v * V16, acc[t][v]);
+}
+
+/* lin_bwd_body for in = nv·16, 16/nv rows of dW (at most 8), then of dx,
+ * at a time */
+LANES_INLINE void lin_bwd_lanes(float *restrict dx, float *restrict dW, float *restrict db,
+                                const float *restrict dy, const float *restrict x, size_t n,
+                                const float *restrict W, size_t nv, size_t out)
+{
+    const size_t R = nv <= 2 ? 8 : 16 / nv;
+    size_t o = 0, r = 0;
+    for (; o + R <= out; o += R)
+        lin_bwd_dw(dW, db, dy, x, n, o, R, nv, out);
+    for (; o < out; o++)
+        lin_bwd_dw(dW, db, dy, x, n, o, 1, nv, out);
+    if (!dx)
+        return;
+    for (; r + R <= n; r += R)
+        lin_bwd_dx(dx, dy, W, r, R, nv, out);
+    for (; r < n; r++)
+        lin_bwd_dx(dx, dy, W, r, 1, nv, out);
 }
 
 void fl_linear_backward(float *dx, float *dW, float *db, const float *dy, const float *x,
@@ -193,135 +244,273 @@ static inline size_t visible(const fl_attention *s, size_t b, size_t q)
     return n;
 }
 
-size_t fl_heads_scratch(const fl_attention *s) { return s->p * s->Tk + s->Tk; }
+size_t fl_heads_scratch(const fl_attention *s) { return V16 * (s->p + 3 * s->Tk); }
 
-/* Head h of example b, forward: for every query q, the scores against the
- * keys it sees (K_hᵀ transposed into Ht so that they are p rows added),
- * the softmax into A (0 at masked keys), the weighted sum of the values
- * into O. Inlined with constant Tq, Tk and p for the defaults, when the
- * row of scores (Tk,) and the head output (p,) stay in registers. */
-static inline void head_forward(float *restrict O, float *restrict A, float *restrict Ht,
-                                const float *Q, const float *K, const float *V, size_t b,
-                                size_t h, size_t Tq, size_t Tk, size_t p, const fl_attention *s)
+float *fl_heads_scratch_alloc(size_t d, size_t Tmax, int *failed)
 {
-    const int dropping = s->drop && s->drop->p > 0;
-    const size_t d = s->d, NH = s->NH;
-    size_t q, k, i;
-    for (k = 0; k < Tk; k++) /* Ht (p, Tk) = K_hᵀ */
-        for (i = 0; i < p; i++)
-            Ht[i * Tk + k] = K[(b * Tk + k) * d + h * p + i];
-    for (q = 0; q < Tq; q++) {
-        const size_t row = ((b * NH + h) * Tq + q) * Tk, n = visible(s, b, q);
-        const float *restrict qq = Q + (b * Tq + q) * d + h * p;
-        float *restrict a = A + row, *restrict o = O + (b * Tq + q) * d + h * p;
-        float max, sum;
-        /* scores Q_h[q] · K_h[k] / √p for the keys it sees */
-        for (k = 0; k < Tk; k++)
-            a[k] = 0.0f;
-        for (i = 0; i < p; i++) {
-            const float qi = qq[i], *kt = Ht + i * Tk;
-#pragma omp simd
-            for (k = 0; k < n; k++)
-                a[k] = fmaf(qi, kt[k], a[k]);
-        }
-        for (k = 0; k < n; k++)
-            a[k] *= s->inv_sqrt_p;
-        /* softmax over them, the largest subtracted first */
-        max = n ? a[0] : 0.0f;
-        for (k = 1; k < n; k++)
-            max = a[k] > max ? a[k] : max;
-        sum = v16_exp_row(a, n, max);
-        for (k = 0; k < n; k++)
-            a[k] /= sum;
-        /* head output Σ_k a_k V_h[k] (a_k through dropout in training) */
-        for (i = 0; i < p; i++)
-            o[i] = 0.0f;
-        for (k = 0; k < n; k++) {
-            const float *v = V + (b * Tk + k) * d + h * p;
-            float ak = a[k];
-            if (dropping)
-                ak = mha_dropout_keep(s->drop, row + k) ? ak * s->keep_scale : 0.0f;
-#pragma omp simd
-            for (i = 0; i < p; i++)
-                o[i] = fmaf(ak, v[i], o[i]);
+    size_t n;
+    if (size_mul(3, Tmax, &n) || size_add(n, d, &n)) {
+        *failed = 1;
+        return NULL;
+    }
+    return fl_zeros(V16, n, 1, failed); /* 16·(p + 3·Tk) ≤ 16·(d + 3·Tmax) */
+}
+
+/* One head's block of up to 16 queries, q0 … q0+nq−1, one in each lane of
+ * a f32x16: the keys each sees, n[l] (0 in the lanes past nq; n grows
+ * with q, so that the queries that see a key are the block's last ones),
+ * and kmax, the most. */
+typedef struct head_block {
+    i32x16 nv; /* n as lanes */
+    int32_t n[V16];
+    size_t b, h, q0, nq, kmax;
+    size_t row0; /* A's flat index of (b, h, q0, 0) */
+} head_block;
+
+static inline head_block block_of(const fl_attention *s, size_t b, size_t h, size_t q0,
+                                  size_t Tq, size_t Tk)
+{
+    head_block k;
+    k.b = b, k.h = h, k.q0 = q0, k.nq = Tq - q0 < V16 ? Tq - q0 : V16, k.kmax = 0;
+    k.row0 = ((b * s->NH + h) * Tq + q0) * Tk;
+    for (size_t l = 0; l < V16; l++) { /* lane l: query q0 + l */
+        const size_t n = l < k.nq ? visible(s, b, q0 + l) : 0;
+        k.n[l] = (int32_t)n;
+        k.kmax = n > k.kmax ? n : k.kmax;
+    }
+    memcpy(&k.nv, k.n, sizeof k.nv);
+    return k;
+}
+
+/* dst (cols, 16) = src's rows 0 … rows−1 (rows ≤ 16, row stride ss)
+ * transposed: lane l of row j is src[l·ss + j] (0 past rows), 8 × 8 at a
+ * time in registers. */
+LANES_INLINE void to_lanes(float *restrict dst, const float *restrict src, size_t ss,
+                           size_t rows, size_t cols)
+{
+    for (size_t j0 = 0; j0 < cols; j0 += 8) { /* columns j0 … j0+nc−1 */
+        const size_t nc = cols - j0 < 8 ? cols - j0 : 8;
+        for (size_t l0 = 0; l0 < V16; l0 += 8) { /* lanes l0 … l0+7 */
+            f32x8 r[8];
+            for (size_t k = 0; k < 8; k++)
+                if (l0 + k >= rows)
+                    r[k] = v8_splat(0.0f);
+                else if (nc == 8)
+                    r[k] = v8_load(src + (l0 + k) * ss + j0);
+                else
+                    r[k] = v8_load_part(src + (l0 + k) * ss + j0, nc);
+            v8_transpose(r);
+            for (size_t k = 0; k < nc; k++)
+                v8_store(dst + (j0 + k) * V16 + l0, r[k]);
         }
     }
 }
 
-/* Head h of example b, backward: for every query q and the keys it sees,
- * da = dO · V_hᵀ (V_h transposed into Ht), dV_h += a dO, the softmax's
- * backward dS = A ⊙ (dA − Σ dA ⊙ A), the 1/√p scale, then dQ_h[q] += dS
- * K_h and dK_h += dS Q_h[q] (masked keys have weight 0 and no gradient). */
-static inline void head_backward(float *restrict dQ, float *restrict dK, float *restrict dV,
-                                 float *restrict Ht, float *restrict dA, const float *dO,
-                                 const float *A, const float *Q, const float *K, const float *V,
-                                 size_t b, size_t h, size_t Tq, size_t Tk, size_t p,
-                                 const fl_attention *s)
+/* The inverse: dst[l·ds + j] = lane l of src's row j (src (cols, 16)), for
+ * l < rows and j < cols. */
+LANES_INLINE void from_lanes(float *restrict dst, size_t ds, const float *restrict src,
+                             size_t rows, size_t cols)
 {
-    const int dropping = s->drop && s->drop->p > 0;
-    const size_t d = s->d, NH = s->NH;
-    size_t q, k, i;
-    for (k = 0; k < Tk; k++) /* Ht (p, Tk) = V_hᵀ */
-        for (i = 0; i < p; i++)
-            Ht[i * Tk + k] = V[(b * Tk + k) * d + h * p + i];
-    for (q = 0; q < Tq; q++) {
-        const size_t row = ((b * NH + h) * Tq + q) * Tk, n = visible(s, b, q);
-        const float *restrict a = A + row, *restrict g = dO + (b * Tq + q) * d + h * p;
-        const float *restrict qq = Q + (b * Tq + q) * d + h * p;
-        float *restrict dq = dQ + (b * Tq + q) * d + h * p, dot = 0.0f;
-        /* da_k = dO · V_h[k] for every key it sees */
-        for (k = 0; k < n; k++)
-            dA[k] = 0.0f;
-        for (i = 0; i < p; i++) {
-            const float gi = g[i], *vt = Ht + i * Tk;
-#pragma omp simd
-            for (k = 0; k < n; k++)
-                dA[k] = fmaf(gi, vt[k], dA[k]);
-        }
-        for (k = 0; k < n; k++) {
-            float *restrict dv = dV + (b * Tk + k) * d + h * p, ak = a[k];
-            int keep = !dropping || mha_dropout_keep(s->drop, row + k);
-            if (dropping) {
-                ak = keep ? ak * s->keep_scale : 0.0f;
-                dA[k] = keep ? dA[k] * s->keep_scale : 0.0f;
-            }
-            /* dV_h[k] += a_k dO */
-#pragma omp simd
-            for (i = 0; i < p; i++)
-                dv[i] = fmaf(ak, g[i], dv[i]);
-            dot += dA[k] * a[k];
-        }
-        for (k = 0; k < n; k++) {
-            const float *restrict kk = K + (b * Tk + k) * d + h * p;
-            float *restrict dk = dK + (b * Tk + k) * d + h * p;
-            const float ds = a[k] * (dA[k] - dot) * s->inv_sqrt_p;
-#pragma omp simd
-            for (i = 0; i < p; i++) {
-                dq[i] = fmaf(ds, kk[i], dq[i]);
-                dk[i] = fmaf(ds, qq[i], dk[i]);
+    for (size_t j0 = 0; j0 < cols; j0 += 8) { /* columns j0 … j0+nc−1 */
+        const size_t nc = cols - j0 < 8 ? cols - j0 : 8;
+        for (size_t l0 = 0; l0 < rows; l0 += 8) { /* lanes l0 … l0+7 */
+            f32x8 r[8];
+            for (size_t k = 0; k < 8; k++)
+                r[k] = k < nc ? v8_load(src + (j0 + k) * V16 + l0) : v8_splat(0.0f);
+            v8_transpose(r);
+            for (size_t k = 0; k < 8 && l0 + k < rows; k++) {
+                float *row = dst + (l0 + k) * ds + j0;
+                if (nc == 8)
+                    v8_store(row, r[k]);
+                else
+                    v8_store_part(row, r[k], nc);
             }
         }
     }
+}
+
+/* The lanes whose weight (q0 + l, key j) dropout keeps */
+static inline i32x16 block_keep(const mha_dropout *drop, const head_block *k, size_t Tk,
+                                size_t j)
+{
+    int32_t m[V16];
+    i32x16 v;
+    for (size_t l = 0; l < V16; l++)
+        m[l] = mha_dropout_keep(drop, k->row0 + l * Tk + j) ? -1 : 0;
+    memcpy(&v, m, sizeof v);
+    return v;
+}
+
+/* y (p,) = y's values (add) or 0, then + c[j·cs] · x[j·xs + 0 … p−1] for j
+ * = 0 … n−1, one fused multiply-add a term in order of j: a row of
+ * weights times rows of values, 8 columns a value. */
+LANES_INLINE void rows_fma(float *restrict y, const float *restrict c, size_t cs,
+                           const float *restrict x, size_t xs, size_t n, size_t p, int add)
+{
+    size_t i = 0, j;
+    for (; i + 8 <= p; i += 8) { /* columns i … i+7 */
+        f32x8 acc = add ? v8_load(y + i) : v8_splat(0.0f);
+        for (j = 0; j < n; j++)
+            acc = v8_fma(v8_splat(c[j * cs]), v8_load(x + j * xs + i), acc);
+        v8_store(y + i, acc);
+    }
+    for (; i < p; i++) { /* the columns past the last 8 */
+        float acc = add ? y[i] : 0.0f;
+        for (j = 0; j < n; j++)
+            acc = fmaf(c[j * cs], x[j * xs + i], acc);
+        y[i] = acc;
+    }
+}
+
+/* A block of head h's queries, forward, the queries in lanes and the keys
+ * in rows of at (Tk, 16): the scores Q_h[q]·K_h[j]/√p (the fused
+ * multiply-adds over i in order), the softmax over the keys each query
+ * sees (the largest first, then v16_exp_row's e^(x − max) and its sum: 16
+ * partial sums, sum l adding the keys l, l+16, … in order, v16_hsum's
+ * tree), A's rows (0 at masked keys), then O_h[q] = Σ_j a_qj V_h[j]
+ * (a through dropout, in pt) row by row: the same operations, in the same
+ * order, as one query at a time. Inlined with constant Tq, Tk and p for
+ * the defaults. */
+LANES_INLINE void block_forward(float *restrict O, float *restrict A, float *restrict sc,
+                                const float *Q, const float *K, const float *V,
+                                const head_block *k, size_t Tq, size_t Tk, size_t p,
+                                const fl_attention *s)
+{
+    const int dropping = s->drop && s->drop->p > 0;
+    const size_t d = s->d, hp = k->h * p, b = k->b;
+    float *restrict qt = sc, *restrict at = sc + p * V16, *restrict pt = at + Tk * V16;
+    f32x16 m = v16_splat(0.0f), part[V16];
+    size_t j, i, l, w;
+    to_lanes(qt, Q + (b * Tq + k->q0) * d + hp, d, k->nq, p); /* Q_hᵀ (p, 16) */
+    for (j = 0; j < k->kmax; j++) { /* scores (kmax, 16), their max over seen keys */
+        const float *kr = K + (b * Tk + j) * d + hp;
+        f32x16 x = v16_splat(0.0f);
+        for (i = 0; i < p; i++)
+            x = v16_fma(v16_splat(kr[i]), v16_load(qt + i * V16), x);
+        x = x * v16_splat(s->inv_sqrt_p);
+        m = j == 0 ? x : v16_select((v16_splat_i((int32_t)j) < k->nv) & (x > m), x, m);
+        v16_store(at + j * V16, x);
+    }
+    for (l = 0; l < V16; l++)
+        part[l] = v16_splat(0.0f);
+    for (j = 0; j < k->kmax; j++) { /* e^(x − max), 0 at masked keys (kmax, 16) */
+        const i32x16 seen = v16_splat_i((int32_t)j) < k->nv;
+        const f32x16 e = v16_exp(
+            v16_select(seen, v16_load(at + j * V16) - m, v16_splat(-INFINITY)));
+        v16_store(at + j * V16, e);
+        part[j % V16] = part[j % V16] + e;
+    }
+    for (w = V16 / 2; w >= 1; w /= 2) /* v16_hsum's tree */
+        for (l = 0; l < w; l++)
+            part[l] = part[l] + part[l + w];
+    for (j = 0; j < Tk; j++) { /* the weights (Tk, 16), through dropout in pt */
+        const i32x16 seen = v16_splat_i((int32_t)j) < k->nv;
+        const f32x16 a = j < k->kmax ? v16_select(seen, v16_load(at + j * V16) / part[0],
+                                                  v16_splat(0.0f))
+                                     : v16_splat(0.0f);
+        v16_store(at + j * V16, a);
+        if (dropping)
+            v16_store(pt + j * V16, v16_select(block_keep(s->drop, k, Tk, j),
+                                               a * v16_splat(s->keep_scale), v16_splat(0.0f)));
+    }
+    from_lanes(A + k->row0, Tk, at, k->nq, Tk); /* A (nq, Tk) = atᵀ */
+    for (l = 0; l < k->nq; l++) /* O_h[q] (p,) = Σ_{j < n_q} a_qj V_h[j] */
+        rows_fma(O + (b * Tq + k->q0 + l) * d + hp, (dropping ? pt : at) + l, V16,
+                 V + b * Tk * d + hp, d, (size_t)k->n[l], p, 0);
+}
+
+/* The same block backward, queries in lanes: dA_qj = dO_h[q]·V_h[j] (the
+ * fused multiply-adds over i in order; through dropout), Σ_j dA_qj a_qj in
+ * order of j, dS = a ⊙ (dA − Σ) / √p into dt (Tk, 16); then row by row
+ * dV_h[j] += Σ_q a_qj dO_h[q] and dK_h[j] += Σ_q dS_qj Q_h[q] in order of
+ * q (over the queries that see key j), dQ_h[q] += Σ_j dS_qj K_h[j] in
+ * order of j: each sum the terms of one query at a time, in its order. */
+LANES_INLINE void block_backward(float *restrict dQ, float *restrict dK, float *restrict dV,
+                                 float *restrict sc, const float *dO, const float *A,
+                                 const float *Q, const float *K, const float *V,
+                                 const head_block *k, size_t Tq, size_t Tk, size_t p,
+                                 const fl_attention *s)
+{
+    const int dropping = s->drop && s->drop->p > 0;
+    const size_t d = s->d, hp = k->h * p, b = k->b, rows = (b * Tq + k->q0) * d + hp;
+    float *restrict gt = sc, *restrict at = sc + p * V16, *restrict dt = at + Tk * V16,
+                    *restrict pt = dt + Tk * V16;
+    f32x16 dot = v16_splat(0.0f);
+    size_t j, i, l;
+    to_lanes(gt, dO + rows, d, k->nq, p);     /* dO_hᵀ (p, 16) */
+    to_lanes(at, A + k->row0, Tk, k->nq, Tk); /* the block's rows of A transposed (Tk, 16) */
+    for (j = 0; j < k->kmax; j++) { /* dA (kmax, 16) and Σ_j dA a */
+        const float *vr = V + (b * Tk + j) * d + hp;
+        const f32x16 a = v16_load(at + j * V16);
+        f32x16 da = v16_splat(0.0f);
+        for (i = 0; i < p; i++)
+            da = v16_fma(v16_splat(vr[i]), v16_load(gt + i * V16), da);
+        if (dropping) {
+            const i32x16 keep = block_keep(s->drop, k, Tk, j);
+            const f32x16 ks = v16_splat(s->keep_scale);
+            da = v16_select(keep, da * ks, v16_splat(0.0f));
+            v16_store(pt + j * V16, v16_select(keep, a * ks, v16_splat(0.0f)));
+        }
+        dot = v16_select(v16_splat_i((int32_t)j) < k->nv, dot + da * a, dot);
+        v16_store(dt + j * V16, da);
+    }
+    for (j = 0; j < k->kmax; j++) /* dS (kmax, 16) */
+        v16_store(dt + j * V16, (v16_load(at + j * V16) * (v16_load(dt + j * V16) - dot)) *
+                                    v16_splat(s->inv_sqrt_p));
+    for (j = 0; j < k->kmax; j++) { /* dV_h[j], dK_h[j] (p,): the queries q ≥ q1 see key j */
+        size_t q1 = 0;
+        while (q1 < k->nq && (size_t)k->n[q1] <= j)
+            q1++;
+        rows_fma(dV + (b * Tk + j) * d + hp, (dropping ? pt : at) + j * V16 + q1, 1,
+                 dO + rows + q1 * d, d, k->nq - q1, p, 1);
+        rows_fma(dK + (b * Tk + j) * d + hp, dt + j * V16 + q1, 1, Q + rows + q1 * d, d,
+                 k->nq - q1, p, 1);
+    }
+    for (l = 0; l < k->nq; l++) /* dQ_h[q] (p,) */
+        rows_fma(dQ + rows + l * d, dt + l, V16, K + b * Tk * d + hp, d, (size_t)k->n[l], p, 1);
+}
+
+/* Every head and block of queries of every example, with sizes Tq, Tk and
+ * p (constants once inlined) */
+LANES_INLINE void heads_forward(float *O, float *A, float *sc, const float *Q, const float *K,
+                                const float *V, size_t Tq, size_t Tk, size_t p,
+                                const fl_attention *s)
+{
+    for (size_t b = 0; b < s->B; b++)
+        for (size_t h = 0; h < s->NH; h++)
+            for (size_t q0 = 0; q0 < Tq; q0 += V16) {
+                const head_block k = block_of(s, b, h, q0, Tq, Tk);
+                block_forward(O, A, sc, Q, K, V, &k, Tq, Tk, p, s);
+            }
+}
+
+LANES_INLINE void heads_backward(float *dQ, float *dK, float *dV, float *sc, const float *dO,
+                                 const float *A, const float *Q, const float *K,
+                                 const float *V, size_t Tq, size_t Tk, size_t p,
+                                 const fl_attention *s)
+{
+    for (size_t b = 0; b < s->B; b++)
+        for (size_t h = 0; h < s->NH; h++)
+            for (size_t q0 = 0; q0 < Tq; q0 += V16) { /* in order: dK's and dV's sums */
+                const head_block k = block_of(s, b, h, q0, Tq, Tk);
+                block_backward(dQ, dK, dV, sc, dO, A, Q, K, V, &k, Tq, Tk, p, s);
+            }
 }
 
 void fl_heads_forward(float *O, float *A, float *scratch, const float *Q, const float *K,
                       const float *V, const fl_attention *s)
 {
     const size_t Tq = s->Tq, Tk = s->Tk, p = s->p;
-    for (size_t b = 0; b < s->B; b++)
-        for (size_t h = 0; h < s->NH; h++) {
-            /* constant sizes for the defaults (reverse and previous: T 8;
-             * induction: T 20; translate: T 12; p 8) keep a row of scores
-             * in a register */
-            if (Tq == 8 && Tk == 8 && p == 8)
-                head_forward(O, A, scratch, Q, K, V, b, h, 8, 8, 8, s);
-            else if (Tq == 20 && Tk == 20 && p == 8)
-                head_forward(O, A, scratch, Q, K, V, b, h, 20, 20, 8, s);
-            else if (Tq == 12 && Tk == 12 && p == 8) /* translate's num_steps */
-                head_forward(O, A, scratch, Q, K, V, b, h, 12, 12, 8, s);
-            else
-                head_forward(O, A, scratch, Q, K, V, b, h, Tq, Tk, p, s);
-        }
+    /* constant sizes for the defaults (reverse and previous: T 8;
+     * induction: T 20; translate: T 12; p 8) */
+    if (Tq == 8 && Tk == 8 && p == 8)
+        heads_forward(O, A, scratch, Q, K, V, 8, 8, 8, s);
+    else if (Tq == 20 && Tk == 20 && p == 8)
+        heads_forward(O, A, scratch, Q, K, V, 20, 20, 8, s);
+    else if (Tq == 12 && Tk == 12 && p == 8) /* translate's num_steps */
+        heads_forward(O, A, scratch, Q, K, V, 12, 12, 8, s);
+    else
+        heads_forward(O, A, scratch, Q, K, V, Tq, Tk, p, s);
 }
 
 void fl_heads_backward(float *dQ, float *dK, float *dV, float *scratch, const float *dO,
@@ -329,41 +518,94 @@ void fl_heads_backward(float *dQ, float *dK, float *dV, float *scratch, const fl
                        const fl_attention *s)
 {
     const size_t Tq = s->Tq, Tk = s->Tk, p = s->p;
-    float *Ht = scratch, *dA = scratch + p * Tk;
-    for (size_t b = 0; b < s->B; b++)
-        for (size_t h = 0; h < s->NH; h++) {
-            if (Tq == 8 && Tk == 8 && p == 8)
-                head_backward(dQ, dK, dV, Ht, dA, dO, A, Q, K, V, b, h, 8, 8, 8, s);
-            else if (Tq == 20 && Tk == 20 && p == 8)
-                head_backward(dQ, dK, dV, Ht, dA, dO, A, Q, K, V, b, h, 20, 20, 8, s);
-            else if (Tq == 12 && Tk == 12 && p == 8)
-                head_backward(dQ, dK, dV, Ht, dA, dO, A, Q, K, V, b, h, 12, 12, 8, s);
-            else
-                head_backward(dQ, dK, dV, Ht, dA, dO, A, Q, K, V, b, h, Tq, Tk, p, s);
-        }
+    if (Tq == 8 && Tk == 8 && p == 8)
+        heads_backward(dQ, dK, dV, scratch, dO, A, Q, K, V, 8, 8, 8, s);
+    else if (Tq == 20 && Tk == 20 && p == 8)
+        heads_backward(dQ, dK, dV, scratch, dO, A, Q, K, V, 20, 20, 8, s);
+    else if (Tq == 12 && Tk == 12 && p == 8)
+        heads_backward(dQ, dK, dV, scratch, dO, A, Q, K, V, 12, 12, 8, s);
+    else
+        heads_backward(dQ, dK, dV, scratch, dO, A, Q, K, V, Tq, Tk, p, s);
 }
 
 /* ---- AddNorm, ReLU, embedding, loss ------------------------------------ */
 
+/* Rows r0 … r0+R−1 of fl_addnorm_forward (R ≤ 4, a constant once
+ * inlined), each step for the R rows side by side, so that their sums
+ * overlap. */
+LANES_INLINE void addnorm_fwd_rows(float *out, float *xh, float *rstd, const float *x,
+                                   const float *y, const float *gamma, const float *beta,
+                                   size_t r0, size_t R, size_t d)
+{
+    float mean[4], rs[4];
+    size_t t, i;
+    for (t = 0; t < R; t++) { /* z = x + y, in out for now */
+        const size_t r = r0 + t;
+        for (i = 0; i < d; i++)
+            out[r * d + i] = x[r * d + i] + y[r * d + i];
+    }
+    for (t = 0; t < R; t++)
+        mean[t] = v16_sum_row(out + (r0 + t) * d, d) / (float)d;
+    for (t = 0; t < R; t++) /* z − mean, in xh for now */
+        for (i = 0; i < d; i++)
+            xh[(r0 + t) * d + i] = out[(r0 + t) * d + i] - mean[t];
+    for (t = 0; t < R; t++) {
+        const float *hr = xh + (r0 + t) * d;
+        const float var = v16_dot_row(hr, hr, d) / (float)d;
+        rs[t] = 1.0f / sqrtf(var + LN_EPS);
+        rstd[r0 + t] = rs[t];
+    }
+    for (t = 0; t < R; t++) {
+        float *nr = out + (r0 + t) * d, *hr = xh + (r0 + t) * d;
+        for (i = 0; i < d; i++) {
+            float hi = hr[i] * rs[t];
+            hr[i] = hi;
+            nr[i] = fmaf(hi, gamma[i], beta[i]);
+        }
+    }
+}
+
 void fl_addnorm_forward(float *out, float *xh, float *rstd, const float *x, const float *y,
                         const float *gamma, const float *beta, size_t n, size_t d)
 {
-    size_t r, i;
-    for (r = 0; r < n; r++) {
-        const float *xr = x + r * d, *yr = y + r * d;
-        float *nr = out + r * d, *hr = xh + r * d, mean, var, rs;
-        for (i = 0; i < d; i++) /* z = x + y, in out for now */
-            nr[i] = xr[i] + yr[i];
-        mean = v16_sum_row(nr, d) / (float)d;
-        for (i = 0; i < d; i++) /* z − mean, in xh for now */
-            hr[i] = nr[i] - mean;
-        var = v16_dot_row(hr, hr, d) / (float)d;
-        rs = 1.0f / sqrtf(var + LN_EPS);
-        rstd[r] = rs;
+    size_t r = 0;
+    for (; r + 4 <= n; r += 4)
+        addnorm_fwd_rows(out, xh, rstd, x, y, gamma, beta, r, 4, d);
+    for (; r < n; r++)
+        addnorm_fwd_rows(out, xh, rstd, x, y, gamma, beta, r, 1, d);
+}
+
+/* Rows r0 … r0+R−1 of fl_addnorm_backward (R ≤ 4, a constant once
+ * inlined): the R rows' sums side by side, each in order of i, so that
+ * their additions overlap; dgamma and dbeta in order of rows. Every row is
+ * read before any is written (dx may be dout). */
+LANES_INLINE void addnorm_bwd_rows(float *dx, float *dy, float *dgamma, float *dbeta,
+                                   const float *dout, const float *xh, const float *rstd,
+                                   const float *gamma, size_t r0, size_t R, size_t d)
+{
+    float m1[4] = {0.0f, 0.0f, 0.0f, 0.0f}, m2[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    size_t t, i;
+    for (i = 0; i < d; i++) /* Σ dx̂ and Σ dx̂ ⊙ x̂ of each row */
+        for (t = 0; t < R; t++) {
+            const float dxh = dout[(r0 + t) * d + i] * gamma[i];
+            m1[t] += dxh;
+            m2[t] += dxh * xh[(r0 + t) * d + i];
+        }
+    for (t = 0; t < R; t++) { /* dgamma, dbeta (d,) */
+        const float *dr = dout + (r0 + t) * d, *hr = xh + (r0 + t) * d;
         for (i = 0; i < d; i++) {
-            float hi = hr[i] * rs;
-            hr[i] = hi;
-            nr[i] = fmaf(hi, gamma[i], beta[i]);
+            dgamma[i] += dr[i] * hr[i];
+            dbeta[i] += dr[i];
+        }
+    }
+    for (t = 0; t < R; t++) { /* dZ (d,) of each row */
+        const size_t r = r0 + t;
+        const float *dr = dout + r * d, *hr = xh + r * d;
+        const float a = m1[t] / (float)d, c = m2[t] / (float)d;
+        for (i = 0; i < d; i++) {
+            float dz = rstd[r] * (dr[i] * gamma[i] - a - hr[i] * c);
+            dy[r * d + i] = dz;
+            dx[r * d + i] = dz;
         }
     }
 }
@@ -372,25 +614,11 @@ void fl_addnorm_backward(float *dx, float *dy, float *dgamma, float *dbeta, cons
                          const float *xh, const float *rstd, const float *gamma, size_t n,
                          size_t d)
 {
-    size_t r, i;
-    for (r = 0; r < n; r++) {
-        const float *dr = dout + r * d, *hr = xh + r * d;
-        float m1 = 0.0f, m2 = 0.0f;
-        for (i = 0; i < d; i++) { /* in order of i */
-            float dxh = dr[i] * gamma[i];
-            dgamma[i] += dr[i] * hr[i];
-            dbeta[i] += dr[i];
-            m1 += dxh;
-            m2 += dxh * hr[i];
-        }
-        m1 /= (float)d;
-        m2 /= (float)d;
-        for (i = 0; i < d; i++) {
-            float dz = rstd[r] * (dr[i] * gamma[i] - m1 - hr[i] * m2);
-            dy[r * d + i] = dz;
-            dx[r * d + i] = dz;
-        }
-    }
+    size_t r = 0;
+    for (; r + 4 <= n; r += 4)
+        addnorm_bwd_rows(dx, dy, dgamma, dbeta, dout, xh, rstd, gamma, r, 4, d);
+    for (; r < n; r++)
+        addnorm_bwd_rows(dx, dy, dgamma, dbeta, dout, xh, rstd, gamma, r, 1, d);
 }
 
 void fl_relu_forward(float *R, const float *Hin, size_t count)

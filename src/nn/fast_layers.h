@@ -50,8 +50,12 @@ typedef struct fl_attention {
     float keep_scale;        /* 1/(1 − dropout) */
 } fl_attention;
 
-/* Scratch of fl_heads_forward and fl_heads_backward: p·Tk + Tk floats. */
+/* Scratch of fl_heads_forward and fl_heads_backward: 16·(p + 3·Tk)
+ * floats (a block of 16 queries' tiles). */
 size_t fl_heads_scratch(const fl_attention *s);
+/* A new scratch for any attention of d num_hiddens and at most Tmax key
+ * positions, zeroed (free with free); NULL and *failed set as fl_zeros. */
+float *fl_heads_scratch_alloc(size_t d, size_t Tmax, int *failed);
 
 /* Every head of every example: A (B, NH, Tq, Tk) = softmax(Q_h K_hᵀ/√p,
  * masked) (0 at masked keys, before dropout), O (B, Tq, d) = the heads'

@@ -37,6 +37,11 @@
 
 #define V16 16 /* lanes */
 
+/* A function of the fast loops inlined wherever it is called, so that
+ * constant sizes reach its loops (and its arrays of values stay in
+ * registers) however large it is */
+#define LANES_INLINE static inline __attribute__((always_inline))
+
 typedef float f32x16 __attribute__((vector_size(64)));
 typedef int32_t i32x16 __attribute__((vector_size(64)));
 
@@ -97,6 +102,122 @@ static inline f32x16 v16_fma(f32x16 a, f32x16 b, f32x16 c)
 #endif
 }
 
+/* Eight floats as one value, for rows of 8 (a head's p = 8 columns): the
+ * same rules as f32x16's, lane by lane. */
+typedef float f32x8 __attribute__((vector_size(32)));
+
+static inline f32x8 v8_load(const float *x)
+{
+    f32x8 v;
+    memcpy(&v, x, sizeof v);
+    return v;
+}
+
+static inline void v8_store(float *x, f32x8 v) { memcpy(x, &v, sizeof v); }
+
+static inline f32x8 v8_splat(float a)
+{
+    f32x8 v = {a, a, a, a, a, a, a, a};
+    return v;
+}
+
+/* x[0 … n−1] (n ≤ 8), the other lanes 0 */
+static inline f32x8 v8_load_part(const float *x, size_t n)
+{
+    f32x8 v = {0, 0, 0, 0, 0, 0, 0, 0};
+    memcpy(&v, x, n * sizeof *x);
+    return v;
+}
+
+/* x[0 … n−1] = lanes 0 … n−1 of v (n ≤ 8) */
+static inline void v8_store_part(float *x, f32x8 v, size_t n) { memcpy(x, &v, n * sizeof *x); }
+
+/* r (8 values of 8) transposed in place: lane i of r[j] ← lane j of r[i].
+ * Only moves: no arithmetic. */
+static inline void v8_transpose(f32x8 r[8])
+{
+    f32x8 t[8], u[8];
+    for (int k = 0; k < 8; k += 2) { /* pairs of rows interleaved */
+        t[k] = __builtin_shufflevector(r[k], r[k + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+        t[k + 1] = __builtin_shufflevector(r[k], r[k + 1], 2, 10, 3, 11, 6, 14, 7, 15);
+    }
+    for (int k = 0; k < 8; k += 4) { /* then pairs of pairs */
+        u[k] = __builtin_shufflevector(t[k], t[k + 2], 0, 1, 8, 9, 4, 5, 12, 13);
+        u[k + 1] = __builtin_shufflevector(t[k], t[k + 2], 2, 3, 10, 11, 6, 7, 14, 15);
+        u[k + 2] = __builtin_shufflevector(t[k + 1], t[k + 3], 0, 1, 8, 9, 4, 5, 12, 13);
+        u[k + 3] = __builtin_shufflevector(t[k + 1], t[k + 3], 2, 3, 10, 11, 6, 7, 14, 15);
+    }
+    for (int k = 0; k < 4; k++) { /* then the halves of four rows */
+        r[k] = __builtin_shufflevector(u[k], u[k + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+        r[k + 4] = __builtin_shufflevector(u[k], u[k + 4], 4, 5, 6, 7, 12, 13, 14, 15);
+    }
+}
+
+/* a·b + c rounded once, in every lane */
+static inline f32x8 v8_fma(f32x8 a, f32x8 b, f32x8 c)
+{
+#if defined(__AVX__) && defined(__FMA__)
+    return (f32x8)_mm256_fmadd_ps((__m256)a, (__m256)b, (__m256)c);
+#elif defined(__aarch64__)
+    union { f32x8 v; float32x4_t q[2]; } x = {a}, y = {b}, z = {c}, r;
+    for (int i = 0; i < 2; i++)
+        r.q[i] = vfmaq_f32(z.q[i], x.q[i], y.q[i]);
+    return r.v;
+#else
+    f32x8 r;
+    for (int l = 0; l < 8; l++)
+        r[l] = fmaf(a[l], b[l], c[l]);
+    return r;
+#endif
+}
+
+/* Eight doubles as one value (Adam's update), the same rules */
+typedef double f64x8 __attribute__((vector_size(64)));
+
+static inline f64x8 v8d_load(const double *x)
+{
+    f64x8 v;
+    memcpy(&v, x, sizeof v);
+    return v;
+}
+
+static inline void v8d_store(double *x, f64x8 v) { memcpy(x, &v, sizeof v); }
+
+static inline f64x8 v8d_splat(double a)
+{
+    f64x8 v = {a, a, a, a, a, a, a, a};
+    return v;
+}
+
+/* √x in every lane, correctly rounded (IEEE-754's square root) */
+static inline f64x8 v8d_sqrt(f64x8 x)
+{
+#if defined(__AVX512F__)
+    return (f64x8)_mm512_sqrt_pd((__m512d)x);
+#elif defined(__AVX__)
+    union { f64x8 v; __m256d h[2]; } a = {x}, r;
+    r.h[0] = _mm256_sqrt_pd(a.h[0]);
+    r.h[1] = _mm256_sqrt_pd(a.h[1]);
+    return r.v;
+#elif defined(__aarch64__)
+    union { f64x8 v; float64x2_t q[4]; } a = {x}, r;
+    for (int i = 0; i < 4; i++)
+        r.q[i] = vsqrtq_f64(a.q[i]);
+    return r.v;
+#else
+    f64x8 r;
+    for (int l = 0; l < 8; l++)
+        r[l] = sqrt(x[l]);
+    return r;
+#endif
+}
+
+static inline i32x16 v16_splat_i(int32_t a)
+{
+    i32x16 v = {a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a};
+    return v;
+}
+
 /* where mask (all ones or zero in a lane) a, else b */
 static inline f32x16 v16_select(i32x16 mask, f32x16 a, f32x16 b)
 {
@@ -110,12 +231,15 @@ static inline f32x16 v16_max(f32x16 a, f32x16 b) { return v16_select(a > b, a, b
  * l and l+2, 0 and 1 */
 static inline float v16_hsum(f32x16 v)
 {
-    float x[V16];
-    v16_store(x, v);
-    for (int w = V16 / 2; w >= 1; w /= 2)
-        for (int l = 0; l < w; l++)
-            x[l] = x[l] + x[l + w];
-    return x[0];
+    typedef float f32x4 __attribute__((vector_size(16)));
+    typedef float f32x2 __attribute__((vector_size(8)));
+    /* halves taken in registers (GCC ≥ 12 and Clang's shufflevector) */
+    const f32x8 x8 = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) +
+                     __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+    const f32x4 x4 = __builtin_shufflevector(x8, x8, 0, 1, 2, 3) +
+                     __builtin_shufflevector(x8, x8, 4, 5, 6, 7);
+    const f32x2 x2 = __builtin_shufflevector(x4, x4, 0, 1) + __builtin_shufflevector(x4, x4, 2, 3);
+    return x2[0] + x2[1];
 }
 
 /* The largest lane (exact: the order does not matter) */

@@ -37,6 +37,10 @@ void optim_free(optim *o);
 /* One update of the n parameters of a list (train_model.h) from grads,
  * the flat array the list lays out (o->total gradients). */
 void optim_step_params(optim *o, const tmodel_param *params, size_t n, const double *grads);
+/* The same on `threads` threads, the parameters shared out among them
+ * (each parameter's arithmetic is its own: the same bits). */
+void optim_step_threads(optim *o, const tmodel_param *params, size_t n, const double *grads,
+                        int threads);
 /* One update of every parameter of model from grads (model->total). */
 void optim_step(optim *o, tmodel *model, const double *grads);
 

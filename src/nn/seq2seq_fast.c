@@ -188,7 +188,7 @@ int s2s_fast_cache_alloc(s2s_fast_cache *c, const s2s_model *m, size_t Bmax, siz
     for (size_t i = 0; i < sizeof g / sizeof *g; i++)
         *g[i] = fl_zeros(BT, d, 1, &failed);
     c->dR = fl_zeros(BT, H, 1, &failed);
-    c->heads = fl_zeros(d + 1, Tmax, 1, &failed); /* p·Tk + Tk ≤ (d + 1)·Tmax */
+    c->heads = fl_heads_scratch_alloc(d, Tmax, &failed);
     if (!failed && (!(c->dec_in = calloc(BT ? BT : 1, sizeof *c->dec_in)) ||
                     !(c->dec_in2 = calloc(BT ? BT : 1, sizeof *c->dec_in2))))
         failed = 1;
@@ -218,9 +218,10 @@ int s2s_fast_cache_bytes(const s2s_config *cfg, size_t Bmax, size_t Tmax, size_t
                size_mul(2, cfg->tgt_vocab, &t) || size_add(row, t, &row) ||
                size_add(row, H, &row) || size_add(row, 2, &row) || size_add(row, blk, &row) ||
                size_mul(row, BT, &n) ||
-               /* P (Tmax, d) and the heads' scratch ((d + 1)·Tmax) */
-               size_mul(2, d, &t) || size_add(t, 1, &t) || size_mul(t, Tmax, &t) ||
-               size_add(n, t, &n) || size_mul(n, sizeof(float), bytes);
+               /* P (Tmax, d) and the heads' scratch (16·(d + 3·Tmax)) */
+               size_mul(Tmax, d, &t) || size_add(n, t, &n) || size_mul(3, Tmax, &t) ||
+               size_add(t, d, &t) || size_mul(16, t, &t) || size_add(n, t, &n) ||
+               size_mul(n, sizeof(float), bytes);
     return over ? -1 : 0;
 }
 

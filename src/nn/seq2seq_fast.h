@@ -58,7 +58,7 @@ typedef struct s2s_fast_cache {
     float *dY, *dF;                        /* (B, Tmax, d) */
     float *dO, *dQ, *dK, *dV;              /* (B, Tmax, d) attention's scratch */
     float *dR;                             /* (B, Tmax, H) */
-    float *heads;                          /* fl_heads_scratch: ≤ (d + 1)·Tmax */
+    float *heads;                          /* fl_heads_scratch_alloc */
     int *dec_in, *dec_in2;                 /* (B, Tmax) greedy decoding's inputs */
     bah_fast_cache *bah;                   /* --arch bahdanau: all of its cache */
 } s2s_fast_cache;

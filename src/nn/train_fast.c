@@ -118,7 +118,7 @@ int tfast_cache_alloc(tfast_cache *c, const tmodel *m, size_t Bmax, size_t Tmax)
     c->dF = fl_zeros(BT, d, 1, &failed);
     c->dN1 = fl_zeros(BT, d, 1, &failed);
     c->dR = fl_zeros(BT, H ? H : 1, 1, &failed);
-    c->scratch = fl_zeros(d + 1, Tmax, 1, &failed); /* fl_heads_scratch: p·T + T ≤ (d + 1)·T */
+    c->scratch = fl_heads_scratch_alloc(d, Tmax, &failed);
     if (failed) {
         tfast_cache_free(c);
         return -1;

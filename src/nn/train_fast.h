@@ -53,7 +53,7 @@ typedef struct tfast_cache {
     float *dlogits;              /* (B, T, C) */
     float *dN, *dY, *dO, *dQ, *dK, *dV, *dX, *dF, *dN1; /* (B, T, d) */
     float *dR;                   /* (B, T, H) */
-    float *scratch;              /* (fl_heads_scratch) one head's K or V transposed, its dA */
+    float *scratch;              /* (fl_heads_scratch_alloc) a block of queries' tiles */
 } tfast_cache;
 
 int tfast_cache_alloc(tfast_cache *c, const tmodel *m, size_t Bmax, size_t Tmax);

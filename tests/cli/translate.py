@@ -139,7 +139,7 @@ def data_errors(tmp, model):
              '"translate"), not a translation model; attn selfattn --input reads it' % reverse),
             (["--input", other, DOG], '%s: $.command: expected "train", got "multihead"' % other),
             (["--input", model, "--max-mem", "10K", DOG],
-             "translating with %s (num_steps 10, 1 block, 2 heads) needs about 25.8 KiB, more "
+             "translating with %s (num_steps 10, 1 block, 2 heads) needs about 27.8 KiB, more "
              "than --max-mem 10 KiB" % model),
             (["--input", model, "--png", missing, DOG],
              "--png %s: cannot create: No such file or directory" % missing),
