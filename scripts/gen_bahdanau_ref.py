@@ -78,25 +78,15 @@ import numpy as np
 import torch
 from torch import nn
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# d2l's masked_softmax, EncoderDecoder and grad_clipping, shared with the
+# Transformer's generator
+from gen_seq2seq_ref import EncoderDecoder, grad_clipping, masked_softmax  # noqa: E402
+
 UNK, PAD, BOS, EOS = 0, 1, 2, 3  # d2l's Vocab: <unk>, then reserved tokens
 
 
 # ---- zh.d2l.ai's modules ------------------------------------------------------
-
-def masked_softmax(X, valid_lens):
-    """Softmax over the last axis; keys at or beyond valid_len get -1e6."""
-    if valid_lens is None:
-        return nn.functional.softmax(X, dim=-1)
-    shape = X.shape
-    if valid_lens.dim() == 1:
-        valid_lens = torch.repeat_interleave(valid_lens, shape[1])
-    else:
-        valid_lens = valid_lens.reshape(-1)
-    X = X.reshape(-1, shape[-1])
-    keep = torch.arange(shape[-1])[None, :] < valid_lens[:, None]
-    X = X.masked_fill(~keep, -1e6)
-    return nn.functional.softmax(X.reshape(shape), dim=-1)
-
 
 class AdditiveAttention(nn.Module):
     """scores(q, k) = w_v · tanh(W_q q + W_k k), masked softmax over keys."""
@@ -158,18 +148,6 @@ class Seq2SeqAttentionDecoder(nn.Module):
     @property
     def attention_weights(self):
         return self._attention_weights
-
-
-class EncoderDecoder(nn.Module):
-    def __init__(self, encoder, decoder):
-        super().__init__()
-        self.encoder = encoder
-        self.decoder = decoder
-
-    def forward(self, enc_X, dec_X, *args):
-        enc_outputs = self.encoder(enc_X, *args)
-        dec_state = self.decoder.init_state(enc_outputs, *args)
-        return self.decoder(dec_X, dec_state)
 
 
 def bahdanau(Vs, Vt, d, layers):
@@ -328,16 +306,6 @@ def loss_of(net, batch):
     return nn.functional.cross_entropy(logits.reshape(-1, Vt),
                                        torch.tensor(batch["targets"]).reshape(-1),
                                        ignore_index=-1)
-
-
-def grad_clipping(net, theta):
-    """d2l's grad_clipping; returns the norm before clipping."""
-    params = [p for p in net.parameters() if p.requires_grad]
-    norm = torch.sqrt(sum(torch.sum(p.grad ** 2) for p in params))
-    if theta and norm > theta:
-        for p in params:
-            p.grad[:] *= theta / norm
-    return norm.item()
 
 
 def train_steps(net, init, batch, kind, lr, clip, steps):

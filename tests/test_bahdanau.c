@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "torch_fixture.h"
 #include "gru.h"
 #include "s2s_model_file.h"
 #include "seq2seq.h"
@@ -32,46 +33,6 @@
 #include "train_task.h"
 
 /* ---- reading fixtures ------------------------------------------------------ */
-
-static const cJSON *get(const cJSON *o, const char *k)
-{
-    return cJSON_GetObjectItemCaseSensitive(o, k);
-}
-
-/* The numbers of a nested array, flattened in row-major order into out
- * (up to cap); returns how many there are. */
-static size_t flatten(const cJSON *node, double *out, size_t cap, size_t at)
-{
-    if (cJSON_IsNumber(node)) {
-        if (at < cap)
-            out[at] = node->valuedouble;
-        return at + 1;
-    }
-    for (const cJSON *c = node ? node->child : NULL; c; c = c->next)
-        at = flatten(c, out, cap, at);
-    return at;
-}
-
-/* The numbers of node as a new double array; *n their number. */
-static double *numbers(const cJSON *node, size_t *n)
-{
-    size_t count = flatten(node, NULL, 0, 0);
-    double *v = malloc((count ? count : 1) * sizeof *v);
-    if (v)
-        flatten(node, v, count, 0);
-    *n = count;
-    return v;
-}
-
-static int *ints(const cJSON *node, size_t *n)
-{
-    double *v = numbers(node, n);
-    int *r = malloc((*n ? *n : 1) * sizeof *r);
-    for (size_t i = 0; v && r && i < *n; i++)
-        r[i] = (int)v[i];
-    free(v);
-    return r;
-}
 
 static cJSON *read_json(const char *path)
 {
@@ -184,13 +145,6 @@ static int load_params(s2s_model *m, const cJSON *sd, const char *file)
 
 /* ---- comparing -------------------------------------------------------------- */
 
-/* The worst error of a quantity over every fixture: |got − want| and
- * |got − want| / (|want| + floor), reported at the end. */
-typedef struct worst {
-    const char *what;
-    double abs, rel, floor;
-} worst_err;
-
 static worst_err w_gru_out = {"GRU outputs and final states", 0, 0, 0},
                  w_gru_grad = {"GRU gradients", 0, 0, 0}, w_loss = {"loss", 0, 0, 0},
                  w_grad = {"gradients", 0, 0, 1e-3}, w_cross = {"greedy attention", 0, 0, 0},
@@ -200,38 +154,6 @@ static worst_err w_gru_out = {"GRU outputs and final states", 0, 0, 0},
                  w_fast_wq = {"fast path: W_q after 20 Adam steps", 0, 0, 1e-3},
                  w_file = {"logits of a loaded model file", 0, 0, 0},
                  w_file_att = {"its translations' attention", 0, 0, 0};
-
-static void note(worst_err *w, double got, double want)
-{
-    double a = fabs(got - want), r = a / (fabs(want) + w->floor);
-    w->abs = a > w->abs ? a : w->abs;
-    w->rel = r > w->rel ? r : w->rel;
-}
-
-static void report(const worst_err *w)
-{
-    printf("  worst %-42s |attn − torch| %.2e, relative %.2e\n", w->what, w->abs, w->rel);
-}
-
-/* got (n) against want (n): every |got − want| <= atol + rtol·|want|;
- * the misses, printed (at most 3) under label. */
-static size_t compare(const char *file, const char *label, const double *got, const double *want,
-                      size_t n, double atol, double rtol, worst_err *w)
-{
-    size_t bad = 0;
-    for (size_t i = 0; i < n; i++) {
-        double d = fabs(got[i] - want[i]);
-        if (w)
-            note(w, got[i], want[i]);
-        if (!(d <= atol + rtol * fabs(want[i])) && bad++ < 3)
-            fprintf(stderr, "%s: %s[%zu] = %.12g, torch %.12g (diff %.3g)\n", file, label, i,
-                    got[i], want[i], d);
-    }
-    check_count++;
-    if (bad)
-        check_failed++;
-    return bad;
-}
 
 /* The numbers of node against got (n): their count, then compare. */
 static void compare_node(const char *file, const char *label, const double *got, size_t n,

@@ -459,16 +459,6 @@ void bah_backward(double *grads, bah_cache *c, const s2s_model *m, const double 
 
 /* ---- greedy decoding ------------------------------------------------------ */
 
-/* The first index of the largest of x (n,), as torch.argmax. */
-static int argmax(const float *x, size_t n)
-{
-    size_t best = 0;
-    for (size_t k = 1; k < n; k++)
-        if (x[k] > x[best])
-            best = k;
-    return (int)best;
-}
-
 int bah_greedy(const s2s_model *m, const int *src, long src_len, size_t Ts, int bos, int eos,
                size_t max_len, int *out, size_t *n_out, float *cross, char *err, size_t errlen)
 {
@@ -503,7 +493,7 @@ int bah_greedy(const s2s_model *m, const int *src, long src_len, size_t Ts, int 
     for (size_t t = 0; t < max_len; t++) {
         int next;
         bah_decode_step(m, &c, logits, lens, dec_in, t);
-        next = argmax(logits + t * Vt, Vt);
+        next = s2s_argmax(logits + t * Vt, Vt);
         if (cross)
             memcpy(cross + t * Ts, c.A + t * Ts, Ts * sizeof *cross);
         if (next == eos)

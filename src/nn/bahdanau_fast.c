@@ -766,12 +766,7 @@ static void forward(bah_fast_cache *c, const s2s_model *m, const bah_fast_weight
 /* The gradient of tensor t in grads (laid out as m->param), or NULL. */
 static float *grad_of(float *grads, const s2s_model *m, const tensor *t)
 {
-    if (!grads || !t->data)
-        return NULL;
-    for (size_t i = 0; i < m->nparams; i++)
-        if (m->param[i].t == t)
-            return grads + m->param[i].offset;
-    return NULL;
+    return tparam_gradf(m->param, m->nparams, grads, t);
 }
 
 /* Pair b's attention backward at one step, from dc (d,) = d loss / d c:
@@ -946,16 +941,6 @@ double bah_fast_step(float *grads, bah_fast_cache *c, const s2s_model *m,
 
 /* ---- greedy decoding ---------------------------------------------------- */
 
-/* The first largest of z[0 … n−1] */
-static size_t argmax(const float *z, size_t n)
-{
-    size_t arg = 0;
-    for (size_t k = 1; k < n; k++)
-        if (z[k] > z[arg])
-            arg = k;
-    return arg;
-}
-
 /* Step t's choices: each pair still decoding takes its argmax; <eos> ends
  * it (not output). Returns how many ended. */
 static size_t greedy_choose(bah_fast_cache *c, const float *logits, size_t B, size_t Vt,
@@ -963,7 +948,7 @@ static size_t greedy_choose(bah_fast_cache *c, const float *logits, size_t B, si
 {
     size_t ended = 0;
     for (size_t b = 0; b < B; b++) {
-        const int arg = (int)argmax(logits + b * Vt, Vt);
+        const int arg = s2s_argmax(logits + b * Vt, Vt);
         if (n_out[b] != SIZE_MAX)
             continue; /* done: its <eos> came earlier (it is fed <eos>) */
         if (arg == eos) {

@@ -752,8 +752,7 @@ int s2s_backward(double *grads, s2s_cache *c, const s2s_model *m, const int *src
 
 /* ---- greedy decoding ------------------------------------------------------ */
 
-/* The first index of the largest of x (n,), as torch.argmax. */
-static int argmax(const float *x, size_t n)
+int s2s_argmax(const float *x, size_t n)
 {
     size_t best = 0;
     for (size_t k = 1; k < n; k++)
@@ -818,7 +817,7 @@ int s2s_greedy(const s2s_model *m, const int *src, long src_len, size_t Ts, int 
         int next;
         if (s2s_decode(m, &c, dec_in, lens, t + 1, NULL, err, errlen))
             goto done;
-        next = argmax(c.logits + t * Vt, Vt);
+        next = s2s_argmax(c.logits + t * Vt, Vt);
         if (cross)
             keep_cross(cross, &c, m, t, max_len);
         if (next == eos)

@@ -241,6 +241,10 @@ int s2s_backward(double *grads, s2s_cache *c, const s2s_model *m, const int *src
 const mha_dropout *s2s_module_dropout(mha_dropout *out, const mha_dropout *drop,
                                      size_t example0, size_t k, size_t per);
 
+/* The first index of the largest of x (n,), as torch.argmax: greedy
+ * decoding's next token. */
+int s2s_argmax(const float *x, size_t n);
+
 /* Greedy decoding, d2l's predict_seq2seq: src (Ts,) one source sentence
  * (ids + <eos>, padded to Ts) of src_len valid entries; from <bos>, each
  * step's argmax (the first largest logit) is fed back, until <eos> (not

@@ -288,12 +288,7 @@ static fl_mha mha_of(const mha_params *p, float *const W[4])
 /* The gradient of tensor t in grads (laid out as m->param), or NULL. */
 static float *grad_of(float *grads, const s2s_model *m, const tensor *t)
 {
-    if (!grads || !t->data)
-        return NULL;
-    for (size_t i = 0; i < m->nparams; i++)
-        if (m->param[i].t == t)
-            return grads + m->param[i].offset;
-    return NULL;
+    return tparam_gradf(m->param, m->nparams, grads, t);
 }
 
 static fl_linear_grads lin_grads(float *grads, const s2s_model *m, const linear *l)
@@ -561,21 +556,17 @@ size_t s2s_fast_greedy_batch(s2s_fast_cache *c, const s2s_model *m, const s2s_fa
         s2s_fast_decode(c, m, w, in, src_lens, B, Ts, t + 1, NULL, 0);
         steps = t + 1;
         for (b = 0; b < B; b++) {
-            const float *z = c->logits + (b * (t + 1) + t) * Vt;
-            size_t k, arg = 0;
+            const int arg = s2s_argmax(c->logits + (b * (t + 1) + t) * Vt, Vt);
             if (n_out[b] != SIZE_MAX)
                 continue; /* done: its <eos> came earlier */
-            for (k = 1; k < Vt; k++)
-                if (z[k] > z[arg])
-                    arg = k;
-            if ((int)arg == eos) {
+            if (arg == eos) {
                 n_out[b] = t;
                 running--;
                 continue;
             }
-            out[b * max_len + t] = (int)arg;
+            out[b * max_len + t] = arg;
             if (t + 1 < max_len)
-                hist[b * max_len + t + 1] = (int)arg;
+                hist[b * max_len + t + 1] = arg;
         }
     }
     for (b = 0; b < B; b++)

@@ -156,13 +156,7 @@ const float *tfast_block_out(const tfast_cache *c, const tmodel *m, size_t l)
 
 static float *grad_of(float *grads, const tmodel *m, const tensor *t)
 {
-    size_t i;
-    if (!t->data)
-        return NULL;
-    for (i = 0; i < m->nparams; i++)
-        if (m->param[i].t == t)
-            return grads + m->param[i].offset;
-    return NULL;
+    return tparam_gradf(m->param, m->nparams, grads, t);
 }
 
 /* The sizes and constants of one step, as train_fast.h names them. */

@@ -70,6 +70,16 @@ double *tparam_grad(const tmodel_param *list, size_t n, double *grads, const ten
     return NULL;
 }
 
+float *tparam_gradf(const tmodel_param *list, size_t n, float *grads, const tensor *t)
+{
+    if (!grads || !t->data)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        if (list[i].t == t)
+            return grads + list[i].offset;
+    return NULL;
+}
+
 void tparam_uniform(tensor *t, size_t in, rng *r)
 {
     const double bound = 1.0 / sqrt((double)in);

@@ -188,6 +188,8 @@ void tparam_add(tmodel_param *list, size_t *n, size_t *total, const char *prefix
 /* The gradient of t in the flat array grads laid out by the list; NULL
  * when t is absent (no data) or not in the list. */
 double *tparam_grad(const tmodel_param *list, size_t n, double *grads, const tensor *t);
+/* The same in the fast paths' float gradients (grads NULL: NULL). */
+float *tparam_gradf(const tmodel_param *list, size_t n, float *grads, const tensor *t);
 /* nn.Linear's default: uniform in ±1/sqrt(in) (weight and bias alike). */
 void tparam_uniform(tensor *t, size_t in, rng *r);
 /* LayerNorm's start: weight 1, bias 0. */
