@@ -659,19 +659,10 @@ static int model_for_file(s2s_model *m)
 
 static int write_model(const char *dir)
 {
-    char path[512], err[512];
     s2s_model m;
-    snprintf(path, sizeof path, "%s/model.json", dir);
     if (model_for_file(&m))
         return 1;
-    if (s2s_model_save(path, &m, model_src_vocab, model_tgt_vocab, MODEL_STEPS, err, sizeof err)) {
-        fprintf(stderr, "%s\n", err);
-        s2s_free(&m);
-        return 1;
-    }
-    printf("wrote %s (%zu parameters)\n", path, m.total);
-    s2s_free(&m);
-    return 0;
+    return save_model_file(dir, &m, model_src_vocab, model_tgt_vocab, MODEL_STEPS);
 }
 
 /* One translation of logits.json: PyTorch's tokens and attention rows

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "s2s_model_file.h"
+
 static inline const cJSON *get(const cJSON *o, const char *k)
 {
     return cJSON_GetObjectItemCaseSensitive(o, k);
@@ -90,6 +92,25 @@ static inline size_t compare(const char *file, const char *label, const double *
     if (bad)
         check_failed++;
     return bad;
+}
+
+/* `test_… write-model DIR`: m saved as DIR/model.json with the given
+ * vocabularies and num_steps (then freed), for the generator's --load
+ * check. 0, or 1 with the reason on stderr. */
+static inline int save_model_file(const char *dir, s2s_model *m, const char *const *src_vocab,
+                                  const char *const *tgt_vocab, size_t num_steps)
+{
+    char path[512], err[512];
+    int rc = 0;
+    snprintf(path, sizeof path, "%s/model.json", dir);
+    if (s2s_model_save(path, m, src_vocab, tgt_vocab, num_steps, err, sizeof err)) {
+        fprintf(stderr, "%s\n", err);
+        rc = 1;
+    } else {
+        printf("wrote %s (%zu parameters)\n", path, m->total);
+    }
+    s2s_free(m);
+    return rc;
 }
 
 #endif
