@@ -1,12 +1,19 @@
 /* test_base.c — the base layer: the UTF-8 decoder (base/utf8.h) on valid
  * characters of each length and every kind of malformed input, consumed
  * one byte at a time without reading past the NUL; float_alloc's overflow
- * check; the --max-mem sentence in its four forms. */
+ * check; the --max-mem sentence in its four forms; the free cores counting
+ * two spinning processes. */
+#define _POSIX_C_SOURCE 200809L /* fork, kill, nanosleep */
+#include <signal.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "checked.h"
+#include "cores.h"
 #include "utf8.h"
 
 #define X UTF8_INVALID
@@ -104,8 +111,36 @@ static void test_utf8(void)
     CHECK(s == cut + 2);
 }
 
+/* cores_free: at least 1, at most `most`; two processes spinning are two
+ * cores taken (they are runnable the whole time, on a core or waiting for
+ * one), whatever else the machine runs. */
+static void test_cores_free(void)
+{
+    pid_t child[2];
+    const struct timespec settle = {0, 100 * 1000 * 1000};
+    CHECK_INT(cores_free(0), 1);
+    CHECK_INT(cores_free(1), 1);
+    CHECK(cores_free(4) >= 1 && cores_free(4) <= 4);
+    for (int i = 0; i < 2; i++) {
+        child[i] = fork();
+        if (child[i] == 0)
+            for (volatile unsigned long spin = 0;; spin++)
+                ;
+        CHECK(child[i] > 0);
+    }
+    nanosleep(&settle, NULL);
+    CHECK(cores_free(1000) <= 998);
+    CHECK_INT(cores_free(2), 1);
+    for (int i = 0; i < 2; i++)
+        if (child[i] > 0) {
+            kill(child[i], SIGKILL);
+            waitpid(child[i], NULL, 0);
+        }
+}
+
 int main(void)
 {
+    test_cores_free();
     test_utf8();
     test_float_alloc();
     test_mem_limit();

@@ -168,7 +168,7 @@ struct opt {
      .help = "colormap: %s (default " dflt ")", \
      .callback = opt_parse_cmap, .names = opt_cmap_names}
 #define OPT_THREADS(m) \
-    OPT_INT(0, "threads", m, "N", 1, 1024, "cores for the fast loops (default all)")
+    OPT_INT(0, "threads", m, "N", 1, 1024, "cores for the fast loops (default: those free)")
 
 extern const char *const opt_color_names[];       /* auto, always, never */
 int opt_parse_cmap(void *dest, const char *value); /* for OPT_CMAP */

@@ -65,6 +65,8 @@
 #endif
 
 #include "checked.h"
+#include "clock.h"
+#include "cores.h"
 #include "fmath.h"
 #include "lanes.h"
 
@@ -80,14 +82,12 @@
 #define QB 48   /* query rows in one task, a multiple of MR */
 #define KB 512  /* keys in one block of the online softmax */
 
+static int fixed_threads; /* --threads N, or 0: as many cores as are free */
+
 void attn_set_threads(int n)
 {
-#ifdef _OPENMP
     if (n > 0)
-        omp_set_num_threads(n);
-#else
-    (void)n;
-#endif
+        fixed_threads = n;
 }
 
 int mha_fast_threads(size_t B, size_t Nq, size_t Nk, size_t H)
@@ -102,7 +102,22 @@ int mha_fast_threads(size_t B, size_t Nq, size_t Nk, size_t H)
 int attn_max_threads(void)
 {
 #ifdef _OPENMP
-    return omp_get_max_threads();
+    /* the last reading of the free cores and when it was taken (one
+     * thread decides: the caller, outside any parallel region) */
+    static int free_cores;
+    static double read_at;
+    const int most = omp_get_max_threads();
+    double now;
+    if (fixed_threads > 0)
+        return fixed_threads;
+    if (most <= 1)
+        return most;
+    now = now_seconds();
+    if (free_cores == 0 || now - read_at > 0.02) {
+        free_cores = cores_free(most);
+        read_at = now;
+    }
+    return free_cores < most ? free_cores : most;
 #else
     return 1;
 #endif
@@ -1001,16 +1016,17 @@ static void attend_task(const attn_job *job, size_t i, task_mem *t)
         block_streaming(job, &task, t);
 }
 
-/* Steps 1 to 6 on the threads of one parallel region (one thread when
- * parallel is 0), the phases one after the other. */
+/* Steps 1 to 6 on `threads` threads of one parallel region (each with its
+ * scratch f->tm[thread]), the phases one after the other. */
 static void run_steps(const fast_buffers *f, const attn_job *job, proj_set *qkv_set,
-                      proj_set *o_set, int parallel)
+                      proj_set *o_set, int threads)
 {
     const size_t qblocks = (job->Nq + QB - 1) / QB;
     phase heads, tasks; /* packing the heads; the attention tasks */
     phase_init(&heads, job->B * job->NH);
     phase_init(&tasks, job->B * job->NH * qblocks);
-#pragma omp parallel if (parallel)
+    (void)threads; /* (unused without OpenMP) */
+#pragma omp parallel num_threads(threads) if (threads > 1)
     {
         task_mem *t = &f->tm[
 #ifdef _OPENMP
@@ -1086,7 +1102,7 @@ int mha_forward_fast(float *out, float *weights, const float *queries, const flo
     job.V = f.V;
     job.Kp = f.Kp;
     job.Vp = f.Vp;
-    run_steps(&f, &job, &qkv_set, &o_set, parallel);
+    run_steps(&f, &job, &qkv_set, &o_set, threads);
     block_give(block);
     return 0;
 }

@@ -11,6 +11,7 @@
 #include <omp.h>
 #endif
 
+#include "attention_fast.h"
 #include "checked.h"
 
 /* An allocation of a·b elements of size bytes, checked; *failed set. */
@@ -25,8 +26,9 @@ static void *alloc_n(size_t a, size_t b, size_t size, int *failed)
     return p;
 }
 
-/* The threads of a step's chunks: every core for a step of real work, else
- * one (as train.c decides, from the multiply-adds of a step). */
+/* The threads of a step's chunks: --threads, or the cores free now
+ * (attn_max_threads) for a step of real work, else one (as train.c
+ * decides, from the multiply-adds of a step). */
 static int s2s_threads(const s2s_trainer *tr)
 {
 #ifdef _OPENMP
@@ -35,7 +37,7 @@ static int s2s_threads(const s2s_trainer *tr)
                         (30.0 * (double)c->hiddens + 12.0 * (double)tr->T + 12.0 * (double)c->ffn);
     if (tr->opts.threads > 0)
         return tr->opts.threads;
-    return work < 2e6 ? 1 : omp_get_max_threads();
+    return work < 2e6 ? 1 : attn_max_threads();
 #else
     (void)tr;
     return 1;

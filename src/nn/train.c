@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attention_fast.h"
 #include "checked.h"
 
 #ifdef _OPENMP
@@ -35,11 +36,12 @@ void train_opts_default(train_opts *o, train_kind kind)
     }
 }
 
-/* The threads of the chunk loops: --threads, or by default every core when
- * a step is large enough (about 2e6 multiply-adds) to pay for waking them,
- * else one. A default task's step (B 64, n 8, d 32: about 7.6e6) runs
- * 1.4-1.9 times as fast on two idle cores as on one; on a busy machine a
- * second thread may wait to be scheduled, and --threads 1 avoids that. */
+/* The threads of the chunk loops: --threads, or by default the cores free
+ * now (attn_max_threads) when a step is large enough (about 2e6
+ * multiply-adds) to pay for waking them, else one. A default task's step
+ * (B 64, n 8, d 32: about 7.6e6) runs 1.4-1.9 times as fast on two idle
+ * cores as on one; on a busy machine the step runs on the cores other work
+ * leaves free, asked again as the run goes on. */
 static int train_threads(const trainer *tr)
 {
 #ifdef _OPENMP
@@ -50,7 +52,7 @@ static int train_threads(const trainer *tr)
                          3.0 * (double)mc->classes);
     if (tr->opts.threads > 0)
         return tr->opts.threads;
-    return work < 2e6 ? 1 : omp_get_max_threads();
+    return work < 2e6 ? 1 : attn_max_threads();
 #else
     (void)tr;
     return 1;
