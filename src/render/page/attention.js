@@ -7,6 +7,8 @@
 // spec = {rows: [{name, query_tokens, key_tokens, valid_lens, query}],
 //         heads, Nq, Nk, weights (Float32Array, rows × heads × Nq × Nk),
 //         causal, cmap, vmin, vmax, xlabel, ylabel,
+//         preview ({index, gr, gc}: a large page's grids of colour-map
+//         entries, drawn while weights is still null; page.h),
 //         qname, kname (what the tooltip calls a query and a key: "query"
 //         and "key" unless given), framed(q, k) (cells drawn with a frame,
 //         and the tooltip line that says why: framedNote(q, k)), average
@@ -58,7 +60,7 @@ function attentionGrid(spec) {
   const thumb = Nk * cell > room ? room : 0;
   const columns = thumb ? Math.max(1, Math.min(ncols, Math.floor(width / (thumb + 16)))) : ncols;
   grid.style.gridTemplateColumns = `repeat(${columns}, auto)`;
-  const view = {node: null, panels, weights: spec.weights};
+  const view = {node: null, panels, weights: spec.weights, pending: null};
 
   // one width for every panel's query labels, so that the panels align
   const allY = [];
@@ -83,7 +85,8 @@ function attentionGrid(spec) {
     const why = maskReason(row, spec.causal, q, k);
     const lines = [`${row.name} · ${h < 0 ? `the ${heads} heads averaged` : headName(h)}`,
                    `${qname} ${q} “${tokenAt(row.query_tokens, q)}” → ${kname} ${k} “${tokenAt(row.key_tokens, k)}”`,
-                   why ? `masked (${why}): weight ${fmt4(v)} (float32 ${fmtG9(v)})`
+                   v === null ? "weight: still loading (the page is reading its data)"
+                   : why ? `masked (${why}): weight ${fmt4(v)} (float32 ${fmtG9(v)})`
                        : `weight ${fmt4(v)}   float32 ${fmtG9(v)}`];
     if (spec.framed && spec.framed(q, k) && spec.framedNote) lines.push(spec.framedNote(q, k));
     return lines;
@@ -92,9 +95,27 @@ function attentionGrid(spec) {
     const row = spec.rows[r];
     return spec.framed(row.query !== undefined ? row.query : qi, k);
   });
-  const masker = (r) => (qi, k) => {
+  // null when nothing is masked: the panels then paint each cell as one fill
+  const masker = (r) => anyMask && ((qi, k) => {
     const row = spec.rows[r];
     return maskReason(row, spec.causal, row.query !== undefined ? row.query : qi, k) !== null;
+  });
+  // a preview's block (i, j) of row r: the share of its cells masked
+  const pv = spec.preview && !focusRows && !spec.average ? spec.preview : null;
+  const blockMasked = (r) => anyMask && ((i, j) => {
+    const q0 = Math.floor(i * Nq / pv.gr), q1 = Math.floor((i + 1) * Nq / pv.gr);
+    const k0 = Math.floor(j * Nk / pv.gc), k1 = Math.floor((j + 1) * Nk / pv.gc);
+    let n = 0;
+    for (let q = q0; q < q1; q++)
+      for (let k = k0; k < k1; k++) if (maskReason(spec.rows[r], spec.causal, q, k)) n++;
+    return n / ((q1 - q0) * (k1 - k0));
+  });
+  // a click before the weights have loaded: the panel opens when they have
+  const pick = (r, h) => () => {
+    if (view.weights) { enlarge(r, h); return; }
+    view.pending = () => enlarge(r, h);
+    tooltip.show(["The weights are still loading: the panel opens when they have."],
+                 window.innerWidth / 2, window.innerHeight / 3);
   };
   spec.rows.forEach((row, r) => {
     grid.append(el("div", {class: "grid-row-title", style: "grid-column: 1 / -1", text: row.title || row.name}));
@@ -107,9 +128,9 @@ function attentionGrid(spec) {
         yt: row.query !== undefined ? [tokenAt(row.query_tokens, row.query)]
             : Array.from({length: Nq}, (_, i) => tokenAt(row.query_tokens, i)),
         xt: Array.from({length: Nk}, (_, i) => tokenAt(row.key_tokens, i)),
-        onPick: () => enlarge(r, h), ytWidth,
+        onPick: pick(r, h), ytWidth, thumb,
       });
-      if (thumb) p.canvas.style.width = thumb + "px";
+      if (!view.weights && pv) p.paintPreview(pv.index, (r * heads + h) * pv.gr * pv.gc, pv.gr, pv.gc, blockMasked(r));
       p.r = r;
       p.h = h;
       panels.push(p);
@@ -152,6 +173,12 @@ function attentionGrid(spec) {
     if (avg) average();
     for (const p of panels) p.redraw(...source(p.r, p.h));
     if (view.headView) view.headView.redraw();
+    if (view.pending) {
+      const open = view.pending;
+      view.pending = null;
+      tooltip.hide();
+      open();
+    }
   };
   return view;
 }
@@ -271,14 +298,37 @@ function attentionPage(root, data, pg) {
   const w = tensor(typeof pg.weights === "string" ? data[pg.weights] : pg.weights);
   // (rows…, NH, Nq, Nk): the leading dimensions are the rows (examples, or
   // a stack's layers × examples)
-  const [NH, Nq, Nk] = w.shape.slice(-3);
+  const d = w.data;
   let vmin = Infinity, vmax = -Infinity;
-  for (const v of w.data) { if (v < vmin) vmin = v; if (v > vmax) vmax = v; }
-  const spec = {rows: pg.rows, heads: NH, Nq, Nk, weights: w.data, causal: pg.causal,
-                cmap: colormap(pg.cmap), vmin, vmax, xlabel: pg.xlabel, ylabel: pg.ylabel};
+  for (let i = 0; i < d.length; i++) {
+    const v = d[i];
+    if (v < vmin) vmin = v;
+    if (v > vmax) vmax = v;
+  }
+  attentionView(root, pg, w.shape, vmin, vmax, null).complete(d);
+}
+
+// A large page's attention page from its preview (page.h): the grid of
+// block means drawn at once; returns what draws the rest from the data
+// once it has been read.
+function attentionPreviewPage(root, pv) {
+  const pg = pv.page, p = pv.preview;
+  // the float32 the C found, exactly: "%.9g" reads back as the same float32
+  const vmin = Math.fround(p.vmin), vmax = Math.fround(p.vmax);
+  attnPage.preview = {vmin, vmax, grid: p.grid.slice()};
+  const view = attentionView(root, pg, p.shape, vmin, vmax, {index: base64Bytes(p.index), gr: p.grid[0], gc: p.grid[1]});
+  return (data) => view.complete(tensor(data[pg.weights]).data);
+}
+
+// The page's views of weights of `shape` on the scale vmin … vmax: drawn
+// from preview until complete(weights) (Float32Array, shape) paints the
+// panels from the weights and draws the head view.
+function attentionView(root, pg, shape, vmin, vmax, preview) {
+  const [NH, Nq, Nk] = shape.slice(-3);
+  const spec = {rows: pg.rows, heads: NH, Nq, Nk, weights: null, causal: pg.causal,
+                cmap: colormap(pg.cmap), vmin, vmax, xlabel: pg.xlabel, ylabel: pg.ylabel, preview};
   const grid = attentionGrid(spec);
-  const hv = headView(spec, () => grid.weights);
-  grid.headView = hv;
+  let hvNode = el("p", {class: "note", text: "The head view is drawn once the page has read the weights."});
   root.append(
     section("Attention weights", `${rowsText(pg.rows)} × ${NH} ${NH === 1 ? "head" : "heads"}, ` +
             `${Nq} queries × ${Nk} keys; one colour scale from ${fmtShort(vmin)} to ${fmtShort(vmax)}. ` +
@@ -286,7 +336,16 @@ function attentionPage(root, data, pg) {
             keysNote([["hover", "query, key and weight of a cell"], ["click / Enter", "enlarge a panel"],
                       ["← ↑ → ↓", "move the highlighted cell (in a focused panel)"], ["Esc", "close the enlarged panel"]])),
     section("Head view", "Queries on the left, keys on the right; a line's opacity is the weight, one colour per " +
-            "head. Click a colour to hide or show its head; hover a token to see only its lines.", hv.node));
+            "head. Click a colour to hide or show its head; hover a token to see only its lines.", hvNode));
   attnPage.state.kind = "attention";
   attnPage.state.grid = grid;
+  return {
+    complete(weights) {
+      grid.update(weights);
+      const hv = headView(spec, () => grid.weights);
+      grid.headView = hv;
+      hvNode.replaceWith(hv.node);
+      hvNode = hv.node;
+    },
+  };
 }

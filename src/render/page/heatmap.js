@@ -20,10 +20,20 @@ function cellSize(rows, cols, room, most) {
   return Math.max(1, Math.min(most, Math.floor(room / Math.max(rows, cols))));
 }
 
+// The colour-map entry of v on the scale vmin … vmax, span = vmax − vmin
+// (1 when they are equal): matplotlib's rule, and the C's of a preview
+// (render/page_preview.c).
+function entryOf(v, vmin, span) {
+  const t = (v - vmin) / span;
+  return !(t > 0) ? 0 : t >= 1 ? 255 : Math.min(255, Math.floor(t * 256));
+}
+const hatchAt = (x, y) => ((x + y) % 6 < 2 ? HATCH_DARK : HATCH_LIGHT);
+
 // Paint values[off + r·cols + c] (rows × cols) into canvas, cw × ch px per
 // cell; masked(r, c) cells striped grey: a masked key is not a small weight;
 // framed(r, c) cells (e.g. the word a target word translates) get a blue
-// edge two pixels wide, their middle in the colour of their value.
+// edge two pixels wide, their middle in the colour of their value. masked
+// and framed may be null (nothing is: each cell is then one fill).
 function paintHeatmap(canvas, values, off, rows, cols, cw, ch, colors, vmin, vmax, masked, framed) {
   const w = cols * cw, h = rows * ch;
   if (canvas.width !== w) canvas.width = w;
@@ -32,21 +42,120 @@ function paintHeatmap(canvas, values, off, rows, cols, cw, ch, colors, vmin, vma
   const img = ctx.createImageData(w, h);
   const px = new Uint32Array(img.data.buffer);
   const span = vmax > vmin ? vmax - vmin : 1;
+  const plain = !masked && !(framed && cw >= 6 && ch >= 6);
   for (let r = 0; r < rows; r++) {
     for (let c = 0; c < cols; c++) {
-      const v = values[off + r * cols + c];
+      const col = colors[entryOf(values[off + r * cols + c], vmin, span)];
+      if (plain) { // one colour a cell
+        for (let y = r * ch; y < (r + 1) * ch; y++) px.fill(col, y * w + c * cw, y * w + (c + 1) * cw);
+        continue;
+      }
       const hide = masked && masked(r, c);
-      let t = (v - vmin) / span, i = !(t > 0) ? 0 : t >= 1 ? 255 : Math.min(255, Math.floor(t * 256));
-      const col = colors[i];
       const edge = framed && cw >= 6 && ch >= 6 && framed(r, c) ? 2 : 0;
       for (let y = r * ch; y < (r + 1) * ch; y++) {
         const row = y * w, ey = y - r * ch < edge || (r + 1) * ch - y <= edge;
         for (let x = c * cw; x < (c + 1) * cw; x++)
           px[row + x] = ey || x - c * cw < edge || (c + 1) * cw - x <= edge ? FRAME
-                      : hide ? ((x + y) % 6 < 2 ? HATCH_DARK : HATCH_LIGHT) : col;
+                      : hide ? hatchAt(x, y) : col;
       }
     }
   }
+  ctx.putImageData(img, 0, 0);
+}
+
+// Pixel p of m over n cells covers the cells [p·n/m, (p+1)·n/m): the
+// pairs (pixel, cell) that overlap, in order, and each overlap's length in
+// cells (its share) — the area weights of matplotlib's downsampling by
+// area. At most n + m − 1 pairs.
+function areaPairs(n, m) {
+  const pix = [], cell = [], share = [];
+  for (let p = 0; p < m; p++) {
+    const a = p * n / m, b = (p + 1) * n / m;
+    for (let i = Math.floor(a); i < b && i < n; i++) {
+      pix.push(p);
+      cell.push(i);
+      share.push(Math.min(i + 1, b) - Math.max(i, a));
+    }
+  }
+  return {pix: Int32Array.from(pix), cell: Int32Array.from(cell), share: Float64Array.from(share)};
+}
+
+// out[o + p] += the share-weighted sum of values[base + cell] over pixel
+// p's pairs, for every pair not masked(cell); with open, the shares summed
+// too (the part of each pixel not masked).
+function pairSums(out, open, o, values, base, P, masked) {
+  const pix = P.pix, cell = P.cell, share = P.share;
+  for (let j = 0; j < pix.length; j++) {
+    if (masked && masked(cell[j])) continue;
+    out[o + pix[j]] += share[j] * values[base + cell[j]];
+    if (open) open[o + pix[j]] += share[j];
+  }
+}
+
+// out (m, w) += the pairs of P applied to the rows of rows (n, w): row p
+// of out gets row `cell` times its share, for each of p's pairs.
+function pairRows(out, rows, w, P) {
+  const pix = P.pix, cell = P.cell, share = P.share;
+  for (let j = 0; j < pix.length; j++) {
+    const to = pix[j] * w, from = cell[j] * w, s = share[j];
+    for (let x = 0; x < w; x++) out[to + x] += s * rows[from + x];
+  }
+}
+
+// out (ph, pw) = the area means of values[off …] (rows × cols) over a grid of
+// ph × pw pixels: across each row of cells first, then down. With
+// masked(r, c), the mean of the cells that are not masked, and frac (ph,
+// pw) the share of the pixel that is.
+function areaMeans(values, off, rows, cols, ph, pw, masked) {
+  const X = areaPairs(cols, pw), Y = areaPairs(rows, ph);
+  const hs = new Float64Array(rows * pw), hm = masked ? new Float64Array(rows * pw) : null;
+  for (let r = 0; r < rows; r++) // across: row r of cells into pw sums
+    pairSums(hs, hm, r * pw, values, off + r * cols, X, masked && ((c) => masked(r, c)));
+  const sum = new Float64Array(ph * pw), open = masked ? new Float64Array(ph * pw) : null;
+  pairRows(sum, hs, pw, Y); // down: those rows into ph rows
+  if (open) pairRows(open, hm, pw, Y);
+  const area = (rows / ph) * (cols / pw), frac = masked ? new Float64Array(ph * pw) : null;
+  for (let i = 0; i < ph * pw; i++) {
+    if (!masked) sum[i] /= area;
+    else {
+      frac[i] = 1 - open[i] / area;
+      sum[i] = open[i] > 0 ? sum[i] / open[i] : 0;
+    }
+  }
+  return {out: sum, frac};
+}
+
+// Paint values (rows × cols) as a thumbnail of pw × ph pixels: each pixel
+// the colour of its cells' area mean; striped grey where more than half
+// of it is masked.
+function paintThumb(canvas, values, off, rows, cols, pw, ph, colors, vmin, vmax, masked) {
+  if (canvas.width !== pw) canvas.width = pw;
+  if (canvas.height !== ph) canvas.height = ph;
+  const ctx = canvas.getContext("2d");
+  const img = ctx.createImageData(pw, ph);
+  const px = new Uint32Array(img.data.buffer);
+  const span = vmax > vmin ? vmax - vmin : 1;
+  const {out, frac} = areaMeans(values, off, rows, cols, ph, pw, masked);
+  for (let y = 0; y < ph; y++)
+    for (let x = 0; x < pw; x++) {
+      const i = y * pw + x;
+      px[i] = frac && frac[i] > 0.5 ? hatchAt(x, y) : colors[entryOf(out[i], vmin, span)];
+    }
+  ctx.putImageData(img, 0, 0);
+}
+
+// Paint a preview's grid (gr × gc colour-map entries, index[off …]) into
+// canvas, one pixel a block; blocks whose cells are more than half masked
+// (maskedShare(i, j) > 0.5, when given) striped grey.
+function paintIndex(canvas, index, off, gr, gc, colors, maskedShare) {
+  if (canvas.width !== gc) canvas.width = gc;
+  if (canvas.height !== gr) canvas.height = gr;
+  const ctx = canvas.getContext("2d");
+  const img = ctx.createImageData(gc, gr);
+  const px = new Uint32Array(img.data.buffer);
+  for (let i = 0; i < gr; i++)
+    for (let j = 0; j < gc; j++)
+      px[i * gc + j] = maskedShare && maskedShare(i, j) > 0.5 ? hatchAt(j, i) : colors[index[off + i * gc + j]];
   ctx.putImageData(img, 0, 0);
 }
 
@@ -62,9 +171,13 @@ function labelWidth(labels, most) {
 }
 
 // A panel: o = {name, rows, cols, cell (or cellW and cellH), values, offset, colors, vmin, vmax,
-// masked(r, c), framed(r, c), describe(r, c) → tooltip lines, xt, yt (tick
-// labels or null), title, onPick()}; returns {node, canvas, redraw(values,
-// offset), select(r, c)}.
+// masked(r, c), framed(r, c), describe(r, c, v) → tooltip lines, xt, yt (tick
+// labels or null), title, onPick(), thumb}; returns {node, canvas, redraw(values,
+// offset), paintPreview(index, off, gr, gc, maskedShare), select(r, c)}.
+// thumb (CSS pixels, or 0): the panel is shown that wide, its canvas painted
+// at that size (× devicePixelRatio), each pixel the area mean of its cells.
+// values may be null until the weights have loaded: nothing is painted (or
+// a preview, paintPreview) and describe gets v = null.
 function heatPanel(o) {
   const canvas = el("canvas", {"data-panel": o.name, "data-rows": String(o.rows), "data-cols": String(o.cols),
                                tabindex: "0", role: "img",
@@ -96,17 +209,30 @@ function heatPanel(o) {
   p.node = el("figure", {class: "hm"}, o.title ? el("figcaption", {text: o.title}) : null,
               el("div", {class: "hm-grid"}, yt, stage, el("div"), xt));
 
+  const W = o.cols * cw, H = o.rows * chh; // the cells' drawing, in pixels
+  if (o.thumb) canvas.style.width = o.thumb + "px";
   p.redraw = (values, offset) => {
     p.values = values;
     p.offset = offset || 0;
-    paintHeatmap(canvas, values, p.offset, o.rows, o.cols, cw, chh, o.colors, o.vmin, o.vmax, o.masked, o.framed);
+    if (!values) return;
+    // a thumbnail's pixels: its displayed width (inside the border, once
+    // in the page) × the device's pixel ratio, the height in proportion;
+    // all the cells when they are fewer
+    const shown = o.thumb ? canvas.clientWidth || o.thumb : 0, dpr = window.devicePixelRatio || 1;
+    const tw = Math.max(1, Math.round(shown * dpr)), th = Math.max(1, Math.round(shown * dpr * H / W));
+    if (o.thumb && (tw < W || th < H))
+      paintThumb(canvas, values, p.offset, o.rows, o.cols, tw, th, o.colors, o.vmin, o.vmax, o.masked);
+    else paintHeatmap(canvas, values, p.offset, o.rows, o.cols, cw, chh, o.colors, o.vmin, o.vmax, o.masked, o.framed);
   };
-  p.value = (r, c) => p.values[p.offset + r * o.cols + c];
+  p.paintPreview = (index, off, gr, gc, maskedShare) => paintIndex(canvas, index, off, gr, gc, o.colors, maskedShare);
+  p.value = (r, c) => (p.values ? p.values[p.offset + r * o.cols + c] : null);
   p.select = (r, c, evt) => {
     r = Math.max(0, Math.min(o.rows - 1, r));
     c = Math.max(0, Math.min(o.cols - 1, c));
     p.sel = [r, c];
-    const k = canvas.clientWidth / canvas.width || 1, edge = canvas.clientLeft;
+    // CSS pixels a canvas pixel of the cells' drawing (whatever the
+    // canvas's own size: a thumbnail's or a preview's)
+    const k = canvas.clientWidth / W || 1, edge = canvas.clientLeft;
     mark.hidden = false;
     mark.style.cssText = `left:${edge + c * cw * k - 1}px;top:${edge + r * chh * k - 1}px;` +
       `width:${Math.max(2, cw * k)}px;height:${Math.max(2, chh * k)}px`;
@@ -117,13 +243,17 @@ function heatPanel(o) {
     attnPage.state.selected = {panel: o.name, row: r, col: c};
     if (o.onSelect) o.onSelect(r, c);
   };
-  // the cell under the mouse: the canvas's pixels inside its border
+  // the cell under the mouse: its place inside the border, as a share of
+  // the canvas's width and height (whatever the canvas's own size)
   const cellOf = (e) => {
-    const b = canvas.getBoundingClientRect(), k = canvas.width / canvas.clientWidth;
-    const x = (e.clientX - b.left - canvas.clientLeft) * k, y = (e.clientY - b.top - canvas.clientTop) * k;
-    return [Math.floor(y / chh), Math.floor(x / cw)];
+    const b = canvas.getBoundingClientRect();
+    const x = (e.clientX - b.left - canvas.clientLeft) / canvas.clientWidth;
+    const y = (e.clientY - b.top - canvas.clientTop) / canvas.clientHeight;
+    return [Math.floor(y * o.rows), Math.floor(x * o.cols)];
   };
-  canvas.addEventListener("mousemove", (e) => {
+  // pointermove: its coordinates have fractions (mousemove's are whole
+  // pixels), so that a thumbnail's every cell can be under the pointer
+  canvas.addEventListener("pointermove", (e) => {
     const [r, c] = cellOf(e);
     if (r >= 0 && r < o.rows && c >= 0 && c < o.cols) p.select(r, c, e);
   });

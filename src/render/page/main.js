@@ -1,5 +1,6 @@
 // main.js — read the data once, build the page's views for its kind, and
-// record the time from navigation to the first complete drawing.
+// record the time from navigation to the first drawing (and, on a large
+// page drawn first from its preview, to the complete one).
 
 function pageHeader(pg) {
   return el("header", {class: "top"}, el("h1", {text: pg.title}),
@@ -24,15 +25,57 @@ function buildPage(root, data) {
   build(root, data, pg);
 }
 
+// A large page (page.h): its preview, drawn at once, before the browser
+// has read the data after this script; the rest once it has.
+const PREVIEW_KINDS = {
+  attention: (root, pv) => attentionPreviewPage(root, pv),
+};
+
+// Drawn (data-ready, drawMs): what the first screen shows. Complete
+// (data-complete, completeMs): every view from the whole data, hover with
+// its numbers. On a page without a preview both come at once.
+function drawn() {
+  attnPage.drawMs = performance.now();
+  document.body.dataset.drawMs = attnPage.drawMs.toFixed(1);
+  document.body.dataset.ready = "1";
+}
+function completed() {
+  attnPage.completeMs = performance.now();
+  document.body.dataset.completeMs = attnPage.completeMs.toFixed(1);
+  document.body.dataset.complete = "1";
+}
+
 (function main() {
   const root = document.getElementById("attn-root");
+  const previewNode = document.getElementById("attn-preview");
   const t0 = performance.now();
+  if (previewNode) {
+    const pv = JSON.parse(previewNode.textContent);
+    root.append(pageHeader(pv.page));
+    const finish = PREVIEW_KINDS[pv.page.kind](root, pv);
+    attnPage.buildMs = performance.now() - t0;
+    drawn();
+    // the data element follows this script: read once the parser is done
+    document.addEventListener("DOMContentLoaded", () => {
+      if (!document.getElementById("attn-data")) { // a file cut short: the preview stays
+        root.append(el("p", {class: "note", role: "alert",
+                             text: "This page's data is missing (the file is cut short): only its preview is drawn."}));
+        return;
+      }
+      const t1 = performance.now();
+      const data = readData();
+      attnPage.parseMs = performance.now() - t1;
+      attnPage.data = data;
+      finish(data);
+      completed();
+    });
+    return;
+  }
   const data = readData();
   attnPage.parseMs = performance.now() - t0;
   attnPage.data = data;
   buildPage(root, data);
-  attnPage.drawMs = performance.now();
+  drawn();
   attnPage.buildMs = attnPage.drawMs - t0;
-  document.body.dataset.drawMs = attnPage.drawMs.toFixed(1);
-  document.body.dataset.ready = "1";
+  completed();
 })();
