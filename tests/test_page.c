@@ -3,8 +3,10 @@
  * (doctype, policy, one style, two scripts, the title escaped); the
  * embedded scripts and styles, which must not close their own elements;
  * the same bytes for the same data; the translation page's data
- * (translate_page.h) from plain arrays, cut to the sentence's sizes. */
+ * (translate_page.h) from plain arrays, cut to the sentence's sizes; a
+ * large page's preview (page_preview_make) and its place in the page. */
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -350,8 +352,92 @@ static void check_translate_write(void)
     rmdir(dir);
 }
 
+/* A large page's preview (page.h): the blocks' entries against plain
+ * loops over non-square panels of unequal blocks (300 = 128 blocks of 2
+ * or 3 queries), the scale's ends with a NaN among the weights, the grid
+ * halved for many panels, and the page's order: preview, script, data. */
+static void check_preview(void)
+{
+    enum { P = 2, NQ = 300, NK = 5 };
+    float *w = malloc(sizeof(float) * P * NQ * NK); /* (P, NQ, NK) */
+    page_preview pv;
+    char *page = NULL, *plain = NULL;
+    size_t len = 0, plen = 0;
+    int bad = 0;
+    if (!w)
+        return;
+    for (size_t i = 0; i < (size_t)P * NQ * NK; i++)
+        w[i] = (float)((i * 7919) % 1000) / 1000.0f;
+    w[17] = NAN;
+    w[600] = -0.5f;
+    w[2999] = 2.0f;
+    CHECK_INT(page_preview_make(&pv, w, P, NQ, NK), 0);
+    CHECK(pv.vmin == -0.5f && pv.vmax == 2.0f);
+    CHECK_INT(pv.gq, 128);
+    CHECK_INT(pv.gk, NK); /* fewer keys than the grid: one a block */
+    for (size_t p = 0; p < P && pv.index; p++)
+        for (size_t i = 0; i < pv.gq; i++)
+            for (size_t j = 0; j < pv.gk; j++) {
+                const size_t q0 = i * NQ / pv.gq, q1 = (i + 1) * NQ / pv.gq;
+                double sum = 0.0, t;
+                int want;
+                for (size_t q = q0; q < q1; q++)
+                    sum += w[(p * NQ + q) * NK + j];
+                t = (sum / (double)(q1 - q0) + 0.5) / 2.5; /* (mean − vmin) / span */
+                want = !(t > 0) ? 0 : t >= 1 ? 255 : (int)floor(t * 256);
+                bad += pv.index[(p * pv.gq + i) * pv.gk + j] != want;
+            }
+    CHECK_INT(bad, 0);
+    page_preview_free(&pv);
+    CHECK(pv.index == NULL);
+    /* 64 panels of 128 × 128 blocks are 2^20: halved to 64 × 64 */
+    {
+        float *many = calloc((size_t)64 * 256 * 256, sizeof(float));
+        if (many) {
+            CHECK_INT(page_preview_make(&pv, many, 64, 256, 256), 0);
+            CHECK(pv.gq == 64 && pv.gk == 64 && pv.index && pv.index[0] == 0);
+            page_preview_free(&pv);
+            free(many);
+        }
+    }
+    CHECK_INT(page_preview_make(&pv, w, P, 0, NK), -1);
+    free(w);
+
+    /* the order; and without a preview, page_write's bytes */
+    {
+        FILE *f = open_memstream(&page, &len), *g = open_memstream(&plain, &plen);
+        const char data[] = "{\"page\": {\"kind\": \"attention\"}}";
+        const char preview[] = "{\"preview\": \"<b>\"}";
+        if (!f || !g)
+            return;
+        page_write_previewed(f, "t", preview, strlen(preview), data, strlen(data));
+        page_write(g, "t", data, strlen(data));
+        fclose(f);
+        fclose(g);
+        {
+            const char *a = strstr(page, "id=\"attn-preview\">{\"preview\": \"\\u003cb\\u003e\"}</script>");
+            const char *b = strstr(page, "<script>\n");
+            const char *c = strstr(page, "id=\"attn-data\">");
+            CHECK(a && b && c && a < b && b < c);
+            CHECK_INT(count(page, "<script"), 3);
+        }
+        CHECK(strstr(plain, "id=\"attn-preview\"") == NULL);
+        free(page);
+        page = NULL;
+        f = open_memstream(&page, &len);
+        if (f) {
+            page_write_previewed(f, "t", NULL, 0, data, strlen(data));
+            fclose(f);
+            CHECK(len == plen && memcmp(page, plain, len) == 0);
+        }
+        free(page);
+        free(plain);
+    }
+}
+
 int main(void)
 {
+    check_preview();
     check_translate_page();
     check_translate_write();
     check_scripts_by_kind();

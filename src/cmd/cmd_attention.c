@@ -873,7 +873,8 @@ struct page_ctx {
     const float *out, *weights;
 };
 
-static void write_page_data(json_writer *jw, const void *arg)
+/* The "page" member alone (a large page's preview carries it too). */
+static void write_page_member(json_writer *jw, const void *arg)
 {
     const struct page_ctx *c = arg;
     const problem *pr = c->pr;
@@ -882,7 +883,6 @@ static void write_page_data(json_writer *jw, const void *arg)
     const char *const *kt = (const char *const *)(pr->key_tokens ? pr->key_tokens
                                                   : pr->self ? pr->query_tokens : NULL);
     char title[64];
-    problem_write_members(jw, pr, c->command, c->out, c->weights);
     json_object_begin(jw, "page", JSON_BLOCK);
     json_string(jw, "kind", "attention");
     snprintf(title, sizeof title, "attn %s", c->command);
@@ -917,16 +917,26 @@ static void write_page_data(json_writer *jw, const void *arg)
     json_end(jw);
 }
 
+static void write_page_data(json_writer *jw, const void *arg)
+{
+    const struct page_ctx *c = arg;
+    problem_write_members(jw, c->pr, c->command, c->out, c->weights);
+    write_page_member(jw, arg);
+}
+
 static int write_page(const problem *pr, const struct attn_args *a, const char *command,
                       const float *out, const float *weights, FILE *rep)
 {
     const struct page_ctx ctx = {pr, a, command, out, weights};
+    const size_t shape[4] = {pr->B, pr->params.num_heads, pr->Nq, pr->Nk}; /* the weights' */
+    const page_weights pw = {weights, 4, shape, write_page_member};
     char what[128], title[64];
     snprintf(title, sizeof title, "attn %s", command);
     snprintf(what, sizeof what, "a page of the attention weights, %zu example%s × %zu head%s",
              pr->B, pr->B == 1 ? "" : "s", pr->params.num_heads,
              pr->params.num_heads == 1 ? "" : "s");
-    return output_page(a->html, title, write_page_data, &ctx, rep, what);
+    return output_page_weights(a->html, title, write_page_data, &ctx, weights ? &pw : NULL, rep,
+                               what);
 }
 
 /* ---- the command ----------------------------------------------------- */

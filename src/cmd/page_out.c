@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "atomic_file.h"
+#include "checked.h"
 #include "cli.h"
 #include "page.h"
 
@@ -35,11 +36,79 @@ int output_page_check(const char *path)
     return EXIT_OK;
 }
 
+static int write_page_file(const char *path, const char *title, char *preview, size_t plen,
+                           char *data, size_t len, FILE *rep, const char *what);
+
+/* Whether the weights of pw hold more than PAGE_PREVIEW_ABOVE numbers. */
+static int wants_preview(const page_weights *pw)
+{
+    size_t n = 1;
+    for (size_t i = 0; i < pw->ndim; i++)
+        if (size_mul(n, pw->shape[i], &n) != 0)
+            return 1; /* more than any page: page_preview_make refuses it */
+    return pw->ndim >= 2 && n > PAGE_PREVIEW_ABOVE;
+}
+
+/* The preview of pw (page.h) as JSON into *out, malloc'd, *len bytes:
+ * {"page": page_fn's member, "preview": {"shape", "grid", "vmin", "vmax",
+ * "index"}}. 0, or -1 (out of memory, a size that overflows). */
+static int preview_text(const page_weights *pw, const void *ctx, char **out, size_t *len)
+{
+    const size_t Nq = pw->shape[pw->ndim - 2], Nk = pw->shape[pw->ndim - 1];
+    size_t P = 1; /* panels: the leading dimensions */
+    page_preview pv;
+    json_writer jw;
+    FILE *mem;
+    int bad;
+    *out = NULL;
+    for (size_t i = 0; i + 2 < pw->ndim; i++)
+        if (size_mul(P, pw->shape[i], &P) != 0)
+            return -1;
+    if (page_preview_make(&pv, pw->w, P, Nq, Nk) != 0)
+        return -1;
+    if (!(mem = open_memstream(out, len))) {
+        page_preview_free(&pv);
+        return -1;
+    }
+    json_writer_init(&jw, mem);
+    json_object_begin(&jw, NULL, JSON_BLOCK);
+    pw->page_fn(&jw, ctx);
+    json_object_begin(&jw, "preview", JSON_BLOCK);
+    json_array_begin(&jw, "shape", JSON_INLINE);
+    for (size_t i = 0; i < pw->ndim; i++)
+        json_uint(&jw, NULL, pw->shape[i]);
+    json_end(&jw);
+    json_array_begin(&jw, "grid", JSON_INLINE);
+    json_uint(&jw, NULL, pv.gq);
+    json_uint(&jw, NULL, pv.gk);
+    json_end(&jw);
+    json_number(&jw, "vmin", pv.vmin); /* "%.9g": the same float32 back */
+    json_number(&jw, "vmax", pv.vmax);
+    json_base64(&jw, "index", pv.index, P * pv.gq * pv.gk); /* (P, gq, gk) */
+    json_end(&jw);
+    json_end(&jw);
+    page_preview_free(&pv);
+    bad = ferror(mem) != 0;
+    bad |= fclose(mem) != 0;
+    if (bad || json_writer_finish(&jw) != 0) {
+        free(*out);
+        *out = NULL;
+        return -1;
+    }
+    return 0;
+}
+
 int output_page(const char *path, const char *title, page_data_fn fn, const void *ctx,
                 FILE *rep, const char *what)
 {
-    char *data = NULL;
-    size_t len = 0;
+    return output_page_weights(path, title, fn, ctx, NULL, rep, what);
+}
+
+int output_page_weights(const char *path, const char *title, page_data_fn fn, const void *ctx,
+                        const page_weights *pw, FILE *rep, const char *what)
+{
+    char *data = NULL, *preview = NULL;
+    size_t len = 0, plen = 0;
     FILE *mem = open_memstream(&data, &len);
     json_writer jw;
 
@@ -64,16 +133,30 @@ int output_page(const char *path, const char *title, page_data_fn fn, const void
         cli_error("--html %s: internal error: malformed JSON", path);
         return EXIT_RUNTIME;
     }
-    return output_page_text(path, title, data, len, rep, what);
+    /* a large page's preview (not the tour's: it keeps only the data) */
+    if (pw && !kept && wants_preview(pw) && preview_text(pw, ctx, &preview, &plen) != 0) {
+        free(data);
+        cli_error("--html %s: out of memory", path);
+        return EXIT_RUNTIME;
+    }
+    return write_page_file(path, title, preview, plen, data, len, rep, what);
 }
 
 int output_page_text(const char *path, const char *title, char *data, size_t len, FILE *rep,
                      const char *what)
 {
+    return write_page_file(path, title, NULL, 0, data, len, rep, what);
+}
+
+/* output_page_text with a preview (NULL: none; malloc'd, taken as data is). */
+static int write_page_file(const char *path, const char *title, char *preview, size_t plen,
+                           char *data, size_t len, FILE *rep, const char *what)
+{
     atomic_file af;
     char err[512];
     long size;
     if (kept) { /* the tour's page holds it */
+        free(preview);
         free(*kept);
         *kept = data;
         *kept_len = len;
@@ -81,11 +164,13 @@ int output_page_text(const char *path, const char *title, char *data, size_t len
     }
     /* the page around it, atomically */
     if (atomic_open(&af, path, err, sizeof err) != 0) {
+        free(preview);
         free(data);
         cli_error("--html %s", err);
         return EXIT_RUNTIME;
     }
-    page_write(af.f, title, data, len);
+    page_write_previewed(af.f, title, preview, plen, data, len);
+    free(preview);
     free(data);
     size = af.f == stdout ? -1 : ftell(af.f);
     if (atomic_commit(&af, err, sizeof err) != 0) {

@@ -20,6 +20,10 @@
 
 #define PAGE_BASE64_FROM 64
 #define PAGE_OMIT_ABOVE 4096
+/* An attention page whose drawn weights hold more numbers than this (4 MiB
+ * as float32, 5.6 MB of base64: BERT's 12 heads of 512 × 512 are 3 Mi)
+ * gets a preview, and its data after its script (page.h): the one rule. */
+#define PAGE_PREVIEW_ABOVE ((size_t)1 << 20)
 
 /* Write the members of the data object (the object itself is opened and
  * closed by output_page); json_writer_finish is checked by the caller. */
@@ -37,6 +41,23 @@ int output_page_check(const char *path);
  * written. */
 int output_page(const char *path, const char *title, page_data_fn fn, const void *ctx,
                 FILE *rep, const char *what);
+
+/* The attention weights a page draws, for its preview: w of shape
+ * (shape[0], …, shape[ndim-1]), ndim ≥ 2, row-major, the last two
+ * dimensions a panel's queries and keys; page_fn(jw, ctx) writes the data's
+ * "page" member alone (the preview carries it too). */
+typedef struct page_weights {
+    const float *w;
+    size_t ndim;
+    const size_t *shape;
+    page_data_fn page_fn;
+} page_weights;
+
+/* output_page for a page of attention weights: when they hold more than
+ * PAGE_PREVIEW_ABOVE numbers, the page has a preview of them (page.h),
+ * else it is output_page's, byte for byte. */
+int output_page_weights(const char *path, const char *title, page_data_fn fn, const void *ctx,
+                        const page_weights *pw, FILE *rep, const char *what);
 
 /* The same for data already written (len bytes of JSON text, one object;
  * data is malloc'd, and taken: freed or kept). */

@@ -108,7 +108,24 @@ void page_write_data(FILE *f, const char *data, size_t len)
     }
 }
 
+/* The page's scripts: those its data needs, in meson.build's order. */
+static void write_scripts(FILE *f, const char *data, size_t len)
+{
+    fputs("<script>\n", f);
+    for (size_t i = 0; i < (size_t)attn_page_js_nparts; i++)
+        if (script_needed(i, data, len))
+            fwrite(attn_page_js + attn_page_js_parts[i], 1,
+                   (size_t)(attn_page_js_parts[i + 1] - attn_page_js_parts[i]), f);
+    fputs("</script>\n", f);
+}
+
 void page_write(FILE *f, const char *title, const char *data, size_t len)
+{
+    page_write_previewed(f, title, NULL, 0, data, len);
+}
+
+void page_write_previewed(FILE *f, const char *title, const char *preview, size_t plen,
+                          const char *data, size_t len)
 {
     size_t css_len;
     const char *css = page_style(&css_len);
@@ -131,15 +148,22 @@ void page_write(FILE *f, const char *title, const char *data, size_t len)
           "</head>\n"
           "<body>\n"
           "<noscript>This page draws its views with JavaScript, which is off.</noscript>\n"
-          "<main id=\"attn-root\"></main>\n"
-          "<script type=\"application/json\" id=\"attn-data\">", f);
-    page_write_data(f, data, len);
-    fputs("</script>\n<script>\n", f);
-    for (size_t i = 0; i < (size_t)attn_page_js_nparts; i++)
-        if (script_needed(i, data, len))
-            fwrite(attn_page_js + attn_page_js_parts[i], 1,
-                   (size_t)(attn_page_js_parts[i + 1] - attn_page_js_parts[i]), f);
-    fputs("</script>\n</body>\n</html>\n", f);
+          "<main id=\"attn-root\"></main>\n", f);
+    if (preview) { /* what the first screen needs, the script, the data */
+        fputs("<script type=\"application/json\" id=\"attn-preview\">", f);
+        page_write_data(f, preview, plen);
+        fputs("</script>\n", f);
+        write_scripts(f, data, len);
+        fputs("<script type=\"application/json\" id=\"attn-data\">", f);
+        page_write_data(f, data, len);
+        fputs("</script>\n", f);
+    } else { /* the data, then the script */
+        fputs("<script type=\"application/json\" id=\"attn-data\">", f);
+        page_write_data(f, data, len);
+        fputs("</script>\n", f);
+        write_scripts(f, data, len);
+    }
+    fputs("</body>\n</html>\n", f);
 }
 
 int page_build(const char *title, const char *data, size_t len, char **out, size_t *outlen)

@@ -24,6 +24,22 @@
  * characters never occur, so escaping every one of them is safe. The
  * scripts set user text with textContent only.
  *
+ * A large page (an attention page whose weights are more than a few MB;
+ * the caller decides: page_out.h's PAGE_PREVIEW_ABOVE) also carries a
+ * preview, what its first screen draws, and its data comes last, so that
+ * the script runs, and the page is drawn, before the browser has read the
+ * data:
+ *
+ *     … <style>page.css</style>
+ *     <script type="application/json" id="attn-preview">PREVIEW</script>
+ *     <script>the page's JavaScript</script>
+ *     <script type="application/json" id="attn-data">DATA</script>
+ *
+ * PREVIEW is JSON, escaped as DATA is: {"page": the data's "page" member,
+ * "preview": {"shape": the weights' shape, "grid": [gq, gk], "vmin",
+ * "vmax", "index": base64 of page_preview's entries}}. Every other page
+ * is written as above, byte for byte.
+ *
  * Nothing here depends on time or place: the same data gives the same
  * bytes. For a harness: page_build takes the data and gives the page.
  */
@@ -37,6 +53,34 @@
  * JSON data. Write errors are the caller's to check (ferror, or
  * atomic_commit). */
 void page_write(FILE *f, const char *title, const char *data, size_t len);
+
+/* The same with a preview (preview, plen bytes of JSON) before the
+ * script and the data after it; page_write's page when preview is NULL. */
+void page_write_previewed(FILE *f, const char *title, const char *preview, size_t plen,
+                          const char *data, size_t len);
+
+/* The preview of attention weights w (P, Nq, Nk), P panels of Nq queries
+ * × Nk keys, row-major: each panel as a grid of gq × gk blocks (gq =
+ * min(Nq, g), gk = min(Nk, g); g = PAGE_PREVIEW_GRID, halved while the P
+ * grids hold more than PAGE_PREVIEW_CELLS blocks), block (i, j) the
+ * queries ⌊i·Nq/gq⌋ … ⌊(i+1)·Nq/gq⌋ − 1 and likewise the keys: whole
+ * cells, as matplotlib's image downsampled by area. Each block is the
+ * colour-map entry (0 … 255, the page's rule in heatmap.js) of the mean of
+ * its cells on the scale vmin … vmax, the least and greatest weight as the
+ * page finds them (a NaN skipped). */
+#define PAGE_PREVIEW_GRID 128
+#define PAGE_PREVIEW_CELLS ((size_t)1 << 18)
+typedef struct page_preview {
+    size_t panels, Nq, Nk;  /* the weights (panels, Nq, Nk) */
+    size_t gq, gk;          /* each panel's grid */
+    float vmin, vmax;       /* every weight's least and greatest */
+    unsigned char *index;   /* (panels, gq, gk) entries; malloc'd */
+} page_preview;
+
+/* 0, or -1 (an empty panel, a size that overflows, out of memory: then
+ * pv->index is NULL). Free with page_preview_free. */
+int page_preview_make(page_preview *pv, const float *w, size_t P, size_t Nq, size_t Nk);
+void page_preview_free(page_preview *pv);
 
 /* Only the data, escaped for the element as above. */
 void page_write_data(FILE *f, const char *data, size_t len);
