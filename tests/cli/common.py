@@ -11,6 +11,7 @@ import hashlib
 import os
 import struct
 import subprocess
+import time
 import zlib
 
 # The source tree (this file is tests/cli/common.py): the docs the tests read.
@@ -68,8 +69,13 @@ def run(args, env=None, stdout=subprocess.PIPE, cwd=None, stdin=None):
             e.pop(k, None)
         else:
             e[k] = v
+    start = time.monotonic()
     p = subprocess.run(VALGRIND + [ATTN] + args, stdout=stdout, stderr=subprocess.PIPE,
                        input=stdin, env=e, cwd=cwd, timeout=1200 if VALGRIND else 120)
+    took = time.monotonic() - start
+    if took > 10:
+        # where a slow leg's time goes (the valgrind leg's above all)
+        print("%.0f s: attn %s" % (took, " ".join(args)))
     out = p.stdout.decode("utf-8", "replace") if p.stdout is not None else ""
     errtext = p.stderr.decode("utf-8", "replace")
     if VALGRIND:

@@ -262,23 +262,26 @@ def group_html_train(tmp):
     check([(p["name"], p["tokens"][p["at"]]) for p in probes] == [("fruit", "苹果"), ("company", "苹果")],
           "html train: apple's probes: %r" % probes)
     # a stack: the probe's attention of every layer at each kept step;
-    # --compare-layers: both runs on one slider
-    expect(["train", "--task", "induction", "--steps", "20", "--log-every", "10",
+    # --compare-layers: both runs on one slider. A small stack (the same
+    # code as the default's 2 × 4 heads, d 32: a thousandth of its
+    # arithmetic, which under valgrind takes minutes)
+    small = ["--length", "8", "--vocab", "24", "--hiddens", "8", "--heads", "2", "--ffn", "8"]
+    expect(["train", "--task", "induction"] + small + ["--steps", "20", "--log-every", "10",
             "--save", os.path.join(tmp, "stack.json"), "--html", page], 0)
     _, _, data = page_data(page)
     run0 = data["page"]["runs"][0]
-    check(run0["layers"] == 2 and run0["heads"] == 4 and run0["causal"] is True and
-          run0["attention"]["shape"] == [4, 1, 2, 4, 20, 20],
+    check(run0["layers"] == 2 and run0["heads"] == 2 and run0["causal"] is True and
+          run0["attention"]["shape"] == [4, 1, 2, 2, 8, 8],
           "html train: a stack's layers: %r" % {k: v for k, v in run0.items() if k != "attention"})
     A = floats(run0["attention"])
     # causal: no weight on a later key; every row sums to 1
-    later = [A[((s * 2 + l) * 4 + h) * 400 + q * 20 + k] for s in range(4) for l in range(2)
-             for h in range(4) for q in range(20) for k in range(q + 1, 20)]
-    sums = [sum(A[i:i + 20]) for i in range(0, len(A), 20)]
+    later = [A[((s * 2 + l) * 2 + h) * 64 + q * 8 + k] for s in range(4) for l in range(2)
+             for h in range(2) for q in range(8) for k in range(q + 1, 8)]
+    sums = [sum(A[i:i + 8]) for i in range(0, len(A), 8)]
     check(max(later) == 0 and all(abs(x - 1) < 1e-5 for x in sums),
           "html train: a stack's rows are causal softmax rows")
-    rc, out, err = expect(["train", "--task", "induction", "--compare-layers", "--steps", "20",
-                           "--log-every", "10", "--html", page], 0)
+    rc, out, err = expect(["train", "--task", "induction", "--compare-layers"] + small +
+                          ["--steps", "20", "--log-every", "10", "--html", page], 0)
     check(out.endswith("wrote %s: a page of the attention at 4 steps, 1 layer and 2 layers, %d KB\n"
                        % (page, round(os.path.getsize(page) / 1024))), "html train: compare-layers report %r" % out[-120:])
     _, _, data = page_data(page)
@@ -292,7 +295,7 @@ def group_html_train(tmp):
             "--json", jpath2], 0)
     rc, out, err = expect(["selfattn", "--input", os.path.join(tmp, "stack.json"), "--tokens", toks,
                            "--html", page], 0)
-    check(out.endswith("wrote %s: a page of every block's attention, 2 blocks × 4 heads, %d KB\n"
+    check(out.endswith("wrote %s: a page of every block's attention, 2 blocks × 2 heads, %d KB\n"
                        % (page, round(os.path.getsize(page) / 1024))), "html selfattn stack: report %r" % out[-120:])
     _, _, data = page_data(page)
     with open(jpath2) as f:
@@ -301,7 +304,7 @@ def group_html_train(tmp):
     tensors = ("output", "attention_weights")  # base64 float32 on the page
     check(sorted(data) == sorted(ref) and all(data[k] == ref[k] for k in ref if k not in tensors) and
           all(floats(data[k]) == [f32(x) for x in floats(ref[k])] for k in tensors) and
-          data["attention_weights"]["shape"] == [2, 1, 4, 9, 9],
+          data["attention_weights"]["shape"] == [2, 1, 2, 9, 9],
           "html selfattn stack: the data is --json's object and page")
     check([r["name"] for r in pg["rows"]] == ["layer 1", "layer 2"] and pg["causal"] is True and
           pg["rows"][1]["query_tokens"] == toks.split(),
