@@ -34,8 +34,10 @@ shown:
 
 A `$ attn` line in a fenced block of another kind is an error: it would
 not be run. Under valgrind (ATTN_VALGRIND, `meson test --setup=valgrind`)
-every attn runs in valgrind, except in the commands of SLOW_UNDER_VALGRIND,
-which run without it, saying so.
+every attn runs in valgrind, except in the commands of SLOW_UNDER_VALGRIND
+(trainings, the tour, measured times): those the release suite runs and
+checks, and here they run (without valgrind, saying so) only when a later
+command of the same document reads a file they name (a saved model).
 
 Links. Every Markdown link and image `[text](target)`, and every HTML
 `<img src="target">`, outside code whose target is not a URL names a file
@@ -51,6 +53,7 @@ import difflib
 import glob
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -254,7 +257,7 @@ exit $rc
 
 def run_examples(attn):
     attn = os.path.abspath(attn)
-    count = skipped = 0
+    count = skipped = slow_skipped = 0
     base = tempfile.mkdtemp(prefix="attn-docs-")
     try:
         bindir = os.path.join(base, "bin")
@@ -284,7 +287,7 @@ def run_examples(attn):
                 continue
             work = os.path.join(base, doc.replace("/", "_"))
             shutil.copytree(os.path.join(ROOT, "data"), os.path.join(work, "data"))
-            for it in items:
+            for n, it in enumerate(items):
                 where = "%s:%d" % (doc, it["line"])
                 if "error" in it:
                     check(False, "%s: %s" % (where, it["error"]))
@@ -300,15 +303,43 @@ def run_examples(attn):
                           "not %r" % (where, cmd))
                     continue
                 native = common.VALGRIND and any(re.match(s, cmd) for s in SLOW_UNDER_VALGRIND)
+                if native and not read_later(cmd, items[n + 1:]):
+                    # the release build runs it and checks its output; here it
+                    # would only be run again without valgrind
+                    print("not run under valgrind (too slow there; the release suite checks it): "
+                          "%s: %s" % (where, cmd))
+                    slow_skipped += 1
+                    continue
                 if native:
-                    print("without valgrind (too slow there): %s: %s" % (where, cmd))
+                    print("without valgrind (too slow there; a later command reads what it "
+                          "writes): %s: %s" % (where, cmd))
                 count += 1
                 run_one(where, cmd, it, work, dict(env, ATTN_DOCS_NATIVE="1") if native else env,
                         status_log)
     finally:
         shutil.rmtree(base, ignore_errors=True)
-    print("%d commands run, %d shown but not run (scripts/test)" % (count, skipped))
+    print("%d commands run, %d shown but not run (scripts/test)%s" % (
+        count, skipped, ", %d left to the release suite (slow under valgrind)" % slow_skipped
+        if slow_skipped else ""))
     check(count > 0, "the documents hold transcripts")
+
+
+def read_later(cmd, later):
+    """Whether a later transcript of the same document names a file that
+    cmd names (a model it saves, a JSON it writes), and so needs it run."""
+    def words(c):
+        try:
+            return shlex.split(c)
+        except ValueError:
+            return c.split()
+    ws = words(cmd)
+    names = {w for w in ws if not w.startswith("-") and re.search(r"\.[A-Za-z]+$", w)}
+    names |= {d for o, d in zip(ws, ws[1:]) if o == "--out"}  # the tour's folder
+    def read_words(c):  # what a later command reads: not the folder it writes into
+        ws = words(c)
+        return [w for i, w in enumerate(ws) if i == 0 or ws[i - 1] != "--out"]
+    later_words = (w for it in later if "cmd" in it for w in read_words(it["cmd"]))
+    return any(w in names or any(w.startswith(n + "/") for n in names) for w in later_words)
 
 
 def run_one(where, cmd, it, work, env, status_log):
