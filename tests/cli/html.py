@@ -216,8 +216,11 @@ def group_html_train(tmp):
     expect(["train", "--compare-posenc", "--steps", "100000", "--html", missing], 1,
            err=T + "--html %s: cannot create: No such file or directory" % missing)
     page, jpath = os.path.join(tmp, "t.html"), os.path.join(tmp, "t.json")
+    # d 8 (the default 4 heads): the page's code at a sixteenth of d 32's
+    # arithmetic (under valgrind minutes; cli_train runs the default size)
+    narrow = ["--hiddens", "8"]
     rc, out, err = expect(["train", "--steps", "30", "--log-every", "10", "--json", jpath,
-                           "--html", page], 0)
+                           "--html", page] + narrow, 0)
     check(out.endswith("wrote %s: the history and the final figures\n"
                        "wrote %s: a page of the attention at 5 steps, %d KB\n"
                        % (jpath, page, round(os.path.getsize(page) / 1024))),
@@ -239,7 +242,7 @@ def group_html_train(tmp):
     with open(page, "rb") as f:
         first = f.read()
     expect(["train", "--steps", "30", "--log-every", "10", "--json", jpath, "--html", page,
-            "--threads", "1"], 0)
+            "--threads", "1"] + narrow, 0)
     # --threads is in the command line the page shows; the rest is the same
     with open(page, "rb") as f:
         second = f.read()
@@ -247,7 +250,7 @@ def group_html_train(tmp):
     check(strip(first) == strip(second), "html train: the same page with --threads 1")
     # --compare-posenc: both runs
     rc, out, err = expect(["train", "--compare-posenc", "--steps", "20", "--log-every", "10",
-                           "--html", page], 0)
+                           "--html", page] + narrow, 0)
     check(out.endswith("wrote %s: a page of the attention at 4 steps, with P and without P, %d KB\n"
                        % (page, round(os.path.getsize(page) / 1024))), "html train: compare report")
     _, _, data = page_data(page)
