@@ -27,7 +27,6 @@ const os = require("os");
 const path = require("path");
 const {execFileSync} = require("child_process");
 
-const CHROMIUM = "/usr/bin/chromium";
 const ARGS = ["multihead", "--queries", "512", "--kv", "512", "--hiddens", "768", "--heads", "12", "--batch", "1",
               "--fill", "random", "--valid-lens", "none", "--html", "bert.html"];
 
@@ -37,17 +36,8 @@ if (process.argv.length < 3 || process.argv.length > 4 || !/^[0-9]*$/.test(proce
 }
 const ATTN = path.resolve(process.argv[2]);
 const RUNS = Math.max(1, Number(process.argv[3] || 7));
-let playwright;
-try {
-  playwright = require(path.join(__dirname, "..", "tests", "browser", "node_modules", "playwright-core"));
-} catch (e) {
-  console.log("skipped: playwright-core is not installed in tests/browser (scripts/test installs it)");
-  process.exit(77);
-}
-if (!fs.existsSync(CHROMIUM)) {
-  console.log("skipped: no " + CHROMIUM);
-  process.exit(77);
-}
+// Debian's chromium and the tests' playwright-core (or exit 77)
+const {chromium, CHROMIUM, ARGS: CHROMIUM_ARGS} = require(path.join(__dirname, "..", "tests", "browser", "chromium"));
 
 function cpuName() {
   try {
@@ -85,12 +75,10 @@ async function main() {
   try {
     execFileSync(ATTN, ARGS, {cwd: dir, stdio: "ignore"});
     const file = path.join(dir, "bert.html"), size = fs.statSync(file).size;
-    browser = await playwright.chromium.launch({
+    browser = await chromium.launch({
       executablePath: CHROMIUM,
       headless: true,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             "--enable-precise-memory-info"],
+      args: CHROMIUM_ARGS.concat(["--enable-precise-memory-info"]),
     });
     const drawn = [], complete = [], parse = [], heap = [];
     for (let i = 0; i < RUNS; i++) {

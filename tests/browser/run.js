@@ -19,18 +19,7 @@ const os = require("os");
 const path = require("path");
 const {execFileSync} = require("child_process");
 
-const CHROMIUM = "/usr/bin/chromium";
-let playwright;
-try {
-  playwright = require(path.join(__dirname, "node_modules", "playwright-core"));
-} catch (e) {
-  console.log("skipped: playwright-core is not installed in tests/browser (scripts/test installs it)");
-  process.exit(77);
-}
-if (!fs.existsSync(CHROMIUM)) {
-  console.log("skipped: no " + CHROMIUM + " (scripts/test installs Debian's chromium)");
-  process.exit(77);
-}
+const {chromium, CHROMIUM, ARGS: CHROMIUM_ARGS} = require("./chromium"); // or exit 77
 
 const ATTN = path.resolve(process.argv[2]), GROUP = process.argv[3];
 const shotsAt = process.argv.indexOf("--shots");
@@ -102,12 +91,11 @@ function flat(v) {
 let browser;
 async function launch() {
   const profile = fs.mkdtempSync(path.join(os.tmpdir(), "attn-chromium-"));
-  browser = await playwright.chromium.launchPersistentContext(profile, {
+  browser = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
     viewport: {width: 1280, height: 900},
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-           "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: CHROMIUM_ARGS,
   });
   return profile;
 }

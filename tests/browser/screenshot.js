@@ -15,7 +15,7 @@
 const fs = require("fs");
 const os = require("os");
 const path = require("path");
-const {chromium} = require(path.join(__dirname, "node_modules", "playwright-core"));
+const {chromium, CHROMIUM, ARGS} = require("./chromium"); // or exit 77
 
 const argv = process.argv.slice(2);
 const [page, out] = argv;
@@ -27,9 +27,7 @@ const opt = (name, n) => {
 (async () => {
   const profile = fs.mkdtempSync(path.join(os.tmpdir(), "attn-chromium-"));
   const ctx = await chromium.launchPersistentContext(profile, {
-    executablePath: "/usr/bin/chromium", headless: true, viewport: {width: 1280, height: 900},
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-           "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    executablePath: CHROMIUM, headless: true, viewport: {width: 1280, height: 900}, args: ARGS,
   });
   const p = await ctx.newPage();
   const errors = [];
