@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The runnable tasks of the whole system, this process's among them
  * ("0.52 0.58 0.59 3/412 8021": the 3), or -1. */
@@ -55,11 +56,13 @@ static int own_runnable(void)
 
 int cores_free(int most)
 {
+    const long online = sysconf(_SC_NPROCESSORS_ONLN);
     const int running = runnable_tasks(), own = own_runnable();
-    int others, free_cores;
-    if (most <= 1 || running < 0 || own < 0)
+    long others, free_cores;
+    if (most <= 1 || running < 0 || own < 0 || online < 1)
         return most < 1 ? 1 : most;
+    /* the other tasks spread over every online CPU, not only ours */
     others = running > own ? running - own : 0;
-    free_cores = most - others;
-    return free_cores < 1 ? 1 : free_cores;
+    free_cores = online - others;
+    return free_cores < 1 ? 1 : free_cores < most ? (int)free_cores : most;
 }
