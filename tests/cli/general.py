@@ -12,8 +12,9 @@ from .common import ROOT, check, expect, run
 # not attn's.
 MESON_OPTIONS = {"--destdir", "--setup", "--suite", "--print-errorlogs", "--num-processes",
                  "--buildtype", "--error-exitcode", "--leak-check", "--change"}
-# Options of scripts/reproducible (docs/testing.md): not attn's either.
-SCRIPT_OPTIONS = {"--legs", "--only", "--keep"}
+# Options of scripts/test and scripts/reproducible (README.md,
+# docs/testing.md): not attn's either.
+SCRIPT_OPTIONS = {"--full", "--legs", "--only", "--keep", "--jobs"}
 
 
 def group_general(tmp):
