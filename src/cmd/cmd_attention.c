@@ -1192,7 +1192,10 @@ static void write_stack_members(json_writer *jw, const problem *pr)
         json_uint(jw, NULL, oshape[i]);
     json_end(jw);
     json_tensor(jw, "output", pr->stack_output, 3, oshape);
-    json_tensor(jw, "attention_weights", pr->stack_weights, 5, wshape);
+    if (jw->base64_from) /* a page: the weights it draws, whole */
+        json_tensor_base64(jw, "attention_weights", pr->stack_weights, 5, wshape);
+    else
+        json_tensor(jw, "attention_weights", pr->stack_weights, 5, wshape);
     json_array_begin(jw, "tokens", JSON_INLINE);
     for (size_t i = 0; i < pr->B * pr->Nq; i++)
         json_string(jw, NULL, pr->query_tokens[i]);

@@ -312,6 +312,19 @@ def group_html_train(tmp):
     check([r["name"] for r in pg["rows"]] == ["layer 1", "layer 2"] and pg["causal"] is True and
           pg["rows"][1]["query_tokens"] == toks.split(),
           "html selfattn stack: a row per layer: %r" % pg["rows"])
+    # 70 tokens: 2 × 2 × 70 × 70 weights, more than a page keeps of a tensor
+    # it does not draw (4096): the page draws these, so it keeps them whole
+    long_toks = " ".join("abcdefgh"[i % 8] for i in range(70))
+    expect(["selfattn", "--input", os.path.join(tmp, "stack.json"), "--tokens", long_toks,
+            "--json", jpath2, "--html", page], 0)
+    _, _, data = page_data(page)
+    with open(jpath2) as f:
+        ref = json.load(f)
+    w = data["attention_weights"]
+    check("omitted" not in w and w["shape"] == [2, 1, 2, 70, 70] and
+          floats(w) == [f32(x) for x in floats(ref["attention_weights"])],
+          "html selfattn stack of 70 tokens: the page keeps every weight: %r"
+          % {k: v for k, v in w.items() if k != "base64"})
 
 
 def group_html_tour(tmp):
