@@ -16,8 +16,8 @@
 #include <stdio.h>
 #include <stddef.h>
 
-#include "train_model.h"
-#include "train_task.h"
+#include "encoder.h"
+#include "encoder_task.h"
 
 /* The model as JSON on f: 0, or -1 when the writer refused a call (an
  * internal error). Write errors of the stream are the caller's to check. */
@@ -34,7 +34,7 @@ int model_file_save(const char *path, const tmodel *m, const char *const *vocab,
  * cfg_extra. 0, or -1 with "PATH: $.…: …" in err. */
 int model_file_load(const char *path, tmodel *m, char ***vocab, size_t *V, char ***classes,
                     size_t *C, int causal, double dropout, char *err, size_t errlen);
-/* (Its vocabulary and classes are freed with train_task.h's
+/* (Its vocabulary and classes are freed with encoder_task.h's
  * train_strings_free.) */
 
 /* What every model file shares (s2s_file.c reads and writes the

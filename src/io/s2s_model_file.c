@@ -8,7 +8,7 @@
 #include "checked.h"
 #include "json_in.h"
 #include "json_writer.h"
-#include "train_task.h"
+#include "encoder_task.h"
 
 #define MAX_MODEL_BYTES ((size_t)1 << 30)
 

@@ -40,7 +40,7 @@ int s2s_model_save(const char *path, const s2s_model *m, const char *const *src_
 /* A model read from a parsed file: the configuration (dropout as given:
  * it is not part of the file), every parameter into m (allocated here,
  * free with s2s_free), the vocabularies as owned strings (free with
- * train_task.h's train_strings_free), num_steps. Every key checked: a
+ * encoder_task.h's train_strings_free), num_steps. Every key checked: a
  * missing, unknown or misshapen one is an error naming its JSON path,
  * e.g. `$.state_dict["decoder.dense.bias"]: expected shape (12), got
  * (11)`. 0, or -1 with the message in err (then nothing to free). */

@@ -21,7 +21,7 @@
 
 #include <stddef.h>
 
-#include "train_task.h"
+#include "encoder_task.h"
 
 struct cJSON;
 

@@ -1,0 +1,1423 @@
+/* train.c — `attn train` (SPEC.md §9): a one-layer self-attention
+ * model trained on a task, its attention shown as it forms.
+ *
+ * The maths and the data are below (src/nn/encoder/encoder_train.h, src/io/train_data.h,
+ * src/io/model_file.h); this file reads the options, runs the loop, keeps
+ * the history and the probe's attention at a few steps, and prints and
+ * draws them: a progress bar (or plain lines), the final figures, the
+ * probe's heads in the terminal, the 苹果 measurements, and the --png,
+ * --plot, --json and --save files.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "atomic_file.h"
+#include "checked.h"
+#include "cli.h"
+#include "train_cmd.h"
+#include "clock.h"
+#include "commands.h"
+#include "json_writer.h"
+#include "model_file.h"
+#include "options.h"
+#include "output.h"
+#include "render.h"
+#include "term.h"
+#include "encoder_train.h"
+#include "train_data.h"
+#include "train_page.h"
+
+#define NSNAP 5              /* probe snapshots in --png: step 0 … final */
+#define MAX_PROBES 2         /* apple: a fruit and a company sentence */
+
+static const char *const task_names[] = {"reverse", "previous", "apple", "induction",
+                                         "translate", NULL}; /* train_kind, then translate */
+static const char *const optimizer_names[] = {"adam", "sgd", NULL};            /* optim_kind */
+static const char *const arch_names[] = {"transformer", "bahdanau", NULL};                 /* train_arch */
+
+/* --lr: a finite number > 0. */
+static int parse_lr(void *dest, const char *value)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(value, &end);
+    if (end == value || *end != '\0' || errno == ERANGE || !isfinite(v) || !(v > 0.0)) {
+        cli_error("--lr: expected a positive number, got '%s'", value);
+        return -1;
+    }
+    *(double *)dest = v;
+    return 0;
+}
+
+#define OPT_ARGS struct train_args
+const struct opt train_options[] = {
+    OPT_CHOICE(0, "task", task, "TASK", task_names,
+               "reverse, previous, apple, induction or translate\n(default reverse)"),
+    OPT_FILE(0, "data", data, "your own task as JSON instead, or sentence pairs\n"
+                              "(d2l's fra.txt or JSON; formats below)"),
+    OPT_INT(0, "length", length, "N", 2, TRAIN_MAX_LEN,
+            "sequence length of reverse, previous, induction\n(default 8; induction 20)"),
+    OPT_INT(0, "vocab", vocab, "N", 2, 1000,
+            "tokens of reverse, previous (digits), induction\n(letters) (default 10; induction 32)"),
+    OPT_INT(0, "layers", layers, "N", 1, TMODEL_MAX_LAYERS,
+            "stack N of d2l's Transformer encoder blocks; with\n"
+            "N ≥ 2 AddNorm is on: its residual carries each\n"
+            "token's identity up to the next layer (default 1;\ninduction 2)"),
+    OPT_INT(0, "ffn", ffn, "H", 0, 4096,
+            "d2l's PositionWiseFFN in every block, H hidden\n"
+            "units, then AddNorm (default 0: attention only)"),
+    OPT_INT(0, "hiddens", hiddens, "D", 1, 4096, "num_hiddens d (default 32)"),
+    OPT_INT(0, "heads", heads, "NH", 1, 4096, "num_heads, must divide D (default 4)"),
+    OPT_FLAG(0, "posenc", posenc, "add the positional encoding P to X (the default)"),
+    OPT_SET(0, "no-posenc", posenc, 0, "no P: the model cannot tell the order"),
+    OPT_FLAG(0, "addnorm", addnorm, "Y = LayerNorm(X + Y), d2l's AddNorm"),
+    OPT_FLAG(0, "causal", causal, "a query sees no key after its position\n(default for induction)"),
+    OPT_SET(0, "no-causal", causal, 0, "every query sees every key (induction)"),
+    OPT_FLAG(0, "bias", bias, "biases on W_q, W_k, W_v, W_o"),
+    OPT_REAL(0, "dropout", dropout, "P", 0.0, 0.99,
+             "dropout on the attention weights, training only\n(default 0)"),
+    OPT_INT(0, "steps", steps, "N", 0, 10000000L,
+            "training steps (default 400 reverse, 300 previous,\n200 apple and --data, 800 induction)"),
+    OPT_INT(0, "batch-size", batch_size, "B", 0, 1000000L,
+            "sequences per step; 0: the whole training set\n(default 64)"),
+    {.type = OPTION_CALLBACK, .long_name = "lr", .argh = "LR",
+     .offset = OPT_MEMBER_(lr, double),
+     .help = "learning rate (default 0.01; induction 0.005)",
+     .callback = parse_lr},
+    OPT_CHOICE(0, "optimizer", optimizer, "NAME", optimizer_names,
+               "adam (PyTorch's defaults) or sgd (default adam)"),
+    OPT_SEED(seed, "initial weights, batches and dropout (default 0)"),
+    OPT_THREADS(threads),
+    OPT_INT(0, "log-every", log_every, "N", 1, 10000000L,
+            "a history entry every N steps, and a line on\n"
+            "stderr when it is not a terminal (default 20)"),
+    OPT_PNG(png, "the probe's attention as it forms: rows = steps,\n"
+                 "columns = heads (stacks: layer × head; apple:\n"
+                 "苹果's row before and after)"),
+    OPT_FILE(0, "plot", plot, "loss and accuracy against the step (PNG)"),
+    OPT_HTML(html, "a page: a step slider over every logged step moving\n"
+                   "the probe's heads and the curves' cursor together"),
+    OPT_JSON(json, "the history and the final figures; - for stdout"),
+    OPT_FILE(0, "save", save, "the trained model as JSON (selfattn --input reads it)"),
+    OPT_FILE(0, "load", load, "a saved model to evaluate (--steps 0) or train on"),
+    OPT_FLAG(0, "compare-posenc", compare_posenc,
+             "train twice, same seed, with and without P, and\ncompare the accuracies"),
+    OPT_FLAG(0, "compare-layers", compare_layers,
+             "train 1 layer and --layers N, same seed and data,\n"
+             "and compare them (--png: the N layers' figure)"),
+    OPT_FLAG(0, "compare-arch", compare_arch,
+             "translate: train the Transformer and Bahdanau's\n"
+             "Seq2Seq on the same pairs, seed and steps, and\n"
+             "compare BLEU, alignment, time and sequential steps"),
+    OPT_CHOICE(0, "arch", arch, "NAME", arch_names,
+               "translate: the encoder–decoder: transformer (d2l's\n"
+               "Transformer, the default) or bahdanau (d2l's GRU\n"
+               "Seq2Seq with Bahdanau attention)"),
+    OPT_INT(0, "num-steps", num_steps, "T", 1, TRAIN_MAX_NUM_STEPS,
+            "translate: sentences cut or padded to T entries\n"
+            "with their <eos> (default 12; d2l's 10 for --data)"),
+    OPT_INT(0, "max-examples", max_examples, "N", 0, 100000000L,
+            "translate, fra.txt: lines 0 … N read (0: all;\ndefault 600, as d2l)"),
+    OPT_INT(0, "min-freq", min_freq, "N", 0, 1000000L,
+            "translate: words seen fewer times read <unk>\n(default 2, as d2l)"),
+    OPT_REAL(0, "clip", clip, "X", 0.0, 1e30,
+             "translate: gradients clipped to global norm X,\nd2l's grad_clipping (default 1; 0: off)"),
+    OPT_COLOR(color),
+    OPT_FONT(font),
+    OPT_MAX_MEM(max_mem),
+    OPT_HELP(),
+    OPT_END(),
+};
+
+const struct opt_rule train_rules[] = {
+    OPT_CONFLICTS("posenc", "no-posenc", "--posenc and --no-posenc: give one"),
+    OPT_CONFLICTS("causal", "no-causal", "--causal and --no-causal: give one"),
+    OPT_CONFLICTS("data", "length vocab",
+                  "--%s is for the built-in tasks; --data brings its own"),
+    OPT_CONFLICTS("load", "hiddens heads posenc no-posenc addnorm bias layers ffn arch",
+                  "--%s is read from the model file of --load"),
+    OPT_CONFLICTS("compare-posenc", "posenc no-posenc load save png plot json compare-layers",
+                  "--compare-posenc trains with and without P and keeps neither; --%s cannot "
+                  "be used with it"),
+    OPT_CONFLICTS("compare-layers", "load save plot json",
+                  "--compare-layers trains 1 layer and N and keeps neither; --%s cannot be "
+                  "used with it"),
+    OPT_CONFLICTS("compare-arch",
+                  "load save arch heads layers ffn bias dropout png plot compare-posenc "
+                  "compare-layers",
+                  "--compare-arch trains both architectures with their own defaults and "
+                  "keeps neither; --%s cannot be used with it"),
+    OPT_RULES_END(),
+};
+
+void usage_train(FILE *f)
+{
+    fputs("usage: attn train [--task reverse|previous|apple|induction|translate |\n"
+          "                   --data FILE] [OPTIONS]\n"
+          "\n"
+          "Trains a self-attention model, in d2l's names, and shows its attention\n"
+          "forming:\n"
+          "    X = embedding(tokens)·√d + P       (P unless --no-posenc)\n"
+          "    Y = MultiHeadAttention(X, X, X, valid_lens)   (LayerNorm(X + Y): --addnorm)\n"
+          "    logits = head(Y); loss = mean cross-entropy where there is a target\n"
+          "With --layers N, a stack of d2l's TransformerEncoderBlock, each\n"
+          "    X = LayerNorm(X + MultiHeadAttention(X, X, X, valid_lens))\n"
+          "    X = LayerNorm(X + FFN(X))           (with --ffn H: dense2(ReLU(dense1(X))))\n"
+          "and the head reads the last block's X.\n"
+          "Adam with PyTorch's defaults, batches of 64, d 32, 4 heads.\n"
+          "\n"
+          "Tasks: reverse (the target at i is the token at n−1−i: the attention\n"
+          "learns the anti-diagonal; without P it cannot), previous (the token at\n"
+          "i−1: the sub-diagonal), apple (is 苹果 the fruit or the company? read\n"
+          "from 苹果's output: its attention learns to sit on the cue words),\n"
+          "induction (distinct letters: a filler, a segment A, then A again; at\n"
+          "each position of the second copy the target is the next token: in\n"
+          "… A B … A, B. Two layers learn it, one cannot: a layer-1 head copies\n"
+          "each token's predecessor into its position, a layer-2 head finds the\n"
+          "earlier copy of the current token by it and reads the token after),\n"
+          "translate (English → French from attn's own grammar: d2l's Transformer\n"
+          "encoder–decoder, 2 blocks a side, FFN 64, learns it; its decoder's\n"
+          "cross-attention, queries from the decoder and keys and values from\n"
+          "the encoder, aligns each French word with the English it translates;\n"
+          "held-out BLEU as d2l computes it, greedy decoding, 600 steps; with\n"
+          "--arch bahdanau, d2l's GRU Seq2Seq whose attention's query is the\n"
+          "decoder's previous state s(t′−1), 1 GRU layer a side).\n"
+          "\n",
+          f);
+    opt_usage(f, train_options);
+    fputs("\n"
+          "Shows a progress bar on stderr (plain lines when it is not a terminal),\n"
+          "then the final loss, training and held-out accuracy, and a probe's\n"
+          "attention; for apple also 苹果's weight on the cue words and the cosine\n"
+          "similarity of its vectors within and across senses, before and after;\n"
+          "for induction each layer's and head's previous-token and induction\n"
+          "scores on the held-out set, the circuit's two heads, and the steps\n"
+          "where the loss fell fastest (--png: a fixed probe, columns = layer ×\n"
+          "head; --plot adds the best scores). Stacks are saved under d2l's\n"
+          "TransformerEncoder names (blks.block0.attention.W_q.weight, …).\n"
+          "--threads: by default the cores other work leaves free (one for tiny\n"
+          "steps); the results are the same with any number of threads.\n"
+          "\n"
+          "--data FILE (tokens are strings; held-out part optional):\n"
+          "  {\"sequences\": [[\"苹果\", \"很\", \"甜\"], …], \"labels\": [\"fruit\", …],\n"
+          "   \"label_at\": \"苹果\", \"heldout\": {\"sequences\": […], \"labels\": […]}}\n"
+          "  {\"sequences\": [[\"3\", \"1\", \"4\"], …], \"targets\": [[\"4\", \"1\", \"3\"], …]}\n"
+          "  (null in targets: no target at that position)\n"
+          "--data FILE of sentence pairs trains a translation model instead:\n"
+          "  d2l's fra.txt (English<TAB>French a line, read as d2l's\n"
+          "  preprocess_nmt and tokenize_nmt, --max-examples 600, --min-freq 2)\n"
+          "  or {\"pairs\": [[\"the red car\", \"la voiture rouge\"], …],\n"
+          "      \"heldout\": {\"pairs\": […]}}\n"
+          "\n"
+          "Examples:\n"
+          "  attn train                          # reverse: the anti-diagonal\n"
+          "  attn train --task reverse --compare-posenc   # with and without P\n"
+          "  attn train --task apple --png apple.png --plot curves.png\n"
+          "  attn train --task reverse --html reverse.html   # scrub through the steps\n"
+          "  attn train --task apple --save model.json\n"
+          "  attn selfattn --input model.json --tokens \"苹果 发布 了 新的 产品\" --png f.png\n"
+          "  attn train --task apple --load model.json --steps 0   # evaluate only\n"
+          "  attn train --task induction --png induction.png   # 2 layers, causal\n"
+          "  attn train --task induction --compare-layers       # 1 layer against 2\n"
+          "  attn train --task translate --png cross.png       # cross-attention forming\n"
+          "  attn train --data fra.txt --save fra-model.json   # d2l's Tatoeba pairs\n"
+          "  attn train --task translate --compare-arch   # Transformer against Bahdanau\n",
+          f);
+}
+
+/* ---- a run: the task, the trainer, what is kept for the outputs -------- */
+
+typedef struct hist_entry {
+    long step;
+    double loss, train_accuracy, heldout_accuracy; /* heldout: NaN without */
+    double *scores; /* induction: (2, L, NH) previous-token, induction; else NULL */
+} hist_entry;
+
+typedef struct probe {
+    int tokens[TRAIN_MAX_LEN];
+    size_t len, at;      /* at: the 苹果 position (apple), else 0 */
+    const char *name;    /* "fruit", "company", or NULL */
+    const char *labels[TRAIN_MAX_LEN];
+} probe;
+
+typedef struct snapshot {
+    long step;
+    double loss;         /* on the final's set, with these weights */
+    float *weights[MAX_PROBES]; /* (L, NH, len, len) per probe */
+} snapshot;
+
+typedef struct run {
+    const struct train_args *a;
+    train_task task;
+    int task_ready;
+    tmodel loaded;       /* --load */
+    int has_loaded;
+    char **lvocab, **lclasses;
+    size_t lV, lC;
+    train_opts opts;
+    trainer tr;
+    int tr_ready;
+    hist_entry *hist;
+    size_t nhist, hist_cap;
+    probe probes[MAX_PROBES];
+    size_t nprobes;
+    long snap_steps[NSNAP];
+    snapshot snaps[NSNAP];
+    size_t nsnap;
+    int apple;           /* the 苹果 measurements apply */
+    long *cues;          /* (ncues,) vocabulary ids of the cue words */
+    size_t ncues;
+    train_apple apple_before, apple_after;
+    const train_set *apple_set;
+    train_final final;
+    double seconds;
+    const char *task_name;
+    int induction;       /* the induction measures apply */
+    double *losses;      /* (steps,) every step's loss: where it fell fastest */
+    double *final_scores; /* (2, L, NH) on the held-out set after training */
+    long formed_from, formed_to; /* the fastest fall; 0 when unknown */
+} run;
+
+static void run_free(run *r)
+{
+    if (r->tr_ready)
+        trainer_free(&r->tr);
+    if (r->task_ready)
+        train_task_free(&r->task);
+    if (r->has_loaded)
+        tmodel_free(&r->loaded);
+    train_strings_free(r->lvocab, r->lV);
+    train_strings_free(r->lclasses, r->lC);
+    for (size_t i = 0; i < NSNAP; i++)
+        for (size_t p = 0; p < MAX_PROBES; p++)
+            free(r->snaps[i].weights[p]);
+    for (size_t i = 0; i < r->nhist; i++)
+        free(r->hist[i].scores);
+    free(r->hist);
+    free(r->cues);
+    free(r->losses);
+    free(r->final_scores);
+}
+
+/* ---- checks before anything runs --------------------------------------- */
+
+/* The option values that the table alone cannot check: exit 2. */
+static int check_args(const struct train_args *a, const opt_given *g)
+{
+    if (a->task == TASK_APPLE && (opt_is_given(g, "length") || opt_is_given(g, "vocab"))) {
+        cli_error("--%s is for reverse, previous and induction; apple's sentences are its "
+                  "corpus's",
+                  opt_is_given(g, "length") ? "length" : "vocab");
+        return EXIT_USAGE;
+    }
+    if (!a->data && a->task == TASK_INDUCTION) {
+        if (a->length < TRAIN_INDUCTION_MIN_LEN) {
+            cli_error("--length %ld is too short for induction: two copies of a segment of at "
+                      "least 2 tokens need --length %d or more", a->length,
+                      TRAIN_INDUCTION_MIN_LEN);
+            return EXIT_USAGE;
+        }
+        if (a->vocab < a->length) {
+            cli_error("--vocab %ld is smaller than --length %ld: an induction sequence holds "
+                      "distinct tokens", a->vocab, a->length);
+            return EXIT_USAGE;
+        }
+        if (a->vocab > TRAIN_INDUCTION_MAX_VOCAB) {
+            cli_error("--vocab %ld: induction names at most %d tokens", a->vocab,
+                      TRAIN_INDUCTION_MAX_VOCAB);
+            return EXIT_USAGE;
+        }
+    }
+    if (a->compare_layers && a->layers < 2) {
+        cli_error("--compare-layers compares 1 layer with --layers N: give N ≥ 2");
+        return EXIT_USAGE;
+    }
+    if (!a->load && a->hiddens % a->heads != 0) {
+        cli_error("--hiddens %ld is not divisible by --heads %ld", a->hiddens, a->heads);
+        return EXIT_USAGE;
+    }
+    return EXIT_OK;
+}
+
+/* Every output file can be created: checked before training, so that a
+ * long run never ends in "cannot create" (nothing is left behind). */
+static int check_outputs(const struct train_args *a)
+{
+    const char *paths[] = {a->save, a->png, a->plot, a->json};
+    const char *names[] = {"--save", "--png", "--plot", "--json"};
+    return output_check_files(paths, names, sizeof paths / sizeof paths[0]);
+}
+
+/* ---- the task and the model ---------------------------------------------- */
+
+static int load_task(run *r)
+{
+    const struct train_args *a = r->a;
+    const char *const *v, *const *c;
+    char err[1024];
+    int rc;
+    if (a->load && model_file_load(a->load, &r->loaded, &r->lvocab, &r->lV, &r->lclasses,
+                                   &r->lC, a->causal, a->dropout, err, sizeof err)) {
+        cli_error("--load %s", err);
+        return EXIT_RUNTIME;
+    }
+    r->has_loaded = a->load != NULL;
+    v = (const char *const *)r->lvocab;
+    c = (const char *const *)r->lclasses;
+    r->task_name = a->data ? "data" : task_names[a->task];
+    if (a->data)
+        rc = train_data_load(&r->task, a->data, v, r->lV, c, r->lC, err, sizeof err);
+    else
+        rc = train_task_by_name(&r->task, r->task_name, (size_t)a->length, (size_t)a->vocab,
+                                (unsigned long long)a->seed, v, r->lV, c, r->lC, err,
+                                sizeof err);
+    if (rc) {
+        if (a->load && !a->data)
+            cli_error("--load %s: %s", a->load, err);
+        else
+            cli_error("%s", err);
+        return EXIT_RUNTIME;
+    }
+    r->task_ready = 1;
+    return EXIT_OK;
+}
+
+/* The training options from the command's, or the loaded model's. */
+static void make_opts(run *r, int posenc)
+{
+    const struct train_args *a = r->a;
+    train_opts_default(&r->opts, r->task.kind);
+    r->opts.hiddens = (size_t)a->hiddens;
+    r->opts.heads = (size_t)a->heads;
+    r->opts.posenc = posenc;
+    r->opts.addnorm = a->addnorm;
+    r->opts.bias = a->bias;
+    r->opts.causal = a->causal;
+    r->opts.layers = (size_t)a->layers;
+    r->opts.ffn = (size_t)a->ffn;
+    r->opts.dropout = a->dropout;
+    r->opts.optimizer = (optim_kind)a->optimizer;
+    r->opts.lr = a->lr;
+    r->opts.batch_size = (size_t)a->batch_size;
+    r->opts.seed = (unsigned long long)a->seed;
+    r->opts.threads = (int)a->threads;
+    if (r->has_loaded) {
+        const tmodel_config *mc = &r->loaded.cfg;
+        r->opts.hiddens = mc->hiddens;
+        r->opts.heads = mc->heads;
+        r->opts.posenc = mc->posenc;
+        r->opts.addnorm = mc->addnorm;
+        r->opts.bias = mc->bias;
+        r->opts.layers = mc->layers;
+        r->opts.ffn = mc->ffn;
+        r->opts.causal = mc->causal;
+    }
+}
+
+/* About the bytes the trainer allocates: parameters, Adam's moments and
+ * the gradient, per chunk a gradient buffer and the forward caches. */
+static int check_memory(const run *r)
+{
+    const train_task *t = &r->task;
+    size_t d = r->opts.hiddens, NH = r->opts.heads, C = t->C, V = t->V;
+    size_t T = t->kind == TASK_APPLE || t->kind == TASK_DATA ? t->train.T : t->length;
+    size_t B = r->opts.batch_size ? r->opts.batch_size : 64, chunks;
+    size_t L = r->opts.layers ? r->opts.layers : 1, H = r->opts.ffn;
+    size_t params = 0, per = 0, total = 0, a = 0, b = 0;
+    int over;
+    if (t->heldout.T > T)
+        T = t->heldout.T;
+    if ((t->kind == TASK_APPLE || t->kind == TASK_DATA) && (B == 0 || B > t->train.n))
+        B = t->train.n;
+    chunks = (B + TRAIN_CHUNK - 1) / TRAIN_CHUNK;
+    /* every step checked; the first overflow stops the count (|| skips the
+     * rest) and the run is refused as too large */
+    /* params = (V + C)·d + L·(4·d + 2·H + 8)·d + C */
+    over = size_mul(4, d, &a) || size_mul(2, H, &b) || size_add(a, b, &a) ||
+           size_add(a, 8, &a) || size_mul(a, d, &a) || size_mul(a, L, &a) ||
+           size_add(V, C, &b) || size_mul(b, d, &b) || size_add(a, b, &params) ||
+           size_add(params, C, &params);
+    /* per chunk: its caches, about ((12·d + 2·NH·T + 3·H)·L + 3·C)·T numbers
+     * for each of its TRAIN_CHUNK examples (counted as 8 bytes), and its
+     * gradients (double and float: 12 bytes a parameter) */
+    over = over || size_mul(12, d, &a) || size_mul(NH, T, &b) || size_mul(b, 2, &b) ||
+           size_add(a, b, &a) || size_mul(3, H, &b) || size_add(a, b, &a) ||
+           size_mul(a, L, &a) || size_mul(3, C, &b) || size_add(a, b, &a) ||
+           size_mul(a, T, &per) || size_mul(per, TRAIN_CHUNK * 8, &per) ||
+           size_mul(params, 12, &a) || size_add(per, a, &per);
+    /* every chunk's, and 32 bytes a parameter */
+    over = over || size_mul(per, chunks, &total) || size_mul(params, 32, &a) ||
+           size_add(total, a, &total);
+    return cli_check_mem("the training", total, over, r->a->max_mem, NULL) ? EXIT_RUNTIME
+                                                                            : EXIT_OK;
+}
+
+/* ---- the probes ------------------------------------------------------------ */
+
+/* The probe of tokens (len,): their labels, and at = the first label_at
+ * token (0 for token targets). */
+static void probe_set(probe *p, const train_task *t, const int *tokens, size_t len,
+                      const char *name)
+{
+    int found = 0;
+    p->len = len;
+    p->at = 0;
+    p->name = name;
+    for (size_t k = 0; k < len; k++) {
+        p->tokens[k] = tokens[k];
+        p->labels[k] = t->vocab[tokens[k]];
+        if (t->label_at >= 0 && !found && tokens[k] == t->label_at) {
+            p->at = k;
+            found = 1;
+        }
+    }
+}
+
+/* The notes' sentence for a sense, when every word is in the vocabulary. */
+static int probe_from_text(probe *p, const train_task *t, const char *text, const char *name)
+{
+    char buf[256];
+    char *save = NULL;
+    int ids[TRAIN_MAX_LEN];
+    size_t n = 0;
+    snprintf(buf, sizeof buf, "%s", text);
+    for (char *w = strtok_r(buf, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+        long id = train_task_token(t, w);
+        if (id < 0 || n == TRAIN_MAX_LEN)
+            return -1;
+        ids[n++] = (int)id;
+    }
+    probe_set(p, t, ids, n, name);
+    return 0;
+}
+
+/* Apple: 苹果 as fruit and as company (sentences of one length, so that
+ * the figure's rows share their shape); else the core's probe, the first
+ * held-out sequence. */
+static int choose_probes(run *r)
+{
+    const train_task *t = &r->task;
+    const int *tokens;
+    size_t len;
+    if (t->kind == TASK_APPLE && probe_from_text(&r->probes[0], t, "我 吃 了 一个 苹果", "fruit") == 0 &&
+        probe_from_text(&r->probes[1], t, "苹果 发布 了 新的 产品", "company") == 0) {
+        r->nprobes = 2;
+        return EXIT_OK;
+    }
+    if (t->kind == TASK_INDUCTION) {
+        /* a fixed probe: the first n/2 letters, then the same again (a
+         * filler letter first when n is odd) */
+        int ids[TRAIN_MAX_LEN];
+        const size_t n = t->length, half = n / 2, f = n - 2 * half;
+        for (size_t k = 0; k < f; k++)
+            ids[k] = (int)(half + 1 + k);
+        for (size_t k = 0; k < half; k++)
+            ids[f + k] = ids[f + half + k] = (int)(1 + k);
+        probe_set(&r->probes[0], t, ids, n, NULL);
+        r->nprobes = 1;
+        return EXIT_OK;
+    }
+    if (train_task_probe(t, -1, &tokens, &len)) {
+        cli_error("no sequence to show the attention of");
+        return EXIT_RUNTIME;
+    }
+    probe_set(&r->probes[0], t, tokens, len, NULL);
+    r->nprobes = 1;
+    return EXIT_OK;
+}
+
+/* Steps of the snapshots: 0, S/8, S/4, S/2, S (apple: 0 and S). */
+static void choose_snapshots(run *r, long steps)
+{
+    long want[NSNAP] = {0, steps / 8, steps / 4, steps / 2, steps};
+    r->nsnap = 0;
+    for (size_t i = 0; i < NSNAP; i++) {
+        if (r->nprobes == 2 && i > 0 && i < NSNAP - 1)
+            continue;
+        if (r->nsnap && want[i] <= r->snap_steps[r->nsnap - 1])
+            continue;
+        r->snap_steps[r->nsnap++] = want[i];
+    }
+}
+
+/* The probes' attention now, for snapshot i. */
+static int take_snapshot(run *r, size_t i)
+{
+    const size_t NH = r->tr.model.cfg.layers * r->tr.model.cfg.heads; /* L·NH heads */
+    snapshot *s = &r->snaps[i];
+    train_final f;
+    char err[512];
+    if (trainer_final(&r->tr, &f, err, sizeof err))
+        goto fail;
+    s->step = r->tr.step;
+    s->loss = f.train.loss;
+    for (size_t p = 0; p < r->nprobes; p++) {
+        size_t n = r->probes[p].len;
+        s->weights[p] = malloc(NH * n * n * sizeof(float));
+        if (!s->weights[p]) {
+            snprintf(err, sizeof err, "out of memory for the probe's attention");
+            goto fail;
+        }
+        if (trainer_attention(&r->tr, r->probes[p].tokens, n, s->weights[p], err, sizeof err))
+            goto fail;
+    }
+    return EXIT_OK;
+fail:
+    cli_error("%s", err);
+    return EXIT_RUNTIME;
+}
+
+/* The 苹果 measurements: for the apple task, or labelled --data whose
+ * vocabulary has the corpus's cue words. */
+static int measure_apple(run *r, train_apple *out)
+{
+    char err[512];
+    if (trainer_apple(&r->tr, r->apple_set, r->cues, r->ncues, out, err, sizeof err)) {
+        cli_error("%s", err);
+        return EXIT_RUNTIME;
+    }
+    return EXIT_OK;
+}
+
+/* ---- the loop ---------------------------------------------------------------- */
+
+static int hist_add(run *r, long step, const train_stats *st, double heldout, double *scores)
+{
+    if (r->nhist == r->hist_cap) {
+        size_t cap = r->hist_cap ? 2 * r->hist_cap : 64;
+        hist_entry *h = realloc(r->hist, cap * sizeof *h);
+        if (!h) {
+            cli_error("out of memory for the history");
+            return EXIT_RUNTIME;
+        }
+        r->hist = h;
+        r->hist_cap = cap;
+    }
+    r->hist[r->nhist++] = (hist_entry){step, st->loss, st->accuracy, heldout, scores};
+    return EXIT_OK;
+}
+
+/* "step 120/400 [######....] loss 0.5321  acc 82.1%  850 steps/s  0.3 s left" */
+static void progress_bar(long s, long steps, const train_stats *st, double elapsed)
+{
+    char bar[21];
+    int fill = steps ? (int)(20 * s / steps) : 20;
+    double rate = elapsed > 0 ? (double)s / elapsed : 0.0;
+    for (int i = 0; i < 20; i++)
+        bar[i] = i < fill ? '#' : '.';
+    bar[20] = '\0';
+    fprintf(stderr, "\r\033[Kstep %ld/%ld [%s] loss %.4f  acc %.1f%%  %.0f steps/s  %.1f s left",
+            s, steps, bar, st->loss, 100.0 * st->accuracy, rate,
+            rate > 0 ? (double)(steps - s) / rate : 0.0);
+    fflush(stderr);
+}
+
+/* Held-out accuracy with the current weights, NaN without held-out data;
+ * for induction also the scores (2, L, NH) into a new *scores. */
+static int heldout_now(run *r, double *acc, double **scores)
+{
+    const size_t LH = r->tr.model.cfg.layers * r->tr.model.cfg.heads;
+    train_stats st;
+    char err[512];
+    *acc = NAN;
+    *scores = NULL;
+    if (r->task.heldout.n == 0)
+        return EXIT_OK;
+    if (r->induction && !(*scores = malloc(2 * LH * sizeof **scores))) {
+        cli_error("out of memory for the scores");
+        return EXIT_RUNTIME;
+    }
+    if (trainer_evaluate_scores(&r->tr, &r->task.heldout, &st, *scores,
+                                *scores ? *scores + LH : NULL, err, sizeof err)) {
+        free(*scores);
+        *scores = NULL;
+        cli_error("%s", err);
+        return EXIT_RUNTIME;
+    }
+    *acc = st.accuracy;
+    return EXIT_OK;
+}
+
+/* One step, logged when it is the first, the last or a multiple of
+ * --log-every: the held-out accuracy of the weights it starts from. */
+static int one_step(run *r, long s, long steps, int bar, double t0, double *last_bar)
+{
+    const long every = r->a->log_every;
+    int logged = s == 1 || s == steps || s % every == 0;
+    double held = NAN, *scores = NULL;
+    train_stats st;
+    char err[512];
+    if (logged && heldout_now(r, &held, &scores))
+        return EXIT_RUNTIME;
+    if (trainer_step(&r->tr, &st, err, sizeof err)) {
+        free(scores);
+        if (bar)
+            fputs("\r\033[K", stderr);
+        cli_error("%s", err);
+        return EXIT_RUNTIME;
+    }
+    if (r->losses)
+        r->losses[s - 1] = st.loss;
+    if (logged && hist_add(r, r->tr.step, &st, held, scores)) {
+        free(scores);
+        return EXIT_RUNTIME;
+    }
+    if (bar && (s == steps || now_seconds() - *last_bar > 0.1)) {
+        *last_bar = now_seconds();
+        progress_bar(s, steps, &st, *last_bar - t0);
+    } else if (!bar && logged && s % every == 0) {
+        fprintf(stderr, "step %ld/%ld: loss %.4f, accuracy %.1f%%", s, steps, st.loss,
+                100.0 * st.accuracy);
+        if (!isnan(held))
+            fprintf(stderr, ", held-out %.1f%%", 100.0 * held);
+        fputc('\n', stderr);
+    }
+    return EXIT_OK;
+}
+
+/* Train for steps, with the snapshots and the 苹果 measurements. */
+static int train_loop(run *r, long steps, int show)
+{
+    int bar = show && isatty(fileno(stderr));
+    double t0 = now_seconds(), last_bar = 0.0;
+    size_t next = 0;
+    for (long s = 0;; s++) {
+        if (next < r->nsnap && r->snap_steps[next] == s && take_snapshot(r, next++))
+            return EXIT_RUNTIME;
+        if (train_page_record(&r->tr, s) != EXIT_OK) /* --html: the logged steps */
+            return EXIT_RUNTIME;
+        if (s == steps)
+            break;
+        if (one_step(r, s + 1, steps, bar, t0, &last_bar))
+            return EXIT_RUNTIME;
+    }
+    r->seconds = now_seconds() - t0;
+    if (bar)
+        fputs("\r\033[K", stderr);
+    return EXIT_OK;
+}
+
+/* Task, trainer, and training with P or without. show: the progress. */
+/* The page's name for this run when two are compared (in buf), else NULL. */
+static const char *run_label(const run *r, int posenc, char *buf, size_t len)
+{
+    if (r->a->compare_posenc)
+        return posenc ? "with P" : "without P";
+    if (!r->a->compare_layers)
+        return NULL;
+    snprintf(buf, len, "%ld layer%s", r->a->layers, r->a->layers == 1 ? "" : "s");
+    return buf;
+}
+
+static int train_run(run *r, int posenc, int show)
+{
+    char err[512], label[32];
+    int status;
+    if ((status = load_task(r)) != EXIT_OK)
+        return status;
+    make_opts(r, posenc);
+    if ((status = check_memory(r)) != EXIT_OK)
+        return status;
+    if (trainer_init(&r->tr, &r->task, &r->opts, r->has_loaded ? &r->loaded : NULL, err,
+                     sizeof err)) {
+        cli_error("%s", err);
+        return EXIT_RUNTIME;
+    }
+    r->tr_ready = 1;
+    if ((status = choose_probes(r)) != EXIT_OK ||
+        (status = train_page_run(&r->tr, run_label(r, posenc, label, sizeof label), r->a->steps,
+                                 r->a->log_every)) != EXIT_OK)
+        return status;
+    for (size_t p = 0; p < r->nprobes; p++)
+        if ((status = train_page_probe(r->probes[p].tokens, r->probes[p].len, r->probes[p].at,
+                                       r->probes[p].labels, r->probes[p].name)) != EXIT_OK)
+            return status;
+    choose_snapshots(r, r->a->steps);
+    if (r->task.label_at >= 0) {
+        size_t room = 1;
+        for (const char *const *c = train_apple_cues; *c; c++)
+            room++;
+        if (!(r->cues = malloc(room * sizeof *r->cues))) {
+            cli_error("out of memory for the cue words");
+            return EXIT_RUNTIME;
+        }
+        train_data_cue_ids(&r->task, r->cues, &r->ncues);
+        r->apple = r->ncues > 0;
+        r->apple_set = r->task.heldout.n ? &r->task.heldout : &r->task.train;
+    }
+    if (r->apple && measure_apple(r, &r->apple_before))
+        return EXIT_RUNTIME;
+    r->induction = r->task.kind == TASK_INDUCTION;
+    if (r->induction && r->a->steps > 0 &&
+        !(r->losses = calloc((size_t)r->a->steps, sizeof *r->losses))) {
+        cli_error("out of memory for the losses");
+        return EXIT_RUNTIME;
+    }
+    if ((status = train_loop(r, r->a->steps, show)) != EXIT_OK)
+        return status;
+    if (trainer_final(&r->tr, &r->final, err, sizeof err)) {
+        cli_error("%s", err);
+        return EXIT_RUNTIME;
+    }
+    if (r->induction) {
+        const size_t LH = r->tr.model.cfg.layers * r->tr.model.cfg.heads;
+        train_stats st;
+        if (!(r->final_scores = malloc(2 * LH * sizeof *r->final_scores))) {
+            cli_error("out of memory for the scores");
+            return EXIT_RUNTIME;
+        }
+        if (trainer_evaluate_scores(&r->tr, &r->task.heldout, &st, r->final_scores,
+                                    r->final_scores + LH, err, sizeof err)) {
+            cli_error("%s", err);
+            return EXIT_RUNTIME;
+        }
+        if (!r->losses ||
+            train_fastest_fall(r->losses, (size_t)r->tr.step, &r->formed_from, &r->formed_to))
+            r->formed_from = r->formed_to = 0;
+    }
+    if (r->apple && measure_apple(r, &r->apple_after))
+        return EXIT_RUNTIME;
+    return EXIT_OK;
+}
+
+/* ---- what is printed ------------------------------------------------------- */
+
+static void print_percent(double v)
+{
+    printf("%.1f%%", 100.0 * v);
+}
+
+static void print_summary(const run *r)
+{
+    const tmodel_config *mc = &r->tr.model.cfg;
+    char layers[64] = "";
+    if (tmodel_is_stack(mc))
+        snprintf(layers, sizeof layers, "%zu layer%s%s, ", mc->layers, mc->layers == 1 ? "" : "s",
+                 mc->ffn ? "" : " (attention only)");
+    if (mc->ffn)
+        snprintf(layers + strlen(layers), sizeof layers - strlen(layers), "FFN %zu, ", mc->ffn);
+    printf("attn train: %s, %ld steps in %.2f s, %sd %zu, %zu heads, %s%s%s%s\n", r->task_name,
+           r->tr.step, r->seconds, layers, mc->hiddens, mc->heads,
+           mc->posenc ? "with P" : "without P", mc->addnorm ? ", AddNorm" : "",
+           mc->causal ? ", causal" : "", r->a->load ? ", from --load" : "");
+    printf("final loss %.4f, training accuracy ", r->final.train.loss);
+    print_percent(r->final.train.accuracy);
+    if (r->final.has_heldout) {
+        printf(", held-out accuracy ");
+        print_percent(r->final.heldout.accuracy);
+    }
+    printf("\n");
+}
+
+/* One matrix for a person, as selfattn shows one: a heatmap on a colour
+ * terminal, and the numbers under the key tokens when it is small or
+ * without colour. */
+static void show_weights(const float *m, size_t rows, size_t cols, const char *const *rlab,
+                         const char *const *clab, int color)
+{
+    const output_weights_opts o = {rlab, clab, "keys", NULL, color, 1, NULL};
+    output_weights(stdout, m, rows, cols, &o);
+}
+
+/* The probe's attention after training, head by head (apple: 苹果's row
+ * of every head, for each sentence). */
+static void print_probes(const run *r)
+{
+    const snapshot *last = &r->snaps[r->nsnap - 1];
+    const size_t NH = r->tr.model.cfg.heads, L = r->tr.model.cfg.layers, LH = L * NH;
+    int color = term_use_color((term_color_mode)r->a->color, stdout);
+    for (size_t p = 0; p < r->nprobes; p++) {
+        const probe *pr = &r->probes[p];
+        const size_t n = pr->len;
+        if (pr->name) {
+            static const char *heads[] = {"head 1", "head 2", "head 3", "head 4", "head 5",
+                                          "head 6", "head 7", "head 8"};
+            float row[8 * TRAIN_MAX_LEN];
+            size_t shown = NH < 8 ? NH : 8;
+            printf("\n%s's attention in the %s sentence after step %ld (rows: heads):\n",
+                   pr->labels[pr->at], pr->name, last->step);
+            for (size_t h = 0; h < shown; h++)
+                memcpy(row + h * n, last->weights[p] + (h * n + pr->at) * n, n * sizeof(float));
+            show_weights(row, shown, n, heads, pr->labels, color);
+            continue;
+        }
+        printf("\nattention of the probe after step %ld (rows: queries, columns: keys):\n",
+               last->step);
+        for (size_t h = 0; h < LH && h < 8; h++) {
+            if (L > 1)
+                printf("\nlayer %zu head %zu:\n", h / NH + 1, h % NH + 1);
+            else
+                printf("\nhead %zu:\n", h + 1);
+            show_weights(last->weights[p] + h * n * n, n, n, pr->labels, pr->labels, color);
+        }
+        if (LH > 8)
+            printf("\n(%zu more heads not shown: see --png)\n", LH - 8);
+    }
+}
+
+/* The best induction score of a layer above the first (the circuit's
+ * second head), over heads; scores (2, L, NH). *layer, *head: where. */
+static double best_induction(const double *scores, size_t L, size_t NH, size_t *layer,
+                             size_t *head)
+{
+    double best = 0.0;
+    *layer = *head = 0;
+    for (size_t l = L > 1 ? 1 : 0; l < L; l++)
+        for (size_t h = 0; h < NH; h++)
+            if (scores[(L + l) * NH + h] > best) {
+                best = scores[(L + l) * NH + h];
+                *layer = l;
+                *head = h;
+            }
+    return best;
+}
+
+/* The two heads of the circuit (the best previous-token head below the
+ * top, the best induction head above the first layer) and where the loss
+ * fell fastest. */
+static void print_circuit(const run *r)
+{
+    const size_t L = r->tr.model.cfg.layers, NH = r->tr.model.cfg.heads;
+    const double *sc = r->final_scores;
+    size_t bl, bh, pl = 0, ph = 0;
+    double best = best_induction(sc, L, NH, &bl, &bh), bp = -1.0;
+    for (size_t l = 0; l + 1 < L; l++)
+        for (size_t h = 0; h < NH; h++)
+            if (sc[l * NH + h] > bp) {
+                bp = sc[l * NH + h];
+                pl = l;
+                ph = h;
+            }
+    if (L > 1)
+        printf("the circuit: layer %zu head %zu copies the previous token (%.2f), layer %zu head "
+               "%zu finds the earlier copy (%.2f)\n", pl + 1, ph + 1, bp, bl + 1, bh + 1, best);
+    if (r->formed_to > 0 && L > 1)
+        printf("the induction head formed between steps %ld and %ld (where the loss fell "
+               "fastest)\n", r->formed_from, r->formed_to);
+    else if (r->formed_to > 0)
+        printf("the loss fell fastest between steps %ld and %ld; one layer forms no induction "
+               "head\n", r->formed_from, r->formed_to);
+}
+
+/* The induction measures: each head's scores, the circuit, and where the
+ * loss fell fastest. */
+static void print_induction(const run *r)
+{
+    const size_t L = r->tr.model.cfg.layers, NH = r->tr.model.cfg.heads;
+    const double *sc = r->final_scores;
+    printf("\nattention of each head at the second copy's positions (held-out, mean weight):\n");
+    printf("%-16s %15s %10s\n", "", "previous token", "induction");
+    for (size_t l = 0; l < L; l++)
+        for (size_t h = 0; h < NH; h++) {
+            char name[64];
+            snprintf(name, sizeof name, "layer %zu head %zu", l + 1, h + 1);
+            printf("%-16s %15.2f %10.2f\n", name, sc[l * NH + h], sc[(L + l) * NH + h]);
+        }
+    printf("previous token: the weight on position i−1; induction: on the position just\n"
+           "after the earlier copy of the token at i (in … A B … A, on B).\n");
+    print_circuit(r);
+}
+
+static void print_apple(const run *r)
+{
+    const train_apple *b = &r->apple_before, *f = &r->apple_after;
+    const char *word = r->task.vocab[r->task.label_at];
+    printf("\n%s on the %s sentences (%zu): accuracy ", word,
+           r->apple_set == &r->task.heldout ? "held-out" : "training", r->apple_set->n);
+    print_percent(f->accuracy);
+    printf("\nweight %s puts on the cue words (mean over heads and sentences): %.2f before, "
+           "%.2f after\n", word, b->cue_weight, f->cue_weight);
+    printf("cosine similarity of %s's vectors, within a sense / across senses:\n"
+           "  before (its input, embedding·√d + P): %6.2f / %6.2f\n"
+           "  after (its output, what the head reads): %4.2f / %6.2f\n",
+           word, b->cos_within_input, b->cos_across_input, f->cos_within, f->cos_across);
+}
+
+/* ---- the files ---------------------------------------------------------------- */
+
+/* "scores": {"previous_token": [[…heads] …layers], "induction": […]} from
+ * scores (2, L, NH). */
+static void write_scores(json_writer *jw, const double *scores, size_t L, size_t NH)
+{
+    static const char *const names[2] = {"previous_token", "induction"};
+    json_object_begin(jw, "scores", JSON_INLINE);
+    for (size_t k = 0; k < 2; k++) {
+        json_array_begin(jw, names[k], JSON_INLINE);
+        for (size_t l = 0; l < L; l++) {
+            json_array_begin(jw, NULL, JSON_INLINE);
+            for (size_t h = 0; h < NH; h++)
+                json_number(jw, NULL, scores[(k * L + l) * NH + h]);
+            json_end(jw);
+        }
+        json_end(jw);
+    }
+    json_end(jw);
+}
+
+static int write_json(FILE *f, const void *ctx)
+{
+    const run *r = ctx;
+    json_writer jw;
+    json_writer_init(&jw, f);
+    json_object_begin(&jw, NULL, JSON_BLOCK);
+    json_string(&jw, "command", "train");
+    json_string(&jw, "task", r->task_name);
+    json_int(&jw, "steps", r->tr.step);
+    json_array_begin(&jw, "history", JSON_BLOCK);
+    for (size_t i = 0; i < r->nhist; i++) { /* one line per logged step */
+        const hist_entry *h = &r->hist[i];
+        json_object_begin(&jw, NULL, JSON_INLINE);
+        json_int(&jw, "step", h->step);
+        json_number_exact(&jw, "loss", h->loss);
+        json_number_exact(&jw, "train_accuracy", h->train_accuracy);
+        if (isnan(h->heldout_accuracy))
+            json_null(&jw, "heldout_accuracy");
+        else
+            json_number_exact(&jw, "heldout_accuracy", h->heldout_accuracy);
+        if (h->scores)
+            write_scores(&jw, h->scores, r->tr.model.cfg.layers, r->tr.model.cfg.heads);
+        json_end(&jw);
+    }
+    json_end(&jw);
+    json_object_begin(&jw, "final", JSON_INLINE);
+    json_number_exact(&jw, "loss", r->final.train.loss);
+    json_number_exact(&jw, "train_accuracy", r->final.train.accuracy);
+    if (r->final.has_heldout)
+        json_number_exact(&jw, "heldout_accuracy", r->final.heldout.accuracy);
+    else
+        json_null(&jw, "heldout_accuracy");
+    if (r->final_scores) {
+        write_scores(&jw, r->final_scores, r->tr.model.cfg.layers, r->tr.model.cfg.heads);
+        if (r->formed_to > 0) {
+            json_object_begin(&jw, "formed", JSON_INLINE);
+            json_int(&jw, "from_step", r->formed_from);
+            json_int(&jw, "to_step", r->formed_to);
+            json_end(&jw);
+        } else {
+            json_null(&jw, "formed");
+        }
+    }
+    json_end(&jw);
+    json_end(&jw);
+    return json_writer_finish(&jw);
+}
+
+/* Panel titles, (rows, cols) of them. */
+typedef char panel_title[96];
+
+/* --png: rows = snapshots, columns = heads, the probe's whole attention;
+ * apple: for each sentence 苹果's row before and after, columns = heads. */
+static void png_panels(const run *r, heat_panel *panels, panel_title *titles,
+                       panel_title *row_titles, const char *const **rowx,
+                       const char *const **rowy, size_t *grid_rows)
+{
+    const size_t L = r->tr.model.cfg.layers, NH = L * r->tr.model.cfg.heads; /* columns */
+    const size_t nh = r->tr.model.cfg.heads;
+    size_t gr = 0;
+    if (r->nprobes == 1) {
+        const probe *pr = &r->probes[0];
+        for (size_t s = 0; s < r->nsnap; s++, gr++) {
+            snprintf(row_titles[gr], sizeof row_titles[0], "step %ld · loss %.4f",
+                     r->snaps[s].step, r->snaps[s].loss);
+            for (size_t h = 0; h < NH; h++) {
+                heat_panel *pn = &panels[gr * NH + h];
+                if (L > 1)
+                    snprintf(titles[gr * NH + h], sizeof titles[0], "layer %zu head %zu",
+                             h / nh + 1, h % nh + 1);
+                else
+                    snprintf(titles[gr * NH + h], sizeof titles[0], "head %zu", h + 1);
+                pn->data = r->snaps[s].weights[0] + h * pr->len * pr->len;
+                pn->rows = pr->len;
+                pn->cols = pr->len;
+                pn->title = titles[gr * NH + h];
+            }
+        }
+        *grid_rows = gr;
+        return;
+    }
+    for (size_t p = 0; p < r->nprobes; p++) {
+        const probe *pr = &r->probes[p];
+        const size_t sn[2] = {0, r->nsnap - 1};
+        for (size_t k = 0; k < 2; k++, gr++) {
+            const snapshot *sp = &r->snaps[sn[k]];
+            rowx[gr] = pr->labels;
+            rowy[gr] = pr->labels + pr->at;
+            snprintf(row_titles[gr], sizeof row_titles[0], "%s: %s's row %s, step %ld · loss %.4f",
+                     pr->name, pr->labels[pr->at], k ? "after" : "before", sp->step, sp->loss);
+            for (size_t h = 0; h < NH; h++) {
+                heat_panel *pn = &panels[gr * NH + h];
+                if (L > 1)
+                    snprintf(titles[gr * NH + h], sizeof titles[0], "layer %zu head %zu",
+                             h / nh + 1, h % nh + 1);
+                else
+                    snprintf(titles[gr * NH + h], sizeof titles[0], "head %zu", h + 1);
+                pn->data = sp->weights[p] + (h * pr->len + pr->at) * pr->len;
+                pn->rows = 1;
+                pn->cols = pr->len;
+                pn->title = titles[gr * NH + h];
+            }
+        }
+    }
+    *grid_rows = gr;
+}
+
+static int write_png(const run *r, text_font *font, FILE *rep)
+{
+    const size_t L = r->tr.model.cfg.layers, NH = L * r->tr.model.cfg.heads; /* columns */
+    const size_t cells = (NSNAP + 2 * MAX_PROBES) * NH;
+    heat_panel *panels = calloc(cells, sizeof *panels);
+    panel_title *titles = calloc(cells, sizeof *titles);
+    panel_title row_titles[NSNAP + 2 * MAX_PROBES];
+    const char *row_title_ptrs[NSNAP + 2 * MAX_PROBES];
+    const char *const *rowx[2 * MAX_PROBES], *const *rowy[2 * MAX_PROBES];
+    heat_figure fig;
+    heat_layout lay;
+    attn_image img = {0, 0, NULL};
+    char err[512], what[160];
+    int status = EXIT_RUNTIME;
+    if (!panels || !titles) {
+        cli_error("%s: out of memory", r->a->png);
+        goto done;
+    }
+    memset(&fig, 0, sizeof fig);
+    png_panels(r, panels, titles, row_titles, rowx, rowy, &fig.grid_rows);
+    for (size_t i = 0; i < fig.grid_rows; i++)
+        row_title_ptrs[i] = row_titles[i];
+    fig.row_titles = row_title_ptrs;
+    fig.panels = panels;
+    fig.grid_cols = NH;
+    fig.xlabel = "Keys";
+    fig.ylabel = r->nprobes == 1 ? "Queries" : NULL;
+    if (r->nprobes == 1) {
+        fig.xticklabels = r->probes[0].labels;
+        fig.yticklabels = r->probes[0].labels;
+    } else {
+        fig.row_xticklabels = rowx;
+        fig.row_yticklabels = rowy;
+    }
+    fig.vmin = NAN;
+    fig.vmax = NAN;
+    fig.colorbar_label = "attention weight";
+    fig.font = font;
+    if (heatmap_draw(&img, &lay, &fig, err, sizeof err) != 0) {
+        cli_error("%s: %s", r->a->png, err);
+        goto done;
+    }
+    output_font_note(&lay);
+    if (r->nprobes == 1 && L > 1)
+        snprintf(what, sizeof what, "the probe's attention at %zu steps × %zu layers × %zu heads",
+                 r->nsnap, L, NH / L);
+    else if (r->nprobes == 1)
+        snprintf(what, sizeof what, "the probe's attention at %zu steps × %zu heads", r->nsnap,
+                 NH);
+    else
+        snprintf(what, sizeof what, "%s's attention before and after, %zu sentences × %zu heads",
+                 r->task.vocab[r->task.label_at], r->nprobes, NH);
+    status = output_png(r->a->png, &img, rep, what);
+done:
+    image_free(&img);
+    free(panels);
+    free(titles);
+    return status;
+}
+
+
+/* --plot: the loss, then the accuracies, against the step; for induction
+ * also the best induction score (a head above layer 1) and the best
+ * previous-token score (a head below the top), so that the phase change
+ * shows as the curves moving together. */
+static int write_plot(const run *r, text_font *font, FILE *rep)
+{
+    const size_t n = r->nhist, L = r->tr.model.cfg.layers, NH = r->tr.model.cfg.heads;
+    double *x = malloc((n ? n : 1) * 6 * sizeof *x), *loss = x + n, *tacc = x + 2 * n,
+           *hacc = x + 3 * n, *ind = x + 4 * n, *prev = x + 5 * n;
+    plot_series ls = {0}, as[2], ss[2];
+    plot_figure f1, f2, f3;
+    attn_image i1 = {0, 0, NULL}, i2 = {0, 0, NULL}, i3 = {0, 0, NULL}, i12 = {0, 0, NULL},
+               img = {0, 0, NULL};
+    const int scores = r->induction && n && r->hist[0].scores;
+    char err[512];
+    int status = EXIT_RUNTIME;
+    if (!x) {
+        cli_error("%s: out of memory", r->a->plot);
+        return EXIT_RUNTIME;
+    }
+    for (size_t i = 0; i < n; i++) {
+        x[i] = (double)r->hist[i].step;
+        loss[i] = r->hist[i].loss;
+        tacc[i] = r->hist[i].train_accuracy;
+        hacc[i] = r->hist[i].heldout_accuracy;
+        if (scores) {
+            size_t bl, bh;
+            const double *sc = r->hist[i].scores;
+            ind[i] = best_induction(sc, L, NH, &bl, &bh);
+            prev[i] = 0.0;
+            for (size_t l = 0; l + 1 < L || (L == 1 && l == 0); l++)
+                for (size_t h = 0; h < NH; h++)
+                    prev[i] = sc[l * NH + h] > prev[i] ? sc[l * NH + h] : prev[i];
+        }
+    }
+    ls = (plot_series){x, loss, n, "training loss (the batch's)"};
+    as[0] = (plot_series){x, tacc, n, "training accuracy (the batch's)"};
+    as[1] = (plot_series){x, hacc, n, "held-out accuracy"};
+    ss[0] = (plot_series){x, ind, n, L > 1 ? "best induction score (layer ≥ 2)"
+                                           : "best induction score"};
+    ss[1] = (plot_series){x, prev, n, L > 1 ? "best previous-token score (below the top)"
+                                            : "best previous-token score"};
+    memset(&f1, 0, sizeof f1);
+    f1.series = &ls;
+    f1.nseries = 1;
+    f1.title = r->task_name;
+    f1.xlabel = "step";
+    f1.ylabel = "loss";
+    f1.font = font;
+    f2 = f1;
+    f2.series = as;
+    f2.nseries = r->task.heldout.n ? 2 : 1;
+    f2.title = NULL;
+    f2.ylabel = "accuracy";
+    f3 = f2;
+    f3.series = ss;
+    f3.nseries = 2;
+    f3.ylabel = "mean attention weight";
+    if (plot_draw(&i1, &f1, err, sizeof err) || plot_draw(&i2, &f2, err, sizeof err) ||
+        image_stack(scores ? &i12 : &img, &i1, &i2, err, sizeof err) ||
+        (scores && (plot_draw(&i3, &f3, err, sizeof err) ||
+                    image_stack(&img, &i12, &i3, err, sizeof err)))) {
+        cli_error("%s: %s", r->a->plot, err);
+        goto done;
+    }
+    status = output_png(r->a->plot, &img, rep,
+                        scores ? "loss, accuracy and the heads' scores against the step"
+                               : "loss and accuracy against the step");
+done:
+    image_free(&i1);
+    image_free(&i2);
+    image_free(&i3);
+    image_free(&i12);
+    image_free(&img);
+    free(x);
+    return status;
+}
+
+static int write_outputs(const run *r, FILE *rep)
+{
+    const struct train_args *a = r->a;
+    text_font *font = NULL;
+    char err[1024];
+    int status = EXIT_OK;
+    if (a->save) {
+        if (model_file_save(a->save, &r->tr.model, (const char *const *)r->task.vocab,
+                            (const char *const *)r->task.classes, err, sizeof err)) {
+            cli_error("%s", err);
+            return EXIT_RUNTIME;
+        }
+        fprintf(rep, "wrote %s: the model (attn selfattn --input %s --tokens … draws its "
+                "attention)\n", a->save, a->save);
+    }
+    if ((a->png || a->plot) && (status = output_font_open(a->font, &font)) != EXIT_OK)
+        return status;
+    if (a->png)
+        status = write_png(r, font, rep);
+    if (status == EXIT_OK && a->plot)
+        status = write_plot(r, font, rep);
+    output_font_close(font);
+    if (status == EXIT_OK && a->json)
+        status = output_json(a->json, write_json, r, rep, "the history and the final figures");
+    if (status == EXIT_OK && a->html)
+        status = train_page_write(write_json, (const void *[]){r}, 1, NULL, rep);
+    return status;
+}
+
+/* ---- the command ------------------------------------------------------------ */
+
+/* --compare-posenc: the same task, seed and steps with P and without. */
+static int compare_posenc(const struct train_args *a)
+{
+    run r[2];
+    int status = EXIT_OK;
+    memset(r, 0, sizeof r);
+    for (int k = 0; k < 2 && status == EXIT_OK; k++) {
+        r[k].a = a;
+        status = train_run(&r[k], k == 0, 1);
+    }
+    if (status == EXIT_OK) {
+        printf("attn train: %s, %ld steps, seed %ld, the same batches with and without P\n",
+               r[0].task_name, r[0].tr.step, a->seed);
+        printf("%-20s %10s %10s\n", "", "with P", "without P");
+        printf("%-20s %10.4f %10.4f\n", "final loss", r[0].final.train.loss,
+               r[1].final.train.loss);
+        printf("%-20s %9.1f%% %9.1f%%\n", "training accuracy",
+               100.0 * r[0].final.train.accuracy, 100.0 * r[1].final.train.accuracy);
+        if (r[0].final.has_heldout)
+            printf("%-20s %9.1f%% %9.1f%%\n", "held-out accuracy",
+                   100.0 * r[0].final.heldout.accuracy, 100.0 * r[1].final.heldout.accuracy);
+        printf("%-20s %9.2fs %9.2fs\n", "time", r[0].seconds, r[1].seconds);
+        printf("Without P self-attention does not see the order: f(π·X) = π·f(X).\n");
+        if (a->html)
+            status = train_page_write(write_json, (const void *[]){&r[0], &r[1]}, 2,
+                                      "compare_posenc", stdout);
+    }
+    run_free(&r[0]);
+    run_free(&r[1]);
+    return status;
+}
+
+/* What the task decides when the options do not: induction's length,
+ * vocabulary, layers and causal mask, every task's steps and learning
+ * rate. */
+static void task_defaults(struct train_args *a)
+{
+    const int ind = !a->data && a->task == TASK_INDUCTION;
+    train_opts o;
+    train_opts_default(&o, a->data ? TASK_DATA : (train_kind)a->task);
+    if (a->length < 0)
+        a->length = ind ? 20 : 8;
+    if (a->vocab < 0)
+        a->vocab = ind ? 32 : 10;
+    if (a->layers < 0)
+        a->layers = (long)o.layers;
+    if (a->causal < 0)
+        a->causal = o.causal;
+    if (a->steps < 0)
+        a->steps = o.steps;
+    if (a->lr == 0.0)
+        a->lr = o.lr;
+}
+
+/* --compare-layers: the same task, seed and batches with one layer and
+ * with --layers N. */
+static int compare_layers(const struct train_args *a)
+{
+    struct train_args one = *a;
+    run r[2];
+    int status = EXIT_OK;
+    one.layers = 1;
+    one.ffn = 0;
+    memset(r, 0, sizeof r);
+    r[0].a = &one;
+    r[1].a = a;
+    for (int k = 0; k < 2 && status == EXIT_OK; k++)
+        status = train_run(&r[k], a->posenc, 1);
+    if (status == EXIT_OK) {
+        char h1[32], h2[32];
+        snprintf(h1, sizeof h1, "1 layer");
+        snprintf(h2, sizeof h2, "%ld layers", a->layers);
+        printf("attn train: %s, %ld steps, seed %ld, the same batches with 1 layer and %ld\n",
+               r[0].task_name, r[0].tr.step, a->seed, a->layers);
+        printf("%-22s %10s %10s\n", "", h1, h2);
+        printf("%-22s %10.4f %10.4f\n", "final loss", r[0].final.train.loss,
+               r[1].final.train.loss);
+        printf("%-22s %9.1f%% %9.1f%%\n", "training accuracy",
+               100.0 * r[0].final.train.accuracy, 100.0 * r[1].final.train.accuracy);
+        if (r[0].final.has_heldout)
+            printf("%-22s %9.1f%% %9.1f%%\n", "held-out accuracy",
+                   100.0 * r[0].final.heldout.accuracy, 100.0 * r[1].final.heldout.accuracy);
+        if (r[0].induction) {
+            size_t l, h;
+            printf("%-22s %10.2f %10.2f\n", "best induction score",
+                   best_induction(r[0].final_scores, 1, r[0].tr.model.cfg.heads, &l, &h),
+                   best_induction(r[1].final_scores, r[1].tr.model.cfg.layers,
+                                  r[1].tr.model.cfg.heads, &l, &h));
+        }
+        printf("%-22s %9.2fs %9.2fs\n", "time", r[0].seconds, r[1].seconds);
+        printf("A head in layer 2 reads what a head in layer 1 wrote into each position;\n"
+               "one layer sees only the tokens themselves and their positions.\n");
+        if (r[1].induction)
+            print_circuit(&r[1]);
+        if (a->png) {
+            text_font *font = NULL;
+            printf("\n");
+            status = output_font_open(a->font, &font);
+            if (status == EXIT_OK)
+                status = write_png(&r[1], font, stdout);
+            output_font_close(font);
+        }
+        if (status == EXIT_OK && a->html)
+            status = train_page_write(write_json, (const void *[]){&r[0], &r[1]}, 2,
+                                      "compare_layers", stdout);
+    }
+    run_free(&r[0]);
+    run_free(&r[1]);
+    return status;
+}
+
+static void train_defaults(struct train_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->task = TASK_REVERSE;
+    a->optimizer = OPTIM_ADAM;
+    a->color = TERM_COLOR_AUTO;
+    a->posenc = 1;
+    a->causal = -1;
+    a->length = -1;
+    a->vocab = -1;
+    a->layers = -1;
+    a->hiddens = 32;
+    a->heads = 4;
+    a->steps = -1;
+    a->batch_size = 64;
+    a->lr = 0.0; /* the task's */
+    a->log_every = 20;
+    a->max_mem = CLI_DEFAULT_MAX_MEM;
+    a->arch = ARCH_TRANSFORMER;
+    a->num_steps = -1;
+    a->max_examples = -1;
+    a->min_freq = -1;
+    a->clip = 1.0;
+}
+
+int cmd_train(int argc, char **argv)
+{
+    struct train_args a;
+    opt_given g;
+    run r;
+    train_defaults(&a);
+    int status = opt_parse(train_options, train_rules, argc, argv, &a, &g);
+    if (status == OPT_HELP_ASKED) {
+        usage_train(stdout);
+        return EXIT_OK;
+    }
+    if (status != EXIT_OK)
+        return status;
+    if (a.data && opt_is_given(&g, "task") && a.task != TRAIN_TASK_TRANSLATE) {
+        cli_error("--task is for the built-in tasks; --data brings its own");
+        return EXIT_USAGE;
+    }
+    if (train_is_translation(&a))
+        return train_translate(&a, &g, argc, argv);
+    if ((status = train_not_translation(&g)) != EXIT_OK)
+        return status;
+    task_defaults(&a);
+    if ((status = check_args(&a, &g)) != EXIT_OK || (status = check_outputs(&a)) != EXIT_OK ||
+        (status = train_page_open(a.html, argc, argv)) != EXIT_OK)
+        return status;
+    if (a.compare_posenc || a.compare_layers) {
+        status = a.compare_posenc ? compare_posenc(&a) : compare_layers(&a);
+        train_page_close();
+        return status;
+    }
+    memset(&r, 0, sizeof r);
+    r.a = &a;
+    status = train_run(&r, a.posenc, 1);
+    if (status == EXIT_OK) {
+        FILE *rep = output_report_stream(a.json);
+        if (rep == stdout) { /* with --json -, stdout is the JSON's */
+            print_summary(&r);
+            print_probes(&r);
+            if (r.apple)
+                print_apple(&r);
+            if (r.induction)
+                print_induction(&r);
+            printf("\n");
+        }
+        status = write_outputs(&r, rep);
+    }
+    run_free(&r);
+    train_page_close();
+    return status;
+}

@@ -1,0 +1,40 @@
+/* train_cmd.h — what `attn train` (train.c) shares with the files of
+ * its model families: the options as parsed, and the translation models'
+ * run (train_translate.c, SPEC.md §11). */
+#ifndef ATTN_CMD_TRAIN_H
+#define ATTN_CMD_TRAIN_H
+
+#include <stddef.h>
+
+#include "options.h"
+
+/* --task's choices: train_kind's four built-in tasks, then translate. */
+#define TRAIN_TASK_TRANSLATE 4
+/* --arch's choices */
+typedef enum train_arch { ARCH_TRANSFORMER, ARCH_BAHDANAU } train_arch;
+/* The largest --num-steps. */
+#define TRAIN_MAX_NUM_STEPS 512
+
+struct train_args {
+    int task, optimizer, color, arch;
+    int posenc, addnorm, causal, bias, compare_posenc, compare_layers, compare_arch;
+    const char *data, *png, *plot, *json, *save, *load, *font, *html;
+    long length, vocab, hiddens, heads, steps, batch_size, seed, threads, log_every;
+    long layers, ffn; /* −1: the task's default (induction 2 layers) */
+    long num_steps, max_examples, min_freq; /* translation; −1: the default */
+    double dropout, lr, clip;
+    size_t max_mem;
+};
+
+/* Whether the run trains a translation model: --task translate, or a
+ * --data file of sentence pairs (d2l's fra.txt, or JSON with "pairs"). */
+int train_is_translation(const struct train_args *a);
+
+/* The options only translation reads, refused for the other tasks: exit 2
+ * with a message, or EXIT_OK. */
+int train_not_translation(const opt_given *g);
+
+/* attn train for a translation model: the whole run, its exit status. */
+int train_translate(const struct train_args *a, const opt_given *g, int argc, char **argv);
+
+#endif

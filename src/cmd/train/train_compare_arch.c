@@ -1,0 +1,306 @@
+/* train_compare_arch.c — `attn train --task translate --compare-arch` (and
+ * --data PAIRS --compare-arch): d2l's Transformer and d2l's Seq2Seq with
+ * Bahdanau attention trained on the same pairs with the same --seed,
+ * --steps, --batch-size and --lr, each with its own defaults (the
+ * Transformer: 2 blocks, 4 heads, FFN 64; Bahdanau: 1 GRU layer), side
+ * by side: held-out BLEU, the exact share, the alignment, the step and
+ * the training seconds at which held-out BLEU first reached 0.95, the
+ * time per step, and the sequential steps each needs per sentence (the
+ * chapter's CNN/RNN/self-attention table, on a model that translates).
+ *
+ * Each run is train_translate.c's (train_translate.h): xrun_prepare, the
+ * loop, xrun_finish. --json writes both runs' figures; --html a page with
+ * both alignments of the probe sentence on one step slider.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "output.h"
+#include "page_out.h"
+#include "train_translate.h"
+
+#define CMP_BLEU 0.95 /* the held-out BLEU whose first step and seconds are read */
+
+static const char *const arch_label[2] = {"transformer", "bahdanau"};
+
+/* One run's figures for the table. */
+typedef struct cmp_figs {
+    double bleu, exact, align;  /* held-out, after the last step (NaN: none) */
+    long reach_step;            /* first logged step with held-out BLEU ≥ 0.95, or -1 */
+    double reach_seconds;       /* its training seconds */
+    double ms_step;             /* training milliseconds a step (evaluation left out) */
+    size_t L, T;                /* blocks or GRU layers a side; num_steps */
+    size_t seq_train;           /* sequential steps a teacher-forced pair: 2·L or 2·T */
+    size_t seq_greedy;          /* greedy steps a sentence (one word each): T at most */
+    size_t seq_word;            /* sequential layers a greedy step: L blocks or L GRU layers */
+} cmp_figs;
+
+struct cmp {
+    struct train_args args[2];
+    xrun run[2];
+    cmp_figs figs[2];
+    const struct train_args *a;
+    int argc;
+    char **argv;
+};
+
+static void figures(cmp_figs *f, const xrun *r)
+{
+    const s2s_config *c = &r->tr.model.cfg;
+    f->bleu = r->held.n ? r->final_bleu : NAN;
+    f->exact = r->held.n ? r->final_exact : NAN;
+    f->align = r->held.n ? r->final_align : NAN;
+    f->reach_step = -1;
+    f->reach_seconds = NAN;
+    for (size_t i = 0; i < r->nhist; i++)
+        if (!isnan(r->hist[i].bleu) && r->hist[i].bleu >= CMP_BLEU) {
+            f->reach_step = r->hist[i].step;
+            f->reach_seconds = r->hist[i].seconds;
+            break;
+        }
+    f->ms_step = r->tr.step > 0 ? 1000.0 * r->train_seconds / (double)r->tr.step : NAN;
+    f->L = c->layers;
+    f->T = r->T;
+    /* the Transformer: the encoder's L blocks, then the decoder's L, every
+     * position at once; Bahdanau: T GRU steps through the source, then T
+     * through the target (padding included, as d2l runs it), each through
+     * its L layers */
+    f->seq_train = c->arch == S2S_BAHDANAU ? 2 * r->T : 2 * c->layers;
+    f->seq_greedy = r->T;
+    f->seq_word = c->layers;
+}
+
+/* Train run k (0: the Transformer, 1: Bahdanau) to the end. */
+static int run_one(struct cmp *c, int k)
+{
+    xrun *r = &c->run[k];
+    int status;
+    c->args[k] = *c->a;
+    c->args[k].arch = k ? ARCH_BAHDANAU : ARCH_TRANSFORMER;
+    r->a = &c->args[k];
+    r->argc = c->argc;
+    r->argv = c->argv;
+    r->steps = c->a->steps < 0 ? 600 : c->a->steps;
+    fprintf(stderr, "attn train: --compare-arch: training the %s\n",
+            k ? "Seq2Seq with Bahdanau attention" : "Transformer");
+    if ((status = xrun_prepare(r)) != EXIT_OK)
+        return status;
+    xrun_choose_snapshots(r, r->steps);
+    if ((status = xrun_train_loop(r, r->steps)) != EXIT_OK ||
+        (status = xrun_finish(r)) != EXIT_OK)
+        return status;
+    figures(&c->figs[k], r);
+    return EXIT_OK;
+}
+
+/* ---- the table ------------------------------------------------------------- */
+
+static void cell_number(char *buf, size_t n, double v, const char *fmt)
+{
+    if (isnan(v))
+        snprintf(buf, n, "—");
+    else
+        snprintf(buf, n, fmt, v);
+}
+
+/* One row; printf pads by bytes, and "—" and "≥" are 3 bytes in 1 column. */
+static void row(const char *name, const char *x, const char *y)
+{
+    printf("%-*s%*s%*s\n", 30 + (strstr(name, "≥") ? 2 : 0), name,
+           11 + (strstr(x, "—") ? 2 : 0), x, 11 + (strstr(y, "—") ? 2 : 0), y);
+}
+
+static void print_table(const struct cmp *c)
+{
+    char x[2][8][48];
+    for (int k = 0; k < 2; k++) {
+        const cmp_figs *f = &c->figs[k];
+        cell_number(x[k][0], sizeof x[k][0], f->bleu, "%.3f");
+        cell_number(x[k][1], sizeof x[k][1], 100.0 * f->exact, "%.1f%%");
+        cell_number(x[k][2], sizeof x[k][2], f->align, "%.3f");
+        if (f->reach_step < 0)
+            snprintf(x[k][3], sizeof x[k][3], "not reached");
+        else
+            snprintf(x[k][3], sizeof x[k][3], "%ld (%.1f)", f->reach_step, f->reach_seconds);
+        cell_number(x[k][4], sizeof x[k][4], f->ms_step, "%.2f");
+        snprintf(x[k][5], sizeof x[k][5], "%zu", f->seq_train);
+        snprintf(x[k][6], sizeof x[k][6], "%zu", f->seq_greedy);
+        snprintf(x[k][7], sizeof x[k][7], "%zu", f->seq_word);
+    }
+    printf("attn train: --compare-arch, %s, %ld steps each, seed %ld\n\n",
+           c->a->data ? "data" : "translate", c->run[0].tr.step, c->a->seed);
+    printf("%-30s%11s%11s\n", "", "transformer", "bahdanau");
+    row("held-out BLEU", x[0][0], x[1][0]);
+    row("exact", x[0][1], x[1][1]);
+    row("alignment", x[0][2], x[1][2]);
+    row("BLEU ≥ 0.95 at step (s)", x[0][3], x[1][3]);
+    row("ms per step", x[0][4], x[1][4]);
+    row("sequential steps, training", x[0][5], x[1][5]);
+    row("sequential steps, greedy", x[0][6], x[1][6]);
+    row("layers a greedy step", x[0][7], x[1][7]);
+    printf("\nIn training (one pair, teacher-forced), the Transformer's %zu blocks a side "
+           "(2·L)\neach see every position at once; Bahdanau's GRU takes the num_steps %zu\n"
+           "positions a side one after the other (2·T), each through its %zu layer%s.\n",
+           c->figs[0].L, c->figs[1].T, c->figs[1].L, c->figs[1].L == 1 ? "" : "s");
+    printf("In greedy translation both write one word a step (num_steps %zu at most); the\n"
+           "Transformer recomputes its %zu decoder blocks over the prefix, Bahdanau takes one\n"
+           "GRU step. seconds: training only (the held-out figures left out).\n",
+           c->figs[0].T, c->figs[0].L);
+}
+
+/* ---- --json ----------------------------------------------------------------- */
+
+static void number_or_null(json_writer *jw, const char *key, double v)
+{
+    if (isnan(v))
+        json_null(jw, key);
+    else
+        json_number_exact(jw, key, v);
+}
+
+/* One run: "arch", "layers", "heads", "steps", "seconds", "history",
+ * "final" {"bleu", "exact", "alignment", "bleu_095_step",
+ * "bleu_095_seconds", "ms_per_step", "sequential_steps_training",
+ * "sequential_steps_greedy", "layers_per_greedy_step"}. */
+static void run_json(json_writer *jw, const xrun *r, const cmp_figs *f, int k)
+{
+    json_object_begin(jw, NULL, JSON_BLOCK);
+    json_string(jw, "arch", arch_label[k]);
+    json_uint(jw, "layers", r->tr.model.cfg.layers);
+    json_uint(jw, "heads", r->tr.model.cfg.heads);
+    json_int(jw, "steps", r->tr.step);
+    json_number_exact(jw, "seconds", r->train_seconds);
+    json_array_begin(jw, "history", JSON_BLOCK);
+    for (size_t i = 0; i < r->nhist; i++) {
+        const xhist *h = &r->hist[i];
+        json_object_begin(jw, NULL, JSON_INLINE);
+        json_int(jw, "step", h->step);
+        json_number_exact(jw, "seconds", h->seconds);
+        json_number_exact(jw, "loss", h->loss);
+        number_or_null(jw, "heldout_bleu", h->bleu);
+        number_or_null(jw, "heldout_exact", h->exact);
+        number_or_null(jw, "alignment", h->alignment);
+        json_end(jw);
+    }
+    json_end(jw);
+    json_object_begin(jw, "final", JSON_INLINE);
+    json_number_exact(jw, "loss", r->final_train.loss);
+    number_or_null(jw, "bleu", f->bleu);
+    number_or_null(jw, "exact", f->exact);
+    number_or_null(jw, "alignment", f->align);
+    if (f->reach_step < 0)
+        json_null(jw, "bleu_095_step");
+    else
+        json_int(jw, "bleu_095_step", f->reach_step);
+    number_or_null(jw, "bleu_095_seconds", f->reach_seconds);
+    number_or_null(jw, "ms_per_step", f->ms_step);
+    json_uint(jw, "sequential_steps_training", f->seq_train);
+    json_uint(jw, "sequential_steps_greedy", f->seq_greedy);
+    json_uint(jw, "layers_per_greedy_step", f->seq_word);
+    json_end(jw);
+    json_end(jw);
+}
+
+static int write_json(FILE *f, const void *ctx)
+{
+    const struct cmp *c = ctx;
+    json_writer jw;
+    json_writer_init(&jw, f);
+    json_object_begin(&jw, NULL, JSON_BLOCK);
+    json_string(&jw, "command", "train");
+    json_string(&jw, "task", "translate");
+    json_bool(&jw, "compare_arch", 1);
+    json_int(&jw, "steps", c->run[0].tr.step);
+    json_int(&jw, "seed", c->a->seed);
+    json_number_exact(&jw, "bleu_threshold", CMP_BLEU);
+    json_array_begin(&jw, "runs", JSON_BLOCK);
+    for (int k = 0; k < 2; k++)
+        run_json(&jw, &c->run[k], &c->figs[k], k);
+    json_end(&jw);
+    json_end(&jw);
+    return json_writer_finish(&jw);
+}
+
+/* ---- --html ----------------------------------------------------------------- */
+
+/* The page: the probe's words, and each run's kept steps, its greedy
+ * translation at each and its cross-attention (S, L, NH, Tq, Ts); the
+ * page shows the Transformer's last block, heads averaged, and
+ * Bahdanau's attention, on one slider. */
+static int page_object(FILE *f, const void *ctx)
+{
+    const struct cmp *c = ctx;
+    const xrun *r0 = &c->run[0];
+    json_writer jw;
+    int bad = 0;
+    json_writer_init(&jw, f);
+    jw.base64_from = PAGE_BASE64_FROM;
+    json_object_begin(&jw, NULL, JSON_BLOCK);
+    json_string(&jw, "kind", "compare_arch");
+    json_string(&jw, "title", "attn train --compare-arch");
+    page_command(&jw, c->argc, c->argv);
+    page_cmap(&jw, cmap_find("Reds"));
+    page_tokens(&jw, "source", r0->src_labels, r0->src_len);
+    page_tokens(&jw, "target", r0->tgt_labels, r0->tgt_len);
+    json_array_begin(&jw, "runs", JSON_BLOCK);
+    for (int k = 0; k < 2 && !bad; k++) {
+        const s2s_config *m = &c->run[k].tr.model.cfg;
+        json_object_begin(&jw, NULL, JSON_BLOCK);
+        json_string(&jw, "arch", arch_label[k]);
+        json_uint(&jw, "layers", s2s_cross_blocks(m));
+        json_uint(&jw, "heads", m->heads);
+        bad = xpage_run_members(&jw, &c->run[k]) != 0;
+        json_end(&jw);
+    }
+    json_end(&jw);
+    json_end(&jw);
+    return bad || json_writer_finish(&jw) ? -1 : 0;
+}
+
+static int write_page(const struct cmp *c, FILE *rep)
+{
+    char *doc = NULL, *page = NULL, *data = NULL;
+    size_t dlen = 0, plen = 0, len = 0;
+    int rc = page_doc_text(write_json, c, &doc, &dlen) ||
+             page_doc_text(page_object, c, &page, &plen) ||
+             page_data_join(doc, dlen, page, plen, &data, &len);
+    free(doc);
+    free(page);
+    if (rc) {
+        cli_error("--html %s: out of memory", c->a->html);
+        return EXIT_RUNTIME;
+    }
+    return output_page_text(c->a->html, "attn train", data, len, rep,
+                            "a page of both models' alignment of the probe on one slider");
+}
+
+int train_compare_arch(const struct train_args *a, int argc, char **argv)
+{
+    struct cmp *c = calloc(1, sizeof *c);
+    int status = EXIT_OK;
+    if (!c) {
+        cli_error("out of memory");
+        return EXIT_RUNTIME;
+    }
+    c->a = a;
+    c->argc = argc;
+    c->argv = argv;
+    for (int k = 0; k < 2 && status == EXIT_OK; k++)
+        status = run_one(c, k);
+    if (status == EXIT_OK) {
+        FILE *rep = output_report_stream(a->json);
+        if (rep == stdout)
+            print_table(c);
+        if (a->json)
+            status = output_json(a->json, write_json, c, rep, "both runs' figures");
+        if (status == EXIT_OK && a->html)
+            status = write_page(c, rep);
+    }
+    for (int k = 0; k < 2; k++)
+        xrun_free(&c->run[k]);
+    free(c);
+    return status;
+}

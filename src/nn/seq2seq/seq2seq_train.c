@@ -1,0 +1,548 @@
+/* seq2seq_train.c — the encoder–decoder's training loop and evaluation
+ * (see seq2seq_train.h). */
+#include "seq2seq_train.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "attention_fast.h"
+#include "checked.h"
+
+/* An allocation of a·b elements of size bytes, checked; *failed set. */
+static void *alloc_n(size_t a, size_t b, size_t size, int *failed)
+{
+    size_t n;
+    void *p;
+    if (size_mul(a, b, &n) || size_mul(n, size, &n) || (p = calloc(n ? n : 1, 1)) == NULL) {
+        *failed = 1;
+        return NULL;
+    }
+    return p;
+}
+
+/* The threads of a step's chunks: --threads, or the cores free now
+ * (attn_max_threads) for a step of real work, else one (as encoder_train.c
+ * decides, from the multiply-adds of a step). */
+static int s2s_threads(const s2s_trainer *tr)
+{
+#ifdef _OPENMP
+    const s2s_config *c = &tr->model.cfg;
+    const double work = (double)tr->B * (double)tr->T * (double)c->hiddens * (double)c->layers *
+                        (30.0 * (double)c->hiddens + 12.0 * (double)tr->T + 12.0 * (double)c->ffn);
+    if (tr->opts.threads > 0)
+        return tr->opts.threads;
+    return work < 2e6 ? 1 : attn_max_threads();
+#else
+    (void)tr;
+    return 1;
+#endif
+}
+
+/* The caches and gradient buffers of nchunks chunks of TRAIN_CHUNK pairs. */
+static int alloc_chunks(s2s_trainer *tr, char *err, size_t errlen)
+{
+    const size_t total = tr->model.total, n = tr->nchunks;
+    int failed = 0;
+    tr->chunk_loss = alloc_n(n, 1, sizeof *tr->chunk_loss, &failed);
+    tr->chunk_count = alloc_n(n, 1, sizeof *tr->chunk_count, &failed);
+    tr->chunk_correct = alloc_n(n, 1, sizeof *tr->chunk_correct, &failed);
+    tr->grads = alloc_n(total, 1, sizeof *tr->grads, &failed);
+    if (tr->opts.reference) {
+        tr->cache = alloc_n(n, 1, sizeof *tr->cache, &failed);
+        tr->chunk_grads = alloc_n(n, total, sizeof *tr->chunk_grads, &failed);
+        for (size_t c = 0; !failed && c < n; c++)
+            if (s2s_cache_alloc(&tr->cache[c], &tr->model, TRAIN_CHUNK, tr->T, tr->T, err,
+                                errlen))
+                return -1;
+    } else {
+        tr->fcache = alloc_n(n, 1, sizeof *tr->fcache, &failed);
+        tr->chunk_gradsf = alloc_n(n, total, sizeof *tr->chunk_gradsf, &failed);
+        for (size_t c = 0; !failed && c < n; c++)
+            failed = s2s_fast_cache_alloc(&tr->fcache[c], &tr->model, TRAIN_CHUNK, tr->T) != 0;
+        failed = failed || s2s_fast_weights_alloc(&tr->fw, &tr->model) != 0;
+    }
+    if (failed) {
+        snprintf(err, errlen, "out of memory for the training buffers");
+        return -1;
+    }
+    return 0;
+}
+
+int s2s_trainer_init(s2s_trainer *tr, const seq2seq_arrays *data, const s2s_config *cfg,
+                     const s2s_train_opts *opts, const s2s_model *model, char *err,
+                     size_t errlen)
+{
+    int failed = 0;
+    memset(tr, 0, sizeof *tr);
+    tr->opts = *opts;
+    tr->data = data;
+    tr->T = data->T;
+    tr->B = opts->batch_size == 0 || opts->batch_size >= data->n ? data->n : opts->batch_size;
+    if (tr->B == 0) {
+        snprintf(err, errlen, "no sentence pairs to train on");
+        return -1;
+    }
+    if (s2s_alloc(&tr->model, model ? &model->cfg : cfg, err, errlen))
+        return -1;
+    if (model)
+        s2s_copy_params(&tr->model, model);
+    else
+        s2s_init(&tr->model, opts->seed);
+    if (optim_init(&tr->opt, opts->optimizer, opts->lr, tr->model.total, err, errlen)) {
+        s2s_trainer_free(tr);
+        return -1;
+    }
+    tr->src = alloc_n(tr->B, tr->T, sizeof(int), &failed);
+    tr->dec_in = alloc_n(tr->B, tr->T, sizeof(int), &failed);
+    tr->tgt = alloc_n(tr->B, tr->T, sizeof(int), &failed);
+    tr->src_lens = alloc_n(tr->B, 1, sizeof(long), &failed);
+    tr->order = alloc_n(data->n, 1, sizeof(size_t), &failed);
+    if (failed) {
+        s2s_trainer_free(tr);
+        snprintf(err, errlen, "out of memory for the batches");
+        return -1;
+    }
+    for (size_t i = 0; i < data->n; i++)
+        tr->order[i] = i;
+    tr->cursor = data->n; /* shuffle before the first batch */
+    rng_seed(&tr->data_rng, opts->seed ^ 0x6261746368657321ULL); /* "batches!" */
+    tr->nchunks = ceil_div(tr->B, TRAIN_CHUNK);
+    if (alloc_chunks(tr, err, errlen)) {
+        s2s_trainer_free(tr);
+        return -1;
+    }
+    return 0;
+}
+
+void s2s_trainer_free(s2s_trainer *tr)
+{
+    for (size_t c = 0; c < tr->nchunks; c++) {
+        if (tr->cache)
+            s2s_cache_free(&tr->cache[c]);
+        if (tr->fcache)
+            s2s_fast_cache_free(&tr->fcache[c]);
+    }
+    free(tr->cache);
+    free(tr->fcache);
+    s2s_fast_weights_free(&tr->fw);
+    free(tr->chunk_grads);
+    free(tr->chunk_gradsf);
+    free(tr->grads);
+    free(tr->chunk_loss);
+    free(tr->chunk_count);
+    free(tr->chunk_correct);
+    free(tr->src);
+    free(tr->dec_in);
+    free(tr->tgt);
+    free(tr->src_lens);
+    free(tr->order);
+    optim_free(&tr->opt);
+    s2s_free(&tr->model);
+    memset(tr, 0, sizeof *tr);
+}
+
+/* Pair i of set into row r of a batch: its source, decoder input, and its
+ * target with −1 from its valid length on (d2l's sequence_mask). */
+static void copy_pair(int *src, int *dec_in, int *tgt, long *src_lens, size_t r,
+                      const seq2seq_arrays *set, size_t i)
+{
+    const size_t T = set->T;
+    memcpy(src + r * T, set->src + i * T, T * sizeof *src);
+    memcpy(dec_in + r * T, set->dec_in + i * T, T * sizeof *dec_in);
+    for (size_t t = 0; t < T; t++)
+        tgt[r * T + t] = (long)t < set->tgt_valid[i] ? set->tgt[i * T + t] : -1;
+    src_lens[r] = set->src_valid[i];
+}
+
+/* The next batch: every pair in order, or the next B of this epoch's
+ * shuffled order (Fisher–Yates, a new order each epoch). */
+static void next_batch(s2s_trainer *tr)
+{
+    const seq2seq_arrays *d = tr->data;
+    for (size_t r = 0; r < tr->B; r++) {
+        size_t i = r;
+        if (tr->B != d->n) {
+            if (tr->cursor == d->n) { /* a new epoch, a new order */
+                rng_shuffle(&tr->data_rng, tr->order, d->n);
+                tr->cursor = 0;
+            }
+            i = tr->order[tr->cursor++];
+        }
+        copy_pair(tr->src, tr->dec_in, tr->tgt, tr->src_lens, r, d, i);
+    }
+}
+
+/* Chunk c's forward (and with grads, backward) pass on rows b0 … b0+nb−1
+ * of (src, dec_in, tgt): its loss, count and correct count into the chunk
+ * arrays. 0, or -1 with the reason in e. */
+static int chunk_pass(s2s_trainer *tr, size_t c, int grads, const int *src, const int *dec_in,
+                      const int *tgt, const long *lens, size_t b0, size_t nb, double scale,
+                      const mha_dropout *drop, char *e, size_t elen)
+{
+    const size_t T = tr->T, total = tr->model.total;
+    const int *s = src + b0 * T, *di = dec_in + b0 * T, *tg = tgt + b0 * T;
+    if (!tr->opts.reference) {
+        float *g = grads ? tr->chunk_gradsf + c * total : NULL;
+        if (g)
+            memset(g, 0, total * sizeof *g);
+        tr->chunk_loss[c] = s2s_fast_step(g, &tr->fcache[c], &tr->model, &tr->fw, s, lens + b0,
+                                          di, tg, nb, T, T, scale, drop, b0,
+                                          &tr->chunk_count[c], &tr->chunk_correct[c]);
+        return 0;
+    }
+    s2s_cache *cache = &tr->cache[c];
+    double *g = tr->chunk_grads + c * total;
+    cache->example0 = b0;
+    if (s2s_forward(&tr->model, cache, s, lens + b0, di, nb, T, T, drop, e, elen))
+        return -1;
+    tr->chunk_loss[c] =
+        s2s_loss(cache, &tr->model, tg, &tr->chunk_count[c], &tr->chunk_correct[c]);
+    if (!grads)
+        return 0;
+    memset(g, 0, total * sizeof *g);
+    return s2s_backward(g, cache, &tr->model, s, lens + b0, di, tg, scale, drop, e, elen);
+}
+
+/* Every chunk of a batch of B rows, in parallel; 0 or -1 with err. */
+static int chunks_run(s2s_trainer *tr, int grads, const int *src, const int *dec_in,
+                      const int *tgt, const long *lens, size_t B, double scale,
+                      const mha_dropout *drop, char *err, size_t errlen)
+{
+    const size_t n = ceil_div(B, TRAIN_CHUNK);
+    const int nth = s2s_threads(tr);
+    int failed = 0;
+    char cerr[256] = "";
+    (void)nth;
+#pragma omp parallel for schedule(static) num_threads(nth)
+    for (size_t c = 0; c < n; c++) {
+        const size_t b0 = c * TRAIN_CHUNK, nb = B - b0 < TRAIN_CHUNK ? B - b0 : TRAIN_CHUNK;
+        char e[256];
+        if (chunk_pass(tr, c, grads, src, dec_in, tgt, lens, b0, nb, scale, drop, e, sizeof e)) {
+#pragma omp critical
+            {
+                failed = 1;
+                snprintf(cerr, sizeof cerr, "%s", e);
+            }
+        }
+    }
+    if (failed) {
+        snprintf(err, errlen, "%s", cerr);
+        return -1;
+    }
+    return 0;
+}
+
+#define SUM_BLOCK 4096 /* gradients a block of sum_chunks */
+
+/* tr->grads = the chunks' gradients added in chunk order; the summed loss
+ * returned, the counts added into *count and *correct. */
+static double sum_chunks(s2s_trainer *tr, size_t n, int grads, size_t *count, size_t *correct)
+{
+    const size_t total = tr->model.total, nblocks = grads ? ceil_div(total, SUM_BLOCK) : 0;
+    const int nth = s2s_threads(tr);
+    double loss = 0.0;
+    (void)nth;
+    /* each gradient 0 + chunk 0's + chunk 1's + …, in blocks of the
+     * array shared out among the threads */
+#pragma omp parallel for schedule(static) num_threads(nth) if (nth > 1)
+    for (size_t k = 0; k < nblocks; k++) { /* elements lo … hi−1 */
+        const size_t lo = k * SUM_BLOCK, hi = total - lo < SUM_BLOCK ? total : lo + SUM_BLOCK;
+        double *restrict sum = tr->grads;
+        memset(sum + lo, 0, (hi - lo) * sizeof *sum);
+        for (size_t c = 0; c < n; c++) {
+            if (tr->opts.reference) {
+                const double *g = tr->chunk_grads + c * total;
+                for (size_t i = lo; i < hi; i++)
+                    sum[i] += g[i];
+            } else {
+                const float *restrict g = tr->chunk_gradsf + c * total;
+                for (size_t i = lo; i < hi; i++)
+                    sum[i] += g[i];
+            }
+        }
+    }
+    for (size_t c = 0; c < n; c++) {
+        loss += tr->chunk_loss[c];
+        *count += tr->chunk_count[c];
+        *correct += tr->chunk_correct[c];
+    }
+    return loss;
+}
+
+int s2s_trainer_step(s2s_trainer *tr, train_stats *stats, char *err, size_t errlen)
+{
+    size_t count = 0, correct = 0, targets = 0;
+    double loss;
+    rng sr;
+    mha_dropout drop;
+
+    next_batch(tr);
+    for (size_t i = 0; i < tr->B * tr->T; i++)
+        targets += tr->tgt[i] >= 0;
+    if (targets == 0) {
+        snprintf(err, errlen, "step %ld: the batch has no targets", tr->step + 1);
+        return -1;
+    }
+    /* the step's dropout stream: one seed per step */
+    rng_seed(&sr, tr->opts.seed ^ ((unsigned long long)tr->step * 0xd1b54a32d192ed03ULL));
+    drop.p = tr->model.cfg.dropout;
+    drop.seed = rng_next(&sr);
+    if (!tr->opts.reference)
+        s2s_fast_weights_update(&tr->fw, &tr->model);
+    if (chunks_run(tr, 1, tr->src, tr->dec_in, tr->tgt, tr->src_lens, tr->B,
+                   1.0 / (double)targets, &drop, err, errlen))
+        return -1;
+    loss = sum_chunks(tr, tr->nchunks, 1, &count, &correct) / (double)count;
+    if (!isfinite(loss)) {
+        snprintf(err, errlen, "step %ld: the loss became %s; try a smaller --lr", tr->step + 1,
+                 isnan(loss) ? "nan" : "infinite");
+        return -1;
+    }
+    if (stats) {
+        stats->loss = loss;
+        stats->accuracy = (double)correct / (double)count;
+        stats->count = count;
+    }
+    tr->grad_norm = optim_clip(tr->grads, tr->model.total, tr->opts.clip);
+    optim_step_threads(&tr->opt, tr->model.param, tr->model.nparams, tr->grads,
+                       s2s_threads(tr));
+    tr->step++;
+    return 0;
+}
+
+/* Rows first … first+n−1 of set into the batch buffers (n ≤ B). */
+static void load_rows(s2s_trainer *tr, const seq2seq_arrays *set, size_t first, size_t n)
+{
+    for (size_t r = 0; r < n; r++)
+        copy_pair(tr->src, tr->dec_in, tr->tgt, tr->src_lens, r, set, first + r);
+}
+
+int s2s_trainer_evaluate(s2s_trainer *tr, const seq2seq_arrays *set, train_stats *stats,
+                         char *err, size_t errlen)
+{
+    size_t count = 0, correct = 0;
+    double loss = 0.0;
+    if (set->T != tr->T) {
+        snprintf(err, errlen, "the set's num_steps differs from the model's batches");
+        return -1;
+    }
+    if (!tr->opts.reference)
+        s2s_fast_weights_update(&tr->fw, &tr->model);
+    for (size_t first = 0; first < set->n; first += tr->B) {
+        const size_t n = set->n - first < tr->B ? set->n - first : tr->B;
+        load_rows(tr, set, first, n);
+        if (chunks_run(tr, 0, tr->src, tr->dec_in, tr->tgt, tr->src_lens, n, 1.0, NULL, err,
+                       errlen))
+            return -1;
+        loss += sum_chunks(tr, ceil_div(n, TRAIN_CHUNK), 0, &count, &correct);
+    }
+    stats->loss = count ? loss / (double)count : 0.0;
+    stats->accuracy = count ? (double)correct / (double)count : 0.0;
+    stats->count = count;
+    return 0;
+}
+
+int s2s_trainer_translate(s2s_trainer *tr, const int *src, long src_len, int *out,
+                          size_t *n_out, float *cross, char *err, size_t errlen)
+{
+    if (tr->opts.reference)
+        return s2s_greedy(&tr->model, src, src_len, tr->T, SEQ2SEQ_BOS, SEQ2SEQ_EOS, tr->T, out,
+                          n_out, cross, err, errlen);
+    s2s_fast_weights_update(&tr->fw, &tr->model);
+    s2s_fast_greedy(&tr->fcache[0], &tr->model, &tr->fw, src, src_len, tr->T, SEQ2SEQ_BOS,
+                    SEQ2SEQ_EOS, tr->T, out, n_out, cross);
+    return 0;
+}
+
+/* Chunk c of a set's greedy translations: pairs first … first+nb−1. */
+static int translate_chunk(s2s_trainer *tr, size_t c, const seq2seq_arrays *set, size_t first,
+                           size_t nb, int *out, size_t *n_out, char *e, size_t elen)
+{
+    const size_t T = tr->T;
+    if (!tr->opts.reference) {
+        (void)s2s_fast_greedy_batch(&tr->fcache[c], &tr->model, &tr->fw, set->src + first * T,
+                                    set->src_valid + first, nb, T, SEQ2SEQ_BOS, SEQ2SEQ_EOS, T,
+                                    out + first * T, n_out + first);
+        return 0;
+    }
+    for (size_t i = first; i < first + nb; i++)
+        if (s2s_greedy(&tr->model, set->src + i * T, set->src_valid[i], T, SEQ2SEQ_BOS,
+                       SEQ2SEQ_EOS, T, out + i * T, n_out + i, NULL, e, elen))
+            return -1;
+    return 0;
+}
+
+int s2s_trainer_translate_set(s2s_trainer *tr, const seq2seq_arrays *set, int *out,
+                              size_t *n_out, char *err, size_t errlen)
+{
+    const size_t group = tr->nchunks * TRAIN_CHUNK;
+    const int nth = s2s_threads(tr);
+    int failed = 0;
+    char cerr[256] = "";
+    (void)nth;
+    if (set->T != tr->T) {
+        snprintf(err, errlen, "the set's num_steps differs from the model's batches");
+        return -1;
+    }
+    if (!tr->opts.reference)
+        s2s_fast_weights_update(&tr->fw, &tr->model);
+    for (size_t first = 0; first < set->n; first += group) {
+        const size_t n = set->n - first < group ? set->n - first : group;
+#pragma omp parallel for schedule(static) num_threads(nth)
+        for (size_t c = 0; c < ceil_div(n, TRAIN_CHUNK); c++) {
+            const size_t b0 = first + c * TRAIN_CHUNK;
+            const size_t nb = first + n - b0 < TRAIN_CHUNK ? first + n - b0 : TRAIN_CHUNK;
+            char e[256];
+            if (translate_chunk(tr, c, set, b0, nb, out, n_out, e, sizeof e)) {
+#pragma omp critical
+                {
+                    failed = 1;
+                    snprintf(cerr, sizeof cerr, "%s", e);
+                }
+            }
+        }
+        if (failed) {
+            snprintf(err, errlen, "%s", cerr);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Whether two sentences are the same words. */
+static int same_words(const char *const *a, size_t na, const char *const *b, size_t nb)
+{
+    if (na != nb)
+        return 0;
+    for (size_t k = 0; k < na; k++)
+        if (strcmp(a[k], b[k]) != 0)
+            return 0;
+    return 1;
+}
+
+int s2s_trainer_bleu(s2s_trainer *tr, const seq2seq_arrays *set, const seq2seq_pairs *pairs,
+                     const seq2seq_vocab *tgt_vocab, double *bleu, double *exact, int *pred,
+                     size_t *n_pred, char *err, size_t errlen)
+{
+    int failed = 0;
+    int *out = pred ? pred : alloc_n(set->n, set->T, sizeof(int), &failed);
+    size_t *n_out = n_pred ? n_pred : alloc_n(set->n, 1, sizeof(size_t), &failed);
+    double sum = 0.0;
+    size_t same = 0;
+    if (!failed && s2s_trainer_translate_set(tr, set, out, n_out, err, errlen))
+        failed = 2;
+    for (size_t i = 0; !failed && i < set->n; i++) {
+        size_t nl;
+        const char *const *label = seq2seq_tgt(pairs, i, &nl);
+        const char **words = alloc_n(n_out[i], 1, sizeof *words, &failed);
+        if (failed)
+            break;
+        for (size_t k = 0; k < n_out[i]; k++) /* ids to tokens (<unk> outside) */
+            words[k] = (size_t)out[i * set->T + k] < tgt_vocab->n
+                           ? tgt_vocab->tokens[out[i * set->T + k]]
+                           : tgt_vocab->tokens[SEQ2SEQ_UNK];
+        sum += seq2seq_bleu(words, n_out[i], label, nl, 2);
+        same += same_words(words, n_out[i], label, nl);
+        free(words);
+    }
+    if (!pred)
+        free(out);
+    if (!n_pred)
+        free(n_out);
+    if (failed == 1)
+        snprintf(err, errlen, "out of memory for the translations");
+    if (failed)
+        return -1;
+    *bleu = set->n ? sum / (double)set->n : 0.0;
+    *exact = set->n ? (double)same / (double)set->n : 0.0;
+    return 0;
+}
+
+/* The cross-attention (nb, NH, T, T) of decoder block l in chunk c's
+ * cache after its forward pass. */
+static const float *chunk_cross(const s2s_trainer *tr, size_t c, size_t l)
+{
+    return tr->opts.reference ? s2s_cross(&tr->cache[c], &tr->model, l)
+                              : s2s_fast_cross(&tr->fcache[c], &tr->model, l);
+}
+
+int s2s_trainer_alignment(s2s_trainer *tr, const seq2seq_arrays *set, const seq2seq_pairs *pairs,
+                          size_t block, double *score, char *err, size_t errlen)
+{
+    const size_t T = tr->T, NH = tr->model.cfg.heads;
+    size_t hits = 0, counted = 0;
+    if (!pairs->align || block >= s2s_cross_blocks(&tr->model.cfg)) {
+        snprintf(err, errlen, "no alignment to score");
+        return -1;
+    }
+    if (!tr->opts.reference)
+        s2s_fast_weights_update(&tr->fw, &tr->model);
+    for (size_t first = 0; first < set->n; first += tr->B) {
+        const size_t n = set->n - first < tr->B ? set->n - first : tr->B;
+        load_rows(tr, set, first, n);
+        if (chunks_run(tr, 0, tr->src, tr->dec_in, tr->tgt, tr->src_lens, n, 1.0, NULL, err,
+                       errlen))
+            return -1;
+        /* each pair's rows: the target words (not <eos>) within T */
+        for (size_t r = 0; r < n; r++) {
+            const size_t c = r / TRAIN_CHUNK, b = r % TRAIN_CHUNK;
+            size_t nl;
+            (void)seq2seq_tgt(pairs, first + r, &nl);
+            hits += seq2seq_alignment_hits(chunk_cross(tr, c, block) + b * NH * T * T, NH, T, T,
+                                           seq2seq_align(pairs, first + r), nl < T ? nl : T,
+                                           &counted);
+        }
+    }
+    *score = counted ? (double)hits / (double)counted : 0.0;
+    return 0;
+}
+
+/* Copy one attention (L, NH, T, T) of a single pair out of cache 0
+ * (the cross-attention: s2s_cross_blocks blocks). */
+static void copy_attention(float *dst, const s2s_trainer *tr, int which)
+{
+    const size_t L = which == 2 ? s2s_cross_blocks(&tr->model.cfg) : tr->model.cfg.layers,
+                 n = tr->model.cfg.heads * tr->T * tr->T;
+    for (size_t l = 0; l < L; l++) {
+        const float *src;
+        if (which == 2)
+            src = chunk_cross(tr, 0, l);
+        else if (tr->opts.reference)
+            src = which == 0 ? tr->cache[0].enc[l].A : tr->cache[0].dec[l].A1;
+        else
+            src = which == 0 ? tr->fcache[0].enc[l].A : tr->fcache[0].dec[l].self.A;
+        memcpy(dst + l * n, src, n * sizeof *dst);
+    }
+}
+
+int s2s_trainer_attention(s2s_trainer *tr, const int *src, long src_len, const int *dec_in,
+                          float *enc, float *self, float *cross, char *err, size_t errlen)
+{
+    const size_t T = tr->T;
+    if (tr->model.cfg.arch == S2S_BAHDANAU && (enc || self)) {
+        snprintf(err, errlen, "Bahdanau's model has no self-attention, only its one attention");
+        return -1;
+    }
+    if (tr->opts.reference) {
+        if (s2s_forward(&tr->model, &tr->cache[0], src, &src_len, dec_in, 1, T, T, NULL, err,
+                        errlen))
+            return -1;
+    } else {
+        s2s_fast_weights_update(&tr->fw, &tr->model);
+        (void)s2s_fast_step(NULL, &tr->fcache[0], &tr->model, &tr->fw, src, &src_len, dec_in,
+                            NULL, 1, T, T, 1.0, NULL, 0, NULL, NULL);
+    }
+    if (enc)
+        copy_attention(enc, tr, 0);
+    if (self)
+        copy_attention(self, tr, 1);
+    if (cross)
+        copy_attention(cross, tr, 2);
+    return 0;
+}
