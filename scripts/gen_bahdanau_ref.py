@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Reference fixtures for attn's Seq2Seq with Bahdanau attention (SPEC.md
-§11, --arch bahdanau; src/nn/gru.c and src/nn/bahdanau.c), from PyTorch in
+§11, --arch bahdanau; src/nn/seq2seq/gru.c and src/nn/seq2seq/bahdanau.c), from PyTorch in
 float64.
 
 Run with Debian's python (apt-get install python3-torch python3-numpy):

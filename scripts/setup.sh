@@ -95,8 +95,8 @@ attn_build_clang() {
 }
 # -fno-tree-loop-vectorize works around an internal compiler error of
 # Debian's gcc 12 for aarch64 (12.2.0-14cross1) when it auto-vectorises
-# the fmax reductions of posenc_check_relative (src/nn/posenc.c) and of
-# src/nn/properties.c ("in vect_transform_reduction, at
+# the fmax reductions of posenc_check_relative (src/nn/attention/posenc.c) and of
+# src/nn/attention/properties.c ("in vect_transform_reduction, at
 # tree-vect-loop.cc:7457"); the loops marked `#pragma omp simd` are still
 # vectorised. Drop it once those loops no longer crash the compiler.
 attn_build_aarch64() {

@@ -1,11 +1,11 @@
 /* test_bahdanau.c — d2l's Seq2Seq with Bahdanau attention (--arch
- * bahdanau: src/nn/gru.c, src/nn/bahdanau.c, through seq2seq.h's API)
+ * bahdanau: src/nn/seq2seq/gru.c, src/nn/seq2seq/bahdanau.c, through seq2seq.h's API)
  * against PyTorch: nn.GRU alone (outputs, final states and every
  * gradient), the whole model's loss and every gradient, 20 steps of SGD
  * and of Adam with clipping on and off through the trainer
  * (seq2seq_train.h), and greedy decoding token for token with its
  * attention rows; each through the reference (double loops) and through
- * the fast path (src/nn/bahdanau_fast.c, float32). And a model file of
+ * the fast path (src/nn/seq2seq/bahdanau_fast.c, float32). And a model file of
  * --arch bahdanau in SPEC §11's form, written by attn, loaded by PyTorch
  * into d2l's modules with strict=True: the same logits and translations.
  *
@@ -30,7 +30,7 @@
 #include "seq2seq_data.h"
 #include "seq2seq_fast.h"
 #include "seq2seq_train.h"
-#include "train_task.h"
+#include "encoder_task.h"
 
 /* ---- reading fixtures ------------------------------------------------------ */
 

@@ -1,6 +1,6 @@
 /* test_bahdanau_fast.c — the fast path of d2l's Seq2Seq with Bahdanau
- * attention (src/nn/bahdanau_fast.c, float32) against the reference
- * (src/nn/bahdanau.c, double, through seq2seq.h's s2s_forward, s2s_loss,
+ * attention (src/nn/seq2seq/bahdanau_fast.c, float32) against the reference
+ * (src/nn/seq2seq/bahdanau.c, double, through seq2seq.h's s2s_forward, s2s_loss,
  * s2s_backward and s2s_greedy): on random small models of 1 and 2 GRU
  * layers, d 8, 16, 20 and 32, vocabularies of about 10, source and target
  * padding of different lengths, 1 to 8 pairs, the summed loss, its counts,

@@ -1,6 +1,6 @@
 /* test_demo.c — the two demos of `attn selfattn`: their computations
- * (src/nn/properties.c) and the parsing of their options
- * (src/cmd/demo_attention.c).
+ * (src/nn/attention/properties.c) and the parsing of their options
+ * (src/cmd/attention/attention_demos.c).
  *
  * Order blindness: permutations drawn and parsed, rows permuted and the
  * differences measured on small hand-made cases; then on random problems
@@ -18,7 +18,7 @@
 
 #include "attention.h"
 #include "check.h"
-#include "demo_attention.h"
+#include "attention_demos.h"
 #include "posenc.h"
 #include "problem.h"
 

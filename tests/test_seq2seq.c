@@ -1,5 +1,5 @@
-/* test_seq2seq.c — the Transformer encoder–decoder (src/nn/seq2seq.c,
- * and its fast path src/nn/seq2seq_fast.c) against PyTorch and against
+/* test_seq2seq.c — the Transformer encoder–decoder (src/nn/seq2seq/seq2seq.c,
+ * and its fast path src/nn/seq2seq/seq2seq_fast.c) against PyTorch and against
  * itself: the loss and every gradient of
  * float64 fixtures, 20 steps of SGD and of Adam with and without
  * clipping, greedy decoding token for token; central finite differences,
@@ -29,7 +29,7 @@
 #include "s2s_model_file.h"
 #include "seq2seq.h"
 #include "seq2seq_fast.h"
-#include "train_task.h"
+#include "encoder_task.h"
 
 /* ---- reading fixtures ------------------------------------------------------ */
 

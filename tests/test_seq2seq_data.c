@@ -21,7 +21,7 @@
 #include "check.h"
 #include "nmt_data.h"
 #include "seq2seq_data.h"
-#include "translate_task.h"
+#include "seq2seq_task.h"
 
 static const char *ref_dir;
 

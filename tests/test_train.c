@@ -24,10 +24,10 @@
 #include "model_file.h"
 #include "optim.h"
 #include "problem.h"
-#include "train.h"
+#include "encoder_train.h"
 #include "train_data.h"
-#include "train_model.h"
-#include "train_task.h"
+#include "encoder.h"
+#include "encoder_task.h"
 
 /* ---- fixtures ----------------------------------------------------------- */
 
@@ -208,7 +208,7 @@ static void test_fixture_grads(const char *dir, const char *file)
     CHECK(tmodel_backward(grads, &c, &m, fx.tokens, fx.lens, fx.targets, 1.0 / (double)count,
                           NULL, err, sizeof err) == 0);
     check_grads(file, "", grads, &m, fx.root);
-    /* the fast path (train_fast.c) against torch too */
+    /* the fast path (encoder_fast.c) against torch too */
     {
         tfast_cache fc;
         tfast_weights fw;

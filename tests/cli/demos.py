@@ -9,7 +9,7 @@ from .common import check, expect, heavy, need_cjk_font, png_info, run
 
 
 def demo_rng_normals(seed, d, count):
-    """demo_attention.c's q then k for one d, worked out here: SplitMix64
+    """attention_demos.c's q then k for one d, worked out here: SplitMix64
     seeded with seed ^ (0x9e3779b97f4a7c15 · d), Marsaglia's polar method,
     each number rounded to float32."""
     M = (1 << 64) - 1

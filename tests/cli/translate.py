@@ -3,7 +3,7 @@ usage and data errors with their exact lines and exit codes, outputs
 refused before any work and left untouched by a failed run; then, on a
 model trained once here (attn train --task translate --steps 300, about 5
 s), the grammar's French for sentences of the grammar (src/nn/
-translate_task.h), the <unk> note, BLEU against --reference (1 for the
+seq2seq_task.h), the <unk> note, BLEU against --reference (1 for the
 right translation, and a wrong reference worked out by hand), --json's
 keys and shapes (every cross-attention row sums to 1 over the source
 words), --all's two self-attentions, the --png figure, colour, stdin, a
@@ -22,7 +22,7 @@ from .common import check, expect, png_info, run, slow_build, write
 
 T = "attn translate: "
 
-# Sentences of the grammar and their French (translate_task.h's tables).
+# Sentences of the grammar and their French (seq2seq_task.h's tables).
 GRAMMAR = [
     ("the big red dog sees a cat .", "le grand chien rouge voit un chat ."),
     ("a small green apple wants the big blue car .",

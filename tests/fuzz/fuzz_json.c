@@ -35,7 +35,7 @@ static FILE *fuzz_sink(void)
     return sink;
 }
 
-/* Run a loaded problem the ways cmd_attention.c does, if it is small. */
+/* Run a loaded problem the ways selfattn.c does, if it is small. */
 static void fuzz_run(const problem *pr, int causal)
 {
     const size_t H = pr->params.num_hiddens, NH = pr->params.num_heads;

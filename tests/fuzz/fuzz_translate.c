@@ -1,5 +1,5 @@
 /* fuzz_translate.c — libFuzzer harness for `attn translate` (SPEC.md §11;
- * src/cmd/cmd_translate.c) and the translation model files it and `attn
+ * src/cmd/translate/translate.c) and the translation model files it and `attn
  * train --load` read (src/io/s2s_model_file.c). No training: every run
  * is a few decoding steps of a tiny model.
  *
@@ -40,7 +40,7 @@
 #include "nmt_data.h"
 #include "s2s_model_file.h"
 #include "seq2seq_data.h"
-#include "train_task.h"
+#include "encoder_task.h"
 
 #define FUZZ_SENTENCE_MAX 2048
 
