@@ -18,21 +18,6 @@
 #include "fmath.h"
 #include "rng.h"
 
-void linear_forward(float *y, const float *x, size_t n, const linear *l)
-{
-    const size_t out = l->weight.shape[0], in = l->weight.shape[1];
-    for (size_t r = 0; r < n; r++) {
-        const float *x_r = x + r * in; /* (in,) one input row */
-        for (size_t o = 0; o < out; o++) {
-            const float *w_o = l->weight.data + o * in; /* (in,) row o of weight */
-            double sum = l->bias.data ? l->bias.data[o] : 0.0;
-            for (size_t i = 0; i < in; i++)
-                sum += (double)x_r[i] * w_o[i];
-            y[r * out + o] = attn_to_float(sum);
-        }
-    }
-}
-
 int mha_is_masked(const mha_masks *mask, size_t b, size_t q, size_t k, size_t Nq)
 {
     if (mask->causal && k > q)

@@ -24,28 +24,11 @@
 #include <float.h>
 #include <stddef.h>
 
+#include "layers.h"
 #include "tensor.h"
 
 /* The score given to masked keys before the softmax, as in d2l. */
 #define ATTN_MASK_VALUE (-1e6f)
-
-/* A double rounded to float32, saturated to ±FLT_MAX where the float would
- * be ±inf: inputs near float32's limits give huge but finite projections
- * and scores, and a non-finite score never reaches a softmax (inf − inf is
- * NaN). Every sum of the reference loops ends here; the fast loops use it
- * for the rows they redo in double. */
-static inline float attn_to_float(double x)
-{
-    return x > FLT_MAX ? FLT_MAX : x < -FLT_MAX ? -FLT_MAX : (float)x;
-}
-
-typedef struct linear {
-    tensor weight; /* (out, in) */
-    tensor bias;   /* (out,), or absent: data == NULL */
-} linear;
-
-/* y (n, out) = x (n, in) · weightᵀ + bias, sums in double. */
-void linear_forward(float *y, const float *x, size_t n, const linear *l);
 
 typedef enum score_kind { SCORE_DOT, SCORE_ADDITIVE } score_kind;
 

@@ -11,33 +11,6 @@
 
 #include "checked.h"
 
-void linear_backward(double *dx, double *dweight, double *dbias, const double *dy,
-                     const float *x, size_t n, const linear *l)
-{
-    size_t out = l->weight.shape[0], in = l->weight.shape[1];
-    for (size_t r = 0; r < n; r++) {
-        const double *dyr = dy + r * out; /* (out,) this row's output gradient */
-        const float *xr = x + r * in;     /* (in,) this row's input */
-        for (size_t o = 0; o < out; o++) {
-            const double g = dyr[o];
-            const float *w = l->weight.data + o * in; /* (in,) row o of weight */
-            double *dw = dweight + o * in;            /* (in,) row o of dweight */
-            if (g == 0.0)
-                continue;
-            /* dweight[o][i] += dy[r][o] · x[r][i] */
-            for (size_t i = 0; i < in; i++)
-                dw[i] += g * xr[i];
-            /* dbias[o] += dy[r][o] */
-            if (dbias)
-                dbias[o] += g;
-            /* dx[r][i] += dy[r][o] · weight[o][i] */
-            if (dx)
-                for (size_t i = 0; i < in; i++)
-                    dx[r * in + i] += g * w[i];
-        }
-    }
-}
-
 static double *alloc_doubles(size_t a, size_t b, int *failed)
 {
     size_t n, bytes;

@@ -39,10 +39,5 @@ int mha_backward(double *dqueries, double *dkeys, double *dvalues, const mha_gra
                  size_t Nq, size_t Nk, const mha_params *m, const mha_masks *mask,
                  const mha_dropout *drop, char *err, size_t errlen);
 
-/* The backward of y (n, out) = x (n, in) · weightᵀ + bias: dx (n, in) +=
- * dy · weight, dweight (out, in) += dyᵀ · x, dbias (out,) += Σ_rows dy.
- * dx or dbias may be NULL when not wanted. */
-void linear_backward(double *dx, double *dweight, double *dbias, const double *dy,
-                     const float *x, size_t n, const linear *l);
 
 #endif

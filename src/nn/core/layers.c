@@ -1,10 +1,53 @@
-/* layers.c — residual, LayerNorm and ReLU, forward and backward (layers.h). */
+/* layers.c — nn.Linear, residual, LayerNorm, ReLU, embedding and
+ * cross-entropy, forward and backward (layers.h). */
 #include "layers.h"
 
 #include <math.h>
 #include <string.h>
 
 #include "fmath.h"
+
+void linear_forward(float *y, const float *x, size_t n, const linear *l)
+{
+    const size_t out = l->weight.shape[0], in = l->weight.shape[1];
+    for (size_t r = 0; r < n; r++) {
+        const float *x_r = x + r * in; /* (in,) one input row */
+        for (size_t o = 0; o < out; o++) {
+            const float *w_o = l->weight.data + o * in; /* (in,) row o of weight */
+            double sum = l->bias.data ? l->bias.data[o] : 0.0;
+            for (size_t i = 0; i < in; i++)
+                sum += (double)x_r[i] * w_o[i];
+            y[r * out + o] = attn_to_float(sum);
+        }
+    }
+}
+
+void linear_backward(double *dx, double *dweight, double *dbias, const double *dy,
+                     const float *x, size_t n, const linear *l)
+{
+    size_t out = l->weight.shape[0], in = l->weight.shape[1];
+    for (size_t r = 0; r < n; r++) {
+        const double *dyr = dy + r * out; /* (out,) this row's output gradient */
+        const float *xr = x + r * in;     /* (in,) this row's input */
+        for (size_t o = 0; o < out; o++) {
+            const double g = dyr[o];
+            const float *w = l->weight.data + o * in; /* (in,) row o of weight */
+            double *dw = dweight + o * in;            /* (in,) row o of dweight */
+            if (g == 0.0)
+                continue;
+            /* dweight[o][i] += dy[r][o] · x[r][i] */
+            for (size_t i = 0; i < in; i++)
+                dw[i] += g * xr[i];
+            /* dbias[o] += dy[r][o] */
+            if (dbias)
+                dbias[o] += g;
+            /* dx[r][i] += dy[r][o] · weight[o][i] */
+            if (dx)
+                for (size_t i = 0; i < in; i++)
+                    dx[r * in + i] += g * w[i];
+        }
+    }
+}
 
 void residual_forward(double *out, const float *inp1, const float *inp2, size_t n)
 {

@@ -10,9 +10,9 @@
  * the tensor and are ADDED to (+=), as PyTorch accumulates .grad; they are
  * doubles, computed from the float32 activations the forward pass kept.
  *
- * The linear layer's pair is linear_forward (attention.h) and
- * linear_backward (attention_backward.h); attention's is mha_forward and
- * mha_backward. With them the block is
+ * nn.Linear's pair is linear_forward and linear_backward (below);
+ * attention's is mha_forward and mha_backward (attention.h,
+ * attention_backward.h). With them the block is
  *   Z1 = X + MultiHeadAttention(X)     residual_forward
  *   N1 = LayerNorm(Z1)                 layernorm_forward   (addnorm1)
  *   H  = N1 · dense1ᵀ + b1             linear_forward      (ffn.dense1)
@@ -29,6 +29,21 @@
 #define ATTN_LAYERS_H
 
 #include <stddef.h>
+
+#include "tensor.h"
+
+typedef struct linear {
+    tensor weight; /* (out, in) */
+    tensor bias;   /* (out,), or absent: data == NULL */
+} linear;
+
+/* y (n, out) = x (n, in) · weightᵀ + bias, sums in double. */
+void linear_forward(float *y, const float *x, size_t n, const linear *l);
+/* The backward of y (n, out) = x (n, in) · weightᵀ + bias: dx (n, in) +=
+ * dy · weight, dweight (out, in) += dyᵀ · x, dbias (out,) += Σ_rows dy.
+ * dx or dbias may be NULL when not wanted. */
+void linear_backward(double *dx, double *dweight, double *dbias, const double *dy,
+                     const float *x, size_t n, const linear *l);
 
 /* PyTorch's LayerNorm default. */
 #define LAYERNORM_EPS 1e-5

@@ -43,6 +43,12 @@ int tensor_alloc(tensor *t, size_t ndim, const size_t *shape, char *err, size_t 
     return 0;
 }
 
+int tensor_alloc2(tensor *t, size_t r, size_t c, char *err, size_t errlen)
+{
+    size_t shape[2] = {r, c};
+    return tensor_alloc(t, c ? 2 : 1, shape, err, errlen);
+}
+
 void tensor_free(tensor *t)
 {
     free(t->data);

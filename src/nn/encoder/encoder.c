@@ -42,59 +42,6 @@ int tmodel_is_stack(const tmodel_config *cfg)
     return cfg->layers > 1 || cfg->ffn > 0;
 }
 
-static int alloc2(tensor *t, size_t r, size_t c, char *err, size_t errlen)
-{
-    size_t shape[2] = {r, c};
-    return tensor_alloc(t, c ? 2 : 1, shape, err, errlen);
-}
-
-/* ---- parameter lists ------------------------------------------------------ */
-
-void tparam_add(tmodel_param *list, size_t *n, size_t *total, const char *prefix,
-                const char *name, tensor *t)
-{
-    snprintf(list[*n].name, sizeof list[0].name, "%s%s", prefix, name);
-    list[*n].t = t;
-    list[*n].offset = *total;
-    (*n)++;
-    *total += t->size;
-}
-
-double *tparam_grad(const tmodel_param *list, size_t n, double *grads, const tensor *t)
-{
-    if (!t->data)
-        return NULL;
-    for (size_t i = 0; i < n; i++)
-        if (list[i].t == t)
-            return grads + list[i].offset;
-    return NULL;
-}
-
-float *tparam_gradf(const tmodel_param *list, size_t n, float *grads, const tensor *t)
-{
-    if (!grads || !t->data)
-        return NULL;
-    for (size_t i = 0; i < n; i++)
-        if (list[i].t == t)
-            return grads + list[i].offset;
-    return NULL;
-}
-
-void tparam_uniform(tensor *t, size_t in, rng *r)
-{
-    const double bound = 1.0 / sqrt((double)in);
-    for (size_t i = 0; i < t->size; i++)
-        t->data[i] = (float)((2.0 * rng_uniform(r) - 1.0) * bound);
-}
-
-void tparam_layernorm(tensor *w, tensor *b)
-{
-    for (size_t i = 0; i < w->size; i++) {
-        w->data[i] = 1.0f;
-        b->data[i] = 0.0f;
-    }
-}
-
 /* ---- one block's parameters ----------------------------------------------- */
 
 int mha_params_alloc(mha_params *a, size_t d, size_t heads, int bias, char *err, size_t errlen)
@@ -102,14 +49,14 @@ int mha_params_alloc(mha_params *a, size_t d, size_t heads, int bias, char *err,
     a->num_heads = heads;
     a->num_hiddens = d;
     a->score = SCORE_DOT;
-    return alloc2(&a->W_q.weight, d, d, err, errlen) ||
-           alloc2(&a->W_k.weight, d, d, err, errlen) ||
-           alloc2(&a->W_v.weight, d, d, err, errlen) ||
-           alloc2(&a->W_o.weight, d, d, err, errlen) ||
-           (bias && (alloc2(&a->W_q.bias, d, 0, err, errlen) ||
-                     alloc2(&a->W_k.bias, d, 0, err, errlen) ||
-                     alloc2(&a->W_v.bias, d, 0, err, errlen) ||
-                     alloc2(&a->W_o.bias, d, 0, err, errlen)));
+    return tensor_alloc2(&a->W_q.weight, d, d, err, errlen) ||
+           tensor_alloc2(&a->W_k.weight, d, d, err, errlen) ||
+           tensor_alloc2(&a->W_v.weight, d, d, err, errlen) ||
+           tensor_alloc2(&a->W_o.weight, d, d, err, errlen) ||
+           (bias && (tensor_alloc2(&a->W_q.bias, d, 0, err, errlen) ||
+                     tensor_alloc2(&a->W_k.bias, d, 0, err, errlen) ||
+                     tensor_alloc2(&a->W_v.bias, d, 0, err, errlen) ||
+                     tensor_alloc2(&a->W_o.bias, d, 0, err, errlen)));
 }
 
 void mha_params_free(mha_params *a)
@@ -163,14 +110,14 @@ int tblock_alloc(tblock *b, const tmodel_config *cfg, char *err, size_t errlen)
 {
     const size_t d = cfg->hiddens, H = cfg->ffn;
     return mha_params_alloc(&b->mha, d, cfg->heads, cfg->bias, err, errlen) ||
-           (cfg->addnorm && (alloc2(&b->ln1_weight, d, 0, err, errlen) ||
-                             alloc2(&b->ln1_bias, d, 0, err, errlen))) ||
-           (H && (alloc2(&b->dense1.weight, H, d, err, errlen) ||
-                  alloc2(&b->dense1.bias, H, 0, err, errlen) ||
-                  alloc2(&b->dense2.weight, d, H, err, errlen) ||
-                  alloc2(&b->dense2.bias, d, 0, err, errlen) ||
-                  alloc2(&b->ln2_weight, d, 0, err, errlen) ||
-                  alloc2(&b->ln2_bias, d, 0, err, errlen)));
+           (cfg->addnorm && (tensor_alloc2(&b->ln1_weight, d, 0, err, errlen) ||
+                             tensor_alloc2(&b->ln1_bias, d, 0, err, errlen))) ||
+           (H && (tensor_alloc2(&b->dense1.weight, H, d, err, errlen) ||
+                  tensor_alloc2(&b->dense1.bias, H, 0, err, errlen) ||
+                  tensor_alloc2(&b->dense2.weight, d, H, err, errlen) ||
+                  tensor_alloc2(&b->dense2.bias, d, 0, err, errlen) ||
+                  tensor_alloc2(&b->ln2_weight, d, 0, err, errlen) ||
+                  tensor_alloc2(&b->ln2_bias, d, 0, err, errlen)));
 }
 
 void tblock_free(tblock *b)
@@ -258,13 +205,13 @@ int tmodel_alloc(tmodel *m, const tmodel_config *cfg, char *err, size_t errlen)
         m->cfg.addnorm = 1; /* the residual carries each token up the stack */
     if (tmodel_config_check(&m->cfg, err, errlen))
         return -1;
-    if (alloc2(&m->embedding, cfg->vocab, d, err, errlen))
+    if (tensor_alloc2(&m->embedding, cfg->vocab, d, err, errlen))
         goto fail;
     for (size_t l = 0; l < m->cfg.layers; l++)
         if (tblock_alloc(&m->blk[l], &m->cfg, err, errlen))
             goto fail;
-    if (alloc2(&m->head_weight, cfg->classes, d, err, errlen) ||
-        alloc2(&m->head_bias, cfg->classes, 0, err, errlen))
+    if (tensor_alloc2(&m->head_weight, cfg->classes, d, err, errlen) ||
+        tensor_alloc2(&m->head_bias, cfg->classes, 0, err, errlen))
         goto fail;
     /* state_dict order */
     tparam_add(m->param, &m->nparams, &m->total, "", "embedding.weight", &m->embedding);

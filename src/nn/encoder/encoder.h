@@ -41,6 +41,7 @@
 
 #include "attention.h"
 #include "attention_backward.h"
+#include "params.h"
 #include "rng.h"
 #include "tensor.h"
 
@@ -61,12 +62,6 @@ typedef struct tmodel_config {
 #define TMODEL_MAX_LAYERS 12
 /* embedding and head (3), and per block 8 attention, 4 LayerNorm, 4 FFN */
 #define TMODEL_MAX_PARAMS (3 + 16 * TMODEL_MAX_LAYERS)
-
-typedef struct tmodel_param {
-    char name[64];    /* the state_dict key: "embedding.weight", "W_q.bias", … */
-    tensor *t;
-    size_t offset;    /* where its gradient starts in the flat array */
-} tmodel_param;
 
 /* One block's parameters. */
 typedef struct tblock {
@@ -180,20 +175,6 @@ int tmodel_backward(double *grads, tcache *c, const tmodel *m, const int *tokens
  * forward and backward pass: a block reads d, NH, H, addnorm and bias
  * from a tmodel_config (the model's, or the encoder's of seq2seq.h).
  */
-
-/* Append the parameter t under the key prefix + name to a list of *n
- * parameters: its gradient starts at *total, which grows by t's size. */
-void tparam_add(tmodel_param *list, size_t *n, size_t *total, const char *prefix,
-                const char *name, tensor *t);
-/* The gradient of t in the flat array grads laid out by the list; NULL
- * when t is absent (no data) or not in the list. */
-double *tparam_grad(const tmodel_param *list, size_t n, double *grads, const tensor *t);
-/* The same in the fast paths' float gradients (grads NULL: NULL). */
-float *tparam_gradf(const tmodel_param *list, size_t n, float *grads, const tensor *t);
-/* nn.Linear's default: uniform in ±1/sqrt(in) (weight and bias alike). */
-void tparam_uniform(tensor *t, size_t in, rng *r);
-/* LayerNorm's start: weight 1, bias 0. */
-void tparam_layernorm(tensor *w, tensor *b);
 
 /* d2l's MultiHeadAttention(d, d, d, d, NH, bias): W_q, W_k, W_v, W_o (d, d),
  * with bias their (d,) biases. 0, or -1 with the reason in err (the caller

@@ -399,7 +399,7 @@ int trainer_step(trainer *tr, train_stats *stats, char *err, size_t errlen)
         stats->accuracy = (double)correct / (double)count;
         stats->count = count;
     }
-    optim_step(&tr->opt, &tr->model, tr->grads);
+    optim_step_params(&tr->opt, tr->model.param, tr->model.nparams, tr->grads);
     tr->step++;
     return 0;
 }

@@ -92,11 +92,6 @@ void optim_step_params(optim *o, const tmodel_param *params, size_t n, const dou
     optim_step_threads(o, params, n, grads, 1);
 }
 
-void optim_step(optim *o, tmodel *model, const double *grads)
-{
-    optim_step_params(o, model->param, model->nparams, grads);
-}
-
 double optim_clip(double *grads, size_t total, double theta)
 {
     double sum = 0.0, norm, factor;

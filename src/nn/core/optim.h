@@ -1,7 +1,7 @@
 /* optim.h — torch.optim.Adam (its defaults) and plain SGD over a model's
  * parameters, and d2l's gradient clipping: float32 parameters, double
  * gradients (one flat array laid out parameter after parameter, as
- * encoder.h's tmodel_param lists say), state in double.
+ * params.h's lists say), state in double.
  *
  * Adam, step t = 1, 2, …, for every parameter w with gradient g:
  *   m = β1 m + (1 − β1) g          v = β2 v + (1 − β2) g²
@@ -17,7 +17,7 @@
 
 #include <stddef.h>
 
-#include "encoder.h"
+#include "params.h"
 
 typedef enum optim_kind { OPTIM_ADAM, OPTIM_SGD } optim_kind;
 
@@ -34,16 +34,13 @@ typedef struct optim {
 /* 0, or -1 with "out of memory …" in err. */
 int optim_init(optim *o, optim_kind kind, double lr, size_t total, char *err, size_t errlen);
 void optim_free(optim *o);
-/* One update of the n parameters of a list (encoder.h) from grads,
+/* One update of the n parameters of a list (params.h) from grads,
  * the flat array the list lays out (o->total gradients). */
 void optim_step_params(optim *o, const tmodel_param *params, size_t n, const double *grads);
 /* The same on `threads` threads, the parameters shared out among them
  * (each parameter's arithmetic is its own: the same bits). */
 void optim_step_threads(optim *o, const tmodel_param *params, size_t n, const double *grads,
                         int threads);
-/* One update of every parameter of model from grads (model->total). */
-void optim_step(optim *o, tmodel *model, const double *grads);
-
 /* d2l's grad_clipping on grads (total,): returns the global norm
  * sqrt(Σ g²), summed in array order (parameter after parameter, one
  * running sum: the same bits on every machine); when theta > 0 and the
