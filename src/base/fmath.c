@@ -244,25 +244,21 @@ static double mul_dd(double hi, double lo, double c_hi, double c_lo)
     return p + (pe + (hi * c_lo + lo * c_hi));
 }
 
-double attn_log2(double x)
+/* log(x)·(c_hi + c_lo), c = 1/ln(base), for log2 and log10: the special
+ * values as log's, else the double-double log times c, rounded once. */
+static double log_scaled(double x, double c_hi, double c_lo)
 {
     int done;
     double lo, v = log_special(x, &done);
     if (done)
         return v;
     double hi = log_dd(x, &lo);
-    return mul_dd(hi, lo, INV_LN2_HI, INV_LN2_LO);
+    return mul_dd(hi, lo, c_hi, c_lo);
 }
 
-double attn_log10(double x)
-{
-    int done;
-    double lo, v = log_special(x, &done);
-    if (done)
-        return v;
-    double hi = log_dd(x, &lo);
-    return mul_dd(hi, lo, INV_LN10_HI, INV_LN10_LO);
-}
+double attn_log2(double x) { return log_scaled(x, INV_LN2_HI, INV_LN2_LO); }
+
+double attn_log10(double x) { return log_scaled(x, INV_LN10_HI, INV_LN10_LO); }
 
 /* ---- pow -------------------------------------------------------------- */
 

@@ -132,9 +132,11 @@ int attn_max_threads(void)
  * local variables (registers) and are stored once, at the end. */
 #define NV (NR / V16)
 
-/* out (MR, NR) = A (MR rows, stride lda, kc columns) · Bp (kc, NR). */
-static void tile_full(f32x16 out[MR][NV], const float *A, size_t lda, const float *Bp,
-                      size_t kc)
+/* out (MR, NR) = A (mr ≤ MR rows, stride lda, kc columns) · Bp (kc, NR)
+ * (the rows from mr on are left 0): a full tile with mr = MR, or the
+ * last, shorter block. */
+static inline void tile_part(f32x16 out[MR][NV], const float *A, size_t lda, const float *Bp,
+                      size_t kc, size_t mr)
 {
     f32x16 acc[MR][NV];
     size_t k, r, v;
@@ -142,16 +144,23 @@ static void tile_full(f32x16 out[MR][NV], const float *A, size_t lda, const floa
         for (v = 0; v < NV; v++)
             acc[r][v] = v16_splat(0.0f);
     for (k = 0; k < kc; k++) {
-        f32x16 b[NV]; /* row k of the panel */
+        f32x16 b[NV];
         for (v = 0; v < NV; v++)
             b[v] = v16_load(Bp + k * NR + v * V16);
-        for (r = 0; r < MR; r++) {
+        for (r = 0; r < mr; r++) {
             const f32x16 a = v16_splat(A[r * lda + k]);
             for (v = 0; v < NV; v++)
                 acc[r][v] = v16_fma(a, b[v], acc[r][v]);
         }
     }
     memcpy(out, acc, sizeof acc);
+}
+
+/* A full tile: mr = MR. */
+static void tile_full(f32x16 out[MR][NV], const float *A, size_t lda, const float *Bp,
+                      size_t kc)
+{
+    tile_part(out, A, lda, Bp, kc, MR);
 }
 
 /* out (MR, 2·NR) = A (MR rows, stride lda, kc columns) · [Bp0 Bp1]: two
@@ -174,29 +183,6 @@ static void tile_full2(f32x16 out[MR][2 * NV], const float *A, size_t lda, const
         for (r = 0; r < MR; r++) {
             const f32x16 a = v16_splat(A[r * lda + k]);
             for (v = 0; v < 2 * NV; v++)
-                acc[r][v] = v16_fma(a, b[v], acc[r][v]);
-        }
-    }
-    memcpy(out, acc, sizeof acc);
-}
-
-/* The same as tile_full for the last, shorter block of mr < MR rows (the
- * rows from mr on are left 0). */
-static void tile_part(f32x16 out[MR][NV], const float *A, size_t lda, const float *Bp,
-                      size_t kc, size_t mr)
-{
-    f32x16 acc[MR][NV];
-    size_t k, r, v;
-    for (r = 0; r < MR; r++)
-        for (v = 0; v < NV; v++)
-            acc[r][v] = v16_splat(0.0f);
-    for (k = 0; k < kc; k++) {
-        f32x16 b[NV];
-        for (v = 0; v < NV; v++)
-            b[v] = v16_load(Bp + k * NR + v * V16);
-        for (r = 0; r < mr; r++) {
-            const f32x16 a = v16_splat(A[r * lda + k]);
-            for (v = 0; v < NV; v++)
                 acc[r][v] = v16_fma(a, b[v], acc[r][v]);
         }
     }

@@ -755,14 +755,71 @@ static void fit_slopes(cx_measurement *me)
     }
 }
 
+/* One sweep of --measure: the layers' buffers, where the progress stands,
+ * and the passes per timed repetition of each layer and n. */
+typedef struct sweep {
+    bench b;
+    cx_measurement *me;
+    cx_progress_fn *progress;
+    void *ctx;
+    double done, total;                        /* multiply-adds (+1e6 a pass) */
+    long iters[CX_NMEASURED][CX_MAX_SWEEP];    /* passes per timed repetition */
+} sweep;
+
+static void sweep_progress(const sweep *s, int layer, size_t n)
+{
+    if (s->progress)
+        s->progress(s->ctx, s->done, s->total, (cx_layer)layer, n);
+}
+
+/* 1. one untimed pass per layer and n: the count, checked against the
+ * formula, and the passes per repetition. 0, or -1 with the reason. */
+static int sweep_calibrate(sweep *s, char *err, size_t errlen)
+{
+    cx_measurement *me = s->me;
+    for (size_t i = 0; i < me->m; i++) {
+        for (int layer = 0; layer < CX_NMEASURED; layer++) {
+            const size_t n = me->n[i];
+            const cx_count want = cx_layer_macs((cx_layer)layer, n, me->d, me->k, me->r);
+            sweep_progress(s, layer, n);
+            s->iters[layer][i] = calibrate(&s->b, (cx_layer)layer, n, &me->macs[layer][i]);
+            if (me->macs[layer][i] != want) {
+                snprintf(err, errlen,
+                         "internal error: the %s layer performed %llu multiply-adds at n = %zu, "
+                         "its formula says %llu",
+                         cx_layer_label((cx_layer)layer), me->macs[layer][i], n, want);
+                return -1;
+            }
+            s->done += (double)want + 1e6;
+        }
+    }
+    return 0;
+}
+
+/* 2. the timed repetitions, in rounds over every layer and n, into
+ * samples (clock, layer, point, rep) */
+static void sweep_time(sweep *s, double (*samples)[CX_NMEASURED][CX_MAX_SWEEP][CX_MAX_REPS])
+{
+    cx_measurement *me = s->me;
+    for (size_t rep = 0; rep < me->reps; rep++) {
+        for (size_t i = 0; i < me->m; i++) {
+            for (int layer = 0; layer < CX_NMEASURED; layer++) {
+                sweep_progress(s, layer, me->n[i]);
+                time_passes(&s->b, (cx_layer)layer, me->n[i], s->iters[layer][i],
+                            &samples[CX_CPU][layer][i][rep], &samples[CX_WALL][layer][i][rep]);
+                s->done += (double)me->macs[layer][i] + 1e6;
+            }
+        }
+    }
+}
+
 int cx_measure(cx_measurement *me, size_t d, size_t k, size_t r, size_t reps, int clock,
                unsigned long long seed, cx_progress_fn *progress, void *ctx, char *err,
                size_t errlen)
 {
-    double total_work = 0.0, done = 0.0, start = now_seconds();
+    double start = now_seconds();
     double(*samples)[CX_NMEASURED][CX_MAX_SWEEP][CX_MAX_REPS]; /* (clock, layer, point, rep) */
-    long iters[CX_NMEASURED][CX_MAX_SWEEP];                    /* passes per timed repetition */
-    bench b;
+    sweep s = {.me = me, .progress = progress, .ctx = ctx};
 
     me->clock = clock;
     me->d = d;
@@ -770,7 +827,7 @@ int cx_measure(cx_measurement *me, size_t d, size_t k, size_t r, size_t reps, in
     me->r = r;
     me->reps = reps;
     samples = malloc(2 * sizeof *samples);
-    if (!samples || bench_init(&b, me->n[me->m - 1], d, k, r, seed)) {
+    if (!samples || bench_init(&s.b, me->n[me->m - 1], d, k, r, seed)) {
         free(samples);
         snprintf(err, errlen, "out of memory for the --measure buffers");
         return -1;
@@ -778,42 +835,15 @@ int cx_measure(cx_measurement *me, size_t d, size_t k, size_t r, size_t reps, in
     /* the progress moves with the multiply-adds, which time follows */
     for (size_t i = 0; i < me->m; i++)
         for (int layer = 0; layer < CX_NMEASURED; layer++)
-            total_work += (double)(reps + 1) *
-                          ((double)cx_layer_macs((cx_layer)layer, me->n[i], d, k, r) + 1e6);
-
-    /* 1. one untimed pass per layer and n: the count, and the passes per repetition */
-    for (size_t i = 0; i < me->m; i++) {
-        for (int layer = 0; layer < CX_NMEASURED; layer++) {
-            const size_t n = me->n[i];
-            const cx_count want = cx_layer_macs((cx_layer)layer, n, d, k, r);
-            if (progress)
-                progress(ctx, done, total_work, (cx_layer)layer, n);
-            iters[layer][i] = calibrate(&b, (cx_layer)layer, n, &me->macs[layer][i]);
-            if (me->macs[layer][i] != want) {
-                snprintf(err, errlen,
-                         "internal error: the %s layer performed %llu multiply-adds at n = %zu, "
-                         "its formula says %llu",
-                         cx_layer_label((cx_layer)layer), me->macs[layer][i], n, want);
-                bench_free(&b);
-                free(samples);
-                return -1;
-            }
-            done += (double)want + 1e6;
-        }
+            s.total += (double)(reps + 1) *
+                       ((double)cx_layer_macs((cx_layer)layer, me->n[i], d, k, r) + 1e6);
+    if (sweep_calibrate(&s, err, errlen)) {
+        bench_free(&s.b);
+        free(samples);
+        return -1;
     }
-    /* 2. the timed repetitions, in rounds over every layer and n */
-    for (size_t rep = 0; rep < reps; rep++) {
-        for (size_t i = 0; i < me->m; i++) {
-            for (int layer = 0; layer < CX_NMEASURED; layer++) {
-                if (progress)
-                    progress(ctx, done, total_work, (cx_layer)layer, me->n[i]);
-                time_passes(&b, (cx_layer)layer, me->n[i], iters[layer][i],
-                            &samples[CX_CPU][layer][i][rep], &samples[CX_WALL][layer][i][rep]);
-                done += (double)me->macs[layer][i] + 1e6;
-            }
-        }
-    }
-    bench_free(&b);
+    sweep_time(&s, samples);
+    bench_free(&s.b);
     /* 3. the median of the repetitions */
     for (int c = 0; c < 2; c++)
         for (int layer = 0; layer < CX_NMEASURED; layer++)

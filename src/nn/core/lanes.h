@@ -45,15 +45,18 @@
 typedef float f32x16 __attribute__((vector_size(64)));
 typedef int32_t i32x16 __attribute__((vector_size(64)));
 
-/* x[0 … 15] from memory of any alignment */
-static inline f32x16 v16_load(const float *x)
-{
-    f32x16 v;
-    memcpy(&v, x, sizeof v);
-    return v;
-}
+/* P_load: a value of type T from memory of any alignment (its lanes of
+ * element type E in order); P_store: the value's lanes to memory. */
+#define LANES_LOAD_STORE(T, P, E)                                                              \
+    static inline T P##_load(const E *x)                                                       \
+    {                                                                                          \
+        T v;                                                                                   \
+        memcpy(&v, x, sizeof v);                                                               \
+        return v;                                                                              \
+    }                                                                                          \
+    static inline void P##_store(E *x, T v) { memcpy(x, &v, sizeof v); }
 
-static inline void v16_store(float *x, f32x16 v) { memcpy(x, &v, sizeof v); }
+LANES_LOAD_STORE(f32x16, v16, float) /* v16_load, v16_store */
 
 /* x[0 … n−1] (n < 16), the other lanes pad */
 static inline f32x16 v16_load_part(const float *x, size_t n, float pad)
@@ -106,14 +109,7 @@ static inline f32x16 v16_fma(f32x16 a, f32x16 b, f32x16 c)
  * same rules as f32x16's, lane by lane. */
 typedef float f32x8 __attribute__((vector_size(32)));
 
-static inline f32x8 v8_load(const float *x)
-{
-    f32x8 v;
-    memcpy(&v, x, sizeof v);
-    return v;
-}
-
-static inline void v8_store(float *x, f32x8 v) { memcpy(x, &v, sizeof v); }
+LANES_LOAD_STORE(f32x8, v8, float) /* v8_load, v8_store */
 
 static inline f32x8 v8_splat(float a)
 {
@@ -174,14 +170,7 @@ static inline f32x8 v8_fma(f32x8 a, f32x8 b, f32x8 c)
 /* Eight doubles as one value (Adam's update), the same rules */
 typedef double f64x8 __attribute__((vector_size(64)));
 
-static inline f64x8 v8d_load(const double *x)
-{
-    f64x8 v;
-    memcpy(&v, x, sizeof v);
-    return v;
-}
-
-static inline void v8d_store(double *x, f64x8 v) { memcpy(x, &v, sizeof v); }
+LANES_LOAD_STORE(f64x8, v8d, double) /* v8d_load, v8d_store */
 
 static inline f64x8 v8d_splat(double a)
 {
