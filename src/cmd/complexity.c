@@ -584,8 +584,9 @@ static void write_measurement(json_writer *jw, const cx_table *t,
 }
 
 /* The members of --json's object (the page's data begins with them). */
-static void write_members(json_writer *jw, const struct json_ctx *c)
+static void write_members(json_writer *jw, const void *arg)
 {
+    const struct json_ctx *c = arg;
     static const int order[NLAYERS] = {CONV, RNN, ATTN, RESTRICTED, DILATED};
     const cx_table *t = c->t;
     json_string(jw, "command", "complexity");
@@ -606,12 +607,7 @@ static void write_members(json_writer *jw, const struct json_ctx *c)
 
 static int write_json(FILE *f, const void *arg)
 {
-    json_writer jw;
-    json_writer_init(&jw, f);
-    json_object_begin(&jw, NULL, JSON_BLOCK);
-    write_members(&jw, arg);
-    json_end(&jw);
-    return json_writer_finish(&jw);
+    return json_document(f, 0, write_members, arg);
 }
 
 /* --html: --json's members and "page" (the page draws the table, the

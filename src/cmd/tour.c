@@ -308,23 +308,6 @@ static char *join_path(const char *dir, const char *name)
     return s;
 }
 
-/* Print a word of a command line so that a shell reads it back. */
-static void print_word(FILE *f, const char *w)
-{
-    if (w[0] != '\0' && strcspn(w, " \t\n\"'\\$`|&;<>()*?[]#~!{}") == strlen(w)) {
-        fputs(w, f);
-        return;
-    }
-    fputc('\'', f);
-    for (; *w; w++) {
-        if (*w == '\'')
-            fputs("'\\''", f);
-        else
-            fputc(*w, f);
-    }
-    fputc('\'', f);
-}
-
 /* mkdir -p DIR: every missing folder on the way is made. */
 static int make_folder(const char *dir)
 {
@@ -382,11 +365,11 @@ static void print_command(FILE *f, char **argv, size_t nw, const struct tour_arg
     fputs("attn", f);
     for (size_t i = 0; i < nw; i++) {
         fputc(' ', f);
-        print_word(f, argv[i]);
+        cli_put_word(f, argv[i]);
     }
     if (a->font) {
         fputs(" --font ", f);
-        print_word(f, a->font);
+        cli_put_word(f, a->font);
     }
 }
 

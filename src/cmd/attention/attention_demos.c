@@ -264,8 +264,9 @@ static void begin_demo_json(json_writer *jw, FILE *f, const char *demo)
 }
 
 /* --json's members (the page of --html begins with them too). */
-static void permute_members(json_writer *jw, const struct permute_json *c)
+static void permute_members(json_writer *jw, const void *arg)
 {
+    const struct permute_json *c = arg;
     const problem *pr = c->pr;
     const permute_result *res = c->res;
 
@@ -299,12 +300,7 @@ static void permute_members(json_writer *jw, const struct permute_json *c)
 
 static int write_permute_json(FILE *f, const void *arg)
 {
-    json_writer jw;
-    json_writer_init(&jw, f);
-    json_object_begin(&jw, NULL, JSON_BLOCK);
-    permute_members(&jw, arg);
-    json_end(&jw);
-    return json_writer_finish(&jw);
+    return json_document(f, 0, permute_members, arg);
 }
 
 /* --html: the members, then "page": an attention page whose rows are, for

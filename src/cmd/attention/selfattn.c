@@ -1181,8 +1181,9 @@ static void print_stack(const problem *pr, const struct attn_args *a)
 
 /* --json: the last block's output and every block's weights. */
 /* --json's members for a stack (its page writes the same). */
-static void write_stack_members(json_writer *jw, const problem *pr)
+static void write_stack_members(json_writer *jw, const void *arg)
 {
+    const problem *pr = arg;
     size_t oshape[3] = {pr->B, pr->Nq, pr->params.num_hiddens};
     size_t wshape[5] = {pr->layers, pr->B, pr->params.num_heads, pr->Nq, pr->Nq};
     json_string(jw, "command", "selfattn");
@@ -1204,12 +1205,7 @@ static void write_stack_members(json_writer *jw, const problem *pr)
 
 static int write_stack_json(FILE *f, const void *arg)
 {
-    json_writer jw;
-    json_writer_init(&jw, f);
-    json_object_begin(&jw, NULL, JSON_BLOCK);
-    write_stack_members(&jw, arg);
-    json_end(&jw);
-    return json_writer_finish(&jw);
+    return json_document(f, 0, write_stack_members, arg);
 }
 
 /* --html for a stack: the grid's rows are the blocks (× examples), as

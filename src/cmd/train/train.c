@@ -974,10 +974,7 @@ static int write_json(FILE *f, const void *ctx)
         json_int(&jw, "step", h->step);
         json_number_exact(&jw, "loss", h->loss);
         json_number_exact(&jw, "train_accuracy", h->train_accuracy);
-        if (isnan(h->heldout_accuracy))
-            json_null(&jw, "heldout_accuracy");
-        else
-            json_number_exact(&jw, "heldout_accuracy", h->heldout_accuracy);
+        json_number_exact(&jw, "heldout_accuracy", h->heldout_accuracy); /* NaN: null */
         if (h->scores)
             write_scores(&jw, h->scores, r->tr.model.cfg.layers, r->tr.model.cfg.heads);
         json_end(&jw);

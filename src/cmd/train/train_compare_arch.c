@@ -153,14 +153,6 @@ static void print_table(const struct cmp *c)
 
 /* ---- --json ----------------------------------------------------------------- */
 
-static void number_or_null(json_writer *jw, const char *key, double v)
-{
-    if (isnan(v))
-        json_null(jw, key);
-    else
-        json_number_exact(jw, key, v);
-}
-
 /* One run: "arch", "layers", "heads", "steps", "seconds", "history",
  * "final" {"bleu", "exact", "alignment", "bleu_095_step",
  * "bleu_095_seconds", "ms_per_step", "sequential_steps_training",
@@ -180,23 +172,23 @@ static void run_json(json_writer *jw, const xrun *r, const cmp_figs *f, int k)
         json_int(jw, "step", h->step);
         json_number_exact(jw, "seconds", h->seconds);
         json_number_exact(jw, "loss", h->loss);
-        number_or_null(jw, "heldout_bleu", h->bleu);
-        number_or_null(jw, "heldout_exact", h->exact);
-        number_or_null(jw, "alignment", h->alignment);
+        json_number_exact(jw, "heldout_bleu", h->bleu);
+        json_number_exact(jw, "heldout_exact", h->exact);
+        json_number_exact(jw, "alignment", h->alignment);
         json_end(jw);
     }
     json_end(jw);
     json_object_begin(jw, "final", JSON_INLINE);
     json_number_exact(jw, "loss", r->final_train.loss);
-    number_or_null(jw, "bleu", f->bleu);
-    number_or_null(jw, "exact", f->exact);
-    number_or_null(jw, "alignment", f->align);
+    json_number_exact(jw, "bleu", f->bleu);
+    json_number_exact(jw, "exact", f->exact);
+    json_number_exact(jw, "alignment", f->align);
     if (f->reach_step < 0)
         json_null(jw, "bleu_095_step");
     else
         json_int(jw, "bleu_095_step", f->reach_step);
-    number_or_null(jw, "bleu_095_seconds", f->reach_seconds);
-    number_or_null(jw, "ms_per_step", f->ms_step);
+    json_number_exact(jw, "bleu_095_seconds", f->reach_seconds);
+    json_number_exact(jw, "ms_per_step", f->ms_step);
     json_uint(jw, "sequential_steps_training", f->seq_train);
     json_uint(jw, "sequential_steps_greedy", f->seq_greedy);
     json_uint(jw, "layers_per_greedy_step", f->seq_word);

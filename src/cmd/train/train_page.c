@@ -223,10 +223,7 @@ static int write_page_object(FILE *f)
     for (size_t r = 0; r < pg.nruns; r++) {
         const struct tp_run *run = &pg.runs[r];
         json_object_begin(&jw, NULL, JSON_BLOCK);
-        if (run->label)
-            json_string(&jw, "label", run->label);
-        else
-            json_null(&jw, "label");
+        json_string(&jw, "label", run->label); /* NULL: null */
         json_uint(&jw, "layers", run->layers);
         json_uint(&jw, "heads", run->heads);
         json_uint(&jw, "length", run->T);
@@ -236,10 +233,7 @@ static int write_page_object(FILE *f)
         for (size_t p = 0; p < run->nprobes; p++) {
             const struct tp_probe *pr = &run->probes[p];
             json_object_begin(&jw, NULL, JSON_INLINE);
-            if (pr->name)
-                json_string(&jw, "name", pr->name);
-            else
-                json_null(&jw, "name");
+            json_string(&jw, "name", pr->name); /* NULL: null */
             page_tokens(&jw, "tokens", (const char *const *)pr->labels, pr->len);
             json_uint(&jw, "at", pr->at);
             json_end(&jw);

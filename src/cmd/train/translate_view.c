@@ -220,14 +220,6 @@ static void print_probe(const xrun *r)
 
 /* ---- --json ------------------------------------------------------------------- */
 
-static void json_maybe(json_writer *jw, const char *key, double v)
-{
-    if (isnan(v))
-        json_null(jw, key);
-    else
-        json_number_exact(jw, key, v);
-}
-
 int xrun_write_json(FILE *f, const void *ctx)
 {
     const xrun *r = ctx;
@@ -245,18 +237,18 @@ int xrun_write_json(FILE *f, const void *ctx)
         json_int(&jw, "step", h->step);
         json_number_exact(&jw, "loss", h->loss);
         json_number_exact(&jw, "train_accuracy", h->accuracy);
-        json_maybe(&jw, "heldout_bleu", h->bleu);
-        json_maybe(&jw, "heldout_exact", h->exact);
-        json_maybe(&jw, "alignment", h->alignment);
+        json_number_exact(&jw, "heldout_bleu", h->bleu);
+        json_number_exact(&jw, "heldout_exact", h->exact);
+        json_number_exact(&jw, "alignment", h->alignment);
         json_end(&jw);
     }
     json_end(&jw);
     json_object_begin(&jw, "final", JSON_INLINE);
     json_number_exact(&jw, "loss", r->final_train.loss);
     json_number_exact(&jw, "train_accuracy", r->final_train.accuracy);
-    json_maybe(&jw, "bleu", r->held.n ? r->final_bleu : NAN);
-    json_maybe(&jw, "exact", r->held.n ? r->final_exact : NAN);
-    json_maybe(&jw, "alignment", r->held.n ? r->final_align : NAN);
+    json_number_exact(&jw, "bleu", r->held.n ? r->final_bleu : NAN);
+    json_number_exact(&jw, "exact", r->held.n ? r->final_exact : NAN);
+    json_number_exact(&jw, "alignment", r->held.n ? r->final_align : NAN);
     json_end(&jw);
     json_end(&jw);
     return json_writer_finish(&jw);
