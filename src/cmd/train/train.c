@@ -29,6 +29,7 @@
 #include "term.h"
 #include "encoder_train.h"
 #include "train_data.h"
+#include "train_loop.h"
 #include "train_page.h"
 
 #define NSNAP 5              /* probe snapshots in --png: step 0 … final */
@@ -587,33 +588,12 @@ static int measure_apple(run *r, train_apple *out)
 
 static int hist_add(run *r, long step, const train_stats *st, double heldout, double *scores)
 {
-    if (r->nhist == r->hist_cap) {
-        size_t cap = r->hist_cap ? 2 * r->hist_cap : 64;
-        hist_entry *h = realloc(r->hist, cap * sizeof *h);
-        if (!h) {
-            cli_error("out of memory for the history");
-            return EXIT_RUNTIME;
-        }
-        r->hist = h;
-        r->hist_cap = cap;
-    }
+    void *hist = r->hist;
+    if (train_hist_room(&hist, r->nhist, &r->hist_cap, sizeof *r->hist))
+        return EXIT_RUNTIME;
+    r->hist = hist;
     r->hist[r->nhist++] = (hist_entry){step, st->loss, st->accuracy, heldout, scores};
     return EXIT_OK;
-}
-
-/* "step 120/400 [######....] loss 0.5321  acc 82.1%  850 steps/s  0.3 s left" */
-static void progress_bar(long s, long steps, const train_stats *st, double elapsed)
-{
-    char bar[21];
-    int fill = steps ? (int)(20 * s / steps) : 20;
-    double rate = elapsed > 0 ? (double)s / elapsed : 0.0;
-    for (int i = 0; i < 20; i++)
-        bar[i] = i < fill ? '#' : '.';
-    bar[20] = '\0';
-    fprintf(stderr, "\r\033[Kstep %ld/%ld [%s] loss %.4f  acc %.1f%%  %.0f steps/s  %.1f s left",
-            s, steps, bar, st->loss, 100.0 * st->accuracy, rate,
-            rate > 0 ? (double)(steps - s) / rate : 0.0);
-    fflush(stderr);
 }
 
 /* Held-out accuracy with the current weights, NaN without held-out data;
@@ -642,12 +622,11 @@ static int heldout_now(run *r, double *acc, double **scores)
     return EXIT_OK;
 }
 
-/* One step, logged when it is the first, the last or a multiple of
- * --log-every: the held-out accuracy of the weights it starts from. */
-static int one_step(run *r, long s, long steps, int bar, double t0, double *last_bar)
+/* Step s (train_loop.h), logged with the held-out accuracy of the
+ * weights it starts from; the accuracy after the loss. */
+static int one_step(train_loop *lp, long s, int logged)
 {
-    const long every = r->a->log_every;
-    int logged = s == 1 || s == steps || s % every == 0;
+    run *r = lp->run;
     double held = NAN, *scores = NULL;
     train_stats st;
     char err[512];
@@ -655,7 +634,7 @@ static int one_step(run *r, long s, long steps, int bar, double t0, double *last
         return EXIT_RUNTIME;
     if (trainer_step(&r->tr, &st, err, sizeof err)) {
         free(scores);
-        if (bar)
+        if (lp->bar)
             fputs("\r\033[K", stderr);
         cli_error("%s", err);
         return EXIT_RUNTIME;
@@ -666,39 +645,35 @@ static int one_step(run *r, long s, long steps, int bar, double t0, double *last
         free(scores);
         return EXIT_RUNTIME;
     }
-    if (bar && (s == steps || now_seconds() - *last_bar > 0.1)) {
-        *last_bar = now_seconds();
-        progress_bar(s, steps, &st, *last_bar - t0);
-    } else if (!bar && logged && s % every == 0) {
-        fprintf(stderr, "step %ld/%ld: loss %.4f, accuracy %.1f%%", s, steps, st.loss,
-                100.0 * st.accuracy);
-        if (!isnan(held))
-            fprintf(stderr, ", held-out %.1f%%", 100.0 * held);
-        fputc('\n', stderr);
-    }
+    lp->loss = st.loss;
+    snprintf(lp->bar_text, sizeof lp->bar_text, "  acc %.1f%%", 100.0 * st.accuracy);
+    if (isnan(held))
+        snprintf(lp->line_text, sizeof lp->line_text, ", accuracy %.1f%%", 100.0 * st.accuracy);
+    else
+        snprintf(lp->line_text, sizeof lp->line_text, ", accuracy %.1f%%, held-out %.1f%%",
+                 100.0 * st.accuracy, 100.0 * held);
     return EXIT_OK;
 }
 
-/* Train for steps, with the snapshots and the 苹果 measurements. */
-static int train_loop(run *r, long steps, int show)
+static int loop_snapshot(train_loop *lp, size_t i) { return take_snapshot(lp->run, i); }
+
+/* --html: the logged steps */
+static int loop_record(train_loop *lp, long s)
 {
-    int bar = show && isatty(fileno(stderr));
-    double t0 = now_seconds(), last_bar = 0.0;
-    size_t next = 0;
-    for (long s = 0;; s++) {
-        if (next < r->nsnap && r->snap_steps[next] == s && take_snapshot(r, next++))
-            return EXIT_RUNTIME;
-        if (train_page_record(&r->tr, s) != EXIT_OK) /* --html: the logged steps */
-            return EXIT_RUNTIME;
-        if (s == steps)
-            break;
-        if (one_step(r, s + 1, steps, bar, t0, &last_bar))
-            return EXIT_RUNTIME;
-    }
-    r->seconds = now_seconds() - t0;
-    if (bar)
-        fputs("\r\033[K", stderr);
-    return EXIT_OK;
+    return train_page_record(&((run *)lp->run)->tr, s) != EXIT_OK ? EXIT_RUNTIME : EXIT_OK;
+}
+
+/* Train for steps, with the snapshots and the 苹果 measurements. */
+static int train_loop_steps(run *r, long steps, int show)
+{
+    train_loop lp = {.steps = steps, .every = r->a->log_every,
+                     .bar = show && isatty(fileno(stderr)), .snap_steps = r->snap_steps,
+                     .nsnap = r->nsnap, .run = r, .snapshot = loop_snapshot,
+                     .record = loop_record, .step = one_step};
+    int status = train_loop_run(&lp);
+    if (status == EXIT_OK)
+        r->seconds = lp.seconds;
+    return status;
 }
 
 /* Task, trainer, and training with P or without. show: the progress. */
@@ -757,7 +732,7 @@ static int train_run(run *r, int posenc, int show)
         cli_error("out of memory for the losses");
         return EXIT_RUNTIME;
     }
-    if ((status = train_loop(r, r->a->steps, show)) != EXIT_OK)
+    if ((status = train_loop_steps(r, r->a->steps, show)) != EXIT_OK)
         return status;
     if (trainer_final(&r->tr, &r->final, err, sizeof err)) {
         cli_error("%s", err);

@@ -20,6 +20,7 @@
 #include "s2s_model_file.h"
 #include "seq2seq_task.h"
 #include "encoder_task.h"
+#include "train_loop.h"
 
 /* ---- the data ---------------------------------------------------------------- */
 
@@ -176,16 +177,10 @@ int translation_run_final_attention(translation_run *r)
 
 static int hist_add(translation_run *r, const translation_hist *h)
 {
-    if (r->nhist == r->hist_cap) {
-        size_t cap = r->hist_cap ? 2 * r->hist_cap : 64;
-        translation_hist *n = realloc(r->hist, cap * sizeof *n);
-        if (!n) {
-            cli_error("out of memory for the history");
-            return EXIT_RUNTIME;
-        }
-        r->hist = n;
-        r->hist_cap = cap;
-    }
+    void *hist = r->hist;
+    if (train_hist_room(&hist, r->nhist, &r->hist_cap, sizeof *r->hist))
+        return EXIT_RUNTIME;
+    r->hist = hist;
     r->hist[r->nhist++] = *h;
     return EXIT_OK;
 }
@@ -211,39 +206,22 @@ static int heldout_now(translation_run *r, double *bleu, double *exact, double *
     return EXIT_OK;
 }
 
-/* "step 120/600 [####........] loss 0.5321  BLEU 0.412  850 steps/s  0.3 s left" */
-static void progress_bar(long s, long steps, double loss, double bleu, double elapsed)
+/* Step s (train_loop.h), logged with the held-out figures of the weights
+ * it starts from; the last held-out BLEU on the bar. */
+static int one_step(train_loop *lp, long s, int logged)
 {
-    char bar[21];
-    int fill = steps ? (int)(20 * s / steps) : 20;
-    double rate = elapsed > 0 ? (double)s / elapsed : 0.0;
-    for (int i = 0; i < 20; i++)
-        bar[i] = i < fill ? '#' : '.';
-    bar[20] = '\0';
-    fprintf(stderr, "\r\033[Kstep %ld/%ld [%s] loss %.4f", s, steps, bar, loss);
-    if (!isnan(bleu))
-        fprintf(stderr, "  BLEU %.3f", bleu);
-    fprintf(stderr, "  %.0f steps/s  %.1f s left", rate,
-            rate > 0 ? (double)(steps - s) / rate : 0.0);
-    fflush(stderr);
-}
-
-/* One step, logged when it is the first, the last or a multiple of
- * --log-every: the held-out figures of the weights it starts from. */
-static int one_step(translation_run *r, long s, long steps, int bar, double t0, double *last_bar)
-{
-    const long every = r->a->log_every;
-    const int logged = s == 1 || s == steps || s % every == 0;
+    translation_run *r = lp->run;
     translation_hist h = {0, 0, 0, NAN, NAN, NAN, 0.0};
     train_stats st;
     char err[512];
     double e0 = now_seconds();
-    h.seconds = e0 - t0 - r->eval_seconds; /* the training time of the weights evaluated */
+    (void)s;
+    h.seconds = e0 - lp->t0 - r->eval_seconds; /* the training time of the weights evaluated */
     if (logged && heldout_now(r, &h.bleu, &h.exact, &h.alignment))
         return EXIT_RUNTIME;
     r->eval_seconds += now_seconds() - e0;
     if (s2s_trainer_step(&r->tr, &st, err, sizeof err)) {
-        if (bar)
+        if (lp->bar)
             fputs("\r\033[K", stderr);
         cli_error("%s", err);
         return EXIT_RUNTIME;
@@ -256,15 +234,11 @@ static int one_step(translation_run *r, long s, long steps, int bar, double t0, 
         if (hist_add(r, &h))
             return EXIT_RUNTIME;
     }
-    if (bar && (s == steps || now_seconds() - *last_bar > 0.1)) {
-        *last_bar = now_seconds();
-        progress_bar(s, steps, st.loss, r->last_bleu, *last_bar - t0);
-    } else if (!bar && logged && s % every == 0) {
-        fprintf(stderr, "step %ld/%ld: loss %.4f", s, steps, st.loss);
-        if (!isnan(h.bleu))
-            fprintf(stderr, ", held-out BLEU %.3f", h.bleu);
-        fputc('\n', stderr);
-    }
+    lp->loss = st.loss;
+    if (!isnan(r->last_bleu))
+        snprintf(lp->bar_text, sizeof lp->bar_text, "  BLEU %.3f", r->last_bleu);
+    if (!isnan(h.bleu))
+        snprintf(lp->line_text, sizeof lp->line_text, ", held-out BLEU %.3f", h.bleu);
     return EXIT_OK;
 }
 
@@ -280,28 +254,30 @@ static void choose_snapshots(translation_run *r, long steps)
     }
 }
 
-static int train_loop(translation_run *r, long steps)
+static int loop_snapshot(train_loop *lp, size_t i) { return snapshot(lp->run, i); }
+
+/* --html: the logged steps, their time counted as evaluation */
+static int loop_record(train_loop *lp, long s)
 {
-    const int bar = isatty(fileno(stderr));
-    double t0 = now_seconds(), last_bar = 0.0;
-    size_t next = 0;
+    translation_run *r = lp->run;
+    double e0 = now_seconds();
+    if (r->page && translation_run_page_record(r, s))
+        return EXIT_RUNTIME;
+    r->eval_seconds += now_seconds() - e0;
+    return EXIT_OK;
+}
+
+static int train_loop_steps(translation_run *r, long steps)
+{
+    train_loop lp = {.steps = steps, .every = r->a->log_every, .bar = isatty(fileno(stderr)),
+                     .snap_steps = r->snap_step, .nsnap = r->nsnap, .run = r,
+                     .snapshot = loop_snapshot, .record = loop_record, .step = one_step};
+    int status;
     r->last_bleu = NAN;
-    for (long s = 0;; s++) {
-        if (next < r->nsnap && r->snap_step[next] == s && snapshot(r, next++))
-            return EXIT_RUNTIME;
-        double e0 = now_seconds();
-        if (r->page && translation_run_page_record(r, s)) /* --html: the logged steps */
-            return EXIT_RUNTIME;
-        r->eval_seconds += now_seconds() - e0;
-        if (s == steps)
-            break;
-        if (one_step(r, s + 1, steps, bar, t0, &last_bar))
-            return EXIT_RUNTIME;
-    }
-    r->seconds = now_seconds() - t0;
+    if ((status = train_loop_run(&lp)) != EXIT_OK)
+        return status;
+    r->seconds = lp.seconds;
     r->train_seconds = r->seconds - r->eval_seconds;
-    if (bar)
-        fputs("\r\033[K", stderr);
     return EXIT_OK;
 }
 
@@ -456,7 +432,7 @@ int translation_run_train(translation_run *r, const struct train_args *a, int ar
     if ((status = prepare(r)) != EXIT_OK)
         return status;
     choose_snapshots(r, r->steps);
-    if ((status = train_loop(r, r->steps)) != EXIT_OK)
+    if ((status = train_loop_steps(r, r->steps)) != EXIT_OK)
         return status;
     return finish(r);
 }
