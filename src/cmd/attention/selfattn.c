@@ -1349,6 +1349,25 @@ static int write_stack_results(const problem *pr, const struct attn_args *a, tex
     return status;
 }
 
+/* A stack of attn train, run at load time block by block: its results;
+ * the options of one attention layer refused. */
+static int run_stack(const problem *pr, const struct attn_args *a)
+{
+    text_font *font = NULL; /* --font's, for the figure */
+    int status;
+    if (a->explain || a->stream || a->describe || a->permute || a->posenc || a->time) {
+        cli_error("%s is a stack of %zu blocks: --explain, --stream, --describe, "
+                  "--permute, --posenc and --time are for one attention layer",
+                  a->input, pr->layers);
+        return EXIT_USAGE;
+    }
+    status = output_font_open(a->font, &font);
+    if (status == EXIT_OK)
+        status = write_stack_results(pr, a, font);
+    output_font_close(font);
+    return status;
+}
+
 static int run(int argc, char **argv, int self)
 {
     struct attn_args a;
@@ -1372,18 +1391,7 @@ static int run(int argc, char **argv, int self)
     if (status != EXIT_OK)
         return status;
     if (pr.layers) {
-        /* a stack of attn train: run at load time, block by block */
-        if (a.explain || a.stream || a.describe || a.permute || a.posenc || a.time) {
-            cli_error("%s is a stack of %zu blocks: --explain, --stream, --describe, "
-                      "--permute, --posenc and --time are for one attention layer",
-                      a.input, pr.layers);
-            problem_free(&pr);
-            return EXIT_USAGE;
-        }
-        status = output_font_open(a.font, &font);
-        if (status == EXIT_OK)
-            status = write_stack_results(&pr, &a, font);
-        output_font_close(font);
+        status = run_stack(&pr, &a);
         problem_free(&pr);
         return status;
     }
