@@ -52,15 +52,6 @@ static struct {
     size_t nruns;
 } pg;
 
-static char *dup_text(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d)
-        memcpy(d, s, n);
-    return d;
-}
-
 int train_page_open(const char *path, int argc, char **argv)
 {
     int status;
@@ -112,7 +103,7 @@ int train_page_run(const trainer *tr, const char *label, long steps, long every)
     }
     run = &pg.runs[pg.nruns++];
     memset(run, 0, sizeof *run);
-    if (label && !(run->label = dup_text(label))) {
+    if (label && !(run->label = strdup(label))) {
         cli_error("--html: out of memory");
         return EXIT_RUNTIME;
     }
@@ -141,13 +132,13 @@ int train_page_probe(const int *tokens, size_t len, size_t at, const char *const
     p->at = at;
     memcpy(p->tokens, tokens, len * sizeof *tokens);
     if (!(p->labels = calloc(len ? len : 1, sizeof *p->labels)) ||
-        (name && !(p->name = dup_text(name)))) {
+        (name && !(p->name = strdup(name)))) {
         cli_error("--html: out of memory");
         return EXIT_RUNTIME;
     }
     run->nprobes++; /* counted now: close frees what was copied */
     for (size_t k = 0; k < len; k++)
-        if (!(p->labels[k] = dup_text(labels[k]))) {
+        if (!(p->labels[k] = strdup(labels[k]))) {
             cli_error("--html: out of memory");
             return EXIT_RUNTIME;
         }

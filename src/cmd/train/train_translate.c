@@ -59,6 +59,19 @@ int train_not_translation(const opt_given *g)
     return EXIT_OK;
 }
 
+/* The first option of table (n rows: its name, why) that was given:
+ * EXIT_USAGE after "--NAME is not used WHERE: WHY"; else EXIT_OK. */
+static int refuse_given(const opt_given *g, const char *const (*table)[2], size_t n,
+                        const char *where)
+{
+    for (size_t i = 0; i < n; i++)
+        if (opt_is_given(g, table[i][0])) {
+            cli_error("--%s is not used %s: %s", table[i][0], where, table[i][1]);
+            return EXIT_USAGE;
+        }
+    return EXIT_OK;
+}
+
 /* The options of the encoder-only tasks, refused here, each with why. */
 static int check_translate_args(const struct train_args *a, const opt_given *g)
 {
@@ -72,23 +85,17 @@ static int check_translate_args(const struct train_args *a, const opt_given *g)
         {"no-causal", "the decoder is causal and the encoder is not, always"},
         {"compare-posenc", "it compares the encoder tasks with and without P"},
         {"compare-layers", "it compares the encoder tasks' stacks"}};
-    for (size_t i = 0; i < sizeof not_here / sizeof not_here[0]; i++)
-        if (opt_is_given(g, not_here[i][0])) {
-            cli_error("--%s is not used by translation: %s", not_here[i][0], not_here[i][1]);
-            return EXIT_USAGE;
-        }
+    if (refuse_given(g, not_here, sizeof not_here / sizeof not_here[0], "by translation"))
+        return EXIT_USAGE;
     if (a->arch == ARCH_BAHDANAU) {
         static const char *const not_bahdanau[][2] = {
             {"heads", "Bahdanau's model has one attention (additive, one head)"},
             {"ffn", "Bahdanau's model has no FFN: its layers are GRUs"},
             {"bias", "Bahdanau's attention has no biases (W_q, W_k, w_v)"},
             {"dropout", "attn trains Bahdanau's model without dropout"}};
-        for (size_t i = 0; i < sizeof not_bahdanau / sizeof not_bahdanau[0]; i++)
-            if (opt_is_given(g, not_bahdanau[i][0])) {
-                cli_error("--%s is not used with --arch bahdanau: %s", not_bahdanau[i][0],
-                          not_bahdanau[i][1]);
-                return EXIT_USAGE;
-            }
+        if (refuse_given(g, not_bahdanau, sizeof not_bahdanau / sizeof not_bahdanau[0],
+                         "with --arch bahdanau"))
+            return EXIT_USAGE;
     }
     if (opt_is_given(g, "ffn") && a->ffn == 0) {
         cli_error("--ffn 0: d2l's Transformer has a PositionWiseFFN in every block; give "

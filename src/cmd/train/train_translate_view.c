@@ -179,8 +179,9 @@ static int probe_figure(attn_image *img, const translation_run *r, const heat_pa
 
 /* --png: the probe's cross-attention of the last block (heads averaged) at
  * each snapshot, over every block × head after the last step. */
-static int write_png(const translation_run *r, text_font *font, FILE *rep)
+static int write_png(const void *ctx, text_font *font, FILE *rep)
 {
+    const translation_run *r = ctx;
     const size_t L = s2s_cross_blocks(&r->tr.model.cfg), NH = r->tr.model.cfg.heads, T = r->T;
     const int bahdanau = r->tr.model.cfg.arch == S2S_BAHDANAU;
     const size_t rows = r->tgt_len, cols = r->src_len, cell = rows * cols;
@@ -249,8 +250,9 @@ done:
 }
 
 /* --plot: the loss, then held-out BLEU and alignment, against the step. */
-static int write_plot(const translation_run *r, text_font *font, FILE *rep)
+static int write_plot(const void *ctx, text_font *font, FILE *rep)
 {
+    const translation_run *r = ctx;
     const size_t n = r->nhist;
     double *x = malloc((n ? n : 1) * 4 * sizeof *x), *loss = x + n, *bleu = x + 2 * n,
            *align = x + 3 * n;
@@ -309,9 +311,8 @@ int translation_run_outputs(const translation_run *r)
 {
     const struct train_args *a = r->a;
     FILE *rep = output_report_stream(a->json);
-    text_font *font = NULL;
     char err[1024];
-    int status = EXIT_OK;
+    int status;
     if (rep == stdout) { /* with --json -, stdout is the JSON's */
         print_summary(r);
         print_examples(r);
@@ -327,13 +328,7 @@ int translation_run_outputs(const translation_run *r)
         fprintf(rep, "wrote %s: the model (attn translate --input %s \"…\" translates with "
                 "it)\n", a->save, a->save);
     }
-    if ((a->png || a->plot) && (status = output_font_open(a->font, &font)) != EXIT_OK)
-        return status;
-    if (a->png)
-        status = write_png(r, font, rep);
-    if (status == EXIT_OK && a->plot)
-        status = write_plot(r, font, rep);
-    output_font_close(font);
+    status = output_figures(a->font, a->png, write_png, a->plot, write_plot, r, rep);
     if (status == EXIT_OK && a->json)
         status = output_json(a->json, translation_run_write_json, r, rep,
                              "the history and the final figures");
