@@ -18,6 +18,22 @@ void cli_set_command(const char *name) { command_name = name; }
 
 const char *cli_command(void) { return command_name; }
 
+void cli_put_word(FILE *f, const char *w)
+{
+    if (w[0] != '\0' && strcspn(w, " \t\n\"'\\$`|&;<>()*?[]#~!{}") == strlen(w)) {
+        fputs(w, f);
+        return;
+    }
+    fputc('\'', f);
+    for (; *w; w++) {
+        if (*w == '\'')
+            fputs("'\\''", f);
+        else
+            fputc(*w, f);
+    }
+    fputc('\'', f);
+}
+
 void cli_error(const char *fmt, ...)
 {
     va_list ap;

@@ -29,6 +29,11 @@ void cli_error(const char *fmt, ...)
 #endif
     ;
 
+/* A word of a command line on f so that a shell reads it back: as it is
+ * when it holds nothing a shell would read otherwise, else in single
+ * quotes (each ' as '\''). The tour's commands and the pages' "command". */
+void cli_put_word(FILE *f, const char *w);
+
 /* Numbers from option values, each refusing trailing text, empty strings,
  * overflow and values outside [min, max] with a message naming the option,
  * e.g. "attn posenc: --dim: expected an integer from 1 to 1000000, got

@@ -259,28 +259,10 @@ static void put_padded(FILE *f, const char *s, int width)
         fputc(' ', f);
 }
 
-static void print_table(FILE *out, const cx_table *t)
+/* The table's notes: how the multiply-adds are counted, and the n from
+ * which self-attention is costlier than recurrence and convolution. */
+static void print_counts(FILE *out, const cx_table *t)
 {
-    static const int order[NLAYERS] = {CONV, RNN, ATTN, RESTRICTED, DILATED};
-    char buf[64];
-
-    fprintf(out, "CNN vs RNN vs self-attention for n = %zu positions, d = %zu channels, "
-                 "kernel k = %zu, window r = %zu\n\n", t->n, t->d, t->k, t->r);
-    fprintf(out, "%-32s%-27s%-19s%s\n", "", "computational complexity", "sequential ops",
-            "maximum path length");
-    fprintf(out, "%-32s%-11s%13s   %-8s%8s   %-12s%s\n", "layer", "formula", "multiply-adds",
-            "formula", "number", "formula", "measured");
-    for (size_t i = 0; i < NLAYERS; i++) {
-        const cx_row *row = &t->rows[order[i]];
-        put_padded(out, row->name, 32);
-        put_padded(out, row->complexity, 11);
-        fprintf(out, "%13s   ", grouped(row->macs));
-        put_padded(out, row->sequential, 8);
-        fprintf(out, "%8zu   ", row->sequential_n);
-        put_padded(out, row->path, 12);
-        fprintf(out, "%s\n", plural(row->path_measured, row->unit));
-    }
-
     fprintf(out, "\nMultiply-adds as these layers perform them (1 multiply-add = 2 FLOPs):\n");
     fprintf(out, "  convolution     d²·(taps inside the sequence) = %zu²·%s = %s\n", t->d,
             grouped(t->conv_taps), grouped(t->rows[CONV].macs));
@@ -310,6 +292,31 @@ static void print_table(FILE *out, const cx_table *t)
     fprintf(out, "                     by exact counts, QKᵀ and A·V only: n >= %zu; with the "
                  "projections: n >= %zu%s\n", t->than_conv.core_n, t->than_conv.proj_n,
             t->than_conv.proj_n == 1 ? " (always)" : "");
+}
+
+static void print_table(FILE *out, const cx_table *t)
+{
+    static const int order[NLAYERS] = {CONV, RNN, ATTN, RESTRICTED, DILATED};
+    char buf[64];
+
+    fprintf(out, "CNN vs RNN vs self-attention for n = %zu positions, d = %zu channels, "
+                 "kernel k = %zu, window r = %zu\n\n", t->n, t->d, t->k, t->r);
+    fprintf(out, "%-32s%-27s%-19s%s\n", "", "computational complexity", "sequential ops",
+            "maximum path length");
+    fprintf(out, "%-32s%-11s%13s   %-8s%8s   %-12s%s\n", "layer", "formula", "multiply-adds",
+            "formula", "number", "formula", "measured");
+    for (size_t i = 0; i < NLAYERS; i++) {
+        const cx_row *row = &t->rows[order[i]];
+        put_padded(out, row->name, 32);
+        put_padded(out, row->complexity, 11);
+        fprintf(out, "%13s   ", grouped(row->macs));
+        put_padded(out, row->sequential, 8);
+        fprintf(out, "%8zu   ", row->sequential_n);
+        put_padded(out, row->path, 12);
+        fprintf(out, "%s\n", plural(row->path_measured, row->unit));
+    }
+
+    print_counts(out, t);
 
     fprintf(out, "\nMaximum path length, measured by propagating dependencies through the "
                  "layers:\nthe steps until one output position depends on both x_1 and x_%zu\n",
@@ -584,8 +591,9 @@ static void write_measurement(json_writer *jw, const cx_table *t,
 }
 
 /* The members of --json's object (the page's data begins with them). */
-static void write_members(json_writer *jw, const struct json_ctx *c)
+static void write_members(json_writer *jw, const void *arg)
 {
+    const struct json_ctx *c = arg;
     static const int order[NLAYERS] = {CONV, RNN, ATTN, RESTRICTED, DILATED};
     const cx_table *t = c->t;
     json_string(jw, "command", "complexity");
@@ -606,12 +614,7 @@ static void write_members(json_writer *jw, const struct json_ctx *c)
 
 static int write_json(FILE *f, const void *arg)
 {
-    json_writer jw;
-    json_writer_init(&jw, f);
-    json_object_begin(&jw, NULL, JSON_BLOCK);
-    write_members(&jw, arg);
-    json_end(&jw);
-    return json_writer_finish(&jw);
+    return json_document(f, 0, write_members, arg);
 }
 
 /* --html: --json's members and "page" (the page draws the table, the

@@ -145,3 +145,18 @@ int output_check_files(const char *const *paths, const char *const *names, size_
     }
     return EXIT_OK;
 }
+
+int output_figures(const char *font_path, const char *png_path, output_figure_fn png,
+                   const char *plot_path, output_figure_fn plot, const void *ctx, FILE *rep)
+{
+    text_font *font = NULL;
+    int status = EXIT_OK;
+    if ((png_path || plot_path) && (status = output_font_open(font_path, &font)) != EXIT_OK)
+        return status;
+    if (png_path)
+        status = png(ctx, font, rep);
+    if (status == EXIT_OK && plot_path)
+        status = plot(ctx, font, rep);
+    output_font_close(font);
+    return status;
+}

@@ -35,6 +35,14 @@ int output_font_open(const char *path, text_font **font);
 /* Close what output_font_open opened (NULL is fine). */
 void output_font_close(text_font *font);
 
+/* A run's figures, --png and --plot, drawn with one --font face (opened
+ * only when a figure is asked for, from font_path): png(ctx, font, rep)
+ * when png_path is set, then plot(ctx, font, rep) when plot_path is (plot
+ * may be NULL when plot_path is). EXIT_OK, or the first failure's status. */
+typedef int (*output_figure_fn)(const void *ctx, text_font *font, FILE *rep);
+int output_figures(const char *font_path, const char *png_path, output_figure_fn png,
+                   const char *plot_path, output_figure_fn plot, const void *ctx, FILE *rep);
+
 /* After heatmap_draw: when it numbered an axis because no font has every
  * character of a tick label (lay->missing), one line on stderr, printed at
  * most once per run whatever the number of figures:

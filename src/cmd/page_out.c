@@ -258,26 +258,10 @@ void page_command(json_writer *jw, int argc, char **argv)
     }
     fputs("attn", f);
     for (int i = 0; i < argc; i++) {
-        const char *w = argv[i];
-        int plain = w[0] != '\0' && strcspn(w, " \t\n\"'\\$`|&;<>()*?[]#~!{}") == strlen(w);
         fputc(' ', f);
-        if (plain) {
-            fputs(w, f);
-            continue;
-        }
-        fputc('\'', f);
-        for (; *w; w++) {
-            if (*w == '\'')
-                fputs("'\\''", f);
-            else
-                fputc(*w, f);
-        }
-        fputc('\'', f);
+        cli_put_word(f, argv[i]);
     }
-    if (fclose(f) == 0 && line)
-        json_string(jw, "command", line);
-    else
-        json_null(jw, "command");
+    json_string(jw, "command", fclose(f) == 0 ? line : NULL); /* NULL: null */
     free(line);
 }
 

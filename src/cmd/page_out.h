@@ -27,7 +27,7 @@
 
 /* Write the members of the data object (the object itself is opened and
  * closed by output_page); json_writer_finish is checked by the caller. */
-typedef void (*page_data_fn)(json_writer *jw, const void *ctx);
+typedef json_members_fn page_data_fn;
 
 /* --html PATH can be created: checked before any work (nothing is left
  * behind). EXIT_OK, EXIT_RUNTIME after "attn CMD: --html PATH: cannot

@@ -308,23 +308,6 @@ static char *join_path(const char *dir, const char *name)
     return s;
 }
 
-/* Print a word of a command line so that a shell reads it back. */
-static void print_word(FILE *f, const char *w)
-{
-    if (w[0] != '\0' && strcspn(w, " \t\n\"'\\$`|&;<>()*?[]#~!{}") == strlen(w)) {
-        fputs(w, f);
-        return;
-    }
-    fputc('\'', f);
-    for (; *w; w++) {
-        if (*w == '\'')
-            fputs("'\\''", f);
-        else
-            fputc(*w, f);
-    }
-    fputc('\'', f);
-}
-
 /* mkdir -p DIR: every missing folder on the way is made. */
 static int make_folder(const char *dir)
 {
@@ -382,11 +365,11 @@ static void print_command(FILE *f, char **argv, size_t nw, const struct tour_arg
     fputs("attn", f);
     for (size_t i = 0; i < nw; i++) {
         fputc(' ', f);
-        print_word(f, argv[i]);
+        cli_put_word(f, argv[i]);
     }
     if (a->font) {
         fputs(" --font ", f);
-        print_word(f, a->font);
+        cli_put_word(f, a->font);
     }
 }
 
@@ -522,6 +505,30 @@ static int run_recorded(const struct command *cmd, char **argv, size_t argc, siz
 /* One run: the command line shown, then the command itself. With rec
  * (--html) its output is kept, with view its page's data too, and with
  * picture the figure of its first @NAME. */
+/* argv[0 … nw-1]: the words, each @NAME as the path DIR/NAME inside --out
+ * (new strings, kept in owned[0 … *nowned-1]; *first_name the first
+ * NAME). EXIT_OK, or EXIT_RUNTIME after the message. */
+static int words_to_argv(char **words, size_t nw, const char *out, char **argv, char **owned,
+                         size_t *nowned, const char **first_name)
+{
+    for (size_t i = 0; i < nw; i++) {
+        if (words[i][0] == '@') {
+            char *path = join_path(out, words[i] + 1);
+            if (!path) {
+                cli_error("--out %s: out of memory", out);
+                return EXIT_RUNTIME;
+            }
+            if (!*first_name)
+                *first_name = words[i] + 1;
+            owned[(*nowned)++] = path;
+            argv[i] = path;
+        } else {
+            argv[i] = words[i];
+        }
+    }
+    return EXIT_OK;
+}
+
 static int do_run(const char *run, const struct tour_args *a, struct run_record *rec, int view,
                   int picture, const char *index)
 {
@@ -550,21 +557,9 @@ static int do_run(const char *run, const struct tour_args *a, struct run_record 
     /* argv: the words, figures inside --out, then --color and --font as
      * given (the command line shown is the step's own), and --html when
      * the run's view is kept */
-    for (size_t i = 0; i < nw; i++) {
-        if (words[i][0] == '@') {
-            char *path = join_path(a->out, words[i] + 1);
-            if (!path) {
-                cli_error("--out %s: out of memory", a->out);
-                goto done;
-            }
-            if (!first_name)
-                first_name = words[i] + 1;
-            owned[nowned++] = path;
-            argv[argc++] = path;
-        } else {
-            argv[argc++] = words[i];
-        }
-    }
+    if (words_to_argv(words, nw, a->out, argv, owned, &nowned, &first_name) != EXIT_OK)
+        goto done;
+    argc = nw;
     if (opt_find(cmd->options, "color")) {
         argv[argc++] = (char *)"--color";
         argv[argc++] = (char *)a->color;
@@ -676,6 +671,32 @@ static void list_steps(void)
     printf("\nFigures are written as DIR/NAME for each @NAME (--out DIR, default attn-tour).\n");
 }
 
+/* The steps asked for (--step's, or all): each one's heading, text and
+ * runs; a failing command has said why in one line, and the tour stops.
+ * With rec (--html), what each run printed and showed is kept. */
+static int run_steps(const struct tour_args *a, struct tour_record *rec, const char *index)
+{
+    size_t first_step = a->step ? (size_t)a->step - 1 : 0;
+    size_t last_step = a->step ? (size_t)a->step : NSTEPS;
+    int bold = term_use_color(a->color_mode, stdout);
+    for (size_t s = first_step; s < last_step; s++) {
+        if (s > first_step)
+            fputc('\n', stdout);
+        print_heading(stdout, bold, s + 1, &steps[s]);
+        fputs(steps[s].text, stdout);
+        for (size_t r = 0; r < MAX_RUNS && steps[s].runs[r]; r++) {
+            fputc('\n', stdout);
+            int status = do_run(steps[s].runs[r], a, rec ? &rec->runs[s][r] : NULL,
+                                (steps[s].views >> r) & 1, (steps[s].pictures >> r) & 1, index);
+            if (status != EXIT_OK)
+                return status;
+        }
+        if (rec)
+            rec->done[s] = 1;
+    }
+    return EXIT_OK;
+}
+
 int cmd_tour(int argc, char **argv)
 {
     struct tour_args a;
@@ -713,25 +734,8 @@ int cmd_tour(int argc, char **argv)
             goto done;
     }
 
-    size_t first_step = a.step ? (size_t)a.step - 1 : 0;
-    size_t last_step = a.step ? (size_t)a.step : NSTEPS;
-    int bold = term_use_color(a.color_mode, stdout);
-    for (size_t s = first_step; s < last_step; s++) {
-        if (s > first_step)
-            fputc('\n', stdout);
-        print_heading(stdout, bold, s + 1, &steps[s]);
-        fputs(steps[s].text, stdout);
-        for (size_t r = 0; r < MAX_RUNS && steps[s].runs[r]; r++) {
-            fputc('\n', stdout);
-            /* a failing command has said why in one line; the tour stops */
-            status = do_run(steps[s].runs[r], &a, rec ? &rec->runs[s][r] : NULL,
-                            (steps[s].views >> r) & 1, (steps[s].pictures >> r) & 1, index);
-            if (status != EXIT_OK)
-                goto done;
-        }
-        if (rec)
-            rec->done[s] = 1;
-    }
+    if ((status = run_steps(&a, rec, index)) != EXIT_OK)
+        goto done;
     if (rec) {
         struct tour_page_ctx ctx = {&a, rec};
         fputc('\n', stdout);

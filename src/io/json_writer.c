@@ -163,7 +163,10 @@ int json_string(json_writer *jw, const char *key, const char *value)
 {
     if (open_value(jw, key) < 0)
         return -1;
-    write_escaped(jw->f, value);
+    if (value)
+        write_escaped(jw->f, value);
+    else
+        fputs("null", jw->f);
     return close_value(jw);
 }
 
@@ -375,4 +378,15 @@ int json_raw(json_writer *jw, const char *key, const char *text, size_t len)
         return -1;
     fwrite(text, 1, len, jw->f);
     return close_value(jw);
+}
+
+int json_document(FILE *f, size_t base64_from, json_members_fn members, const void *ctx)
+{
+    json_writer jw;
+    json_writer_init(&jw, f);
+    jw.base64_from = base64_from;
+    json_object_begin(&jw, NULL, JSON_BLOCK);
+    members(&jw, ctx);
+    json_end(&jw);
+    return json_writer_finish(&jw);
 }

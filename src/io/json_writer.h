@@ -104,9 +104,11 @@ int json_end(json_writer *jw);
 int json_relayout(json_writer *jw, json_layout layout);
 
 /* Values. */
-int json_string(json_writer *jw, const char *key, const char *value); /* escaped */
+int json_string(json_writer *jw, const char *key, const char *value); /* escaped;
+                                                                      * NULL: null */
 int json_number(json_writer *jw, const char *key, double value);      /* "%.9g" */
-int json_number_exact(json_writer *jw, const char *key, double value); /* shortest exact */
+int json_number_exact(json_writer *jw, const char *key, double value); /* shortest exact;
+                                                                        * NaN, ±inf: null */
 int json_int(json_writer *jw, const char *key, intmax_t value);
 int json_uint(json_writer *jw, const char *key, uintmax_t value);
 int json_bool(json_writer *jw, const char *key, int value);
@@ -129,5 +131,14 @@ int json_base64(json_writer *jw, const char *key, const unsigned char *bytes, si
 /* A value already written as JSON (len bytes of text, one whole value,
  * not checked), e.g. the data of a page kept for the tour's page. */
 int json_raw(json_writer *jw, const char *key, const char *text, size_t len);
+
+/* The members of an object, written by a callback (a command's --json and
+ * its page's data share one). */
+typedef void (*json_members_fn)(json_writer *jw, const void *ctx);
+
+/* A whole document to f: one object whose members members(jw, ctx) writes,
+ * tensors of base64_from numbers or more as base64 (0: never; a page's
+ * data: PAGE_BASE64_FROM). json_writer_finish's result: 0, or -1. */
+int json_document(FILE *f, size_t base64_from, json_members_fn members, const void *ctx);
 
 #endif

@@ -559,6 +559,50 @@ static void glyph_extent(const font_face *face, int glyph, uint64_t *start, uint
  * single off-curve point. A composite glyph: component records, each with
  * x/y offsets (stb_truetype cannot do "matching points") and a glyph that
  * must itself pass, nested and counted against the limits above. */
+/* A simple glyph's outline, glyf (size bytes, contours > 0 of them): the
+ * end points increasing, the flags and coordinates inside, and the last
+ * contour not a lone off-curve point. */
+static int simple_outline_ok(const unsigned char *glyf, uint64_t size, int contours)
+{
+    uint64_t nc = (uint64_t)contours;
+    uint64_t at = 10 + 2 * nc + 2;          /* past endPts, instruction length */
+    if (at > size)
+        return 0;
+    uint64_t last_start = 0, prev_end = 0;
+    for (uint64_t i = 0; i < nc; i++) {
+        uint64_t e = be16(glyf + 10 + 2 * i);
+        if (i > 0 && e <= prev_end)
+            return 0;
+        if (i + 1 == nc)
+            last_start = i > 0 ? prev_end + 1 : 0;
+        prev_end = e;
+    }
+    uint64_t npoints = prev_end + 1;
+    at += be16(glyf + 10 + 2 * nc);         /* the instructions */
+    uint64_t coords = 0;
+    unsigned flags = 0, repeat = 0;
+    for (uint64_t i = 0; i < npoints; i++) {
+        if (repeat == 0) {
+            if (at >= size)
+                return 0;
+            flags = glyf[at++];
+            if (flags & 8) {
+                if (at >= size)
+                    return 0;
+                repeat = glyf[at++];
+            }
+        } else {
+            repeat--;
+        }
+        /* x: 1 byte when short, else 2 unless "same"; y likewise */
+        coords += (flags & 2) ? 1 : (flags & 16) ? 0 : 2;
+        coords += (flags & 4) ? 1 : (flags & 32) ? 0 : 2;
+        if (i == last_start && last_start + 1 == npoints && !(flags & 1))
+            return 0;
+    }
+    return at + coords <= size;
+}
+
 static int outline_ok(const font_face *face, int glyph, int depth, int *parts)
 {
     if (glyph < 0 || glyph >= face->info.numGlyphs || depth > FONT_MAX_GLYPH_DEPTH ||
@@ -571,45 +615,8 @@ static int outline_ok(const font_face *face, int glyph, int depth, int *parts)
     const unsigned char *d = face->info.data;
     uint64_t size = end - g;    /* >= 10: see check_face */
     int contours = (int16_t)be16(d + g);
-    if (contours > 0) {
-        uint64_t nc = (uint64_t)contours;
-        uint64_t at = 10 + 2 * nc + 2;          /* past endPts, instruction length */
-        if (at > size)
-            return 0;
-        uint64_t last_start = 0, prev_end = 0;
-        for (uint64_t i = 0; i < nc; i++) {
-            uint64_t e = be16(d + g + 10 + 2 * i);
-            if (i > 0 && e <= prev_end)
-                return 0;
-            if (i + 1 == nc)
-                last_start = i > 0 ? prev_end + 1 : 0;
-            prev_end = e;
-        }
-        uint64_t npoints = prev_end + 1;
-        at += be16(d + g + 10 + 2 * nc);        /* the instructions */
-        uint64_t coords = 0;
-        unsigned flags = 0, repeat = 0;
-        for (uint64_t i = 0; i < npoints; i++) {
-            if (repeat == 0) {
-                if (at >= size)
-                    return 0;
-                flags = d[g + at++];
-                if (flags & 8) {
-                    if (at >= size)
-                        return 0;
-                    repeat = d[g + at++];
-                }
-            } else {
-                repeat--;
-            }
-            /* x: 1 byte when short, else 2 unless "same"; y likewise */
-            coords += (flags & 2) ? 1 : (flags & 16) ? 0 : 2;
-            coords += (flags & 4) ? 1 : (flags & 32) ? 0 : 2;
-            if (i == last_start && last_start + 1 == npoints && !(flags & 1))
-                return 0;
-        }
-        return at + coords <= size;
-    }
+    if (contours > 0)
+        return simple_outline_ok(d + g, size, contours);
     if (contours == 0)
         return 1;
     /* Composite: flags, glyph, offsets (bytes or words), then a scale,

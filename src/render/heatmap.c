@@ -259,18 +259,14 @@ static void colorbar_ticks(heat_ctx *c, long cbar_h)
     }
 }
 
-static void layout(heat_ctx *c)
+/* Horizontally: y label and y tick labels, then the slots (a panel in
+ * each, centred). *or_: how far the x tick labels reach right of a panel;
+ * returns where the slots end. */
+static long layout_columns(heat_ctx *c, double label_h, double *or_)
 {
     const heat_figure *fig = c->fig;
-    double label_h = text_line_height(c->font, FS_LABEL);
-    double title_h = text_line_height(c->font, FS_TITLE);
-    c->pw = (long)c->pcols * c->cell;
-    c->ph = (long)c->prows * c->cell;
-    layout_axes(c);
-
-    /* Horizontally: y label and y tick labels, then the slots. */
-    double ol, or_;
-    x_overhang(c, &ol, &or_);
+    double ol;
+    x_overhang(c, &ol, or_);
     double left = TICK_LEN + TICK_PAD + c->y.band;
     if (fig->ylabel && *fig->ylabel)
         left += LABEL_PAD + label_h;
@@ -280,12 +276,25 @@ static void layout(heat_ctx *c)
         slot = fmax(slot, c->xlabel_w);
     c->slot_w = (long)ceil(slot);
     long off = (c->slot_w - c->pw) / 2;        /* panel within its slot */
-    c->gap_x = (long)ceil(fmax(GAP_X, ol + or_ + 8));
+    c->gap_x = (long)ceil(fmax(GAP_X, ol + *or_ + 8));
     long slot0 = MARGIN + (long)fmax(0.0, ceil(left) - (double)off);
     c->panel_x0 = slot0 + off;
     c->dx = c->slot_w + c->gap_x;
+    long gc = (long)fig->grid_cols;
+    return slot0 + gc * c->slot_w + (gc - 1) * c->gap_x;
+}
+
+static void layout(heat_ctx *c)
+{
+    const heat_figure *fig = c->fig;
+    double label_h = text_line_height(c->font, FS_LABEL);
+    double title_h = text_line_height(c->font, FS_TITLE);
+    double or_;
+    c->pw = (long)c->pcols * c->cell;
+    c->ph = (long)c->prows * c->cell;
+    layout_axes(c);
+    long slots_end = layout_columns(c, label_h, &or_);
     long gc = (long)fig->grid_cols, gr = (long)fig->grid_rows;
-    long slots_end = slot0 + gc * c->slot_w + (gc - 1) * c->gap_x;
 
     /* Vertically: titles above every panel, then the panel rows, each
      * with its own x tick labels under it when the rows have their own. */

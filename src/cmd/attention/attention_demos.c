@@ -264,8 +264,9 @@ static void begin_demo_json(json_writer *jw, FILE *f, const char *demo)
 }
 
 /* --json's members (the page of --html begins with them too). */
-static void permute_members(json_writer *jw, const struct permute_json *c)
+static void permute_members(json_writer *jw, const void *arg)
 {
+    const struct permute_json *c = arg;
     const problem *pr = c->pr;
     const permute_result *res = c->res;
 
@@ -299,12 +300,7 @@ static void permute_members(json_writer *jw, const struct permute_json *c)
 
 static int write_permute_json(FILE *f, const void *arg)
 {
-    json_writer jw;
-    json_writer_init(&jw, f);
-    json_object_begin(&jw, NULL, JSON_BLOCK);
-    permute_members(&jw, arg);
-    json_end(&jw);
-    return json_writer_finish(&jw);
+    return json_document(f, 0, permute_members, arg);
 }
 
 /* --html: the members, then "page": an attention page whose rows are, for
@@ -377,6 +373,26 @@ static void write_permute_page(json_writer *jw, const void *arg)
  * drawn magnified by the largest k of 1, 2, 5, … 100 that keeps it on the
  * scale, and its title says by how much: a difference of 0.01 is then
  * visible, while float32 rounding (1e-7, even ×100) stays white. */
+/* The figure's three panels: π·A(X)·πᵀ and the difference from pa (2, N,
+ * N), A(π·X) as computed from w_p (N, N); their titles in titles. */
+static void permute_figure_panels(heat_panel panels[3], char titles[3][96], const float *pa,
+                                  const float *w_p, size_t N, int posenc, double worst, double k)
+{
+    snprintf(titles[0], sizeof titles[0], "π·A(%s)·πᵀ", posenc ? "X+P" : "X");
+    snprintf(titles[1], sizeof titles[1], "A(π·X%s)", posenc ? "+P" : "");
+    if (k > 1.0)
+        snprintf(titles[2], sizeof titles[2], "|difference| × %g (max %.2g)", k, worst);
+    else
+        snprintf(titles[2], sizeof titles[2], "|difference| (max %.2g)", worst);
+    memset(panels, 0, 3 * sizeof *panels);
+    for (size_t i = 0; i < 3; i++) {
+        panels[i].data = i == 0 ? pa : i == 1 ? w_p : pa + N * N;
+        panels[i].rows = N;
+        panels[i].cols = N;
+        panels[i].title = titles[i];
+    }
+}
+
 static int write_permute_png(const problem *pr, const demo_permute_opts *o, const size_t *perm,
                              const permute_result *res, text_font *font, FILE *rep)
 {
@@ -399,19 +415,7 @@ static int write_permute_png(const problem *pr, const demo_permute_opts *o, cons
     }
     /* the panels: π·A(X)·πᵀ, A(π·X) as computed, their difference magnified */
     demo_permute_panels(pa, res->w.data, res->w_p.data, N, perm, &worst, &top, &k);
-    snprintf(titles[0], sizeof titles[0], "π·A(%s)·πᵀ", o->posenc ? "X+P" : "X");
-    snprintf(titles[1], sizeof titles[1], "A(π·X%s)", o->posenc ? "+P" : "");
-    if (k > 1.0)
-        snprintf(titles[2], sizeof titles[2], "|difference| × %g (max %.2g)", k, worst);
-    else
-        snprintf(titles[2], sizeof titles[2], "|difference| (max %.2g)", worst);
-    memset(panels, 0, sizeof panels);
-    for (size_t i = 0; i < 3; i++) {
-        panels[i].data = i == 0 ? pa : i == 1 ? res->w_p.data : pa + NN;
-        panels[i].rows = N;
-        panels[i].cols = N;
-        panels[i].title = titles[i];
-    }
+    permute_figure_panels(panels, titles, pa, res->w_p.data, N, o->posenc, worst, k);
     /* the positions of π·X: its tokens, or which row of X each holds */
     for (size_t i = 0; i < N; i++) {
         if (t) {
@@ -471,16 +475,59 @@ static int permute_bytes(const problem *pr, size_t *bytes)
                : 0;
 }
 
+/* π (N,): given, or drawn; and no padding to leave behind. EXIT_OK, or
+ * EXIT_USAGE after the message. */
+static int choose_permutation(const problem *pr, const demo_permute_opts *o, size_t *perm)
+{
+    const size_t N = pr->Nq;
+    char err[512];
+    if (o->permutation) {
+        if (demo_parse_permutation(o->permutation, perm, N, err, sizeof err)) {
+            cli_error("%s", err);
+            return EXIT_USAGE;
+        }
+    } else if (N < 2) {
+        cli_error("--permute: a sequence of one position has no other order (give --queries 2 "
+                  "or more)");
+        return EXIT_USAGE;
+    } else {
+        demo_random_permutation(perm, N, o->seed);
+    }
+    return check_lens(pr, o->lens_origin) ? EXIT_USAGE : EXIT_OK;
+}
+
+/* The results (unless --json -), then --json, --png, --html. */
+static int permute_outputs(const problem *pr, const demo_permute_opts *o, const size_t *perm,
+                           const permute_result *res, text_font *font)
+{
+    FILE *rep = output_report_stream(o->json);
+    struct permute_json ctx = {pr, o, perm, res};
+    int status = EXIT_OK;
+    if (!o->json || strcmp(o->json, "-") != 0)
+        print_permute(pr, o, perm, res);
+    if (o->json) {
+        status = output_json(o->json, write_permute_json, &ctx, rep,
+                             "the permutation, both runs and their differences");
+        if (status != EXIT_OK)
+            return status;
+    }
+    if (o->png)
+        status = write_permute_png(pr, o, perm, res, font, rep);
+    if (status == EXIT_OK && o->html)
+        status = output_page(o->html, "attn selfattn --permute", write_permute_page, &ctx, rep,
+                             "a page of A(X), A(π·X) and π·A(X)·πᵀ");
+    return status;
+}
+
 int demo_permute_command(const problem *pr, const demo_permute_opts *o)
 {
     const size_t B = pr->B, N = pr->Nq, D = pr->Dq, NH = pr->params.num_heads;
     const mha_masks mask = {pr->valid_lens, pr->vl_ndim == 2, 0};
     size_t *perm = malloc(N * sizeof *perm + 1); /* (N,) */
     size_t bytes = 0;
-    int overflow, status = EXIT_USAGE;
+    int overflow, status;
     permute_result res;
     char err[512], what[160];
-    FILE *rep = output_report_stream(o->json);
     text_font *font = NULL; /* --font's, for the figure */
 
     memset(&res, 0, sizeof res);
@@ -488,20 +535,7 @@ int demo_permute_command(const problem *pr, const demo_permute_opts *o)
         cli_error("out of memory");
         return EXIT_RUNTIME;
     }
-    /* π: given, or drawn; and no padding to leave behind */
-    if (o->permutation) {
-        if (demo_parse_permutation(o->permutation, perm, N, err, sizeof err)) {
-            cli_error("%s", err);
-            goto done;
-        }
-    } else if (N < 2) {
-        cli_error("--permute: a sequence of one position has no other order (give --queries 2 "
-                  "or more)");
-        goto done;
-    } else {
-        demo_random_permutation(perm, N, o->seed);
-    }
-    if (check_lens(pr, o->lens_origin))
+    if ((status = choose_permutation(pr, o, perm)) != EXIT_OK)
         goto done;
 
     /* memory, refused up front */
@@ -525,24 +559,7 @@ int demo_permute_command(const problem *pr, const demo_permute_opts *o)
         goto done;
     }
 
-    /* the results, then the files */
-    if (!o->json || strcmp(o->json, "-") != 0)
-        print_permute(pr, o, perm, &res);
-    status = EXIT_OK;
-    if (o->json) {
-        struct permute_json ctx = {pr, o, perm, &res};
-        status = output_json(o->json, write_permute_json, &ctx, rep,
-                             "the permutation, both runs and their differences");
-        if (status != EXIT_OK)
-            goto done;
-    }
-    if (o->png)
-        status = write_permute_png(pr, o, perm, &res, font, rep);
-    if (status == EXIT_OK && o->html) {
-        struct permute_json ctx = {pr, o, perm, &res};
-        status = output_page(o->html, "attn selfattn --permute", write_permute_page, &ctx, rep,
-                             "a page of A(X), A(π·X) and π·A(X)·πᵀ");
-    }
+    status = permute_outputs(pr, o, perm, &res, font);
 done:
     permute_result_free(&res);
     free(perm);

@@ -1181,8 +1181,9 @@ static void print_stack(const problem *pr, const struct attn_args *a)
 
 /* --json: the last block's output and every block's weights. */
 /* --json's members for a stack (its page writes the same). */
-static void write_stack_members(json_writer *jw, const problem *pr)
+static void write_stack_members(json_writer *jw, const void *arg)
 {
+    const problem *pr = arg;
     size_t oshape[3] = {pr->B, pr->Nq, pr->params.num_hiddens};
     size_t wshape[5] = {pr->layers, pr->B, pr->params.num_heads, pr->Nq, pr->Nq};
     json_string(jw, "command", "selfattn");
@@ -1204,12 +1205,7 @@ static void write_stack_members(json_writer *jw, const problem *pr)
 
 static int write_stack_json(FILE *f, const void *arg)
 {
-    json_writer jw;
-    json_writer_init(&jw, f);
-    json_object_begin(&jw, NULL, JSON_BLOCK);
-    write_stack_members(&jw, arg);
-    json_end(&jw);
-    return json_writer_finish(&jw);
+    return json_document(f, 0, write_stack_members, arg);
 }
 
 /* --html for a stack: the grid's rows are the blocks (× examples), as
@@ -1353,6 +1349,25 @@ static int write_stack_results(const problem *pr, const struct attn_args *a, tex
     return status;
 }
 
+/* A stack of attn train, run at load time block by block: its results;
+ * the options of one attention layer refused. */
+static int run_stack(const problem *pr, const struct attn_args *a)
+{
+    text_font *font = NULL; /* --font's, for the figure */
+    int status;
+    if (a->explain || a->stream || a->describe || a->permute || a->posenc || a->time) {
+        cli_error("%s is a stack of %zu blocks: --explain, --stream, --describe, "
+                  "--permute, --posenc and --time are for one attention layer",
+                  a->input, pr->layers);
+        return EXIT_USAGE;
+    }
+    status = output_font_open(a->font, &font);
+    if (status == EXIT_OK)
+        status = write_stack_results(pr, a, font);
+    output_font_close(font);
+    return status;
+}
+
 static int run(int argc, char **argv, int self)
 {
     struct attn_args a;
@@ -1376,18 +1391,7 @@ static int run(int argc, char **argv, int self)
     if (status != EXIT_OK)
         return status;
     if (pr.layers) {
-        /* a stack of attn train: run at load time, block by block */
-        if (a.explain || a.stream || a.describe || a.permute || a.posenc || a.time) {
-            cli_error("%s is a stack of %zu blocks: --explain, --stream, --describe, "
-                      "--permute, --posenc and --time are for one attention layer",
-                      a.input, pr.layers);
-            problem_free(&pr);
-            return EXIT_USAGE;
-        }
-        status = output_font_open(a.font, &font);
-        if (status == EXIT_OK)
-            status = write_stack_results(&pr, &a, font);
-        output_font_close(font);
+        status = run_stack(&pr, &a);
         problem_free(&pr);
         return status;
     }

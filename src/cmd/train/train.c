@@ -29,6 +29,7 @@
 #include "term.h"
 #include "encoder_train.h"
 #include "train_data.h"
+#include "train_loop.h"
 #include "train_page.h"
 
 #define NSNAP 5              /* probe snapshots in --png: step 0 … final */
@@ -154,79 +155,85 @@ const struct opt_rule train_rules[] = {
     OPT_RULES_END(),
 };
 
+/* The help: what attn train does, before its options. */
+static const char usage_before_options[] =
+    "usage: attn train [--task reverse|previous|apple|induction|translate |\n"
+    "                   --data FILE] [OPTIONS]\n"
+    "\n"
+    "Trains a self-attention model, in d2l's names, and shows its attention\n"
+    "forming:\n"
+    "    X = embedding(tokens)·√d + P       (P unless --no-posenc)\n"
+    "    Y = MultiHeadAttention(X, X, X, valid_lens)   (LayerNorm(X + Y): --addnorm)\n"
+    "    logits = head(Y); loss = mean cross-entropy where there is a target\n"
+    "With --layers N, a stack of d2l's TransformerEncoderBlock, each\n"
+    "    X = LayerNorm(X + MultiHeadAttention(X, X, X, valid_lens))\n"
+    "    X = LayerNorm(X + FFN(X))           (with --ffn H: dense2(ReLU(dense1(X))))\n"
+    "and the head reads the last block's X.\n"
+    "Adam with PyTorch's defaults, batches of 64, d 32, 4 heads.\n"
+    "\n"
+    "Tasks: reverse (the target at i is the token at n−1−i: the attention\n"
+    "learns the anti-diagonal; without P it cannot), previous (the token at\n"
+    "i−1: the sub-diagonal), apple (is 苹果 the fruit or the company? read\n"
+    "from 苹果's output: its attention learns to sit on the cue words),\n"
+    "induction (distinct letters: a filler, a segment A, then A again; at\n"
+    "each position of the second copy the target is the next token: in\n"
+    "… A B … A, B. Two layers learn it, one cannot: a layer-1 head copies\n"
+    "each token's predecessor into its position, a layer-2 head finds the\n"
+    "earlier copy of the current token by it and reads the token after),\n"
+    "translate (English → French from attn's own grammar: d2l's Transformer\n"
+    "encoder–decoder, 2 blocks a side, FFN 64, learns it; its decoder's\n"
+    "cross-attention, queries from the decoder and keys and values from\n"
+    "the encoder, aligns each French word with the English it translates;\n"
+    "held-out BLEU as d2l computes it, greedy decoding, 600 steps; with\n"
+    "--arch bahdanau, d2l's GRU Seq2Seq whose attention's query is the\n"
+    "decoder's previous state s(t′−1), 1 GRU layer a side).\n"
+    "\n";
+
+/* The help after the options: what it shows, --data, examples. */
+static const char usage_after_options[] =
+    "\n"
+    "Shows a progress bar on stderr (plain lines when it is not a terminal),\n"
+    "then the final loss, training and held-out accuracy, and a probe's\n"
+    "attention; for apple also 苹果's weight on the cue words and the cosine\n"
+    "similarity of its vectors within and across senses, before and after;\n"
+    "for induction each layer's and head's previous-token and induction\n"
+    "scores on the held-out set, the circuit's two heads, and the steps\n"
+    "where the loss fell fastest (--png: a fixed probe, columns = layer ×\n"
+    "head; --plot adds the best scores). Stacks are saved under d2l's\n"
+    "TransformerEncoder names (blks.block0.attention.W_q.weight, …).\n"
+    "--threads: by default the cores other work leaves free (one for tiny\n"
+    "steps); the results are the same with any number of threads.\n"
+    "\n"
+    "--data FILE (tokens are strings; held-out part optional):\n"
+    "  {\"sequences\": [[\"苹果\", \"很\", \"甜\"], …], \"labels\": [\"fruit\", …],\n"
+    "   \"label_at\": \"苹果\", \"heldout\": {\"sequences\": […], \"labels\": […]}}\n"
+    "  {\"sequences\": [[\"3\", \"1\", \"4\"], …], \"targets\": [[\"4\", \"1\", \"3\"], …]}\n"
+    "  (null in targets: no target at that position)\n"
+    "--data FILE of sentence pairs trains a translation model instead:\n"
+    "  d2l's fra.txt (English<TAB>French a line, read as d2l's\n"
+    "  preprocess_nmt and tokenize_nmt, --max-examples 600, --min-freq 2)\n"
+    "  or {\"pairs\": [[\"the red car\", \"la voiture rouge\"], …],\n"
+    "      \"heldout\": {\"pairs\": […]}}\n"
+    "\n"
+    "Examples:\n"
+    "  attn train                          # reverse: the anti-diagonal\n"
+    "  attn train --task reverse --compare-posenc   # with and without P\n"
+    "  attn train --task apple --png apple.png --plot curves.png\n"
+    "  attn train --task reverse --html reverse.html   # scrub through the steps\n"
+    "  attn train --task apple --save model.json\n"
+    "  attn selfattn --input model.json --tokens \"苹果 发布 了 新的 产品\" --png f.png\n"
+    "  attn train --task apple --load model.json --steps 0   # evaluate only\n"
+    "  attn train --task induction --png induction.png   # 2 layers, causal\n"
+    "  attn train --task induction --compare-layers       # 1 layer against 2\n"
+    "  attn train --task translate --png cross.png       # cross-attention forming\n"
+    "  attn train --data fra.txt --save fra-model.json   # d2l's Tatoeba pairs\n"
+    "  attn train --task translate --compare-arch   # Transformer against Bahdanau\n";
+
 void usage_train(FILE *f)
 {
-    fputs("usage: attn train [--task reverse|previous|apple|induction|translate |\n"
-          "                   --data FILE] [OPTIONS]\n"
-          "\n"
-          "Trains a self-attention model, in d2l's names, and shows its attention\n"
-          "forming:\n"
-          "    X = embedding(tokens)·√d + P       (P unless --no-posenc)\n"
-          "    Y = MultiHeadAttention(X, X, X, valid_lens)   (LayerNorm(X + Y): --addnorm)\n"
-          "    logits = head(Y); loss = mean cross-entropy where there is a target\n"
-          "With --layers N, a stack of d2l's TransformerEncoderBlock, each\n"
-          "    X = LayerNorm(X + MultiHeadAttention(X, X, X, valid_lens))\n"
-          "    X = LayerNorm(X + FFN(X))           (with --ffn H: dense2(ReLU(dense1(X))))\n"
-          "and the head reads the last block's X.\n"
-          "Adam with PyTorch's defaults, batches of 64, d 32, 4 heads.\n"
-          "\n"
-          "Tasks: reverse (the target at i is the token at n−1−i: the attention\n"
-          "learns the anti-diagonal; without P it cannot), previous (the token at\n"
-          "i−1: the sub-diagonal), apple (is 苹果 the fruit or the company? read\n"
-          "from 苹果's output: its attention learns to sit on the cue words),\n"
-          "induction (distinct letters: a filler, a segment A, then A again; at\n"
-          "each position of the second copy the target is the next token: in\n"
-          "… A B … A, B. Two layers learn it, one cannot: a layer-1 head copies\n"
-          "each token's predecessor into its position, a layer-2 head finds the\n"
-          "earlier copy of the current token by it and reads the token after),\n"
-          "translate (English → French from attn's own grammar: d2l's Transformer\n"
-          "encoder–decoder, 2 blocks a side, FFN 64, learns it; its decoder's\n"
-          "cross-attention, queries from the decoder and keys and values from\n"
-          "the encoder, aligns each French word with the English it translates;\n"
-          "held-out BLEU as d2l computes it, greedy decoding, 600 steps; with\n"
-          "--arch bahdanau, d2l's GRU Seq2Seq whose attention's query is the\n"
-          "decoder's previous state s(t′−1), 1 GRU layer a side).\n"
-          "\n",
-          f);
+    fputs(usage_before_options, f);
     opt_usage(f, train_options);
-    fputs("\n"
-          "Shows a progress bar on stderr (plain lines when it is not a terminal),\n"
-          "then the final loss, training and held-out accuracy, and a probe's\n"
-          "attention; for apple also 苹果's weight on the cue words and the cosine\n"
-          "similarity of its vectors within and across senses, before and after;\n"
-          "for induction each layer's and head's previous-token and induction\n"
-          "scores on the held-out set, the circuit's two heads, and the steps\n"
-          "where the loss fell fastest (--png: a fixed probe, columns = layer ×\n"
-          "head; --plot adds the best scores). Stacks are saved under d2l's\n"
-          "TransformerEncoder names (blks.block0.attention.W_q.weight, …).\n"
-          "--threads: by default the cores other work leaves free (one for tiny\n"
-          "steps); the results are the same with any number of threads.\n"
-          "\n"
-          "--data FILE (tokens are strings; held-out part optional):\n"
-          "  {\"sequences\": [[\"苹果\", \"很\", \"甜\"], …], \"labels\": [\"fruit\", …],\n"
-          "   \"label_at\": \"苹果\", \"heldout\": {\"sequences\": […], \"labels\": […]}}\n"
-          "  {\"sequences\": [[\"3\", \"1\", \"4\"], …], \"targets\": [[\"4\", \"1\", \"3\"], …]}\n"
-          "  (null in targets: no target at that position)\n"
-          "--data FILE of sentence pairs trains a translation model instead:\n"
-          "  d2l's fra.txt (English<TAB>French a line, read as d2l's\n"
-          "  preprocess_nmt and tokenize_nmt, --max-examples 600, --min-freq 2)\n"
-          "  or {\"pairs\": [[\"the red car\", \"la voiture rouge\"], …],\n"
-          "      \"heldout\": {\"pairs\": […]}}\n"
-          "\n"
-          "Examples:\n"
-          "  attn train                          # reverse: the anti-diagonal\n"
-          "  attn train --task reverse --compare-posenc   # with and without P\n"
-          "  attn train --task apple --png apple.png --plot curves.png\n"
-          "  attn train --task reverse --html reverse.html   # scrub through the steps\n"
-          "  attn train --task apple --save model.json\n"
-          "  attn selfattn --input model.json --tokens \"苹果 发布 了 新的 产品\" --png f.png\n"
-          "  attn train --task apple --load model.json --steps 0   # evaluate only\n"
-          "  attn train --task induction --png induction.png   # 2 layers, causal\n"
-          "  attn train --task induction --compare-layers       # 1 layer against 2\n"
-          "  attn train --task translate --png cross.png       # cross-attention forming\n"
-          "  attn train --data fra.txt --save fra-model.json   # d2l's Tatoeba pairs\n"
-          "  attn train --task translate --compare-arch   # Transformer against Bahdanau\n",
-          f);
+    fputs(usage_after_options, f);
 }
 
 /* ---- a run: the task, the trainer, what is kept for the outputs -------- */
@@ -587,33 +594,12 @@ static int measure_apple(run *r, train_apple *out)
 
 static int hist_add(run *r, long step, const train_stats *st, double heldout, double *scores)
 {
-    if (r->nhist == r->hist_cap) {
-        size_t cap = r->hist_cap ? 2 * r->hist_cap : 64;
-        hist_entry *h = realloc(r->hist, cap * sizeof *h);
-        if (!h) {
-            cli_error("out of memory for the history");
-            return EXIT_RUNTIME;
-        }
-        r->hist = h;
-        r->hist_cap = cap;
-    }
+    void *hist = r->hist;
+    if (train_hist_room(&hist, r->nhist, &r->hist_cap, sizeof *r->hist))
+        return EXIT_RUNTIME;
+    r->hist = hist;
     r->hist[r->nhist++] = (hist_entry){step, st->loss, st->accuracy, heldout, scores};
     return EXIT_OK;
-}
-
-/* "step 120/400 [######....] loss 0.5321  acc 82.1%  850 steps/s  0.3 s left" */
-static void progress_bar(long s, long steps, const train_stats *st, double elapsed)
-{
-    char bar[21];
-    int fill = steps ? (int)(20 * s / steps) : 20;
-    double rate = elapsed > 0 ? (double)s / elapsed : 0.0;
-    for (int i = 0; i < 20; i++)
-        bar[i] = i < fill ? '#' : '.';
-    bar[20] = '\0';
-    fprintf(stderr, "\r\033[Kstep %ld/%ld [%s] loss %.4f  acc %.1f%%  %.0f steps/s  %.1f s left",
-            s, steps, bar, st->loss, 100.0 * st->accuracy, rate,
-            rate > 0 ? (double)(steps - s) / rate : 0.0);
-    fflush(stderr);
 }
 
 /* Held-out accuracy with the current weights, NaN without held-out data;
@@ -642,12 +628,11 @@ static int heldout_now(run *r, double *acc, double **scores)
     return EXIT_OK;
 }
 
-/* One step, logged when it is the first, the last or a multiple of
- * --log-every: the held-out accuracy of the weights it starts from. */
-static int one_step(run *r, long s, long steps, int bar, double t0, double *last_bar)
+/* Step s (train_loop.h), logged with the held-out accuracy of the
+ * weights it starts from; the accuracy after the loss. */
+static int one_step(train_loop *lp, long s, int logged)
 {
-    const long every = r->a->log_every;
-    int logged = s == 1 || s == steps || s % every == 0;
+    run *r = lp->run;
     double held = NAN, *scores = NULL;
     train_stats st;
     char err[512];
@@ -655,7 +640,7 @@ static int one_step(run *r, long s, long steps, int bar, double t0, double *last
         return EXIT_RUNTIME;
     if (trainer_step(&r->tr, &st, err, sizeof err)) {
         free(scores);
-        if (bar)
+        if (lp->bar)
             fputs("\r\033[K", stderr);
         cli_error("%s", err);
         return EXIT_RUNTIME;
@@ -666,39 +651,35 @@ static int one_step(run *r, long s, long steps, int bar, double t0, double *last
         free(scores);
         return EXIT_RUNTIME;
     }
-    if (bar && (s == steps || now_seconds() - *last_bar > 0.1)) {
-        *last_bar = now_seconds();
-        progress_bar(s, steps, &st, *last_bar - t0);
-    } else if (!bar && logged && s % every == 0) {
-        fprintf(stderr, "step %ld/%ld: loss %.4f, accuracy %.1f%%", s, steps, st.loss,
-                100.0 * st.accuracy);
-        if (!isnan(held))
-            fprintf(stderr, ", held-out %.1f%%", 100.0 * held);
-        fputc('\n', stderr);
-    }
+    lp->loss = st.loss;
+    snprintf(lp->bar_text, sizeof lp->bar_text, "  acc %.1f%%", 100.0 * st.accuracy);
+    if (isnan(held))
+        snprintf(lp->line_text, sizeof lp->line_text, ", accuracy %.1f%%", 100.0 * st.accuracy);
+    else
+        snprintf(lp->line_text, sizeof lp->line_text, ", accuracy %.1f%%, held-out %.1f%%",
+                 100.0 * st.accuracy, 100.0 * held);
     return EXIT_OK;
 }
 
-/* Train for steps, with the snapshots and the 苹果 measurements. */
-static int train_loop(run *r, long steps, int show)
+static int loop_snapshot(train_loop *lp, size_t i) { return take_snapshot(lp->run, i); }
+
+/* --html: the logged steps */
+static int loop_record(train_loop *lp, long s)
 {
-    int bar = show && isatty(fileno(stderr));
-    double t0 = now_seconds(), last_bar = 0.0;
-    size_t next = 0;
-    for (long s = 0;; s++) {
-        if (next < r->nsnap && r->snap_steps[next] == s && take_snapshot(r, next++))
-            return EXIT_RUNTIME;
-        if (train_page_record(&r->tr, s) != EXIT_OK) /* --html: the logged steps */
-            return EXIT_RUNTIME;
-        if (s == steps)
-            break;
-        if (one_step(r, s + 1, steps, bar, t0, &last_bar))
-            return EXIT_RUNTIME;
-    }
-    r->seconds = now_seconds() - t0;
-    if (bar)
-        fputs("\r\033[K", stderr);
-    return EXIT_OK;
+    return train_page_record(&((run *)lp->run)->tr, s) != EXIT_OK ? EXIT_RUNTIME : EXIT_OK;
+}
+
+/* Train for steps, with the snapshots and the 苹果 measurements. */
+static int train_loop_steps(run *r, long steps, int show)
+{
+    train_loop lp = {.steps = steps, .every = r->a->log_every,
+                     .bar = show && isatty(fileno(stderr)), .snap_steps = r->snap_steps,
+                     .nsnap = r->nsnap, .run = r, .snapshot = loop_snapshot,
+                     .record = loop_record, .step = one_step};
+    int status = train_loop_run(&lp);
+    if (status == EXIT_OK)
+        r->seconds = lp.seconds;
+    return status;
 }
 
 /* Task, trainer, and training with P or without. show: the progress. */
@@ -711,6 +692,45 @@ static const char *run_label(const run *r, int posenc, char *buf, size_t len)
         return NULL;
     snprintf(buf, len, "%ld layer%s", r->a->layers, r->a->layers == 1 ? "" : "s");
     return buf;
+}
+
+/* A labelled task (apple, or --data with label_at): the cue words the
+ * vocabulary has, and the set the 苹果 measurements read. */
+static int find_cues(run *r)
+{
+    size_t room = 1;
+    for (const char *const *c = train_apple_cues; *c; c++)
+        room++;
+    if (!(r->cues = malloc(room * sizeof *r->cues))) {
+        cli_error("out of memory for the cue words");
+        return EXIT_RUNTIME;
+    }
+    train_data_cue_ids(&r->task, r->cues, &r->ncues);
+    r->apple = r->ncues > 0;
+    r->apple_set = r->task.heldout.n ? &r->task.heldout : &r->task.train;
+    return EXIT_OK;
+}
+
+/* Induction after the last step: the heads' held-out scores, and the
+ * steps where the loss fell fastest (0, 0 when none). */
+static int induction_after(run *r)
+{
+    const size_t LH = r->tr.model.cfg.layers * r->tr.model.cfg.heads;
+    train_stats st;
+    char err[512];
+    if (!(r->final_scores = malloc(2 * LH * sizeof *r->final_scores))) {
+        cli_error("out of memory for the scores");
+        return EXIT_RUNTIME;
+    }
+    if (trainer_evaluate_scores(&r->tr, &r->task.heldout, &st, r->final_scores,
+                                r->final_scores + LH, err, sizeof err)) {
+        cli_error("%s", err);
+        return EXIT_RUNTIME;
+    }
+    if (!r->losses ||
+        train_fastest_fall(r->losses, (size_t)r->tr.step, &r->formed_from, &r->formed_to))
+        r->formed_from = r->formed_to = 0;
+    return EXIT_OK;
 }
 
 static int train_run(run *r, int posenc, int show)
@@ -737,18 +757,8 @@ static int train_run(run *r, int posenc, int show)
                                        r->probes[p].labels, r->probes[p].name)) != EXIT_OK)
             return status;
     choose_snapshots(r, r->a->steps);
-    if (r->task.label_at >= 0) {
-        size_t room = 1;
-        for (const char *const *c = train_apple_cues; *c; c++)
-            room++;
-        if (!(r->cues = malloc(room * sizeof *r->cues))) {
-            cli_error("out of memory for the cue words");
-            return EXIT_RUNTIME;
-        }
-        train_data_cue_ids(&r->task, r->cues, &r->ncues);
-        r->apple = r->ncues > 0;
-        r->apple_set = r->task.heldout.n ? &r->task.heldout : &r->task.train;
-    }
+    if (r->task.label_at >= 0 && find_cues(r) != EXIT_OK)
+        return EXIT_RUNTIME;
     if (r->apple && measure_apple(r, &r->apple_before))
         return EXIT_RUNTIME;
     r->induction = r->task.kind == TASK_INDUCTION;
@@ -757,28 +767,14 @@ static int train_run(run *r, int posenc, int show)
         cli_error("out of memory for the losses");
         return EXIT_RUNTIME;
     }
-    if ((status = train_loop(r, r->a->steps, show)) != EXIT_OK)
+    if ((status = train_loop_steps(r, r->a->steps, show)) != EXIT_OK)
         return status;
     if (trainer_final(&r->tr, &r->final, err, sizeof err)) {
         cli_error("%s", err);
         return EXIT_RUNTIME;
     }
-    if (r->induction) {
-        const size_t LH = r->tr.model.cfg.layers * r->tr.model.cfg.heads;
-        train_stats st;
-        if (!(r->final_scores = malloc(2 * LH * sizeof *r->final_scores))) {
-            cli_error("out of memory for the scores");
-            return EXIT_RUNTIME;
-        }
-        if (trainer_evaluate_scores(&r->tr, &r->task.heldout, &st, r->final_scores,
-                                    r->final_scores + LH, err, sizeof err)) {
-            cli_error("%s", err);
-            return EXIT_RUNTIME;
-        }
-        if (!r->losses ||
-            train_fastest_fall(r->losses, (size_t)r->tr.step, &r->formed_from, &r->formed_to))
-            r->formed_from = r->formed_to = 0;
-    }
+    if (r->induction && induction_after(r) != EXIT_OK)
+        return EXIT_RUNTIME;
     if (r->apple && measure_apple(r, &r->apple_after))
         return EXIT_RUNTIME;
     return EXIT_OK;
@@ -974,10 +970,7 @@ static int write_json(FILE *f, const void *ctx)
         json_int(&jw, "step", h->step);
         json_number_exact(&jw, "loss", h->loss);
         json_number_exact(&jw, "train_accuracy", h->train_accuracy);
-        if (isnan(h->heldout_accuracy))
-            json_null(&jw, "heldout_accuracy");
-        else
-            json_number_exact(&jw, "heldout_accuracy", h->heldout_accuracy);
+        json_number_exact(&jw, "heldout_accuracy", h->heldout_accuracy); /* NaN: null */
         if (h->scores)
             write_scores(&jw, h->scores, r->tr.model.cfg.layers, r->tr.model.cfg.heads);
         json_end(&jw);
@@ -1065,8 +1058,9 @@ static void png_panels(const run *r, heat_panel *panels, panel_title *titles,
     *grid_rows = gr;
 }
 
-static int write_png(const run *r, text_font *font, FILE *rep)
+static int write_png(const void *ctx, text_font *font, FILE *rep)
 {
+    const run *r = ctx;
     const size_t L = r->tr.model.cfg.layers, NH = L * r->tr.model.cfg.heads; /* columns */
     const size_t cells = (NSNAP + 2 * MAX_PROBES) * NH;
     heat_panel *panels = calloc(cells, sizeof *panels);
@@ -1130,22 +1124,14 @@ done:
  * also the best induction score (a head above layer 1) and the best
  * previous-token score (a head below the top), so that the phase change
  * shows as the curves moving together. */
-static int write_plot(const run *r, text_font *font, FILE *rep)
+/* --plot's six columns x (6, n) from the history: the step, the loss,
+ * training and held-out accuracy, and (with scores) the best induction and
+ * previous-token scores. */
+static void plot_columns(const run *r, double *x, int scores)
 {
     const size_t n = r->nhist, L = r->tr.model.cfg.layers, NH = r->tr.model.cfg.heads;
-    double *x = malloc((n ? n : 1) * 6 * sizeof *x), *loss = x + n, *tacc = x + 2 * n,
-           *hacc = x + 3 * n, *ind = x + 4 * n, *prev = x + 5 * n;
-    plot_series ls = {0}, as[2], ss[2];
-    plot_figure f1, f2, f3;
-    attn_image i1 = {0, 0, NULL}, i2 = {0, 0, NULL}, i3 = {0, 0, NULL}, i12 = {0, 0, NULL},
-               img = {0, 0, NULL};
-    const int scores = r->induction && n && r->hist[0].scores;
-    char err[512];
-    int status = EXIT_RUNTIME;
-    if (!x) {
-        cli_error("%s: out of memory", r->a->plot);
-        return EXIT_RUNTIME;
-    }
+    double *loss = x + n, *tacc = x + 2 * n, *hacc = x + 3 * n, *ind = x + 4 * n,
+           *prev = x + 5 * n;
     for (size_t i = 0; i < n; i++) {
         x[i] = (double)r->hist[i].step;
         loss[i] = r->hist[i].loss;
@@ -1161,6 +1147,26 @@ static int write_plot(const run *r, text_font *font, FILE *rep)
                     prev[i] = sc[l * NH + h] > prev[i] ? sc[l * NH + h] : prev[i];
         }
     }
+}
+
+static int write_plot(const void *ctx, text_font *font, FILE *rep)
+{
+    const run *r = ctx;
+    const size_t n = r->nhist, L = r->tr.model.cfg.layers;
+    double *x = malloc((n ? n : 1) * 6 * sizeof *x), *loss = x + n, *tacc = x + 2 * n,
+           *hacc = x + 3 * n, *ind = x + 4 * n, *prev = x + 5 * n;
+    plot_series ls = {0}, as[2], ss[2];
+    plot_figure f1, f2, f3;
+    attn_image i1 = {0, 0, NULL}, i2 = {0, 0, NULL}, i3 = {0, 0, NULL}, i12 = {0, 0, NULL},
+               img = {0, 0, NULL};
+    const int scores = r->induction && n && r->hist[0].scores;
+    char err[512];
+    int status = EXIT_RUNTIME;
+    if (!x) {
+        cli_error("%s: out of memory", r->a->plot);
+        return EXIT_RUNTIME;
+    }
+    plot_columns(r, x, scores);
     ls = (plot_series){x, loss, n, "training loss (the batch's)"};
     as[0] = (plot_series){x, tacc, n, "training accuracy (the batch's)"};
     as[1] = (plot_series){x, hacc, n, "held-out accuracy"};
@@ -1207,9 +1213,8 @@ done:
 static int write_outputs(const run *r, FILE *rep)
 {
     const struct train_args *a = r->a;
-    text_font *font = NULL;
     char err[1024];
-    int status = EXIT_OK;
+    int status;
     if (a->save) {
         if (model_file_save(a->save, &r->tr.model, (const char *const *)r->task.vocab,
                             (const char *const *)r->task.classes, err, sizeof err)) {
@@ -1219,13 +1224,7 @@ static int write_outputs(const run *r, FILE *rep)
         fprintf(rep, "wrote %s: the model (attn selfattn --input %s --tokens … draws its "
                 "attention)\n", a->save, a->save);
     }
-    if ((a->png || a->plot) && (status = output_font_open(a->font, &font)) != EXIT_OK)
-        return status;
-    if (a->png)
-        status = write_png(r, font, rep);
-    if (status == EXIT_OK && a->plot)
-        status = write_plot(r, font, rep);
-    output_font_close(font);
+    status = output_figures(a->font, a->png, write_png, a->plot, write_plot, r, rep);
     if (status == EXIT_OK && a->json)
         status = output_json(a->json, write_json, r, rep, "the history and the final figures");
     if (status == EXIT_OK && a->html)
@@ -1236,6 +1235,19 @@ static int write_outputs(const run *r, FILE *rep)
 /* ---- the command ------------------------------------------------------------ */
 
 /* --compare-posenc: the same task, seed and steps with P and without. */
+/* Two runs side by side, their names' column w wide: the final loss,
+ * the training and (when there is one) the held-out accuracy. */
+static void print_compared(const run r[2], int w)
+{
+    printf("%-*s %10.4f %10.4f\n", w, "final loss", r[0].final.train.loss,
+           r[1].final.train.loss);
+    printf("%-*s %9.1f%% %9.1f%%\n", w, "training accuracy", 100.0 * r[0].final.train.accuracy,
+           100.0 * r[1].final.train.accuracy);
+    if (r[0].final.has_heldout)
+        printf("%-*s %9.1f%% %9.1f%%\n", w, "held-out accuracy",
+               100.0 * r[0].final.heldout.accuracy, 100.0 * r[1].final.heldout.accuracy);
+}
+
 static int compare_posenc(const struct train_args *a)
 {
     run r[2];
@@ -1249,13 +1261,7 @@ static int compare_posenc(const struct train_args *a)
         printf("attn train: %s, %ld steps, seed %ld, the same batches with and without P\n",
                r[0].task_name, r[0].tr.step, a->seed);
         printf("%-20s %10s %10s\n", "", "with P", "without P");
-        printf("%-20s %10.4f %10.4f\n", "final loss", r[0].final.train.loss,
-               r[1].final.train.loss);
-        printf("%-20s %9.1f%% %9.1f%%\n", "training accuracy",
-               100.0 * r[0].final.train.accuracy, 100.0 * r[1].final.train.accuracy);
-        if (r[0].final.has_heldout)
-            printf("%-20s %9.1f%% %9.1f%%\n", "held-out accuracy",
-                   100.0 * r[0].final.heldout.accuracy, 100.0 * r[1].final.heldout.accuracy);
+        print_compared(r, 20);
         printf("%-20s %9.2fs %9.2fs\n", "time", r[0].seconds, r[1].seconds);
         printf("Without P self-attention does not see the order: f(π·X) = π·f(X).\n");
         if (a->html)
@@ -1310,13 +1316,7 @@ static int compare_layers(const struct train_args *a)
         printf("attn train: %s, %ld steps, seed %ld, the same batches with 1 layer and %ld\n",
                r[0].task_name, r[0].tr.step, a->seed, a->layers);
         printf("%-22s %10s %10s\n", "", h1, h2);
-        printf("%-22s %10.4f %10.4f\n", "final loss", r[0].final.train.loss,
-               r[1].final.train.loss);
-        printf("%-22s %9.1f%% %9.1f%%\n", "training accuracy",
-               100.0 * r[0].final.train.accuracy, 100.0 * r[1].final.train.accuracy);
-        if (r[0].final.has_heldout)
-            printf("%-22s %9.1f%% %9.1f%%\n", "held-out accuracy",
-                   100.0 * r[0].final.heldout.accuracy, 100.0 * r[1].final.heldout.accuracy);
+        print_compared(r, 22);
         if (r[0].induction) {
             size_t l, h;
             printf("%-22s %10.2f %10.2f\n", "best induction score",
@@ -1330,12 +1330,8 @@ static int compare_layers(const struct train_args *a)
         if (r[1].induction)
             print_circuit(&r[1]);
         if (a->png) {
-            text_font *font = NULL;
             printf("\n");
-            status = output_font_open(a->font, &font);
-            if (status == EXIT_OK)
-                status = write_png(&r[1], font, stdout);
-            output_font_close(font);
+            status = output_figures(a->font, a->png, write_png, NULL, NULL, &r[1], stdout);
         }
         if (status == EXIT_OK && a->html)
             status = train_page_write(write_json, (const void *[]){&r[0], &r[1]}, 2,

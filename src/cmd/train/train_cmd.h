@@ -1,6 +1,6 @@
 /* train_cmd.h — what `attn train` (train.c) shares with the files of
  * its model families: the options as parsed, and the translation models'
- * run (train_translate.c, SPEC.md §11). */
+ * runs (train_translate.c, SPEC.md §11). */
 #ifndef ATTN_CMD_TRAIN_H
 #define ATTN_CMD_TRAIN_H
 

@@ -8,9 +8,9 @@
  * time per step, and the sequential steps each needs per sentence (the
  * chapter's CNN/RNN/self-attention table, on a model that translates).
  *
- * Each run is train_translate.c's (train_translate.h): xrun_prepare, the
- * loop, xrun_finish. --json writes both runs' figures; --html a page with
- * both alignments of the probe sentence on one step slider.
+ * Each run is train_translate_run.c's (train_translate.h):
+ * translation_run_train. --json writes both runs' figures; --html a page
+ * with both alignments of the probe sentence on one step slider.
  */
 #include <math.h>
 #include <stdio.h>
@@ -40,14 +40,14 @@ typedef struct cmp_figs {
 
 struct cmp {
     struct train_args args[2];
-    xrun run[2];
+    translation_run run[2];
     cmp_figs figs[2];
     const struct train_args *a;
     int argc;
     char **argv;
 };
 
-static void figures(cmp_figs *f, const xrun *r)
+static void figures(cmp_figs *f, const translation_run *r)
 {
     const s2s_config *c = &r->tr.model.cfg;
     f->bleu = r->held.n ? r->final_bleu : NAN;
@@ -76,21 +76,13 @@ static void figures(cmp_figs *f, const xrun *r)
 /* Train run k (0: the Transformer, 1: Bahdanau) to the end. */
 static int run_one(struct cmp *c, int k)
 {
-    xrun *r = &c->run[k];
+    translation_run *r = &c->run[k];
     int status;
     c->args[k] = *c->a;
     c->args[k].arch = k ? ARCH_BAHDANAU : ARCH_TRANSFORMER;
-    r->a = &c->args[k];
-    r->argc = c->argc;
-    r->argv = c->argv;
-    r->steps = c->a->steps < 0 ? 600 : c->a->steps;
     fprintf(stderr, "attn train: --compare-arch: training the %s\n",
             k ? "Seq2Seq with Bahdanau attention" : "Transformer");
-    if ((status = xrun_prepare(r)) != EXIT_OK)
-        return status;
-    xrun_choose_snapshots(r, r->steps);
-    if ((status = xrun_train_loop(r, r->steps)) != EXIT_OK ||
-        (status = xrun_finish(r)) != EXIT_OK)
+    if ((status = translation_run_train(r, &c->args[k], c->argc, c->argv)) != EXIT_OK)
         return status;
     figures(&c->figs[k], r);
     return EXIT_OK;
@@ -153,19 +145,11 @@ static void print_table(const struct cmp *c)
 
 /* ---- --json ----------------------------------------------------------------- */
 
-static void number_or_null(json_writer *jw, const char *key, double v)
-{
-    if (isnan(v))
-        json_null(jw, key);
-    else
-        json_number_exact(jw, key, v);
-}
-
 /* One run: "arch", "layers", "heads", "steps", "seconds", "history",
  * "final" {"bleu", "exact", "alignment", "bleu_095_step",
  * "bleu_095_seconds", "ms_per_step", "sequential_steps_training",
  * "sequential_steps_greedy", "layers_per_greedy_step"}. */
-static void run_json(json_writer *jw, const xrun *r, const cmp_figs *f, int k)
+static void run_json(json_writer *jw, const translation_run *r, const cmp_figs *f, int k)
 {
     json_object_begin(jw, NULL, JSON_BLOCK);
     json_string(jw, "arch", arch_label[k]);
@@ -175,28 +159,28 @@ static void run_json(json_writer *jw, const xrun *r, const cmp_figs *f, int k)
     json_number_exact(jw, "seconds", r->train_seconds);
     json_array_begin(jw, "history", JSON_BLOCK);
     for (size_t i = 0; i < r->nhist; i++) {
-        const xhist *h = &r->hist[i];
+        const translation_hist *h = &r->hist[i];
         json_object_begin(jw, NULL, JSON_INLINE);
         json_int(jw, "step", h->step);
         json_number_exact(jw, "seconds", h->seconds);
         json_number_exact(jw, "loss", h->loss);
-        number_or_null(jw, "heldout_bleu", h->bleu);
-        number_or_null(jw, "heldout_exact", h->exact);
-        number_or_null(jw, "alignment", h->alignment);
+        json_number_exact(jw, "heldout_bleu", h->bleu);
+        json_number_exact(jw, "heldout_exact", h->exact);
+        json_number_exact(jw, "alignment", h->alignment);
         json_end(jw);
     }
     json_end(jw);
     json_object_begin(jw, "final", JSON_INLINE);
     json_number_exact(jw, "loss", r->final_train.loss);
-    number_or_null(jw, "bleu", f->bleu);
-    number_or_null(jw, "exact", f->exact);
-    number_or_null(jw, "alignment", f->align);
+    json_number_exact(jw, "bleu", f->bleu);
+    json_number_exact(jw, "exact", f->exact);
+    json_number_exact(jw, "alignment", f->align);
     if (f->reach_step < 0)
         json_null(jw, "bleu_095_step");
     else
         json_int(jw, "bleu_095_step", f->reach_step);
-    number_or_null(jw, "bleu_095_seconds", f->reach_seconds);
-    number_or_null(jw, "ms_per_step", f->ms_step);
+    json_number_exact(jw, "bleu_095_seconds", f->reach_seconds);
+    json_number_exact(jw, "ms_per_step", f->ms_step);
     json_uint(jw, "sequential_steps_training", f->seq_train);
     json_uint(jw, "sequential_steps_greedy", f->seq_greedy);
     json_uint(jw, "layers_per_greedy_step", f->seq_word);
@@ -233,7 +217,7 @@ static int write_json(FILE *f, const void *ctx)
 static int page_object(FILE *f, const void *ctx)
 {
     const struct cmp *c = ctx;
-    const xrun *r0 = &c->run[0];
+    const translation_run *r0 = &c->run[0];
     json_writer jw;
     int bad = 0;
     json_writer_init(&jw, f);
@@ -252,7 +236,7 @@ static int page_object(FILE *f, const void *ctx)
         json_string(&jw, "arch", arch_label[k]);
         json_uint(&jw, "layers", s2s_cross_blocks(m));
         json_uint(&jw, "heads", m->heads);
-        bad = xpage_run_members(&jw, &c->run[k]) != 0;
+        bad = translation_run_page_members(&jw, &c->run[k]) != 0;
         json_end(&jw);
     }
     json_end(&jw);
@@ -300,7 +284,7 @@ int train_compare_arch(const struct train_args *a, int argc, char **argv)
             status = write_page(c, rep);
     }
     for (int k = 0; k < 2; k++)
-        xrun_free(&c->run[k]);
+        translation_run_free(&c->run[k]);
     free(c);
     return status;
 }

@@ -52,15 +52,6 @@ static struct {
     size_t nruns;
 } pg;
 
-static char *dup_text(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d)
-        memcpy(d, s, n);
-    return d;
-}
-
 int train_page_open(const char *path, int argc, char **argv)
 {
     int status;
@@ -112,7 +103,7 @@ int train_page_run(const trainer *tr, const char *label, long steps, long every)
     }
     run = &pg.runs[pg.nruns++];
     memset(run, 0, sizeof *run);
-    if (label && !(run->label = dup_text(label))) {
+    if (label && !(run->label = strdup(label))) {
         cli_error("--html: out of memory");
         return EXIT_RUNTIME;
     }
@@ -141,13 +132,13 @@ int train_page_probe(const int *tokens, size_t len, size_t at, const char *const
     p->at = at;
     memcpy(p->tokens, tokens, len * sizeof *tokens);
     if (!(p->labels = calloc(len ? len : 1, sizeof *p->labels)) ||
-        (name && !(p->name = dup_text(name)))) {
+        (name && !(p->name = strdup(name)))) {
         cli_error("--html: out of memory");
         return EXIT_RUNTIME;
     }
     run->nprobes++; /* counted now: close frees what was copied */
     for (size_t k = 0; k < len; k++)
-        if (!(p->labels[k] = dup_text(labels[k]))) {
+        if (!(p->labels[k] = strdup(labels[k]))) {
             cli_error("--html: out of memory");
             return EXIT_RUNTIME;
         }
@@ -223,10 +214,7 @@ static int write_page_object(FILE *f)
     for (size_t r = 0; r < pg.nruns; r++) {
         const struct tp_run *run = &pg.runs[r];
         json_object_begin(&jw, NULL, JSON_BLOCK);
-        if (run->label)
-            json_string(&jw, "label", run->label);
-        else
-            json_null(&jw, "label");
+        json_string(&jw, "label", run->label); /* NULL: null */
         json_uint(&jw, "layers", run->layers);
         json_uint(&jw, "heads", run->heads);
         json_uint(&jw, "length", run->T);
@@ -236,10 +224,7 @@ static int write_page_object(FILE *f)
         for (size_t p = 0; p < run->nprobes; p++) {
             const struct tp_probe *pr = &run->probes[p];
             json_object_begin(&jw, NULL, JSON_INLINE);
-            if (pr->name)
-                json_string(&jw, "name", pr->name);
-            else
-                json_null(&jw, "name");
+            json_string(&jw, "name", pr->name); /* NULL: null */
             page_tokens(&jw, "tokens", (const char *const *)pr->labels, pr->len);
             json_uint(&jw, "at", pr->at);
             json_end(&jw);

@@ -1,10 +1,23 @@
 /* train_translate.h — one run of `attn train` on a translation model
- * (train_translate.c: the data, the loop) and what it shows
- * (translate_view.c: the printout, --png, --plot, --json, --save,
- * --html). Dimensions: N pairs, T num_steps, L blocks a side, NH heads.
+ * (--task translate, or --data of sentence pairs; SPEC.md §11), shared by
+ * the files of that run. Two prefixes say what a name belongs to:
+ *   translation_run_       the run itself: a translation model trained,
+ *                          its history and its probe's attention kept
+ *                          (train_translate_run.c), and what attn train
+ *                          shows of it (train_translate_view.c)
+ *   translation_run_page_  that run's --html page: the probe recorded at
+ *                          every logged step, then the page written
+ *                          (train_translate_page.c)
+ * (translate_page_ names, translate/translate_page.h, are the page of one
+ * translation, which both attn translate and this run's page show.)
+ *
+ * The files call one way: train_translate.c (the command) → the run, the
+ * view, the page and train_compare_arch.c; compare_arch → the run and
+ * the page; the run → the page's recorder; the page → the view's --json.
+ * Dimensions: N pairs, T num_steps, L blocks a side, NH heads.
  */
-#ifndef ATTN_TRANSLATE_RUN_H
-#define ATTN_TRANSLATE_RUN_H
+#ifndef ATTN_TRAIN_TRANSLATE_H
+#define ATTN_TRAIN_TRANSLATE_H
 
 #include <stddef.h>
 #include <stdio.h>
@@ -14,23 +27,23 @@
 #include "seq2seq_data.h"
 #include "seq2seq_train.h"
 
-#define XRUN_TRAIN_PAIRS 2000 /* the grammar's training pairs */
-#define XRUN_HELDOUT_PAIRS 200 /* and held-out pairs */
-#define XRUN_NSNAP 5          /* the probe's cross-attention kept at 5 steps */
-#define XRUN_EXAMPLES 4       /* held-out translations printed */
+#define TRANSLATION_TRAIN_PAIRS 2000  /* the grammar's training pairs */
+#define TRANSLATION_HELDOUT_PAIRS 200 /* and held-out pairs */
+#define TRANSLATION_NSNAP 5           /* the probe's cross-attention kept at 5 steps */
+#define TRANSLATION_EXAMPLES 4        /* held-out translations printed */
 
-struct xpage; /* --html's record of the probe (train_translate_page.c) */
+struct translation_run_page; /* --html's record of the probe (train_translate_page.c) */
 
 /* One logged step. */
-typedef struct xhist {
+typedef struct translation_hist {
     long step;
     double loss, accuracy;            /* the batch's, teacher-forced */
     double bleu, exact, alignment;    /* held-out, before the step's update; NaN: none */
     double seconds;                   /* training seconds before the step (the held-out
                                        * figures' and --html's time left out) */
-} xhist;
+} translation_hist;
 
-typedef struct xrun {
+typedef struct translation_run {
     const struct train_args *a;
     int argc;                  /* the command line (the page shows it) */
     char **argv;
@@ -44,7 +57,7 @@ typedef struct xrun {
     int has_loaded;
     s2s_trainer tr;
     int tr_ready;
-    xhist *hist;
+    translation_hist *hist;
     size_t nhist, hist_cap;
     double last_bleu;
     /* the probe: one held-out pair (or the first training pair) */
@@ -54,8 +67,8 @@ typedef struct xrun {
     const char *src_labels[TRAIN_MAX_NUM_STEPS]; /* (T,) its source words, <eos>, <pad> */
     const char *tgt_labels[TRAIN_MAX_NUM_STEPS]; /* (T,) its target words, <eos>, <pad> */
     size_t src_len, tgt_len;   /* valid entries (<eos> included) */
-    long snap_step[XRUN_NSNAP];
-    float *snap_cross[XRUN_NSNAP]; /* (L, NH, T, T) teacher-forced cross-attention */
+    long snap_step[TRANSLATION_NSNAP];
+    float *snap_cross[TRANSLATION_NSNAP]; /* (L, NH, T, T) teacher-forced cross-attention */
     size_t nsnap;
     float *final_enc, *final_self, *final_cross; /* (L, NH, T, T) after the last step */
     /* after the last step */
@@ -66,41 +79,42 @@ typedef struct xrun {
     double final_bleu, final_exact, final_align, final_align_first;
     int *pred;                 /* (N_heldout, T) greedy translations */
     size_t *n_pred;            /* (N_heldout,) */
-    struct xpage *page;        /* --html: the probe at every logged step; NULL without */
-} xrun;
+    struct translation_run_page *page;        /* --html: the probe at every logged step; NULL without */
+} translation_run;
 
-/* translate_view.c */
-int xrun_check_outputs(const struct train_args *a);
-int xrun_load_model(xrun *r);
-int xrun_choose_probe(xrun *r);
-int xrun_snapshot(xrun *r, size_t i);
-int xrun_final_attention(xrun *r);
-int xrun_outputs(const xrun *r);
+/* train_translate_run.c: translation_run_train on a zeroed run trains it
+ * with the options a (argc, argv: the command line, for the page): the
+ * pairs, the model, the probe, --html's recorder, the loop, the figures
+ * after the last step; then translation_run_final_attention, the probe's
+ * attention after the last step (for the view). translation_run_free
+ * always. EXIT_OK, or the exit status after a message. */
+int translation_run_train(translation_run *r, const struct train_args *a, int argc, char **argv);
+int translation_run_final_attention(translation_run *r);
+void translation_run_free(translation_run *r);
+
+/* train_translate_view.c: the printout (unless --json -), --save, --png,
+ * --plot and --json, each reported on the report stream. */
+int translation_run_outputs(const translation_run *r);
 /* --json's object (SPEC §11: history entries with heldout_bleu; final with
  * bleu, exact and, for the built-in task, alignment). */
-int xrun_write_json(FILE *f, const void *ctx);
-/* train_translate_page.c, --html: xpage_open after the trainer and the
- * probe are ready (nothing without --html), xpage_record(r, s) at the top
- * of every pass of the loop (s steps made) while r->page is set,
- * xpage_write after the last step, xpage_free always. */
-int xpage_open(xrun *r);
-int xpage_record(xrun *r, long s);
-int xpage_write(const xrun *r, FILE *rep);
-void xpage_free(xrun *r);
-/* train_translate.c: a run is xrun_prepare (r->a, r->steps, r->argc,
- * r->argv set, the rest zero), xrun_choose_snapshots and xrun_train_loop
- * (r->steps), xrun_finish, then xrun_final_attention; xrun_free always. */
-int xrun_prepare(xrun *r);
-void xrun_choose_snapshots(xrun *r, long steps);
-int xrun_train_loop(xrun *r, long steps);
-int xrun_finish(xrun *r);
-void xrun_free(xrun *r);
+int translation_run_write_json(FILE *f, const void *ctx);
+
+/* train_translate_page.c, --html: translation_run_page_open after the
+ * trainer and the probe are ready (nothing without --html),
+ * translation_run_page_record(r, s) at the top of every pass of the loop
+ * (s steps made) while r->page is set, translation_run_page_write after
+ * the last step, translation_run_page_free always. */
+int translation_run_page_open(translation_run *r);
+int translation_run_page_record(translation_run *r, long s);
+int translation_run_page_write(const translation_run *r, FILE *rep);
+void translation_run_page_free(translation_run *r);
+/* The kept steps, the probe's greedy translation at each and its
+ * cross-attention (S, L, NH, Tq, Ts) as "steps", "step_translations",
+ * "cross" members (--compare-arch's page); 0, or -1 (memory). */
+int translation_run_page_members(json_writer *jw, const translation_run *r);
+
 /* train_compare_arch.c: --compare-arch, after the checks of a
  * translation run. */
 int train_compare_arch(const struct train_args *a, int argc, char **argv);
-/* train_translate_page.c: the kept steps, the probe's greedy translation
- * at each and its cross-attention (S, L, NH, Tq, Ts) as "steps",
- * "step_translations", "cross" members; 0, or -1 (memory). */
-int xpage_run_members(json_writer *jw, const xrun *r);
 
 #endif

@@ -25,7 +25,7 @@
 
 enum { XP_CROSS, XP_ENC, XP_DEC, XP_KINDS };
 
-struct xpage {
+struct translation_run_page {
     size_t L, NH, T, Ts, Tq; /* L: the cross-attention's blocks (Bahdanau's: 1) */
     int selfs;               /* the self-attentions kept (the Transformer's; Bahdanau has none) */
     size_t per[XP_KINDS]; /* one step's numbers of each attention */
@@ -47,9 +47,9 @@ static int logged(long s, long steps, long every)
     return s == 0 || s == 1 || s == steps || s % every == 0;
 }
 
-void xpage_free(xrun *r)
+void translation_run_page_free(translation_run *r)
 {
-    struct xpage *p = r->page;
+    struct translation_run_page *p = r->page;
     if (!p)
         return;
     for (int k = 0; k < XP_KINDS; k++) {
@@ -65,7 +65,7 @@ void xpage_free(xrun *r)
 
 /* The stride that keeps the page within XPAGE_MAX_FLOATS and the number
  * of steps kept; 0, or -1 when the sizes overflow. */
-static int plan(struct xpage *p, size_t *per_step)
+static int plan(struct translation_run_page *p, size_t *per_step)
 {
     const size_t LH = p->L * p->NH; /* ≤ 12 × 4096 */
     size_t nlogged = 0, per = 0, all;
@@ -97,10 +97,10 @@ static void *alloc_steps(size_t cap, size_t n, size_t size)
     return malloc(bytes);
 }
 
-int xpage_open(xrun *r)
+int translation_run_page_open(translation_run *r)
 {
     const s2s_config *c = &r->tr.model.cfg;
-    struct xpage *p;
+    struct translation_run_page *p;
     size_t per, full;
     int bad;
     if (!r->a->html)
@@ -131,9 +131,9 @@ int xpage_open(xrun *r)
     return EXIT_OK;
 }
 
-int xpage_record(xrun *r, long s)
+int translation_run_page_record(translation_run *r, long s)
 {
-    struct xpage *p = r->page;
+    struct translation_run_page *p = r->page;
     const seq2seq_arrays *set = r->probe_set;
     const size_t T = p->T, i = p->nkept, LH = p->L * p->NH;
     const int *src = set->src + r->probe * T, *dec_in = set->dec_in + r->probe * T;
@@ -170,7 +170,7 @@ int xpage_record(xrun *r, long s)
 /* "translations": the first XPAGE_TABLE held-out pairs, each {"source",
  * "translation" (greedy, after the last step), "reference", "bleu"},
  * and their count; null without held-out pairs. 0, or -1 (memory). */
-static int write_translations(json_writer *jw, const xrun *r)
+static int write_translations(json_writer *jw, const translation_run *r)
 {
     const size_t n = r->held.n < XPAGE_TABLE ? r->held.n : XPAGE_TABLE;
     int bad = 0;
@@ -206,9 +206,9 @@ static int write_translations(json_writer *jw, const xrun *r)
 
 /* "steps", "stride", "step_translations" (the probe's greedy translation
  * at each kept step) and the three attentions (S, L, NH, …). 0, or -1. */
-static int write_steps(json_writer *jw, const xrun *r, int selfs)
+static int write_steps(json_writer *jw, const translation_run *r, int selfs)
 {
-    const struct xpage *p = r->page;
+    const struct translation_run_page *p = r->page;
     const size_t S = p->nkept;
     int bad = 0;
     json_int(jw, "stride", p->stride);
@@ -240,7 +240,7 @@ static int write_steps(json_writer *jw, const xrun *r, int selfs)
 
 /* "align": the source position each of the probe's target words
  * translates (-1: none), the grammar's; null for --data. */
-static void write_align(json_writer *jw, const xrun *r)
+static void write_align(json_writer *jw, const translation_run *r)
 {
     size_t nt;
     const long *al = seq2seq_align(r->probe_pairs, r->probe);
@@ -255,7 +255,7 @@ static void write_align(json_writer *jw, const xrun *r)
     json_end(jw);
 }
 
-int xpage_run_members(json_writer *jw, const xrun *r)
+int translation_run_page_members(json_writer *jw, const translation_run *r)
 {
     write_align(jw, r);
     return write_steps(jw, r, 0);
@@ -263,8 +263,8 @@ int xpage_run_members(json_writer *jw, const xrun *r)
 
 static int page_object(FILE *f, const void *ctx)
 {
-    const xrun *r = ctx;
-    const struct xpage *p = r->page;
+    const translation_run *r = ctx;
+    const struct translation_run_page *p = r->page;
     const s2s_config *c = &r->tr.model.cfg;
     size_t ns, nt;
     const char *const *src = seq2seq_src(r->probe_pairs, r->probe, &ns);
@@ -302,12 +302,12 @@ static int page_object(FILE *f, const void *ctx)
     return bad ? -1 : 0;
 }
 
-int xpage_write(const xrun *r, FILE *rep)
+int translation_run_page_write(const translation_run *r, FILE *rep)
 {
     const char *path = r->a->html;
     char *doc = NULL, *page = NULL, *data = NULL, what[128];
     size_t dlen = 0, plen = 0, len = 0;
-    int rc = page_doc_text(xrun_write_json, r, &doc, &dlen) ||
+    int rc = page_doc_text(translation_run_write_json, r, &doc, &dlen) ||
              page_doc_text(page_object, r, &page, &plen) ||
              page_data_join(doc, dlen, page, plen, &data, &len);
     free(doc);

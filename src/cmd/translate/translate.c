@@ -667,10 +667,7 @@ void translate_view_json(json_writer *jw, const void *view)
     page_tokens(jw, "translation", v->translation, v->n_translation);
     page_tokens(jw, "target", v->target, v->R);
     page_tokens(jw, "reference", v->reference, v->n_reference);
-    if (isnan(v->bleu))
-        json_null(jw, "bleu");
-    else
-        json_number_exact(jw, "bleu", v->bleu);
+    json_number_exact(jw, "bleu", v->bleu); /* null without --reference */
     json_attention(jw, "cross_attention", v, v->cross, v->R, v->S);
     if (v->enc) {
         page_tokens(jw, "decoder_input", v->decoder_input, v->R);
@@ -681,12 +678,38 @@ void translate_view_json(json_writer *jw, const void *view)
 
 static int write_json(FILE *f, const void *ctx)
 {
-    json_writer jw;
-    json_writer_init(&jw, f);
-    json_object_begin(&jw, NULL, JSON_BLOCK);
-    translate_view_json(&jw, ctx);
-    json_end(&jw);
-    return json_writer_finish(&jw);
+    return json_document(f, 0, translate_view_json, ctx);
+}
+
+/* ---- --html ------------------------------------------------------------------- */
+
+/* --json's object, its tensors base64 as a page's. */
+static int write_page_json(FILE *f, const void *ctx)
+{
+    return json_document(f, PAGE_BASE64_FROM, translate_view_json, ctx);
+}
+
+/* The page of translate_page.h: its data is --json's object plus "page";
+ * v->enc and v->self (--all) give the encoder's and the decoder's
+ * self-attention. */
+static int write_page(const char *path, const translate_view *v, FILE *rep)
+{
+    char *reference = v->reference ? seq2seq_join(v->reference, v->n_reference) : NULL;
+    const translate_page_view pv = {
+        .layers = v->blocks, .heads = v->cfg.heads, .hiddens = v->cfg.hiddens,
+        .arch = v->cfg.arch == S2S_BAHDANAU ? "bahdanau" : NULL,
+        .rnn_layers = v->cfg.arch == S2S_BAHDANAU ? v->cfg.layers : 0,
+        .ffn = v->cfg.ffn, .source = v->source, .Ts = v->S, .target = v->target, .Tq = v->R,
+        .T = 0, .cross = v->cross, .encoder = v->enc, .decoder = v->self,
+        .sentence = v->sentence, .reference = reference, .bleu = v->bleu, .cmap = v->cmap};
+    int status;
+    if (v->reference && !reference) {
+        cli_error("--html %s: out of memory", path);
+        return EXIT_RUNTIME;
+    }
+    status = translate_page_write(path, &pv, v->argc, v->argv, write_page_json, v, rep);
+    free(reference);
+    return status;
 }
 
 /* ---- the command -------------------------------------------------------------- */
@@ -710,7 +733,7 @@ static int write_outputs(const xlate *x)
                              x->v.enc ? "the translation and every attention"
                                       : "the translation and its cross-attention");
     if (status == EXIT_OK && a->html)
-        status = translate_page_command(a->html, &x->v, rep);
+        status = write_page(a->html, &x->v, rep);
     return status;
 }
 

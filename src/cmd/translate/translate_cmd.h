@@ -1,7 +1,7 @@
 /* translate_cmd.h — what `attn translate` (translate.c, SPEC.md §11)
  * computed for one sentence, in one struct that every view reads: the
- * printout, --png and --json (translate.c), and the page of --html
- * (translate_page.c: translate_page_command(path, &view, rep)).
+ * printout, --png, --json and the page of --html (translate.c; the page
+ * itself is translate_page.c's, which knows nothing of this struct).
  *
  * Dimensions: L blocks a side (cfg.layers), NH heads (cfg.heads), T
  * num_steps, S the source entries read (the attention's columns), R the

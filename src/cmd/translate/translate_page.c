@@ -1,5 +1,5 @@
 /* translate_page.c — the page of a translation (see translate_page.h):
- * the members both pages share, and `attn translate --html`'s page. */
+ * the members both pages share, and one translation's page. */
 #include "translate_page.h"
 
 #include <math.h>
@@ -10,7 +10,6 @@
 #include "cli.h"
 #include "page_out.h"
 #include "seq2seq_data.h"
-#include "translate_cmd.h"
 
 /* The words of tok (n,) joined by spaces, without a last "<eos>": a new
  * string, or NULL when out of memory. */
@@ -26,22 +25,10 @@ static void sentence_member(json_writer *jw, const translate_page_view *v, const
 {
     char *src = v->sentence ? NULL : words_text(v->source, v->Ts);
     json_object_begin(jw, "sentence", JSON_INLINE);
-    if (v->sentence || src)
-        json_string(jw, "source", v->sentence ? v->sentence : src);
-    else
-        json_null(jw, "source");
-    if (v->reference)
-        json_string(jw, "reference", v->reference);
-    else
-        json_null(jw, "reference");
-    if (translation)
-        json_string(jw, "translation", translation);
-    else
-        json_null(jw, "translation");
-    if (v->reference && isfinite(v->bleu))
-        json_number_exact(jw, "bleu", v->bleu);
-    else
-        json_null(jw, "bleu");
+    json_string(jw, "source", v->sentence ? v->sentence : src); /* NULL: null */
+    json_string(jw, "reference", v->reference);
+    json_string(jw, "translation", translation);
+    json_number_exact(jw, "bleu", v->reference ? v->bleu : NAN); /* NaN: null */
     json_end(jw);
     free(src);
 }
@@ -189,38 +176,4 @@ int translate_page_write(const char *path, const translate_page_view *v, int arg
                  "head%s", v->layers, v->layers == 1 ? "" : "s", v->heads,
                  v->heads == 1 ? "" : "s");
     return output_page_text(path, "attn translate", data, len, rep, what);
-}
-
-/* ---- attn translate's view ----------------------------------------------------- */
-
-/* --json's object of attn translate, its tensors base64 as a page's. */
-static int command_json(FILE *f, const void *ctx)
-{
-    json_writer jw;
-    json_writer_init(&jw, f);
-    jw.base64_from = PAGE_BASE64_FROM;
-    json_object_begin(&jw, NULL, JSON_BLOCK);
-    translate_view_json(&jw, ctx);
-    json_end(&jw);
-    return json_writer_finish(&jw);
-}
-
-int translate_page_command(const char *path, const translate_view *v, FILE *rep)
-{
-    char *reference = v->reference ? seq2seq_join(v->reference, v->n_reference) : NULL;
-    const translate_page_view pv = {
-        .layers = v->blocks, .heads = v->cfg.heads, .hiddens = v->cfg.hiddens,
-        .arch = v->cfg.arch == S2S_BAHDANAU ? "bahdanau" : NULL,
-        .rnn_layers = v->cfg.arch == S2S_BAHDANAU ? v->cfg.layers : 0,
-        .ffn = v->cfg.ffn, .source = v->source, .Ts = v->S, .target = v->target, .Tq = v->R,
-        .T = 0, .cross = v->cross, .encoder = v->enc, .decoder = v->self,
-        .sentence = v->sentence, .reference = reference, .bleu = v->bleu, .cmap = v->cmap};
-    int status;
-    if (v->reference && !reference) {
-        cli_error("--html %s: out of memory", path);
-        return EXIT_RUNTIME;
-    }
-    status = translate_page_write(path, &pv, v->argc, v->argv, command_json, v, rep);
-    free(reference);
-    return status;
 }

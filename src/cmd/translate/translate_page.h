@@ -25,8 +25,6 @@
 #include "json_writer.h"
 #include "render.h"
 
-struct translate_view; /* translate_cmd.h: what attn translate computed */
-
 /* One sentence's attention, as plain arrays the caller owns.
  *
  * The arrays are (L, NH, T, T) when T > 0 — attn's buffers, as
@@ -57,7 +55,7 @@ typedef struct translate_page_view {
 
 /* `attn translate --html PATH`, in one line from translate.c:
  *
- *   status = translate_page_write(a.html, &view, argc, argv, write_json, &ctx, rep);
+ *   status = translate_page_write(path, &pv, v->argc, v->argv, write_page_json, v, rep);
  *
  * after output_page_check(PATH) before any work (page_out.h). The data
  * element is the object write_json(f, json_ctx) writes (--json's, SPEC
@@ -68,15 +66,6 @@ typedef struct translate_page_view {
 int translate_page_write(const char *path, const translate_page_view *v, int argc, char **argv,
                          int (*write_json)(FILE *f, const void *ctx), const void *json_ctx,
                          FILE *rep);
-
-/* The same for translate.c's view (translate_cmd.h), in one line:
- *
- *   status = translate_page_command(a->html, &x->v, rep);
- *
- * the data is translate_view_json's object (tensors of PAGE_BASE64_FROM
- * numbers or more as base64 float32) plus "page"; v->enc and v->self
- * (--all) give the encoder's and the decoder's self-attention. */
-int translate_page_command(const char *path, const struct translate_view *v, FILE *rep);
 
 /* The data element's JSON text of that page, without the page around it
  * (for the tests and the fuzz harness): *data malloc'd, *len bytes. 0, or

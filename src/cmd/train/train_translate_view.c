@@ -1,8 +1,8 @@
-/* translate_view.c — what a translation run shows (train_translate.h): the
- * probe and its cross-attention at a few steps, the printout (d2l's
- * "source => translation, bleu b" lines, the alignment, the probe's
- * cross-attention in the terminal), and --png, --plot, --json, --save;
- * --html's page is train_translate_page.c's. */
+/* train_translate_view.c — what `attn train` shows of a translation run
+ * (train_translate.h): the printout (d2l's "source => translation, bleu
+ * b" lines, the alignment, the probe's cross-attention in the terminal),
+ * and --png, --plot, --json, --save; --html's page is
+ * train_translate_page.c's, which reads --json's object from here. */
 #include "train_translate.h"
 
 #include <math.h>
@@ -16,113 +16,7 @@
 #include "output.h"
 #include "render.h"
 #include "s2s_model_file.h"
-#include "encoder_task.h"
 #include "term.h"
-
-/* ---- before the run ------------------------------------------------------- */
-
-int xrun_check_outputs(const struct train_args *a)
-{
-    const char *paths[] = {a->save, a->png, a->plot, a->json, a->html};
-    const char *names[] = {"--save", "--png", "--plot", "--json", "--html"};
-    if (a->html && strcmp(a->html, "-") == 0) {
-        cli_error("--html -: a page is written to a file, not mixed into what attn prints");
-        return EXIT_USAGE;
-    }
-    return output_check_files(paths, names, sizeof paths / sizeof paths[0]);
-}
-
-int xrun_load_model(xrun *r)
-{
-    const struct train_args *a = r->a;
-    char err[1024], **src = NULL, **tgt = NULL;
-    size_t T;
-    int rc;
-    if (!a->load)
-        return EXIT_OK;
-    if (s2s_model_load(a->load, &r->loaded, &src, &tgt, &T, a->dropout, err, sizeof err)) {
-        cli_error("%s", err);
-        return EXIT_RUNTIME;
-    }
-    r->has_loaded = 1;
-    r->T = T;
-    rc = seq2seq_vocab_from_list(&r->src_v, (const char *const *)src, r->loaded.cfg.src_vocab,
-                                 "$.src_vocab", err, sizeof err) ||
-         seq2seq_vocab_from_list(&r->tgt_v, (const char *const *)tgt, r->loaded.cfg.tgt_vocab,
-                                 "$.tgt_vocab", err, sizeof err);
-    train_strings_free(src, r->loaded.cfg.src_vocab);
-    train_strings_free(tgt, r->loaded.cfg.tgt_vocab);
-    if (rc) {
-        cli_error("%s: %s", a->load, err);
-        return EXIT_RUNTIME;
-    }
-    return EXIT_OK;
-}
-
-/* The label of entry t of an id row: the word, "<eos>" or "<pad>". */
-static const char *id_label(const seq2seq_vocab *v, int id)
-{
-    return (size_t)id < v->n ? v->tokens[id] : v->tokens[SEQ2SEQ_UNK];
-}
-
-int xrun_choose_probe(xrun *r)
-{
-    const size_t T = r->T;
-    const seq2seq_arrays *set = r->held.n ? &r->held : &r->train;
-    r->probe_set = set;
-    r->probe_pairs = r->held.n ? &r->corpus.heldout : &r->corpus.train;
-    r->probe = 0;
-    r->src_len = (size_t)set->src_valid[0];
-    r->tgt_len = (size_t)set->tgt_valid[0];
-    for (size_t t = 0; t < T; t++) {
-        r->src_labels[t] = id_label(&r->src_v, set->src[t]);
-        r->tgt_labels[t] = id_label(&r->tgt_v, set->tgt[t]);
-    }
-    return EXIT_OK;
-}
-
-/* Room for one (L, NH, T, T) attention. */
-static float *attention_alloc(const xrun *r, int cross)
-{
-    const s2s_config *c = &r->tr.model.cfg;
-    const size_t L = cross ? s2s_cross_blocks(c) : c->layers;
-    return calloc(L * c->heads * r->T * r->T, sizeof(float));
-}
-
-int xrun_snapshot(xrun *r, size_t i)
-{
-    const seq2seq_arrays *s = r->probe_set;
-    char err[512];
-    if (!(r->snap_cross[i] = attention_alloc(r, 1))) {
-        cli_error("out of memory for the probe's attention");
-        return EXIT_RUNTIME;
-    }
-    if (s2s_trainer_attention(&r->tr, s->src, s->src_valid[0], s->dec_in, NULL, NULL,
-                              r->snap_cross[i], err, sizeof err)) {
-        cli_error("%s", err);
-        return EXIT_RUNTIME;
-    }
-    return EXIT_OK;
-}
-
-int xrun_final_attention(xrun *r)
-{
-    const seq2seq_arrays *s = r->probe_set;
-    const int selfs = r->tr.model.cfg.arch == S2S_TRANSFORMER; /* Bahdanau's: none */
-    char err[512];
-    if ((selfs && (!(r->final_enc = attention_alloc(r, 0)) ||
-                   !(r->final_self = attention_alloc(r, 0)))) ||
-        !(r->final_cross = attention_alloc(r, 1))) {
-        cli_error("out of memory for the probe's attention");
-        return EXIT_RUNTIME;
-    }
-    if (s2s_trainer_attention(&r->tr, s->src, s->src_valid[0], s->dec_in, r->final_enc,
-                              r->final_self, r->final_cross, err, sizeof err)) {
-        cli_error("%s", err);
-        return EXIT_RUNTIME;
-    }
-    return EXIT_OK;
-}
 
 /* ---- the printout ------------------------------------------------------------ */
 
@@ -140,7 +34,7 @@ static void heads_mean(float *m, const float *att, size_t l, size_t NH, size_t T
         }
 }
 
-static void print_summary(const xrun *r)
+static void print_summary(const translation_run *r)
 {
     const s2s_config *c = &r->tr.model.cfg;
     if (c->arch == S2S_BAHDANAU)
@@ -176,9 +70,9 @@ static void print_summary(const xrun *r)
 
 /* d2l's printout: "source => translation, bleu b" for the first held-out
  * pairs. */
-static void print_examples(const xrun *r)
+static void print_examples(const translation_run *r)
 {
-    const size_t n = r->held.n < XRUN_EXAMPLES ? r->held.n : XRUN_EXAMPLES;
+    const size_t n = r->held.n < TRANSLATION_EXAMPLES ? r->held.n : TRANSLATION_EXAMPLES;
     if (n == 0)
         return;
     printf("\n");
@@ -199,7 +93,7 @@ static void print_examples(const xrun *r)
 
 /* The probe's cross-attention of the last block, heads averaged, rows =
  * target words written, columns = source words read. */
-static void print_probe(const xrun *r)
+static void print_probe(const translation_run *r)
 {
     const size_t L = s2s_cross_blocks(&r->tr.model.cfg), NH = r->tr.model.cfg.heads;
     const size_t rows = r->tgt_len, cols = r->src_len;
@@ -220,17 +114,9 @@ static void print_probe(const xrun *r)
 
 /* ---- --json ------------------------------------------------------------------- */
 
-static void json_maybe(json_writer *jw, const char *key, double v)
+int translation_run_write_json(FILE *f, const void *ctx)
 {
-    if (isnan(v))
-        json_null(jw, key);
-    else
-        json_number_exact(jw, key, v);
-}
-
-int xrun_write_json(FILE *f, const void *ctx)
-{
-    const xrun *r = ctx;
+    const translation_run *r = ctx;
     json_writer jw;
     json_writer_init(&jw, f);
     json_object_begin(&jw, NULL, JSON_BLOCK);
@@ -240,23 +126,23 @@ int xrun_write_json(FILE *f, const void *ctx)
     json_int(&jw, "steps", r->tr.step);
     json_array_begin(&jw, "history", JSON_BLOCK);
     for (size_t i = 0; i < r->nhist; i++) { /* one line per logged step */
-        const xhist *h = &r->hist[i];
+        const translation_hist *h = &r->hist[i];
         json_object_begin(&jw, NULL, JSON_INLINE);
         json_int(&jw, "step", h->step);
         json_number_exact(&jw, "loss", h->loss);
         json_number_exact(&jw, "train_accuracy", h->accuracy);
-        json_maybe(&jw, "heldout_bleu", h->bleu);
-        json_maybe(&jw, "heldout_exact", h->exact);
-        json_maybe(&jw, "alignment", h->alignment);
+        json_number_exact(&jw, "heldout_bleu", h->bleu);
+        json_number_exact(&jw, "heldout_exact", h->exact);
+        json_number_exact(&jw, "alignment", h->alignment);
         json_end(&jw);
     }
     json_end(&jw);
     json_object_begin(&jw, "final", JSON_INLINE);
     json_number_exact(&jw, "loss", r->final_train.loss);
     json_number_exact(&jw, "train_accuracy", r->final_train.accuracy);
-    json_maybe(&jw, "bleu", r->held.n ? r->final_bleu : NAN);
-    json_maybe(&jw, "exact", r->held.n ? r->final_exact : NAN);
-    json_maybe(&jw, "alignment", r->held.n ? r->final_align : NAN);
+    json_number_exact(&jw, "bleu", r->held.n ? r->final_bleu : NAN);
+    json_number_exact(&jw, "exact", r->held.n ? r->final_exact : NAN);
+    json_number_exact(&jw, "alignment", r->held.n ? r->final_align : NAN);
     json_end(&jw);
     json_end(&jw);
     return json_writer_finish(&jw);
@@ -266,7 +152,7 @@ int xrun_write_json(FILE *f, const void *ctx)
 
 /* One heatmap figure of the probe: panels (grid_rows, grid_cols), target
  * words down, source words across, on the weights' scale 0 … 1. */
-static int probe_figure(attn_image *img, const xrun *r, const heat_panel *panels,
+static int probe_figure(attn_image *img, const translation_run *r, const heat_panel *panels,
                         size_t grid_rows, size_t grid_cols, const char *const *row_titles,
                         text_font *font, char *err, size_t errlen)
 {
@@ -293,8 +179,9 @@ static int probe_figure(attn_image *img, const xrun *r, const heat_panel *panels
 
 /* --png: the probe's cross-attention of the last block (heads averaged) at
  * each snapshot, over every block × head after the last step. */
-static int write_png(const xrun *r, text_font *font, FILE *rep)
+static int write_png(const void *ctx, text_font *font, FILE *rep)
 {
+    const translation_run *r = ctx;
     const size_t L = s2s_cross_blocks(&r->tr.model.cfg), NH = r->tr.model.cfg.heads, T = r->T;
     const int bahdanau = r->tr.model.cfg.arch == S2S_BAHDANAU;
     const size_t rows = r->tgt_len, cols = r->src_len, cell = rows * cols;
@@ -363,8 +250,9 @@ done:
 }
 
 /* --plot: the loss, then held-out BLEU and alignment, against the step. */
-static int write_plot(const xrun *r, text_font *font, FILE *rep)
+static int write_plot(const void *ctx, text_font *font, FILE *rep)
 {
+    const translation_run *r = ctx;
     const size_t n = r->nhist;
     double *x = malloc((n ? n : 1) * 4 * sizeof *x), *loss = x + n, *bleu = x + 2 * n,
            *align = x + 3 * n;
@@ -419,13 +307,12 @@ done:
     return status;
 }
 
-int xrun_outputs(const xrun *r)
+int translation_run_outputs(const translation_run *r)
 {
     const struct train_args *a = r->a;
     FILE *rep = output_report_stream(a->json);
-    text_font *font = NULL;
     char err[1024];
-    int status = EXIT_OK;
+    int status;
     if (rep == stdout) { /* with --json -, stdout is the JSON's */
         print_summary(r);
         print_examples(r);
@@ -441,17 +328,9 @@ int xrun_outputs(const xrun *r)
         fprintf(rep, "wrote %s: the model (attn translate --input %s \"…\" translates with "
                 "it)\n", a->save, a->save);
     }
-    if ((a->png || a->plot) && (status = output_font_open(a->font, &font)) != EXIT_OK)
-        return status;
-    if (a->png)
-        status = write_png(r, font, rep);
-    if (status == EXIT_OK && a->plot)
-        status = write_plot(r, font, rep);
-    output_font_close(font);
+    status = output_figures(a->font, a->png, write_png, a->plot, write_plot, r, rep);
     if (status == EXIT_OK && a->json)
-        status = output_json(a->json, xrun_write_json, r, rep,
+        status = output_json(a->json, translation_run_write_json, r, rep,
                              "the history and the final figures");
-    if (status == EXIT_OK && a->html)
-        status = xpage_write(r, rep);
     return status;
 }
