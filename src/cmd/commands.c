@@ -5,6 +5,12 @@
 
 #include <string.h>
 
+/* The tour, given the table's lookup to run the other commands. */
+static int cmd_tour(int argc, char **argv)
+{
+    return tour_main(argc, argv, command_find);
+}
+
 const struct command attn_commands[] = {
     {"selfattn", cmd_selfattn, usage_selfattn,
      "self-attention on one sequence (queries = keys = values = X)", selfattn_options,

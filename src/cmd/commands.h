@@ -1,5 +1,5 @@
 /* commands.h — attn's commands: their table (commands.c), which main.c
- * dispatches from and the tour reads, and their entry points. Each entry
+ * dispatches from and the tour is given, and their entry points. Each entry
  * point takes the command's own argv (argv[0] is the command name), parses
  * its options, and returns the process's exit status (cli.h). Each also
  * prints its usage. */
@@ -57,7 +57,11 @@ void usage_translate(FILE *f);
 extern const struct opt translate_options[];
 extern const struct opt_rule translate_rules[];
 
-int cmd_tour(int argc, char **argv);
+/* The tour runs the other commands, which it finds by name with find
+ * (commands.c passes command_find: the table lists the tour, so the tour
+ * is given the table's lookup rather than reading the table). */
+typedef const struct command *command_finder(const char *name);
+int tour_main(int argc, char **argv, command_finder *find);
 void usage_tour(FILE *f);
 extern const struct opt tour_options[];
 extern const struct opt_rule tour_rules[];

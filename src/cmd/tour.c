@@ -185,6 +185,7 @@ struct tour_args {
     int html;               /* --html: DIR/index.html as well */
     int argc;               /* the command line, for the page */
     char **argv;
+    command_finder *find;   /* a step's command by its name */
 };
 
 /* --html: what each run printed and its view's data (a page's data
@@ -548,8 +549,8 @@ static int do_run(const char *run, const struct tour_args *a, struct run_record 
     }
     nw = split_run(run, buf, words);
     if (nw > 0)
-        cmd = command_find(words[0]);
-    if (!cmd || cmd->run == cmd_tour) {
+        cmd = a->find(words[0]);
+    if (!cmd || strcmp(cmd->name, "tour") == 0) {
         cli_error("internal: the tour runs an unknown command '%s'", nw ? words[0] : "");
         goto done;
     }
@@ -697,7 +698,7 @@ static int run_steps(const struct tour_args *a, struct tour_record *rec, const c
     return EXIT_OK;
 }
 
-int cmd_tour(int argc, char **argv)
+int tour_main(int argc, char **argv, command_finder *find)
 {
     struct tour_args a;
     struct tour_record *rec = NULL; /* --html */
@@ -708,6 +709,7 @@ int cmd_tour(int argc, char **argv)
     a.color_mode = TERM_COLOR_AUTO;
     a.argc = argc;
     a.argv = argv;
+    a.find = find;
     int status = opt_parse(tour_options, tour_rules, argc, argv, &a, NULL);
     if (status == OPT_HELP_ASKED) {
         usage_tour(stdout);
