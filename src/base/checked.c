@@ -30,6 +30,12 @@ float *float_alloc(size_t count)
     return malloc(bytes ? bytes : 1);
 }
 
+void free_each(void *const *ptrs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(ptrs[i]);
+}
+
 size_t ceil_div(size_t a, size_t b)
 {
     return a / b + (a % b != 0);

@@ -1,6 +1,6 @@
 /* checked.h — the small helpers every layer shares: size arithmetic that
  * reports overflow instead of wrapping, float buffers allocated with that
- * check, and byte counts for messages. */
+ * check and released together, and byte counts for messages. */
 #ifndef ATTN_CHECKED_H
 #define ATTN_CHECKED_H
 
@@ -14,6 +14,12 @@ int size_add(size_t a, size_t b, size_t *out);
  * count × sizeof(float) checked: NULL when it overflows size_t or malloc
  * fails. A count of 0 still gives a valid pointer (to one float). */
 float *float_alloc(size_t count);
+/* free() each of the n pointers (NULL ones too, as free does): the
+ * release of a record's buffers, FREE_EACH(r->a, r->b, …) with the count
+ * counted. */
+void free_each(void *const *ptrs, size_t n);
+#define FREE_EACH(...)                                                                         \
+    free_each((void *const[]){__VA_ARGS__}, sizeof((void *const[]){__VA_ARGS__}) / sizeof(void *))
 /* ⌈a / b⌉ for b ≥ 1, without overflow. */
 size_t ceil_div(size_t a, size_t b);
 

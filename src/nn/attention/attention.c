@@ -290,14 +290,7 @@ int attn_online_alloc(attn_online *r, size_t Nk, size_t p, size_t block)
 
 void attn_online_free(attn_online *r)
 {
-    free(r->scores);
-    free(r->block_max);
-    free(r->block_sum);
-    free(r->rescale);
-    free(r->m);
-    free(r->l);
-    free(r->acc);
-    free(r->out);
+    FREE_EACH(r->scores, r->block_max, r->block_sum, r->rescale, r->m, r->l, r->acc, r->out);
     memset(r, 0, sizeof *r);
 }
 

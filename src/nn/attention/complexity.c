@@ -626,17 +626,8 @@ static float *alloc_floats(size_t count, int *failed)
 
 static void bench_free(bench *b)
 {
-    free(b->X);
-    free(b->Y);
-    free(b->Q);
-    free(b->K);
-    free(b->V);
-    free(b->A);
-    free(b->conv_W);
-    free(b->conv_b);
-    free(b->W_xh);
-    free(b->W_hh);
-    free(b->rnn_b);
+    FREE_EACH(b->X, b->Y, b->Q, b->K, b->V, b->A, b->conv_W, b->conv_b, b->W_xh, b->W_hh,
+              b->rnn_b);
     tensor_free(&b->W_q.weight);
     tensor_free(&b->W_k.weight);
     tensor_free(&b->W_v.weight);

@@ -298,10 +298,7 @@ int posenc_rope_demo_alloc(posenc_rope_demo *r, size_t N, size_t D)
 
 void posenc_rope_demo_free(posenc_rope_demo *r)
 {
-    free(r->S);
-    free(r->Kr);
-    free(r->Qr);
-    free(r->q);
+    FREE_EACH(r->S, r->Kr, r->Qr, r->q);
     r->q = r->k = r->Qr = r->Kr = r->S = NULL;
 }
 

@@ -329,12 +329,7 @@ void tblock_scratch_alloc(tblock_scratch *s, size_t BT, size_t d, size_t H, int 
 
 void tblock_scratch_free(tblock_scratch *s)
 {
-    free(s->dY);
-    free(s->dZ);
-    free(s->dN1);
-    free(s->dF);
-    free(s->dR);
-    free(s->dH);
+    FREE_EACH(s->dY, s->dZ, s->dN1, s->dF, s->dR, s->dH);
     memset(s, 0, sizeof *s);
 }
 
@@ -371,14 +366,9 @@ int tcache_alloc(tcache *c, const tmodel *m, size_t Bmax, size_t Tmax, char *err
 
 void tcache_free(tcache *c)
 {
-    free(c->P);
-    free(c->X);
+    FREE_EACH(c->P, c->X, c->logits, c->dlogits, c->dout, c->din);
     for (size_t l = 0; l < TMODEL_MAX_LAYERS; l++)
         tblock_cache_free(&c->blk[l]);
-    free(c->logits);
-    free(c->dlogits);
-    free(c->dout);
-    free(c->din);
     tblock_scratch_free(&c->scratch);
     memset(c, 0, sizeof *c);
 }
