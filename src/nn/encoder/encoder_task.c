@@ -34,9 +34,7 @@ int train_set_alloc(train_set *s, size_t n, size_t T, char *err, size_t errlen)
 
 void train_set_free(train_set *s)
 {
-    free(s->tokens);
-    free(s->lens);
-    free(s->targets);
+    FREE_EACH(s->tokens, s->lens, s->targets);
     memset(s, 0, sizeof *s);
 }
 
