@@ -24,6 +24,7 @@
 
 #include "check.h"
 #include "torch_fixture.h"
+#include "bahdanau.h"
 #include "gru.h"
 #include "s2s_model_file.h"
 #include "seq2seq.h"
@@ -63,7 +64,7 @@ typedef struct fixture {
 static void config_of(s2s_config *cfg, const cJSON *c)
 {
     memset(cfg, 0, sizeof *cfg);
-    cfg->arch = S2S_BAHDANAU;
+    cfg->arch = &bah_arch;
     cfg->src_vocab = size_of(c, "src_vocab");
     cfg->tgt_vocab = size_of(c, "tgt_vocab");
     cfg->hiddens = size_of(c, "hiddens");
@@ -647,7 +648,7 @@ static const char *const model_tgt_vocab[] = {"<unk>",   "<pad>", "<bos>", "<eos
  * of the next logit by over 0.01). */
 static int model_for_file(s2s_model *m)
 {
-    s2s_config cfg = {9, 10, 8, 1, 2, 0, 0, 0.0, S2S_BAHDANAU};
+    s2s_config cfg = {9, 10, 8, 1, 2, 0, 0, 0.0, &bah_arch};
     char err[256];
     if (s2s_alloc(m, &cfg, err, sizeof err)) {
         fprintf(stderr, "%s\n", err);
@@ -722,7 +723,7 @@ static void test_model_file_torch(const char *dir)
         fprintf(stderr, "%s\n", err);
         return;
     }
-    CHECK(m.cfg.arch == S2S_BAHDANAU && m.cfg.layers == 2 && m.cfg.hiddens == 8);
+    CHECK(m.cfg.arch == &bah_arch && m.cfg.layers == 2 && m.cfg.hiddens == 8);
     CHECK_INT(steps, MODEL_STEPS);
     CHECK(strcmp(tv[5], "voiture") == 0);
     CHECK(model_for_file(&want_m) == 0);

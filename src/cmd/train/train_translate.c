@@ -329,7 +329,7 @@ static void make_config(xrun *r, s2s_config *cfg, s2s_train_opts *o)
     cfg->bias = a->bias;
     cfg->dropout = a->dropout;
     if (a->arch == ARCH_BAHDANAU) { /* one GRU layer a side by default, as d2l's figure */
-        cfg->arch = S2S_BAHDANAU;
+        cfg->arch = s2s_arch_find("bahdanau");
         cfg->heads = 1;
         cfg->layers = a->layers < 0 ? 1 : (size_t)a->layers;
         cfg->ffn = 0;

@@ -112,7 +112,7 @@ int xpage_open(xrun *r)
     r->page = p;
     p->L = s2s_cross_blocks(c);
     p->NH = c->heads;
-    p->selfs = c->arch == S2S_TRANSFORMER;
+    p->selfs = c->arch->has_self;
     p->T = r->T;
     p->Ts = r->src_len;
     p->Tq = r->tgt_len;
@@ -274,8 +274,8 @@ static int page_object(FILE *f, const void *ctx)
                                                     p->npred[p->nkept - 1])
                           : NULL;
     translate_page_view v = {.layers = p->L, .heads = c->heads, .hiddens = c->hiddens,
-                             .arch = c->arch == S2S_BAHDANAU ? "bahdanau" : NULL,
-                             .rnn_layers = c->arch == S2S_BAHDANAU ? c->layers : 0,
+                             .arch = c->arch->name,
+                             .rnn_layers = c->arch->recurrent ? c->layers : 0,
                              .ffn = c->ffn, .source = r->src_labels, .Ts = p->Ts,
                              .target = r->tgt_labels, .Tq = p->Tq, .T = r->T,
                              .sentence = sentence, .reference = reference, .bleu = NAN};

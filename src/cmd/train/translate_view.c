@@ -108,7 +108,7 @@ int xrun_snapshot(xrun *r, size_t i)
 int xrun_final_attention(xrun *r)
 {
     const seq2seq_arrays *s = r->probe_set;
-    const int selfs = r->tr.model.cfg.arch == S2S_TRANSFORMER; /* Bahdanau's: none */
+    const int selfs = r->tr.model.cfg.arch->has_self; /* Bahdanau's: none */
     char err[512];
     if ((selfs && (!(r->final_enc = attention_alloc(r, 0)) ||
                    !(r->final_self = attention_alloc(r, 0)))) ||
@@ -143,7 +143,7 @@ static void heads_mean(float *m, const float *att, size_t l, size_t NH, size_t T
 static void print_summary(const xrun *r)
 {
     const s2s_config *c = &r->tr.model.cfg;
-    if (c->arch == S2S_BAHDANAU)
+    if (c->arch->recurrent)
         printf("attn train: %s, %ld steps in %.2f s, Seq2Seq with Bahdanau attention, %zu GRU "
                "layer%s a side, d %zu%s\n",
                r->a->data ? "data" : "translate", r->tr.step, r->seconds, c->layers,
@@ -160,7 +160,7 @@ static void print_summary(const xrun *r)
         printf(", held-out BLEU %.3f, exact %.1f%% (%zu sentences)", r->final_bleu,
                100.0 * r->final_exact, r->held.n);
     printf("\n");
-    if (!isnan(r->final_align) && c->arch == S2S_BAHDANAU)
+    if (!isnan(r->final_align) && !c->arch->has_self)
         printf("alignment %.3f: the attention is largest on the English word each French "
                "word translates\n",
                r->final_align);
@@ -169,7 +169,7 @@ static void print_summary(const xrun *r)
                "averaged) is largest\non the English word each French word translates "
                "(the first block: %.3f)\n",
                r->final_align, r->final_align_first);
-    if (c->arch == S2S_BAHDANAU)
+    if (c->arch->recurrent)
         printf("at step t′ the query is s(t′−1), the decoder's state after the word before; "
                "the keys\nand values are the encoder's states H, one per source word\n");
 }
@@ -210,7 +210,7 @@ static void print_probe(const xrun *r)
     heads_mean(m, r->final_cross, L - 1, NH, r->T, rows, cols);
     printf("\n%s (rows: the words written,\ncolumns: the source words read; teacher-forced "
            "on the reference):\n",
-           r->tr.model.cfg.arch == S2S_BAHDANAU
+           !r->tr.model.cfg.arch->has_self
                ? "the attention, its query the decoder's previous state"
                : "cross-attention of the last decoder block, heads averaged");
     o.color = term_use_color((term_color_mode)r->a->color, stdout);
@@ -236,7 +236,7 @@ int xrun_write_json(FILE *f, const void *ctx)
     json_object_begin(&jw, NULL, JSON_BLOCK);
     json_string(&jw, "command", "train");
     json_string(&jw, "task", "translate");
-    json_string(&jw, "arch", r->tr.model.cfg.arch == S2S_BAHDANAU ? "bahdanau" : "transformer");
+    json_string(&jw, "arch", r->tr.model.cfg.arch->name);
     json_int(&jw, "steps", r->tr.step);
     json_array_begin(&jw, "history", JSON_BLOCK);
     for (size_t i = 0; i < r->nhist; i++) { /* one line per logged step */
@@ -296,7 +296,7 @@ static int probe_figure(attn_image *img, const xrun *r, const heat_panel *panels
 static int write_png(const xrun *r, text_font *font, FILE *rep)
 {
     const size_t L = s2s_cross_blocks(&r->tr.model.cfg), NH = r->tr.model.cfg.heads, T = r->T;
-    const int bahdanau = r->tr.model.cfg.arch == S2S_BAHDANAU;
+    const int bahdanau = r->tr.model.cfg.arch->recurrent;
     const size_t rows = r->tgt_len, cols = r->src_len, cell = rows * cols;
     const size_t cells = r->nsnap + L * NH; /* panels */
     heat_panel *panels = calloc(cells, sizeof *panels);
@@ -386,7 +386,7 @@ static int write_plot(const xrun *r, text_font *font, FILE *rep)
     ls = (plot_series){x, loss, n, "training loss (the batch's)"};
     ss[0] = (plot_series){x, bleu, n, "held-out BLEU (greedy)"};
     ss[1] = (plot_series){x, align, n,
-                          r->tr.model.cfg.arch == S2S_BAHDANAU
+                          !r->tr.model.cfg.arch->has_self
                               ? "alignment (the attention)"
                               : "alignment (last block's cross-attention)"};
     memset(&f1, 0, sizeof f1);

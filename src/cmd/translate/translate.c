@@ -285,7 +285,7 @@ static int alloc_run(xlate *x)
 {
     const size_t T = x->T, LH = x->model.cfg.layers * x->model.cfg.heads;
     size_t n;
-    if (x->a->all && x->model.cfg.arch == S2S_BAHDANAU) {
+    if (x->a->all && !x->model.cfg.arch->has_self) {
         cli_error("--all: %s is Bahdanau's model, which has no self-attention (its one "
                   "attention is the cross-attention shown without --all)",
                   x->a->input);
@@ -434,8 +434,8 @@ static void self_attention(xlate *x)
     (void)s2s_fast_step(NULL, &x->fc, &x->model, &x->fw, x->src, &src_len, x->dec_in, NULL, 1, T, R,
                         1.0, NULL, 0, NULL, NULL);
     for (size_t l = 0; l < L; l++) {
-        crop(x->enc + l * NH * S * S, x->fc.enc[l].A, NH, T, T, S, S); /* (1, NH, T, T) */
-        memcpy(x->self + l * NH * R * R, x->fc.dec[l].self.A, NH * R * R * sizeof *x->self);
+        crop(x->enc + l * NH * S * S, s2s_fast_self(&x->fc, 0, l), NH, T, T, S, S); /* (1, NH, T, T) */
+        memcpy(x->self + l * NH * R * R, s2s_fast_self(&x->fc, 1, l), NH * R * R * sizeof *x->self);
     }
     v->enc = x->enc;
     v->self = x->self;
@@ -478,7 +478,7 @@ static void print_heads(const translate_view *v, const float *att, size_t rows, 
     for (size_t l = 0; l < L; l++)
         for (size_t h = 0; h < NH; h++) {
             const float *m = att + (l * NH + h) * rows * cols;
-            if (v->cfg.arch == S2S_BAHDANAU)
+            if (!v->cfg.arch->has_self)
                 printf("\nthe attention:\n");
             else
                 printf("\nblock %zu, head %zu:\n", l + 1, h + 1);
@@ -490,7 +490,7 @@ static void print_heads(const translate_view *v, const float *att, size_t rows, 
 static void print_view(const translate_view *v, int color)
 {
     const s2s_config *c = &v->cfg;
-    if (c->arch == S2S_BAHDANAU)
+    if (c->arch->recurrent)
         printf("model %s: Seq2Seq with Bahdanau attention, %zu GRU layer%s a side, d %zu, "
                "num_steps %zu\n",
                v->model_path, c->layers, c->layers == 1 ? "" : "s", c->hiddens, v->num_steps);
@@ -504,7 +504,7 @@ static void print_view(const translate_view *v, int color)
     print_tokens(v->translation, v->n_translation);
     if (!isnan(v->bleu))
         printf(", bleu %.3f", v->bleu);
-    if (c->arch == S2S_BAHDANAU)
+    if (c->arch->recurrent)
         printf("\n\nthe attention at each step t′ (the query s(t′−1), the decoder's state "
                "after the\nword before; keys and values the encoder's states); rows: the "
                "words written%s,\ncolumns: the source words read\n",
@@ -542,7 +542,7 @@ static int draw_grid(attn_image *img, const translate_view *v, const grid_spec *
 {
     const size_t L = g->att == v->cross ? v->blocks : v->cfg.layers, NH = v->cfg.heads,
                  cell = g->rows * g->cols;
-    const int bahdanau = v->cfg.arch == S2S_BAHDANAU;
+    const int bahdanau = v->cfg.arch->recurrent;
     heat_panel *panels = calloc(L * NH, sizeof *panels);
     char(*titles)[32] = calloc(L * NH, sizeof *titles);
     char(*rt_buf)[96] = calloc(L, sizeof *rt_buf);
@@ -615,7 +615,7 @@ static int write_png(const translate_view *v, const char *path, text_font *font,
     if (n == 3 && (image_stack(&top, &img[0], &img[1], err, sizeof err) ||
                    image_stack(&all, &top, &img[2], err, sizeof err)))
         goto fail;
-    if (v->cfg.arch == S2S_BAHDANAU)
+    if (!v->cfg.arch->has_self)
         snprintf(what, sizeof what, "the attention of each step");
     else
         snprintf(what, sizeof what, "the cross-attention%s, %zu block%s × %zu heads",
@@ -655,7 +655,7 @@ void translate_view_json(json_writer *jw, const void *view)
     json_uint(jw, "num_layers", c->layers);
     json_uint(jw, "num_hiddens", c->hiddens);
     json_uint(jw, "num_heads", c->heads);
-    if (c->arch == S2S_TRANSFORMER)
+    if (c->arch->has_ffn)
         json_uint(jw, "ffn_num_hiddens", c->ffn);
     json_uint(jw, "num_steps", v->num_steps);
     json_uint(jw, "src_vocab_size", c->src_vocab);
@@ -737,7 +737,7 @@ static void view_init(xlate *x, int argc, char **argv)
 {
     translate_view *v = &x->v;
     v->model_path = x->a->input;
-    v->arch = x->model.cfg.arch == S2S_BAHDANAU ? "bahdanau" : "transformer";
+    v->arch = x->model.cfg.arch->name;
     v->cfg = x->model.cfg;
     v->blocks = s2s_cross_blocks(&x->model.cfg);
     v->num_steps = x->T;

@@ -210,8 +210,8 @@ int translate_page_command(const char *path, const translate_view *v, FILE *rep)
     char *reference = v->reference ? seq2seq_join(v->reference, v->n_reference) : NULL;
     const translate_page_view pv = {
         .layers = v->blocks, .heads = v->cfg.heads, .hiddens = v->cfg.hiddens,
-        .arch = v->cfg.arch == S2S_BAHDANAU ? "bahdanau" : NULL,
-        .rnn_layers = v->cfg.arch == S2S_BAHDANAU ? v->cfg.layers : 0,
+        .arch = v->cfg.arch->name,
+        .rnn_layers = v->cfg.arch->recurrent ? v->cfg.layers : 0,
         .ffn = v->cfg.ffn, .source = v->source, .Ts = v->S, .target = v->target, .Tq = v->R,
         .T = 0, .cross = v->cross, .encoder = v->enc, .decoder = v->self,
         .sentence = v->sentence, .reference = reference, .bleu = v->bleu, .cmap = v->cmap};

@@ -514,9 +514,9 @@ static void copy_attention(float *dst, const s2s_trainer *tr, int which)
         if (which == 2)
             src = chunk_cross(tr, 0, l);
         else if (tr->opts.reference)
-            src = which == 0 ? tr->cache[0].enc[l].A : tr->cache[0].dec[l].A1;
+            src = s2s_self(&tr->cache[0], which, l);
         else
-            src = which == 0 ? tr->fcache[0].enc[l].A : tr->fcache[0].dec[l].self.A;
+            src = s2s_fast_self(&tr->fcache[0], which, l);
         memcpy(dst + l * n, src, n * sizeof *dst);
     }
 }
@@ -525,7 +525,7 @@ int s2s_trainer_attention(s2s_trainer *tr, const int *src, long src_len, const i
                           float *enc, float *self, float *cross, char *err, size_t errlen)
 {
     const size_t T = tr->T;
-    if (tr->model.cfg.arch == S2S_BAHDANAU && (enc || self)) {
+    if (!tr->model.cfg.arch->has_self && (enc || self)) {
         snprintf(err, errlen, "Bahdanau's model has no self-attention, only its one attention");
         return -1;
     }

@@ -33,7 +33,7 @@ typedef struct s2s_train_opts {
     size_t batch_size;       /* 0 (or ≥ N): every pair, in file order, each step */
     unsigned long long seed; /* the model's start, the batches, dropout */
     int threads;             /* 0: every core, or one for tiny steps */
-    int reference;           /* 1: seq2seq.c's double loops instead of the fast path */
+    int reference;           /* 1: the reference loops (double) instead of the fast path */
 } s2s_train_opts;
 
 typedef struct s2s_trainer {
