@@ -426,7 +426,7 @@ static train_path *const paths[] = {&path_reference, &path_fast};
 
 /* The fixture's batch as a set of N = B pairs of T positions, for the
  * trainer (batch size 0: every pair, in order, each step). */
-static void fixture_arrays(seq2seq_arrays *a, const fixture *fx, int *tgt, long *tgt_valid)
+static void fixture_arrays(s2s_arrays *a, const fixture *fx, int *tgt, long *tgt_valid)
 {
     memset(a, 0, sizeof *a);
     a->n = fx->B;
@@ -459,7 +459,7 @@ static void test_fixture_steps(const char *file, const fixture *fx, const char *
     char err[256];
     s2s_model m;
     s2s_trainer tr;
-    seq2seq_arrays a;
+    s2s_arrays a;
     int *tgt = calloc(fx->B * fx->T, sizeof *tgt);
     long *tgt_valid = calloc(fx->B, sizeof *tgt_valid);
     size_t clipped = 0;

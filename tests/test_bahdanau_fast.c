@@ -453,7 +453,7 @@ static void test_split(size_t L, size_t d, unsigned long long seed)
 
 /* n random pairs of T entries as seq2seq_data.h builds them: ids, <eos>,
  * <pad>s; dec_in <bos> + the target */
-static void pairs_new(seq2seq_arrays *a, size_t n, size_t T, size_t Vs, size_t Vt, rng *r)
+static void pairs_new(s2s_arrays *a, size_t n, size_t T, size_t Vs, size_t Vt, rng *r)
 {
     batch bt;
     batch_new(&bt, n, T, T, Vs, Vt, r);
@@ -481,7 +481,7 @@ static void test_trainer(size_t L, size_t d)
     s2s_config cfg = {V, V, d, 1, L, 1, 0, 0.0, &bah_arch};
     s2s_train_opts o = {OPTIM_ADAM, 0.01, 1.0, 12, 5, 1, 0};
     s2s_trainer tr[3]; /* fast on 1 thread, fast on 2, the reference */
-    seq2seq_arrays a;
+    s2s_arrays a;
     rng r;
     char err[256];
     double wl = 0.0, wp = 0.0;
@@ -513,7 +513,7 @@ static void test_trainer(size_t L, size_t d)
            L, d, wl, wp);
     for (int k = 0; k < 3; k++)
         s2s_trainer_free(&tr[k]);
-    seq2seq_arrays_free(&a);
+    s2s_arrays_free(&a);
 }
 
 /* ---- sizes ------------------------------------------------------------------- */

@@ -3,7 +3,7 @@
  * cross-attention is shown forming.
  *
  * The maths and the data are below (src/nn/seq2seq/seq2seq_train.h, seq2seq.h,
- * seq2seq_data.h, seq2seq_task.h; src/io/nmt_data.h); this file reads
+ * seq2seq_data.h, seq2seq_task.h; src/io/s2s_corpus.h); this file reads
  * the pairs, runs the loop, keeps the history and the probe's
  * cross-attention at a few steps, and prints and draws them (the figures
  * and the pages are in translate_view.c).
@@ -22,7 +22,7 @@
 #include "clock.h"
 #include "commands.h"
 #include "json_in.h"
-#include "nmt_data.h"
+#include "s2s_corpus.h"
 #include "output.h"
 #include "seq2seq_task.h"
 
@@ -50,8 +50,8 @@ int train_is_translation(const struct train_args *a)
         return tab; /* blank: fra.txt's lines when a tab was seen, else JSON's emptiness */
     if (c != '{')
         return 1; /* text: d2l's fra.txt */
-    root = json_read_file(a->data, NMT_MAX_FILE_BYTES, err, sizeof err);
-    pairs = root && nmt_data_is_pairs(root);
+    root = json_read_file(a->data, S2S_MAX_FILE_BYTES, err, sizeof err);
+    pairs = root && s2s_corpus_is_pairs(root);
     cJSON_Delete(root);
     return pairs;
 }
@@ -140,8 +140,8 @@ static int load_pairs(xrun *r)
         r->builtin = 1;
         return EXIT_OK;
     }
-    if (nmt_data_load(&r->corpus, a->data,
-                      a->max_examples < 0 ? NMT_MAX_EXAMPLES : (size_t)a->max_examples, err,
+    if (s2s_corpus_load(&r->corpus, a->data,
+                      a->max_examples < 0 ? S2S_MAX_EXAMPLES : (size_t)a->max_examples, err,
                       sizeof err)) {
         cli_error("%s", err);
         return EXIT_RUNTIME;
@@ -157,17 +157,17 @@ static int build_arrays(xrun *r)
     const size_t min_freq = a->min_freq < 0 ? 2 : (size_t)a->min_freq;
     char err[1024];
     if (!r->has_loaded &&
-        (seq2seq_vocab_build(&r->src_v, &r->corpus.train, SEQ2SEQ_SRC, min_freq, err,
+        (s2s_vocab_build(&r->src_v, &r->corpus.train, S2S_SRC, min_freq, err,
                              sizeof err) ||
-         seq2seq_vocab_build(&r->tgt_v, &r->corpus.train, SEQ2SEQ_TGT, min_freq, err,
+         s2s_vocab_build(&r->tgt_v, &r->corpus.train, S2S_TGT, min_freq, err,
                              sizeof err))) {
         cli_error("%s", err);
         return EXIT_RUNTIME;
     }
-    if (seq2seq_arrays_build(&r->train, &r->corpus.train, &r->src_v, &r->tgt_v, r->T, err,
+    if (s2s_arrays_build(&r->train, &r->corpus.train, &r->src_v, &r->tgt_v, r->T, err,
                              sizeof err) ||
         (r->corpus.heldout.n &&
-         seq2seq_arrays_build(&r->held, &r->corpus.heldout, &r->src_v, &r->tgt_v, r->T, err,
+         s2s_arrays_build(&r->held, &r->corpus.heldout, &r->src_v, &r->tgt_v, r->T, err,
                               sizeof err))) {
         cli_error("%s", err);
         return EXIT_RUNTIME;
@@ -439,11 +439,11 @@ void xrun_free(xrun *r)
         s2s_trainer_free(&r->tr);
     if (r->has_loaded)
         s2s_free(&r->loaded);
-    seq2seq_arrays_free(&r->train);
-    seq2seq_arrays_free(&r->held);
-    seq2seq_vocab_free(&r->src_v);
-    seq2seq_vocab_free(&r->tgt_v);
-    seq2seq_corpus_free(&r->corpus);
+    s2s_arrays_free(&r->train);
+    s2s_arrays_free(&r->held);
+    s2s_vocab_free(&r->src_v);
+    s2s_vocab_free(&r->tgt_v);
+    s2s_corpus_free(&r->corpus);
     for (size_t i = 0; i < XRUN_NSNAP; i++)
         free(r->snap_cross[i]);
     free(r->final_cross);

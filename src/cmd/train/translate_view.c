@@ -46,9 +46,9 @@ int xrun_load_model(xrun *r)
     }
     r->has_loaded = 1;
     r->T = T;
-    rc = seq2seq_vocab_from_list(&r->src_v, (const char *const *)src, r->loaded.cfg.src_vocab,
+    rc = s2s_vocab_from_list(&r->src_v, (const char *const *)src, r->loaded.cfg.src_vocab,
                                  "$.src_vocab", err, sizeof err) ||
-         seq2seq_vocab_from_list(&r->tgt_v, (const char *const *)tgt, r->loaded.cfg.tgt_vocab,
+         s2s_vocab_from_list(&r->tgt_v, (const char *const *)tgt, r->loaded.cfg.tgt_vocab,
                                  "$.tgt_vocab", err, sizeof err);
     train_strings_free(src, r->loaded.cfg.src_vocab);
     train_strings_free(tgt, r->loaded.cfg.tgt_vocab);
@@ -60,15 +60,15 @@ int xrun_load_model(xrun *r)
 }
 
 /* The label of entry t of an id row: the word, "<eos>" or "<pad>". */
-static const char *id_label(const seq2seq_vocab *v, int id)
+static const char *id_label(const s2s_vocab *v, int id)
 {
-    return (size_t)id < v->n ? v->tokens[id] : v->tokens[SEQ2SEQ_UNK];
+    return (size_t)id < v->n ? v->tokens[id] : v->tokens[S2S_UNK];
 }
 
 int xrun_choose_probe(xrun *r)
 {
     const size_t T = r->T;
-    const seq2seq_arrays *set = r->held.n ? &r->held : &r->train;
+    const s2s_arrays *set = r->held.n ? &r->held : &r->train;
     r->probe_set = set;
     r->probe_pairs = r->held.n ? &r->corpus.heldout : &r->corpus.train;
     r->probe = 0;
@@ -91,7 +91,7 @@ static float *attention_alloc(const xrun *r, int cross)
 
 int xrun_snapshot(xrun *r, size_t i)
 {
-    const seq2seq_arrays *s = r->probe_set;
+    const s2s_arrays *s = r->probe_set;
     char err[512];
     if (!(r->snap_cross[i] = attention_alloc(r, 1))) {
         cli_error("out of memory for the probe's attention");
@@ -107,7 +107,7 @@ int xrun_snapshot(xrun *r, size_t i)
 
 int xrun_final_attention(xrun *r)
 {
-    const seq2seq_arrays *s = r->probe_set;
+    const s2s_arrays *s = r->probe_set;
     const int selfs = r->tr.model.cfg.arch->has_self; /* Bahdanau's: none */
     char err[512];
     if ((selfs && (!(r->final_enc = attention_alloc(r, 0)) ||
@@ -184,13 +184,13 @@ static void print_examples(const xrun *r)
     printf("\n");
     for (size_t i = 0; i < n; i++) {
         size_t ns, nt;
-        const char *const *src = seq2seq_src(&r->corpus.heldout, i, &ns);
-        const char *const *tgt = seq2seq_tgt(&r->corpus.heldout, i, &nt);
-        char *s = seq2seq_join(src, ns);
-        char *p = seq2seq_ids_to_sentence(&r->tgt_v, r->pred + i * r->T, r->n_pred[i]);
-        char *label = seq2seq_join(tgt, nt);
+        const char *const *src = s2s_src(&r->corpus.heldout, i, &ns);
+        const char *const *tgt = s2s_tgt(&r->corpus.heldout, i, &nt);
+        char *s = s2s_join(src, ns);
+        char *p = s2s_ids_to_sentence(&r->tgt_v, r->pred + i * r->T, r->n_pred[i]);
+        char *label = s2s_join(tgt, nt);
         if (s && p && label)
-            printf("%s => %s, bleu %.3f\n", s, p, seq2seq_bleu_text(p, label, 2));
+            printf("%s => %s, bleu %.3f\n", s, p, s2s_bleu_text(p, label, 2));
         free(s);
         free(p);
         free(label);

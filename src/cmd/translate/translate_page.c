@@ -18,7 +18,7 @@ static char *words_text(const char *const *tok, size_t n)
 {
     if (n > 0 && strcmp(tok[n - 1], "<eos>") == 0)
         n--;
-    return seq2seq_join(tok, n);
+    return s2s_join(tok, n);
 }
 
 /* "sentence": {"source", "reference", "translation", "bleu"} */
@@ -207,7 +207,7 @@ static int command_json(FILE *f, const void *ctx)
 
 int translate_page_command(const char *path, const translate_view *v, FILE *rep)
 {
-    char *reference = v->reference ? seq2seq_join(v->reference, v->n_reference) : NULL;
+    char *reference = v->reference ? s2s_join(v->reference, v->n_reference) : NULL;
     const translate_page_view pv = {
         .layers = v->blocks, .heads = v->cfg.heads, .hiddens = v->cfg.hiddens,
         .arch = v->cfg.arch->name,

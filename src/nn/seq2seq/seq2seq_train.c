@@ -74,7 +74,7 @@ static int alloc_chunks(s2s_trainer *tr, char *err, size_t errlen)
     return 0;
 }
 
-int s2s_trainer_init(s2s_trainer *tr, const seq2seq_arrays *data, const s2s_config *cfg,
+int s2s_trainer_init(s2s_trainer *tr, const s2s_arrays *data, const s2s_config *cfg,
                      const s2s_train_opts *opts, const s2s_model *model, char *err,
                      size_t errlen)
 {
@@ -150,7 +150,7 @@ void s2s_trainer_free(s2s_trainer *tr)
 /* Pair i of set into row r of a batch: its source, decoder input, and its
  * target with −1 from its valid length on (d2l's sequence_mask). */
 static void copy_pair(int *src, int *dec_in, int *tgt, long *src_lens, size_t r,
-                      const seq2seq_arrays *set, size_t i)
+                      const s2s_arrays *set, size_t i)
 {
     const size_t T = set->T;
     memcpy(src + r * T, set->src + i * T, T * sizeof *src);
@@ -164,7 +164,7 @@ static void copy_pair(int *src, int *dec_in, int *tgt, long *src_lens, size_t r,
  * shuffled order (Fisher–Yates, a new order each epoch). */
 static void next_batch(s2s_trainer *tr)
 {
-    const seq2seq_arrays *d = tr->data;
+    const s2s_arrays *d = tr->data;
     for (size_t r = 0; r < tr->B; r++) {
         size_t i = r;
         if (tr->B != d->n) {
@@ -317,13 +317,13 @@ int s2s_trainer_step(s2s_trainer *tr, train_stats *stats, char *err, size_t errl
 }
 
 /* Rows first … first+n−1 of set into the batch buffers (n ≤ B). */
-static void load_rows(s2s_trainer *tr, const seq2seq_arrays *set, size_t first, size_t n)
+static void load_rows(s2s_trainer *tr, const s2s_arrays *set, size_t first, size_t n)
 {
     for (size_t r = 0; r < n; r++)
         copy_pair(tr->src, tr->dec_in, tr->tgt, tr->src_lens, r, set, first + r);
 }
 
-int s2s_trainer_evaluate(s2s_trainer *tr, const seq2seq_arrays *set, train_stats *stats,
+int s2s_trainer_evaluate(s2s_trainer *tr, const s2s_arrays *set, train_stats *stats,
                          char *err, size_t errlen)
 {
     size_t count = 0, correct = 0;
@@ -352,33 +352,33 @@ int s2s_trainer_translate(s2s_trainer *tr, const int *src, long src_len, int *ou
                           size_t *n_out, float *cross, char *err, size_t errlen)
 {
     if (tr->opts.reference)
-        return s2s_greedy(&tr->model, src, src_len, tr->T, SEQ2SEQ_BOS, SEQ2SEQ_EOS, tr->T, out,
+        return s2s_greedy(&tr->model, src, src_len, tr->T, S2S_BOS, S2S_EOS, tr->T, out,
                           n_out, cross, err, errlen);
     s2s_fast_weights_update(&tr->fw, &tr->model);
-    s2s_fast_greedy(&tr->fcache[0], &tr->model, &tr->fw, src, src_len, tr->T, SEQ2SEQ_BOS,
-                    SEQ2SEQ_EOS, tr->T, out, n_out, cross);
+    s2s_fast_greedy(&tr->fcache[0], &tr->model, &tr->fw, src, src_len, tr->T, S2S_BOS,
+                    S2S_EOS, tr->T, out, n_out, cross);
     return 0;
 }
 
 /* Chunk c of a set's greedy translations: pairs first … first+nb−1. */
-static int translate_chunk(s2s_trainer *tr, size_t c, const seq2seq_arrays *set, size_t first,
+static int translate_chunk(s2s_trainer *tr, size_t c, const s2s_arrays *set, size_t first,
                            size_t nb, int *out, size_t *n_out, char *e, size_t elen)
 {
     const size_t T = tr->T;
     if (!tr->opts.reference) {
         (void)s2s_fast_greedy_batch(&tr->fcache[c], &tr->model, &tr->fw, set->src + first * T,
-                                    set->src_valid + first, nb, T, SEQ2SEQ_BOS, SEQ2SEQ_EOS, T,
+                                    set->src_valid + first, nb, T, S2S_BOS, S2S_EOS, T,
                                     out + first * T, n_out + first);
         return 0;
     }
     for (size_t i = first; i < first + nb; i++)
-        if (s2s_greedy(&tr->model, set->src + i * T, set->src_valid[i], T, SEQ2SEQ_BOS,
-                       SEQ2SEQ_EOS, T, out + i * T, n_out + i, NULL, e, elen))
+        if (s2s_greedy(&tr->model, set->src + i * T, set->src_valid[i], T, S2S_BOS,
+                       S2S_EOS, T, out + i * T, n_out + i, NULL, e, elen))
             return -1;
     return 0;
 }
 
-int s2s_trainer_translate_set(s2s_trainer *tr, const seq2seq_arrays *set, int *out,
+int s2s_trainer_translate_set(s2s_trainer *tr, const s2s_arrays *set, int *out,
                               size_t *n_out, char *err, size_t errlen)
 {
     const size_t group = tr->nchunks * TRAIN_CHUNK;
@@ -426,8 +426,8 @@ static int same_words(const char *const *a, size_t na, const char *const *b, siz
     return 1;
 }
 
-int s2s_trainer_bleu(s2s_trainer *tr, const seq2seq_arrays *set, const seq2seq_pairs *pairs,
-                     const seq2seq_vocab *tgt_vocab, double *bleu, double *exact, int *pred,
+int s2s_trainer_bleu(s2s_trainer *tr, const s2s_arrays *set, const s2s_pairs *pairs,
+                     const s2s_vocab *tgt_vocab, double *bleu, double *exact, int *pred,
                      size_t *n_pred, char *err, size_t errlen)
 {
     int failed = 0;
@@ -439,15 +439,15 @@ int s2s_trainer_bleu(s2s_trainer *tr, const seq2seq_arrays *set, const seq2seq_p
         failed = 2;
     for (size_t i = 0; !failed && i < set->n; i++) {
         size_t nl;
-        const char *const *label = seq2seq_tgt(pairs, i, &nl);
+        const char *const *label = s2s_tgt(pairs, i, &nl);
         const char **words = alloc_n(n_out[i], 1, sizeof *words, &failed);
         if (failed)
             break;
         for (size_t k = 0; k < n_out[i]; k++) /* ids to tokens (<unk> outside) */
             words[k] = (size_t)out[i * set->T + k] < tgt_vocab->n
                            ? tgt_vocab->tokens[out[i * set->T + k]]
-                           : tgt_vocab->tokens[SEQ2SEQ_UNK];
-        sum += seq2seq_bleu(words, n_out[i], label, nl, 2);
+                           : tgt_vocab->tokens[S2S_UNK];
+        sum += s2s_bleu(words, n_out[i], label, nl, 2);
         same += same_words(words, n_out[i], label, nl);
         free(words);
     }
@@ -472,7 +472,7 @@ static const float *chunk_cross(const s2s_trainer *tr, size_t c, size_t l)
                               : s2s_fast_cross(&tr->fcache[c], &tr->model, l);
 }
 
-int s2s_trainer_alignment(s2s_trainer *tr, const seq2seq_arrays *set, const seq2seq_pairs *pairs,
+int s2s_trainer_alignment(s2s_trainer *tr, const s2s_arrays *set, const s2s_pairs *pairs,
                           size_t block, double *score, char *err, size_t errlen)
 {
     const size_t T = tr->T, NH = tr->model.cfg.heads;
@@ -493,9 +493,9 @@ int s2s_trainer_alignment(s2s_trainer *tr, const seq2seq_arrays *set, const seq2
         for (size_t r = 0; r < n; r++) {
             const size_t c = r / TRAIN_CHUNK, b = r % TRAIN_CHUNK;
             size_t nl;
-            (void)seq2seq_tgt(pairs, first + r, &nl);
-            hits += seq2seq_alignment_hits(chunk_cross(tr, c, block) + b * NH * T * T, NH, T, T,
-                                           seq2seq_align(pairs, first + r), nl < T ? nl : T,
+            (void)s2s_tgt(pairs, first + r, &nl);
+            hits += s2s_alignment_hits(chunk_cross(tr, c, block) + b * NH * T * T, NH, T, T,
+                                           s2s_align(pairs, first + r), nl < T ? nl : T,
                                            &counted);
         }
     }

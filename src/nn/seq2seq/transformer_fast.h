@@ -1,6 +1,7 @@
 /* transformer_fast.h — transformer.h's encoder–decoder arranged to be
- * fast (seq2seq_fast.h's interface, tfm_fast_ops): float32 throughout, block_fast.h's loops (the ones attn train's
- * encoder stack runs too), the weights of the forward products transposed
+ * fast (seq2seq_fast.h's interface, tfm_fast_ops): float32 throughout,
+ * block_fast.h's loops (the ones attn train's encoder stack runs too),
+ * the weights of the forward products transposed
  * once per step, no allocation inside a step. It computes the formulas of
  * transformer.c (the reference, in double); the tests compare the two.
  *
