@@ -238,35 +238,14 @@ static int chunks_run(s2s_trainer *tr, int grads, const int *src, const int *dec
     return 0;
 }
 
-#define SUM_BLOCK 4096 /* gradients a block of sum_chunks */
-
-/* tr->grads = the chunks' gradients added in chunk order; the summed loss
- * returned, the counts added into *count and *correct. */
+/* tr->grads = the chunks' gradients added in chunk order (when grads);
+ * the summed loss returned, the counts added into *count and *correct. */
 static double sum_chunks(s2s_trainer *tr, size_t n, int grads, size_t *count, size_t *correct)
 {
-    const size_t total = tr->model.total, nblocks = grads ? ceil_div(total, SUM_BLOCK) : 0;
-    const int nth = s2s_threads(tr);
     double loss = 0.0;
-    (void)nth;
-    /* each gradient 0 + chunk 0's + chunk 1's + …, in blocks of the
-     * array shared out among the threads */
-#pragma omp parallel for schedule(static) num_threads(nth) if (nth > 1)
-    for (size_t k = 0; k < nblocks; k++) { /* elements lo … hi−1 */
-        const size_t lo = k * SUM_BLOCK, hi = total - lo < SUM_BLOCK ? total : lo + SUM_BLOCK;
-        double *restrict sum = tr->grads;
-        memset(sum + lo, 0, (hi - lo) * sizeof *sum);
-        for (size_t c = 0; c < n; c++) {
-            if (tr->opts.reference) {
-                const double *g = tr->chunk_grads + c * total;
-                for (size_t i = lo; i < hi; i++)
-                    sum[i] += g[i];
-            } else {
-                const float *restrict g = tr->chunk_gradsf + c * total;
-                for (size_t i = lo; i < hi; i++)
-                    sum[i] += g[i];
-            }
-        }
-    }
+    if (grads)
+        train_sum_grads(tr->grads, tr->opts.reference ? tr->chunk_grads : NULL,
+                        tr->chunk_gradsf, n, tr->model.total, s2s_threads(tr));
     for (size_t c = 0; c < n; c++) {
         loss += tr->chunk_loss[c];
         *count += tr->chunk_count[c];
