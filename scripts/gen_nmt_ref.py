@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Reference values for attn's translation data (src/io/nmt_data.c,
+"""Reference values for attn's translation data (src/io/s2s_corpus.c,
 src/nn/seq2seq/seq2seq_data.c, src/nn/seq2seq/seq2seq_bleu.c), from d2l's own functions.
 
 Run with Debian's python from the top of the tree:
@@ -19,7 +19,7 @@ It writes into that folder:
                      decoder's input under teacher forcing (train_seq2seq's
                      torch.cat([bos, Y[:, :-1]], 1));
   lower_ref.json     Python's str.lower() of every code point U+0000 …
-                     U+017F (what nmt_data.h says attn lower-cases);
+                     U+017F (what s2s_corpus.h says attn lower-cases);
   preprocess_ref.json preprocess_nmt of single lines;
   bleu_ref.json      bleu(pred, label, k) of pairs of sentences, the value
                      written with repr (exact double).

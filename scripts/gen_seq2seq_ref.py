@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Reference fixtures for attn's Transformer encoder-decoder (SPEC.md §11,
---arch transformer; src/nn/seq2seq/seq2seq.c), from PyTorch in float64.
+--arch transformer; src/nn/seq2seq/transformer.c), from PyTorch in float64.
 
 Run with Debian's python (apt-get install python3-torch python3-numpy):
     /usr/bin/python3 scripts/gen_seq2seq_ref.py tests/ref/seq2seq

@@ -24,6 +24,7 @@
 
 #include "check.h"
 #include "torch_fixture.h"
+#include "bahdanau.h"
 #include "gru.h"
 #include "s2s_model_file.h"
 #include "seq2seq.h"
@@ -63,7 +64,7 @@ typedef struct fixture {
 static void config_of(s2s_config *cfg, const cJSON *c)
 {
     memset(cfg, 0, sizeof *cfg);
-    cfg->arch = S2S_BAHDANAU;
+    cfg->arch = &bah_arch;
     cfg->src_vocab = size_of(c, "src_vocab");
     cfg->tgt_vocab = size_of(c, "tgt_vocab");
     cfg->hiddens = size_of(c, "hiddens");
@@ -425,7 +426,7 @@ static train_path *const paths[] = {&path_reference, &path_fast};
 
 /* The fixture's batch as a set of N = B pairs of T positions, for the
  * trainer (batch size 0: every pair, in order, each step). */
-static void fixture_arrays(seq2seq_arrays *a, const fixture *fx, int *tgt, long *tgt_valid)
+static void fixture_arrays(s2s_arrays *a, const fixture *fx, int *tgt, long *tgt_valid)
 {
     memset(a, 0, sizeof *a);
     a->n = fx->B;
@@ -458,7 +459,7 @@ static void test_fixture_steps(const char *file, const fixture *fx, const char *
     char err[256];
     s2s_model m;
     s2s_trainer tr;
-    seq2seq_arrays a;
+    s2s_arrays a;
     int *tgt = calloc(fx->B * fx->T, sizeof *tgt);
     long *tgt_valid = calloc(fx->B, sizeof *tgt_valid);
     size_t clipped = 0;
@@ -647,7 +648,7 @@ static const char *const model_tgt_vocab[] = {"<unk>",   "<pad>", "<bos>", "<eos
  * of the next logit by over 0.01). */
 static int model_for_file(s2s_model *m)
 {
-    s2s_config cfg = {9, 10, 8, 1, 2, 0, 0, 0.0, S2S_BAHDANAU};
+    s2s_config cfg = {9, 10, 8, 1, 2, 0, 0, 0.0, &bah_arch};
     char err[256];
     if (s2s_alloc(m, &cfg, err, sizeof err)) {
         fprintf(stderr, "%s\n", err);
@@ -722,7 +723,7 @@ static void test_model_file_torch(const char *dir)
         fprintf(stderr, "%s\n", err);
         return;
     }
-    CHECK(m.cfg.arch == S2S_BAHDANAU && m.cfg.layers == 2 && m.cfg.hiddens == 8);
+    CHECK(m.cfg.arch == &bah_arch && m.cfg.layers == 2 && m.cfg.hiddens == 8);
     CHECK_INT(steps, MODEL_STEPS);
     CHECK(strcmp(tv[5], "voiture") == 0);
     CHECK(model_for_file(&want_m) == 0);

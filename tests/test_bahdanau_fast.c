@@ -31,6 +31,7 @@
 #include <omp.h>
 #endif
 
+#include "bahdanau.h"
 #include "bahdanau_fast.h"
 #include "check.h"
 #include "rng.h"
@@ -48,7 +49,7 @@
 static int model_new(s2s_model *m, size_t L, size_t d, size_t Vs, size_t Vt,
                      unsigned long long seed)
 {
-    s2s_config cfg = {Vs, Vt, d, 1, L, 1, 0, 0.0, S2S_BAHDANAU};
+    s2s_config cfg = {Vs, Vt, d, 1, L, 1, 0, 0.0, &bah_arch};
     char err[256];
     if (s2s_alloc(m, &cfg, err, sizeof err)) {
         fprintf(stderr, "s2s_alloc: %s\n", err);
@@ -261,9 +262,9 @@ static size_t test_greedy(size_t L, size_t d, size_t B, size_t Ts, size_t max_le
     }
     /* logits that depend more on the state than at the start, and <eos>
      * more likely, so that sources stop at different steps */
-    for (size_t i = 0; i < m.dense.weight.size; i++)
-        m.dense.weight.data[i] *= 6.0f;
-    m.dense.bias.data[EOS] += (float)eos_bias;
+    for (size_t i = 0; i < bah_net(&m)->dense.weight.size; i++)
+        bah_net(&m)->dense.weight.data[i] *= 6.0f;
+    bah_net(&m)->dense.bias.data[EOS] += (float)eos_bias;
     batch_new(&bt, B, Ts, 1, Vs, Vt, &r);
     CHECK(fast_new(&f, &m, B, max_len > Ts ? max_len : Ts) == 0);
     steps = bah_fast_greedy_batch(f.c, &m, f.w, bt.src, bt.lens, B, Ts, BOS, EOS, max_len, out,
@@ -452,7 +453,7 @@ static void test_split(size_t L, size_t d, unsigned long long seed)
 
 /* n random pairs of T entries as seq2seq_data.h builds them: ids, <eos>,
  * <pad>s; dec_in <bos> + the target */
-static void pairs_new(seq2seq_arrays *a, size_t n, size_t T, size_t Vs, size_t Vt, rng *r)
+static void pairs_new(s2s_arrays *a, size_t n, size_t T, size_t Vs, size_t Vt, rng *r)
 {
     batch bt;
     batch_new(&bt, n, T, T, Vs, Vt, r);
@@ -477,10 +478,10 @@ static void pairs_new(seq2seq_arrays *a, size_t n, size_t T, size_t Vs, size_t V
 static void test_trainer(size_t L, size_t d)
 {
     const size_t n = 40, T = 9, V = 12;
-    s2s_config cfg = {V, V, d, 1, L, 1, 0, 0.0, S2S_BAHDANAU};
+    s2s_config cfg = {V, V, d, 1, L, 1, 0, 0.0, &bah_arch};
     s2s_train_opts o = {OPTIM_ADAM, 0.01, 1.0, 12, 5, 1, 0};
     s2s_trainer tr[3]; /* fast on 1 thread, fast on 2, the reference */
-    seq2seq_arrays a;
+    s2s_arrays a;
     rng r;
     char err[256];
     double wl = 0.0, wp = 0.0;
@@ -512,14 +513,14 @@ static void test_trainer(size_t L, size_t d)
            L, d, wl, wp);
     for (int k = 0; k < 3; k++)
         s2s_trainer_free(&tr[k]);
-    seq2seq_arrays_free(&a);
+    s2s_arrays_free(&a);
 }
 
 /* ---- sizes ------------------------------------------------------------------- */
 
 static void test_sizes(void)
 {
-    s2s_config cfg = {40, 40, 32, 1, 2, 1, 0, 0.0, S2S_BAHDANAU};
+    s2s_config cfg = {40, 40, 32, 1, 2, 1, 0, 0.0, &bah_arch};
     s2s_model m;
     size_t small, big;
     CHECK(bah_fast_cache_bytes(&cfg, 8, 12, &small) == 0);

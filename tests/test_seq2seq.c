@@ -1,5 +1,5 @@
-/* test_seq2seq.c — the Transformer encoder–decoder (src/nn/seq2seq/seq2seq.c,
- * and its fast path src/nn/seq2seq/seq2seq_fast.c) against PyTorch and against
+/* test_seq2seq.c — the Transformer encoder–decoder (src/nn/seq2seq/transformer.c,
+ * and its fast path src/nn/seq2seq/transformer_fast.c) against PyTorch and against
  * itself: the loss and every gradient of
  * float64 fixtures, 20 steps of SGD and of Adam with and without
  * clipping, greedy decoding token for token; central finite differences,
@@ -29,6 +29,7 @@
 #include "s2s_model_file.h"
 #include "seq2seq.h"
 #include "seq2seq_fast.h"
+#include "transformer.h"
 #include "encoder_task.h"
 
 /* ---- reading fixtures ------------------------------------------------------ */
@@ -484,7 +485,7 @@ static fixture tiny_fixture(void)
 /* A tiny model with biases and LayerNorms away from the identity. */
 static void tiny_model(s2s_model *m, size_t layers, double dropout)
 {
-    s2s_config cfg = {7, 8, 8, 2, layers, 6, 1, dropout, S2S_TRANSFORMER};
+    s2s_config cfg = {7, 8, 8, 2, layers, 6, 1, dropout, &tfm_arch};
     char err[256];
     CHECK(s2s_alloc(m, &cfg, err, sizeof err) == 0);
     s2s_init(m, TINY_SEED);
@@ -508,9 +509,9 @@ static size_t relu_pattern(unsigned char *on, const s2s_cache *c, const s2s_mode
     size_t k = 0;
     for (size_t l = 0; l < m->cfg.layers; l++) {
         for (size_t i = 0; i < ns; i++)
-            on[k++] = c->enc[l].H[i] > 0.0f;
+            on[k++] = tfm_cache_of(c)->enc[l].H[i] > 0.0f;
         for (size_t i = 0; i < nt; i++)
-            on[k++] = c->dec[l].H[i] > 0.0f;
+            on[k++] = tfm_cache_of(c)->dec[l].H[i] > 0.0f;
     }
     return k;
 }
@@ -689,8 +690,8 @@ static void test_encoder_through_cross(void)
         nonzero += nz;
     }
     for (size_t l = 0; l < m.cfg.layers; l++) {
-        memset(m.dec[l].attention2.W_v.weight.data, 0, m.dec[l].attention2.W_v.weight.size * 4);
-        memset(m.dec[l].attention2.W_v.bias.data, 0, m.dec[l].attention2.W_v.bias.size * 4);
+        memset(tfm_net(&m)->dec[l].attention2.W_v.weight.data, 0, tfm_net(&m)->dec[l].attention2.W_v.weight.size * 4);
+        memset(tfm_net(&m)->dec[l].attention2.W_v.bias.data, 0, tfm_net(&m)->dec[l].attention2.W_v.bias.size * 4);
     }
     loss_and_grads(&m, &c, &fx, grads, NULL);
     for (size_t i = 0; i < enc_end; i++)
@@ -801,7 +802,7 @@ static void test_greedy_is_forward(void)
         for (size_t h = 0; h < NH; h++)
             for (size_t t = 0; t < n_out; t++)
                 same &= memcmp(cross + ((l * NH + h) * max_len + t) * Ts,
-                               c.dec[l].A2 + (h * (n_out + 1) + t) * Ts, Ts * sizeof(float)) == 0;
+                               tfm_cache_of(&c)->dec[l].A2 + (h * (n_out + 1) + t) * Ts, Ts * sizeof(float)) == 0;
     CHECK(same);
     printf("greedy decoding: %zu tokens, the forward pass on them agrees bit for bit\n", n_out);
     /* max_len 0: nothing; bad ids: refused */
@@ -840,7 +841,7 @@ static void check_config_error(s2s_config cfg, const char *want)
 
 static void test_config(void)
 {
-    s2s_config ok = {9, 10, 8, 2, 2, 16, 1, 0.1, S2S_TRANSFORMER};
+    s2s_config ok = {9, 10, 8, 2, 2, 16, 1, 0.1, &tfm_arch};
     s2s_config c;
     s2s_model m;
     char err[256];
@@ -907,7 +908,7 @@ static const char *const model_tgt_vocab[] = {"<unk>",   "<pad>", "<bos>", "<eos
  * d 8, 2 heads, FFN 12, biases, from seed 5. */
 static int model_for_file(s2s_model *m)
 {
-    s2s_config cfg = {9, 10, 8, 2, 2, 12, 1, 0.0, S2S_TRANSFORMER};
+    s2s_config cfg = {9, 10, 8, 2, 2, 12, 1, 0.0, &tfm_arch};
     char err[256];
     if (s2s_alloc(m, &cfg, err, sizeof err))
         return -1;
@@ -1117,7 +1118,7 @@ static double now(void)
  * 4 heads, 2 blocks a side, FFN 64, vocabularies of 40. */
 static int bench(void)
 {
-    s2s_config cfg = {40, 40, 32, 4, 2, 64, 0, 0.0, S2S_TRANSFORMER};
+    s2s_config cfg = {40, 40, 32, 4, 2, 64, 0, 0.0, &tfm_arch};
     const size_t B = 64, T = 10;
     s2s_model m;
     s2s_cache c;
@@ -1163,6 +1164,29 @@ static int bench(void)
     return 0;
 }
 
+/* seq2seq.h's table of architectures: every entry found by its name,
+ * whole (every operation there, self-attention exactly when it says so),
+ * the default the first; an unknown name refused. */
+static void test_arch_table(void)
+{
+    const s2s_config none = {0};
+    size_t n = 0;
+    for (const s2s_arch *const *a = s2s_archs; *a; a++, n++) {
+        const s2s_arch *x = *a;
+        const s2s_fast_ops *f = x->fast;
+        CHECK(x->name && x->label && s2s_arch_find(x->name) == x);
+        CHECK(x->cross_blocks && x->config_check && x->alloc && x->init && x->free);
+        CHECK(x->cache_alloc && x->cache_free && x->forward && x->backward && x->cross);
+        CHECK(x->greedy && f && (x->self != NULL) == (x->has_self != 0));
+        CHECK(f->weights_alloc && f->weights_update && f->weights_free && f->cache_alloc);
+        CHECK(f->cache_bytes && f->cache_free && f->step && f->greedy_batch && f->cross);
+        CHECK(f->logits && (f->self != NULL) == (x->has_self != 0));
+    }
+    CHECK(n == 2 && s2s_archs[0] == &tfm_arch && s2s_arch_of(&none) == &tfm_arch);
+    CHECK(s2s_arch_find("rnn") == NULL && s2s_arch_find("") == NULL);
+    CHECK(s2s_arch_find("Transformer") == NULL);
+}
+
 int main(int argc, char **argv)
 {
     char model_dir[512];
@@ -1174,6 +1198,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: test_seq2seq FIXTURE_DIR | write-model DIR | bench\n");
         return 2;
     }
+    test_arch_table();
     test_config();
     test_clip();
     test_masked_loss();

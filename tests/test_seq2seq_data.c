@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "nmt_data.h"
+#include "s2s_corpus.h"
 #include "seq2seq_data.h"
 #include "seq2seq_task.h"
 
@@ -65,12 +65,12 @@ static int same_tokens(const char *const *tok, size_t n, const cJSON *want)
 }
 
 /* The pairs p against the JSON lists of source and target sentences. */
-static void check_pairs(const seq2seq_pairs *p, const cJSON *src, const cJSON *tgt)
+static void check_pairs(const s2s_pairs *p, const cJSON *src, const cJSON *tgt)
 {
     CHECK_INT(p->n, cJSON_GetArraySize(src));
     for (size_t i = 0; i < p->n && i < (size_t)cJSON_GetArraySize(src); i++) {
         size_t ns, nt;
-        const char *const *s = seq2seq_src(p, i, &ns), *const *t = seq2seq_tgt(p, i, &nt);
+        const char *const *s = s2s_src(p, i, &ns), *const *t = s2s_tgt(p, i, &nt);
         CHECK(same_tokens(s, ns, cJSON_GetArrayItem(src, (int)i)));
         CHECK(same_tokens(t, nt, cJSON_GetArrayItem(tgt, (int)i)));
     }
@@ -110,7 +110,7 @@ static int same_rows(const int *rows, size_t N, size_t T, const cJSON *want)
 
 /* ---- fra.txt against d2l --------------------------------------------------------- */
 
-static void check_vocab(const seq2seq_vocab *v, const cJSON *want)
+static void check_vocab(const s2s_vocab *v, const cJSON *want)
 {
     const cJSON *w;
     size_t i = 0;
@@ -119,58 +119,58 @@ static void check_vocab(const seq2seq_vocab *v, const cJSON *want)
     {
         if (i < v->n) {
             CHECK_STR(v->tokens[i], w->valuestring);
-            CHECK_INT(seq2seq_vocab_id(v, w->valuestring), i);
+            CHECK_INT(s2s_vocab_id(v, w->valuestring), i);
         }
         i++;
     }
 }
 
 /* One min_freq's vocabularies and arrays against d2l's. */
-static void check_vocab_case(const seq2seq_pairs *p, const cJSON *vc)
+static void check_vocab_case(const s2s_pairs *p, const cJSON *vc)
 {
-    seq2seq_vocab sv, tv;
+    s2s_vocab sv, tv;
     char err[256];
     const cJSON *ac;
     size_t min_freq = (size_t)cJSON_GetObjectItem(vc, "min_freq")->valuedouble;
-    CHECK(seq2seq_vocab_build(&sv, p, SEQ2SEQ_SRC, min_freq, err, sizeof err) == 0);
-    CHECK(seq2seq_vocab_build(&tv, p, SEQ2SEQ_TGT, min_freq, err, sizeof err) == 0);
+    CHECK(s2s_vocab_build(&sv, p, S2S_SRC, min_freq, err, sizeof err) == 0);
+    CHECK(s2s_vocab_build(&tv, p, S2S_TGT, min_freq, err, sizeof err) == 0);
     check_vocab(&sv, cJSON_GetObjectItem(vc, "src_vocab"));
     check_vocab(&tv, cJSON_GetObjectItem(vc, "tgt_vocab"));
     cJSON_ArrayForEach(ac, cJSON_GetObjectItem(vc, "arrays"))
     {
-        seq2seq_arrays a;
+        s2s_arrays a;
         size_t T = (size_t)cJSON_GetObjectItem(ac, "num_steps")->valuedouble;
         const cJSON *s = cJSON_GetObjectItem(ac, "src"), *t = cJSON_GetObjectItem(ac, "tgt");
-        CHECK(seq2seq_arrays_build(&a, p, &sv, &tv, T, err, sizeof err) == 0);
+        CHECK(s2s_arrays_build(&a, p, &sv, &tv, T, err, sizeof err) == 0);
         CHECK(same_rows(a.src, a.n, T, cJSON_GetObjectItem(s, "array")));
         CHECK(same_longs(a.src_valid, a.n, cJSON_GetObjectItem(s, "valid_len")));
         CHECK(same_rows(a.tgt, a.n, T, cJSON_GetObjectItem(t, "array")));
         CHECK(same_longs(a.tgt_valid, a.n, cJSON_GetObjectItem(t, "valid_len")));
         CHECK(same_rows(a.dec_in, a.n, T, cJSON_GetObjectItem(t, "dec_in")));
-        seq2seq_arrays_free(&a);
+        s2s_arrays_free(&a);
     }
-    seq2seq_vocab_free(&sv);
-    seq2seq_vocab_free(&tv);
+    s2s_vocab_free(&sv);
+    s2s_vocab_free(&tv);
 }
 
 static void test_fra_reference(void)
 {
     cJSON *ref = ref_json("fra_small_ref.json");
     const cJSON *vc;
-    seq2seq_corpus c;
+    s2s_corpus c;
     char path[1024], err[256];
     size_t max = (size_t)cJSON_GetObjectItem(ref, "max_examples")->valuedouble;
     snprintf(path, sizeof path, "%s/fra_small.txt", ref_dir);
-    CHECK(nmt_data_load(&c, path, max, err, sizeof err) == 0);
+    CHECK(s2s_corpus_load(&c, path, max, err, sizeof err) == 0);
     check_pairs(&c.train, cJSON_GetObjectItem(ref, "source"), cJSON_GetObjectItem(ref, "target"));
     CHECK(c.heldout.n == 0 && c.train.align == NULL);
     cJSON_ArrayForEach(vc, cJSON_GetObjectItem(ref, "vocabs")) check_vocab_case(&c.train, vc);
-    seq2seq_corpus_free(&c);
+    s2s_corpus_free(&c);
     /* max_examples 0: every line, as d2l's `if num_examples and …` */
-    CHECK(nmt_data_load(&c, path, 0, err, sizeof err) == 0);
+    CHECK(s2s_corpus_load(&c, path, 0, err, sizeof err) == 0);
     check_pairs(&c.train, cJSON_GetObjectItem(ref, "all_source"),
                 cJSON_GetObjectItem(ref, "all_target"));
-    seq2seq_corpus_free(&c);
+    s2s_corpus_free(&c);
     cJSON_Delete(ref);
 }
 
@@ -196,7 +196,7 @@ static void test_lower(void)
     {
         char out[8];
         unsigned long second;
-        size_t n = put2(out, nmt_lower(c, &second));
+        size_t n = put2(out, s2s_lower(c, &second));
         if (second)
             n += put2(out + n, second);
         check_count++;
@@ -208,7 +208,7 @@ static void test_lower(void)
         c++;
     }
     CHECK_INT(c, 0x180);
-    CHECK_INT(nmt_lower(0x3A3, &c), 0x3A3); /* Greek and the rest: kept */
+    CHECK_INT(s2s_lower(0x3A3, &c), 0x3A3); /* Greek and the rest: kept */
     cJSON_Delete(ref);
 }
 
@@ -221,31 +221,31 @@ static void test_preprocess(void)
     cJSON_ArrayForEach(cs, cJSON_GetObjectItem(ref, "cases"))
     {
         const char *line = cJSON_GetObjectItem(cs, "line")->valuestring;
-        CHECK(nmt_preprocess_line(line, strlen(line), 1, out, &len) == 0);
+        CHECK(s2s_preprocess_line(line, strlen(line), 1, out, &len) == 0);
         CHECK_STR(out, cJSON_GetObjectItem(cs, "out")->valuestring);
         CHECK_INT(len, strlen(cJSON_GetObjectItem(cs, "out")->valuestring));
     }
     /* a line that does not start the file: its first character follows '\n' */
-    CHECK(nmt_preprocess_line(".a", 2, 0, out, &len) == 0);
+    CHECK(s2s_preprocess_line(".a", 2, 0, out, &len) == 0);
     CHECK_STR(out, " .a");
-    CHECK(nmt_preprocess_line(".a", 2, 1, out, &len) == 0);
+    CHECK(s2s_preprocess_line(".a", 2, 1, out, &len) == 0);
     CHECK_STR(out, ".a");
     /* bytes that are not UTF-8, or a NUL: the offset + 1 of the first */
-    CHECK_INT(nmt_preprocess_line("ab\xC3", 3, 1, out, &len), 3);
-    CHECK_INT(nmt_preprocess_line("a\xC3\xA9\x80", 4, 1, out, &len), 4);
-    CHECK_INT(nmt_preprocess_line("\xED\xA0\x80", 3, 1, out, &len), 1); /* a surrogate */
-    CHECK_INT(nmt_preprocess_line("\xC0\xAF", 2, 1, out, &len), 1);     /* overlong */
-    CHECK_INT(nmt_preprocess_line("ab\0c", 4, 1, out, &len), 3);
+    CHECK_INT(s2s_preprocess_line("ab\xC3", 3, 1, out, &len), 3);
+    CHECK_INT(s2s_preprocess_line("a\xC3\xA9\x80", 4, 1, out, &len), 4);
+    CHECK_INT(s2s_preprocess_line("\xED\xA0\x80", 3, 1, out, &len), 1); /* a surrogate */
+    CHECK_INT(s2s_preprocess_line("\xC0\xAF", 2, 1, out, &len), 1);     /* overlong */
+    CHECK_INT(s2s_preprocess_line("ab\0c", 4, 1, out, &len), 3);
     cJSON_Delete(ref);
 }
 
-/* nmt_sentence_tokens(s, flags) must give the tokens want (n of them),
+/* s2s_sentence_tokens(s, flags) must give the tokens want (n of them),
  * joined by '|' in want ("" for none). */
 static void check_sentence(const char *s, int flags, const char *want, int line)
 {
     char err[128], *joined = NULL;
     size_t n = 0;
-    char **tok = nmt_sentence_tokens(s, flags, &n, err, sizeof err);
+    char **tok = s2s_sentence_tokens(s, flags, &n, err, sizeof err);
     check_count++;
     if (!tok) {
         check_failed++;
@@ -267,7 +267,7 @@ static void test_sentence(void)
 {
     char err[128];
     size_t n;
-    const int L = NMT_SENTENCE_LOWER, P = NMT_SENTENCE_PUNCT, W = NMT_SENTENCE_WORDS;
+    const int L = S2S_SENTENCE_LOWER, P = S2S_SENTENCE_PUNCT, W = S2S_SENTENCE_WORDS;
     check_sentence("The big  red Dog.", L, "the|big||red|dog.", __LINE__); /* d2l's */
     check_sentence("The big  red Dog.", L | P, "the|big||red|dog|.", __LINE__);
     check_sentence("The big  red Dog.", W, "The|big|red|Dog.", __LINE__);
@@ -276,14 +276,14 @@ static void test_sentence(void)
     check_sentence("....", P, ".|.|.|.", __LINE__);
     check_sentence("", 0, "", __LINE__); /* one empty token, as "".split(' ') */
     {
-        char **tok = nmt_sentence_tokens("", 0, &n, err, sizeof err);
+        char **tok = s2s_sentence_tokens("", 0, &n, err, sizeof err);
         CHECK(tok && n == 1 && tok[0][0] == '\0');
         free(tok);
-        tok = nmt_sentence_tokens("  ", W, &n, err, sizeof err);
+        tok = s2s_sentence_tokens("  ", W, &n, err, sizeof err);
         CHECK(tok && n == 0);
         free(tok);
     }
-    CHECK(nmt_sentence_tokens("a\xff", L, &n, err, sizeof err) == NULL);
+    CHECK(s2s_sentence_tokens("a\xff", L, &n, err, sizeof err) == NULL);
     CHECK_STR(err, "byte 2: not valid UTF-8");
 }
 
@@ -291,15 +291,15 @@ static void test_sentence(void)
 
 /* text read as fra.txt named "f.txt" with max_examples max: 0 and the
  * pairs, or -1 with the message in err. */
-static int read_fra(seq2seq_corpus *c, const char *text, size_t max, char *err, size_t errlen)
+static int read_fra(s2s_corpus *c, const char *text, size_t max, char *err, size_t errlen)
 {
-    return nmt_data_read_fra(c, text, strlen(text), "f.txt", max, err, errlen);
+    return s2s_corpus_read_fra(c, text, strlen(text), "f.txt", max, err, errlen);
 }
 
 /* The message read_fra gives for text (checked to fail). */
 static void check_fra_error(const char *text, size_t max, const char *want, int line)
 {
-    seq2seq_corpus c;
+    s2s_corpus c;
     char err[256] = "";
     int rc = read_fra(&c, text, max, err, sizeof err);
     CHECK_INT(rc, -1);
@@ -309,34 +309,34 @@ static void check_fra_error(const char *text, size_t max, const char *want, int 
 
 static void test_fra_lines(void)
 {
-    seq2seq_corpus c;
+    s2s_corpus c;
     char err[256];
     size_t n;
     const char *const *t;
     /* a third and fourth field are dropped; no final '\n'; CRLF keeps '\r' */
     CHECK(read_fra(&c, "A b.\tC d.\tCC-BY\textra\r\nE\tF\r", 0, err, sizeof err) == 0);
     CHECK_INT(c.train.n, 2);
-    t = seq2seq_tgt(&c.train, 0, &n);
+    t = s2s_tgt(&c.train, 0, &n);
     CHECK(n == 3 && !strcmp(t[0], "c") && !strcmp(t[1], "d") && !strcmp(t[2], "."));
-    t = seq2seq_src(&c.train, 1, &n);
+    t = s2s_src(&c.train, 1, &n);
     CHECK(n == 1 && !strcmp(t[0], "e"));
-    t = seq2seq_tgt(&c.train, 1, &n);
+    t = s2s_tgt(&c.train, 1, &n);
     CHECK(n == 1 && !strcmp(t[0], "f\r"));
-    seq2seq_corpus_free(&c);
+    s2s_corpus_free(&c);
     /* lines 0 … max: a bad line after them is never read */
     CHECK(read_fra(&c, "a\tb\n\nc\td\nno tab here\n", 2, err, sizeof err) == 0);
     CHECK_INT(c.train.n, 2);
-    seq2seq_corpus_free(&c);
+    s2s_corpus_free(&c);
     /* blank lines (spaces, tabs, '\r') are skipped; they still count */
     CHECK(read_fra(&c, " \t \r\n\t\n  \na\tb\n", 3, err, sizeof err) == 0);
     CHECK_INT(c.train.n, 1);
-    seq2seq_corpus_free(&c);
+    s2s_corpus_free(&c);
     /* a side of spaces with a word: empty tokens kept, as split(' ') */
     CHECK(read_fra(&c, " a  b \tc", 0, err, sizeof err) == 0);
-    t = seq2seq_src(&c.train, 0, &n);
+    t = s2s_src(&c.train, 0, &n);
     CHECK(n == 5 && !strcmp(t[0], "") && !strcmp(t[1], "a") && !strcmp(t[2], "") &&
           !strcmp(t[3], "b") && !strcmp(t[4], ""));
-    seq2seq_corpus_free(&c);
+    s2s_corpus_free(&c);
 }
 
 static void test_fra_errors(void)
@@ -363,51 +363,51 @@ static void test_fra_errors(void)
 
 static void test_fra_files(void)
 {
-    seq2seq_corpus c;
+    s2s_corpus c;
     char err[256], dir[] = "/tmp/attn-nmt-XXXXXX", path[256];
     FILE *f;
     static const char nul[] = "a\tb\nx\ty\0z\n";
     /* a NUL byte */
-    CHECK(nmt_data_read_fra(&c, nul, sizeof nul - 1, "f.txt", 0, err, sizeof err) == -1);
+    CHECK(s2s_corpus_read_fra(&c, nul, sizeof nul - 1, "f.txt", 0, err, sizeof err) == -1);
     CHECK_STR(err, "f.txt: line 2, byte 4: a NUL byte");
     /* files: missing, a folder, text and JSON told apart by the first byte */
     CHECK(mkdtemp(dir) != NULL);
     snprintf(path, sizeof path, "%s/none.txt", dir);
-    CHECK(nmt_data_load(&c, path, 0, err, sizeof err) == -1);
+    CHECK(s2s_corpus_load(&c, path, 0, err, sizeof err) == -1);
     snprintf(path, sizeof path, "%s/none.txt: cannot open: No such file or directory", dir);
     CHECK_STR(err, path);
-    CHECK(nmt_data_load(&c, dir, 0, err, sizeof err) == -1);
+    CHECK(s2s_corpus_load(&c, dir, 0, err, sizeof err) == -1);
     snprintf(path, sizeof path, "%s: cannot read: Is a directory", dir);
     CHECK_STR(err, path);
     snprintf(path, sizeof path, "%s/d.json", dir);
     CHECK((f = fopen(path, "w")) != NULL);
     fputs(" \n {\"pairs\": [[\"Hi .\", \"Salut !\"]]}\n", f);
     fclose(f);
-    CHECK(nmt_data_load(&c, path, 0, err, sizeof err) == 0);
+    CHECK(s2s_corpus_load(&c, path, 0, err, sizeof err) == 0);
     CHECK(c.train.n == 1 && !strcmp(c.train.src_tok[0], "Hi")); /* as written */
-    seq2seq_corpus_free(&c);
+    s2s_corpus_free(&c);
     CHECK((f = fopen(path, "w")) != NULL);
     fputs("{\"pairs\": [[\"a\", \"b\"],]}", f);
     fclose(f);
-    CHECK(nmt_data_load(&c, path, 0, err, sizeof err) == -1);
+    CHECK(s2s_corpus_load(&c, path, 0, err, sizeof err) == -1);
     CHECK(strstr(err, "d.json: line 1, column 23: invalid JSON at ']'") != NULL);
     CHECK(remove(path) == 0);
     CHECK(rmdir(dir) == 0);
-    CHECK(nmt_data_format("\r\n\t {", 5) == NMT_JSON);
-    CHECK(nmt_data_format("[", 1) == NMT_TEXT);
-    CHECK(nmt_data_format("", 0) == NMT_TEXT);
+    CHECK(s2s_corpus_format("\r\n\t {", 5) == S2S_CORPUS_JSON);
+    CHECK(s2s_corpus_format("[", 1) == S2S_CORPUS_TEXT);
+    CHECK(s2s_corpus_format("", 0) == S2S_CORPUS_TEXT);
 }
 
 /* ---- the JSON form -------------------------------------------------------------------- */
 
-/* The message nmt_data_from_json gives for text (checked to fail). */
+/* The message s2s_corpus_from_json gives for text (checked to fail). */
 static void check_json_error(const char *text, const char *want, int line)
 {
-    seq2seq_corpus c;
+    s2s_corpus c;
     char err[256] = "";
     cJSON *root = cJSON_Parse(text);
     CHECK(root != NULL);
-    CHECK_INT(nmt_data_from_json(&c, root, "d.json", err, sizeof err), -1);
+    CHECK_INT(s2s_corpus_from_json(&c, root, "d.json", err, sizeof err), -1);
     check_str(err, want, "error", line);
     CHECK(c.train.n == 0 && c.heldout.n == 0 && c.train.text == NULL);
     cJSON_Delete(root);
@@ -415,31 +415,31 @@ static void check_json_error(const char *text, const char *want, int line)
 
 static void test_json(void)
 {
-    seq2seq_corpus c;
+    s2s_corpus c;
     char err[256];
     size_t n;
     const char *const *t;
     cJSON *root = cJSON_Parse(
         "{\"pairs\": [[\"the red car\", \"la voiture rouge\"], [\" Go  now \", \"Va !\"]],"
         " \"heldout\": {\"pairs\": [[\"a <unk>\", \"b\"]]}}");
-    CHECK(nmt_data_is_pairs(root));
-    CHECK(nmt_data_from_json(&c, root, "d.json", err, sizeof err) == 0);
+    CHECK(s2s_corpus_is_pairs(root));
+    CHECK(s2s_corpus_from_json(&c, root, "d.json", err, sizeof err) == 0);
     CHECK(c.train.n == 2 && c.heldout.n == 1);
-    t = seq2seq_src(&c.train, 1, &n);
+    t = s2s_src(&c.train, 1, &n);
     CHECK(n == 2 && !strcmp(t[0], "Go") && !strcmp(t[1], "now")); /* runs of spaces */
-    t = seq2seq_tgt(&c.train, 0, &n);
+    t = s2s_tgt(&c.train, 0, &n);
     CHECK(n == 3 && !strcmp(t[2], "rouge"));
-    t = seq2seq_src(&c.heldout, 0, &n);
+    t = s2s_src(&c.heldout, 0, &n);
     CHECK(n == 2 && !strcmp(t[1], "<unk>"));
-    seq2seq_corpus_free(&c);
+    s2s_corpus_free(&c);
     cJSON_Delete(root);
     /* "heldout": null and an empty held-out part are no held-out pairs */
     root = cJSON_Parse("{\"pairs\": [[\"a\", \"b\"]], \"heldout\": {\"pairs\": []}}");
-    CHECK(nmt_data_from_json(&c, root, "d.json", err, sizeof err) == 0 && c.heldout.n == 0);
-    seq2seq_corpus_free(&c);
+    CHECK(s2s_corpus_from_json(&c, root, "d.json", err, sizeof err) == 0 && c.heldout.n == 0);
+    s2s_corpus_free(&c);
     cJSON_Delete(root);
     root = cJSON_Parse("{\"sequences\": [[\"a\"]], \"targets\": [[\"b\"]]}");
-    CHECK(!nmt_data_is_pairs(root)); /* SPEC §9's data */
+    CHECK(!s2s_corpus_is_pairs(root)); /* SPEC §9's data */
     cJSON_Delete(root);
 
     check_json_error("[]", "d.json: $: expected an object with \"pairs\", got an array",
@@ -485,65 +485,65 @@ static void test_json(void)
 /* ---- vocabularies and arrays by hand ----------------------------------------------------- */
 
 /* Pairs from sentences written with spaces (split on runs of spaces). */
-static void make_pairs(seq2seq_pairs *p, const char *const (*s)[2], size_t n)
+static void make_pairs(s2s_pairs *p, const char *const (*s)[2], size_t n)
 {
-    seq2seq_builder b;
+    s2s_builder b;
     size_t k;
-    seq2seq_builder_init(&b);
+    s2s_builder_init(&b);
     for (size_t i = 0; i < n; i++) {
-        CHECK(seq2seq_builder_split_words(&b, SEQ2SEQ_SRC, s[i][0], strlen(s[i][0]), &k) == 0);
-        CHECK(seq2seq_builder_split_words(&b, SEQ2SEQ_TGT, s[i][1], strlen(s[i][1]), &k) == 0);
-        CHECK(seq2seq_builder_pair(&b, NULL) == 0);
+        CHECK(s2s_builder_split_words(&b, S2S_SRC, s[i][0], strlen(s[i][0]), &k) == 0);
+        CHECK(s2s_builder_split_words(&b, S2S_TGT, s[i][1], strlen(s[i][1]), &k) == 0);
+        CHECK(s2s_builder_pair(&b, NULL) == 0);
     }
-    CHECK(seq2seq_builder_finish(&b, p) == 0);
+    CHECK(s2s_builder_finish(&b, p) == 0);
 }
 
 static void test_vocab(void)
 {
     static const char *const s[][2] = {{"b a b", "x"}, {"c a <eos>", "y x"}, {"a", "x z"}};
     static const char *const v0[] = {"<unk>", "<pad>", "<bos>", "<eos>", "a", "b", "c"};
-    seq2seq_pairs p;
-    seq2seq_vocab v;
+    s2s_pairs p;
+    s2s_vocab v;
     char err[256];
     make_pairs(&p, s, 3);
     /* a 3, b 2, c 1, <eos> 1 (reserved: not added again); ties by first appearance */
-    CHECK(seq2seq_vocab_build(&v, &p, SEQ2SEQ_SRC, 0, err, sizeof err) == 0);
+    CHECK(s2s_vocab_build(&v, &p, S2S_SRC, 0, err, sizeof err) == 0);
     CHECK_INT(v.n, 7);
     for (size_t i = 0; i < 7 && i < v.n; i++)
         CHECK_STR(v.tokens[i], v0[i]);
-    CHECK_INT(seq2seq_vocab_id(&v, "zz"), SEQ2SEQ_UNK);
-    CHECK_INT(seq2seq_vocab_find(&v, "zz"), -1);
-    CHECK_INT(seq2seq_vocab_find(&v, "c"), 6);
-    CHECK_INT(seq2seq_vocab_id(&v, "<eos>"), SEQ2SEQ_EOS);
-    seq2seq_vocab_free(&v);
-    CHECK(seq2seq_vocab_build(&v, &p, SEQ2SEQ_SRC, 2, err, sizeof err) == 0);
+    CHECK_INT(s2s_vocab_id(&v, "zz"), S2S_UNK);
+    CHECK_INT(s2s_vocab_find(&v, "zz"), -1);
+    CHECK_INT(s2s_vocab_find(&v, "c"), 6);
+    CHECK_INT(s2s_vocab_id(&v, "<eos>"), S2S_EOS);
+    s2s_vocab_free(&v);
+    CHECK(s2s_vocab_build(&v, &p, S2S_SRC, 2, err, sizeof err) == 0);
     CHECK(v.n == 6 && !strcmp(v.tokens[4], "a") && !strcmp(v.tokens[5], "b"));
-    seq2seq_vocab_free(&v);
-    CHECK(seq2seq_vocab_build(&v, &p, SEQ2SEQ_TGT, 1, err, sizeof err) == 0);
+    s2s_vocab_free(&v);
+    CHECK(s2s_vocab_build(&v, &p, S2S_TGT, 1, err, sizeof err) == 0);
     CHECK(v.n == 7 && !strcmp(v.tokens[4], "x") && !strcmp(v.tokens[5], "y") &&
           !strcmp(v.tokens[6], "z"));
-    seq2seq_vocab_free(&v);
-    seq2seq_pairs_free(&p);
-    seq2seq_vocab_free(&v); /* a zeroed vocabulary frees */
+    s2s_vocab_free(&v);
+    s2s_pairs_free(&p);
+    s2s_vocab_free(&v); /* a zeroed vocabulary frees */
 
     /* a saved model's list */
-    CHECK(seq2seq_vocab_from_list(&v, v0, 7, "$.src_vocab", err, sizeof err) == 0);
-    CHECK_INT(seq2seq_vocab_find(&v, "b"), 5);
-    seq2seq_vocab_free(&v);
-    CHECK(seq2seq_vocab_from_list(&v, v0, 3, "$.src_vocab", err, sizeof err) == -1);
+    CHECK(s2s_vocab_from_list(&v, v0, 7, "$.src_vocab", err, sizeof err) == 0);
+    CHECK_INT(s2s_vocab_find(&v, "b"), 5);
+    s2s_vocab_free(&v);
+    CHECK(s2s_vocab_from_list(&v, v0, 3, "$.src_vocab", err, sizeof err) == -1);
     CHECK_STR(err, "$.src_vocab: expected at least 4 tokens (<unk>, <pad>, <bos>, <eos>), got 3");
     {
         const char *bad[] = {"<unk>", "<pad>", "x", "<eos>"};
-        CHECK(seq2seq_vocab_from_list(&v, bad, 4, "$.tgt_vocab", err, sizeof err) == -1);
+        CHECK(s2s_vocab_from_list(&v, bad, 4, "$.tgt_vocab", err, sizeof err) == -1);
         CHECK_STR(err, "$.tgt_vocab[2]: expected \"<bos>\" (a vocabulary starts <unk>, <pad>, "
                        "<bos>, <eos>), got \"x\"");
     }
     {
         const char *dup[] = {"<unk>", "<pad>", "<bos>", "<eos>", "a", "b", "a"};
-        CHECK(seq2seq_vocab_from_list(&v, dup, 7, "$.src_vocab", err, sizeof err) == -1);
+        CHECK(s2s_vocab_from_list(&v, dup, 7, "$.src_vocab", err, sizeof err) == -1);
         CHECK_STR(err, "$.src_vocab[6]: \"a\" again (it is entry 4)");
         dup[5] = "<pad>";
-        CHECK(seq2seq_vocab_from_list(&v, dup, 6, "$.src_vocab", err, sizeof err) == -1);
+        CHECK(s2s_vocab_from_list(&v, dup, 6, "$.src_vocab", err, sizeof err) == -1);
         CHECK_STR(err, "$.src_vocab[5]: \"<pad>\" again (it is entry 1)");
         CHECK(v.n == 0 && v.tokens == NULL);
     }
@@ -556,16 +556,16 @@ static void test_arrays(void)
     static const int tgt5[] = {4, 5, 4, 3, 1, 0, 3, 1, 1, 1, 5, 3, 1, 1, 1};
     static const int dec5[] = {2, 4, 5, 4, 3, 2, 0, 3, 1, 1, 2, 5, 3, 1, 1};
     static const long sv5[] = {4, 4, 2}, tv5[] = {4, 2, 2};
-    seq2seq_pairs p;
-    seq2seq_vocab sv, tv;
-    seq2seq_arrays a;
+    s2s_pairs p;
+    s2s_vocab sv, tv;
+    s2s_arrays a;
     char err[256];
     int row[3], cut;
     const char *tok[] = {"b", "a", "b"};
     make_pairs(&p, s, 3);
-    CHECK(seq2seq_vocab_build(&sv, &p, SEQ2SEQ_SRC, 0, err, sizeof err) == 0); /* a b c */
-    CHECK(seq2seq_vocab_build(&tv, &p, SEQ2SEQ_TGT, 0, err, sizeof err) == 0); /* a b zz */
-    CHECK(seq2seq_arrays_build(&a, &p, &sv, &tv, 5, err, sizeof err) == 0);
+    CHECK(s2s_vocab_build(&sv, &p, S2S_SRC, 0, err, sizeof err) == 0); /* a b c */
+    CHECK(s2s_vocab_build(&tv, &p, S2S_TGT, 0, err, sizeof err) == 0); /* a b zz */
+    CHECK(s2s_arrays_build(&a, &p, &sv, &tv, 5, err, sizeof err) == 0);
     CHECK(a.n == 3 && a.T == 5 && a.n_cut == 0);
     CHECK(memcmp(a.src, src5, sizeof src5) == 0);
     /* tgt vocab: a 3 (4), b 3 (5), zz 1 (6); "zz" is known here */
@@ -574,89 +574,89 @@ static void test_arrays(void)
     CHECK(memcmp(a.tgt_valid, tv5, sizeof tv5) == 0);
     CHECK(memcmp(a.dec_in, (int[]){2, 4, 5, 4, 3, 2, 6, 3, 1, 1, 2, 5, 3, 1, 1}, sizeof dec5) ==
           0);
-    seq2seq_arrays_free(&a);
+    s2s_arrays_free(&a);
     /* with a target vocabulary that lacks "zz": <unk> */
-    seq2seq_vocab_free(&tv);
-    CHECK(seq2seq_vocab_build(&tv, &p, SEQ2SEQ_TGT, 2, err, sizeof err) == 0);
-    CHECK(seq2seq_arrays_build(&a, &p, &sv, &tv, 5, err, sizeof err) == 0);
+    s2s_vocab_free(&tv);
+    CHECK(s2s_vocab_build(&tv, &p, S2S_TGT, 2, err, sizeof err) == 0);
+    CHECK(s2s_arrays_build(&a, &p, &sv, &tv, 5, err, sizeof err) == 0);
     CHECK(memcmp(a.tgt, tgt5, sizeof tgt5) == 0);
     CHECK(memcmp(a.dec_in, dec5, sizeof dec5) == 0);
-    seq2seq_arrays_free(&a);
+    s2s_arrays_free(&a);
     /* T 3: cut (the <eos> does not fit) */
-    CHECK(seq2seq_arrays_build(&a, &p, &sv, &tv, 3, err, sizeof err) == 0);
+    CHECK(s2s_arrays_build(&a, &p, &sv, &tv, 3, err, sizeof err) == 0);
     CHECK_INT(a.n_cut, 3); /* source 0 and 1, target 0 */
     CHECK(memcmp(a.src, (int[]){5, 4, 5, 6, 4, 3, 1, 4, 3}, 9 * sizeof(int)) == 0);
     CHECK(a.src_valid[0] == 3 && a.src_valid[1] == 3 && a.src_valid[2] == 2);
-    seq2seq_arrays_free(&a);
-    CHECK(seq2seq_arrays_build(&a, &p, &sv, &tv, 0, err, sizeof err) == -1);
+    s2s_arrays_free(&a);
+    CHECK(s2s_arrays_build(&a, &p, &sv, &tv, 0, err, sizeof err) == -1);
     CHECK_STR(err, "num_steps 0: a sentence needs at least one position");
     /* one sentence */
-    CHECK_INT(seq2seq_encode(row, &sv, tok, 3, 3, &cut), 3);
+    CHECK_INT(s2s_vocab_encode(row, &sv, tok, 3, 3, &cut), 3);
     CHECK(cut == 1 && row[0] == 5 && row[2] == 5);
-    CHECK_INT(seq2seq_encode(row, &sv, tok, 0, 3, &cut), 1);
-    CHECK(cut == 0 && row[0] == SEQ2SEQ_EOS && row[1] == SEQ2SEQ_PAD);
-    seq2seq_vocab_free(&sv);
-    seq2seq_vocab_free(&tv);
-    seq2seq_pairs_free(&p);
+    CHECK_INT(s2s_vocab_encode(row, &sv, tok, 0, 3, &cut), 1);
+    CHECK(cut == 0 && row[0] == S2S_EOS && row[1] == S2S_PAD);
+    s2s_vocab_free(&sv);
+    s2s_vocab_free(&tv);
+    s2s_pairs_free(&p);
 }
 
 static void test_decode(void)
 {
     static const char *const s[][2] = {{"x", "a b"}};
-    seq2seq_pairs p;
-    seq2seq_vocab v;
+    s2s_pairs p;
+    s2s_vocab v;
     char err[256], *t;
     make_pairs(&p, s, 1);
-    CHECK(seq2seq_vocab_build(&v, &p, SEQ2SEQ_TGT, 0, err, sizeof err) == 0); /* a 4, b 5 */
-    t = seq2seq_ids_to_sentence(&v, (int[]){4, 5, -1, 99, 1, 3, 4}, 7);
+    CHECK(s2s_vocab_build(&v, &p, S2S_TGT, 0, err, sizeof err) == 0); /* a 4, b 5 */
+    t = s2s_ids_to_sentence(&v, (int[]){4, 5, -1, 99, 1, 3, 4}, 7);
     CHECK_STR(t, "a b <unk> <unk> <pad>");
     free(t);
-    t = seq2seq_ids_to_sentence(&v, (int[]){3, 4}, 2);
+    t = s2s_ids_to_sentence(&v, (int[]){3, 4}, 2);
     CHECK_STR(t, "");
     free(t);
-    t = seq2seq_ids_to_sentence(&v, (int[]){5, 5}, 2);
+    t = s2s_ids_to_sentence(&v, (int[]){5, 5}, 2);
     CHECK_STR(t, "b b");
     free(t);
-    CHECK_INT(seq2seq_until_eos((int[]){4, 5, 3, 3}, 4), 2);
-    CHECK_INT(seq2seq_until_eos((int[]){4, 5}, 2), 2);
-    CHECK_INT(seq2seq_until_eos(NULL, 0), 0);
-    t = seq2seq_join((const char *[]){"la", "", "pomme"}, 3);
+    CHECK_INT(s2s_until_eos((int[]){4, 5, 3, 3}, 4), 2);
+    CHECK_INT(s2s_until_eos((int[]){4, 5}, 2), 2);
+    CHECK_INT(s2s_until_eos(NULL, 0), 0);
+    t = s2s_join((const char *[]){"la", "", "pomme"}, 3);
     CHECK_STR(t, "la  pomme");
     free(t);
-    seq2seq_vocab_free(&v);
-    seq2seq_pairs_free(&p);
+    s2s_vocab_free(&v);
+    s2s_pairs_free(&p);
 }
 
 static void test_builder(void)
 {
-    seq2seq_builder b;
-    seq2seq_pairs p;
+    s2s_builder b;
+    s2s_pairs p;
     size_t k;
     const long al[] = {1, 0};
-    seq2seq_builder_init(&b);
-    CHECK(seq2seq_builder_split_d2l(&b, SEQ2SEQ_SRC, "", 0, &k) == 0 && k == 1);
-    CHECK(seq2seq_builder_token(&b, SEQ2SEQ_TGT, "x", 1) == 0);
-    CHECK(seq2seq_builder_pair(&b, NULL) == 0);
-    CHECK(seq2seq_builder_token(&b, SEQ2SEQ_SRC, "dropped", 7) == 0);
-    seq2seq_builder_drop(&b);
-    CHECK(seq2seq_builder_split_d2l(&b, SEQ2SEQ_SRC, "a b", 3, &k) == 0 && k == 2);
-    CHECK(seq2seq_builder_split_d2l(&b, SEQ2SEQ_TGT, "B A", 3, &k) == 0 && k == 2);
-    CHECK(seq2seq_builder_pair(&b, al) == 0);
-    CHECK(seq2seq_builder_split_words(&b, SEQ2SEQ_SRC, " c ", 3, &k) == 0 && k == 1);
-    CHECK(seq2seq_builder_split_words(&b, SEQ2SEQ_TGT, "C", 1, &k) == 0 && k == 1);
-    CHECK(seq2seq_builder_pair(&b, NULL) == 0);
-    CHECK(seq2seq_builder_token(&b, SEQ2SEQ_SRC, "unended", 7) == 0);
-    CHECK(seq2seq_builder_finish(&b, &p) == 0);
+    s2s_builder_init(&b);
+    CHECK(s2s_builder_split_d2l(&b, S2S_SRC, "", 0, &k) == 0 && k == 1);
+    CHECK(s2s_builder_token(&b, S2S_TGT, "x", 1) == 0);
+    CHECK(s2s_builder_pair(&b, NULL) == 0);
+    CHECK(s2s_builder_token(&b, S2S_SRC, "dropped", 7) == 0);
+    s2s_builder_drop(&b);
+    CHECK(s2s_builder_split_d2l(&b, S2S_SRC, "a b", 3, &k) == 0 && k == 2);
+    CHECK(s2s_builder_split_d2l(&b, S2S_TGT, "B A", 3, &k) == 0 && k == 2);
+    CHECK(s2s_builder_pair(&b, al) == 0);
+    CHECK(s2s_builder_split_words(&b, S2S_SRC, " c ", 3, &k) == 0 && k == 1);
+    CHECK(s2s_builder_split_words(&b, S2S_TGT, "C", 1, &k) == 0 && k == 1);
+    CHECK(s2s_builder_pair(&b, NULL) == 0);
+    CHECK(s2s_builder_token(&b, S2S_SRC, "unended", 7) == 0);
+    CHECK(s2s_builder_finish(&b, &p) == 0);
     CHECK(p.n == 3 && p.src_start[3] == 4 && p.tgt_start[3] == 4);
     CHECK(!strcmp(p.src_tok[0], "") && !strcmp(p.src_tok[1], "a") && !strcmp(p.src_tok[3], "c"));
     CHECK(p.align != NULL);
     if (p.align)
         CHECK(p.align[0] == -1 && p.align[1] == 1 && p.align[2] == 0 && p.align[3] == -1);
-    CHECK(seq2seq_align(&p, 1) == p.align + 1);
-    seq2seq_pairs_free(&p);
-    seq2seq_builder_init(&b);
-    CHECK(seq2seq_builder_finish(&b, &p) == 0 && p.n == 0 && p.src_start[0] == 0);
-    seq2seq_pairs_free(&p);
+    CHECK(s2s_align(&p, 1) == p.align + 1);
+    s2s_pairs_free(&p);
+    s2s_builder_init(&b);
+    CHECK(s2s_builder_finish(&b, &p) == 0 && p.n == 0 && p.src_start[0] == 0);
+    s2s_pairs_free(&p);
 }
 
 /* ---- the alignment count ---------------------------------------------------------------- */
@@ -670,15 +670,15 @@ static void test_alignment(void)
     size_t counted = 0;
     /* head sums: row 0 [0.8 0.7 0.3 0.2] → 0; row 1 [0.6 0.2 0.2 1.0] → 3;
      * row 2 uniform → 0 (the first on ties) */
-    CHECK_INT(seq2seq_alignment_hits(w, 2, 3, 4, (const long[]){0, 3, 1}, 3, &counted), 2);
+    CHECK_INT(s2s_alignment_hits(w, 2, 3, 4, (const long[]){0, 3, 1}, 3, &counted), 2);
     CHECK_INT(counted, 3);
-    CHECK_INT(seq2seq_alignment_hits(w, 2, 3, 4, (const long[]){-1, 3, 0}, 3, &counted), 2);
+    CHECK_INT(s2s_alignment_hits(w, 2, 3, 4, (const long[]){-1, 3, 0}, 3, &counted), 2);
     CHECK_INT(counted, 5);
-    CHECK_INT(seq2seq_alignment_hits(w, 2, 3, 4, (const long[]){0, 9}, 2, &counted), 1);
+    CHECK_INT(s2s_alignment_hits(w, 2, 3, 4, (const long[]){0, 9}, 2, &counted), 1);
     CHECK_INT(counted, 7);
     /* one head: row 0's largest is at 1 */
     counted = 0;
-    CHECK_INT(seq2seq_alignment_hits(w, 1, 3, 4, (const long[]){1, 0}, 2, &counted), 2);
+    CHECK_INT(s2s_alignment_hits(w, 1, 3, 4, (const long[]){1, 0}, 2, &counted), 2);
     CHECK_INT(counted, 2);
 }
 
@@ -703,7 +703,7 @@ static void check_translation(const char *en, const char *fr, const long *al, in
         fprintf(stderr, "%s:%d: \"%s\": %d words, want %zu\n", __FILE__, line, en, m, n);
         return;
     }
-    joined = seq2seq_join(out, n);
+    joined = s2s_join(out, n);
     check_str(joined, fr, en, line);
     free(joined);
     for (size_t i = 0; i < n; i++)
@@ -810,13 +810,13 @@ static int by_str(const void *a, const void *b)
 
 /* The source sentences of p, joined, sorted (n of them); the caller frees
  * each and the array. */
-static char **sorted_sources(const seq2seq_pairs *p)
+static char **sorted_sources(const s2s_pairs *p)
 {
     char **s = malloc((p->n ? p->n : 1) * sizeof *s);
     for (size_t i = 0; s && i < p->n; i++) {
         size_t n;
-        const char *const *t = seq2seq_src(p, i, &n);
-        s[i] = seq2seq_join(t, n);
+        const char *const *t = s2s_src(p, i, &n);
+        s[i] = s2s_join(t, n);
     }
     if (s && p->n)
         qsort(s, p->n, sizeof *s, by_str);
@@ -832,14 +832,14 @@ static void free_strings(char **s, size_t n)
 
 /* Every pair of p is the grammar's translation, with its alignment, in
  * agreement, 6 … 10 words. */
-static void check_task_pairs(const seq2seq_pairs *p)
+static void check_task_pairs(const s2s_pairs *p)
 {
     size_t bad = 0;
     CHECK(p->align != NULL);
     for (size_t i = 0; p->align && i < p->n; i++) {
         size_t ns, nt;
-        const char *const *s = seq2seq_src(p, i, &ns), *const *t = seq2seq_tgt(p, i, &nt);
-        const long *al = seq2seq_align(p, i);
+        const char *const *s = s2s_src(p, i, &ns), *const *t = s2s_tgt(p, i, &nt);
+        const long *al = s2s_align(p, i);
         const char *out[TRANSLATE_MAX_WORDS];
         long want[TRANSLATE_MAX_WORDS];
         int m = translate_english(s, ns, out, want);
@@ -867,8 +867,8 @@ static void check_disjoint(char **a, size_t na, char **b, size_t nb)
 
 static void test_grammar_task(void)
 {
-    seq2seq_corpus c, d;
-    seq2seq_vocab v;
+    s2s_corpus c, d;
+    s2s_vocab v;
     char err[256], **tr, **ho, **ho2;
     CHECK(translate_task_make(&c, 7, 2000, 200, err, sizeof err) == 0);
     CHECK(c.train.n == 2000 && c.heldout.n == 200);
@@ -879,7 +879,7 @@ static void test_grammar_task(void)
     check_disjoint(ho, 200, tr, 2000);
     /* every word of the tables appears: 4 reserved + 33 English (an with
      * a and the), + 41 French */
-    CHECK(seq2seq_vocab_build(&v, &c.train, SEQ2SEQ_SRC, 0, err, sizeof err) == 0);
+    CHECK(s2s_vocab_build(&v, &c.train, S2S_SRC, 0, err, sizeof err) == 0);
     CHECK_INT(v.n, 4 + 33);
     /* English's article: "an" exactly before a vowel ("an apple"), "a" before
      * a consonant */
@@ -892,12 +892,12 @@ static void test_grammar_task(void)
     }
     for (size_t i = 4; i < v.n; i++)
         CHECK(in_list(translate_english_words, v.tokens[i]));
-    seq2seq_vocab_free(&v);
-    CHECK(seq2seq_vocab_build(&v, &c.train, SEQ2SEQ_TGT, 0, err, sizeof err) == 0);
+    s2s_vocab_free(&v);
+    CHECK(s2s_vocab_build(&v, &c.train, S2S_TGT, 0, err, sizeof err) == 0);
     CHECK_INT(v.n, 4 + 41);
     for (size_t i = 4; i < v.n; i++)
         CHECK(in_list(translate_french_words, v.tokens[i]));
-    seq2seq_vocab_free(&v);
+    s2s_vocab_free(&v);
     /* the same seed, the same pairs; the held-out ones whatever n_train */
     CHECK(translate_task_make(&d, 7, 2000, 200, err, sizeof err) == 0);
     CHECK(d.train.tgt_start[2000] == c.train.tgt_start[2000]);
@@ -906,13 +906,13 @@ static void test_grammar_task(void)
             CHECK(!"the same seed gave other pairs");
             break;
         }
-    seq2seq_corpus_free(&d);
+    s2s_corpus_free(&d);
     CHECK(translate_task_make(&d, 7, 50, 200, err, sizeof err) == 0);
     ho2 = sorted_sources(&d.heldout);
     for (size_t i = 0; i < 200; i++)
         CHECK_STR(ho2[i], ho[i]);
     free_strings(ho2, 200);
-    seq2seq_corpus_free(&d);
+    s2s_corpus_free(&d);
     CHECK(translate_task_make(&d, 8, 2000, 200, err, sizeof err) == 0);
     ho2 = sorted_sources(&d.heldout);
     {
@@ -922,13 +922,13 @@ static void test_grammar_task(void)
         CHECK(same < 10);
     }
     free_strings(ho2, 200);
-    seq2seq_corpus_free(&d);
+    s2s_corpus_free(&d);
     free_strings(tr, 2000);
     free_strings(ho, 200);
-    seq2seq_corpus_free(&c);
+    s2s_corpus_free(&c);
     /* no held-out pairs; errors */
     CHECK(translate_task_make(&d, 1, 3, 0, err, sizeof err) == 0 && d.heldout.n == 0);
-    seq2seq_corpus_free(&d);
+    s2s_corpus_free(&d);
     CHECK(translate_task_make(&d, 1, 0, 10, err, sizeof err) == -1);
     CHECK_STR(err, "the translate task needs at least one training pair");
     CHECK(translate_task_make(&d, 1, 999999, 2, err, sizeof err) == -1);
@@ -949,7 +949,7 @@ static void test_bleu(void)
         const char *label = cJSON_GetObjectItem(cs, "label")->valuestring;
         unsigned k = (unsigned)cJSON_GetObjectItem(cs, "k")->valuedouble;
         double want = cJSON_GetObjectItem(cs, "bleu")->valuedouble;
-        double got = seq2seq_bleu_text(pred, label, k);
+        double got = s2s_bleu_text(pred, label, k);
         check_count++;
         if (!(fabs(got - want) <= 1e-15)) {
             check_failed++;
@@ -960,9 +960,9 @@ static void test_bleu(void)
     }
     CHECK(n >= 60);
     /* token lists: an empty prediction scores 0 (d2l divides by zero) */
-    CHECK(seq2seq_bleu(NULL, 0, (const char *[]){"a"}, 1, 2) == 0.0);
-    CHECK(seq2seq_bleu((const char *[]){"a", "b"}, 2, (const char *[]){"a", "b"}, 2, 2) == 1.0);
-    CHECK(seq2seq_bleu((const char *[]){"a"}, 1, (const char *[]){"a"}, 1, 2) == 0.0);
+    CHECK(s2s_bleu(NULL, 0, (const char *[]){"a"}, 1, 2) == 0.0);
+    CHECK(s2s_bleu((const char *[]){"a", "b"}, 2, (const char *[]){"a", "b"}, 2, 2) == 1.0);
+    CHECK(s2s_bleu((const char *[]){"a"}, 1, (const char *[]){"a"}, 1, 2) == 0.0);
     cJSON_Delete(ref);
 }
 

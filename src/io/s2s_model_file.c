@@ -31,13 +31,13 @@ int s2s_model_write(FILE *f, const s2s_model *m, const char *const *src_vocab,
     json_object_begin(&jw, NULL, JSON_BLOCK);
     json_string(&jw, "command", "train");
     json_string(&jw, "task", "translate");
-    json_string(&jw, "arch", m->cfg.arch == S2S_BAHDANAU ? "bahdanau" : "transformer");
+    json_string(&jw, "arch", m->cfg.arch->name);
     write_strings(&jw, "src_vocab", src_vocab, m->cfg.src_vocab);
     write_strings(&jw, "tgt_vocab", tgt_vocab, m->cfg.tgt_vocab);
     json_uint(&jw, "num_hiddens", m->cfg.hiddens);
     json_uint(&jw, "num_heads", m->cfg.heads);
     json_uint(&jw, "num_layers", m->cfg.layers);
-    if (m->cfg.arch == S2S_TRANSFORMER) /* Bahdanau's model has no FFN */
+    if (m->cfg.arch->has_ffn) /* Bahdanau's model has none */
         json_uint(&jw, "ffn_num_hiddens", m->cfg.ffn);
     json_uint(&jw, "num_steps", num_steps);
     json_object_begin(&jw, "state_dict", JSON_BLOCK);
@@ -194,26 +194,35 @@ static int check_root(const cJSON *root, char *err, size_t errlen)
            expect_string(root, "task", "translate", err, errlen);
 }
 
-/* "arch": "transformer" or "bahdanau" (SPEC §11). */
-static int get_arch(const cJSON *root, s2s_arch *arch, char *err, size_t errlen)
+/* The names of s2s_archs as a message lists them: "a", "b" or "c". */
+static void arch_names(char *out, size_t len)
+{
+    size_t n = 0, at = 0;
+    while (s2s_archs[n])
+        n++;
+    out[0] = '\0';
+    for (size_t i = 0; i < n && at < len; i++)
+        at += (size_t)snprintf(out + at, len - at, "%s\"%s\"",
+                               i == 0 ? "" : i + 1 == n ? " or " : ", ", s2s_archs[i]->name);
+}
+
+/* "arch": the name of one of s2s_archs (SPEC §11: "transformer" or
+ * "bahdanau"). */
+static int get_arch(const cJSON *root, const s2s_arch **arch, char *err, size_t errlen)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "arch");
+    char names[256];
     if (!v) {
         snprintf(err, errlen, "$: missing \"arch\"");
         return -1;
     }
-    if (cJSON_IsString(v) && strcmp(v->valuestring, "transformer") == 0)
-        *arch = S2S_TRANSFORMER;
-    else if (cJSON_IsString(v) && strcmp(v->valuestring, "bahdanau") == 0)
-        *arch = S2S_BAHDANAU;
-    else {
-        snprintf(err, errlen, "$.arch: expected \"transformer\" or \"bahdanau\", got %s%s%s",
-                 cJSON_IsString(v) ? "\"" : "",
-                 cJSON_IsString(v) ? v->valuestring : json_type_name(v),
-                 cJSON_IsString(v) ? "\"" : "");
-        return -1;
-    }
-    return 0;
+    if (cJSON_IsString(v) && (*arch = s2s_arch_find(v->valuestring)))
+        return 0;
+    arch_names(names, sizeof names);
+    snprintf(err, errlen, "$.arch: expected %s, got %s%s%s", names,
+             cJSON_IsString(v) ? "\"" : "", cJSON_IsString(v) ? v->valuestring : json_type_name(v),
+             cJSON_IsString(v) ? "\"" : "");
+    return -1;
 }
 
 /* The numbers in the tree at node. */
@@ -281,23 +290,22 @@ static int read_config(const cJSON *root, s2s_config *cfg, size_t *num_steps, ch
                        size_t errlen)
 {
     const cJSON *sd = cJSON_GetObjectItemCaseSensitive(root, "state_dict");
-    const int bahdanau = cfg->arch == S2S_BAHDANAU;
+    const s2s_arch *arch = cfg->arch;
     if (get_count(root, "num_hiddens", 1, 100000, &cfg->hiddens, err, errlen) ||
         get_count(root, "num_heads", 1, 100000, &cfg->heads, err, errlen) ||
         get_count(root, "num_layers", 1, TMODEL_MAX_LAYERS, &cfg->layers, err, errlen) ||
-        (!bahdanau &&
+        (arch->has_ffn &&
          get_count(root, "ffn_num_hiddens", 1, 100000, &cfg->ffn, err, errlen)) ||
         get_count(root, "num_steps", 1, 100000, num_steps, err, errlen))
         return -1;
-    if (bahdanau && cfg->heads != 1) {
-        snprintf(err, errlen, "$.num_heads: %zu, but Bahdanau's model (\"arch\": \"bahdanau\") "
-                              "has one attention",
-                 cfg->heads);
+    if (!arch->has_self && cfg->heads != 1) {
+        snprintf(err, errlen, "$.num_heads: %zu, but %s (\"arch\": \"%s\") has one attention",
+                 cfg->heads, arch->label, arch->name);
         return -1;
     }
-    if (bahdanau && cJSON_GetObjectItemCaseSensitive(root, "ffn_num_hiddens")) {
-        snprintf(err, errlen, "$.ffn_num_hiddens: Bahdanau's model (\"arch\": \"bahdanau\") "
-                              "has no FFN");
+    if (!arch->has_ffn && cJSON_GetObjectItemCaseSensitive(root, "ffn_num_hiddens")) {
+        snprintf(err, errlen, "$.ffn_num_hiddens: %s (\"arch\": \"%s\") has no FFN",
+                 arch->label, arch->name);
         return -1;
     }
     if (cfg->hiddens % cfg->heads != 0) {

@@ -37,7 +37,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "fuzz.h"
-#include "nmt_data.h"
+#include "s2s_corpus.h"
 #include "s2s_model_file.h"
 #include "seq2seq_data.h"
 #include "encoder_task.h"
@@ -49,7 +49,7 @@ static const char fuzz_pairs[] =
     " [\"Tom sees the small apple !\", \"Tom voit la petite pomme !\"]]}\n";
 
 static const char *model_path;  /* the fixed model (a fuzz_file slot) */
-static seq2seq_vocab model_src; /* its source vocabulary */
+static s2s_vocab model_src; /* its source vocabulary */
 
 static void fuzz_status(int status)
 {
@@ -80,7 +80,7 @@ static void make_model(void)
         cmd_train((int)(sizeof argv / sizeof argv[0]) - 1, argv) != 0 ||
         !(bytes = fuzz_read(model, &size)) || !(model_path = fuzz_file(3, bytes, size)) ||
         s2s_model_load(model_path, &m, &sv, &tv, &T, 0.0, err, sizeof err) ||
-        seq2seq_vocab_from_list(&model_src, (const char *const *)sv, m.cfg.src_vocab, "$", err,
+        s2s_vocab_from_list(&model_src, (const char *const *)sv, m.cfg.src_vocab, "$", err,
                                 sizeof err)) {
         fprintf(stderr, "fuzz_translate: the model: attn train --save %s failed\n", model);
         abort();
@@ -227,16 +227,16 @@ static void fuzz_ids(const char *s)
     char err[256], **tok;
     size_t n;
     int row[12], cut;
-    if (!(tok = nmt_sentence_tokens(s, NMT_SENTENCE_LOWER | NMT_SENTENCE_PUNCT |
-                                           NMT_SENTENCE_WORDS, &n, err, sizeof err)))
+    if (!(tok = s2s_sentence_tokens(s, S2S_SENTENCE_LOWER | S2S_SENTENCE_PUNCT |
+                                           S2S_SENTENCE_WORDS, &n, err, sizeof err)))
         return;
     for (size_t T = 1; T <= 12; T += 5) {
-        long pads = 0, valid = seq2seq_encode(row, &model_src, (const char *const *)tok, n, T,
+        long pads = 0, valid = s2s_vocab_encode(row, &model_src, (const char *const *)tok, n, T,
                                               &cut);
         for (size_t j = 0; j < T; j++) {
             if (row[j] < 0 || (size_t)row[j] >= model_src.n)
                 abort();
-            pads += row[j] == SEQ2SEQ_PAD;
+            pads += row[j] == S2S_PAD;
         }
         if (valid != (long)T - pads || cut != (n >= T))
             abort();

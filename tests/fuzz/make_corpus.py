@@ -160,7 +160,7 @@ STACKS = [("stack2-ffn3-bias", 2, 3, True), ("stack2", 2, 0, False),
           ("stack1-ffn2", 1, 2, False), ("stack3-ffn1", 3, 1, True)]
 
 # --data files of sentence pairs for fuzz_nmt_data (SPEC §11): fra.txt
-# text and JSON, each one good or with one error of nmt_data.h.
+# text and JSON, each one good or with one error of s2s_corpus.h.
 NMT_DATA = [
     "Go.\tVa !\tCC-BY 2.0 (France) Attribution: tatoeba.org #2877272 (CM) & #1158250 (Wittydev)\n"
     "Hi.\tSalut !\tCC-BY 2.0 (France) Attribution: tatoeba.org #538123 (CM) & #509819 (Aiji)\n",

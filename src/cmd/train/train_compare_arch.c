@@ -68,7 +68,7 @@ static void figures(cmp_figs *f, const translation_run *r)
      * position at once; Bahdanau: T GRU steps through the source, then T
      * through the target (padding included, as d2l runs it), each through
      * its L layers */
-    f->seq_train = c->arch == S2S_BAHDANAU ? 2 * r->T : 2 * c->layers;
+    f->seq_train = c->arch->recurrent ? 2 * r->T : 2 * c->layers;
     f->seq_greedy = r->T;
     f->seq_word = c->layers;
 }

@@ -12,7 +12,7 @@
 
 #include "cli.h"
 #include "json_in.h"
-#include "nmt_data.h"
+#include "s2s_corpus.h"
 #include "output.h"
 #include "seq2seq_task.h"
 
@@ -40,8 +40,8 @@ int train_is_translation(const struct train_args *a)
         return tab; /* blank: fra.txt's lines when a tab was seen, else JSON's emptiness */
     if (c != '{')
         return 1; /* text: d2l's fra.txt */
-    root = json_read_file(a->data, NMT_MAX_FILE_BYTES, err, sizeof err);
-    pairs = root && nmt_data_is_pairs(root);
+    root = json_read_file(a->data, S2S_MAX_FILE_BYTES, err, sizeof err);
+    pairs = root && s2s_corpus_is_pairs(root);
     cJSON_Delete(root);
     return pairs;
 }

@@ -48,11 +48,11 @@ typedef struct translation_run {
     int argc;                  /* the command line (the page shows it) */
     char **argv;
     long steps;
-    seq2seq_corpus corpus;     /* the pairs, training and held-out */
+    s2s_corpus corpus;     /* the pairs, training and held-out */
     int builtin;               /* the grammar's pairs (alignment known) */
-    seq2seq_vocab src_v, tgt_v;
+    s2s_vocab src_v, tgt_v;
     size_t T;                  /* num_steps */
-    seq2seq_arrays train, held;
+    s2s_arrays train, held;
     s2s_model loaded;          /* --load */
     int has_loaded;
     s2s_trainer tr;
@@ -62,8 +62,8 @@ typedef struct translation_run {
     double last_bleu;
     /* the probe: one held-out pair (or the first training pair) */
     size_t probe;              /* its index in its set */
-    const seq2seq_arrays *probe_set;
-    const seq2seq_pairs *probe_pairs;
+    const s2s_arrays *probe_set;
+    const s2s_pairs *probe_pairs;
     const char *src_labels[TRAIN_MAX_NUM_STEPS]; /* (T,) its source words, <eos>, <pad> */
     const char *tgt_labels[TRAIN_MAX_NUM_STEPS]; /* (T,) its target words, <eos>, <pad> */
     size_t src_len, tgt_len;   /* valid entries (<eos> included) */

@@ -112,7 +112,7 @@ int translation_run_page_open(translation_run *r)
     r->page = p;
     p->L = s2s_cross_blocks(c);
     p->NH = c->heads;
-    p->selfs = c->arch == S2S_TRANSFORMER;
+    p->selfs = c->arch->has_self;
     p->T = r->T;
     p->Ts = r->src_len;
     p->Tq = r->tgt_len;
@@ -134,7 +134,7 @@ int translation_run_page_open(translation_run *r)
 int translation_run_page_record(translation_run *r, long s)
 {
     struct translation_run_page *p = r->page;
-    const seq2seq_arrays *set = r->probe_set;
+    const s2s_arrays *set = r->probe_set;
     const size_t T = p->T, i = p->nkept, LH = p->L * p->NH;
     const int *src = set->src + r->probe * T, *dec_in = set->dec_in + r->probe * T;
     const long src_len = set->src_valid[r->probe];
@@ -182,17 +182,17 @@ static int write_translations(json_writer *jw, const translation_run *r)
     json_array_begin(jw, "shown", JSON_BLOCK);
     for (size_t i = 0; i < n && !bad; i++) {
         size_t ns, nt;
-        const char *const *src = seq2seq_src(&r->corpus.heldout, i, &ns);
-        const char *const *tgt = seq2seq_tgt(&r->corpus.heldout, i, &nt);
-        char *s = seq2seq_join(src, ns), *ref = seq2seq_join(tgt, nt);
-        char *t = seq2seq_ids_to_sentence(&r->tgt_v, r->pred + i * r->T, r->n_pred[i]);
+        const char *const *src = s2s_src(&r->corpus.heldout, i, &ns);
+        const char *const *tgt = s2s_tgt(&r->corpus.heldout, i, &nt);
+        char *s = s2s_join(src, ns), *ref = s2s_join(tgt, nt);
+        char *t = s2s_ids_to_sentence(&r->tgt_v, r->pred + i * r->T, r->n_pred[i]);
         bad = !s || !ref || !t;
         if (!bad) {
             json_object_begin(jw, NULL, JSON_INLINE);
             json_string(jw, "source", s);
             json_string(jw, "translation", t);
             json_string(jw, "reference", ref);
-            json_number_exact(jw, "bleu", seq2seq_bleu_text(t, ref, 2));
+            json_number_exact(jw, "bleu", s2s_bleu_text(t, ref, 2));
             json_end(jw);
         }
         free(s);
@@ -218,7 +218,7 @@ static int write_steps(json_writer *jw, const translation_run *r, int selfs)
     json_end(jw);
     json_array_begin(jw, "step_translations", JSON_BLOCK);
     for (size_t i = 0; i < S && !bad; i++) {
-        char *t = seq2seq_ids_to_sentence(&r->tgt_v, p->pred + i * p->T, p->npred[i]);
+        char *t = s2s_ids_to_sentence(&r->tgt_v, p->pred + i * p->T, p->npred[i]);
         bad = !t;
         if (t)
             json_string(jw, NULL, t);
@@ -243,8 +243,8 @@ static int write_steps(json_writer *jw, const translation_run *r, int selfs)
 static void write_align(json_writer *jw, const translation_run *r)
 {
     size_t nt;
-    const long *al = seq2seq_align(r->probe_pairs, r->probe);
-    (void)seq2seq_tgt(r->probe_pairs, r->probe, &nt);
+    const long *al = s2s_align(r->probe_pairs, r->probe);
+    (void)s2s_tgt(r->probe_pairs, r->probe, &nt);
     if (!al) {
         json_null(jw, "align");
         return;
@@ -267,22 +267,22 @@ static int page_object(FILE *f, const void *ctx)
     const struct translation_run_page *p = r->page;
     const s2s_config *c = &r->tr.model.cfg;
     size_t ns, nt;
-    const char *const *src = seq2seq_src(r->probe_pairs, r->probe, &ns);
-    const char *const *tgt = seq2seq_tgt(r->probe_pairs, r->probe, &nt);
-    char *sentence = seq2seq_join(src, ns), *reference = seq2seq_join(tgt, nt);
-    char *last = p->nkept ? seq2seq_ids_to_sentence(&r->tgt_v, p->pred + (p->nkept - 1) * p->T,
+    const char *const *src = s2s_src(r->probe_pairs, r->probe, &ns);
+    const char *const *tgt = s2s_tgt(r->probe_pairs, r->probe, &nt);
+    char *sentence = s2s_join(src, ns), *reference = s2s_join(tgt, nt);
+    char *last = p->nkept ? s2s_ids_to_sentence(&r->tgt_v, p->pred + (p->nkept - 1) * p->T,
                                                     p->npred[p->nkept - 1])
                           : NULL;
     translate_page_view v = {.layers = p->L, .heads = c->heads, .hiddens = c->hiddens,
-                             .arch = c->arch == S2S_BAHDANAU ? "bahdanau" : NULL,
-                             .rnn_layers = c->arch == S2S_BAHDANAU ? c->layers : 0,
+                             .arch = c->arch->name,
+                             .rnn_layers = c->arch->recurrent ? c->layers : 0,
                              .ffn = c->ffn, .source = r->src_labels, .Ts = p->Ts,
                              .target = r->tgt_labels, .Tq = p->Tq, .T = r->T,
                              .sentence = sentence, .reference = reference, .bleu = NAN};
     json_writer jw;
     int bad = !sentence || !reference || (p->nkept && !last);
     if (!bad) {
-        v.bleu = last ? seq2seq_bleu_text(last, reference, 2) : NAN;
+        v.bleu = last ? s2s_bleu_text(last, reference, 2) : NAN;
         json_writer_init(&jw, f);
         jw.base64_from = PAGE_BASE64_FROM;
         json_object_begin(&jw, NULL, JSON_BLOCK);

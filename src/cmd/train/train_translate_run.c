@@ -3,7 +3,7 @@
  * model (--load or new), the probe, the loop with the history and the
  * probe's cross-attention at a few steps, and the figures after the last
  * step. The maths and the data are below (src/nn/seq2seq/seq2seq_train.h,
- * seq2seq.h, seq2seq_data.h, seq2seq_task.h; src/io/nmt_data.h).
+ * seq2seq.h, seq2seq_data.h, seq2seq_task.h; src/io/s2s_corpus.h).
  */
 #include "train_translate.h"
 
@@ -16,7 +16,7 @@
 #include "checked.h"
 #include "cli.h"
 #include "clock.h"
-#include "nmt_data.h"
+#include "s2s_corpus.h"
 #include "s2s_model_file.h"
 #include "seq2seq_task.h"
 #include "encoder_task.h"
@@ -39,8 +39,8 @@ static int load_pairs(translation_run *r)
         r->builtin = 1;
         return EXIT_OK;
     }
-    if (nmt_data_load(&r->corpus, a->data,
-                      a->max_examples < 0 ? NMT_MAX_EXAMPLES : (size_t)a->max_examples, err,
+    if (s2s_corpus_load(&r->corpus, a->data,
+                      a->max_examples < 0 ? S2S_MAX_EXAMPLES : (size_t)a->max_examples, err,
                       sizeof err)) {
         cli_error("%s", err);
         return EXIT_RUNTIME;
@@ -56,17 +56,17 @@ static int build_arrays(translation_run *r)
     const size_t min_freq = a->min_freq < 0 ? 2 : (size_t)a->min_freq;
     char err[1024];
     if (!r->has_loaded &&
-        (seq2seq_vocab_build(&r->src_v, &r->corpus.train, SEQ2SEQ_SRC, min_freq, err,
+        (s2s_vocab_build(&r->src_v, &r->corpus.train, S2S_SRC, min_freq, err,
                              sizeof err) ||
-         seq2seq_vocab_build(&r->tgt_v, &r->corpus.train, SEQ2SEQ_TGT, min_freq, err,
+         s2s_vocab_build(&r->tgt_v, &r->corpus.train, S2S_TGT, min_freq, err,
                              sizeof err))) {
         cli_error("%s", err);
         return EXIT_RUNTIME;
     }
-    if (seq2seq_arrays_build(&r->train, &r->corpus.train, &r->src_v, &r->tgt_v, r->T, err,
+    if (s2s_arrays_build(&r->train, &r->corpus.train, &r->src_v, &r->tgt_v, r->T, err,
                              sizeof err) ||
         (r->corpus.heldout.n &&
-         seq2seq_arrays_build(&r->held, &r->corpus.heldout, &r->src_v, &r->tgt_v, r->T, err,
+         s2s_arrays_build(&r->held, &r->corpus.heldout, &r->src_v, &r->tgt_v, r->T, err,
                               sizeof err))) {
         cli_error("%s", err);
         return EXIT_RUNTIME;
@@ -95,9 +95,9 @@ static int load_model(translation_run *r)
     }
     r->has_loaded = 1;
     r->T = T;
-    rc = seq2seq_vocab_from_list(&r->src_v, (const char *const *)src, r->loaded.cfg.src_vocab,
+    rc = s2s_vocab_from_list(&r->src_v, (const char *const *)src, r->loaded.cfg.src_vocab,
                                  "$.src_vocab", err, sizeof err) ||
-         seq2seq_vocab_from_list(&r->tgt_v, (const char *const *)tgt, r->loaded.cfg.tgt_vocab,
+         s2s_vocab_from_list(&r->tgt_v, (const char *const *)tgt, r->loaded.cfg.tgt_vocab,
                                  "$.tgt_vocab", err, sizeof err);
     train_strings_free(src, r->loaded.cfg.src_vocab);
     train_strings_free(tgt, r->loaded.cfg.tgt_vocab);
@@ -109,15 +109,15 @@ static int load_model(translation_run *r)
 }
 
 /* The label of entry t of an id row: the word, "<eos>" or "<pad>". */
-static const char *id_label(const seq2seq_vocab *v, int id)
+static const char *id_label(const s2s_vocab *v, int id)
 {
-    return (size_t)id < v->n ? v->tokens[id] : v->tokens[SEQ2SEQ_UNK];
+    return (size_t)id < v->n ? v->tokens[id] : v->tokens[S2S_UNK];
 }
 
 static int choose_probe(translation_run *r)
 {
     const size_t T = r->T;
-    const seq2seq_arrays *set = r->held.n ? &r->held : &r->train;
+    const s2s_arrays *set = r->held.n ? &r->held : &r->train;
     r->probe_set = set;
     r->probe_pairs = r->held.n ? &r->corpus.heldout : &r->corpus.train;
     r->probe = 0;
@@ -140,7 +140,7 @@ static float *attention_alloc(const translation_run *r, int cross)
 
 static int snapshot(translation_run *r, size_t i)
 {
-    const seq2seq_arrays *s = r->probe_set;
+    const s2s_arrays *s = r->probe_set;
     char err[512];
     if (!(r->snap_cross[i] = attention_alloc(r, 1))) {
         cli_error("out of memory for the probe's attention");
@@ -156,8 +156,8 @@ static int snapshot(translation_run *r, size_t i)
 
 int translation_run_final_attention(translation_run *r)
 {
-    const seq2seq_arrays *s = r->probe_set;
-    const int selfs = r->tr.model.cfg.arch == S2S_TRANSFORMER; /* Bahdanau's: none */
+    const s2s_arrays *s = r->probe_set;
+    const int selfs = r->tr.model.cfg.arch->has_self; /* Bahdanau's: none */
     char err[512];
     if ((selfs && (!(r->final_enc = attention_alloc(r, 0)) ||
                    !(r->final_self = attention_alloc(r, 0)))) ||
@@ -297,7 +297,7 @@ static void make_config(translation_run *r, s2s_config *cfg, s2s_train_opts *o)
     cfg->bias = a->bias;
     cfg->dropout = a->dropout;
     if (a->arch == ARCH_BAHDANAU) { /* one GRU layer a side by default, as d2l's figure */
-        cfg->arch = S2S_BAHDANAU;
+        cfg->arch = s2s_arch_find("bahdanau");
         cfg->heads = 1;
         cfg->layers = a->layers < 0 ? 1 : (size_t)a->layers;
         cfg->ffn = 0;
@@ -407,11 +407,11 @@ void translation_run_free(translation_run *r)
         s2s_trainer_free(&r->tr);
     if (r->has_loaded)
         s2s_free(&r->loaded);
-    seq2seq_arrays_free(&r->train);
-    seq2seq_arrays_free(&r->held);
-    seq2seq_vocab_free(&r->src_v);
-    seq2seq_vocab_free(&r->tgt_v);
-    seq2seq_corpus_free(&r->corpus);
+    s2s_arrays_free(&r->train);
+    s2s_arrays_free(&r->held);
+    s2s_vocab_free(&r->src_v);
+    s2s_vocab_free(&r->tgt_v);
+    s2s_corpus_free(&r->corpus);
     for (size_t i = 0; i < TRANSLATION_NSNAP; i++)
         free(r->snap_cross[i]);
     free(r->final_cross);

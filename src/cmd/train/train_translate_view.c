@@ -37,7 +37,7 @@ static void heads_mean(float *m, const float *att, size_t l, size_t NH, size_t T
 static void print_summary(const translation_run *r)
 {
     const s2s_config *c = &r->tr.model.cfg;
-    if (c->arch == S2S_BAHDANAU)
+    if (c->arch->recurrent)
         printf("attn train: %s, %ld steps in %.2f s, Seq2Seq with Bahdanau attention, %zu GRU "
                "layer%s a side, d %zu%s\n",
                r->a->data ? "data" : "translate", r->tr.step, r->seconds, c->layers,
@@ -54,7 +54,7 @@ static void print_summary(const translation_run *r)
         printf(", held-out BLEU %.3f, exact %.1f%% (%zu sentences)", r->final_bleu,
                100.0 * r->final_exact, r->held.n);
     printf("\n");
-    if (!isnan(r->final_align) && c->arch == S2S_BAHDANAU)
+    if (!isnan(r->final_align) && !c->arch->has_self)
         printf("alignment %.3f: the attention is largest on the English word each French "
                "word translates\n",
                r->final_align);
@@ -63,7 +63,7 @@ static void print_summary(const translation_run *r)
                "averaged) is largest\non the English word each French word translates "
                "(the first block: %.3f)\n",
                r->final_align, r->final_align_first);
-    if (c->arch == S2S_BAHDANAU)
+    if (c->arch->recurrent)
         printf("at step t′ the query is s(t′−1), the decoder's state after the word before; "
                "the keys\nand values are the encoder's states H, one per source word\n");
 }
@@ -78,13 +78,13 @@ static void print_examples(const translation_run *r)
     printf("\n");
     for (size_t i = 0; i < n; i++) {
         size_t ns, nt;
-        const char *const *src = seq2seq_src(&r->corpus.heldout, i, &ns);
-        const char *const *tgt = seq2seq_tgt(&r->corpus.heldout, i, &nt);
-        char *s = seq2seq_join(src, ns);
-        char *p = seq2seq_ids_to_sentence(&r->tgt_v, r->pred + i * r->T, r->n_pred[i]);
-        char *label = seq2seq_join(tgt, nt);
+        const char *const *src = s2s_src(&r->corpus.heldout, i, &ns);
+        const char *const *tgt = s2s_tgt(&r->corpus.heldout, i, &nt);
+        char *s = s2s_join(src, ns);
+        char *p = s2s_ids_to_sentence(&r->tgt_v, r->pred + i * r->T, r->n_pred[i]);
+        char *label = s2s_join(tgt, nt);
         if (s && p && label)
-            printf("%s => %s, bleu %.3f\n", s, p, seq2seq_bleu_text(p, label, 2));
+            printf("%s => %s, bleu %.3f\n", s, p, s2s_bleu_text(p, label, 2));
         free(s);
         free(p);
         free(label);
@@ -104,7 +104,7 @@ static void print_probe(const translation_run *r)
     heads_mean(m, r->final_cross, L - 1, NH, r->T, rows, cols);
     printf("\n%s (rows: the words written,\ncolumns: the source words read; teacher-forced "
            "on the reference):\n",
-           r->tr.model.cfg.arch == S2S_BAHDANAU
+           !r->tr.model.cfg.arch->has_self
                ? "the attention, its query the decoder's previous state"
                : "cross-attention of the last decoder block, heads averaged");
     o.color = term_use_color((term_color_mode)r->a->color, stdout);
@@ -122,7 +122,7 @@ int translation_run_write_json(FILE *f, const void *ctx)
     json_object_begin(&jw, NULL, JSON_BLOCK);
     json_string(&jw, "command", "train");
     json_string(&jw, "task", "translate");
-    json_string(&jw, "arch", r->tr.model.cfg.arch == S2S_BAHDANAU ? "bahdanau" : "transformer");
+    json_string(&jw, "arch", r->tr.model.cfg.arch->name);
     json_int(&jw, "steps", r->tr.step);
     json_array_begin(&jw, "history", JSON_BLOCK);
     for (size_t i = 0; i < r->nhist; i++) { /* one line per logged step */
@@ -183,7 +183,7 @@ static int write_png(const void *ctx, text_font *font, FILE *rep)
 {
     const translation_run *r = ctx;
     const size_t L = s2s_cross_blocks(&r->tr.model.cfg), NH = r->tr.model.cfg.heads, T = r->T;
-    const int bahdanau = r->tr.model.cfg.arch == S2S_BAHDANAU;
+    const int bahdanau = r->tr.model.cfg.arch->recurrent;
     const size_t rows = r->tgt_len, cols = r->src_len, cell = rows * cols;
     const size_t cells = r->nsnap + L * NH; /* panels */
     heat_panel *panels = calloc(cells, sizeof *panels);
@@ -274,7 +274,7 @@ static int write_plot(const void *ctx, text_font *font, FILE *rep)
     ls = (plot_series){x, loss, n, "training loss (the batch's)"};
     ss[0] = (plot_series){x, bleu, n, "held-out BLEU (greedy)"};
     ss[1] = (plot_series){x, align, n,
-                          r->tr.model.cfg.arch == S2S_BAHDANAU
+                          !r->tr.model.cfg.arch->has_self
                               ? "alignment (the attention)"
                               : "alignment (last block's cross-attention)"};
     memset(&f1, 0, sizeof f1);

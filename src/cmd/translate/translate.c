@@ -20,7 +20,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "json_writer.h"
-#include "nmt_data.h"
+#include "s2s_corpus.h"
 #include "options.h"
 #include "output.h"
 #include "page_out.h"
@@ -34,7 +34,7 @@
 #include "translate_page.h"
 
 /* How a typed sentence is read: lower case, punctuation apart, words. */
-#define SENTENCE_FLAGS (NMT_SENTENCE_LOWER | NMT_SENTENCE_PUNCT | NMT_SENTENCE_WORDS)
+#define SENTENCE_FLAGS (S2S_SENTENCE_LOWER | S2S_SENTENCE_PUNCT | S2S_SENTENCE_WORDS)
 
 struct translate_args {
     const char *input, *reference, *png, *json, *html, *font;
@@ -118,9 +118,9 @@ typedef struct xlate {
     char *sentence;   /* the operands joined */
     s2s_model model;
     int has_model;
-    seq2seq_vocab src_v, tgt_v;
+    s2s_vocab src_v, tgt_v;
     size_t T;
-    char **typed, **ref;       /* nmt_sentence_tokens' blocks */
+    char **typed, **ref;       /* s2s_sentence_tokens' blocks */
     char **cased, **ref_cased; /* the same tokens in the case typed */
     size_t n_typed, n_ref;
     const char **unknown;      /* (T,) */
@@ -145,8 +145,8 @@ static void xlate_free(xlate *x)
         s2s_fast_weights_free(&x->fw);
     if (x->has_model)
         s2s_free(&x->model);
-    seq2seq_vocab_free(&x->src_v);
-    seq2seq_vocab_free(&x->tgt_v);
+    s2s_vocab_free(&x->src_v);
+    s2s_vocab_free(&x->tgt_v);
     free(x->sentence);
     free(x->typed);
     free(x->cased);
@@ -198,9 +198,9 @@ static int read_tokens(const char *s, const char *what, char ***tok, char ***cas
 {
     char err[256];
     size_t nc = 0;
-    if (!(*tok = nmt_sentence_tokens(s, SENTENCE_FLAGS, n, err, sizeof err)) ||
+    if (!(*tok = s2s_sentence_tokens(s, SENTENCE_FLAGS, n, err, sizeof err)) ||
         !(*cased =
-              nmt_sentence_tokens(s, SENTENCE_FLAGS & ~NMT_SENTENCE_LOWER, &nc, err, sizeof err))) {
+              s2s_sentence_tokens(s, SENTENCE_FLAGS & ~S2S_SENTENCE_LOWER, &nc, err, sizeof err))) {
         cli_error("%s: %s", what, err);
         return strncmp(err, "out of memory", 13) == 0 ? EXIT_RUNTIME : EXIT_USAGE;
     }
@@ -218,10 +218,10 @@ static int read_tokens(const char *s, const char *what, char ***tok, char ***cas
 /* A token that vocabulary v has only as typed, not in lower case ("Tom"
  * of a model trained on JSON pairs, which are read as written), is read
  * as typed. */
-static void choose_case(const seq2seq_vocab *v, char **tok, char *const *cased, size_t n)
+static void choose_case(const s2s_vocab *v, char **tok, char *const *cased, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        if (seq2seq_vocab_find(v, tok[i]) < 0 && seq2seq_vocab_find(v, cased[i]) >= 0)
+        if (s2s_vocab_find(v, tok[i]) < 0 && s2s_vocab_find(v, cased[i]) >= 0)
             tok[i] = cased[i];
 }
 
@@ -245,9 +245,9 @@ static int load_model(xlate *x)
         return EXIT_RUNTIME;
     }
     x->has_model = 1;
-    rc = seq2seq_vocab_from_list(&x->src_v, (const char *const *)src, x->model.cfg.src_vocab,
+    rc = s2s_vocab_from_list(&x->src_v, (const char *const *)src, x->model.cfg.src_vocab,
                                  "$.src_vocab", err, sizeof err) ||
-         seq2seq_vocab_from_list(&x->tgt_v, (const char *const *)tgt, x->model.cfg.tgt_vocab,
+         s2s_vocab_from_list(&x->tgt_v, (const char *const *)tgt, x->model.cfg.tgt_vocab,
                                  "$.tgt_vocab", err, sizeof err);
     train_strings_free(src, x->model.cfg.src_vocab);
     train_strings_free(tgt, x->model.cfg.tgt_vocab);
@@ -285,7 +285,7 @@ static int alloc_run(xlate *x)
 {
     const size_t T = x->T, LH = x->model.cfg.layers * x->model.cfg.heads;
     size_t n;
-    if (x->a->all && x->model.cfg.arch == S2S_BAHDANAU) {
+    if (x->a->all && !x->model.cfg.arch->has_self) {
         cli_error("--all: %s is Bahdanau's model, which has no self-attention (its one "
                   "attention is the cross-attention shown without --all)",
                   x->a->input);
@@ -323,11 +323,11 @@ static int encode_source(xlate *x)
     translate_view *v = &x->v;
     const size_t T = x->T, n_read = x->n_typed < T ? x->n_typed : T;
     size_t n_unk = 0;
-    v->S = (size_t)seq2seq_encode(x->src, &x->src_v, (const char *const *)x->typed, x->n_typed, T,
+    v->S = (size_t)s2s_vocab_encode(x->src, &x->src_v, (const char *const *)x->typed, x->n_typed, T,
                                   &v->cut);
     for (size_t i = 0; i < n_read; i++) {
         int seen = 0;
-        if (seq2seq_vocab_find(&x->src_v, x->typed[i]) >= 0)
+        if (s2s_vocab_find(&x->src_v, x->typed[i]) >= 0)
             continue;
         for (size_t k = 0; k < n_unk; k++)
             seen |= strcmp(x->unknown[k], x->typed[i]) == 0;
@@ -403,7 +403,7 @@ static void decode(xlate *x)
     translate_view *v = &x->v;
     const size_t LH = s2s_cross_blocks(&x->model.cfg) * x->model.cfg.heads, T = x->T;
     size_t n_out = 0;
-    s2s_fast_greedy(&x->fc, &x->model, &x->fw, x->src, (long)v->S, T, SEQ2SEQ_BOS, SEQ2SEQ_EOS, T,
+    s2s_fast_greedy(&x->fc, &x->model, &x->fw, x->src, (long)v->S, T, S2S_BOS, S2S_EOS, T,
                     x->out, &n_out, x->cross_full);
     v->n_translation = n_out;
     v->stopped_at_eos = n_out < T;
@@ -428,14 +428,14 @@ static void self_attention(xlate *x)
     const size_t L = x->model.cfg.layers, NH = x->model.cfg.heads, T = x->T;
     const size_t S = v->S, R = v->R;
     const long src_len = (long)S;
-    x->dec_in[0] = SEQ2SEQ_BOS;
+    x->dec_in[0] = S2S_BOS;
     for (size_t t = 1; t < R; t++)
         x->dec_in[t] = x->out[t - 1];
     (void)s2s_fast_step(NULL, &x->fc, &x->model, &x->fw, x->src, &src_len, x->dec_in, NULL, 1, T, R,
                         1.0, NULL, 0, NULL, NULL);
     for (size_t l = 0; l < L; l++) {
-        crop(x->enc + l * NH * S * S, x->fc.enc[l].A, NH, T, T, S, S); /* (1, NH, T, T) */
-        memcpy(x->self + l * NH * R * R, x->fc.dec[l].self.A, NH * R * R * sizeof *x->self);
+        crop(x->enc + l * NH * S * S, s2s_fast_self(&x->fc, 0, l), NH, T, T, S, S); /* (1, NH, T, T) */
+        memcpy(x->self + l * NH * R * R, s2s_fast_self(&x->fc, 1, l), NH * R * R * sizeof *x->self);
     }
     v->enc = x->enc;
     v->self = x->self;
@@ -451,7 +451,7 @@ static void score(xlate *x)
         return;
     v->reference = (const char *const *)x->ref;
     v->n_reference = x->n_ref;
-    v->bleu = seq2seq_bleu(v->translation, v->n_translation, v->reference, v->n_reference, 2);
+    v->bleu = s2s_bleu(v->translation, v->n_translation, v->reference, v->n_reference, 2);
 }
 
 /* ---- the printout --------------------------------------------------------- */
@@ -478,7 +478,7 @@ static void print_heads(const translate_view *v, const float *att, size_t rows, 
     for (size_t l = 0; l < L; l++)
         for (size_t h = 0; h < NH; h++) {
             const float *m = att + (l * NH + h) * rows * cols;
-            if (v->cfg.arch == S2S_BAHDANAU)
+            if (!v->cfg.arch->has_self)
                 printf("\nthe attention:\n");
             else
                 printf("\nblock %zu, head %zu:\n", l + 1, h + 1);
@@ -490,7 +490,7 @@ static void print_heads(const translate_view *v, const float *att, size_t rows, 
 static void print_view(const translate_view *v, int color)
 {
     const s2s_config *c = &v->cfg;
-    if (c->arch == S2S_BAHDANAU)
+    if (c->arch->recurrent)
         printf("model %s: Seq2Seq with Bahdanau attention, %zu GRU layer%s a side, d %zu, "
                "num_steps %zu\n",
                v->model_path, c->layers, c->layers == 1 ? "" : "s", c->hiddens, v->num_steps);
@@ -504,7 +504,7 @@ static void print_view(const translate_view *v, int color)
     print_tokens(v->translation, v->n_translation);
     if (!isnan(v->bleu))
         printf(", bleu %.3f", v->bleu);
-    if (c->arch == S2S_BAHDANAU)
+    if (c->arch->recurrent)
         printf("\n\nthe attention at each step t′ (the query s(t′−1), the decoder's state "
                "after the\nword before; keys and values the encoder's states); rows: the "
                "words written%s,\ncolumns: the source words read\n",
@@ -542,7 +542,7 @@ static int draw_grid(attn_image *img, const translate_view *v, const grid_spec *
 {
     const size_t L = g->att == v->cross ? v->blocks : v->cfg.layers, NH = v->cfg.heads,
                  cell = g->rows * g->cols;
-    const int bahdanau = v->cfg.arch == S2S_BAHDANAU;
+    const int bahdanau = v->cfg.arch->recurrent;
     heat_panel *panels = calloc(L * NH, sizeof *panels);
     char(*titles)[32] = calloc(L * NH, sizeof *titles);
     char(*rt_buf)[96] = calloc(L, sizeof *rt_buf);
@@ -615,7 +615,7 @@ static int write_png(const translate_view *v, const char *path, text_font *font,
     if (n == 3 && (image_stack(&top, &img[0], &img[1], err, sizeof err) ||
                    image_stack(&all, &top, &img[2], err, sizeof err)))
         goto fail;
-    if (v->cfg.arch == S2S_BAHDANAU)
+    if (!v->cfg.arch->has_self)
         snprintf(what, sizeof what, "the attention of each step");
     else
         snprintf(what, sizeof what, "the cross-attention%s, %zu block%s × %zu heads",
@@ -655,7 +655,7 @@ void translate_view_json(json_writer *jw, const void *view)
     json_uint(jw, "num_layers", c->layers);
     json_uint(jw, "num_hiddens", c->hiddens);
     json_uint(jw, "num_heads", c->heads);
-    if (c->arch == S2S_TRANSFORMER)
+    if (c->arch->has_ffn)
         json_uint(jw, "ffn_num_hiddens", c->ffn);
     json_uint(jw, "num_steps", v->num_steps);
     json_uint(jw, "src_vocab_size", c->src_vocab);
@@ -694,11 +694,11 @@ static int write_page_json(FILE *f, const void *ctx)
  * self-attention. */
 static int write_page(const char *path, const translate_view *v, FILE *rep)
 {
-    char *reference = v->reference ? seq2seq_join(v->reference, v->n_reference) : NULL;
+    char *reference = v->reference ? s2s_join(v->reference, v->n_reference) : NULL;
     const translate_page_view pv = {
         .layers = v->blocks, .heads = v->cfg.heads, .hiddens = v->cfg.hiddens,
-        .arch = v->cfg.arch == S2S_BAHDANAU ? "bahdanau" : NULL,
-        .rnn_layers = v->cfg.arch == S2S_BAHDANAU ? v->cfg.layers : 0,
+        .arch = v->cfg.arch->name,
+        .rnn_layers = v->cfg.arch->recurrent ? v->cfg.layers : 0,
         .ffn = v->cfg.ffn, .source = v->source, .Ts = v->S, .target = v->target, .Tq = v->R,
         .T = 0, .cross = v->cross, .encoder = v->enc, .decoder = v->self,
         .sentence = v->sentence, .reference = reference, .bleu = v->bleu, .cmap = v->cmap};
@@ -760,7 +760,7 @@ static void view_init(xlate *x, int argc, char **argv)
 {
     translate_view *v = &x->v;
     v->model_path = x->a->input;
-    v->arch = x->model.cfg.arch == S2S_BAHDANAU ? "bahdanau" : "transformer";
+    v->arch = x->model.cfg.arch->name;
     v->cfg = x->model.cfg;
     v->blocks = s2s_cross_blocks(&x->model.cfg);
     v->num_steps = x->T;

@@ -9,10 +9,10 @@
  * decoding stopped at <eos>). Every attention here holds the valid rows
  * and columns only (no padding), row-major, the last index fastest.
  *
- * The run: the sentence is read as nmt_sentence_tokens(LOWER | PUNCT |
+ * The run: the sentence is read as s2s_sentence_tokens(LOWER | PUNCT |
  * WORDS) reads it (lower case, a space before , . ! ?, split on runs of
  * spaces); each token's id in the source vocabulary (<unk> when it has
- * none), then <eos>, cut or padded to T (seq2seq_encode: S is the valid
+ * none), then <eos>, cut or padded to T (s2s_vocab_encode: S is the valid
  * length); greedy decoding on the fast path (s2s_fast_greedy, d2l's
  * predict_seq2seq, max_len T), whose cross-attention rows are those of
  * the steps that wrote each word. With --all, the forward pass on

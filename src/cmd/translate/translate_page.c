@@ -17,7 +17,7 @@ static char *words_text(const char *const *tok, size_t n)
 {
     if (n > 0 && strcmp(tok[n - 1], "<eos>") == 0)
         n--;
-    return seq2seq_join(tok, n);
+    return s2s_join(tok, n);
 }
 
 /* "sentence": {"source", "reference", "translation", "bleu"} */

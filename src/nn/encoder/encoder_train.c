@@ -343,24 +343,40 @@ static int chunks_forward_backward(trainer *tr, size_t count, unsigned long long
     return 0;
 }
 
+#define SUM_BLOCK 4096 /* gradients a block of train_sum_grads */
+
+void train_sum_grads(double *sum, const double *grads, const float *gradsf, size_t nchunks,
+                     size_t total, int nth)
+{
+    const size_t nblocks = (total + SUM_BLOCK - 1) / SUM_BLOCK;
+    (void)nth;
+#pragma omp parallel for schedule(static) num_threads(nth) if (nth > 1)
+    for (size_t k = 0; k < nblocks; k++) { /* elements lo … hi−1 */
+        const size_t lo = k * SUM_BLOCK, hi = total - lo < SUM_BLOCK ? total : lo + SUM_BLOCK;
+        memset(sum + lo, 0, (hi - lo) * sizeof *sum);
+        for (size_t c = 0; c < nchunks; c++) {
+            if (grads) {
+                const double *g = grads + c * total;
+                for (size_t i = lo; i < hi; i++)
+                    sum[i] += g[i];
+            } else {
+                const float *restrict g = gradsf + c * total;
+                for (size_t i = lo; i < hi; i++)
+                    sum[i] += g[i];
+            }
+        }
+    }
+}
+
 /* tr->grads (total,) = the chunks' gradients added in chunk order; the
  * summed loss returned, the correct count in *correct. */
 static double sum_chunks(trainer *tr, size_t *correct)
 {
-    const size_t total = tr->model.total;
     double loss = 0.0;
-    memset(tr->grads, 0, total * sizeof *tr->grads);
+    train_sum_grads(tr->grads, tr->opts.reference ? tr->chunk_grads : NULL, tr->chunk_gradsf,
+                    tr->nchunks, tr->model.total, 1);
     *correct = 0;
     for (size_t c = 0; c < tr->nchunks; c++) {
-        if (tr->opts.reference) {
-            const double *g = tr->chunk_grads + c * total;
-            for (size_t i = 0; i < total; i++)
-                tr->grads[i] += g[i];
-        } else {
-            const float *g = tr->chunk_gradsf + c * total;
-            for (size_t i = 0; i < total; i++)
-                tr->grads[i] += g[i];
-        }
         loss += tr->chunk_loss[c];
         *correct += tr->chunk_correct[c];
     }

@@ -20,6 +20,14 @@
 
 #define TRAIN_CHUNK 8
 
+/* sum (total,) = 0 + chunk 0's gradient + chunk 1's + … in chunk order,
+ * each element on its own (the same bits with any nth): chunk c's at
+ * c·total of grads (double), or of gradsf (float) when grads is NULL.
+ * Blocks of the array are shared out among nth threads. Both trainers'
+ * (this one's and seq2seq_train.h's). */
+void train_sum_grads(double *sum, const double *grads, const float *gradsf, size_t nchunks,
+                     size_t total, int nth);
+
 typedef struct train_opts {
     size_t hiddens, heads;   /* d, NH */
     size_t layers, ffn;      /* L blocks (0 is read as 1), the FFN's H (0: none) */

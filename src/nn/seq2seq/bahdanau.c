@@ -1,7 +1,7 @@
 /* bahdanau.c — d2l's Seq2Seq with Bahdanau attention as naive loops in
  * double (see bahdanau.h for the model and the dimensions B, Ts, Tt, Vs,
  * Vt, d, L): parameters, the forward pass step by step, the backward
- * pass through time, greedy decoding.
+ * pass through time, greedy decoding, and its table bah_arch.
  *
  * Every product of sizes in the passes (Tt·B·Ts·d, …) is bounded by a
  * buffer bah_cache_alloc allocated with overflow-checked sizes; the
@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bahdanau_fast.h"
 #include "checked.h"
 #include "fmath.h"
 #include "layers.h"
@@ -47,48 +48,73 @@ static void rnn_params(s2s_model *m, gru_layer *layers, const char *prefix)
     }
 }
 
-int bah_alloc(s2s_model *m, char *err, size_t errlen)
+/* What seq2seq.c's s2s_config_check leaves to the architecture. */
+static int bah_config_check(const s2s_config *cfg, char *err, size_t errlen)
+{
+    if (cfg->heads != 1 || cfg->bias || cfg->dropout != 0.0) {
+        snprintf(err, errlen, "Bahdanau's model has one attention, without biases or dropout");
+        return -1;
+    }
+    return 0;
+}
+
+/* The tensors of m->cfg into a new m->net, listed in m->param; on failure
+ * the caller (s2s_alloc) frees what was allocated. */
+static int bah_alloc(s2s_model *m, char *err, size_t errlen)
 {
     const size_t d = m->cfg.hiddens, L = m->cfg.layers;
+    bah_model *net;
     size_t d2;
     if (size_mul(2, d, &d2)) {
         snprintf(err, errlen, "num_hiddens %zu is too large", d);
         return -1;
     }
-    if (alloc2(&m->enc_embedding, m->cfg.src_vocab, d, err, errlen) ||
-        alloc2(&m->dec_embedding, m->cfg.tgt_vocab, d, err, errlen) ||
-        alloc2(&m->dense.weight, m->cfg.tgt_vocab, d, err, errlen) ||
-        alloc2(&m->dense.bias, m->cfg.tgt_vocab, 0, err, errlen) ||
-        alloc2(&m->att_W_k, d, d, err, errlen) || alloc2(&m->att_W_q, d, d, err, errlen) ||
-        alloc2(&m->att_w_v, 1, d, err, errlen))
+    if (!(net = m->net = calloc(1, sizeof *net))) {
+        snprintf(err, errlen, "out of memory for the model");
+        return -1;
+    }
+    if (alloc2(&net->enc_embedding, m->cfg.src_vocab, d, err, errlen) ||
+        alloc2(&net->dec_embedding, m->cfg.tgt_vocab, d, err, errlen) ||
+        alloc2(&net->dense.weight, m->cfg.tgt_vocab, d, err, errlen) ||
+        alloc2(&net->dense.bias, m->cfg.tgt_vocab, 0, err, errlen) ||
+        alloc2(&net->att_W_k, d, d, err, errlen) || alloc2(&net->att_W_q, d, d, err, errlen) ||
+        alloc2(&net->att_w_v, 1, d, err, errlen))
         return -1;
     for (size_t l = 0; l < L; l++)
-        if (gru_layer_alloc(&m->enc_rnn[l], d, d, err, errlen) ||
-            gru_layer_alloc(&m->dec_rnn[l], l == 0 ? d2 : d, d, err, errlen))
+        if (gru_layer_alloc(&net->enc_rnn[l], d, d, err, errlen) ||
+            gru_layer_alloc(&net->dec_rnn[l], l == 0 ? d2 : d, d, err, errlen))
             return -1;
     /* state_dict order: Seq2SeqEncoder, then Seq2SeqAttentionDecoder's
      * attention, embedding, rnn, dense */
-    add(m, "", "encoder.embedding.weight", &m->enc_embedding);
-    rnn_params(m, m->enc_rnn, "encoder.rnn.");
-    add(m, "", "decoder.attention.W_k.weight", &m->att_W_k);
-    add(m, "", "decoder.attention.W_q.weight", &m->att_W_q);
-    add(m, "", "decoder.attention.w_v.weight", &m->att_w_v);
-    add(m, "", "decoder.embedding.weight", &m->dec_embedding);
-    rnn_params(m, m->dec_rnn, "decoder.rnn.");
-    add(m, "", "decoder.dense.weight", &m->dense.weight);
-    add(m, "", "decoder.dense.bias", &m->dense.bias);
+    add(m, "", "encoder.embedding.weight", &net->enc_embedding);
+    rnn_params(m, net->enc_rnn, "encoder.rnn.");
+    add(m, "", "decoder.attention.W_k.weight", &net->att_W_k);
+    add(m, "", "decoder.attention.W_q.weight", &net->att_W_q);
+    add(m, "", "decoder.attention.w_v.weight", &net->att_w_v);
+    add(m, "", "decoder.embedding.weight", &net->dec_embedding);
+    rnn_params(m, net->dec_rnn, "decoder.rnn.");
+    add(m, "", "decoder.dense.weight", &net->dense.weight);
+    add(m, "", "decoder.dense.bias", &net->dense.bias);
     return 0;
 }
 
-void bah_free(s2s_model *m)
+static void bah_free(s2s_model *m)
 {
+    bah_model *net = bah_net(m);
+    if (!net)
+        return;
+    tensor_free(&net->enc_embedding);
+    tensor_free(&net->dec_embedding);
+    tensor_free(&net->dense.weight);
+    tensor_free(&net->dense.bias);
     for (size_t l = 0; l < TMODEL_MAX_LAYERS; l++) {
-        gru_layer_free(&m->enc_rnn[l]);
-        gru_layer_free(&m->dec_rnn[l]);
+        gru_layer_free(&net->enc_rnn[l]);
+        gru_layer_free(&net->dec_rnn[l]);
     }
-    tensor_free(&m->att_W_k);
-    tensor_free(&m->att_W_q);
-    tensor_free(&m->att_w_v);
+    tensor_free(&net->att_W_k);
+    tensor_free(&net->att_W_q);
+    tensor_free(&net->att_w_v);
+    free(net);
 }
 
 /* nn.Embedding's start: N(0, 1). */
@@ -98,22 +124,24 @@ static void init_normal(tensor *t, rng *r)
         t->data[i] = (float)rng_normal(r);
 }
 
-void bah_init(s2s_model *m, unsigned long long seed)
+/* PyTorch's defaults, drawn from seed in state_dict order. */
+static void bah_init(s2s_model *m, unsigned long long seed)
 {
+    bah_model *net = bah_net(m);
     const size_t d = m->cfg.hiddens;
     rng r;
     rng_seed(&r, seed);
-    init_normal(&m->enc_embedding, &r);
+    init_normal(&net->enc_embedding, &r);
     for (size_t l = 0; l < m->cfg.layers; l++)
-        gru_layer_init(&m->enc_rnn[l], &r);
-    tparam_uniform(&m->att_W_k, d, &r);
-    tparam_uniform(&m->att_W_q, d, &r);
-    tparam_uniform(&m->att_w_v, d, &r);
-    init_normal(&m->dec_embedding, &r);
+        gru_layer_init(&net->enc_rnn[l], &r);
+    tparam_uniform(&net->att_W_k, d, &r);
+    tparam_uniform(&net->att_W_q, d, &r);
+    tparam_uniform(&net->att_w_v, d, &r);
+    init_normal(&net->dec_embedding, &r);
     for (size_t l = 0; l < m->cfg.layers; l++)
-        gru_layer_init(&m->dec_rnn[l], &r);
-    tparam_uniform(&m->dense.weight, d, &r);
-    tparam_uniform(&m->dense.bias, d, &r);
+        gru_layer_init(&net->dec_rnn[l], &r);
+    tparam_uniform(&net->dense.weight, d, &r);
+    tparam_uniform(&net->dense.bias, d, &r);
 }
 
 /* ---- the cache ------------------------------------------------------------ */
@@ -200,6 +228,7 @@ static size_t valid_len(const long *src_lens, size_t b, size_t Ts)
 
 void bah_encode(const s2s_model *m, bah_cache *c, const int *src, size_t B, size_t Ts)
 {
+    const bah_model *net = bah_net(m);
     const size_t d = m->cfg.hiddens, L = m->cfg.layers;
     c->B = B;
     c->Ts = Ts;
@@ -209,14 +238,14 @@ void bah_encode(const s2s_model *m, bah_cache *c, const int *src, size_t B, size
         for (size_t b = 0; b < B; b++)
             for (size_t k = 0; k < d; k++)
                 c->xs[(t * B + b) * d + k] =
-                    m->enc_embedding.data[(size_t)src[b * Ts + t] * d + k];
+                    net->enc_embedding.data[(size_t)src[b * Ts + t] * d + k];
     /* 2. the encoder's GRU from zeros: H (Ts, B, d), its final states s0 */
-    gru_stack_forward(&c->enc, m->enc_rnn, c->xs, NULL, B, Ts);
+    gru_stack_forward(&c->enc, net->enc_rnn, c->xs, NULL, B, Ts);
     for (size_t l = 0; l < L; l++)
         memcpy(c->s0 + l * B * d, gru_stack_state(&c->enc, l, Ts - 1), B * d * sizeof *c->s0);
     /* 3. K (Ts, B, d) = H · W_kᵀ, once for every step */
     for (size_t t = 0; t < Ts; t++)
-        matmul_t(c->K + t * B * d, gru_stack_state(&c->enc, L - 1, t), m->att_W_k.data, B, d, d);
+        matmul_t(c->K + t * B * d, gru_stack_state(&c->enc, L - 1, t), net->att_W_k.data, B, d, d);
     /* 4. the decoder starts from the encoder's final states */
     gru_stack_start(&c->dec, c->s0, B);
 }
@@ -225,6 +254,7 @@ void bah_encode(const s2s_model *m, bah_cache *c, const int *src, size_t B, size
  * features F (Ts, d), the weights a (Ts,) and the context ctx (d,). */
 static void attend(const s2s_model *m, bah_cache *c, size_t t, size_t b, size_t len, double *ctx)
 {
+    const bah_model *net = bah_net(m);
     const size_t d = m->cfg.hiddens, B = c->B, Ts = c->Ts;
     const double *q = c->Wq + (t * B + b) * d;
     double *F = c->F + ((t * B + b) * Ts) * d, *a = c->a + (t * B + b) * Ts;
@@ -234,7 +264,7 @@ static void attend(const s2s_model *m, bah_cache *c, size_t t, size_t b, size_t 
         double e = 0.0;
         for (size_t i = 0; i < d; i++) {
             F[j * d + i] = attn_tanh(q[i] + c->K[(j * B + b) * d + i]);
-            e += (double)m->att_w_v.data[i] * F[j * d + i];
+            e += (double)net->att_w_v.data[i] * F[j * d + i];
         }
         a[j] = e;
         if (j < len && e > max)
@@ -261,27 +291,28 @@ static void attend(const s2s_model *m, bah_cache *c, size_t t, size_t b, size_t 
 void bah_decode_step(const s2s_model *m, bah_cache *c, float *logits, const long *src_lens,
                      const int *dec_in, size_t t)
 {
+    const bah_model *net = bah_net(m);
     const size_t d = m->cfg.hiddens, L = m->cfg.layers, B = c->B, Tt = c->Tt,
                  Vt = m->cfg.tgt_vocab;
     double *x = c->xt + t * B * 2 * d, *o = c->o + t * B * d;
     /* 1. the query: s(t − 1), the last layer's previous state; W_q q (B, d) */
-    matmul_t(c->Wq + t * B * d, gru_stack_state(&c->dec, L - 1, t - 1), m->att_W_q.data, B, d, d);
+    matmul_t(c->Wq + t * B * d, gru_stack_state(&c->dec, L - 1, t - 1), net->att_W_q.data, B, d, d);
     for (size_t b = 0; b < B; b++) {
         /* 2. x_t = [context; decoder.embedding[dec_in[b, t]]] (2d,) */
         const size_t token = (size_t)dec_in[b * Tt + t];
         attend(m, c, t, b, valid_len(src_lens, b, c->Ts), x + b * 2 * d);
         for (size_t k = 0; k < d; k++)
-            x[b * 2 * d + d + k] = m->dec_embedding.data[token * d + k];
+            x[b * 2 * d + d + k] = net->dec_embedding.data[token * d + k];
     }
     /* 3. the GRU's step; its last layer's state is the output o_t (B, d) */
-    gru_stack_step(&c->dec, m->dec_rnn, t, x);
+    gru_stack_step(&c->dec, net->dec_rnn, t, x);
     memcpy(o, gru_stack_state(&c->dec, L - 1, t), B * d * sizeof *o);
     /* 4. logits[b, t] (Vt,) = o_t · decoder.dense.weightᵀ + decoder.dense.bias */
     for (size_t b = 0; b < B; b++)
         for (size_t v = 0; v < Vt; v++) {
-            double s = m->dense.bias.data[v];
+            double s = net->dense.bias.data[v];
             for (size_t k = 0; k < d; k++)
-                s += (double)m->dense.weight.data[v * d + k] * o[b * d + k];
+                s += (double)net->dense.weight.data[v * d + k] * o[b * d + k];
             logits[(b * Tt + t) * Vt + v] = (float)s;
         }
 }
@@ -316,8 +347,9 @@ static void rnn_grads(gru_grads *g, const s2s_model *m, double *grads, const gru
  * bias gradients +=, and d o (Tt, B, d) = dlogits · W. */
 static void dense_backward(double *grads, bah_cache *c, const s2s_model *m, const double *dlogits)
 {
+    const bah_model *net = bah_net(m);
     const size_t d = m->cfg.hiddens, B = c->B, Tt = c->Tt, Vt = m->cfg.tgt_vocab;
-    double *dW = grad(m, grads, &m->dense.weight), *db = grad(m, grads, &m->dense.bias);
+    double *dW = grad(m, grads, &net->dense.weight), *db = grad(m, grads, &net->dense.bias);
     for (size_t t = 0; t < Tt; t++)
         for (size_t b = 0; b < B; b++) {
             const double *dl = dlogits + (b * Tt + t) * Vt, *o = c->o + (t * B + b) * d;
@@ -327,7 +359,7 @@ static void dense_backward(double *grads, bah_cache *c, const s2s_model *m, cons
                 db[v] += dl[v];
                 for (size_t k = 0; k < d; k++) {
                     dW[v * d + k] += dl[v] * o[k];
-                    dout[k] += (double)m->dense.weight.data[v * d + k] * dl[v];
+                    dout[k] += (double)net->dense.weight.data[v * d + k] * dl[v];
                 }
             }
         }
@@ -339,9 +371,10 @@ static void dense_backward(double *grads, bah_cache *c, const s2s_model *m, cons
 static void attend_backward(double *grads, bah_cache *c, const s2s_model *m, size_t t, size_t b,
                             const double *dctx)
 {
+    const bah_model *net = bah_net(m);
     const size_t d = m->cfg.hiddens, B = c->B, Ts = c->Ts, L = m->cfg.layers;
     const double *a = c->a + (t * B + b) * Ts, *F = c->F + ((t * B + b) * Ts) * d;
-    double *dwv = grad(m, grads, &m->att_w_v), *dq = c->dWq + b * d, *de = c->de, dot = 0.0;
+    double *dwv = grad(m, grads, &net->att_w_v), *dq = c->dWq + b * d, *de = c->de, dot = 0.0;
     /* c = Σ_j a_j H_j: d a_j = dctx · H_j (into de), d H_j += a_j dctx */
     for (size_t j = 0; j < Ts; j++) {
         const double *H = gru_stack_state(&c->enc, L - 1, j) + b * d;
@@ -362,7 +395,7 @@ static void attend_backward(double *grads, bah_cache *c, const s2s_model *m, siz
     for (size_t j = 0; j < Ts; j++)
         for (size_t i = 0; i < d; i++) {
             const double f = F[j * d + i];
-            const double dpre = de[j] * (double)m->att_w_v.data[i] * (1.0 - f * f);
+            const double dpre = de[j] * (double)net->att_w_v.data[i] * (1.0 - f * f);
             dwv[i] += de[j] * f;
             dq[i] += dpre;
             c->dK[(j * B + b) * d + i] += dpre;
@@ -373,15 +406,16 @@ static void attend_backward(double *grads, bah_cache *c, const s2s_model *m, siz
  * += W_qᵀ d q', into dstate's last layer. */
 static void query_backward(double *grads, bah_cache *c, const s2s_model *m, size_t t)
 {
+    const bah_model *net = bah_net(m);
     const size_t d = m->cfg.hiddens, B = c->B, L = m->cfg.layers;
     const double *q = gru_stack_state(&c->dec, L - 1, t - 1);
-    double *dW = grad(m, grads, &m->att_W_q), *ds = c->dstate + (L - 1) * B * d;
+    double *dW = grad(m, grads, &net->att_W_q), *ds = c->dstate + (L - 1) * B * d;
     for (size_t b = 0; b < B; b++)
         for (size_t i = 0; i < d; i++) {
             const double g = c->dWq[b * d + i];
             for (size_t k = 0; k < d; k++) {
                 dW[i * d + k] += g * q[b * d + k];
-                ds[b * d + k] += (double)m->att_W_q.data[i * d + k] * g;
+                ds[b * d + k] += (double)net->att_W_q.data[i * d + k] * g;
             }
         }
 }
@@ -391,10 +425,11 @@ static void query_backward(double *grads, bah_cache *c, const s2s_model *m, size
  * loss / d the decoder's start (the encoder's final states). */
 static void decoder_backward(double *grads, bah_cache *c, const s2s_model *m, const int *dec_in)
 {
+    const bah_model *net = bah_net(m);
     const size_t d = m->cfg.hiddens, B = c->B, Tt = c->Tt, L = m->cfg.layers;
     gru_grads g[TMODEL_MAX_LAYERS];
-    double *demb = grad(m, grads, &m->dec_embedding);
-    rnn_grads(g, m, grads, m->dec_rnn);
+    double *demb = grad(m, grads, &net->dec_embedding);
+    rnn_grads(g, m, grads, net->dec_rnn);
     memset(c->dstate, 0, L * B * d * sizeof *c->dstate);
     for (size_t t = Tt; t-- > 0;) {
         /* o_t is the last layer's state after step t */
@@ -402,7 +437,7 @@ static void decoder_backward(double *grads, bah_cache *c, const s2s_model *m, co
             c->dstate[(L - 1) * B * d + i] += c->do_[t * B * d + i];
         /* the GRU's step: dstate now d the states after step t − 1; dx (B, 2d) */
         memset(c->dx, 0, B * 2 * d * sizeof *c->dx);
-        gru_stack_step_backward(&c->dec, m->dec_rnn, g, t, c->dstate, c->xt + t * B * 2 * d,
+        gru_stack_step_backward(&c->dec, net->dec_rnn, g, t, c->dstate, c->xt + t * B * 2 * d,
                                 c->dx);
         for (size_t b = 0; b < B; b++) {
             /* x_t = [c_t; embedding]: the embedding row's gradient */
@@ -421,10 +456,11 @@ static void decoder_backward(double *grads, bah_cache *c, const s2s_model *m, co
  * embedding rows. */
 static void encoder_backward(double *grads, bah_cache *c, const s2s_model *m, const int *src)
 {
+    const bah_model *net = bah_net(m);
     const size_t d = m->cfg.hiddens, B = c->B, Ts = c->Ts, L = m->cfg.layers;
     gru_grads g[TMODEL_MAX_LAYERS];
-    double *dWk = grad(m, grads, &m->att_W_k), *demb = grad(m, grads, &m->enc_embedding);
-    rnn_grads(g, m, grads, m->enc_rnn);
+    double *dWk = grad(m, grads, &net->att_W_k), *demb = grad(m, grads, &net->enc_embedding);
+    rnn_grads(g, m, grads, net->enc_rnn);
     for (size_t t = 0; t < Ts; t++) {
         const double *H = gru_stack_state(&c->enc, L - 1, t);
         for (size_t b = 0; b < B; b++)
@@ -432,12 +468,12 @@ static void encoder_backward(double *grads, bah_cache *c, const s2s_model *m, co
                 const double dk = c->dK[(t * B + b) * d + i];
                 for (size_t k = 0; k < d; k++) {
                     dWk[i * d + k] += dk * H[b * d + k];
-                    c->dH[(t * B + b) * d + k] += (double)m->att_W_k.data[i * d + k] * dk;
+                    c->dH[(t * B + b) * d + k] += (double)net->att_W_k.data[i * d + k] * dk;
                 }
             }
     }
     memset(c->dxs, 0, Ts * B * d * sizeof *c->dxs);
-    gru_stack_backward(&c->enc, m->enc_rnn, g, c->xs, c->dH, c->dstate, c->dxs, NULL, c->denc_h,
+    gru_stack_backward(&c->enc, net->enc_rnn, g, c->xs, c->dH, c->dstate, c->dxs, NULL, c->denc_h,
                        Ts);
     for (size_t t = 0; t < Ts; t++)
         for (size_t b = 0; b < B; b++)
@@ -509,3 +545,90 @@ done:
     bah_cache_free(&c);
     return status;
 }
+
+/* ---- the table ------------------------------------------------------------ */
+
+static size_t bah_cross_blocks(const s2s_config *cfg)
+{
+    (void)cfg;
+    return 1; /* its one attention */
+}
+
+/* c's sizes set by s2s_cache_alloc: the logits, their gradient (BT, Vt)
+ * and the bah_cache. */
+static int bah_cache_part(s2s_cache *c, const s2s_model *m, char *err, size_t errlen)
+{
+    const size_t BT = c->Bmax * c->Tt_max; /* checked */
+    int failed = 0;
+    c->logits = tcache_calloc(BT, m->cfg.tgt_vocab, 1, sizeof(float), &failed);
+    c->dlogits = tcache_calloc(BT, m->cfg.tgt_vocab, 1, sizeof(double), &failed);
+    c->net = calloc(1, sizeof(bah_cache));
+    if (failed || !c->net) {
+        s2s_cache_free(c);
+        snprintf(err, errlen, "out of memory for a batch of %zu positions", BT);
+        return -1;
+    }
+    if (bah_cache_alloc(c->net, m, c->Bmax, c->Ts_max, c->Tt_max, err, errlen)) {
+        free(c->net);
+        c->net = NULL;
+        s2s_cache_free(c);
+        return -1;
+    }
+    return 0;
+}
+
+static void bah_cache_part_free(s2s_cache *c)
+{
+    if (c->net)
+        bah_cache_free(c->net);
+    free(c->net);
+    c->net = NULL;
+}
+
+static int bah_forward_op(const s2s_model *m, s2s_cache *c, const int *src, const long *src_lens,
+                          const int *dec_in, size_t B, size_t Ts, size_t Tt,
+                          const mha_dropout *drop, char *err, size_t errlen)
+{
+    (void)drop, (void)err, (void)errlen; /* no dropout: bahdanau.h */
+    bah_forward(m, c->net, c->logits, src, src_lens, dec_in, B, Ts, Tt);
+    c->B = B;
+    c->Ts = Ts;
+    c->Tt = Tt;
+    return 0;
+}
+
+static int bah_backward_op(double *grads, s2s_cache *c, const s2s_model *m, const int *src,
+                           const long *src_lens, const int *dec_in, const mha_dropout *drop,
+                           char *err, size_t errlen)
+{
+    (void)drop, (void)err, (void)errlen;
+    bah_backward(grads, c->net, m, c->dlogits, src, src_lens, dec_in);
+    return 0;
+}
+
+static const float *bah_cross(const s2s_cache *c, size_t l)
+{
+    (void)l;
+    return ((const bah_cache *)c->net)->A;
+}
+
+const s2s_arch bah_arch = {
+    .name = "bahdanau",
+    .label = "Bahdanau's model",
+    .has_ffn = 0,
+    .has_self = 0,
+    .recurrent = 1,
+    .cross_blocks = bah_cross_blocks,
+    .config_check = bah_config_check,
+    .alloc = bah_alloc,
+    .init = bah_init,
+    .free = bah_free,
+    .cache_alloc = bah_cache_part,
+    .cache_free = bah_cache_part_free,
+    .forward = bah_forward_op,
+    .backward = bah_backward_op,
+    .cross = bah_cross,
+    .self = NULL,
+    .greedy = bah_greedy,
+    .fast = &bah_fast_ops,
+};

@@ -1,9 +1,9 @@
 /* bahdanau.h — d2l's Seq2Seq with Bahdanau attention (SPEC.md §11, --arch
  * bahdanau: zh.d2l.ai's EncoderDecoder(Seq2SeqEncoder,
  * Seq2SeqAttentionDecoder)) as naive loops in double: the forward pass,
- * the backward pass through time, and greedy decoding. Its parameters
- * live in seq2seq.h's s2s_model (cfg.arch = S2S_BAHDANAU), and
- * seq2seq.h's s2s_forward, s2s_backward and s2s_greedy come here for it.
+ * the backward pass through time, and greedy decoding: seq2seq.h's
+ * architecture bah_arch (its fast path: bahdanau_fast.h). Its tensors are
+ * a bah_model (s2s_model.net), its cache a bah_cache (s2s_cache.net).
  *
  * Dimensions: B pairs, Ts source and Tt target positions, Vs and Vt the
  * vocabularies, d num_hiddens (also the embeddings' size), L GRU layers a
@@ -53,6 +53,24 @@
 #include "gru.h"
 #include "seq2seq.h"
 
+extern const s2s_arch bah_arch;
+
+/* The model's tensors (s2s_model.net). */
+typedef struct bah_model {
+    tensor enc_embedding;                 /* (Vs, d) */
+    gru_layer enc_rnn[TMODEL_MAX_LAYERS]; /* (L,) encoder.rnn, layer 0's input d */
+    tensor att_W_k, att_W_q;              /* (d, d) decoder.attention.W_k, W_q */
+    tensor att_w_v;                       /* (1, d) decoder.attention.w_v */
+    tensor dec_embedding;                 /* (Vt, d) */
+    gru_layer dec_rnn[TMODEL_MAX_LAYERS]; /* (L,) decoder.rnn, layer 0's input 2d */
+    linear dense;                         /* (Vt, d), bias (Vt,) */
+} bah_model;
+
+static inline bah_model *bah_net(const s2s_model *m)
+{
+    return m->net;
+}
+
 /* What a forward pass keeps, for up to Bmax pairs of up to Ts_max source
  * and Tt_max target positions. */
 typedef struct bah_cache {
@@ -80,12 +98,6 @@ int bah_cache_alloc(bah_cache *c, const s2s_model *m, size_t Bmax, size_t Ts_max
                     char *err, size_t errlen);
 void bah_cache_free(bah_cache *c);
 
-/* The parameters of --arch bahdanau in s2s_model (seq2seq.h's s2s_alloc,
- * s2s_init and s2s_free come here for it). */
-int bah_alloc(s2s_model *m, char *err, size_t errlen);
-void bah_init(s2s_model *m, unsigned long long seed);
-void bah_free(s2s_model *m);
-
 /* The forward pass: src (B, Ts), src_lens (B,) (NULL: all Ts), dec_in
  * (B, Tt); the logits (B, Tt, Vt) into logits, the attention into c->A.
  * Ids are checked by the caller (s2s_forward). */
@@ -104,10 +116,10 @@ void bah_decode_step(const s2s_model *m, bah_cache *c, float *logits, const long
 void bah_backward(double *grads, bah_cache *c, const s2s_model *m, const double *dlogits,
                   const int *src, const long *src_lens, const int *dec_in);
 
-/* Greedy decoding, d2l's predict_seq2seq: as s2s_greedy (seq2seq.h), the
- * state carried from step to step; cross (max_len, Ts) or NULL: row t the
- * attention of the step that produced token t (and of the step that
- * produced <eos>). 0, or -1 with the reason in err. */
+/* Greedy decoding, d2l's predict_seq2seq: as s2s_greedy (seq2seq.h, which
+ * checks the ids), the state carried from step to step; cross (max_len,
+ * Ts) or NULL: row t the attention of the step that produced token t (and
+ * of the step that produced <eos>). 0, or -1 with the reason in err. */
 int bah_greedy(const s2s_model *m, const int *src, long src_len, size_t Ts, int bos, int eos,
                size_t max_len, int *out, size_t *n_out, float *cross, char *err, size_t errlen);
 

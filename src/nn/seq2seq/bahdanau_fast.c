@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bahdanau.h"
 #include "checked.h"
 #include "block_fast.h"
 #include "lanes.h"
@@ -352,15 +353,15 @@ void bah_fast_weights_update(bah_fast_weights *w, const s2s_model *m)
 {
     const size_t d = w->d;
     for (size_t l = 0; l < w->L; l++) {
-        const gru_layer *e = &m->enc_rnn[l], *g = &m->dec_rnn[l];
+        const gru_layer *e = &bah_net(m)->enc_rnn[l], *g = &bah_net(m)->dec_rnn[l];
         transpose_pad(w->enc_ih[l], w->g, e->w_ih.data, 3 * d, d);
         transpose_pad(w->enc_hh[l], w->g, e->w_hh.data, 3 * d, d);
         transpose_pad(w->dec_ih[l], w->g, g->w_ih.data, 3 * d, l ? d : 2 * d);
         transpose_pad(w->dec_hh[l], w->g, g->w_hh.data, 3 * d, d);
     }
-    transpose_pad(w->Wq, w->dp, m->att_W_q.data, d, d);
-    transpose_pad(w->Wk, w->dp, m->att_W_k.data, d, d);
-    transpose_pad(w->dense, w->vp, m->dense.weight.data, w->Vt, d);
+    transpose_pad(w->Wq, w->dp, bah_net(m)->att_W_q.data, d, d);
+    transpose_pad(w->Wk, w->dp, bah_net(m)->att_W_k.data, d, d);
+    transpose_pad(w->dense, w->vp, bah_net(m)->dense.weight.data, w->Vt, d);
 }
 
 /* ---- the cache ------------------------------------------------------------ */
@@ -628,10 +629,10 @@ static void encode(bah_fast_cache *c, const s2s_model *m, const bah_fast_weights
 {
     const size_t B = s->B, d = s->d, n = s->Ts * B;
     for (size_t r = 0; r < n; r++) /* row t·B + b */
-        memcpy(c->xs + r * d, m->enc_embedding.data + (size_t)c->src_tm[r] * d,
+        memcpy(c->xs + r * d, bah_net(m)->enc_embedding.data + (size_t)c->src_tm[r] * d,
                d * sizeof(float));
     for (size_t l = 0; l < s->L; l++) {
-        const gru_layer *g = &m->enc_rnn[l];
+        const gru_layer *g = &bah_net(m)->enc_rnn[l];
         const float *x = l ? c->enc_h[l - 1] + B * d : c->xs; /* (Ts, B, d) */
         float *h = c->enc_h[l];                                 /* (Ts + 1, B, d) */
         /* egi (Ts·B, 3d) = x · W_ihᵀ + b_ih, every step at once */
@@ -670,9 +671,9 @@ static void decode_embed(bah_fast_cache *c, const s2s_model *m, const bah_fast_w
 {
     const size_t B = s->B, d = s->d, r0 = t0 * B, n = nt * B;
     for (size_t r = r0; r < r0 + n; r++)
-        memcpy(c->xt + r * 2 * d + d, m->dec_embedding.data + (size_t)c->din_tm[r] * d,
+        memcpy(c->xt + r * 2 * d + d, bah_net(m)->dec_embedding.data + (size_t)c->din_tm[r] * d,
                d * sizeof(float));
-    mm(c->ge + r0 * 3 * d, 3 * d, m->dec_rnn[0].b_ih.data, 0, c->xt + r0 * 2 * d + d, 2 * d,
+    mm(c->ge + r0 * 3 * d, 3 * d, bah_net(m)->dec_rnn[0].b_ih.data, 0, c->xt + r0 * 2 * d + d, 2 * d,
        w->dec_ih[0] + d * s->g, s->g, 1, n, d, 3 * d);
 }
 
@@ -727,9 +728,9 @@ static void decode_step(bah_fast_cache *c, const s2s_model *m, const bah_fast_we
     mm(wq, d, NULL, 0, q, d, w->Wq, w->dp, 1, B, d, d);
     for (size_t b = 0; b < B; b++)
         attend(xt + b * 2 * d, A + b * a_stride, c->F + (t * B + b) * Ts * d, wq + b * d,
-               c->K + b * Ts * d, c->H + b * Ts * d, m->att_w_v.data, visible(s, b), Ts, d);
+               c->K + b * Ts * d, c->H + b * Ts * d, bah_net(m)->att_w_v.data, visible(s, b), Ts, d);
     for (size_t l = 0; l < L; l++) {
-        const gru_layer *g = &m->dec_rnn[l];
+        const gru_layer *g = &bah_net(m)->dec_rnn[l];
         const float *hp = c->dec_h[l] + t * B * d;
         if (l == 0) /* gi = ge_t + c_t · W_ih[:, :d]ᵀ */
             mm(c->gi, 3 * d, c->ge + t * B * 3 * d, 3 * d, xt, 2 * d, w->dec_ih[0], s->g, 1, B,
@@ -758,7 +759,7 @@ static void forward(bah_fast_cache *c, const s2s_model *m, const bah_fast_weight
         for (size_t t = 0; t < Tt; t++)
             memcpy(c->o + (b * Tt + t) * d, c->dec_h[L - 1] + ((t + 1) * B + b) * d,
                    d * sizeof(float));
-    mm(c->logits, s->Vt, m->dense.bias.data, 0, c->o, d, w->dense, w->vp, 1, B * Tt, d, s->Vt);
+    mm(c->logits, s->Vt, bah_net(m)->dense.bias.data, 0, c->o, d, w->dense, w->vp, 1, B * Tt, d, s->Vt);
 }
 
 /* ---- backward --------------------------------------------------------------- */
@@ -819,7 +820,7 @@ static void decode_step_backward(bah_fast_cache *c, const s2s_model *m, float *d
         for (size_t k = 0; k < d; k++)
             dtop[b * d + k] += c->do_[(b * Tt + t) * d + k];
     for (size_t l = L; l-- > 0;) {
-        const gru_layer *g = &m->dec_rnn[l];
+        const gru_layer *g = &bah_net(m)->dec_rnn[l];
         float *dh = c->dstate + l * B * d;
         float *dgi = c->dgi[l] + t * B * 3 * d, *dgh = c->dgh[l] + t * B * 3 * d;
         gru_gates_backward(dgi, dgh, dh, c->dec_gates[l] + t * B * 3 * d,
@@ -836,9 +837,9 @@ static void decode_step_backward(bah_fast_cache *c, const s2s_model *m, float *d
     for (size_t b = 0; b < B; b++)
         attend_backward(dwq + b * d, c->dK + b * Ts * d, c->dH + b * Ts * d, dwv, c->da,
                         c->dc + b * d, c->A + (b * Tt + t) * Ts, c->F + (t * B + b) * Ts * d,
-                        c->H + b * Ts * d, m->att_w_v.data, visible(s, b), d);
+                        c->H + b * Ts * d, bah_net(m)->att_w_v.data, visible(s, b), d);
     /* the query: dstate[L − 1] += d(W_q q_t) · W_q */
-    mm(dtop, d, dtop, d, dwq, d, m->att_W_q.data, d, 0, B, d, d);
+    mm(dtop, d, dtop, d, dwq, d, bah_net(m)->att_W_q.data, d, 0, B, d, d);
 }
 
 /* A GRU layer's weight gradients over T·B rows at once: dgi, dgh
@@ -862,25 +863,25 @@ static void decoder_backward(float *grads, bah_fast_cache *c, const s2s_model *m
     const size_t B = s->B, d = s->d, Ts = s->Ts, Tt = s->Tt, L = s->L, n = Tt * B;
     memset(c->do_, 0, B * Tt * d * sizeof *c->do_);
     /* d dense, and d o (B·Tt, d) = dlogits · dense.weight */
-    fl_linear_backward(c->do_, grad_of(grads, m, &m->dense.weight),
-                       grad_of(grads, m, &m->dense.bias), c->dlogits, c->o, B * Tt,
-                       m->dense.weight.data, d, s->Vt);
+    fl_linear_backward(c->do_, grad_of(grads, m, &bah_net(m)->dense.weight),
+                       grad_of(grads, m, &bah_net(m)->dense.bias), c->dlogits, c->o, B * Tt,
+                       bah_net(m)->dense.weight.data, d, s->Vt);
     memset(c->dstate, 0, L * B * d * sizeof *c->dstate);
     memset(c->dH, 0, B * Ts * d * sizeof *c->dH);
     memset(c->dK, 0, B * Ts * d * sizeof *c->dK);
     for (size_t t = Tt; t-- > 0;)
-        decode_step_backward(c, m, grad_of(grads, m, &m->att_w_v), s, t);
+        decode_step_backward(c, m, grad_of(grads, m, &bah_net(m)->att_w_v), s, t);
     for (size_t l = 0; l < L; l++)
-        gru_weight_grads(grads, m, &m->dec_rnn[l], c->dgi[l], c->dgh[l],
+        gru_weight_grads(grads, m, &bah_net(m)->dec_rnn[l], c->dgi[l], c->dgh[l],
                          l ? c->dec_h[l - 1] + B * d : c->xt, l ? d : 2 * d, c->dec_h[l], n, d);
     /* d W_q += d(W_q q)ᵀ q over every step (q_t = dec_h[L − 1] row t) */
-    wgrad(grad_of(grads, m, &m->att_W_q), NULL, c->dWq, c->dec_h[L - 1], n, d, d);
+    wgrad(grad_of(grads, m, &bah_net(m)->att_W_q), NULL, c->dWq, c->dec_h[L - 1], n, d, d);
     /* the embedding: d xt[:, d:] (Tt·B, d) = dgi_0 · W_ih[:, d:] */
-    mm(c->dx, d, NULL, 0, c->dgi[0], 3 * d, m->dec_rnn[0].w_ih.data + d, 2 * d, 0, n, 3 * d, d);
-    fl_embed_backward(grad_of(grads, m, &m->dec_embedding), c->dx, c->din_tm, n, d, 1.0f);
+    mm(c->dx, d, NULL, 0, c->dgi[0], 3 * d, bah_net(m)->dec_rnn[0].w_ih.data + d, 2 * d, 0, n, 3 * d, d);
+    fl_embed_backward(grad_of(grads, m, &bah_net(m)->dec_embedding), c->dx, c->din_tm, n, d, 1.0f);
     /* K = H · W_kᵀ: d W_k += dKᵀ H, dH += dK · W_k */
-    wgrad(grad_of(grads, m, &m->att_W_k), NULL, c->dK, c->H, B * Ts, d, d);
-    mm(c->dH, d, c->dH, d, c->dK, d, m->att_W_k.data, d, 0, B * Ts, d, d);
+    wgrad(grad_of(grads, m, &bah_net(m)->att_W_k), NULL, c->dK, c->H, B * Ts, d, d);
+    mm(c->dH, d, c->dH, d, c->dK, d, bah_net(m)->att_W_k.data, d, 0, B * Ts, d, d);
 }
 
 /* The encoder's backward pass from dH (B, Ts, d) and dstate (L, B, d):
@@ -895,7 +896,7 @@ static void encoder_backward(float *grads, bah_fast_cache *c, const s2s_model *m
         for (size_t t = 0; t < Ts; t++)
             memcpy(dout + (t * B + b) * d, c->dH + (b * Ts + t) * d, d * sizeof *dout);
     for (size_t l = s->L; l-- > 0;) {
-        const gru_layer *g = &m->enc_rnn[l];
+        const gru_layer *g = &bah_net(m)->enc_rnn[l];
         float *dh = c->dstate + l * B * d, *swap;
         for (size_t t = Ts; t-- > 0;) {
             for (size_t k = 0; k < B * d; k++)
@@ -912,7 +913,7 @@ static void encoder_backward(float *grads, bah_fast_cache *c, const s2s_model *m
         mm(dx, d, NULL, 0, dgi, 3 * d, g->w_ih.data, d, 0, n, 3 * d, d);
         swap = dout, dout = dx, dx = swap;
     }
-    fl_embed_backward(grad_of(grads, m, &m->enc_embedding), dout, c->src_tm, n, d, 1.0f);
+    fl_embed_backward(grad_of(grads, m, &bah_net(m)->enc_embedding), dout, c->src_tm, n, d, 1.0f);
 }
 
 double bah_fast_step(float *grads, bah_fast_cache *c, const s2s_model *m,
@@ -988,7 +989,7 @@ size_t bah_fast_greedy_batch(bah_fast_cache *c, const s2s_model *m, const bah_fa
         memcpy(c->din_tm + t * B, c->tok, B * sizeof *c->tok);
         decode_embed(c, m, w, &s, t, 1);
         decode_step(c, m, w, &s, t, c->Ag + t * B * Ts, Ts);
-        mm(c->logits, Vt, m->dense.bias.data, 0, c->dec_h[L - 1] + (t + 1) * B * d, d, w->dense,
+        mm(c->logits, Vt, bah_net(m)->dense.bias.data, 0, c->dec_h[L - 1] + (t + 1) * B * d, d, w->dense,
            w->vp, 1, B, d, Vt);
         steps = t + 1;
         running -= greedy_choose(c, c->logits, B, Vt, t, eos, max_len, out, n_out);
@@ -1002,3 +1003,76 @@ size_t bah_fast_greedy_batch(bah_fast_cache *c, const s2s_model *m, const bah_fa
             memcpy(c->A + (b * steps + t) * Ts, c->Ag + (t * B + b) * Ts, Ts * sizeof *c->A);
     return steps;
 }
+
+/* ---- the table ------------------------------------------------------------ */
+
+static int weights_alloc_op(s2s_fast_weights *w, const s2s_model *m)
+{
+    return (w->net = bah_fast_weights_new(m)) ? 0 : -1;
+}
+
+static void weights_update_op(s2s_fast_weights *w, const s2s_model *m)
+{
+    bah_fast_weights_update(w->net, m);
+}
+
+static void weights_free_op(s2s_fast_weights *w)
+{
+    bah_fast_weights_free(w->net);
+    w->net = NULL;
+}
+
+static int cache_alloc_op(s2s_fast_cache *c, const s2s_model *m)
+{
+    return (c->net = bah_fast_cache_new(m, c->Bmax, c->Tmax)) ? 0 : -1;
+}
+
+static void cache_free_op(s2s_fast_cache *c)
+{
+    bah_fast_cache_free(c->net);
+    c->net = NULL;
+}
+
+static double step_op(float *grads, s2s_fast_cache *c, const s2s_model *m,
+                      const s2s_fast_weights *w, const int *src, const long *src_lens,
+                      const int *dec_in, const int *targets, size_t B, size_t Ts, size_t Tt,
+                      double scale, const mha_dropout *drop, size_t example0, size_t *count,
+                      size_t *correct)
+{
+    (void)drop, (void)example0; /* no dropout: bahdanau.h */
+    return bah_fast_step(grads, c->net, m, w->net, src, src_lens, dec_in, targets, B, Ts, Tt,
+                         scale, count, correct);
+}
+
+static size_t greedy_batch_op(s2s_fast_cache *c, const s2s_model *m, const s2s_fast_weights *w,
+                              const int *src, const long *src_lens, size_t B, size_t Ts, int bos,
+                              int eos, size_t max_len, int *out, size_t *n_out)
+{
+    return bah_fast_greedy_batch(c->net, m, w->net, src, src_lens, B, Ts, bos, eos, max_len, out,
+                                 n_out);
+}
+
+static const float *cross_op(const s2s_fast_cache *c, size_t l)
+{
+    (void)l; /* its one attention */
+    return bah_fast_attention(c->net);
+}
+
+static const float *logits_op(const s2s_fast_cache *c)
+{
+    return bah_fast_logits(c->net);
+}
+
+const s2s_fast_ops bah_fast_ops = {
+    .weights_alloc = weights_alloc_op,
+    .weights_update = weights_update_op,
+    .weights_free = weights_free_op,
+    .cache_alloc = cache_alloc_op,
+    .cache_bytes = bah_fast_cache_bytes,
+    .cache_free = cache_free_op,
+    .step = step_op,
+    .greedy_batch = greedy_batch_op,
+    .cross = cross_op,
+    .self = NULL,
+    .logits = logits_op,
+};

@@ -3,7 +3,7 @@
  * linear loops, the weights transposed once per step, no allocation
  * inside a step. It computes the formulas of bahdanau.c (the reference,
  * in double); the tests compare the two. seq2seq_fast.h's s2s_fast_*
- * functions come here for a model of cfg.arch = S2S_BAHDANAU.
+ * functions come here (bah_fast_ops) for a model of --arch bahdanau.
  *
  * Dimensions as in bahdanau.h: B pairs, Ts source and Tt target
  * positions, Vt the target vocabulary, d num_hiddens, L GRU layers a side.
@@ -18,7 +18,9 @@
 
 #include <stddef.h>
 
-#include "seq2seq.h"
+#include "seq2seq_fast.h"
+
+extern const s2s_fast_ops bah_fast_ops;
 
 /* The model's weights arranged for the forward products (filled by
  * bah_fast_weights_update, once per step). */

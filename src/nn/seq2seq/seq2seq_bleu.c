@@ -42,7 +42,7 @@ static size_t matched_grams(const char *const *pred, size_t np, const char *cons
     return matched;
 }
 
-double seq2seq_bleu(const char *const *pred, size_t len_pred, const char *const *label,
+double s2s_bleu(const char *const *pred, size_t len_pred, const char *const *label,
                     size_t len_label, unsigned k)
 {
     double score;
@@ -88,7 +88,7 @@ static int split_py(const char *s, char **buf, const char ***tok, size_t *n)
     return 0;
 }
 
-double seq2seq_bleu_text(const char *pred, const char *label, unsigned k)
+double s2s_bleu_text(const char *pred, const char *label, unsigned k)
 {
     char *pb, *lb;
     const char **pt, **lt;
@@ -101,7 +101,7 @@ double seq2seq_bleu_text(const char *pred, const char *label, unsigned k)
         free(pt);
         return -1.0;
     }
-    score = seq2seq_bleu(pt, np, lt, nl, k);
+    score = s2s_bleu(pt, np, lt, nl, k);
     free(pb);
     free(pt);
     free(lb);

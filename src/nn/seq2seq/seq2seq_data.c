@@ -11,11 +11,11 @@
 
 #include "checked.h"
 
-static const char *const reserved[SEQ2SEQ_RESERVED] = {"<unk>", "<pad>", "<bos>", "<eos>"};
+static const char *const reserved[S2S_RESERVED] = {"<unk>", "<pad>", "<bos>", "<eos>"};
 
 /* ---- pairs ----------------------------------------------------------------- */
 
-void seq2seq_pairs_free(seq2seq_pairs *p)
+void s2s_pairs_free(s2s_pairs *p)
 {
     free(p->src_start);
     free(p->tgt_start);
@@ -26,30 +26,30 @@ void seq2seq_pairs_free(seq2seq_pairs *p)
     memset(p, 0, sizeof *p);
 }
 
-void seq2seq_corpus_free(seq2seq_corpus *c)
+void s2s_corpus_free(s2s_corpus *c)
 {
-    seq2seq_pairs_free(&c->train);
-    seq2seq_pairs_free(&c->heldout);
+    s2s_pairs_free(&c->train);
+    s2s_pairs_free(&c->heldout);
 }
 
-const char *const *seq2seq_src(const seq2seq_pairs *p, size_t i, size_t *n)
+const char *const *s2s_src(const s2s_pairs *p, size_t i, size_t *n)
 {
     *n = p->src_start[i + 1] - p->src_start[i];
     return p->src_tok + p->src_start[i];
 }
 
-const char *const *seq2seq_tgt(const seq2seq_pairs *p, size_t i, size_t *n)
+const char *const *s2s_tgt(const s2s_pairs *p, size_t i, size_t *n)
 {
     *n = p->tgt_start[i + 1] - p->tgt_start[i];
     return p->tgt_tok + p->tgt_start[i];
 }
 
-const long *seq2seq_align(const seq2seq_pairs *p, size_t i)
+const long *s2s_align(const s2s_pairs *p, size_t i)
 {
     return p->align ? p->align + p->tgt_start[i] : NULL;
 }
 
-char *seq2seq_join(const char *const *tok, size_t n)
+char *s2s_join(const char *const *tok, size_t n)
 {
     size_t len = 1, at = 0;
     char *s;
@@ -71,9 +71,9 @@ char *seq2seq_join(const char *const *tok, size_t n)
 
 /* ---- building pairs ---------------------------------------------------------- */
 
-void seq2seq_builder_init(seq2seq_builder *b) { memset(b, 0, sizeof *b); }
+void s2s_builder_init(s2s_builder *b) { memset(b, 0, sizeof *b); }
 
-void seq2seq_builder_free(seq2seq_builder *b)
+void s2s_builder_free(s2s_builder *b)
 {
     free(b->text);
     for (int s = 0; s < 2; s++) {
@@ -105,7 +105,7 @@ static int grow(void **buf, size_t *cap, size_t have, size_t more, size_t size)
 }
 
 /* The pair arrays' first entry (start[s][0] = 0), made on first use. */
-static int builder_ready(seq2seq_builder *b)
+static int builder_ready(s2s_builder *b)
 {
     for (int s = 0; s < 2; s++) {
         if (b->start[s])
@@ -117,7 +117,7 @@ static int builder_ready(seq2seq_builder *b)
     return 0;
 }
 
-int seq2seq_builder_token(seq2seq_builder *b, int side, const char *s, size_t len)
+int s2s_builder_token(s2s_builder *b, int side, const char *s, size_t len)
 {
     size_t bytes;
     if (builder_ready(b) || size_add(len, 1, &bytes) ||
@@ -131,7 +131,7 @@ int seq2seq_builder_token(seq2seq_builder *b, int side, const char *s, size_t le
     return 0;
 }
 
-int seq2seq_builder_split_d2l(seq2seq_builder *b, int side, const char *s, size_t len,
+int s2s_builder_split_d2l(s2s_builder *b, int side, const char *s, size_t len,
                               size_t *ntok)
 {
     size_t from = 0;
@@ -139,7 +139,7 @@ int seq2seq_builder_split_d2l(seq2seq_builder *b, int side, const char *s, size_
     for (size_t i = 0; i <= len; i++)
         if (i == len || s[i] == ' ') {
             /* every space ends a token, empty or not: Python's split(' ') */
-            if (seq2seq_builder_token(b, side, s + from, i - from))
+            if (s2s_builder_token(b, side, s + from, i - from))
                 return -1;
             (*ntok)++;
             from = i + 1;
@@ -147,7 +147,7 @@ int seq2seq_builder_split_d2l(seq2seq_builder *b, int side, const char *s, size_
     return 0;
 }
 
-int seq2seq_builder_split_words(seq2seq_builder *b, int side, const char *s, size_t len,
+int s2s_builder_split_words(s2s_builder *b, int side, const char *s, size_t len,
                                 size_t *ntok)
 {
     size_t i = 0;
@@ -160,7 +160,7 @@ int seq2seq_builder_split_words(seq2seq_builder *b, int side, const char *s, siz
         while (i < len && s[i] != ' ')
             i++;
         if (i > from) {
-            if (seq2seq_builder_token(b, side, s + from, i - from))
+            if (s2s_builder_token(b, side, s + from, i - from))
                 return -1;
             (*ntok)++;
         }
@@ -170,7 +170,7 @@ int seq2seq_builder_split_words(seq2seq_builder *b, int side, const char *s, siz
 
 /* The ending pair's alignment: once any pair has one, b->align covers
  * every target token, −1 for the pairs (or tokens) without. */
-static int builder_align(seq2seq_builder *b, const long *align)
+static int builder_align(s2s_builder *b, const long *align)
 {
     size_t first = b->start[1][b->n], had = b->align ? first : 0;
     if (!align && !b->align)
@@ -184,7 +184,7 @@ static int builder_align(seq2seq_builder *b, const long *align)
     return 0;
 }
 
-int seq2seq_builder_pair(seq2seq_builder *b, const long *align)
+int s2s_builder_pair(s2s_builder *b, const long *align)
 {
     if (builder_ready(b) || builder_align(b, align) ||
         grow((void **)&b->start[0], &b->cap_start[0], b->n + 1, 1, sizeof(size_t)) ||
@@ -197,7 +197,7 @@ int seq2seq_builder_pair(seq2seq_builder *b, const long *align)
     return 0;
 }
 
-void seq2seq_builder_drop(seq2seq_builder *b)
+void s2s_builder_drop(s2s_builder *b)
 {
     if (!b->start[0])
         return; /* nothing was added */
@@ -206,16 +206,16 @@ void seq2seq_builder_drop(seq2seq_builder *b)
     b->text_len = b->pair_text;
 }
 
-int seq2seq_builder_finish(seq2seq_builder *b, seq2seq_pairs *p)
+int s2s_builder_finish(s2s_builder *b, s2s_pairs *p)
 {
     memset(p, 0, sizeof *p);
-    seq2seq_builder_drop(b); /* tokens of a pair never ended */
+    s2s_builder_drop(b); /* tokens of a pair never ended */
     if (builder_ready(b) ||
         !(p->src_tok = malloc((b->ntok[0] ? b->ntok[0] : 1) * sizeof *p->src_tok)) ||
         !(p->tgt_tok = malloc((b->ntok[1] ? b->ntok[1] : 1) * sizeof *p->tgt_tok)) ||
         (!b->text && !(b->text = malloc(1)))) {
-        seq2seq_pairs_free(p);
-        seq2seq_builder_free(b);
+        s2s_pairs_free(p);
+        s2s_builder_free(b);
         return -1;
     }
     /* offsets become pointers now that the text no longer moves */
@@ -231,7 +231,7 @@ int seq2seq_builder_finish(seq2seq_builder *b, seq2seq_pairs *p)
     b->start[0] = b->start[1] = NULL;
     b->align = NULL;
     b->text = NULL;
-    seq2seq_builder_free(b);
+    s2s_builder_free(b);
     return 0;
 }
 
@@ -283,7 +283,7 @@ static int slot_rebuild(size_t **slot, size_t *cap, const char *const *names, si
     return 0;
 }
 
-void seq2seq_vocab_free(seq2seq_vocab *v)
+void s2s_vocab_free(s2s_vocab *v)
 {
     for (size_t i = 0; v->tokens && i < v->n; i++)
         free(v->tokens[i]);
@@ -292,7 +292,7 @@ void seq2seq_vocab_free(seq2seq_vocab *v)
     memset(v, 0, sizeof *v);
 }
 
-long seq2seq_vocab_find(const seq2seq_vocab *v, const char *token)
+long s2s_vocab_find(const s2s_vocab *v, const char *token)
 {
     size_t i;
     if (!v->cap)
@@ -301,15 +301,15 @@ long seq2seq_vocab_find(const seq2seq_vocab *v, const char *token)
     return v->slot[i] ? (long)(v->slot[i] - 1) : -1;
 }
 
-int seq2seq_vocab_id(const seq2seq_vocab *v, const char *token)
+int s2s_vocab_id(const s2s_vocab *v, const char *token)
 {
-    long id = seq2seq_vocab_find(v, token);
-    return id < 0 ? SEQ2SEQ_UNK : (int)id;
+    long id = s2s_vocab_find(v, token);
+    return id < 0 ? S2S_UNK : (int)id;
 }
 
 /* A vocabulary of the n names (copied), in that order; the caller has
  * checked that none repeats. 0, or -1 out of memory. */
-static int vocab_make(seq2seq_vocab *v, const char *const *names, size_t n)
+static int vocab_make(s2s_vocab *v, const char *const *names, size_t n)
 {
     memset(v, 0, sizeof *v);
     if (n > SIZE_MAX / sizeof *v->tokens || !(v->tokens = calloc(n ? n : 1, sizeof *v->tokens)))
@@ -317,13 +317,13 @@ static int vocab_make(seq2seq_vocab *v, const char *const *names, size_t n)
     for (v->n = 0; v->n < n; v->n++) {
         size_t len = strlen(names[v->n]) + 1;
         if (!(v->tokens[v->n] = malloc(len))) {
-            seq2seq_vocab_free(v);
+            s2s_vocab_free(v);
             return -1;
         }
         memcpy(v->tokens[v->n], names[v->n], len);
     }
     if (slot_rebuild(&v->slot, &v->cap, (const char *const *)v->tokens, n, n)) {
-        seq2seq_vocab_free(v);
+        s2s_vocab_free(v);
         return -1;
     }
     return 0;
@@ -377,31 +377,31 @@ fail:
     return -1;
 }
 
-int seq2seq_vocab_build(seq2seq_vocab *v, const seq2seq_pairs *p, int side, size_t min_freq,
+int s2s_vocab_build(s2s_vocab *v, const s2s_pairs *p, int side, size_t min_freq,
                         char *err, size_t errlen)
 {
-    const char *const *tok = side == SEQ2SEQ_SRC ? p->src_tok : p->tgt_tok;
-    size_t n = p->n ? (side == SEQ2SEQ_SRC ? p->src_start : p->tgt_start)[p->n] : 0;
+    const char *const *tok = side == S2S_SRC ? p->src_tok : p->tgt_tok;
+    size_t n = p->n ? (side == S2S_SRC ? p->src_start : p->tgt_start)[p->n] : 0;
     token_count *tc = NULL;
     const char **names = NULL;
     size_t nu, nv = 0;
     memset(v, 0, sizeof *v);
     if (count_tokens(tok, n, &tc, &nu) ||
-        !(names = malloc((nu + SEQ2SEQ_RESERVED) * sizeof *names)))
+        !(names = malloc((nu + S2S_RESERVED) * sizeof *names)))
         goto oom;
     if (nu > 1)
         qsort(tc, nu, sizeof *tc, by_count);
-    for (nv = 0; nv < SEQ2SEQ_RESERVED; nv++)
+    for (nv = 0; nv < S2S_RESERVED; nv++)
         names[nv] = reserved[nv];
     for (size_t i = 0; i < nu && tc[i].count >= min_freq; i++) {
         size_t r = 0;
-        while (r < SEQ2SEQ_RESERVED && strcmp(tc[i].token, reserved[r]) != 0)
+        while (r < S2S_RESERVED && strcmp(tc[i].token, reserved[r]) != 0)
             r++;
-        if (r == SEQ2SEQ_RESERVED)
+        if (r == S2S_RESERVED)
             names[nv++] = tc[i].token; /* a reserved token is not added twice */
     }
-    if (nv > SEQ2SEQ_MAX_VOCAB) {
-        snprintf(err, errlen, "%zu distinct tokens, more than %d", nv, SEQ2SEQ_MAX_VOCAB);
+    if (nv > S2S_MAX_VOCAB) {
+        snprintf(err, errlen, "%zu distinct tokens, more than %d", nv, S2S_MAX_VOCAB);
         goto fail;
     }
     if (vocab_make(v, names, nv))
@@ -417,20 +417,20 @@ fail:
     return -1;
 }
 
-int seq2seq_vocab_from_list(seq2seq_vocab *v, const char *const *tokens, size_t n,
+int s2s_vocab_from_list(s2s_vocab *v, const char *const *tokens, size_t n,
                             const char *path, char *err, size_t errlen)
 {
     memset(v, 0, sizeof *v);
-    if (n < SEQ2SEQ_RESERVED) {
+    if (n < S2S_RESERVED) {
         snprintf(err, errlen, "%s: expected at least %d tokens (<unk>, <pad>, <bos>, <eos>), "
-                 "got %zu", path, SEQ2SEQ_RESERVED, n);
+                 "got %zu", path, S2S_RESERVED, n);
         return -1;
     }
-    if (n > SEQ2SEQ_MAX_VOCAB) {
-        snprintf(err, errlen, "%s: %zu tokens, more than %d", path, n, SEQ2SEQ_MAX_VOCAB);
+    if (n > S2S_MAX_VOCAB) {
+        snprintf(err, errlen, "%s: %zu tokens, more than %d", path, n, S2S_MAX_VOCAB);
         return -1;
     }
-    for (size_t i = 0; i < SEQ2SEQ_RESERVED; i++)
+    for (size_t i = 0; i < S2S_RESERVED; i++)
         if (strcmp(tokens[i], reserved[i]) != 0) {
             snprintf(err, errlen, "%s[%zu]: expected \"%s\" (a vocabulary starts <unk>, <pad>, "
                      "<bos>, <eos>), got \"%.64s\"", path, i, reserved[i], tokens[i]);
@@ -441,11 +441,11 @@ int seq2seq_vocab_from_list(seq2seq_vocab *v, const char *const *tokens, size_t 
         return -1;
     }
     for (size_t i = 0; i < n; i++) {
-        long first = seq2seq_vocab_find(v, tokens[i]);
+        long first = s2s_vocab_find(v, tokens[i]);
         if ((size_t)first != i) {
             snprintf(err, errlen, "%s[%zu]: \"%.64s\" again (it is entry %ld)", path, i,
                      tokens[i], first);
-            seq2seq_vocab_free(v);
+            s2s_vocab_free(v);
             return -1;
         }
     }
@@ -454,21 +454,21 @@ int seq2seq_vocab_from_list(seq2seq_vocab *v, const char *const *tokens, size_t 
 
 /* ---- arrays ------------------------------------------------------------------------ */
 
-long seq2seq_encode(int *row, const seq2seq_vocab *v, const char *const *tok, size_t n,
+long s2s_vocab_encode(int *row, const s2s_vocab *v, const char *const *tok, size_t n,
                     size_t T, int *cut)
 {
     long valid = 0;
     /* row (T,): the tokens' ids, <eos>, then <pad> to T (truncate_pad) */
     for (size_t j = 0; j < T; j++) {
-        row[j] = j < n ? seq2seq_vocab_id(v, tok[j]) : j == n ? SEQ2SEQ_EOS : SEQ2SEQ_PAD;
-        valid += row[j] != SEQ2SEQ_PAD; /* d2l: (array != vocab['<pad>']).sum(1) */
+        row[j] = j < n ? s2s_vocab_id(v, tok[j]) : j == n ? S2S_EOS : S2S_PAD;
+        valid += row[j] != S2S_PAD; /* d2l: (array != vocab['<pad>']).sum(1) */
     }
     if (cut)
         *cut = n >= T;
     return valid;
 }
 
-void seq2seq_arrays_free(seq2seq_arrays *a)
+void s2s_arrays_free(s2s_arrays *a)
 {
     free(a->src);
     free(a->tgt);
@@ -478,8 +478,8 @@ void seq2seq_arrays_free(seq2seq_arrays *a)
     memset(a, 0, sizeof *a);
 }
 
-int seq2seq_arrays_build(seq2seq_arrays *a, const seq2seq_pairs *p, const seq2seq_vocab *src_v,
-                         const seq2seq_vocab *tgt_v, size_t T, char *err, size_t errlen)
+int s2s_arrays_build(s2s_arrays *a, const s2s_pairs *p, const s2s_vocab *src_v,
+                         const s2s_vocab *tgt_v, size_t T, char *err, size_t errlen)
 {
     size_t NT, bytes, N = p->n;
     memset(a, 0, sizeof *a);
@@ -498,7 +498,7 @@ int seq2seq_arrays_build(seq2seq_arrays *a, const seq2seq_pairs *p, const seq2se
     a->src_valid = malloc((N ? N : 1) * sizeof(long));
     a->tgt_valid = malloc((N ? N : 1) * sizeof(long));
     if (!a->src || !a->tgt || !a->dec_in || !a->src_valid || !a->tgt_valid) {
-        seq2seq_arrays_free(a);
+        s2s_arrays_free(a);
         snprintf(err, errlen, "out of memory for %zu pairs of %zu steps", N, T);
         return -1;
     }
@@ -507,13 +507,13 @@ int seq2seq_arrays_build(seq2seq_arrays *a, const seq2seq_pairs *p, const seq2se
     for (size_t i = 0; i < N; i++) {
         size_t ns, nt;
         int cut_s, cut_t;
-        const char *const *s = seq2seq_src(p, i, &ns), *const *t = seq2seq_tgt(p, i, &nt);
+        const char *const *s = s2s_src(p, i, &ns), *const *t = s2s_tgt(p, i, &nt);
         int *y = a->tgt + i * T, *x = a->dec_in + i * T;
-        a->src_valid[i] = seq2seq_encode(a->src + i * T, src_v, s, ns, T, &cut_s);
-        a->tgt_valid[i] = seq2seq_encode(y, tgt_v, t, nt, T, &cut_t);
+        a->src_valid[i] = s2s_vocab_encode(a->src + i * T, src_v, s, ns, T, &cut_s);
+        a->tgt_valid[i] = s2s_vocab_encode(y, tgt_v, t, nt, T, &cut_t);
         a->n_cut += (size_t)cut_s + (size_t)cut_t;
         /* teacher forcing: the decoder reads <bos>, then Y without its last entry */
-        x[0] = SEQ2SEQ_BOS;
+        x[0] = S2S_BOS;
         for (size_t j = 1; j < T; j++)
             x[j] = y[j - 1];
     }
@@ -522,29 +522,29 @@ int seq2seq_arrays_build(seq2seq_arrays *a, const seq2seq_pairs *p, const seq2se
 
 /* ---- decoding, BLEU, alignment -------------------------------------------------------- */
 
-size_t seq2seq_until_eos(const int *ids, size_t n)
+size_t s2s_until_eos(const int *ids, size_t n)
 {
     size_t i = 0;
-    while (i < n && ids[i] != SEQ2SEQ_EOS)
+    while (i < n && ids[i] != S2S_EOS)
         i++;
     return i;
 }
 
-char *seq2seq_ids_to_sentence(const seq2seq_vocab *v, const int *ids, size_t n)
+char *s2s_ids_to_sentence(const s2s_vocab *v, const int *ids, size_t n)
 {
-    size_t len = seq2seq_until_eos(ids, n);
+    size_t len = s2s_until_eos(ids, n);
     const char **tok;
     char *s;
     if (len > SIZE_MAX / sizeof *tok || !(tok = malloc((len ? len : 1) * sizeof *tok)))
         return NULL;
     for (size_t i = 0; i < len; i++)
-        tok[i] = ids[i] >= 0 && (size_t)ids[i] < v->n ? v->tokens[ids[i]] : reserved[SEQ2SEQ_UNK];
-    s = seq2seq_join(tok, len);
+        tok[i] = ids[i] >= 0 && (size_t)ids[i] < v->n ? v->tokens[ids[i]] : reserved[S2S_UNK];
+    s = s2s_join(tok, len);
     free(tok);
     return s;
 }
 
-size_t seq2seq_alignment_hits(const float *weights, size_t H, size_t Tq, size_t S,
+size_t s2s_alignment_hits(const float *weights, size_t H, size_t Tq, size_t S,
                               const long *align, size_t n_words, size_t *counted)
 {
     size_t hits = 0, plane = Tq * S; /* one head's (Tq, S); the caller's tensor fits */

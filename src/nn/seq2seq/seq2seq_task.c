@@ -223,7 +223,7 @@ static void draw_sentence(rng *g, sentence *s)
 /* n sentences drawn from g that are not yet in seen (a bit per sentence
  * number), each then marked, added to b with their French and alignment.
  * 0 or -1 (out of memory). */
-static int draw_pairs(seq2seq_builder *b, rng *g, unsigned char *seen, size_t n)
+static int draw_pairs(s2s_builder *b, rng *g, unsigned char *seen, size_t n)
 {
     for (size_t i = 0; i < n;) {
         sentence s;
@@ -236,10 +236,10 @@ static int draw_pairs(seq2seq_builder *b, rng *g, unsigned char *seen, size_t n)
         seen[code / 8] |= (unsigned char)(1u << (code % 8));
         render(&r, &s);
         for (size_t k = 0; k < r.n; k++)
-            if (seq2seq_builder_token(b, SEQ2SEQ_SRC, r.en[k], strlen(r.en[k])) ||
-                seq2seq_builder_token(b, SEQ2SEQ_TGT, r.fr[k], strlen(r.fr[k])))
+            if (s2s_builder_token(b, S2S_SRC, r.en[k], strlen(r.en[k])) ||
+                s2s_builder_token(b, S2S_TGT, r.fr[k], strlen(r.fr[k])))
                 return -1;
-        if (seq2seq_builder_pair(b, r.align))
+        if (s2s_builder_pair(b, r.align))
             return -1;
         i++;
     }
@@ -247,20 +247,20 @@ static int draw_pairs(seq2seq_builder *b, rng *g, unsigned char *seen, size_t n)
 }
 
 /* One set of n distinct pairs drawn from seed into p. 0 or -1. */
-static int make_set(seq2seq_pairs *p, unsigned long long seed, unsigned char *seen, size_t n)
+static int make_set(s2s_pairs *p, unsigned long long seed, unsigned char *seen, size_t n)
 {
-    seq2seq_builder b;
+    s2s_builder b;
     rng g;
-    seq2seq_builder_init(&b);
+    s2s_builder_init(&b);
     rng_seed(&g, seed);
     if (draw_pairs(&b, &g, seen, n)) {
-        seq2seq_builder_free(&b);
+        s2s_builder_free(&b);
         return -1;
     }
-    return seq2seq_builder_finish(&b, p);
+    return s2s_builder_finish(&b, p);
 }
 
-int translate_task_make(seq2seq_corpus *c, unsigned long long seed, size_t n_train,
+int translate_task_make(s2s_corpus *c, unsigned long long seed, size_t n_train,
                         size_t n_heldout, char *err, size_t errlen)
 {
     unsigned char *seen;
@@ -283,7 +283,7 @@ int translate_task_make(seq2seq_corpus *c, unsigned long long seed, size_t n_tra
     if (make_set(&c->heldout, seed ^ 0x68656c646f757421ULL, seen, n_heldout) || /* "heldout!" */
         make_set(&c->train, seed ^ 0x747261696e696e67ULL, seen, n_train)) {     /* "training" */
         free(seen);
-        seq2seq_corpus_free(c);
+        s2s_corpus_free(c);
         snprintf(err, errlen, "out of memory for %zu translation pairs", n_train + n_heldout);
         return -1;
     }

@@ -60,7 +60,7 @@
  * same seed and sizes give the same pairs on every machine. 0, or -1 with
  * the reason in err (n_train 0, more than TRANSLATE_MAX_PAIRS in all, out
  * of memory). */
-int translate_task_make(seq2seq_corpus *c, unsigned long long seed, size_t n_train,
+int translate_task_make(s2s_corpus *c, unsigned long long seed, size_t n_train,
                         size_t n_heldout, char *err, size_t errlen);
 
 /* The grammar's translation of an English sentence of n words (the

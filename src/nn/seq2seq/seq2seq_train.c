@@ -74,7 +74,7 @@ static int alloc_chunks(s2s_trainer *tr, char *err, size_t errlen)
     return 0;
 }
 
-int s2s_trainer_init(s2s_trainer *tr, const seq2seq_arrays *data, const s2s_config *cfg,
+int s2s_trainer_init(s2s_trainer *tr, const s2s_arrays *data, const s2s_config *cfg,
                      const s2s_train_opts *opts, const s2s_model *model, char *err,
                      size_t errlen)
 {
@@ -150,7 +150,7 @@ void s2s_trainer_free(s2s_trainer *tr)
 /* Pair i of set into row r of a batch: its source, decoder input, and its
  * target with −1 from its valid length on (d2l's sequence_mask). */
 static void copy_pair(int *src, int *dec_in, int *tgt, long *src_lens, size_t r,
-                      const seq2seq_arrays *set, size_t i)
+                      const s2s_arrays *set, size_t i)
 {
     const size_t T = set->T;
     memcpy(src + r * T, set->src + i * T, T * sizeof *src);
@@ -164,7 +164,7 @@ static void copy_pair(int *src, int *dec_in, int *tgt, long *src_lens, size_t r,
  * shuffled order (Fisher–Yates, a new order each epoch). */
 static void next_batch(s2s_trainer *tr)
 {
-    const seq2seq_arrays *d = tr->data;
+    const s2s_arrays *d = tr->data;
     for (size_t r = 0; r < tr->B; r++) {
         size_t i = r;
         if (tr->B != d->n) {
@@ -238,35 +238,14 @@ static int chunks_run(s2s_trainer *tr, int grads, const int *src, const int *dec
     return 0;
 }
 
-#define SUM_BLOCK 4096 /* gradients a block of sum_chunks */
-
-/* tr->grads = the chunks' gradients added in chunk order; the summed loss
- * returned, the counts added into *count and *correct. */
+/* tr->grads = the chunks' gradients added in chunk order (when grads);
+ * the summed loss returned, the counts added into *count and *correct. */
 static double sum_chunks(s2s_trainer *tr, size_t n, int grads, size_t *count, size_t *correct)
 {
-    const size_t total = tr->model.total, nblocks = grads ? ceil_div(total, SUM_BLOCK) : 0;
-    const int nth = s2s_threads(tr);
     double loss = 0.0;
-    (void)nth;
-    /* each gradient 0 + chunk 0's + chunk 1's + …, in blocks of the
-     * array shared out among the threads */
-#pragma omp parallel for schedule(static) num_threads(nth) if (nth > 1)
-    for (size_t k = 0; k < nblocks; k++) { /* elements lo … hi−1 */
-        const size_t lo = k * SUM_BLOCK, hi = total - lo < SUM_BLOCK ? total : lo + SUM_BLOCK;
-        double *restrict sum = tr->grads;
-        memset(sum + lo, 0, (hi - lo) * sizeof *sum);
-        for (size_t c = 0; c < n; c++) {
-            if (tr->opts.reference) {
-                const double *g = tr->chunk_grads + c * total;
-                for (size_t i = lo; i < hi; i++)
-                    sum[i] += g[i];
-            } else {
-                const float *restrict g = tr->chunk_gradsf + c * total;
-                for (size_t i = lo; i < hi; i++)
-                    sum[i] += g[i];
-            }
-        }
-    }
+    if (grads)
+        train_sum_grads(tr->grads, tr->opts.reference ? tr->chunk_grads : NULL,
+                        tr->chunk_gradsf, n, tr->model.total, s2s_threads(tr));
     for (size_t c = 0; c < n; c++) {
         loss += tr->chunk_loss[c];
         *count += tr->chunk_count[c];
@@ -317,13 +296,13 @@ int s2s_trainer_step(s2s_trainer *tr, train_stats *stats, char *err, size_t errl
 }
 
 /* Rows first … first+n−1 of set into the batch buffers (n ≤ B). */
-static void load_rows(s2s_trainer *tr, const seq2seq_arrays *set, size_t first, size_t n)
+static void load_rows(s2s_trainer *tr, const s2s_arrays *set, size_t first, size_t n)
 {
     for (size_t r = 0; r < n; r++)
         copy_pair(tr->src, tr->dec_in, tr->tgt, tr->src_lens, r, set, first + r);
 }
 
-int s2s_trainer_evaluate(s2s_trainer *tr, const seq2seq_arrays *set, train_stats *stats,
+int s2s_trainer_evaluate(s2s_trainer *tr, const s2s_arrays *set, train_stats *stats,
                          char *err, size_t errlen)
 {
     size_t count = 0, correct = 0;
@@ -352,33 +331,33 @@ int s2s_trainer_translate(s2s_trainer *tr, const int *src, long src_len, int *ou
                           size_t *n_out, float *cross, char *err, size_t errlen)
 {
     if (tr->opts.reference)
-        return s2s_greedy(&tr->model, src, src_len, tr->T, SEQ2SEQ_BOS, SEQ2SEQ_EOS, tr->T, out,
+        return s2s_greedy(&tr->model, src, src_len, tr->T, S2S_BOS, S2S_EOS, tr->T, out,
                           n_out, cross, err, errlen);
     s2s_fast_weights_update(&tr->fw, &tr->model);
-    s2s_fast_greedy(&tr->fcache[0], &tr->model, &tr->fw, src, src_len, tr->T, SEQ2SEQ_BOS,
-                    SEQ2SEQ_EOS, tr->T, out, n_out, cross);
+    s2s_fast_greedy(&tr->fcache[0], &tr->model, &tr->fw, src, src_len, tr->T, S2S_BOS,
+                    S2S_EOS, tr->T, out, n_out, cross);
     return 0;
 }
 
 /* Chunk c of a set's greedy translations: pairs first … first+nb−1. */
-static int translate_chunk(s2s_trainer *tr, size_t c, const seq2seq_arrays *set, size_t first,
+static int translate_chunk(s2s_trainer *tr, size_t c, const s2s_arrays *set, size_t first,
                            size_t nb, int *out, size_t *n_out, char *e, size_t elen)
 {
     const size_t T = tr->T;
     if (!tr->opts.reference) {
         (void)s2s_fast_greedy_batch(&tr->fcache[c], &tr->model, &tr->fw, set->src + first * T,
-                                    set->src_valid + first, nb, T, SEQ2SEQ_BOS, SEQ2SEQ_EOS, T,
+                                    set->src_valid + first, nb, T, S2S_BOS, S2S_EOS, T,
                                     out + first * T, n_out + first);
         return 0;
     }
     for (size_t i = first; i < first + nb; i++)
-        if (s2s_greedy(&tr->model, set->src + i * T, set->src_valid[i], T, SEQ2SEQ_BOS,
-                       SEQ2SEQ_EOS, T, out + i * T, n_out + i, NULL, e, elen))
+        if (s2s_greedy(&tr->model, set->src + i * T, set->src_valid[i], T, S2S_BOS,
+                       S2S_EOS, T, out + i * T, n_out + i, NULL, e, elen))
             return -1;
     return 0;
 }
 
-int s2s_trainer_translate_set(s2s_trainer *tr, const seq2seq_arrays *set, int *out,
+int s2s_trainer_translate_set(s2s_trainer *tr, const s2s_arrays *set, int *out,
                               size_t *n_out, char *err, size_t errlen)
 {
     const size_t group = tr->nchunks * TRAIN_CHUNK;
@@ -426,8 +405,8 @@ static int same_words(const char *const *a, size_t na, const char *const *b, siz
     return 1;
 }
 
-int s2s_trainer_bleu(s2s_trainer *tr, const seq2seq_arrays *set, const seq2seq_pairs *pairs,
-                     const seq2seq_vocab *tgt_vocab, double *bleu, double *exact, int *pred,
+int s2s_trainer_bleu(s2s_trainer *tr, const s2s_arrays *set, const s2s_pairs *pairs,
+                     const s2s_vocab *tgt_vocab, double *bleu, double *exact, int *pred,
                      size_t *n_pred, char *err, size_t errlen)
 {
     int failed = 0;
@@ -439,15 +418,15 @@ int s2s_trainer_bleu(s2s_trainer *tr, const seq2seq_arrays *set, const seq2seq_p
         failed = 2;
     for (size_t i = 0; !failed && i < set->n; i++) {
         size_t nl;
-        const char *const *label = seq2seq_tgt(pairs, i, &nl);
+        const char *const *label = s2s_tgt(pairs, i, &nl);
         const char **words = alloc_n(n_out[i], 1, sizeof *words, &failed);
         if (failed)
             break;
         for (size_t k = 0; k < n_out[i]; k++) /* ids to tokens (<unk> outside) */
             words[k] = (size_t)out[i * set->T + k] < tgt_vocab->n
                            ? tgt_vocab->tokens[out[i * set->T + k]]
-                           : tgt_vocab->tokens[SEQ2SEQ_UNK];
-        sum += seq2seq_bleu(words, n_out[i], label, nl, 2);
+                           : tgt_vocab->tokens[S2S_UNK];
+        sum += s2s_bleu(words, n_out[i], label, nl, 2);
         same += same_words(words, n_out[i], label, nl);
         free(words);
     }
@@ -472,7 +451,7 @@ static const float *chunk_cross(const s2s_trainer *tr, size_t c, size_t l)
                               : s2s_fast_cross(&tr->fcache[c], &tr->model, l);
 }
 
-int s2s_trainer_alignment(s2s_trainer *tr, const seq2seq_arrays *set, const seq2seq_pairs *pairs,
+int s2s_trainer_alignment(s2s_trainer *tr, const s2s_arrays *set, const s2s_pairs *pairs,
                           size_t block, double *score, char *err, size_t errlen)
 {
     const size_t T = tr->T, NH = tr->model.cfg.heads;
@@ -493,9 +472,9 @@ int s2s_trainer_alignment(s2s_trainer *tr, const seq2seq_arrays *set, const seq2
         for (size_t r = 0; r < n; r++) {
             const size_t c = r / TRAIN_CHUNK, b = r % TRAIN_CHUNK;
             size_t nl;
-            (void)seq2seq_tgt(pairs, first + r, &nl);
-            hits += seq2seq_alignment_hits(chunk_cross(tr, c, block) + b * NH * T * T, NH, T, T,
-                                           seq2seq_align(pairs, first + r), nl < T ? nl : T,
+            (void)s2s_tgt(pairs, first + r, &nl);
+            hits += s2s_alignment_hits(chunk_cross(tr, c, block) + b * NH * T * T, NH, T, T,
+                                           s2s_align(pairs, first + r), nl < T ? nl : T,
                                            &counted);
         }
     }
@@ -514,9 +493,9 @@ static void copy_attention(float *dst, const s2s_trainer *tr, int which)
         if (which == 2)
             src = chunk_cross(tr, 0, l);
         else if (tr->opts.reference)
-            src = which == 0 ? tr->cache[0].enc[l].A : tr->cache[0].dec[l].A1;
+            src = s2s_self(&tr->cache[0], which, l);
         else
-            src = which == 0 ? tr->fcache[0].enc[l].A : tr->fcache[0].dec[l].self.A;
+            src = s2s_fast_self(&tr->fcache[0], which, l);
         memcpy(dst + l * n, src, n * sizeof *dst);
     }
 }
@@ -525,7 +504,7 @@ int s2s_trainer_attention(s2s_trainer *tr, const int *src, long src_len, const i
                           float *enc, float *self, float *cross, char *err, size_t errlen)
 {
     const size_t T = tr->T;
-    if (tr->model.cfg.arch == S2S_BAHDANAU && (enc || self)) {
+    if (!tr->model.cfg.arch->has_self && (enc || self)) {
         snprintf(err, errlen, "Bahdanau's model has no self-attention, only its one attention");
         return -1;
     }

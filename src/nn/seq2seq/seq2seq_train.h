@@ -33,7 +33,7 @@ typedef struct s2s_train_opts {
     size_t batch_size;       /* 0 (or ≥ N): every pair, in file order, each step */
     unsigned long long seed; /* the model's start, the batches, dropout */
     int threads;             /* 0: every core, or one for tiny steps */
-    int reference;           /* 1: seq2seq.c's double loops instead of the fast path */
+    int reference;           /* 1: the reference loops (double) instead of the fast path */
 } s2s_train_opts;
 
 typedef struct s2s_trainer {
@@ -41,7 +41,7 @@ typedef struct s2s_trainer {
     s2s_model model;
     optim opt;
     long step;               /* updates done */
-    const seq2seq_arrays *data; /* (N, T) borrowed: the training pairs */
+    const s2s_arrays *data; /* (N, T) borrowed: the training pairs */
     size_t B, T;
     int *src, *dec_in, *tgt; /* (B, T) the batch; tgt −1 past each target's length */
     long *src_lens;          /* (B,) */
@@ -63,7 +63,7 @@ typedef struct s2s_trainer {
  * new model of configuration cfg starts from opts->seed; otherwise its
  * parameters are copied (cfg is then the model's). 0, or -1 with the
  * reason in err. */
-int s2s_trainer_init(s2s_trainer *tr, const seq2seq_arrays *data, const s2s_config *cfg,
+int s2s_trainer_init(s2s_trainer *tr, const s2s_arrays *data, const s2s_config *cfg,
                      const s2s_train_opts *opts, const s2s_model *model, char *err,
                      size_t errlen);
 void s2s_trainer_free(s2s_trainer *tr);
@@ -75,12 +75,12 @@ void s2s_trainer_free(s2s_trainer *tr);
 int s2s_trainer_step(s2s_trainer *tr, train_stats *stats, char *err, size_t errlen);
 
 /* Teacher-forced loss and accuracy on a whole set, without dropout. */
-int s2s_trainer_evaluate(s2s_trainer *tr, const seq2seq_arrays *set, train_stats *stats,
+int s2s_trainer_evaluate(s2s_trainer *tr, const s2s_arrays *set, train_stats *stats,
                          char *err, size_t errlen);
 
 /* Greedy translations of every pair of set: out (N, T) the ids, n_out
  * (N,) their numbers (d2l's predict_seq2seq on each source row). */
-int s2s_trainer_translate_set(s2s_trainer *tr, const seq2seq_arrays *set, int *out,
+int s2s_trainer_translate_set(s2s_trainer *tr, const s2s_arrays *set, int *out,
                               size_t *n_out, char *err, size_t errlen);
 
 /* One source sentence's greedy translation: src (T,) its ids + <eos>,
@@ -93,15 +93,15 @@ int s2s_trainer_translate(s2s_trainer *tr, const int *src, long src_len, int *ou
  * pairs' targets (the same pairs, in order), averaged over the pairs, and
  * the share translated exactly. pred, when not NULL, (N, T) and n_pred
  * (N,) get the translations. */
-int s2s_trainer_bleu(s2s_trainer *tr, const seq2seq_arrays *set, const seq2seq_pairs *pairs,
-                     const seq2seq_vocab *tgt_vocab, double *bleu, double *exact, int *pred,
+int s2s_trainer_bleu(s2s_trainer *tr, const s2s_arrays *set, const s2s_pairs *pairs,
+                     const s2s_vocab *tgt_vocab, double *bleu, double *exact, int *pred,
                      size_t *n_pred, char *err, size_t errlen);
 
 /* The alignment score (SPEC §11) of set's pairs, whose generator knows
  * which source word each target word translates (pairs->align): the share
  * of target words, teacher-forced, whose cross-attention row in decoder
  * block `block` (heads averaged) is largest on that source word. */
-int s2s_trainer_alignment(s2s_trainer *tr, const seq2seq_arrays *set, const seq2seq_pairs *pairs,
+int s2s_trainer_alignment(s2s_trainer *tr, const s2s_arrays *set, const s2s_pairs *pairs,
                           size_t block, double *score, char *err, size_t errlen);
 
 /* Every attention of one teacher-forced pair, for the views: enc (L, NH,

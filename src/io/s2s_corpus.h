@@ -1,5 +1,5 @@
-/* nmt_data.h — sentence pairs for translation read from a --data file
- * (SPEC.md §11), in one of two forms, into nn's seq2seq_corpus
+/* s2s_corpus.h — sentence pairs for translation read from a --data file
+ * (SPEC.md §11), in one of two forms, into nn's s2s_corpus
  * (src/nn/seq2seq/seq2seq_data.h: pairs of token lists, training and held-out).
  *
  * 1. d2l's fra.txt: a line is  English<TAB>French[<TAB>…]  (the Tatoeba
@@ -59,8 +59,8 @@
  * failure the corpus is empty (zeroed). Every size is checked; bad input
  * never crashes.
  */
-#ifndef ATTN_NMT_DATA_H
-#define ATTN_NMT_DATA_H
+#ifndef ATTN_S2S_CORPUS_H
+#define ATTN_S2S_CORPUS_H
 
 #include <stddef.h>
 
@@ -69,33 +69,33 @@
 struct cJSON;
 
 /* d2l's default number of examples (load_data_nmt's num_examples). */
-#define NMT_MAX_EXAMPLES 600
+#define S2S_MAX_EXAMPLES 600
 /* The largest --data file of pairs read. */
-#define NMT_MAX_FILE_BYTES ((size_t)256 << 20)
+#define S2S_MAX_FILE_BYTES ((size_t)256 << 20)
 
 /* The two forms of a file of pairs. */
-typedef enum nmt_format { NMT_TEXT, NMT_JSON } nmt_format;
+typedef enum s2s_corpus_kind { S2S_CORPUS_TEXT, S2S_CORPUS_JSON } s2s_corpus_kind;
 
 /* Which form bytes are: JSON when the first byte that is not white space
  * (space, tab, CR, LF) is '{', otherwise fra.txt's text. */
-nmt_format nmt_data_format(const char *bytes, size_t len);
+s2s_corpus_kind s2s_corpus_format(const char *bytes, size_t len);
 
 /* Whether parsed --data JSON is a file of pairs (an object with "pairs"),
  * not SPEC §9's sequences: the command's choice between the two. */
-int nmt_data_is_pairs(const struct cJSON *root);
+int s2s_corpus_is_pairs(const struct cJSON *root);
 
 /* Read the file at path ("-": standard input) in either form. max_examples
  * as above (fra.txt only). */
-int nmt_data_load(seq2seq_corpus *c, const char *path, size_t max_examples, char *err,
+int s2s_corpus_load(s2s_corpus *c, const char *path, size_t max_examples, char *err,
                   size_t errlen);
 
 /* fra.txt's text[0 … len) (not NUL-terminated); name stands for the file
  * in messages. Training pairs only (c->heldout is empty). */
-int nmt_data_read_fra(seq2seq_corpus *c, const char *text, size_t len, const char *name,
+int s2s_corpus_read_fra(s2s_corpus *c, const char *text, size_t len, const char *name,
                       size_t max_examples, char *err, size_t errlen);
 
 /* The JSON form, parsed; name stands for the file in messages. */
-int nmt_data_from_json(seq2seq_corpus *c, const struct cJSON *root, const char *name,
+int s2s_corpus_from_json(s2s_corpus *c, const struct cJSON *root, const char *name,
                        char *err, size_t errlen);
 
 /* d2l's preprocess_nmt on one line (no '\n' in it) of len bytes, into out
@@ -103,33 +103,33 @@ int nmt_data_from_json(seq2seq_corpus *c, const struct cJSON *root, const char *
  * whether the line starts the file (its first character has no previous
  * one; otherwise the previous is the '\n' before it). 0, or the offset + 1
  * of the first byte that is not UTF-8 or is a NUL (the caller says where). */
-size_t nmt_preprocess_line(const char *line, size_t len, int first, char *out,
+size_t s2s_preprocess_line(const char *line, size_t len, int first, char *out,
                            size_t *out_len);
 
 /* A sentence typed by the user (attn translate) as tokens. d2l's
  * predict_seq2seq reads it as src_sentence.lower().split(' '); here each
  * step is a flag:
- *   NMT_SENTENCE_LOWER  lower case as above (d2l: yes)
- *   NMT_SENTENCE_PUNCT  preprocess_nmt's spacing: U+202F and U+00A0 to a
+ *   S2S_SENTENCE_LOWER  lower case as above (d2l: yes)
+ *   S2S_SENTENCE_PUNCT  preprocess_nmt's spacing: U+202F and U+00A0 to a
  *                       space, a space before , . ! ? (d2l: no; its
  *                       examples are written "go ." already)
- *   NMT_SENTENCE_WORDS  split on runs of spaces, no empty token (as the
+ *   S2S_SENTENCE_WORDS  split on runs of spaces, no empty token (as the
  *                       JSON form; d2l: no, split(' '))
- * d2l's reading is NMT_SENTENCE_LOWER; a model trained on fra.txt reads
+ * d2l's reading is S2S_SENTENCE_LOWER; a model trained on fra.txt reads
  * best with LOWER | PUNCT, one trained on JSON or the built-in task with
  * WORDS alone. *n tokens (0 when the sentence is empty with WORDS, else
  * at least 1) in one block: free() the returned array once. NULL with
  * "byte 3: not valid UTF-8" (a NUL cannot occur: the sentence is a C
  * string) or "out of memory …" in err. */
-#define NMT_SENTENCE_LOWER 1
-#define NMT_SENTENCE_PUNCT 2
-#define NMT_SENTENCE_WORDS 4
-char **nmt_sentence_tokens(const char *sentence, int flags, size_t *n, char *err,
+#define S2S_SENTENCE_LOWER 1
+#define S2S_SENTENCE_PUNCT 2
+#define S2S_SENTENCE_WORDS 4
+char **s2s_sentence_tokens(const char *sentence, int flags, size_t *n, char *err,
                            size_t errlen);
 
 /* Python's str.lower() of code point c for the characters listed above
  * (c itself for every other): the lower-case code point, and *second the
  * code point after it for İ (U+0307), 0 otherwise. */
-unsigned long nmt_lower(unsigned long c, unsigned long *second);
+unsigned long s2s_lower(unsigned long c, unsigned long *second);
 
 #endif

@@ -1,6 +1,6 @@
-/* nmt_data.c — sentence pairs from d2l's fra.txt or from JSON (see
- * nmt_data.h for both forms and where attn's reading differs from d2l's). */
-#include "nmt_data.h"
+/* s2s_corpus.c — sentence pairs from d2l's fra.txt or from JSON (see
+ * s2s_corpus.h for both forms and where attn's reading differs from d2l's). */
+#include "s2s_corpus.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -15,7 +15,7 @@
 
 /* ---- preprocess_nmt --------------------------------------------------------- */
 
-unsigned long nmt_lower(unsigned long c, unsigned long *second)
+unsigned long s2s_lower(unsigned long c, unsigned long *second)
 {
     *second = 0;
     if ((c >= 'A' && c <= 'Z') || (c >= 0xC0 && c <= 0xDE && c != 0xD7))
@@ -96,7 +96,7 @@ static size_t utf8_put(char *out, unsigned long c)
 }
 
 /* line[0 … len) into out (room for 2·len + 1 bytes), with flags
- * NMT_SENTENCE_LOWER and NMT_SENTENCE_PUNCT (see nmt_preprocess_line);
+ * S2S_SENTENCE_LOWER and S2S_SENTENCE_PUNCT (see s2s_preprocess_line);
  * prev: the character before the line (0: none). 0, or the offset + 1 of
  * a byte that is not UTF-8 or is a NUL. */
 static size_t transform(const char *line, size_t len, unsigned long prev, int flags, char *out,
@@ -111,12 +111,12 @@ static size_t transform(const char *line, size_t len, unsigned long prev, int fl
         if (c < 0)
             return i + 1;
         /* U+202F and U+00A0 become spaces, then lower case */
-        if ((flags & NMT_SENTENCE_PUNCT) && (c == 0x202F || c == 0xA0))
+        if ((flags & S2S_SENTENCE_PUNCT) && (c == 0x202F || c == 0xA0))
             lc = ' ';
-        else if (flags & NMT_SENTENCE_LOWER)
-            lc = nmt_lower((unsigned long)c, &second);
+        else if (flags & S2S_SENTENCE_LOWER)
+            lc = s2s_lower((unsigned long)c, &second);
         /* a space before , . ! ? when the previous character is not one */
-        if ((flags & NMT_SENTENCE_PUNCT) && (lc == ',' || lc == '.' || lc == '!' || lc == '?') &&
+        if ((flags & S2S_SENTENCE_PUNCT) && (lc == ',' || lc == '.' || lc == '!' || lc == '?') &&
             prev && prev != ' ')
             out[o++] = ' ';
         o += utf8_put(out + o, lc);
@@ -132,14 +132,14 @@ static size_t transform(const char *line, size_t len, unsigned long prev, int fl
     return 0;
 }
 
-size_t nmt_preprocess_line(const char *line, size_t len, int first, char *out,
+size_t s2s_preprocess_line(const char *line, size_t len, int first, char *out,
                            size_t *out_len)
 {
-    return transform(line, len, first ? 0 : '\n', NMT_SENTENCE_LOWER | NMT_SENTENCE_PUNCT, out,
+    return transform(line, len, first ? 0 : '\n', S2S_SENTENCE_LOWER | S2S_SENTENCE_PUNCT, out,
                      out_len);
 }
 
-char **nmt_sentence_tokens(const char *sentence, int flags, size_t *n, char *err, size_t errlen)
+char **s2s_sentence_tokens(const char *sentence, int flags, size_t *n, char *err, size_t errlen)
 {
     size_t len = strlen(sentence), cap, k = 1, out_len, bad, j = 0;
     char **tok, *text;
@@ -163,7 +163,7 @@ char **nmt_sentence_tokens(const char *sentence, int flags, size_t *n, char *err
         }
     /* runs of spaces: keep the tokens that are not empty */
     for (size_t i = 0; i < k; i++)
-        if (!(flags & NMT_SENTENCE_WORDS) || tok[i][0] != '\0')
+        if (!(flags & S2S_SENTENCE_WORDS) || tok[i][0] != '\0')
             tok[j++] = tok[i];
     *n = j;
     return tok;
@@ -178,7 +178,7 @@ typedef struct fra_reader {
     size_t errlen;
     char *buf;  /* a preprocessed line */
     size_t cap;
-    seq2seq_builder b;
+    s2s_builder b;
 } fra_reader;
 
 /* *buf with room for need bytes (*cap of them now). 0 or -1. */
@@ -235,9 +235,9 @@ static int fra_pair(fra_reader *rd, const char *t, size_t n, size_t lineno)
         return fra_fail(rd, lineno, "the source (before the tab) is empty");
     if (!has_word(tab + 1, (size_t)(end - tab - 1)))
         return fra_fail(rd, lineno, "the target (after the tab) is empty");
-    if (seq2seq_builder_split_d2l(&rd->b, SEQ2SEQ_SRC, t, (size_t)(tab - t), &ns) ||
-        seq2seq_builder_split_d2l(&rd->b, SEQ2SEQ_TGT, tab + 1, (size_t)(end - tab - 1), &nt) ||
-        seq2seq_builder_pair(&rd->b, NULL)) {
+    if (s2s_builder_split_d2l(&rd->b, S2S_SRC, t, (size_t)(tab - t), &ns) ||
+        s2s_builder_split_d2l(&rd->b, S2S_TGT, tab + 1, (size_t)(end - tab - 1), &nt) ||
+        s2s_builder_pair(&rd->b, NULL)) {
         snprintf(rd->err, rd->errlen, "%s: out of memory at line %zu", rd->name, lineno);
         return -1;
     }
@@ -256,7 +256,7 @@ static int fra_line(fra_reader *rd, const char *line, size_t n, size_t at, size_
         snprintf(rd->err, rd->errlen, "%s: out of memory at line %zu", rd->name, lineno);
         return -1;
     }
-    if ((bad = nmt_preprocess_line(line, n, at == 0, rd->buf, &len)) != 0) {
+    if ((bad = s2s_preprocess_line(line, n, at == 0, rd->buf, &len)) != 0) {
         snprintf(rd->err, rd->errlen, "%s: line %zu, byte %zu: %s", rd->name, lineno, bad,
                  line[bad - 1] ? "not valid UTF-8" : "a NUL byte");
         return -1;
@@ -264,7 +264,7 @@ static int fra_line(fra_reader *rd, const char *line, size_t n, size_t at, size_
     return fra_pair(rd, rd->buf, len, lineno);
 }
 
-int nmt_data_read_fra(seq2seq_corpus *c, const char *text, size_t len, const char *name,
+int s2s_corpus_read_fra(s2s_corpus *c, const char *text, size_t len, const char *name,
                       size_t max_examples, char *err, size_t errlen)
 {
     fra_reader rd;
@@ -274,7 +274,7 @@ int nmt_data_read_fra(seq2seq_corpus *c, const char *text, size_t len, const cha
     rd.name = name;
     rd.err = err;
     rd.errlen = errlen;
-    seq2seq_builder_init(&rd.b);
+    s2s_builder_init(&rd.b);
     /* lines 0 … max_examples of text.split('\n') (every line for 0) */
     while (at <= len && (max_examples == 0 || lineno <= max_examples)) {
         const char *nl = memchr(text + at, '\n', len - at);
@@ -291,14 +291,14 @@ int nmt_data_read_fra(seq2seq_corpus *c, const char *text, size_t len, const cha
                  name);
         goto fail;
     }
-    if (seq2seq_builder_finish(&rd.b, &c->train)) {
+    if (s2s_builder_finish(&rd.b, &c->train)) {
         snprintf(err, errlen, "%s: out of memory", name);
         return -1;
     }
     return 0;
 fail:
     free(rd.buf);
-    seq2seq_builder_free(&rd.b);
+    s2s_builder_free(&rd.b);
     return -1;
 }
 
@@ -306,7 +306,7 @@ fail:
 
 /* An array of [source, target] string pairs at node (path names it) into
  * b; `need` 1 when it must not be empty. */
-static int json_pairs(seq2seq_builder *b, const cJSON *node, const char *path, int need,
+static int json_pairs(s2s_builder *b, const cJSON *node, const char *path, int need,
                       const char *name, char *err, size_t errlen)
 {
     const cJSON *pair;
@@ -345,7 +345,7 @@ static int json_pairs(seq2seq_builder *b, const cJSON *node, const char *path, i
                          name, path, i, s, json_type_name(side));
                 return -1;
             }
-            if (seq2seq_builder_split_words(b, s, side->valuestring, strlen(side->valuestring),
+            if (s2s_builder_split_words(b, s, side->valuestring, strlen(side->valuestring),
                                             &ntok)) {
                 snprintf(err, errlen, "%s: out of memory at %s[%zu]", name, path, i);
                 return -1;
@@ -355,7 +355,7 @@ static int json_pairs(seq2seq_builder *b, const cJSON *node, const char *path, i
                 return -1;
             }
         }
-        if (seq2seq_builder_pair(b, NULL)) {
+        if (s2s_builder_pair(b, NULL)) {
             snprintf(err, errlen, "%s: out of memory at %s[%zu]", name, path, i);
             return -1;
         }
@@ -384,31 +384,31 @@ static int json_keys(const cJSON *obj, const char *path, const char *const *know
 }
 
 /* The pairs of the object obj at path into *p. */
-static int json_part(seq2seq_pairs *p, const cJSON *obj, const char *path, int need,
+static int json_part(s2s_pairs *p, const cJSON *obj, const char *path, int need,
                      const char *name, char *err, size_t errlen)
 {
     char pp[64];
-    seq2seq_builder b;
+    s2s_builder b;
     snprintf(pp, sizeof pp, "%s.pairs", path);
-    seq2seq_builder_init(&b);
+    s2s_builder_init(&b);
     if (json_pairs(&b, cJSON_GetObjectItemCaseSensitive(obj, "pairs"), pp, need, name, err,
                    errlen)) {
-        seq2seq_builder_free(&b);
+        s2s_builder_free(&b);
         return -1;
     }
-    if (seq2seq_builder_finish(&b, p)) {
+    if (s2s_builder_finish(&b, p)) {
         snprintf(err, errlen, "%s: out of memory", name);
         return -1;
     }
     return 0;
 }
 
-int nmt_data_is_pairs(const cJSON *root)
+int s2s_corpus_is_pairs(const cJSON *root)
 {
     return cJSON_IsObject(root) && cJSON_GetObjectItemCaseSensitive(root, "pairs") != NULL;
 }
 
-int nmt_data_from_json(seq2seq_corpus *c, const cJSON *root, const char *name, char *err,
+int s2s_corpus_from_json(s2s_corpus *c, const cJSON *root, const char *name, char *err,
                        size_t errlen)
 {
     static const char *const top[] = {"pairs", "heldout", NULL}, *const part[] = {"pairs", NULL};
@@ -435,19 +435,19 @@ int nmt_data_from_json(seq2seq_corpus *c, const cJSON *root, const char *name, c
     }
     return 0;
 fail:
-    seq2seq_corpus_free(c);
+    s2s_corpus_free(c);
     return -1;
 }
 
 /* ---- files --------------------------------------------------------------------------- */
 
-nmt_format nmt_data_format(const char *bytes, size_t len)
+s2s_corpus_kind s2s_corpus_format(const char *bytes, size_t len)
 {
     size_t i = 0;
     while (i < len && (bytes[i] == ' ' || bytes[i] == '\t' || bytes[i] == '\r' ||
                        bytes[i] == '\n'))
         i++;
-    return i < len && bytes[i] == '{' ? NMT_JSON : NMT_TEXT;
+    return i < len && bytes[i] == '{' ? S2S_CORPUS_JSON : S2S_CORPUS_TEXT;
 }
 
 /* The whole file at path ("-": stdin), NUL-terminated, *len bytes; NULL
@@ -468,7 +468,7 @@ static char *read_file(const char *path, size_t *len, char *err, size_t errlen)
     }
     for (;;) {
         size_t got;
-        if (n > NMT_MAX_FILE_BYTES) {
+        if (n > S2S_MAX_FILE_BYTES) {
             snprintf(err, errlen, "%s: larger than 256 MiB, the most attn reads", path);
             goto fail;
         }
@@ -499,7 +499,7 @@ fail:
     return NULL;
 }
 
-int nmt_data_load(seq2seq_corpus *c, const char *path, size_t max_examples, char *err,
+int s2s_corpus_load(s2s_corpus *c, const char *path, size_t max_examples, char *err,
                   size_t errlen)
 {
     size_t len;
@@ -508,12 +508,12 @@ int nmt_data_load(seq2seq_corpus *c, const char *path, size_t max_examples, char
     memset(c, 0, sizeof *c);
     if (!text)
         return -1;
-    if (nmt_data_format(text, len) == NMT_JSON) {
+    if (s2s_corpus_format(text, len) == S2S_CORPUS_JSON) {
         cJSON *root = json_parse(path, text, len, err, errlen);
-        rc = root ? nmt_data_from_json(c, root, path, err, errlen) : -1;
+        rc = root ? s2s_corpus_from_json(c, root, path, err, errlen) : -1;
         cJSON_Delete(root);
     } else {
-        rc = nmt_data_read_fra(c, text, len, path, max_examples, err, errlen);
+        rc = s2s_corpus_read_fra(c, text, len, path, max_examples, err, errlen);
     }
     free(text);
     return rc;
