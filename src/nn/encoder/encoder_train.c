@@ -8,6 +8,7 @@
 
 #include "attention_fast.h"
 #include "checked.h"
+#include "chunks.h"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -229,18 +230,9 @@ void trainer_free(trainer *tr)
     if (tr->fcache)
         for (size_t i = 0; i < tr->nchunks; i++)
             tfast_cache_free(&tr->fcache[i]);
-    free(tr->cache);
-    free(tr->fcache);
+    FREE_EACH(tr->cache, tr->fcache, tr->chunk_grads, tr->chunk_gradsf, tr->grads, tr->chunk_loss,
+              tr->chunk_count, tr->chunk_correct, tr->chunk_scores, tr->chunk_positions, tr->order);
     tfast_weights_free(&tr->fw);
-    free(tr->chunk_grads);
-    free(tr->chunk_gradsf);
-    free(tr->grads);
-    free(tr->chunk_loss);
-    free(tr->chunk_count);
-    free(tr->chunk_correct);
-    free(tr->chunk_scores);
-    free(tr->chunk_positions);
-    free(tr->order);
     train_set_free(&tr->batch);
     optim_free(&tr->opt);
     tmodel_free(&tr->model);
@@ -299,48 +291,46 @@ static size_t batch_targets(const trainer *tr)
  * its own gradient buffer: chunk_gradsf (the fast path, encoder_fast.c) or
  * chunk_grads (the reference), with the loss and counts of each chunk.
  * The gradients are of the mean loss over the batch's count targets. */
+/* One step's chunks: what chunk_step reads besides the trainer. */
+typedef struct step_chunks {
+    trainer *tr;
+    size_t count;                 /* the batch's targets: the loss is their mean */
+    unsigned long long step_seed; /* the step's dropout */
+} step_chunks;
+
+/* Chunk c of the batch, forward and backward, into its own buffers. */
+static int chunk_step(void *ctx, size_t c, char *e, size_t elen)
+{
+    const step_chunks *s = ctx;
+    trainer *tr = s->tr;
+    const size_t total = tr->model.total, B = tr->B, T = tr->T;
+    const size_t b0 = c * TRAIN_CHUNK, nb = B - b0 < TRAIN_CHUNK ? B - b0 : TRAIN_CHUNK;
+    const int *tok = tr->batch.tokens + b0 * T, *tgt = tr->batch.targets + b0 * T;
+    const long *lens = tr->batch.lens + b0;
+    double *g = tr->chunk_grads + c * total;
+    mha_dropout drop = chunk_dropout(tr, s->step_seed, b0);
+    if (!tr->opts.reference) {
+        float *gf = tr->chunk_gradsf + c * total;
+        memset(gf, 0, total * sizeof *gf);
+        tr->chunk_loss[c] = tfast_step(gf, &tr->fcache[c], &tr->model, &tr->fw, tok, lens, tgt, nb,
+                                       T, 1.0 / (double)s->count, &drop, &tr->chunk_count[c],
+                                       &tr->chunk_correct[c]);
+        return 0;
+    }
+    memset(g, 0, total * sizeof *g);
+    if (tmodel_forward(&tr->model, &tr->cache[c], tok, lens, nb, T, &drop, e, elen))
+        return -1;
+    tr->chunk_loss[c] = tmodel_loss(&tr->cache[c], &tr->model, tgt, &tr->chunk_count[c],
+                                    &tr->chunk_correct[c]);
+    return tmodel_backward(g, &tr->cache[c], &tr->model, tok, lens, tgt, 1.0 / (double)s->count,
+                           &drop, e, elen);
+}
+
 static int chunks_forward_backward(trainer *tr, size_t count, unsigned long long step_seed,
                                    char *err, size_t errlen)
 {
-    const size_t total = tr->model.total, B = tr->B, T = tr->T;
-    const int nth = train_threads(tr);
-    int failed = 0;
-    char cerr[256] = "";
-    (void)nth; /* (unused without OpenMP) */
-#pragma omp parallel for schedule(static) num_threads(nth)
-    for (size_t c = 0; c < tr->nchunks; c++) {
-        const size_t b0 = c * TRAIN_CHUNK, nb = B - b0 < TRAIN_CHUNK ? B - b0 : TRAIN_CHUNK;
-        const int *tok = tr->batch.tokens + b0 * T, *tgt = tr->batch.targets + b0 * T;
-        const long *lens = tr->batch.lens + b0;
-        double *g = tr->chunk_grads + c * total;
-        mha_dropout drop = chunk_dropout(tr, step_seed, b0);
-        char e[256];
-        if (!tr->opts.reference) {
-            float *gf = tr->chunk_gradsf + c * total;
-            memset(gf, 0, total * sizeof *gf);
-            tr->chunk_loss[c] = tfast_step(gf, &tr->fcache[c], &tr->model, &tr->fw, tok, lens, tgt,
-                                           nb, T, 1.0 / (double)count, &drop,
-                                           &tr->chunk_count[c], &tr->chunk_correct[c]);
-            continue;
-        }
-        memset(g, 0, total * sizeof *g);
-        if (tmodel_forward(&tr->model, &tr->cache[c], tok, lens, nb, T, &drop, e, sizeof e) ||
-            (tr->chunk_loss[c] = tmodel_loss(&tr->cache[c], &tr->model, tgt,
-                                             &tr->chunk_count[c], &tr->chunk_correct[c]),
-             tmodel_backward(g, &tr->cache[c], &tr->model, tok, lens, tgt, 1.0 / (double)count,
-                             &drop, e, sizeof e))) {
-#pragma omp critical
-            {
-                failed = 1;
-                snprintf(cerr, sizeof cerr, "%s", e);
-            }
-        }
-    }
-    if (failed) {
-        snprintf(err, errlen, "%s", cerr);
-        return -1;
-    }
-    return 0;
+    step_chunks s = {tr, count, step_seed};
+    return chunks_run(chunk_step, &s, tr->nchunks, train_threads(tr), err, errlen);
 }
 
 #define SUM_BLOCK 4096 /* gradients a block of train_sum_grads */
@@ -487,6 +477,21 @@ static int evaluate_chunk(trainer *tr, const train_set *s, size_t c, size_t k, i
     return 0;
 }
 
+/* A group of the evaluation's chunks: chunk c is the set's chunk base + c,
+ * in the trainer's cache c. */
+typedef struct eval_chunks {
+    trainer *tr;
+    const train_set *s;
+    size_t base;
+    int scores;
+} eval_chunks;
+
+static int eval_chunk(void *ctx, size_t c, char *e, size_t elen)
+{
+    const eval_chunks *ec = ctx;
+    return evaluate_chunk(ec->tr, ec->s, ec->base + c, c, ec->scores, e, elen);
+}
+
 int trainer_evaluate_scores(trainer *tr, const train_set *s, train_stats *stats, double *prev,
                             double *ind, char *err, size_t errlen)
 {
@@ -495,7 +500,6 @@ int trainer_evaluate_scores(trainer *tr, const train_set *s, train_stats *stats,
     size_t count = 0, correct = 0, positions = 0;
     double loss = 0.0;
     const int nth = train_threads(tr);
-    (void)nth; /* (unused without OpenMP) */
     if (s->T > tr->cache[0].Tmax) {
         snprintf(err, errlen, "sequences of %zu tokens are longer than the %zu the trainer was "
                  "made for", s->T, tr->cache[0].Tmax);
@@ -509,23 +513,9 @@ int trainer_evaluate_scores(trainer *tr, const train_set *s, train_stats *stats,
     /* the trainer's caches, nchunks at a time, summed in chunk order */
     for (size_t base = 0; base < nc; base += tr->nchunks) {
         size_t end = base + tr->nchunks < nc ? base + tr->nchunks : nc;
-        int failed = 0;
-        char cerr[256] = "";
-#pragma omp parallel for schedule(static) num_threads(nth)
-        for (size_t c = base; c < end; c++) {
-            char e[256];
-            if (evaluate_chunk(tr, s, c, c - base, prev != NULL, e, sizeof e)) {
-#pragma omp critical
-                {
-                    failed = 1;
-                    snprintf(cerr, sizeof cerr, "%s", e);
-                }
-            }
-        }
-        if (failed) {
-            snprintf(err, errlen, "%s", cerr);
+        eval_chunks ec = {tr, s, base, prev != NULL};
+        if (chunks_run(eval_chunk, &ec, end - base, nth, err, errlen))
             return -1;
-        }
         for (size_t k = 0; k < end - base; k++) {
             loss += tr->chunk_loss[k];
             count += tr->chunk_count[k];

@@ -13,6 +13,7 @@
 
 #include "attention_fast.h"
 #include "checked.h"
+#include "chunks.h"
 
 /* An allocation of a·b elements of size bytes, checked; *failed set. */
 static void *alloc_n(size_t a, size_t b, size_t size, int *failed)
@@ -128,20 +129,10 @@ void s2s_trainer_free(s2s_trainer *tr)
         if (tr->fcache)
             s2s_fast_cache_free(&tr->fcache[c]);
     }
-    free(tr->cache);
-    free(tr->fcache);
+    FREE_EACH(tr->cache, tr->fcache, tr->chunk_grads, tr->chunk_gradsf, tr->grads, tr->chunk_loss,
+              tr->chunk_count, tr->chunk_correct, tr->src, tr->dec_in, tr->tgt, tr->src_lens,
+              tr->order);
     s2s_fast_weights_free(&tr->fw);
-    free(tr->chunk_grads);
-    free(tr->chunk_gradsf);
-    free(tr->grads);
-    free(tr->chunk_loss);
-    free(tr->chunk_count);
-    free(tr->chunk_correct);
-    free(tr->src);
-    free(tr->dec_in);
-    free(tr->tgt);
-    free(tr->src_lens);
-    free(tr->order);
     optim_free(&tr->opt);
     s2s_free(&tr->model);
     memset(tr, 0, sizeof *tr);
@@ -209,33 +200,32 @@ static int chunk_pass(s2s_trainer *tr, size_t c, int grads, const int *src, cons
     return s2s_backward(g, cache, &tr->model, s, lens + b0, di, tg, scale, drop, e, elen);
 }
 
-/* Every chunk of a batch of B rows, in parallel; 0 or -1 with err. */
-static int chunks_run(s2s_trainer *tr, int grads, const int *src, const int *dec_in,
-                      const int *tgt, const long *lens, size_t B, double scale,
-                      const mha_dropout *drop, char *err, size_t errlen)
+/* A batch of B rows cut into chunks: what batch_chunk reads. */
+typedef struct batch_chunks {
+    s2s_trainer *tr;
+    int grads;
+    const int *src, *dec_in, *tgt;
+    const long *lens;
+    size_t B;
+    double scale;
+    const mha_dropout *drop;
+} batch_chunks;
+
+static int batch_chunk(void *ctx, size_t c, char *e, size_t elen)
 {
-    const size_t n = ceil_div(B, TRAIN_CHUNK);
-    const int nth = s2s_threads(tr);
-    int failed = 0;
-    char cerr[256] = "";
-    (void)nth;
-#pragma omp parallel for schedule(static) num_threads(nth)
-    for (size_t c = 0; c < n; c++) {
-        const size_t b0 = c * TRAIN_CHUNK, nb = B - b0 < TRAIN_CHUNK ? B - b0 : TRAIN_CHUNK;
-        char e[256];
-        if (chunk_pass(tr, c, grads, src, dec_in, tgt, lens, b0, nb, scale, drop, e, sizeof e)) {
-#pragma omp critical
-            {
-                failed = 1;
-                snprintf(cerr, sizeof cerr, "%s", e);
-            }
-        }
-    }
-    if (failed) {
-        snprintf(err, errlen, "%s", cerr);
-        return -1;
-    }
-    return 0;
+    const batch_chunks *b = ctx;
+    const size_t b0 = c * TRAIN_CHUNK, nb = b->B - b0 < TRAIN_CHUNK ? b->B - b0 : TRAIN_CHUNK;
+    return chunk_pass(b->tr, c, b->grads, b->src, b->dec_in, b->tgt, b->lens, b0, nb, b->scale,
+                      b->drop, e, elen);
+}
+
+/* Every chunk of a batch of B rows, in parallel; 0 or -1 with err. */
+static int batch_run(s2s_trainer *tr, int grads, const int *src, const int *dec_in,
+                     const int *tgt, const long *lens, size_t B, double scale,
+                     const mha_dropout *drop, char *err, size_t errlen)
+{
+    batch_chunks b = {tr, grads, src, dec_in, tgt, lens, B, scale, drop};
+    return chunks_run(batch_chunk, &b, ceil_div(B, TRAIN_CHUNK), s2s_threads(tr), err, errlen);
 }
 
 /* tr->grads = the chunks' gradients added in chunk order (when grads);
@@ -274,8 +264,8 @@ int s2s_trainer_step(s2s_trainer *tr, train_stats *stats, char *err, size_t errl
     drop.seed = rng_next(&sr);
     if (!tr->opts.reference)
         s2s_fast_weights_update(&tr->fw, &tr->model);
-    if (chunks_run(tr, 1, tr->src, tr->dec_in, tr->tgt, tr->src_lens, tr->B,
-                   1.0 / (double)targets, &drop, err, errlen))
+    if (batch_run(tr, 1, tr->src, tr->dec_in, tr->tgt, tr->src_lens, tr->B,
+                  1.0 / (double)targets, &drop, err, errlen))
         return -1;
     loss = sum_chunks(tr, tr->nchunks, 1, &count, &correct) / (double)count;
     if (!isfinite(loss)) {
@@ -316,8 +306,8 @@ int s2s_trainer_evaluate(s2s_trainer *tr, const s2s_arrays *set, train_stats *st
     for (size_t first = 0; first < set->n; first += tr->B) {
         const size_t n = set->n - first < tr->B ? set->n - first : tr->B;
         load_rows(tr, set, first, n);
-        if (chunks_run(tr, 0, tr->src, tr->dec_in, tr->tgt, tr->src_lens, n, 1.0, NULL, err,
-                       errlen))
+        if (batch_run(tr, 0, tr->src, tr->dec_in, tr->tgt, tr->src_lens, n, 1.0, NULL, err,
+                      errlen))
             return -1;
         loss += sum_chunks(tr, ceil_div(n, TRAIN_CHUNK), 0, &count, &correct);
     }
@@ -357,14 +347,29 @@ static int translate_chunk(s2s_trainer *tr, size_t c, const s2s_arrays *set, siz
     return 0;
 }
 
+/* A group of n pairs of a set from pair first, cut into chunks: chunk c
+ * translates its pairs in the trainer's cache c. */
+typedef struct set_chunks {
+    s2s_trainer *tr;
+    const s2s_arrays *set;
+    size_t first, n;
+    int *out;
+    size_t *n_out;
+} set_chunks;
+
+static int set_chunk(void *ctx, size_t c, char *e, size_t elen)
+{
+    const set_chunks *sc = ctx;
+    const size_t b0 = sc->first + c * TRAIN_CHUNK;
+    const size_t nb = sc->first + sc->n - b0 < TRAIN_CHUNK ? sc->first + sc->n - b0 : TRAIN_CHUNK;
+    return translate_chunk(sc->tr, c, sc->set, b0, nb, sc->out, sc->n_out, e, elen);
+}
+
 int s2s_trainer_translate_set(s2s_trainer *tr, const s2s_arrays *set, int *out,
                               size_t *n_out, char *err, size_t errlen)
 {
     const size_t group = tr->nchunks * TRAIN_CHUNK;
     const int nth = s2s_threads(tr);
-    int failed = 0;
-    char cerr[256] = "";
-    (void)nth;
     if (set->T != tr->T) {
         snprintf(err, errlen, "the set's num_steps differs from the model's batches");
         return -1;
@@ -373,23 +378,9 @@ int s2s_trainer_translate_set(s2s_trainer *tr, const s2s_arrays *set, int *out,
         s2s_fast_weights_update(&tr->fw, &tr->model);
     for (size_t first = 0; first < set->n; first += group) {
         const size_t n = set->n - first < group ? set->n - first : group;
-#pragma omp parallel for schedule(static) num_threads(nth)
-        for (size_t c = 0; c < ceil_div(n, TRAIN_CHUNK); c++) {
-            const size_t b0 = first + c * TRAIN_CHUNK;
-            const size_t nb = first + n - b0 < TRAIN_CHUNK ? first + n - b0 : TRAIN_CHUNK;
-            char e[256];
-            if (translate_chunk(tr, c, set, b0, nb, out, n_out, e, sizeof e)) {
-#pragma omp critical
-                {
-                    failed = 1;
-                    snprintf(cerr, sizeof cerr, "%s", e);
-                }
-            }
-        }
-        if (failed) {
-            snprintf(err, errlen, "%s", cerr);
+        set_chunks sc = {tr, set, first, n, out, n_out};
+        if (chunks_run(set_chunk, &sc, ceil_div(n, TRAIN_CHUNK), nth, err, errlen))
             return -1;
-        }
     }
     return 0;
 }
@@ -465,8 +456,8 @@ int s2s_trainer_alignment(s2s_trainer *tr, const s2s_arrays *set, const s2s_pair
     for (size_t first = 0; first < set->n; first += tr->B) {
         const size_t n = set->n - first < tr->B ? set->n - first : tr->B;
         load_rows(tr, set, first, n);
-        if (chunks_run(tr, 0, tr->src, tr->dec_in, tr->tgt, tr->src_lens, n, 1.0, NULL, err,
-                       errlen))
+        if (batch_run(tr, 0, tr->src, tr->dec_in, tr->tgt, tr->src_lens, n, 1.0, NULL, err,
+                      errlen))
             return -1;
         /* each pair's rows: the target words (not <eos>) within T */
         for (size_t r = 0; r < n; r++) {
