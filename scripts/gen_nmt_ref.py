@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Reference values for attn's translation data (src/io/s2s_corpus.c,
-src/nn/seq2seq/seq2seq_data.c, src/nn/seq2seq/seq2seq_bleu.c), from d2l's own functions.
+src/nn/translation/seq2seq_data.c, src/nn/translation/seq2seq_bleu.c), from d2l's own functions.
 
 Run with Debian's python from the top of the tree:
     /usr/bin/python3 scripts/gen_nmt_ref.py tests/ref/nmt

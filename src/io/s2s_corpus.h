@@ -1,6 +1,6 @@
 /* s2s_corpus.h — sentence pairs for translation read from a --data file
  * (SPEC.md §11), in one of two forms, into nn's s2s_corpus
- * (src/nn/seq2seq/seq2seq_data.h: pairs of token lists, training and held-out).
+ * (src/nn/translation/seq2seq_data.h: pairs of token lists, training and held-out).
  *
  * 1. d2l's fra.txt: a line is  English<TAB>French[<TAB>…]  (the Tatoeba
  *    file d2l downloads). Read as d2l's read_data_nmt, preprocess_nmt and

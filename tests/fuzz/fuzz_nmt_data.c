@@ -1,6 +1,6 @@
 /* fuzz_nmt_data.c — libFuzzer harness for the data of translation
  * (SPEC.md §11's --data of sentence pairs; src/io/s2s_corpus.c, and
- * src/nn/seq2seq/seq2seq_data.c's vocabularies, arrays and BLEU on what it reads).
+ * src/nn/translation/seq2seq_data.c's vocabularies, arrays and BLEU on what it reads).
  *
  * The bytes are a --data file, read:
  *   1. as d2l's fra.txt, with max_examples 0 (every line) and 3 (lines

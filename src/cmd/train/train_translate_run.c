@@ -2,7 +2,7 @@
  * (train_translate.h): the pairs, the vocabularies and the arrays, the
  * model (--load or new), the probe, the loop with the history and the
  * probe's cross-attention at a few steps, and the figures after the last
- * step. The maths and the data are below (src/nn/seq2seq/seq2seq_train.h,
+ * step. The maths and the data are below (src/nn/translation/seq2seq_train.h,
  * seq2seq.h, seq2seq_data.h, seq2seq_task.h; src/io/s2s_corpus.h).
  */
 #include "train_translate.h"
