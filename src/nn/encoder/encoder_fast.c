@@ -14,22 +14,43 @@
 #include "posenc.h"
 
 
+void tfast_block_weights_alloc(tfast_block_weights *bw, size_t d, size_t H, int *failed)
+{
+    bw->Wq = fl_zeros(d, d, 1, failed);
+    bw->Wk = fl_zeros(d, d, 1, failed);
+    bw->Wv = fl_zeros(d, d, 1, failed);
+    bw->Wo = fl_zeros(d, d, 1, failed);
+    if (H) {
+        bw->W1 = fl_zeros(d, H, 1, failed);
+        bw->W2 = fl_zeros(H, d, 1, failed);
+    }
+}
+
+void tfast_block_weights_free(tfast_block_weights *bw)
+{
+    FREE_EACH(bw->Wq, bw->Wk, bw->Wv, bw->Wo, bw->W1, bw->W2);
+}
+
+void tfast_block_weights_update(tfast_block_weights *bw, const mha_params *a,
+                                const linear *dense1, const linear *dense2, size_t d, size_t H)
+{
+    fl_transpose(bw->Wq, a->W_q.weight.data, d, d);
+    fl_transpose(bw->Wk, a->W_k.weight.data, d, d);
+    fl_transpose(bw->Wv, a->W_v.weight.data, d, d);
+    fl_transpose(bw->Wo, a->W_o.weight.data, d, d);
+    if (H) {
+        fl_transpose(bw->W1, dense1->weight.data, H, d);
+        fl_transpose(bw->W2, dense2->weight.data, d, H);
+    }
+}
+
 int tfast_weights_alloc(tfast_weights *w, const tmodel *m)
 {
     const size_t d = m->cfg.hiddens, C = m->cfg.classes, H = m->cfg.ffn;
     int failed = 0;
     memset(w, 0, sizeof *w);
-    for (size_t l = 0; l < m->cfg.layers; l++) {
-        tfast_block_weights *bw = &w->blk[l];
-        bw->Wq = fl_zeros(d, d, 1, &failed);
-        bw->Wk = fl_zeros(d, d, 1, &failed);
-        bw->Wv = fl_zeros(d, d, 1, &failed);
-        bw->Wo = fl_zeros(d, d, 1, &failed);
-        if (H) {
-            bw->W1 = fl_zeros(d, H, 1, &failed);
-            bw->W2 = fl_zeros(H, d, 1, &failed);
-        }
-    }
+    for (size_t l = 0; l < m->cfg.layers; l++)
+        tfast_block_weights_alloc(&w->blk[l], d, H, &failed);
     w->head = fl_zeros(d, C, 1, &failed);
     if (failed) {
         tfast_weights_free(w);
@@ -40,15 +61,8 @@ int tfast_weights_alloc(tfast_weights *w, const tmodel *m)
 
 void tfast_weights_free(tfast_weights *w)
 {
-    for (size_t l = 0; l < TMODEL_MAX_LAYERS; l++) {
-        tfast_block_weights *bw = &w->blk[l];
-        free(bw->Wq);
-        free(bw->Wk);
-        free(bw->Wv);
-        free(bw->Wo);
-        free(bw->W1);
-        free(bw->W2);
-    }
+    for (size_t l = 0; l < TMODEL_MAX_LAYERS; l++)
+        tfast_block_weights_free(&w->blk[l]);
     free(w->head);
     memset(w, 0, sizeof *w);
 }
@@ -59,15 +73,7 @@ void tfast_weights_update(tfast_weights *w, const tmodel *m)
     const size_t d = m->cfg.hiddens, C = m->cfg.classes, H = m->cfg.ffn;
     for (size_t l = 0; l < m->cfg.layers; l++) {
         const tblock *b = &m->blk[l];
-        tfast_block_weights *bw = &w->blk[l];
-        fl_transpose(bw->Wq, b->mha.W_q.weight.data, d, d);
-        fl_transpose(bw->Wk, b->mha.W_k.weight.data, d, d);
-        fl_transpose(bw->Wv, b->mha.W_v.weight.data, d, d);
-        fl_transpose(bw->Wo, b->mha.W_o.weight.data, d, d);
-        if (H) {
-            fl_transpose(bw->W1, b->dense1.weight.data, H, d);
-            fl_transpose(bw->W2, b->dense2.weight.data, d, H);
-        }
+        tfast_block_weights_update(&w->blk[l], &b->mha, &b->dense1, &b->dense2, d, H);
     }
     fl_transpose(w->head, m->head_weight.data, C, d);
 }

@@ -28,6 +28,17 @@ typedef struct tfast_weights {
     float *head;              /* (d, C): head.weightᵀ */
 } tfast_weights;
 
+/* One block's weights: (d, d) four times, and with H the FFN's (d, H) and
+ * (H, d); *failed set when memory runs out (free what was allocated with
+ * tfast_block_weights_free). The Transformer encoder–decoder's blocks
+ * (transformer_fast.c) hold theirs the same way. */
+void tfast_block_weights_alloc(tfast_block_weights *bw, size_t d, size_t H, int *failed);
+void tfast_block_weights_free(tfast_block_weights *bw);
+/* The block's current weights transposed in: the attention a's W_q … W_o
+ * and, with H, dense1 and dense2. */
+void tfast_block_weights_update(tfast_block_weights *bw, const mha_params *a,
+                                const linear *dense1, const linear *dense2, size_t d, size_t H);
+
 int tfast_weights_alloc(tfast_weights *w, const tmodel *m);
 /* Copy the model's current weights in (once per step, before the chunks). */
 void tfast_weights_update(tfast_weights *w, const tmodel *m);

@@ -162,13 +162,7 @@ int gru_stack_alloc(gru_stack *s, size_t L, size_t Bmax, size_t Tmax, size_t I, 
 
 void gru_stack_free(gru_stack *s)
 {
-    free(s->h);
-    free(s->r);
-    free(s->z);
-    free(s->n);
-    free(s->hn);
-    free(s->h0);
-    free(s->dtmp);
+    FREE_EACH(s->h, s->r, s->z, s->n, s->hn, s->h0, s->dtmp);
     memset(s, 0, sizeof *s);
 }
 

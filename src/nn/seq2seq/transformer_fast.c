@@ -14,27 +14,6 @@
 
 /* ---- weights ----------------------------------------------------------- */
 
-/* Room for a block's four attention weights (d, d) and its FFN's. */
-static void block_weights_alloc(tfast_block_weights *bw, size_t d, size_t H, int *failed)
-{
-    bw->Wq = fl_zeros(d, d, 1, failed);
-    bw->Wk = fl_zeros(d, d, 1, failed);
-    bw->Wv = fl_zeros(d, d, 1, failed);
-    bw->Wo = fl_zeros(d, d, 1, failed);
-    bw->W1 = fl_zeros(d, H, 1, failed);
-    bw->W2 = fl_zeros(H, d, 1, failed);
-}
-
-static void block_weights_free(tfast_block_weights *bw)
-{
-    free(bw->Wq);
-    free(bw->Wk);
-    free(bw->Wv);
-    free(bw->Wo);
-    free(bw->W1);
-    free(bw->W2);
-}
-
 static void tfm_fast_weights_free(s2s_fast_weights *fw);
 
 static int tfm_fast_weights_alloc(s2s_fast_weights *fw, const s2s_model *m)
@@ -43,8 +22,8 @@ static int tfm_fast_weights_alloc(s2s_fast_weights *fw, const s2s_model *m)
     tfm_fast_weights *w = fw->net = calloc(1, sizeof *w);
     int failed = !w;
     for (size_t l = 0; w && l < L; l++) {
-        block_weights_alloc(&w->enc[l], d, H, &failed);
-        block_weights_alloc(&w->dec[l], d, H, &failed);
+        tfast_block_weights_alloc(&w->enc[l], d, H, &failed);
+        tfast_block_weights_alloc(&w->dec[l], d, H, &failed);
         for (int i = 0; i < 4; i++)
             w->cross[l][i] = fl_zeros(d, d, 1, &failed);
     }
@@ -62,8 +41,8 @@ static void tfm_fast_weights_free(s2s_fast_weights *fw)
     if (!w)
         return;
     for (size_t l = 0; l < TMODEL_MAX_LAYERS; l++) {
-        block_weights_free(&w->enc[l]);
-        block_weights_free(&w->dec[l]);
+        tfast_block_weights_free(&w->enc[l]);
+        tfast_block_weights_free(&w->dec[l]);
         for (int i = 0; i < 4; i++)
             free(w->cross[l][i]);
     }
@@ -91,14 +70,10 @@ static void tfm_fast_weights_update(s2s_fast_weights *fw, const s2s_model *m)
         const tblock *e = &net->enc[l];
         const tfm_dec_block *b = &net->dec[l];
         tfast_block_weights *ew = &w->enc[l], *dw = &w->dec[l];
-        mha_weights_update(ew->Wq, ew->Wk, ew->Wv, ew->Wo, &e->mha, d);
-        fl_transpose(ew->W1, e->dense1.weight.data, H, d);
-        fl_transpose(ew->W2, e->dense2.weight.data, d, H);
-        mha_weights_update(dw->Wq, dw->Wk, dw->Wv, dw->Wo, &b->attention1, d);
+        tfast_block_weights_update(ew, &e->mha, &e->dense1, &e->dense2, d, H);
+        tfast_block_weights_update(dw, &b->attention1, &b->dense1, &b->dense2, d, H);
         mha_weights_update(w->cross[l][0], w->cross[l][1], w->cross[l][2], w->cross[l][3],
                            &b->attention2, d);
-        fl_transpose(dw->W1, b->dense1.weight.data, H, d);
-        fl_transpose(dw->W2, b->dense2.weight.data, d, H);
     }
     fl_transpose(w->dense, net->dense.weight.data, m->cfg.tgt_vocab, d);
 }

@@ -17,12 +17,7 @@ static const char *const reserved[S2S_RESERVED] = {"<unk>", "<pad>", "<bos>", "<
 
 void s2s_pairs_free(s2s_pairs *p)
 {
-    free(p->src_start);
-    free(p->tgt_start);
-    free(p->src_tok);
-    free(p->tgt_tok);
-    free(p->align);
-    free(p->text);
+    FREE_EACH(p->src_start, p->tgt_start, p->src_tok, p->tgt_tok, p->align, p->text);
     memset(p, 0, sizeof *p);
 }
 
@@ -470,11 +465,7 @@ long s2s_vocab_encode(int *row, const s2s_vocab *v, const char *const *tok, size
 
 void s2s_arrays_free(s2s_arrays *a)
 {
-    free(a->src);
-    free(a->tgt);
-    free(a->dec_in);
-    free(a->src_valid);
-    free(a->tgt_valid);
+    FREE_EACH(a->src, a->tgt, a->dec_in, a->src_valid, a->tgt_valid);
     memset(a, 0, sizeof *a);
 }
 
