@@ -51,13 +51,18 @@ static int train_threads(const trainer *tr)
                         ((12.0 * (double)mc->hiddens + 6.0 * (double)tr->T +
                           6.0 * (double)mc->ffn) * (double)mc->layers +
                          3.0 * (double)mc->classes);
-    if (tr->opts.threads > 0)
-        return tr->opts.threads;
-    return work < 2e6 ? 1 : attn_max_threads();
+    return train_choose_threads(tr->opts.threads, work);
 #else
     (void)tr;
     return 1;
 #endif
+}
+
+int train_choose_threads(int threads, double work)
+{
+    if (threads > 0)
+        return threads;
+    return work < 2e6 ? 1 : attn_max_threads();
 }
 
 static int is_data(const train_task *t)
@@ -373,30 +378,19 @@ static double sum_chunks(trainer *tr, size_t *correct)
     return loss;
 }
 
-int trainer_step(trainer *tr, train_stats *stats, char *err, size_t errlen)
+unsigned long long train_step_seed(unsigned long long seed, long step)
 {
-    size_t count, correct;
-    double loss;
     rng sr;
-    unsigned long long step_seed;
+    rng_seed(&sr, seed ^ ((unsigned long long)step * 0xd1b54a32d192ed03ULL));
+    return rng_next(&sr);
+}
 
-    next_batch(tr);
-    count = batch_targets(tr);
-    if (count == 0) {
-        snprintf(err, errlen, "step %ld: the batch has no targets", tr->step + 1);
-        return -1;
-    }
-    /* the step's dropout stream: one seed per step */
-    rng_seed(&sr, tr->opts.seed ^ ((unsigned long long)tr->step * 0xd1b54a32d192ed03ULL));
-    step_seed = rng_next(&sr);
-
-    if (!tr->opts.reference)
-        tfast_weights_update(&tr->fw, &tr->model);
-    if (chunks_forward_backward(tr, count, step_seed, err, errlen))
-        return -1;
-    loss = sum_chunks(tr, &correct) / (double)count;
+int train_step_stats(train_stats *stats, double *mean, double sum, size_t correct, size_t count,
+                     long step, char *err, size_t errlen)
+{
+    const double loss = sum / (double)count;
     if (!isfinite(loss)) {
-        snprintf(err, errlen, "step %ld: the loss became %s; try a smaller --lr", tr->step + 1,
+        snprintf(err, errlen, "step %ld: the loss became %s; try a smaller --lr", step + 1,
                  isnan(loss) ? "nan" : "infinite");
         return -1;
     }
@@ -405,6 +399,29 @@ int trainer_step(trainer *tr, train_stats *stats, char *err, size_t errlen)
         stats->accuracy = (double)correct / (double)count;
         stats->count = count;
     }
+    *mean = loss;
+    return 0;
+}
+
+int trainer_step(trainer *tr, train_stats *stats, char *err, size_t errlen)
+{
+    size_t count, correct;
+    double loss, sum;
+
+    next_batch(tr);
+    count = batch_targets(tr);
+    if (count == 0) {
+        snprintf(err, errlen, "step %ld: the batch has no targets", tr->step + 1);
+        return -1;
+    }
+    if (!tr->opts.reference)
+        tfast_weights_update(&tr->fw, &tr->model);
+    if (chunks_forward_backward(tr, count, train_step_seed(tr->opts.seed, tr->step), err,
+                                errlen))
+        return -1;
+    sum = sum_chunks(tr, &correct);
+    if (train_step_stats(stats, &loss, sum, correct, count, tr->step, err, errlen))
+        return -1;
     optim_step_params(&tr->opt, tr->model.param, tr->model.nparams, tr->grads);
     tr->step++;
     return 0;

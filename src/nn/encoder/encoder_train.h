@@ -20,6 +20,14 @@
 
 #define TRAIN_CHUNK 8
 
+/* The threads of a step's chunks: threads (--threads) when given, else
+ * the cores free now (attn_max_threads) for a step of work multiply-adds
+ * of 2e6 or more (enough to pay for waking them), else one. Both
+ * trainers' choice. */
+int train_choose_threads(int threads, double work);
+/* The dropout seed of step (0, 1, …) of a training seeded with seed: one
+ * stream per step, the same in both trainers. */
+unsigned long long train_step_seed(unsigned long long seed, long step);
 /* sum (total,) = 0 + chunk 0's gradient + chunk 1's + … in chunk order,
  * each element on its own (the same bits with any nth): chunk c's at
  * c·total of grads (double), or of gradsf (float) when grads is NULL.
@@ -80,6 +88,13 @@ typedef struct train_stats {
     double accuracy;   /* share of them whose argmax is the target, in [0, 1] */
     size_t count;      /* targeted positions */
 } train_stats;
+
+/* A step's summed loss over count targets (correct of them the argmax)
+ * as its mean: -1 with "step N: the loss became nan; try a smaller --lr"
+ * in err when it is not finite, else 0 with the mean loss, the accuracy
+ * and count in stats (when not NULL) and the mean in *mean. */
+int train_step_stats(train_stats *stats, double *mean, double sum, size_t correct, size_t count,
+                     long step, char *err, size_t errlen);
 
 /* One step: the next batch, its loss and accuracy before the update
  * (stats), the gradients, one optimizer update. A loss that is not finite

@@ -11,7 +11,6 @@
 #include <omp.h>
 #endif
 
-#include "attention_fast.h"
 #include "checked.h"
 #include "chunks.h"
 
@@ -27,18 +26,15 @@ static void *alloc_n(size_t a, size_t b, size_t size, int *failed)
     return p;
 }
 
-/* The threads of a step's chunks: --threads, or the cores free now
- * (attn_max_threads) for a step of real work, else one (as encoder_train.c
- * decides, from the multiply-adds of a step). */
+/* The threads of a step's chunks (train_choose_threads, from the
+ * multiply-adds of a step). */
 static int s2s_threads(const s2s_trainer *tr)
 {
 #ifdef _OPENMP
     const s2s_config *c = &tr->model.cfg;
     const double work = (double)tr->B * (double)tr->T * (double)c->hiddens * (double)c->layers *
                         (30.0 * (double)c->hiddens + 12.0 * (double)tr->T + 12.0 * (double)c->ffn);
-    if (tr->opts.threads > 0)
-        return tr->opts.threads;
-    return work < 2e6 ? 1 : attn_max_threads();
+    return train_choose_threads(tr->opts.threads, work);
 #else
     (void)tr;
     return 1;
@@ -247,8 +243,7 @@ static double sum_chunks(s2s_trainer *tr, size_t n, int grads, size_t *count, si
 int s2s_trainer_step(s2s_trainer *tr, train_stats *stats, char *err, size_t errlen)
 {
     size_t count = 0, correct = 0, targets = 0;
-    double loss;
-    rng sr;
+    double loss, sum;
     mha_dropout drop;
 
     next_batch(tr);
@@ -259,25 +254,16 @@ int s2s_trainer_step(s2s_trainer *tr, train_stats *stats, char *err, size_t errl
         return -1;
     }
     /* the step's dropout stream: one seed per step */
-    rng_seed(&sr, tr->opts.seed ^ ((unsigned long long)tr->step * 0xd1b54a32d192ed03ULL));
     drop.p = tr->model.cfg.dropout;
-    drop.seed = rng_next(&sr);
+    drop.seed = train_step_seed(tr->opts.seed, tr->step);
     if (!tr->opts.reference)
         s2s_fast_weights_update(&tr->fw, &tr->model);
     if (batch_run(tr, 1, tr->src, tr->dec_in, tr->tgt, tr->src_lens, tr->B,
                   1.0 / (double)targets, &drop, err, errlen))
         return -1;
-    loss = sum_chunks(tr, tr->nchunks, 1, &count, &correct) / (double)count;
-    if (!isfinite(loss)) {
-        snprintf(err, errlen, "step %ld: the loss became %s; try a smaller --lr", tr->step + 1,
-                 isnan(loss) ? "nan" : "infinite");
+    sum = sum_chunks(tr, tr->nchunks, 1, &count, &correct);
+    if (train_step_stats(stats, &loss, sum, correct, count, tr->step, err, errlen))
         return -1;
-    }
-    if (stats) {
-        stats->loss = loss;
-        stats->accuracy = (double)correct / (double)count;
-        stats->count = count;
-    }
     tr->grad_norm = optim_clip(tr->grads, tr->model.total, tr->opts.clip);
     optim_step_threads(&tr->opt, tr->model.param, tr->model.nparams, tr->grads,
                        s2s_threads(tr));
@@ -292,28 +278,60 @@ static void load_rows(s2s_trainer *tr, const s2s_arrays *set, size_t first, size
         copy_pair(tr->src, tr->dec_in, tr->tgt, tr->src_lens, r, set, first + r);
 }
 
-int s2s_trainer_evaluate(s2s_trainer *tr, const s2s_arrays *set, train_stats *stats,
-                         char *err, size_t errlen)
+/* Rows first … first+n−1 of set forward through the model, chunk by
+ * chunk, no gradients: their logits and attention in the caches. */
+static int run_rows(s2s_trainer *tr, const s2s_arrays *set, size_t first, size_t n, char *err,
+                    size_t errlen)
 {
-    size_t count = 0, correct = 0;
-    double loss = 0.0;
-    if (set->T != tr->T) {
-        snprintf(err, errlen, "the set's num_steps differs from the model's batches");
-        return -1;
-    }
+    load_rows(tr, set, first, n);
+    return batch_run(tr, 0, tr->src, tr->dec_in, tr->tgt, tr->src_lens, n, 1.0, NULL, err,
+                     errlen);
+}
+
+/* fn(tr, first, n, ctx) after rows first … first+n−1 of set ran forward
+ * (run_rows), batch after batch over the whole set, with the fast path's
+ * weights brought up to date first. 0, or -1 with err. */
+typedef void batch_fn(s2s_trainer *tr, size_t first, size_t n, void *ctx);
+static int each_batch(s2s_trainer *tr, const s2s_arrays *set, batch_fn *fn, void *ctx,
+                      char *err, size_t errlen)
+{
     if (!tr->opts.reference)
         s2s_fast_weights_update(&tr->fw, &tr->model);
     for (size_t first = 0; first < set->n; first += tr->B) {
         const size_t n = set->n - first < tr->B ? set->n - first : tr->B;
-        load_rows(tr, set, first, n);
-        if (batch_run(tr, 0, tr->src, tr->dec_in, tr->tgt, tr->src_lens, n, 1.0, NULL, err,
-                      errlen))
+        if (run_rows(tr, set, first, n, err, errlen))
             return -1;
-        loss += sum_chunks(tr, ceil_div(n, TRAIN_CHUNK), 0, &count, &correct);
+        fn(tr, first, n, ctx);
     }
-    stats->loss = count ? loss / (double)count : 0.0;
-    stats->accuracy = count ? (double)correct / (double)count : 0.0;
-    stats->count = count;
+    return 0;
+}
+
+/* The evaluation's sums over the batches. */
+typedef struct eval_sums {
+    double loss;
+    size_t count, correct;
+} eval_sums;
+
+static void eval_batch(s2s_trainer *tr, size_t first, size_t n, void *ctx)
+{
+    eval_sums *e = ctx;
+    (void)first;
+    e->loss += sum_chunks(tr, ceil_div(n, TRAIN_CHUNK), 0, &e->count, &e->correct);
+}
+
+int s2s_trainer_evaluate(s2s_trainer *tr, const s2s_arrays *set, train_stats *stats,
+                         char *err, size_t errlen)
+{
+    eval_sums e = {0.0, 0, 0};
+    if (set->T != tr->T) {
+        snprintf(err, errlen, "the set's num_steps differs from the model's batches");
+        return -1;
+    }
+    if (each_batch(tr, set, eval_batch, &e, err, errlen))
+        return -1;
+    stats->loss = e.count ? e.loss / (double)e.count : 0.0;
+    stats->accuracy = e.count ? (double)e.correct / (double)e.count : 0.0;
+    stats->count = e.count;
     return 0;
 }
 
@@ -442,34 +460,40 @@ static const float *chunk_cross(const s2s_trainer *tr, size_t c, size_t l)
                               : s2s_fast_cross(&tr->fcache[c], &tr->model, l);
 }
 
+/* The alignment's counts over the batches: of decoder block `block`'s
+ * cross-attention against the pairs' alignments. */
+typedef struct align_sums {
+    const s2s_pairs *pairs;
+    size_t block;
+    size_t hits, counted;
+} align_sums;
+
+static void align_batch(s2s_trainer *tr, size_t first, size_t n, void *ctx)
+{
+    align_sums *a = ctx;
+    const size_t T = tr->T, NH = tr->model.cfg.heads;
+    /* each pair's rows: the target words (not <eos>) within T */
+    for (size_t r = 0; r < n; r++) {
+        const size_t c = r / TRAIN_CHUNK, b = r % TRAIN_CHUNK;
+        size_t nl;
+        (void)s2s_tgt(a->pairs, first + r, &nl);
+        a->hits += s2s_alignment_hits(chunk_cross(tr, c, a->block) + b * NH * T * T, NH, T, T,
+                                      s2s_align(a->pairs, first + r), nl < T ? nl : T,
+                                      &a->counted);
+    }
+}
+
 int s2s_trainer_alignment(s2s_trainer *tr, const s2s_arrays *set, const s2s_pairs *pairs,
                           size_t block, double *score, char *err, size_t errlen)
 {
-    const size_t T = tr->T, NH = tr->model.cfg.heads;
-    size_t hits = 0, counted = 0;
+    align_sums a = {pairs, block, 0, 0};
     if (!pairs->align || block >= s2s_cross_blocks(&tr->model.cfg)) {
         snprintf(err, errlen, "no alignment to score");
         return -1;
     }
-    if (!tr->opts.reference)
-        s2s_fast_weights_update(&tr->fw, &tr->model);
-    for (size_t first = 0; first < set->n; first += tr->B) {
-        const size_t n = set->n - first < tr->B ? set->n - first : tr->B;
-        load_rows(tr, set, first, n);
-        if (batch_run(tr, 0, tr->src, tr->dec_in, tr->tgt, tr->src_lens, n, 1.0, NULL, err,
-                      errlen))
-            return -1;
-        /* each pair's rows: the target words (not <eos>) within T */
-        for (size_t r = 0; r < n; r++) {
-            const size_t c = r / TRAIN_CHUNK, b = r % TRAIN_CHUNK;
-            size_t nl;
-            (void)s2s_tgt(pairs, first + r, &nl);
-            hits += s2s_alignment_hits(chunk_cross(tr, c, block) + b * NH * T * T, NH, T, T,
-                                           s2s_align(pairs, first + r), nl < T ? nl : T,
-                                           &counted);
-        }
-    }
-    *score = counted ? (double)hits / (double)counted : 0.0;
+    if (each_batch(tr, set, align_batch, &a, err, errlen))
+        return -1;
+    *score = a.counted ? (double)a.hits / (double)a.counted : 0.0;
     return 0;
 }
 
