@@ -7,6 +7,12 @@
 
 #include "fmath.h"
 
+void linear_free(linear *l)
+{
+    tensor_free(&l->weight);
+    tensor_free(&l->bias);
+}
+
 void linear_forward(float *y, const float *x, size_t n, const linear *l)
 {
     const size_t out = l->weight.shape[0], in = l->weight.shape[1];

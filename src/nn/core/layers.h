@@ -37,6 +37,9 @@ typedef struct linear {
     tensor bias;   /* (out,), or absent: data == NULL */
 } linear;
 
+/* Release weight and bias (either may be absent). */
+void linear_free(linear *l);
+
 /* y (n, out) = x (n, in) · weightᵀ + bias, sums in double. */
 void linear_forward(float *y, const float *x, size_t n, const linear *l);
 /* The backward of y (n, out) = x (n, in) · weightᵀ + bias: dx (n, in) +=

@@ -61,11 +61,10 @@ int mha_params_alloc(mha_params *a, size_t d, size_t heads, int bias, char *err,
 
 void mha_params_free(mha_params *a)
 {
-    linear *ls[4] = {&a->W_q, &a->W_k, &a->W_v, &a->W_o};
-    for (size_t i = 0; i < 4; i++) {
-        tensor_free(&ls[i]->weight);
-        tensor_free(&ls[i]->bias);
-    }
+    linear_free(&a->W_q);
+    linear_free(&a->W_k);
+    linear_free(&a->W_v);
+    linear_free(&a->W_o);
 }
 
 void mha_params_list(tmodel_param *list, size_t *n, size_t *total, mha_params *a,

@@ -103,10 +103,7 @@ static void bah_free(s2s_model *m)
     bah_model *net = bah_net(m);
     if (!net)
         return;
-    tensor_free(&net->enc_embedding);
-    tensor_free(&net->dec_embedding);
-    tensor_free(&net->dense.weight);
-    tensor_free(&net->dense.bias);
+    s2s_ends_free(&net->enc_embedding, &net->dec_embedding, &net->dense);
     for (size_t l = 0; l < TMODEL_MAX_LAYERS; l++) {
         gru_layer_free(&net->enc_rnn[l]);
         gru_layer_free(&net->dec_rnn[l]);
@@ -495,12 +492,38 @@ void bah_backward(double *grads, bah_cache *c, const s2s_model *m, const double 
 
 /* ---- greedy decoding ------------------------------------------------------ */
 
+/* What a step of greedy decoding reads: the decoder's state in the cache,
+ * the logits of every step (max_len, Vt), the cross rows (max_len, Ts). */
+typedef struct greedy_step {
+    const s2s_model *m;
+    bah_cache *c;
+    float *logits;
+    const long *lens;
+    size_t Ts;
+    float *cross;
+} greedy_step;
+
+/* Step t: the decoder one step on from its state; its attention into row
+ * t of cross. */
+static const float *decode_step(void *ctx, const int *dec_in, size_t t, char *err, size_t errlen)
+{
+    const greedy_step *g = ctx;
+    const size_t Vt = g->m->cfg.tgt_vocab, Ts = g->Ts;
+    (void)err;
+    (void)errlen;
+    bah_decode_step(g->m, g->c, g->logits, g->lens, dec_in, t);
+    if (g->cross)
+        memcpy(g->cross + t * Ts, g->c->A + t * Ts, Ts * sizeof *g->cross);
+    return g->logits + t * Vt;
+}
+
 int bah_greedy(const s2s_model *m, const int *src, long src_len, size_t Ts, int bos, int eos,
                size_t max_len, int *out, size_t *n_out, float *cross, char *err, size_t errlen)
 {
     const size_t Vt = m->cfg.tgt_vocab;
     const long lens[1] = {src_len};
     bah_cache c;
+    greedy_step step;
     float *logits = NULL;
     int *dec_in = NULL, status = -1, failed = 0;
     size_t cells;
@@ -525,20 +548,9 @@ int bah_greedy(const s2s_model *m, const int *src, long src_len, size_t Ts, int 
     /* the encoder once; then from <bos>, each step's argmax fed back, the
      * state carried, until <eos> or max_len tokens */
     bah_encode(m, &c, src, 1, Ts);
-    dec_in[0] = bos;
-    for (size_t t = 0; t < max_len; t++) {
-        int next;
-        bah_decode_step(m, &c, logits, lens, dec_in, t);
-        next = s2s_argmax(logits + t * Vt, Vt);
-        if (cross)
-            memcpy(cross + t * Ts, c.A + t * Ts, Ts * sizeof *cross);
-        if (next == eos)
-            break;
-        out[(*n_out)++] = next;
-        if (t + 1 < max_len)
-            dec_in[t + 1] = next;
-    }
-    status = 0;
+    step = (greedy_step){m, &c, logits, lens, Ts, cross};
+    status = s2s_greedy_loop(decode_step, &step, dec_in, Vt, bos, eos, max_len, out, n_out, err,
+                             errlen);
 done:
     free(logits);
     free(dec_in);

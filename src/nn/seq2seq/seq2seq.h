@@ -200,9 +200,23 @@ int s2s_backward(double *grads, s2s_cache *c, const s2s_model *m, const int *src
 const mha_dropout *s2s_module_dropout(mha_dropout *out, const mha_dropout *drop,
                                      size_t example0, size_t k, size_t per);
 
+/* Release what every architecture has at its two ends: encoder.embedding,
+ * decoder.embedding and decoder.dense. */
+void s2s_ends_free(tensor *enc_embedding, tensor *dec_embedding, linear *dense);
+
 /* The first index of the largest of x (n,), as torch.argmax: greedy
  * decoding's next token. */
 int s2s_argmax(const float *x, size_t n);
+
+/* Greedy decoding's loop, for an architecture's greedy: from <bos> in
+ * dec_in[0], step t runs the decoder to position t (step returns the
+ * logits (Vt,) of position t, or NULL with the reason in err), its argmax
+ * is the next token, fed back in dec_in[t + 1], until <eos> (not output)
+ * or max_len tokens; out gets them, *n_out (from 0) their number. */
+typedef const float *s2s_step_fn(void *ctx, const int *dec_in, size_t t, char *err,
+                                 size_t errlen);
+int s2s_greedy_loop(s2s_step_fn *step, void *ctx, int *dec_in, size_t Vt, int bos, int eos,
+                    size_t max_len, int *out, size_t *n_out, char *err, size_t errlen);
 
 /* Greedy decoding, d2l's predict_seq2seq: src (Ts,) one source sentence
  * (ids + <eos>, padded to Ts) of src_len valid entries; from <bos>, each

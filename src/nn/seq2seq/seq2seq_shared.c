@@ -1,7 +1,7 @@
 /* seq2seq_shared.c — the s2s_* functions (seq2seq.h) that the
  * architectures' own files call: a cache of either architecture (made and
- * released through the table its model carries), greedy decoding's argmax,
- * and an attention module's dropout stream. They know no architecture by
+ * released through the table its model carries), greedy decoding's loop
+ * and argmax, and an attention module's dropout stream. They know no architecture by
  * name, so the architectures' files use this one and seq2seq.c, which
  * lists the architectures, stays above them all. */
 #include "seq2seq.h"
@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "checked.h"
+#include "layers.h"
 
 int s2s_cache_alloc(s2s_cache *c, const s2s_model *m, size_t Bmax, size_t Ts_max, size_t Tt_max,
                     char *err, size_t errlen)
@@ -52,6 +53,13 @@ const mha_dropout *s2s_module_dropout(mha_dropout *out, const mha_dropout *drop,
     return out;
 }
 
+void s2s_ends_free(tensor *enc_embedding, tensor *dec_embedding, linear *dense)
+{
+    tensor_free(enc_embedding);
+    tensor_free(dec_embedding);
+    linear_free(dense);
+}
+
 int s2s_argmax(const float *x, size_t n)
 {
     size_t best = 0;
@@ -61,3 +69,21 @@ int s2s_argmax(const float *x, size_t n)
     return (int)best;
 }
 
+int s2s_greedy_loop(s2s_step_fn *step, void *ctx, int *dec_in, size_t Vt, int bos, int eos,
+                    size_t max_len, int *out, size_t *n_out, char *err, size_t errlen)
+{
+    dec_in[0] = bos;
+    for (size_t t = 0; t < max_len; t++) {
+        const float *logits = step(ctx, dec_in, t, err, errlen);
+        int next;
+        if (!logits)
+            return -1;
+        next = s2s_argmax(logits, Vt);
+        if (next == eos)
+            break;
+        out[(*n_out)++] = next;
+        if (t + 1 < max_len)
+            dec_in[t + 1] = next;
+    }
+    return 0;
+}

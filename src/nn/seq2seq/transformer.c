@@ -202,10 +202,7 @@ static void tfm_free(s2s_model *m)
     tfm_model *net = tfm_net(m);
     if (!net)
         return;
-    tensor_free(&net->enc_embedding);
-    tensor_free(&net->dec_embedding);
-    tensor_free(&net->dense.weight);
-    tensor_free(&net->dense.bias);
+    s2s_ends_free(&net->enc_embedding, &net->dec_embedding, &net->dense);
     for (size_t l = 0; l < TMODEL_MAX_LAYERS; l++) {
         tblock_free(&net->enc[l]);
         dec_block_free(&net->dec[l]);
@@ -639,12 +636,36 @@ static void keep_cross(float *cross, const s2s_cache *c, const s2s_model *m, siz
                    Ts * sizeof(float));
 }
 
+/* What a step of greedy decoding reads: the encoder's output in the cache,
+ * the cross rows (L, NH, max_len, Ts). */
+typedef struct greedy_step {
+    const s2s_model *m;
+    s2s_cache *c;
+    const long *lens;
+    float *cross;
+    size_t max_len;
+} greedy_step;
+
+/* Step t: the causal decoder over the prefix dec_in[0 … t]; position t's
+ * cross-attention into cross. */
+static const float *decode_prefix(void *ctx, const int *dec_in, size_t t, char *err,
+                                  size_t errlen)
+{
+    const greedy_step *g = ctx;
+    if (tfm_decode(g->m, g->c, dec_in, g->lens, t + 1, NULL, err, errlen))
+        return NULL;
+    if (g->cross)
+        keep_cross(g->cross, g->c, g->m, t, g->max_len);
+    return g->c->logits + t * g->m->cfg.tgt_vocab;
+}
+
 int tfm_greedy(const s2s_model *m, const int *src, long src_len, size_t Ts, int bos, int eos,
                size_t max_len, int *out, size_t *n_out, float *cross, char *err, size_t errlen)
 {
     const size_t Vt = m->cfg.tgt_vocab;
     const long lens[1] = {src_len};
     s2s_cache c;
+    greedy_step step;
     int *dec_in, status = -1;
     size_t cells;
 
@@ -670,21 +691,9 @@ int tfm_greedy(const s2s_model *m, const int *src, long src_len, size_t Ts, int 
         goto done;
     /* 2. from <bos>: the decoder over the prefix, its last position's
      *    argmax the next token, fed back, until <eos> or max_len tokens */
-    dec_in[0] = bos;
-    for (size_t t = 0; t < max_len; t++) {
-        int next;
-        if (tfm_decode(m, &c, dec_in, lens, t + 1, NULL, err, errlen))
-            goto done;
-        next = s2s_argmax(c.logits + t * Vt, Vt);
-        if (cross)
-            keep_cross(cross, &c, m, t, max_len);
-        if (next == eos)
-            break;
-        out[(*n_out)++] = next;
-        if (t + 1 < max_len)
-            dec_in[t + 1] = next;
-    }
-    status = 0;
+    step = (greedy_step){m, &c, lens, cross, max_len};
+    status = s2s_greedy_loop(decode_prefix, &step, dec_in, Vt, bos, eos, max_len, out, n_out,
+                             err, errlen);
 done:
     free(dec_in);
     s2s_cache_free(&c);
