@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 void tparam_add(tmodel_param *list, size_t *n, size_t *total, const char *prefix,
                 const char *name, tensor *t)
@@ -33,6 +34,20 @@ float *tparam_gradf(const tmodel_param *list, size_t n, float *grads, const tens
         if (list[i].t == t)
             return grads + list[i].offset;
     return NULL;
+}
+
+tmodel_param *tparam_find(tmodel_param *list, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(list[i].name, name) == 0)
+            return &list[i];
+    return NULL;
+}
+
+void tparam_copy(tmodel_param *dst, const tmodel_param *src, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        memcpy(dst[i].t->data, src[i].t->data, src[i].t->size * sizeof(float));
 }
 
 void tparam_uniform(tensor *t, size_t in, rng *r)

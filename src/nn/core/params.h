@@ -27,6 +27,10 @@ void tparam_add(tmodel_param *list, size_t *n, size_t *total, const char *prefix
 double *tparam_grad(const tmodel_param *list, size_t n, double *grads, const tensor *t);
 /* The same in the fast paths' float gradients (grads NULL: NULL). */
 float *tparam_gradf(const tmodel_param *list, size_t n, float *grads, const tensor *t);
+/* The parameter of the list with this state_dict name, or NULL. */
+tmodel_param *tparam_find(tmodel_param *list, size_t n, const char *name);
+/* Copy every tensor of src's list into dst's (the same model's shapes). */
+void tparam_copy(tmodel_param *dst, const tmodel_param *src, size_t n);
 /* nn.Linear's default: uniform in ±1/sqrt(in) (weight and bias alike). */
 void tparam_uniform(tensor *t, size_t in, rng *r);
 /* LayerNorm's start: weight 1, bias 0. */

@@ -252,16 +252,12 @@ void tmodel_free(tmodel *m)
 
 tmodel_param *tmodel_find(tmodel *m, const char *name)
 {
-    for (size_t i = 0; i < m->nparams; i++)
-        if (strcmp(m->param[i].name, name) == 0)
-            return &m->param[i];
-    return NULL;
+    return tparam_find(m->param, m->nparams, name);
 }
 
 void tmodel_copy_params(tmodel *dst, const tmodel *src)
 {
-    for (size_t i = 0; i < src->nparams; i++)
-        memcpy(dst->param[i].t->data, src->param[i].t->data, src->param[i].t->size * sizeof(float));
+    tparam_copy(dst->param, src->param, src->nparams);
 }
 
 /* ---- the cache ---------------------------------------------------------- */

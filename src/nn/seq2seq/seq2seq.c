@@ -88,16 +88,12 @@ void s2s_free(s2s_model *m)
 
 tmodel_param *s2s_find(s2s_model *m, const char *name)
 {
-    for (size_t i = 0; i < m->nparams; i++)
-        if (strcmp(m->param[i].name, name) == 0)
-            return &m->param[i];
-    return NULL;
+    return tparam_find(m->param, m->nparams, name);
 }
 
 void s2s_copy_params(s2s_model *dst, const s2s_model *src)
 {
-    for (size_t i = 0; i < src->nparams; i++)
-        memcpy(dst->param[i].t->data, src->param[i].t->data, src->param[i].t->size * sizeof(float));
+    tparam_copy(dst->param, src->param, src->nparams);
 }
 
 /* ---- the cache ------------------------------------------------------------ */
