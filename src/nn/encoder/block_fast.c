@@ -1,5 +1,5 @@
 /* block_fast.c — the float32 loops of a Transformer block (see
- * block_fast.h), shared by encoder_fast.c and seq2seq_fast.c. */
+ * block_fast.h), shared by encoder_fast.c and transformer_fast.c. */
 #include "block_fast.h"
 
 #include <math.h>

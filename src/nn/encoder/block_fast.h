@@ -1,6 +1,6 @@
 /* block_fast.h — the float32 loops of a Transformer block, forward and
  * backward, shared by attn train's encoder stack (encoder_fast.c) and the
- * encoder–decoder (seq2seq_fast.c). Each is the fast arrangement of a
+ * encoder–decoder (transformer_fast.c). Each is the fast arrangement of a
  * reference in double (attention.c, attention_backward.c, layers.c); the
  * tests compare the two.
  *

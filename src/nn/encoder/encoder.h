@@ -169,11 +169,11 @@ int tmodel_backward(double *grads, tcache *c, const tmodel *m, const int *tokens
 
 /* ---- the pieces of a model, shared ----------------------------------------
  *
- * tmodel's blocks and the encoder of seq2seq.h's Transformer are the same
- * d2l TransformerEncoderBlock; both models list their parameters the same
- * way. These are the one copy of a block's parameters, initialisation,
+ * tmodel's blocks and the encoder of transformer.h's encoder–decoder are
+ * the same d2l TransformerEncoderBlock; both models list their parameters
+ * the same way. These are the one copy of a block's parameters, initialisation,
  * forward and backward pass: a block reads d, NH, H, addnorm and bias
- * from a tmodel_config (the model's, or the encoder's of seq2seq.h).
+ * from a tmodel_config (the model's, or the encoder's of transformer.h).
  */
 
 /* d2l's MultiHeadAttention(d, d, d, d, NH, bias): W_q, W_k, W_v, W_o (d, d),
