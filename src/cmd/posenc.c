@@ -281,8 +281,6 @@ static int heatmap_file(const char *path, heat_panel *panel, const char *title,
                         double vmin, double vmax, text_font *font, FILE *rep,
                         const char *what)
 {
-    char err[512];
-    attn_image img = {0, 0, NULL};
     heat_figure fig;
 
     panel->title = title;
@@ -296,13 +294,7 @@ static int heatmap_file(const char *path, heat_panel *panel, const char *title,
     fig.vmin = vmin;
     fig.vmax = vmax;
     fig.font = font;
-    if (heatmap_draw(&img, NULL, &fig, err, sizeof err) != 0) {
-        cli_error("%s: %s", path, err);
-        return EXIT_RUNTIME;
-    }
-    int status = output_png(path, &img, rep, what);
-    image_free(&img);
-    return status;
+    return output_heatmap(path, &fig, rep, what);
 }
 
 /* Rows of P for a heatmap that does without storing P. */

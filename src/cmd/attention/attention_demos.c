@@ -400,12 +400,10 @@ static int write_permute_png(const problem *pr, const demo_permute_opts *o, cons
     float *pa = float_alloc(2 * NN); /* (2, N, N) π·A(X)·πᵀ, |difference| */
     const char **labels = malloc(N * sizeof *labels + 1);  /* (N,) positions of π·X */
     char (*names)[24] = calloc(N < LABEL_POSITIONS ? N : 1, sizeof *names);
-    char titles[3][96], err[512], what[160];
+    char titles[3][96], what[160];
     char *const *t = example_tokens(pr, 0);
     heat_panel panels[3];
     heat_figure fig;
-    heat_layout lay;
-    attn_image img = {0, 0, NULL};
     double worst, top, k;
     int status = EXIT_RUNTIME;
 
@@ -440,16 +438,10 @@ static int write_permute_png(const problem *pr, const demo_permute_opts *o, cons
     fig.vmax = top > 0.0 ? top : 1.0; /* the largest weight: one scale for all three */
     fig.colorbar_label = "attention weight, example 0, head 1";
     fig.font = font;
-    if (heatmap_draw(&img, &lay, &fig, err, sizeof err) != 0) {
-        cli_error("%s: %s", o->png, err);
-        goto done;
-    }
-    output_font_note(&lay);
     snprintf(what, sizeof what, "π·A·πᵀ, A(π·X) and their difference, example 0, head 1%s",
              o->posenc ? ", positional encoding" : "");
-    status = output_png(o->png, &img, rep, what);
+    status = output_heatmap(o->png, &fig, rep, what);
 done:
-    image_free(&img);
     free(pa);
     free(labels);
     free(names);

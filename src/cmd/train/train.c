@@ -1069,9 +1069,7 @@ static int write_png(const void *ctx, text_font *font, FILE *rep)
     const char *row_title_ptrs[NSNAP + 2 * MAX_PROBES];
     const char *const *rowx[2 * MAX_PROBES], *const *rowy[2 * MAX_PROBES];
     heat_figure fig;
-    heat_layout lay;
-    attn_image img = {0, 0, NULL};
-    char err[512], what[160];
+    char what[160];
     int status = EXIT_RUNTIME;
     if (!panels || !titles) {
         cli_error("%s: out of memory", r->a->png);
@@ -1097,11 +1095,6 @@ static int write_png(const void *ctx, text_font *font, FILE *rep)
     fig.vmax = NAN;
     fig.colorbar_label = "attention weight";
     fig.font = font;
-    if (heatmap_draw(&img, &lay, &fig, err, sizeof err) != 0) {
-        cli_error("%s: %s", r->a->png, err);
-        goto done;
-    }
-    output_font_note(&lay);
     if (r->nprobes == 1 && L > 1)
         snprintf(what, sizeof what, "the probe's attention at %zu steps × %zu layers × %zu heads",
                  r->nsnap, L, NH / L);
@@ -1111,9 +1104,8 @@ static int write_png(const void *ctx, text_font *font, FILE *rep)
     else
         snprintf(what, sizeof what, "%s's attention before and after, %zu sentences × %zu heads",
                  r->task.vocab[r->task.label_at], r->nprobes, NH);
-    status = output_png(r->a->png, &img, rep, what);
+    status = output_heatmap(r->a->png, &fig, rep, what);
 done:
-    image_free(&img);
     free(panels);
     free(titles);
     return status;

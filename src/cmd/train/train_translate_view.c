@@ -157,7 +157,6 @@ static int probe_figure(attn_image *img, const translation_run *r, const heat_pa
                         text_font *font, char *err, size_t errlen)
 {
     heat_figure fig;
-    heat_layout lay;
     memset(&fig, 0, sizeof fig);
     fig.panels = panels;
     fig.grid_rows = grid_rows;
@@ -171,10 +170,7 @@ static int probe_figure(attn_image *img, const translation_run *r, const heat_pa
     fig.vmax = 1.0;
     fig.colorbar_label = "cross-attention weight";
     fig.font = font;
-    if (heatmap_draw(img, &lay, &fig, err, errlen) != 0)
-        return -1;
-    output_font_note(&lay);
-    return 0;
+    return output_heatmap_draw(img, &fig, err, errlen);
 }
 
 /* --png: the probe's cross-attention of the last block (heads averaged) at
