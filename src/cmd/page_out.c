@@ -9,6 +9,9 @@
 #include "cli.h"
 #include "page.h"
 
+/* "cmap": {"name": "Reds", "lut": "rrggbb…" (256 entries, hex)} */
+static void page_cmap(json_writer *jw, const attn_cmap *cmap);
+
 static char **kept;      /* the tour's: the last page's data */
 static size_t *kept_len;
 
@@ -234,7 +237,7 @@ int page_for_tokens(const char *title, const char *const *tokens, size_t n, char
     return rc;
 }
 
-void page_cmap(json_writer *jw, const attn_cmap *cmap)
+static void page_cmap(json_writer *jw, const attn_cmap *cmap)
 {
     char lut[256 * 6 + 1];
     for (int i = 0; i < 256; i++) {
@@ -247,7 +250,8 @@ void page_cmap(json_writer *jw, const attn_cmap *cmap)
     json_end(jw);
 }
 
-void page_command(json_writer *jw, int argc, char **argv)
+/* "command": "attn ARGV…" as typed (words with spaces quoted) */
+static void page_command(json_writer *jw, int argc, char **argv)
 {
     size_t len = 0;
     char *line = NULL;
@@ -263,6 +267,16 @@ void page_command(json_writer *jw, int argc, char **argv)
     }
     json_string(jw, "command", fclose(f) == 0 ? line : NULL); /* NULL: null */
     free(line);
+}
+
+void page_head(json_writer *jw, const char *kind, const char *title, int argc, char **argv,
+               const attn_cmap *cmap)
+{
+    json_string(jw, "kind", kind);
+    json_string(jw, "title", title);
+    page_command(jw, argc, argv);
+    if (cmap)
+        page_cmap(jw, cmap);
 }
 
 void page_tokens(json_writer *jw, const char *key, const char *const *tokens, size_t n)

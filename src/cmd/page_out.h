@@ -92,10 +92,12 @@ int page_for_tokens(const char *title, const char *const *tokens, size_t n, char
                     size_t *len);
 
 /* Shared members of "page". */
-/* "cmap": {"name": "Reds", "lut": "rrggbb…" (256 entries, hex)} */
-void page_cmap(json_writer *jw, const attn_cmap *cmap);
-/* "command": "attn ARGV…" as typed (words with spaces quoted) */
-void page_command(json_writer *jw, int argc, char **argv);
+/* The members every page opens with: "kind": kind, "title": title,
+ * "command": "attn ARGV…" as typed (words with spaces quoted), then, when
+ * cmap is not NULL, "cmap": {"name": "Reds", "lut": "rrggbb…" (256
+ * entries, hex)}. */
+void page_head(json_writer *jw, const char *kind, const char *title, int argc, char **argv,
+               const attn_cmap *cmap);
 /* key: [tokens[0], …, tokens[n-1]] as strings, or null when tokens is NULL */
 void page_tokens(json_writer *jw, const char *key, const char *const *tokens, size_t n);
 

@@ -743,10 +743,7 @@ static void write_page_data(json_writer *jw, const void *arg)
     json_number_exact(jw, "base", a->base);
     json_tensor_base64(jw, "P", c->P, 2, (size_t[]){N, D}); /* drawn: whole */
     json_object_begin(jw, "page", JSON_BLOCK);
-    json_string(jw, "kind", "posenc");
-    json_string(jw, "title", "attn posenc");
-    page_command(jw, a->argc, a->argv);
-    page_cmap(jw, a->cmap);
+    page_head(jw, "posenc", "attn posenc", a->argc, a->argv, a->cmap);
     /* the columns plotted first: --cols, else 6-9 (the first four when D < 10) */
     json_array_begin(jw, "cols", JSON_INLINE);
     if (a->ncols)

@@ -316,10 +316,7 @@ static void write_permute_page(json_writer *jw, const void *arg)
     float *w = malloc(3 * B * NH * NN * sizeof *w + 1); /* (3B, NH, N, N) */
     permute_members(jw, c);
     json_object_begin(jw, "page", JSON_BLOCK);
-    json_string(jw, "kind", "attention");
-    json_string(jw, "title", "attn selfattn --permute");
-    page_command(jw, c->o->argc, c->o->argv);
-    page_cmap(jw, c->o->cmap);
+    page_head(jw, "attention", "attn selfattn --permute", c->o->argc, c->o->argv, c->o->cmap);
     if (!w) { /* a malformed page is refused by output_page */
         json_end(jw);
         json_end(jw);

@@ -894,11 +894,8 @@ static void write_page_member(json_writer *jw, const void *arg)
                                                   : pr->self ? pr->query_tokens : NULL);
     char title[64];
     json_object_begin(jw, "page", JSON_BLOCK);
-    json_string(jw, "kind", "attention");
     snprintf(title, sizeof title, "attn %s", c->command);
-    json_string(jw, "title", title);
-    page_command(jw, c->a->argc, c->a->argv);
-    page_cmap(jw, c->a->cmap);
+    page_head(jw, "attention", title, c->a->argc, c->a->argv, c->a->cmap);
     json_string(jw, "weights", "attention_weights");
     json_bool(jw, "causal", c->a->causal);
     json_string(jw, "xlabel", "Key positions");
@@ -1227,10 +1224,7 @@ static void write_stack_page_data(json_writer *jw, const void *arg)
     const size_t N = pr->Nq;
     write_stack_members(jw, pr);
     json_object_begin(jw, "page", JSON_BLOCK);
-    json_string(jw, "kind", "attention");
-    json_string(jw, "title", "attn selfattn");
-    page_command(jw, c->a->argc, c->a->argv);
-    page_cmap(jw, c->a->cmap);
+    page_head(jw, "attention", "attn selfattn", c->a->argc, c->a->argv, c->a->cmap);
     json_string(jw, "weights", "attention_weights");
     json_bool(jw, "causal", pr->stack_causal);
     json_string(jw, "xlabel", "Key positions");

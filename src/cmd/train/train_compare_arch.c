@@ -223,10 +223,8 @@ static int page_object(FILE *f, const void *ctx)
     json_writer_init(&jw, f);
     jw.base64_from = PAGE_BASE64_FROM;
     json_object_begin(&jw, NULL, JSON_BLOCK);
-    json_string(&jw, "kind", "compare_arch");
-    json_string(&jw, "title", "attn train --compare-arch");
-    page_command(&jw, c->argc, c->argv);
-    page_cmap(&jw, cmap_find("Reds"));
+    page_head(&jw, "compare_arch", "attn train --compare-arch", c->argc, c->argv,
+              cmap_find("Reds"));
     page_tokens(&jw, "source", r0->src_labels, r0->src_len);
     page_tokens(&jw, "target", r0->tgt_labels, r0->tgt_len);
     json_array_begin(&jw, "runs", JSON_BLOCK);

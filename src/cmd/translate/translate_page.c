@@ -36,10 +36,7 @@ static void sentence_member(json_writer *jw, const translate_page_view *v, const
 void translate_page_members(json_writer *jw, const translate_page_view *v, const char *title,
                             const char *rows_are, const char *translation, int argc, char **argv)
 {
-    json_string(jw, "kind", "translate");
-    json_string(jw, "title", title);
-    page_command(jw, argc, argv);
-    page_cmap(jw, v->cmap ? v->cmap : cmap_find("Reds"));
+    page_head(jw, "translate", title, argc, argv, v->cmap ? v->cmap : cmap_find("Reds"));
     json_object_begin(jw, "model", JSON_INLINE);
     json_string(jw, "arch", v->arch ? v->arch : "transformer");
     json_uint(jw, "layers", v->layers);
