@@ -151,6 +151,18 @@ int output_page_text(const char *path, const char *title, char *data, size_t len
     return write_page_file(path, title, NULL, 0, data, len, rep, what);
 }
 
+int output_page_docs(const char *path, const char *title, page_doc_fn doc, const void *doc_ctx,
+                     page_doc_fn page, const void *page_ctx, FILE *rep, const char *what)
+{
+    char *data = NULL;
+    size_t len = 0;
+    if (page_data_write(doc, doc_ctx, page, page_ctx, &data, &len)) {
+        cli_error("--html %s: out of memory", path);
+        return EXIT_RUNTIME;
+    }
+    return output_page_text(path, title, data, len, rep, what);
+}
+
 /* output_page_text with a preview (NULL: none; malloc'd, taken as data is). */
 static int write_page_file(const char *path, const char *title, char *preview, size_t plen,
                            char *data, size_t len, FILE *rep, const char *what)
@@ -291,8 +303,7 @@ void page_tokens(json_writer *jw, const char *key, const char *const *tokens, si
     json_end(jw);
 }
 
-int page_doc_text(int (*write)(FILE *f, const void *ctx), const void *ctx, char **text,
-                  size_t *len)
+int page_doc_text(page_doc_fn write, const void *ctx, char **text, size_t *len)
 {
     FILE *f;
     int bad;
@@ -308,6 +319,21 @@ int page_doc_text(int (*write)(FILE *f, const void *ctx), const void *ctx, char 
         *text = NULL;
     }
     return bad ? -1 : 0;
+}
+
+int page_data_write(page_doc_fn doc, const void *doc_ctx, page_doc_fn page, const void *page_ctx,
+                    char **out, size_t *outlen)
+{
+    char *dtext = NULL, *ptext = NULL;
+    size_t dlen = 0, plen = 0;
+    int rc;
+    *out = NULL;
+    *outlen = 0;
+    rc = page_doc_text(doc, doc_ctx, &dtext, &dlen) || page_doc_text(page, page_ctx, &ptext, &plen) ||
+         page_data_join(dtext, dlen, ptext, plen, out, outlen);
+    free(dtext);
+    free(ptext);
+    return rc ? -1 : 0;
 }
 
 /* text[0 … len) without its trailing white space, as a length */

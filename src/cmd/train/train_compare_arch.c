@@ -244,18 +244,7 @@ static int page_object(FILE *f, const void *ctx)
 
 static int write_page(const struct cmp *c, FILE *rep)
 {
-    char *doc = NULL, *page = NULL, *data = NULL;
-    size_t dlen = 0, plen = 0, len = 0;
-    int rc = page_doc_text(write_json, c, &doc, &dlen) ||
-             page_doc_text(page_object, c, &page, &plen) ||
-             page_data_join(doc, dlen, page, plen, &data, &len);
-    free(doc);
-    free(page);
-    if (rc) {
-        cli_error("--html %s: out of memory", c->a->html);
-        return EXIT_RUNTIME;
-    }
-    return output_page_text(c->a->html, "attn train", data, len, rep,
+    return output_page_docs(c->a->html, "attn train", write_json, c, page_object, c, rep,
                             "a page of both models' alignment of the probe on one slider");
 }
 

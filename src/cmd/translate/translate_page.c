@@ -136,19 +136,12 @@ int translate_page_data(const translate_page_view *v, int argc, char **argv,
                         char **data, size_t *len)
 {
     const struct page_ctx ctx = {v, argc, argv};
-    char *doc = NULL, *page = NULL;
-    size_t dlen = 0, plen = 0;
-    int rc = -1;
     *data = NULL;
     *len = 0;
     if (!view_ok(v))
         return -1;
-    if (page_doc_text(write_json ? write_json : only_command, json_ctx, &doc, &dlen) == 0 &&
-        page_doc_text(page_object, &ctx, &page, &plen) == 0)
-        rc = page_data_join(doc, dlen, page, plen, data, len);
-    free(doc);
-    free(page);
-    return rc;
+    return page_data_write(write_json ? write_json : only_command, json_ctx, page_object, &ctx,
+                           data, len);
 }
 
 int translate_page_write(const char *path, const translate_page_view *v, int argc, char **argv,
