@@ -157,24 +157,7 @@ static void run_json(json_writer *jw, const translation_run *r, const cmp_figs *
     json_uint(jw, "heads", r->tr.model.cfg.heads);
     json_int(jw, "steps", r->tr.step);
     json_number_exact(jw, "seconds", r->train_seconds);
-    json_array_begin(jw, "history", JSON_BLOCK);
-    for (size_t i = 0; i < r->nhist; i++) {
-        const translation_hist *h = &r->hist[i];
-        json_object_begin(jw, NULL, JSON_INLINE);
-        json_int(jw, "step", h->step);
-        json_number_exact(jw, "seconds", h->seconds);
-        json_number_exact(jw, "loss", h->loss);
-        json_number_exact(jw, "heldout_bleu", h->bleu);
-        json_number_exact(jw, "heldout_exact", h->exact);
-        json_number_exact(jw, "alignment", h->alignment);
-        json_end(jw);
-    }
-    json_end(jw);
-    json_object_begin(jw, "final", JSON_INLINE);
-    json_number_exact(jw, "loss", r->final_train.loss);
-    json_number_exact(jw, "bleu", f->bleu);
-    json_number_exact(jw, "exact", f->exact);
-    json_number_exact(jw, "alignment", f->align);
+    translation_run_json_history(jw, r, 1);
     if (f->reach_step < 0)
         json_null(jw, "bleu_095_step");
     else
