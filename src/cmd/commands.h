@@ -27,35 +27,20 @@ extern const size_t attn_ncommands;
 /* The command called name, or NULL. */
 const struct command *command_find(const char *name);
 
-int cmd_posenc(int argc, char **argv);
-void usage_posenc(FILE *f);
-extern const struct opt posenc_options[];
-extern const struct opt_rule posenc_rules[];
+/* A command's four names: its entry point cmd_NAME, its usage usage_NAME,
+ * its options NAME_options and their rules NAME_rules. */
+#define COMMAND_DECLARE(name)                   \
+    int cmd_##name(int argc, char **argv);      \
+    void usage_##name(FILE *f);                 \
+    extern const struct opt name##_options[];   \
+    extern const struct opt_rule name##_rules[]
 
-int cmd_multihead(int argc, char **argv);
-void usage_multihead(FILE *f);
-extern const struct opt multihead_options[];
-extern const struct opt_rule multihead_rules[];
-
-int cmd_selfattn(int argc, char **argv);
-void usage_selfattn(FILE *f);
-extern const struct opt selfattn_options[];
-extern const struct opt_rule selfattn_rules[];
-
-int cmd_complexity(int argc, char **argv);
-void usage_complexity(FILE *f);
-extern const struct opt complexity_options[];
-extern const struct opt_rule complexity_rules[];
-
-int cmd_train(int argc, char **argv);
-void usage_train(FILE *f);
-extern const struct opt train_options[];
-extern const struct opt_rule train_rules[];
-
-int cmd_translate(int argc, char **argv);
-void usage_translate(FILE *f);
-extern const struct opt translate_options[];
-extern const struct opt_rule translate_rules[];
+COMMAND_DECLARE(posenc);
+COMMAND_DECLARE(multihead);
+COMMAND_DECLARE(selfattn);
+COMMAND_DECLARE(complexity);
+COMMAND_DECLARE(train);
+COMMAND_DECLARE(translate);
 
 /* The tour runs the other commands, which it finds by name with find
  * (commands.c passes command_find: the table lists the tour, so the tour

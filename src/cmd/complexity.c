@@ -629,9 +629,7 @@ static void write_page_data(json_writer *jw, const void *arg)
     const struct page_ctx *p = arg;
     write_members(jw, &p->c);
     json_object_begin(jw, "page", JSON_INLINE);
-    json_string(jw, "kind", "complexity");
-    json_string(jw, "title", "attn complexity");
-    page_command(jw, p->a->argc, p->a->argv);
+    page_head(jw, "complexity", "attn complexity", p->a->argc, p->a->argv, NULL);
     json_end(jw);
 }
 

@@ -100,6 +100,28 @@ void output_font_note(const heat_layout *lay)
               "(install fonts-wqy-microhei or pass --font FILE)", lay->missing);
 }
 
+int output_heatmap_draw(attn_image *img, const heat_figure *fig, char *err, size_t errlen)
+{
+    heat_layout lay;
+    if (heatmap_draw(img, &lay, fig, err, errlen) != 0)
+        return -1;
+    output_font_note(&lay);
+    return 0;
+}
+
+int output_heatmap(const char *path, const heat_figure *fig, FILE *rep, const char *what)
+{
+    attn_image img = {0, 0, NULL};
+    char err[512];
+    int status = EXIT_RUNTIME;
+    if (output_heatmap_draw(&img, fig, err, sizeof err) != 0)
+        cli_error("%s: %s", path, err);
+    else
+        status = output_png(path, &img, rep, what);
+    image_free(&img);
+    return status;
+}
+
 void output_weights(FILE *f, const float *m, size_t rows, size_t cols,
                     const output_weights_opts *o)
 {

@@ -51,6 +51,14 @@ int output_figures(const char *font_path, const char *png_path, output_figure_fn
  * (one line). The exit status is not affected. */
 void output_font_note(const heat_layout *lay);
 
+/* heatmap_draw, then output_font_note: 0, or -1 with heatmap_draw's
+ * message in err. */
+int output_heatmap_draw(attn_image *img, const heat_figure *fig, char *err, size_t errlen);
+
+/* A heatmap figure to the PNG file path (output_heatmap_draw, then
+ * output_png): EXIT_OK, or EXIT_RUNTIME after "attn CMD: PATH: REASON". */
+int output_heatmap(const char *path, const heat_figure *fig, FILE *rep, const char *what);
+
 /* One attention matrix m (rows, cols) for a person on f, as attn train,
  * attn translate and their probes show one: a heatmap (term_heatmap,
  * colour scale 0 … 1, labelled) when color is set, followed by the numbers

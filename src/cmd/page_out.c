@@ -9,6 +9,9 @@
 #include "cli.h"
 #include "page.h"
 
+/* "cmap": {"name": "Reds", "lut": "rrggbb…" (256 entries, hex)} */
+static void page_cmap(json_writer *jw, const attn_cmap *cmap);
+
 static char **kept;      /* the tour's: the last page's data */
 static size_t *kept_len;
 
@@ -148,6 +151,18 @@ int output_page_text(const char *path, const char *title, char *data, size_t len
     return write_page_file(path, title, NULL, 0, data, len, rep, what);
 }
 
+int output_page_docs(const char *path, const char *title, page_doc_fn doc, const void *doc_ctx,
+                     page_doc_fn page, const void *page_ctx, FILE *rep, const char *what)
+{
+    char *data = NULL;
+    size_t len = 0;
+    if (page_data_write(doc, doc_ctx, page, page_ctx, &data, &len)) {
+        cli_error("--html %s: out of memory", path);
+        return EXIT_RUNTIME;
+    }
+    return output_page_text(path, title, data, len, rep, what);
+}
+
 /* output_page_text with a preview (NULL: none; malloc'd, taken as data is). */
 static int write_page_file(const char *path, const char *title, char *preview, size_t plen,
                            char *data, size_t len, FILE *rep, const char *what)
@@ -234,7 +249,7 @@ int page_for_tokens(const char *title, const char *const *tokens, size_t n, char
     return rc;
 }
 
-void page_cmap(json_writer *jw, const attn_cmap *cmap)
+static void page_cmap(json_writer *jw, const attn_cmap *cmap)
 {
     char lut[256 * 6 + 1];
     for (int i = 0; i < 256; i++) {
@@ -247,7 +262,8 @@ void page_cmap(json_writer *jw, const attn_cmap *cmap)
     json_end(jw);
 }
 
-void page_command(json_writer *jw, int argc, char **argv)
+/* "command": "attn ARGV…" as typed (words with spaces quoted) */
+static void page_command(json_writer *jw, int argc, char **argv)
 {
     size_t len = 0;
     char *line = NULL;
@@ -265,6 +281,16 @@ void page_command(json_writer *jw, int argc, char **argv)
     free(line);
 }
 
+void page_head(json_writer *jw, const char *kind, const char *title, int argc, char **argv,
+               const attn_cmap *cmap)
+{
+    json_string(jw, "kind", kind);
+    json_string(jw, "title", title);
+    page_command(jw, argc, argv);
+    if (cmap)
+        page_cmap(jw, cmap);
+}
+
 void page_tokens(json_writer *jw, const char *key, const char *const *tokens, size_t n)
 {
     if (!tokens) {
@@ -277,8 +303,7 @@ void page_tokens(json_writer *jw, const char *key, const char *const *tokens, si
     json_end(jw);
 }
 
-int page_doc_text(int (*write)(FILE *f, const void *ctx), const void *ctx, char **text,
-                  size_t *len)
+int page_doc_text(page_doc_fn write, const void *ctx, char **text, size_t *len)
 {
     FILE *f;
     int bad;
@@ -294,6 +319,21 @@ int page_doc_text(int (*write)(FILE *f, const void *ctx), const void *ctx, char 
         *text = NULL;
     }
     return bad ? -1 : 0;
+}
+
+int page_data_write(page_doc_fn doc, const void *doc_ctx, page_doc_fn page, const void *page_ctx,
+                    char **out, size_t *outlen)
+{
+    char *dtext = NULL, *ptext = NULL;
+    size_t dlen = 0, plen = 0;
+    int rc;
+    *out = NULL;
+    *outlen = 0;
+    rc = page_doc_text(doc, doc_ctx, &dtext, &dlen) || page_doc_text(page, page_ctx, &ptext, &plen) ||
+         page_data_join(dtext, dlen, ptext, plen, out, outlen);
+    free(dtext);
+    free(ptext);
+    return rc ? -1 : 0;
 }
 
 /* text[0 … len) without its trailing white space, as a length */

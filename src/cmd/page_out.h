@@ -64,11 +64,13 @@ int output_page_weights(const char *path, const char *title, page_data_fn fn, co
 int output_page_text(const char *path, const char *title, char *data, size_t len, FILE *rep,
                      const char *what);
 
-/* A document in memory: write(f, ctx) (e.g. a command's --json writer)
- * into *text, malloc'd, *len bytes. 0, or -1 (write failed, out of
- * memory: *text is then NULL). */
-int page_doc_text(int (*write)(FILE *f, const void *ctx), const void *ctx, char **text,
-                  size_t *len);
+/* A document written to f with a json_writer (e.g. a command's --json
+ * writer): json_writer_finish's result. */
+typedef int (*page_doc_fn)(FILE *f, const void *ctx);
+
+/* A document in memory: write(f, ctx) into *text, malloc'd, *len bytes.
+ * 0, or -1 (write failed, out of memory: *text is then NULL). */
+int page_doc_text(page_doc_fn write, const void *ctx, char **text, size_t *len);
 
 /* The data of a page: the --json document doc (dlen bytes, one object)
  * with "page": page (plen bytes, one value) as its last member, into
@@ -76,6 +78,18 @@ int page_doc_text(int (*write)(FILE *f, const void *ctx), const void *ctx, char 
  * memory). */
 int page_data_join(const char *doc, size_t dlen, const char *page, size_t plen, char **out,
                    size_t *outlen);
+
+/* The data of a page from two writers: doc(f, doc_ctx) the --json
+ * document, page(f, page_ctx) the "page" object, joined as page_data_join
+ * does, into *out (malloc'd, *outlen bytes; NULL on failure). 0 or -1. */
+int page_data_write(page_doc_fn doc, const void *doc_ctx, page_doc_fn page, const void *page_ctx,
+                    char **out, size_t *outlen);
+
+/* output_page_text for the data of page_data_write(doc, doc_ctx, page,
+ * page_ctx): EXIT_OK, or EXIT_RUNTIME after "attn CMD: --html PATH: out of
+ * memory" when it fails, or output_page_text's failure. */
+int output_page_docs(const char *path, const char *title, page_doc_fn doc, const void *doc_ctx,
+                     page_doc_fn page, const void *page_ctx, FILE *rep, const char *what);
 
 /* The tour: while on (keep != NULL), output_page hands each page's data
  * (JSON text, malloc'd, *keep_len bytes) to *keep, freeing what was there,
@@ -92,10 +106,12 @@ int page_for_tokens(const char *title, const char *const *tokens, size_t n, char
                     size_t *len);
 
 /* Shared members of "page". */
-/* "cmap": {"name": "Reds", "lut": "rrggbb…" (256 entries, hex)} */
-void page_cmap(json_writer *jw, const attn_cmap *cmap);
-/* "command": "attn ARGV…" as typed (words with spaces quoted) */
-void page_command(json_writer *jw, int argc, char **argv);
+/* The members every page opens with: "kind": kind, "title": title,
+ * "command": "attn ARGV…" as typed (words with spaces quoted), then, when
+ * cmap is not NULL, "cmap": {"name": "Reds", "lut": "rrggbb…" (256
+ * entries, hex)}. */
+void page_head(json_writer *jw, const char *kind, const char *title, int argc, char **argv,
+               const attn_cmap *cmap);
 /* key: [tokens[0], …, tokens[n-1]] as strings, or null when tokens is NULL */
 void page_tokens(json_writer *jw, const char *key, const char *const *tokens, size_t n);
 

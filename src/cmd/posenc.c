@@ -281,8 +281,6 @@ static int heatmap_file(const char *path, heat_panel *panel, const char *title,
                         double vmin, double vmax, text_font *font, FILE *rep,
                         const char *what)
 {
-    char err[512];
-    attn_image img = {0, 0, NULL};
     heat_figure fig;
 
     panel->title = title;
@@ -296,13 +294,7 @@ static int heatmap_file(const char *path, heat_panel *panel, const char *title,
     fig.vmin = vmin;
     fig.vmax = vmax;
     fig.font = font;
-    if (heatmap_draw(&img, NULL, &fig, err, sizeof err) != 0) {
-        cli_error("%s: %s", path, err);
-        return EXIT_RUNTIME;
-    }
-    int status = output_png(path, &img, rep, what);
-    image_free(&img);
-    return status;
+    return output_heatmap(path, &fig, rep, what);
 }
 
 /* Rows of P for a heatmap that does without storing P. */
@@ -751,10 +743,7 @@ static void write_page_data(json_writer *jw, const void *arg)
     json_number_exact(jw, "base", a->base);
     json_tensor_base64(jw, "P", c->P, 2, (size_t[]){N, D}); /* drawn: whole */
     json_object_begin(jw, "page", JSON_BLOCK);
-    json_string(jw, "kind", "posenc");
-    json_string(jw, "title", "attn posenc");
-    page_command(jw, a->argc, a->argv);
-    page_cmap(jw, a->cmap);
+    page_head(jw, "posenc", "attn posenc", a->argc, a->argv, a->cmap);
     /* the columns plotted first: --cols, else 6-9 (the first four when D < 10) */
     json_array_begin(jw, "cols", JSON_INLINE);
     if (a->ncols)

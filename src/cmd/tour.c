@@ -640,9 +640,7 @@ static void write_tour_data(json_writer *jw, const void *arg)
     }
     json_end(jw);
     json_object_begin(jw, "page", JSON_INLINE);
-    json_string(jw, "kind", "tour");
-    json_string(jw, "title", "attn tour");
-    page_command(jw, c->a->argc, c->a->argv);
+    page_head(jw, "tour", "attn tour", c->a->argc, c->a->argv, NULL);
     json_end(jw);
 }
 

@@ -134,6 +134,38 @@ static int oom(reader *rd)
     return -1;
 }
 
+/* tok (at path): a token, a non-empty string other than "<pad>"; else
+ * -1 after the message expected (its %s: the path, then tok's type). */
+static int check_token(reader *rd, const cJSON *tok, const char *path, const char *expected)
+{
+    if (!cJSON_IsString(tok))
+        return fail(rd, expected, path, json_type_name(tok));
+    if (tok->valuestring[0] == '\0')
+        return fail(rd, "%s: an empty token%s", path, "");
+    if (strcmp(tok->valuestring, PAD) == 0)
+        return fail(rd, "%s: \"<pad>\" is reserved for padding%s", path, "");
+    return 0;
+}
+
+/* node (at path): an array of one entry per sequence, n of them: "expected
+ * an array of WHAT" (what, e.g. "labels (strings)") and "expected N NAMED
+ * (one per sequence)" (named, e.g. "labels") when not. 0 or -1. */
+static int check_per_sequence(reader *rd, const cJSON *node, const char *path, size_t n,
+                              const char *what, const char *named)
+{
+    char d[128];
+    if (!cJSON_IsArray(node)) {
+        snprintf(d, sizeof d, "expected an array of %s, got %s", what, json_type_name(node));
+        return fail(rd, "%s: %s", path, d);
+    }
+    if ((size_t)cJSON_GetArraySize(node) != n) {
+        snprintf(d, sizeof d, "expected %zu %s (one per sequence), got %d", n, named,
+                 cJSON_GetArraySize(node));
+        return fail(rd, "%s: %s", path, d);
+    }
+    return 0;
+}
+
 /* $.sequences (at path): a non-empty array of non-empty arrays of strings. */
 static int check_sequences(reader *rd, const cJSON *seqs, const char *path, size_t *n,
                            size_t *T)
@@ -159,13 +191,8 @@ static int check_sequences(reader *rd, const cJSON *seqs, const char *path, size
         {
             char pt[160];
             snprintf(pt, sizeof pt, "%s[%zu]", p, j++);
-            if (!cJSON_IsString(tok))
-                return fail(rd, "%s: expected a token (a string), got %s", pt,
-                            json_type_name(tok));
-            if (tok->valuestring[0] == '\0')
-                return fail(rd, "%s: an empty token%s", pt, "");
-            if (strcmp(tok->valuestring, PAD) == 0)
-                return fail(rd, "%s: \"<pad>\" is reserved for padding%s", pt, "");
+            if (check_token(rd, tok, pt, "%s: expected a token (a string), got %s"))
+                return -1;
             len++;
         }
         if (len == 0)
@@ -216,15 +243,8 @@ static int read_targets(reader *rd, const cJSON *tg, const char *path, const cJS
     const cJSON *row, *t;
     size_t i = 0;
     char p[160];
-    if (!cJSON_IsArray(tg))
-        return fail(rd, "%s: expected an array of target sequences, got %s", path,
-                    json_type_name(tg));
-    if ((size_t)cJSON_GetArraySize(tg) != s->n) {
-        char d[96];
-        snprintf(d, sizeof d, "expected %zu target sequences (one per sequence), got %d", s->n,
-                 cJSON_GetArraySize(tg));
-        return fail(rd, "%s: %s", path, d);
-    }
+    if (check_per_sequence(rd, tg, path, s->n, "target sequences", "target sequences"))
+        return -1;
     (void)seqs;
     cJSON_ArrayForEach(row, tg)
     {
@@ -247,13 +267,8 @@ static int read_targets(reader *rd, const cJSON *tg, const char *path, const cJS
                 j++;
                 continue;
             }
-            if (!cJSON_IsString(t))
-                return fail(rd, "%s: expected a token (a string) or null, got %s", pt,
-                            json_type_name(t));
-            if (t->valuestring[0] == '\0')
-                return fail(rd, "%s: an empty token%s", pt, "");
-            if (strcmp(t->valuestring, PAD) == 0)
-                return fail(rd, "%s: \"<pad>\" is reserved for padding%s", pt, "");
+            if (check_token(rd, t, pt, "%s: expected a token (a string) or null, got %s"))
+                return -1;
             id = tab_id(&rd->vocab, t->valuestring);
             if (id == -2)
                 return oom(rd);
@@ -275,15 +290,8 @@ static int read_labels(reader *rd, const cJSON *lb, const char *path, const char
     const cJSON *l;
     size_t i = 0, j;
     long at = tab_find(&rd->vocab, label_at, NULL);
-    if (!cJSON_IsArray(lb))
-        return fail(rd, "%s: expected an array of labels (strings), got %s", path,
-                    json_type_name(lb));
-    if ((size_t)cJSON_GetArraySize(lb) != s->n) {
-        char d[96];
-        snprintf(d, sizeof d, "expected %zu labels (one per sequence), got %d", s->n,
-                 cJSON_GetArraySize(lb));
-        return fail(rd, "%s: %s", path, d);
-    }
+    if (check_per_sequence(rd, lb, path, s->n, "labels (strings)", "labels"))
+        return -1;
     cJSON_ArrayForEach(l, lb)
     {
         char p[160];

@@ -638,6 +638,18 @@ static size_t axis_next(size_t i, size_t n, size_t e, int elided)
     return i;
 }
 
+/* Before entry i of an axis of n (not the first): sep, and where the
+ * elided middle was, gap after it (numpy's "...," between the edges). */
+static void axis_sep(FILE *f, size_t i, size_t n, size_t e, int elided, const char *sep,
+                     const char *gap)
+{
+    if (i == 0)
+        return;
+    fputs(sep, f);
+    if (elided && i == n - e)
+        fputs(gap, f);
+}
+
 /* v with `precision` decimals; NaN as "nan" whatever its sign bit. */
 static size_t fmt_number(char *buf, float v, int precision)
 {
@@ -694,22 +706,14 @@ void term_matrix(FILE *f, const float *m, size_t rows, size_t cols,
     /* Pass 2: print, right-aligned to that width. */
     fputc('[', f);
     for (size_t i = 0; i < rows; i = axis_next(i, rows, edgeitems, relided)) {
-        if (i != 0) {
-            fputs(",\n ", f);
-            if (relided && i == rows - edgeitems)
-                fputs("...,\n ", f);
-        }
+        axis_sep(f, i, rows, edgeitems, relided, ",\n ", "...,\n ");
         if (celided && edgeitems == 0) {
             fputs("[...]", f);
             continue;
         }
         fputc('[', f);
         for (size_t j = 0; j < cols; j = axis_next(j, cols, edgeitems, celided)) {
-            if (j != 0) {
-                fputs(", ", f);
-                if (celided && j == cols - edgeitems)
-                    fputs(" ..., ", f);
-            }
+            axis_sep(f, j, cols, edgeitems, celided, ", ", " ..., ");
             size_t len = fmt_number(buf, m[i * cols + j], precision);
             put_spaces(f, width - len);
             fputs(buf, f);

@@ -316,10 +316,7 @@ static void write_permute_page(json_writer *jw, const void *arg)
     float *w = malloc(3 * B * NH * NN * sizeof *w + 1); /* (3B, NH, N, N) */
     permute_members(jw, c);
     json_object_begin(jw, "page", JSON_BLOCK);
-    json_string(jw, "kind", "attention");
-    json_string(jw, "title", "attn selfattn --permute");
-    page_command(jw, c->o->argc, c->o->argv);
-    page_cmap(jw, c->o->cmap);
+    page_head(jw, "attention", "attn selfattn --permute", c->o->argc, c->o->argv, c->o->cmap);
     if (!w) { /* a malformed page is refused by output_page */
         json_end(jw);
         json_end(jw);
@@ -400,12 +397,10 @@ static int write_permute_png(const problem *pr, const demo_permute_opts *o, cons
     float *pa = float_alloc(2 * NN); /* (2, N, N) π·A(X)·πᵀ, |difference| */
     const char **labels = malloc(N * sizeof *labels + 1);  /* (N,) positions of π·X */
     char (*names)[24] = calloc(N < LABEL_POSITIONS ? N : 1, sizeof *names);
-    char titles[3][96], err[512], what[160];
+    char titles[3][96], what[160];
     char *const *t = example_tokens(pr, 0);
     heat_panel panels[3];
     heat_figure fig;
-    heat_layout lay;
-    attn_image img = {0, 0, NULL};
     double worst, top, k;
     int status = EXIT_RUNTIME;
 
@@ -440,16 +435,10 @@ static int write_permute_png(const problem *pr, const demo_permute_opts *o, cons
     fig.vmax = top > 0.0 ? top : 1.0; /* the largest weight: one scale for all three */
     fig.colorbar_label = "attention weight, example 0, head 1";
     fig.font = font;
-    if (heatmap_draw(&img, &lay, &fig, err, sizeof err) != 0) {
-        cli_error("%s: %s", o->png, err);
-        goto done;
-    }
-    output_font_note(&lay);
     snprintf(what, sizeof what, "π·A·πᵀ, A(π·X) and their difference, example 0, head 1%s",
              o->posenc ? ", positional encoding" : "");
-    status = output_png(o->png, &img, rep, what);
+    status = output_heatmap(o->png, &fig, rep, what);
 done:
-    image_free(&img);
     free(pa);
     free(labels);
     free(names);

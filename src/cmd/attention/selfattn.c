@@ -792,6 +792,39 @@ static int write_json(FILE *f, const void *arg)
     return problem_write_json(f, c->pr, c->command, c->out, c->weights);
 }
 
+/* A row of the grid, a panel per head: NH matrices (rows, cols) one after
+ * the other from w, titled "Head h". */
+static void head_panels(heat_panel *pn, char (*titles)[32], const float *w, size_t NH,
+                        size_t rows, size_t cols)
+{
+    for (size_t h = 0; h < NH; h++) {
+        snprintf(titles[h], sizeof titles[0], "Head %zu", h + 1);
+        pn[h].data = w + h * rows * cols;
+        pn[h].rows = rows;
+        pn[h].cols = cols;
+        pn[h].title = titles[h];
+    }
+}
+
+/* --png's figure of attention weights: panels in rows × NH (a column per
+ * head), keys across, queries down, in --cmap, each panel on its own scale,
+ * in font (NULL: the default one); fig's tick labels and row titles are
+ * the caller's. */
+static int weights_png(heat_figure *fig, const heat_panel *panels, size_t rows, size_t NH,
+                       const struct attn_args *a, text_font *font, FILE *rep, const char *what)
+{
+    fig->panels = panels;
+    fig->grid_rows = rows;
+    fig->grid_cols = NH;
+    fig->xlabel = "Key positions";
+    fig->ylabel = "Query positions";
+    fig->cmap = a->cmap;
+    fig->vmin = NAN;
+    fig->vmax = NAN;
+    fig->font = font;
+    return output_heatmap(a->png, fig, rep, what);
+}
+
 /* The weights as a grid of heatmaps, in font (NULL: the default one);
  * token labels no font can draw give numbered positions and a note. */
 static int write_png(const problem *pr, const struct attn_args *a, const float *weights,
@@ -802,9 +835,7 @@ static int write_png(const problem *pr, const struct attn_args *a, const float *
     char (*titles)[32] = calloc(n, sizeof *titles);
     const char *const **rows = NULL; /* (B,): example b's tokens (Nq,) */
     heat_figure fig;
-    heat_layout lay;
-    attn_image img = {0, 0, NULL};
-    char err[512], what[128];
+    char what[128];
     int status = EXIT_RUNTIME;
 
     if (!panels || !titles) {
@@ -812,20 +843,9 @@ static int write_png(const problem *pr, const struct attn_args *a, const float *
         goto done;
     }
     for (size_t b = 0; b < pr->B; b++)
-        for (size_t h = 0; h < NH; h++) {
-            heat_panel *pn = &panels[b * NH + h];
-            snprintf(titles[b * NH + h], sizeof titles[0], "Head %zu", h + 1);
-            pn->data = weights + (b * NH + h) * pr->Nq * pr->Nk;
-            pn->rows = pr->Nq;
-            pn->cols = pr->Nk;
-            pn->title = titles[b * NH + h];
-        }
+        head_panels(&panels[b * NH], &titles[b * NH], weights + b * NH * pr->Nq * pr->Nk, NH,
+                    pr->Nq, pr->Nk);
     memset(&fig, 0, sizeof fig);
-    fig.panels = panels;
-    fig.grid_rows = pr->B;
-    fig.grid_cols = NH;
-    fig.xlabel = "Key positions";
-    fig.ylabel = "Query positions";
     /* token labels: shared by all panels (one sentence, or cross-attention),
      * or a sentence per example, labelling its row of panels (self-attention:
      * the keys are the queries) */
@@ -843,20 +863,10 @@ static int write_png(const problem *pr, const struct attn_args *a, const float *
         fig.row_xticklabels = rows;
         fig.row_yticklabels = rows;
     }
-    fig.cmap = a->cmap;
-    fig.vmin = NAN;
-    fig.vmax = NAN;
-    fig.font = font;
-    if (heatmap_draw(&img, &lay, &fig, err, sizeof err) != 0) {
-        cli_error("%s: %s", a->png, err);
-        goto done;
-    }
-    output_font_note(&lay);
     snprintf(what, sizeof what, "attention weights, %zu example%s × %zu head%s", pr->B,
              pr->B == 1 ? "" : "s", NH, NH == 1 ? "" : "s");
-    status = output_png(a->png, &img, rep, what);
+    status = weights_png(&fig, panels, pr->B, NH, a, font, rep, what);
 done:
-    image_free(&img);
     free(panels);
     free(titles);
     free(rows);
@@ -884,11 +894,8 @@ static void write_page_member(json_writer *jw, const void *arg)
                                                   : pr->self ? pr->query_tokens : NULL);
     char title[64];
     json_object_begin(jw, "page", JSON_BLOCK);
-    json_string(jw, "kind", "attention");
     snprintf(title, sizeof title, "attn %s", c->command);
-    json_string(jw, "title", title);
-    page_command(jw, c->a->argc, c->a->argv);
-    page_cmap(jw, c->a->cmap);
+    page_head(jw, "attention", title, c->a->argc, c->a->argv, c->a->cmap);
     json_string(jw, "weights", "attention_weights");
     json_bool(jw, "causal", c->a->causal);
     json_string(jw, "xlabel", "Key positions");
@@ -1217,10 +1224,7 @@ static void write_stack_page_data(json_writer *jw, const void *arg)
     const size_t N = pr->Nq;
     write_stack_members(jw, pr);
     json_object_begin(jw, "page", JSON_BLOCK);
-    json_string(jw, "kind", "attention");
-    json_string(jw, "title", "attn selfattn");
-    page_command(jw, c->a->argc, c->a->argv);
-    page_cmap(jw, c->a->cmap);
+    page_head(jw, "attention", "attn selfattn", c->a->argc, c->a->argv, c->a->cmap);
     json_string(jw, "weights", "attention_weights");
     json_bool(jw, "causal", pr->stack_causal);
     json_string(jw, "xlabel", "Key positions");
@@ -1269,9 +1273,7 @@ static int write_stack_png(const problem *pr, const struct attn_args *a, text_fo
     const char **rt = calloc(rowsn, sizeof *rt);
     const char *const **rows = calloc(rowsn, sizeof *rows);
     heat_figure fig;
-    heat_layout lay;
-    attn_image img = {0, 0, NULL};
-    char err[512], what[128];
+    char what[128];
     int status = EXIT_RUNTIME;
     if (!panels || !titles || !rtitles || !rt || !rows) {
         cli_error("%s: out of memory", a->png);
@@ -1285,38 +1287,17 @@ static int write_stack_png(const problem *pr, const struct attn_args *a, text_fo
             snprintf(rtitles[r], sizeof rtitles[0], "block %zu", l + 1);
         rt[r] = rtitles[r];
         rows[r] = (const char *const *)pr->query_tokens + (pr->per_example ? b * N : 0);
-        for (size_t h = 0; h < NH; h++) {
-            heat_panel *pn = &panels[r * NH + h];
-            snprintf(titles[r * NH + h], sizeof titles[0], "Head %zu", h + 1);
-            pn->data = pr->stack_weights + ((l * pr->B + b) * NH + h) * N * N;
-            pn->rows = N;
-            pn->cols = N;
-            pn->title = titles[r * NH + h];
-        }
+        head_panels(&panels[r * NH], &titles[r * NH],
+                    pr->stack_weights + (l * pr->B + b) * NH * N * N, NH, N, N);
     }
     memset(&fig, 0, sizeof fig);
-    fig.panels = panels;
-    fig.grid_rows = rowsn;
-    fig.grid_cols = NH;
     fig.row_titles = rt;
-    fig.xlabel = "Key positions";
-    fig.ylabel = "Query positions";
     fig.row_xticklabels = rows;
     fig.row_yticklabels = rows;
-    fig.cmap = a->cmap;
-    fig.vmin = NAN;
-    fig.vmax = NAN;
-    fig.font = font;
-    if (heatmap_draw(&img, &lay, &fig, err, sizeof err) != 0) {
-        cli_error("%s: %s", a->png, err);
-        goto done;
-    }
-    output_font_note(&lay);
     snprintf(what, sizeof what, "attention weights, %zu blocks × %zu head%s", pr->layers, NH,
              NH == 1 ? "" : "s");
-    status = output_png(a->png, &img, rep, what);
+    status = weights_png(&fig, panels, rowsn, NH, a, font, rep, what);
 done:
-    image_free(&img);
     free(panels);
     free(titles);
     free(rtitles);

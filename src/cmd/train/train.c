@@ -1002,6 +1002,24 @@ static int write_json(FILE *f, const void *ctx)
 /* Panel titles, (rows, cols) of them. */
 typedef char panel_title[96];
 
+/* A row of --png's panels, a column per head of every layer (L · nh,
+ * titled "layer l head h", or "head h" for one layer): head h's weights
+ * (len, len) at w + h·len·len, their first rows rows. */
+static void head_row(heat_panel *pn, panel_title *titles, const float *w, size_t L, size_t nh,
+                     size_t len, size_t rows)
+{
+    for (size_t h = 0; h < L * nh; h++) {
+        if (L > 1)
+            snprintf(titles[h], sizeof titles[0], "layer %zu head %zu", h / nh + 1, h % nh + 1);
+        else
+            snprintf(titles[h], sizeof titles[0], "head %zu", h + 1);
+        pn[h].data = w + h * len * len;
+        pn[h].rows = rows;
+        pn[h].cols = len;
+        pn[h].title = titles[h];
+    }
+}
+
 /* --png: rows = snapshots, columns = heads, the probe's whole attention;
  * apple: for each sentence 苹果's row before and after, columns = heads. */
 static void png_panels(const run *r, heat_panel *panels, panel_title *titles,
@@ -1016,18 +1034,8 @@ static void png_panels(const run *r, heat_panel *panels, panel_title *titles,
         for (size_t s = 0; s < r->nsnap; s++, gr++) {
             snprintf(row_titles[gr], sizeof row_titles[0], "step %ld · loss %.4f",
                      r->snaps[s].step, r->snaps[s].loss);
-            for (size_t h = 0; h < NH; h++) {
-                heat_panel *pn = &panels[gr * NH + h];
-                if (L > 1)
-                    snprintf(titles[gr * NH + h], sizeof titles[0], "layer %zu head %zu",
-                             h / nh + 1, h % nh + 1);
-                else
-                    snprintf(titles[gr * NH + h], sizeof titles[0], "head %zu", h + 1);
-                pn->data = r->snaps[s].weights[0] + h * pr->len * pr->len;
-                pn->rows = pr->len;
-                pn->cols = pr->len;
-                pn->title = titles[gr * NH + h];
-            }
+            head_row(&panels[gr * NH], &titles[gr * NH], r->snaps[s].weights[0], L, nh, pr->len,
+                     pr->len);
         }
         *grid_rows = gr;
         return;
@@ -1041,18 +1049,8 @@ static void png_panels(const run *r, heat_panel *panels, panel_title *titles,
             rowy[gr] = pr->labels + pr->at;
             snprintf(row_titles[gr], sizeof row_titles[0], "%s: %s's row %s, step %ld · loss %.4f",
                      pr->name, pr->labels[pr->at], k ? "after" : "before", sp->step, sp->loss);
-            for (size_t h = 0; h < NH; h++) {
-                heat_panel *pn = &panels[gr * NH + h];
-                if (L > 1)
-                    snprintf(titles[gr * NH + h], sizeof titles[0], "layer %zu head %zu",
-                             h / nh + 1, h % nh + 1);
-                else
-                    snprintf(titles[gr * NH + h], sizeof titles[0], "head %zu", h + 1);
-                pn->data = sp->weights[p] + (h * pr->len + pr->at) * pr->len;
-                pn->rows = 1;
-                pn->cols = pr->len;
-                pn->title = titles[gr * NH + h];
-            }
+            head_row(&panels[gr * NH], &titles[gr * NH], sp->weights[p] + pr->at * pr->len, L,
+                     nh, pr->len, 1);
         }
     }
     *grid_rows = gr;
@@ -1069,9 +1067,7 @@ static int write_png(const void *ctx, text_font *font, FILE *rep)
     const char *row_title_ptrs[NSNAP + 2 * MAX_PROBES];
     const char *const *rowx[2 * MAX_PROBES], *const *rowy[2 * MAX_PROBES];
     heat_figure fig;
-    heat_layout lay;
-    attn_image img = {0, 0, NULL};
-    char err[512], what[160];
+    char what[160];
     int status = EXIT_RUNTIME;
     if (!panels || !titles) {
         cli_error("%s: out of memory", r->a->png);
@@ -1097,11 +1093,6 @@ static int write_png(const void *ctx, text_font *font, FILE *rep)
     fig.vmax = NAN;
     fig.colorbar_label = "attention weight";
     fig.font = font;
-    if (heatmap_draw(&img, &lay, &fig, err, sizeof err) != 0) {
-        cli_error("%s: %s", r->a->png, err);
-        goto done;
-    }
-    output_font_note(&lay);
     if (r->nprobes == 1 && L > 1)
         snprintf(what, sizeof what, "the probe's attention at %zu steps × %zu layers × %zu heads",
                  r->nsnap, L, NH / L);
@@ -1111,9 +1102,8 @@ static int write_png(const void *ctx, text_font *font, FILE *rep)
     else
         snprintf(what, sizeof what, "%s's attention before and after, %zu sentences × %zu heads",
                  r->task.vocab[r->task.label_at], r->nprobes, NH);
-    status = output_png(r->a->png, &img, rep, what);
+    status = output_heatmap(r->a->png, &fig, rep, what);
 done:
-    image_free(&img);
     free(panels);
     free(titles);
     return status;
@@ -1248,6 +1238,17 @@ static void print_compared(const run r[2], int w)
                100.0 * r[0].final.heldout.accuracy, 100.0 * r[1].final.heldout.accuracy);
 }
 
+/* A comparison's end: when it went well (status EXIT_OK), its page
+ * (--html) of both runs, kind naming it; then both runs freed. */
+static int compare_end(run r[2], const struct train_args *a, int status, const char *kind)
+{
+    if (status == EXIT_OK && a->html)
+        status = train_page_write(write_json, (const void *[]){&r[0], &r[1]}, 2, kind, stdout);
+    run_free(&r[0]);
+    run_free(&r[1]);
+    return status;
+}
+
 static int compare_posenc(const struct train_args *a)
 {
     run r[2];
@@ -1264,13 +1265,8 @@ static int compare_posenc(const struct train_args *a)
         print_compared(r, 20);
         printf("%-20s %9.2fs %9.2fs\n", "time", r[0].seconds, r[1].seconds);
         printf("Without P self-attention does not see the order: f(π·X) = π·f(X).\n");
-        if (a->html)
-            status = train_page_write(write_json, (const void *[]){&r[0], &r[1]}, 2,
-                                      "compare_posenc", stdout);
     }
-    run_free(&r[0]);
-    run_free(&r[1]);
-    return status;
+    return compare_end(r, a, status, "compare_posenc");
 }
 
 /* What the task decides when the options do not: induction's length,
@@ -1333,13 +1329,8 @@ static int compare_layers(const struct train_args *a)
             printf("\n");
             status = output_figures(a->font, a->png, write_png, NULL, NULL, &r[1], stdout);
         }
-        if (status == EXIT_OK && a->html)
-            status = train_page_write(write_json, (const void *[]){&r[0], &r[1]}, 2,
-                                      "compare_layers", stdout);
     }
-    run_free(&r[0]);
-    run_free(&r[1]);
-    return status;
+    return compare_end(r, a, status, "compare_layers");
 }
 
 static void train_defaults(struct train_args *a)

@@ -157,24 +157,7 @@ static void run_json(json_writer *jw, const translation_run *r, const cmp_figs *
     json_uint(jw, "heads", r->tr.model.cfg.heads);
     json_int(jw, "steps", r->tr.step);
     json_number_exact(jw, "seconds", r->train_seconds);
-    json_array_begin(jw, "history", JSON_BLOCK);
-    for (size_t i = 0; i < r->nhist; i++) {
-        const translation_hist *h = &r->hist[i];
-        json_object_begin(jw, NULL, JSON_INLINE);
-        json_int(jw, "step", h->step);
-        json_number_exact(jw, "seconds", h->seconds);
-        json_number_exact(jw, "loss", h->loss);
-        json_number_exact(jw, "heldout_bleu", h->bleu);
-        json_number_exact(jw, "heldout_exact", h->exact);
-        json_number_exact(jw, "alignment", h->alignment);
-        json_end(jw);
-    }
-    json_end(jw);
-    json_object_begin(jw, "final", JSON_INLINE);
-    json_number_exact(jw, "loss", r->final_train.loss);
-    json_number_exact(jw, "bleu", f->bleu);
-    json_number_exact(jw, "exact", f->exact);
-    json_number_exact(jw, "alignment", f->align);
+    translation_run_json_history(jw, r, 1);
     if (f->reach_step < 0)
         json_null(jw, "bleu_095_step");
     else
@@ -223,10 +206,8 @@ static int page_object(FILE *f, const void *ctx)
     json_writer_init(&jw, f);
     jw.base64_from = PAGE_BASE64_FROM;
     json_object_begin(&jw, NULL, JSON_BLOCK);
-    json_string(&jw, "kind", "compare_arch");
-    json_string(&jw, "title", "attn train --compare-arch");
-    page_command(&jw, c->argc, c->argv);
-    page_cmap(&jw, cmap_find("Reds"));
+    page_head(&jw, "compare_arch", "attn train --compare-arch", c->argc, c->argv,
+              cmap_find("Reds"));
     page_tokens(&jw, "source", r0->src_labels, r0->src_len);
     page_tokens(&jw, "target", r0->tgt_labels, r0->tgt_len);
     json_array_begin(&jw, "runs", JSON_BLOCK);
@@ -246,18 +227,7 @@ static int page_object(FILE *f, const void *ctx)
 
 static int write_page(const struct cmp *c, FILE *rep)
 {
-    char *doc = NULL, *page = NULL, *data = NULL;
-    size_t dlen = 0, plen = 0, len = 0;
-    int rc = page_doc_text(write_json, c, &doc, &dlen) ||
-             page_doc_text(page_object, c, &page, &plen) ||
-             page_data_join(doc, dlen, page, plen, &data, &len);
-    free(doc);
-    free(page);
-    if (rc) {
-        cli_error("--html %s: out of memory", c->a->html);
-        return EXIT_RUNTIME;
-    }
-    return output_page_text(c->a->html, "attn train", data, len, rep,
+    return output_page_docs(c->a->html, "attn train", write_json, c, page_object, c, rep,
                             "a page of both models' alignment of the probe on one slider");
 }
 

@@ -206,10 +206,7 @@ static int write_page_object(FILE *f)
     json_writer_init(&jw, f);
     jw.base64_from = PAGE_BASE64_FROM;
     json_object_begin(&jw, NULL, JSON_BLOCK);
-    json_string(&jw, "kind", "train");
-    json_string(&jw, "title", "attn train");
-    page_command(&jw, pg.argc, pg.argv);
-    page_cmap(&jw, cmap_find("Reds"));
+    page_head(&jw, "train", "attn train", pg.argc, pg.argv, cmap_find("Reds"));
     json_array_begin(&jw, "runs", JSON_BLOCK);
     for (size_t r = 0; r < pg.nruns; r++) {
         const struct tp_run *run = &pg.runs[r];

@@ -98,6 +98,13 @@ int translation_run_outputs(const translation_run *r);
 /* --json's object (SPEC §11: history entries with heldout_bleu; final with
  * bleu, exact and, for the built-in task, alignment). */
 int translation_run_write_json(FILE *f, const void *ctx);
+/* What that object and --compare-arch's runs (compared) share: "history",
+ * one object a logged step ("step", "seconds" when compared, "loss",
+ * "train_accuracy" unless compared, "heldout_bleu", "heldout_exact",
+ * "alignment"), then "final" opened with "loss", "train_accuracy" unless
+ * compared, "bleu", "exact", "alignment" (null without a held-out set),
+ * for the caller to add to and close. */
+void translation_run_json_history(json_writer *jw, const translation_run *r, int compared);
 
 /* train_translate_page.c, --html: translation_run_page_open after the
  * trainer and the probe are ready (nothing without --html),

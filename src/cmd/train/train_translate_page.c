@@ -304,19 +304,9 @@ static int page_object(FILE *f, const void *ctx)
 
 int translation_run_page_write(const translation_run *r, FILE *rep)
 {
-    const char *path = r->a->html;
-    char *doc = NULL, *page = NULL, *data = NULL, what[128];
-    size_t dlen = 0, plen = 0, len = 0;
-    int rc = page_doc_text(translation_run_write_json, r, &doc, &dlen) ||
-             page_doc_text(page_object, r, &page, &plen) ||
-             page_data_join(doc, dlen, page, plen, &data, &len);
-    free(doc);
-    free(page);
-    if (rc) {
-        cli_error("--html %s: out of memory", path);
-        return EXIT_RUNTIME;
-    }
+    char what[128];
     snprintf(what, sizeof what, "a page of the probe's attention at %zu step%s", r->page->nkept,
              r->page->nkept == 1 ? "" : "s");
-    return output_page_text(path, "attn train", data, len, rep, what);
+    return output_page_docs(r->a->html, "attn train", translation_run_write_json, r, page_object,
+                            r, rep, what);
 }

@@ -114,6 +114,33 @@ static void print_probe(const translation_run *r)
 
 /* ---- --json ------------------------------------------------------------------- */
 
+void translation_run_json_history(json_writer *jw, const translation_run *r, int compared)
+{
+    json_array_begin(jw, "history", JSON_BLOCK);
+    for (size_t i = 0; i < r->nhist; i++) { /* one line per logged step */
+        const translation_hist *h = &r->hist[i];
+        json_object_begin(jw, NULL, JSON_INLINE);
+        json_int(jw, "step", h->step);
+        if (compared)
+            json_number_exact(jw, "seconds", h->seconds);
+        json_number_exact(jw, "loss", h->loss);
+        if (!compared)
+            json_number_exact(jw, "train_accuracy", h->accuracy);
+        json_number_exact(jw, "heldout_bleu", h->bleu);
+        json_number_exact(jw, "heldout_exact", h->exact);
+        json_number_exact(jw, "alignment", h->alignment);
+        json_end(jw);
+    }
+    json_end(jw);
+    json_object_begin(jw, "final", JSON_INLINE);
+    json_number_exact(jw, "loss", r->final_train.loss);
+    if (!compared)
+        json_number_exact(jw, "train_accuracy", r->final_train.accuracy);
+    json_number_exact(jw, "bleu", r->held.n ? r->final_bleu : NAN);
+    json_number_exact(jw, "exact", r->held.n ? r->final_exact : NAN);
+    json_number_exact(jw, "alignment", r->held.n ? r->final_align : NAN);
+}
+
 int translation_run_write_json(FILE *f, const void *ctx)
 {
     const translation_run *r = ctx;
@@ -124,25 +151,7 @@ int translation_run_write_json(FILE *f, const void *ctx)
     json_string(&jw, "task", "translate");
     json_string(&jw, "arch", r->tr.model.cfg.arch->name);
     json_int(&jw, "steps", r->tr.step);
-    json_array_begin(&jw, "history", JSON_BLOCK);
-    for (size_t i = 0; i < r->nhist; i++) { /* one line per logged step */
-        const translation_hist *h = &r->hist[i];
-        json_object_begin(&jw, NULL, JSON_INLINE);
-        json_int(&jw, "step", h->step);
-        json_number_exact(&jw, "loss", h->loss);
-        json_number_exact(&jw, "train_accuracy", h->accuracy);
-        json_number_exact(&jw, "heldout_bleu", h->bleu);
-        json_number_exact(&jw, "heldout_exact", h->exact);
-        json_number_exact(&jw, "alignment", h->alignment);
-        json_end(&jw);
-    }
-    json_end(&jw);
-    json_object_begin(&jw, "final", JSON_INLINE);
-    json_number_exact(&jw, "loss", r->final_train.loss);
-    json_number_exact(&jw, "train_accuracy", r->final_train.accuracy);
-    json_number_exact(&jw, "bleu", r->held.n ? r->final_bleu : NAN);
-    json_number_exact(&jw, "exact", r->held.n ? r->final_exact : NAN);
-    json_number_exact(&jw, "alignment", r->held.n ? r->final_align : NAN);
+    translation_run_json_history(&jw, r, 0);
     json_end(&jw);
     json_end(&jw);
     return json_writer_finish(&jw);
@@ -157,7 +166,6 @@ static int probe_figure(attn_image *img, const translation_run *r, const heat_pa
                         text_font *font, char *err, size_t errlen)
 {
     heat_figure fig;
-    heat_layout lay;
     memset(&fig, 0, sizeof fig);
     fig.panels = panels;
     fig.grid_rows = grid_rows;
@@ -171,10 +179,7 @@ static int probe_figure(attn_image *img, const translation_run *r, const heat_pa
     fig.vmax = 1.0;
     fig.colorbar_label = "cross-attention weight";
     fig.font = font;
-    if (heatmap_draw(img, &lay, &fig, err, errlen) != 0)
-        return -1;
-    output_font_note(&lay);
-    return 0;
+    return output_heatmap_draw(img, &fig, err, errlen);
 }
 
 /* --png: the probe's cross-attention of the last block (heads averaged) at

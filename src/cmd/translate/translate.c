@@ -548,7 +548,6 @@ static int draw_grid(attn_image *img, const translate_view *v, const grid_spec *
     char(*rt_buf)[96] = calloc(L, sizeof *rt_buf);
     const char **row_titles = calloc(L, sizeof *row_titles);
     heat_figure fig;
-    heat_layout lay;
     int rc = -1;
     if (!panels || !titles || !rt_buf || !row_titles) {
         snprintf(err, errlen, "out of memory");
@@ -583,8 +582,7 @@ static int draw_grid(attn_image *img, const translate_view *v, const grid_spec *
     fig.vmax = 1.0;
     fig.colorbar_label = g->cbar;
     fig.font = font;
-    if ((rc = heatmap_draw(img, &lay, &fig, err, errlen)) == 0)
-        output_font_note(&lay);
+    rc = output_heatmap_draw(img, &fig, err, errlen);
 done:
     free(panels);
     free(titles);

@@ -36,10 +36,7 @@ static void sentence_member(json_writer *jw, const translate_page_view *v, const
 void translate_page_members(json_writer *jw, const translate_page_view *v, const char *title,
                             const char *rows_are, const char *translation, int argc, char **argv)
 {
-    json_string(jw, "kind", "translate");
-    json_string(jw, "title", title);
-    page_command(jw, argc, argv);
-    page_cmap(jw, v->cmap ? v->cmap : cmap_find("Reds"));
+    page_head(jw, "translate", title, argc, argv, v->cmap ? v->cmap : cmap_find("Reds"));
     json_object_begin(jw, "model", JSON_INLINE);
     json_string(jw, "arch", v->arch ? v->arch : "transformer");
     json_uint(jw, "layers", v->layers);
@@ -139,19 +136,12 @@ int translate_page_data(const translate_page_view *v, int argc, char **argv,
                         char **data, size_t *len)
 {
     const struct page_ctx ctx = {v, argc, argv};
-    char *doc = NULL, *page = NULL;
-    size_t dlen = 0, plen = 0;
-    int rc = -1;
     *data = NULL;
     *len = 0;
     if (!view_ok(v))
         return -1;
-    if (page_doc_text(write_json ? write_json : only_command, json_ctx, &doc, &dlen) == 0 &&
-        page_doc_text(page_object, &ctx, &page, &plen) == 0)
-        rc = page_data_join(doc, dlen, page, plen, data, len);
-    free(doc);
-    free(page);
-    return rc;
+    return page_data_write(write_json ? write_json : only_command, json_ctx, page_object, &ctx,
+                           data, len);
 }
 
 int translate_page_write(const char *path, const translate_page_view *v, int argc, char **argv,
