@@ -13,7 +13,7 @@ coefficients 1/n! and 1/n, rounded to the nearest double; fmath.c's header
 comment says how many terms each needs for its interval.
 
 The tables:
-  exp2_frac   2^(j/64), j = 0..63, as hi + lo: attn_exp writes
+  exp2_frac   2^(j/64), j = 0..63, as hi + lo: fm_exp writes
               e^x = 2^(k/64) · e^r and takes 2^(j/64) for j = k mod 64.
   log_inv     for a mantissa m in [1, 2) in bucket i = floor((m-1)·128):
               1/c rounded to 8 significant bits, c the bucket's midpoint,
@@ -35,7 +35,7 @@ OUT = os.path.join("src", "base", "fmath_tables.h")
 
 LOG_BUCKETS = 128    # 7 bits of the mantissa index the log table
 LOG_FOLD = 53        # buckets i >= 53 (m >= 1 + 53/128) take m/2, e + 1
-EXP_STEPS = 64       # attn_exp's table: 2^(j/64)
+EXP_STEPS = 64       # fm_exp's table: 2^(j/64)
 
 
 def nearest(v):

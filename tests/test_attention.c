@@ -6,7 +6,7 @@
  * element-wise with |attn − torch| <= 1e-5 + 1e-4·|torch|; the largest
  * difference per fixture is printed. Then: the output state_dict fed back
  * reproduces the output exactly, softmax edge cases, and the online
- * softmax (attn_online_row) by hand and against both forward passes. */
+ * softmax (mha_online_row) by hand and against both forward passes. */
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <float.h>
@@ -546,13 +546,13 @@ static void test_online_by_hand(void)
     const long two[1] = {2};
     const mha_masks none = {NULL, 0, 0}, len2 = {two, 0, 0};
     const double e1 = exp(-1.0), e2 = exp(-2.0);
-    attn_online r;
+    mha_online r;
 
-    CHECK(attn_online_alloc(&r, 3, 1, 2) == 0);
+    CHECK(mha_online_alloc(&r, 3, 1, 2) == 0);
     if (r.acc == NULL)
         return;
     CHECK_INT(r.nblocks, 2);
-    attn_online_row(&r, q, K, V, 1, 3, &none, 0, 0, 1);
+    mha_online_row(&r, q, K, V, 1, 3, &none, 0, 0, 1);
     CHECK_NEAR(r.scores[0], 0.0, 0, 0);
     CHECK_NEAR(r.scores[1], 2.0, 0, 0);
     CHECK_NEAR(r.scores[2], 1.0, 0, 0);
@@ -574,11 +574,11 @@ static void test_online_by_hand(void)
         /* the softmax weights of scores 0, 2, 1 give the same output */
         const float w[3] = {(float)(e2 / (1 + e2 + e1)), (float)(1 / (1 + e2 + e1)),
                             (float)(e1 / (1 + e2 + e1))};
-        CHECK(attn_online_diff(&r, w, V, 1, 3) < 1e-7);
+        CHECK(mha_online_diff(&r, w, V, 1, 3) < 1e-7);
     }
 
     /* the first block already has the larger maximum: m −inf → 2 → 2 */
-    attn_online_row(&r, q, K, V, 1, 3, &len2, 0, 0, 1);
+    mha_online_row(&r, q, K, V, 1, 3, &len2, 0, 0, 1);
     CHECK_NEAR(r.scores[2], -1e6, 0, 0);
     CHECK_NEAR(r.block_max[1], -1e6, 0, 0);
     CHECK_NEAR(r.m[2], 2.0, 0, 0);
@@ -587,19 +587,19 @@ static void test_online_by_hand(void)
 
     /* one block per key: the maximum grows at key 1, rescaling key 0's term
      * by e^(0 − 2) */
-    attn_online_free(&r);
-    CHECK(attn_online_alloc(&r, 3, 1, 1) == 0);
+    mha_online_free(&r);
+    CHECK(mha_online_alloc(&r, 3, 1, 1) == 0);
     if (r.acc == NULL)
         return;
     CHECK_INT(r.nblocks, 3);
-    attn_online_row(&r, q, K, V, 1, 3, &none, 0, 0, 1);
+    mha_online_row(&r, q, K, V, 1, 3, &none, 0, 0, 1);
     CHECK_NEAR(r.l[1], 1.0, 0, 0);
     CHECK_NEAR(r.rescale[1], e2, 1e-15, 1e-15);
     CHECK_NEAR(r.l[2], e2 + 1.0, 1e-15, 1e-15);
     CHECK_NEAR(r.rescale[2], 1.0, 0, 0);
     CHECK_NEAR(r.out[0], (e2 + 3 * e1) / (1 + e2 + e1), 1e-15, 1e-15);
-    attn_online_free(&r);
-    CHECK(attn_online_alloc(&r, 3, 1, 0) == -1);
+    mha_online_free(&r);
+    CHECK(mha_online_alloc(&r, 3, 1, 0) == -1);
 }
 
 /* The online softmax row by row, against the reference loops' weights·V
@@ -642,13 +642,13 @@ static void test_online_blocks(void)
         float *concat = calloc(B * Nq * H, 4), *out = calloc(B * Nq * H, 4);
         float *fast = calloc(B * Nq * H, 4);
         mha_trace t = {0};
-        attn_online r;
+        mha_online r;
         double worst_row = 0, worst_out = 0, worst_fast = 0;
         int bad = 0;
         t.Q = Q;
         t.K = K;
         t.V = V;
-        CHECK(attn_online_alloc(&r, Nk, p, (size_t)cases[c].block) == 0);
+        CHECK(mha_online_alloc(&r, Nk, p, (size_t)cases[c].block) == 0);
         CHECK(ref && w && Q && K && V && concat && out && fast);
         if (ref && w && Q && K && V && concat && out && fast && r.acc &&
             mha_forward(ref, w, &t, pr.queries.data, problem_keys(&pr), problem_values(&pr), B, Nq,
@@ -660,10 +660,10 @@ static void test_online_blocks(void)
                 for (size_t h = 0; h < NH; h++)
                     for (size_t q = 0; q < Nq; q++) {
                         const float *V_h = V + b * Nk * H + h * p;
-                        attn_online_row(&r, Q + (b * Nq + q) * H + h * p, K + b * Nk * H + h * p,
+                        mha_online_row(&r, Q + (b * Nq + q) * H + h * p, K + b * Nk * H + h * p,
                                         V_h, H, Nk, &mask, b, q, Nq);
                         double d =
-                            attn_online_diff(&r, w + ((b * NH + h) * Nq + q) * Nk, V_h, H, Nk);
+                            mha_online_diff(&r, w + ((b * NH + h) * Nq + q) * Nk, V_h, H, Nk);
                         worst_row = d > worst_row ? d : worst_row;
                         bad += !(d <= 1e-6);
                         /* the running sum ends at Σ e^(s − max) ≥ 1 */
@@ -686,7 +686,7 @@ static void test_online_blocks(void)
         } else {
             CHECK(0);
         }
-        attn_online_free(&r);
+        mha_online_free(&r);
         free(ref);
         free(w);
         free(Q);
@@ -713,9 +713,9 @@ static void test_forward_macs(void)
 static void test_cosine(void)
 {
     const float x[3] = {1, 0, 1}, y[3] = {1, 1, 0}, z[3] = {0, 0, 0}, mx[3] = {-2, 0, -2};
-    CHECK_NEAR(attn_cosine(x, y, 3), 0.5, 1e-15, 0);
-    CHECK_NEAR(attn_cosine(x, mx, 3), -1.0, 1e-15, 0);
-    CHECK_NEAR(attn_cosine(x, z, 3), 0.0, 0, 0);
+    CHECK_NEAR(mha_cosine(x, y, 3), 0.5, 1e-15, 0);
+    CHECK_NEAR(mha_cosine(x, mx, 3), -1.0, 1e-15, 0);
+    CHECK_NEAR(mha_cosine(x, z, 3), 0.0, 0, 0);
 }
 
 int main(int argc, char **argv)

@@ -113,7 +113,7 @@ static int load_params(s2s_model *m, const cJSON *sd, const char *file)
     int bad = 0;
     cJSON_ArrayForEach(e, sd)
     {
-        tmodel_param *p = s2s_find(m, e->string);
+        tparam *p = s2s_find(m, e->string);
         size_t n;
         double *v;
         if (!p || i >= m->nparams || p != &m->param[i]) {
@@ -488,7 +488,7 @@ static void test_fixture_steps(const char *file, const fixture *fx, const char *
     }
     CHECK_INT(clipped, get(run, "clipped")->valueint);
     for (size_t i = 0; i < tr.model.nparams; i++) {
-        const tmodel_param *q = &tr.model.param[i];
+        const tparam *q = &tr.model.param[i];
         /* W_q's gradient is small (1e-6 … 1e-4 here: the query moves
          * every score j by w_v ⊙ (1 − F_j²) · W_q dq, and the softmax's
          * gradient sums to 0 over j, so those moves nearly cancel); the

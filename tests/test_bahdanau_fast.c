@@ -227,7 +227,7 @@ static void test_step(size_t L, size_t d, size_t B, size_t Ts, size_t Tt, unsign
     snprintf(label, sizeof label, "L %zu d %zu B %zu Ts %zu Tt %zu: attention", L, d, B, Ts, Tt);
     compare_f(label, bah_fast_attention(f.c), s2s_cross(&c, &m, 0), B * Tt * Ts, 1e-4, &w_att);
     for (size_t i = 0; i < m.nparams; i++) {
-        const tmodel_param *p = &m.param[i];
+        const tparam *p = &m.param[i];
         snprintf(label, sizeof label, "L %zu d %zu B %zu: d %s", L, d, B, p->name);
         compare(label, gf + p->offset, g + p->offset, p->t->size, 1e-4, &w_grad);
     }

@@ -80,23 +80,23 @@ static void test_counts(void)
     CHECK_INT(rnn_macs(1, 1), 2);
 
     /* self-attention n = 4, d = 2: QKᵀ 16·2 + A·V 16·2 = 64; projections 3·4·4 = 48 */
-    CHECK_INT(attn_keys(4, 0), 16);
-    CHECK_INT(attn_core_macs(4, 2, 0), 64);
-    CHECK_INT(attn_proj_macs(4, 2), 48);
-    CHECK_INT(attn_core_macs(100, 512, 0), 10240000ULL);
-    CHECK_INT(attn_proj_macs(100, 512), 78643200ULL);
+    CHECK_INT(cx_attn_keys(4, 0), 16);
+    CHECK_INT(cx_attn_core_macs(4, 2, 0), 64);
+    CHECK_INT(cx_attn_proj_macs(4, 2), 48);
+    CHECK_INT(cx_attn_core_macs(100, 512, 0), 10240000ULL);
+    CHECK_INT(cx_attn_proj_macs(100, 512), 78643200ULL);
     /* restricted r = 3, n = 5: 2 + 3 + 3 + 3 + 2 = 13 keys; d = 2: 2·2·13 = 52 */
-    CHECK_INT(attn_keys(5, 3), 13);
-    CHECK_INT(attn_core_macs(5, 2, 3), 52);
+    CHECK_INT(cx_attn_keys(5, 3), 13);
+    CHECK_INT(cx_attn_core_macs(5, 2, 3), 52);
     /* r = 2 sees t and t+1: 2 + 2 + 2 + 2 + 1 = 9 */
-    CHECK_INT(attn_keys(5, 2), 9);
+    CHECK_INT(cx_attn_keys(5, 2), 9);
     /* r = 9, n = 100: 100·9 minus 4 + 3 + 2 + 1 missing at each end = 880 */
-    CHECK_INT(attn_keys(100, 9), 880);
+    CHECK_INT(cx_attn_keys(100, 9), 880);
     /* a window wider than twice the sequence sees every key */
-    CHECK_INT(attn_keys(4, 100), 16);
-    CHECK_INT(attn_row_width(4, 100), 4);
-    CHECK_INT(attn_row_width(10, 3), 3);
-    CHECK_INT(attn_row_width(10, 0), 10);
+    CHECK_INT(cx_attn_keys(4, 100), 16);
+    CHECK_INT(cx_attn_row_width(4, 100), 4);
+    CHECK_INT(cx_attn_row_width(10, 3), 3);
+    CHECK_INT(cx_attn_row_width(10, 0), 10);
 }
 
 /* ---- the layers, by hand ------------------------------------------------ */
@@ -178,7 +178,7 @@ static void test_attention_by_hand(void)
     linear W = make_linear(1, &one);
     float Y[2], A[4], Q[2], K[2], V[2];
     const double e = exp(1.0);
-    CHECK_INT(attn_layer_forward(Y, A, Q, K, V, X, &W, &W, &W, 2, 1, 0), 3 * 2 + 2 * 4);
+    CHECK_INT(cx_attn_forward(Y, A, Q, K, V, X, &W, &W, &W, 2, 1, 0), 3 * 2 + 2 * 4);
     CHECK_NEAR(A[0], 0.5, 1e-7, 0);
     CHECK_NEAR(A[3], e / (1 + e), 1e-7, 0);
     CHECK_NEAR(Y[0], 0.5, 1e-7, 0);
@@ -192,7 +192,7 @@ static void test_attention_by_hand(void)
         linear Z = make_linear(1, NULL), I = make_linear(1, &one);
         float Y5[5], A5[25], Q5[5], K5[5], V5[5];
         /* r = 3: t − 1 … t + 1 */
-        CHECK_INT(attn_layer_forward(Y5, A5, Q5, K5, V5, X5, &Z, &Z, &I, 5, 1, 3), 15 + 2 * 13);
+        CHECK_INT(cx_attn_forward(Y5, A5, Q5, K5, V5, X5, &Z, &Z, &I, 5, 1, 3), 15 + 2 * 13);
         CHECK_NEAR(Y5[0], 1.5, 1e-6, 0);
         CHECK_NEAR(Y5[1], 7.0 / 3, 1e-6, 0);
         CHECK_NEAR(Y5[2], 14.0 / 3, 1e-6, 0);
@@ -202,12 +202,12 @@ static void test_attention_by_hand(void)
         CHECK_NEAR(A5[0], 0.5, 1e-7, 0);
         CHECK_NEAR(A5[2 * 3 + 2], 1.0 / 3, 1e-7, 0);
         /* r = 2: t and t + 1 */
-        CHECK_INT(attn_layer_forward(Y5, A5, Q5, K5, V5, X5, &Z, &Z, &I, 5, 1, 2), 15 + 2 * 9);
+        CHECK_INT(cx_attn_forward(Y5, A5, Q5, K5, V5, X5, &Z, &Z, &I, 5, 1, 2), 15 + 2 * 9);
         CHECK_NEAR(Y5[1], 3, 1e-6, 0);
         CHECK_NEAR(Y5[3], 12, 1e-6, 0);
         CHECK_NEAR(Y5[4], 16, 1e-6, 0);
         /* no window: the mean of all five */
-        CHECK_INT(attn_layer_forward(Y5, A5, Q5, K5, V5, X5, &Z, &Z, &I, 5, 1, 0), 15 + 2 * 25);
+        CHECK_INT(cx_attn_forward(Y5, A5, Q5, K5, V5, X5, &Z, &Z, &I, 5, 1, 0), 15 + 2 * 25);
         CHECK_NEAR(Y5[2], 31.0 / 5, 1e-6, 0);
         free(Z.weight.data);
         free(I.weight.data);
@@ -244,7 +244,7 @@ static void test_attention_matches_mha(void)
     m.W_v = make_linear(d, w + 2 * d * d);
     m.W_o = make_linear(d, eye);
 
-    CHECK_INT(attn_layer_forward(Y, A, Q, K, V, X, &m.W_q, &m.W_k, &m.W_v, n, d, 0),
+    CHECK_INT(cx_attn_forward(Y, A, Q, K, V, X, &m.W_q, &m.W_k, &m.W_v, n, d, 0),
               3 * n * d * d + 2 * n * n * d);
     CHECK(mha_forward(out, weights, NULL, X, X, X, 1, n, n, &m, &mask, NULL, err,
                       sizeof err) == 0);
@@ -258,7 +258,7 @@ static void test_attention_matches_mha(void)
     /* a window wider than 2n − 1 is no restriction: the same numbers */
     {
         float *Y2 = floats(n * d), *A2 = floats(n * n);
-        CHECK_INT(attn_layer_forward(Y2, A2, Q, K, V, X, &m.W_q, &m.W_k, &m.W_v, n, d, 2 * n),
+        CHECK_INT(cx_attn_forward(Y2, A2, Q, K, V, X, &m.W_q, &m.W_k, &m.W_v, n, d, 2 * n),
                   3 * n * d * d + 2 * n * n * d);
         CHECK(memcmp(Y, Y2, n * d * sizeof *Y) == 0);
         CHECK(memcmp(A, A2, n * n * sizeof *A) == 0);
@@ -293,12 +293,12 @@ static void test_counts_match_layers(void)
                 CHECK_INT(conv_forward(y, x, W, b, n, d, ks[j], dil), conv_macs(n, d, ks[j], dil));
         CHECK_INT(rnn_forward(y, x, W, W, b, n, d), rnn_macs(n, d));
         CHECK_INT(rnn_macs(n, d), n * 2 * d * d);
-        CHECK_INT(attn_layer_forward(y, A, Q, K, V, x, &L, &L, &L, n, d, 0),
-                  attn_core_macs(n, d, 0) + attn_proj_macs(n, d));
-        CHECK_INT(attn_core_macs(n, d, 0), 2 * n * n * d);
+        CHECK_INT(cx_attn_forward(y, A, Q, K, V, x, &L, &L, &L, n, d, 0),
+                  cx_attn_core_macs(n, d, 0) + cx_attn_proj_macs(n, d));
+        CHECK_INT(cx_attn_core_macs(n, d, 0), 2 * n * n * d);
         for (j = 2; j <= 9; j++)
-            CHECK_INT(attn_layer_forward(y, A, Q, K, V, x, &L, &L, &L, n, d, j),
-                      attn_core_macs(n, d, j) + attn_proj_macs(n, d));
+            CHECK_INT(cx_attn_forward(y, A, Q, K, V, x, &L, &L, &L, n, d, j),
+                      cx_attn_core_macs(n, d, j) + cx_attn_proj_macs(n, d));
         /* for n >= k the hand formula: k·n taps minus the triangles at the
          * ends, (k−1)/2 taps deep on the left and k/2 on the right */
         for (j = 0; j < sizeof ks / sizeof ks[0]; j++) {

@@ -1,4 +1,5 @@
-/* cores.c — the cores free for this process now (see cores.h). */
+/* cores.c — the cores free for this process now, and the threads a run
+ * takes (see cores.h). */
 #define _DEFAULT_SOURCE /* DT_DIR */
 #include "cores.h"
 
@@ -6,6 +7,12 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "clock.h"
 
 /* The runnable tasks of the whole system, this process's among them
  * ("0.52 0.58 0.59 3/412 8021": the 3), or -1. */
@@ -65,4 +72,36 @@ int cores_free(int most)
     others = running > own ? running - own : 0;
     free_cores = online - others;
     return free_cores < 1 ? 1 : free_cores < most ? (int)free_cores : most;
+}
+
+static int fixed_threads; /* --threads N, or 0: as many cores as are free */
+
+void cores_set_threads(int n)
+{
+    if (n > 0)
+        fixed_threads = n;
+}
+
+int cores_threads(void)
+{
+#ifdef _OPENMP
+    /* the last reading of the free cores and when it was taken (one
+     * thread decides: the caller, outside any parallel region) */
+    static int free_cores;
+    static double read_at;
+    const int most = omp_get_max_threads();
+    double now;
+    if (fixed_threads > 0)
+        return fixed_threads;
+    if (most <= 1)
+        return most;
+    now = now_seconds();
+    if (free_cores == 0 || now - read_at > 0.02) {
+        free_cores = cores_free(most);
+        read_at = now;
+    }
+    return free_cores < most ? free_cores : most;
+#else
+    return 1;
+#endif
 }

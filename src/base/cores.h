@@ -14,4 +14,16 @@
  * snapshot: ask again for a later decision. */
 int cores_free(int most);
 
+/* Threads for the parallel loops: cores_set_threads(n) fixes them at n
+ * (--threads N); n <= 0 leaves the default. cores_threads() is the
+ * number for the work about to start: the fixed one, or by default the
+ * cores free at this moment (cores_free of the cores OpenMP would use,
+ * OMP_NUM_THREADS included), read again every 20 ms; 1 without OpenMP.
+ * attn's results are the same bits for any number, so the count may
+ * change from one step to the next; on a machine busy with other work a
+ * step then runs on the cores it can have, instead of waiting at every
+ * barrier for a thread the system has not scheduled. */
+void cores_set_threads(int n);
+int cores_threads(void);
+
 #endif

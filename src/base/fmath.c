@@ -101,7 +101,7 @@ static double exp_dd(double x, double xl)
     return scale2(y, e);
 }
 
-double attn_exp(double x)
+double fm_exp(double x)
 {
     if (isnan(x))
         return x + x;
@@ -147,7 +147,7 @@ static double expm1_dd(double x, double *lo)
     return hi;
 }
 
-double attn_expm1(double x)
+double fm_expm1(double x)
 {
     double lo;
     if (isnan(x))
@@ -157,7 +157,7 @@ double attn_expm1(double x)
     if (x < -40.0)
         return -1.0;
     if (x > 40.0)
-        return attn_exp(x);
+        return fm_exp(x);
     /* x + x²/2 rounds to x (keeping −0) */
     if (fabs(x) < 0x1p-54)
         return x;
@@ -226,7 +226,7 @@ static double log_special(double x, int *done)
     return 0.0;
 }
 
-double attn_log(double x)
+double fm_log(double x)
 {
     int done;
     double lo, v = log_special(x, &done);
@@ -256,9 +256,9 @@ static double log_scaled(double x, double c_hi, double c_lo)
     return mul_dd(hi, lo, c_hi, c_lo);
 }
 
-double attn_log2(double x) { return log_scaled(x, INV_LN2_HI, INV_LN2_LO); }
+double fm_log2(double x) { return log_scaled(x, INV_LN2_HI, INV_LN2_LO); }
 
-double attn_log10(double x) { return log_scaled(x, INV_LN10_HI, INV_LN10_LO); }
+double fm_log10(double x) { return log_scaled(x, INV_LN10_HI, INV_LN10_LO); }
 
 /* ---- pow -------------------------------------------------------------- */
 
@@ -274,7 +274,7 @@ static int integer_kind(double y)
     return floor(half) != half ? 2 : 1;
 }
 
-double attn_pow(double x, double y)
+double fm_pow(double x, double y)
 {
     /* x^0 = 1 and 1^y = 1, NaN or not */
     if (y == 0.0 || x == 1.0)
@@ -316,7 +316,7 @@ double attn_pow(double x, double y)
 
 /* ---- tanh ------------------------------------------------------------- */
 
-double attn_tanh(double x)
+double fm_tanh(double x)
 {
     if (isnan(x))
         return x + x;
@@ -486,7 +486,7 @@ static double cos_poly(double rh, double rl)
     return w + (lost + ((tail - l) - rh * rl));
 }
 
-void attn_sincos(double x, double *s, double *c)
+void fm_sincos(double x, double *s, double *c)
 {
     /* NaN stays NaN, ±inf gives NaN */
     if (!isfinite(x)) {
@@ -511,7 +511,7 @@ void attn_sincos(double x, double *s, double *c)
     }
 }
 
-double attn_sin(double x)
+double fm_sin(double x)
 {
     if (!isfinite(x))
         return x - x;
@@ -524,7 +524,7 @@ double attn_sin(double x)
     return n & 2 ? -v : v;
 }
 
-double attn_cos(double x)
+double fm_cos(double x)
 {
     if (!isfinite(x))
         return x - x;

@@ -60,19 +60,19 @@
 #define ATTN_FMATH_H
 
 /* e^x, e^x − 1. */
-double attn_exp(double x);
-double attn_expm1(double x);
+double fm_exp(double x);
+double fm_expm1(double x);
 /* Natural, base-2 and base-10 logarithms. */
-double attn_log(double x);
-double attn_log2(double x);
-double attn_log10(double x);
+double fm_log(double x);
+double fm_log2(double x);
+double fm_log10(double x);
 /* x^y, with C's special cases (above). */
-double attn_pow(double x, double y);
-double attn_tanh(double x);
-/* sin x and cos x (x in radians); attn_sincos gives both from one
- * reduction, the same bits as attn_sin and attn_cos. */
-double attn_sin(double x);
-double attn_cos(double x);
-void attn_sincos(double x, double *s, double *c);
+double fm_pow(double x, double y);
+double fm_tanh(double x);
+/* sin x and cos x (x in radians); fm_sincos gives both from one
+ * reduction, the same bits as fm_sin and fm_cos. */
+double fm_sin(double x);
+double fm_cos(double x);
+void fm_sincos(double x, double *s, double *c);
 
 #endif

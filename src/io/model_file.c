@@ -217,7 +217,7 @@ static int read_config(const cJSON *root, tmodel_config *cfg, char ***vocab, siz
 }
 
 /* Parameter p from the state_dict sd, of its shape. */
-static int read_param(const cJSON *sd, const tmodel_param *p, char *err, size_t errlen)
+static int read_param(const cJSON *sd, const tparam *p, char *err, size_t errlen)
 {
     tensor *t = p->t, got = {0};
     char path[96], want[64], gs[64];
@@ -242,7 +242,7 @@ static int read_param(const cJSON *sd, const tmodel_param *p, char *err, size_t 
     return 0;
 }
 
-int model_file_read_params(const cJSON *sd, const tmodel_param *params, size_t n, char *err,
+int model_file_read_params(const cJSON *sd, const tparam *params, size_t n, char *err,
                            size_t errlen)
 {
     const cJSON *a;
@@ -263,7 +263,7 @@ int model_file_read_params(const cJSON *sd, const tmodel_param *params, size_t n
     return 0;
 }
 
-void model_file_write_params(json_writer *jw, const tmodel_param *params, size_t n)
+void model_file_write_params(json_writer *jw, const tparam *params, size_t n)
 {
     json_object_begin(jw, "state_dict", JSON_BLOCK);
     for (size_t i = 0; i < n; i++) {

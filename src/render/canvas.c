@@ -301,19 +301,19 @@ void canvas_ticks_linear(double lo, double hi, int max_ticks, int allow_25, canv
         /* One value: the fewest decimals showing it to 4 digits. */
         t->v[0] = lo;
         t->n = 1;
-        int e = lo != 0.0 ? (int)floor(attn_log10(fabs(lo))) : 0;
+        int e = lo != 0.0 ? (int)floor(fm_log10(fabs(lo))) : 0;
         int most = e >= 3 ? 0 : 3 - e;
         for (t->decimals = 0; t->decimals < most; t->decimals++) {
-            double p = attn_pow(10.0, t->decimals);
+            double p = fm_pow(10.0, t->decimals);
             if (fabs(round(lo * p) / p - lo) <= 5e-5 * fabs(lo))
                 break;
         }
         return;
     }
     /* Try steps from below (hi - lo) / max_ticks upwards. */
-    int e = (int)floor(attn_log10((hi - lo) / max_ticks)) - 1;
+    int e = (int)floor(fm_log10((hi - lo) / max_ticks)) - 1;
     for (;; e++) {
-        double p10 = attn_pow(10.0, e);
+        double p10 = fm_pow(10.0, e);
         for (size_t i = 0; i < sizeof mant / sizeof mant[0]; i++) {
             if (mant[i] == 2.5 && !allow_25)
                 continue;

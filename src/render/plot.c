@@ -111,7 +111,7 @@ static void data_limits(const plot_figure *fig, int xs, plot_axis *a)
             if (!usable(ps->x[i], fig->logx) || !usable(ps->y[i], fig->logy))
                 continue;
             double v = xs ? ps->x[i] : ps->y[i];
-            v = a->log ? attn_log10(v) : v;
+            v = a->log ? fm_log10(v) : v;
             lo = v < lo ? v : lo;
             hi = v > hi ? v : hi;
         }
@@ -158,7 +158,7 @@ static void ticks_log(plot_axis *a, double px_per_tick)
         /* Linear ticks on the values, labelled plainly. */
         canvas_ticks t;
         int max = (int)(a->len / px_per_tick) + 1;
-        canvas_ticks_linear(attn_pow(10.0, a->lo), attn_pow(10.0, a->hi), max < 3 ? 3 : max > 8 ? 8 : max,
+        canvas_ticks_linear(fm_pow(10.0, a->lo), fm_pow(10.0, a->hi), max < 3 ? 3 : max > 8 ? 8 : max,
                      0, &t);
         a->nmajor = t.n;
         for (int i = 0; i < t.n; i++)
@@ -175,19 +175,19 @@ static void ticks_log(plot_axis *a, double px_per_tick)
     a->nmajor = 0;
     a->pow10 = 1;
     for (double k = k0; k <= k1 + 1e-9 && a->nmajor < LOG_MAX_TICKS; k += every)
-        a->major[a->nmajor++] = attn_pow(10.0, k);
+        a->major[a->nmajor++] = fm_pow(10.0, k);
     if (every == 1.0) {
         for (double k = floor(a->lo); k <= a->hi; k++)
             for (int m = 2; m <= 9; m++) {
-                double lv = k + attn_log10((double)m);
+                double lv = k + fm_log10((double)m);
                 if (lv >= a->lo && lv <= a->hi && a->nminor < LOG_MAX_TICKS * 8)
-                    a->minor[a->nminor++] = attn_pow(10.0, lv);
+                    a->minor[a->nminor++] = fm_pow(10.0, lv);
             }
     } else {
         /* Unlabelled decades get minor ticks. */
         for (double k = k0; k <= k1 + 1e-9 && a->nminor < LOG_MAX_TICKS * 8; k++)
             if (fmod(k - k0, every) != 0.0)
-                a->minor[a->nminor++] = attn_pow(10.0, k);
+                a->minor[a->nminor++] = fm_pow(10.0, k);
     }
 }
 
@@ -202,7 +202,7 @@ static void axis_ticks(plot_axis *a, double px_per_tick)
 /* Pixel coordinate of data value v along an axis. */
 static double axis_pos(const plot_axis *a, double v)
 {
-    double f = ((a->log ? attn_log10(v) : v) - a->lo) / (a->hi - a->lo);
+    double f = ((a->log ? fm_log10(v) : v) - a->lo) / (a->hi - a->lo);
     return a->flip ? a->p0 + a->len - f * a->len : a->p0 + f * a->len;
 }
 
@@ -213,7 +213,7 @@ static double axis_pos(const plot_axis *a, double v)
 static void major_text(const plot_axis *a, int i, char *buf, size_t len)
 {
     if (a->pow10) {
-        long k = lround(attn_log10(a->major[i]));
+        long k = lround(fm_log10(a->major[i]));
         if (k < 0)
             snprintf(buf, len, "\xE2\x88\x92%ld", -k);  /* U+2212 minus */
         else

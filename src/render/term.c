@@ -483,7 +483,7 @@ static void fmt_legend(char *buf, size_t n, double v, double range)
     if (a == 0.0)
         a = fabs(v);
     if (a > 0.0) {
-        double e = floor(attn_log10(a));
+        double e = floor(fm_log10(a));
         d = e >= 2.0 ? 0 : (int)(2.0 - e);
     }
     if (d > 6 || fabs(v) >= 1e7) {

@@ -97,7 +97,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
-    attn_set_threads(1);
+    cores_set_threads(1);
     return 0;
 }
 

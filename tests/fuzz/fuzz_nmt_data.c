@@ -43,7 +43,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     (void)argc;
     (void)argv;
     fuzz_quiet();
-    attn_set_threads(1);
+    cores_set_threads(1);
     return 0;
 }
 

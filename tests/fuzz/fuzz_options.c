@@ -302,7 +302,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     }
     atexit(fuzz_remove_dir);
     fuzz_quiet();
-    attn_set_threads(1);
+    cores_set_threads(1);
     cli_set_command("train");
     fuzz_m_json = fuzz_saved_model(cmd_train);
     fuzz_clean(1);

@@ -34,7 +34,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     (void)argc;
     (void)argv;
     fuzz_quiet();
-    attn_set_threads(1);
+    cores_set_threads(1);
     cli_set_command("train");
     fuzz_model = fuzz_saved_model(cmd_train);
     fuzz_model_path = fuzz_file(1, fuzz_model, strlen(fuzz_model));

@@ -99,7 +99,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     (void)argc;
     (void)argv;
     fuzz_quiet();
-    attn_set_threads(1);
+    cores_set_threads(1);
     make_model();
     return 0;
 }

@@ -599,7 +599,7 @@ static void print_sweep(const demo_sweep_opts *o, const sweep_point *pts, size_t
            "%zu samples per d (--samples), softmax over n = %zu keys (--kv), --seed %llu\n",
            o->samples, o->keys, o->seed);
     printf("uniform softmax: largest weight %.4f (1/%zu), entropy %.4f nats (log %zu)\n\n",
-           1.0 / n, o->keys, attn_log(n), o->keys);
+           1.0 / n, o->keys, fm_log(n), o->keys);
     /* the header, aligned by display columns (√ and · are one column each) */
     printf("%8s%-24s%-24s%s\n", "", "      variance", "  mean largest weight",
            "  mean entropy (nats)");
@@ -631,7 +631,7 @@ static void print_sweep(const demo_sweep_opts *o, const sweep_point *pts, size_t
              "and the softmax keeps one shape whatever the width (largest weight %.3f, entropy "
              "%.3f nats at d = %zu). That is why scaled dot-product attention computes "
              "softmax(QKᵀ/√d)·V.",
-             last->d, last->max_raw, last->ent_raw, 1.0 / n, attn_log(n), last->max_scaled,
+             last->d, last->max_raw, last->ent_raw, 1.0 / n, fm_log(n), last->max_scaled,
              last->ent_scaled, last->d);
     print_wrapped(text, TEXT_WIDTH);
 }
@@ -688,7 +688,7 @@ static int write_sweep_png(const demo_sweep_opts *o, const sweep_point *pts, siz
         return EXIT_RUNTIME;
     }
     for (size_t i = 0; i < npts; i++) {
-        x[i] = attn_log2((double)pts[i].d);
+        x[i] = fm_log2((double)pts[i].d);
         mr[i] = pts[i].max_raw;
         ms[i] = pts[i].max_scaled;
         vr[i] = pts[i].var_raw;

@@ -5,8 +5,8 @@
  * this module parses the demos' options, checks them, prints, and writes
  * the JSON and the figures.
  */
-#ifndef ATTN_DEMO_ATTENTION_H
-#define ATTN_DEMO_ATTENTION_H
+#ifndef ATTN_ATTENTION_DEMOS_H
+#define ATTN_ATTENTION_DEMOS_H
 
 #include <stddef.h>
 

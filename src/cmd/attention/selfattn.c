@@ -33,7 +33,7 @@
 #define MAX_VALID_LENS 4096  /* numbers in --valid-lens */
 #define SHOW_PANELS 10       /* heads printed in the default view */
 
-struct attn_args {
+struct attention_args {
     problem_opts po;
     const char *input, *png, *json, *font, *html;
     const attn_cmap *cmap;
@@ -56,7 +56,7 @@ struct attn_args {
 /* "3,2" → (2,); "1,2;3,4" → (2, 2); "none". */
 static int parse_lens(void *args, const char *s)
 {
-    struct attn_args *a = args;
+    struct attention_args *a = args;
     const char *p = s;
     size_t n = 0, rows = 1, cols = 0, in_row = 0;
     if (strcmp(s, "none") == 0) {
@@ -116,7 +116,7 @@ static int same_file(const char *a, const char *b)
 
 static int parse_dims(void *args, const char *s)
 {
-    struct attn_args *a = args;
+    struct attention_args *a = args;
     return demo_parse_dims(s, &a->dims_from, &a->dims_to);
 }
 
@@ -125,7 +125,7 @@ static int parse_dims(void *args, const char *s)
 static const char *const fill_names[] = {"ones", "random", NULL};
 static const char *const score_names[] = {"dot", "additive", NULL}; /* score_kind's order */
 
-#define OPT_ARGS struct attn_args
+#define OPT_ARGS struct attention_args
 #define SIZE_OPTION(l, m, a, h) OPT_INT(0, l, m, a, 1, MAX_SIZE, h)
 
 /* The options of both commands: the first three rows, then those after
@@ -354,7 +354,7 @@ void usage_selfattn(FILE *f)
 }
 
 /* The demos' defaults, and the checks of --scale-sweep's values. */
-static int demo_defaults(struct attn_args *a, const opt_given *g)
+static int demo_defaults(struct attention_args *a, const opt_given *g)
 {
     if (a->scale_sweep) {
         if (!opt_is_given(g, "dims")) {
@@ -387,7 +387,7 @@ static int demo_defaults(struct attn_args *a, const opt_given *g)
 }
 
 /* The input file is never written: an output naming it is refused. */
-static int input_kept(const struct attn_args *a)
+static int input_kept(const struct attention_args *a)
 {
     const char *outs[3] = {a->json, a->png, a->html}, *names[3] = {"json", "png", "html"};
     if (!a->input || strcmp(a->input, "-") == 0)
@@ -401,7 +401,7 @@ static int input_kept(const struct attn_args *a)
     return EXIT_OK;
 }
 
-static int parse_args(int argc, char **argv, int self, struct attn_args *a, int *help)
+static int parse_args(int argc, char **argv, int self, struct attention_args *a, int *help)
 {
     opt_given g;
     int status;
@@ -543,7 +543,7 @@ static void show_matrix(const float *m, size_t rows, size_t cols, char **row_lab
     }
 }
 
-static const char *inputs_text(const struct attn_args *a)
+static const char *inputs_text(const struct attention_args *a)
 {
     if (a->input)
         return "from the file";
@@ -552,7 +552,7 @@ static const char *inputs_text(const struct attn_args *a)
     return a->po.fill_random ? "standard normal" : "ones";
 }
 
-static void print_header(const problem *pr, const struct attn_args *a)
+static void print_header(const problem *pr, const struct attention_args *a)
 {
     const mha_params *m = &pr->params;
     char q[64], k[64], v[64], lens[256], p[40];
@@ -604,14 +604,14 @@ static void print_same_tokens(const problem *pr, const float *out)
                 printf("  %s: input %.4f (the same embedding), output %.4f "
                        "(sentence 1 position %zu, sentence %zu position %zu)\n",
                        word,
-                       attn_cosine(pr->queries.data + t * D, pr->queries.data + (b * pr->Nq + u) * D, D),
-                       attn_cosine(out + t * H, out + (b * pr->Nq + u) * H, H), t, b + 1, u);
+                       mha_cosine(pr->queries.data + t * D, pr->queries.data + (b * pr->Nq + u) * D, D),
+                       mha_cosine(out + t * H, out + (b * pr->Nq + u) * H, H), t, b + 1, u);
                 u = pr->Nq; /* the first occurrence in each sentence */
             }
     }
 }
 
-static void print_view(const problem *pr, const struct attn_args *a, const float *out,
+static void print_view(const problem *pr, const struct attention_args *a, const float *out,
                        const float *weights)
 {
     const size_t H = pr->params.num_hiddens, NH = pr->params.num_heads;
@@ -658,7 +658,7 @@ static void print_head_slice(const float *X, size_t N, size_t H, size_t col, siz
     term_matrix(stdout, tmp, N, p, 4, 3);
 }
 
-static void print_explain(const problem *pr, const struct attn_args *a, const mha_trace *t,
+static void print_explain(const problem *pr, const struct attention_args *a, const mha_trace *t,
                           const float *out, const float *weights, float *tmp)
 {
     const mha_params *m = &pr->params;
@@ -720,8 +720,8 @@ static void print_explain(const problem *pr, const struct attn_args *a, const mh
     }
 }
 
-/* One query's online softmax (attn_online_row), block by block. */
-static void print_online_row(const attn_online *r, size_t Nk, double diff)
+/* One query's online softmax (mha_online_row), block by block. */
+static void print_online_row(const mha_online *r, size_t Nk, double diff)
 {
     for (size_t j = 0; j < r->nblocks; j++) {
         const size_t k0 = j * r->block, n = k0 + r->block < Nk ? r->block : Nk - k0;
@@ -740,18 +740,18 @@ static void print_online_row(const attn_online *r, size_t Nk, double diff)
 }
 
 /* --stream --explain: the online softmax of every query, block by block
- * (attn_online_row in attention.c), each head output against the stored
+ * (mha_online_row in attention.c), each head output against the stored
  * weights · V. */
-static void print_stream_explain(const problem *pr, const struct attn_args *a,
+static void print_stream_explain(const problem *pr, const struct attention_args *a,
                                  const mha_trace *t, const float *out, const float *weights)
 {
     const size_t H = pr->params.num_hiddens, NH = pr->params.num_heads, p = H / NH;
     const size_t Nq = pr->Nq, Nk = pr->Nk, blk = a->block ? (size_t)a->block : 2;
     const mha_masks mask = {pr->valid_lens, pr->vl_ndim == 2, a->causal};
     double worst = 0.0;
-    attn_online rec;
+    mha_online rec;
 
-    if (attn_online_alloc(&rec, Nk, p, blk)) {
+    if (mha_online_alloc(&rec, Nk, p, blk)) {
         cli_error("out of memory for --explain");
         return;
     }
@@ -766,8 +766,8 @@ static void print_stream_explain(const problem *pr, const struct attn_args *a,
                 const float *V_h = t->V + b * Nk * H + h * p;            /* (Nk, p), rows H apart */
                 const float *w = weights + ((b * NH + h) * Nq + q) * Nk; /* (Nk,) */
                 printf("\nexample %zu, head %zu, query %zu:\n", b, h + 1, q);
-                attn_online_row(&rec, q_h, K_h, V_h, H, Nk, &mask, b, q, Nq);
-                double diff = attn_online_diff(&rec, w, V_h, H, Nk);
+                mha_online_row(&rec, q_h, K_h, V_h, H, Nk, &mask, b, q, Nq);
+                double diff = mha_online_diff(&rec, w, V_h, H, Nk);
                 print_online_row(&rec, Nk, diff);
                 worst = diff > worst ? diff : worst;
             }
@@ -775,7 +775,7 @@ static void print_stream_explain(const problem *pr, const struct attn_args *a,
            worst);
     printf("Output (%zu, %zu, %zu), example 0:\n", pr->B, Nq, H);
     term_matrix(stdout, out, Nq, H, 4, 3);
-    attn_online_free(&rec);
+    mha_online_free(&rec);
 }
 
 /* ---- files ----------------------------------------------------------- */
@@ -811,7 +811,7 @@ static void head_panels(heat_panel *pn, char (*titles)[32], const float *w, size
  * in font (NULL: the default one); fig's tick labels and row titles are
  * the caller's. */
 static int weights_png(heat_figure *fig, const heat_panel *panels, size_t rows, size_t NH,
-                       const struct attn_args *a, text_font *font, FILE *rep, const char *what)
+                       const struct attention_args *a, text_font *font, FILE *rep, const char *what)
 {
     fig->panels = panels;
     fig->grid_rows = rows;
@@ -827,7 +827,7 @@ static int weights_png(heat_figure *fig, const heat_panel *panels, size_t rows, 
 
 /* The weights as a grid of heatmaps, in font (NULL: the default one);
  * token labels no font can draw give numbered positions and a note. */
-static int write_png(const problem *pr, const struct attn_args *a, const float *weights,
+static int write_png(const problem *pr, const struct attention_args *a, const float *weights,
                      text_font *font, FILE *rep)
 {
     const size_t NH = pr->params.num_heads, n = pr->B * NH;
@@ -878,7 +878,7 @@ done:
  * the colour map (page_out.h, the page's scripts in src/render/page/). */
 struct page_ctx {
     const problem *pr;
-    const struct attn_args *a;
+    const struct attention_args *a;
     const char *command;
     const float *out, *weights;
 };
@@ -931,7 +931,7 @@ static void write_page_data(json_writer *jw, const void *arg)
     write_page_member(jw, arg);
 }
 
-static int write_page(const problem *pr, const struct attn_args *a, const char *command,
+static int write_page(const problem *pr, const struct attention_args *a, const char *command,
                       const float *out, const float *weights, FILE *rep)
 {
     const struct page_ctx ctx = {pr, a, command, out, weights};
@@ -949,7 +949,7 @@ static int write_page(const problem *pr, const struct attn_args *a, const char *
 /* ---- the command ----------------------------------------------------- */
 
 /* --scale-sweep: why divide by √d (attention_demos.c), q and k of its own. */
-static int run_scale_sweep(const struct attn_args *a)
+static int run_scale_sweep(const struct attention_args *a)
 {
     const demo_sweep_opts so = {.d_from = (size_t)a->dims_from,
                                 .d_to = (size_t)a->dims_to,
@@ -965,7 +965,7 @@ static int run_scale_sweep(const struct attn_args *a)
 
 /* --permute: order blindness (attention_demos.c), which adds P after
  * permuting. */
-static int run_permute(const problem *pr, const struct attn_args *a)
+static int run_permute(const problem *pr, const struct attention_args *a)
 {
     const demo_permute_opts dpo = {.permutation = a->permutation,
                                    .seed = a->po.seed,
@@ -985,13 +985,13 @@ static int run_permute(const problem *pr, const struct attn_args *a)
                                    .max_mem = a->po.max_mem,
                                    .argc = a->argc,
                                    .argv = a->argv};
-    attn_set_threads((int)a->threads);
+    cores_set_threads((int)a->threads);
     return demo_permute_command(pr, &dpo);
 }
 
 /* The inputs and weights: a model saved by attn train (selfattn, run on
  * the sentences of --tokens), --input's, or drawn. 0 or an exit status. */
-static int load_problem(problem *pr, const struct attn_args *a, int self)
+static int load_problem(problem *pr, const struct attention_args *a, int self)
 {
     char err[768];
     int usage, failed;
@@ -1013,7 +1013,7 @@ static int load_problem(problem *pr, const struct attn_args *a, int self)
 }
 
 /* The memory of the run, refused up front. 0 or an exit status. */
-static int check_run_mem(const problem *pr, const struct attn_args *a, int keep_weights)
+static int check_run_mem(const problem *pr, const struct attention_args *a, int keep_weights)
 {
     size_t bytes, total;
     char what[256];
@@ -1086,7 +1086,7 @@ static int run_buffers_alloc(struct run_buffers *rb, const problem *pr, int keep
 /* The forward pass, --repeat times (the first one only with --time
  * --repeat N > 1 is a warm-up: threads started, memory touched); with
  * --time, the median of the runs after it on stderr. 0 or an exit status. */
-static int forward_timed(struct run_buffers *rb, const problem *pr, const struct attn_args *a,
+static int forward_timed(struct run_buffers *rb, const problem *pr, const struct attention_args *a,
                          int use_fast, int keep_weights)
 {
     const mha_masks mask = {pr->valid_lens, pr->vl_ndim == 2, a->causal};
@@ -1125,7 +1125,7 @@ static int forward_timed(struct run_buffers *rb, const problem *pr, const struct
 
 /* The results: for a person (unless the JSON is what is asked for), then
  * the files written, each named. */
-static int write_results(const problem *pr, const struct attn_args *a, struct run_buffers *rb,
+static int write_results(const problem *pr, const struct attention_args *a, struct run_buffers *rb,
                          const char *command, text_font *font)
 {
     const float *out = rb->out.data, *weights = rb->weights.data;
@@ -1160,7 +1160,7 @@ static int write_results(const problem *pr, const struct attn_args *a, struct ru
 /* ---- a stack saved by attn train: every block's heads ------------------ */
 
 /* For a person: each block's heads (rows = blocks), up to SHOW_PANELS. */
-static void print_stack(const problem *pr, const struct attn_args *a)
+static void print_stack(const problem *pr, const struct attention_args *a)
 {
     const size_t NH = pr->params.num_heads, N = pr->Nq, L = pr->layers;
     const size_t per = pr->B * NH * N * N;
@@ -1252,7 +1252,7 @@ static void write_stack_page_data(json_writer *jw, const void *arg)
     json_end(jw);
 }
 
-static int write_stack_page(const problem *pr, const struct attn_args *a, FILE *rep)
+static int write_stack_page(const problem *pr, const struct attention_args *a, FILE *rep)
 {
     const struct page_ctx ctx = {pr, a, "selfattn", NULL, NULL};
     char what[128];
@@ -1263,7 +1263,7 @@ static int write_stack_page(const problem *pr, const struct attn_args *a, FILE *
 }
 
 /* --png: rows = blocks (× examples), columns = heads. */
-static int write_stack_png(const problem *pr, const struct attn_args *a, text_font *font,
+static int write_stack_png(const problem *pr, const struct attention_args *a, text_font *font,
                            FILE *rep)
 {
     const size_t NH = pr->params.num_heads, N = pr->Nq, rowsn = pr->layers * pr->B;
@@ -1307,7 +1307,7 @@ done:
 }
 
 /* The stack's results, as write_results gives a single layer's. */
-static int write_stack_results(const problem *pr, const struct attn_args *a, text_font *font)
+static int write_stack_results(const problem *pr, const struct attention_args *a, text_font *font)
 {
     FILE *rep = output_report_stream(a->json);
     int status = EXIT_OK;
@@ -1332,7 +1332,7 @@ static int write_stack_results(const problem *pr, const struct attn_args *a, tex
 
 /* A stack of attn train, run at load time block by block: its results;
  * the options of one attention layer refused. */
-static int run_stack(const problem *pr, const struct attn_args *a)
+static int run_stack(const problem *pr, const struct attention_args *a)
 {
     text_font *font = NULL; /* --font's, for the figure */
     int status;
@@ -1351,7 +1351,7 @@ static int run_stack(const problem *pr, const struct attn_args *a)
 
 static int run(int argc, char **argv, int self)
 {
-    struct attn_args a;
+    struct attention_args a;
     struct run_buffers rb;
     problem pr;
     text_font *font = NULL; /* --font's, for the figure */
@@ -1393,7 +1393,7 @@ static int run(int argc, char **argv, int self)
      * scoring, else the fast ones; the weights are stored unless --stream */
     int use_fast = !a.explain && !a.naive && pr.params.score == SCORE_DOT;
     int keep_weights = !a.stream || a.explain; /* --stream --explain compares with them */
-    attn_set_threads((int)a.threads);
+    cores_set_threads((int)a.threads);
     /* memory, then --font, checked before the run */
     if (check_run_mem(&pr, &a, keep_weights) != EXIT_OK ||
         output_font_open(a.font, &font) != EXIT_OK) {

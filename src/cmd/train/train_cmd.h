@@ -1,8 +1,8 @@
 /* train_cmd.h — what `attn train` (train.c) shares with the files of
  * its model families: the options as parsed, and the translation models'
  * runs (train_translate.c, SPEC.md §11). */
-#ifndef ATTN_CMD_TRAIN_H
-#define ATTN_CMD_TRAIN_H
+#ifndef ATTN_TRAIN_CMD_H
+#define ATTN_TRAIN_CMD_H
 
 #include <stddef.h>
 

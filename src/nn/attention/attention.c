@@ -1,7 +1,7 @@
 /* attention.c — d2l's multi-head attention as naive loops (see
  * attention.h for the dimensions B, Nq, Nk, Dq, Dk, Dv, H, NH, p, A).
  * Sums run in double and are rounded to float32 once, saturated to
- * ±FLT_MAX (attn_to_float): every intermediate stays finite.
+ * ±FLT_MAX (f32_saturate): every intermediate stays finite.
  *
  * mha_forward's steps are numbered as `--explain` prints them: 1 project,
  * 2 split into heads, 3 scores, 4 scale, 5 mask, 6 softmax, 7 head output,
@@ -42,7 +42,7 @@ void softmax_row(float *x, size_t n)
 {
     /* scores saturated to ±FLT_MAX: x − max is then never inf − inf */
     for (size_t k = 0; k < n; k++)
-        x[k] = attn_to_float(x[k]);
+        x[k] = f32_saturate(x[k]);
     /* find the largest score (for numerical stability) */
     double max = x[0];
     for (size_t k = 1; k < n; k++)
@@ -51,7 +51,7 @@ void softmax_row(float *x, size_t n)
     /* exp and sum */
     double sum = 0.0;
     for (size_t k = 0; k < n; k++) {
-        double e = attn_exp((double)x[k] - max);
+        double e = fm_exp((double)x[k] - max);
         x[k] = (float)e;
         sum += e;
     }
@@ -139,7 +139,7 @@ static double score_one(const mha_params *m, const float *q_h, const float *k_h,
             s += (double)q_h[c] * k_h[c];
     } else {
         for (size_t a = 0; a < A; a++)
-            s += (double)m->a_w_v.weight.data[a] * attn_tanh((double)(qa[a] + ka[a]));
+            s += (double)m->a_w_v.weight.data[a] * fm_tanh((double)(qa[a] + ka[a]));
     }
     return s;
 }
@@ -149,7 +149,7 @@ static double score_one(const mha_params *m, const float *q_h, const float *k_h,
 static void trace_score(const mha_trace *t, size_t i, double raw, float scaled)
 {
     if (t->scores)
-        t->scores[i] = attn_to_float(raw);
+        t->scores[i] = f32_saturate(raw);
     if (t->scaled)
         t->scaled[i] = scaled;
 }
@@ -213,7 +213,7 @@ int mha_forward(float *out, float *weights, mha_trace *trace, const float *queri
                     const float *k_h = bf.K + (b * Nk + k) * H + col; /* (p,) */
                     double s = score_one(m, q_h, k_h, p, A ? bf.qa + q * A : NULL,
                                          A ? bf.ka + k * A : NULL, A);
-                    att[k] = attn_to_float(m->score == SCORE_DOT ? s * scale : s);
+                    att[k] = f32_saturate(m->score == SCORE_DOT ? s * scale : s);
                     trace_score(t, row + k, s, att[k]);
                 }
                 /* 5. mask: keys beyond valid_len (or after q, causal) get −1e6 */
@@ -229,7 +229,7 @@ int mha_forward(float *out, float *weights, mha_trace *trace, const float *queri
                         const float *v_h = bf.V + (b * Nk + k) * H + col; /* (p,) */
                         sum += (double)w[k] * v_h[c];
                     }
-                    o_h[c] = attn_to_float(sum);
+                    o_h[c] = f32_saturate(sum);
                 }
             }
         }
@@ -248,7 +248,7 @@ double mha_forward_macs(size_t B, size_t Nq, size_t Nk, size_t Dq, size_t Dk, si
            + 2.0 * b * nq * nk * h; /* scores and weights·V, all heads */
 }
 
-double attn_cosine(const float *x, const float *y, size_t n)
+double mha_cosine(const float *x, const float *y, size_t n)
 {
     double xy = 0, xx = 0, yy = 0;
     for (size_t i = 0; i < n; i++) {
@@ -261,7 +261,7 @@ double attn_cosine(const float *x, const float *y, size_t n)
 
 /* ---- the online softmax, block by block (see attention.h) ---------------- */
 
-int attn_online_alloc(attn_online *r, size_t Nk, size_t p, size_t block)
+int mha_online_alloc(mha_online *r, size_t Nk, size_t p, size_t block)
 {
     size_t rows, nscores, nrows, nacc, nout;
     memset(r, 0, sizeof *r);
@@ -282,19 +282,19 @@ int attn_online_alloc(attn_online *r, size_t Nk, size_t p, size_t block)
     r->out = malloc(nout ? nout : 1);
     if (!r->scores || !r->block_max || !r->block_sum || !r->rescale || !r->m || !r->l || !r->acc ||
         !r->out) {
-        attn_online_free(r);
+        mha_online_free(r);
         return -1;
     }
     return 0;
 }
 
-void attn_online_free(attn_online *r)
+void mha_online_free(mha_online *r)
 {
     FREE_EACH(r->scores, r->block_max, r->block_sum, r->rescale, r->m, r->l, r->acc, r->out);
     memset(r, 0, sizeof *r);
 }
 
-void attn_online_row(attn_online *r, const float *q_h, const float *K_h, const float *V_h,
+void mha_online_row(mha_online *r, const float *q_h, const float *K_h, const float *V_h,
                      size_t ld, size_t Nk, const mha_masks *mask, size_t b, size_t q, size_t Nq)
 {
     const size_t p = r->p;
@@ -318,18 +318,18 @@ void attn_online_row(attn_online *r, const float *q_h, const float *K_h, const f
         }
         /* 2. the new running maximum, and the factor that rescales the old terms */
         const double m_old = r->m[j], m_new = bmax > m_old ? bmax : m_old;
-        const double rescale = m_old == -INFINITY ? 0.0 : attn_exp(m_old - m_new);
+        const double rescale = m_old == -INFINITY ? 0.0 : fm_exp(m_old - m_new);
         /* 3. the block's terms e^(s − m_new), summed */
         double bsum = 0.0;
         for (size_t k = 0; k < n; k++)
-            bsum += attn_exp(s[k] - m_new);
+            bsum += fm_exp(s[k] - m_new);
         /* 4. the running sum and output: the old ones rescaled, this block's added */
         const double *acc_old = r->acc + j * p; /* (p,) */
         double *acc_new = r->acc + (j + 1) * p; /* (p,) */
         for (size_t c = 0; c < p; c++) {
             double add = 0.0;
             for (size_t k = 0; k < n; k++)
-                add += attn_exp(s[k] - m_new) * V_h[(k0 + k) * ld + c];
+                add += fm_exp(s[k] - m_new) * V_h[(k0 + k) * ld + c];
             acc_new[c] = acc_old[c] * rescale + add;
         }
         r->block_max[j] = bmax;
@@ -343,7 +343,7 @@ void attn_online_row(attn_online *r, const float *q_h, const float *K_h, const f
         r->out[c] = r->acc[r->nblocks * p + c] / r->l[r->nblocks];
 }
 
-double attn_online_diff(const attn_online *r, const float *w, const float *V_h, size_t ld,
+double mha_online_diff(const mha_online *r, const float *w, const float *V_h, size_t ld,
                         size_t Nk)
 {
     double diff = 0.0;

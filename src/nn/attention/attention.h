@@ -96,7 +96,7 @@ double mha_forward_macs(size_t B, size_t Nq, size_t Nk, size_t Dq, size_t Dk, si
 
 /* The cosine similarity x·y / (|x|·|y|) of x and y (n,), in double; 0 when
  * either is all zeros. */
-double attn_cosine(const float *x, const float *y, size_t n);
+double mha_cosine(const float *x, const float *y, size_t n);
 
 /* ---- the online softmax, block by block ---------------------------------
  *
@@ -110,7 +110,7 @@ double attn_cosine(const float *x, const float *y, size_t n);
  *   acc_{j+1} = acc_j · rescale_j + Σ_block e^(s − m_{j+1}) · v_k
  * and the head output is acc / l after the last block: softmax(s) · V
  * without ever holding a whole row of weights. */
-typedef struct attn_online {
+typedef struct mha_online {
     size_t block;      /* keys per block */
     size_t nblocks;    /* ⌈Nk / block⌉ */
     size_t p;          /* width of a head */
@@ -122,24 +122,24 @@ typedef struct attn_online {
     double *l;         /* (nblocks + 1,) running sum, l[0] = 0 */
     double *acc;       /* (nblocks + 1, p) running output, row 0 zeros */
     double *out;       /* (p,) acc / l after the last block */
-} attn_online;
+} mha_online;
 
 /* A record for Nk keys in blocks of block ≥ 1 and heads of width p; the
- * caller owns it and frees it with attn_online_free. Returns 0, or -1 when
+ * caller owns it and frees it with mha_online_free. Returns 0, or -1 when
  * the sizes overflow or memory runs out (nothing to free then). */
-int attn_online_alloc(attn_online *r, size_t Nk, size_t p, size_t block);
-void attn_online_free(attn_online *r);
+int mha_online_alloc(mha_online *r, size_t Nk, size_t p, size_t block);
+void mha_online_free(mha_online *r);
 
 /* The online softmax of query q of example b against Nk keys, into r:
  * q_h (p,) the query's head slice, K_h and V_h Nk rows of p with row k at
  * K_h + k·ld (a head's columns of K (Nk, H) and V (Nk, H): ld = H), keys
  * masked as mha_is_masked(mask, b, q, k, Nq) says. Nk ≥ 1. */
-void attn_online_row(attn_online *r, const float *q_h, const float *K_h, const float *V_h,
+void mha_online_row(mha_online *r, const float *q_h, const float *K_h, const float *V_h,
                      size_t ld, size_t Nk, const mha_masks *mask, size_t b, size_t q, size_t Nq);
 
 /* The largest |r->out[c] − Σ_k w[k]·V_h[k][c]| over the head's p columns:
  * the online softmax against the stored weights w (Nk,) of the same row. */
-double attn_online_diff(const attn_online *r, const float *w, const float *V_h, size_t ld,
+double mha_online_diff(const mha_online *r, const float *w, const float *V_h, size_t ld,
                         size_t Nk);
 
 #endif

@@ -82,45 +82,13 @@
 #define QB 48   /* query rows in one task, a multiple of MR */
 #define KB 512  /* keys in one block of the online softmax */
 
-static int fixed_threads; /* --threads N, or 0: as many cores as are free */
-
-void attn_set_threads(int n)
-{
-    if (n > 0)
-        fixed_threads = n;
-}
-
 int mha_fast_threads(size_t B, size_t Nq, size_t Nk, size_t H)
 {
     /* threads only when there is work enough to pay for starting them: the
      * chapter's cell (about 0.2 M multiply-adds) runs faster on one */
     double macs = (double)B * ((double)(Nq + 2 * Nk) * (double)H * (double)H +
                                2.0 * (double)Nq * (double)Nk * (double)H);
-    return macs > 2e7 ? attn_max_threads() : 1;
-}
-
-int attn_max_threads(void)
-{
-#ifdef _OPENMP
-    /* the last reading of the free cores and when it was taken (one
-     * thread decides: the caller, outside any parallel region) */
-    static int free_cores;
-    static double read_at;
-    const int most = omp_get_max_threads();
-    double now;
-    if (fixed_threads > 0)
-        return fixed_threads;
-    if (most <= 1)
-        return most;
-    now = now_seconds();
-    if (free_cores == 0 || now - read_at > 0.02) {
-        free_cores = cores_free(most);
-        read_at = now;
-    }
-    return free_cores < most ? free_cores : most;
-#else
-    return 1;
-#endif
+    return macs > 2e7 ? cores_threads() : 1;
 }
 
 /* ---- matrix product -------------------------------------------------- */
@@ -587,7 +555,7 @@ static size_t first_masked(const mha_masks *mask, size_t b, size_t q, size_t Nq,
  * K_hᵀ and V_h packed, the sizes, the masks and the dropout. Head h of an
  * example is columns h·p … h·p+p−1 of Q, K, V (stride H); Q is already
  * scaled by 1/sqrt(p). */
-typedef struct attn_job {
+typedef struct mha_job {
     float *concat;  /* (B, Nq, H) the heads' outputs side by side */
     float *weights; /* (B, NH, Nq, Nk), or NULL: streaming */
     const float *Q; /* (B, Nq, H) */
@@ -599,12 +567,12 @@ typedef struct attn_job {
     size_t B, Nq, Nk, H, NH, p;
     const mha_masks *mask;
     const mha_dropout *drop; /* NULL or p = 0: none */
-} attn_job;
+} mha_job;
 
 /* One task: example b, head h, query rows q0 … q0+nq−1. */
-typedef struct attn_task {
+typedef struct mha_task {
     size_t b, h, q0, nq;
-} attn_task;
+} mha_task;
 
 /* Scratch of one thread. */
 typedef struct task_mem {
@@ -616,33 +584,33 @@ typedef struct task_mem {
     double *dacc;        /* (p,) the double sums of such a row */
 } task_mem;
 
-static const float *task_q(const attn_job *j, const attn_task *t, size_t q)
+static const float *task_q(const mha_job *j, const mha_task *t, size_t q)
 {
     return j->Q + (t->b * j->Nq + t->q0 + q) * j->H + t->h * j->p; /* (p,) Q_h[q0 + q] */
 }
 
-static const float *task_kh(const attn_job *j, const attn_task *t)
+static const float *task_kh(const mha_job *j, const mha_task *t)
 {
     return j->K + t->b * j->Nk * j->H + t->h * j->p; /* K_h[0], rows of stride H */
 }
 
-static const float *task_vh(const attn_job *j, const attn_task *t)
+static const float *task_vh(const mha_job *j, const mha_task *t)
 {
     return j->V + t->b * j->Nk * j->H + t->h * j->p; /* V_h[0], rows of stride H */
 }
 
-static float *task_out(const attn_job *j, const attn_task *t, size_t q)
+static float *task_out(const mha_job *j, const mha_task *t, size_t q)
 {
     return j->concat + (t->b * j->Nq + t->q0 + q) * j->H + t->h * j->p; /* (p,) in concat */
 }
 
-static int has_dropout(const attn_job *j)
+static int has_dropout(const mha_job *j)
 {
     return j->drop && j->drop->p > 0;
 }
 
 /* The flat index of weight (b, h, q0 + q, k), the one dropout draws for. */
-static size_t weight_index(const attn_job *j, const attn_task *t, size_t q, size_t k)
+static size_t weight_index(const mha_job *j, const mha_task *t, size_t q, size_t k)
 {
     return ((t->b * j->NH + t->h) * j->Nq + t->q0 + q) * j->Nk + k;
 }
@@ -660,13 +628,13 @@ static float score_exact(const float *qs, const float *kr, size_t p, int masked)
         return ATTN_MASK_VALUE;
     for (c = 0; c < p; c++)
         s += (double)qs[c] * kr[c];
-    return attn_to_float(s);
+    return f32_saturate(s);
 }
 
 /* Row q of a task's weights w (Nk,) whose float scores were not finite:
  * 2. the scores again in double, 3. the mask from limit on, 4. the
  * reference's softmax. */
-static void weights_exact(const attn_job *j, const attn_task *t, size_t q, float *w,
+static void weights_exact(const mha_job *j, const mha_task *t, size_t q, float *w,
                           size_t limit)
 {
     const float *qs = task_q(j, t, q), *Kh = task_kh(j, t);
@@ -678,7 +646,7 @@ static void weights_exact(const attn_job *j, const attn_task *t, size_t q, float
 
 /* 5. Row q of a task's head output, Σ_k P[k] V_h[k] in double, saturated:
  * for a row whose float sum overflowed. */
-static void output_exact(const attn_job *j, const attn_task *t, size_t q, const float *P)
+static void output_exact(const mha_job *j, const mha_task *t, size_t q, const float *P)
 {
     const float *Vh = task_vh(j, t);
     float *dst = task_out(j, t, q);
@@ -687,7 +655,7 @@ static void output_exact(const attn_job *j, const attn_task *t, size_t q, const 
         double sum = 0.0;
         for (k = 0; k < j->Nk; k++)
             sum += (double)P[k] * Vh[k * j->H + c];
-        dst[c] = attn_to_float(sum);
+        dst[c] = f32_saturate(sum);
     }
 }
 
@@ -695,7 +663,7 @@ static void output_exact(const attn_job *j, const attn_task *t, size_t q, const 
  * keys in double (2.–3. the largest masked score; then 4. e^(s − max),
  * their sum, dropout, and 5. Σ e·V_h), the weights never stored. acc is
  * scratch of p doubles. */
-static void stream_row_exact(const attn_job *j, const attn_task *t, size_t q, double *acc)
+static void stream_row_exact(const mha_job *j, const mha_task *t, size_t q, double *acc)
 {
     const float *qs = task_q(j, t, q), *Kh = task_kh(j, t), *Vh = task_vh(j, t);
     const size_t limit = first_masked(j->mask, t->b, t->q0 + q, j->Nq, j->Nk), H = j->H;
@@ -709,7 +677,7 @@ static void stream_row_exact(const attn_job *j, const attn_task *t, size_t q, do
     for (c = 0; c < j->p; c++)
         acc[c] = 0.0;
     for (k = 0; k < j->Nk; k++) {
-        double e = attn_exp(score_exact(qs, Kh + k * H, j->p, k >= limit) - max);
+        double e = fm_exp(score_exact(qs, Kh + k * H, j->p, k >= limit) - max);
         l += e;
         if (has_dropout(j))
             e = mha_dropout_keep(j->drop, weight_index(j, t, q, k)) ? e / (1.0 - j->drop->p)
@@ -718,14 +686,14 @@ static void stream_row_exact(const attn_job *j, const attn_task *t, size_t q, do
             acc[c] += e * Vh[k * H + c];
     }
     for (c = 0; c < j->p; c++) /* l >= 1: the largest term is e^0 */
-        dst[c] = attn_to_float(acc[c] / l);
+        dst[c] = f32_saturate(acc[c] / l);
 }
 
 /* ---- the two kinds of task --------------------------------------------- */
 
 /* One task with the weights kept: its rows of the weights tensor are
  * filled, then multiply V_h. */
-static void block_with_weights(const attn_job *j, const attn_task *t, task_mem *mem)
+static void block_with_weights(const mha_job *j, const mha_task *t, task_mem *mem)
 {
     const size_t Nk = j->Nk, p = j->p, bh = t->b * j->NH + t->h;
     float *W = j->weights + (bh * j->Nq + t->q0) * Nk; /* (nq, Nk) these rows of the weights */
@@ -774,7 +742,7 @@ static void block_with_weights(const attn_job *j, const attn_task *t, task_mem *
 }
 
 /* One task without the weights: an online softmax over blocks of KB keys. */
-static void block_streaming(const attn_job *j, const attn_task *t, task_mem *mem)
+static void block_streaming(const mha_job *j, const mha_task *t, task_mem *mem)
 {
     const size_t Nk = j->Nk, p = j->p, bh = t->b * j->NH + t->h;
     const float *Kp = j->Kp + bh * j->kp_head, *Vp = j->Vp + bh * j->vp_head;
@@ -911,7 +879,7 @@ typedef struct fast_buffers {
 
 /* The buffers for the sizes of job (its pointers unused), wp_floats of
  * packed weights and the scratch of each of threads. */
-static void carve_all(carver *c, fast_buffers *f, const attn_job *job, size_t wp_floats,
+static void carve_all(carver *c, fast_buffers *f, const mha_job *job, size_t wp_floats,
                       int threads)
 {
     const size_t B = job->B, Nq = job->Nq, Nk = job->Nk, H = job->H, NH = job->NH, p = job->p;
@@ -944,7 +912,7 @@ static void carve_all(carver *c, fast_buffers *f, const attn_job *job, size_t wp
 /* The sizes of job's packed heads (kp_head, vp_head) and of every buffer,
  * checked, then one kept block carved into f for them all: the block, or
  * NULL with err set. */
-static kept_block *take_buffers(fast_buffers *f, attn_job *job, size_t wp_floats, int threads,
+static kept_block *take_buffers(fast_buffers *f, mha_job *job, size_t wp_floats, int threads,
                                 char *err, size_t errlen)
 {
     const size_t B = job->B, Nq = job->Nq, Nk = job->Nk, H = job->H, NH = job->NH, p = job->p;
@@ -973,7 +941,7 @@ static kept_block *take_buffers(fast_buffers *f, attn_job *job, size_t wp_floats
 }
 
 /* (packing) head i = b·NH + h: its K_hᵀ and V_h in NR-wide panels, once */
-static void pack_head(const fast_buffers *f, const attn_job *job, size_t i)
+static void pack_head(const fast_buffers *f, const mha_job *job, size_t i)
 {
     const size_t Nk = job->Nk, H = job->H, NH = job->NH, p = job->p;
     const size_t kpanels = (Nk + NR - 1) / NR, vpanels = (p + NR - 1) / NR;
@@ -991,11 +959,11 @@ static void pack_head(const fast_buffers *f, const attn_job *job, size_t i)
 
 /* 2.–5. task i = (example, head, block of queries) on its own: scores,
  * scale (in Q), mask, softmax, weighted sum of the values into concat */
-static void attend_task(const attn_job *job, size_t i, task_mem *t)
+static void attend_task(const mha_job *job, size_t i, task_mem *t)
 {
     const size_t qblocks = (job->Nq + QB - 1) / QB;
     const size_t bh = i / qblocks, q0 = (i % qblocks) * QB;
-    const attn_task task = {bh / job->NH, bh % job->NH, q0, job->Nq - q0 < QB ? job->Nq - q0 : QB};
+    const mha_task task = {bh / job->NH, bh % job->NH, q0, job->Nq - q0 < QB ? job->Nq - q0 : QB};
     if (job->weights)
         block_with_weights(job, &task, t);
     else
@@ -1004,7 +972,7 @@ static void attend_task(const attn_job *job, size_t i, task_mem *t)
 
 /* Steps 1 to 6 on `threads` threads of one parallel region (each with its
  * scratch f->tm[thread]), the phases one after the other. */
-static void run_steps(const fast_buffers *f, const attn_job *job, proj_set *qkv_set,
+static void run_steps(const fast_buffers *f, const mha_job *job, proj_set *qkv_set,
                       proj_set *o_set, int threads)
 {
     const size_t qblocks = (job->Nq + QB - 1) / QB;
@@ -1052,7 +1020,7 @@ int mha_forward_fast(float *out, float *weights, const float *queries, const flo
 {
     const size_t H = m->num_hiddens, NH = m->num_heads, p = H / NH;
     const int parallel = mha_fast_threads(B, Nq, Nk, H) > 1;
-    const int threads = parallel ? attn_max_threads() : 1;
+    const int threads = parallel ? cores_threads() : 1;
     projection qkv[3] = {{NULL, queries, B * Nq, &m->W_q, (float)(1.0 / sqrt((double)p)), NULL},
                          {NULL, keys, B * Nk, &m->W_k, 1.0f, NULL},
                          {NULL, values, B * Nk, &m->W_v, 1.0f, NULL}};
@@ -1060,7 +1028,7 @@ int mha_forward_fast(float *out, float *weights, const float *queries, const flo
     size_t wp_floats;
     fast_buffers f;
     kept_block *block;
-    attn_job job;
+    mha_job job;
     proj_set qkv_set, o_set;
 
     if (m->score != SCORE_DOT) {
@@ -1070,7 +1038,7 @@ int mha_forward_fast(float *out, float *weights, const float *queries, const flo
     /* the sizes of every buffer, checked, then one block for them all */
     wp_floats = packed_floats(qkv, 3) > packed_floats(&proj_o, 1) ? packed_floats(qkv, 3)
                                                                     : packed_floats(&proj_o, 1);
-    job = (attn_job){NULL, weights, NULL, NULL, NULL, NULL, NULL, 0, 0,
+    job = (mha_job){NULL, weights, NULL, NULL, NULL, NULL, NULL, 0, 0,
                      B, Nq, Nk, H, NH, p, mask, drop};
     block = take_buffers(&f, &job, wp_floats, threads, err, errlen);
     if (!block)

@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "attention.h"
+#include "cores.h"
 
 /* out (B, Nq, H) from queries (B, Nq, Dq), keys (B, Nk, Dk), values
  * (B, Nk, Dv), dot-product scoring only. weights (B, NH, Nq, Nk) is filled
@@ -21,18 +22,6 @@ int mha_forward_fast(float *out, float *weights, const float *queries, const flo
  * largest call) for the next call, so that repeated passes do not fault
  * their pages in again; this frees it. */
 void mha_fast_release(void);
-
-/* Threads for the parallel loops: attn_set_threads(n) fixes them at n
- * (--threads N); n <= 0 leaves the default. attn_max_threads() is the
- * number for the work about to start: the fixed one, or by default the
- * cores free at this moment (cores_free: the cores OpenMP would use,
- * OMP_NUM_THREADS included, less those other processes keep busy), read
- * again every 20 ms. Results are the same bits for any number, so the
- * count may change from one step to the next; on a machine busy with
- * other work a step then runs on the cores it can have, instead of
- * waiting at every barrier for a thread the system has not scheduled. */
-void attn_set_threads(int n);
-int attn_max_threads(void);
 
 /* The threads mha_forward_fast uses for these sizes: all, or one when the
  * work (under 2e7 multiply-adds) would not pay for starting them. */

@@ -82,20 +82,20 @@ cx_count rnn_forward(float *H, const float *x, const float *W_xh, const float *W
             /* W_hh · h_{t−1}: what the state carries from every earlier step */
             for (size_t i = 0; i < d; i++)
                 sum += (double)W_hh[o * d + i] * hprev[i];
-            h[o] = (float)attn_tanh(sum);
+            h[o] = (float)fm_tanh(sum);
         }
         macs += 2 * (cx_count)d * d;
     }
     return macs;
 }
 
-size_t attn_row_width(size_t n, size_t r)
+size_t cx_attn_row_width(size_t n, size_t r)
 {
     return r == 0 || r > n ? n : r;
 }
 
 /* The keys query t sees: lo … hi. */
-static void attn_window(size_t t, size_t n, size_t r, size_t *lo, size_t *hi)
+static void cx_attn_window(size_t t, size_t n, size_t r, size_t *lo, size_t *hi)
 {
     size_t before = r ? (r - 1) / 2 : n; /* keys before the query */
     size_t after = r ? r / 2 : n;        /* keys after it */
@@ -103,11 +103,11 @@ static void attn_window(size_t t, size_t n, size_t r, size_t *lo, size_t *hi)
     *hi = after > n - 1 - t ? n - 1 : t + after;
 }
 
-cx_count attn_layer_forward(float *Y, float *A, float *Q, float *K, float *V, const float *X,
+cx_count cx_attn_forward(float *Y, float *A, float *Q, float *K, float *V, const float *X,
                             const linear *W_q, const linear *W_k, const linear *W_v, size_t n,
                             size_t d, size_t r)
 {
-    const size_t width = attn_row_width(n, r);
+    const size_t width = cx_attn_row_width(n, r);
     const double scale = 1.0 / sqrt((double)d);
     cx_count macs = 0;
     size_t lo, hi;
@@ -121,7 +121,7 @@ cx_count attn_layer_forward(float *Y, float *A, float *Q, float *K, float *V, co
     for (size_t t = 0; t < n; t++) {
         const float *q = Q + t * d; /* (d,) this query */
         float *a = A + t * width;   /* (hi − lo + 1,) its scores, then weights */
-        attn_window(t, n, r, &lo, &hi);
+        cx_attn_window(t, n, r, &lo, &hi);
 
         /* 2. scores: q · k_s / sqrt(d) for every key s the query sees */
         for (size_t s = lo; s <= hi; s++) {
@@ -175,25 +175,25 @@ cx_count rnn_macs(size_t n, size_t d)
     return (cx_count)n * (d * d + d * d);
 }
 
-cx_count attn_keys(size_t n, size_t r)
+cx_count cx_attn_keys(size_t n, size_t r)
 {
     cx_count keys = 0;
     size_t lo, hi;
     if (r == 0)
         return (cx_count)n * n; /* every query sees all n keys */
     for (size_t t = 0; t < n; t++) {
-        attn_window(t, n, r, &lo, &hi);
+        cx_attn_window(t, n, r, &lo, &hi);
         keys += hi - lo + 1;
     }
     return keys;
 }
 
-cx_count attn_core_macs(size_t n, size_t d, size_t r)
+cx_count cx_attn_core_macs(size_t n, size_t d, size_t r)
 {
-    return 2 * (cx_count)d * attn_keys(n, r);
+    return 2 * (cx_count)d * cx_attn_keys(n, r);
 }
 
-cx_count attn_proj_macs(size_t n, size_t d)
+cx_count cx_attn_proj_macs(size_t n, size_t d)
 {
     return 3 * (cx_count)n * d * d;
 }
@@ -347,14 +347,14 @@ double fit_loglog_slope(const double *x, const double *y, size_t m)
     for (size_t i = 0; i < m; i++) {
         if (!(x[i] > 0.0) || !(y[i] > 0.0))
             return NAN;
-        mx += attn_log(x[i]);
-        my += attn_log(y[i]);
+        mx += fm_log(x[i]);
+        my += fm_log(y[i]);
     }
     mx /= (double)m;
     my /= (double)m;
     /* slope = Σ (lx − mx)(ly − my) / Σ (lx − mx)² */
     for (size_t i = 0; i < m; i++) {
-        double dx = attn_log(x[i]) - mx, dy = attn_log(y[i]) - my;
+        double dx = fm_log(x[i]) - mx, dy = fm_log(y[i]) - my;
         sxx += dx * dx;
         sxy += dx * dy;
     }
@@ -424,8 +424,8 @@ cx_count cx_layer_macs(cx_layer layer, size_t n, size_t d, size_t k, size_t r)
 {
     switch (layer) {
     case CX_RNN: return rnn_macs(n, d);
-    case CX_ATTN: return attn_core_macs(n, d, 0) + attn_proj_macs(n, d);
-    case CX_RESTRICTED: return attn_core_macs(n, d, r) + attn_proj_macs(n, d);
+    case CX_ATTN: return cx_attn_core_macs(n, d, 0) + cx_attn_proj_macs(n, d);
+    case CX_RESTRICTED: return cx_attn_core_macs(n, d, r) + cx_attn_proj_macs(n, d);
     default: return conv_macs(n, d, k, 1); /* CX_CONV, and CX_DILATED's layer 0 */
     }
 }
@@ -513,7 +513,7 @@ static int build_row(cx_table *t, cx_layer layer)
         row->path_formula = n > 1 ? 1 : 0;
         break;
     case PATH_LOG:
-        row->path_big_o = n > 1 ? attn_log((double)n) / attn_log((double)t->k) : 0.0;
+        row->path_big_o = n > 1 ? fm_log((double)n) / fm_log((double)t->k) : 0.0;
         row->path_formula = ceil_log(n, t->k);
         break;
     }
@@ -550,12 +550,12 @@ int cx_table_build(cx_table *t, size_t n, size_t d, size_t k, size_t r, cx_layer
     t->d = d;
     t->k = k;
     t->r = r;
-    t->attn_core = attn_core_macs(n, d, 0);
-    t->attn_proj = attn_proj_macs(n, d);
-    t->restricted_core = attn_core_macs(n, d, r);
+    t->attn_core = cx_attn_core_macs(n, d, 0);
+    t->attn_proj = cx_attn_proj_macs(n, d);
+    t->restricted_core = cx_attn_core_macs(n, d, r);
     t->conv_full = (cx_count)k * n * d * d;
     t->conv_taps = conv_taps(n, k, 1);
-    t->attn_keys = attn_keys(n, r);
+    t->attn_keys = cx_attn_keys(n, r);
     for (int l = 0; l < CX_NLAYERS; l++) {
         int status = build_row(t, (cx_layer)l);
         if (status != 0) {
@@ -694,10 +694,10 @@ static cx_count run_layer(bench *b, cx_layer layer, size_t n)
     case CX_CONV: return conv_forward(b->Y, b->X, b->conv_W, b->conv_b, n, b->d, b->k, 1);
     case CX_RNN: return rnn_forward(b->Y, b->X, b->W_xh, b->W_hh, b->rnn_b, n, b->d);
     case CX_ATTN:
-        return attn_layer_forward(b->Y, b->A, b->Q, b->K, b->V, b->X, &b->W_q, &b->W_k, &b->W_v, n,
+        return cx_attn_forward(b->Y, b->A, b->Q, b->K, b->V, b->X, &b->W_q, &b->W_k, &b->W_v, n,
                                   b->d, 0);
     default:
-        return attn_layer_forward(b->Y, b->A, b->Q, b->K, b->V, b->X, &b->W_q, &b->W_k, &b->W_v, n,
+        return cx_attn_forward(b->Y, b->A, b->Q, b->K, b->V, b->X, &b->W_q, &b->W_k, &b->W_v, n,
                                   b->d, b->r);
     }
 }

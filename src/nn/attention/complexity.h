@@ -59,8 +59,8 @@ cx_count rnn_forward(float *H, const float *x, const float *W_xh, const float *W
 
 /* Keys query t sees: all n when r == 0 (full self-attention), else the
  * window of r positions around t clipped to the sequence, at most
- * attn_row_width(n, r) of them. */
-size_t attn_row_width(size_t n, size_t r);
+ * cx_attn_row_width(n, r) of them. */
+size_t cx_attn_row_width(size_t n, size_t r);
 
 /* One single-head self-attention layer with projections and no W_o:
  *   Q = X·W_qᵀ   K = X·W_kᵀ   V = X·W_vᵀ                      (n, d) each
@@ -68,11 +68,11 @@ size_t attn_row_width(size_t n, size_t r);
  *   Y = A · V                                                   (n, d)
  * r == 0 is the chapter's self-attention; r >= 1 restricts query t to its
  * window (the Transformer paper's restricted self-attention).
- * A (n, attn_row_width(n, r)): row t holds the weights of its keys in
+ * A (n, cx_attn_row_width(n, r)): row t holds the weights of its keys in
  * order, starting with its first in-range key. Q, K, V (n, d) are the
  * caller's buffers; X (n, d); the weights are (d, d) nn.Linear weights
  * (linear_forward, shared with the attention commands). */
-cx_count attn_layer_forward(float *Y, float *A, float *Q, float *K, float *V, const float *X,
+cx_count cx_attn_forward(float *Y, float *A, float *Q, float *K, float *V, const float *X,
                             const linear *W_q, const linear *W_k, const linear *W_v, size_t n,
                             size_t d, size_t r);
 
@@ -83,9 +83,9 @@ cx_count conv_taps(size_t n, size_t k, size_t dil);
 cx_count conv_macs(size_t n, size_t d, size_t k, size_t dil);   /* d²·conv_taps */
 cx_count rnn_macs(size_t n, size_t d);                          /* n·(d·d + d·d) */
 /* Σ over queries of the keys each sees: n² for r == 0. */
-cx_count attn_keys(size_t n, size_t r);
-cx_count attn_core_macs(size_t n, size_t d, size_t r);  /* Q Kᵀ and A·V: 2·d·attn_keys */
-cx_count attn_proj_macs(size_t n, size_t d);            /* W_q, W_k, W_v: 3·n·d² */
+cx_count cx_attn_keys(size_t n, size_t r);
+cx_count cx_attn_core_macs(size_t n, size_t d, size_t r);  /* Q Kᵀ and A·V: 2·d·attn_keys */
+cx_count cx_attn_proj_macs(size_t n, size_t d);            /* W_q, W_k, W_v: 3·n·d² */
 
 /* ---- maximum path length, by propagating dependencies ------------------ */
 
@@ -178,7 +178,7 @@ typedef struct cx_table {
     cx_count restricted_core;      /* restricted self-attention's QKᵀ and A·V */
     cx_count conv_full;            /* k·n·d², padding taps included */
     cx_count conv_taps;            /* conv_taps(n, k, 1) */
-    cx_count attn_keys;            /* attn_keys(n, r): keys in the windows */
+    cx_count attn_keys;            /* cx_attn_keys(n, r): keys in the windows */
     cx_crossover than_rnn, than_conv;
 } cx_table;
 

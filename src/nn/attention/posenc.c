@@ -20,7 +20,7 @@ const char *posenc_layout_name(posenc_layout layout)
 double posenc_omega(size_t j, size_t D, double base)
 {
     /* omega_j = 1 / base^(2j / D) */
-    return 1.0 / attn_pow(base, (double)(2 * j) / (double)D);
+    return 1.0 / fm_pow(base, (double)(2 * j) / (double)D);
 }
 
 void posenc_fill_layout(float *P, size_t N, size_t D, double base, posenc_layout layout)
@@ -30,9 +30,9 @@ void posenc_fill_layout(float *P, size_t N, size_t D, double base, posenc_layout
         size_t cs = posenc_sin_col(j, D, layout), cc = posenc_cos_col(j, D, layout);
         for (size_t i = 0; i < N; i++) {
             double angle = (double)i * omega;
-            P[i * D + cs] = (float)attn_sin(angle);     /* pair j's sin column */
+            P[i * D + cs] = (float)fm_sin(angle);     /* pair j's sin column */
             if (2 * j + 1 < D)
-                P[i * D + cc] = (float)attn_cos(angle); /* and its cos column */
+                P[i * D + cc] = (float)fm_cos(angle); /* and its cos column */
         }
     }
 }
@@ -59,8 +59,8 @@ int posenc_rows_init(posenc_rows *it, size_t D, double base, posenc_layout layou
     it->rc = it->s + 3 * pairs; /* (pairs,) cos(omega_j) */
     for (size_t j = 0; j < pairs; j++) {
         double omega = posenc_omega(j, D, base);
-        it->rs[j] = attn_sin(omega);
-        it->rc[j] = attn_cos(omega);
+        it->rs[j] = fm_sin(omega);
+        it->rc[j] = fm_cos(omega);
     }
     return 0;
 }
@@ -74,8 +74,8 @@ void posenc_rows_get(posenc_rows *it, size_t i, float *row)
         /* a fresh start: (sin, cos) of i·omega_j directly */
         for (size_t j = 0; j < pairs; j++) {
             double angle = (double)i * posenc_omega(j, D, it->base);
-            s[j] = attn_sin(angle);
-            c[j] = attn_cos(angle);
+            s[j] = fm_sin(angle);
+            c[j] = fm_cos(angle);
         }
     } else {
         /* rotate row i−1 by omega_j: the chapter's 2×2 matrix with δ = 1 */
@@ -141,7 +141,7 @@ double posenc_check_relative(const float *P, size_t N, size_t D, double base,
 
     for (size_t j = 0; 2 * j + 1 < D; j++) {
         double omega = posenc_omega(j, D, base);
-        double c = attn_cos((double)delta * omega), s = attn_sin((double)delta * omega);
+        double c = fm_cos((double)delta * omega), s = fm_sin((double)delta * omega);
         size_t cs = posenc_sin_col(j, D, layout), cc = posenc_cos_col(j, D, layout);
         for (size_t i = first; i < last; i++) {
             const float *p = P + i * D;                                /* p_i  */
@@ -181,7 +181,7 @@ void posenc_rope_apply(float *y, const float *x, size_t D, double m, double base
         /* pair j: the two dimensions where P keeps sin_j and cos_j */
         size_t a = posenc_sin_col(j, D, layout), b = posenc_cos_col(j, D, layout);
         double angle = m * posenc_omega(j, D, base);
-        double c = attn_cos(angle), s = attn_sin(angle);
+        double c = fm_cos(angle), s = fm_sin(angle);
         double xa = x[a], xb = x[b];
         /* turn (x_a, x_b) by m·omega_j */
         y[a] = (float)(xa * c - xb * s);
@@ -221,7 +221,7 @@ double posenc_rope_offset_error(const float *S, const float *q, const float *k, 
         for (size_t j = 0; j < D / 2; j++) {
             size_t a = posenc_sin_col(j, D, layout), b = posenc_cos_col(j, D, layout);
             double angle = (double)d * posenc_omega(j, D, base);
-            double c = attn_cos(angle), s = attn_sin(angle);
+            double c = fm_cos(angle), s = fm_sin(angle);
             double ka = k[a] * c - k[b] * s; /* k's pair j turned by d·omega_j */
             double kb = k[a] * s + k[b] * c;
             want += q[a] * ka + q[b] * kb;
@@ -246,7 +246,7 @@ double posenc_rope_check_relative(const float *X, size_t N, size_t D, double bas
 
     for (size_t j = 0; j < D / 2; j++) {
         double omega = posenc_omega(j, D, base);
-        double c = attn_cos((double)delta * omega), s = attn_sin((double)delta * omega);
+        double c = fm_cos((double)delta * omega), s = fm_sin((double)delta * omega);
         size_t a = posenc_sin_col(j, D, layout), b = posenc_cos_col(j, D, layout);
         for (size_t i = first; i < last; i++) {
             const float *x = X + i * D;                          /* RoPE(x, i)   */

@@ -226,14 +226,14 @@ void demo_sweep_stats(sweep_point *pt, const float *q, const float *k, size_t S,
                 m = fmax(m, c * scores[j]);
             /* z = Σ_j e^(s_j − m), at least 1 */
             for (size_t j = 0; j < n; j++)
-                z += attn_exp(c * scores[j] - m);
+                z += fm_exp(c * scores[j] - m);
 
             /* 4. the largest weight is e^0 / z; the entropy
              * −Σ_j w_j log w_j = log z − Σ_j w_j (s_j − m) */
             for (size_t j = 0; j < n; j++)
-                dot += attn_exp(c * scores[j] - m) / z * (c * scores[j] - m);
+                dot += fm_exp(c * scores[j] - m) / z * (c * scores[j] - m);
             peak[v] += 1.0 / z;
-            ent[v] += attn_log(z) - dot;
+            ent[v] += fm_log(z) - dot;
         }
     }
 
@@ -260,7 +260,7 @@ static void fill_normal(float *x, size_t n, rng *r)
             v = 2.0 * rng_uniform(r) - 1.0;
             s = u * u + v * v;
         } while (s >= 1.0 || s == 0.0);
-        double f = sqrt(-2.0 * attn_log(s) / s);
+        double f = sqrt(-2.0 * fm_log(s) / s);
         x[i] = (float)(u * f);
         if (i + 1 < n)
             x[i + 1] = (float)(v * f);

@@ -23,7 +23,7 @@ void linear_forward(float *y, const float *x, size_t n, const linear *l)
             double sum = l->bias.data ? l->bias.data[o] : 0.0;
             for (size_t i = 0; i < in; i++)
                 sum += (double)x_r[i] * w_o[i];
-            y[r * out + o] = attn_to_float(sum);
+            y[r * out + o] = f32_saturate(sum);
         }
     }
 }
@@ -176,9 +176,9 @@ double crossentropy_forward(const float *logits, const int *targets, size_t N, s
             }
         /* Σ e^(z − max) */
         for (size_t k = 0; k < C; k++)
-            sum += attn_exp((double)z[k] - max);
+            sum += fm_exp((double)z[k] - max);
         /* −log softmax(z)[target] = max + log Σ e^(z − max) − z[target] */
-        loss += max + attn_log(sum) - z[targets[r]];
+        loss += max + fm_log(sum) - z[targets[r]];
         n++;
         right += arg == (size_t)targets[r];
     }
@@ -206,7 +206,7 @@ void crossentropy_backward(double *dlogits, const float *logits, const int *targ
                 max = z[k];
         /* e^(z − max) and their sum */
         for (size_t k = 0; k < C; k++)
-            sum += (dz[k] = attn_exp((double)z[k] - max));
+            sum += (dz[k] = fm_exp((double)z[k] - max));
         /* (softmax − one-hot) · scale */
         for (size_t k = 0; k < C; k++)
             dz[k] = (dz[k] / sum - (k == (size_t)targets[r])) * scale;

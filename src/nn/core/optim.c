@@ -38,7 +38,7 @@ void optim_free(optim *o)
 }
 
 /* One parameter's update, with the bias corrections bc1 and bc2 */
-static void step_param(const optim *o, const tmodel_param *param, const double *grads,
+static void step_param(const optim *o, const tparam *param, const double *grads,
                        double bc1, double bc2)
 {
     float *w = param->t->data;
@@ -70,15 +70,15 @@ static void step_param(const optim *o, const tmodel_param *param, const double *
     }
 }
 
-void optim_step_threads(optim *o, const tmodel_param *params, size_t n, const double *grads,
+void optim_step_threads(optim *o, const tparam *params, size_t n, const double *grads,
                         int threads)
 {
     double bc1 = 1.0, bc2 = 1.0;
     o->t++;
     if (o->kind == OPTIM_ADAM) {
         /* bias corrections 1 − β^t */
-        bc1 = 1.0 - attn_pow(o->beta1, (double)o->t);
-        bc2 = 1.0 - attn_pow(o->beta2, (double)o->t);
+        bc1 = 1.0 - fm_pow(o->beta1, (double)o->t);
+        bc2 = 1.0 - fm_pow(o->beta2, (double)o->t);
     }
     (void)threads;
     /* each parameter on its own: any thread, the same bits */
@@ -87,7 +87,7 @@ void optim_step_threads(optim *o, const tmodel_param *params, size_t n, const do
         step_param(o, &params[p], grads, bc1, bc2);
 }
 
-void optim_step_params(optim *o, const tmodel_param *params, size_t n, const double *grads)
+void optim_step_params(optim *o, const tparam *params, size_t n, const double *grads)
 {
     optim_step_threads(o, params, n, grads, 1);
 }

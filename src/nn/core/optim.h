@@ -36,10 +36,10 @@ int optim_init(optim *o, optim_kind kind, double lr, size_t total, char *err, si
 void optim_free(optim *o);
 /* One update of the n parameters of a list (params.h) from grads,
  * the flat array the list lays out (o->total gradients). */
-void optim_step_params(optim *o, const tmodel_param *params, size_t n, const double *grads);
+void optim_step_params(optim *o, const tparam *params, size_t n, const double *grads);
 /* The same on `threads` threads, the parameters shared out among them
  * (each parameter's arithmetic is its own: the same bits). */
-void optim_step_threads(optim *o, const tmodel_param *params, size_t n, const double *grads,
+void optim_step_threads(optim *o, const tparam *params, size_t n, const double *grads,
                         int threads);
 /* d2l's grad_clipping on grads (total,): returns the global norm
  * sqrt(Σ g²), summed in array order (parameter after parameter, one

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-void tparam_add(tmodel_param *list, size_t *n, size_t *total, const char *prefix,
+void tparam_add(tparam *list, size_t *n, size_t *total, const char *prefix,
                 const char *name, tensor *t)
 {
     snprintf(list[*n].name, sizeof list[0].name, "%s%s", prefix, name);
@@ -16,7 +16,7 @@ void tparam_add(tmodel_param *list, size_t *n, size_t *total, const char *prefix
     *total += t->size;
 }
 
-double *tparam_grad(const tmodel_param *list, size_t n, double *grads, const tensor *t)
+double *tparam_grad(const tparam *list, size_t n, double *grads, const tensor *t)
 {
     if (!t->data)
         return NULL;
@@ -26,7 +26,7 @@ double *tparam_grad(const tmodel_param *list, size_t n, double *grads, const ten
     return NULL;
 }
 
-float *tparam_gradf(const tmodel_param *list, size_t n, float *grads, const tensor *t)
+float *tparam_gradf(const tparam *list, size_t n, float *grads, const tensor *t)
 {
     if (!grads || !t->data)
         return NULL;
@@ -36,7 +36,7 @@ float *tparam_gradf(const tmodel_param *list, size_t n, float *grads, const tens
     return NULL;
 }
 
-tmodel_param *tparam_find(tmodel_param *list, size_t n, const char *name)
+tparam *tparam_find(tparam *list, size_t n, const char *name)
 {
     for (size_t i = 0; i < n; i++)
         if (strcmp(list[i].name, name) == 0)
@@ -44,7 +44,7 @@ tmodel_param *tparam_find(tmodel_param *list, size_t n, const char *name)
     return NULL;
 }
 
-void tparam_copy(tmodel_param *dst, const tmodel_param *src, size_t n)
+void tparam_copy(tparam *dst, const tparam *src, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         memcpy(dst[i].t->data, src[i].t->data, src[i].t->size * sizeof(float));

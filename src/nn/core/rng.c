@@ -21,7 +21,7 @@ double rng_normal(rng *r)
 {
     /* Box–Muller: u1 in (0, 1] so that log(u1) is finite */
     double u1 = 1.0 - rng_uniform(r), u2 = rng_uniform(r);
-    return sqrt(-2.0 * attn_log(u1)) * attn_cos(2.0 * 3.14159265358979323846 * u2);
+    return sqrt(-2.0 * fm_log(u1)) * fm_cos(2.0 * 3.14159265358979323846 * u2);
 }
 
 double rng_uniform_at(unsigned long long seed, unsigned long long index)

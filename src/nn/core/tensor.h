@@ -41,7 +41,7 @@ void tensor_shape_str(char *buf, size_t buflen, size_t ndim, const size_t *shape
  * and scores, and a non-finite score never reaches a softmax (inf − inf is
  * NaN). Every sum of the reference loops ends here; the fast loops use it
  * for the rows they redo in double. */
-static inline float attn_to_float(double x)
+static inline float f32_saturate(double x)
 {
     return x > FLT_MAX ? FLT_MAX : x < -FLT_MAX ? -FLT_MAX : (float)x;
 }

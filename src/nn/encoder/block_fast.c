@@ -690,7 +690,7 @@ double fl_cross_entropy(float *dlogits, const float *logits, const int *targets,
         (void)v16_exp_row(dz, C, max); /* dz = e^(z − max) */
         for (k = 0; k < C; k++)        /* their sum in double, in order */
             sum += dz[k];
-        loss += max + attn_log(sum) - z[targets[r]];
+        loss += max + fm_log(sum) - z[targets[r]];
         seen++;
         right += arg == (size_t)targets[r];
         for (k = 0; k < C; k++)

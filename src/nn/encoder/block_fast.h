@@ -14,8 +14,8 @@
  * multiply-add is fused only where fmaf or v16_fma says so; e^x is
  * lanes.h's. Gradients are ADDED to (+=) unless a function says "=".
  */
-#ifndef ATTN_FAST_LAYERS_H
-#define ATTN_FAST_LAYERS_H
+#ifndef ATTN_BLOCK_FAST_H
+#define ATTN_BLOCK_FAST_H
 
 #include <stddef.h>
 

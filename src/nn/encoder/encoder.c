@@ -67,7 +67,7 @@ void mha_params_free(mha_params *a)
     linear_free(&a->W_o);
 }
 
-void mha_params_list(tmodel_param *list, size_t *n, size_t *total, mha_params *a,
+void mha_params_list(tparam *list, size_t *n, size_t *total, mha_params *a,
                      const char *prefix)
 {
     linear *ls[4] = {&a->W_q, &a->W_k, &a->W_v, &a->W_o};
@@ -92,7 +92,7 @@ void mha_params_init(mha_params *a, rng *r)
     }
 }
 
-void mha_params_grads(mha_grads *g, const tmodel_param *list, size_t n, double *grads,
+void mha_params_grads(mha_grads *g, const tparam *list, size_t n, double *grads,
                       const mha_params *a)
 {
     g->dW_q = tparam_grad(list, n, grads, &a->W_q.weight);
@@ -128,7 +128,7 @@ void tblock_free(tblock *b)
         tensor_free(ts[i]);
 }
 
-void tblock_params(tmodel_param *list, size_t *n, size_t *total, tblock *b,
+void tblock_params(tparam *list, size_t *n, size_t *total, tblock *b,
                    const tmodel_config *cfg, const char *pre, const char *att, const char *an1)
 {
     mha_params_list(list, n, total, &b->mha, att);
@@ -163,7 +163,7 @@ void tblock_init(tblock *b, const tmodel_config *cfg, rng *r)
     }
 }
 
-void tblock_grads_find(tblock_grads *g, const tmodel_param *list, size_t n, double *grads,
+void tblock_grads_find(tblock_grads *g, const tparam *list, size_t n, double *grads,
                        const tblock *b)
 {
     mha_params_grads(&g->mha, list, n, grads, &b->mha);
@@ -250,7 +250,7 @@ void tmodel_free(tmodel *m)
     m->total = 0;
 }
 
-tmodel_param *tmodel_find(tmodel *m, const char *name)
+tparam *tmodel_find(tmodel *m, const char *name)
 {
     return tparam_find(m->param, m->nparams, name);
 }

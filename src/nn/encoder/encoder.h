@@ -34,8 +34,8 @@
  * one flat double array laid out parameter after parameter in state_dict
  * order (tmodel.param[i].offset).
  */
-#ifndef ATTN_TRAIN_MODEL_H
-#define ATTN_TRAIN_MODEL_H
+#ifndef ATTN_ENCODER_H
+#define ATTN_ENCODER_H
 
 #include <stddef.h>
 
@@ -79,7 +79,7 @@ typedef struct tmodel {
     tensor head_weight;        /* (C, d) */
     tensor head_bias;          /* (C,) */
     size_t nparams;
-    tmodel_param param[TMODEL_MAX_PARAMS]; /* state_dict order */
+    tparam param[TMODEL_MAX_PARAMS]; /* state_dict order */
     size_t total;              /* number of parameters, all tensors */
 } tmodel;
 
@@ -98,7 +98,7 @@ int tmodel_alloc(tmodel *m, const tmodel_config *cfg, char *err, size_t errlen);
 void tmodel_init(tmodel *m, unsigned long long seed);
 void tmodel_free(tmodel *m);
 /* The parameter with this state_dict name, or NULL. */
-tmodel_param *tmodel_find(tmodel *m, const char *name);
+tparam *tmodel_find(tmodel *m, const char *name);
 /* Copy every parameter (same configuration). */
 void tmodel_copy_params(tmodel *dst, const tmodel *src);
 
@@ -183,12 +183,12 @@ int mha_params_alloc(mha_params *a, size_t d, size_t heads, int bias, char *err,
 void mha_params_free(mha_params *a);
 /* Its parameters in state_dict order under prefix ("blks.block0.attention."):
  * W_q.weight, [W_q.bias], W_k.weight, …, W_o.weight, [W_o.bias]. */
-void mha_params_list(tmodel_param *list, size_t *n, size_t *total, mha_params *a,
+void mha_params_list(tparam *list, size_t *n, size_t *total, mha_params *a,
                      const char *prefix);
 /* Drawn in that order, each uniform in ±1/sqrt(d). */
 void mha_params_init(mha_params *a, rng *r);
 /* Where their gradients are in grads (laid out by list). */
-void mha_params_grads(mha_grads *g, const tmodel_param *list, size_t n, double *grads,
+void mha_params_grads(mha_grads *g, const tparam *list, size_t n, double *grads,
                       const mha_params *a);
 
 /* A block of cfg's shape (zeroed); -1 with the reason in err. */
@@ -198,7 +198,7 @@ void tblock_free(tblock *b);
  * under att ("blks.block0.attention."), addnorm1's under an1
  * ("blks.block0.addnorm1.ln."), the FFN's and addnorm2's under pre + "ffn."
  * and pre + "addnorm2.ln." (pre "blks.block0."). */
-void tblock_params(tmodel_param *list, size_t *n, size_t *total, tblock *b,
+void tblock_params(tparam *list, size_t *n, size_t *total, tblock *b,
                    const tmodel_config *cfg, const char *pre, const char *att, const char *an1);
 /* SPEC §9's start, drawn in state_dict order. */
 void tblock_init(tblock *b, const tmodel_config *cfg, rng *r);
@@ -210,7 +210,7 @@ typedef struct tblock_grads {
     double *ddense1_weight, *ddense1_bias, *ddense2_weight, *ddense2_bias;
     double *dln2_weight, *dln2_bias;
 } tblock_grads;
-void tblock_grads_find(tblock_grads *g, const tmodel_param *list, size_t n, double *grads,
+void tblock_grads_find(tblock_grads *g, const tparam *list, size_t n, double *grads,
                        const tblock *b);
 
 /* a·b·c elements of elem bytes, zeroed, the size overflow-checked; on

@@ -8,8 +8,8 @@
  *
  * Dimensions as in encoder.h: B, T, V, C, d, NH, p = d / NH.
  */
-#ifndef ATTN_TRAIN_FAST_H
-#define ATTN_TRAIN_FAST_H
+#ifndef ATTN_ENCODER_FAST_H
+#define ATTN_ENCODER_FAST_H
 
 #include <stddef.h>
 

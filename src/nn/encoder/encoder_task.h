@@ -20,8 +20,8 @@
  *               reads what follows it can tell: a previous-token head in
  *               one layer, an induction head in the next.
  */
-#ifndef ATTN_TRAIN_TASK_H
-#define ATTN_TRAIN_TASK_H
+#ifndef ATTN_ENCODER_TASK_H
+#define ATTN_ENCODER_TASK_H
 
 #include <stddef.h>
 

@@ -38,7 +38,7 @@ void train_opts_default(train_opts *o, train_kind kind)
 }
 
 /* The threads of the chunk loops: --threads, or by default the cores free
- * now (attn_max_threads) when a step is large enough (about 2e6
+ * now (cores_threads) when a step is large enough (about 2e6
  * multiply-adds) to pay for waking them, else one. A default task's step
  * (B 64, n 8, d 32: about 7.6e6) runs 1.4-1.9 times as fast on two idle
  * cores as on one; on a busy machine the step runs on the cores other work
@@ -62,7 +62,7 @@ int train_choose_threads(int threads, double work)
 {
     if (threads > 0)
         return threads;
-    return work < 2e6 ? 1 : attn_max_threads();
+    return work < 2e6 ? 1 : cores_threads();
 }
 
 static int is_data(const train_task *t)
@@ -698,8 +698,8 @@ static void apple_cosines(train_apple *out, const apple_rows *r, size_t n, size_
     size_t nw = 0, na = 0;
     for (size_t i = 0; i < n; i++)
         for (size_t j = i + 1; j < n; j++) {
-            double cf = attn_cosine(r->feat + i * d, r->feat + j * d, d);
-            double ci = attn_cosine(r->inp + i * d, r->inp + j * d, d);
+            double cf = mha_cosine(r->feat + i * d, r->feat + j * d, d);
+            double ci = mha_cosine(r->inp + i * d, r->inp + j * d, d);
             if (r->cls[i] == r->cls[j]) {
                 sw += cf;
                 swi += ci;

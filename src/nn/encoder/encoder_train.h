@@ -8,8 +8,8 @@
  * seed therefore gives bit-identical losses and weights with 1 or more
  * threads.
  */
-#ifndef ATTN_TRAIN_H
-#define ATTN_TRAIN_H
+#ifndef ATTN_ENCODER_TRAIN_H
+#define ATTN_ENCODER_TRAIN_H
 
 #include <stddef.h>
 
@@ -21,7 +21,7 @@
 #define TRAIN_CHUNK 8
 
 /* The threads of a step's chunks: threads (--threads) when given, else
- * the cores free now (attn_max_threads) for a step of work multiply-adds
+ * the cores free now (cores_threads) for a step of work multiply-adds
  * of 2e6 or more (enough to pay for waking them), else one. Both
  * trainers' choice. */
 int train_choose_threads(int threads, double work);

@@ -260,7 +260,7 @@ static void attend(const s2s_model *m, bah_cache *c, size_t t, size_t b, size_t 
     for (size_t j = 0; j < Ts; j++) {
         double e = 0.0;
         for (size_t i = 0; i < d; i++) {
-            F[j * d + i] = attn_tanh(q[i] + c->K[(j * B + b) * d + i]);
+            F[j * d + i] = fm_tanh(q[i] + c->K[(j * B + b) * d + i]);
             e += (double)net->att_w_v.data[i] * F[j * d + i];
         }
         a[j] = e;
@@ -269,7 +269,7 @@ static void attend(const s2s_model *m, bah_cache *c, size_t t, size_t b, size_t 
     }
     /* a = softmax over j < len, 0 beyond (d2l's masked_softmax) */
     for (size_t j = 0; j < Ts; j++) {
-        a[j] = j < len ? attn_exp(a[j] - max) : 0.0;
+        a[j] = j < len ? fm_exp(a[j] - max) : 0.0;
         sum += a[j];
     }
     for (size_t j = 0; j < Ts; j++) {

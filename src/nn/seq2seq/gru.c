@@ -52,7 +52,7 @@ void gru_layer_init(gru_layer *g, rng *r)
 
 static double sigmoid(double x)
 {
-    return 1.0 / (1.0 + attn_exp(-x));
+    return 1.0 / (1.0 + fm_exp(-x));
 }
 
 /* ---- one cell ------------------------------------------------------------- */
@@ -80,7 +80,7 @@ void gru_cell_forward(double *h_out, gru_trace tr, const gru_layer *g, const dou
             tr.r[o] = sigmoid(gi[0] + gh[0]);
             tr.z[o] = sigmoid(gi[1] + gh[1]);
             tr.hn[o] = gh[2];
-            tr.n[o] = attn_tanh(gi[2] + tr.r[o] * gh[2]);
+            tr.n[o] = fm_tanh(gi[2] + tr.r[o] * gh[2]);
             h_out[o] = (1.0 - tr.z[o]) * tr.n[o] + tr.z[o] * hb[j];
         }
     }

@@ -86,7 +86,7 @@ void s2s_free(s2s_model *m)
     m->total = 0;
 }
 
-tmodel_param *s2s_find(s2s_model *m, const char *name)
+tparam *s2s_find(s2s_model *m, const char *name)
 {
     return tparam_find(m->param, m->nparams, name);
 }

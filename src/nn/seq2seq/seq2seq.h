@@ -63,7 +63,7 @@ typedef struct s2s_model {
     s2s_config cfg;
     void *net; /* the architecture's own tensors: tfm_model, bah_model */
     size_t nparams;
-    tmodel_param param[S2S_MAX_PARAMS]; /* state_dict order */
+    tparam param[S2S_MAX_PARAMS]; /* state_dict order */
     size_t total;                       /* number of parameters, all tensors */
 } s2s_model;
 
@@ -144,7 +144,7 @@ int s2s_alloc(s2s_model *m, const s2s_config *cfg, char *err, size_t errlen);
 void s2s_init(s2s_model *m, unsigned long long seed);
 void s2s_free(s2s_model *m);
 /* The parameter with this state_dict name, or NULL. */
-tmodel_param *s2s_find(s2s_model *m, const char *name);
+tparam *s2s_find(s2s_model *m, const char *name);
 /* Copy every parameter (same configuration). */
 void s2s_copy_params(s2s_model *dst, const s2s_model *src);
 

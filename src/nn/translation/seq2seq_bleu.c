@@ -50,7 +50,7 @@ double s2s_bleu(const char *const *pred, size_t len_pred, const char *const *lab
         return 0.0; /* d2l would divide by zero */
     /* the brevity penalty: exp(min(0, 1 − len_label / len_pred)) */
     score = 1.0 - (double)len_label / (double)len_pred;
-    score = attn_exp(score < 0.0 ? score : 0.0);
+    score = fm_exp(score < 0.0 ? score : 0.0);
     for (size_t m = 1; m <= k; m++) {
         double p;
         if (len_pred < m)

@@ -34,8 +34,8 @@
  * probability 1/2 and a colour with probability 1/2 (each uniformly); the
  * verb is uniform: 672 noun phrases, 3,161,088 sentences.
  */
-#ifndef ATTN_TRANSLATE_TASK_H
-#define ATTN_TRANSLATE_TASK_H
+#ifndef ATTN_SEQ2SEQ_TASK_H
+#define ATTN_SEQ2SEQ_TASK_H
 
 #include <stddef.h>
 
