@@ -2,7 +2,6 @@
 #include "model_file.h"
 
 #include <cjson/cJSON.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "checked.h"
@@ -13,9 +12,7 @@ int model_file_write(FILE *f, const tmodel *m, const char *const *vocab,
                      const char *const *classes)
 {
     json_writer jw;
-    json_writer_init(&jw, f);
-    json_object_begin(&jw, NULL, JSON_BLOCK);
-    json_string(&jw, "command", "train");
+    model_json_begin(&jw, f);
     model_json_write_strings(&jw, "vocab", vocab, m->cfg.vocab);
     model_json_write_strings(&jw, "classes", classes, m->cfg.classes);
     json_uint(&jw, "num_hiddens", m->cfg.hiddens);
@@ -30,37 +27,23 @@ int model_file_write(FILE *f, const tmodel *m, const char *const *vocab,
         json_bool(&jw, "posenc", m->cfg.posenc);
         json_bool(&jw, "addnorm", m->cfg.addnorm);
     }
-    model_json_write_params(&jw, m->param, m->nparams);
-    json_end(&jw);
-    return json_writer_finish(&jw);
-}
-
-/* The arguments of model_file_write, for model_json_save. */
-typedef struct train_doc {
-    const tmodel *m;
-    const char *const *vocab, *const *classes;
-} train_doc;
-
-static int write_doc(FILE *f, const void *doc)
-{
-    const train_doc *d = doc;
-    return model_file_write(f, d->m, d->vocab, d->classes);
+    return model_json_end(&jw, m->param, m->nparams);
 }
 
 int model_file_save(const char *path, const tmodel *m, const char *const *vocab,
                     const char *const *classes, char *err, size_t errlen)
 {
-    const train_doc d = {m, vocab, classes};
-    return model_json_save(path, write_doc, &d, err, errlen);
+    atomic_file af;
+    if (atomic_open(&af, path, err, errlen))
+        return -1;
+    return model_json_commit(&af, path, model_file_write(af.f, m, vocab, classes), err, errlen);
 }
 
 static int get_bool(const cJSON *root, const char *key, int *out, char *err, size_t errlen)
 {
-    const cJSON *b = cJSON_GetObjectItemCaseSensitive(root, key);
-    if (!b) {
-        snprintf(err, errlen, "$: missing \"%s\"", key);
+    const cJSON *b = model_json_required(root, key, err, errlen);
+    if (!b)
         return -1;
-    }
     if (!cJSON_IsBool(b)) {
         snprintf(err, errlen, "$.%s: expected true or false, got %s", key, json_type_name(b));
         return -1;
@@ -156,20 +139,28 @@ static const char *param_hint(const char *k)
     return strstr(k, "bias") ? " (W_q.bias gives the biases)" : "";
 }
 
-static int load_root(const cJSON *root, tmodel *m, char ***vocab, size_t *V, char ***classes,
-                     size_t *C, int causal, double dropout, char *err, size_t errlen)
+/* model_file_load's arguments, for load_root. */
+typedef struct load_args {
+    tmodel *m;
+    char ***vocab, ***classes;
+    size_t *V, *C;
+    int causal;
+    double dropout;
+} load_args;
+
+static int load_root(const cJSON *root, void *args, char *err, size_t errlen)
 {
+    const load_args *a = args;
+    tmodel *m = a->m;
     const cJSON *sd;
     tmodel_config cfg = {0};
-    cfg.causal = causal;
-    if (check_root(root, err, errlen) || read_config(root, &cfg, vocab, V, classes, C, err, errlen))
+    cfg.causal = a->causal;
+    if (check_root(root, err, errlen) ||
+        read_config(root, &cfg, a->vocab, a->V, a->classes, a->C, err, errlen))
         return -1;
-    cfg.dropout = dropout;
-    sd = cJSON_GetObjectItemCaseSensitive(root, "state_dict");
-    if (!cJSON_IsObject(sd)) {
-        snprintf(err, errlen, "$.state_dict: expected an object, got %s", json_type_name(sd));
+    cfg.dropout = a->dropout;
+    if (!(sd = model_json_state_dict(root, err, errlen)))
         return -1;
-    }
     cfg.bias = cJSON_GetObjectItemCaseSensitive(
                    sd, tmodel_is_stack(&cfg) ? "blks.block0.attention.W_q.bias" : "W_q.bias") !=
                NULL;
@@ -181,18 +172,13 @@ static int load_root(const cJSON *root, tmodel *m, char ***vocab, size_t *V, cha
 int model_file_load(const char *path, tmodel *m, char ***vocab, size_t *V, char ***classes,
                     size_t *C, int causal, double dropout, char *err, size_t errlen)
 {
-    char msg[512];
-    cJSON *root = json_read_file(path, MODEL_JSON_MAX_BYTES, err, errlen);
+    load_args a = {m, vocab, classes, V, C, causal, dropout};
     int rc;
     memset(m, 0, sizeof *m);
     *vocab = *classes = NULL;
     *V = *C = 0;
-    if (!root)
-        return -1;
-    rc = load_root(root, m, vocab, V, classes, C, causal, dropout, msg, sizeof msg);
-    cJSON_Delete(root);
+    rc = model_json_load(path, load_root, &a, err, errlen);
     if (rc) {
-        snprintf(err, errlen, "%s: %s", path, msg);
         tmodel_free(m);
         train_strings_free(*vocab, *V);
         train_strings_free(*classes, *C);

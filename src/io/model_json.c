@@ -4,10 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "atomic_file.h"
 #include "checked.h"
 #include "encoder_task.h"
 #include "json_in.h"
+
+#define MAX_MODEL_BYTES ((size_t)1 << 30)
 
 void model_json_write_strings(json_writer *jw, const char *key, const char *const *s, size_t n)
 {
@@ -17,7 +18,14 @@ void model_json_write_strings(json_writer *jw, const char *key, const char *cons
     json_end(jw);
 }
 
-void model_json_write_params(json_writer *jw, const tmodel_param *params, size_t n)
+void model_json_begin(json_writer *jw, FILE *f)
+{
+    json_writer_init(jw, f);
+    json_object_begin(jw, NULL, JSON_BLOCK);
+    json_string(jw, "command", "train");
+}
+
+int model_json_end(json_writer *jw, const tmodel_param *params, size_t n)
 {
     json_object_begin(jw, "state_dict", JSON_BLOCK);
     for (size_t i = 0; i < n; i++) {
@@ -25,20 +33,51 @@ void model_json_write_params(json_writer *jw, const tmodel_param *params, size_t
         json_tensor(jw, params[i].name, t->data, t->ndim, t->shape);
     }
     json_end(jw);
+    json_end(jw);
+    return json_writer_finish(jw);
 }
 
-int model_json_save(const char *path, int (*write)(FILE *f, const void *doc), const void *doc,
-                    char *err, size_t errlen)
+int model_json_commit(atomic_file *af, const char *path, int write_rc, char *err, size_t errlen)
 {
-    atomic_file af;
-    if (atomic_open(&af, path, err, errlen))
-        return -1;
-    if (write(af.f, doc)) {
-        atomic_abort(&af);
+    if (write_rc) {
+        atomic_abort(af);
         snprintf(err, errlen, "%s: internal error: malformed JSON", path);
         return -1;
     }
-    return atomic_commit(&af, err, errlen);
+    return atomic_commit(af, err, errlen);
+}
+
+int model_json_load(const char *path,
+                    int (*reader)(const cJSON *root, void *args, char *err, size_t errlen),
+                    void *args, char *err, size_t errlen)
+{
+    char msg[512];
+    cJSON *root = json_read_file(path, MAX_MODEL_BYTES, err, errlen);
+    int rc;
+    if (!root)
+        return -1;
+    rc = reader(root, args, msg, sizeof msg);
+    cJSON_Delete(root);
+    if (rc)
+        snprintf(err, errlen, "%s: %s", path, msg);
+    return rc;
+}
+
+const cJSON *model_json_required(const cJSON *root, const char *key, char *err, size_t errlen)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
+    if (!v)
+        snprintf(err, errlen, "$: missing \"%s\"", key);
+    return v;
+}
+
+const cJSON *model_json_state_dict(const cJSON *root, char *err, size_t errlen)
+{
+    const cJSON *sd = cJSON_GetObjectItemCaseSensitive(root, "state_dict");
+    if (cJSON_IsObject(sd))
+        return sd;
+    snprintf(err, errlen, "$.state_dict: expected an object, got %s", json_type_name(sd));
+    return NULL;
 }
 
 int model_json_check_keys(const cJSON *root, const char *const *keys, const char *what,
@@ -112,16 +151,14 @@ int model_json_get_names(const cJSON *root, const char *key, model_json_names_ch
                          char ***out, size_t *n, char *err, size_t errlen)
 {
     const char **v = NULL;
-    const cJSON *node = cJSON_GetObjectItemCaseSensitive(root, key);
+    const cJSON *node = model_json_required(root, key, err, errlen);
     char path[32];
     int rc;
     snprintf(path, sizeof path, "$.%s", key);
     *out = NULL;
     *n = 0;
-    if (!node) {
-        snprintf(err, errlen, "$: missing \"%s\"", key);
+    if (!node)
         return -1;
-    }
     if (json_get_strings(node, path, &v, n, err, errlen))
         return -1;
     rc = check_names(path, v, *n, check, err, errlen) ||
@@ -135,15 +172,12 @@ int model_json_get_names(const cJSON *root, const char *key, model_json_names_ch
 int model_json_get_count(const cJSON *root, const char *key, long lo, long hi, int required,
                          size_t *out, char *err, size_t errlen)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
+    const cJSON *v = required ? model_json_required(root, key, err, errlen)
+                              : cJSON_GetObjectItemCaseSensitive(root, key);
     char path[48];
     long n;
-    if (!v && !required)
-        return 0;
-    if (!v) {
-        snprintf(err, errlen, "$: missing \"%s\"", key);
-        return -1;
-    }
+    if (!v)
+        return required ? -1 : 0;
     snprintf(path, sizeof path, "$.%s", key);
     if (json_get_count(v, path, lo, hi, &n, err, errlen))
         return -1;
@@ -151,18 +185,19 @@ int model_json_get_count(const cJSON *root, const char *key, long lo, long hi, i
     return 0;
 }
 
-size_t model_json_count_numbers(const cJSON *node)
+/* The numbers in the JSON tree at node. */
+static size_t count_numbers(const cJSON *node)
 {
     size_t n = cJSON_IsNumber(node) ? 1 : 0;
     for (const cJSON *c = node->child; c; c = c->next)
-        n += model_json_count_numbers(c);
+        n += count_numbers(c);
     return n;
 }
 
 int model_json_check_size(const cJSON *sd, size_t need, int over, const char *model, char *err,
                           size_t errlen)
 {
-    size_t have = model_json_count_numbers(sd);
+    size_t have = count_numbers(sd);
     char count[64] = "more than this machine can address";
     if (!over && (need <= ((size_t)1 << 20) || need / 2 <= have))
         return 0;

@@ -11,27 +11,44 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "atomic_file.h"
 #include "encoder.h"
 #include "json_writer.h"
 
-/* The largest model file read. */
-#define MODEL_JSON_MAX_BYTES ((size_t)1 << 30)
-
 /* ---- writing ----------------------------------------------------------- */
+
+/* Every model file is {"command": "train", …, "state_dict": {…}}. Its
+ * beginning, written by jw (set up here) on f: */
+void model_json_begin(json_writer *jw, FILE *f);
+/* Its end: "state_dict": {name: tensor, …} in the list's order, and the
+ * closing brace. 0, or -1 when the writer refused a call (an internal
+ * error; write errors of the stream are the caller's to check). */
+int model_json_end(json_writer *jw, const tmodel_param *params, size_t n);
 
 /* key: [s[0], …, s[n-1]] on one line. */
 void model_json_write_strings(json_writer *jw, const char *key, const char *const *s, size_t n);
 
-/* "state_dict": {name: tensor, …} in the list's order. */
-void model_json_write_params(json_writer *jw, const tmodel_param *params, size_t n);
-
-/* write(f, doc) to path atomically: 0, or -1 with "PATH: …" in err (a
- * write that returns nonzero, a refused writer call, is "PATH: internal
- * error: malformed JSON" and leaves no file). */
-int model_json_save(const char *path, int (*write)(FILE *f, const void *doc), const void *doc,
-                    char *err, size_t errlen);
+/* The end of a model file written to af (atomic_open of path) by a
+ * writer that returned write_rc: committed when that is 0; else (a refused
+ * writer call) abandoned, no file left, with "PATH: internal error:
+ * malformed JSON". 0, or -1 with "PATH: …" in err. */
+int model_json_commit(atomic_file *af, const char *path, int write_rc, char *err, size_t errlen);
 
 /* ---- reading ----------------------------------------------------------- */
+
+/* The model file at path parsed (up to 1 GiB) and given to reader(root,
+ * args, …), which fills args' outputs: 0, or -1 with "PATH: …" in err
+ * (json_read_file's messages, or reader's prefixed with the path). */
+int model_json_load(const char *path,
+                    int (*reader)(const cJSON *root, void *args, char *err, size_t errlen),
+                    void *args, char *err, size_t errlen);
+
+/* The value at key, or NULL with "$: missing \"key\"" in err. */
+const cJSON *model_json_required(const cJSON *root, const char *key, char *err, size_t errlen);
+
+/* The state_dict at root: an object, or NULL with "$.state_dict: expected
+ * an object, got …" in err. */
+const cJSON *model_json_state_dict(const cJSON *root, char *err, size_t errlen);
 
 /* root an object whose keys are all among keys (NULL-terminated), else
  * "$.k: unknown key (WHAT has k1, k2, …)". */
@@ -54,9 +71,6 @@ int model_json_get_names(const cJSON *root, const char *key, model_json_names_ch
  * ("$: missing \"key\"") when required, else leaves *out as it is. */
 int model_json_get_count(const cJSON *root, const char *key, long lo, long hi, int required,
                          size_t *out, char *err, size_t errlen);
-
-/* The numbers in the JSON tree at node. */
-size_t model_json_count_numbers(const cJSON *node);
 
 /* A configuration that needs far more parameters than the state_dict sd
  * holds numbers is refused before anything is allocated (a file of 100
