@@ -37,19 +37,4 @@ int model_file_load(const char *path, tmodel *m, char ***vocab, size_t *V, char 
 /* (Its vocabulary and classes are freed with encoder_task.h's
  * train_strings_free.) */
 
-/* What every model file shares (s2s_file.c reads and writes the
- * encoder–decoder's with them): */
-struct cJSON;
-struct json_writer;
-/* The state_dict sd into the n parameters of a list: every key one of
- * them ("$.state_dict[\"k\"]: not a parameter of this model"), every one
- * there ("$.state_dict: missing \"k\""), each of its shape. */
-int model_file_read_params(const struct cJSON *sd, const tparam *params, size_t n,
-                           char *err, size_t errlen);
-/* "state_dict": {name: tensor, …} in the list's order. */
-void model_file_write_params(struct json_writer *jw, const tparam *params, size_t n);
-/* The numbers in the JSON tree at node (a state_dict's size, checked
- * against a configuration before anything is allocated). */
-size_t model_file_count_numbers(const struct cJSON *node);
-
 #endif
