@@ -14,7 +14,7 @@ MESON_OPTIONS = {"--destdir", "--setup", "--suite", "--print-errorlogs", "--num-
                  "--buildtype", "--error-exitcode", "--leak-check", "--change"}
 # Options of scripts/test and scripts/reproducible (README.md,
 # docs/testing.md): not attn's either.
-SCRIPT_OPTIONS = {"--full", "--legs", "--only", "--keep", "--jobs"}
+SCRIPT_OPTIONS = {"--full", "--legs", "--only", "--keep", "--jobs", "--against"}
 
 
 def group_general(tmp):
