@@ -14,7 +14,6 @@
 #include "commands.h"
 #include "options.h"
 #include "output.h"
-#include "page_out.h"
 #include "pool.h"
 #include "pool_cmd.h"
 #include "pool_input.h"
@@ -126,8 +125,6 @@ const struct opt pool_options[] = {
              "the weights as heatmaps, 'Sorted training inputs'\n"
              "by 'Sorted testing inputs', one per result"),
     OPT_FILE(0, "plot", plot, "parametric: the loss against the epoch"),
-    OPT_HTML(html, "a page: point at a test input to see its weights\n"
-                   "over the training points"),
     OPT_FONT(font),
     OPT_JSON(json, "the data and every result; - for stdout"),
     OPT_MAX_MEM(max_mem),
@@ -174,7 +171,7 @@ void usage_pool(FILE *f)
           "  attn pool --edition en --method nonparametric --sigma 0.1,0.2,0.5,1\n"
           "  attn pool --method nonparametric --kernel gaussian,boxcar,constant,epanechikov\n"
           "  attn pool --method parametric --epochs 10 --json pool.json\n"
-          "  attn pool --input points.json --html pool.html\n",
+          "  attn pool --input points.json --json -\n",
           f);
 }
 
@@ -455,11 +452,9 @@ static void print_run(FILE *f, const pool_run *run)
 
 static int check_outputs(const struct pool_args *a)
 {
-    const char *paths[] = {a->png, a->weights_png, a->plot,
-                           a->json && strcmp(a->json, "-") ? a->json : NULL};
+    const char *paths[] = {a->png, a->weights_png, a->plot, a->json};
     const char *names[] = {"--png", "--weights-png", "--plot", "--json"};
-    int status = output_check_files(paths, names, 4);
-    return status == EXIT_OK ? output_page_check(a->html) : status;
+    return output_check_files(paths, names, 4);
 }
 
 int cmd_pool(int argc, char **argv)
@@ -484,7 +479,8 @@ int cmd_pool(int argc, char **argv)
         goto done;
     }
     FILE *rep = output_report_stream(a.json);
-    print_run(rep, &run);
+    if (rep == stdout) /* else stdout is the JSON's */
+        print_run(stdout, &run);
     if (a.json && (status = pool_out_json(&run, rep)) != EXIT_OK)
         goto done;
     status = pool_out_figures(&run, rep);

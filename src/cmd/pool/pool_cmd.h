@@ -1,7 +1,6 @@
 /* pool_cmd.h — `attn pool` (SPEC.md §13): what its two files share. The
  * command (pool.c) reads the options and the data, runs each method and
- * prints; its outputs (pool_out.c) write the JSON, the figures and the
- * page from the run. Legend: n training points, m test inputs. */
+ * prints; its outputs (pool_out.c) write the JSON and the figures. Legend: n training points, m test inputs. */
 #ifndef ATTN_POOL_CMD_H
 #define ATTN_POOL_CMD_H
 
@@ -27,7 +26,7 @@ struct pool_args {
     double noise, w_init, lr;
     int w_given;                 /* --w-init given */
     const char *input;
-    const char *png, *weights_png, *plot, *json, *html, *font;
+    const char *png, *weights_png, *plot, *json, *font;
     size_t max_mem;
     int argc;                    /* the command line, for the page */
     char **argv;
@@ -61,7 +60,7 @@ void pool_result_name(const pool_result *r, char *buf, size_t len);
 
 /* --json FILE: SPEC §13's document. EXIT_OK or EXIT_RUNTIME. */
 int pool_out_json(const pool_run *run, FILE *rep);
-/* --png, --weights-png, --plot and --html, those asked. */
+/* --png, --weights-png and --plot, those asked. */
 int pool_out_figures(const pool_run *run, FILE *rep);
 
 #endif

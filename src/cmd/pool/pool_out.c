@@ -1,7 +1,7 @@
 /* pool_out.c — what `attn pool` writes (pool_cmd.h): --json (SPEC.md
  * §13's document), --png (the fits as d2l draws them), --weights-png (the
  * weights as d2l's show_heatmaps draws them), --plot (parametric's loss
- * against the epoch) and --html (the page, kind "pool": pool.js).
+ * against the epoch).
  * Legend: n training points, m test inputs. */
 #include <math.h>
 #include <stdio.h>
@@ -12,7 +12,6 @@
 #include "cli.h"
 #include "json_writer.h"
 #include "output.h"
-#include "page_out.h"
 #include "pool_cmd.h"
 #include "render.h"
 
@@ -54,7 +53,7 @@ static void write_result(json_writer *jw, const pool_result *r, const pool_data 
         numbers(jw, NULL, r->att + j * d->n, d->n);
     json_end(jw);
     number_or_null(jw, "mse", r->mse);
-    json_number(jw, "mean_max_weight", r->peak);
+    number_or_null(jw, "mean_max_weight", r->peak);
     if (r->method == POOL_PARAMETRIC) {
         json_number(jw, "w_init", r->w_init);
         json_number(jw, "w", r->w);
@@ -225,32 +224,17 @@ static int weights_png(const pool_run *run, text_font *font, FILE *rep)
                            .grid_cols = cols, .xlabel = "Sorted training inputs",
                            .ylabel = "Sorted testing inputs", .cmap = cmap_find("Reds"),
                            .vmin = NAN, .vmax = NAN, .font = font};
-        /* a grid that does not fill its last row: the empty panels as zeros */
-        status = EXIT_OK;
-        if (fig.grid_rows * cols != run->nr) {
+        if (fig.grid_rows * cols != run->nr) { /* rows of 3 that do not fill: one row */
             fig.grid_rows = 1;
-            fig.grid_cols = cols = run->nr;
+            fig.grid_cols = run->nr;
         }
-        if (status == EXIT_OK)
-            status = output_heatmap(run->a->weights_png, &fig, rep,
+        status = output_heatmap(run->a->weights_png, &fig, rep,
                                     "the attention weights, one panel per result");
     } else {
         cli_error("%s: out of memory", run->a->weights_png);
     }
     FREE_EACH(w, p, titles);
     return status;
-}
-
-/* ---- --html ------------------------------------------------------------ */
-
-static void write_page_data(json_writer *jw, const void *arg)
-{
-    const pool_run *run = arg;
-    write_members(jw, run);
-    json_object_begin(jw, "page", JSON_INLINE);
-    page_head(jw, "pool", "attn pool", run->a->argc, run->a->argv, cmap_find("Reds"));
-    json_bool(jw, "d2l_limits", run->generated);
-    json_end(jw);
 }
 
 /* The figures asked for, with one --font face. */
@@ -270,8 +254,5 @@ int pool_out_figures(const pool_run *run, FILE *rep)
     if (a->png || a->weights_png || a->plot)
         status = output_figures(a->font, a->png || a->weights_png ? "" : NULL, png_figures,
                                 a->plot, loss_png, run, rep);
-    if (status == EXIT_OK && a->html)
-        status = output_page(a->html, "attn pool", write_page_data, run, rep,
-                             "a page: point at a test input to see its weights");
     return status;
 }
