@@ -130,6 +130,20 @@ static void data_limits(const plot_figure *fig, int xs, plot_axis *a)
     a->hi = hi + pad;
 }
 
+/* Both axes' view limits: from the data, or the figure's xlim and ylim. */
+static void view_limits(plot_ctx *c)
+{
+    const plot_figure *fig = c->fig;
+    data_limits(fig, 1, &c->x);
+    data_limits(fig, 0, &c->y);
+    if (fig->lim_set && !fig->logx && !fig->logy) {
+        c->x.lo = fig->xlim[0];
+        c->x.hi = fig->xlim[1];
+        c->y.lo = fig->ylim[0];
+        c->y.hi = fig->ylim[1];
+    }
+}
+
 /* ---- ticks ------------------------------------------------------------- */
 
 /* Ticks of a linear axis for a given number of pixels per tick. */
@@ -279,14 +293,7 @@ static int layout(plot_ctx *c, char *err, size_t errlen)
      * labels are powers of ten does not depend on it). */
     c->x.log = fig->logx;
     c->y.log = fig->logy;
-    data_limits(fig, 1, &c->x);
-    data_limits(fig, 0, &c->y);
-    if (fig->lim_set && !fig->logx && !fig->logy) {
-        c->x.lo = fig->xlim[0];
-        c->x.hi = fig->xlim[1];
-        c->y.lo = fig->ylim[0];
-        c->y.hi = fig->ylim[1];
-    }
+    view_limits(c);
     c->x.len = c->w - 100;
     axis_ticks(&c->x, 5.0 * FS_TICK);
 

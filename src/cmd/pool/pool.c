@@ -22,7 +22,6 @@
 #define MAX_N_TRAIN 2000000000L /* larger meets --max-mem first */
 #define MAX_EPOCHS 1000000L
 
-const char *const pool_method_names[] = {"average", "nonparametric", "parametric", NULL};
 static const char *const edition_names[] = {"zh", "en", NULL};
 
 /* "a,b,c": each word one of words, at most POOL_MAX_LIST, none twice. */

@@ -15,6 +15,8 @@
 #include "pool_cmd.h"
 #include "render.h"
 
+const char *const pool_method_names[] = {"average", "nonparametric", "parametric", NULL};
+
 /* ---- --json ------------------------------------------------------------ */
 
 /* key: [v[0], …, v[n-1]], NaN as null */
