@@ -91,7 +91,7 @@ helped=$(attn --help | sed -n '/^Commands:$/,/^$/p' | grep -oE '^  [a-z]+' | tr 
 check $? "attn --list-commands [$(echo $commands)] is what attn --help lists [$(echo $helped)]"
 expect_has "posenc multihead selfattn complexity help" attn ""
 expect "$commands"$'\nhelp' attn ""
-expect "posenc" attn po
+expect "pool posenc" attn po
 expect "help" attn he
 expect "--help --version" attn -
 expect "--version" attn --v

@@ -967,7 +967,7 @@ static void test_plot(void)
         y2[i] = -0.25;
     }
     plot_series s[2] = {{x, y1, 10, "half"}, {x, y2, 10, NULL}};
-    plot_figure fig = {s, 2, "Constant", "x", "y", 0, 0, 0, 0, NULL};
+    plot_figure fig = {s, 2, "Constant", "x", "y", 0, 0, 0, 0, NULL, 0, {0, 0}, {0, 0}, NULL};
     attn_image img;
     char err[256] = "";
     int rc = plot_draw(&img, &fig, err, sizeof err);
@@ -990,7 +990,7 @@ static void test_plot(void)
     /* Log axes skip values <= 0; a given size is used. */
     double lx[5] = {1, 10, 100, 1000, 10000}, ly[5] = {1e-3, 0, 1e-1, 1, 10};
     plot_series ls = {lx, ly, 5, "t"};
-    plot_figure lf = {&ls, 1, NULL, "n", "seconds", 1, 1, 640, 320, NULL};
+    plot_figure lf = {&ls, 1, NULL, "n", "seconds", 1, 1, 640, 320, NULL, 0, {0, 0}, {0, 0}, NULL};
     CHECK_INT(plot_draw(&img, &lf, err, sizeof err), 0);
     CHECK_INT(img.w, 640);
     CHECK_INT(img.h, 320);
@@ -998,12 +998,12 @@ static void test_plot(void)
 
     /* Bad input. */
     plot_series nodata = {NULL, NULL, 3, NULL};
-    plot_figure bad = {&nodata, 1, NULL, NULL, NULL, 0, 0, 0, 0, NULL};
+    plot_figure bad = {&nodata, 1, NULL, NULL, NULL, 0, 0, 0, 0, NULL, 0, {0, 0}, {0, 0}, NULL};
     err[0] = '\0';
     CHECK_INT(plot_draw(&img, &bad, err, sizeof err), -1);
     CHECK(err[0] != '\0');
     CHECK(img.rgb == NULL);
-    plot_figure tiny = {s, 1, NULL, NULL, NULL, 0, 0, 10, 10, NULL};
+    plot_figure tiny = {s, 1, NULL, NULL, NULL, 0, 0, 10, 10, NULL, 0, {0, 0}, {0, 0}, NULL};
     CHECK_INT(plot_draw(&img, &tiny, err, sizeof err), -1);
 }
 
@@ -1437,7 +1437,7 @@ static void test_label_fallback(void)
         }
         double x[3] = {1, 2, 3}, y[3] = {1, 4, 9};
         plot_series ps = {x, y, 3, "squares"};
-        plot_figure pf = {&ps, 1, "Title", "x", "y", 0, 0, 0, 0, font};
+        plot_figure pf = {&ps, 1, "Title", "x", "y", 0, 0, 0, 0, font, 0, {0, 0}, {0, 0}, NULL};
         CHECK_INT(plot_draw(&num, &pf, err, sizeof err), 0);
         image_free(&num);
         CHECK(text_width(font, 14, "still open") > 10.0);

@@ -12,6 +12,9 @@ static int cmd_tour(int argc, char **argv)
 }
 
 const struct command attn_commands[] = {
+    {"pool", cmd_pool, usage_pool,
+     "attention pooling: Nadaraya–Watson regression, average, kernels, learned w",
+     pool_options, pool_rules},
     {"selfattn", cmd_selfattn, usage_selfattn,
      "self-attention on one sequence (queries = keys = values = X)", selfattn_options,
      selfattn_rules},

@@ -130,6 +130,20 @@ static void data_limits(const plot_figure *fig, int xs, plot_axis *a)
     a->hi = hi + pad;
 }
 
+/* Both axes' view limits: from the data, or the figure's xlim and ylim. */
+static void view_limits(plot_ctx *c)
+{
+    const plot_figure *fig = c->fig;
+    data_limits(fig, 1, &c->x);
+    data_limits(fig, 0, &c->y);
+    if (fig->lim_set && !fig->logx && !fig->logy) {
+        c->x.lo = fig->xlim[0];
+        c->x.hi = fig->xlim[1];
+        c->y.lo = fig->ylim[0];
+        c->y.hi = fig->ylim[1];
+    }
+}
+
 /* ---- ticks ------------------------------------------------------------- */
 
 /* Ticks of a linear axis for a given number of pixels per tick. */
@@ -279,8 +293,7 @@ static int layout(plot_ctx *c, char *err, size_t errlen)
      * labels are powers of ten does not depend on it). */
     c->x.log = fig->logx;
     c->y.log = fig->logy;
-    data_limits(fig, 1, &c->x);
-    data_limits(fig, 0, &c->y);
+    view_limits(c);
     c->x.len = c->w - 100;
     axis_ticks(&c->x, 5.0 * FS_TICK);
 
@@ -426,8 +439,32 @@ static void series_pixels(const plot_ctx *c, const plot_series *ps, double *px, 
     }
 }
 
+/* Series s's points as circles of radius MARKER_R inside the axes,
+ * antialiased by the distance to each pixel's centre, at alpha 0.5. */
+#define MARKER_R 4.0
+static void draw_markers(attn_image *img, const plot_ctx *c, const double *px,
+                         const double *py, size_t n)
+{
+    const attn_rgb col = color_hex(0xff7f0e);
+    for (size_t i = 0; i < n; i++) {
+        if (isnan(px[i]))
+            continue;
+        for (long y = (long)floor(py[i] - MARKER_R - 1); y <= (long)ceil(py[i] + MARKER_R + 1); y++)
+            for (long x = (long)floor(px[i] - MARKER_R - 1); x <= (long)ceil(px[i] + MARKER_R + 1);
+                 x++) {
+                if (x < c->ax0 || x >= c->ax0 + c->aw || y < c->ay0 || y >= c->ay0 + c->ah)
+                    continue;
+                double dx = (double)x + 0.5 - px[i], dy = (double)y + 0.5 - py[i];
+                double cover = MARKER_R + 0.5 - sqrt(dx * dx + dy * dy);
+                cover = cover < 0.0 ? 0.0 : cover > 1.0 ? 1.0 : cover;
+                if (cover > 0.0)
+                    canvas_blend(img, x, y, col, (unsigned)(cover * 128.0 + 0.5));
+            }
+    }
+}
+
 /* Every series as antialiased lines clipped to the axes, through a
- * coverage mask per series. */
+ * coverage mask per series (or as circles: plot_figure.markers). */
 static int draw_series(attn_image *img, plot_ctx *c, char *err, size_t errlen)
 {
     const plot_figure *fig = c->fig;
@@ -452,6 +489,10 @@ static int draw_series(attn_image *img, plot_ctx *c, char *err, size_t errlen)
         double dash[4];
         size_t ndash = dash_pattern(STYLES[s % NSTYLES].dash, dash);
         series_pixels(c, ps, px, py);
+        if (fig->markers && fig->markers[s]) {
+            draw_markers(img, c, px, py, ps->n);
+            continue;
+        }
         canvas_mask_clear(&mask);
         /* Each run of drawable points is one polyline. */
         for (size_t i = 0; i < ps->n;) {

@@ -141,6 +141,14 @@ typedef struct plot_figure {
     int logx, logy;       /* logarithmic axes (values must be > 0) */
     int width, height;    /* pixels; 0 picks d2l's figsize (6, 2.5) look */
     text_font *font;      /* as heat_figure.font: NULL opens DejaVu Sans */
+    /* Optional (zero: from the data): d2l.plot's xlim and ylim, the view
+     * limits of linear axes when lim_set is 1. */
+    int lim_set;
+    double xlim[2], ylim[2];
+    /* Optional, (nseries,): a series whose entry is 1 is drawn as circles
+     * at its points (matplotlib's 'o' at alpha 0.5), without a line, in
+     * matplotlib's second colour. NULL: every series a line. */
+    const unsigned char *markers;
 } plot_figure;
 
 /* Axes with ticks and grid, one line per series in distinct colours and

@@ -1,0 +1,260 @@
+/* pool_out.c — what `attn pool` writes (pool_cmd.h): --json (SPEC.md
+ * §13's document), --png (the fits as d2l draws them), --weights-png (the
+ * weights as d2l's show_heatmaps draws them), --plot (parametric's loss
+ * against the epoch).
+ * Legend: n training points, m test inputs. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checked.h"
+#include "cli.h"
+#include "json_writer.h"
+#include "output.h"
+#include "pool_cmd.h"
+#include "render.h"
+
+const char *const pool_method_names[] = {"average", "nonparametric", "parametric", NULL};
+
+/* ---- --json ------------------------------------------------------------ */
+
+/* key: [v[0], …, v[n-1]], NaN as null */
+static void numbers(json_writer *jw, const char *key, const double *v, size_t n)
+{
+    json_array_begin(jw, key, JSON_INLINE);
+    for (size_t i = 0; i < n; i++) {
+        if (isnan(v[i]))
+            json_null(jw, NULL);
+        else
+            json_number(jw, NULL, v[i]);
+    }
+    json_end(jw);
+}
+
+static void number_or_null(json_writer *jw, const char *key, double v)
+{
+    if (isnan(v))
+        json_null(jw, key);
+    else
+        json_number(jw, key, v);
+}
+
+static void write_result(json_writer *jw, const pool_result *r, const pool_data *d)
+{
+    json_object_begin(jw, NULL, JSON_BLOCK);
+    json_string(jw, "method", pool_method_names[r->method]);
+    if (r->method == POOL_AVERAGE)
+        json_null(jw, "kernel");
+    else
+        json_string(jw, "kernel", pool_kernel_names[r->kernel]);
+    number_or_null(jw, "sigma", r->sigma);
+    numbers(jw, "y_hat", r->yhat, d->m);
+    json_array_begin(jw, "attention_weights", JSON_BLOCK);
+    for (size_t j = 0; j < d->m; j++)
+        numbers(jw, NULL, r->att + j * d->n, d->n);
+    json_end(jw);
+    number_or_null(jw, "mse", r->mse);
+    number_or_null(jw, "mean_max_weight", r->peak);
+    if (r->method == POOL_PARAMETRIC) {
+        json_number(jw, "w_init", r->w_init);
+        json_number(jw, "w", r->w);
+        numbers(jw, "losses", r->losses, r->epochs);
+    }
+    json_end(jw);
+}
+
+static void write_members(json_writer *jw, const void *arg)
+{
+    const pool_run *run = arg;
+    const pool_data *d = &run->d;
+    json_string(jw, "command", "pool");
+    numbers(jw, "x_train", d->x_train, d->n);
+    numbers(jw, "y_train", d->y_train, d->n);
+    numbers(jw, "x_test", d->x_test, d->m);
+    if (d->y_truth)
+        numbers(jw, "y_truth", d->y_truth, d->m);
+    json_array_begin(jw, "results", JSON_BLOCK);
+    for (size_t i = 0; i < run->nr; i++)
+        write_result(jw, &run->r[i], d);
+    json_end(jw);
+}
+
+static int write_json(FILE *f, const void *arg)
+{
+    return json_document(f, 0, write_members, arg);
+}
+
+int pool_out_json(const pool_run *run, FILE *rep)
+{
+    return output_json(run->a->json, write_json, run, rep, "the data and every result");
+}
+
+/* ---- figures ---------------------------------------------------------- */
+
+/* A panel's title: "average", "gaussian, σ = 1", "parametric, w = 13.3". */
+static void short_name(const pool_result *r, char *buf, size_t len)
+{
+    if (r->method == POOL_NONPARAMETRIC)
+        snprintf(buf, len, "%s, σ = %g", pool_kernel_names[r->kernel], r->sigma);
+    else if (r->method == POOL_PARAMETRIC)
+        snprintf(buf, len, "parametric, w = %.3g", r->w);
+    else
+        snprintf(buf, len, "average");
+}
+
+/* One fit: Truth and Pred over the test inputs, the training points as
+ * circles (d2l's plot_kernel_reg), into img. */
+static int draw_fit(attn_image *img, const pool_run *run, const pool_result *r,
+                    text_font *font, char *err, size_t errlen)
+{
+    const pool_data *d = &run->d;
+    static const unsigned char truth_marks[] = {0, 0, 1}, pred_marks[] = {0, 1};
+    plot_series s[3] = {
+        {d->x_test, d->y_truth, d->m, "Truth"},
+        {d->x_test, r->yhat, d->m, "Pred"},
+        {d->x_train, d->y_train, d->n, NULL},
+    };
+    char title[96];
+    plot_figure fig;
+    memset(&fig, 0, sizeof fig);
+    short_name(r, title, sizeof title);
+    fig.series = d->y_truth ? s : s + 1;
+    fig.nseries = d->y_truth ? 3 : 2;
+    fig.markers = d->y_truth ? truth_marks : pred_marks;
+    fig.title = title;
+    fig.xlabel = "x";
+    fig.ylabel = "y";
+    fig.font = font;
+    if (run->generated) { /* d2l's xlim=[0, 5], ylim=[-1, 5] */
+        fig.lim_set = 1;
+        fig.xlim[1] = 5.0;
+        fig.ylim[0] = -1.0;
+        fig.ylim[1] = 5.0;
+    }
+    return plot_draw(img, &fig, err, errlen);
+}
+
+/* --png: the fits, one under the other. */
+static int fits_png(const void *arg, text_font *font, FILE *rep)
+{
+    const pool_run *run = arg;
+    attn_image all = {0, 0, NULL}, one = {0, 0, NULL}, both;
+    char err[512];
+    int status = EXIT_OK;
+    for (size_t i = 0; i < run->nr && status == EXIT_OK; i++) {
+        if (draw_fit(&one, run, &run->r[i], font, err, sizeof err) < 0) {
+            status = EXIT_RUNTIME;
+        } else if (i == 0) {
+            all = one;
+            one.rgb = NULL;
+        } else if (image_stack(&both, &all, &one, err, sizeof err) < 0) {
+            status = EXIT_RUNTIME;
+        } else {
+            image_free(&all);
+            all = both;
+        }
+        image_free(&one);
+    }
+    if (status != EXIT_OK)
+        cli_error("%s: %s", run->a->png, err);
+    else
+        status = output_png(run->a->png, &all, rep, "the fits: Truth, Pred, the training points");
+    image_free(&all);
+    return status;
+}
+
+/* --plot: parametric's loss against the epoch. */
+static int loss_png(const void *arg, text_font *font, FILE *rep)
+{
+    const pool_run *run = arg;
+    const pool_result *r = NULL;
+    for (size_t i = 0; i < run->nr; i++)
+        if (run->r[i].method == POOL_PARAMETRIC)
+            r = &run->r[i];
+    size_t E = r->epochs;
+    double *x = calloc(E ? E : 1, sizeof *x);
+    attn_image img = {0, 0, NULL};
+    char err[512] = "out of memory";
+    int status = EXIT_RUNTIME;
+    if (x) {
+        for (size_t e = 0; e < E; e++)
+            x[e] = (double)(e + 1);
+        plot_series s = {x, r->losses, E, "loss (summed over the training points)"};
+        plot_figure fig;
+        memset(&fig, 0, sizeof fig);
+        fig.series = &s;
+        fig.nseries = 1;
+        fig.title = "parametric attention pooling: training";
+        fig.xlabel = "epoch";
+        fig.ylabel = "loss";
+        fig.font = font;
+        if (plot_draw(&img, &fig, err, sizeof err) == 0)
+            status = output_png(run->a->plot, &img, rep, "the loss against the epoch");
+    }
+    if (status != EXIT_OK && !img.rgb)
+        cli_error("%s: %s", run->a->plot, err);
+    image_free(&img);
+    free(x);
+    return status;
+}
+
+/* --weights-png: every result's (m, n) weights, d2l's show_heatmaps with
+ * 'Sorted training inputs' and 'Sorted testing inputs', on one scale. */
+static int weights_png(const pool_run *run, text_font *font, FILE *rep)
+{
+    const pool_data *d = &run->d;
+    size_t mn, all;
+    int status = EXIT_RUNTIME;
+    if (size_mul(d->m, d->n, &mn) || size_mul(mn, run->nr, &all)) {
+        cli_error("%s: out of memory", run->a->weights_png);
+        return EXIT_RUNTIME;
+    }
+    float *w = float_alloc(all);                          /* (nr, m, n) */
+    heat_panel *p = calloc(run->nr, sizeof *p);
+    char (*titles)[64] = calloc(run->nr, sizeof *titles);
+    if (w && p && titles) {
+        for (size_t k = 0; k < run->nr; k++) {
+            for (size_t i = 0; i < mn; i++)
+                w[k * mn + i] = (float)run->r[k].att[i];
+            short_name(&run->r[k], titles[k], sizeof titles[k]);
+            p[k] = (heat_panel){.data = w + k * mn, .rows = d->m, .cols = d->n,
+                                .title = titles[k]};
+        }
+        size_t cols = run->nr < 3 ? run->nr : 3;
+        heat_figure fig = {.panels = p, .grid_rows = ceil_div(run->nr, cols),
+                           .grid_cols = cols, .xlabel = "Sorted training inputs",
+                           .ylabel = "Sorted testing inputs", .cmap = cmap_find("Reds"),
+                           .vmin = NAN, .vmax = NAN, .font = font};
+        if (fig.grid_rows * cols != run->nr) { /* rows of 3 that do not fill: one row */
+            fig.grid_rows = 1;
+            fig.grid_cols = run->nr;
+        }
+        status = output_heatmap(run->a->weights_png, &fig, rep,
+                                    "the attention weights, one panel per result");
+    } else {
+        cli_error("%s: out of memory", run->a->weights_png);
+    }
+    FREE_EACH(w, p, titles);
+    return status;
+}
+
+/* The figures asked for, with one --font face. */
+static int png_figures(const void *arg, text_font *font, FILE *rep)
+{
+    const pool_run *run = arg;
+    int status = run->a->png ? fits_png(run, font, rep) : EXIT_OK;
+    if (status == EXIT_OK && run->a->weights_png)
+        status = weights_png(run, font, rep);
+    return status;
+}
+
+int pool_out_figures(const pool_run *run, FILE *rep)
+{
+    const struct pool_args *a = run->a;
+    int status = EXIT_OK;
+    if (a->png || a->weights_png || a->plot)
+        status = output_figures(a->font, a->png || a->weights_png ? "" : NULL, png_figures,
+                                a->plot, loss_png, run, rep);
+    return status;
+}

@@ -1,0 +1,265 @@
+/* pool.c — Nadaraya–Watson kernel regression as attention pooling, as
+ * naive loops: a query (test input), a key (training input), a kernel
+ * value, a normalisation, a weighted sum of the values. Legend and
+ * layout in pool.h. exp, sin and pow are fmath's, so that every machine
+ * prints the same bits. */
+#include "pool.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checked.h"
+#include "fmath.h"
+#include "rng.h"
+
+const char *const pool_kernel_names[] = {"gaussian", "boxcar", "constant", "epanechikov",
+                                         NULL};
+
+/* ---- the data --------------------------------------------------------- */
+
+double pool_truth(enum pool_edition ed, double x)
+{
+    /* zh: f(x) = 2 sin(x) + x^0.8; en: f(x) = 2 sin(x) + x */
+    double sx = fm_sin(x);
+    return ed == POOL_EN ? 2.0 * sx + x : 2.0 * sx + fm_pow(x, 0.8);
+}
+
+int pool_data_alloc(pool_data *d, size_t n, size_t m, int truth)
+{
+    memset(d, 0, sizeof *d);
+    size_t nb, mb;
+    if (size_mul(n ? n : 1, sizeof(double), &nb) || size_mul(m ? m : 1, sizeof(double), &mb))
+        return -1;
+    d->x_train = calloc(1, nb);
+    d->y_train = calloc(1, nb);
+    d->x_test = calloc(1, mb);
+    d->y_truth = truth ? calloc(1, mb) : NULL;
+    d->n = n;
+    d->m = m;
+    if (!d->x_train || !d->y_train || !d->x_test || (truth && !d->y_truth)) {
+        pool_data_free(d);
+        return -1;
+    }
+    return 0;
+}
+
+void pool_data_free(pool_data *d)
+{
+    FREE_EACH(d->x_train, d->y_train, d->x_test, d->y_truth);
+    memset(d, 0, sizeof *d);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+#define POOL_NTEST 50 /* 0, 0.1, …, 4.9: torch.arange(0, 5, 0.1) */
+
+int pool_data_generate(pool_data *d, enum pool_edition ed, size_t n, double noise, rng *r)
+{
+    if (pool_data_alloc(d, n, POOL_NTEST, 1) < 0)
+        return -1;
+    /* x_train (n,): torch.sort(torch.rand(n) * 5), as float32 */
+    for (size_t i = 0; i < n; i++)
+        d->x_train[i] = (float)(rng_uniform(r) * 5.0);
+    qsort(d->x_train, n, sizeof(double), cmp_double);
+    /* y_train (n,): f(x) + noise · ε, ε ~ N(0, 1) */
+    for (size_t i = 0; i < n; i++)
+        d->y_train[i] = (float)(pool_truth(ed, d->x_train[i]) + noise * rng_normal(r));
+    /* x_test, y_truth (m,) */
+    for (size_t j = 0; j < POOL_NTEST; j++) {
+        d->x_test[j] = (float)(0.1 * (double)j);
+        d->y_truth[j] = (float)pool_truth(ed, d->x_test[j]);
+    }
+    return 0;
+}
+
+/* ---- nonparametric ---------------------------------------------------- */
+
+double pool_kernel_value(enum pool_kernel k, double u)
+{
+    double a = fabs(u);
+    switch (k) {
+    case POOL_GAUSSIAN:
+        return fm_exp(-u * u / 2.0);
+    case POOL_BOXCAR:
+        return a < 1.0 ? 1.0 : 0.0;
+    case POOL_CONSTANT:
+        return 1.0;
+    case POOL_EPANECHIKOV:
+        return a < 1.0 ? 1.0 - a : 0.0;
+    default:
+        return 0.0;
+    }
+}
+
+void pool_average(double *yhat, double *att, const double *y, size_t m, size_t n)
+{
+    double mean = 0.0;
+    for (size_t i = 0; i < n; i++)
+        mean += y[i];
+    mean /= (double)n;
+    for (size_t j = 0; j < m; j++) {
+        for (size_t i = 0; i < n; i++)
+            att[j * n + i] = 1.0 / (double)n;
+        yhat[j] = mean;
+    }
+}
+
+/* Row a (n,) ← softmax(s) in place: the largest score subtracted, exp,
+ * divided by the sum. Entry skip ((size_t)-1: none) is 0. */
+static void softmax_row(double *a, size_t n, size_t skip)
+{
+    double mx = -INFINITY, sum = 0.0;
+    for (size_t i = 0; i < n; i++)
+        if (i != skip && a[i] > mx)
+            mx = a[i];
+    for (size_t i = 0; i < n; i++) {
+        a[i] = i == skip ? 0.0 : fm_exp(a[i] - mx);
+        sum += a[i];
+    }
+    for (size_t i = 0; i < n; i++)
+        a[i] /= sum;
+}
+
+/* yhat = Σ_i a_i y_i */
+static double weighted_sum(const double *a, const double *y, size_t n)
+{
+    double s = 0.0;
+    for (size_t i = 0; i < n; i++)
+        s += a[i] * y[i];
+    return s;
+}
+
+size_t pool_nonparametric(double *yhat, double *att, const double *q, const double *x,
+                          const double *y, enum pool_kernel k, double sigma, size_t m,
+                          size_t n)
+{
+    size_t unreached = 0;
+    for (size_t j = 0; j < m; j++) {
+        double *a = att + j * n; /* (n,) query j's weights */
+        if (k == POOL_GAUSSIAN) {
+            /* scores −u²/2, then a softmax: a tiny σ still gives weights */
+            for (size_t i = 0; i < n; i++) {
+                double u = (q[j] - x[i]) / sigma;
+                a[i] = -u * u / 2.0;
+            }
+            softmax_row(a, n, (size_t)-1);
+        } else {
+            /* kernel values, then their sum as the normalisation */
+            double sum = 0.0;
+            for (size_t i = 0; i < n; i++) {
+                a[i] = pool_kernel_value(k, (q[j] - x[i]) / sigma);
+                sum += a[i];
+            }
+            if (sum == 0.0) { /* no key within reach: no prediction */
+                unreached++;
+                yhat[j] = NAN;
+                continue;
+            }
+            for (size_t i = 0; i < n; i++)
+                a[i] /= sum;
+        }
+        yhat[j] = weighted_sum(a, y, n);
+    }
+    return unreached;
+}
+
+/* ---- parametric: NWKernelRegression ----------------------------------- */
+
+void pool_param_forward(double *yhat, double *att, const double *q, const double *x,
+                        const double *y, double w, size_t m, size_t n, int leave_one_out)
+{
+    for (size_t j = 0; j < m; j++) {
+        double *a = att + j * n; /* (n,) */
+        /* scores s_i = −((q_j − x_i)·w)²/2 */
+        for (size_t i = 0; i < n; i++) {
+            double t = (q[j] - x[i]) * w;
+            a[i] = -t * t / 2.0;
+        }
+        /* softmax over the keys (without key j when leaving it out) */
+        softmax_row(a, n, leave_one_out ? j : (size_t)-1);
+        /* the weighted sum of the values */
+        yhat[j] = weighted_sum(a, y, n);
+    }
+}
+
+double pool_loss(double *dyhat, const double *yhat, const double *t, size_t m)
+{
+    double loss = 0.0;
+    for (size_t j = 0; j < m; j++) {
+        double e = yhat[j] - t[j];
+        loss += e * e;
+        dyhat[j] = 2.0 * e;
+    }
+    return loss;
+}
+
+double pool_param_backward(const double *dyhat, const double *att, const double *yhat,
+                           const double *q, const double *x, const double *y, double w,
+                           size_t m, size_t n, int leave_one_out)
+{
+    double dw = 0.0;
+    for (size_t j = 0; j < m; j++) {
+        const double *a = att + j * n;
+        for (size_t i = 0; i < n; i++) {
+            if (leave_one_out && i == j)
+                continue;
+            /* d yhat_j / d a_i = y_i; through the softmax:
+             * ds_i = a_i (y_i − yhat_j) · dyhat_j */
+            double ds = a[i] * (y[i] - yhat[j]) * dyhat[j];
+            /* s_i = −(d·w)²/2, so ds_i / dw = −d²·w */
+            double d = q[j] - x[i];
+            dw += ds * (-d * d * w);
+        }
+    }
+    return dw;
+}
+
+void pool_param_train(double *w, double *losses, size_t epochs, double lr, const double *x,
+                      const double *y, size_t n, double *yhat, double *dyhat, double *att)
+{
+    for (size_t e = 0; e < epochs; e++) {
+        /* forward on the training points, each without itself */
+        pool_param_forward(yhat, att, x, x, y, *w, n, n, 1);
+        losses[e] = pool_loss(dyhat, yhat, y, n);
+        /* backward, then one SGD step */
+        double dw = pool_param_backward(dyhat, att, yhat, x, x, y, *w, n, n, 1);
+        *w -= lr * dw;
+    }
+}
+
+/* ---- what the results say ------------------------------------------- */
+
+double pool_mse(const double *yhat, const double *t, size_t m)
+{
+    double s = 0.0;
+    size_t k = 0;
+    for (size_t j = 0; j < m; j++) {
+        if (isnan(yhat[j]))
+            continue;
+        double e = yhat[j] - t[j];
+        s += e * e;
+        k++;
+    }
+    return k ? s / (double)k : NAN;
+}
+
+double pool_mean_max_weight(const double *att, size_t m, size_t n)
+{
+    double s = 0.0;
+    size_t k = 0;
+    for (size_t j = 0; j < m; j++) {
+        double mx = 0.0;
+        for (size_t i = 0; i < n; i++)
+            mx = att[j * n + i] > mx ? att[j * n + i] : mx;
+        if (mx > 0.0) {
+            s += mx;
+            k++;
+        }
+    }
+    return k ? s / (double)k : NAN;
+}

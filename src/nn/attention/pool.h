@@ -1,0 +1,104 @@
+/* pool.h — Nadaraya–Watson kernel regression as attention pooling (d2l
+ * zh 10.2, d2l.ai 11.2): the test inputs are the queries, the training
+ * inputs the keys, the training outputs the values; a kernel (or a
+ * softmax of scores) gives each query's weights over the keys, and the
+ * prediction is the weighted sum of the values.
+ *
+ * Legend: n training points (keys x_i, values y_i), m queries. Every
+ * array is double and row-major; weights are (m, n), row j the weights of
+ * query j over the n keys. Nothing here allocates but pool_data_alloc.
+ */
+#ifndef ATTN_POOL_H
+#define ATTN_POOL_H
+
+#include <stddef.h>
+
+/* ---- the data of the section ------------------------------------------ */
+
+enum pool_edition { POOL_ZH = 0, POOL_EN = 1 };
+
+typedef struct pool_data {
+    double *x_train, *y_train; /* (n,) each */
+    double *x_test, *y_truth;  /* (m,) each; y_truth NULL when not known */
+    size_t n, m;
+} pool_data;
+
+/* The truth of the edition: zh 2 sin x + x^0.8, en 2 sin x + x (fm_sin,
+ * fm_pow: the same bits everywhere). */
+double pool_truth(enum pool_edition ed, double x);
+
+/* The section's data: n inputs uniform on [0, 5) sorted, y = f(x) + noise ·
+ * N(0, 1), test inputs 0, 0.1, …, 4.9 with their truth; every value a
+ * float32 number. Arrays allocated here (pool_data_free). 0, or -1 when
+ * out of memory. The generator is attn's (SplitMix64, Box–Muller), drawn
+ * from r in this order: the n inputs, then the n noises. */
+struct rng;
+int pool_data_generate(pool_data *d, enum pool_edition ed, size_t n, double noise,
+                       struct rng *r);
+/* Arrays for n training and m test points (y_truth too when truth is
+ * set), zeroed: 0, or -1. */
+int pool_data_alloc(pool_data *d, size_t n, size_t m, int truth);
+void pool_data_free(pool_data *d);
+
+/* ---- nonparametric pooling -------------------------------------------- */
+
+enum pool_kernel {
+    POOL_GAUSSIAN = 0, /* softmax(−u²/2) */
+    POOL_BOXCAR,       /* 1 where |u| < 1 */
+    POOL_CONSTANT,     /* 1 */
+    POOL_EPANECHIKOV,  /* max(0, 1 − |u|) */
+    POOL_NKERNELS
+};
+extern const char *const pool_kernel_names[]; /* NULL-terminated */
+
+/* The kernel's value at u (the Gaussian's exp(−u²/2) unnormalised). */
+double pool_kernel_value(enum pool_kernel k, double u);
+
+/* Average pooling: every weight 1/n, yhat[j] = mean of y. */
+void pool_average(double *yhat, double *att, const double *y, size_t m, size_t n);
+
+/* Nonparametric pooling with kernel k and width sigma > 0: for query j,
+ * u_i = (q_j − x_i) / sigma, weights the kernel values normalised to sum
+ * 1 (the Gaussian as a softmax of −u²/2, never 0/0), yhat[j] = Σ_i att ·
+ * y_i. A query no key reaches (every kernel value 0) gets a row of zeros
+ * and yhat NaN. Returns how many such queries. */
+size_t pool_nonparametric(double *yhat, double *att, const double *q, const double *x,
+                          const double *y, enum pool_kernel k, double sigma, size_t m,
+                          size_t n);
+
+/* ---- parametric pooling: d2l's NWKernelRegression ---------------------- */
+
+/* Forward: for query j, scores s_i = −((q_j − x_i)·w)²/2, att = softmax(s),
+ * yhat[j] = Σ_i att_ji · y_i. With leave_one_out (m = n, the queries the
+ * training inputs), key j is not among query j's keys: its weight is 0
+ * (the section's keys and values for training point j are the other n − 1). */
+void pool_param_forward(double *yhat, double *att, const double *q, const double *x,
+                        const double *y, double w, size_t m, size_t n, int leave_one_out);
+
+/* The loss Σ_j (yhat_j − t_j)² (MSELoss without reduction, summed) and
+ * its gradient dyhat_j = 2 (yhat_j − t_j). */
+double pool_loss(double *dyhat, const double *yhat, const double *t, size_t m);
+
+/* Backward: d loss / d w from dyhat (m,), with the forward's att and yhat,
+ * the same inputs in the same order. */
+double pool_param_backward(const double *dyhat, const double *att, const double *yhat,
+                           const double *q, const double *x, const double *y, double w,
+                           size_t m, size_t n, int leave_one_out);
+
+/* The section's training: epochs full-batch SGD steps with lr on x, y
+ * (n ≥ 2), leave one out, from *w; losses[e] the loss before step e.
+ * Work buffers yhat, dyhat (n,) and att (n, n) are the caller's. */
+void pool_param_train(double *w, double *losses, size_t epochs, double lr, const double *x,
+                      const double *y, size_t n, double *yhat, double *dyhat, double *att);
+
+/* ---- what the results say ------------------------------------------- */
+
+/* Mean squared error of yhat against t over the queries that have a
+ * prediction (NaN yhat skipped); NaN when none has. */
+double pool_mse(const double *yhat, const double *t, size_t m);
+/* How peaked the weights are: the mean over the queries that have
+ * weights of each row's largest weight (1/n for average pooling, 1 when
+ * each query looks at one key). NaN when no row has weights. */
+double pool_mean_max_weight(const double *att, size_t m, size_t n);
+
+#endif

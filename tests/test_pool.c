@@ -1,0 +1,217 @@
+/* test_pool.c — attn pool's maths (src/nn/attention/pool.c): each kernel
+ * against the formula by hand, the gradient against finite differences,
+ * and the section's runs against PyTorch float64 (the files of tests/ref/pool/,
+ * written by scripts/gen_pool_ref.py): the nonparametric predictions and
+ * weights, the training step by step (w, the loss and autograd's dL/dw at
+ * each epoch), the learned w, the test predictions and weights, to 1e-5.
+ * argv[1]: the folder of the reference files. */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "checked.h"
+#include "pool.h"
+#include "pool_input.h"
+
+#define TOL 1e-5
+
+static double max_diff; /* the largest difference from PyTorch seen */
+
+static void near(double got, double want, const char *what, size_t i)
+{
+    double d = fabs(got - want);
+    max_diff = d > max_diff ? d : max_diff;
+    check_count++;
+    if (!(d <= TOL + TOL * fabs(want))) {
+        check_failed++;
+        fprintf(stderr, "%s[%zu] = %.12g, PyTorch %.12g (diff %.3g)\n", what, i, got, want, d);
+    }
+}
+
+/* The kernels and a normalisation on three points, by hand. */
+static void test_by_hand(void)
+{
+    const double x[3] = {0.0, 1.0, 3.0}, y[3] = {1.0, 2.0, 4.0}, q[2] = {0.5, 2.0};
+    double yhat[2], att[6];
+    CHECK_NEAR(pool_kernel_value(POOL_GAUSSIAN, 0.5), exp(-0.125), 1e-15, 0);
+    CHECK_NEAR(pool_kernel_value(POOL_BOXCAR, 0.999), 1.0, 0, 0);
+    CHECK_NEAR(pool_kernel_value(POOL_BOXCAR, -1.0), 0.0, 0, 0);
+    CHECK_NEAR(pool_kernel_value(POOL_CONSTANT, 42.0), 1.0, 0, 0);
+    CHECK_NEAR(pool_kernel_value(POOL_EPANECHIKOV, -0.25), 0.75, 1e-15, 0);
+    CHECK_NEAR(pool_kernel_value(POOL_EPANECHIKOV, 1.5), 0.0, 0, 0);
+    /* q = 0.5, σ = 1: boxcar and Epanechikov reach 0 and 1 equally */
+    CHECK_INT(pool_nonparametric(yhat, att, q, x, y, POOL_BOXCAR, 1.0, 1, 3), 0);
+    CHECK_NEAR(yhat[0], 1.5, 1e-15, 0);
+    CHECK_NEAR(att[2], 0.0, 0, 0);
+    pool_nonparametric(yhat, att, q, x, y, POOL_EPANECHIKOV, 1.0, 1, 3);
+    CHECK_NEAR(yhat[0], 1.5, 1e-15, 0);
+    pool_nonparametric(yhat, att, q, x, y, POOL_CONSTANT, 1.0, 1, 3);
+    CHECK_NEAR(yhat[0], 7.0 / 3.0, 1e-15, 0);
+    /* Gaussian: exp(-u²/2) / Σ */
+    double k0 = exp(-0.125), k1 = exp(-0.125), k2 = exp(-3.125), s = k0 + k1 + k2;
+    pool_nonparametric(yhat, att, q, x, y, POOL_GAUSSIAN, 1.0, 1, 3);
+    CHECK_NEAR(att[2], k2 / s, 1e-15, 0);
+    CHECK_NEAR(yhat[0], (k0 * 1 + k1 * 2 + k2 * 4) / s, 1e-15, 0);
+    /* q = 2, boxcar σ = 0.1: no point within reach, a row of zeros */
+    CHECK_INT(pool_nonparametric(yhat, att, q, x, y, POOL_BOXCAR, 0.1, 2, 3), 2);
+    CHECK(isnan(yhat[1]) && att[3] == 0.0 && att[4] == 0.0 && att[5] == 0.0);
+    /* a tiny σ: the Gaussian as a softmax still gives weights */
+    pool_nonparametric(yhat, att, q, x, y, POOL_GAUSSIAN, 1e-8, 2, 3);
+    CHECK(!isnan(yhat[0]) && !isnan(yhat[1]));
+    CHECK_NEAR(att[0] + att[1] + att[2], 1.0, 1e-15, 0);
+    pool_average(yhat, att, y, 2, 3);
+    CHECK_NEAR(yhat[1], 7.0 / 3.0, 1e-15, 0);
+    CHECK_NEAR(att[4], 1.0 / 3.0, 1e-15, 0);
+    CHECK_NEAR(pool_mean_max_weight(att, 2, 3), 1.0 / 3.0, 1e-15, 0);
+}
+
+/* d loss / d w against central differences, leave one out. */
+static void test_gradient(void)
+{
+    const double x[5] = {0.1, 0.7, 1.3, 2.2, 3.9}, y[5] = {1.0, 0.5, 2.5, 3.0, 1.5};
+    double yhat[5], dy[5], att[25], w = 1.7, h = 1e-6;
+    pool_param_forward(yhat, att, x, x, y, w, 5, 5, 1);
+    for (size_t j = 0; j < 5; j++)
+        CHECK_NEAR(att[j * 5 + j], 0.0, 0, 0); /* a point is not its own key */
+    pool_loss(dy, yhat, y, 5);
+    double dw = pool_param_backward(dy, att, yhat, x, x, y, w, 5, 5, 1);
+    pool_param_forward(yhat, att, x, x, y, w + h, 5, 5, 1);
+    double lp = pool_loss(dy, yhat, y, 5);
+    pool_param_forward(yhat, att, x, x, y, w - h, 5, 5, 1);
+    double lm = pool_loss(dy, yhat, y, 5);
+    CHECK_NEAR(dw, (lp - lm) / (2 * h), 1e-6, 1e-6);
+}
+
+static double num(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/* The weight rows of ref (rows listed in $.rows) against att (m, n). */
+static void compare_rows(const cJSON *ref, const cJSON *wref, const double *att, size_t n,
+                         const char *what)
+{
+    const cJSON *row, *r = cJSON_GetObjectItemCaseSensitive(ref, "rows")->child;
+    cJSON_ArrayForEach(row, wref)
+    {
+        size_t j = (size_t)r->valueint, i = 0;
+        const cJSON *v;
+        cJSON_ArrayForEach(v, row)
+        {
+            near(att[j * n + i], v->valuedouble, what, j * n + i);
+            i++;
+        }
+        CHECK_INT(i, n);
+        r = r->next;
+    }
+}
+
+static void compare_yhat(const double *yhat, const cJSON *want, const char *what)
+{
+    size_t j = 0;
+    const cJSON *v;
+    cJSON_ArrayForEach(v, want)
+    {
+        if (cJSON_IsNull(v))
+            CHECK(isnan(yhat[j]));
+        else
+            near(yhat[j], v->valuedouble, what, j);
+        j++;
+    }
+}
+
+static enum pool_kernel kernel_of(const char *name)
+{
+    for (int k = 0; k < POOL_NKERNELS; k++)
+        if (strcmp(pool_kernel_names[k], name) == 0)
+            return (enum pool_kernel)k;
+    return POOL_NKERNELS;
+}
+
+/* The section's training, epoch by epoch, against PyTorch's steps. */
+static void compare_training(const cJSON *ref, const pool_data *d, double *att, double *yhat)
+{
+    const cJSON *p = cJSON_GetObjectItemCaseSensitive(ref, "parametric"), *step;
+    size_t n = d->n, e = 0;
+    double w = num(ref, "w_init"), lr = num(ref, "lr"), dy[4096];
+    if (n > 4096)
+        return;
+    cJSON_ArrayForEach(step, cJSON_GetObjectItemCaseSensitive(p, "steps"))
+    {
+        near(w, num(step, "w"), "w", e);
+        pool_param_forward(yhat, att, d->x_train, d->x_train, d->y_train, w, n, n, 1);
+        near(pool_loss(dy, yhat, d->y_train, n), num(step, "loss"), "loss", e);
+        double dw = pool_param_backward(dy, att, yhat, d->x_train, d->x_train, d->y_train, w,
+                                        n, n, 1);
+        near(dw, num(step, "dw"), "dw", e);
+        w -= lr * dw;
+        e++;
+    }
+    /* the same through pool_param_train */
+    double w2 = num(ref, "w_init"), losses[64];
+    CHECK((size_t)num(ref, "epochs") == e && e <= 64);
+    pool_param_train(&w2, losses, e, lr, d->x_train, d->y_train, n, yhat, dy, att);
+    CHECK(w2 == w);
+    near(w, num(p, "w"), "learned w", 0);
+    pool_param_forward(yhat, att, d->x_test, d->x_train, d->y_train, w, d->m, n, 0);
+    compare_yhat(yhat, cJSON_GetObjectItemCaseSensitive(p, "y_hat"), "parametric y_hat");
+    compare_rows(ref, cJSON_GetObjectItemCaseSensitive(p, "weights"), att, n,
+                 "parametric weights");
+}
+
+static void test_ref(const char *dir, const char *name)
+{
+    char path[1024], err[512];
+    snprintf(path, sizeof path, "%s/%s.json", dir, name);
+    char *text = check_read_file(path, NULL);
+    cJSON *ref = text ? cJSON_Parse(text) : NULL;
+    pool_data d;
+    CHECK(ref != NULL);
+    if (!ref || pool_input_from_json(&d, ref, path, err, sizeof err) < 0) {
+        fprintf(stderr, "%s: cannot read\n", path);
+        check_failed++;
+        free(text);
+        cJSON_Delete(ref);
+        return;
+    }
+    double *att = calloc(d.n * (d.m > d.n ? d.m : d.n), sizeof *att), *yhat = calloc(
+        d.m > d.n ? d.m : d.n, sizeof *yhat);
+    const cJSON *r;
+    cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(ref, "results"))
+    {
+        const cJSON *kn = cJSON_GetObjectItemCaseSensitive(r, "kernel");
+        pool_nonparametric(yhat, att, d.x_test, d.x_train, d.y_train, kernel_of(kn->valuestring),
+                           num(r, "sigma"), d.m, d.n);
+        compare_yhat(yhat, cJSON_GetObjectItemCaseSensitive(r, "y_hat"), kn->valuestring);
+        compare_rows(ref, cJSON_GetObjectItemCaseSensitive(r, "weights"), att, d.n,
+                     kn->valuestring);
+    }
+    const cJSON *avg = cJSON_GetObjectItemCaseSensitive(ref, "average");
+    pool_average(yhat, att, d.y_train, d.m, d.n);
+    near(yhat[0], num(avg, "y_hat"), "average y_hat", 0);
+    near(att[d.n - 1], num(avg, "weight"), "average weight", 0);
+    compare_training(ref, &d, att, yhat);
+    printf("%s: max |attn - PyTorch float64| so far %.3g\n", name, max_diff);
+    FREE_EACH(att, yhat);
+    pool_data_free(&d);
+    cJSON_Delete(ref);
+    free(text);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: test_pool REF_DIR\n");
+        return 2;
+    }
+    test_by_hand();
+    test_gradient();
+    test_ref(argv[1], "zh_default");
+    test_ref(argv[1], "en_seed3");
+    test_ref(argv[1], "zh_n20_w2");
+    return check_summary("pool");
+}
