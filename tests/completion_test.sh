@@ -92,7 +92,8 @@ check $? "attn --list-commands [$(echo $commands)] is what attn --help lists [$(
 expect_has "posenc multihead selfattn complexity help" attn ""
 expect "$commands"$'\nhelp' attn ""
 expect "pool posenc" attn po
-expect "help" attn he
+expect "help" attn hel
+expect "heatmap" attn hea
 expect "--help --version" attn -
 expect "--version" attn --v
 expect "$commands" attn help ""

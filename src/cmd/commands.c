@@ -12,6 +12,9 @@ static int cmd_tour(int argc, char **argv)
 }
 
 const struct command attn_commands[] = {
+    {"heatmap", cmd_heatmap, usage_heatmap,
+     "d2l's show_heatmaps for any matrices: a JSON tensor, --path, --eye N", heatmap_options,
+     heatmap_rules},
     {"pool", cmd_pool, usage_pool,
      "attention pooling: Nadaraya–Watson regression, average, kernels, learned w",
      pool_options, pool_rules},

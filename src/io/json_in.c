@@ -503,3 +503,133 @@ int json_get_count(const cJSON *node, const char *path, long min, long max, long
     *out = (long)d;
     return 0;
 }
+
+/* ---- paths ------------------------------------------------------------ */
+
+/* The longest path taken (messages quote it whole) */
+#define JSON_PATH_MAX 200
+
+/* One step of a path at s: a member ".name" (*name, *len) or an index
+ * "[i]" (*index; *name NULL). The characters it takes, or 0 when s does
+ * not start a step. */
+static size_t path_step(const char *s, const char **name, size_t *len, size_t *index)
+{
+    *name = NULL;
+    if (s[0] == '.') {
+        size_t n = strcspn(s + 1, ".[");
+        if (n == 0)
+            return 0;
+        *name = s + 1;
+        *len = n;
+        return n + 1;
+    }
+    if (s[0] == '[') {
+        size_t n = strspn(s + 1, "0123456789");
+        if (n == 0 || n > 9 || s[1 + n] != ']' || (n > 1 && s[1] == '0'))
+            return 0;
+        *index = (size_t)strtoul(s + 1, NULL, 10);
+        return n + 2;
+    }
+    return 0;
+}
+
+int json_path_check(const char *path, char *err, size_t errlen)
+{
+    const char *name;
+    size_t len = 0, index = 0, used = 1, n;
+    if (strlen(path) > JSON_PATH_MAX) {
+        snprintf(err, errlen, "expected a JSON path of at most %d characters", JSON_PATH_MAX);
+        return -1;
+    }
+    if (path[0] != '$') {
+        snprintf(err, errlen, "expected a JSON path starting with $, like "
+                 "$.attention_weights or $.cross_attention[1], got '%s'", path);
+        return -1;
+    }
+    while (path[used] != '\0') {
+        n = path_step(path + used, &name, &len, &index);
+        if (n == 0) {
+            snprintf(err, errlen, "expected .member or [index] at character %zu of '%s'",
+                     used + 1, path);
+            return -1;
+        }
+        used += n;
+    }
+    return 0;
+}
+
+/* The members of object node, as "a, b, c" (the first few) into buf. */
+static void member_list(const cJSON *node, char *buf, size_t buflen)
+{
+    const cJSON *item;
+    size_t used = 0, count = 0;
+    buf[0] = '\0';
+    cJSON_ArrayForEach(item, node)
+    {
+        int n;
+        if (count == 8 || used + 8 >= buflen) {
+            snprintf(buf + used, buflen - used, ", …");
+            return;
+        }
+        n = snprintf(buf + used, buflen - used, "%s%.40s", count ? ", " : "",
+                     item->string ? item->string : "");
+        if (n < 0 || (size_t)n >= buflen - used)
+            return;
+        used += (size_t)n;
+        count++;
+    }
+}
+
+/* One step from node: its member name[0 … len) or its entry index; NULL
+ * with the message in err (here is the path up to and with the step). */
+static const cJSON *take_step(const cJSON *node, const char *here, const char *name, size_t len,
+                              size_t index, char *err, size_t errlen)
+{
+    const cJSON *item;
+    if (name) {
+        char key[JSON_PATH_MAX + 1], members[160];
+        if (!cJSON_IsObject(node)) {
+            snprintf(err, errlen, "%s: no such member: the value before it is %s, not an "
+                     "object", here, json_type_name(node));
+            return NULL;
+        }
+        memcpy(key, name, len);
+        key[len] = '\0';
+        if ((item = cJSON_GetObjectItemCaseSensitive(node, key)) == NULL) {
+            member_list(node, members, sizeof members);
+            snprintf(err, errlen, "%s: no such member (the object has %s%s)", here,
+                     members[0] ? "" : "none", members);
+        }
+        return item;
+    }
+    if (!cJSON_IsArray(node)) {
+        snprintf(err, errlen, "%s: no such index: the value before it is %s, not an array",
+                 here, json_type_name(node));
+        return NULL;
+    }
+    if (index >= (size_t)cJSON_GetArraySize(node)) {
+        snprintf(err, errlen, "%s: no such index (the array has %d entr%s)", here,
+                 cJSON_GetArraySize(node), cJSON_GetArraySize(node) == 1 ? "y" : "ies");
+        return NULL;
+    }
+    return cJSON_GetArrayItem(node, (int)index);
+}
+
+const cJSON *json_at_path(const cJSON *root, const char *path, char *err, size_t errlen)
+{
+    char here[JSON_PATH_MAX + 1];
+    const char *name;
+    size_t len = 0, index = 0, used = 1;
+    const cJSON *node = root;
+
+    if (json_path_check(path, err, errlen) != 0)
+        return NULL;
+    while (node && path[used] != '\0') {
+        size_t n = path_step(path + used, &name, &len, &index);
+        used += n;
+        memcpy(here, path, used);
+        here[used] = '\0';
+        node = take_step(node, here, name, len, index, err, errlen);
+    }
+    return node;
+}

@@ -49,4 +49,14 @@ int json_get_count(const cJSON *node, const char *path, long min, long max, long
 /* The JSON type of node in words: "a string", "an array", … */
 const char *json_type_name(const cJSON *node);
 
+/* A JSON path as attn's messages write them: "$", then members ".name"
+ * (any characters but '.' and '[') and indices "[3]", e.g.
+ * "$.attention_weights" or "$.cross_attention[1]". json_path_check: 0 when
+ * path has that form, else -1 with what is wrong in err. json_at_path: the
+ * node of root at path (checked first), or NULL with the place and the
+ * reason in err, e.g. "$.cross_attention[4]: no such index (the array has
+ * 2 entries)" or "$.weights: no such member". */
+int json_path_check(const char *path, char *err, size_t errlen);
+const cJSON *json_at_path(const cJSON *root, const char *path, char *err, size_t errlen);
+
 #endif

@@ -1,0 +1,163 @@
+"""attn heatmap: d2l's show_heatmaps for any matrices (SPEC §13): the
+identity of --eye (terminal, PNG, JSON), a rank-4 file, a tensor of a
+selfattn --json file by --path, and every error with its exit code and
+message."""
+import json
+import os
+
+from .common import ROOT, check, expect, png_info, run
+
+P = "attn heatmap: "
+RANKS = ("expected numbers of rank 2, 3 or 4 ((queries, keys), (columns, queries, keys) "
+         "or (rows, columns, queries, keys)), got rank ")
+
+
+def write(tmp, name, text):
+    path = os.path.join(tmp, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def eye_checks(tmp):
+    # the section's first cell, as numbers without colour
+    rc, out, err = run(["heatmap", "--eye", "3", "--color", "never"])
+    check(rc == 0 and err == "", "heatmap --eye 3: exit %d, %r" % (rc, err))
+    check(out == "torch.eye(3): torch.Size([1, 1, 3, 3])\n"
+                 "1 × 1 panel of 3 Queries × 3 Keys, one colour scale from 0 to 1\n"
+                 "[[1.0000, 0.0000, 0.0000],\n"
+                 " [0.0000, 1.0000, 0.0000],\n"
+                 " [0.0000, 0.0000, 1.0000]]\n", "heatmap --eye 3: %r" % out)
+    # in colour: two rows a line, the diagonal Reds' darkest, the rest its lightest
+    rc, out, _ = run(["heatmap", "--eye", "2", "--color", "always"])
+    lines = out.split("\n")
+    check(rc == 0 and lines[2] == "  0" and lines[3] ==
+          "0 \x1b[38;2;103;0;13m\x1b[48;2;255;245;240m\u2580"
+          "\x1b[38;2;255;245;240m\x1b[48;2;103;0;13m\u2580\x1b[0m",
+          "heatmap --eye 2 --color always: %r" % lines[:4])
+    check(lines[4].startswith("0.00 ") and lines[4].endswith(" 1.00  Reds"),
+          "heatmap --eye 2: the colour bar %r" % lines[4])
+    # NO_COLOR and --color auto on a pipe: numbers
+    expect(["heatmap", "--eye", "2"], 0, err="", out_has=["[[1.0000, 0.0000],"])
+    png = os.path.join(tmp, "eye.png")
+    expect(["heatmap", "--eye", "10", "--png", png], 0, err="",
+           out_has=["wrote %s: 1 × 1 heatmap of 10 × 10, 404×340 px" % png])
+    check(png_info(png)[:2] == (404, 340), "eye.png: %r" % (png_info(png),))
+    rc, out, _ = run(["heatmap", "--eye", "3", "--json", "-"])
+    doc = json.loads(out)
+    check(rc == 0 and doc == {"command": "heatmap", "shape": [1, 1, 3, 3], "xlabel": "Keys",
+                              "ylabel": "Queries", "titles": None,
+                              "attention_weights": [[[[1, 0, 0], [0, 1, 0], [0, 0, 1]]]]},
+          "heatmap --eye 3 --json -: %r" % doc)
+
+
+def file_checks(tmp):
+    r4 = [[[[1, 2, 3], [3, 4, 5]], [[5, 6, 7], [7, 8, 9]]],
+          [[[0, 1, 0], [1, 0, 1]], [[2, 2, 2], [1, 1, 1]]]]
+    path = write(tmp, "r4.json", json.dumps(r4))
+    png = os.path.join(tmp, "r4.png")
+    expect(["heatmap", path, "--titles", "Head 1,Head 2", "--png", png], 0, err="",
+           out_has=["wrote %s: 2 × 2 heatmaps of 2 × 3, 626×450 px" % png])
+    check(png_info(png)[:2] == (626, 450), "r4.png: %r" % (png_info(png),))
+    rc, out, _ = run(["heatmap", path, "--json", "-", "--xlabel", "k", "--titles", "a,b"])
+    doc = json.loads(out)
+    check(rc == 0 and doc["shape"] == [2, 2, 2, 3] and doc["attention_weights"] == r4 and
+          doc["xlabel"] == "k" and doc["titles"] == ["a", "b"], "r4 --json: %r" % doc)
+    rc, out, _ = run(["heatmap", path, "--color", "never", "--titles", "a,b"])
+    check(rc == 0 and "2 × 2 panels of 2 Queries × 3 Keys, one colour scale from 0 to 9\n"
+          in out and "\nrow 1, column 1 (b):\n[[2.0000, 2.0000, 2.0000],\n"
+                     " [1.0000, 1.0000, 1.0000]]\n" in out, "r4 printed: %r" % out)
+    # rank 3 from stdin: one row of columns
+    rc, out, _ = run(["heatmap", "-", "--json", "-"], stdin=b"[[[1, 2]], [[3, 4]]]")
+    check(rc == 0 and json.loads(out)["attention_weights"] == [[[[1, 2]], [[3, 4]]]],
+          "rank 3 from stdin: %r" % out)
+    # the data file of the guide: two heads of 4 queries × 5 keys
+    rc, out, _ = run(["heatmap", os.path.join(ROOT, "data", "heatmap_heads.json"), "--json", "-"])
+    check(rc == 0 and json.loads(out)["shape"] == [2, 4, 5], "heatmap_heads.json: %r" % out)
+
+
+def path_checks(tmp):
+    run_json = os.path.join(tmp, "run.json")
+    expect(["selfattn", "--json", run_json], 0)
+    with open(run_json) as f:
+        weights = json.load(f)["attention_weights"]
+    rc, out, _ = run(["heatmap", run_json, "--path", "$.attention_weights", "--json", "-"])
+    doc = json.loads(out)
+    check(rc == 0 and doc["shape"] == [2, 5, 4, 4] and doc["attention_weights"] == weights,
+          "--path $.attention_weights: %r" % out[:200])
+    rc, out, _ = run(["heatmap", run_json, "--path", "$.attention_weights[1]", "--json", "-"])
+    check(rc == 0 and json.loads(out)["attention_weights"] == [weights[1]],
+          "--path $.attention_weights[1]: %r" % out[:200])
+    png = os.path.join(tmp, "run.png")
+    expect(["heatmap", run_json, "--path", "$.attention_weights", "--png", png], 0, err="",
+           out_has=["wrote %s: 2 × 5 heatmaps of 4 × 4," % png])
+    f = "attn heatmap: %s: " % run_json
+    expect(["heatmap", run_json, "--path", "$.nope"], 1,
+           err=f + "$.nope: no such member (the object has command, shape, output, "
+                   "attention_weights, valid_lens, X, num_heads, state_dict)")
+    expect(["heatmap", run_json, "--path", "$.output[5]"], 1,
+           err=f + "$.output[5]: no such index (the array has 2 entries)")
+    expect(["heatmap", run_json, "--path", "$.command[0]"], 1,
+           err=f + "$.command[0]: no such index: the value before it is a string, not an array")
+    expect(["heatmap", run_json, "--path", "$.shape"], 1, err=f + "$.shape: " + RANKS + "1")
+    expect(["heatmap", run_json, "--path", "$.command"], 1,
+           err=f + "$.command: expected an array of numbers, got a string")
+    expect(["heatmap", run_json, "--path", "x"], 2,
+           err=P + "--path: expected a JSON path starting with $, like $.attention_weights "
+                   "or $.cross_attention[1], got 'x'")
+    expect(["heatmap", run_json, "--path", "$.a[01]"], 2,
+           err=P + "--path: expected .member or [index] at character 4 of '$.a[01]'")
+
+
+def error_checks(tmp):
+    bad = [("[1, 2]", "$: " + RANKS + "1"),
+           ("[[[[[1]]]]]", "$: " + RANKS + "5 or more"),
+           ("[[1, 2], [3]]", "$[1]: expected 2 numbers, got 1"),
+           ("[[1, \"a\"]]", "$[0][1]: expected a number, got a string"),
+           ("[[1, null]]", "$[0][1]: expected a number, got null"),
+           ("[]", "$: an empty array: every axis needs at least one entry"),
+           ("[[[]]]", "$[0][0]: an empty array: every axis needs at least one entry"),
+           ("5", "$: expected an array of numbers, got a number"),
+           ("[[1e39]]", "$[0][0]: expected a finite float32 number, got 1e+39")]
+    for text, msg in bad:
+        expect(["heatmap", write(tmp, "bad.json", text)], 1,
+               err=P + os.path.join(tmp, "bad.json") + ": " + msg)
+        expect(["heatmap", "-"], 1, err=P + "stdin: " + msg, stdin=text.encode())
+    missing = os.path.join(tmp, "missing.json")
+    expect(["heatmap", missing], 1, err=P + missing + ": cannot open: No such file or directory")
+    expect(["heatmap", tmp], 1, err=P + tmp + ": cannot read: Is a directory")
+    expect(["heatmap", write(tmp, "nan.json", "[[NaN]]")], 1,
+           err=P + os.path.join(tmp, "nan.json") + ": line 1, column 3: NaN is not a JSON "
+           "number (NaN and Infinity are not allowed)")
+    expect(["heatmap", "--eye", "2", "--png", os.path.join(tmp, "no", "x.png")], 1,
+           err=P + "--png %s: cannot create: No such file or directory"
+           % os.path.join(tmp, "no", "x.png"))
+    expect(["heatmap", "--eye", "100000"], 1,
+           err=P + "--eye 100000 needs about 74.5 GiB, more than --max-mem 4 GiB")
+    # usage
+    expect(["heatmap"], 2, err=P + "expected a JSON FILE (- for stdin) or --eye N "
+                                   "(see attn heatmap --help)")
+    expect(["heatmap", "a", "b"], 2, err=P + "expected one FILE, got 2 (see attn heatmap --help)")
+    expect(["heatmap", "--eye", "0"], 2,
+           err=P + "--eye: expected an integer from 1 to 1000000, got '0'")
+    expect(["heatmap", "--eye", "x"], 2,
+           err=P + "--eye: expected an integer from 1 to 1000000, got 'x'")
+    expect(["heatmap", "--eye", "3", "f.json"], 2,
+           err=P + "--eye draws the identity and takes no FILE, got 'f.json'")
+    expect(["heatmap", "--eye", "3", "--path", "$"], 2,
+           err=P + "--eye draws the identity: --path is for a FILE")
+    expect(["heatmap", "--eye", "3", "--titles", "a,b"], 2,
+           err=P + "--titles: 2 titles for 1 column of panels")
+    expect(["heatmap", "--eye", "3", "--frob"], 2,
+           err=P + "unknown option '--frob' (see attn heatmap --help)")
+    expect(["heatmap", "--eye", "3", "--cmap", "jet"], 2,
+           err=P + "--cmap: unknown colormap 'jet' (known: Reds, Blues, viridis, gray)")
+    expect(["heatmap", "--eye", "3", "--html", "-"], 2)
+    expect(["heatmap", "--help"], 0, err="", out_has=["usage: attn heatmap", "Examples:"])
+
+
+def group_heatmap(tmp):
+    eye_checks(tmp)
+    file_checks(tmp)
+    path_checks(tmp)
+    error_checks(tmp)
