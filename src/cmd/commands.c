@@ -12,6 +12,9 @@ static int cmd_tour(int argc, char **argv)
 }
 
 const struct command attn_commands[] = {
+    {"score", cmd_score, usage_score,
+     "scoring functions: masked softmax, additive and dot-product attention",
+     score_options, score_rules},
     {"selfattn", cmd_selfattn, usage_selfattn,
      "self-attention on one sequence (queries = keys = values = X)", selfattn_options,
      selfattn_rules},

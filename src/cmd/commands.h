@@ -35,6 +35,7 @@ const struct command *command_find(const char *name);
     extern const struct opt name##_options[];   \
     extern const struct opt_rule name##_rules[]
 
+COMMAND_DECLARE(score);
 COMMAND_DECLARE(posenc);
 COMMAND_DECLARE(multihead);
 COMMAND_DECLARE(selfattn);
