@@ -453,23 +453,23 @@ static void explain_example(const score_run *r, size_t b)
     if (r->kind == KIND_ADDITIVE) {
         printf("\nStep 1. Scores: a(q, k) = w_vᵀ tanh(W_q q + W_k k)\n");
         printf("W_q q  (%zu, %zu)\n", Nq, h);
-        term_matrix(stdout, r->qh + b * Nq * h, Nq, h, 4, 3);
+        term_matrix(stdout, r->qh + b * Nq * h, Nq, h, 4, 6);
         printf("W_k k  (%zu, %zu)\n", Nk, h);
-        term_matrix(stdout, r->kh + b * Nk * h, Nk, h, 4, 3);
+        term_matrix(stdout, r->kh + b * Nk * h, Nk, h, 4, 6);
         printf("scores: w_vᵀ tanh(W_q q + W_k k) for every query and key  (%zu, %zu)\n", Nq, Nk);
     } else {
         printf("\nStep 1. Scores: a(q, k) = q·k / sqrt(%zu) = q·k / %.4f  (%zu, %zu)\n", r->Dq,
                sqrt((double)r->Dq), Nq, Nk);
     }
-    term_matrix(stdout, r->scores + b * nn, Nq, Nk, 4, 3);
+    term_matrix(stdout, r->scores + b * nn, Nq, Nk, 4, 6);
     printf("\nStep 2. Masked: keys at k >= valid_len get -1e6  (%zu, %zu)\n", Nq, Nk);
-    term_matrix(stdout, r->masked + b * nn, Nq, Nk, 4, 3);
+    term_matrix(stdout, r->masked + b * nn, Nq, Nk, 4, 6);
     printf("\nStep 3. Attention weights: softmax over keys, each row sums to 1  (%zu, %zu)\n", Nq,
            Nk);
-    term_matrix(stdout, r->weights + b * nn, Nq, Nk, 4, 3);
+    term_matrix(stdout, r->weights + b * nn, Nq, Nk, 4, 6);
     printf("\nStep 4. Output: the weighted sum of the values, weights · values  (%zu, %zu)\n", Nq,
            r->Dv);
-    term_matrix(stdout, r->output + b * Nq * r->Dv, Nq, r->Dv, 4, 3);
+    term_matrix(stdout, r->output + b * Nq * r->Dv, Nq, r->Dv, 4, 6);
 }
 
 /* --masked-softmax: the section's two calls, on X drawn as torch.rand. */
