@@ -229,6 +229,24 @@ static int get_lens(score_run *r, const cJSON *root, char *err, size_t errlen)
     return -1;
 }
 
+/* The members of object obj are among known[0 … n): 0, or -1 naming the
+ * first other one, at path, with the list of those it may have. */
+static int known_members(const cJSON *obj, const char *const *known, size_t n, const char *path,
+                         const char *list, char *err, size_t errlen)
+{
+    const cJSON *item;
+    cJSON_ArrayForEach(item, obj) {
+        size_t i = 0;
+        while (i < n && strcmp(item->string, known[i]) != 0)
+            i++;
+        if (i == n) {
+            snprintf(err, errlen, "%s: unknown key \"%s\" (%s)", path, item->string, list);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* One state_dict entry: a (rows, cols) matrix; rows 0 takes the file's. */
 static int get_weight(const cJSON *sd, const char *name, size_t rows, size_t cols, linear *l,
                       char *err, size_t errlen)
@@ -257,22 +275,13 @@ static int get_weight(const cJSON *sd, const char *name, size_t rows, size_t col
 static int get_state_dict(score_run *r, const cJSON *sd, char *err, size_t errlen)
 {
     static const char *const known[] = {"W_q.weight", "W_k.weight", "w_v.weight"};
-    const cJSON *item;
     if (!cJSON_IsObject(sd)) {
         snprintf(err, errlen, "$.state_dict: expected an object, got %s", json_type_name(sd));
         return -1;
     }
-    cJSON_ArrayForEach(item, sd) {
-        size_t i = 0;
-        while (i < 3 && strcmp(item->string, known[i]) != 0)
-            i++;
-        if (i == 3) {
-            snprintf(err, errlen, "$.state_dict: unknown key \"%s\" (AdditiveAttention has "
-                     "W_q.weight, W_k.weight, w_v.weight)", item->string);
-            return -1;
-        }
-    }
-    if (get_weight(sd, "W_q.weight", 0, r->Dq, &r->m.W_q, err, errlen))
+    if (known_members(sd, known, 3, "$.state_dict",
+                      "AdditiveAttention has W_q.weight, W_k.weight, w_v.weight", err, errlen) ||
+        get_weight(sd, "W_q.weight", 0, r->Dq, &r->m.W_q, err, errlen))
         return -1;
     r->h = r->m.W_q.weight.shape[0];
     r->has_state_dict = 1;
@@ -314,23 +323,13 @@ static int run_from_json(score_run *r, int kind, const cJSON *root, const struct
 static int check_members(const cJSON *root, char *err, size_t errlen)
 {
     static const char *const known[] = {"queries", "keys", "values", "valid_lens", "state_dict"};
-    const cJSON *item;
     if (!cJSON_IsObject(root)) {
         snprintf(err, errlen, "$: expected an object with queries, keys and values, got %s",
                  json_type_name(root));
         return -1;
     }
-    cJSON_ArrayForEach(item, root) {
-        size_t i = 0;
-        while (i < 5 && strcmp(item->string, known[i]) != 0)
-            i++;
-        if (i == 5) {
-            snprintf(err, errlen, "$: unknown key \"%s\" (expected queries, keys, values, "
-                     "valid_lens, state_dict)", item->string);
-            return -1;
-        }
-    }
-    return 0;
+    return known_members(root, known, 5, "$",
+                         "expected queries, keys, values, valid_lens, state_dict", err, errlen);
 }
 
 /* ---- the computation --------------------------------------------------- */
@@ -546,19 +545,19 @@ static void write_run(json_writer *jw, const score_run *r)
     json_end(jw);
 }
 
-static int write_json(FILE *f, const void *arg)
+static void write_members(json_writer *jw, const void *arg)
 {
     const struct score_out *o = arg;
-    json_writer jw;
-    json_writer_init(&jw, f);
-    json_object_begin(&jw, NULL, JSON_BLOCK);
-    json_string(&jw, "command", "score");
-    json_array_begin(&jw, "results", JSON_BLOCK);
+    json_string(jw, "command", "score");
+    json_array_begin(jw, "results", JSON_BLOCK);
     for (size_t i = 0; i < o->nruns; i++)
-        write_run(&jw, &o->runs[i]);
-    json_end(&jw);
-    json_end(&jw);
-    return json_writer_finish(&jw);
+        write_run(jw, &o->runs[i]);
+    json_end(jw);
+}
+
+static int write_json(FILE *f, const void *arg)
+{
+    return json_document(f, 0, write_members, arg);
 }
 
 /* The weights as d2l draws them: each run's (B·Nq, Nk), side by side. */
@@ -676,12 +675,8 @@ int cmd_score(int argc, char **argv)
     struct score_args a;
     score_run runs[NKINDS];
     int status = parse_args(argc, argv, &a);
-    if (status == OPT_HELP_ASKED) {
-        usage_score(stdout);
-        return EXIT_OK;
-    }
-    if (status != EXIT_OK)
-        return status;
+    if (status != EXIT_OK) /* --help: the usage, exit 0 */
+        return status == OPT_HELP_ASKED ? (usage_score(stdout), EXIT_OK) : status;
     if (a.masked_softmax)
         return print_masked_softmax(&a);
     status = output_check_files((const char *const[]){a.json, a.png},
