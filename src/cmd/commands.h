@@ -37,6 +37,7 @@ const struct command *command_find(const char *name);
 
 COMMAND_DECLARE(heatmap);
 COMMAND_DECLARE(pool);
+COMMAND_DECLARE(score);
 COMMAND_DECLARE(posenc);
 COMMAND_DECLARE(multihead);
 COMMAND_DECLARE(selfattn);
