@@ -28,7 +28,7 @@
  * holds spaces, and @NAME for a figure file NAME inside the tour's folder. */
 #define MAX_RUNS 3
 #define MAX_WORDS 32
-#define NSTEPS_MAX 16   /* room in the --html record; NSTEPS is checked against it */
+#define NSTEPS_MAX 20   /* room in the --html record; NSTEPS is checked against it */
 
 struct tour_step {
     const char *name;    /* for --step */
@@ -42,6 +42,55 @@ struct tour_step {
 };
 
 static const struct tour_step steps[] = {
+    {"cues", "Attention cues: queries, keys and values", "d2l 10.1",
+     "Of everything in view, attention picks what to look at. The chapter names\n"
+     "the parts: the query (what the attender wants, the volitional cue), the\n"
+     "keys (what each thing offers, the nonvolitional cues) and the values (what\n"
+     "each thing holds). Attention pooling turns a query and the keys into\n"
+     "weights over the values:\n"
+     "    output = Σ_i α(q, k_i) v_i,   α ≥ 0,  Σ_i α(q, k_i) = 1\n"
+     "The section's first figure is the simplest pooling there is: each query\n"
+     "attends to the key of its own index and to nothing else, the identity, a\n"
+     "weight of 1 on the diagonal (d2l's show_heatmaps of torch.eye(10)).\n",
+     {"heatmap --eye 10 --png @01-heatmap-eye.png", NULL, NULL}, 1, 0},
+
+    {"pooling", "Attention pooling: Nadaraya–Watson regression", "d2l 10.2",
+     "Regression as attention: 50 noisy samples of f(x) = 2 sin(x) + x^0.8 are\n"
+     "the keys (their x) and the values (their y); each test input is a query.\n"
+     "    average:        ŷ = (1/n) Σ_i y_i\n"
+     "    nonparametric:  ŷ = Σ_i softmax(−(x − x_i)²/2) y_i\n"
+     "    parametric:     ŷ = Σ_i softmax(−((x − x_i) w)²/2) y_i,  w learned\n"
+     "Each is a weighted average of the values, the weights its attention. The\n"
+     "parametric w, trained 5 epochs by SGD on each point's distance to the\n"
+     "others, narrows the Gaussian: the weights' heatmap sharpens onto the\n"
+     "diagonal, and the fit follows the points (and their noise).\n",
+     {"pool --png @02-pool-fits.png --weights-png @02-pool-weights.png", NULL, NULL}, 0, 1},
+
+    {"scoring", "Attention scoring functions", "d2l 10.3",
+     "A score a(q, k_i) says how well key i fits the query; a softmax over the\n"
+     "keys that are there gives the weights (masked_softmax: a key past the\n"
+     "valid length scores −1e6, a weight of 0); the output is their weighted\n"
+     "sum of the values.\n"
+     "    additive:     a(q, k) = w_vᵀ tanh(W_q q + W_k k)\n"
+     "    dot product:  a(q, k) = qᵀk / √d\n"
+     "In the section's cells every key is ones, so every key scores the same:\n"
+     "the weights are equal over the valid keys, 1/2 for a length of 2 and 1/6\n"
+     "for 6, and the outputs are the values' means, [2, 3, 4, 5] and\n"
+     "[10, 11, 12, 13].\n",
+     {"score --masked-softmax", "score --png @03-score-weights.png", NULL}, 0, 2},
+
+    {"bahdanau", "Bahdanau attention", "d2l 10.4",
+     "Seq2Seq squeezes the whole source into the encoder's last state.\n"
+     "Bahdanau's decoder looks back at every encoder state instead, at each\n"
+     "step t′ of its output:\n"
+     "    c_t′ = Σ_t α(s_t′−1, h_t) h_t,   α: additive attention\n"
+     "the query its previous state s_t′−1, the keys and values the encoder's\n"
+     "states h_t. Below, a GRU encoder–decoder with that attention learns\n"
+     "attn's English → French grammar in 200 steps, about a second: each\n"
+     "French word's row settles on the English word it translates.\n",
+     {"train --task translate --arch bahdanau --steps 200 --png @04-train-bahdanau.png", NULL,
+      NULL}, 0, 1},
+
     {"cross", "Cross-attention that translates", "the notes' opening; d2l 10.7",
      "The notes begin with attention's classic use, in Seq2Seq: the decoder,\n"
      "about to write a French word, looks across the whole English sentence\n"
@@ -56,7 +105,7 @@ static const struct tour_step steps[] = {
      "the English word it translates, and cross over where the colour follows\n"
      "the noun (la petite pomme verte). Must attention join two sequences at\n"
      "all? No: from the next step on, one sequence attends to itself.\n",
-     {"train --task translate --steps 150 --png @01-train-translate.png", NULL, NULL}, 0, 1},
+     {"train --task translate --steps 150 --png @05-train-translate.png", NULL, NULL}, 0, 1},
 
     {"multihead", "Multi-head attention", "d2l 10.5",
      "Each head i projects queries, keys and values into its own subspace of\n"
@@ -66,7 +115,7 @@ static const struct tour_step steps[] = {
      "The chapter's cell: num_hiddens 100 in 5 heads of 20; queries (2, 4, 100),\n"
      "keys = values (2, 6, 100), all ones; valid_lens [3, 2], so example 0\n"
      "attends to its first 3 keys and example 1 to its first 2.\n",
-     {"multihead --describe", "multihead --png @02-multihead-weights.png", NULL}, 2, 0},
+     {"multihead --describe", "multihead --png @06-multihead-weights.png", NULL}, 2, 0},
 
     {"selfattn", "Self-attention", "d2l 10.6.1",
      "Queries, keys and values all come from one sequence X = x_1, …, x_n:\n"
@@ -74,7 +123,7 @@ static const struct tour_step steps[] = {
      "The output has the input's shape: every token gets a new representation\n"
      "computed from the whole sequence at once. The chapter's cell: X of ones\n"
      "(2, 4, 100), 5 heads, valid_lens [3, 2].\n",
-     {"selfattn --png @03-selfattn-weights.png", NULL, NULL}, 1, 0},
+     {"selfattn --png @07-selfattn-weights.png", NULL, NULL}, 1, 0},
 
     {"context", "苹果 in context", "the notes' example",
      "An embedding says what a word is, not what it means in this sentence.\n"
@@ -83,14 +132,14 @@ static const struct tour_step steps[] = {
      "similarity of the inputs (1) and of the outputs. The weights are random\n"
      "(untrained): the point is that context changes the result at all.\n",
      {"selfattn --tokens \"苹果 很 好吃|苹果 发布 了 新的 产品\" --hiddens 16 --heads 2"
-      " --png @04-apple-context.png", NULL, NULL}, 1, 0},
+      " --png @08-apple-context.png", NULL, NULL}, 1, 0},
 
     {"scaling", "Why scores are divided by √d", "d2l 10.3.3",
      "If the d components of q and k are independent with mean 0 and variance\n"
      "1, then q·k = Σ_j q_j k_j has variance d. Unscaled, scores spread out as d\n"
      "grows and the softmax puts almost all weight on one key, where its\n"
      "gradients vanish; q·k/√d has variance 1 for every d.\n",
-     {"selfattn --scale-sweep --png @05-scale-sweep.png", NULL, NULL}, 0, 0},
+     {"selfattn --scale-sweep --png @09-scale-sweep.png", NULL, NULL}, 0, 0},
 
     {"complexity", "Comparing CNNs, RNNs and self-attention", "d2l 10.6.2",
      "Three layers that map n tokens of d channels to n tokens of d channels:\n"
@@ -102,15 +151,15 @@ static const struct tour_step steps[] = {
      "d = 512, path lengths measured through real layers, and real layers\n"
      "timed for growing n with the growth exponent fitted.\n",
      {"complexity --measure --sweep 64:2048 --measure-dim 32 --reps 3"
-      " --png @06-complexity-loglog.png", NULL, NULL}, 1, 0},
+      " --png @10-complexity-loglog.png", NULL, NULL}, 1, 0},
 
     {"order", "Self-attention does not see order", "d2l 10.6.3",
      "Permute the tokens and the outputs are permuted the same way:\n"
      "    f(πX) = π f(X),   A(πX) = π A(X) πᵀ\n"
      "so nothing in self-attention depends on where a token stands. Adding the\n"
      "positional encoding to X by position breaks this: order becomes visible.\n",
-     {"selfattn --permute --png @07-permute.png",
-      "selfattn --permute --posenc --png @07-permute-posenc.png", NULL}, 0, 0},
+     {"selfattn --permute --png @11-permute.png",
+      "selfattn --permute --posenc --png @11-permute-posenc.png", NULL}, 0, 0},
 
     {"posenc", "Positional encoding", "d2l 10.6.3",
      "The input becomes X + P, with P ∈ ℝ^(n×d):\n"
@@ -119,8 +168,8 @@ static const struct tour_step steps[] = {
      "Columns 6 and 7 oscillate faster than columns 8 and 9, and 6 and 7 (like 8\n"
      "and 9) are offset because sine and cosine alternate. In the heatmap the\n"
      "frequency falls from left to right.\n",
-     {"posenc --dim 32 --steps 60 --plot @08-posenc-columns.png --cols 6-9",
-      "posenc --dim 32 --steps 60 --png @08-posenc-heatmap.png", NULL}, 1, 0},
+     {"posenc --dim 32 --steps 60 --plot @12-posenc-columns.png --cols 6-9",
+      "posenc --dim 32 --steps 60 --png @12-posenc-heatmap.png", NULL}, 1, 0},
 
     {"binary", "Absolute positional information", "d2l 10.6.3.1",
      "In binary the lowest bit alternates with every number, the next with\n"
@@ -137,7 +186,7 @@ static const struct tour_step steps[] = {
      "The check applies it to every row and every pair. P·Pᵀ, the similarity\n"
      "of two positions, depends only on the offset between them.\n",
      {"posenc --dim 32 --steps 60 --check-relative 1:10",
-      "posenc --dim 32 --steps 60 --similarity @10-posenc-similarity.png", NULL}, 1, 0},
+      "posenc --dim 32 --steps 60 --similarity @14-posenc-similarity.png", NULL}, 1, 0},
 
     {"rope", "Layouts, and the rotation at work: RoPE", "beyond the chapter",
      "Sines first and cosines after (concatenated) is the same encoding with\n"
@@ -146,8 +195,8 @@ static const struct tour_step steps[] = {
      "itself: each query and key is rotated by the angles of its position, so\n"
      "the score ⟨R_m q, R_n k⟩ = ⟨q, R_(n−m) k⟩ depends only on the offset n − m.\n",
      {"posenc --dim 32 --steps 60 --layout concat --check-relative 1:10"
-      " --png @11-posenc-concat.png",
-      "posenc --dim 32 --steps 60 --rope --check-relative 1:10 --png @11-rope-scores.png",
+      " --png @15-posenc-concat.png",
+      "posenc --dim 32 --steps 60 --rope --check-relative 1:10 --png @15-rope-scores.png",
       NULL}, 1, 0},
 
     {"learned", "Attention that learns", "the chapter's model, trained",
@@ -158,9 +207,9 @@ static const struct tour_step steps[] = {
      "diagonal; without P they cannot tell the positions apart and stay near a\n"
      "third right. In the 苹果 sentences, 苹果's row learns to sit on the cue\n"
      "words (吃, 甜 … or 发布, 产品 …) that tell the fruit from the company.\n",
-     {"train --task reverse --png @12-train-reverse.png",
-      "train --task reverse --no-posenc --png @12-train-reverse-no-posenc.png",
-      "train --task apple --png @12-train-apple.png"}, 7, 0},
+     {"train --task reverse --png @16-train-reverse.png",
+      "train --task reverse --no-posenc --png @16-train-reverse-no-posenc.png",
+      "train --task apple --png @16-train-apple.png"}, 7, 0},
 
     {"circuits", "Two layers: an induction head", "d2l 11.7, the encoder stacked",
      "d2l's Transformer encoder stacks blocks, each X = LayerNorm(X + Attention(X))\n"
@@ -170,7 +219,7 @@ static const struct tour_step steps[] = {
      "finds the earlier copy of the current token by it and reads the token\n"
      "after (an offset diagonal in the second half of the probe). One layer\n"
      "sees only tokens and positions and, as the copy's offset varies, cannot.\n",
-     {"train --task induction --compare-layers --png @13-train-induction.png", NULL}, 1, 0},
+     {"train --task induction --compare-layers --png @17-train-induction.png", NULL}, 1, 0},
 };
 
 #define NSTEPS (sizeof steps / sizeof steps[0])

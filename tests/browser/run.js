@@ -936,16 +936,20 @@ groups.tour = async () => {
   const out = attn(["tour", "--out", "t", "--html"]);
   const file = tmp(path.join("t", "index.html"));
   const {data} = pageData(file);
-  check("tour: thirteen steps in the data", data.steps.length === 13, data.steps.length);
+  check("tour: seventeen steps in the data", data.steps.length === 17, data.steps.length);
   const p = await open(file, "tour");
   const {page} = p;
   const secs = await page.evaluate(() => Array.from(document.querySelectorAll("section.tour-step"), (s) => ({
     h: s.querySelector("h2").textContent, cmds: Array.from(s.querySelectorAll(":scope > pre.cmdline"), (c) => c.textContent),
     outs: Array.from(s.querySelectorAll(":scope > pre.output"), (c) => c.textContent),
     views: s.querySelectorAll(".tour-view").length})));
-  check("tour: a section per step, in order", secs.length === 13 && secs[0].h === "Step 1 · Cross-attention that translates" &&
-        secs[1].h === "Step 2 · Multi-head attention" && secs[11].h === "Step 12 · Attention that learns" &&
-        secs[12].h === "Step 13 · Two layers: an induction head", secs.map((s) => s.h).join(" | "));
+  check("tour: a section per step, in order", secs.length === 17 &&
+        secs[0].h === "Step 1 · Attention cues: queries, keys and values" &&
+        secs[1].h === "Step 2 · Attention pooling: Nadaraya–Watson regression" &&
+        secs[2].h === "Step 3 · Attention scoring functions" && secs[3].h === "Step 4 · Bahdanau attention" &&
+        secs[4].h === "Step 5 · Cross-attention that translates" &&
+        secs[5].h === "Step 6 · Multi-head attention" && secs[15].h === "Step 16 · Attention that learns" &&
+        secs[16].h === "Step 17 · Two layers: an induction head", secs.map((s) => s.h).join(" | "));
   let cmdsOk = true, outsOk = true, n = 0;
   data.steps.forEach((st, i) => st.runs.forEach((r, j) => {
     n++;
@@ -955,24 +959,30 @@ groups.tour = async () => {
   check(`tour: every command line (${n}) shown as the terminal showed it`, cmdsOk);
   check("tour: every run's output shown as printed", outsOk);
   const views = secs.map((s) => s.views);
-  check("tour: the views of the steps", JSON.stringify(views) === "[0,1,1,1,0,1,0,1,0,1,1,3,1]", JSON.stringify(views));
-  // cross-attention (train --task translate has no page): its figure, drawn from the page's own data
+  check("tour: the views of the steps", JSON.stringify(views) === "[1,0,0,0,0,1,1,1,0,1,0,1,0,1,1,3,1]", JSON.stringify(views));
+  // the steps whose commands have no page in the tour (pool, score, both translations): their
+  // figures, drawn from the page's own data
   await page.waitForFunction(() => Array.from(document.images).every((i) => i.complete && i.naturalWidth > 0),
                              null, {timeout: 10000}).catch(() => {}); // a data: image decodes after the page is built
   const pic = await page.evaluate(() => Array.from(document.querySelectorAll("section.tour-step img[data-picture]"), (i) => ({
     name: i.dataset.picture, step: i.closest("section").dataset.step, w: i.naturalWidth, h: i.naturalHeight, done: i.complete})));
-  const png = fs.readFileSync(tmp(path.join("t", "01-train-translate.png")));
-  check("tour: the cross step shows its figure, the PNG it wrote", pic.length === 1 && pic[0].name === "01-train-translate.png" &&
-        pic[0].step === "cross" && pic[0].done && pic[0].w === png.readUInt32BE(16) && pic[0].h === png.readUInt32BE(20) &&
-        Buffer.from(data.steps[0].runs[0].picture.base64, "base64").equals(png), JSON.stringify(pic));
+  const png = fs.readFileSync(tmp(path.join("t", "05-train-translate.png")));
+  const cross = pic.find((i) => i.step === "cross");
+  check("tour: pooling, scoring, Bahdanau and cross show their figures",
+        JSON.stringify(pic.map((i) => i.name)) ===
+        '["02-pool-fits.png","03-score-weights.png","04-train-bahdanau.png","05-train-translate.png"]' &&
+        pic.every((i) => i.done && i.w > 0), JSON.stringify(pic));
+  check("tour: the cross step shows its figure, the PNG it wrote", cross && cross.name === "05-train-translate.png" &&
+        cross.w === png.readUInt32BE(16) && cross.h === png.readUInt32BE(20) &&
+        Buffer.from(data.steps[4].runs[0].picture.base64, "base64").equals(png), JSON.stringify(cross));
   // the first view: multihead's cell; hover against the tour's own data
-  const W = flat(data.steps[1].runs[1].view.attention_weights);
+  const W = flat(data.steps[5].runs[1].view.attention_weights);
   const t = await hover(page, "example 1 head 3", 2, 1);
   checkWeight("tour: hover in the multihead view", t, W[((1 * 5 + 2) * 4 + 2) * 6 + 1]);
   // a train view's slider: its own keys
   const sliders = await page.$$('input[type="range"]');
   check("tour: four training sliders (circuits: both runs on one)", sliders.length === 4, sliders.length);
-  const circuit = await page.evaluate(() => Array.from(document.querySelectorAll("section.tour-step")[12].querySelectorAll("canvas[data-panel]"), (c) => c.dataset.panel));
+  const circuit = await page.evaluate(() => Array.from(document.querySelectorAll("section.tour-step")[16].querySelectorAll("canvas[data-panel]"), (c) => c.dataset.panel));
   check("tour: circuits shows one layer and both layers of the stack", circuit.includes("1 layer layer 1 head 1") &&
         circuit.includes("2 layers layer 2 head 4") && circuit.length === 3 * 4, circuit.join(", "));
   await sliders[0].focus();

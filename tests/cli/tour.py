@@ -25,23 +25,27 @@ def check_figure(path, what):
           % (what, path, os.path.getsize(path)))
 
 
-TOUR_STEPS = ["cross", "multihead", "selfattn", "context", "scaling", "complexity", "order",
+TOUR_STEPS = ["cues", "pooling", "scoring", "bahdanau", "cross", "multihead", "selfattn", "context", "scaling", "complexity", "order",
               "posenc", "binary", "relative", "rope", "learned", "circuits"]
 TOUR_FIGURES = {
-    "cross": ["01-train-translate.png"],
-    "multihead": ["02-multihead-weights.png"],
-    "selfattn": ["03-selfattn-weights.png"],
-    "context": ["04-apple-context.png"],
-    "scaling": ["05-scale-sweep.png"],
-    "complexity": ["06-complexity-loglog.png"],
-    "order": ["07-permute.png", "07-permute-posenc.png"],
-    "posenc": ["08-posenc-columns.png", "08-posenc-heatmap.png"],
+    "cues": ["01-heatmap-eye.png"],
+    "pooling": ["02-pool-fits.png", "02-pool-weights.png"],
+    "scoring": ["03-score-weights.png"],
+    "bahdanau": ["04-train-bahdanau.png"],
+    "cross": ["05-train-translate.png"],
+    "multihead": ["06-multihead-weights.png"],
+    "selfattn": ["07-selfattn-weights.png"],
+    "context": ["08-apple-context.png"],
+    "scaling": ["09-scale-sweep.png"],
+    "complexity": ["10-complexity-loglog.png"],
+    "order": ["11-permute.png", "11-permute-posenc.png"],
+    "posenc": ["12-posenc-columns.png", "12-posenc-heatmap.png"],
     "binary": [],
-    "relative": ["10-posenc-similarity.png"],
-    "rope": ["11-posenc-concat.png", "11-rope-scores.png"],
-    "learned": ["12-train-reverse.png", "12-train-reverse-no-posenc.png",
-                "12-train-apple.png"],
-    "circuits": ["13-train-induction.png"],
+    "relative": ["14-posenc-similarity.png"],
+    "rope": ["15-posenc-concat.png", "15-rope-scores.png"],
+    "learned": ["16-train-reverse.png", "16-train-reverse-no-posenc.png",
+                "16-train-apple.png"],
+    "circuits": ["17-train-induction.png"],
 }
 
 
@@ -60,9 +64,9 @@ def group_tour(tmp):
 
     # usage errors
     for args, msg in [
-            (["--step", "0"], "attn tour: --step: expected an integer from 1 to 13, got '0'"),
-            (["--step", "14"], "attn tour: --step: expected an integer from 1 to 13, got '14'"),
-            (["--step", "poem"], "attn tour: --step: expected a number from 1 to 13 or a "
+            (["--step", "0"], "attn tour: --step: expected an integer from 1 to 17, got '0'"),
+            (["--step", "18"], "attn tour: --step: expected an integer from 1 to 17, got '18'"),
+            (["--step", "poem"], "attn tour: --step: expected a number from 1 to 17 or a "
                                  "step name (see attn tour --list), got 'poem'"),
             (["--out", ""], "attn tour: --out: expected a folder name, got an empty string"),
             (["--list", "--step", "2"], "attn tour: --list runs nothing; --step has no "
@@ -101,14 +105,16 @@ def group_tour(tmp):
             continue
         if name == "cross" and slow_build("tour step cross (a translation model, 150 steps)"):
             continue
+        if name == "bahdanau" and slow_build("tour step bahdanau (a translation model, 200 steps)"):
+            continue
         out_dir = os.path.join(tmp, "step-%d" % (i + 1), "figs")
         step = str(i + 1) if i % 2 else name
         # attn train prints its progress on stderr, as lines when not a terminal
         rc, out, err = expect(["tour", "--step", step, "--out", out_dir, "--color", "never"],
-                              0, err=None if name in ("cross", "learned", "circuits") else "")
+                              0, err=None if name in ("bahdanau", "cross", "learned", "circuits") else "")
         check(all(re.fullmatch(r"step \d+/\d+: loss .*", l) for l in err.splitlines()),
               "tour step %s: nothing but progress on stderr: %r" % (name, err[-300:]))
-        head = "Step %d of 13 · " % (i + 1)
+        head = "Step %d of 17 · " % (i + 1)
         check(out.startswith(head), "tour step %s starts with %r: %r" % (name, head, out[:60]))
         check("\033[" not in out, "tour step %s --color never: no escapes" % name)
         want = [os.path.join(out_dir, f) for f in TOUR_FIGURES[name]]
@@ -129,6 +135,22 @@ def group_tour(tmp):
             check("Q ← decoder" in out and "K = V ← encoder" in out and
                   len(re.findall(r"^[a-z].* => .*, bleu [0-9.]+$", out, re.M)) >= 3,
                   "tour cross: the formula, and a few held-out sentences translated d2l's way")
+        if name == "cues":
+            check("Σ_i α(q, k_i) v_i" in out and "$ attn heatmap --eye 10" in out,
+                  "tour cues: the pooling formula and the identity's command")
+        if name == "pooling":
+            losses = re.findall(r"^epoch (\d), loss [0-9.]+$", out, re.M)
+            check(losses == ["1", "2", "3", "4", "5"] and "learned w" in out,
+                  "tour pooling: the five loss lines and the learned w: %r" % losses)
+        if name == "scoring":
+            check(out.count("[[ 2.0000,  3.0000,  4.0000,  5.0000]]") == 2 and
+                  out.count("[[10.0000, 11.0000, 12.0000, 13.0000]]") == 2 and
+                  "masked_softmax(" in out,
+                  "tour scoring: both cells' outputs as PyTorch prints them, and masked_softmax")
+        if name == "bahdanau":
+            bleu = re.search(r"held-out BLEU ([0-9.]+), exact", out)
+            check(bleu and float(bleu.group(1)) >= 0.9,
+                  "tour bahdanau: held-out BLEU >= 0.9: %r" % (bleu and bleu.group(0)))
         if name == "multihead":
             check(out.count("torch.Size([2, 4, 100])") == 1
                   and "(W_o): Linear(in_features=100, out_features=100, bias=False)" in out,
@@ -166,7 +188,7 @@ def group_tour(tmp):
         return
     out_dir = os.path.join(tmp, "whole")
     rc, out, _ = expect(["tour", "--out", out_dir, "--color", "always"], 0)
-    check(out.count("Step ") >= 13 and "\033[1mStep 1 of 13" in out,
+    check(out.count("Step ") >= 17 and "\033[1mStep 1 of 17" in out,
           "tour --color always: bold headings for every step")
     named = tour_figures(out)
     check(len(named) == len(set(named)) == len(sum(TOUR_FIGURES.values(), [])),
