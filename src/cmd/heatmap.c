@@ -359,7 +359,7 @@ static int write_doc(FILE *f, const void *arg)
 }
 
 /* --html: the attention page's grid (rows of panels as its rows, columns
- * as its heads), hover for a cell's value. */
+ * as its heads, named by --titles when given), hover for a cell's value. */
 static void write_page_member(json_writer *jw, const void *arg)
 {
     const struct doc_ctx *c = arg;
@@ -369,6 +369,12 @@ static void write_page_member(json_writer *jw, const void *arg)
     json_bool(jw, "causal", 0);
     json_string(jw, "xlabel", c->a->xlabel);
     json_string(jw, "ylabel", c->a->ylabel);
+    if (c->in->titles) { /* --titles: the page's columns are its heads */
+        json_array_begin(jw, "titles", JSON_INLINE);
+        for (size_t h = 0; h < c->in->C; h++)
+            json_string(jw, NULL, c->in->titles[h]);
+        json_end(jw);
+    }
     json_array_begin(jw, "rows", JSON_BLOCK);
     for (size_t r = 0; r < c->in->R; r++) {
         char name[48];

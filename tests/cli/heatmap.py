@@ -74,6 +74,13 @@ def file_checks(tmp):
     # the data file of the guide: two heads of 4 queries × 5 keys
     rc, out, _ = run(["heatmap", os.path.join(ROOT, "data", "heatmap_heads.json"), "--json", "-"])
     check(rc == 0 and json.loads(out)["shape"] == [2, 4, 5], "heatmap_heads.json: %r" % out)
+    # --html: the page's columns named by --titles (its heads), the values its data's
+    page = os.path.join(tmp, "heads.html")
+    rc, out, _ = run(["heatmap", os.path.join(ROOT, "data", "heatmap_heads.json"), "--titles",
+                      "first,second", "--html", page, "--color", "never"])
+    text = open(page, encoding="utf-8").read() if rc == 0 else ""
+    check(rc == 0 and '"titles": ["first", "second"]' in text and '"kind": "attention"' in text,
+          "heatmap --titles --html: the page names its columns: %r" % out)
 
 
 def path_checks(tmp):

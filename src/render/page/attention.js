@@ -327,6 +327,7 @@ function attentionView(root, pg, shape, vmin, vmax, preview) {
   const [NH, Nq, Nk] = shape.slice(-3);
   const spec = {rows: pg.rows, heads: NH, Nq, Nk, weights: null, causal: pg.causal,
                 cmap: colormap(pg.cmap), vmin, vmax, xlabel: pg.xlabel, ylabel: pg.ylabel, preview};
+  if (pg.titles) spec.headName = (h) => pg.titles[h]; // attn heatmap --titles
   const grid = attentionGrid(spec);
   let hvNode = el("p", {class: "note", text: "The head view is drawn once the page has read the weights."});
   root.append(
