@@ -7,7 +7,7 @@
 //   node tests/browser/run.js ATTN GROUP [--shots DIR]
 //
 // GROUP is one kind of page (attention, security, bert, posenc,
-// complexity, train, translate, tour); each writes its pages with ATTN into a
+// complexity, pool, train, translate, tour); each writes its pages with ATTN into a
 // temporary folder, opens them from file:// and checks what a learner
 // would do: hover, click, keys, the slider. Every page must load with no
 // console error and no request but the file itself. --shots DIR also
@@ -566,6 +566,117 @@ groups.complexity = async () => {
   check("complexity: without --measure, the same bytes", Buffer.compare(first, fs.readFileSync(tmp("c1.html"))) === 0);
   const q = await open(tmp("c1.html"), "complexity-table");
   check("complexity: without --measure, no measured chart", await q.page.evaluate(() => !attnPage.charts.measured));
+  await q.finish();
+};
+
+// pool: pointing at a test input (on the fits, the slider, a heatmap's row)
+// draws its row of --json's weights under the fits; the heatmaps' cells
+// are --json's values; the loss lines are the printed ones; a file name
+// that would run as HTML stays text.
+async function poolPoint(page, chart, si, i) {
+  return page.evaluate(([chart, si, i]) => {
+    attnPage.charts[chart].canvas.scrollIntoView({block: "center"});
+    return attnPage.charts[chart].pointAt(si, i);
+  }, [chart, si, i]);
+}
+const poolState = (page) => page.evaluate(() => attnPage.state.pool);
+groups.pool = async () => {
+  const printed = attn(["pool", "--json", "pool.json", "--html", "pool.html"]);
+  const json = readJSON("pool.json"), file = tmp("pool.html");
+  const {data} = pageData(file);
+  check("pool: the page's data is --json's document", JSON.stringify(Object.assign({}, data, {page: undefined})) ===
+        JSON.stringify(json));
+  check("pool: the chapter's page is under 300 KB", fs.statSync(file).size < 300 * 1024, fs.statSync(file).size);
+  const names = data.page.names, R = json.results, m = json.x_test.length;
+  const p = await open(file, "pool");
+  const {page} = p;
+  const panels = await page.evaluate(() => Array.from(document.querySelectorAll("canvas[data-panel]"), (c) => c.dataset.panel));
+  check("pool: one heatmap per result", JSON.stringify(panels) === JSON.stringify(names), panels.join(", "));
+  const sameRow = (st, k, j) => st.result === k && st.test === j && st.weights.length === json.x_train.length &&
+    st.weights.every((v, i) => v === R[k].attention_weights[j][i]);
+  // the fits: hover a test input on the Truth line; its weights under the curve
+  for (const j of [3, 17, m - 1]) {
+    const pt = await poolPoint(page, "fits", 0, j);
+    await page.mouse.move(pt.x, pt.y);
+    const st = await poolState(page);
+    check(`pool: hovering test input ${j} on the fits draws its weights, --json's row`, sameRow(st, R.length - 1, j),
+          JSON.stringify({result: st.result, test: st.test}));
+    const tt = await tooltipText(page);
+    check(`pool: the fits' tooltip names test input ${j}`, tt.includes(`test input ${j}: x = `), tt);
+  }
+  // a bar: the training point and its weight, as --json writes it
+  const k = R.length - 1, j = m - 1, row = R[k].attention_weights[j];
+  const top = row.indexOf(Math.max(...row));
+  for (const i of [top, 0]) {
+    const bp = await poolPoint(page, "weights", 0, i);
+    await page.mouse.move(bp.x, bp.y);
+    const bt = await tooltipText(page);
+    const mm = /weight (-?[0-9.]+) \(([-0-9.e+]+)\)/.exec(bt);
+    check(`pool: hovering bar ${i} names the training point and test input ${j}`,
+          bt.includes(`test input ${j} (x = `) && bt.includes(`→ training point ${i}`), bt);
+    check(`pool: bar ${i}'s weight with 4 decimals and in full, --json's`, mm && mm[1] === row[i].toFixed(4) &&
+          Number(mm[2]) === row[i], `${bt} vs ${row[i]}`);
+  }
+  // another result, then the slider's keys
+  await page.click('button[data-result="1"]');
+  let st = await poolState(page);
+  check("pool: a result's button draws its weights of the same test input", sameRow(st, 1, j), JSON.stringify(st.result));
+  await page.focus('input[data-control="test"]');
+  await page.keyboard.press("Home");
+  for (let i = 0; i < 5; i++) await page.keyboard.press("ArrowRight");
+  st = await poolState(page);
+  check("pool: the slider moves the test input", sameRow(st, 1, 5), st.test);
+  const cursor = await page.evaluate(() => document.querySelector('[data-pool="query"]').textContent);
+  check("pool: the line under the fits says the test input and its prediction",
+        cursor.includes(`test input 5: x = ${json.x_test[5]}`) && cursor.includes("ŷ = Σ weight · y_i = "), cursor);
+  // the heatmaps: cells in --json's colours, hover a cell for its weight, its row under the fits
+  let vmin = Infinity, vmax = -Infinity;
+  for (const r of R) for (const rw of r.attention_weights) for (const v of rw) { vmin = Math.min(vmin, v); vmax = Math.max(vmax, v); }
+  const lut = data.page.cmap.lut;
+  for (const [kk, r, c] of [[0, 0, 0], [1, 10, 12], [2, 25, 24], [2, 40, 3], [2, m - 1, json.x_train.length - 1]]) {
+    const w = R[kk].attention_weights[r][c];
+    const got = await cellRGB(page, names[kk], r, c), want = cmapRGB(lut, w, vmin, vmax);
+    check(`pool: ${names[kk]} (${r}, ${c}) is drawn in --json's colour`, got.join() === want.join(), `${got} vs ${want}`);
+    const text = await hover(page, names[kk], r, c);
+    const mm = /weight (-?[0-9.]+) \(([-0-9.e+]+)\)/.exec(text);
+    check(`pool: hover ${names[kk]} (${r}, ${c}) names the test input and the training point`,
+          text.includes(`test input ${r} (x = `) && text.includes(`training point ${c} (x = `), text);
+    check(`pool: hover ${names[kk]} (${r}, ${c}) shows --json's weight`, mm && mm[1] === w.toFixed(4) && Number(mm[2]) === w,
+          `${text} vs ${w}`);
+    check(`pool: hovering a row of ${names[kk]} draws that row under the fits`, sameRow(await poolState(page), kk, r));
+  }
+  // the loss: the book's lines as attn printed them
+  const lines = await page.evaluate(() => document.querySelector('[data-pool="losses"]').textContent);
+  check("pool: the loss lines are the printed ones", lines === printed.split("\n").filter((l) => l.startsWith("epoch ")).join("\n") &&
+        lines.split("\n").length === 5, lines);
+  const lp = await poolPoint(page, "loss", 0, 2);
+  await page.mouse.move(lp.x, lp.y);
+  const lt = await tooltipText(page);
+  check("pool: hover the loss at epoch 3", lt.includes(`epoch 3`) && lt.includes(`loss ${R[k].losses[2].toFixed(6)}`), lt);
+  await p.finish();
+
+  // a file name that would run as HTML: shown in the command line as text
+  const evil = "<img src=x onerror=window.__pwned=1>\u2028&.json";
+  fs.writeFileSync(tmp(evil), JSON.stringify({x_train: [3, 1, 2.5, 0.2], y_train: [1, 2, 0.5, 1.5], x_test: [0, 1, 2, 9]}));
+  attn(["pool", "--input", evil, "--method", "average,nonparametric", "--kernel", "boxcar", "--sigma", "0.5",
+        "--json", "evil.json", "--html", "evil.html"]);
+  const ev = pageData(tmp("evil.html")), ej = readJSON("evil.json");
+  check("pool: the data element holds no '<', '>', '&' or raw U+2028", !/[<>&\u2028]/.test(ev.raw));
+  check("pool: exactly two script elements", (ev.html.match(/<script/g) || []).length === 2);
+  const q = await open(tmp("evil.html"), "pool-input");
+  await q.page.waitForTimeout(200);
+  check("pool: no handler ran", (await q.page.evaluate(() => window.__pwned)) === undefined);
+  check("pool: no img or svg element was made", (await q.page.evaluate(() => document.querySelectorAll("img, svg").length)) === 0);
+  const cmd = await q.page.evaluate(() => document.querySelector("pre.cmdline").textContent);
+  check("pool: the file name is shown as text", cmd.includes(evil), cmd);
+  // a test input no training point reaches: every weight 0, no prediction
+  const ep = await poolPoint(q.page, "fits", 0, 3);
+  await q.page.mouse.move(ep.x, ep.y);
+  const es = await poolState(q.page);
+  check("pool: a test input out of reach: its weights, all 0", es.test === 3 && es.weights.every((v) => v === 0) &&
+        ej.results[1].y_hat[3] === null, JSON.stringify(es));
+  const said = await q.page.evaluate(() => document.querySelector('[data-pool="query"]').textContent);
+  check("pool: and the page says so", said.includes("no training point reaches it"), said);
   await q.finish();
 };
 

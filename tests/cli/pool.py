@@ -59,6 +59,24 @@ def group_pool(tmp):
     expect(["pool", "--png", f, "--weights-png", w, "--plot", l], 0, err="",
            out_has=["wrote %s" % f, "wrote %s" % w, "wrote %s" % l])
     check(all(png_info(p)[0] >= 300 for p in (f, w, l)), "figures >= 300 px wide")
+    # --html: one page whose data is --json's document and "page", the same bytes again
+    page = os.path.join(tmp, "pool.html")
+    expect(["pool", "--html", page], 0, err="", out_has=["wrote %s: a page of the fits" % page])
+    with open(page, encoding="utf-8") as fh:
+        html = fh.read()
+    data = json.loads(html.split('id="attn-data">', 1)[1].split("</script>", 1)[0])
+    check(data["page"]["kind"] == "pool" and data["page"]["xlim"] == [0, 5]
+          and {k: v for k, v in data.items() if k != "page"}
+          == json.loads(expect(["pool", "--json", "-"], 0)[1]), "the page's data is --json's")
+    expect(["pool", "--html", page], 0, err="")
+    with open(page, encoding="utf-8") as fh:
+        check(fh.read() == html, "--html: the same bytes")
+    expect(["pool", "--html", "-"], 2,
+           err=P + "--html: a page is written to a file, not to standard output (-)")
+    expect(["pool", "--html", os.path.join(tmp, "no", "x.html"), "--json", os.path.join(tmp, "j")],
+           1, err=P + "--html %s: cannot create: No such file or directory"
+           % os.path.join(tmp, "no", "x.html"))
+    check(not os.path.exists(os.path.join(tmp, "j")), "--html refused before any work")
     # errors: one line, exit 1 (data) or 2 (options)
     bad = [
         ('{"x_train": [1, 2], "y_train": [1]}',

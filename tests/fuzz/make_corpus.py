@@ -12,6 +12,8 @@ train_data/: --data files: data/apple_train.json, those of
 nmt_data/: --data files of sentence pairs (SPEC §11): fra.txt lines
           (tests/ref/nmt/fra_small.txt and edge cases) and the JSON form,
           good and bad (NMT_DATA below);
+pool/:    attn pool --input files (POOL_DATA below): valid, ragged, NaN,
+          empty, mismatched lengths, far and huge numbers;
 translate/: typed sentences for attn translate, and translation models
           attn train saves (no step), good and broken (TRANSLATE_*);
 model/:   the models attn train saves for make_dict.py's MODELS (with the
@@ -177,6 +179,48 @@ NMT_DATA = [
     '{"pairs": [], "colour": 1}',
     '{"pairs": [["a", "  "]]}',
 ]
+
+# fuzz_pool: --input files (SPEC §13), good and with each error of
+# pool_input.h, and numbers far apart or huge enough to overflow a square
+# or a sum. Text, since JSON cannot write NaN.
+POOL_DATA = [
+    '{"x_train": [0.3, 1.2, 2.5, 4.1], "y_train": [1.1, 2.6, 1.9, 0.4], "x_test": [0, 1, 2, 3, 4]}',
+    '{"x_train": [3, 1, 2.5, 0.2], "y_train": [1, 2, 0.5, 1.5], "x_test": [0, 1, 2, 9], '
+    '"y_truth": [1, 2, 1, 0]}',
+    '{"x_train": [1], "y_train": [2], "x_test": [0, 1]}',
+    '{"x_train": [1, 1, 1], "y_train": [1, 2, 3], "x_test": [1, 1]}',
+    '{"x_train": [-5e-324, 5e-324], "y_train": [0, -0], "x_test": [0]}',
+    '{"x_train": [0, 1], "y_train": [1, 2], "x_test": [1e200, 0.5]}',
+    '{"x_train": [-1e308, 1e308], "y_train": [1e308, 1e308], "x_test": [1e308, -1e308, 0]}',
+    '{"x_train": [0, 1e6], "y_train": [-1e6, 1e6], "x_test": [5e5], "y_truth": [0]}',
+    '{"x_train": [[1, 2], [3]], "y_train": [1, 2], "x_test": [1]}',
+    '{"x_train": [1, 2], "y_train": [1, NaN], "x_test": [1]}',
+    '{"x_train": [1, 2], "y_train": [1, 2], "x_test": [NaN]}',
+    '{"x_train": [1, 1e999], "y_train": [1, 2], "x_test": [1]}',
+    '{"x_train": [], "y_train": [], "x_test": [1]}',
+    '{"x_train": [1, 2], "y_train": [1, 2], "x_test": []}',
+    '{"x_train": [1, 2], "y_train": [1], "x_test": [1]}',
+    '{"x_train": [1, 2], "y_train": [1, 2], "x_test": [1], "y_truth": [1, 2]}',
+    '{"x_train": [1, 2], "y_train": [1, "a"], "x_test": [1]}',
+    '{"x_train": [1, 2], "y_train": [1, 2], "x_test": [1], "y_truth": null}',
+    '{"x_train": [1, 2], "y_train": [1, 2]}',
+    '{"x_train": "1, 2", "y_train": [1, 2], "x_test": [1]}',
+    '[1]',
+    '{"x_train": [1, 2], "y_train": [1, 2], "x_test": [1], "x_train": [3]}',
+    '{"x_train": [1, 2, 3',
+]
+
+
+def pool_corpus(folder):
+    """fuzz_pool's seeds into folder: POOL_DATA and a generated set."""
+    for text in POOL_DATA:
+        save(folder, text.encode())
+    xs = [round(5 * ((i * 37) % 50) / 50, 4) for i in range(50)]
+    xs.sort()
+    doc = {"x_train": xs, "y_train": [round(x * 0.8 + (i % 3) * 0.1, 4) for i, x in enumerate(xs)],
+           "x_test": [round(0.1 * j, 1) for j in range(50)]}
+    save(folder, json.dumps(doc).encode())
+
 
 # fuzz_translate: typed sentences (after a tab, a reference), and the
 # translation models attn train saves without a step (TRANSLATE_MODELS,
@@ -347,7 +391,8 @@ def main():
     mdir = os.path.join(HERE, "corpus", "model")
     ndir = os.path.join(HERE, "corpus", "nmt_data")
     xdir = os.path.join(HERE, "corpus", "translate")
-    for d in (jdir, odir, tdir, mdir, ndir, xdir):
+    pdir = os.path.join(HERE, "corpus", "pool")
+    for d in (jdir, odir, tdir, mdir, ndir, xdir, pdir):
         os.makedirs(d, exist_ok=True)
         for f in os.listdir(d):
             os.remove(os.path.join(d, f))
@@ -390,6 +435,7 @@ def main():
     for name, layers, ffn, bias in STACKS:
         save(mdir, json.dumps(stacked(plain, layers, ffn, bias)).encode())
     translate_corpus(attn, xdir)
+    pool_corpus(pdir)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "options.h"
 #include "output.h"
+#include "page_out.h"
 #include "pool.h"
 #include "pool_cmd.h"
 #include "pool_input.h"
@@ -124,6 +125,9 @@ const struct opt pool_options[] = {
              "the weights as heatmaps, 'Sorted training inputs'\n"
              "by 'Sorted testing inputs', one per result"),
     OPT_FILE(0, "plot", plot, "parametric: the loss against the epoch"),
+    OPT_HTML(html, "a page: the fits, and pointing at a test input (on\n"
+                   "the fits or a heatmap's row) shows its weights over\n"
+                   "the training points; the heatmaps, the loss"),
     OPT_FONT(font),
     OPT_JSON(json, "the data and every result; - for stdout"),
     OPT_MAX_MEM(max_mem),
@@ -170,6 +174,7 @@ void usage_pool(FILE *f)
           "  attn pool --edition en --method nonparametric --sigma 0.1,0.2,0.5,1\n"
           "  attn pool --method nonparametric --kernel gaussian,boxcar,constant,epanechikov\n"
           "  attn pool --method parametric --epochs 10 --json pool.json\n"
+          "  attn pool --html pool.html\n"
           "  attn pool --input points.json --json -\n",
           f);
 }
@@ -453,7 +458,8 @@ static int check_outputs(const struct pool_args *a)
 {
     const char *paths[] = {a->png, a->weights_png, a->plot, a->json};
     const char *names[] = {"--png", "--weights-png", "--plot", "--json"};
-    return output_check_files(paths, names, 4);
+    int status = output_check_files(paths, names, 4);
+    return status != EXIT_OK ? status : output_page_check(a->html);
 }
 
 int cmd_pool(int argc, char **argv)
@@ -483,6 +489,8 @@ int cmd_pool(int argc, char **argv)
     if (a.json && (status = pool_out_json(&run, rep)) != EXIT_OK)
         goto done;
     status = pool_out_figures(&run, rep);
+    if (status == EXIT_OK && a.html)
+        status = pool_out_page(&run, rep);
 done:
     results_free(&run);
     pool_data_free(&run.d);

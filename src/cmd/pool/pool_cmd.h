@@ -26,7 +26,7 @@ struct pool_args {
     double noise, w_init, lr;
     int w_given;                 /* --w-init given */
     const char *input;
-    const char *png, *weights_png, *plot, *json, *font;
+    const char *png, *weights_png, *plot, *json, *html, *font;
     size_t max_mem;
     int argc;                    /* the command line, for the page */
     char **argv;
@@ -60,6 +60,9 @@ void pool_result_name(const pool_result *r, char *buf, size_t len);
 
 /* --json FILE: SPEC §13's document. EXIT_OK or EXIT_RUNTIME. */
 int pool_out_json(const pool_run *run, FILE *rep);
+/* --html FILE: the page (SPEC §10), its data --json's document. EXIT_OK or
+ * EXIT_RUNTIME. */
+int pool_out_page(const pool_run *run, FILE *rep);
 /* --png, --weights-png and --plot, those asked. */
 int pool_out_figures(const pool_run *run, FILE *rep);
 

@@ -1,7 +1,8 @@
 /* pool_out.c — what `attn pool` writes (pool_cmd.h): --json (SPEC.md
  * §13's document), --png (the fits as d2l draws them), --weights-png (the
  * weights as d2l's show_heatmaps draws them), --plot (parametric's loss
- * against the epoch).
+ * against the epoch), --html (the page, SPEC §10: --json's document and
+ * what the page draws by).
  * Legend: n training points, m test inputs. */
 #include <math.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include "cli.h"
 #include "json_writer.h"
 #include "output.h"
+#include "page_out.h"
 #include "pool_cmd.h"
 #include "render.h"
 
@@ -90,8 +92,6 @@ int pool_out_json(const pool_run *run, FILE *rep)
     return output_json(run->a->json, write_json, run, rep, "the data and every result");
 }
 
-/* ---- figures ---------------------------------------------------------- */
-
 /* A panel's title: "average", "gaussian, σ = 1", "parametric, w = 13.3". */
 static void short_name(const pool_result *r, char *buf, size_t len)
 {
@@ -102,6 +102,48 @@ static void short_name(const pool_result *r, char *buf, size_t len)
     else
         snprintf(buf, len, "average");
 }
+
+/* ---- --html ------------------------------------------------------------ */
+
+/* The data's "page": {"kind": "pool", "title", "command", "cmap", "names"
+ * (each result's, as the figures' titles), "xlim" and "ylim" (d2l's, on
+ * its data; else null), "xlabel" and "ylabel" of the heatmaps}. */
+static int write_page_object(FILE *f, const void *arg)
+{
+    const pool_run *run = arg;
+    json_writer jw;
+    char name[96];
+    json_writer_init(&jw, f);
+    json_object_begin(&jw, NULL, JSON_BLOCK);
+    page_head(&jw, "pool", "attn pool", run->a->argc, run->a->argv, cmap_find("Reds"));
+    json_array_begin(&jw, "names", JSON_INLINE);
+    for (size_t i = 0; i < run->nr; i++) {
+        short_name(&run->r[i], name, sizeof name);
+        json_string(&jw, NULL, name);
+    }
+    json_end(&jw);
+    if (run->generated) { /* d2l's xlim=[0, 5], ylim=[-1, 5] */
+        numbers(&jw, "xlim", (const double[]){0.0, 5.0}, 2);
+        numbers(&jw, "ylim", (const double[]){-1.0, 5.0}, 2);
+    } else {
+        json_null(&jw, "xlim");
+        json_null(&jw, "ylim");
+    }
+    json_string(&jw, "xlabel", run->generated ? "Sorted training inputs"
+                                              : "Training inputs (in the file's order)");
+    json_string(&jw, "ylabel", run->generated ? "Sorted testing inputs"
+                                              : "Testing inputs (in the file's order)");
+    json_end(&jw);
+    return json_writer_finish(&jw);
+}
+
+int pool_out_page(const pool_run *run, FILE *rep)
+{
+    return output_page_docs(run->a->html, "attn pool", write_json, run, write_page_object, run,
+                            rep, "a page of the fits and each test input's weights");
+}
+
+/* ---- figures ---------------------------------------------------------- */
 
 /* One fit: Truth and Pred over the test inputs, the training points as
  * circles (d2l's plot_kernel_reg), into img. */

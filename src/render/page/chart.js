@@ -15,8 +15,11 @@ function niceTicks(lo, hi, n) {
   return out;
 }
 
-// o = {series: [{name, x, y, color, dash}], logx, logy, xlabel, ylabel,
-// width, height, ylim: [lo, hi], describe(si, i) → lines, name}
+// o = {series: [{name, x, y, color, dash, points, line, bars}], logx, logy,
+// xlabel, ylabel, width, height, xlim and ylim: [lo, hi], clip (the series
+// cut at the axes' box), describe(si, i) → lines, name}. A series with points: true has its points drawn as
+// circles, line: false none of its line; bars: true draws bars from 0.
+// ch.xAt(clientX): the x value under that point of the screen.
 function lineChart(o) {
   const W = o.width || 640, H = o.height || 300, M = {l: 62, r: 16, t: 12, b: 44};
   const canvas = el("canvas", {class: "chart", width: String(W), height: String(H),
@@ -31,6 +34,7 @@ function lineChart(o) {
       x0 = Math.min(x0, tx(s.x[i])); x1 = Math.max(x1, tx(s.x[i]));
       y0 = Math.min(y0, ty(s.y[i])); y1 = Math.max(y1, ty(s.y[i]));
     }
+  if (o.xlim) { x0 = tx(o.xlim[0]); x1 = tx(o.xlim[1]); }
   if (o.ylim) { y0 = ty(o.ylim[0]); y1 = ty(o.ylim[1]); }
   if (!(x1 > x0)) { x0 -= 1; x1 += 1; }
   if (!(y1 > y0)) { y0 -= 1; y1 += 1; }
@@ -74,13 +78,19 @@ function lineChart(o) {
       ctx.save(); ctx.translate(14, (M.t + H - M.b) / 2); ctx.rotate(-Math.PI / 2);
       ctx.fillText(o.ylabel, 0, 0); ctx.restore();
     }
+    if (o.clip) { ctx.save(); ctx.beginPath(); ctx.rect(M.l, M.t, W - M.l - M.r, H - M.t - M.b); ctx.clip(); }
     o.series.forEach((s, si) => {
       ctx.strokeStyle = ctx.fillStyle = s.color || PALETTE[si % PALETTE.length];
       ctx.lineWidth = 2;
+      if (s.bars) { // from 0, 2 … 12 px wide: 60 % of the width per bar
+        const bw = Math.max(2, Math.min(12, 0.6 * (W - M.l - M.r) / Math.max(1, s.x.length))), base = py(Math.max(y0, 0));
+        for (let i = 0; i < s.x.length; i++)
+          if (Number.isFinite(s.y[i])) ctx.fillRect(px(s.x[i]) - bw / 2, Math.min(base, py(s.y[i])), bw, Math.abs(base - py(s.y[i])));
+      }
       ctx.setLineDash(s.dash || []);
       ctx.beginPath();
       let pen = false;
-      for (let i = 0; i < s.x.length; i++) {
+      for (let i = 0; s.line !== false && !s.bars && i < s.x.length; i++) {
         if (!Number.isFinite(s.y[i]) || (o.logy && !(s.y[i] > 0))) { pen = false; continue; }
         const x = px(s.x[i]), y = py(s.y[i]);
         if (pen) ctx.lineTo(x, y); else ctx.moveTo(x, y);
@@ -88,10 +98,11 @@ function lineChart(o) {
       }
       ctx.stroke();
       ctx.setLineDash([]);
-      if (o.points)
+      if (o.points || s.points)
         for (let i = 0; i < s.x.length; i++)
           if (Number.isFinite(s.y[i])) { ctx.beginPath(); ctx.arc(px(s.x[i]), py(s.y[i]), 3.5, 0, 7); ctx.fill(); }
     });
+    if (o.clip) ctx.restore();
     if (ch.cursor !== null) {
       const x = px(ch.cursor);
       ctx.strokeStyle = "#222"; ctx.lineWidth = 1.5; ctx.setLineDash([4, 3]);
@@ -101,6 +112,10 @@ function lineChart(o) {
   o.series.forEach((s, si) => legend.append(el("span", {class: "legend-item"},
     el("span", {class: "swatch", style: `background:${s.color || PALETTE[si % PALETTE.length]}`}), s.name)));
   ch.setCursor = (x) => { ch.cursor = x; draw(); };
+  ch.xAt = (clientX) => {
+    const b = canvas.getBoundingClientRect(), v = x0 + ((clientX - b.left) * W / b.width - M.l) / (W - M.l - M.r) * (x1 - x0);
+    return o.logx ? Math.pow(10, v) : v;
+  };
   // where point i of series si is on the screen (for the tests)
   ch.pointAt = (si, i) => {
     const b = canvas.getBoundingClientRect(), k = b.width / W;

@@ -11,6 +11,7 @@ const PAGE_KINDS = {
   attention: (root, data, pg) => attentionPage(root, data, pg),
   posenc: (root, data, pg) => posencPage(root, data, pg),
   complexity: (root, data, pg) => complexityPage(root, data, pg),
+  pool: (root, data, pg) => poolPage(root, data, pg),
   train: (root, data, pg) => trainPage(root, data, pg),
   translate: (root, data, pg) => translatePage(root, data, pg),
   compare_arch: (root, data, pg) => compareArchPage(root, data, pg),

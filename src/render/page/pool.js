@@ -1,0 +1,159 @@
+// pool.js — the page of `attn pool` (d2l 10.2, attention pooling): the fits
+// (Truth, each result's Pred, the training points) on one chart; pointing
+// at a test input there, or at a row of a heatmap, draws that query's
+// weights over the training points under the curve, one bar at each
+// training x, with the numbers on hover; each result's weights as a
+// heatmap; parametric's loss per epoch. The data is --json's document, read
+// as it is (doubles, not float32): what the page shows is what --json says.
+
+// A list of --json numbers (null: no prediction) as doubles, NaN for null.
+function poolNumbers(v) {
+  return Float64Array.from(v.flat(Infinity), (x) => (x === null ? NaN : x));
+}
+
+function poolPage(root, data, pg) {
+  const xs = poolNumbers(data.x_train), ys = poolNumbers(data.y_train), xt = poolNumbers(data.x_test);
+  const truth = data.y_truth ? poolNumbers(data.y_truth) : null;
+  const n = xs.length, m = xt.length, res = data.results;
+  const W = res.map((r) => poolNumbers(r.attention_weights)); // each (m, n)
+  const yhat = res.map((r) => poolNumbers(r.y_hat));
+  const names = pg.names, color = (k) => PALETTE[(k + 1) % PALETTE.length];
+  const state = {result: res.length - 1, test: Math.floor(m / 2)};
+  attnPage.state.kind = "pool";
+  attnPage.state.pool = state;
+
+  // the fits: Truth, each result's Pred, the training points as circles
+  const series = [];
+  if (truth) series.push({name: "Truth", x: xt, y: truth, color: PALETTE[0]});
+  // (few test inputs: each Pred a point too, so that one between two without
+  // a prediction shows)
+  res.forEach((r, k) => series.push({name: `Pred (${names[k]})`, x: xt, y: yhat[k], color: color(k), dash: [6, 3],
+                                     points: m <= 30}));
+  series.push({name: "training points", x: xs, y: ys, color: "rgba(127,127,127,0.6)", points: true, line: false});
+  const nameOf = (si) => (truth && si === 0 ? "Truth" : si === series.length - 1 ? "training" : names[si - (truth ? 1 : 0)]);
+  const fits = lineChart({
+    name: "fits", series, xlabel: "x", ylabel: "y", width: 760, height: 320, clip: true,
+    xlim: pg.xlim || undefined, ylim: pg.ylim || undefined,
+    describe: (si, i) => {
+      const what = nameOf(si);
+      if (what === "training") return [`training point ${i}`, `x = ${fmtG9(xs[i])}, y = ${fmtG9(ys[i])}`];
+      if (what === "Truth") return [`test input ${i}: x = ${fmtG9(xt[i])}`, `Truth f(x) = ${fmtG9(truth[i])}`];
+      const k = si - (truth ? 1 : 0);
+      return [`test input ${i}: x = ${fmtG9(xt[i])}`, `${what}: ŷ = ${Number.isFinite(yhat[k][i]) ? fmtG9(yhat[k][i]) : "null (no training point reaches it)"}`];
+    }});
+  const xlim = pg.xlim || poolRange(xs, xt);
+
+  // the chosen query's weights, under the fits
+  const weightsBox = el("div");
+  const said = el("p", {class: "note", "data-pool": "query", "aria-live": "polite"});
+  const slider = el("input", {type: "range", min: "0", max: String(m - 1), value: String(state.test),
+                              "data-control": "test", "aria-label": "test input (query)"});
+  const buttons = res.map((r, k) => el("button", {class: "seg-btn", type: "button", "data-result": String(k), text: names[k],
+                                                  on: {click: () => choose(k, state.test)}}));
+  function drawWeights() {
+    const k = state.result, j = state.test, row = W[k].subarray(j * n, (j + 1) * n);
+    let top = 0;
+    for (const v of row) top = Math.max(top, v);
+    const chart = lineChart({
+      name: "weights", xlabel: "x (training inputs)", ylabel: "weight", width: 760, height: 200, xlim,
+      ylim: [0, top > 0 ? top * 1.1 : 1],
+      series: [{name: `weights of test input ${j} (x = ${fmtShort(xt[j])}), ${names[k]}`, x: xs, y: row, color: color(k), bars: true}],
+      describe: (si, i) => [`${names[k]}: test input ${j} (x = ${fmtG9(xt[j])}) → training point ${i}`,
+                            `x = ${fmtG9(xs[i])}, y = ${fmtG9(ys[i])}`,
+                            `weight ${fmt4(row[i])} (${fmtG9(row[i])})`]});
+    chart.setCursor(xt[j]);
+    weightsBox.replaceChildren(chart.node);
+    const y = yhat[k][j];
+    said.textContent = `${names[k]}, test input ${j}: x = ${fmtG9(xt[j])}, ` +
+      (Number.isFinite(y) ? `ŷ = Σ weight · y_i = ${fmtG9(y)}` : "no training point reaches it (every weight 0): ŷ is null") +
+      (truth ? `, truth ${fmtG9(truth[j])}` : "") + `; its largest weight ${fmt4(top)}.`;
+    state.weights = Array.from(row);
+  }
+  function choose(k, j) {
+    if (k === state.result && j === state.test && state.weights) return;
+    state.result = k;
+    state.test = j;
+    slider.value = String(j);
+    buttons.forEach((b, i) => b.setAttribute("aria-pressed", String(i === k)));
+    fits.setCursor(xt[j]);
+    drawWeights();
+  }
+  slider.addEventListener("input", () => choose(state.result, Number(slider.value)));
+  // pointing at the fits: the test input nearest the pointer's x
+  fits.canvas.addEventListener("mousemove", (e) => {
+    const x = fits.xAt(e.clientX);
+    let best = 0;
+    for (let j = 1; j < m; j++) if (Math.abs(xt[j] - x) < Math.abs(xt[best] - x)) best = j;
+    choose(state.result, best);
+  });
+
+  // the heatmaps: rows the test inputs (queries), columns the training inputs (keys)
+  const cm = colormap(pg.cmap), colors = lut32(cm.lut);
+  let vmin = Infinity, vmax = -Infinity;
+  for (const w of W) for (const v of w) { vmin = Math.min(vmin, v); vmax = Math.max(vmax, v); }
+  const cell = cellSize(m, n, 260, 24), tx = Array.from(xs, fmtShort), ty = Array.from(xt, fmtShort);
+  const panels = res.map((r, k) => heatPanel({
+    name: names[k], title: names[k], rows: m, cols: n, cell, values: W[k], colors, vmin, vmax, xt: tx, yt: ty, sparse: true,
+    describe: (i, c, v) => [names[k], `test input ${i} (x = ${fmtG9(xt[i])}) → training point ${c} (x = ${fmtG9(xs[c])}, y = ${fmtG9(ys[c])})`,
+                            `weight ${fmt4(v)} (${fmtG9(v)})`],
+    onSelect: (i) => choose(k, i)}));
+
+  root.append(
+    section("The fits, and one query's weights",
+            "Nadaraya–Watson regression as attention pooling: each test input is a query, the training inputs are " +
+            "the keys and their y the values; ŷ is the weighted sum of the values. Point at a test input on the " +
+            "fits (or at a row of a heatmap below) to draw its weights over the training points under the curve; " +
+            "hover a bar for its numbers.",
+            el("div", {class: "controls"}, el("span", {class: "note", text: "weights of"}), el("span", {class: "seg"}, ...buttons)),
+            el("div", {class: "controls"}, el("label", {text: "test input "}, slider)),
+            fits.node, said, weightsBox),
+    section("Attention weights", `One heatmap per result: rows the test inputs (queries), columns the training ` +
+            `inputs (keys), one colour scale. Hover a cell for its weight; a row is that query's weights.`,
+            el("div", {class: "grid-and-bar"}, el("div", {class: "row"}, ...panels.map((p) => p.node)),
+               colorbar(cm.lut, vmin, vmax, "weight", false)),
+            el("div", {class: "axis-note", text: `rows: ${pg.ylabel} · columns: ${pg.xlabel}`}),
+            keysNote([["hover", "the weight; the row's weights drawn under the fits"], ["← ↑ → ↓", "move the highlighted cell"]])),
+    ...poolTraining(res, names),
+    section("Results", "As attn prints them: each result's error against the truth and how peaked its weights are.",
+            poolTable(res, names)));
+  buttons.forEach((b, i) => b.setAttribute("aria-pressed", String(i === state.result)));
+  fits.setCursor(xt[state.test]);
+  drawWeights();
+}
+
+// [lo, hi] over the values of a and b.
+function poolRange(a, b) {
+  let lo = Infinity, hi = -Infinity;
+  for (const v of a) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
+  for (const v of b) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
+  return hi > lo ? [lo, hi] : [lo - 1, hi + 1];
+}
+
+// Parametric's training: the loss per epoch and the book's lines.
+function poolTraining(res, names) {
+  const out = [];
+  res.forEach((r, k) => {
+    if (r.method !== "parametric") return;
+    const E = r.losses.length, ep = Array.from({length: E}, (_, e) => e + 1);
+    const lines = r.losses.map((l, e) => `epoch ${e + 1}, loss ${l.toFixed(6)}`).join("\n") || "no epoch: w stays where it starts";
+    const chart = E ? lineChart({name: "loss", series: [{name: "loss (summed over the training points)", x: ep, y: r.losses}],
+                                 points: true, xlabel: "epoch", ylabel: "loss", width: 560, height: 240,
+                                 describe: (si, e) => [`epoch ${e + 1}`, `loss ${r.losses[e].toFixed(6)}`]}) : null;
+    out.push(section(`Training: ${names[k]}`,
+                     `w starts at ${r.w_init.toFixed(6)} and ends at ${r.w.toFixed(6)} after ${E} epoch${E === 1 ? "" : "s"} ` +
+                     "of SGD; each training point's keys and values are the other n − 1. Each loss is the one before " +
+                     "its epoch's step, as the book prints it.",
+                     chart ? chart.node : null, el("pre", {class: "output", "data-pool": "losses", text: lines})));
+  });
+  return out;
+}
+
+function poolTable(res, names) {
+  const table = el("table", {class: "data", "data-table": "results"},
+    el("tr", {}, ...["result", "MSE against the truth", "mean largest weight", "w"].map((h) => el("th", {text: h}))));
+  res.forEach((r, k) => table.append(el("tr", {"data-result": String(k)}, el("td", {text: names[k]}),
+    el("td", {text: r.mse === null ? "no truth" : r.mse.toFixed(6)}),
+    el("td", {text: r.mean_max_weight === null ? "—" : r.mean_max_weight.toFixed(6)}),
+    el("td", {text: r.method === "parametric" ? `${r.w_init.toFixed(6)} → ${r.w.toFixed(6)}` : ""}))));
+  return table;
+}
