@@ -102,11 +102,43 @@ void pool_average(double *yhat, double *att, const double *y, size_t m, size_t n
     for (size_t i = 0; i < n; i++)
         mean += y[i];
     mean /= (double)n;
+    if (!isfinite(mean)) { /* the sum of finite y beyond double's range: each y/n */
+        mean = 0.0;
+        for (size_t i = 0; i < n; i++)
+            mean += y[i] / (double)n;
+    }
     for (size_t j = 0; j < m; j++) {
         for (size_t i = 0; i < n; i++)
             att[j * n + i] = 1.0 / (double)n;
         yhat[j] = mean;
     }
+}
+
+/* Row a (n,) holding z_i ← the Gaussian kernel's scores −z_i²/2, entry
+ * skip ((size_t)-1: none) left out. Where every square overflows (a query
+ * far beyond every key, or a huge w), the scores are taken relative to the
+ * nearest key instead, −(z_i² − z_near²)/2 = −(z_i − z_near)(z_i + z_near)/2:
+ * the same softmax (a shift of every score), finite, so the weight goes to
+ * the nearest keys and never to 0/0. */
+static void gauss_scores(double *a, size_t n, size_t skip)
+{
+    size_t near = (size_t)-1;
+    int finite = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i == skip)
+            continue;
+        if (near == (size_t)-1 || fabs(a[i]) < fabs(a[near]))
+            near = i;
+        finite |= -a[i] * a[i] / 2.0 > -INFINITY;
+    }
+    if (finite || near == (size_t)-1) {
+        for (size_t i = 0; i < n; i++)
+            a[i] = -a[i] * a[i] / 2.0;
+        return;
+    }
+    const double zn = a[near];
+    for (size_t i = 0; i < n; i++)
+        a[i] = -(a[i] - zn) * (a[i] + zn) / 2.0;
 }
 
 /* Row a (n,) ← softmax(s) in place: the largest score subtracted, exp,
@@ -143,10 +175,9 @@ size_t pool_nonparametric(double *yhat, double *att, const double *q, const doub
         double *a = att + j * n; /* (n,) query j's weights */
         if (k == POOL_GAUSSIAN) {
             /* scores −u²/2, then a softmax: a tiny σ still gives weights */
-            for (size_t i = 0; i < n; i++) {
-                double u = (q[j] - x[i]) / sigma;
-                a[i] = -u * u / 2.0;
-            }
+            for (size_t i = 0; i < n; i++)
+                a[i] = (q[j] - x[i]) / sigma; /* u_i */
+            gauss_scores(a, n, (size_t)-1);
             softmax_row(a, n, (size_t)-1);
         } else {
             /* kernel values, then their sum as the normalisation */
@@ -176,10 +207,9 @@ void pool_param_forward(double *yhat, double *att, const double *q, const double
     for (size_t j = 0; j < m; j++) {
         double *a = att + j * n; /* (n,) */
         /* scores s_i = −((q_j − x_i)·w)²/2 */
-        for (size_t i = 0; i < n; i++) {
-            double t = (q[j] - x[i]) * w;
-            a[i] = -t * t / 2.0;
-        }
+        for (size_t i = 0; i < n; i++)
+            a[i] = (q[j] - x[i]) * w;
+        gauss_scores(a, n, leave_one_out ? j : (size_t)-1);
         /* softmax over the keys (without key j when leaving it out) */
         softmax_row(a, n, leave_one_out ? j : (size_t)-1);
         /* the weighted sum of the values */
