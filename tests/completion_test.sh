@@ -173,10 +173,10 @@ expect "Reds Blues viridis gray" attn translate -i m.json --cmap ""
 expect "adam sgd" attn train --optimizer ""
 expect "--no-posenc" attn train --no-p
 # tour --step: the step names, as attn tour --list gives them
-expect "cross multihead selfattn context scaling complexity order posenc binary relative rope learned circuits" \
+expect "cues pooling scoring bahdanau cross multihead selfattn context scaling complexity order posenc binary relative rope learned circuits" \
     attn tour --step ""
 expect "relative rope" attn tour --step r
-expect "--step=posenc" attn tour --step=p
+expect "--step=pooling --step=posenc" attn tour --step=p
 expect_has "tour" attn t
 # --opt=VALUE: split at '=' by bash's COMP_WORDBREAKS, or whole
 expect "Reds Blues viridis gray" attn posenc --cmap =

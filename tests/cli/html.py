@@ -345,10 +345,10 @@ def group_html_tour(tmp):
           "html tour: the report line %r" % stdout[-160:])
     _, _, data = page_data(index)
     steps = data["steps"]
-    check(len(steps) == 1 and steps[0]["number"] == 3 and steps[0]["name"] == "selfattn",
+    check(len(steps) == 1 and steps[0]["number"] == 7 and steps[0]["name"] == "selfattn",
           "html tour: the one step asked for")
     run0 = steps[0]["runs"][0]
-    check(run0["command"] == "attn selfattn --png %s/03-selfattn-weights.png" % out2,
+    check(run0["command"] == "attn selfattn --png %s/07-selfattn-weights.png" % out2,
           "html tour: the command line shown: %r" % run0["command"])
     check(run0["output"] and run0["output"] in stdout and "\x1b" not in run0["output"],
           "html tour: the output as printed, without colour")
@@ -376,9 +376,9 @@ def group_html_tour(tmp):
     expect(["tour", "--out", out2, "--step", "cross", "--html"], 0, err=None)
     _, _, data = page_data(index)
     run0 = data["steps"][0]["runs"][0]
-    with open(os.path.join(out2, "01-train-translate.png"), "rb") as f:
+    with open(os.path.join(out2, "05-train-translate.png"), "rb") as f:
         png = f.read()
     pic = run0.get("picture") or {}
-    check(run0["view"] is None and pic.get("name") == "01-train-translate.png" and
+    check(run0["view"] is None and pic.get("name") == "05-train-translate.png" and
           pic.get("type") == "image/png" and base64.b64decode(pic.get("base64", "")) == png,
           "html tour: the cross step's figure is the page's picture, byte for byte")
