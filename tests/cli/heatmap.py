@@ -5,18 +5,11 @@ message."""
 import json
 import os
 
-from .common import ROOT, check, expect, png_info, run
+from .common import ROOT, check, expect, png_info, run, write
 
 P = "attn heatmap: "
 RANKS = ("expected numbers of rank 2, 3 or 4 ((queries, keys), (columns, queries, keys) "
          "or (rows, columns, queries, keys)), got rank ")
-
-
-def write(tmp, name, text):
-    path = os.path.join(tmp, name)
-    with open(path, "w") as f:
-        f.write(text)
-    return path
 
 
 def eye_checks(tmp):
