@@ -12,7 +12,36 @@ ATTN_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # fonts-wqy-microhei, one 5 MB file (wqy-microhei.ttc, two faces) that
 # covers the CJK ideographs, kana and hangul (fonts-noto-cjk: about 90 MB).
 ATTN_PACKAGES="meson ninja-build pkg-config gcc libc6-dev libcjson-dev libstb-dev libdeflate-dev
-  libfontconfig-dev fonts-dejavu-core fonts-wqy-microhei scdoc"
+  libfontconfig-dev fonts-dejavu-core fonts-wqy-microhei scdoc $ATTN_WASM_PACKAGES"
+
+# The WebAssembly module every --html page carries (SPEC §14, meson.build):
+# Debian's clang for wasm32-wasi with its C library and runtime, lld's
+# wasm-ld, and Node to run the module in the tests. Its cJSON is compiled
+# from Debian's source of libcjson-dev (no wasm32 build is packaged):
+# attn_wasm_cjson fetches it.
+ATTN_WASM_PACKAGES="clang lld wasi-libc libclang-rt-14-dev-wasm32 nodejs"
+ATTN_CJSON_VERSION=1.7.15
+ATTN_CJSON_SHA256=5308fd4bd90cef7aa060558514de6a1a4a0819974a26e6ed13973c5f624c24b2
+ATTN_CJSON_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/attn/cJSON-$ATTN_CJSON_VERSION"
+
+# attn_wasm_cjson: cJSON's source (Debian's orig tarball of cjson, checked
+# against its SHA-256) in ATTN_CJSON_DIR, once per machine.
+attn_wasm_cjson() {
+    [ -f "$ATTN_CJSON_DIR/cJSON.c" ] && return 0
+    local tmp url="http://deb.debian.org/debian/pool/main/c/cjson/cjson_$ATTN_CJSON_VERSION.orig.tar.gz"
+    tmp=$(mktemp -d)
+    echo "fetching cJSON $ATTN_CJSON_VERSION's source from Debian for the pages' WebAssembly module ..." >&2
+    if ! python3 -c 'import sys, urllib.request; open(sys.argv[2], "wb").write(urllib.request.urlopen(sys.argv[1], timeout=60).read())' \
+            "$url" "$tmp/cjson.tar.gz" 2>/dev/null ||
+        [ "$(sha256sum "$tmp/cjson.tar.gz" | cut -d' ' -f1)" != "$ATTN_CJSON_SHA256" ]; then
+        echo "could not fetch $url (or its checksum differs): the pages will be static" >&2
+        rm -rf "$tmp"
+        return 0
+    fi
+    mkdir -p "$(dirname "$ATTN_CJSON_DIR")" && tar -xzf "$tmp/cjson.tar.gz" -C "$tmp" &&
+        rm -rf "$ATTN_CJSON_DIR" && mv "$tmp/cJSON-$ATTN_CJSON_VERSION" "$ATTN_CJSON_DIR"
+    rm -rf "$tmp"
+}
 
 # attn_missing_packages PKG…: print those of the packages (name or
 # name:arch) that are not installed, one a line. A name without an
@@ -55,6 +84,8 @@ attn_need_packages() {
 attn_build() {
     local dir=$1
     shift
+    attn_wasm_cjson
+    [ ! -f "$ATTN_CJSON_DIR/cJSON.c" ] || set -- "$@" "-Dwasm_cjson=$ATTN_CJSON_DIR"
     local stamp="$ATTN_ROOT/$dir/.attn-options" want="$*"
     [ -z "${CC:-}" ] || want="CC=$CC $want"
     if [ ! -f "$ATTN_ROOT/$dir/build.ninja" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then

@@ -475,6 +475,58 @@ static void test_special(void)
     CHECK(fabs(fm_sin(DBL_MAX)) <= 1.0 && fabs(fm_cos(-DBL_MAX)) <= 1.0);
 }
 
+/* fm_fmaf_odd (the pages' WebAssembly module's fmaf) against C's fmaf,
+ * exact on every machine attn builds on: the same bits for floats of
+ * every exponent (subnormals, infinities and NaNs among them), for sums
+ * that cancel (c near −a·b) and for products of few bits, whose sums with
+ * c fall on ties between two floats. */
+static uint32_t fmaf_state = 12345;
+static uint32_t fmaf_next(void)
+{
+    fmaf_state ^= fmaf_state << 13;
+    fmaf_state ^= fmaf_state >> 17;
+    fmaf_state ^= fmaf_state << 5;
+    return fmaf_state;
+}
+static float bits_float(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+static int same_float(float a, float b)
+{
+    return (isnan(a) && isnan(b)) || memcmp(&a, &b, sizeof a) == 0;
+}
+static void test_fmaf_odd(long n)
+{
+    long differ = 0;
+    for (long i = 0; i < n; i++) {
+        float a = bits_float(fmaf_next()), b = bits_float(fmaf_next()), c;
+        switch (i % 4) {
+        case 0: c = bits_float(fmaf_next()); break;                    /* anything */
+        case 1: c = -(a * b) * (1.0f + 0x1p-20f * (float)(fmaf_next() % 8)); break; /* cancels */
+        case 2: /* few bits: a·b + c often exactly between two floats */
+            a = (float)(fmaf_next() % 4096) * 0x1p-6f;
+            b = (float)(fmaf_next() % 4096) * 0x1p-6f;
+            c = (float)(int32_t)fmaf_next() * 0x1p-8f;
+            break;
+        default: /* near float's smallest and largest */
+            a = bits_float((fmaf_next() & 0x80FFFFFFu) | ((fmaf_next() % 2) ? 0x1000000u : 0x7E000000u));
+            b = bits_float((fmaf_next() & 0x80FFFFFFu) | 0x3F000000u);
+            c = bits_float((fmaf_next() & 0x80FFFFFFu) | (fmaf_next() % 3) << 23);
+        }
+        if (!same_float(fm_fmaf_odd(a, b, c), fmaf(a, b, c)))
+            differ++;
+    }
+    printf("fmaf   %8ld points, %6ld differ from C's fmaf\n", n, differ);
+    CHECK(differ == 0);
+    CHECK(same_float(fm_fmaf_odd(1.0f + 0x1p-23f, 1.0f + 0x1p-23f, -1.0f), fmaf(1.0f + 0x1p-23f, 1.0f + 0x1p-23f, -1.0f)));
+    CHECK(same_float(fm_fmaf_odd(0x1p-100f, 0x1p-49f, 0x1p-149f), fmaf(0x1p-100f, 0x1p-49f, 0x1p-149f)));
+    CHECK(same_float(fm_fmaf_odd(0x1.fffffep127f, 2.0f, -0x1.fffffep127f), 0x1.fffffep127f));
+    CHECK(isinf(fm_fmaf_odd(0x1.fffffep127f, 2.0f, 0.0f)));
+}
+
 int main(int argc, char **argv)
 {
     long n = argc > 1 ? strtol(argv[1], NULL, 10) : 1000000;
@@ -487,6 +539,7 @@ int main(int argc, char **argv)
     }
     test_exact();
     test_special();
+    test_fmaf_odd(4 * n);
     test_same_bits();
     sweep_exp(n);
     sweep_expm1(n);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "checked.h"
+#include "os.h"
 
 static char *dup_string(const char *s)
 {
@@ -40,8 +41,7 @@ static int create_temp(const char *path, char *tmp)
         "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
     static uint64_t counter;
     size_t plen = strlen(path);
-    uint64_t seed = (uint64_t)getpid() << 32 ^ (uint64_t)time(NULL) ^
-                    (uint64_t)clock() << 16 ^ (uint64_t)(uintptr_t)tmp;
+    uint64_t seed = os_unique_seed() ^ (uint64_t)(uintptr_t)tmp;
     for (int attempt = 0; attempt < 100; attempt++) {
         /* six random characters after the path and a dot */
         uint64_t bits = mix64(seed + ++counter * 0x9e3779b97f4a7c15u);

@@ -536,3 +536,29 @@ double fm_cos(double x)
     double v = n & 1 ? sin_poly(rh, rl) : cos_poly(rh, rl);
     return (n + 1) & 2 ? -v : v;
 }
+
+/* a·b + c rounded once, without a fused multiply-add instruction: by
+ * rounding to odd (Boldo and Melquiond). a·b is exact in a double (24 + 24
+ * bits of 53); s = a·b + c rounded to double, e its error, exactly
+ * (Knuth's two-sum); when s is inexact (e ≠ 0) and its last bit even, the
+ * neighbour of s on e's side is taken instead, whose last bit is odd. A
+ * value rounded to odd with 53 bits, then to nearest with 24, is the
+ * exact value rounded to nearest once: fmaf's result, also where the
+ * float is subnormal or overflows. */
+float fm_fmaf_odd(float a, float b, float c)
+{
+    const double ab = (double)a * (double)b, dc = (double)c;
+    double s = ab + dc;
+    const double t = s - ab;
+    const double e = (ab - (s - t)) + (dc - t); /* s + e = a·b + c exactly */
+    if (e != 0.0 && isfinite(s)) {
+        uint64_t u;
+        memcpy(&u, &s, sizeof u);
+        if (!(u & 1)) {
+            /* one step away from zero when e has s's sign, else towards */
+            u += (e > 0.0) == (s > 0.0) ? 1 : (uint64_t)-1;
+            memcpy(&s, &u, sizeof s);
+        }
+    }
+    return (float)s;
+}

@@ -75,4 +75,9 @@ double fm_sin(double x);
 double fm_cos(double x);
 void fm_sincos(double x, double *s, double *c);
 
+/* fmaf(a, b, c), exactly as C's (a·b + c rounded once), from double
+ * arithmetic alone: the pages' WebAssembly module, which has no fused
+ * multiply-add instruction, uses it for fmaf (fmaf_wasi.c). */
+float fm_fmaf_odd(float a, float b, float c);
+
 #endif

@@ -11,6 +11,7 @@
 
 #include <stdio.h>
 #include <stddef.h>
+#include <stdint.h>
 
 enum {
     EXIT_OK = 0,
@@ -45,8 +46,13 @@ int cli_parse_double(const char *opt, const char *s, double min, double max,
 /* Bytes with an optional suffix K, M, G or T (powers of 1024), e.g. "4G". */
 int cli_parse_bytes(const char *opt, const char *s, size_t *out);
 
-/* The default --max-mem: 4 GiB. */
+/* The default --max-mem: 4 GiB; 2 GiB where size_t has 32 bits (the
+ * pages' WebAssembly module, SPEC.md §14, whose memory ends at 4 GiB). */
+#if SIZE_MAX > 0xFFFFFFFFu
 #define CLI_DEFAULT_MAX_MEM ((size_t)4 << 30)
+#else
+#define CLI_DEFAULT_MAX_MEM ((size_t)2 << 30)
+#endif
 
 /* Refuse a run whose buffers would need more than max_mem bytes (what says
  * what the estimate covers; hint, when not NULL, is appended after "; ").

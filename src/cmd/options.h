@@ -54,6 +54,7 @@
 #ifndef ATTN_OPTIONS_H
 #define ATTN_OPTIONS_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -141,6 +142,14 @@ struct opt {
 /* ---- the options several commands share, worded once ------------------ */
 
 #define OPT_SEED_MAX 2147483647L
+/* The largest size an option takes: 10^12, beyond any memory (--max-mem
+ * refuses far less); where long has 32 bits (the pages' WebAssembly
+ * module, SPEC.md §14), its largest value, 2^31 − 1. */
+#if LONG_MAX > 1000000000000
+#define OPT_SIZE_MAX 1000000000000L
+#else
+#define OPT_SIZE_MAX LONG_MAX
+#endif
 #define OPT_SEED(m, h) OPT_INT(0, "seed", m, "N", 0, OPT_SEED_MAX, h)
 #define OPT_PNG(m, h) OPT_FILE(0, "png", m, h)
 /* --html FILE: one offline page to explore (SPEC §10); h says what it shows */

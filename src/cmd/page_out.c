@@ -1,6 +1,8 @@
 /* page_out.c — --html FILE for every command (see page_out.h). */
 #include "page_out.h"
 
+#include <errno.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,11 +23,24 @@ void output_page_keep(char **keep, size_t *keep_len)
     kept_len = keep_len;
 }
 
+/* ATTN_PAGE_DATA=FD: the descriptor a page's data goes to instead of the
+ * page (page_out.h), or -1. */
+static int page_data_fd(void)
+{
+    const char *s = getenv("ATTN_PAGE_DATA");
+    char *end;
+    long fd;
+    if (!s || !*s)
+        return -1;
+    fd = strtol(s, &end, 10);
+    return *end == '\0' && fd >= 3 && fd <= 255 ? (int)fd : -1;
+}
+
 int output_page_check(const char *path)
 {
     atomic_file af;
     char err[512];
-    if (!path || kept)
+    if (!path || kept || page_data_fd() >= 0)
         return EXIT_OK;
     if (strcmp(path, "-") == 0) { /* it would mix with what the command prints */
         cli_error("--html: a page is written to a file, not to standard output (-)");
@@ -137,7 +152,7 @@ int output_page_weights(const char *path, const char *title, page_data_fn fn, co
         return EXIT_RUNTIME;
     }
     /* a large page's preview (not the tour's: it keeps only the data) */
-    if (pw && !kept && wants_preview(pw) && preview_text(pw, ctx, &preview, &plen) != 0) {
+    if (pw && !kept && page_data_fd() < 0 && wants_preview(pw) && preview_text(pw, ctx, &preview, &plen) != 0) {
         free(data);
         cli_error("--html %s: out of memory", path);
         return EXIT_RUNTIME;
@@ -170,11 +185,24 @@ static int write_page_file(const char *path, const char *title, char *preview, s
     atomic_file af;
     char err[512];
     long size;
+    int fd;
+    FILE *f;
     if (kept) { /* the tour's page holds it */
         free(preview);
         free(*kept);
         *kept = data;
         *kept_len = len;
+        return EXIT_OK;
+    }
+    if ((fd = page_data_fd()) >= 0) { /* the data alone, for a page that recomputes */
+        free(preview);
+        f = fdopen(fd, "w");
+        if (!f || fwrite(data, 1, len, f) != len || fclose(f) != 0) {
+            free(data);
+            cli_error("--html: ATTN_PAGE_DATA=%d: cannot write: %s", fd, strerror(errno));
+            return EXIT_RUNTIME;
+        }
+        free(data);
         return EXIT_OK;
     }
     /* the page around it, atomically */

@@ -29,7 +29,14 @@
  * closed by output_page); json_writer_finish is checked by the caller. */
 typedef json_members_fn page_data_fn;
 
-/* --html PATH can be created: checked before any work (nothing is left
+/* ATTN_PAGE_DATA=FD in the environment (FD from 3 to 255, open for
+ * writing): --html writes the page's data, the JSON text of its
+ * attn-data element, to descriptor FD instead of a page at PATH (which is
+ * then neither checked nor created; "-" is fine), and reports nothing.
+ * The pages' own attn (SPEC.md §14) recomputes a view this way: its data
+ * is what the page's scripts draw.
+ *
+ * --html PATH can be created: checked before any work (nothing is left
  * behind). EXIT_OK, EXIT_RUNTIME after "attn CMD: --html PATH: cannot
  * create: REASON", or EXIT_USAGE for "-" (a page is not mixed into what
  * a command prints). NULL is fine. */

@@ -23,7 +23,7 @@
 #include "checked.h"
 
 #define MAX_DIM 1000000000L      /* larger sizes meet --max-mem */
-#define MAX_STEPS 1000000000000L
+#define MAX_STEPS OPT_SIZE_MAX
 #define MAX_COLS 16
 #define MAX_BINARY 65536L
 

@@ -24,7 +24,7 @@
 #include "term.h"
 
 #define MAX_HIDDENS 100000L
-#define MAX_LEN 1000000000000L /* a valid length; one above Nk masks nothing */
+#define MAX_LEN OPT_SIZE_MAX /* a valid length; one above Nk masks nothing */
 
 enum { KIND_ADDITIVE, KIND_DOT, NKINDS };
 static const char *const score_names[] = {"additive", "dot", NULL}; /* the kinds' order */

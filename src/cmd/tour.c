@@ -22,6 +22,7 @@
 #include "page_out.h"
 #include "term.h"
 #include "checked.h"
+#include "os.h"
 
 /* A run is one attn command line, written as the learner would type it:
  * words separated by single spaces, "double quotes" around a word that
@@ -446,23 +447,18 @@ static char *without_colour(const char *text, size_t len)
  * then that output is printed as usual and kept in rec->output. */
 static int run_captured(const struct command *cmd, int argc, char **argv, struct run_record *rec)
 {
-    FILE *tmp = tmpfile();
     int saved = -1, status;
     long n;
     char *text = NULL;
     fflush(stdout);
-    if (!tmp || (saved = dup(STDOUT_FILENO)) < 0 || dup2(fileno(tmp), STDOUT_FILENO) < 0) {
+    FILE *tmp = os_stdout_to_temp(&saved);
+    if (!tmp) {
         cli_error("--html: cannot keep the output of a run: %s", strerror(errno));
-        if (saved >= 0)
-            close(saved);
-        if (tmp)
-            fclose(tmp);
         return EXIT_RUNTIME;
     }
     status = cmd->run(argc, argv);
     fflush(stdout);
-    dup2(saved, STDOUT_FILENO);
-    close(saved);
+    os_stdout_restore(saved);
     /* what it printed: shown now, and kept without colour */
     if ((n = ftell(tmp)) < 0 || fseek(tmp, 0, SEEK_SET) != 0 ||
         !(text = malloc((size_t)n + 1)) || fread(text, 1, (size_t)n, tmp) != (size_t)n) {

@@ -12,6 +12,10 @@ extern const unsigned long attn_page_js_parts[]; /* (nparts + 1,) each file's st
 extern const char *const attn_page_js_names[];   /* (nparts,) */
 extern const unsigned char attn_page_css[];
 extern const unsigned long attn_page_css_len;
+/* scripts/embed_wasm.py's text of build/attn.wasm (meson.build): empty
+ * when attn was built without a WebAssembly toolchain */
+extern const char attn_wasm_module_b64[];
+extern const unsigned long attn_wasm_module_b64_len;
 
 const char *page_script(size_t *len)
 {
@@ -137,8 +141,8 @@ void page_write_previewed(FILE *f, const char *title, const char *preview, size_
           /* nothing from outside the file: no script, style, font, image,
            * frame or connection but the inline ones */
           "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-          "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; "
-          "base-uri 'none'; form-action 'none'\">\n"
+          "script-src 'unsafe-inline' 'wasm-unsafe-eval'; worker-src blob: data:; "
+          "style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'\">\n"
           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
           "<meta name=\"generator\" content=\"attn\">\n"
           "<title>", f);
@@ -163,6 +167,13 @@ void page_write_previewed(FILE *f, const char *title, const char *preview, size_
         page_write_data(f, data, len);
         fputs("</script>\n", f);
         write_scripts(f, data, len);
+    }
+    /* attn itself, last: the views are drawn before the parser reads it */
+    if (attn_wasm_module_b64_len > 0) {
+        fputs("<script type=\"application/octet-stream\" id=\"attn-module\" "
+              "data-encoding=\"gzip base64\">", f);
+        fwrite(attn_wasm_module_b64, 1, (size_t)attn_wasm_module_b64_len, f);
+        fputs("</script>\n", f);
     }
     fputs("</body>\n</html>\n", f);
 }

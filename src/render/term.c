@@ -48,12 +48,12 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h> /* TIOCGWINSZ; glibc shows it without _DEFAULT_SOURCE */
 #include <unistd.h>
 
 #include "utf8.h"
 #include "checked.h"
 #include "fmath.h"
+#include "os.h"
 
 /* ---- options and terminal queries ------------------------------------- */
 
@@ -115,13 +115,8 @@ int term_width(FILE *f)
             return (int)v;
     }
 
-    if (f) {
-        int fd = fileno(f);
-        struct winsize ws;
-        if (fd >= 0 && ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
-            return (int)ws.ws_col;
-    }
-    return 80;
+    int columns = os_term_columns(f);
+    return columns > 0 ? columns : 80;
 }
 
 /* ---- UTF-8 labels ------------------------------------------------------ */

@@ -54,10 +54,10 @@ function attn(args, opts) {
 }
 // Wait until fn() (run in the page) is true: polled from here, since the
 // page's policy forbids the eval that playwright's waitForFunction needs.
-async function until(page, fn, ms) {
+async function until(page, fn, ms, arg) {
   const end = Date.now() + (ms || 20000);
   while (Date.now() < end) {
-    if (await page.evaluate(fn)) return true;
+    if (await page.evaluate(fn, arg)) return true;
     await new Promise((r) => setTimeout(r, 50));
   }
   return false;
@@ -1104,6 +1104,114 @@ groups.tour = async () => {
   check("tour: ← moves the focused slider only", Number(v1) === Number(v0) - 1 && v2 === v0, `${v0} ${v1} ${v2}`);
   await p.finish();
 };
+
+
+// ---- live: the page's own attn (SPEC §14) -----------------------------------
+
+// attn ARGV --json - on this machine, and its exit status and error line
+function attnRaw(args, env) {
+  try {
+    return {code: 0, out: execFileSync(ATTN, args, {cwd: TMP, encoding: "utf8", maxBuffer: 1 << 28,
+      stdio: ["ignore", "pipe", "pipe"], env: Object.assign({}, process.env, env || {})})};
+  } catch (e) {
+    return {code: e.status, out: e.stdout, err: String(e.stderr).replace(/\n+$/, "")};
+  }
+}
+// The page data attn writes for argv (ATTN_PAGE_DATA, cmd/page_out.h)
+function nativePageData(argv) {
+  const file = tmp("page-data.json");
+  const fd = fs.openSync(file, "w");
+  try {
+    execFileSync(ATTN, [...argv, "--html", "-"], {cwd: TMP, stdio: ["ignore", "ignore", "pipe", fd],
+      env: Object.assign({}, process.env, {ATTN_PAGE_DATA: "3"})});
+  } finally {
+    fs.closeSync(fd);
+  }
+  return JSON.parse(fs.readFileSync(file, "utf8"));
+}
+
+// Each kind of page: [the page's command, argv it was not written for,
+// the control moved and its new value].
+const LIVE_PAGES = [
+  ["multihead", ["multihead"], ["multihead", "--heads", "2", "--hiddens", "8", "--queries", "3", "--valid-lens", "1,3"], "--heads", "4"],
+  ["selfattn", ["selfattn", "--tokens", "I love attention"], ["selfattn", "--tokens", "a b c d e", "--posenc", "--heads", "2", "--hiddens", "16"], "--heads", "2"],
+  ["posenc", ["posenc"], ["posenc", "--dim", "16", "--steps", "20", "--rope", "--check-relative", "3"], "--dim", "8"],
+  ["complexity", ["complexity"], ["complexity", "--n", "50", "--d", "64", "--k", "5"], "--n", "400"],
+  ["pool", ["pool"], ["pool", "--method", "nonparametric", "--kernel", "boxcar", "--sigma", "0.5,2"], "--sigma", "0.2"],
+  ["heatmap", ["heatmap", "--eye", "5"], ["heatmap", "--eye", "3", "--titles", "I"], "--eye", "7"],
+  ["train", ["train", "--task", "reverse", "--steps", "60"], ["train", "--task", "previous", "--steps", "20"], "--steps", "40"],
+];
+
+groups.live = async () => {
+  for (const [name, argv, other, option, value] of LIVE_PAGES) {
+    const file = tmp(name + "-live.html");
+    attn([...argv, "--html", file]);
+    const html = fs.readFileSync(file, "utf8");
+    check(`${name}: the page carries attn`, html.includes('id="attn-module"'));
+    check(`${name}: CSP allows wasm and blob workers, nothing remote`,
+          /script-src 'unsafe-inline' 'wasm-unsafe-eval'; worker-src blob: data:;/.test(html) && /default-src 'none'/.test(html));
+    const p = await open(file, name + "-live");
+    const {page} = p;
+    const t0 = Date.now();
+    const ok = await page.evaluate(() => window.attn.ready.then(() => true, (e) => e.message));
+    check(`${name}: window.attn.ready`, ok === true, ok);
+    // the times are reported, never asserted (scripts/bench measures the budgets)
+    const ready = await page.evaluate(() => attnPage.moduleMs);
+    console.log(`     ${name}: module ready ${ready.toFixed(0)} ms after navigation`);
+    // argv the page was not written for: the CLI's bytes
+    const got = await page.evaluate((a) => window.attn.run(a), other);
+    const want = attnRaw([...other, "--json", "-"]);
+    check(`${name}: attn.run(${other.join(" ")}) = the CLI's --json, byte for byte`,
+          want.code === 0 && got === want.out, `${got.length} vs ${want.out.length} bytes`);
+    // a failing run: attn's line and exit status
+    const bad = [name === "heatmap" ? "heatmap" : argv[0], "--bogus-option"];
+    const err = await page.evaluate((a) => window.attn.run(a).then(() => null, (e) => ({message: e.message, code: e.code})), bad);
+    const werr = attnRaw([...bad, "--json", "-"]);
+    check(`${name}: a failing run rejects with attn's line and code`,
+          err && err.message === werr.err && err.code === werr.code, JSON.stringify(err) + " vs " + werr.err);
+    // a control: the views drawn again, and the command that reproduces them
+    const control = await page.$(`[data-attn-option="${option}"]`);
+    check(`${name}: a control for ${option}`, control !== null);
+    if (control) {
+      const runs0 = await page.evaluate(() => Number(document.querySelector(".live").dataset.runs || 0));
+      await control.fill(value);
+      await control.dispatchEvent("change");
+      const done = await until(page, (n) => Number(document.querySelector(".live").dataset.runs || 0) > n, 60000, runs0);
+      check(`${name}: moving ${option} reruns`, done);
+      const state = await page.evaluate(() => ({
+        command: document.getElementById("attn-command").textContent,
+        error: document.querySelector(".live-status").dataset.error,
+        redrawn: document.querySelector(".live-views").dataset.redrawn,
+        data: attnPage.data,
+      }));
+      check(`${name}: the views drawn again`, state.redrawn === "1" && state.error === undefined,
+            JSON.stringify([state.redrawn, state.error]));
+      const words = state.command.split(" ");
+      check(`${name}: #attn-command has ${option} ${value}`,
+            words[0] === "attn" && words.join(" ").includes(`${option} ${value}`), state.command);
+      const again = nativePageData(shellSplit(state.command).slice(1));
+      delete again.page.command;
+      delete state.data.page.command;
+      check(`${name}: #attn-command run here gives the page's data`,
+            JSON.stringify(again) === JSON.stringify(state.data));
+    }
+    console.log(`     ${name}: checked in ${Date.now() - t0} ms`);
+    if (name === "multihead") { // a command the page does not show: score, which has no page
+      const got = await page.evaluate(() => window.attn.run(["score", "--seed", "3"]));
+      check("multihead: attn.run(score --seed 3) = the CLI's --json", got === attnRaw(["score", "--seed", "3", "--json", "-"]).out);
+    }
+    await p.finish();
+  }
+};
+
+// the words of a line of plain and '…' words
+function shellSplit(line) {
+  const out = [];
+  const re = /'((?:[^']|'\\'')*)'|(\S+)/g;
+  let m;
+  while ((m = re.exec(line))) out.push(m[1] !== undefined ? m[1].replace(/'\\''/g, "'") : m[2]);
+  return out;
+}
 
 async function main() {
   if (!groups[GROUP]) {

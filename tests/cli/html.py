@@ -74,7 +74,12 @@ def group_html(tmp):
     size = os.path.getsize(page)
     check(out.endswith("wrote %s: a page of the attention weights, 2 examples × 5 heads, %d KB\n"
                        % (page, round(size / 1024))), "html: the report line: %r" % out[-120:])
-    check(size < 100 * 1024, "html: the chapter's page is under 100 KB (%d bytes)" % size)
+    with open(page, encoding="utf-8") as f:
+        module = re.search(r'<script type="application/octet-stream" id="attn-module"[^>]*>([^<]*)</script>', f.read())
+    msize = len(module.group(0)) if module else 0
+    check(size - msize < 128 * 1024, "html: the chapter's page is under 128 KB without attn's module (%d bytes)"
+          % (size - msize))
+    check(size < 1024 * 1024, "html: the chapter's page, with attn's module, is under 1 MB (SPEC §14): %d bytes" % size)
     with open(page, "rb") as f:
         first = f.read()
     expect(["multihead", "--html", page], 0)
@@ -95,11 +100,14 @@ def group_html(tmp):
     html, raw, data = page_data(page)
     check(html.startswith("<!DOCTYPE html>\n"), "html: an HTML5 page")
     check('<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
-          "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:;" in html,
-          "html: a Content-Security-Policy that forbids remote loads")
+          "script-src 'unsafe-inline' 'wasm-unsafe-eval'; worker-src blob: data:; "
+          "style-src 'unsafe-inline'; img-src data:;" in html,
+          "html: a Content-Security-Policy that forbids remote loads (and lets attn's module run)")
     check(not re.search(r'\b(src|href)\s*=', html.replace(raw, "")), "html: no src= or href= in the page")
     check(not re.search(r"https?://", html.replace(raw, "")), "html: no URL in the page's markup or code")
-    check(html.count("<script") == 2 and "<style>" in html, "html: one style, the data and one script")
+    nmodule = 1 if 'id="attn-module"' in html else 0
+    check(html.count("<script") == 2 + nmodule and "<style>" in html,
+          "html: one style, the data, one script (and attn's module)")
 
     # the data: --json's members, the weights whole as base64 float32
     jpath = os.path.join(tmp, "mh.json")
@@ -136,7 +144,7 @@ def group_html(tmp):
     check("\\u003c/script\\u003e" in raw and "\\u0026" in raw and "\\u2028" in raw and "\\u2029" in raw,
           "html: they are written as \\u escapes")
     check(data["page"]["rows"][0]["query_tokens"] == evil, "html: the tokens read back the same")
-    check(html.count("</script>") == 2, "html: no token closes a script element")
+    check(html.count("</script>") == 2 + ('id="attn-module"' in html), "html: no token closes a script element")
 
     # selfattn --tokens: a row of tokens per sentence, their lengths
     spage = os.path.join(tmp, "apple.html")

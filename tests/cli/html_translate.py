@@ -105,7 +105,8 @@ def check_data_page(tmp):
     check(not re.search("[<>&\u2028\u2029]", raw), "html translate: no <, >, &, U+2028, U+2029 in the data")
     check("\\u003c/script\\u003e" in raw and "\\u2028" in raw and "\\u0026amp;" in raw,
           "html translate: they are written as \\u escapes")
-    check(html.count("</script>") == 2, "html translate: no token closes a script element")
+    check(html.count("</script>") == 2 + ('id="attn-module"' in html),
+          "html translate: no token closes a script element")
     check(pg["source"] == ["the", evil[0], "cat", ".", "<eos>"] and
           pg["target"] == ["le", evil[1], "chat", ".", "<eos>"] and
           pg["sentence"]["source"] == "the %s cat ." % evil[0],

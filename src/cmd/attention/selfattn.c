@@ -29,7 +29,7 @@
 #include "clock.h"
 #include "complexity.h"
 
-#define MAX_SIZE 1000000000000L /* any one dimension: larger sizes meet --max-mem */
+#define MAX_SIZE OPT_SIZE_MAX /* any one dimension: larger sizes meet --max-mem */
 #define MAX_VALID_LENS 4096  /* numbers in --valid-lens */
 #define SHOW_PANELS 10       /* heads printed in the default view */
 

@@ -19,7 +19,7 @@
  * GCC and Clang's vector extension gives the type and the lane-wise
  * +, −, ×, comparisons and bit operations; only the fused multiply-add
  * needs the instruction set's own name (and plain C's fmaf, exactly
- * rounded too, where there is none).
+ * rounded too, where there is none; WebAssembly has lanes_fma4 below).
  */
 #ifndef ATTN_LANES_H
 #define ATTN_LANES_H
@@ -33,6 +33,8 @@
 #include <immintrin.h>
 #elif defined(__aarch64__)
 #include <arm_neon.h>
+#elif defined(__wasm_simd128__)
+#include <wasm_simd128.h>
 #endif
 
 #define V16 16 /* lanes */
@@ -82,6 +84,42 @@ static inline f32x16 v16_splat(float a)
     return v;
 }
 
+#if defined(__wasm_simd128__)
+/* WebAssembly has no fused multiply-add (the pages' module, SPEC.md §14):
+ * four lanes of fmaf from doubles. A product of two floats is exact in a
+ * double (24 + 24 bits of 53), so a·b + c in double is the exact value
+ * rounded once; rounding that to float gives fmaf's result, except when
+ * the double lies exactly halfway between two floats (its low 29 bits
+ * 0x10000000: the first rounding may have made the tie) or below float's
+ * normal range (where floats have fewer bits): then fmaf, lane by lane. */
+static inline v128_t lanes_fma4(v128_t a, v128_t b, v128_t c)
+{
+    const v128_t low = wasm_i64x2_const_splat(0x1fffffff), tie = wasm_i64x2_const_splat(0x10000000);
+    const v128_t tiny = wasm_f64x2_const_splat(0x1p-126), zero = wasm_f64x2_const_splat(0.0);
+    v128_t s[2], odd = wasm_i64x2_const_splat(0);
+    for (int h = 0; h < 2; h++) {
+        v128_t ah = h ? wasm_i32x4_shuffle(a, a, 2, 3, 0, 1) : a;
+        v128_t bh = h ? wasm_i32x4_shuffle(b, b, 2, 3, 0, 1) : b;
+        v128_t ch = h ? wasm_i32x4_shuffle(c, c, 2, 3, 0, 1) : c;
+        s[h] = wasm_f64x2_add(wasm_f64x2_mul(wasm_f64x2_promote_low_f32x4(ah),
+                                             wasm_f64x2_promote_low_f32x4(bh)),
+                              wasm_f64x2_promote_low_f32x4(ch));
+        odd = wasm_v128_or(odd, wasm_i64x2_eq(wasm_v128_and(s[h], low), tie));
+        odd = wasm_v128_or(odd, wasm_v128_and(wasm_f64x2_lt(wasm_f64x2_abs(s[h]), tiny),
+                                              wasm_f64x2_ne(s[h], zero)));
+    }
+    if (wasm_v128_any_true(odd)) {
+        float x[4], y[4], z[4];
+        wasm_v128_store(x, a), wasm_v128_store(y, b), wasm_v128_store(z, c);
+        for (int l = 0; l < 4; l++)
+            x[l] = fmaf(x[l], y[l], z[l]);
+        return wasm_v128_load(x);
+    }
+    return wasm_i32x4_shuffle(wasm_f32x4_demote_f64x2_zero(s[0]),
+                              wasm_f32x4_demote_f64x2_zero(s[1]), 0, 1, 4, 5);
+}
+#endif
+
 /* a·b + c rounded once, in every lane */
 static inline f32x16 v16_fma(f32x16 a, f32x16 b, f32x16 c)
 {
@@ -96,6 +134,11 @@ static inline f32x16 v16_fma(f32x16 a, f32x16 b, f32x16 c)
     union { f32x16 v; float32x4_t q[4]; } x = {a}, y = {b}, z = {c}, r;
     for (int i = 0; i < 4; i++)
         r.q[i] = vfmaq_f32(z.q[i], x.q[i], y.q[i]);
+    return r.v;
+#elif defined(__wasm_simd128__)
+    union { f32x16 v; v128_t q[4]; } x = {a}, y = {b}, z = {c}, r;
+    for (int i = 0; i < 4; i++)
+        r.q[i] = lanes_fma4(x.q[i], y.q[i], z.q[i]);
     return r.v;
 #else
     f32x16 r;
@@ -158,6 +201,11 @@ static inline f32x8 v8_fma(f32x8 a, f32x8 b, f32x8 c)
     union { f32x8 v; float32x4_t q[2]; } x = {a}, y = {b}, z = {c}, r;
     for (int i = 0; i < 2; i++)
         r.q[i] = vfmaq_f32(z.q[i], x.q[i], y.q[i]);
+    return r.v;
+#elif defined(__wasm_simd128__)
+    union { f32x8 v; v128_t q[2]; } x = {a}, y = {b}, z = {c}, r;
+    for (int i = 0; i < 2; i++)
+        r.q[i] = lanes_fma4(x.q[i], y.q[i], z.q[i]);
     return r.v;
 #else
     f32x8 r;

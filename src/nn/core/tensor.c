@@ -1,13 +1,12 @@
 /* tensor.c — allocation and shapes of float32 tensors (see tensor.h). */
-#define _DEFAULT_SOURCE /* madvise */
 #include "tensor.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "checked.h"
+#include "os.h"
 
 int tensor_bytes(size_t ndim, const size_t *shape, size_t *bytes)
 {
@@ -70,18 +69,5 @@ void tensor_shape_str(char *buf, size_t buflen, size_t ndim, const size_t *shape
 
 float *big_floats(size_t bytes)
 {
-#if defined(MADV_HUGEPAGE)
-    /* Large buffers in 2 MiB pages where the kernel offers them: a 20 MB
-     * matrix then costs ten page faults instead of five thousand. */
-    const size_t huge = (size_t)2 << 20;
-    if (bytes >= 2 * huge) {
-        void *p = NULL;
-        size_t rounded = (bytes + huge - 1) / huge * huge;
-        if (posix_memalign(&p, huge, rounded) == 0) {
-            (void)madvise(p, rounded, MADV_HUGEPAGE); /* a hint: failure is harmless */
-            return p;
-        }
-    }
-#endif
-    return malloc(bytes ? bytes : 1);
+    return os_alloc_large(bytes);
 }

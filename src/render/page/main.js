@@ -23,7 +23,23 @@ function buildPage(root, data) {
   root.append(pageHeader(pg));
   const build = PAGE_KINDS[pg.kind];
   if (!build) throw new Error("unknown page kind " + pg.kind);
-  build(root, data, pg);
+  // a command with controls: its views in their own element, drawn again
+  // from each rerun of the page's attn (live.js)
+  const argv = liveArgv(pg);
+  if (!argv || !LIVE_CONTROLS[argv[0]] || argv[0] !== data.command) {
+    build(root, data, pg);
+    return;
+  }
+  let views = el("div", {class: "live-views"});
+  root.append(liveControls(argv, (next) => {
+    const fresh = el("div", {class: "live-views"});
+    views.replaceWith(fresh);
+    attnPage.data = next;
+    PAGE_KINDS[next.page.kind](fresh, next, next.page);
+    fresh.dataset.redrawn = String(Number(views.dataset.redrawn || 0) + 1);
+    views = fresh;
+  }), views);
+  build(views, data, pg);
 }
 
 // A large page (page.h): its preview, drawn at once, before the browser
