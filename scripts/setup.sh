@@ -4,6 +4,16 @@
 
 ATTN_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
+# The WebAssembly module every --html page carries (SPEC §14, meson.build):
+# Debian's clang for wasm32-wasi with its C library and runtime, lld's
+# wasm-ld, and Node to run the module in the tests. Its cJSON is compiled
+# from Debian's source of libcjson-dev (no wasm32 build is packaged):
+# attn_wasm_cjson fetches it.
+ATTN_WASM_PACKAGES="clang lld wasi-libc libclang-rt-14-dev-wasm32 nodejs"
+ATTN_CJSON_VERSION=1.7.15
+ATTN_CJSON_SHA256=5308fd4bd90cef7aa060558514de6a1a4a0819974a26e6ed13973c5f624c24b2
+ATTN_CJSON_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/attn/cJSON-$ATTN_CJSON_VERSION"
+
 # Debian packages attn needs to build and run (SPEC 1): the tools, cJSON,
 # stb (PNG writing, TrueType text), libdeflate (compresses the PNGs),
 # fontconfig (finds a font for labels DejaVu Sans lacks), DejaVu Sans (built
@@ -14,15 +24,6 @@ ATTN_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 ATTN_PACKAGES="meson ninja-build pkg-config gcc libc6-dev libcjson-dev libstb-dev libdeflate-dev
   libfontconfig-dev fonts-dejavu-core fonts-wqy-microhei scdoc $ATTN_WASM_PACKAGES"
 
-# The WebAssembly module every --html page carries (SPEC §14, meson.build):
-# Debian's clang for wasm32-wasi with its C library and runtime, lld's
-# wasm-ld, and Node to run the module in the tests. Its cJSON is compiled
-# from Debian's source of libcjson-dev (no wasm32 build is packaged):
-# attn_wasm_cjson fetches it.
-ATTN_WASM_PACKAGES="clang lld wasi-libc libclang-rt-14-dev-wasm32 nodejs"
-ATTN_CJSON_VERSION=1.7.15
-ATTN_CJSON_SHA256=5308fd4bd90cef7aa060558514de6a1a4a0819974a26e6ed13973c5f624c24b2
-ATTN_CJSON_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/attn/cJSON-$ATTN_CJSON_VERSION"
 
 # attn_wasm_cjson: cJSON's source (Debian's orig tarball of cjson, checked
 # against its SHA-256) in ATTN_CJSON_DIR, once per machine.
