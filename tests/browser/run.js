@@ -110,7 +110,8 @@ async function open(file, name, opts) {
   const url = "file://" + file;
   page.on("console", (m) => { if (m.type() === "error" || m.type() === "warning") errors.push(m.text()); });
   page.on("pageerror", (e) => errors.push(String(e)));
-  page.on("request", (r) => { if (r.url() !== url) requests.push(r.url()); });
+  // a blob: URL is the page's own memory (the training worker's script)
+  page.on("request", (r) => { if (r.url() !== url && !r.url().startsWith("blob:")) requests.push(r.url()); });
   await page.goto(url);
   if (!(await until(page, () => document.body.dataset.ready === "1"))) errors.push("the page never finished drawing");
   if (!(opts && opts.drawnOnly) && !(await until(page, () => document.body.dataset.complete === "1", 60000)))
