@@ -19,7 +19,7 @@
  * GCC and Clang's vector extension gives the type and the lane-wise
  * +, −, ×, comparisons and bit operations; only the fused multiply-add
  * needs the instruction set's own name (and plain C's fmaf, exactly
- * rounded too, where there is none; WebAssembly has lanes_fma4 below).
+ * rounded too, where there is none; WebAssembly has LANES_FMA_WASM below).
  */
 #ifndef ATTN_LANES_H
 #define ATTN_LANES_H
@@ -91,33 +91,48 @@ static inline f32x16 v16_splat(float a)
  * rounded once; rounding that to float gives fmaf's result, except when
  * the double lies exactly halfway between two floats (its low 29 bits
  * 0x10000000: the first rounding may have made the tie) or below float's
- * normal range (where floats have fewer bits): then fmaf, lane by lane. */
-static inline v128_t lanes_fma4(v128_t a, v128_t b, v128_t c)
+ * normal range (where floats have fewer bits): then fmaf (fmaf_wasi.c),
+ * for every lane of the value, which is rare (tests/wasm/lanes_test.c
+ * checks the lanes against fmaf, ties and subnormals among them).
+ *
+ * lanes_fma4_try: four lanes, the result when no lane is odd; *odd gains
+ * the lanes that are (all bits set). */
+static inline v128_t lanes_fma4_try(v128_t a, v128_t b, v128_t c, v128_t *odd)
 {
-    const v128_t low = wasm_i64x2_const_splat(0x1fffffff), tie = wasm_i64x2_const_splat(0x10000000);
-    const v128_t tiny = wasm_f64x2_const_splat(0x1p-126), zero = wasm_f64x2_const_splat(0.0);
-    v128_t s[2], odd = wasm_i64x2_const_splat(0);
-    for (int h = 0; h < 2; h++) {
-        v128_t ah = h ? wasm_i32x4_shuffle(a, a, 2, 3, 0, 1) : a;
-        v128_t bh = h ? wasm_i32x4_shuffle(b, b, 2, 3, 0, 1) : b;
-        v128_t ch = h ? wasm_i32x4_shuffle(c, c, 2, 3, 0, 1) : c;
-        s[h] = wasm_f64x2_add(wasm_f64x2_mul(wasm_f64x2_promote_low_f32x4(ah),
-                                             wasm_f64x2_promote_low_f32x4(bh)),
-                              wasm_f64x2_promote_low_f32x4(ch));
-        odd = wasm_v128_or(odd, wasm_i64x2_eq(wasm_v128_and(s[h], low), tie));
-        odd = wasm_v128_or(odd, wasm_v128_and(wasm_f64x2_lt(wasm_f64x2_abs(s[h]), tiny),
-                                              wasm_f64x2_ne(s[h], zero)));
-    }
-    if (wasm_v128_any_true(odd)) {
-        float x[4], y[4], z[4];
-        wasm_v128_store(x, a), wasm_v128_store(y, b), wasm_v128_store(z, c);
-        for (int l = 0; l < 4; l++)
-            x[l] = fmaf(x[l], y[l], z[l]);
-        return wasm_v128_load(x);
-    }
-    return wasm_i32x4_shuffle(wasm_f32x4_demote_f64x2_zero(s[0]),
-                              wasm_f32x4_demote_f64x2_zero(s[1]), 0, 1, 4, 5);
+    const v128_t a1 = wasm_i32x4_shuffle(a, a, 2, 3, 0, 1), b1 = wasm_i32x4_shuffle(b, b, 2, 3, 0, 1),
+                 c1 = wasm_i32x4_shuffle(c, c, 2, 3, 0, 1);
+    const v128_t s0 = wasm_f64x2_add(wasm_f64x2_mul(wasm_f64x2_promote_low_f32x4(a),
+                                                    wasm_f64x2_promote_low_f32x4(b)),
+                                     wasm_f64x2_promote_low_f32x4(c));
+    const v128_t s1 = wasm_f64x2_add(wasm_f64x2_mul(wasm_f64x2_promote_low_f32x4(a1),
+                                                    wasm_f64x2_promote_low_f32x4(b1)),
+                                     wasm_f64x2_promote_low_f32x4(c1));
+    /* the four doubles' low and high 32 bits, lane by lane */
+    const v128_t lo = wasm_i32x4_shuffle(s0, s1, 0, 2, 4, 6), hi = wasm_i32x4_shuffle(s0, s1, 1, 3, 5, 7);
+    /* a tie: the low 29 bits 0x10000000; below float's normal range: the
+     * exponent field between 0 (s = 0, exact) and 1023 − 126 */
+    const v128_t expo = wasm_v128_and(hi, wasm_i32x4_const_splat(0x7ff00000));
+    *odd = wasm_v128_or(*odd, wasm_v128_or(
+        wasm_i32x4_eq(wasm_v128_and(lo, wasm_i32x4_const_splat(0x1fffffff)),
+                      wasm_i32x4_const_splat(0x10000000)),
+        wasm_v128_and(wasm_i32x4_lt(expo, wasm_i32x4_const_splat((1023 - 126) << 20)),
+                      wasm_i32x4_gt(expo, wasm_i32x4_const_splat(0)))));
+    return wasm_i32x4_shuffle(wasm_f32x4_demote_f64x2_zero(s0), wasm_f32x4_demote_f64x2_zero(s1),
+                              0, 1, 4, 5);
 }
+
+/* n floats (n = 4, 8 or 16) of a·b + c, as fmaf gives them */
+#define LANES_FMA_WASM(T, n)                                                                 \
+    do {                                                                                     \
+        union { T v; v128_t q[(n) / 4]; float f[n]; } x_ = {a}, y_ = {b}, z_ = {c}, r_;      \
+        v128_t odd_ = wasm_i32x4_const_splat(0);                                             \
+        for (int i_ = 0; i_ < (n) / 4; i_++)                                                 \
+            r_.q[i_] = lanes_fma4_try(x_.q[i_], y_.q[i_], z_.q[i_], &odd_);                  \
+        if (wasm_v128_any_true(odd_))                                                        \
+            for (int l_ = 0; l_ < (n); l_++)                                                 \
+                r_.f[l_] = fmaf(x_.f[l_], y_.f[l_], z_.f[l_]);                               \
+        return r_.v;                                                                         \
+    } while (0)
 #endif
 
 /* a·b + c rounded once, in every lane */
@@ -136,10 +151,7 @@ static inline f32x16 v16_fma(f32x16 a, f32x16 b, f32x16 c)
         r.q[i] = vfmaq_f32(z.q[i], x.q[i], y.q[i]);
     return r.v;
 #elif defined(__wasm_simd128__)
-    union { f32x16 v; v128_t q[4]; } x = {a}, y = {b}, z = {c}, r;
-    for (int i = 0; i < 4; i++)
-        r.q[i] = lanes_fma4(x.q[i], y.q[i], z.q[i]);
-    return r.v;
+    LANES_FMA_WASM(f32x16, 16);
 #else
     f32x16 r;
     for (int l = 0; l < V16; l++)
@@ -203,10 +215,7 @@ static inline f32x8 v8_fma(f32x8 a, f32x8 b, f32x8 c)
         r.q[i] = vfmaq_f32(z.q[i], x.q[i], y.q[i]);
     return r.v;
 #elif defined(__wasm_simd128__)
-    union { f32x8 v; v128_t q[2]; } x = {a}, y = {b}, z = {c}, r;
-    for (int i = 0; i < 2; i++)
-        r.q[i] = lanes_fma4(x.q[i], y.q[i], z.q[i]);
-    return r.v;
+    LANES_FMA_WASM(f32x8, 8);
 #else
     f32x8 r;
     for (int l = 0; l < 8; l++)

@@ -1,0 +1,100 @@
+/* lanes_test.c — lanes.h's fused multiply-add in the pages' WebAssembly
+ * module (LANES_FMA_WASM: from doubles, with fmaf for ties and results
+ * below float's normal range) against fm_fmaf_odd, which test_fmath checks
+ * against the machine's fused multiply-add: the same bits for random
+ * floats of every exponent, sums that cancel, products of few bits whose
+ * sums fall on ties, sums a double rounds onto a tie (normal and
+ * subnormal), and results near float's smallest. Compiled for
+ * wasm32 by meson.build and run by Node (tests/wasm/run.cjs). */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fmath.h"
+#include "lanes.h"
+
+static uint32_t state = 2024;
+static uint32_t next(void)
+{
+    state ^= state << 13;
+    state ^= state >> 17;
+    state ^= state << 5;
+    return state;
+}
+
+static float bits(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static int same(float a, float b)
+{
+    return (isnan(a) && isnan(b)) || memcmp(&a, &b, sizeof a) == 0;
+}
+
+/* a·b + c whose exact value lies just below the midpoint between c (a
+ * float with an odd last bit) and the float above it, by less than a
+ * double can hold: the sum in double is the midpoint itself, and its
+ * rounding to even in float would be the float above, not c. a·b is
+ * half of c's last bit times (1 + 2^-23)(1 − 2^-23) = 1 − 2^-46. subnormal:
+ * c below float's normal range, where the last bit is 2^-149. */
+static void trap(float *a, float *b, float *c, int subnormal)
+{
+    uint32_t u = subnormal ? (next() & 0x007FFFFFu) | 1u : (next() & 0x7E7FFFFFu) | 0x00800001u;
+    int e;
+    *c = bits(u | (next() & 0x80000000u));
+    if (subnormal)
+        e = -150; /* half of 2^-149 */
+    else {
+        (void)frexpf(*c, &e);
+        e -= 25; /* half of c's last bit: c = m·2^e, m in [0.5, 1), 24 bits */
+    }
+    *a = ldexpf(1.0f + 0x1p-23f, e / 2) * (*c < 0 ? -1.0f : 1.0f);
+    *b = ldexpf(1.0f - 0x1p-23f, e - e / 2);
+}
+
+/* lane l of one of six kinds of input */
+static void draw(float *a, float *b, float *c, int kind)
+{
+    *a = bits(next());
+    *b = bits(next());
+    switch (kind) {
+    case 0: *c = bits(next()); break;
+    case 1: *c = -(*a * *b) * (1.0f + 0x1p-20f * (float)(next() % 8)); break;
+    case 2:
+        *a = (float)(next() % 4096) * 0x1p-6f;
+        *b = (float)(next() % 4096) * 0x1p-6f;
+        *c = (float)(int32_t)next() * 0x1p-8f;
+        break;
+    case 4: trap(a, b, c, 0); break;
+    case 5: trap(a, b, c, 1); break;
+    default: /* near float's smallest and largest */
+        *a = bits((next() & 0x80FFFFFFu) | 0x1000000u);
+        *b = bits((next() & 0x80FFFFFFu) | 0x3F000000u);
+        *c = bits((next() & 0x80FFFFFFu) | (next() % 3) << 23);
+    }
+}
+
+int main(void)
+{
+    const long n = 200000;
+    long differ = 0, differ8 = 0;
+    for (long i = 0; i < n; i++) {
+        float a[V16], b[V16], c[V16], r[V16];
+        /* mostly one kind per value (the traps alone), else mixed */
+        for (int l = 0; l < V16; l++)
+            draw(&a[l], &b[l], &c[l], i % 8 < 7 ? (int)(i % 8) : l % 7);
+        v16_store(r, v16_fma(v16_load(a), v16_load(b), v16_load(c)));
+        for (int l = 0; l < V16; l++)
+            differ += !same(r[l], fm_fmaf_odd(a[l], b[l], c[l]));
+        v8_store(r, v8_fma(v8_load(a), v8_load(b), v8_load(c)));
+        for (int l = 0; l < 8; l++)
+            differ8 += !same(r[l], fm_fmaf_odd(a[l], b[l], c[l]));
+    }
+    printf("v16_fma: %ld values of 16 lanes, %ld lanes differ from fmaf\n", n, differ);
+    printf("v8_fma:  %ld values of 8 lanes, %ld lanes differ from fmaf\n", n, differ8);
+    return differ || differ8;
+}
