@@ -323,7 +323,11 @@ function liveControls(argv, redraw) {
     });
     fields.append(el("label", {class: "live-field"}, el("span", {text: spec.label}), input));
   }
-  attnLive.ready.then(() => { panel.dataset.ready = "1"; }, (e) => {
+  // Once compiled, the page's own command is run once, unseen, when it is
+  // quick (not a training): the engine then has the module's code
+  // optimised before the first control is moved.
+  attnLive.ready.then(() => (LIVE_IN_WORKER.has(argv[0]) ? null : attnLive.pageData(argv).catch(() => null)))
+    .then(() => { panel.dataset.ready = "1"; }, (e) => {
     for (const input of fields.querySelectorAll("input, select")) input.disabled = true;
     status.textContent = e.message;
   });
