@@ -50,8 +50,10 @@ int cli_parse_bytes(const char *opt, const char *s, size_t *out);
  * pages' WebAssembly module, SPEC.md §14, whose memory ends at 4 GiB). */
 #if SIZE_MAX > 0xFFFFFFFFu
 #define CLI_DEFAULT_MAX_MEM ((size_t)4 << 30)
+#define CLI_DEFAULT_MAX_MEM_TEXT "4G" /* as --help says it */
 #else
 #define CLI_DEFAULT_MAX_MEM ((size_t)2 << 30)
+#define CLI_DEFAULT_MAX_MEM_TEXT "2G"
 #endif
 
 /* Refuse a run whose buffers would need more than max_mem bytes (what says

@@ -58,6 +58,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "cli.h"    /* CLI_DEFAULT_MAX_MEM_TEXT, for OPT_MAX_MEM */
 #include "render.h" /* attn_cmap, for OPT_CMAP */
 
 enum opt_type {
@@ -163,7 +164,7 @@ struct opt {
              "found on the system; without one, positions are\n" \
              "numbered)")
 #define OPT_MAX_MEM(m) \
-    OPT_BYTES(0, "max-mem", m, "BYTES", "refuse runs needing more (default 4G)")
+    OPT_BYTES(0, "max-mem", m, "BYTES", "refuse runs needing more (default " CLI_DEFAULT_MAX_MEM_TEXT ")")
 /* the member is an int: the index in opt_color_names, which is the order
  * of term_color_mode (TERM_COLOR_AUTO, _ALWAYS, _NEVER) */
 #define OPT_COLOR(m) \
