@@ -14,6 +14,7 @@ import os
 import shlex
 import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -42,6 +43,12 @@ COMMANDS = [
     "pool --method nope", "train --task nope", "selfattn --valid-lens 9,9 --json -",
 ]
 
+# With a model on standard input (--input -)
+STDIN_COMMANDS = [
+    "translate --input - --json - 'the big red dog sees a cat .'",
+    "translate --input - --all --reference 'le chat voit un chien .' --json - 'the cat sees a dog .'",
+]
+
 # What the module cannot do, by design: it has no files, no PNG and no
 # page; it says so in attn's one line, exit status 1.
 REFUSED = [
@@ -51,8 +58,8 @@ REFUSED = [
 ]
 
 
-def run(argv):
-    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+def run(argv, stdin=None):
+    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, input=stdin,
                        env={k: v for k, v in os.environ.items() if k not in ("COLUMNS", "NO_COLOR")})
     return p.returncode, p.stdout, p.stderr
 
@@ -78,12 +85,27 @@ def main():
                 print("  %s: first difference at byte %d: %r vs %r" % (n, off, a[off:off + 60], b[off:off + 60]))
             elif a != b:
                 print("  exit %d vs %d" % (a, b))
+    # a model on standard input, as a translation page gives its module one
+    with tempfile.TemporaryDirectory() as tmp:
+        model = os.path.join(tmp, "model.json")
+        subprocess.run([attn, "train", "--task", "translate", "--steps", "10", "--save", model],
+                       stdout=subprocess.DEVNULL, check=True)
+        with open(model, "rb") as f:
+            text = f.read()
+        for c in STDIN_COMMANDS:
+            args = shlex.split(c)
+            native = run([attn] + args, text)
+            wasm = run(["node", os.path.join(HERE, "run.cjs"), "--stdin", model, module] + args)
+            ok = native == wasm and native[0] == 0
+            failed += not ok
+            print("%s attn %s < model.json (%d bytes)" % ("ok  " if ok else "FAIL", c, len(native[1])))
+        total_stdin = len(STDIN_COMMANDS)
     for c, line in REFUSED:
         code, out, err = run(["node", os.path.join(HERE, "run.cjs"), module] + shlex.split(c))
         ok = code == 1 and err.decode() == line
         failed += not ok
         print("%s attn %s in the module: %s" % ("ok  " if ok else "FAIL", c, err.decode().strip()))
-    total = len(COMMANDS) + len(REFUSED)
+    total = len(COMMANDS) + total_stdin + len(REFUSED)
     print("%d of %d checks passed" % (total - failed, total))
     return 1 if failed else 0
 

@@ -690,23 +690,39 @@ static int write_page_json(FILE *f, const void *ctx)
 /* The page of translate_page.h: its data is --json's object plus "page";
  * v->enc and v->self (--all) give the encoder's and the decoder's
  * self-attention. */
-static int write_page(const char *path, const translate_view *v, FILE *rep)
+static int write_page(const char *path, const xlate *x, FILE *rep)
 {
+    const translate_view *v = &x->v;
     char *reference = v->reference ? s2s_join(v->reference, v->n_reference) : NULL;
+    char *model = NULL;
+    size_t model_len = 0;
+    FILE *mem = open_memstream(&model, &model_len);
+    int bad = !mem;
+    /* the model, for the page's own attn to translate other sentences */
+    if (mem) {
+        bad = s2s_model_write(mem, &x->model, (const char *const *)x->src_v.tokens,
+                              (const char *const *)x->tgt_v.tokens, x->T) != 0;
+        bad |= ferror(mem) != 0;
+        bad |= fclose(mem) != 0;
+    }
     const translate_page_view pv = {
         .layers = v->blocks, .heads = v->cfg.heads, .hiddens = v->cfg.hiddens,
         .arch = v->cfg.arch->name,
         .rnn_layers = v->cfg.arch->recurrent ? v->cfg.layers : 0,
         .ffn = v->cfg.ffn, .source = v->source, .Ts = v->S, .target = v->target, .Tq = v->R,
         .T = 0, .cross = v->cross, .encoder = v->enc, .decoder = v->self,
-        .sentence = v->sentence, .reference = reference, .bleu = v->bleu, .cmap = v->cmap};
+        .sentence = v->sentence, .reference = reference, .bleu = v->bleu, .cmap = v->cmap,
+        .model_json = model, .model_len = model_len};
     int status;
-    if (v->reference && !reference) {
+    if ((v->reference && !reference) || bad) {
+        free(reference);
+        free(model);
         cli_error("--html %s: out of memory", path);
         return EXIT_RUNTIME;
     }
     status = translate_page_write(path, &pv, v->argc, v->argv, write_page_json, v, rep);
     free(reference);
+    free(model);
     return status;
 }
 
@@ -731,7 +747,7 @@ static int write_outputs(const xlate *x)
                              x->v.enc ? "the translation and every attention"
                                       : "the translation and its cross-attention");
     if (status == EXIT_OK && a->html)
-        status = write_page(a->html, &x->v, rep);
+        status = write_page(a->html, x, rep);
     return status;
 }
 

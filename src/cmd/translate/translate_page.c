@@ -56,6 +56,8 @@ void translate_page_members(json_writer *jw, const translate_page_view *v, const
     json_end(jw);
     json_string(jw, "rows", rows_are);
     sentence_member(jw, v, translation);
+    if (v->model_json)
+        json_raw(jw, "model_file", v->model_json, v->model_len);
 }
 
 void translate_page_crop(float *dst, const float *src, size_t n, size_t T, size_t rows, size_t cols)

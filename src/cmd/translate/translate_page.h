@@ -51,6 +51,11 @@ typedef struct translate_page_view {
     const attn_cmap *cmap;              /* --cmap, or NULL: Reds */
     const char *arch;                   /* "bahdanau", or NULL: "transformer" */
     size_t rnn_layers;                  /* Bahdanau's GRU layers a side (0 otherwise) */
+    /* The model as its file holds it (s2s_model_write), model_len bytes,
+     * for the page's own attn (SPEC §14: it translates another sentence
+     * with the model read from standard input), or NULL. */
+    const char *model_json;
+    size_t model_len;
 } translate_page_view;
 
 /* `attn translate --html PATH`, in one line from translate.c:

@@ -1,9 +1,12 @@
 // wasi.js — runs attn's WebAssembly module (SPEC.md §14): the few WASI
 // calls the C library makes for a program that reads its arguments,
-// prints, reads the clock and exits. There is no file system: standard
-// input is empty, and any file attn opens is refused, as a folder that
-// cannot be read is (attn then says so, as in a terminal). Each run is a
-// new instance of the compiled module, so no run sees another's memory.
+// prints, reads the clock and exits. There is no file system: any file
+// attn opens is refused, as a folder that cannot be read is (attn then
+// says so, as in a terminal). Each run is a new instance of the compiled
+// module, so no run sees another's memory.
+//
+// Standard input is empty, or opts.stdin (bytes or text): a page's
+// translation reads its model there (attn translate --input -).
 //
 // A run may also ask for the page's data (opts.pageData): the module then
 // has ATTN_PAGE_DATA=3 in its environment and descriptor 3 open for
@@ -29,6 +32,8 @@ function attnWasiFactory() {
     const args = ["attn", ...argv].map((a) => enc.encode(String(a) + "\0"));
     const env = opts.pageData ? [enc.encode("ATTN_PAGE_DATA=3\0")] : [];
     const onStderr = opts.onStderr;
+    const input = typeof opts.stdin === "string" ? enc.encode(opts.stdin) : (opts.stdin || new Uint8Array(0));
+    let inputAt = 0;
     const out = [], err = [], data = [];
     const sinks = {1: out, 2: err};
     if (opts.pageData) sinks[3] = data;
@@ -89,9 +94,17 @@ function attnWasiFactory() {
         view().setUint32(nPtr, n, true);
         return ERRNO.SUCCESS;
       },
-      fd_read(fd, iovs, iovsLen, nPtr) { // standard input is empty
+      fd_read(fd, iovs, iovsLen, nPtr) { // standard input: opts.stdin, then its end
         if (fd !== 0) return ERRNO.BADF;
-        view().setUint32(nPtr, 0, true);
+        let n = 0;
+        for (let i = 0; i < iovsLen && inputAt < input.length; i++) {
+          const ptr = view().getUint32(iovs + 8 * i, true);
+          const len = Math.min(view().getUint32(iovs + 8 * i + 4, true), input.length - inputAt);
+          bytes(ptr, len).set(input.subarray(inputAt, inputAt + len));
+          inputAt += len;
+          n += len;
+        }
+        view().setUint32(nPtr, n, true);
         return ERRNO.SUCCESS;
       },
       fd_fdstat_get(fd, statPtr) { // 0–3: neither a terminal nor a file
