@@ -10,9 +10,13 @@
 // The controls (LIVE_CONTROLS, by command) each carry data-attn-option,
 // the option they set. A change reruns the command with the page's data
 // sent to descriptor 3 (wasi.js, cmd/page_out.h) and draws the views
-// again from it, as the page drew them first; #attn-command shows the
-// command line that reproduces what the page shows. Training runs in a
-// worker, with its progress, while the page stays responsive.
+// again from it, as the page drew them first; the panel's command line
+// (class attn-command; on a page of one command, the element
+// #attn-command) shows the command that reproduces what the views show.
+// Several panels can share a page (the tour: one for each run with a
+// view), each rerunning its own command: their elements' ids carry the
+// panel's key. Training runs in a worker, with its progress, while the
+// page stays responsive.
 
 const attnLive = (() => {
   let module = null;
@@ -234,8 +238,10 @@ function liveSet(argv, spec, value) {
   return out;
 }
 
-function liveInput(spec, value) {
-  const attrs = {"data-attn-option": spec.option, id: "attn-opt-" + spec.option.slice(2),
+// The control of spec; its id attn-opt-NAME, or attn-opt-KEY-NAME in a
+// panel with a key.
+function liveInput(spec, value, key) {
+  const attrs = {"data-attn-option": spec.option, id: "attn-opt-" + (key ? key + "-" : "") + spec.option.slice(2),
                  "aria-label": spec.option};
   if (spec.kind === "flag") {
     const box = el("input", {...attrs, type: "checkbox"});
@@ -260,17 +266,24 @@ function liveInput(spec, value) {
   return input;
 }
 
-// The controls of a page whose command is argv[0], above views; redraw(data)
-// draws the views again from a rerun's page data.
-function liveControls(argv, redraw) {
+// The controls of the command argv (argv[0] has LIVE_CONTROLS), above the
+// views they redraw: redraw(data, line) draws them again from a rerun's
+// page data, line the command line that gave it. opts.key (a word): one
+// of several panels on the page, its ids made unique with the key (the
+// command line attn-command-KEY, each control attn-opt-KEY-NAME) and its
+// heading one level down; opts.label names it. Without a key: the page's
+// one panel, its command line #attn-command.
+function liveControls(argv, redraw, opts) {
+  const key = opts && opts.key;
   const specs = LIVE_CONTROLS[argv[0]];
-  const command = el("code", {id: "attn-command"});
+  const command = el("code", {class: "attn-command", id: key ? "attn-command-" + key : "attn-command"});
   const status = el("span", {class: "live-status", role: "status"});
   const copy = el("button", {type: "button", class: "live-copy", text: "Copy"});
   const fields = el("div", {class: "live-fields"});
-  const panel = el("section", {class: "live", "aria-label": "recompute"},
-                   el("h2", {text: "Change the inputs"}), fields,
+  const panel = el("section", {class: "live", "aria-label": (opts && opts.label) || "recompute"},
+                   el(key ? "h3" : "h2", {text: "Change the inputs"}), fields,
                    el("p", {class: "live-line"}, el("span", {text: "$ "}), command, copy, status));
+  if (key) panel.dataset.key = key;
   let current = argv, serial = 0;
   const show = () => { command.textContent = "attn " + current.map(shellQuote).join(" "); };
   show();
@@ -298,7 +311,7 @@ function liveControls(argv, redraw) {
         : await attnLive.pageData(current);
       if (mine !== serial) return;
       attnPage.recomputeMs = performance.now() - t0;
-      redraw(data);
+      redraw(data, command.textContent);
       status.textContent = "";
       status.removeAttribute("data-error");
     } catch (e) {
@@ -313,7 +326,7 @@ function liveControls(argv, redraw) {
     }
   };
   for (const spec of specs) {
-    const input = liveInput(spec, liveValue(argv, spec));
+    const input = liveInput(spec, liveValue(argv, spec), key);
     const event = spec.kind === "text" || spec.kind === "real" ? "change" : "input";
     input.addEventListener(event === "input" && input.tagName === "SELECT" ? "change" : event, () => {
       const value = spec.kind === "flag" ? input.checked : input.value.trim();
