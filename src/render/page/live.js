@@ -15,8 +15,8 @@
 // #attn-command) shows the command that reproduces what the views show.
 // Several panels can share a page (the tour: one for each run with a
 // view), each rerunning its own command: their elements' ids carry the
-// panel's key. Training runs in a worker, with its progress, while the
-// page stays responsive.
+// panel's key. Training, and complexity's timed layers, run in a worker,
+// with their progress, while the page stays responsive.
 
 const attnLive = (() => {
   let module = null;
@@ -184,6 +184,7 @@ const LIVE_CONTROLS = {
     {option: "--n", kind: "int", min: 1, max: 100000, label: "n"},
     {option: "--d", kind: "int", min: 1, max: 4096, label: "d"},
     {option: "--k", kind: "int", min: 2, max: 100, label: "k"},
+    {option: "--measure", kind: "flag", label: "time the layers"},
   ],
   heatmap: [
     {option: "--eye", kind: "int", min: 1, max: 64, label: "eye N"},
@@ -195,7 +196,12 @@ const LIVE_CONTROLS = {
     {option: "--no-posenc", kind: "flag", label: "without P"},
   ],
 };
-const LIVE_IN_WORKER = new Set(["train"]);
+
+// Whether argv runs in a worker: what takes seconds (training; timing the
+// layers, whose sweep a tour step makes take seconds natively).
+function liveInWorker(argv) {
+  return argv[0] === "train" || (argv[0] === "complexity" && argv.includes("--measure"));
+}
 
 // The page's command line as argv after "attn", without what names files
 // or times the run; null when the page has none.
@@ -306,7 +312,7 @@ function liveControls(argv, redraw, opts) {
     status.textContent = "computing…";
     const t0 = performance.now();
     try {
-      const data = LIVE_IN_WORKER.has(current[0])
+      const data = liveInWorker(current)
         ? await attnLive.pageDataInWorker(current, (line) => { if (mine === serial) status.textContent = line; })
         : await attnLive.pageData(current);
       if (mine !== serial) return;
