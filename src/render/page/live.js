@@ -244,6 +244,14 @@ function liveSet(argv, spec, value) {
   return out;
 }
 
+// About the columns text takes in a field: 2 for each character from U+1100 on
+// (Hangul, CJK, …), 1 for the others.
+function liveColumns(text) {
+  let n = 0;
+  for (const ch of String(text)) n += ch.codePointAt(0) >= 0x1100 ? 2 : 1;
+  return n;
+}
+
 // The control of spec; its id attn-opt-NAME, or attn-opt-KEY-NAME in a
 // panel with a key.
 function liveInput(spec, value, key) {
@@ -262,7 +270,7 @@ function liveInput(spec, value, key) {
   }
   const numeric = spec.kind === "int" || spec.kind === "real";
   const input = el("input", {...attrs, type: numeric ? "number" : "text", placeholder: "default",
-                             size: numeric ? 6 : 14});
+                             size: numeric ? 6 : Math.min(48, Math.max(14, liveColumns(value ?? "") + 2))});
   if (numeric) {
     input.min = spec.min;
     input.max = spec.max;
