@@ -137,6 +137,9 @@ const LIVE_DROPPED = new Set(["--html", "--png", "--json", "--plot", "--weights-
 const LIVE_DROPPED_FLAGS = new Set(["--time", "--repeat", "--threads", "--color"]);
 
 // By command: the controls. kind: int, real, text (a list), choice, flag.
+// A flag's only: the options that go only with it (attn refuses them
+// alone), taken out of the command with it and given back when it is
+// set again.
 const LIVE_CONTROLS = {
   multihead: [
     {option: "--queries", kind: "int", min: 1, max: 64, label: "queries"},
@@ -184,7 +187,8 @@ const LIVE_CONTROLS = {
     {option: "--n", kind: "int", min: 1, max: 100000, label: "n"},
     {option: "--d", kind: "int", min: 1, max: 4096, label: "d"},
     {option: "--k", kind: "int", min: 2, max: 100, label: "k"},
-    {option: "--measure", kind: "flag", label: "time the layers"},
+    {option: "--measure", kind: "flag", label: "time the layers",
+     only: ["--sweep", "--measure-dim", "--reps", "--clock", "--seed"]},
   ],
   heatmap: [
     {option: "--eye", kind: "int", min: 1, max: 64, label: "eye N"},
@@ -250,6 +254,18 @@ function liveColumns(text) {
   let n = 0;
   for (const ch of String(text)) n += ch.codePointAt(0) >= 0x1100 ? 2 : 1;
   return n;
+}
+
+// argv without the options named (each with its value), and the words taken.
+function liveTake(argv, names) {
+  const rest = [argv[0]], taken = [];
+  for (let i = 1; i < argv.length; i++) {
+    const w = argv[i], eq = w.indexOf("=");
+    if (!names.includes(w.startsWith("--") && eq > 0 ? w.slice(0, eq) : w)) { rest.push(w); continue; }
+    taken.push(w);
+    if (eq < 0 && i + 1 < argv.length) taken.push(argv[++i]);
+  }
+  return {rest, taken};
 }
 
 // The control of spec; its id attn-opt-NAME, or attn-opt-KEY-NAME in a
@@ -339,12 +355,22 @@ function liveControls(argv, redraw, opts) {
       }
     }
   };
+  const kept = new Map(); // a flag's only options while it is unset
   for (const spec of specs) {
     const input = liveInput(spec, liveValue(argv, spec), key);
     const event = spec.kind === "text" || spec.kind === "real" ? "change" : "input";
     input.addEventListener(event === "input" && input.tagName === "SELECT" ? "change" : event, () => {
       const value = spec.kind === "flag" ? input.checked : input.value.trim();
+      if (spec.only && value === false) {
+        const {rest, taken} = liveTake(current, spec.only);
+        current = rest;
+        kept.set(spec.option, taken);
+      }
       current = liveSet(current, spec, value);
+      if (spec.only && value === true) {
+        current = [...current, ...(kept.get(spec.option) || [])];
+        kept.delete(spec.option);
+      }
       show();
       rerun();
     });
