@@ -1232,6 +1232,34 @@ async function tourLive(page, data, views) {
   const vals = await Promise.all(sl.map((e) => e.evaluate((x) => x.value)));
   check("tour: Home moves the redrawn slider only", vals[0] === "0" && Number(last) === againT.page.runs[0].steps.length - 1 &&
         vals.slice(1).every((v) => v !== "0"), JSON.stringify(vals));
+
+  // complexity's timed layers: unset, --measure takes its sweep with it (attn
+  // refuses --sweep alone); set again, gives it back, and times in the worker
+  const cx = 'section[data-step="complexity"] .live';
+  const cxState = () => page.evaluate((sel) => {
+    const panel = document.querySelector(sel);
+    return {runs: Number(panel.dataset.runs || 0), line: panel.querySelector(".attn-command").textContent,
+            error: panel.querySelector(".live-status").dataset.error,
+            charts: Array.from(panel.nextElementSibling.querySelectorAll("[data-chart]"), (c) => c.dataset.chart),
+            redrawn: panel.nextElementSibling.dataset.redrawn, view: attnPage.data.steps[9].runs[0].view};
+  }, cx);
+  const measure = await page.$(cx + ' [data-attn-option="--measure"]');
+  await measure.uncheck();
+  await until(page, (sel) => Number(document.querySelector(sel).dataset.runs || 0) > 0, 60000, cx);
+  const c1 = await cxState();
+  const plain = nativePageData(shellSplit(c1.line).slice(1));
+  delete plain.page.command;
+  delete c1.view.page.command;
+  check("tour: complexity without --measure: its sweep goes too, the view has no timings",
+        c1.line === "attn complexity" && c1.error === undefined && c1.redrawn === "1" && !c1.charts.includes("measured") &&
+        !c1.view.measure && JSON.stringify(plain) === JSON.stringify(c1.view), JSON.stringify([c1.line, c1.error, c1.charts]));
+  await measure.check();
+  const timed = await until(page, (sel) => Number(document.querySelector(sel).dataset.runs || 0) > 1, 180000, cx);
+  const c2 = await cxState();
+  check("tour: complexity with --measure again: its sweep back, the layers timed",
+        timed && c2.line === "attn complexity --measure --sweep 64:2048 --measure-dim 32 --reps 3" && c2.error === undefined &&
+        c2.redrawn === "2" && c2.charts.includes("measured") && c2.view.measure && c2.view.measure.n.length === 6,
+        JSON.stringify([c2.line, c2.error, c2.charts]));
 }
 // The first control of each command's panel (live.js's LIVE_CONTROLS)
 const LIVE_FIRST_OPTION = {heatmap: "--eye", multihead: "--queries", selfattn: "--tokens", complexity: "--n",
