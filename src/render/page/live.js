@@ -207,8 +207,9 @@ function liveInWorker(argv) {
   return argv[0] === "train" || (argv[0] === "complexity" && argv.includes("--measure"));
 }
 
-// The page's command line as argv after "attn", without what names files
-// or times the run; null when the page has none.
+// The command line pg.command (a page's data.page, or a run of the tour's
+// data) as argv after "attn", without what names files or times the run;
+// null when there is none.
 function liveArgv(pg) {
   if (!pg.command) return null;
   const words = shellWords(pg.command).slice(1);
