@@ -142,19 +142,20 @@ async function open(file, name, opts) {
   return p;
 }
 
-// The centre of cell (r, c) of the canvas named panel, in page pixels.
-async function cellPoint(page, panel, r, c) {
-  return page.evaluate(([panel, r, c]) => {
-    const cv = document.querySelector(`canvas[data-panel="${panel}"]`);
+// The centre of cell (r, c) of the canvas named panel (the first inside
+// the element within, a selector, when given), in page pixels.
+async function cellPoint(page, panel, r, c, within) {
+  return page.evaluate(([panel, r, c, within]) => {
+    const cv = (within ? document.querySelector(within) : document).querySelector(`canvas[data-panel="${panel}"]`);
     cv.scrollIntoView({block: "center"});
     const b = cv.getBoundingClientRect(); // the border is outside the cells
     const rows = Number(cv.dataset.rows), cols = Number(cv.dataset.cols);
     return {x: b.left + cv.clientLeft + (c + 0.5) * cv.clientWidth / cols,
             y: b.top + cv.clientTop + (r + 0.5) * cv.clientHeight / rows};
-  }, [panel, r, c]);
+  }, [panel, r, c, within || null]);
 }
-async function hover(page, panel, r, c) {
-  const pt = await cellPoint(page, panel, r, c);
+async function hover(page, panel, r, c, within) {
+  const pt = await cellPoint(page, panel, r, c, within);
   await page.mouse.move(pt.x, pt.y);
   return page.evaluate(() => {
     const t = document.querySelector('[role="tooltip"]');
@@ -1115,8 +1116,154 @@ groups.tour = async () => {
   const v1 = await sliders[0].evaluate((e) => e.value);
   const v2 = await sliders[1].evaluate((e) => e.value);
   check("tour: ← moves the focused slider only", Number(v1) === Number(v0) - 1 && v2 === v0, `${v0} ${v1} ${v2}`);
+  await tourLive(page, data, views);
   await p.finish();
 };
+
+// The tour's controls (SPEC §14 on each step): a panel above each view,
+// each rerunning its own run's command.
+async function tourLive(page, data, views) {
+  const ok = await page.evaluate(() => window.attn.ready.then(() => true, (e) => e.message));
+  check("tour: window.attn.ready", ok === true, ok);
+  const panels = await page.evaluate(() => Array.from(document.querySelectorAll("section.tour-step"), (s) =>
+    Array.from(s.querySelectorAll(".live"), (p) => {
+      const line = p.querySelector(".attn-command");
+      return {key: p.dataset.key, id: line.id, line: line.textContent, h: p.querySelector("h3").textContent,
+              below: p.nextElementSibling ? p.nextElementSibling.className : null,
+              options: Array.from(p.querySelectorAll("[data-attn-option]"), (c) => c.dataset.attnOption)};
+    })));
+  check("tour: a panel of controls above each view", JSON.stringify(panels.map((s) => s.length)) === JSON.stringify(views) &&
+        panels.flat().every((q) => q.below === "tour-view" && q.h === "Change the inputs"),
+        JSON.stringify(panels.map((s) => s.map((q) => q.below))));
+  // each panel's line: its run's command without the files it writes
+  let linesOk = true;
+  data.steps.forEach((st, i) => st.runs.filter((r) => r.view).forEach((r, j) => {
+    const want = r.command.replace(/ --(png|plot|weights-png|similarity) \S+/g, "");
+    const q = panels[i][j];
+    if (!q || q.line !== want || q.key !== `step-${st.number}-run-${st.runs.indexOf(r) + 1}` ||
+        q.id !== "attn-command-" + q.key || q.options[0] !== LIVE_FIRST_OPTION[r.view.command]) {
+      linesOk = false;
+      console.log(`     step ${st.number}: ${JSON.stringify(q)} vs ${want}`);
+    }
+  }));
+  check("tour: each panel's command line is its run's, without the files it writes", linesOk);
+  const ids = await page.evaluate(() => {
+    const all = Array.from(document.querySelectorAll("[id]"), (e) => e.id);
+    return {n: all.length, unique: new Set(all).size, lines: document.querySelectorAll(".attn-command").length,
+            single: document.getElementById("attn-command") !== null};
+  });
+  check("tour: every id is unique (the command lines attn-command-KEY, no #attn-command)",
+        ids.n === ids.unique && ids.lines === panels.flat().length && !ids.single, JSON.stringify(ids));
+
+  // window.attn.run on argv no step was written for: the CLI's bytes
+  for (const other of [["selfattn", "--tokens", "苹果 很 好吃|苹果 发布 新的 产品", "--hiddens", "8", "--heads", "4", "--causal", "--seed", "7"],
+                       ["posenc", "--dim", "16", "--steps", "10", "--layout", "concat", "--check-relative", "2"]]) {
+    const got = await page.evaluate((a) => window.attn.run(a), other);
+    const want = attnRaw([...other, "--json", "-"]);
+    check(`tour: attn.run(${other.join(" ")}) = the CLI's --json, byte for byte`,
+          want.code === 0 && got === want.out, `${got.length} vs ${want.out.length} bytes`);
+  }
+
+  // a control of step 8 (context): that view drawn again, no other
+  const redrawn = () => Array.from(document.querySelectorAll(".tour-view"), (v) =>
+    `${v.closest("section").dataset.step}:${v.dataset.redrawn || 0}`).join(" ");
+  const before = await page.evaluate(redrawn);
+  const heads = await page.$('section[data-step="context"] .live [data-attn-option="--heads"]');
+  await heads.fill("4");
+  await heads.dispatchEvent("change");
+  const done = await until(page, () => Number(document.querySelector('section[data-step="context"] .live').dataset.runs || 0) > 0, 60000);
+  check("tour: moving context's --heads reruns", done);
+  const after = await page.evaluate(redrawn);
+  check("tour: the context view is drawn again, and no other", after === before.replace("context:0", "context:1") && after !== before,
+        `${before} → ${after}`);
+  const st = await page.evaluate(() => {
+    const sec = document.querySelector('section[data-step="context"]');
+    return {line: sec.querySelector(".attn-command").textContent, error: sec.querySelector(".live-status").dataset.error,
+            summary: sec.querySelector(".live").parentElement.querySelector("summary").textContent,
+            panels: Array.from(sec.querySelectorAll(".tour-view canvas[data-panel]"), (c) => c.dataset.panel),
+            view: attnPage.data.steps[7].runs[0].view, kind: attnPage.state.kind};
+  });
+  check("tour: context's line has --heads 4, its summary too", st.error === undefined && st.kind === "tour" &&
+        st.line === "attn selfattn --tokens '苹果 很 好吃|苹果 发布 了 新的 产品' --hiddens 16 --heads 4" &&
+        st.summary === "explore: " + st.line, JSON.stringify([st.line, st.summary, st.error, st.kind]));
+  check("tour: context's view shows four heads", st.panels.includes("example 1 head 4") && !st.panels.includes("example 1 head 5"),
+        st.panels.join(", "));
+  const again = nativePageData(shellSplit(st.line).slice(1));
+  delete again.page.command;
+  delete st.view.page.command;
+  check("tour: context's line run here gives its view's new data", JSON.stringify(again) === JSON.stringify(st.view));
+  const W = flat(again.attention_weights);
+  const t = await hover(page, "example 1 head 4", 2, 1, 'section[data-step="context"]');
+  checkWeight("tour: hover in the redrawn context view", t, W[((1 * 4 + 3) * 5 + 2) * 5 + 1]);
+
+  // a training step's controls: in the worker, with its progress
+  const learned = 'section[data-step="learned"] .live[data-key="step-16-run-1"]';
+  await page.evaluate((sel) => {
+    const status = document.querySelector(sel + " .live-status");
+    window.tourStatusLog = [];
+    new MutationObserver(() => window.tourStatusLog.push(status.textContent))
+      .observe(status, {childList: true, characterData: true, subtree: true});
+  }, learned);
+  const steps = await page.$(learned + ' [data-attn-option="--steps"]');
+  await steps.fill("40");
+  await steps.dispatchEvent("change");
+  const trained = await until(page, (sel) => Number(document.querySelector(sel).dataset.runs || 0) > 0, 120000, learned);
+  check("tour: moving learned's --steps trains again", trained);
+  const tr = await page.evaluate((sel) => ({
+    log: window.tourStatusLog, line: document.querySelector(sel + " .attn-command").textContent,
+    error: document.querySelector(sel + " .live-status").dataset.error,
+    view: attnPage.data.steps[15].runs[0].view}), learned);
+  check("tour: the training shows its progress from the worker",
+        tr.log.some((l) => /^step 20\/40: loss /.test(l)) && tr.error === undefined, JSON.stringify(tr.log));
+  const after2 = await page.evaluate(redrawn);
+  check("tour: the first training view is drawn again, not the step's two others",
+        after2 === after.replace(/learned:0/, "learned:1"), `${after} → ${after2}`);
+  const againT = nativePageData(shellSplit(tr.line).slice(1));
+  delete againT.page.command;
+  delete tr.view.page.command;
+  check("tour: learned's line run here gives its view's new data",
+        tr.line === "attn train --task reverse --steps 40" && JSON.stringify(againT) === JSON.stringify(tr.view), tr.line);
+  // the redrawn view's slider has its keys, and the others theirs
+  const sl = await page.$$('input[type="range"]');
+  check("tour: still four training sliders", sl.length === 4, sl.length);
+  const last = await sl[0].evaluate((e) => e.max);
+  await sl[0].focus();
+  await page.keyboard.press("Home");
+  const vals = await Promise.all(sl.map((e) => e.evaluate((x) => x.value)));
+  check("tour: Home moves the redrawn slider only", vals[0] === "0" && Number(last) === againT.page.runs[0].steps.length - 1 &&
+        vals.slice(1).every((v) => v !== "0"), JSON.stringify(vals));
+
+  // complexity's timed layers: unset, --measure takes its sweep with it (attn
+  // refuses --sweep alone); set again, gives it back, and times in the worker
+  const cx = 'section[data-step="complexity"] .live';
+  const cxState = () => page.evaluate((sel) => {
+    const panel = document.querySelector(sel);
+    return {runs: Number(panel.dataset.runs || 0), line: panel.querySelector(".attn-command").textContent,
+            error: panel.querySelector(".live-status").dataset.error,
+            charts: Array.from(panel.nextElementSibling.querySelectorAll("[data-chart]"), (c) => c.dataset.chart),
+            redrawn: panel.nextElementSibling.dataset.redrawn, view: attnPage.data.steps[9].runs[0].view};
+  }, cx);
+  const measure = await page.$(cx + ' [data-attn-option="--measure"]');
+  await measure.uncheck();
+  await until(page, (sel) => Number(document.querySelector(sel).dataset.runs || 0) > 0, 60000, cx);
+  const c1 = await cxState();
+  const plain = nativePageData(shellSplit(c1.line).slice(1));
+  delete plain.page.command;
+  delete c1.view.page.command;
+  check("tour: complexity without --measure: its sweep goes too, the view has no timings",
+        c1.line === "attn complexity" && c1.error === undefined && c1.redrawn === "1" && !c1.charts.includes("measured") &&
+        !c1.view.measure && JSON.stringify(plain) === JSON.stringify(c1.view), JSON.stringify([c1.line, c1.error, c1.charts]));
+  await measure.check();
+  const timed = await until(page, (sel) => Number(document.querySelector(sel).dataset.runs || 0) > 1, 180000, cx);
+  const c2 = await cxState();
+  check("tour: complexity with --measure again: its sweep back, the layers timed",
+        timed && c2.line === "attn complexity --measure --sweep 64:2048 --measure-dim 32 --reps 3" && c2.error === undefined &&
+        c2.redrawn === "2" && c2.charts.includes("measured") && c2.view.measure && c2.view.measure.n.length === 6,
+        JSON.stringify([c2.line, c2.error, c2.charts]));
+}
+// The first control of each command's panel (live.js's LIVE_CONTROLS)
+const LIVE_FIRST_OPTION = {heatmap: "--eye", multihead: "--queries", selfattn: "--tokens", complexity: "--n",
+                           posenc: "--dim", train: "--task"};
 
 
 // ---- live: the page's own attn (SPEC §14) -----------------------------------

@@ -5,10 +5,15 @@
 //   node tests/browser/screenshot.js PAGE.html OUT.png [--height H]
 //        [--hover PANEL ROW COL] [--enlarge PANEL] [--slide INDEX]
 //        [--headview-hover ROW] [--toggle-head H]
+//        [--panel KEY] [--set OPTION VALUE]…
 //
 // --height H: the top H pixels (default the whole page); --hover: the
 // tooltip of a cell; --enlarge: a panel in its dialog; --slide: a train
-// page's slider at that index. Prints "PAGE: N bytes, drawn in T ms" (the
+// page's slider at that index; --set: the control of OPTION (live.js)
+// set to VALUE (a checkbox: on or off), once the page has recomputed
+// (each --set in turn); --panel KEY: the tour's panel of controls KEY
+// (step-N-run-R) is the one --set moves, and the picture is that run's
+// view with its panel. Prints "PAGE: N bytes, drawn in T ms" (the
 // time from navigation to the first drawing, the page's own
 // performance.now(), best of three loads; a report, never a check).
 "use strict";
@@ -74,6 +79,32 @@ const opt = (name, n) => {
     }, hv[0]);
     await p.mouse.move(pt.x, pt.y);
   }
+  const key = opt("--panel", 1);
+  const scope = key ? `.live[data-key="${key[0]}"]` : ".live";
+  if (key && !(await p.$(scope))) throw new Error(`no panel ${key[0]} on ${page}`);
+  for (let i = argv.indexOf("--set"); i >= 0; i = argv.indexOf("--set", i + 1)) {
+    const [option, value] = argv.slice(i + 1, i + 3);
+    const control = await p.$(`${scope} [data-attn-option="${option}"]`);
+    if (!control) throw new Error(`no control for ${option} on ${page}`);
+    const runs = await p.evaluate((sel) => Number(document.querySelector(sel).dataset.runs || 0), scope);
+    if ((await control.getAttribute("type")) === "checkbox") await control.setChecked(value === "on");
+    else if ((await control.evaluate((e) => e.tagName)) === "SELECT") await control.selectOption(value);
+    else {
+      await control.fill(value);
+      await control.dispatchEvent("change");
+    }
+    for (let k = 0; k < 6000 && (await p.evaluate((sel) => Number(document.querySelector(sel).dataset.runs || 0), scope)) === runs; k++)
+      await new Promise((r) => setTimeout(r, 50));
+    const status = await p.evaluate((sel) => document.querySelector(sel + " .live-status").textContent, scope);
+    if (status) throw new Error(`${option} ${value}: ${status}`);
+  }
+  // the tour's run: its view and panel (the <details> around them), with a margin
+  const box = key && await p.evaluate((sel) => {
+    document.activeElement.blur();
+    const r = document.querySelector(sel).parentElement.getBoundingClientRect();
+    return {x: Math.max(0, r.left + scrollX - 12), y: Math.max(0, r.top + scrollY - 12),
+            width: r.width + 24, height: r.height + 24};
+  }, scope);
   const height = opt("--height", 1);
   if (height && !hover && !hv && !enlarge) await p.evaluate(() => window.scrollTo(0, 0));
   // the whole page, or its top; a hovered or enlarged state as the
@@ -81,7 +112,7 @@ const opt = (name, n) => {
   // mouse leaves)
   const live = !!(hover || hv || enlarge);
   await p.screenshot({path: out, fullPage: !live,
-                      clip: height ? {x: 0, y: 0, width: 1280, height: Number(height[0])} : undefined});
+                      clip: box || (height ? {x: 0, y: 0, width: 1280, height: Number(height[0])} : undefined)});
   const size = fs.statSync(page).size;
   console.log(`${path.basename(page)}: ${size} bytes, drawn in ${best.toFixed(0)} ms` +
               (errors.length ? `; errors: ${errors.join(" | ")}` : ""));

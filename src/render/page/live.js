@@ -10,9 +10,13 @@
 // The controls (LIVE_CONTROLS, by command) each carry data-attn-option,
 // the option they set. A change reruns the command with the page's data
 // sent to descriptor 3 (wasi.js, cmd/page_out.h) and draws the views
-// again from it, as the page drew them first; #attn-command shows the
-// command line that reproduces what the page shows. Training runs in a
-// worker, with its progress, while the page stays responsive.
+// again from it, as the page drew them first; the panel's command line
+// (class attn-command; on a page of one command, the element
+// #attn-command) shows the command that reproduces what the views show.
+// Several panels can share a page (the tour: one for each run with a
+// view), each rerunning its own command: their elements' ids carry the
+// panel's key. Training, and complexity's timed layers, run in a worker,
+// with their progress, while the page stays responsive.
 
 const attnLive = (() => {
   let module = null;
@@ -133,6 +137,9 @@ const LIVE_DROPPED = new Set(["--html", "--png", "--json", "--plot", "--weights-
 const LIVE_DROPPED_FLAGS = new Set(["--time", "--repeat", "--threads", "--color"]);
 
 // By command: the controls. kind: int, real, text (a list), choice, flag.
+// A flag's only: the options that go only with it (attn refuses them
+// alone), taken out of the command with it and given back when it is
+// set again.
 const LIVE_CONTROLS = {
   multihead: [
     {option: "--queries", kind: "int", min: 1, max: 64, label: "queries"},
@@ -180,6 +187,8 @@ const LIVE_CONTROLS = {
     {option: "--n", kind: "int", min: 1, max: 100000, label: "n"},
     {option: "--d", kind: "int", min: 1, max: 4096, label: "d"},
     {option: "--k", kind: "int", min: 2, max: 100, label: "k"},
+    {option: "--measure", kind: "flag", label: "time the layers",
+     only: ["--sweep", "--measure-dim", "--reps", "--clock", "--seed"]},
   ],
   heatmap: [
     {option: "--eye", kind: "int", min: 1, max: 64, label: "eye N"},
@@ -191,10 +200,16 @@ const LIVE_CONTROLS = {
     {option: "--no-posenc", kind: "flag", label: "without P"},
   ],
 };
-const LIVE_IN_WORKER = new Set(["train"]);
 
-// The page's command line as argv after "attn", without what names files
-// or times the run; null when the page has none.
+// Whether argv runs in a worker: what takes seconds (training; timing the
+// layers, whose sweep a tour step makes take seconds natively).
+function liveInWorker(argv) {
+  return argv[0] === "train" || (argv[0] === "complexity" && argv.includes("--measure"));
+}
+
+// The command line pg.command (a page's data.page, or a run of the tour's
+// data) as argv after "attn", without what names files or times the run;
+// null when there is none.
 function liveArgv(pg) {
   if (!pg.command) return null;
   const words = shellWords(pg.command).slice(1);
@@ -234,8 +249,30 @@ function liveSet(argv, spec, value) {
   return out;
 }
 
-function liveInput(spec, value) {
-  const attrs = {"data-attn-option": spec.option, id: "attn-opt-" + spec.option.slice(2),
+// About the columns text takes in a field: 2 for each character from U+1100 on
+// (Hangul, CJK, …), 1 for the others.
+function liveColumns(text) {
+  let n = 0;
+  for (const ch of String(text)) n += ch.codePointAt(0) >= 0x1100 ? 2 : 1;
+  return n;
+}
+
+// argv without the options named (each with its value), and the words taken.
+function liveTake(argv, names) {
+  const rest = [argv[0]], taken = [];
+  for (let i = 1; i < argv.length; i++) {
+    const w = argv[i], eq = w.indexOf("=");
+    if (!names.includes(w.startsWith("--") && eq > 0 ? w.slice(0, eq) : w)) { rest.push(w); continue; }
+    taken.push(w);
+    if (eq < 0 && i + 1 < argv.length) taken.push(argv[++i]);
+  }
+  return {rest, taken};
+}
+
+// The control of spec; its id attn-opt-NAME, or attn-opt-KEY-NAME in a
+// panel with a key.
+function liveInput(spec, value, key) {
+  const attrs = {"data-attn-option": spec.option, id: "attn-opt-" + (key ? key + "-" : "") + spec.option.slice(2),
                  "aria-label": spec.option};
   if (spec.kind === "flag") {
     const box = el("input", {...attrs, type: "checkbox"});
@@ -250,7 +287,7 @@ function liveInput(spec, value) {
   }
   const numeric = spec.kind === "int" || spec.kind === "real";
   const input = el("input", {...attrs, type: numeric ? "number" : "text", placeholder: "default",
-                             size: numeric ? 6 : 14});
+                             size: numeric ? 6 : Math.min(48, Math.max(14, liveColumns(value ?? "") + 2))});
   if (numeric) {
     input.min = spec.min;
     input.max = spec.max;
@@ -260,17 +297,24 @@ function liveInput(spec, value) {
   return input;
 }
 
-// The controls of a page whose command is argv[0], above views; redraw(data)
-// draws the views again from a rerun's page data.
-function liveControls(argv, redraw) {
+// The controls of the command argv (argv[0] has LIVE_CONTROLS), above the
+// views they redraw: redraw(data, line) draws them again from a rerun's
+// page data, line the command line that gave it. opts.key (a word): one
+// of several panels on the page, its ids made unique with the key (the
+// command line attn-command-KEY, each control attn-opt-KEY-NAME) and its
+// heading one level down; opts.label names it. Without a key: the page's
+// one panel, its command line #attn-command.
+function liveControls(argv, redraw, opts) {
+  const key = opts && opts.key;
   const specs = LIVE_CONTROLS[argv[0]];
-  const command = el("code", {id: "attn-command"});
+  const command = el("code", {class: "attn-command", id: key ? "attn-command-" + key : "attn-command"});
   const status = el("span", {class: "live-status", role: "status"});
   const copy = el("button", {type: "button", class: "live-copy", text: "Copy"});
   const fields = el("div", {class: "live-fields"});
-  const panel = el("section", {class: "live", "aria-label": "recompute"},
-                   el("h2", {text: "Change the inputs"}), fields,
+  const panel = el("section", {class: "live", "aria-label": (opts && opts.label) || "recompute"},
+                   el(key ? "h3" : "h2", {text: "Change the inputs"}), fields,
                    el("p", {class: "live-line"}, el("span", {text: "$ "}), command, copy, status));
+  if (key) panel.dataset.key = key;
   let current = argv, serial = 0;
   const show = () => { command.textContent = "attn " + current.map(shellQuote).join(" "); };
   show();
@@ -293,12 +337,12 @@ function liveControls(argv, redraw) {
     status.textContent = "computing…";
     const t0 = performance.now();
     try {
-      const data = LIVE_IN_WORKER.has(current[0])
+      const data = liveInWorker(current)
         ? await attnLive.pageDataInWorker(current, (line) => { if (mine === serial) status.textContent = line; })
         : await attnLive.pageData(current);
       if (mine !== serial) return;
       attnPage.recomputeMs = performance.now() - t0;
-      redraw(data);
+      redraw(data, command.textContent);
       status.textContent = "";
       status.removeAttribute("data-error");
     } catch (e) {
@@ -312,12 +356,22 @@ function liveControls(argv, redraw) {
       }
     }
   };
+  const kept = new Map(); // a flag's only options while it is unset
   for (const spec of specs) {
-    const input = liveInput(spec, liveValue(argv, spec));
+    const input = liveInput(spec, liveValue(argv, spec), key);
     const event = spec.kind === "text" || spec.kind === "real" ? "change" : "input";
     input.addEventListener(event === "input" && input.tagName === "SELECT" ? "change" : event, () => {
       const value = spec.kind === "flag" ? input.checked : input.value.trim();
+      if (spec.only && value === false) {
+        const {rest, taken} = liveTake(current, spec.only);
+        current = rest;
+        kept.set(spec.option, taken);
+      }
       current = liveSet(current, spec, value);
+      if (spec.only && value === true) {
+        current = [...current, ...(kept.get(spec.option) || [])];
+        kept.delete(spec.option);
+      }
       show();
       rerun();
     });

@@ -1,8 +1,9 @@
 // tour.js — the page of `attn tour --html`: every step in order, each with
 // its heading, formula and what to look for, the command lines as a
 // learner types them, what they printed, and the interactive view of a
-// run (the same views as the commands' own pages) or, for a command
-// without a page, its figure as a picture.
+// run (the same views as the commands' own pages, each with the controls
+// of its command's page, live.js) or, for a command without a page, its
+// figure as a picture.
 
 // A run's figure: {"name", "type": "image/png", "base64"}, shown from a
 // data: URL (the page loads nothing from outside itself).
@@ -11,6 +12,34 @@ function tourPicture(pic) {
   return el("figure", {class: "tour-picture"},
     el("img", {src: "data:image/png;base64," + pic.base64, alt: pic.name, "data-picture": pic.name}),
     el("figcaption", {text: pic.name}));
+}
+
+// A run's view in a <details>; when its command has controls (live.js),
+// its own panel above it, which reruns that command only and draws this
+// view again (key: the panel's ids, label: its name). run.view follows
+// the view, so attnPage.data holds what the page shows.
+function tourView(run, key, label) {
+  let box = el("div", {class: "tour-view", "data-kind": run.view.page.kind});
+  const summary = el("summary", {text: "explore: " + run.command});
+  const details = el("details", {open: true}, summary);
+  const argv = liveArgv(run);
+  if (argv && LIVE_CONTROLS[argv[0]] && argv[0] === run.view.command) {
+    details.append(liveControls(argv, (next, line) => {
+      const build = PAGE_KINDS[next.page.kind];
+      if (!build || next.page.kind === "tour") throw new Error("the tour cannot draw a view of kind " + next.page.kind);
+      const fresh = el("div", {class: "tour-view", "data-kind": next.page.kind});
+      fresh.dataset.redrawn = String(Number(box.dataset.redrawn || 0) + 1);
+      box.replaceWith(fresh);
+      box = fresh;
+      run.view = next;
+      summary.textContent = "explore: " + line;
+      build(fresh, next, next.page);
+      attnPage.state.kind = "tour";
+    }, {key, label: "recompute " + label}));
+  }
+  details.append(box);
+  PAGE_KINDS[run.view.page.kind](box, run.view, run.view.page);
+  return details;
 }
 
 function tourPage(root, data) {
@@ -27,18 +56,16 @@ function tourPage(root, data) {
       el("h2", {text: `Step ${st.number} · ${st.title}`}),
       el("p", {class: "note", text: st.where}),
       el("pre", {class: "formula", text: st.text}));
-    for (const run of st.runs) {
+    st.runs.forEach((run, j) => {
       sec.append(el("pre", {class: "cmdline"}, el("code", {text: "$ " + run.command})));
       if (run.output) sec.append(el("pre", {class: "output", text: run.output}));
       if (run.view) {
-        const box = el("div", {class: "tour-view", "data-kind": run.view.page.kind});
-        sec.append(el("details", {open: true}, el("summary", {text: "explore: " + run.command}), box));
-        PAGE_KINDS[run.view.page.kind](box, run.view, run.view.page);
+        sec.append(tourView(run, `${id}-run-${j + 1}`, `step ${st.number}, run ${j + 1}`));
       } else if (run.picture) {
         sec.append(el("details", {open: true}, el("summary", {text: "figure: " + run.picture.name}),
                       tourPicture(run.picture)));
       }
-    }
+    });
     root.append(sec);
   }
   attnPage.state.kind = "tour";
