@@ -1269,10 +1269,11 @@ const LIVE_FIRST_OPTION = {heatmap: "--eye", multihead: "--queries", selfattn: "
 // ---- live: the page's own attn (SPEC §14) -----------------------------------
 
 // attn ARGV --json - on this machine, and its exit status and error line
-function attnRaw(args, env) {
+function attnRaw(args, env, input) {
   try {
     return {code: 0, out: execFileSync(ATTN, args, {cwd: TMP, encoding: "utf8", maxBuffer: 1 << 28,
-      stdio: ["ignore", "pipe", "pipe"], env: Object.assign({}, process.env, env || {})})};
+      stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"], input,
+      env: Object.assign({}, process.env, env || {})})};
   } catch (e) {
     return {code: e.status, out: e.stdout, err: String(e.stderr).replace(/\n+$/, "")};
   }
@@ -1291,7 +1292,8 @@ function nativePageData(argv) {
 }
 
 // Each kind of page: [the page's command, argv it was not written for,
-// the control moved and its new value].
+// the control moved and its new value, and optionally {prepare: commands
+// run first, stdin: a file of TMP given as attn.run's standard input}].
 const LIVE_PAGES = [
   ["multihead", ["multihead"], ["multihead", "--heads", "2", "--hiddens", "8", "--queries", "3", "--valid-lens", "1,3"], "--heads", "4"],
   ["selfattn", ["selfattn", "--tokens", "I love attention"], ["selfattn", "--tokens", "a b c d e", "--posenc", "--heads", "2", "--hiddens", "16"], "--heads", "2"],
@@ -1300,10 +1302,16 @@ const LIVE_PAGES = [
   ["pool", ["pool"], ["pool", "--method", "nonparametric", "--kernel", "boxcar", "--sigma", "0.5,2"], "--sigma", "0.2"],
   ["heatmap", ["heatmap", "--eye", "5"], ["heatmap", "--eye", "3", "--titles", "I"], "--eye", "7"],
   ["train", ["train", "--task", "reverse", "--steps", "60"], ["train", "--task", "previous", "--steps", "20"], "--steps", "40"],
+  // the page holds its model: another sentence, read from standard input
+  ["translate", ["translate", "--input", "model.json", "the big red dog sees a cat ."],
+   ["translate", "--input", "-", "--all", "a small cat wants the apple ."], "SENTENCE", "the green apple sees a dog .",
+   {prepare: [["train", "--task", "translate", "--steps", "20", "--save", "model.json"]], stdin: "model.json"}],
 ];
 
 groups.live = async () => {
-  for (const [name, argv, other, option, value] of LIVE_PAGES) {
+  for (const [name, argv, other, option, value, extra] of LIVE_PAGES) {
+    for (const args of (extra && extra.prepare) || []) attn(args);
+    const stdin = extra && extra.stdin ? fs.readFileSync(tmp(extra.stdin), "utf8") : undefined;
     const file = tmp(name + "-live.html");
     attn([...argv, "--html", file]);
     const html = fs.readFileSync(file, "utf8");
@@ -1319,8 +1327,8 @@ groups.live = async () => {
     const ready = await page.evaluate(() => attnPage.moduleMs);
     console.log(`     ${name}: module ready ${ready.toFixed(0)} ms after navigation`);
     // argv the page was not written for: the CLI's bytes
-    const got = await page.evaluate((a) => window.attn.run(a), other);
-    const want = attnRaw([...other, "--json", "-"]);
+    const got = await page.evaluate(([a, s]) => window.attn.run(a, {stdin: s}), [other, stdin]);
+    const want = attnRaw([...other, "--json", "-"], {}, stdin);
     check(`${name}: attn.run(${other.join(" ")}) = the CLI's --json, byte for byte`,
           want.code === 0 && got === want.out, `${got.length} vs ${want.out.length} bytes`);
     // a failing run: attn's line and exit status
@@ -1346,12 +1354,17 @@ groups.live = async () => {
       }));
       check(`${name}: the views drawn again`, state.redrawn === "1" && state.error === undefined,
             JSON.stringify([state.redrawn, state.error]));
-      const words = state.command.split(" ");
-      check(`${name}: #attn-command has ${option} ${value}`,
-            words[0] === "attn" && words.join(" ").includes(`${option} ${value}`), state.command);
-      const again = nativePageData(shellSplit(state.command).slice(1));
+      const words = shellSplit(state.command);
+      check(`${name}: #attn-command has ${option} ${value}`, words[0] === "attn" &&
+            (option === "SENTENCE" ? words[words.length - 1] === value
+                                   : words.join(" ").includes(`${option} ${value}`)), state.command);
+      const again = nativePageData(words.slice(1));
       delete again.page.command;
       delete state.data.page.command;
+      if (again.model) { // the file it names: model.json here, "-" (standard input) in the page
+        delete again.model.file;
+        delete state.data.model.file;
+      }
       check(`${name}: #attn-command run here gives the page's data`,
             JSON.stringify(again) === JSON.stringify(state.data));
     }

@@ -46,17 +46,20 @@ const attnLive = (() => {
     return argv.map(String);
   }
 
-  // attn ARGV --json -: its text, or an Error with attn's line and code
-  async function run(argv) {
+  // attn ARGV --json -: its text, or an Error with attn's line and code;
+  // opts.stdin (text or bytes): its standard input, e.g. a model for
+  // `translate --input -`
+  async function run(argv, opts) {
     const words = checkArgv(argv);
     await ready;
-    return attnWasi.settle(attnWasi.run(module, [...words, "--json", "-"]));
+    return attnWasi.settle(attnWasi.run(module, [...words, "--json", "-"], {stdin: opts && opts.stdin}));
   }
 
   // The page's data for attn ARGV --html -, parsed (in this thread)
-  async function pageData(argv) {
+  // (stdin: text for its standard input, or undefined)
+  async function pageData(argv, stdin) {
     await ready;
-    const text = attnWasi.settle(attnWasi.run(module, [...argv, "--html", "-"], {pageData: true}),
+    const text = attnWasi.settle(attnWasi.run(module, [...argv, "--html", "-"], {pageData: true, stdin}),
                                  "pageData");
     return JSON.parse(text);
   }
@@ -190,6 +193,11 @@ const LIVE_CONTROLS = {
     {option: "--measure", kind: "flag", label: "time the layers",
      only: ["--sweep", "--measure-dim", "--reps", "--clock", "--seed"]},
   ],
+  translate: [
+    {option: "SENTENCE", positional: true, kind: "text", label: "sentence"},
+    {option: "--reference", kind: "text", label: "reference"},
+    {option: "--all", kind: "flag", label: "self-attention too"},
+  ],
   heatmap: [
     {option: "--eye", kind: "int", min: 1, max: 64, label: "eye N"},
   ],
@@ -203,6 +211,23 @@ const LIVE_CONTROLS = {
 
 // Whether argv runs in a worker: what takes seconds (training; timing the
 // layers, whose sweep a tour step makes take seconds natively).
+// A command whose file its page holds: translate's model (the page's
+// data.page.model_file), given to the module on standard input in place
+// of the file its command line names (--input -), which the command line
+// shown keeps.
+const LIVE_STDIN = {translate: "--input"};
+
+// argv as the module runs it, and its standard input: the file option
+// of LIVE_STDIN read from "-", the page's file as text
+function liveStdin(argv, fileText) {
+  const option = LIVE_STDIN[argv[0]];
+  if (!option || !fileText) return {argv, stdin: undefined};
+  const out = argv.slice();
+  const i = out.indexOf(option);
+  if (i > 0 && i + 1 < out.length) out[i + 1] = "-";
+  return {argv: out, stdin: fileText()};
+}
+
 function liveInWorker(argv) {
   return argv[0] === "train" || (argv[0] === "complexity" && argv.includes("--measure"));
 }
@@ -214,9 +239,16 @@ function liveArgv(pg) {
   if (!pg.command) return null;
   const words = shellWords(pg.command).slice(1);
   const kept = [];
+  const sentence = words[0] === "translate" && pg.sentence ? pg.sentence.source : null;
   for (let i = 0; i < words.length; i++) {
     const w = words[i], eq = w.indexOf("=");
     const name = w.startsWith("--") && eq > 0 ? w.slice(0, eq) : w;
+    if (LIVE_STDIN[words[0]] === name) { // the page holds that file
+      kept.push(w);
+      if (eq < 0 && i + 1 < words.length) kept.push(words[++i]);
+      continue;
+    }
+    if (sentence !== null && w === sentence) continue; // the positional: last, below
     if (LIVE_DROPPED.has(name)) { if (eq < 0) i++; continue; }
     if (LIVE_DROPPED_FLAGS.has(name)) {
       if (name !== "--time" && eq < 0 && i + 1 < words.length && !words[i + 1].startsWith("-")) i++;
@@ -224,11 +256,14 @@ function liveArgv(pg) {
     }
     kept.push(w);
   }
+  if (sentence !== null) kept.push(sentence);
   return kept;
 }
 
-// The value of option in argv: its word after, true for a flag, or null.
+// The value of option in argv: its word after, true for a flag, or null;
+// a positional (translate's sentence) is argv's last word.
 function liveValue(argv, spec) {
+  if (spec.positional) return argv.length > 1 ? argv[argv.length - 1] : null;
   for (let i = 1; i < argv.length; i++) {
     if (argv[i] === spec.option) return spec.kind === "flag" ? true : (argv[i + 1] ?? "");
     if (argv[i].startsWith(spec.option + "=")) return argv[i].slice(spec.option.length + 1);
@@ -238,15 +273,18 @@ function liveValue(argv, spec) {
 
 // argv with option set to value ("" or false: removed)
 function liveSet(argv, spec, value) {
+  if (spec.positional) return [...argv.slice(0, -1), String(value)];
+  // a command with a positional keeps it last
+  const tail = (LIVE_CONTROLS[argv[0]] || []).some((s) => s.positional) ? argv.slice(-1) : [];
   const out = [argv[0]];
-  for (let i = 1; i < argv.length; i++) {
+  for (let i = 1; i < argv.length - tail.length; i++) {
     if (argv[i] === spec.option) { if (spec.kind !== "flag") i++; continue; }
     if (argv[i].startsWith(spec.option + "=")) continue;
     out.push(argv[i]);
   }
   if (value === true) out.push(spec.option);
   else if (value !== false && value !== "" && value !== null) out.push(spec.option, String(value));
-  return out;
+  return [...out, ...tail];
 }
 
 // About the columns text takes in a field: 2 for each character from U+1100 on
@@ -337,9 +375,10 @@ function liveControls(argv, redraw, opts) {
     status.textContent = "computing…";
     const t0 = performance.now();
     try {
+      const run = liveStdin(current, opts && opts.fileText);
       const data = liveInWorker(current)
         ? await attnLive.pageDataInWorker(current, (line) => { if (mine === serial) status.textContent = line; })
-        : await attnLive.pageData(current);
+        : await attnLive.pageData(run.argv, run.stdin);
       if (mine !== serial) return;
       attnPage.recomputeMs = performance.now() - t0;
       redraw(data, command.textContent);
@@ -378,9 +417,11 @@ function liveControls(argv, redraw, opts) {
     fields.append(el("label", {class: "live-field"}, el("span", {text: spec.label}), input));
   }
   // Once compiled, the page's own command is run once, unseen, when it is
-  // quick (not a training): the engine then has the module's code
-  // optimised before the first control is moved.
-  attnLive.ready.then(() => (LIVE_IN_WORKER.has(argv[0]) ? null : attnLive.pageData(argv).catch(() => null)))
+  // quick (not a training) and the page's only one: the engine then has
+  // the module's code optimised before the first control is moved.
+  const warm = liveStdin(argv, opts && opts.fileText);
+  attnLive.ready.then(() => (key || liveInWorker(argv) ? null
+                                : attnLive.pageData(warm.argv, warm.stdin).catch(() => null)))
     .then(() => { panel.dataset.ready = "1"; }, (e) => {
     for (const input of fields.querySelectorAll("input, select")) input.disabled = true;
     status.textContent = e.message;

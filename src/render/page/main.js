@@ -31,6 +31,9 @@ function buildPage(root, data) {
     return;
   }
   let views = el("div", {class: "live-views"});
+  // a file the page holds (translate's model), as the module reads it
+  let fileText = null;
+  const file = pg.model_file ? () => (fileText = fileText || JSON.stringify(pg.model_file)) : null;
   root.append(liveControls(argv, (next) => {
     const fresh = el("div", {class: "live-views"});
     views.replaceWith(fresh);
@@ -38,7 +41,7 @@ function buildPage(root, data) {
     PAGE_KINDS[next.page.kind](fresh, next, next.page);
     fresh.dataset.redrawn = String(Number(views.dataset.redrawn || 0) + 1);
     views = fresh;
-  }), views);
+  }, {fileText: file}), views);
   build(views, data, pg);
 }
 
