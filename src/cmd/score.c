@@ -595,14 +595,26 @@ static void write_page_row(json_writer *jw, const score_run *r)
     json_end(jw);
 }
 
-static void write_page_member(json_writer *jw, const void *arg)
+/* The page member; whole 0 (a large page's preview, page_out.h) keeps
+ * only the weights' shape: they are in the data's page, after the script. */
+static void write_page_object(json_writer *jw, const struct score_out *o, int whole)
 {
-    const struct score_out *o = arg;
     const score_run *r = &o->runs[0]; /* every run has its B, Nq, Nk */
+    const size_t shape[4] = {o->nruns, r->B, r->Nq, r->Nk};
     json_object_begin(jw, "page", JSON_BLOCK);
     page_head(jw, "attention", "attn score", o->args->argc, o->args->argv, o->args->cmap);
-    json_tensor_base64(jw, "weights", o->page_weights, 4,
-                       (size_t[]){o->nruns, r->B, r->Nq, r->Nk});
+    if (whole) {
+        json_tensor_base64(jw, "weights", o->page_weights, 4, shape);
+    } else {
+        json_object_begin(jw, "weights", JSON_INLINE);
+        json_string(jw, "dtype", "float32");
+        json_array_begin(jw, "shape", JSON_INLINE);
+        for (size_t i = 0; i < 4; i++)
+            json_uint(jw, NULL, shape[i]);
+        json_end(jw);
+        json_string(jw, "omitted", "in the data's page");
+        json_end(jw);
+    }
     json_bool(jw, "causal", 0);
     json_string(jw, "xlabel", "Keys");
     json_string(jw, "ylabel", "Queries");
@@ -621,10 +633,15 @@ static void write_page_member(json_writer *jw, const void *arg)
     json_end(jw);
 }
 
+static void write_preview_page(json_writer *jw, const void *arg)
+{
+    write_page_object(jw, arg, 0);
+}
+
 static void write_page_data(json_writer *jw, const void *arg)
 {
     write_members(jw, arg);
-    write_page_member(jw, arg);
+    write_page_object(jw, arg, 1);
 }
 
 /* The page: every run's weights one after the other as the page draws
@@ -644,7 +661,7 @@ static int write_page(const struct score_out *o, FILE *rep)
     for (size_t i = 0; i < o->nruns; i++)
         memcpy(w + i * each, o->runs[i].weights, each * sizeof *w);
     po.page_weights = w;
-    const page_weights pw = {w, 4, shape, write_page_member};
+    const page_weights pw = {w, 4, shape, write_preview_page};
     snprintf(what, sizeof what, "a page of the attention weights, %zu scoring function%s × %zu "
              "example%s", o->nruns, o->nruns == 1 ? "" : "s", r->B, r->B == 1 ? "" : "s");
     const int status = output_page_weights(o->args->html, "attn score", write_page_data, &po,

@@ -6,6 +6,7 @@ function and a panel per example, its weights those of --json. What the
 page does in a browser is tests/browser/run.js's (group live)."""
 import json
 import os
+import re
 
 from .common import check, expect, run, sha
 from .html import f32, floats, page_data
@@ -170,8 +171,30 @@ def page_cases(tmp):
           "score --score dot --valid-lens none --html: one row, nothing masked")
 
 
+def preview_case(tmp):
+    """More than 2^20 weights: a preview before the script whose page keeps
+    only their shape; the data's page has them whole."""
+    Nq, Nk = 1100, 1000
+    big = {"queries": [[[(i % 7) / 7.0] for i in range(Nq)]],
+           "keys": [[[(k % 5) / 5.0] for k in range(Nk)]],
+           "values": [[[float(k)] for k in range(Nk)]], "valid_lens": [700]}
+    path, page = os.path.join(tmp, "big.json"), os.path.join(tmp, "big.html")
+    json.dump(big, open(path, "w"))
+    expect(["score", "--input", path, "--score", "dot", "--html", page], 0, err="")
+    html, _, data = page_data(page)
+    m = re.search(r'<script type="application/json" id="attn-preview">(.*?)</script>', html, re.S)
+    pv = json.loads(m.group(1)) if m else {"page": {}}
+    check(pv["page"].get("weights") == {"dtype": "float32", "shape": [1, 1, Nq, Nk],
+                                        "omitted": "in the data's page"},
+          "score --html, 1.1M weights: the preview's page keeps only their shape")
+    w = floats(data["page"]["weights"])
+    check(len(w) == Nq * Nk and w[700] == 0 and abs(sum(w[:Nk]) - 1) < 1e-5,
+          "score --html, 1.1M weights: the data's page has them whole, masked past 700")
+
+
 def group_score_page(tmp):
     lens_cases()
     file_cases(tmp)
     usage_errors(tmp)
     page_cases(tmp)
+    preview_case(tmp)

@@ -324,7 +324,8 @@ function attentionPreviewPage(root, pv) {
   const vmin = Math.fround(p.vmin), vmax = Math.fround(p.vmax);
   attnPage.preview = {vmin, vmax, grid: p.grid.slice()};
   const view = attentionView(root, pg, p.shape, vmin, vmax, {index: base64Bytes(p.index), gr: p.grid[0], gc: p.grid[1]});
-  return (data) => view.complete(tensor(data[pg.weights]).data);
+  // the weights: named by the data's page (the preview's keeps only their shape)
+  return (data) => view.complete(tensor(typeof pg.weights === "string" ? data[pg.weights] : data.page.weights).data);
 }
 
 // The page's views of weights of `shape` on the scale vmin … vmax: drawn
