@@ -163,6 +163,9 @@ expect "auto always never" attn posenc --color ""
 expect "always auto" attn multihead --color a
 expect "ones random" attn multihead --fill ""
 expect "dot additive" attn selfattn --score ""
+expect "additive dot" attn score --score ""
+expect "--valid-lens" attn score --va
+expect "--html --help" attn score --h
 expect "cpu wall" attn complexity --clock ""
 expect "interleaved concat" attn posenc --layout ""
 expect "reverse previous apple induction translate" attn train --task ""

@@ -25,6 +25,71 @@ int opt_parse_cmap(void *dest, const char *value)
 
 const char *opt_cmap_names(void) { return cmap_names(); }
 
+/* "3,2" → (2,); "1,2;3,4" → (2, 2); "none". */
+int opt_parse_lens(void *dest, const char *s)
+{
+    opt_lens *l = dest;
+    const char *p = s;
+    size_t n = 0, rows = 1, cols = 0, in_row = 0;
+    if (strcmp(s, "none") == 0) {
+        l->none = 1;
+        return 0;
+    }
+    for (;;) {
+        char *end;
+        if (*p < '0' || *p > '9')
+            goto bad;
+        long v = strtol(p, &end, 10);
+        if (v < 0 || v > OPT_MAX_LEN || n == OPT_MAX_VALID_LENS)
+            goto bad;
+        l->v[n++] = v;
+        in_row++;
+        p = end;
+        if (*p == ',') {
+            p++;
+        } else if (*p == ';' || *p == '\0') {
+            if (cols == 0)
+                cols = in_row;
+            else if (in_row != cols) {
+                cli_error("--valid-lens: every row needs %zu lengths, row %zu has %zu", cols,
+                          rows, in_row);
+                return -1;
+            }
+            if (*p == '\0')
+                break;
+            p++;
+            rows++;
+            in_row = 0;
+        } else {
+            goto bad;
+        }
+    }
+    l->ndim = rows > 1 ? 2 : 1;
+    l->shape[0] = l->ndim == 2 ? rows : n;
+    l->shape[1] = l->ndim == 2 ? cols : 1;
+    return 0;
+bad:
+    cli_error("--valid-lens: expected integers >= 0 like 3,2 or 1,2,3,4;2,2,2,2, or none, got "
+              "'%s'", s);
+    return -1;
+}
+
+int opt_lens_check(const opt_lens *l, size_t B, size_t Nq, const char *from)
+{
+    char of[300] = "";
+    if (l->shape[0] == B && (l->ndim == 1 || l->shape[1] == Nq))
+        return 0;
+    if (from)
+        snprintf(of, sizeof of, " of %s", from);
+    if (l->ndim == 1)
+        cli_error("--valid-lens: expected %zu length%s (one per example%s), got %zu", B,
+                  B == 1 ? "" : "s", of, l->shape[0]);
+    else
+        cli_error("--valid-lens: expected %zu rows of %zu (one per example%s and query), got "
+                  "%zu rows of %zu", B, Nq, of, l->shape[0], l->shape[1]);
+    return -1;
+}
+
 static size_t count_rows(const struct opt *opts)
 {
     size_t n = 0;

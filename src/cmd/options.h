@@ -184,6 +184,29 @@ extern const char *const opt_color_names[];       /* auto, always, never */
 int opt_parse_cmap(void *dest, const char *value); /* for OPT_CMAP */
 const char *opt_cmap_names(void);
 
+/* --valid-lens LIST (multihead, selfattn, score): "3,2" one length per
+ * example, "1,2,3,4;2,2,2,2" one per query (a row per example, rows of one
+ * length), or "none". Each length an integer from 0 to OPT_MAX_LEN, at
+ * most OPT_MAX_VALID_LENS of them. The member is an opt_lens. */
+#define OPT_MAX_VALID_LENS 4096
+#define OPT_MAX_LEN 1000000000L
+typedef struct opt_lens {
+    long v[OPT_MAX_VALID_LENS]; /* row-major: (shape[0],) or (shape[0], shape[1]) */
+    size_t ndim;                /* 1 or 2 when lengths were given, else 0 */
+    size_t shape[2];            /* shape[1] is 1 when ndim is 1 */
+    int none;                   /* "none": no valid_lens */
+} opt_lens;
+#define OPT_VALID_LENS(m, h) \
+    {.type = OPTION_CALLBACK, .long_name = "valid-lens", .argh = "LIST", \
+     .offset = OPT_MEMBER_(m, opt_lens), .help = (h), .callback = opt_parse_lens}
+int opt_parse_lens(void *dest, const char *value); /* for OPT_VALID_LENS */
+
+/* Whether lens (given: ndim 1 or 2) fit B examples of Nq queries: (B,) or
+ * (B, Nq). 0, or -1 after "attn CMD: --valid-lens: expected 2 lengths (one
+ * per example of FROM), got 3" (FROM: where B comes from, e.g. the input
+ * file; NULL leaves it out). The caller exits with EXIT_USAGE. */
+int opt_lens_check(const opt_lens *lens, size_t B, size_t Nq, const char *from);
+
 /* ---- rules between options -------------------------------------------- */
 
 enum opt_rule_kind { OPT_RULE_END = 0, OPT_RULE_CONFLICTS, OPT_RULE_NEEDS };

@@ -3,7 +3,7 @@
  * (--masked-softmax), then AdditiveAttention and DotProductAttention on
  * the section's cells or on JSON inputs: each output printed as PyTorch
  * prints it, the weights as numbers and a heatmap (Keys, Queries), every
- * step (--explain), a figure (--png) and JSON (--json).
+ * step (--explain), a figure (--png), a page (--html) and JSON (--json).
  * Dimensions as in score.h: B, Nq, Nk, Dq, Dk, Dv, h. */
 #include <math.h>
 #include <stdio.h>
@@ -17,6 +17,7 @@
 #include "json_writer.h"
 #include "options.h"
 #include "output.h"
+#include "page_out.h"
 #include "render.h"
 #include "rng.h"
 #include "score.h"
@@ -31,7 +32,7 @@ static const char *const score_names[] = {"additive", "dot", NULL}; /* the kinds
 static const char *const module_names[] = {"AdditiveAttention", "DotProductAttention"};
 
 struct score_args {
-    const char *input, *png, *json, *font;
+    const char *input, *png, *json, *font, *html;
     const attn_cmap *cmap;
     int color;          /* term_color_mode */
     int score;          /* --score: the index in score_names */
@@ -39,6 +40,9 @@ struct score_args {
     int masked_softmax, explain, hiddens_given;
     long seed, hiddens;
     size_t max_mem;
+    opt_lens lens;      /* --valid-lens: instead of the cells' or the file's */
+    int argc;           /* the command line, for the page */
+    char **argv;
 };
 
 /* The inputs of one scoring function, and everything it computes. */
@@ -67,6 +71,9 @@ const struct opt score_options[] = {
                "one scoring function (default both, additive first)"),
     OPT_INT(0, "score-hiddens", hiddens, "H", 1, MAX_HIDDENS,
             "num_hiddens of AdditiveAttention (default 8)"),
+    OPT_VALID_LENS(lens, "1,3 (one per example), 1;3 (one per query: a row\n"
+                         "per example) or none (default: the section's 2,6,\n"
+                         "or the --input file's valid_lens)"),
     OPT_FILE('i', "input", input,
              "queries, keys, values, valid_lens and state_dict as\n"
              "JSON, - for stdin (default: the section's cells)"),
@@ -75,6 +82,9 @@ const struct opt score_options[] = {
              "print every step: the scores, the mask, the weights,\n"
              "the weighted sum"),
     OPT_PNG(png, "the attention weights, one panel per scoring function"),
+    OPT_HTML(html, "a page of the weights: a row per scoring function,\n"
+                   "a panel per example; hover a cell, change the\n"
+                   "inputs"),
     OPT_CMAP(cmap, "Reds"),
     OPT_FONT(font),
     OPT_JSON(json, "scores, attention_weights, output, state_dict; - for\n"
@@ -86,7 +96,7 @@ const struct opt score_options[] = {
 };
 
 const struct opt_rule score_rules[] = {
-    OPT_CONFLICTS("masked-softmax", "score score-hiddens input explain png json",
+    OPT_CONFLICTS("masked-softmax", "score score-hiddens valid-lens input explain png html json",
                   "--%s cannot be used with --masked-softmax, which prints the section's "
                   "two masked_softmax calls and stops"),
     OPT_RULES_END()
@@ -94,8 +104,8 @@ const struct opt_rule score_rules[] = {
 
 void usage_score(FILE *f)
 {
-    fputs("usage: attn score [--masked-softmax] [--score additive|dot] [--input FILE]\n"
-          "                  [OPTIONS]\n"
+    fputs("usage: attn score [--masked-softmax] [--score additive|dot] [--valid-lens LIST]\n"
+          "                  [--input FILE] [OPTIONS]\n"
           "\n"
           "d2l §10.3, attention scoring functions: a score a(q, k) for every key, a\n"
           "softmax over the keys that are there (masked_softmax: keys at positions\n"
@@ -119,6 +129,8 @@ void usage_score(FILE *f)
           "  attn score --masked-softmax     # masked_softmax(X, [2, 3]) and per query\n"
           "  attn score --score dot --explain\n"
           "  attn score --png weights.png    # 0.5 twice, 1/6 six times\n"
+          "  attn score --valid-lens 1,3     # 1 for the first key, 1/3 for three\n"
+          "  attn score --html score.html    # both functions, a panel per example\n"
           "  attn score --input data/score_additive.json --json out.json\n", f);
 }
 
@@ -501,15 +513,18 @@ struct score_out {
     const score_run *runs;
     size_t nruns;
     const struct score_args *args;
+    const float *page_weights; /* (nruns, B, Nq, Nk) for --html, else NULL */
 };
 
-static void write_lens(json_writer *jw, const score_run *r)
+/* The lengths as key: (B,) or (B, Nq), or null; layout that of the outer
+ * array of (B, Nq). */
+static void write_lens(json_writer *jw, const char *key, const score_run *r, json_layout layout)
 {
     if (!r->lens) {
-        json_null(jw, "valid_lens");
+        json_null(jw, key);
         return;
     }
-    json_array_begin(jw, "valid_lens", r->vl_ndim == 2 ? JSON_BLOCK : JSON_INLINE);
+    json_array_begin(jw, key, r->vl_ndim == 2 ? layout : JSON_INLINE);
     for (size_t b = 0; b < r->B; b++) {
         if (r->vl_ndim == 1) {
             json_int(jw, NULL, r->lens[b]);
@@ -531,7 +546,7 @@ static void write_run(json_writer *jw, const score_run *r)
     json_tensor(jw, "queries", r->queries.data, 3, r->queries.shape);
     json_tensor(jw, "keys", r->keys.data, 3, r->keys.shape);
     json_tensor(jw, "values", r->values.data, 3, r->values.shape);
-    write_lens(jw, r);
+    write_lens(jw, "valid_lens", r, JSON_BLOCK);
     json_tensor(jw, "scores", r->scores, 3, qk);
     json_tensor(jw, "attention_weights", r->weights, 3, qk);
     json_tensor(jw, "output", r->output, 3, out);
@@ -558,6 +573,101 @@ static void write_members(json_writer *jw, const void *arg)
 static int write_json(FILE *f, const void *arg)
 {
     return json_document(f, 0, write_members, arg);
+}
+
+/* --html: the attention page (page/attention.js) with a row of panels per
+ * scoring function and a panel per example (the page's columns, its
+ * "heads"), each panel masked by its example's lengths. */
+static void write_page_row(json_writer *jw, const score_run *r)
+{
+    char title[96];
+    if (r->kind == KIND_ADDITIVE)
+        snprintf(title, sizeof title, "AdditiveAttention: a(q, k) = w_vᵀ tanh(W_q q + W_k k)");
+    else
+        snprintf(title, sizeof title, "DotProductAttention: a(q, k) = q·k / sqrt(%zu)", r->Dq);
+    json_object_begin(jw, NULL, JSON_INLINE);
+    json_string(jw, "name", score_names[r->kind]);
+    json_string(jw, "title", title);
+    page_tokens(jw, "query_tokens", NULL, r->Nq);
+    page_tokens(jw, "key_tokens", NULL, r->Nk);
+    json_null(jw, "valid_lens");
+    write_lens(jw, "head_valid_lens", r, JSON_INLINE);
+    json_end(jw);
+}
+
+/* The page member; whole 0 (a large page's preview, page_out.h) keeps
+ * only the weights' shape: they are in the data's page, after the script. */
+static void write_page_object(json_writer *jw, const struct score_out *o, int whole)
+{
+    const score_run *r = &o->runs[0]; /* every run has its B, Nq, Nk */
+    const size_t shape[4] = {o->nruns, r->B, r->Nq, r->Nk};
+    json_object_begin(jw, "page", JSON_BLOCK);
+    page_head(jw, "attention", "attn score", o->args->argc, o->args->argv, o->args->cmap);
+    if (whole) {
+        json_tensor_base64(jw, "weights", o->page_weights, 4, shape);
+    } else {
+        json_object_begin(jw, "weights", JSON_INLINE);
+        json_string(jw, "dtype", "float32");
+        json_array_begin(jw, "shape", JSON_INLINE);
+        for (size_t i = 0; i < 4; i++)
+            json_uint(jw, NULL, shape[i]);
+        json_end(jw);
+        json_string(jw, "omitted", "in the data's page");
+        json_end(jw);
+    }
+    json_bool(jw, "causal", 0);
+    json_string(jw, "xlabel", "Keys");
+    json_string(jw, "ylabel", "Queries");
+    json_string(jw, "column", "example");
+    json_array_begin(jw, "titles", JSON_INLINE);
+    for (size_t b = 0; b < r->B; b++) {
+        char name[32];
+        snprintf(name, sizeof name, "example %zu", b);
+        json_string(jw, NULL, name);
+    }
+    json_end(jw);
+    json_array_begin(jw, "rows", JSON_BLOCK);
+    for (size_t i = 0; i < o->nruns; i++)
+        write_page_row(jw, &o->runs[i]);
+    json_end(jw);
+    json_end(jw);
+}
+
+static void write_preview_page(json_writer *jw, const void *arg)
+{
+    write_page_object(jw, arg, 0);
+}
+
+static void write_page_data(json_writer *jw, const void *arg)
+{
+    write_members(jw, arg);
+    write_page_object(jw, arg, 1);
+}
+
+/* The page: every run's weights one after the other as the page draws
+ * them, (nruns, B, Nq, Nk). */
+static int write_page(const struct score_out *o, FILE *rep)
+{
+    const score_run *r = &o->runs[0];
+    const size_t each = r->B * r->Nq * r->Nk, total = each * o->nruns; /* allocated: fits */
+    const size_t shape[4] = {o->nruns, r->B, r->Nq, r->Nk};
+    struct score_out po = *o;
+    char what[128];
+    float *w = malloc((total > 0 ? total : 1) * sizeof *w);
+    if (!w) {
+        cli_error("--html %s: out of memory", o->args->html);
+        return EXIT_RUNTIME;
+    }
+    for (size_t i = 0; i < o->nruns; i++)
+        memcpy(w + i * each, o->runs[i].weights, each * sizeof *w);
+    po.page_weights = w;
+    const page_weights pw = {w, 4, shape, write_preview_page};
+    snprintf(what, sizeof what, "a page of the attention weights, %zu scoring function%s × %zu "
+             "example%s", o->nruns, o->nruns == 1 ? "" : "s", r->B, r->B == 1 ? "" : "s");
+    const int status = output_page_weights(o->args->html, "attn score", write_page_data, &po,
+                                           &pw, rep, what);
+    free(w);
+    return status;
 }
 
 /* The weights as d2l draws them: each run's (B·Nq, Nk), side by side. */
@@ -597,6 +707,8 @@ static int parse_args(int argc, char **argv, struct score_args *a)
     a->cmap = cmap_find("Reds");
     a->color = TERM_COLOR_AUTO;
     a->max_mem = CLI_DEFAULT_MAX_MEM;
+    a->argc = argc;
+    a->argv = argv;
     status = opt_parse(score_options, score_rules, argc, argv, a, &g);
     if (status != EXIT_OK)
         return status;
@@ -609,7 +721,33 @@ static int parse_args(int argc, char **argv, struct score_args *a)
     return EXIT_OK;
 }
 
-/* The runs' inputs: the cells, or the file read once for every run. */
+/* --valid-lens instead of the run's lengths, checked against its B and
+ * Nq; "none": no lengths. EXIT_OK, or the exit status after the message. */
+static int override_lens(score_run *r, const struct score_args *a)
+{
+    const opt_lens *l = &a->lens;
+    const char *from = !a->input ? NULL : strcmp(a->input, "-") == 0 ? "stdin" : a->input;
+    if (!l->ndim && !l->none)
+        return EXIT_OK;
+    free(r->lens);
+    r->lens = NULL;
+    r->vl_ndim = 0;
+    if (l->none)
+        return EXIT_OK;
+    if (opt_lens_check(l, r->B, r->Nq, from))
+        return EXIT_USAGE;
+    const size_t n = l->shape[0] * l->shape[1];
+    if (!(r->lens = malloc(n * sizeof *r->lens))) {
+        cli_error("out of memory for --valid-lens");
+        return EXIT_RUNTIME;
+    }
+    memcpy(r->lens, l->v, n * sizeof *r->lens);
+    r->vl_ndim = l->ndim;
+    return EXIT_OK;
+}
+
+/* The runs' inputs: the cells, or the file read once for every run; then
+ * --valid-lens. */
 static int load_runs(score_run *runs, size_t n, const struct score_args *a)
 {
     char err[512];
@@ -629,13 +767,16 @@ static int load_runs(score_run *runs, size_t n, const struct score_args *a)
                       : default_cell(&runs[i], kind, a, err, sizeof err);
     }
     cJSON_Delete(root);
-    if (!status)
-        return EXIT_OK;
-    if (usage || !a->input)
-        cli_error("%s", err);
-    else
-        cli_error("%s: %s", a->input, err);
-    return usage ? EXIT_USAGE : EXIT_RUNTIME;
+    if (status) {
+        if (usage || !a->input)
+            cli_error("%s", err);
+        else
+            cli_error("%s: %s", a->input, err);
+        return usage ? EXIT_USAGE : EXIT_RUNTIME;
+    }
+    for (size_t i = 0; i < n && status == EXIT_OK; i++)
+        status = override_lens(&runs[i], a);
+    return status;
 }
 
 /* Check the memory, allocate, compute. */
@@ -681,6 +822,8 @@ int cmd_score(int argc, char **argv)
         return print_masked_softmax(&a);
     status = output_check_files((const char *const[]){a.json, a.png},
                                 (const char *const[]){"--json", "--png"}, 2);
+    if (status == EXIT_OK)
+        status = output_page_check(a.html);
     if (status != EXIT_OK)
         return status;
     memset(runs, 0, sizeof runs);
@@ -690,13 +833,15 @@ int cmd_score(int argc, char **argv)
         status = compute_runs(runs, n, &a);
     if (status == EXIT_OK) {
         FILE *rep = output_report_stream(a.json);
-        struct score_out o = {runs, n, &a};
+        struct score_out o = {runs, n, &a, NULL};
         if (!(a.json && strcmp(a.json, "-") == 0))
             print_runs(runs, n, &a);
         if (a.json)
             status = output_json(a.json, write_json, &o, rep, "scores, weights and outputs as JSON");
         if (status == EXIT_OK && a.png)
             status = output_figures(a.font, a.png, figure_png, NULL, NULL, &o, rep);
+        if (status == EXIT_OK && a.html)
+            status = write_page(&o, rep);
     }
     for (size_t i = 0; i < n; i++)
         run_free(&runs[i]);

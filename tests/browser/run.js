@@ -1300,6 +1300,7 @@ const LIVE_PAGES = [
   ["posenc", ["posenc"], ["posenc", "--dim", "16", "--steps", "20", "--rope", "--check-relative", "3"], "--dim", "8"],
   ["complexity", ["complexity"], ["complexity", "--n", "50", "--d", "64", "--k", "5"], "--n", "400"],
   ["pool", ["pool"], ["pool", "--method", "nonparametric", "--kernel", "boxcar", "--sigma", "0.5,2"], "--sigma", "0.2"],
+  ["score", ["score"], ["score", "--score", "dot", "--seed", "3", "--valid-lens", "2,4"], "--valid-lens", "3,5"],
   ["heatmap", ["heatmap", "--eye", "5"], ["heatmap", "--eye", "3", "--titles", "I"], "--eye", "7"],
   ["train", ["train", "--task", "reverse", "--steps", "60"], ["train", "--task", "previous", "--steps", "20"], "--steps", "40"],
   // the page holds its model: another sentence, read from standard input
@@ -1337,6 +1338,13 @@ groups.live = async () => {
     const werr = attnRaw([...bad, "--json", "-"]);
     check(`${name}: a failing run rejects with attn's line and code`,
           err && err.message === werr.err && err.code === werr.code, JSON.stringify(err) + " vs " + werr.err);
+    if (name === "score") { // a row per scoring function, a panel per example, each masked by its length
+      const w = flat(nativePageData(argv).results[1].attention_weights); // dot, (2, 1, 10)
+      const kept = await hover(page, "dot example 1", 0, 5), masked = await hover(page, "dot example 0", 0, 2);
+      checkWeight("score: dot, example 1, key 5 (valid_len 6)", kept, w[10 + 5]);
+      check("score: dot, example 0, key 2 is masked (valid_len 2)", masked.includes("masked (valid_len 2)") &&
+            !kept.includes("masked"), masked);
+    }
     // a control: the views drawn again, and the command that reproduces them
     const control = await page.$(`[data-attn-option="${option}"]`);
     check(`${name}: a control for ${option}`, control !== null);
@@ -1369,10 +1377,6 @@ groups.live = async () => {
             JSON.stringify(again) === JSON.stringify(state.data));
     }
     console.log(`     ${name}: checked in ${Date.now() - t0} ms`);
-    if (name === "multihead") { // a command the page does not show: score, which has no page
-      const got = await page.evaluate(() => window.attn.run(["score", "--seed", "3"]));
-      check("multihead: attn.run(score --seed 3) = the CLI's --json", got === attnRaw(["score", "--seed", "3", "--json", "-"]).out);
-    }
     await p.finish();
   }
 };

@@ -34,6 +34,7 @@ COMMANDS = [
     "pool", "pool --json -", "pool --edition en --method nonparametric --kernel boxcar,laplace "
     "--sigma 0.1,1 --json -", "pool --method parametric --epochs 20 --lr 0.3 --json -",
     "score", "score --json -", "score --masked-softmax", "score --score dot --explain",
+    "score --valid-lens 1;3 --score-hiddens 4 --seed 2 --json -", "score --valid-lens none",
     # training, in the module as in the binary
     "train --task reverse --steps 40 --json -", "train --task previous --steps 30 --no-posenc --json -",
     "train --task apple --steps 30 --json -", "train --task induction --steps 10 --json -",
@@ -41,6 +42,7 @@ COMMANDS = [
     # errors: one line, the same exit status
     "multihead --hiddens 100 --heads 3", "multihead --bogus", "posenc --dim 0",
     "pool --method nope", "train --task nope", "selfattn --valid-lens 9,9 --json -",
+    "score --valid-lens 1,2,3",
 ]
 
 # With a model on standard input (--input -)

@@ -30,7 +30,6 @@
 #include "complexity.h"
 
 #define MAX_SIZE OPT_SIZE_MAX /* any one dimension: larger sizes meet --max-mem */
-#define MAX_VALID_LENS 4096  /* numbers in --valid-lens */
 #define SHOW_PANELS 10       /* heads printed in the default view */
 
 struct attention_args {
@@ -43,7 +42,7 @@ struct attention_args {
     double dropout;
     int train, causal, explain, describe, posenc, stream, naive, time;
     long threads, block, repeat;
-    long lens[MAX_VALID_LENS];
+    opt_lens lens;                 /* --valid-lens, copied to po */
     /* the demos (attention_demos.c) */
     int permute, scale_sweep, fill_default;
     const char *permutation;
@@ -52,56 +51,6 @@ struct attention_args {
     int argc;
     char **argv;
 };
-
-/* "3,2" → (2,); "1,2;3,4" → (2, 2); "none". */
-static int parse_lens(void *args, const char *s)
-{
-    struct attention_args *a = args;
-    const char *p = s;
-    size_t n = 0, rows = 1, cols = 0, in_row = 0;
-    if (strcmp(s, "none") == 0) {
-        a->po.no_valid_lens = 1;
-        return 0;
-    }
-    for (;;) {
-        char *end;
-        if (*p < '0' || *p > '9')
-            goto bad;
-        long v = strtol(p, &end, 10);
-        if (v < 0 || v > 1000000000L || n == MAX_VALID_LENS)
-            goto bad;
-        a->lens[n++] = v;
-        in_row++;
-        p = end;
-        if (*p == ',') {
-            p++;
-        } else if (*p == ';' || *p == '\0') {
-            if (cols == 0)
-                cols = in_row;
-            else if (in_row != cols) {
-                cli_error("--valid-lens: every row needs %zu lengths, row %zu has %zu", cols,
-                          rows, in_row);
-                return -1;
-            }
-            if (*p == '\0')
-                break;
-            p++;
-            rows++;
-            in_row = 0;
-        } else {
-            goto bad;
-        }
-    }
-    a->po.valid_lens = a->lens;
-    a->po.vl_ndim = rows > 1 || strchr(s, ';') ? 2 : 1;
-    a->po.vl_shape[0] = a->po.vl_ndim == 2 ? rows : n;
-    a->po.vl_shape[1] = a->po.vl_ndim == 2 ? cols : 1;
-    return 0;
-bad:
-    cli_error("--valid-lens: expected integers >= 0 like 3,2 or 1,2,3,4;2,2,2,2, or none, got "
-              "'%s'", s);
-    return -1;
-}
 
 /* Whether paths a and b name the same file (the same path, or the same
  * device and inode when both exist). */
@@ -137,10 +86,9 @@ static const char *const score_names[] = {"dot", "additive", NULL}; /* score_kin
 #define ATTN_OPTIONS_TAIL                                                                  \
     SIZE_OPTION("hiddens", po.hiddens, "H", "num_hiddens (default 100)"),                  \
     SIZE_OPTION("heads", po.heads, "NH", "num_heads, must divide H (default 5)"),          \
-    OPT_CALLBACK(0, "valid-lens", "LIST", parse_lens,                                       \
-                 "3,2 (one per example) or 1,2,3,4;2,2,2,2 (per query),\n"                  \
-                 "or none (default 3,2, the chapter's, unless --batch\n"                    \
-                 "or --input is given)"),                                                   \
+    OPT_VALID_LENS(lens, "3,2 (one per example) or 1,2,3,4;2,2,2,2 (per query),\n"          \
+                         "or none (default 3,2, the chapter's, unless --batch\n"            \
+                         "or --input is given)"),                                           \
     OPT_CHOICE(0, "fill", po.fill_random, "ones|random", fill_names,                       \
                "inputs: ones (the chapter's) or standard normal"),                          \
     OPT_SEED(seed, "random weights and inputs (default 0)"),                                \
@@ -425,6 +373,13 @@ static int parse_args(int argc, char **argv, int self, struct attention_args *a,
     a->po.seed = (unsigned long long)a->seed;
     a->po.score = a->score ? SCORE_ADDITIVE : SCORE_DOT;
     a->po.score_given = opt_is_given(&g, "score");
+    a->po.no_valid_lens = a->lens.none;
+    if (a->lens.ndim) {
+        a->po.valid_lens = a->lens.v;
+        a->po.vl_ndim = a->lens.ndim;
+        a->po.vl_shape[0] = a->lens.shape[0];
+        a->po.vl_shape[1] = a->lens.shape[1];
+    }
     if (self && demo_defaults(a, &g) != EXIT_OK)
         return EXIT_USAGE;
     if (a->stream && a->po.score == SCORE_ADDITIVE) {

@@ -14,8 +14,12 @@
 //         and the tooltip line that says why: framedNote(q, k)), average
 //         (one more panel a row: the heads' mean, as alignment scores read
 //         it), headName(h) (what a panel's head is called: "head h+1"
-//         unless given, e.g. a model with one attention)}
+//         unless given, e.g. a model with one attention), column (what the
+//         columns are, in the page's text: "head" unless given)}
 // A row's `query` (apple: 苹果's position) shows only that query's row.
+// A row's `head_valid_lens` (one per head: a length, or one per query)
+// masks each of its panels by its own lengths instead of the row's
+// valid_lens (attn score: a row per scoring function, a panel per example).
 
 const HEAD_COLORS = ["#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#17becf",
                      "#8c564b", "#e377c2", "#bcbd22", "#7f7f7f", "#393b79", "#637939"];
@@ -24,9 +28,9 @@ function tokenAt(list, i) {
   return list ? String(list[i]) : String(i);
 }
 
-// Whether key k of query q in row r is masked, and why (or null).
-function maskReason(row, causal, q, k) {
-  const vl = row.valid_lens;
+// Whether key k of query q in head h of row r is masked, and why (or null).
+function maskReason(row, causal, q, k, h) {
+  const vl = row.head_valid_lens && h >= 0 ? row.head_valid_lens[h] : row.valid_lens;
   const len = Array.isArray(vl) ? vl[q] : vl;
   if (len !== null && len !== undefined && k >= len) return `valid_len ${len}`;
   if (causal && k > q) return "causal: a key after the query";
@@ -49,7 +53,8 @@ function attentionGrid(spec) {
   const colors = lut32(spec.cmap.lut);
   const grid = el("div", {class: "grid", style: `grid-template-columns: repeat(${heads}, auto)`});
   const panels = [];
-  const anyMask = spec.causal || spec.rows.some((r) => r.valid_lens !== null && r.valid_lens !== undefined);
+  const given = (vl) => vl !== null && vl !== undefined;
+  const anyMask = spec.causal || spec.rows.some((r) => given(r.valid_lens) || given(r.head_valid_lens));
   const focusRows = spec.rows.some((r) => r.query !== undefined);
   // panels side by side in the page's width, beside the colour bar
   // (long sequences: thumbnails of `room` pixels, in as many columns as
@@ -82,7 +87,7 @@ function attentionGrid(spec) {
   const qname = spec.qname || "query", kname = spec.kname || "key";
   const describer = (r, h) => (qi, k, v) => {
     const row = spec.rows[r], q = row.query !== undefined ? row.query : qi;
-    const why = maskReason(row, spec.causal, q, k);
+    const why = maskReason(row, spec.causal, q, k, h);
     const lines = [`${row.name} · ${h < 0 ? `the ${heads} heads averaged` : headName(h)}`,
                    `${qname} ${q} “${tokenAt(row.query_tokens, q)}” → ${kname} ${k} “${tokenAt(row.key_tokens, k)}”`,
                    v === null ? "weight: still loading (the page is reading its data)"
@@ -96,18 +101,18 @@ function attentionGrid(spec) {
     return spec.framed(row.query !== undefined ? row.query : qi, k);
   });
   // null when nothing is masked: the panels then paint each cell as one fill
-  const masker = (r) => anyMask && ((qi, k) => {
+  const masker = (r, h) => anyMask && ((qi, k) => {
     const row = spec.rows[r];
-    return maskReason(row, spec.causal, row.query !== undefined ? row.query : qi, k) !== null;
+    return maskReason(row, spec.causal, row.query !== undefined ? row.query : qi, k, h) !== null;
   });
   // a preview's block (i, j) of row r: the share of its cells masked
   const pv = spec.preview && !focusRows && !spec.average ? spec.preview : null;
-  const blockMasked = (r) => anyMask && ((i, j) => {
+  const blockMasked = (r, h) => anyMask && ((i, j) => {
     const q0 = Math.floor(i * Nq / pv.gr), q1 = Math.floor((i + 1) * Nq / pv.gr);
     const k0 = Math.floor(j * Nk / pv.gc), k1 = Math.floor((j + 1) * Nk / pv.gc);
     let n = 0;
     for (let q = q0; q < q1; q++)
-      for (let k = k0; k < k1; k++) if (maskReason(spec.rows[r], spec.causal, q, k)) n++;
+      for (let k = k0; k < k1; k++) if (maskReason(spec.rows[r], spec.causal, q, k, h)) n++;
     return n / ((q1 - q0) * (k1 - k0));
   });
   // a click before the weights have loaded: the panel opens when they have
@@ -124,13 +129,13 @@ function attentionGrid(spec) {
       const p = heatPanel({
         name: `${row.name} ${headName(h)}`, title: h < 0 ? "Heads averaged" : spec.headName ? spec.headName(h) : `Head ${h + 1}`,
         rows: row.query !== undefined ? 1 : Nq, cols: Nk, cell, values, offset,
-        colors, vmin: spec.vmin, vmax: spec.vmax, masked: masker(r), framed: framer(r), describe: describer(r, h),
+        colors, vmin: spec.vmin, vmax: spec.vmax, masked: masker(r, h), framed: framer(r), describe: describer(r, h),
         yt: row.query !== undefined ? [tokenAt(row.query_tokens, row.query)]
             : Array.from({length: Nq}, (_, i) => tokenAt(row.query_tokens, i)),
         xt: Array.from({length: Nk}, (_, i) => tokenAt(row.key_tokens, i)),
         onPick: pick(r, h), ytWidth, thumb,
       });
-      if (!view.weights && pv) p.paintPreview(pv.index, (r * heads + h) * pv.gr * pv.gc, pv.gr, pv.gc, blockMasked(r));
+      if (!view.weights && pv) p.paintPreview(pv.index, (r * heads + h) * pv.gr * pv.gc, pv.gr, pv.gc, blockMasked(r, h));
       p.r = r;
       p.h = h;
       panels.push(p);
@@ -146,7 +151,7 @@ function attentionGrid(spec) {
     const p = heatPanel({
       name: `${row.name} ${headName(h)} (enlarged)`, title: `${row.name} · ${headName(h)}`,
       rows, cols: Nk, cell: big, values, offset,
-      colors, vmin: spec.vmin, vmax: spec.vmax, masked: masker(r), framed: framer(r), describe: describer(r, h),
+      colors, vmin: spec.vmin, vmax: spec.vmax, masked: masker(r, h), framed: framer(r), describe: describer(r, h),
       yt: row.query !== undefined ? [tokenAt(row.query_tokens, row.query)]
           : Array.from({length: Nq}, (_, i) => tokenAt(row.query_tokens, i)),
       xt: Array.from({length: Nk}, (_, i) => tokenAt(row.key_tokens, i)),
@@ -194,11 +199,13 @@ function headView(spec, getWeights) {
                                "aria-label": "head view: queries on the left, keys on the right"});
   const hv = {row: 0, on: Array(heads).fill(true), focus: null, canvas};
   const state = () => { attnPage.state.headView = {row: hv.row, heads: hv.on.slice(), focus: hv.focus}; };
-  const swatches = el("div", {class: "head-swatches"}, el("span", {class: "note", text: "heads: "}));
+  const swatches = el("div", {class: "head-swatches"}, el("span", {class: "note", text: `${spec.column || "head"}s: `}));
   for (let h = 0; h < heads; h++) {
+    // the number the panel's title gives it ("example 0"), else h + 1
+    const name = spec.headName ? spec.headName(h) : `head ${h + 1}`, num = /\d+$/.exec(name);
     const b = el("button", {type: "button", class: "head-swatch", "data-head": String(h + 1),
-                            "aria-pressed": "true", title: `head ${h + 1}: click to hide or show`,
-                            style: `--c:${HEAD_COLORS[h % HEAD_COLORS.length]}`, text: String(h + 1)});
+                            "aria-pressed": "true", title: `${name}: click to hide or show`,
+                            style: `--c:${HEAD_COLORS[h % HEAD_COLORS.length]}`, text: num ? num[0] : String(h + 1)});
     b.addEventListener("click", () => {
       hv.on[h] = !hv.on[h];
       b.setAttribute("aria-pressed", String(hv.on[h]));
@@ -237,7 +244,7 @@ function headView(spec, getWeights) {
         for (let k = 0; k < Nk; k++) {
           if (hv.focus && hv.focus.side === "k" && hv.focus.i !== k) continue;
           const v = w[base + k];
-          if (!(v >= least) || maskReason(row, spec.causal, q, k)) continue;
+          if (!(v >= least) || maskReason(row, spec.causal, q, k, h)) continue;
           ctx.globalAlpha = Math.min(1, long ? v * Nk / 8 : v);
           ctx.beginPath();
           ctx.moveTo(xl + 6, yOf(q));
@@ -317,7 +324,8 @@ function attentionPreviewPage(root, pv) {
   const vmin = Math.fround(p.vmin), vmax = Math.fround(p.vmax);
   attnPage.preview = {vmin, vmax, grid: p.grid.slice()};
   const view = attentionView(root, pg, p.shape, vmin, vmax, {index: base64Bytes(p.index), gr: p.grid[0], gc: p.grid[1]});
-  return (data) => view.complete(tensor(data[pg.weights]).data);
+  // the weights: named by the data's page (the preview's keeps only their shape)
+  return (data) => view.complete(tensor(typeof pg.weights === "string" ? data[pg.weights] : data.page.weights).data);
 }
 
 // The page's views of weights of `shape` on the scale vmin … vmax: drawn
@@ -327,17 +335,20 @@ function attentionView(root, pg, shape, vmin, vmax, preview) {
   const [NH, Nq, Nk] = shape.slice(-3);
   const spec = {rows: pg.rows, heads: NH, Nq, Nk, weights: null, causal: pg.causal,
                 cmap: colormap(pg.cmap), vmin, vmax, xlabel: pg.xlabel, ylabel: pg.ylabel, preview};
-  if (pg.titles) spec.headName = (h) => pg.titles[h]; // attn heatmap --titles
+  if (pg.titles) spec.headName = (h) => pg.titles[h]; // attn heatmap --titles, attn score
+  const col = pg.column || "head"; // attn score: a panel per example
+  spec.column = col;
   const grid = attentionGrid(spec);
   let hvNode = el("p", {class: "note", text: "The head view is drawn once the page has read the weights."});
   root.append(
-    section("Attention weights", `${rowsText(pg.rows)} × ${NH} ${NH === 1 ? "head" : "heads"}, ` +
-            `${Nq} queries × ${Nk} keys; one colour scale from ${fmtShort(vmin)} to ${fmtShort(vmax)}. ` +
+    section("Attention weights", `${rowsText(pg.rows)} × ${NH} ${col}${NH === 1 ? "" : "s"}, ` +
+            `${Nq} ${Nq === 1 ? "query" : "queries"} × ${Nk} ${Nk === 1 ? "key" : "keys"}; ` +
+            `one colour scale from ${fmtShort(vmin)} to ${fmtShort(vmax)}. ` +
             "Hover a cell for its weight; click a panel to enlarge it.", grid.node,
             keysNote([["hover", "query, key and weight of a cell"], ["click / Enter", "enlarge a panel"],
                       ["← ↑ → ↓", "move the highlighted cell (in a focused panel)"], ["Esc", "close the enlarged panel"]])),
     section("Head view", "Queries on the left, keys on the right; a line's opacity is the weight, one colour per " +
-            "head. Click a colour to hide or show its head; hover a token to see only its lines.", hvNode));
+            `${col}. Click a colour to hide or show its ${col}; hover a token to see only its lines.`, hvNode));
   attnPage.state.kind = "attention";
   attnPage.state.grid = grid;
   return {

@@ -182,6 +182,7 @@ const LIVE_CONTROLS = {
     {option: "--seed", kind: "int", min: 0, max: 2147483647, label: "seed"},
   ],
   score: [
+    {option: "--valid-lens", kind: "text", label: "valid lengths"},
     {option: "--score", kind: "choice", choices: ["additive", "dot"], label: "scoring"},
     {option: "--score-hiddens", kind: "int", min: 1, max: 256, label: "hiddens"},
     {option: "--seed", kind: "int", min: 0, max: 2147483647, label: "seed"},
