@@ -278,8 +278,9 @@ static void check_translate_page(void)
     static const char *const dec_in[] = {"<bos>", "le", "&amp;"};
     static char *argv[] = {"translate", "--html", "x.html"};
     float cross[2 * 5 * 5], self[2 * 5 * 5], *got;
+    static const char model[] = "{\"src_vocab\": [\"</script>\"], \"k\": [1, 2.5]}";
     translate_page_view v = {1, 2, 8, 16, src, 4, tgt, 3, 5, cross, NULL, self, NULL,
-                             "le &amp;", 0.5, NULL, NULL, 0};
+                             "le &amp;", 0.5, NULL, NULL, 0, model, sizeof model - 1};
     char *data = NULL, *page = NULL, *elem, shape[64];
     size_t len = 0, plen = 0, n = 0;
     cJSON *doc, *pg, *st;
@@ -306,6 +307,12 @@ static void check_translate_page(void)
     CHECK(st && cJSON_GetObjectItemCaseSensitive(st, "bleu")->valuedouble == 0.5);
     CHECK(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(pg, "encoder")) &&
           cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(pg, "steps")));
+    /* the model, as its file holds it, for the page's own attn */
+    st = cJSON_GetObjectItemCaseSensitive(pg, "model_file");
+    CHECK(st && cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(st, "k")) == 2 &&
+          cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(st, "k"), 1)->valuedouble == 2.5 &&
+          strcmp(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(st, "src_vocab"), 0)->valuestring,
+                 "</script>") == 0);
     /* cross (1, L, NH, Tq, Ts): rows 0 … 2, columns 0 … 3 of each head */
     shape_text(cJSON_GetObjectItemCaseSensitive(pg, "cross"), shape, sizeof shape);
     CHECK(strcmp(shape, "1,1,2,3,4") == 0);
@@ -341,7 +348,7 @@ static void check_translate_write(void)
     static const char *const src[] = {"a", "<eos>"}, *const tgt[] = {"b", "<eos>"};
     const float cross[4] = {1, 0, 0.5f, 0.5f}; /* dense (1, 1, 2, 2) */
     translate_page_view v = {1, 1, 4, 4, src, 2, tgt, 2, 0, cross, NULL, NULL, NULL, NULL, 0.0, NULL,
-                             NULL, 0};
+                             NULL, 0, NULL, 0};
     char dir[] = "/tmp/attn-test-page-XXXXXX", path[64], *rep = NULL, want[192];
     size_t rlen = 0;
     FILE *f;
