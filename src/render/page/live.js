@@ -203,15 +203,14 @@ const LIVE_CONTROLS = {
     {option: "--eye", kind: "int", min: 1, max: 64, label: "eye N"},
   ],
   train: [
-    {option: "--task", kind: "choice", choices: ["reverse", "previous", "apple", "induction"], label: "task"},
+    {option: "--task", kind: "choice", choices: ["reverse", "previous", "apple", "induction", "translate"],
+     label: "task"},
     {option: "--steps", kind: "int", min: 0, max: 5000, label: "steps"},
     {option: "--seed", kind: "int", min: 0, max: 2147483647, label: "seed"},
     {option: "--no-posenc", kind: "flag", label: "without P"},
   ],
 };
 
-// Whether argv runs in a worker: what takes seconds (training; timing the
-// layers, whose sweep a tour step makes take seconds natively).
 // A command whose file its page holds: translate's model (the page's
 // data.page.model_file), given to the module on standard input in place
 // of the file its command line names (--input -), which the command line
@@ -229,6 +228,8 @@ function liveStdin(argv, fileText) {
   return {argv: out, stdin: fileText()};
 }
 
+// Whether argv runs in a worker: what takes seconds (training; timing the
+// layers, whose sweep a tour step makes take seconds natively).
 function liveInWorker(argv) {
   return argv[0] === "train" || (argv[0] === "complexity" && argv.includes("--measure"));
 }

@@ -60,7 +60,9 @@ function stepPlayer(n, draw) {
     }, Math.max(60, Math.min(400, 6000 / n)));
   });
   slider.addEventListener("input", () => { pl.stop(); pl.show(Number(slider.value)); });
-  if (!attnPage.embedded) document.addEventListener("keydown", (e) => {
+  // the page's keys, until a redraw (live.js) has replaced this slider
+  if (!attnPage.embedded) document.addEventListener("keydown", function keys(e) {
+    if (!slider.isConnected) { document.removeEventListener("keydown", keys); return; }
     const t = e.target;
     if (t !== document.body && t !== slider && t.tagName !== "BUTTON") return; // a panel or a field has the keys
     const i = Number(slider.value);

@@ -233,7 +233,9 @@ function translatePage(root, data, pg) {
   } else {
     lines.set(pg.sentence.translation, "");
   }
-  if (!attnPage.embedded) document.addEventListener("keydown", (e) => {
+  // the page's keys, until a redraw (live.js) has replaced these views
+  if (!attnPage.embedded) document.addEventListener("keydown", function keys(e) {
+    if (!root.isConnected) { document.removeEventListener("keydown", keys); return; }
     const t = e.target;
     if (t !== document.body && t.tagName !== "BUTTON" && t.type !== "range") return;
     if (selector.keys[e.key]) { e.preventDefault(); select(selector.keys[e.key]); }
