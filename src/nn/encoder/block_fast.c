@@ -81,6 +81,27 @@ LANES_INLINE void lin_fwd_rows(float *restrict y, const float *restrict x, size_
             v16_store(y + (r + t) * out + v * V16, acc[t][v]);
 }
 
+/* lin_fwd_body for out < 16 columns (a small vocabulary's output layer):
+ * rows r … r+R−1 (R ≤ 8) in one value each, the first out lanes used, a
+ * row of Wt loaded once for the R rows. The same fused multiply-adds, in
+ * the same order, as lin_fwd_body: the same bits (and in the pages'
+ * WebAssembly module, four lanes at a time instead of C's fmaf). */
+LANES_INLINE void lin_fwd_narrow(float *restrict y, const float *restrict x, size_t r, size_t R,
+                                 const float *restrict Wt, const float *restrict bias, size_t in,
+                                 size_t out)
+{
+    f32x16 acc[8];
+    for (size_t t = 0; t < R; t++)
+        acc[t] = bias ? v16_load_part(bias, out, 0.0f) : v16_splat(0.0f);
+    for (size_t i = 0; i < in; i++) {
+        const f32x16 w = v16_load_part(Wt + i * out, out, 0.0f);
+        for (size_t t = 0; t < R; t++)
+            acc[t] = v16_fma(v16_splat(x[(r + t) * in + i]), w, acc[t]);
+    }
+    for (size_t t = 0; t < R; t++)
+        v16_store_part(y + (r + t) * out, acc[t], out);
+}
+
 /* lin_fwd_body's columns 0 … nv·16−1, 16/nv rows at a time (at most 8) */
 LANES_INLINE void lin_fwd_lanes(float *restrict y, const float *restrict x, size_t n,
                                 const float *restrict Wt, const float *restrict bias, size_t in,
@@ -106,6 +127,12 @@ void fl_linear_forward(float *y, const float *x, size_t n, const float *Wt, cons
     else if (out > 32 && out < 48) { /* the output layer of a small vocabulary */
         lin_fwd_lanes(y, x, n, Wt, bias, in, 2, out);
         lin_fwd_body(y, x, n, Wt, bias, in, out, 32);
+    } else if (out > 0 && out < 16) { /* the same, smaller */
+        size_t r = 0;
+        for (; r + 8 <= n; r += 8)
+            lin_fwd_narrow(y, x, r, 8, Wt, bias, in, out);
+        for (; r < n; r++)
+            lin_fwd_narrow(y, x, r, 1, Wt, bias, in, out);
     } else
         lin_fwd_body(y, x, n, Wt, bias, in, out, 0);
 }
