@@ -1,11 +1,12 @@
-/* lanes_test.c — lanes.h's fused multiply-add in the pages' WebAssembly
- * module (LANES_FMA_WASM: from doubles, with fmaf for ties and results
- * below float's normal range) against fm_fmaf_odd, which test_fmath checks
- * against the machine's fused multiply-add: the same bits for random
- * floats of every exponent, sums that cancel, products of few bits whose
- * sums fall on ties, sums a double rounds onto a tie (normal and
- * subnormal), and results near float's smallest. Compiled for
- * wasm32 by meson.build and run by Node (tests/wasm/run.cjs). */
+/* lanes_test.c — lanes.h's fused multiply-adds in the pages' WebAssembly
+ * module (v16_fma, v8_fma and v16_fma_by: from doubles, with fmaf for
+ * ties and results below float's normal range) against fm_fmaf_odd,
+ * which test_fmath checks against the machine's fused multiply-add: the
+ * same bits for random floats of every exponent, sums that cancel,
+ * products of few bits whose sums fall on ties, sums a double rounds onto
+ * a tie (normal and subnormal), and results near float's smallest.
+ * Compiled for wasm32 by meson.build and run by Node
+ * (tests/wasm/run.cjs). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -56,6 +57,25 @@ static void trap(float *a, float *b, float *c, int subnormal)
     *b = ldexpf(1.0f - 0x1p-23f, e - e / 2);
 }
 
+/* trap's sums for v16_fma_by, whose a is one for all lanes: a = TRAP_A,
+ * b carries the rest of half of c's last bit (c's exponent field kept
+ * at most 203, so that b is a normal float) */
+#define TRAP_A (0x1p-75f * (1.0f + 0x1p-23f))
+static void trap_by(float *b, float *c, int subnormal)
+{
+    uint32_t u = subnormal ? (next() & 0x007FFFFFu) | 1u
+                           : (next() & 0x007FFFFFu) | 1u | (1u + next() % 203u) << 23;
+    int e;
+    *c = bits(u | (next() & 0x80000000u));
+    if (subnormal)
+        e = -150;
+    else {
+        (void)frexpf(*c, &e);
+        e -= 25;
+    }
+    *b = ldexpf(1.0f - 0x1p-23f, e + 75) * (*c < 0 ? -1.0f : 1.0f);
+}
+
 /* lane l of one of six kinds of input */
 static void draw(float *a, float *b, float *c, int kind)
 {
@@ -81,7 +101,7 @@ static void draw(float *a, float *b, float *c, int kind)
 int main(void)
 {
     const long n = 200000;
-    long differ = 0, differ8 = 0;
+    long differ = 0, differ8 = 0, differ_by = 0;
     for (long i = 0; i < n; i++) {
         float a[V16], b[V16], c[V16], r[V16];
         /* mostly one kind per value (the traps alone), else mixed */
@@ -93,8 +113,25 @@ int main(void)
         v8_store(r, v8_fma(v8_load(a), v8_load(b), v8_load(c)));
         for (int l = 0; l < 8; l++)
             differ8 += !same(r[l], fm_fmaf_odd(a[l], b[l], c[l]));
+        /* v16_fma_by: one a for the lanes, lane 0's (the traps: their own) */
+        {
+            const int kind = i % 8 < 7 ? (int)(i % 8) : -1, traps = kind == 4 || kind == 5;
+            const float a1 = traps ? TRAP_A : a[0];
+            float b1[V16], c1[V16];
+            for (int l = 0; l < V16; l++) {
+                b1[l] = b[l];
+                c1[l] = c[l];
+                if (traps)
+                    trap_by(&b1[l], &c1[l], kind == 5);
+            }
+            const v16_factor f = v16_factor_of(v16_load(b1));
+            v16_store(r, v16_fma_by(a1, &f, v16_load(c1)));
+            for (int l = 0; l < V16; l++)
+                differ_by += !same(r[l], fm_fmaf_odd(a1, b1[l], c1[l]));
+        }
     }
     printf("v16_fma: %ld values of 16 lanes, %ld lanes differ from fmaf\n", n, differ);
     printf("v8_fma:  %ld values of 8 lanes, %ld lanes differ from fmaf\n", n, differ8);
-    return differ || differ8;
+    printf("v16_fma_by: %ld values of 16 lanes, %ld lanes differ from fmaf\n", n, differ_by);
+    return differ || differ8 || differ_by;
 }

@@ -19,7 +19,7 @@
  * GCC and Clang's vector extension gives the type and the lane-wise
  * +, −, ×, comparisons and bit operations; only the fused multiply-add
  * needs the instruction set's own name (and plain C's fmaf, exactly
- * rounded too, where there is none; WebAssembly has LANES_FMA_WASM below).
+ * rounded too, where there is none; WebAssembly has lanes_fma4_try below).
  */
 #ifndef ATTN_LANES_H
 #define ATTN_LANES_H
@@ -45,6 +45,9 @@
 #define LANES_INLINE static inline __attribute__((always_inline))
 
 typedef float f32x16 __attribute__((vector_size(64)));
+/* Eight floats as one value, for rows of 8 (a head's p = 8 columns): the
+ * same rules as f32x16's, lane by lane. */
+typedef float f32x8 __attribute__((vector_size(32)));
 typedef int32_t i32x16 __attribute__((vector_size(64)));
 
 /* P_load: a value of type T from memory of any alignment (its lanes of
@@ -90,49 +93,78 @@ static inline f32x16 v16_splat(float a)
  * double (24 + 24 bits of 53), so a·b + c in double is the exact value
  * rounded once; rounding that to float gives fmaf's result, except when
  * the double lies exactly halfway between two floats (its low 29 bits
- * 0x10000000: the first rounding may have made the tie) or below float's
- * normal range (where floats have fewer bits): then fmaf (fmaf_wasi.c),
- * for every lane of the value, which is rare (tests/wasm/lanes_test.c
- * checks the lanes against fmaf, ties and subnormals among them).
+ * 0x10000000: the first rounding may have made the tie) or the float is
+ * below float's normal range (where floats have fewer bits; a double that
+ * rounds to 0 is the exact sum, as a sum that small cannot have been
+ * rounded): then fmaf (fmaf_wasi.c), for every lane of the value, which is
+ * rare (tests/wasm/lanes_test.c checks the lanes against fmaf, ties and
+ * subnormals among them).
  *
- * lanes_fma4_try: four lanes, the result when no lane is odd; *odd gains
- * the lanes that are (all bits set). */
-static inline v128_t lanes_fma4_try(v128_t a, v128_t b, v128_t c, v128_t *odd)
+ * A value's quarters are taken by shuffles, not through memory (a union
+ * indexed in a loop kept every operand on the stack, a third of the
+ * time), and the fallback is a function of its own, out of the loops'
+ * way. */
+typedef float lanes_f32x4 __attribute__((vector_size(16)));
+
+/* the lanes 4q … 4q+3 of x, a value of 16 or 8 */
+#define LANES_Q(x, q) __builtin_shufflevector(x, x, 4 * (q), 4 * (q) + 1, 4 * (q) + 2, 4 * (q) + 3)
+
+/* the four lanes of x as doubles: lanes 0 and 1, then 2 and 3 */
+static inline void lanes_double4(lanes_f32x4 x, v128_t d[2])
 {
-    const v128_t a1 = wasm_i32x4_shuffle(a, a, 2, 3, 0, 1), b1 = wasm_i32x4_shuffle(b, b, 2, 3, 0, 1),
-                 c1 = wasm_i32x4_shuffle(c, c, 2, 3, 0, 1);
-    const v128_t s0 = wasm_f64x2_add(wasm_f64x2_mul(wasm_f64x2_promote_low_f32x4(a),
-                                                    wasm_f64x2_promote_low_f32x4(b)),
-                                     wasm_f64x2_promote_low_f32x4(c));
-    const v128_t s1 = wasm_f64x2_add(wasm_f64x2_mul(wasm_f64x2_promote_low_f32x4(a1),
-                                                    wasm_f64x2_promote_low_f32x4(b1)),
-                                     wasm_f64x2_promote_low_f32x4(c1));
-    /* the four doubles' low and high 32 bits, lane by lane */
-    const v128_t lo = wasm_i32x4_shuffle(s0, s1, 0, 2, 4, 6), hi = wasm_i32x4_shuffle(s0, s1, 1, 3, 5, 7);
-    /* a tie: the low 29 bits 0x10000000; below float's normal range: the
-     * exponent field between 0 (s = 0, exact) and 1023 − 126 */
-    const v128_t expo = wasm_v128_and(hi, wasm_i32x4_const_splat(0x7ff00000));
+    d[0] = wasm_f64x2_promote_low_f32x4((v128_t)x);
+    d[1] = wasm_f64x2_promote_low_f32x4(wasm_i32x4_shuffle(x, x, 2, 3, 0, 1));
+}
+
+/* four lanes of a·b + c, a and b as doubles (lanes_double4): the result
+ * when no lane is odd; *odd gains the lanes that are (all bits set) */
+static inline lanes_f32x4 lanes_fma4_d(const v128_t a[2], const v128_t b[2], lanes_f32x4 c,
+                                       v128_t *odd)
+{
+    v128_t cd[2];
+    lanes_double4(c, cd);
+    const v128_t s0 = wasm_f64x2_add(wasm_f64x2_mul(a[0], b[0]), cd[0]),
+                 s1 = wasm_f64x2_add(wasm_f64x2_mul(a[1], b[1]), cd[1]);
+    const v128_t r = wasm_i32x4_shuffle(wasm_f32x4_demote_f64x2_zero(s0),
+                                        wasm_f32x4_demote_f64x2_zero(s1), 0, 1, 4, 5);
+    /* the four doubles' low 32 bits, lane by lane: a tie */
+    const v128_t lo = wasm_i32x4_shuffle(s0, s1, 0, 2, 4, 6);
+    /* the float's magnitude m in 1 … 2^-126 (0x00800000): below the
+     * normal range, 0 apart. m + 0x7fffffff is m − 1 + 2^31: from the
+     * least int for m = 1 up, past the largest for m = 0 */
+    const v128_t mag = wasm_v128_and(r, wasm_i32x4_const_splat(0x7fffffff));
     *odd = wasm_v128_or(*odd, wasm_v128_or(
         wasm_i32x4_eq(wasm_v128_and(lo, wasm_i32x4_const_splat(0x1fffffff)),
                       wasm_i32x4_const_splat(0x10000000)),
-        wasm_v128_and(wasm_i32x4_lt(expo, wasm_i32x4_const_splat((1023 - 126) << 20)),
-                      wasm_i32x4_gt(expo, wasm_i32x4_const_splat(0)))));
-    return wasm_i32x4_shuffle(wasm_f32x4_demote_f64x2_zero(s0), wasm_f32x4_demote_f64x2_zero(s1),
-                              0, 1, 4, 5);
+        wasm_i32x4_lt(wasm_i32x4_add(mag, wasm_i32x4_const_splat(0x7fffffff)),
+                      wasm_i32x4_const_splat((int32_t)0x80800000u))));
+    return (lanes_f32x4)r;
 }
 
-/* n floats (n = 4, 8 or 16) of a·b + c, as fmaf gives them */
-#define LANES_FMA_WASM(T, n)                                                                 \
-    do {                                                                                     \
-        union { T v; v128_t q[(n) / 4]; float f[n]; } x_ = {a}, y_ = {b}, z_ = {c}, r_;      \
-        v128_t odd_ = wasm_i32x4_const_splat(0);                                             \
-        for (int i_ = 0; i_ < (n) / 4; i_++)                                                 \
-            r_.q[i_] = lanes_fma4_try(x_.q[i_], y_.q[i_], z_.q[i_], &odd_);                  \
-        if (wasm_v128_any_true(odd_))                                                        \
-            for (int l_ = 0; l_ < (n); l_++)                                                 \
-                r_.f[l_] = fmaf(x_.f[l_], y_.f[l_], z_.f[l_]);                               \
-        return r_.v;                                                                         \
-    } while (0)
+/* the same from floats */
+static inline lanes_f32x4 lanes_fma4_try(lanes_f32x4 a, lanes_f32x4 b, lanes_f32x4 c, v128_t *odd)
+{
+    v128_t ad[2], bd[2];
+    lanes_double4(a, ad);
+    lanes_double4(b, bd);
+    return lanes_fma4_d(ad, bd, c, odd);
+}
+
+/* the value of 16 lanes made of four */
+static inline f32x16 lanes_join16(lanes_f32x4 r0, lanes_f32x4 r1, lanes_f32x4 r2, lanes_f32x4 r3)
+{
+    const f32x8 r01 = __builtin_shufflevector(r0, r1, 0, 1, 2, 3, 4, 5, 6, 7),
+                r23 = __builtin_shufflevector(r2, r3, 0, 1, 2, 3, 4, 5, 6, 7);
+    return __builtin_shufflevector(r01, r23, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+}
+
+/* r[l] = fmaf(a[l], b[l], c[l]) for l < n: the rare lanes' way */
+__attribute__((noinline, cold)) static void lanes_fmaf_n(float *r, const float *a, const float *b,
+                                                       const float *c, int n)
+{
+    for (int l = 0; l < n; l++)
+        r[l] = fmaf(a[l], b[l], c[l]);
+}
 #endif
 
 /* a·b + c rounded once, in every lane */
@@ -151,7 +183,17 @@ static inline f32x16 v16_fma(f32x16 a, f32x16 b, f32x16 c)
         r.q[i] = vfmaq_f32(z.q[i], x.q[i], y.q[i]);
     return r.v;
 #elif defined(__wasm_simd128__)
-    LANES_FMA_WASM(f32x16, 16);
+    v128_t odd = wasm_i32x4_const_splat(0);
+    const lanes_f32x4 r0 = lanes_fma4_try(LANES_Q(a, 0), LANES_Q(b, 0), LANES_Q(c, 0), &odd),
+                      r1 = lanes_fma4_try(LANES_Q(a, 1), LANES_Q(b, 1), LANES_Q(c, 1), &odd),
+                      r2 = lanes_fma4_try(LANES_Q(a, 2), LANES_Q(b, 2), LANES_Q(c, 2), &odd),
+                      r3 = lanes_fma4_try(LANES_Q(a, 3), LANES_Q(b, 3), LANES_Q(c, 3), &odd);
+    if (__builtin_expect(wasm_v128_any_true(odd), 0)) {
+        f32x16 r;
+        lanes_fmaf_n((float *)&r, (const float *)&a, (const float *)&b, (const float *)&c, V16);
+        return r;
+    }
+    return lanes_join16(r0, r1, r2, r3);
 #else
     f32x16 r;
     for (int l = 0; l < V16; l++)
@@ -160,9 +202,48 @@ static inline f32x16 v16_fma(f32x16 a, f32x16 b, f32x16 c)
 #endif
 }
 
-/* Eight floats as one value, for rows of 8 (a head's p = 8 columns): the
- * same rules as f32x16's, lane by lane. */
-typedef float f32x8 __attribute__((vector_size(32)));
+/* A factor of several fused multiply-adds with a splat (a row of W times
+ * each of the rows of x held in registers): v16_factor_of prepares it
+ * once, and v16_fma_by(a, f, c) is v16_fma(v16_splat(a), f's value, c),
+ * the same bits. In the pages' module the preparation is its lanes as
+ * doubles, promoted once instead of at every multiply-add; elsewhere it
+ * is the value itself. */
+typedef struct {
+    f32x16 v;
+#if defined(__wasm_simd128__)
+    v128_t d[4][2]; /* lanes 4q … 4q+3, lanes_double4 */
+#endif
+} v16_factor;
+
+LANES_INLINE v16_factor v16_factor_of(f32x16 b)
+{
+    v16_factor f;
+    f.v = b;
+#if defined(__wasm_simd128__)
+    lanes_double4(LANES_Q(b, 0), f.d[0]);
+    lanes_double4(LANES_Q(b, 1), f.d[1]);
+    lanes_double4(LANES_Q(b, 2), f.d[2]);
+    lanes_double4(LANES_Q(b, 3), f.d[3]);
+#endif
+    return f;
+}
+
+LANES_INLINE f32x16 v16_fma_by(float a, const v16_factor *b, f32x16 c)
+{
+#if defined(__wasm_simd128__)
+    const v128_t ad[2] = {wasm_f64x2_splat((double)a), wasm_f64x2_splat((double)a)};
+    v128_t odd = wasm_i32x4_const_splat(0);
+    const lanes_f32x4 r0 = lanes_fma4_d(ad, b->d[0], LANES_Q(c, 0), &odd),
+                      r1 = lanes_fma4_d(ad, b->d[1], LANES_Q(c, 1), &odd),
+                      r2 = lanes_fma4_d(ad, b->d[2], LANES_Q(c, 2), &odd),
+                      r3 = lanes_fma4_d(ad, b->d[3], LANES_Q(c, 3), &odd);
+    if (__builtin_expect(wasm_v128_any_true(odd), 0))
+        return v16_fma(v16_splat(a), b->v, c);
+    return lanes_join16(r0, r1, r2, r3);
+#else
+    return v16_fma(v16_splat(a), b->v, c);
+#endif
+}
 
 LANES_LOAD_STORE(f32x8, v8, float) /* v8_load, v8_store */
 
@@ -215,7 +296,15 @@ static inline f32x8 v8_fma(f32x8 a, f32x8 b, f32x8 c)
         r.q[i] = vfmaq_f32(z.q[i], x.q[i], y.q[i]);
     return r.v;
 #elif defined(__wasm_simd128__)
-    LANES_FMA_WASM(f32x8, 8);
+    v128_t odd = wasm_i32x4_const_splat(0);
+    const lanes_f32x4 r0 = lanes_fma4_try(LANES_Q(a, 0), LANES_Q(b, 0), LANES_Q(c, 0), &odd),
+                      r1 = lanes_fma4_try(LANES_Q(a, 1), LANES_Q(b, 1), LANES_Q(c, 1), &odd);
+    if (__builtin_expect(wasm_v128_any_true(odd), 0)) {
+        f32x8 r;
+        lanes_fmaf_n((float *)&r, (const float *)&a, (const float *)&b, (const float *)&c, 8);
+        return r;
+    }
+    return __builtin_shufflevector(r0, r1, 0, 1, 2, 3, 4, 5, 6, 7);
 #else
     f32x8 r;
     for (int l = 0; l < 8; l++)

@@ -72,9 +72,9 @@ LANES_INLINE void lin_fwd_rows(float *restrict y, const float *restrict x, size_
             acc[t][v] = bias ? v16_load(bias + v * V16) : v16_splat(0.0f);
     for (size_t i = 0; i < in; i++)
         for (size_t v = 0; v < nv; v++) {
-            const f32x16 w = v16_load(Wt + i * out + v * V16);
+            const v16_factor w = v16_factor_of(v16_load(Wt + i * out + v * V16));
             for (size_t t = 0; t < R; t++)
-                acc[t][v] = v16_fma(v16_splat(x[(r + t) * in + i]), w, acc[t][v]);
+                acc[t][v] = v16_fma_by(x[(r + t) * in + i], &w, acc[t][v]);
         }
     for (size_t t = 0; t < R; t++)
         for (size_t v = 0; v < nv; v++)
@@ -94,9 +94,9 @@ LANES_INLINE void lin_fwd_narrow(float *restrict y, const float *restrict x, siz
     for (size_t t = 0; t < R; t++)
         acc[t] = bias ? v16_load_part(bias, out, 0.0f) : v16_splat(0.0f);
     for (size_t i = 0; i < in; i++) {
-        const f32x16 w = v16_load_part(Wt + i * out, out, 0.0f);
+        const v16_factor w = v16_factor_of(v16_load_part(Wt + i * out, out, 0.0f));
         for (size_t t = 0; t < R; t++)
-            acc[t] = v16_fma(v16_splat(x[(r + t) * in + i]), w, acc[t]);
+            acc[t] = v16_fma_by(x[(r + t) * in + i], &w, acc[t]);
     }
     for (size_t t = 0; t < R; t++)
         v16_store_part(y + (r + t) * out, acc[t], out);
@@ -189,9 +189,9 @@ LANES_INLINE void lin_bwd_dw(float *restrict dW, float *restrict db, const float
             acc[t][v] = v16_load(dW + (o + t) * in + v * V16);
     for (size_t r = 0; r < n; r++) {
         for (size_t v = 0; v < nv; v++) {
-            const f32x16 xv = v16_load(x + r * in + v * V16);
+            const v16_factor xv = v16_factor_of(v16_load(x + r * in + v * V16));
             for (size_t t = 0; t < R; t++)
-                acc[t][v] = v16_fma(v16_splat(dy[r * out + o + t]), xv, acc[t][v]);
+                acc[t][v] = v16_fma_by(dy[r * out + o + t], &xv, acc[t][v]);
         }
         for (size_t t = 0; t < R; t++)
             sb[t] += dy[r * out + o + t];
@@ -217,9 +217,9 @@ LANES_INLINE void lin_bwd_dx(float *restrict dx, const float *restrict dy,
             acc[t][v] = v16_load(dx + (r + t) * in + v * V16);
     for (size_t o = 0; o < out; o++)
         for (size_t v = 0; v < nv; v++) {
-            const f32x16 w = v16_load(W + o * in + v * V16);
+            const v16_factor w = v16_factor_of(v16_load(W + o * in + v * V16));
             for (size_t t = 0; t < R; t++)
-                acc[t][v] = v16_fma(v16_splat(dy[(r + t) * out + o]), w, acc[t][v]);
+                acc[t][v] = v16_fma_by(dy[(r + t) * out + o], &w, acc[t][v]);
         }
     for (size_t t = 0; t < R; t++)
         for (size_t v = 0; v < nv; v++)
