@@ -208,29 +208,25 @@ static inline f32x16 v16_fma(f32x16 a, f32x16 b, f32x16 c)
  * the same bits. In the pages' module the preparation is its lanes as
  * doubles, promoted once instead of at every multiply-add; elsewhere it
  * is the value itself. */
+#if defined(__wasm_simd128__)
 typedef struct {
     f32x16 v;
-#if defined(__wasm_simd128__)
     v128_t d[4][2]; /* lanes 4q … 4q+3, lanes_double4 */
-#endif
 } v16_factor;
 
 LANES_INLINE v16_factor v16_factor_of(f32x16 b)
 {
     v16_factor f;
     f.v = b;
-#if defined(__wasm_simd128__)
     lanes_double4(LANES_Q(b, 0), f.d[0]);
     lanes_double4(LANES_Q(b, 1), f.d[1]);
     lanes_double4(LANES_Q(b, 2), f.d[2]);
     lanes_double4(LANES_Q(b, 3), f.d[3]);
-#endif
     return f;
 }
 
 LANES_INLINE f32x16 v16_fma_by(float a, const v16_factor *b, f32x16 c)
 {
-#if defined(__wasm_simd128__)
     const v128_t ad[2] = {wasm_f64x2_splat((double)a), wasm_f64x2_splat((double)a)};
     v128_t odd = wasm_i32x4_const_splat(0);
     const lanes_f32x4 r0 = lanes_fma4_d(ad, b->d[0], LANES_Q(c, 0), &odd),
@@ -240,10 +236,17 @@ LANES_INLINE f32x16 v16_fma_by(float a, const v16_factor *b, f32x16 c)
     if (__builtin_expect(wasm_v128_any_true(odd), 0))
         return v16_fma(v16_splat(a), b->v, c);
     return lanes_join16(r0, r1, r2, r3);
-#else
-    return v16_fma(v16_splat(a), b->v, c);
-#endif
 }
+#else
+typedef f32x16 v16_factor;
+
+LANES_INLINE v16_factor v16_factor_of(f32x16 b) { return b; }
+
+LANES_INLINE f32x16 v16_fma_by(float a, const v16_factor *b, f32x16 c)
+{
+    return v16_fma(v16_splat(a), *b, c);
+}
+#endif
 
 LANES_LOAD_STORE(f32x8, v8, float) /* v8_load, v8_store */
 

@@ -111,10 +111,10 @@ static inline void mm_rows(float *y, size_t ldy, const float *init, size_t ldi,
             acc[q][v] = init ? ld(init + (r0 + q) * ldi + v * V16, out - v * V16)
                              : v16_splat(0.0f);
     for (size_t i = 0; i < in; i++)
-        for (size_t q = 0; q < nr; q++) {
-            const f32x16 xi = v16_splat(x[(r0 + q) * ldx + i]);
-            for (size_t v = 0; v < nv; v++)
-                acc[q][v] = v16_fma(xi, v16_load(M + i * ldm + v * V16), acc[q][v]);
+        for (size_t v = 0; v < nv; v++) {
+            const v16_factor m = v16_factor_of(v16_load(M + i * ldm + v * V16));
+            for (size_t q = 0; q < nr; q++)
+                acc[q][v] = v16_fma_by(x[(r0 + q) * ldx + i], &m, acc[q][v]);
         }
     for (size_t q = 0; q < nr; q++)
         for (size_t v = 0; v < nv; v++)
@@ -182,19 +182,20 @@ static inline void wgrad_rows(float *restrict dW, float *restrict db, const floa
                               size_t ldy, const float *restrict x, size_t n, size_t in,
                               size_t o0, size_t no, size_t nv)
 {
-    f32x16 acc[4][4], xv[4];
+    f32x16 acc[4][4];
+    v16_factor xv[4];
     float sb[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     for (size_t q = 0; q < no; q++)
         for (size_t v = 0; v < nv; v++)
             acc[q][v] = v16_load(dW + (o0 + q) * in + v * V16);
     for (size_t r = 0; r < n; r++) {
         for (size_t v = 0; v < nv; v++)
-            xv[v] = v16_load(x + r * in + v * V16);
+            xv[v] = v16_factor_of(v16_load(x + r * in + v * V16));
         for (size_t q = 0; q < no; q++) {
             const float g = dy[r * ldy + o0 + q];
             sb[q] += g;
             for (size_t v = 0; v < nv; v++)
-                acc[q][v] = v16_fma(v16_splat(g), xv[v], acc[q][v]);
+                acc[q][v] = v16_fma_by(g, &xv[v], acc[q][v]);
         }
     }
     for (size_t q = 0; q < no; q++) {
