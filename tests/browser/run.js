@@ -1379,6 +1379,20 @@ groups.live = async () => {
     console.log(`     ${name}: checked in ${Date.now() - t0} ms`);
     await p.finish();
   }
+  // a flag the command would ignore: train's --no-posenc on a translation
+  // page is turned off and says why; on another task it is there to use
+  for (const [task, off] of [["translate", true], ["apple", false]]) {
+    const file = tmp(`train-${task}-flags.html`);
+    attn(["train", "--task", task, "--steps", "2", "--html", file]);
+    const p = await open(file, `train-${task}-flags`);
+    const got = await p.page.evaluate(() => attn.ready.then(() => {
+      const box = document.getElementById("attn-opt-no-posenc");
+      return box && {disabled: box.disabled, why: box.closest("label").title};
+    }));
+    check(`train --task ${task}: "without P" ${off ? "turned off, saying why" : "there to use"}`,
+          got && got.disabled === off && (got.why !== "") === off, JSON.stringify(got));
+    await p.finish();
+  }
 };
 
 // the words of a line of plain and '…' words

@@ -207,7 +207,8 @@ const LIVE_CONTROLS = {
      label: "task"},
     {option: "--steps", kind: "int", min: 0, max: 5000, label: "steps"},
     {option: "--seed", kind: "int", min: 0, max: 2147483647, label: "seed"},
-    {option: "--no-posenc", kind: "flag", label: "without P"},
+    {option: "--no-posenc", kind: "flag", label: "without P",
+     unused: ["--task", "translate", "translation: the Transformer always adds P"]},
   ],
 };
 
@@ -398,6 +399,23 @@ function liveControls(argv, redraw, opts) {
     }
   };
   const kept = new Map(); // a flag's only options while it is unset
+  // A flag the command ignores while another option has a value
+  // (spec.unused: [that option, its value, why]) is turned off, unset and
+  // says why.
+  const unusedFlags = [];
+  const refresh = () => {
+    for (const [spec, input, label] of unusedFlags) {
+      const [other, value, why] = spec.unused;
+      const off = liveValue(current, {option: other, kind: "choice"}) === value;
+      input.disabled = off;
+      label.title = off ? why : "";
+      label.classList.toggle("live-off", off);
+      if (off && input.checked) {
+        input.checked = false;
+        current = liveSet(current, spec, false);
+      }
+    }
+  };
   for (const spec of specs) {
     const input = liveInput(spec, liveValue(argv, spec), key);
     const event = spec.kind === "text" || spec.kind === "real" ? "change" : "input";
@@ -413,11 +431,16 @@ function liveControls(argv, redraw, opts) {
         current = [...current, ...(kept.get(spec.option) || [])];
         kept.delete(spec.option);
       }
+      refresh();
       show();
       rerun();
     });
-    fields.append(el("label", {class: "live-field"}, el("span", {text: spec.label}), input));
+    const label = el("label", {class: "live-field"}, el("span", {text: spec.label}), input);
+    if (spec.unused) unusedFlags.push([spec, input, label]);
+    fields.append(label);
   }
+  refresh();
+  show();
   // Once compiled, the page's own command is run once, unseen, when it is
   // quick (not a training) and the page's only one: the engine then has
   // the module's code optimised before the first control is moved.
