@@ -248,6 +248,7 @@ LANES_INLINE f32x16 v16_fma_by(float a, const v16_factor *b, f32x16 c)
 }
 #endif
 
+/* f32x8, eight floats (declared above): the same operations */
 LANES_LOAD_STORE(f32x8, v8, float) /* v8_load, v8_store */
 
 static inline f32x8 v8_splat(float a)
