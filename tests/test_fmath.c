@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "float_bits.h"
 #include "fmath.h"
 
 #define PI 0x1.921fb54442d18p+1 /* π rounded */
@@ -481,30 +482,14 @@ static void test_special(void)
  * that cancel (c near −a·b) and for products of few bits, whose sums with
  * c fall on ties between two floats. */
 static uint32_t fmaf_state = 12345;
-static uint32_t fmaf_next(void)
-{
-    fmaf_state ^= fmaf_state << 13;
-    fmaf_state ^= fmaf_state >> 17;
-    fmaf_state ^= fmaf_state << 5;
-    return fmaf_state;
-}
-static float bits_float(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-static int same_float(float a, float b)
-{
-    return (isnan(a) && isnan(b)) || memcmp(&a, &b, sizeof a) == 0;
-}
+static uint32_t fmaf_next(void) { return xorshift32(&fmaf_state); }
 static void test_fmaf_odd(long n)
 {
     long differ = 0;
     for (long i = 0; i < n; i++) {
-        float a = bits_float(fmaf_next()), b = bits_float(fmaf_next()), c;
+        float a = float_of_bits(fmaf_next()), b = float_of_bits(fmaf_next()), c;
         switch (i % 4) {
-        case 0: c = bits_float(fmaf_next()); break;                    /* anything */
+        case 0: c = float_of_bits(fmaf_next()); break;                    /* anything */
         case 1: c = -(a * b) * (1.0f + 0x1p-20f * (float)(fmaf_next() % 8)); break; /* cancels */
         case 2: /* few bits: a·b + c often exactly between two floats */
             a = (float)(fmaf_next() % 4096) * 0x1p-6f;
@@ -512,9 +497,9 @@ static void test_fmaf_odd(long n)
             c = (float)(int32_t)fmaf_next() * 0x1p-8f;
             break;
         default: /* near float's smallest and largest */
-            a = bits_float((fmaf_next() & 0x80FFFFFFu) | ((fmaf_next() % 2) ? 0x1000000u : 0x7E000000u));
-            b = bits_float((fmaf_next() & 0x80FFFFFFu) | 0x3F000000u);
-            c = bits_float((fmaf_next() & 0x80FFFFFFu) | (fmaf_next() % 3) << 23);
+            a = float_of_bits((fmaf_next() & 0x80FFFFFFu) | ((fmaf_next() % 2) ? 0x1000000u : 0x7E000000u));
+            b = float_of_bits((fmaf_next() & 0x80FFFFFFu) | 0x3F000000u);
+            c = float_of_bits((fmaf_next() & 0x80FFFFFFu) | (fmaf_next() % 3) << 23);
         }
         if (!same_float(fm_fmaf_odd(a, b, c), fmaf(a, b, c)))
             differ++;

@@ -12,29 +12,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../float_bits.h"
 #include "fmath.h"
 #include "lanes.h"
 
 static uint32_t state = 2024;
-static uint32_t next(void)
-{
-    state ^= state << 13;
-    state ^= state >> 17;
-    state ^= state << 5;
-    return state;
-}
-
-static float bits(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-static int same(float a, float b)
-{
-    return (isnan(a) && isnan(b)) || memcmp(&a, &b, sizeof a) == 0;
-}
+static uint32_t next(void) { return xorshift32(&state); }
 
 /* a·b + c whose exact value lies just below the midpoint between c (a
  * float with an odd last bit) and the float above it, by less than a
@@ -46,7 +29,7 @@ static void trap(float *a, float *b, float *c, int subnormal)
 {
     uint32_t u = subnormal ? (next() & 0x007FFFFFu) | 1u : (next() & 0x7E7FFFFFu) | 0x00800001u;
     int e;
-    *c = bits(u | (next() & 0x80000000u));
+    *c = float_of_bits(u | (next() & 0x80000000u));
     if (subnormal)
         e = -150; /* half of 2^-149 */
     else {
@@ -66,7 +49,7 @@ static void trap_by(float *b, float *c, int subnormal)
     uint32_t u = subnormal ? (next() & 0x007FFFFFu) | 1u
                            : (next() & 0x007FFFFFu) | 1u | (1u + next() % 203u) << 23;
     int e;
-    *c = bits(u | (next() & 0x80000000u));
+    *c = float_of_bits(u | (next() & 0x80000000u));
     if (subnormal)
         e = -150;
     else {
@@ -79,10 +62,10 @@ static void trap_by(float *b, float *c, int subnormal)
 /* lane l of one of six kinds of input */
 static void draw(float *a, float *b, float *c, int kind)
 {
-    *a = bits(next());
-    *b = bits(next());
+    *a = float_of_bits(next());
+    *b = float_of_bits(next());
     switch (kind) {
-    case 0: *c = bits(next()); break;
+    case 0: *c = float_of_bits(next()); break;
     case 1: *c = -(*a * *b) * (1.0f + 0x1p-20f * (float)(next() % 8)); break;
     case 2:
         *a = (float)(next() % 4096) * 0x1p-6f;
@@ -92,9 +75,9 @@ static void draw(float *a, float *b, float *c, int kind)
     case 4: trap(a, b, c, 0); break;
     case 5: trap(a, b, c, 1); break;
     default: /* near float's smallest and largest */
-        *a = bits((next() & 0x80FFFFFFu) | 0x1000000u);
-        *b = bits((next() & 0x80FFFFFFu) | 0x3F000000u);
-        *c = bits((next() & 0x80FFFFFFu) | (next() % 3) << 23);
+        *a = float_of_bits((next() & 0x80FFFFFFu) | 0x1000000u);
+        *b = float_of_bits((next() & 0x80FFFFFFu) | 0x3F000000u);
+        *c = float_of_bits((next() & 0x80FFFFFFu) | (next() % 3) << 23);
     }
 }
 
@@ -109,10 +92,10 @@ int main(void)
             draw(&a[l], &b[l], &c[l], i % 8 < 7 ? (int)(i % 8) : l % 7);
         v16_store(r, v16_fma(v16_load(a), v16_load(b), v16_load(c)));
         for (int l = 0; l < V16; l++)
-            differ += !same(r[l], fm_fmaf_odd(a[l], b[l], c[l]));
+            differ += !same_float(r[l], fm_fmaf_odd(a[l], b[l], c[l]));
         v8_store(r, v8_fma(v8_load(a), v8_load(b), v8_load(c)));
         for (int l = 0; l < 8; l++)
-            differ8 += !same(r[l], fm_fmaf_odd(a[l], b[l], c[l]));
+            differ8 += !same_float(r[l], fm_fmaf_odd(a[l], b[l], c[l]));
         /* v16_fma_by: one a for the lanes, lane 0's (the traps: their own) */
         {
             const int kind = i % 8 < 7 ? (int)(i % 8) : -1, traps = kind == 4 || kind == 5;
@@ -127,7 +110,7 @@ int main(void)
             const v16_factor f = v16_factor_of(v16_load(b1));
             v16_store(r, v16_fma_by(a1, &f, v16_load(c1)));
             for (int l = 0; l < V16; l++)
-                differ_by += !same(r[l], fm_fmaf_odd(a1, b1[l], c1[l]));
+                differ_by += !same_float(r[l], fm_fmaf_odd(a1, b1[l], c1[l]));
         }
     }
     printf("v16_fma: %ld values of 16 lanes, %ld lanes differ from fmaf\n", n, differ);
