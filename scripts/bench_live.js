@@ -33,7 +33,8 @@ if (process.argv.length < 3 || process.argv.length > 4 || !/^[0-9]*$/.test(proce
 }
 const ATTN = path.resolve(process.argv[2]);
 const RUNS = Math.max(1, Number(process.argv[3] || 5));
-const {chromium, CHROMIUM, ARGS: CHROMIUM_ARGS} = require(path.join(__dirname, "..", "tests", "browser", "chromium"));
+const {chromium, CHROMIUM, ARGS: CHROMIUM_ARGS, until} = require(path.join(__dirname, "..", "tests", "browser", "chromium"));
+const {cpuName, spread} = require(path.join(__dirname, "bench_common"));
 
 const PAGES = [
   ["multihead", ["multihead", "--html", "multihead.html"]],
@@ -43,24 +44,11 @@ const PAGES = [
   ["train", ["train", "--task", "reverse", "--steps", "20", "--html", "train.html"]],
 ];
 
-function median(xs) {
-  const s = xs.slice().sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-}
 function line(what, xs, unit, budget) {
-  const s = xs.slice().sort((a, b) => a - b), m = median(xs);
-  const verdict = budget === undefined ? "" : `, budget ${budget} ${unit}: ${m <= budget ? "within" : "OVER"}`;
-  console.log(`live: ${what.padEnd(26)} median ${m.toFixed(0)} ${unit} (min ${s[0].toFixed(0)}, ` +
-              `max ${s[s.length - 1].toFixed(0)}), ${xs.length} run${xs.length === 1 ? "" : "s"}${verdict}`);
-}
-
-async function until(page, fn, ms, arg) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await page.evaluate(fn, arg)) return true;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return false;
+  const {min, median, max} = spread(xs);
+  const verdict = budget === undefined ? "" : `, budget ${budget} ${unit}: ${median <= budget ? "within" : "OVER"}`;
+  console.log(`live: ${what.padEnd(26)} median ${median.toFixed(0)} ${unit} (min ${min.toFixed(0)}, ` +
+              `max ${max.toFixed(0)}), ${xs.length} run${xs.length === 1 ? "" : "s"}${verdict}`);
 }
 
 // In the page: set the control of option to value and wait until the
@@ -92,8 +80,7 @@ async function main() {
   try {
     for (const [, args] of PAGES) execFileSync(ATTN, args, {cwd: dir, stdio: "ignore"});
     browser = await chromium.launch({executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS});
-    const cpu = (/^model name\s*:\s*(.*)$/m.exec(fs.readFileSync("/proc/cpuinfo", "utf8")) || [, "unknown"])[1];
-    console.log(`live: cpu ${cpu.trim()}, ${os.cpus().length} cores, ${RUNS} runs each`);
+    console.log(`live: cpu ${cpuName()}, ${os.cpus().length} cores, ${RUNS} runs each`);
     for (const [name] of PAGES)
       console.log(`live: size of ${(name + "'s page").padEnd(18)} ${(fs.statSync(path.join(dir, name + ".html")).size / 1024).toFixed(0)} KB` +
                   (name === "train" ? "" : ", budget 1024 KB"));

@@ -37,35 +37,19 @@ if (process.argv.length < 3 || process.argv.length > 4 || !/^[0-9]*$/.test(proce
 const ATTN = path.resolve(process.argv[2]);
 const RUNS = Math.max(1, Number(process.argv[3] || 7));
 // Debian's chromium and the tests' playwright-core (or exit 77)
-const {chromium, CHROMIUM, ARGS: CHROMIUM_ARGS} = require(path.join(__dirname, "..", "tests", "browser", "chromium"));
+const {chromium, CHROMIUM, ARGS: CHROMIUM_ARGS, until} = require(path.join(__dirname, "..", "tests", "browser", "chromium"));
+const {cpuName, spread} = require(path.join(__dirname, "bench_common"));
 
-function cpuName() {
-  try {
-    const m = /^model name\s*:\s*(.*)$/m.exec(fs.readFileSync("/proc/cpuinfo", "utf8"));
-    return m ? m[1].trim() : "unknown";
-  } catch (e) {
-    return "unknown";
-  }
-}
-
-// Wait until the page is complete (polled: the page's policy forbids the
-// eval that waitForFunction needs): data-complete, or on a page from
-// before it, data-ready.
-async function until(page, ms) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await page.evaluate(() => document.body && (document.body.dataset.complete === "1" ||
-        (document.body.dataset.ready === "1" && !document.getElementById("attn-preview"))))) return true;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return false;
+// Whether the page becomes complete within ms: data-complete, or on a
+// page from before it, data-ready.
+function completed(page, ms) {
+  return until(page, () => document.body && (document.body.dataset.complete === "1" ||
+    (document.body.dataset.ready === "1" && !document.getElementById("attn-preview"))), ms);
 }
 
 function line(what, xs, unit, digits) {
-  const s = xs.slice().sort((a, b) => a - b);
-  const med = s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-  const f = (v) => v.toFixed(digits);
-  console.log(`bert page: ${what.padEnd(10)} median ${f(med)} ${unit} (min ${f(s[0])}, max ${f(s[s.length - 1])}), ` +
+  const {min, median, max} = spread(xs), f = (v) => v.toFixed(digits);
+  console.log(`bert page: ${what.padEnd(10)} median ${f(median)} ${unit} (min ${f(min)}, max ${f(max)}), ` +
               `${xs.length} load${xs.length === 1 ? "" : "s"}`);
 }
 
@@ -85,7 +69,7 @@ async function main() {
       const context = await browser.newContext({viewport: {width: 1280, height: 900}});
       const page = await context.newPage();
       await page.goto("file://" + file);
-      if (!(await until(page, 60000))) {
+      if (!(await completed(page, 60000))) {
         console.log(`bert page: load ${i + 1} never completed`);
         status = 1;
         await context.close();

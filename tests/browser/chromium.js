@@ -4,7 +4,7 @@
 // both; no browser is downloaded), with the flags this machine needs
 // (no background networking: the network is closed).
 //
-//   const {chromium, CHROMIUM, ARGS} = require("./chromium");  // or null, exit 77
+//   const {chromium, CHROMIUM, ARGS, until} = require("./chromium");  // or exit 77
 "use strict";
 const fs = require("fs");
 const path = require("path");
@@ -29,4 +29,16 @@ function chromiumOrSkip() {
   return playwright.chromium;
 }
 
-module.exports = {chromium: chromiumOrSkip(), CHROMIUM, ARGS};
+// Whether fn(arg), evaluated in page every 20 ms, becomes true within ms
+// (20 s unless given). Polled: the pages' policy forbids the eval that
+// playwright's waitForFunction needs.
+async function until(page, fn, ms, arg) {
+  const end = Date.now() + (ms || 20000);
+  while (Date.now() < end) {
+    if (await page.evaluate(fn, arg)) return true;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return false;
+}
+
+module.exports = {chromium: chromiumOrSkip(), CHROMIUM, ARGS, until};

@@ -19,7 +19,7 @@ const os = require("os");
 const path = require("path");
 const {execFileSync} = require("child_process");
 
-const {chromium, CHROMIUM, ARGS: CHROMIUM_ARGS} = require("./chromium"); // or exit 77
+const {chromium, CHROMIUM, ARGS: CHROMIUM_ARGS, until} = require("./chromium"); // or exit 77
 
 const ATTN = path.resolve(process.argv[2]), GROUP = process.argv[3];
 const shotsAt = process.argv.indexOf("--shots");
@@ -51,16 +51,6 @@ function attn(args, opts) {
   } catch (e) {
     throw new Error(`attn ${args.join(" ")} failed: ${e.stderr}`);
   }
-}
-// Wait until fn() (run in the page) is true: polled from here, since the
-// page's policy forbids the eval that playwright's waitForFunction needs.
-async function until(page, fn, ms, arg) {
-  const end = Date.now() + (ms || 20000);
-  while (Date.now() < end) {
-    if (await page.evaluate(fn, arg)) return true;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return false;
 }
 function tmp(name) {
   return path.join(TMP, name);
