@@ -221,8 +221,13 @@ int mha_forward(float *out, float *weights, mha_trace *trace, const float *queri
                 /* 6. softmax over the keys (training: then dropout) */
                 softmax_row(att, Nk);
                 const float *w = dropout ? dropout_row(bf.dropped, att, Nk, row, drop) : att;
-                /* 7. head output: the weighted sum of the values, Σ_k w_k v_h[k] */
+                /* 7. head output: the weighted sum of the values, Σ_k w_k v_h[k]
+                 *    (a head switched off: zeros, as if cut from the concat) */
                 float *o_h = bf.concat + (b * Nq + q) * H + col; /* (p,) 8. into concat */
+                if (m->heads_on && !m->heads_on[h]) {
+                    memset(o_h, 0, p * sizeof *o_h);
+                    continue;
+                }
                 for (size_t c = 0; c < p; c++) {
                     double sum = 0.0;
                     for (size_t k = 0; k < Nk; k++) {

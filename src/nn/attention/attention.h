@@ -17,6 +17,9 @@
  *   keys at k >= valid_len (and k > q with causal) get the score −1e6
  *   weights_i = softmax over keys;  head_i = weights_i · V_i      (B, NH, Nq, p)
  *   output = concat(head_1 … head_NH) · W_oᵀ                      (B, Nq, H)
+ * A head switched off (mha_params.heads_on, d2l 10.5's exercise: how much
+ * does each head matter?) has head_i = 0 in the concat: exactly what
+ * removing it and its p columns of W_o would compute.
  */
 #ifndef ATTN_ATTENTION_H
 #define ATTN_ATTENTION_H
@@ -45,6 +48,10 @@ typedef struct mha_params {
     linear a_W_q; /* (A, p) */
     linear a_W_k; /* (A, p) */
     linear a_w_v; /* (1, A) */
+    /* (NH,) 0: head h is switched off (its output zeros in the concat, no
+     * gradient through it); NULL: every head on. Borrowed: the caller keeps
+     * it alive while the module runs (seq2seq.h's s2s_set_heads). */
+    const unsigned char *heads_on;
 } mha_params;
 
 typedef struct mha_masks {

@@ -62,6 +62,11 @@ int mha_backward(double *dqueries, double *dkeys, double *dvalues, const mha_gra
      *    dW_o (H, H) += doutᵀ · concat,  db_o (H,) += Σ dout,
      *    dconcat (B, Nq, H) = dout · W_o */
     linear_backward(dconcat, g->dW_o, g->db_o, dout, trace->concat, nq, &m->W_o);
+    /*    a head switched off is a constant 0 in the concat: no gradient */
+    for (size_t i = 0; m->heads_on && i < nq; i++)
+        for (size_t h = 0; h < NH; h++)
+            if (!m->heads_on[h])
+                memset(dconcat + i * H + h * p, 0, p * sizeof *dconcat);
 
     for (size_t b = 0; b < B; b++) {
         for (size_t h = 0; h < NH; h++) {

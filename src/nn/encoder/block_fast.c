@@ -732,6 +732,15 @@ double fl_cross_entropy(float *dlogits, const float *logits, const int *targets,
 
 /* ---- whole modules ------------------------------------------------------ */
 
+/* The columns of the heads s->heads_on switches off, zeros in X (n, d). */
+static void heads_off(float *X, size_t n, const fl_attention *s)
+{
+    for (size_t h = 0; s->heads_on && h < s->NH; h++)
+        if (!s->heads_on[h])
+            for (size_t i = 0; i < n; i++)
+                memset(X + i * s->d + h * s->p, 0, s->p * sizeof *X);
+}
+
 void fl_mha_forward(const fl_mha_acts *a, float *heads_scratch, const float *xq,
                     const float *xkv, const fl_mha *w, const fl_attention *s)
 {
@@ -742,6 +751,8 @@ void fl_mha_forward(const fl_mha_acts *a, float *heads_scratch, const float *xq,
     fl_linear_forward(a->V, xkv, nk, w->v.Wt, w->v.l->bias.data, d, d);
     /* every head: softmax(Q_h K_hᵀ/√p, masked) · V_h, side by side in O */
     fl_heads_forward(a->O, a->A, heads_scratch, a->Q, a->K, a->V, s);
+    /* the heads switched off: zeros in O, as if cut from the concat */
+    heads_off(a->O, nq, s);
     /* Y = O·W_oᵀ (+ b_o) */
     fl_linear_forward(a->Y, a->O, nq, w->o.Wt, w->o.l->bias.data, d, d);
 }
@@ -757,6 +768,8 @@ void fl_mha_backward(float *dxq, float *dxkv, const fl_mha_grads *g, const fl_mh
     memset(t->dV, 0, nk * d * sizeof *t->dV);
     /* d W_o, and dO = dY·W_o */
     fl_linear_backward(t->dO, g->o.dW, g->o.db, dY, a->O, nq, w->o.l->weight.data, d, d);
+    /* a head switched off is a constant 0 in O: no gradient */
+    heads_off(t->dO, nq, s);
     /* the heads: dQ, dK, dV */
     fl_heads_backward(t->dQ, t->dK, t->dV, t->heads, t->dO, a->A, a->Q, a->K, a->V, s);
     /* d W_q, W_k, W_v, and the inputs' gradients */

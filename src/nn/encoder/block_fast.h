@@ -48,6 +48,9 @@ typedef struct fl_attention {
     const mha_dropout *drop; /* dropout on the weights (training), or NULL */
     float inv_sqrt_p;        /* 1/√p */
     float keep_scale;        /* 1/(1 − dropout) */
+    /* (NH,) 0: head h switched off (mha_params.heads_on): its columns of O
+     * zeros, no gradient through it; NULL: every head */
+    const unsigned char *heads_on;
 } fl_attention;
 
 /* Scratch of fl_heads_forward and fl_heads_backward: 16·(p + 3·Tk)

@@ -49,6 +49,7 @@ int mha_params_alloc(mha_params *a, size_t d, size_t heads, int bias, char *err,
     a->num_heads = heads;
     a->num_hiddens = d;
     a->score = SCORE_DOT;
+    a->heads_on = NULL; /* every head */
     return tensor_alloc2(&a->W_q.weight, d, d, err, errlen) ||
            tensor_alloc2(&a->W_k.weight, d, d, err, errlen) ||
            tensor_alloc2(&a->W_v.weight, d, d, err, errlen) ||

@@ -72,6 +72,14 @@ int s2s_alloc(s2s_model *m, const s2s_config *cfg, char *err, size_t errlen)
     return 0;
 }
 
+int s2s_set_heads(s2s_model *m, const unsigned char *on)
+{
+    if (!m->cfg.arch->set_heads)
+        return -1;
+    m->cfg.arch->set_heads(m, on);
+    return 0;
+}
+
 void s2s_init(s2s_model *m, unsigned long long seed)
 {
     m->cfg.arch->init(m, seed);

@@ -117,9 +117,17 @@ typedef struct s2s_arch {
     int (*greedy)(const s2s_model *m, const int *src, long src_len, size_t Ts, int bos, int eos,
                   size_t max_len, int *out, size_t *n_out, float *cross, char *err,
                   size_t errlen);
+    /* switch heads off (s2s_set_heads); NULL: the architecture has no
+     * heads to switch (Bahdanau's one attention of one head) */
+    void (*set_heads)(s2s_model *m, const unsigned char *on);
     /* the fast path (seq2seq_fast.h) */
     const struct s2s_fast_ops *fast;
 } s2s_arch;
+
+/* The kinds of attention whose heads s2s_set_heads switches, in the order
+ * of its mask: the encoder's self-attention, the decoder's masked
+ * self-attention (attention1), the cross-attention (attention2). */
+enum { S2S_HEADS_ENC, S2S_HEADS_DEC, S2S_HEADS_CROSS, S2S_HEAD_KINDS };
 
 /* Every architecture, NULL-terminated; the first is the default. */
 extern const s2s_arch *const s2s_archs[];
@@ -136,6 +144,15 @@ size_t s2s_cross_blocks(const s2s_config *cfg);
  * layers, then the architecture's: H ≥ 1, dropout in [0, 1)): 0, or -1
  * with the reason in err. */
 int s2s_config_check(const s2s_config *cfg, char *err, size_t errlen);
+
+/* d2l 10.5's exercise, pruning heads: on (S2S_HEAD_KINDS, L, NH), entry
+ * (kind, l, h) 0 switches head h of block l's attention of that kind off
+ * (its output zeros before W_o, as if cut from the concat: mha_params'
+ * heads_on), 1 keeps it; NULL: every head on again. Every pass (reference
+ * and fast, forward and backward) reads it. Borrowed: on stays alive
+ * while the model runs. 0, or -1 when the architecture has no heads to
+ * switch (arch->set_heads NULL: Bahdanau's). */
+int s2s_set_heads(s2s_model *m, const unsigned char *on);
 
 /* A model with zeroed parameters (s2s_init fills them). 0, or -1 with the
  * reason in err (nothing to free then). */

@@ -700,6 +700,21 @@ done:
     return status;
 }
 
+/* ---- heads switched off -------------------------------------------------- */
+
+/* s2s_set_heads: each attention module reads its row (NH,) of on
+ * (S2S_HEAD_KINDS, L, NH), or NULL. */
+static void tfm_set_heads(s2s_model *m, const unsigned char *on)
+{
+    tfm_model *net = tfm_net(m);
+    const size_t L = m->cfg.layers, NH = m->cfg.heads;
+    for (size_t l = 0; l < L; l++) {
+        net->enc[l].mha.heads_on = on ? on + (S2S_HEADS_ENC * L + l) * NH : NULL;
+        net->dec[l].attention1.heads_on = on ? on + (S2S_HEADS_DEC * L + l) * NH : NULL;
+        net->dec[l].attention2.heads_on = on ? on + (S2S_HEADS_CROSS * L + l) * NH : NULL;
+    }
+}
+
 /* ---- the table ------------------------------------------------------------ */
 
 static size_t tfm_cross_blocks(const s2s_config *cfg)
@@ -725,5 +740,6 @@ const s2s_arch tfm_arch = {
     .cross = tfm_cross,
     .self = tfm_self,
     .greedy = tfm_greedy,
+    .set_heads = tfm_set_heads,
     .fast = &tfm_fast_ops,
 };

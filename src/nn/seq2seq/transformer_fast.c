@@ -249,9 +249,9 @@ static tfm_dims step_dims(const s2s_model *m, size_t B, size_t Ts, size_t Tt,
     const float inv = (float)(1.0 / sqrt((double)p));
     const float keep = m->cfg.dropout > 0 ? (float)(1.0 / (1.0 - m->cfg.dropout)) : 1.0f;
     tfm_dims s = {B, Ts, Tt, d, NH, p, m->cfg.ffn, m->cfg.tgt_vocab, (float)sqrt((double)d),
-                  {B, Ts, Ts, d, NH, p, src_lens, 0, NULL, inv, keep},
-                  {B, Tt, Tt, d, NH, p, NULL, 1, NULL, inv, keep},
-                  {B, Tt, Ts, d, NH, p, src_lens, 0, NULL, inv, keep}};
+                  {B, Ts, Ts, d, NH, p, src_lens, 0, NULL, inv, keep, NULL},
+                  {B, Tt, Tt, d, NH, p, NULL, 1, NULL, inv, keep, NULL},
+                  {B, Tt, Ts, d, NH, p, src_lens, 0, NULL, inv, keep, NULL}};
     return s;
 }
 
@@ -323,6 +323,7 @@ void tfm_fast_encode(tfm_fast_cache *c, const s2s_model *m, const tfm_fast_weigh
     for (size_t l = 0; l < m->cfg.layers; l++) {
         fl_attention at = s.enc;
         at.drop = s2s_module_dropout(&md, drop, example0, l, s.NH * Ts * Ts);
+        at.heads_on = net->enc[l].mha.heads_on;
         enc_block_forward(c, m, w, l, x, &s, at);
         x = c->enc[l].N2;
     }
@@ -369,6 +370,8 @@ void tfm_fast_decode(tfm_fast_cache *c, const s2s_model *m, const tfm_fast_weigh
         fl_attention self = s.self, cross = s.cross;
         self.drop = s2s_module_dropout(&md1, drop, example0, L + 2 * l, s.NH * Tt * Tt);
         cross.drop = s2s_module_dropout(&md2, drop, example0, L + 2 * l + 1, s.NH * Tt * Ts);
+        self.heads_on = net->dec[l].attention1.heads_on;
+        cross.heads_on = net->dec[l].attention2.heads_on;
         dec_block_forward(c, m, w, l, x, enc, &s, &self, &cross);
         x = c->dec[l].N3;
     }
@@ -468,6 +471,8 @@ static void backward(float *grads, tfm_fast_cache *c, const s2s_model *m, const 
         self.drop = s2s_module_dropout(&md1, drop, example0, L + 2 * l, s->NH * s->Tt * s->Tt);
         cross.drop =
             s2s_module_dropout(&md2, drop, example0, L + 2 * l + 1, s->NH * s->Tt * s->Ts);
+        self.heads_on = net->dec[l].attention1.heads_on;
+        cross.heads_on = net->dec[l].attention2.heads_on;
         /* the gradient of block l's output in dA becomes that of its
          * input, the output of block l − 1 (dN3 is read before dX is
          * written) */
@@ -479,6 +484,7 @@ static void backward(float *grads, tfm_fast_cache *c, const s2s_model *m, const 
     for (size_t l = L; l-- > 0;) {
         fl_attention at = s->enc;
         at.drop = s2s_module_dropout(&md1, drop, example0, l, s->NH * s->Ts * s->Ts);
+        at.heads_on = net->enc[l].mha.heads_on;
         enc_block_backward(grads, c, m, l, l ? c->enc[l - 1].N2 : c->Xs, c->dEnc, c->dEnc, s,
                            &at);
     }
