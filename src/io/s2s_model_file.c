@@ -26,6 +26,8 @@ int s2s_model_write(FILE *f, const s2s_model *m, const char *const *src_vocab,
     if (m->cfg.arch->has_ffn) /* Bahdanau's model has none */
         json_uint(&jw, "ffn_num_hiddens", m->cfg.ffn);
     json_uint(&jw, "num_steps", num_steps);
+    if (m->has_seed) /* the built-in task's pairs: their seed */
+        json_uint(&jw, "seed", m->seed);
     return model_json_end(&jw, m->param, m->nparams);
 }
 
@@ -80,7 +82,8 @@ static int check_root(const cJSON *root, char *err, size_t errlen)
 {
     static const char *const keys[] = {"command",         "task",        "arch",       "src_vocab",
                                        "tgt_vocab",       "num_hiddens", "num_heads",  "num_layers",
-                                       "ffn_num_hiddens", "num_steps",   "state_dict", NULL};
+                                       "ffn_num_hiddens", "num_steps",   "state_dict", "seed",
+                                       NULL};
     /* attn train's self-attention models (SPEC §9) have "vocab" and no
      * "task": named as such, before their keys are found unknown here (a
      * root that is no object has neither) */
@@ -180,6 +183,19 @@ static int read_config(const cJSON *root, s2s_config *cfg, size_t *num_steps, ch
     return 0;
 }
 
+/* "seed" (optional): the built-in task's seed, 0 … 2^31 − 1 as --seed. */
+static int read_seed(const cJSON *root, s2s_model *m, char *err, size_t errlen)
+{
+    size_t seed = 0;
+    if (!cJSON_GetObjectItemCaseSensitive(root, "seed"))
+        return 0;
+    if (model_json_get_count(root, "seed", 0, 2147483647L, 1, &seed, err, errlen))
+        return -1;
+    m->has_seed = 1;
+    m->seed = (unsigned long)seed;
+    return 0;
+}
+
 /* What follows "not a parameter of this model" for the key k. */
 static const char *param_hint(const char *k)
 {
@@ -204,7 +220,8 @@ int s2s_model_from_json(const cJSON *root, s2s_model *m, char ***src_vocab, char
                              errlen) ||
         read_config(root, &cfg, num_steps, err, errlen) || check_size(sd, &cfg, err, errlen) ||
         s2s_alloc(m, &cfg, err, errlen) ||
-        model_json_read_params(sd, m->param, m->nparams, param_hint, err, errlen)) {
+        model_json_read_params(sd, m->param, m->nparams, param_hint, err, errlen) ||
+        read_seed(root, m, err, errlen)) {
         s2s_free(m);
         train_strings_free(*src_vocab, cfg.src_vocab);
         train_strings_free(*tgt_vocab, cfg.tgt_vocab);

@@ -5,7 +5,7 @@
  *    "src_vocab": ["<unk>", "<pad>", "<bos>", "<eos>", …],
  *    "tgt_vocab": ["<unk>", "<pad>", "<bos>", "<eos>", …],
  *    "num_hiddens": d, "num_heads": NH, "num_layers": L,
- *    "ffn_num_hiddens": H, "num_steps": T,
+ *    "ffn_num_hiddens": H, "num_steps": T, ["seed": N,]
  *    "state_dict": {"encoder.embedding.weight": (Vs, d), …,
  *                   "decoder.dense.weight": (Vt, d), "decoder.dense.bias": (Vt,)}}
  *
@@ -15,7 +15,10 @@
  * (scripts/gen_seq2seq_ref.py --load); the attentions' ".bias" keys are
  * there when the model has biases (--bias), and tell the reader so. Each
  * tensor is written as json_tensor writes it ("%.9g": float32 round-trips
- * exactly). The vocabularies are d2l's Vocab: <unk>, <pad>, <bos>, <eos>,
+ * exactly). "seed", when the model learned the built-in task's pairs
+ * (m->has_seed), is the --seed they were drawn from: attn translate
+ * --head-importance draws the same held-out pairs from it. The
+ * vocabularies are d2l's Vocab: <unk>, <pad>, <bos>, <eos>,
  * then the tokens, each once.
  */
 #ifndef ATTN_S2S_MODEL_FILE_H

@@ -25,10 +25,11 @@
 #include "train_cmd.h"
 #include "json_writer.h"
 #include "seq2seq_data.h"
+#include "seq2seq_task.h"
 #include "seq2seq_train.h"
 
-#define TRANSLATION_TRAIN_PAIRS 2000  /* the grammar's training pairs */
-#define TRANSLATION_HELDOUT_PAIRS 200 /* and held-out pairs */
+#define TRANSLATION_TRAIN_PAIRS TRANSLATE_TRAIN_PAIRS     /* the grammar's training pairs */
+#define TRANSLATION_HELDOUT_PAIRS TRANSLATE_HELDOUT_PAIRS /* and held-out pairs */
 #define TRANSLATION_NSNAP 5           /* the probe's cross-attention kept at 5 steps */
 #define TRANSLATION_EXAMPLES 4        /* held-out translations printed */
 

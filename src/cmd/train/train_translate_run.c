@@ -361,6 +361,9 @@ static int prepare(translation_run *r)
         return EXIT_RUNTIME;
     }
     r->tr_ready = 1;
+    /* the built-in task's pairs: the model file names their seed */
+    r->tr.model.has_seed = r->builtin;
+    r->tr.model.seed = r->builtin ? (unsigned long)r->a->seed : 0;
     if ((status = choose_probe(r)) != EXIT_OK)
         return status;
     return translation_run_page_open(r);

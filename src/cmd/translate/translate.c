@@ -31,6 +31,7 @@
 #include "term.h"
 #include "encoder_task.h"
 #include "translate_cmd.h"
+#include "translate_heads.h"
 #include "translate_page.h"
 
 /* How a typed sentence is read: lower case, punctuation apart, words. */
@@ -38,8 +39,9 @@
 
 struct translate_args {
     const char *input, *reference, *png, *json, *html, *font;
+    const char *prune_heads, *data;
     const attn_cmap *cmap;
-    int color, all;
+    int color, all, head_importance;
     size_t max_mem;
 };
 
@@ -53,11 +55,25 @@ const struct opt translate_options[] = {
     OPT_FLAG(0, "all", all,
              "also the encoder's self-attention and the decoder's\n"
              "masked self-attention"),
+    OPT_FLAG(0, "head-importance", head_importance,
+             "each head of each attention switched off in turn:\n"
+             "the BLEU and the loss it costs on held-out pairs\n"
+             "(no SENTENCE)"),
+    OPT_TEXT(0, "prune-heads", prune_heads, "LIST",
+             "the model without these heads, e.g.\n"
+             "enc1.3,dec2.1,cross2.4: held-out BLEU, loss and the\n"
+             "time a sentence beside the full model's"),
+    OPT_FILE(0, "data", data,
+             "the pairs --head-importance and --prune-heads\n"
+             "measure (JSON pairs: their held-out ones; default:\n"
+             "the model's task's, drawn from its seed)"),
     OPT_PNG(png, "the cross-attention, rows = blocks, columns = heads\n"
-                 "(--all: the self-attentions below it)"),
+                 "(--all: the self-attentions below it;\n"
+                 "--head-importance: the BLEU and loss each head costs)"),
     OPT_HTML(html, "one offline page to explore the attention"),
     OPT_JSON(json, "the tokens, the translation, BLEU and every\n"
-                   "attention; - for stdout"),
+                   "attention (or what --head-importance and\n"
+                   "--prune-heads measure); - for stdout"),
     OPT_CMAP(cmap, "Reds"),
     OPT_FONT(font),
     OPT_COLOR(color),
@@ -65,7 +81,17 @@ const struct opt translate_options[] = {
     OPT_HELP(),
     OPT_END()};
 
-const struct opt_rule translate_rules[] = {OPT_RULES_END()};
+const struct opt_rule translate_rules[] = {
+    OPT_CONFLICTS("head-importance", "prune-heads",
+                  "--head-importance and --prune-heads: give one (--head-importance "
+                  "switches each head off alone, --prune-heads the heads of its list together)"),
+    OPT_CONFLICTS("head-importance", "reference all html",
+                  "--%s is for a sentence's translation; --head-importance measures held-out "
+                  "pairs"),
+    OPT_CONFLICTS("prune-heads", "reference all html png",
+                  "--%s is not for --prune-heads (it prints and --json writes the full and the "
+                  "pruned model's scores)"),
+    OPT_RULES_END()};
 
 void usage_translate(FILE *f)
 {
@@ -786,6 +812,33 @@ static void view_init(xlate *x, int argc, char **argv)
     v->argv = argv;
 }
 
+/* --head-importance and --prune-heads (translate_heads.c): the sentence,
+ * with --prune-heads only, is the operands joined. */
+static int heads_command(const struct translate_args *a, int argc, char **argv, int first)
+{
+    translate_heads_args h;
+    xlate x;
+    int status;
+    if (!a->head_importance && !a->prune_heads) {
+        cli_error("--data gives the pairs --head-importance and --prune-heads measure; neither "
+                  "is given (a sentence is translated without --data)");
+        return EXIT_USAGE;
+    }
+    if (a->head_importance && first < argc) {
+        cli_error("--head-importance measures the held-out pairs, not a sentence: give no "
+                  "SENTENCE (without --head-importance, attn translate translates it)");
+        return EXIT_USAGE;
+    }
+    memset(&x, 0, sizeof x);
+    if (first < argc && (status = join_operands(&x, argc, argv, first)) != EXIT_OK)
+        return status;
+    h = (translate_heads_args){a->input, a->data, a->prune_heads, x.sentence, a->png,
+                               a->json,  a->font, a->cmap,        a->max_mem};
+    status = translate_heads(&h);
+    free(x.sentence);
+    return status;
+}
+
 int cmd_translate(int argc, char **argv)
 {
     struct translate_args a;
@@ -804,6 +857,8 @@ int cmd_translate(int argc, char **argv)
         cli_error("missing --input MODEL: a model saved by attn train --task translate --save");
         return EXIT_USAGE;
     }
+    if (a.head_importance || a.prune_heads || a.data)
+        return heads_command(&a, argc, argv, first);
     if (first >= argc) {
         cli_error("missing the sentence: attn translate --input %s \"SENTENCE\"", a.input);
         return EXIT_USAGE;

@@ -504,11 +504,16 @@ LANES_INLINE void heads_forward(float *O, float *A, float *sc, const float *Q, c
                                 const fl_attention *s)
 {
     for (size_t b = 0; b < s->B; b++)
-        for (size_t h = 0; h < s->NH; h++)
+        for (size_t h = 0; h < s->NH; h++) {
+            if (s->heads_on && !s->heads_on[h]) { /* switched off: not computed, A 0 */
+                memset(A + (b * s->NH + h) * Tq * Tk, 0, Tq * Tk * sizeof *A);
+                continue;
+            }
             for (size_t q0 = 0; q0 < Tq; q0 += V16) {
                 const head_block k = block_of(s, b, h, q0, Tq, Tk);
                 block_forward(O, A, sc, Q, K, V, &k, Tq, Tk, p, s);
             }
+        }
 }
 
 LANES_INLINE void heads_backward(float *dQ, float *dK, float *dV, float *sc, const float *dO,
@@ -517,11 +522,14 @@ LANES_INLINE void heads_backward(float *dQ, float *dK, float *dV, float *sc, con
                                  const fl_attention *s)
 {
     for (size_t b = 0; b < s->B; b++)
-        for (size_t h = 0; h < s->NH; h++)
+        for (size_t h = 0; h < s->NH; h++) {
+            if (s->heads_on && !s->heads_on[h])
+                continue; /* switched off: no gradient */
             for (size_t q0 = 0; q0 < Tq; q0 += V16) { /* in order: dK's and dV's sums */
                 const head_block k = block_of(s, b, h, q0, Tq, Tk);
                 block_backward(dQ, dK, dV, sc, dO, A, Q, K, V, &k, Tq, Tk, p, s);
             }
+        }
 }
 
 void fl_heads_forward(float *O, float *A, float *scratch, const float *Q, const float *K,

@@ -48,8 +48,9 @@ typedef struct fl_attention {
     const mha_dropout *drop; /* dropout on the weights (training), or NULL */
     float inv_sqrt_p;        /* 1/√p */
     float keep_scale;        /* 1/(1 − dropout) */
-    /* (NH,) 0: head h switched off (mha_params.heads_on): its columns of O
-     * zeros, no gradient through it; NULL: every head */
+    /* (NH,) 0: head h switched off (mha_params.heads_on): not computed,
+     * its columns of O and its weights in A zeros, no gradient through it
+     * (the reference still computes its weights); NULL: every head */
     const unsigned char *heads_on;
 } fl_attention;
 

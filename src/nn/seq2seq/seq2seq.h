@@ -65,6 +65,12 @@ typedef struct s2s_model {
     size_t nparams;
     tparam param[S2S_MAX_PARAMS]; /* state_dict order */
     size_t total;                       /* number of parameters, all tensors */
+    /* where its pairs came from: has_seed 1 when the built-in task's
+     * (--task translate), drawn from seed (the model file's "seed", so
+     * that attn translate draws its held-out pairs again); 0 for --data's
+     * pairs or a file without "seed" */
+    int has_seed;
+    unsigned long seed;
 } s2s_model;
 
 /* What a forward pass keeps, for up to Bmax pairs of up to Ts_max source

@@ -51,6 +51,12 @@
  * stays quick. */
 #define TRANSLATE_MAX_PAIRS 1000000UL
 
+/* The pairs attn train draws for --task translate: 2,000 to train on and
+ * 200 held out (attn translate --head-importance draws the same held-out
+ * pairs again from the seed a model file names). */
+#define TRANSLATE_TRAIN_PAIRS 2000
+#define TRANSLATE_HELDOUT_PAIRS 200
+
 /* n_train training pairs and n_heldout held-out pairs drawn from seed, the
  * French with its alignment (c->train.align, c->heldout.align: the
  * English position each French word translates). Every sentence is
