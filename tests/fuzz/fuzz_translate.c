@@ -13,13 +13,16 @@
  *      num_steps of 100000 is refused up front, not decoded);
  *   3. `attn train --load FILE --data PAIRS --steps 0`: the pairs of its
  *      own words, evaluated without a step (the command's --load and
- *      --data of pairs).
+ *      --data of pairs); then `attn translate --input FILE --prune-heads
+ *      enc1.1,cross1.2 --data PAIRS` on them (d2l 10.5's exercise).
  * Other bytes are a typed sentence, up to a NUL; after a tab, a
- * reference: read against a fixed tiny model made at start-up by attn
+ * reference; after a second tab, a --prune-heads LIST: read against a fixed tiny model made at start-up by attn
  * train --steps 0 (its sentence → tokens → ids path checked directly:
  * ids inside the vocabulary, the valid length the entries that are not
  * <pad>, cut exactly when the words and <eos> do not fit), then `attn
- * translate` on it with --all and --reference, --json - or the printout.
+ * translate` on it with --all and --reference, --json - or the printout;
+ * with a LIST, `attn translate --input MODEL --prune-heads LIST --data
+ * PAIRS [SENTENCE]` (the pairs it was trained on) instead.
  * Every exit status must be 0, 1 or 2.
  *
  * The corpus: tests/fuzz/corpus/translate/ (tests/fuzz/make_corpus.py:
@@ -49,6 +52,7 @@ static const char fuzz_pairs[] =
     " [\"Tom sees the small apple !\", \"Tom voit la petite pomme !\"]]}\n";
 
 static const char *model_path;  /* the fixed model (a fuzz_file slot) */
+static const char *pairs_path;  /* its pairs (fuzz_pairs, fuzz_file slot 1) */
 static s2s_vocab model_src; /* its source vocabulary */
 
 static void fuzz_status(int status)
@@ -79,6 +83,7 @@ static void make_model(void)
     if (!(f = fopen(data, "w")) || fputs(fuzz_pairs, f) < 0 || fclose(f) != 0 ||
         cmd_train((int)(sizeof argv / sizeof argv[0]) - 1, argv) != 0 ||
         !(bytes = fuzz_read(model, &size)) || !(model_path = fuzz_file(3, bytes, size)) ||
+        !(pairs_path = fuzz_file(1, fuzz_pairs, sizeof fuzz_pairs - 1)) ||
         s2s_model_load(model_path, &m, &sv, &tv, &T, 0.0, err, sizeof err) ||
         s2s_vocab_from_list(&model_src, (const char *const *)sv, m.cfg.src_vocab, "$", err,
                                 sizeof err)) {
@@ -199,6 +204,12 @@ static void fuzz_train_load(const char *path, const cJSON *root)
     argv[4] = (char *)data;
     cli_set_command("train");
     fuzz_status(cmd_train((int)(sizeof argv / sizeof argv[0]) - 1, argv));
+    {
+        char *prune[] = {"translate", "--input", (char *)path, "--prune-heads", "enc1.1,cross1.2",
+                         "--data", (char *)data, "--max-mem", "16M", NULL};
+        cli_set_command("translate");
+        fuzz_status(cmd_translate((int)(sizeof prune / sizeof prune[0]) - 1, prune));
+    }
     cJSON_free(json);
     cJSON_Delete(d);
 }
@@ -244,9 +255,18 @@ static void fuzz_ids(const char *s)
     free(tok);
 }
 
+/* attn translate --input MODEL --prune-heads list --data PAIRS [-- s] */
+static void fuzz_prune_list(const char *s, const char *list)
+{
+    char *argv[] = {"translate", "--input", (char *)model_path, "--prune-heads", (char *)list,
+                    "--data", (char *)pairs_path, "--json", "-", "--", (char *)s, NULL};
+    cli_set_command("translate");
+    fuzz_status(cmd_translate(s[0] ? 11 : 9, argv));
+}
+
 static void fuzz_sentence(const uint8_t *data, size_t size, int odd)
 {
-    char s[FUZZ_SENTENCE_MAX + 1], *ref;
+    char s[FUZZ_SENTENCE_MAX + 1], *ref, *list;
     size_t n = 0;
     while (n < size && n < FUZZ_SENTENCE_MAX && data[n] != 0) {
         s[n] = (char)data[n];
@@ -255,6 +275,11 @@ static void fuzz_sentence(const uint8_t *data, size_t size, int odd)
     s[n] = '\0';
     if ((ref = strchr(s, '\t')) != NULL)
         *ref++ = '\0';
+    if (ref && (list = strchr(ref, '\t')) != NULL) {
+        *list++ = '\0';
+        fuzz_prune_list(s, list);
+        return;
+    }
     fuzz_ids(s);
     char *argv[] = {"translate", "--input", (char *)model_path, "--all",
                     odd ? "--json" : "--color", odd ? "-" : "always", "--", s, NULL, NULL, NULL};

@@ -238,6 +238,13 @@ TRANSLATE_SENTENCES = [
     "   ",
     ".\t.",
     "a\x1b[31m b",
+    # after a second tab, --prune-heads' list (d2l 10.5's exercise)
+    "the big red dog sees a cat .\t\tenc1.1,cross1.2",
+    "\t\tenc1.1,dec1.2,cross1.1,cross1.2,enc1.2,dec1.1",
+    "\t\tenc1.1,enc1.1",
+    "a cat\t\tdec2.9",
+    "\t\tfoo,",
+    "\t\tcross01.1",
 ]
 TRANSLATE_PAIRS = {"pairs": [["the big red dog sees a cat .", "le grand chien rouge voit un chat ."],
                              ["Tom sees the small apple !", "Tom voit la petite pomme !"]]}
@@ -271,7 +278,8 @@ def translate_corpus(attn, folder):
         save(folder, json.dumps(m, separators=(",", ":"), ensure_ascii=False).encode())
     broken = [("task", "reverse"), ("arch", "bahdanau"), ("num_steps", 0),
               ("num_steps", 100000), ("num_heads", 3), ("src_vocab", ["<unk>", "<pad>"]),
-              ("tgt_vocab", ["<pad>", "<unk>", "<bos>", "<eos>", "x"]), ("state_dict", {})]
+              ("tgt_vocab", ["<pad>", "<unk>", "<bos>", "<eos>", "x"]), ("state_dict", {}),
+              ("seed", -1), ("seed", "0"), ("seed", 0)]
     for key, value in broken:
         m = dict(plain)
         m[key] = value
