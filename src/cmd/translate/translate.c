@@ -96,6 +96,8 @@ const struct opt_rule translate_rules[] = {
 void usage_translate(FILE *f)
 {
     fputs("usage: attn translate --input MODEL [OPTIONS] \"SENTENCE\"\n"
+          "       attn translate --input MODEL --head-importance [--data FILE]\n"
+          "       attn translate --input MODEL --prune-heads LIST [\"SENTENCE\"]\n"
           "\n"
           "Translates SENTENCE with a model saved by attn train --task translate\n"
           "--save MODEL (or --data of sentence pairs): d2l's predict_seq2seq, greedy\n"
@@ -113,6 +115,15 @@ void usage_translate(FILE *f)
           "model knows only as typed, e.g. \"Tom\" of JSON pairs), a space before\n"
           ", . ! ?, words split at spaces (several operands are joined by spaces);\n"
           "a word the model never saw is read as <unk>, and a note says which.\n"
+          "\n"
+          "d2l 10.5's exercise, for a Transformer: --head-importance switches each head\n"
+          "of each attention off in turn (enc1.3: the encoder's self-attention, block\n"
+          "1, head 3; dec: the decoder's masked self-attention; cross: the\n"
+          "cross-attention), its output zeros before W_o, and prints the BLEU and the\n"
+          "loss it costs on held-out pairs: the task's, drawn again from the seed the\n"
+          "model file names, or --data FILE's. --prune-heads LIST runs the model\n"
+          "without the heads of LIST: BLEU, loss and the time a sentence beside the\n"
+          "full model's.\n"
           "\n",
           f);
     opt_usage(f, translate_options);
@@ -132,7 +143,9 @@ void usage_translate(FILE *f)
           "      \"the big red dog sees a cat .\"\n"
           "  attn translate -i model.json --png cross.png \"a small green apple likes the boy .\"\n"
           "  attn translate -i model.json --all --png all.png --json out.json \\\n"
-          "      \"a cat sees the dog.\"\n",
+          "      \"a cat sees the dog.\"\n"
+          "  attn translate -i model.json --head-importance --png heads.png\n"
+          "  attn translate -i model.json --prune-heads cross2.1,dec1.3 \"a cat sees the dog.\"\n",
           f);
 }
 

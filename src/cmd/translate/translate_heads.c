@@ -420,13 +420,16 @@ static void print_pairs_line(const heads_run *r)
 static void print_kind(const heads_run *r, int k)
 {
     printf("\n%s (%s): each head switched off in turn\n%-17s", kind_label[k], kind_name[k], "");
-    for (size_t h = 0; h < r->NH; h++)
-        printf("  head %-3zu", h + 1);
+    for (size_t h = 0; h < r->NH; h++) {
+        char head[32];
+        snprintf(head, sizeof head, "head %zu", h + 1);
+        printf("%10s", head);
+    }
     for (size_t l = 0; l < r->L; l++) {
         const size_t at = ((size_t)k * r->L + l) * r->NH;
         printf("\n  block %-2zu ΔBLEU ", l + 1);
         for (size_t h = 0; h < r->NH; h++)
-            printf("  %+8.4f", r->d_bleu[at + h]);
+            printf("  %+8.5f", r->d_bleu[at + h]);
         printf("\n           Δloss ");
         for (size_t h = 0; h < r->NH; h++)
             printf("  %+8.5f", r->d_loss[at + h]);
