@@ -1101,7 +1101,7 @@ static void test_model_file_round_trip(void)
     check_model_error("\"command\"", "\"comand\"",
                       "$.comand: unknown key (a translation model has command, task, arch, "
                       "src_vocab, tgt_vocab, num_hiddens, num_heads, num_layers, ffn_num_hiddens, "
-                      "num_steps, state_dict)");
+                      "num_steps, seed, state_dict)");
     printf("model file: written and read back bit for bit; 14 broken files refused\n");
 }
 

@@ -82,7 +82,7 @@ static int check_root(const cJSON *root, char *err, size_t errlen)
 {
     static const char *const keys[] = {"command",         "task",        "arch",       "src_vocab",
                                        "tgt_vocab",       "num_hiddens", "num_heads",  "num_layers",
-                                       "ffn_num_hiddens", "num_steps",   "state_dict", "seed",
+                                       "ffn_num_hiddens", "num_steps",   "seed",       "state_dict",
                                        NULL};
     /* attn train's self-attention models (SPEC §9) have "vocab" and no
      * "task": named as such, before their keys are found unknown here (a

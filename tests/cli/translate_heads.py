@@ -99,6 +99,12 @@ def usage_errors(tmp, model):
            err=T + "%s names no seed of the built-in task's pairs (it learned --data pairs, or "
            "was saved before attn wrote \"seed\"): give --data FILE, the pairs to measure on"
            % data_model)
+    with open(model) as f:
+        m = json.load(f)
+    m["seed"] = -1
+    badseed = write(tmp, "badseed.json", json.dumps(m))
+    expect(["translate", "--input", badseed, "--head-importance"], 1,
+           err=T + "%s: $.seed: expected an integer from 0 to 2147483647, got -1" % badseed)
     missing = os.path.join(tmp, "no", "such")
     expect(["translate", "--input", model, "--head-importance", "--png", missing], 1,
            err=T + "--png %s: cannot create: No such file or directory" % missing)
