@@ -530,7 +530,7 @@ static int draw_figure(attn_image *img, const heads_run *r, const double *v, dou
 {
     static const char *const titles[KINDS] = {"encoder self-attention", "decoder self-attention",
                                               "cross-attention"};
-    char xt[64][16], yt[TMODEL_MAX_LAYERS][16];
+    char xt[64][24], yt[TMODEL_MAX_LAYERS][24];
     const char *xl[64], *yl[TMODEL_MAX_LAYERS];
     heat_panel panels[KINDS];
     heat_figure fig;
