@@ -12,6 +12,7 @@
  *     rows of W_q, W_k, W_v and its columns of W_o), the others do;
  *   - the fast path against the reference with a mask: the loss, every
  *     gradient, and greedy decoding;
+ *   - a hand case at d 4, 2 heads: the numbers worked out on paper;
  *   - Bahdanau's model has no heads to switch.
  */
 #include <math.h>
@@ -20,6 +21,7 @@
 #include <string.h>
 
 #include "bahdanau.h"
+#include "block_fast.h"
 #include "check.h"
 #include "seq2seq.h"
 #include "seq2seq_fast.h"
@@ -307,6 +309,57 @@ static void test_greedy(void)
     s2s_free(&m);
 }
 
+/* A hand case, one attention of d 4 and 2 heads (p 2), every weight the
+ * identity: the query q = (1, 0, 0, 0) against the keys and values
+ * x1 = (1, 0, 0, 0) and x2 = (0, 1, 0, 0).
+ *   head 1 (columns 0, 1): scores q_h·k_h/√2 = (1/√2, 0), weights
+ *          w = softmax = (e^(1/√2), 1)/(e^(1/√2) + 1), output (w1, w2);
+ *   head 2 (columns 2, 3): q_h = 0, uniform weights over identical
+ *          values (0, 0): output (0, 0).
+ * So the attention gives (w1, w2, 0, 0); head 1 off gives 0; head 2 off
+ * changes nothing. The reference and the fast path. */
+static void test_hand(void)
+{
+    static const float q[4] = {1, 0, 0, 0}, kv[8] = {1, 0, 0, 0, 0, 1, 0, 0};
+    const double e = exp(1.0 / sqrt(2.0)), w1 = e / (e + 1.0), w2 = 1.0 / (e + 1.0);
+    const double want[3][4] = {{w1, w2, 0, 0}, {0, 0, 0, 0}, {w1, w2, 0, 0}};
+    static const unsigned char on[3][2] = {{1, 1}, {0, 1}, {1, 0}};
+    mha_params m;
+    char err[128];
+    float out[4], A[4], Q[4], K[8], V[8], O[4], Y[4], Wt[16], *scratch;
+    int failed = 0;
+    memset(&m, 0, sizeof m);
+    CHECK(mha_params_alloc(&m, 4, 2, 0, err, sizeof err) == 0);
+    linear *ls[4] = {&m.W_q, &m.W_k, &m.W_v, &m.W_o};
+    for (int i = 0; i < 4; i++)
+        for (int r = 0; r < 4; r++)
+            for (int c = 0; c < 4; c++)
+                ls[i]->weight.data[r * 4 + c] = r == c ? 1.0f : 0.0f;
+    fl_transpose(Wt, m.W_q.weight.data, 4, 4); /* the identity */
+    scratch = fl_heads_scratch_alloc(4, 2, &failed);
+    CHECK(!failed);
+    for (int c = 0; c < 3; c++) {
+        const mha_masks mask = {NULL, 0, 0};
+        const fl_mha fw = {{Wt, &m.W_q}, {Wt, &m.W_k}, {Wt, &m.W_v}, {Wt, &m.W_o}};
+        const fl_mha_acts acts = {Q, K, V, O, Y, A};
+        fl_attention at = {1, 1, 2, 4, 2, 2, NULL, 0, NULL, (float)(1.0 / sqrt(2.0)), 1.0f,
+                           on[c]};
+        m.heads_on = on[c];
+        CHECK(mha_forward(out, A, NULL, q, kv, kv, 1, 1, 2, &m, &mask, NULL, err, sizeof err) ==
+              0);
+        fl_mha_forward(&acts, scratch, q, kv, &fw, &at);
+        for (int i = 0; i < 4; i++) {
+            CHECK_NEAR(out[i], want[c][i], 1e-7, 1e-6);
+            CHECK_NEAR(Y[i], want[c][i], 1e-6, 1e-5);
+        }
+    }
+    printf("by hand, d 4 and 2 heads: (w1, w2, 0, 0); head 1 off: 0; head 2 (uniform over "
+           "identical values 0) off: unchanged\n");
+    m.heads_on = NULL;
+    mha_params_free(&m);
+    free(scratch);
+}
+
 static void test_bahdanau(void)
 {
     s2s_model m;
@@ -331,6 +384,7 @@ int main(void)
     test_zero_values();
     test_backward();
     test_greedy();
+    test_hand();
     test_bahdanau();
     return check_summary("heads");
 }
