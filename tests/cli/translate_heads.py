@@ -173,6 +173,9 @@ def importance(tmp, model, train_json):
           % list(p))
     check(p["translation_full"] == json.loads(plain)["translation"] and
           p["sentence"] == DOG.split(), "the full model's translation is attn translate's")
+    check(list(p["full"]) == ["bleu", "exact", "loss", "words_per_sentence", "ms_per_sentence"]
+          and 6 <= p["full"]["words_per_sentence"] <= 10,
+          "--prune-heads --json: a measure's keys, the grammar's 6 to 10 words (%r)" % p["full"])
     check(p["pruned"]["bleu"] < p["full"]["bleu"] and p["full"]["ms_per_sentence"] > 0,
           "both cross-attentions of block 2 pruned: BLEU falls (%r)" % p)
 

@@ -40,7 +40,8 @@ static const char *const kind_label[KINDS] = {"encoder self-attention",
 /* One measure of a model on the pairs. */
 typedef struct measure {
     double bleu, exact, loss;
-    double ms; /* --prune-heads: milliseconds a sentence, the median */
+    double words; /* the words a translation has, the mean */
+    double ms;    /* --prune-heads: milliseconds a sentence, the median */
 } measure;
 
 typedef struct heads_run {
@@ -59,6 +60,7 @@ typedef struct heads_run {
     size_t n_pruned;
     measure full, cut;     /* the full model, and --prune-heads' */
     double *d_bleu, *d_loss; /* (K, L, NH) --head-importance: head off − full */
+    size_t *n_pred;          /* (N,) the words of each translation */
     /* --prune-heads with a sentence: its source row, both translations */
     int *src, *out_full, *out_cut;
     size_t n_full, n_cut;
@@ -77,7 +79,8 @@ static void run_free(heads_run *r)
     s2s_vocab_free(&r->tgt_v);
     s2s_corpus_free(&r->corpus);
     s2s_arrays_free(&r->held);
-    FREE_EACH(r->on, r->pruned, r->d_bleu, r->d_loss, r->src, r->out_full, r->out_cut, r->typed);
+    FREE_EACH(r->on, r->pruned, r->d_bleu, r->d_loss, r->n_pred, r->src, r->out_full, r->out_cut,
+              r->typed);
 }
 
 /* ---- --prune-heads LIST ---------------------------------------------------- */
@@ -262,7 +265,8 @@ static int prepare(heads_run *r)
     r->tr_ready = 1;
     if (!(r->on = calloc(r->n_heads, 1)) ||
         !(r->d_bleu = calloc(r->n_heads, sizeof *r->d_bleu)) ||
-        !(r->d_loss = calloc(r->n_heads, sizeof *r->d_loss))) {
+        !(r->d_loss = calloc(r->n_heads, sizeof *r->d_loss)) ||
+        !(r->n_pred = calloc(r->held.n ? r->held.n : 1, sizeof *r->n_pred))) {
         cli_error("out of memory for the heads");
         return EXIT_RUNTIME;
     }
@@ -278,12 +282,16 @@ static int measure_model(heads_run *r, measure *m)
     train_stats st;
     char err[512];
     if (s2s_trainer_evaluate(&r->tr, &r->held, &st, err, sizeof err) ||
-        s2s_trainer_bleu(&r->tr, &r->held, r->pairs, &r->tgt_v, &m->bleu, &m->exact, NULL, NULL,
-                         err, sizeof err)) {
+        s2s_trainer_bleu(&r->tr, &r->held, r->pairs, &r->tgt_v, &m->bleu, &m->exact, NULL,
+                         r->n_pred, err, sizeof err)) {
         cli_error("%s", err);
         return EXIT_RUNTIME;
     }
     m->loss = st.loss;
+    m->words = 0.0;
+    for (size_t i = 0; i < r->held.n; i++)
+        m->words += (double)r->n_pred[i];
+    m->words /= (double)(r->held.n ? r->held.n : 1);
     m->ms = NAN;
     return EXIT_OK;
 }
@@ -484,15 +492,17 @@ static void print_tokens(const heads_run *r, const int *ids, size_t n)
 static void print_prune(const heads_run *r)
 {
     printf("pruned: %zu of the %zu heads (%s)\n\n", r->n_pruned, r->n_heads, r->a->prune);
-    printf("             BLEU    exact   loss     ms a sentence\n");
-    printf("full model   %.4f  %.3f   %.4f   %.3f\n", r->full.bleu, r->full.exact, r->full.loss,
-           r->full.ms);
-    printf("pruned       %.4f  %.3f   %.4f   %.3f\n", r->cut.bleu, r->cut.exact, r->cut.loss,
-           r->cut.ms);
-    printf("difference  %+.4f %+.3f  %+.4f  %+.3f (time: the median of %d passes, one "
-           "sentence at a time)\n",
-           r->cut.bleu - r->full.bleu, r->cut.exact - r->full.exact, r->cut.loss - r->full.loss,
-           r->cut.ms - r->full.ms, TIMING_REPEATS);
+    printf("             BLEU    exact   loss     words   ms a sentence\n");
+    printf("full model   %.4f  %.3f   %.4f   %5.2f   %.3f\n", r->full.bleu, r->full.exact,
+           r->full.loss, r->full.words, r->full.ms);
+    printf("pruned       %.4f  %.3f   %.4f   %5.2f   %.3f\n", r->cut.bleu, r->cut.exact,
+           r->cut.loss, r->cut.words, r->cut.ms);
+    printf("difference  %+.4f %+.3f  %+.4f  %+5.2f  %+.3f\n", r->cut.bleu - r->full.bleu,
+           r->cut.exact - r->full.exact, r->cut.loss - r->full.loss, r->cut.words - r->full.words,
+           r->cut.ms - r->full.ms);
+    printf("(words: a translation's, the mean; time: the median of %d passes over the pairs, "
+           "one sentence at a time)\n",
+           TIMING_REPEATS);
     if (!r->a->sentence)
         return;
     printf("\n");
@@ -606,6 +616,7 @@ static void json_measure(json_writer *jw, const char *key, const measure *m)
     json_number_exact(jw, "bleu", m->bleu);
     json_number_exact(jw, "exact", m->exact);
     json_number_exact(jw, "loss", m->loss);
+    json_number_exact(jw, "words_per_sentence", m->words);
     if (!isnan(m->ms))
         json_number(jw, "ms_per_sentence", m->ms);
     json_end(jw);
