@@ -263,12 +263,19 @@ static void block_backward(float *grads, tfast_cache *c, const tmodel *m, size_t
     attention_backward(grads, c, bk, blk, m, x, dX, s);
 }
 
-/* d pos_embedding (T, d) += dX (n, d) row r at position r mod T, in row
- * order (a fixed order of the sums). */
-static void positions_backward(float *dP, const float *dX, size_t n, size_t T, size_t d)
+/* 1'. from dX (B, T, d), the gradient of X: d embedding[token] += dX · √d;
+ * a learned P: d pos_embedding[0, t] += dX[b, t] for b = 0, 1, … in turn
+ * (a fixed order of the sums) */
+static void embed_backward(float *grads, const tmodel *m, const float *dX, const int *tokens,
+                           const step_dims *s)
 {
-    for (size_t r = 0; r < n; r++) {
-        float *dp = dP + (r % T) * d;
+    const size_t d = s->d;
+    fl_embed_backward(grad_of(grads, m, &m->embedding), dX, tokens, s->BT, d, s->sqrt_d);
+    if (!m->cfg.learned)
+        return;
+    float *dP = grad_of(grads, m, &m->pos_embedding); /* (T, d) rows used */
+    for (size_t r = 0; r < s->BT; r++) {
+        float *dp = dP + (r % s->T) * d;
         const float *dx = dX + r * d;
 #pragma omp simd
         for (size_t i = 0; i < d; i++)
@@ -342,10 +349,6 @@ double tfast_step(float *grads, tfast_cache *c, const tmodel *m, const tfast_wei
         dN = dX;
         dX = tmp;
     }
-    /* 1'. d embedding[token] += dX · √d; a learned P: d pos_embedding[0, t]
-     *     += dX[b, t] for b = 0, 1, … in turn */
-    fl_embed_backward(grad_of(grads, m, &m->embedding), dN, tokens, s.BT, d, s.sqrt_d);
-    if (m->cfg.learned)
-        positions_backward(grad_of(grads, m, &m->pos_embedding), dN, s.BT, T, d);
+    embed_backward(grads, m, dN, tokens, &s);
     return loss;
 }
