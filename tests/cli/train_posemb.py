@@ -68,8 +68,10 @@ def group_train_posemb(tmp):
     model, fig = os.path.join(tmp, "m.json"), os.path.join(tmp, "p.png")
     rc, out, _ = expect(["train", "--pos-embedding", "learned", "--steps", "30", "--save", model,
                          "--pos-png", fig], 0,
-                        out_has=["with a learned P (max_len 8)", "learned P (max_len 8): mean "
-                                 "cosine of neighbouring positions"])
+                        out_has=["with a learned P (max_len 8)", "learned P (max_len 8): moved ",
+                                 "% from its start (‖P − P₀‖ / ‖P₀‖)\nmean cosine of positions "
+                                 "|i−j| = 1 apart / further apart:\n  learned P  ",
+                                 "\n  sinusoid    0.96 /  0.78   (a band on P·Pᵀ's diagonal)"])
     check(re.search(r"wrote .*p\.png: the learned P \(8 × 32\) and P·Pᵀ beside the "
                     r"sinusoid's, \d+×\d+ px", out) is not None, "train --pos-png: %r" % out)
     w, h, _ = png_info(fig)
@@ -84,8 +86,10 @@ def group_train_posemb(tmp):
     # loaded: the same final figures; then a longer task refused, naming both lengths
     j1, j2 = os.path.join(tmp, "a.json"), os.path.join(tmp, "b.json")
     expect(["train", "--pos-embedding", "learned", "--steps", "30", "--json", j1], 0)
-    expect(["train", "--load", model, "--steps", "0", "--json", j2], 0,
-           out_has=["with a learned P (max_len 8), from --load"])
+    rc, out, _ = expect(["train", "--load", model, "--steps", "0", "--json", j2], 0,
+                        out_has=["with a learned P (max_len 8), from --load",
+                                 "\nlearned P (max_len 8)\nmean cosine"])
+    check("moved" not in out, "train --load: P's start unknown, no 'moved': %r" % out)
     check(json.load(open(j1))["final"] == json.load(open(j2))["final"],
           "train --load: a learned P gives back the saved model's final figures")
     expect(["train", "--load", model, "--length", "12", "--steps", "1", "--json", j2], 1,
@@ -156,7 +160,7 @@ def group_train_posemb(tmp):
                          "learned", "--steps", steps, "--seed", "1", "--pos-png", fig], 0,
                         out_has=["the same batches and weights with each P", "sinusoid",
                                  "learned", "none", "held-out ≥ 99% at step",
-                                 "learned P (max_len 8): mean cosine"])
+                                 "learned P (max_len 8): moved"])
     row = [l for l in out.splitlines() if l.startswith("held-out accuracy")][0].split()
     check(len(row) == 5, "train --compare-posenc --pos-embedding learned: three columns: %r" % row)
     if not VALGRIND:

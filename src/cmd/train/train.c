@@ -945,18 +945,22 @@ static void print_induction(const run *r)
     print_circuit(r);
 }
 
-/* A learned P: whether nearby positions came out alike, as the sinusoid's
- * are (a band on P·Pᵀ's diagonal). */
-static void print_band(const tmodel *m)
+/* A learned P: how far training moved it, and whether nearby positions
+ * came out alike, as the sinusoid's are (a band on P·Pᵀ's diagonal). */
+static void print_band(const run *r)
 {
+    const tmodel *m = &r->tr.model;
     train_pos_band b;
-    if (train_pos_band_of(&b, m)) {
+    if (train_pos_band_of(&b, m, r->has_loaded ? -1 : (long long)r->a->seed)) {
         printf("\n(out of memory for the learned P's cosines)\n");
         return;
     }
-    printf("\nlearned P (max_len %zu): mean cosine of neighbouring positions (|i−j| = 1) %.2f, "
-           "of the others %.2f;\n  the sinusoid's: %.2f and %.2f\n", m->cfg.max_len,
-           b.learned_near, b.learned_far, b.sinusoid_near, b.sinusoid_far);
+    printf("\nlearned P (max_len %zu)", m->cfg.max_len);
+    if (!isnan(b.moved))
+        printf(": moved %.0f%% from its start (‖P − P₀‖ / ‖P₀‖)", 100.0 * b.moved);
+    printf("\nmean cosine of positions |i−j| = 1 apart / further apart:\n"
+           "  learned P  %5.2f / %5.2f\n  sinusoid   %5.2f / %5.2f   (a band on P·Pᵀ's "
+           "diagonal)\n", b.learned_near, b.learned_far, b.sinusoid_near, b.sinusoid_far);
 }
 
 static void print_apple(const run *r)
@@ -1328,7 +1332,7 @@ static void print_three(const run r[3], const struct train_args *a)
     printf("%-24s %10s %10s %10s\n", "", "sinusoid", "learned", "none");
     print_compared(r, 3, 24);
     if (r[0].final.has_heldout) {
-        printf("%-24s", "held-out ≥ 99% at step");
+        printf("%-26s", "held-out ≥ 99% at step"); /* ≥: 3 bytes, 1 column */
         for (int k = 0; k < 3; k++) {
             long s = step_reaching(&r[k], 0.99);
             if (s)
@@ -1341,9 +1345,9 @@ static void print_three(const run r[3], const struct train_args *a)
     printf("%-24s %9.2fs %9.2fs %9.2fs\n", "time", r[0].seconds, r[1].seconds, r[2].seconds);
     printf("(at step: the first logged step, every %ld, whose held-out accuracy reached 99%%)\n"
            "Without P self-attention does not see the order: f(π·X) = π·f(X). The learned P\n"
-           "starts as noise and must learn from the task which position is which.\n",
+           "starts as random vectors, one per position, and is trained with the rest.\n",
            a->log_every);
-    print_band(&r[1].tr.model);
+    print_band(&r[1]);
 }
 
 /* --compare-posenc: the same task, seed and steps with P and without
@@ -1541,7 +1545,7 @@ int cmd_train(int argc, char **argv)
             if (r.induction)
                 print_induction(&r);
             if (r.tr.model.cfg.learned)
-                print_band(&r.tr.model);
+                print_band(&r);
             printf("\n");
         }
         status = write_outputs(&r, rep);

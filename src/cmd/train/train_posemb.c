@@ -71,13 +71,33 @@ static void grams_free(grams *g)
     FREE_EACH(g->S, g->Gl, g->Gs);
 }
 
-int train_pos_band_of(train_pos_band *b, const tmodel *m)
+/* ‖P − P₀‖ / ‖P₀‖ for P₀ the pos_embedding tmodel_init(seed) draws: NaN
+ * when the model cannot be made again. */
+static double moved(const tmodel *m, unsigned long long seed)
+{
+    tmodel start;
+    char err[256];
+    double num = 0.0, den = 0.0;
+    if (tmodel_alloc(&start, &m->cfg, err, sizeof err))
+        return NAN;
+    tmodel_init(&start, seed);
+    for (size_t i = 0; i < m->pos_embedding.size; i++) {
+        const double p0 = start.pos_embedding.data[i], dp = m->pos_embedding.data[i] - p0;
+        num += dp * dp;
+        den += p0 * p0;
+    }
+    tmodel_free(&start);
+    return den > 0.0 ? sqrt(num / den) : NAN;
+}
+
+int train_pos_band_of(train_pos_band *b, const tmodel *m, long long seed)
 {
     grams g;
     if (grams_make(&g, m)) {
         grams_free(&g);
         return -1;
     }
+    b->moved = seed >= 0 ? moved(m, (unsigned long long)seed) : NAN;
     band(g.Gl, m->cfg.max_len, &b->learned_near, &b->learned_far);
     band(g.Gs, m->cfg.max_len, &b->sinusoid_near, &b->sinusoid_far);
     grams_free(&g);

@@ -23,10 +23,13 @@
 typedef struct train_pos_band {
     double learned_near, learned_far;   /* the model's pos_embedding */
     double sinusoid_near, sinusoid_far; /* the chapter's P, (max_len, d) */
+    double moved; /* ‖P − P₀‖ / ‖P₀‖, P₀ its start from the seed; NaN: unknown */
 } train_pos_band;
 
-/* Both, for a model with a learned P: 0, or -1 when memory runs out. */
-int train_pos_band_of(train_pos_band *b, const tmodel *m);
+/* Both, for a model with a learned P, and how far P moved from the start
+ * tmodel_init(seed) gives it (seed < 0: unknown, a model of --load). 0,
+ * or -1 when memory runs out. */
+int train_pos_band_of(train_pos_band *b, const tmodel *m, long long seed);
 
 /* What --pos-png draws: the model (with a learned P) and the file. */
 typedef struct train_pos_png {
