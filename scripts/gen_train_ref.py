@@ -4,8 +4,13 @@
 Run with Debian's python (apt-get install python3-torch python3-numpy):
     /usr/bin/python3 scripts/gen_train_ref.py tests/ref/train
     /usr/bin/python3 scripts/gen_train_ref.py --encoder tests/ref/train_encoder
+    /usr/bin/python3 scripts/gen_train_ref.py --learned tests/ref/train_learned
 (the second: a stack saved by attn train, model.json, loaded into a
-module shaped as d2l's TransformerEncoder; writes logits.json)
+module shaped as d2l's TransformerEncoder; writes logits.json; the third:
+a one-layer model with a learned P saved by attn train (attn train --task
+reverse --pos-embedding learned --hiddens 16 --heads 2 --addnorm --steps
+100 --save model.json), loaded into the Model below with
+load_state_dict(strict=True); writes logits.json)
 
 Writes one JSON file per case into the folder; the C test (tests/test_train.c)
 reads them and never needs PyTorch.
@@ -475,9 +480,38 @@ def encoder_check(folder):
     print("encoder: loaded with strict=False, unexpected", doc["unexpected_keys"])
 
 
+def learned_check(folder):
+    """A model with a learned P that attn saved: every key matched, no more
+    (strict=True), and the logits of a few sequences in float64."""
+    m = json.load(open(os.path.join(folder, "model.json"), encoding="utf-8"))
+    assert m["pos_embedding"] == "learned" and list(m["state_dict"])[0] == "pos_embedding"
+    sd = {k: torch.tensor(v, dtype=torch.float64) for k, v in m["state_dict"].items()}
+    max_len = sd["pos_embedding"].shape[1]
+    model = Model(len(m["vocab"]), len(m["classes"]), m["num_hiddens"], m["num_heads"], False,
+                  m["addnorm"], "W_q.bias" in sd, False, max_len).double()
+    res = model.load_state_dict(sd, strict=True)
+    g = torch.Generator().manual_seed(11)
+    B, T, V = 3, max_len, len(m["vocab"])
+    tokens = torch.randint(1, V, (B, T), generator=g)
+    lens = torch.tensor([T, T - 3, 2])
+    for b in range(B):
+        tokens[b, lens[b]:] = 0
+    with torch.no_grad():
+        logits, _ = model(tokens, lens)
+    doc = {"tokens": tokens.tolist(), "valid_lens": lens.tolist(), "logits": logits.tolist(),
+           "missing_keys": res.missing_keys, "unexpected_keys": res.unexpected_keys}
+    with open(os.path.join(folder, "logits.json"), "w") as f:
+        json.dump(doc, f)
+        f.write("\n")
+    print("learned: loaded with strict=True, max_len", max_len)
+
+
 def main():
     if len(sys.argv) > 2 and sys.argv[1] == "--encoder":
         encoder_check(sys.argv[2])
+        return
+    if len(sys.argv) > 2 and sys.argv[1] == "--learned":
+        learned_check(sys.argv[2])
         return
     out = sys.argv[1] if len(sys.argv) > 1 else "tests/ref/train"
     os.makedirs(out, exist_ok=True)

@@ -968,11 +968,12 @@ static void test_model_file(void)
 
 /* ---- stacks: d2l's TransformerEncoder names, the induction task --------- */
 
-/* A stack saved by attn train (tests/ref/train_encoder/model.json) gives
- * the logits that scripts/gen_train_ref.py --encoder computed after
- * load_state_dict(strict=False) into a module shaped as d2l's
- * TransformerEncoder (only head.* unexpected, kept aside as nn.Linear). */
-static void test_encoder_logits(const char *fixtures)
+/* A model attn saved (FIXTURES/../sub/model.json) against the logits
+ * PyTorch computed for it after load_state_dict (logits.json: tokens,
+ * valid_lens, logits, missing_keys): within 1e-5 + 1e-4·|torch|. check
+ * looks at the loaded model first. */
+static void test_saved_logits(const char *fixtures, const char *sub,
+                              void (*check_model)(const tmodel *m), const char *what)
 {
     char mpath[512], lpath[512], err[512];
     char **vocab = NULL, **classes = NULL;
@@ -980,12 +981,13 @@ static void test_encoder_logits(const char *fixtures)
     tmodel m;
     tcache c;
     cJSON *root;
+    const cJSON *toks, *vl, *logits;
     char *text;
     int *tok;
     long *lens;
     double worst = 0.0;
-    snprintf(mpath, sizeof mpath, "%s/../train_encoder/model.json", fixtures);
-    snprintf(lpath, sizeof lpath, "%s/../train_encoder/logits.json", fixtures);
+    snprintf(mpath, sizeof mpath, "%s/../%s/model.json", fixtures, sub);
+    snprintf(lpath, sizeof lpath, "%s/../%s/logits.json", fixtures, sub);
     text = check_read_file(lpath, NULL);
     root = text ? cJSON_Parse(text) : NULL;
     free(text);
@@ -993,38 +995,34 @@ static void test_encoder_logits(const char *fixtures)
     if (!root)
         return;
     CHECK(model_file_load(mpath, &m, &vocab, &V, &classes, &C, 0, 0.0, err, sizeof err) == 0);
-    CHECK_INT(m.cfg.layers, 2);
-    CHECK_INT(m.cfg.ffn, 32);
-    CHECK(m.cfg.addnorm == 1 && m.cfg.causal == 0);
-    CHECK(tmodel_find(&m, "blks.block1.ffn.dense2.bias") != NULL);
-    CHECK(tmodel_find(&m, "blks.block0.addnorm2.ln.weight") != NULL);
+    check_model(&m);
     CHECK(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(root, "missing_keys")) == 0);
-    B = (size_t)cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(root, "tokens"));
-    T = (size_t)cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(root, "tokens")->child);
+    toks = cJSON_GetObjectItemCaseSensitive(root, "tokens");
+    vl = cJSON_GetObjectItemCaseSensitive(root, "valid_lens");
+    logits = cJSON_GetObjectItemCaseSensitive(root, "logits");
+    B = (size_t)cJSON_GetArraySize(toks);
+    T = (size_t)cJSON_GetArraySize(toks->child);
     tok = malloc(B * T * sizeof *tok);
     lens = malloc(B * sizeof *lens);
     for (b = 0; b < B; b++) {
-        lens[b] = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "valid_lens"),
-                                     (int)b)->valueint;
+        lens[b] = cJSON_GetArrayItem(vl, (int)b)->valueint;
         for (t = 0; t < T; t++)
-            tok[b * T + t] = cJSON_GetArrayItem(
-                cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "tokens"), (int)b),
-                (int)t)->valueint;
+            tok[b * T + t] = cJSON_GetArrayItem(cJSON_GetArrayItem(toks, (int)b), (int)t)->valueint;
     }
     CHECK(tcache_alloc(&c, &m, B, T, err, sizeof err) == 0);
     CHECK(tmodel_forward(&m, &c, tok, lens, B, T, NULL, err, sizeof err) == 0);
     for (b = 0; b < B; b++)
         for (t = 0; t < T; t++)
             for (k = 0; k < C; k++) {
-                const cJSON *want = cJSON_GetArrayItem(cJSON_GetArrayItem(cJSON_GetArrayItem(
-                    cJSON_GetObjectItemCaseSensitive(root, "logits"), (int)b), (int)t), (int)k);
+                const cJSON *want = cJSON_GetArrayItem(
+                    cJSON_GetArrayItem(cJSON_GetArrayItem(logits, (int)b), (int)t), (int)k);
                 double d = fabs(c.logits[(b * T + t) * C + k] - want->valuedouble);
                 worst = d > worst ? d : worst;
                 bad += !(d <= 1e-5 + 1e-4 * fabs(want->valuedouble));
             }
     CHECK_INT(bad, 0);
-    printf("d2l TransformerEncoder: %s loads with strict=False; logits of %zu × %zu positions "
-           "within 1e-5 + 1e-4·|torch| (worst %.2g)\n", "model.json", B, T, worst);
+    printf("%s: logits of %zu × %zu positions within 1e-5 + 1e-4·|torch| (worst %.2g)\n", what,
+           B, T, worst);
     free(tok);
     free(lens);
     tcache_free(&c);
@@ -1032,6 +1030,28 @@ static void test_encoder_logits(const char *fixtures)
     train_strings_free(vocab, V);
     train_strings_free(classes, C);
     cJSON_Delete(root);
+}
+
+/* A stack saved by attn train (tests/ref/train_encoder/model.json) loads
+ * into d2l's TransformerEncoder with strict=False. */
+static void check_stack(const tmodel *m)
+{
+    CHECK_INT(m->cfg.layers, 2);
+    CHECK_INT(m->cfg.ffn, 32);
+    CHECK(m->cfg.addnorm == 1 && m->cfg.causal == 0);
+    CHECK(tmodel_find((tmodel *)m, "blks.block1.ffn.dense2.bias") != NULL);
+    CHECK(tmodel_find((tmodel *)m, "blks.block0.addnorm2.ln.weight") != NULL);
+}
+
+/* A learned P saved by attn train (tests/ref/train_learned/model.json)
+ * loads into PyTorch's module with strict=True. */
+static void check_learned(const tmodel *m)
+{
+    CHECK(m->cfg.learned == 1 && m->cfg.posenc == 0);
+    CHECK_INT(m->cfg.max_len, 8);
+    CHECK(strcmp(m->param[0].name, "pos_embedding") == 0);
+    CHECK(m->pos_embedding.ndim == 3 && m->pos_embedding.shape[0] == 1 &&
+          m->pos_embedding.shape[2] == 16);
 }
 
 /* Write text to path. */
@@ -1477,7 +1497,10 @@ int main(int argc, char **argv)
     test_data();
     test_apple_corpus(argv[2]);
     test_model_file();
-    test_encoder_logits(argv[1]);
+    test_saved_logits(argv[1], "train_encoder", check_stack,
+                      "d2l TransformerEncoder: model.json loads with strict=False");
+    test_saved_logits(argv[1], "train_learned", check_learned,
+                      "a learned P: model.json loads with strict=True");
     test_stack_file();
     test_induction_task();
     test_determinism(0.0);
