@@ -463,11 +463,12 @@ static int check_memory(const run *r)
     chunks = (B + TRAIN_CHUNK - 1) / TRAIN_CHUNK;
     /* every step checked; the first overflow stops the count (|| skips the
      * rest) and the run is refused as too large */
-    /* params = (V + C)·d + L·(4·d + 2·H + 8)·d + C */
+    /* params = (V + C)·d + L·(4·d + 2·H + 8)·d + C, and a learned P's T·d */
     over = size_mul(4, d, &a) || size_mul(2, H, &b) || size_add(a, b, &a) ||
            size_add(a, 8, &a) || size_mul(a, d, &a) || size_mul(a, L, &a) ||
            size_add(V, C, &b) || size_mul(b, d, &b) || size_add(a, b, &params) ||
-           size_add(params, C, &params);
+           size_add(params, C, &params) ||
+           (r->opts.learned && (size_mul(T, d, &b) || size_add(params, b, &params)));
     /* per chunk: its caches, about ((12·d + 2·NH·T + 3·H)·L + 3·C)·T numbers
      * for each of its TRAIN_CHUNK examples (counted as 8 bytes), and its
      * gradients (double and float: 12 bytes a parameter) */
