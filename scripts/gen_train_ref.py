@@ -4,8 +4,13 @@
 Run with Debian's python (apt-get install python3-torch python3-numpy):
     /usr/bin/python3 scripts/gen_train_ref.py tests/ref/train
     /usr/bin/python3 scripts/gen_train_ref.py --encoder tests/ref/train_encoder
+    /usr/bin/python3 scripts/gen_train_ref.py --learned tests/ref/train_learned
 (the second: a stack saved by attn train, model.json, loaded into a
-module shaped as d2l's TransformerEncoder; writes logits.json)
+module shaped as d2l's TransformerEncoder; writes logits.json; the third:
+a one-layer model with a learned P saved by attn train (attn train --task
+reverse --pos-embedding learned --hiddens 16 --heads 2 --addnorm --steps
+100 --save model.json), loaded into the Model below with
+load_state_dict(strict=True); writes logits.json)
 
 Writes one JSON file per case into the folder; the C test (tests/test_train.c)
 reads them and never needs PyTorch.
@@ -53,6 +58,20 @@ a stack saved by attn train loads with load_state_dict(strict=False):
 nothing missing, only the head unexpected, kept aside as an nn.Linear;
 the logits of a few sequences go into logits.json for the C test.
 
+Learned positional embeddings (cases 24 on, SPEC §15, d2l.ai 11.8's
+pos_embedding): a parameter (1, max_len, d) drawn normal(0, 1), registered
+on the model itself (so first in its state_dict), added where P is:
+
+    X = embedding(tokens)·sqrt(d) + pos_embedding[:, :T, :]
+
+max_len may exceed T (case 25): the rows past T get no gradient. These
+cases are computed in float64 (the float32 start converted, so that the
+weights are float32 numbers attn reads exactly): the loss, every gradient,
+and, for the "adam" and "sgd" entries, 10 steps of torch.optim.Adam (lr
+1e-2) or of torch.optim.SGD (lr 0.5) on the batch, the loss before each
+and the final state_dict. The config says "float64": true; the C test
+holds them to 1e-5.
+
 Numbers come from float32 tensors' tolist(): parsed as double and rounded
 to float, they give back exactly the values PyTorch used.
 """
@@ -66,9 +85,12 @@ from torch import nn
 
 
 class Model(nn.Module):
-    def __init__(self, V, C, d, heads, posenc, addnorm, bias, causal):
+    def __init__(self, V, C, d, heads, posenc, addnorm, bias, causal, max_len=0):
         super().__init__()
         self.d, self.heads, self.posenc, self.causal = d, heads, posenc, causal
+        self.max_len = max_len
+        if max_len:  # d2l.ai 11.8: nn.Parameter(torch.randn(1, max_len, d))
+            self.pos_embedding = nn.Parameter(torch.randn(1, max_len, d))
         self.embedding = nn.Embedding(V, d)
         # SPEC §9: N(0, 1/d), so that embedding·sqrt(d) has unit variance
         nn.init.normal_(self.embedding.weight, 0.0, 1.0 / math.sqrt(d))
@@ -99,6 +121,8 @@ class Model(nn.Module):
         X = self.embedding(tokens) * math.sqrt(d)
         if self.posenc:
             X = X + self.P(T)
+        if self.max_len:
+            X = X + self.pos_embedding[:, :T, :]
         def split(Z):  # (B, T, d) -> (B, NH, T, p)
             return Z.reshape(B, T, NH, p).permute(0, 2, 1, 3)
         Q, K, V = split(self.W_q(X)), split(self.W_k(X)), split(self.W_v(X))
@@ -196,9 +220,12 @@ class Block(nn.Module):
 class Stack(nn.Module):
     """d2l's TransformerEncoder's names (embedding, blks.block{i}) + a head."""
 
-    def __init__(self, V, C, d, heads, layers, H, posenc, bias, causal):
+    def __init__(self, V, C, d, heads, layers, H, posenc, bias, causal, max_len=0):
         super().__init__()
         self.d, self.posenc, self.causal = d, posenc, causal
+        self.max_len = max_len
+        if max_len:
+            self.pos_embedding = nn.Parameter(torch.randn(1, max_len, d))
         self.embedding = nn.Embedding(V, d)
         nn.init.normal_(self.embedding.weight, 0.0, 1.0 / math.sqrt(d))
         self.blks = nn.Sequential()
@@ -211,6 +238,8 @@ class Stack(nn.Module):
         X = self.embedding(tokens) * math.sqrt(self.d)
         if self.posenc:
             X = X + P_of(T, self.d)
+        if self.max_len:
+            X = X + self.pos_embedding[:, :T, :]
         A = None
         for blk in self.blks:
             X, A = blk(X, valid_lens, self.causal)
@@ -285,6 +314,68 @@ STACKS = [
     ("23_layers3_ffn_bias_causal_labels", 2, 3, 16, True, True, True, 3, 6, [6, 4, 6], True,
      False),
 ]
+
+LEARNED = [
+    # name, heads, layers, ffn, addnorm, bias, causal, B, T, max_len, lens, labels, ignore,
+    # steps ("adam", "sgd" or None)
+    ("24_learned_heads2", 2, 1, 0, False, False, False, 2, 5, 5, None, False, False, None),
+    ("25_learned_addnorm_valid_lens_max_len9", 2, 1, 0, True, False, False, 3, 6, 9, [6, 3, 4],
+     False, False, "sgd"),
+    ("26_learned_layers2_ffn_causal", 2, 2, 16, True, False, True, 3, 6, 6, [6, 4, 5], False,
+     True, None),
+    ("27_learned_labels_bias", 4, 1, 0, True, True, False, 3, 5, 5, None, True, False, None),
+    ("28_learned_adam", 2, 1, 0, True, False, False, 4, 6, 6, [6, 5, 6, 4], False, False, "adam"),
+    ("29_learned_layers2_ffn_adam", 2, 2, 16, True, False, False, 4, 6, 6, [6, 5, 6, 4], False,
+     False, "adam"),
+]
+
+
+def learned_case(g, V, d, case):
+    """One learned-P case in float64: the loss, every gradient, and steps."""
+    (name, heads, layers, H, addnorm, bias, causal, B, T, max_len, lens, labels, ignore,
+     steps) = case
+    C = 3 if labels else V
+    stack = layers > 1 or H > 0
+    if stack:
+        model = Stack(V, C, d, heads, layers, H, False, bias, causal, max_len)
+    else:
+        model = Model(V, C, d, heads, False, addnorm, bias, causal, max_len)
+    with torch.no_grad():  # LayerNorms that are not the identity at the start
+        for k, v in model.named_parameters():
+            if "ln.weight" in k:
+                v.uniform_(0.5, 1.5, generator=g)
+            elif "ln.bias" in k:
+                v.uniform_(-0.5, 0.5, generator=g)
+    batch = make_batch(g, B, T, V, C, lens, labels, ignore)
+    config = {"vocab": V, "classes": C, "hiddens": d, "heads": heads, "posenc": False,
+              "pos_embedding": "learned", "max_len": max_len, "addnorm": addnorm or stack,
+              "bias": bias, "causal": causal, "float64": True}
+    if stack:
+        config.update({"layers": layers, "ffn": H})
+    doc = {"config": config, "state_dict": state(model), "tokens": batch["tokens"].tolist(),
+           "valid_lens": batch["valid_lens"].tolist() if lens else None,
+           "targets": batch["targets"].tolist()}
+    m64 = model.double()
+    loss = loss_of(m64, batch)
+    loss.backward()
+    doc["loss"] = loss.item()
+    doc["grads"] = {k: v.grad.tolist() for k, v in m64.named_parameters()}
+    assert list(doc["state_dict"])[0] == "pos_embedding"
+    if max_len > T:  # the rows past T are not used
+        assert torch.all(m64.pos_embedding.grad[:, T:, :] == 0)
+    if steps:
+        opt = (torch.optim.Adam(m64.parameters(), lr=1e-2) if steps == "adam" else
+               torch.optim.SGD(m64.parameters(), lr=0.5))
+        losses = []
+        for _ in range(10):
+            opt.zero_grad()
+            l = loss_of(m64, batch)
+            losses.append(l.item())
+            l.backward()
+            opt.step()
+        doc[steps] = {"lr": opt.param_groups[0]["lr"], "steps": 10, "losses": losses,
+                      "state_dict": state(m64)}
+    return doc
 
 
 class D2LMultiHeadAttention(nn.Module):
@@ -389,9 +480,38 @@ def encoder_check(folder):
     print("encoder: loaded with strict=False, unexpected", doc["unexpected_keys"])
 
 
+def learned_check(folder):
+    """A model with a learned P that attn saved: every key matched, no more
+    (strict=True), and the logits of a few sequences in float64."""
+    m = json.load(open(os.path.join(folder, "model.json"), encoding="utf-8"))
+    assert m["pos_embedding"] == "learned" and list(m["state_dict"])[0] == "pos_embedding"
+    sd = {k: torch.tensor(v, dtype=torch.float64) for k, v in m["state_dict"].items()}
+    max_len = sd["pos_embedding"].shape[1]
+    model = Model(len(m["vocab"]), len(m["classes"]), m["num_hiddens"], m["num_heads"], False,
+                  m["addnorm"], "W_q.bias" in sd, False, max_len).double()
+    res = model.load_state_dict(sd, strict=True)
+    g = torch.Generator().manual_seed(11)
+    B, T, V = 3, max_len, len(m["vocab"])
+    tokens = torch.randint(1, V, (B, T), generator=g)
+    lens = torch.tensor([T, T - 3, 2])
+    for b in range(B):
+        tokens[b, lens[b]:] = 0
+    with torch.no_grad():
+        logits, _ = model(tokens, lens)
+    doc = {"tokens": tokens.tolist(), "valid_lens": lens.tolist(), "logits": logits.tolist(),
+           "missing_keys": res.missing_keys, "unexpected_keys": res.unexpected_keys}
+    with open(os.path.join(folder, "logits.json"), "w") as f:
+        json.dump(doc, f)
+        f.write("\n")
+    print("learned: loaded with strict=True, max_len", max_len)
+
+
 def main():
     if len(sys.argv) > 2 and sys.argv[1] == "--encoder":
         encoder_check(sys.argv[2])
+        return
+    if len(sys.argv) > 2 and sys.argv[1] == "--learned":
+        learned_check(sys.argv[2])
         return
     out = sys.argv[1] if len(sys.argv) > 1 else "tests/ref/train"
     os.makedirs(out, exist_ok=True)
@@ -486,6 +606,12 @@ def main():
             json.dump(doc, f)
             f.write("\n")
         print(name, "loss", doc["loss"])
+    for case in LEARNED:
+        doc = learned_case(g, V, d, case)
+        with open(os.path.join(out, case[0] + ".json"), "w") as f:
+            json.dump(doc, f)
+            f.write("\n")
+        print(case[0], "loss", doc["loss"])
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@
 typedef struct fixture {
     cJSON *root;
     tmodel_config cfg;
+    int float64;           /* torch computed it in float64 (learned P, 24 on) */
     size_t B, T;
     int *tokens, *targets; /* (B, T) */
     long *lens;            /* (B,) or NULL */
@@ -67,6 +68,10 @@ static int fixture_load(fixture *fx, const char *path)
     fx->cfg.hiddens = get_size(c, "hiddens");
     fx->cfg.heads = get_size(c, "heads");
     fx->cfg.posenc = get_bool(c, "posenc");
+    /* a learned pos_embedding (fixtures 24 on): its max_len, in float64 */
+    fx->cfg.learned = cJSON_GetObjectItemCaseSensitive(c, "pos_embedding") != NULL;
+    fx->cfg.max_len = fx->cfg.learned ? get_size(c, "max_len") : 0;
+    fx->float64 = get_bool(c, "float64");
     fx->cfg.addnorm = get_bool(c, "addnorm");
     fx->cfg.bias = get_bool(c, "bias");
     fx->cfg.causal = get_bool(c, "causal");
@@ -111,7 +116,7 @@ static int load_params(tmodel *m, const cJSON *sd, const char *name)
     for (i = 0; i < m->nparams; i++) {
         tensor t;
         if (json_get_tensor(cJSON_GetObjectItemCaseSensitive(sd, m->param[i].name),
-                            m->param[i].name, 1, 2, &t, err, sizeof err) ||
+                            m->param[i].name, 1, 3, &t, err, sizeof err) ||
             t.size != m->param[i].t->size) {
             fprintf(stderr, "%s: %s: %s\n", name, m->param[i].name, err);
             return -1;
@@ -132,7 +137,7 @@ static size_t compare_tensor(const double *got, const float *gotf, const cJSON *
     size_t i, bad = 0;
     *worst = 0.0;
     *worst_at = 0;
-    if (json_get_tensor(want, "want", 1, 2, &t, err, sizeof err) || t.size != n)
+    if (json_get_tensor(want, "want", 1, 3, &t, err, sizeof err) || t.size != n)
         return n ? n : 1;
     for (i = 0; i < n; i++) {
         double g = got ? got[i] : gotf[i], d = fabs(g - t.data[i]);
@@ -153,6 +158,8 @@ static void opts_from_fixture(train_opts *o, const fixture *fx)
     o->hiddens = fx->cfg.hiddens;
     o->heads = fx->cfg.heads;
     o->posenc = fx->cfg.posenc;
+    o->learned = fx->cfg.learned;
+    o->max_len = fx->cfg.max_len;
     o->addnorm = fx->cfg.addnorm;
     o->bias = fx->cfg.bias;
     o->causal = fx->cfg.causal;
@@ -161,22 +168,23 @@ static void opts_from_fixture(train_opts *o, const fixture *fx)
 }
 
 /* Every parameter's gradient grads (m->total,) against the fixture's
- * "grads", within 1e-5 + 1e-4·|torch|; a failure prints, llm.c style, the
+ * "grads", within atol + rtol·|torch|; a failure prints, llm.c style, the
  * worst difference of the parameter (what: "" or "fast path: "). */
 static void check_grads(const char *file, const char *what, const double *grads,
-                        const tmodel *m, const cJSON *root)
+                        const tmodel *m, const cJSON *root, double atol, double rtol)
 {
     const cJSON *all = cJSON_GetObjectItemCaseSensitive(root, "grads");
     for (size_t i = 0; i < m->nparams; i++) {
         const cJSON *want = cJSON_GetObjectItemCaseSensitive(all, m->param[i].name);
         double worst;
         size_t at, bad = compare_tensor(grads + m->param[i].offset, NULL, want,
-                                        m->param[i].t->size, 1e-5, 1e-4, &worst, &at);
+                                        m->param[i].t->size, atol, rtol, &worst, &at);
         check_count++;
         if (bad) {
             check_failed++;
-            fprintf(stderr, "%s: %sd %s: %zu of %zu outside 1e-5 + 1e-4·|torch|, worst %.3g at "
-                    "[%zu]\n", file, what, m->param[i].name, bad, m->param[i].t->size, worst, at);
+            fprintf(stderr, "%s: %sd %s: %zu of %zu outside %g + %g·|torch|, worst %.3g at "
+                    "[%zu]\n", file, what, m->param[i].name, bad, m->param[i].t->size, atol, rtol,
+                    worst, at);
         }
     }
 }
@@ -204,10 +212,13 @@ static void test_fixture_grads(const char *dir, const char *file)
     loss = tmodel_loss(&c, &m, fx.targets, &count, NULL);
     CHECK(count > 0);
     loss /= (double)count;
-    CHECK_NEAR(loss, cJSON_GetObjectItemCaseSensitive(fx.root, "loss")->valuedouble, 1e-6, 1e-5);
+    CHECK_NEAR(loss, cJSON_GetObjectItemCaseSensitive(fx.root, "loss")->valuedouble,
+               fx.float64 ? 1e-7 : 1e-6, fx.float64 ? 1e-6 : 1e-5);
     CHECK(tmodel_backward(grads, &c, &m, fx.tokens, fx.lens, fx.targets, 1.0 / (double)count,
                           NULL, err, sizeof err) == 0);
-    check_grads(file, "", grads, &m, fx.root);
+    /* torch in float64: the reference within 1e-6 + 1e-5·|torch| */
+    check_grads(file, "", grads, &m, fx.root, fx.float64 ? 1e-6 : 1e-5,
+                fx.float64 ? 1e-5 : 1e-4);
     /* the fast path (encoder_fast.c) against torch too */
     {
         tfast_cache fc;
@@ -225,7 +236,7 @@ static void test_fixture_grads(const char *dir, const char *file)
                    cJSON_GetObjectItemCaseSensitive(fx.root, "loss")->valuedouble, 1e-6, 1e-5);
         for (i = 0; i < m.total; i++)
             gd[i] = gf[i];
-        check_grads(file, "fast path: ", gd, &m, fx.root);
+        check_grads(file, "fast path: ", gd, &m, fx.root, 1e-5, 1e-4);
         /* and against the reference loops, element by element */
         {
             double worst = 0.0;
@@ -281,8 +292,14 @@ static void task_from_fixture(train_task *task, const fixture *fx)
         task->train.lens[i] = fx->lens ? fx->lens[i] : (long)fx->T;
 }
 
-/* 50 Adam steps from torch's initial weights on torch's batch. */
-static void test_fixture_adam(const char *dir, const char *file, int threads, int reference)
+/* The steps of an optimizer (key "adam": 50 of torch.optim.Adam, or in the
+ * float64 fixtures 10 of "adam" or "sgd") from torch's initial weights on
+ * torch's batch: each step's loss and the final weights. Against torch in
+ * float64 the reference holds 1e-5; the float32 fast path, and every path
+ * against the float32 fixtures, 1e-4 on the loss and 1e-4 + 1e-3·|torch|
+ * on the weights. */
+static void test_fixture_steps(const char *dir, const char *file, const char *key, int threads,
+                               int reference)
 {
     char path[512], err[256];
     fixture fx;
@@ -290,28 +307,32 @@ static void test_fixture_adam(const char *dir, const char *file, int threads, in
     train_opts o;
     trainer tr;
     tmodel init;
-    const cJSON *adam, *losses, *sd;
+    const cJSON *run, *losses, *sd;
     int s, steps;
     size_t i;
-    double worst_loss = 0.0;
+    double worst_loss = 0.0, loss_tol, atol, rtol;
     snprintf(path, sizeof path, "%s/%s", dir, file);
     if (fixture_load(&fx, path)) {
         CHECK(0);
         return;
     }
-    adam = cJSON_GetObjectItemCaseSensitive(fx.root, "adam");
-    if (!adam) {
+    run = cJSON_GetObjectItemCaseSensitive(fx.root, key);
+    if (!run) {
         fixture_free(&fx);
         return;
     }
-    losses = cJSON_GetObjectItemCaseSensitive(adam, "losses");
-    steps = cJSON_GetObjectItemCaseSensitive(adam, "steps")->valueint;
-    CHECK_INT(steps, 50);
+    losses = cJSON_GetObjectItemCaseSensitive(run, "losses");
+    steps = cJSON_GetObjectItemCaseSensitive(run, "steps")->valueint;
+    CHECK_INT(steps, fx.float64 ? 10 : 50);
+    loss_tol = fx.float64 && reference ? 1e-5 : 1e-4;
+    atol = fx.float64 && reference ? 1e-5 : 1e-4;
+    rtol = fx.float64 && reference ? 1e-5 : 1e-3;
     CHECK(tmodel_alloc(&init, &fx.cfg, err, sizeof err) == 0);
     CHECK(load_params(&init, cJSON_GetObjectItemCaseSensitive(fx.root, "state_dict"), file) == 0);
     task_from_fixture(&task, &fx);
     opts_from_fixture(&o, &fx);
-    o.lr = cJSON_GetObjectItemCaseSensitive(adam, "lr")->valuedouble;
+    o.optimizer = strcmp(key, "sgd") == 0 ? OPTIM_SGD : OPTIM_ADAM;
+    o.lr = cJSON_GetObjectItemCaseSensitive(run, "lr")->valuedouble;
     o.batch_size = 0;
     o.threads = threads;
     o.reference = reference;
@@ -323,28 +344,30 @@ static void test_fixture_adam(const char *dir, const char *file, int threads, in
         d = fabs(st.loss - want) / fabs(want);
         if (d > worst_loss)
             worst_loss = d;
-        if (!(d <= 1e-4)) {
+        if (!(d <= loss_tol)) {
             check_failed++;
-            fprintf(stderr, "%s: Adam step %d: loss %.9g, torch %.9g\n", file, s + 1, st.loss,
+            fprintf(stderr, "%s: %s step %d: loss %.9g, torch %.9g\n", file, key, s + 1, st.loss,
                     want);
         }
         check_count++;
     }
-    sd = cJSON_GetObjectItemCaseSensitive(adam, "state_dict");
+    sd = cJSON_GetObjectItemCaseSensitive(run, "state_dict");
     for (i = 0; i < tr.model.nparams; i++) {
         double worst;
         size_t at, bad = compare_tensor(NULL, tr.model.param[i].t->data,
                                         cJSON_GetObjectItemCaseSensitive(sd, tr.model.param[i].name),
-                                        tr.model.param[i].t->size, 1e-4, 1e-3, &worst, &at);
+                                        tr.model.param[i].t->size, atol, rtol, &worst, &at);
         check_count++;
         if (bad) {
             check_failed++;
-            fprintf(stderr, "%s: after 50 Adam steps, %s: %zu outside 1e-4 + 1e-3·|torch|, worst "
-                    "%.3g at [%zu]\n", file, tr.model.param[i].name, bad, worst, at);
+            fprintf(stderr, "%s: after %d %s steps, %s: %zu outside %g + %g·|torch|, worst "
+                    "%.3g at [%zu]\n", file, steps, key, tr.model.param[i].name, bad, atol, rtol,
+                    worst, at);
         }
     }
-    printf("  %s: 50 Adam steps (%s, %d thread%s), worst relative loss difference %.2g\n",
-           file, reference ? "reference" : "fast", threads, threads == 1 ? "" : "s", worst_loss);
+    printf("  %s: %d %s steps (%s, %d thread%s), worst relative loss difference %.2g\n", file,
+           steps, key, reference ? "reference" : "fast", threads, threads == 1 ? "" : "s",
+           worst_loss);
     trainer_free(&tr);
     tmodel_free(&init);
     train_task_free(&task);
@@ -380,7 +403,7 @@ static void test_fixture_sgd(const char *dir, const char *file)
         CHECK(json_get_tensor(cJSON_GetObjectItemCaseSensitive(
                                   cJSON_GetObjectItemCaseSensitive(fx.root, "grads"),
                                   tr.model.param[i].name),
-                              "g", 1, 2, &g, err, sizeof err) == 0);
+                              "g", 1, 3, &g, err, sizeof err) == 0);
         for (j = 0; j < g.size; j++) {
             double want = (double)init.param[i].t->data[j] - 0.5 * g.data[j];
             bad += !(fabs(tr.model.param[i].t->data[j] - want) <= 1e-6 + 1e-4 * fabs(want));
@@ -413,14 +436,17 @@ static void test_fixtures(const char *dir)
             names[n++] = strdup(e->d_name);
     closedir(d);
     qsort(names, n, sizeof *names, by_name);
-    CHECK(n >= 23);
+    CHECK(n >= 29); /* 24 on: a learned pos_embedding */
     printf("gradients against PyTorch (%zu fixtures):\n", n);
     for (i = 0; i < n; i++)
         test_fixture_grads(dir, names[i]);
     for (i = 0; i < n; i++) {
-        test_fixture_adam(dir, names[i], 1, 1);
-        test_fixture_adam(dir, names[i], 1, 0);
-        test_fixture_adam(dir, names[i], 2, 0);
+        for (int k = 0; k < 2; k++) {
+            const char *key = k ? "sgd" : "adam";
+            test_fixture_steps(dir, names[i], key, 1, 1);
+            test_fixture_steps(dir, names[i], key, 1, 0);
+            test_fixture_steps(dir, names[i], key, 2, 0);
+        }
         test_fixture_sgd(dir, names[i]);
     }
     for (i = 0; i < n; i++)
@@ -456,9 +482,11 @@ static void relu_pattern(unsigned char *on, const tcache *c, const tmodel *m)
  * every parameter of a small model with biases, AddNorm, valid_lens and
  * dropout (whose mask is fixed by its seed): a witness independent of
  * PyTorch. layers, ffn: a stack of that many blocks (causal). */
-static void test_finite_differences(int dropout, size_t layers, size_t ffn)
+static void test_finite_differences(int dropout, size_t layers, size_t ffn, int learned)
 {
-    tmodel_config cfg = {6, 6, 8, 2, 1, 1, 1, layers > 1, dropout ? 0.3 : 0.0, layers, ffn};
+    /* learned: a pos_embedding of max_len 6 instead of P (its row 5 unused) */
+    tmodel_config cfg = {6, 6, 8, 2, !learned, 1, 1, layers > 1, dropout ? 0.3 : 0.0, layers,
+                         ffn, learned, learned ? 6 : 0};
     const size_t B = 2, T = 5;
     const int tok[10] = {1, 2, 3, 4, 5, 5, 4, 3, 0, 0};
     const int tgt[10] = {2, -1, 4, 1, 3, 1, 2, 5, -1, -1};
@@ -540,9 +568,10 @@ static void test_finite_differences(int dropout, size_t layers, size_t ffn)
     if (bad)
         check_failed++;
     CHECK(kinks * 10 < m.total); /* most parameters are checked */
-    printf("finite differences%s, %zu layer%s%s: %zu parameters (%zu across a ReLU's kink "
+    printf("finite differences%s, %zu layer%s%s%s: %zu parameters (%zu across a ReLU's kink "
            "skipped), worst |analytic − numeric| %.2g\n", dropout ? " (dropout 0.3)" : "",
-           m.cfg.layers, m.cfg.layers == 1 ? "" : "s", ffn ? " with FFN" : "", m.total, kinks,
+           m.cfg.layers, m.cfg.layers == 1 ? "" : "s", ffn ? " with FFN" : "",
+           learned ? ", learned P" : "", m.total, kinks,
            worst);
     free(on_p);
     free(on_m);
@@ -939,11 +968,12 @@ static void test_model_file(void)
 
 /* ---- stacks: d2l's TransformerEncoder names, the induction task --------- */
 
-/* A stack saved by attn train (tests/ref/train_encoder/model.json) gives
- * the logits that scripts/gen_train_ref.py --encoder computed after
- * load_state_dict(strict=False) into a module shaped as d2l's
- * TransformerEncoder (only head.* unexpected, kept aside as nn.Linear). */
-static void test_encoder_logits(const char *fixtures)
+/* A model attn saved (FIXTURES/../sub/model.json) against the logits
+ * PyTorch computed for it after load_state_dict (logits.json: tokens,
+ * valid_lens, logits, missing_keys): within 1e-5 + 1e-4·|torch|. check
+ * looks at the loaded model first. */
+static void test_saved_logits(const char *fixtures, const char *sub,
+                              void (*check_model)(const tmodel *m), const char *what)
 {
     char mpath[512], lpath[512], err[512];
     char **vocab = NULL, **classes = NULL;
@@ -951,12 +981,13 @@ static void test_encoder_logits(const char *fixtures)
     tmodel m;
     tcache c;
     cJSON *root;
+    const cJSON *toks, *vl, *logits;
     char *text;
     int *tok;
     long *lens;
     double worst = 0.0;
-    snprintf(mpath, sizeof mpath, "%s/../train_encoder/model.json", fixtures);
-    snprintf(lpath, sizeof lpath, "%s/../train_encoder/logits.json", fixtures);
+    snprintf(mpath, sizeof mpath, "%s/../%s/model.json", fixtures, sub);
+    snprintf(lpath, sizeof lpath, "%s/../%s/logits.json", fixtures, sub);
     text = check_read_file(lpath, NULL);
     root = text ? cJSON_Parse(text) : NULL;
     free(text);
@@ -964,38 +995,34 @@ static void test_encoder_logits(const char *fixtures)
     if (!root)
         return;
     CHECK(model_file_load(mpath, &m, &vocab, &V, &classes, &C, 0, 0.0, err, sizeof err) == 0);
-    CHECK_INT(m.cfg.layers, 2);
-    CHECK_INT(m.cfg.ffn, 32);
-    CHECK(m.cfg.addnorm == 1 && m.cfg.causal == 0);
-    CHECK(tmodel_find(&m, "blks.block1.ffn.dense2.bias") != NULL);
-    CHECK(tmodel_find(&m, "blks.block0.addnorm2.ln.weight") != NULL);
+    check_model(&m);
     CHECK(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(root, "missing_keys")) == 0);
-    B = (size_t)cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(root, "tokens"));
-    T = (size_t)cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(root, "tokens")->child);
+    toks = cJSON_GetObjectItemCaseSensitive(root, "tokens");
+    vl = cJSON_GetObjectItemCaseSensitive(root, "valid_lens");
+    logits = cJSON_GetObjectItemCaseSensitive(root, "logits");
+    B = (size_t)cJSON_GetArraySize(toks);
+    T = (size_t)cJSON_GetArraySize(toks->child);
     tok = malloc(B * T * sizeof *tok);
     lens = malloc(B * sizeof *lens);
     for (b = 0; b < B; b++) {
-        lens[b] = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "valid_lens"),
-                                     (int)b)->valueint;
+        lens[b] = cJSON_GetArrayItem(vl, (int)b)->valueint;
         for (t = 0; t < T; t++)
-            tok[b * T + t] = cJSON_GetArrayItem(
-                cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "tokens"), (int)b),
-                (int)t)->valueint;
+            tok[b * T + t] = cJSON_GetArrayItem(cJSON_GetArrayItem(toks, (int)b), (int)t)->valueint;
     }
     CHECK(tcache_alloc(&c, &m, B, T, err, sizeof err) == 0);
     CHECK(tmodel_forward(&m, &c, tok, lens, B, T, NULL, err, sizeof err) == 0);
     for (b = 0; b < B; b++)
         for (t = 0; t < T; t++)
             for (k = 0; k < C; k++) {
-                const cJSON *want = cJSON_GetArrayItem(cJSON_GetArrayItem(cJSON_GetArrayItem(
-                    cJSON_GetObjectItemCaseSensitive(root, "logits"), (int)b), (int)t), (int)k);
+                const cJSON *want = cJSON_GetArrayItem(
+                    cJSON_GetArrayItem(cJSON_GetArrayItem(logits, (int)b), (int)t), (int)k);
                 double d = fabs(c.logits[(b * T + t) * C + k] - want->valuedouble);
                 worst = d > worst ? d : worst;
                 bad += !(d <= 1e-5 + 1e-4 * fabs(want->valuedouble));
             }
     CHECK_INT(bad, 0);
-    printf("d2l TransformerEncoder: %s loads with strict=False; logits of %zu × %zu positions "
-           "within 1e-5 + 1e-4·|torch| (worst %.2g)\n", "model.json", B, T, worst);
+    printf("%s: logits of %zu × %zu positions within 1e-5 + 1e-4·|torch| (worst %.2g)\n", what,
+           B, T, worst);
     free(tok);
     free(lens);
     tcache_free(&c);
@@ -1003,6 +1030,28 @@ static void test_encoder_logits(const char *fixtures)
     train_strings_free(vocab, V);
     train_strings_free(classes, C);
     cJSON_Delete(root);
+}
+
+/* A stack saved by attn train (tests/ref/train_encoder/model.json) loads
+ * into d2l's TransformerEncoder with strict=False. */
+static void check_stack(const tmodel *m)
+{
+    CHECK_INT(m->cfg.layers, 2);
+    CHECK_INT(m->cfg.ffn, 32);
+    CHECK(m->cfg.addnorm == 1 && m->cfg.causal == 0);
+    CHECK(tmodel_find((tmodel *)m, "blks.block1.ffn.dense2.bias") != NULL);
+    CHECK(tmodel_find((tmodel *)m, "blks.block0.addnorm2.ln.weight") != NULL);
+}
+
+/* A learned P saved by attn train (tests/ref/train_learned/model.json)
+ * loads into PyTorch's module with strict=True. */
+static void check_learned(const tmodel *m)
+{
+    CHECK(m->cfg.learned == 1 && m->cfg.posenc == 0);
+    CHECK_INT(m->cfg.max_len, 8);
+    CHECK(strcmp(m->param[0].name, "pos_embedding") == 0);
+    CHECK(m->pos_embedding.ndim == 3 && m->pos_embedding.shape[0] == 1 &&
+          m->pos_embedding.shape[2] == 16);
 }
 
 /* Write text to path. */
@@ -1436,17 +1485,22 @@ int main(int argc, char **argv)
 #endif
     }
     test_fixtures(argv[1]);
-    test_finite_differences(0, 1, 0);
-    test_finite_differences(1, 1, 0);
-    test_finite_differences(0, 2, 0);
-    test_finite_differences(0, 2, 6);
-    test_finite_differences(1, 3, 5);
-    test_finite_differences(0, 3, 5);
-    test_finite_differences(1, 2, 0);
+    test_finite_differences(0, 1, 0, 0);
+    test_finite_differences(1, 1, 0, 0);
+    test_finite_differences(0, 2, 0, 0);
+    test_finite_differences(0, 2, 6, 0);
+    test_finite_differences(1, 3, 5, 0);
+    test_finite_differences(0, 3, 5, 0);
+    test_finite_differences(1, 2, 0, 0);
+    test_finite_differences(0, 1, 0, 1);
+    test_finite_differences(1, 2, 6, 1);
     test_data();
     test_apple_corpus(argv[2]);
     test_model_file();
-    test_encoder_logits(argv[1]);
+    test_saved_logits(argv[1], "train_encoder", check_stack,
+                      "d2l TransformerEncoder: model.json loads with strict=False");
+    test_saved_logits(argv[1], "train_learned", check_learned,
+                      "a learned P: model.json loads with strict=True");
     test_stack_file();
     test_induction_task();
     test_determinism(0.0);

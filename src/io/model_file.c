@@ -8,6 +8,17 @@
 #include "json_in.h"
 #include "model_json.h"
 
+/* What is added to the embedding: "posenc": true or false (the sinusoid or
+ * none, as files have always said), or "pos_embedding": "learned" (its
+ * max_len is the shape of state_dict["pos_embedding"]). */
+static void write_pos(json_writer *jw, const tmodel_config *cfg)
+{
+    if (cfg->learned)
+        json_string(jw, "pos_embedding", "learned");
+    else
+        json_bool(jw, "posenc", cfg->posenc);
+}
+
 int model_file_write(FILE *f, const tmodel *m, const char *const *vocab,
                      const char *const *classes)
 {
@@ -21,10 +32,10 @@ int model_file_write(FILE *f, const tmodel *m, const char *const *vocab,
         /* d2l's TransformerEncoder: AddNorm in every block, so no "addnorm" */
         json_uint(&jw, "num_layers", m->cfg.layers);
         json_uint(&jw, "ffn_num_hiddens", m->cfg.ffn);
-        json_bool(&jw, "posenc", m->cfg.posenc);
+        write_pos(&jw, &m->cfg);
         json_bool(&jw, "causal", m->cfg.causal);
     } else {
-        json_bool(&jw, "posenc", m->cfg.posenc);
+        write_pos(&jw, &m->cfg);
         json_bool(&jw, "addnorm", m->cfg.addnorm);
     }
     return model_json_end(&jw, m->param, m->nparams);
@@ -57,8 +68,8 @@ static int check_root(const cJSON *root, char *err, size_t errlen)
 {
     static const char *const keys[] = {"command",   "vocab",      "classes",
                                        "num_hiddens", "num_heads", "num_layers",
-                                       "ffn_num_hiddens", "posenc", "addnorm",
-                                       "causal",    "state_dict", NULL};
+                                       "ffn_num_hiddens", "posenc", "pos_embedding",
+                                       "addnorm",   "causal",    "state_dict", NULL};
     const cJSON *cmd;
     if (model_json_check_keys(root, keys, "a model of attn train", err, errlen))
         return -1;
@@ -67,6 +78,69 @@ static int check_root(const cJSON *root, char *err, size_t errlen)
         snprintf(err, errlen, "$.command: expected \"train\" (a model saved by attn train)");
         return -1;
     }
+    return 0;
+}
+
+/* "pos_embedding": "sinusoid", "learned" or "none", and "posenc": true or
+ * false (the sinusoid or none): either or both, agreeing, into cfg. */
+static int read_pos(const cJSON *root, tmodel_config *cfg, char *err, size_t errlen)
+{
+    static const char *const kinds[] = {"sinusoid", "learned", "none"};
+    const cJSON *pe = cJSON_GetObjectItemCaseSensitive(root, "pos_embedding");
+    int kind = -1;
+    if (pe) {
+        for (int k = 0; k < 3 && cJSON_IsString(pe); k++)
+            if (strcmp(pe->valuestring, kinds[k]) == 0)
+                kind = k;
+        if (kind < 0 && cJSON_IsString(pe)) {
+            snprintf(err, errlen, "$.pos_embedding: expected \"sinusoid\", \"learned\" or "
+                     "\"none\", got \"%.40s\"", pe->valuestring);
+            return -1;
+        }
+        if (kind < 0) {
+            snprintf(err, errlen, "$.pos_embedding: expected \"sinusoid\", \"learned\" or "
+                     "\"none\", got %s", json_type_name(pe));
+            return -1;
+        }
+        cfg->posenc = kind == 0;
+        cfg->learned = kind == 1;
+        if (!cJSON_GetObjectItemCaseSensitive(root, "posenc"))
+            return 0;
+    }
+    if (get_bool(root, "posenc", &cfg->posenc, err, errlen))
+        return -1;
+    if (kind >= 0 && cfg->posenc != (kind == 0)) {
+        snprintf(err, errlen, "$.posenc: %s, but $.pos_embedding is \"%s\"",
+                 cfg->posenc ? "true" : "false", kinds[kind]);
+        return -1;
+    }
+    return 0;
+}
+
+/* A learned P's max_len: the shape of state_dict["pos_embedding"], (1,
+ * max_len, d) with max_len 1 … TRAIN_MAX_LEN. */
+static int read_max_len(const cJSON *sd, tmodel_config *cfg, char *err, size_t errlen)
+{
+    const char *path = "$.state_dict[\"pos_embedding\"]";
+    const cJSON *p = cJSON_GetObjectItemCaseSensitive(sd, "pos_embedding");
+    char got[64];
+    tensor t;
+    if (!p) {
+        snprintf(err, errlen, "$.state_dict: missing \"pos_embedding\" (the model's learned P)");
+        return -1;
+    }
+    if (json_get_tensor(p, path, 1, 3, &t, err, errlen))
+        return -1;
+    tensor_shape_str(got, sizeof got, t.ndim, t.shape);
+    if (t.ndim != 3 || t.shape[0] != 1 || t.shape[2] != cfg->hiddens || t.shape[1] < 1 ||
+        t.shape[1] > TRAIN_MAX_LEN) {
+        snprintf(err, errlen, "%s: expected shape (1, max_len, %zu) with max_len 1 … %d, got %s",
+                 path, cfg->hiddens, TRAIN_MAX_LEN, got);
+        tensor_free(&t);
+        return -1;
+    }
+    cfg->max_len = t.shape[1];
+    tensor_free(&t);
     return 0;
 }
 
@@ -100,7 +174,7 @@ static int read_config(const cJSON *root, tmodel_config *cfg, char ***vocab, siz
                              errlen) ||
         model_json_get_count(root, "ffn_num_hiddens", 0, 100000, 0, &cfg->ffn, err, errlen))
         return -1;
-    if (get_bool(root, "posenc", &cfg->posenc, err, errlen))
+    if (read_pos(root, cfg, err, errlen))
         return -1;
     if (cJSON_GetObjectItemCaseSensitive(root, "causal") &&
         get_bool(root, "causal", &cfg->causal, err, errlen))
@@ -160,6 +234,8 @@ static int load_root(const cJSON *root, void *args, char *err, size_t errlen)
         return -1;
     cfg.dropout = a->dropout;
     if (!(sd = model_json_state_dict(root, err, errlen)))
+        return -1;
+    if (cfg.learned && read_max_len(sd, &cfg, err, errlen))
         return -1;
     cfg.bias = cJSON_GetObjectItemCaseSensitive(
                    sd, tmodel_is_stack(&cfg) ? "blks.block0.attention.W_q.bias" : "W_q.bias") !=

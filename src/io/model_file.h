@@ -6,6 +6,12 @@
  *                   ["W_q.bias", …], ["addnorm.ln.weight", "addnorm.ln.bias"],
  *                   "head.weight": (C, d), "head.bias": (C,)}}
  *
+ * A model with a learned P (d2l.ai 11.8's pos_embedding) says
+ * "pos_embedding": "learned" in place of "posenc", and its state_dict
+ * starts with "pos_embedding": (1, max_len, d); max_len is read from that
+ * shape. A file may also say "pos_embedding": "sinusoid" or "none", with
+ * or without an agreeing "posenc".
+ *
  * The W_q/W_k/W_v/W_o entries are exactly the state_dict of §4 (d2l's
  * MultiHeadAttention), written as json_out writes every tensor ("%.9g":
  * float32 round-trips exactly).

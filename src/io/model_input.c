@@ -26,13 +26,21 @@ int model_input_is_model(const char *path, size_t max_bytes)
     return yes;
 }
 
-/* X (B, N, d) = embedding[ids]·√d + P (posenc), the queries of pr. */
-static int embed(problem *pr, const tmodel *m, const int *ids, char *err, size_t errlen)
+/* X (B, N, d) = embedding[ids]·√d + P (posenc, or the learned
+ * pos_embedding), the queries of pr. */
+static int embed(problem *pr, const tmodel *m, const int *ids, const char *path, char *err,
+                 size_t errlen)
 {
     const size_t B = pr->B, N = pr->Nq, d = m->cfg.hiddens;
     const double sqrt_d = sqrt((double)d);
     size_t shape[3] = {B, N, d}, bytes;
     float *P = NULL; /* (N, d) */
+    const float *add; /* (N, d) what is added by position, or NULL */
+    if (m->cfg.learned && N > m->cfg.max_len) {
+        snprintf(err, errlen, "--tokens: %zu tokens, but the learned P of %s holds %zu positions "
+                 "(max_len)", N, path, m->cfg.max_len);
+        return -1;
+    }
     if (size_mul(N, d, &bytes) || size_mul(bytes, sizeof(float), &bytes) ||
         !(P = calloc(1, bytes ? bytes : 1))) {
         snprintf(err, errlen, "out of memory");
@@ -40,6 +48,7 @@ static int embed(problem *pr, const tmodel *m, const int *ids, char *err, size_t
     }
     if (m->cfg.posenc)
         posenc_fill(P, N, d, 10000.0);
+    add = tmodel_positions(m, P);
     if (tensor_alloc(&pr->queries, 3, shape, err, errlen)) {
         free(P);
         return -1;
@@ -49,7 +58,7 @@ static int embed(problem *pr, const tmodel *m, const int *ids, char *err, size_t
             const float *e = m->embedding.data + (size_t)ids[b * N + t] * d; /* (d,) */
             float *x = pr->queries.data + (b * N + t) * d;
             for (size_t i = 0; i < d; i++)
-                x[i] = (float)(e[i] * sqrt_d + P[t * d + i]);
+                x[i] = (float)(e[i] * sqrt_d + (add ? add[t * d + i] : 0.0f));
         }
     free(P);
     return 0;
@@ -136,7 +145,7 @@ int model_input_load(problem *pr, const char *path, const char *tokens, char *er
     pr->B = B;
     pr->Nq = pr->Nk = N;
     pr->Dq = pr->Dk = pr->Dv = m.cfg.hiddens;
-    if (embed(pr, &m, ids, err, errlen))
+    if (embed(pr, &m, ids, path, err, errlen))
         goto done;
     for (i = 0; i < B; i++)
         if ((size_t)lens[i] != N)

@@ -220,10 +220,12 @@ static int read_param(const cJSON *sd, const tparam *p, char *err, size_t errlen
         snprintf(err, errlen, "$.state_dict: missing \"%s\"", p->name);
         return -1;
     }
-    if (json_get_tensor(node, path, 1, 2, &got, err, errlen))
+    /* matrices and vectors; a learned pos_embedding (1, max_len, d) is 3-D */
+    if (json_get_tensor(node, path, 1, t->ndim > 2 ? t->ndim : 2, &got, err, errlen))
         return -1;
     if (got.ndim != t->ndim || got.shape[0] != t->shape[0] ||
-        (t->ndim == 2 && got.shape[1] != t->shape[1])) {
+        (t->ndim >= 2 && got.shape[1] != t->shape[1]) ||
+        (t->ndim >= 3 && got.shape[2] != t->shape[2])) {
         tensor_shape_str(want, sizeof want, t->ndim, t->shape);
         tensor_shape_str(gs, sizeof gs, got.ndim, got.shape);
         snprintf(err, errlen, "%s: expected shape %s, got %s", path, want, gs);

@@ -1,4 +1,5 @@
 /* canvas.c — images, pixel drawing, antialiased lines and axis ticks. */
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -64,6 +65,27 @@ int image_stack(attn_image *out, const attn_image *top, const attn_image *bottom
     for (int y = 0; y < bottom->h; y++)
         memcpy(out->rgb + (size_t)(top->h + y) * (size_t)w * 3,
                bottom->rgb + (size_t)y * (size_t)bottom->w * 3, (size_t)bottom->w * 3);
+    return 0;
+}
+
+int image_beside(attn_image *out, const attn_image *left, const attn_image *right, char *err,
+                 size_t errlen)
+{
+    int h = left->h > right->h ? left->h : right->h, w;
+    if (left->w > INT_MAX - right->w) {
+        if (err)
+            snprintf(err, errlen, "an image of %d + %d pixels is too wide", left->w, right->w);
+        return -1;
+    }
+    w = left->w + right->w;
+    if (image_alloc(out, w, h, err, errlen))
+        return -1;
+    for (int y = 0; y < left->h; y++)
+        memcpy(out->rgb + (size_t)y * (size_t)w * 3, left->rgb + (size_t)y * (size_t)left->w * 3,
+               (size_t)left->w * 3);
+    for (int y = 0; y < right->h; y++)
+        memcpy(out->rgb + ((size_t)y * (size_t)w + (size_t)left->w) * 3,
+               right->rgb + (size_t)y * (size_t)right->w * 3, (size_t)right->w * 3);
     return 0;
 }
 

@@ -32,6 +32,10 @@ void image_free(attn_image *img);
  * 0, or -1 with the reason in err. */
 int image_stack(attn_image *out, const attn_image *top, const attn_image *bottom, char *err,
                 size_t errlen);
+/* left beside right in a new image out (white where the shorter one ends):
+ * 0, or -1 with the reason in err. */
+int image_beside(attn_image *out, const attn_image *left, const attn_image *right, char *err,
+                 size_t errlen);
 
 /* ---- fonts ----------------------------------------------------------- */
 

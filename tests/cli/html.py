@@ -266,6 +266,16 @@ def group_html_train(tmp):
                                                for r in data["runs"]] == ["reverse", "reverse"] and
           [r["label"] for r in data["page"]["runs"]] == ["with P", "without P"],
           "html train: compare has both runs")
+    # --compare-posenc --pos-embedding learned: three runs on one slider
+    rc, out, err = expect(["train", "--compare-posenc", "--pos-embedding", "learned", "--steps",
+                           "20", "--log-every", "10", "--html", page] + narrow, 0)
+    check(out.endswith("wrote %s: a page of the attention at 4 steps, sinusoid P, learned P and "
+                       "no P, %d KB\n" % (page, round(os.path.getsize(page) / 1024))),
+          "html train: the three-way report")
+    _, _, data = page_data(page)
+    check(data["compare_posenc"] is True and len(data["runs"]) == 3 and
+          [r["label"] for r in data["page"]["runs"]] == ["sinusoid P", "learned P", "no P"],
+          "html train: compare with learned has the three runs")
     # apple: the two sentences, 苹果's position
     expect(["train", "--task", "apple", "--steps", "10", "--html", page], 0)
     _, _, data = page_data(page)

@@ -107,6 +107,8 @@ OPTIONS = [
     "train --task previous --length 4 --vocab 3 --hiddens 4 --heads 1 --addnorm --bias --causal --dropout 0.1",
     "train --data d.json --json o.json --png out.png --plot p.png --save s.json",
     "train --load m.json --steps 0",
+    "train --task previous --pos-embedding learned --compare-posenc --pos-png p.png --steps 2",
+    "train --no-posenc --pos-embedding learned",
     "train --load m.json --data d.json --steps 1 --optimizer sgd --lr 0.5",
     "train --compare-posenc --length 3 --vocab 2",
     "train --batch-size 1 --log-every 1 --seed 3 --no-posenc --json -",
@@ -442,6 +444,19 @@ def main():
     save(mdir, json.dumps(m).encode())
     for name, layers, ffn, bias in STACKS:
         save(mdir, json.dumps(stacked(plain, layers, ffn, bias)).encode())
+    # a learned P broken: its kind, its shape, missing, disagreeing with posenc
+    learned = json.loads(models["gen-learned.json"])
+    pe = learned["state_dict"]["pos_embedding"]
+    for key, value in [("pos_embedding", "learnt"), ("pos_embedding", 1), ("posenc", True),
+                       ("pos_embedding", "sinusoid"), ("pos_embedding", "none")]:
+        save(mdir, json.dumps(dict(learned, **{key: value})).encode())
+    for shape_broken in ([[r[:2] for r in pe[0]]], pe[0], pe * 2, [pe[0][:1] * 600], None):
+        m = dict(learned, state_dict=dict(learned["state_dict"]))
+        if shape_broken is None:
+            del m["state_dict"]["pos_embedding"]
+        else:
+            m["state_dict"]["pos_embedding"] = shape_broken
+        save(mdir, json.dumps(m).encode())
     translate_corpus(attn, xdir)
     pool_corpus(pdir)
 

@@ -34,6 +34,10 @@ MODELS = [
     ("stack2-ffn", "d.json", ["--layers", "2", "--ffn", "3", "--hiddens", "4", "--heads", "2",
                               "--bias"]),
     ("stack1-ffn", "l.json", ["--ffn", "2", "--hiddens", "2", "--heads", "1"]),
+    # a learned P (SPEC §15, --pos-embedding learned): "pos_embedding" (1, max_len, d)
+    ("learned", "d.json", ["--hiddens", "4", "--heads", "2", "--pos-embedding", "learned"]),
+    ("learned-stack2-ffn", "l.json", ["--layers", "2", "--ffn", "3", "--hiddens", "4",
+                                      "--heads", "2", "--pos-embedding", "learned"]),
 ]
 
 DATA = {

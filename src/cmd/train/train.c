@@ -31,6 +31,7 @@
 #include "train_data.h"
 #include "train_loop.h"
 #include "train_page.h"
+#include "train_posemb.h"
 
 #define NSNAP 5              /* probe snapshots in --png: step 0 … final */
 #define MAX_PROBES 2         /* apple: a fruit and a company sentence */
@@ -39,6 +40,7 @@ static const char *const task_names[] = {"reverse", "previous", "apple", "induct
                                          "translate", NULL}; /* train_kind, then translate */
 static const char *const optimizer_names[] = {"adam", "sgd", NULL};            /* optim_kind */
 static const char *const arch_names[] = {"transformer", "bahdanau", NULL};                 /* train_arch */
+static const char *const pos_names[] = {"sinusoid", "learned", "none", NULL};  /* train_pos */
 
 /* --lr: a finite number > 0. */
 static int parse_lr(void *dest, const char *value)
@@ -75,6 +77,15 @@ const struct opt train_options[] = {
     OPT_INT(0, "heads", heads, "NH", 1, 4096, "num_heads, must divide D (default 4)"),
     OPT_FLAG(0, "posenc", posenc, "add the positional encoding P to X (the default)"),
     OPT_SET(0, "no-posenc", posenc, 0, "no P: the model cannot tell the order"),
+    OPT_CHOICE(0, "pos-embedding", pos_embedding, "KIND", pos_names,
+               "what is added to embedding·√d: sinusoid (the\n"
+               "chapter's P, as --posenc), learned (d2l.ai 11.8's\n"
+               "pos_embedding (1, max_len, d), normal(0, 1) at the\n"
+               "start, trained; max_len the task's longest\n"
+               "sequence) or none (as --no-posenc) (default\n"
+               "sinusoid; not for translate)"),
+    OPT_FILE(0, "pos-png", pos_png, "a learned P drawn: P, and P·Pᵀ beside the\n"
+                                    "sinusoid's P·Pᵀ (PNG)"),
     OPT_FLAG(0, "addnorm", addnorm, "Y = LayerNorm(X + Y), d2l's AddNorm"),
     OPT_FLAG(0, "causal", causal, "a query sees no key after its position\n(default for induction)"),
     OPT_SET(0, "no-causal", causal, 0, "every query sees every key (induction)"),
@@ -106,7 +117,9 @@ const struct opt train_options[] = {
     OPT_FILE(0, "save", save, "the trained model as JSON (selfattn --input reads it)"),
     OPT_FILE(0, "load", load, "a saved model to evaluate (--steps 0) or train on"),
     OPT_FLAG(0, "compare-posenc", compare_posenc,
-             "train twice, same seed, with and without P, and\ncompare the accuracies"),
+             "train twice, same seed, with and without P, and\n"
+             "compare the accuracies; with --pos-embedding\n"
+             "learned three times: sinusoid, learned, none"),
     OPT_FLAG(0, "compare-layers", compare_layers,
              "train 1 layer and --layers N, same seed and data,\n"
              "and compare them (--png: the N layers' figure)"),
@@ -139,12 +152,13 @@ const struct opt_rule train_rules[] = {
     OPT_CONFLICTS("causal", "no-causal", "--causal and --no-causal: give one"),
     OPT_CONFLICTS("data", "length vocab",
                   "--%s is for the built-in tasks; --data brings its own"),
-    OPT_CONFLICTS("load", "hiddens heads posenc no-posenc addnorm bias layers ffn arch",
+    OPT_CONFLICTS("load", "hiddens heads posenc no-posenc pos-embedding addnorm bias layers ffn "
+                          "arch",
                   "--%s is read from the model file of --load"),
     OPT_CONFLICTS("compare-posenc", "posenc no-posenc load save png plot json compare-layers",
                   "--compare-posenc trains with and without P and keeps neither; --%s cannot "
                   "be used with it"),
-    OPT_CONFLICTS("compare-layers", "load save plot json",
+    OPT_CONFLICTS("compare-layers", "load save plot json pos-png",
                   "--compare-layers trains 1 layer and N and keeps neither; --%s cannot be "
                   "used with it"),
     OPT_CONFLICTS("compare-arch",
@@ -162,7 +176,8 @@ static const char usage_before_options[] =
     "\n"
     "Trains a self-attention model, in d2l's names, and shows its attention\n"
     "forming:\n"
-    "    X = embedding(tokens)·√d + P       (P unless --no-posenc)\n"
+    "    X = embedding(tokens)·√d + P       (P unless --no-posenc; a learned P:\n"
+    "                                        --pos-embedding learned)\n"
     "    Y = MultiHeadAttention(X, X, X, valid_lens)   (LayerNorm(X + Y): --addnorm)\n"
     "    logits = head(Y); loss = mean cross-entropy where there is a target\n"
     "With --layers N, a stack of d2l's TransformerEncoderBlock, each\n"
@@ -218,6 +233,8 @@ static const char usage_after_options[] =
     "Examples:\n"
     "  attn train                          # reverse: the anti-diagonal\n"
     "  attn train --task reverse --compare-posenc   # with and without P\n"
+    "  attn train --task previous --compare-posenc --pos-embedding learned \\\n"
+    "      --pos-png p.png               # sinusoid, learned and no P; P·Pᵀ drawn\n"
     "  attn train --task apple --png apple.png --plot curves.png\n"
     "  attn train --task reverse --html reverse.html   # scrub through the steps\n"
     "  attn train --task apple --save model.json\n"
@@ -354,8 +371,8 @@ static int check_args(const struct train_args *a, const opt_given *g)
  * long run never ends in "cannot create" (nothing is left behind). */
 static int check_outputs(const struct train_args *a)
 {
-    const char *paths[] = {a->save, a->png, a->plot, a->json};
-    const char *names[] = {"--save", "--png", "--plot", "--json"};
+    const char *paths[] = {a->save, a->png, a->plot, a->json, a->pos_png};
+    const char *names[] = {"--save", "--png", "--plot", "--json", "--pos-png"};
     return output_check_files(paths, names, sizeof paths / sizeof paths[0]);
 }
 
@@ -394,13 +411,14 @@ static int load_task(run *r)
 }
 
 /* The training options from the command's, or the loaded model's. */
-static void make_opts(run *r, int posenc)
+static void make_opts(run *r, train_pos pos)
 {
     const struct train_args *a = r->a;
     train_opts_default(&r->opts, r->task.kind);
     r->opts.hiddens = (size_t)a->hiddens;
     r->opts.heads = (size_t)a->heads;
-    r->opts.posenc = posenc;
+    r->opts.posenc = pos == POS_SINUSOID;
+    r->opts.learned = pos == POS_LEARNED;
     r->opts.addnorm = a->addnorm;
     r->opts.bias = a->bias;
     r->opts.causal = a->causal;
@@ -417,6 +435,8 @@ static void make_opts(run *r, int posenc)
         r->opts.hiddens = mc->hiddens;
         r->opts.heads = mc->heads;
         r->opts.posenc = mc->posenc;
+        r->opts.learned = mc->learned;
+        r->opts.max_len = mc->max_len;
         r->opts.addnorm = mc->addnorm;
         r->opts.bias = mc->bias;
         r->opts.layers = mc->layers;
@@ -443,11 +463,12 @@ static int check_memory(const run *r)
     chunks = (B + TRAIN_CHUNK - 1) / TRAIN_CHUNK;
     /* every step checked; the first overflow stops the count (|| skips the
      * rest) and the run is refused as too large */
-    /* params = (V + C)·d + L·(4·d + 2·H + 8)·d + C */
+    /* params = (V + C)·d + L·(4·d + 2·H + 8)·d + C, and a learned P's T·d */
     over = size_mul(4, d, &a) || size_mul(2, H, &b) || size_add(a, b, &a) ||
            size_add(a, 8, &a) || size_mul(a, d, &a) || size_mul(a, L, &a) ||
            size_add(V, C, &b) || size_mul(b, d, &b) || size_add(a, b, &params) ||
-           size_add(params, C, &params);
+           size_add(params, C, &params) ||
+           (r->opts.learned && (size_mul(T, d, &b) || size_add(params, b, &params)));
     /* per chunk: its caches, about ((12·d + 2·NH·T + 3·H)·L + 3·C)·T numbers
      * for each of its TRAIN_CHUNK examples (counted as 8 bytes), and its
      * gradients (double and float: 12 bytes a parameter) */
@@ -684,10 +705,12 @@ static int train_loop_steps(run *r, long steps, int show)
 
 /* Task, trainer, and training with P or without. show: the progress. */
 /* The page's name for this run when two are compared (in buf), else NULL. */
-static const char *run_label(const run *r, int posenc, char *buf, size_t len)
+static const char *run_label(const run *r, train_pos pos, char *buf, size_t len)
 {
+    if (r->a->compare_posenc && r->a->pos_embedding == POS_LEARNED)
+        return pos == POS_SINUSOID ? "sinusoid P" : pos == POS_LEARNED ? "learned P" : "no P";
     if (r->a->compare_posenc)
-        return posenc ? "with P" : "without P";
+        return pos == POS_SINUSOID ? "with P" : "without P";
     if (!r->a->compare_layers)
         return NULL;
     snprintf(buf, len, "%ld layer%s", r->a->layers, r->a->layers == 1 ? "" : "s");
@@ -733,23 +756,26 @@ static int induction_after(run *r)
     return EXIT_OK;
 }
 
-static int train_run(run *r, int posenc, int show)
+static int train_run(run *r, train_pos pos, int show)
 {
     char err[512], label[32];
     int status;
     if ((status = load_task(r)) != EXIT_OK)
         return status;
-    make_opts(r, posenc);
+    make_opts(r, pos);
     if ((status = check_memory(r)) != EXIT_OK)
         return status;
     if (trainer_init(&r->tr, &r->task, &r->opts, r->has_loaded ? &r->loaded : NULL, err,
                      sizeof err)) {
-        cli_error("%s", err);
+        if (r->has_loaded)
+            cli_error("--load %s: %s", r->a->load, err);
+        else
+            cli_error("%s", err);
         return EXIT_RUNTIME;
     }
     r->tr_ready = 1;
     if ((status = choose_probes(r)) != EXIT_OK ||
-        (status = train_page_run(&r->tr, run_label(r, posenc, label, sizeof label), r->a->steps,
+        (status = train_page_run(&r->tr, run_label(r, pos, label, sizeof label), r->a->steps,
                                  r->a->log_every)) != EXIT_OK)
         return status;
     for (size_t p = 0; p < r->nprobes; p++)
@@ -796,9 +822,14 @@ static void print_summary(const run *r)
                  mc->ffn ? "" : " (attention only)");
     if (mc->ffn)
         snprintf(layers + strlen(layers), sizeof layers - strlen(layers), "FFN %zu, ", mc->ffn);
+    char pos[64];
+    if (mc->learned)
+        snprintf(pos, sizeof pos, "with a learned P (max_len %zu)", mc->max_len);
+    else
+        snprintf(pos, sizeof pos, "%s", mc->posenc ? "with P" : "without P");
     printf("attn train: %s, %ld steps in %.2f s, %sd %zu, %zu heads, %s%s%s%s\n", r->task_name,
-           r->tr.step, r->seconds, layers, mc->hiddens, mc->heads,
-           mc->posenc ? "with P" : "without P", mc->addnorm ? ", AddNorm" : "",
+           r->tr.step, r->seconds, layers, mc->hiddens, mc->heads, pos,
+           mc->addnorm ? ", AddNorm" : "",
            mc->causal ? ", causal" : "", r->a->load ? ", from --load" : "");
     printf("final loss %.4f, training accuracy ", r->final.train.loss);
     print_percent(r->final.train.accuracy);
@@ -916,6 +947,24 @@ static void print_induction(const run *r)
     printf("previous token: the weight on position i−1; induction: on the position just\n"
            "after the earlier copy of the token at i (in … A B … A, on B).\n");
     print_circuit(r);
+}
+
+/* A learned P: how far training moved it, and whether nearby positions
+ * came out alike, as the sinusoid's are (a band on P·Pᵀ's diagonal). */
+static void print_band(const run *r)
+{
+    const tmodel *m = &r->tr.model;
+    train_pos_band b;
+    if (train_pos_band_of(&b, m, r->has_loaded ? -1 : (long long)r->a->seed)) {
+        printf("\n(out of memory for the learned P's cosines)\n");
+        return;
+    }
+    printf("\nlearned P (max_len %zu)", m->cfg.max_len);
+    if (!isnan(b.moved))
+        printf(": moved %.0f%% from its start (‖P − P₀‖ / ‖P₀‖)", 100.0 * b.moved);
+    printf("\nmean cosine of positions |i−j| = 1 apart / further apart:\n"
+           "  learned P  %5.2f / %5.2f\n  sinusoid   %5.2f / %5.2f   (a band on P·Pᵀ's "
+           "diagonal)\n", b.learned_near, b.learned_far, b.sinusoid_near, b.sinusoid_far);
 }
 
 static void print_apple(const run *r)
@@ -1200,6 +1249,17 @@ done:
     return status;
 }
 
+/* --pos-png: the learned P of m and P·Pᵀ beside the sinusoid's. */
+static int pos_png(const struct train_args *a, const tmodel *m, FILE *rep)
+{
+    const train_pos_png pp = {a->pos_png, m};
+    if (!m->cfg.learned) { /* a model of --load without one */
+        cli_error("--pos-png: the model of --load %s has no learned P (pos_embedding)", a->load);
+        return EXIT_RUNTIME;
+    }
+    return output_figures(a->font, a->pos_png, train_pos_png_write, NULL, NULL, &pp, rep);
+}
+
 static int write_outputs(const run *r, FILE *rep)
 {
     const struct train_args *a = r->a;
@@ -1215,6 +1275,8 @@ static int write_outputs(const run *r, FILE *rep)
                 "attention)\n", a->save, a->save);
     }
     status = output_figures(a->font, a->png, write_png, a->plot, write_plot, r, rep);
+    if (status == EXIT_OK && a->pos_png)
+        status = pos_png(a, &r->tr.model, rep);
     if (status == EXIT_OK && a->json)
         status = output_json(a->json, write_json, r, rep, "the history and the final figures");
     if (status == EXIT_OK && a->html)
@@ -1224,49 +1286,103 @@ static int write_outputs(const run *r, FILE *rep)
 
 /* ---- the command ------------------------------------------------------------ */
 
-/* --compare-posenc: the same task, seed and steps with P and without. */
-/* Two runs side by side, their names' column w wide: the final loss,
- * the training and (when there is one) the held-out accuracy. */
-static void print_compared(const run r[2], int w)
+/* n runs side by side, their names' column w wide: the final loss, the
+ * training and (when there is one) the held-out accuracy. */
+static void print_compared(const run *r, size_t n, int w)
 {
-    printf("%-*s %10.4f %10.4f\n", w, "final loss", r[0].final.train.loss,
-           r[1].final.train.loss);
-    printf("%-*s %9.1f%% %9.1f%%\n", w, "training accuracy", 100.0 * r[0].final.train.accuracy,
-           100.0 * r[1].final.train.accuracy);
-    if (r[0].final.has_heldout)
-        printf("%-*s %9.1f%% %9.1f%%\n", w, "held-out accuracy",
-               100.0 * r[0].final.heldout.accuracy, 100.0 * r[1].final.heldout.accuracy);
+    printf("%-*s", w, "final loss");
+    for (size_t k = 0; k < n; k++)
+        printf(" %10.4f", r[k].final.train.loss);
+    printf("\n%-*s", w, "training accuracy");
+    for (size_t k = 0; k < n; k++)
+        printf(" %9.1f%%", 100.0 * r[k].final.train.accuracy);
+    printf("\n");
+    if (!r[0].final.has_heldout)
+        return;
+    printf("%-*s", w, "held-out accuracy");
+    for (size_t k = 0; k < n; k++)
+        printf(" %9.1f%%", 100.0 * r[k].final.heldout.accuracy);
+    printf("\n");
 }
 
 /* A comparison's end: when it went well (status EXIT_OK), its page
- * (--html) of both runs, kind naming it; then both runs freed. */
-static int compare_end(run r[2], const struct train_args *a, int status, const char *kind)
+ * (--html) of the n runs, kind naming it; then the runs freed. */
+static int compare_end(run *r, size_t n, const struct train_args *a, int status,
+                       const char *kind)
 {
+    const void *ctxs[3] = {&r[0], &r[1], n > 2 ? &r[2] : NULL};
     if (status == EXIT_OK && a->html)
-        status = train_page_write(write_json, (const void *[]){&r[0], &r[1]}, 2, kind, stdout);
-    run_free(&r[0]);
-    run_free(&r[1]);
+        status = train_page_write(write_json, ctxs, n, kind, stdout);
+    for (size_t k = 0; k < n; k++)
+        run_free(&r[k]);
     return status;
 }
 
+/* The first logged step whose held-out accuracy (measured on the weights
+ * it starts from, as the history logs it) reached level; 0 when none. */
+static long step_reaching(const run *r, double level)
+{
+    for (size_t i = 0; i < r->nhist; i++)
+        if (r->hist[i].heldout_accuracy >= level)
+            return r->hist[i].step;
+    return 0;
+}
+
+/* --compare-posenc --pos-embedding learned: the table of three runs. */
+static void print_three(const run r[3], const struct train_args *a)
+{
+    printf("attn train: %s, %ld steps, seed %ld, the same batches and weights with each P\n",
+           r[0].task_name, r[0].tr.step, a->seed);
+    printf("%-24s %10s %10s %10s\n", "", "sinusoid", "learned", "none");
+    print_compared(r, 3, 24);
+    if (r[0].final.has_heldout) {
+        printf("%-26s", "held-out ≥ 99% at step"); /* ≥: 3 bytes, 1 column */
+        for (int k = 0; k < 3; k++) {
+            long s = step_reaching(&r[k], 0.99);
+            if (s)
+                printf(" %10ld", s);
+            else
+                printf(" %10s", "never");
+        }
+        printf("\n");
+    }
+    printf("%-24s %9.2fs %9.2fs %9.2fs\n", "time", r[0].seconds, r[1].seconds, r[2].seconds);
+    printf("(at step: the first logged step, every %ld, whose held-out accuracy reached 99%%)\n"
+           "Without P self-attention does not see the order: f(π·X) = π·f(X). The learned P\n"
+           "starts as random vectors, one per position, and is trained with the rest.\n",
+           a->log_every);
+    print_band(&r[1]);
+}
+
+/* --compare-posenc: the same task, seed and steps with P and without
+ * (with --pos-embedding learned: sinusoid, learned and none). */
 static int compare_posenc(const struct train_args *a)
 {
-    run r[2];
+    static const train_pos two[2] = {POS_SINUSOID, POS_NONE},
+                           three[3] = {POS_SINUSOID, POS_LEARNED, POS_NONE};
+    const size_t n = a->pos_embedding == POS_LEARNED ? 3 : 2;
+    run r[3];
     int status = EXIT_OK;
     memset(r, 0, sizeof r);
-    for (int k = 0; k < 2 && status == EXIT_OK; k++) {
+    for (size_t k = 0; k < n && status == EXIT_OK; k++) {
         r[k].a = a;
-        status = train_run(&r[k], k == 0, 1);
+        status = train_run(&r[k], n == 3 ? three[k] : two[k], 1);
     }
-    if (status == EXIT_OK) {
+    if (status == EXIT_OK && n == 3) {
+        print_three(r, a);
+        if (a->pos_png) {
+            printf("\n");
+            status = pos_png(a, &r[1].tr.model, stdout);
+        }
+    } else if (status == EXIT_OK) {
         printf("attn train: %s, %ld steps, seed %ld, the same batches with and without P\n",
                r[0].task_name, r[0].tr.step, a->seed);
         printf("%-20s %10s %10s\n", "", "with P", "without P");
-        print_compared(r, 20);
+        print_compared(r, 2, 20);
         printf("%-20s %9.2fs %9.2fs\n", "time", r[0].seconds, r[1].seconds);
         printf("Without P self-attention does not see the order: f(π·X) = π·f(X).\n");
     }
-    return compare_end(r, a, status, "compare_posenc");
+    return compare_end(r, n, a, status, "compare_posenc");
 }
 
 /* What the task decides when the options do not: induction's length,
@@ -1304,7 +1420,7 @@ static int compare_layers(const struct train_args *a)
     r[0].a = &one;
     r[1].a = a;
     for (int k = 0; k < 2 && status == EXIT_OK; k++)
-        status = train_run(&r[k], a->posenc, 1);
+        status = train_run(&r[k], (train_pos)a->pos_embedding, 1);
     if (status == EXIT_OK) {
         char h1[32], h2[32];
         snprintf(h1, sizeof h1, "1 layer");
@@ -1312,7 +1428,7 @@ static int compare_layers(const struct train_args *a)
         printf("attn train: %s, %ld steps, seed %ld, the same batches with 1 layer and %ld\n",
                r[0].task_name, r[0].tr.step, a->seed, a->layers);
         printf("%-22s %10s %10s\n", "", h1, h2);
-        print_compared(r, 22);
+        print_compared(r, 2, 22);
         if (r[0].induction) {
             size_t l, h;
             printf("%-22s %10.2f %10.2f\n", "best induction score",
@@ -1330,7 +1446,39 @@ static int compare_layers(const struct train_args *a)
             status = output_figures(a->font, a->png, write_png, NULL, NULL, &r[1], stdout);
         }
     }
-    return compare_end(r, a, status, "compare_layers");
+    return compare_end(r, 2, a, status, "compare_layers");
+}
+
+/* --pos-embedding, or what --posenc / --no-posenc say (sinusoid, none):
+ * into a->pos_embedding; a combination that disagrees is refused (exit
+ * 2), and so are --compare-posenc with a P it already runs and --pos-png
+ * without a learned P. */
+static int resolve_pos(struct train_args *a, const opt_given *g)
+{
+    const int given = opt_is_given(g, "pos-embedding");
+    const char *name = pos_names[a->pos_embedding];
+    if (given && opt_is_given(g, "posenc") && a->pos_embedding != POS_SINUSOID) {
+        cli_error("--posenc and --pos-embedding %s: give one (--posenc is --pos-embedding "
+                  "sinusoid)", name);
+        return EXIT_USAGE;
+    }
+    if (given && opt_is_given(g, "no-posenc") && a->pos_embedding != POS_NONE) {
+        cli_error("--no-posenc and --pos-embedding %s: give one (--no-posenc is --pos-embedding "
+                  "none)", name);
+        return EXIT_USAGE;
+    }
+    if (!given)
+        a->pos_embedding = a->posenc ? POS_SINUSOID : POS_NONE;
+    if (given && a->compare_posenc && a->pos_embedding != POS_LEARNED) {
+        cli_error("--compare-posenc already trains with the sinusoid and with none; "
+                  "--pos-embedding learned adds the learned P as a third");
+        return EXIT_USAGE;
+    }
+    if (a->pos_png && !a->load && a->pos_embedding != POS_LEARNED) {
+        cli_error("--pos-png draws a learned P: give --pos-embedding learned");
+        return EXIT_USAGE;
+    }
+    return EXIT_OK;
 }
 
 static void train_defaults(struct train_args *a)
@@ -1380,7 +1528,7 @@ int cmd_train(int argc, char **argv)
     if ((status = train_not_translation(&g)) != EXIT_OK)
         return status;
     task_defaults(&a);
-    if ((status = check_args(&a, &g)) != EXIT_OK || (status = check_outputs(&a)) != EXIT_OK ||
+    if ((status = resolve_pos(&a, &g)) != EXIT_OK || (status = check_args(&a, &g)) != EXIT_OK || (status = check_outputs(&a)) != EXIT_OK ||
         (status = train_page_open(a.html, argc, argv)) != EXIT_OK)
         return status;
     if (a.compare_posenc || a.compare_layers) {
@@ -1390,7 +1538,7 @@ int cmd_train(int argc, char **argv)
     }
     memset(&r, 0, sizeof r);
     r.a = &a;
-    status = train_run(&r, a.posenc, 1);
+    status = train_run(&r, (train_pos)a.pos_embedding, 1);
     if (status == EXIT_OK) {
         FILE *rep = output_report_stream(a.json);
         if (rep == stdout) { /* with --json -, stdout is the JSON's */
@@ -1400,6 +1548,8 @@ int cmd_train(int argc, char **argv)
                 print_apple(&r);
             if (r.induction)
                 print_induction(&r);
+            if (r.tr.model.cfg.learned)
+                print_band(&r);
             printf("\n");
         }
         status = write_outputs(&r, rep);

@@ -12,13 +12,16 @@
 #define TRAIN_TASK_TRANSLATE 4
 /* --arch's choices */
 typedef enum train_arch { ARCH_TRANSFORMER, ARCH_BAHDANAU } train_arch;
+/* --pos-embedding's choices: what is added to the scaled embedding */
+typedef enum train_pos { POS_SINUSOID, POS_LEARNED, POS_NONE } train_pos;
 /* The largest --num-steps. */
 #define TRAIN_MAX_NUM_STEPS 512
 
 struct train_args {
     int task, optimizer, color, arch;
     int posenc, addnorm, causal, bias, compare_posenc, compare_layers, compare_arch;
-    const char *data, *png, *plot, *json, *save, *load, *font, *html;
+    int pos_embedding; /* train_pos: --pos-embedding, or --posenc / --no-posenc */
+    const char *data, *png, *plot, *json, *save, *load, *font, *html, *pos_png;
     long length, vocab, hiddens, heads, steps, batch_size, seed, threads, log_every;
     long layers, ffn; /* −1: the task's default (induction 2 layers) */
     long num_steps, max_examples, min_freq; /* translation; −1: the default */

@@ -15,7 +15,7 @@
 #include "json_writer.h"
 #include "page_out.h"
 
-#define TP_MAX_RUNS 2
+#define TP_MAX_RUNS 3
 #define TP_MAX_PROBES 4
 #define TP_MAX_FLOATS ((size_t)1 << 21) /* per run: 8 MiB of float32 */
 
@@ -258,11 +258,11 @@ static size_t trimmed(const char *text, size_t len)
 int train_page_write(int (*write_json)(FILE *f, const void *ctx), const void *const *ctxs,
                      size_t nruns, const char *compare, FILE *rep)
 {
-    char *docs[TP_MAX_RUNS] = {NULL, NULL}, *page = NULL, *data = NULL;
-    size_t dlen[TP_MAX_RUNS] = {0, 0}, plen = 0, len = 0;
+    char *docs[TP_MAX_RUNS] = {NULL, NULL, NULL}, *page = NULL, *data = NULL;
+    size_t dlen[TP_MAX_RUNS] = {0, 0, 0}, plen = 0, len = 0;
     FILE *f = NULL;
     int status = EXIT_RUNTIME;
-    char what[96];
+    char what[160];
     if (!pg.open)
         return EXIT_OK;
     if (nruns > TP_MAX_RUNS)
@@ -298,10 +298,12 @@ int train_page_write(int (*write_json)(FILE *f, const void *ctx), const void *co
         }
         f = NULL;
     }
-    snprintf(what, sizeof what, "a page of the attention at %zu step%s%s%s%s%s",
-             pg.runs[0].nkept, pg.runs[0].nkept == 1 ? "" : "s", nruns > 1 ? ", " : "",
-             nruns > 1 && pg.runs[0].label ? pg.runs[0].label : "", nruns > 1 ? " and " : "",
-             nruns > 1 && pg.runs[1].label ? pg.runs[1].label : "");
+    snprintf(what, sizeof what, "a page of the attention at %zu step%s", pg.runs[0].nkept,
+             pg.runs[0].nkept == 1 ? "" : "s");
+    for (size_t i = 0; i < nruns && nruns > 1; i++) /* ", A and B", ", A, B and C" */
+        snprintf(what + strlen(what), sizeof what - strlen(what), "%s%s",
+                 i == 0 ? ", " : i + 1 == nruns ? " and " : ", ",
+                 pg.runs[i].label ? pg.runs[i].label : "");
     status = output_page_text(pg.path, "attn train", data, len, rep, what);
     data = NULL; /* taken */
     goto done;

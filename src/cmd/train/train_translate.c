@@ -80,6 +80,9 @@ static int check_translate_args(const struct train_args *a, const opt_given *g)
         {"vocab", "the vocabularies are the sentences' words (--min-freq)"},
         {"posenc", "the Transformer always adds P"},
         {"no-posenc", "the Transformer always adds P"},
+        {"pos-embedding", "the Transformer always adds the sinusoid P (a learned P is for "
+                          "the encoder tasks)"},
+        {"pos-png", "it draws the learned P of the encoder tasks"},
         {"addnorm", "every block of the Transformer has AddNorm"},
         {"causal", "the decoder is causal and the encoder is not, always"},
         {"no-causal", "the decoder is causal and the encoder is not, always"},

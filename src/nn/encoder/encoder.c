@@ -30,6 +30,14 @@ int tmodel_config_check(const tmodel_config *cfg, char *err, size_t errlen)
         snprintf(err, errlen, "dropout %g is not in [0, 1)", cfg->dropout);
         return -1;
     }
+    if (cfg->learned && cfg->posenc) {
+        snprintf(err, errlen, "the sinusoidal P and a learned pos_embedding: choose one");
+        return -1;
+    }
+    if (cfg->learned && cfg->max_len < 1) {
+        snprintf(err, errlen, "a learned pos_embedding needs max_len ≥ 1");
+        return -1;
+    }
     if (cfg->layers > TMODEL_MAX_LAYERS) {
         snprintf(err, errlen, "%zu layers (at most %d)", cfg->layers, TMODEL_MAX_LAYERS);
         return -1;
@@ -205,6 +213,11 @@ int tmodel_alloc(tmodel *m, const tmodel_config *cfg, char *err, size_t errlen)
         m->cfg.addnorm = 1; /* the residual carries each token up the stack */
     if (tmodel_config_check(&m->cfg, err, errlen))
         return -1;
+    if (m->cfg.learned) {
+        const size_t shape[3] = {1, m->cfg.max_len, d};
+        if (tensor_alloc(&m->pos_embedding, 3, shape, err, errlen))
+            goto fail;
+    }
     if (tensor_alloc2(&m->embedding, cfg->vocab, d, err, errlen))
         goto fail;
     for (size_t l = 0; l < m->cfg.layers; l++)
@@ -213,7 +226,9 @@ int tmodel_alloc(tmodel *m, const tmodel_config *cfg, char *err, size_t errlen)
     if (tensor_alloc2(&m->head_weight, cfg->classes, d, err, errlen) ||
         tensor_alloc2(&m->head_bias, cfg->classes, 0, err, errlen))
         goto fail;
-    /* state_dict order */
+    /* state_dict order: the module's own parameter, then its submodules' */
+    if (m->cfg.learned)
+        tparam_add(m->param, &m->nparams, &m->total, "", "pos_embedding", &m->pos_embedding);
     tparam_add(m->param, &m->nparams, &m->total, "", "embedding.weight", &m->embedding);
     for (size_t l = 0; l < m->cfg.layers; l++)
         block_params(m, l);
@@ -238,10 +253,15 @@ void tmodel_init(tmodel *m, unsigned long long seed)
         tblock_init(&m->blk[l], &m->cfg, &r);
     tparam_uniform(&m->head_weight, d, &r);
     tparam_uniform(&m->head_bias, d, &r);
+    /* pos_embedding ~ N(0, 1), d2l.ai 11.8's torch.randn, drawn after the
+     * rest: the other weights are those of the same seed without it */
+    for (size_t i = 0; i < m->pos_embedding.size; i++)
+        m->pos_embedding.data[i] = (float)rng_normal(&r);
 }
 
 void tmodel_free(tmodel *m)
 {
+    tensor_free(&m->pos_embedding);
     tensor_free(&m->embedding);
     for (size_t l = 0; l < TMODEL_MAX_LAYERS; l++)
         tblock_free(&m->blk[l]);
@@ -386,6 +406,11 @@ const float *tcache_features(const tcache *c, const tmodel *m)
 
 /* ---- forward ------------------------------------------------------------ */
 
+const float *tmodel_positions(const tmodel *m, const float *sinusoid)
+{
+    return m->cfg.learned ? m->pos_embedding.data : m->cfg.posenc ? sinusoid : NULL;
+}
+
 static mha_trace block_trace(const tblock_cache *b)
 {
     mha_trace trace = {0};
@@ -440,11 +465,17 @@ int tmodel_forward(tmodel *m, tcache *c, const int *tokens, const long *lens, si
                  T, c->Bmax, c->Tmax);
         return -1;
     }
+    if (m->cfg.learned && T > m->cfg.max_len) {
+        snprintf(err, errlen, "sequences of %zu positions, but pos_embedding holds %zu (max_len)",
+                 T, m->cfg.max_len);
+        return -1;
+    }
     c->B = B;
     c->T = T;
 
-    /* 1. X (B, T, d) = embedding[token] · √d (+ P[t]) */
-    embedding_forward(c->X, m->embedding.data, tokens, m->cfg.posenc ? c->P : NULL, B, T, d,
+    /* 1. X (B, T, d) = embedding[token] · √d (+ P[t], the sinusoid or the
+     *    learned pos_embedding[0, t]) */
+    embedding_forward(c->X, m->embedding.data, tokens, tmodel_positions(m, c->P), B, T, d,
                       sqrt_d);
 
     /* 2–5. the blocks, each reading the one below */
@@ -555,7 +586,15 @@ int tmodel_backward(double *grads, tcache *c, const tmodel *m, const int *tokens
     }
 
     /* 1'. X = embedding[token] · √d (+ P): d embedding[token] (d,) += dX · √d
-     *     (P is a constant) */
+     *     (the sinusoid is a constant; a learned P gets dX summed over the
+     *     batch: d pos_embedding[0, t] (d,) += Σ_b dX[b, t]) */
     embedding_backward(dE, dout, tokens, BT, d, sqrt_d);
+    if (m->cfg.learned) {
+        double *dP = tparam_grad(m->param, m->nparams, grads, &m->pos_embedding);
+        for (size_t b = 0; b < B; b++)
+            for (size_t t = 0; t < T; t++)
+                for (size_t i = 0; i < d; i++)
+                    dP[t * d + i] += dout[(b * T + t) * d + i];
+    }
     return 0;
 }

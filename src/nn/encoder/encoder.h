@@ -7,6 +7,9 @@
  * H ffn_num_hiddens (0: no FFN).
  *
  *   X      = embedding[tokens] · √d (+ P[t], the chapter's encoding)  (B, T, d)
+ *            or, with a learned P (d2l.ai 11.8's pos_embedding, (1, max_len,
+ *            d)), + pos_embedding[0, t]: added to the scaled embedding
+ *            where the sinusoid is, unscaled like it
  *   for each block l = 0 … L−1, its input X_l (X_0 = X):
  *     Y    = MultiHeadAttention(X_l, X_l, X_l, valid_lens)  (mha_forward)  (B, T, d)
  *     N1   = LayerNorm(X_l + Y) with addnorm (eps 1e-5), else Y          (B, T, d)
@@ -30,6 +33,9 @@
  * target": the head runs at every position and only targeted positions
  * count, as PyTorch's ignore_index.
  *
+ * A learned pos_embedding comes first in state_dict order, as PyTorch lists
+ * a parameter of the module itself (nn.Parameter) before its submodules'.
+ *
  * Parameters are float32 tensors (mha_params keeps its own); gradients are
  * one flat double array laid out parameter after parameter in state_dict
  * order (tmodel.param[i].offset).
@@ -50,18 +56,21 @@ typedef struct tmodel_config {
     size_t classes; /* C */
     size_t hiddens; /* d */
     size_t heads;   /* NH, divides d */
-    int posenc;     /* add the chapter's P */
+    int posenc;     /* add the chapter's P (the sinusoid) */
     int addnorm;    /* Y = LayerNorm(X + Y) */
     int bias;       /* biases on W_q, W_k, W_v, W_o */
     int causal;     /* a query sees no later key */
     double dropout; /* on the attention weights, training only */
     size_t layers;  /* L blocks, 1 … TMODEL_MAX_LAYERS (0 is read as 1) */
     size_t ffn;     /* H, the FFN's hidden units; 0: attention only */
+    int learned;    /* add a learned pos_embedding instead of P (not with posenc) */
+    size_t max_len; /* with learned: the positions pos_embedding holds (≥ 1) */
 } tmodel_config;
 
 #define TMODEL_MAX_LAYERS 12
-/* embedding and head (3), and per block 8 attention, 4 LayerNorm, 4 FFN */
-#define TMODEL_MAX_PARAMS (3 + 16 * TMODEL_MAX_LAYERS)
+/* pos_embedding, embedding and head (4), and per block 8 attention, 4
+ * LayerNorm, 4 FFN */
+#define TMODEL_MAX_PARAMS (4 + 16 * TMODEL_MAX_LAYERS)
 
 /* One block's parameters. */
 typedef struct tblock {
@@ -74,6 +83,7 @@ typedef struct tblock {
 
 typedef struct tmodel {
     tmodel_config cfg;
+    tensor pos_embedding;      /* (1, max_len, d) with learned, else empty */
     tensor embedding;          /* (V, d) */
     tblock blk[TMODEL_MAX_LAYERS]; /* (L,) the blocks */
     tensor head_weight;        /* (C, d) */
@@ -94,7 +104,10 @@ int tmodel_is_stack(const tmodel_config *cfg);
 /* A model with zeroed parameters (tmodel_init fills them). 0 or -1. */
 int tmodel_alloc(tmodel *m, const tmodel_config *cfg, char *err, size_t errlen);
 /* SPEC §9's start: embedding ~ N(0, 1/d); every nn.Linear weight and bias
- * (head.bias too) uniform in ±1/sqrt(in); LayerNorm weight 1, bias 0. */
+ * (head.bias too) uniform in ±1/sqrt(in); LayerNorm weight 1, bias 0; a
+ * learned pos_embedding ~ N(0, 1) (d2l.ai 11.8's torch.randn), drawn last,
+ * so that every other weight is the same as without it for the same
+ * seed. */
 void tmodel_init(tmodel *m, unsigned long long seed);
 void tmodel_free(tmodel *m);
 /* The parameter with this state_dict name, or NULL. */
@@ -142,6 +155,11 @@ typedef struct tcache {
 int tcache_alloc(tcache *c, const tmodel *m, size_t Bmax, size_t Tmax, char *err,
                  size_t errlen);
 void tcache_free(tcache *c);
+
+/* What is added to the scaled embedding, (T, d) rows by position: the
+ * learned pos_embedding, or sinusoid (the chapter's P) with posenc, or
+ * NULL (nothing). */
+const float *tmodel_positions(const tmodel *m, const float *sinusoid);
 
 /* The output of block l (B, T, d): N2 with an FFN, N1 with addnorm, else Y. */
 const float *tcache_block_out(const tcache *c, const tmodel *m, size_t l);

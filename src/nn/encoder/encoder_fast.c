@@ -263,6 +263,26 @@ static void block_backward(float *grads, tfast_cache *c, const tmodel *m, size_t
     attention_backward(grads, c, bk, blk, m, x, dX, s);
 }
 
+/* 1'. from dX (B, T, d), the gradient of X: d embedding[token] += dX · √d;
+ * a learned P: d pos_embedding[0, t] += dX[b, t] for b = 0, 1, … in turn
+ * (a fixed order of the sums) */
+static void embed_backward(float *grads, const tmodel *m, const float *dX, const int *tokens,
+                           const step_dims *s)
+{
+    const size_t d = s->d;
+    fl_embed_backward(grad_of(grads, m, &m->embedding), dX, tokens, s->BT, d, s->sqrt_d);
+    if (!m->cfg.learned)
+        return;
+    float *dP = grad_of(grads, m, &m->pos_embedding); /* (T, d) rows used */
+    for (size_t r = 0; r < s->BT; r++) {
+        float *dp = dP + (r % s->T) * d;
+        const float *dx = dX + r * d;
+#pragma omp simd
+        for (size_t i = 0; i < d; i++)
+            dp[i] += dx[i];
+    }
+}
+
 double tfast_step(float *grads, tfast_cache *c, const tmodel *m, const tfast_weights *w,
                   const int *tokens, const long *lens, const int *targets, size_t B, size_t T,
                   double scale, const mha_dropout *drop, size_t *count, size_t *correct)
@@ -289,9 +309,10 @@ double tfast_step(float *grads, tfast_cache *c, const tmodel *m, const tfast_wei
     float *dN = c->dN, *dX = c->dX;
     double loss;
 
-    /* 1. X (B, T, d) = embedding[token] · √d (+ P[t]) */
+    /* 1. X (B, T, d) = embedding[token] · √d (+ P[t]: the sinusoid, or the
+     *    learned pos_embedding[0, t]) */
     fl_embed_forward(c->X, m->embedding.data, tokens, s.BT, T, d, s.sqrt_d,
-                     m->cfg.posenc ? c->P : NULL);
+                     tmodel_positions(m, c->P));
     for (size_t l = 0; l < L; l++) {
         tfast_block *bk = &c->blk[l];
         const tblock *blk = &m->blk[l];
@@ -328,7 +349,6 @@ double tfast_step(float *grads, tfast_cache *c, const tmodel *m, const tfast_wei
         dN = dX;
         dX = tmp;
     }
-    /* 1'. d embedding[token] += dX · √d */
-    fl_embed_backward(grad_of(grads, m, &m->embedding), dN, tokens, s.BT, d, s.sqrt_d);
+    embed_backward(grads, m, dN, tokens, &s);
     return loss;
 }

@@ -76,6 +76,16 @@ static int out_of_memory(char *err, size_t errlen)
     return -1;
 }
 
+size_t train_task_longest(const train_task *task)
+{
+    size_t T = is_data(task) ? task->train.T : task->length;
+    if (task->heldout.T > T)
+        T = task->heldout.T;
+    if (task->eval.T > T)
+        T = task->eval.T;
+    return T;
+}
+
 /* The model's shape: the task's vocabulary and classes, the options' rest. */
 static tmodel_config model_config(const train_task *task, const train_opts *opts)
 {
@@ -85,6 +95,9 @@ static tmodel_config model_config(const train_task *task, const train_opts *opts
     cfg.hiddens = opts->hiddens;
     cfg.heads = opts->heads;
     cfg.posenc = opts->posenc;
+    cfg.learned = opts->learned;
+    if (opts->learned)
+        cfg.max_len = opts->max_len ? opts->max_len : train_task_longest(task);
     cfg.addnorm = opts->addnorm;
     cfg.bias = opts->bias;
     cfg.causal = opts->causal;
@@ -110,14 +123,15 @@ static int check_model_fits(const tmodel *model, const tmodel_config *cfg, char 
     }
     if (mc->vocab != cfg->vocab || mc->classes != cfg->classes || mc->hiddens != cfg->hiddens ||
         mc->heads != cfg->heads || mc->addnorm != cfg->addnorm || mc->bias != cfg->bias ||
-        mc->posenc != cfg->posenc) {
+        mc->posenc != cfg->posenc || mc->learned != cfg->learned ||
+        mc->max_len != cfg->max_len) {
         snprintf(err, errlen,
                  "the model (vocabulary %zu, classes %zu, hiddens %zu, heads "
-                 "%zu, posenc %d, addnorm %d, bias %d) does not fit the options (%zu, %zu, "
-                 "%zu, %zu, %d, %d, %d)",
-                 mc->vocab, mc->classes, mc->hiddens, mc->heads, mc->posenc, mc->addnorm, mc->bias,
-                 cfg->vocab, cfg->classes, cfg->hiddens, cfg->heads, cfg->posenc, cfg->addnorm,
-                 cfg->bias);
+                 "%zu, posenc %d, learned P %zu, addnorm %d, bias %d) does not fit the options "
+                 "(%zu, %zu, %zu, %zu, %d, %zu, %d, %d)",
+                 mc->vocab, mc->classes, mc->hiddens, mc->heads, mc->posenc, mc->max_len,
+                 mc->addnorm, mc->bias, cfg->vocab, cfg->classes, cfg->hiddens, cfg->heads,
+                 cfg->posenc, cfg->max_len, cfg->addnorm, cfg->bias);
         return -1;
     }
     return 0;
@@ -209,6 +223,11 @@ int trainer_init(trainer *tr, train_task *task, const train_opts *opts, const tm
     tr->opts = *opts;
     if (!(opts->lr > 0.0) || !isfinite(opts->lr)) {
         snprintf(err, errlen, "the learning rate %g is not a positive number", opts->lr);
+        return -1;
+    }
+    if (cfg.learned && train_task_longest(task) > cfg.max_len) {
+        snprintf(err, errlen, "sequences of %zu positions, but pos_embedding holds %zu (max_len)",
+                 train_task_longest(task), cfg.max_len);
         return -1;
     }
     if (model && check_model_fits(model, &cfg, err, errlen))

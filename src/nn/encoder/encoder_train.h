@@ -40,6 +40,8 @@ typedef struct train_opts {
     size_t hiddens, heads;   /* d, NH */
     size_t layers, ffn;      /* L blocks (0 is read as 1), the FFN's H (0: none) */
     int posenc, addnorm, bias, causal;
+    int learned;             /* a learned pos_embedding instead of the sinusoid */
+    size_t max_len;          /* its positions; 0: the task's longest sequence */
     double dropout;
     optim_kind optimizer;
     double lr;
@@ -76,9 +78,15 @@ typedef struct trainer {
     size_t *chunk_count, *chunk_correct; /* (nchunks,) */
 } trainer;
 
+/* The longest sequence of the task: its training batches, its held-out
+ * and evaluation sets. A learned pos_embedding holds that many positions
+ * unless train_opts.max_len says otherwise. */
+size_t train_task_longest(const train_task *task);
+
 /* A trainer for task. With model NULL a new model starts from opts.seed;
  * otherwise its parameters are copied (its configuration must match the
- * task's vocabulary and classes: --load). 0, or -1 with the reason. */
+ * task's vocabulary and classes: --load). A learned pos_embedding must
+ * hold the task's longest sequence. 0, or -1 with the reason. */
 int trainer_init(trainer *tr, train_task *task, const train_opts *opts, const tmodel *model,
                  char *err, size_t errlen);
 void trainer_free(trainer *tr);
