@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "attention_demos.h"
+#include "explain_shapes.h"
 #include "json_writer.h"
 #include "model_input.h"
 #include "options.h"
@@ -41,6 +42,7 @@ struct attention_args {
     long seed;                     /* --seed, copied to po.seed */
     double dropout;
     int train, causal, explain, describe, posenc, stream, naive, time;
+    int explain_shapes;            /* multihead --explain-shapes (explain_shapes.c) */
     long threads, block, repeat;
     opt_lens lens;                 /* --valid-lens, copied to po */
     /* the demos (attention_demos.c) */
@@ -138,6 +140,11 @@ const struct opt multihead_options[] = {
     SIZE_OPTION("query-size", po.query_size, "DQ", "width of the random queries (default H)"),
     SIZE_OPTION("key-size", po.key_size, "DK", "width of the random keys (default H)"),
     SIZE_OPTION("value-size", po.value_size, "DV", "width of the random values (default H)"),
+    OPT_FLAG(0, "explain-shapes", explain_shapes,
+             "transpose_qkv and transpose_output on labelled\n"
+             "entries, valid_lens through repeat_interleave, and\n"
+             "the heads put back checked against --explain's\n"
+             "(below; default B 2, N 3, H 4, 2 heads, random)"),
     ATTN_OPTIONS_TAIL,
 };
 
@@ -175,6 +182,12 @@ const struct opt selfattn_options[] = {
 #define RANDOM_ONLY_MESSAGE "--%s makes random inputs and cannot be used with --input"
 
 const struct opt_rule multihead_rules[] = {
+    OPT_CONFLICTS("explain-shapes",
+                  "explain describe stream block naive train dropout time repeat png html cmap font "
+                  "color threads",
+                  "--%s cannot be used with --explain-shapes, which walks the heads' layout "
+                  "in eval mode (it takes the sizes, --input, --valid-lens, --causal, "
+                  "--fill, --seed, --bias, --json, --max-mem)"),
     OPT_CONFLICTS("input", "batch queries kv fill query-size key-size value-size",
                   RANDOM_ONLY_MESSAGE),
     ATTN_RULES_TAIL,
@@ -228,12 +241,26 @@ void usage_multihead(FILE *f)
           "attention.* (additive), \"query_tokens\", \"key_tokens\"}; a 2-D array means\n"
           "batch 1; keys and values default to queries.\n"
           "\n"
+          "How the heads become a batch (--explain-shapes). d2l computes every head in\n"
+          "one DotProductAttention: transpose_qkv reshapes W_q(X) (B, N, H) to (B, N,\n"
+          "h, H/h), permutes it (0, 2, 1, 3) and reshapes it to (B·h, N, H/h), so\n"
+          "that slice b·h + j is example b's head j; transpose_output undoes it. attn\n"
+          "walks it on labelled entries (b1 t2 h1 c0..1: example 1, token 2, head 1,\n"
+          "its columns 0 and 1): every step's shape, what each slice holds, what a\n"
+          "reshape without the permute would mix, valid_lens through\n"
+          "repeat_interleave(h) beside repeat(h) (tile), which would give slice b·h + j\n"
+          "another example's length; then it computes the heads that way and checks\n"
+          "they equal --explain's per-head outputs (the same bits). Default B 2, N 3\n"
+          "(queries and keys), H 4, 2 heads, random inputs, valid_lens 3,2; --json:\n"
+          "the index maps (transpose_qkv's entries as flat indices into (B, N, H)).\n"
+          "\n"
           "Examples:\n"
           "  attn multihead                     # the chapter's cell: torch.Size([2, 4, 100])\n"
           "  attn multihead --describe          # the module print-out\n"
           "  attn multihead --png heads.png\n"
           "  attn multihead --html heads.html   # hover, enlarge, the head view\n"
           "  attn multihead --explain --batch 1 --queries 2 --kv 3 --hiddens 4 --heads 2\n"
+          "  attn multihead --explain-shapes     # transpose_qkv on labelled entries\n"
           "  attn multihead --input data/chapter_multihead.json --json out.json\n", f);
 }
 
@@ -334,6 +361,27 @@ static int demo_defaults(struct attention_args *a, const opt_given *g)
     return EXIT_OK;
 }
 
+/* --explain-shapes' sizes: B 2, N 3 queries and keys, H 4, 2 heads, random
+ * inputs (rows of ones would hide a wrong layout), unless given; d2l's
+ * dot-product scoring only. */
+static int shapes_defaults(struct attention_args *a, const opt_given *g)
+{
+    if (a->po.score == SCORE_ADDITIVE) {
+        cli_error("--explain-shapes follows d2l's DotProductAttention; --score additive "
+                  "splits the heads the same way, but is not walked");
+        return EXIT_USAGE;
+    }
+    if (a->input)
+        return EXIT_OK;
+    a->po.queries = opt_is_given(g, "queries") ? a->po.queries : 3;
+    a->po.kv = opt_is_given(g, "kv") ? a->po.kv : a->po.queries;
+    a->po.hiddens = opt_is_given(g, "hiddens") ? a->po.hiddens : 4;
+    a->po.heads = opt_is_given(g, "heads") ? a->po.heads : 2;
+    if (!opt_is_given(g, "fill"))
+        a->po.fill_random = 1;
+    return EXIT_OK;
+}
+
 /* The input file is never written: an output naming it is refused. */
 static int input_kept(const struct attention_args *a)
 {
@@ -381,6 +429,8 @@ static int parse_args(int argc, char **argv, int self, struct attention_args *a,
         a->po.vl_shape[1] = a->lens.shape[1];
     }
     if (self && demo_defaults(a, &g) != EXIT_OK)
+        return EXIT_USAGE;
+    if (a->explain_shapes && shapes_defaults(a, &g) != EXIT_OK)
         return EXIT_USAGE;
     if (a->stream && a->po.score == SCORE_ADDITIVE) {
         cli_error("--stream computes dot-product scores only");
@@ -944,6 +994,18 @@ static int run_permute(const problem *pr, const struct attention_args *a)
     return demo_permute_command(pr, &dpo);
 }
 
+/* --explain-shapes: the heads' layout (explain_shapes.c), dot scoring only. */
+static int run_explain_shapes(const problem *pr, const struct attention_args *a)
+{
+    const shapes_opts so = {a->causal, a->json, a->po.max_mem};
+    if (pr->params.score != SCORE_DOT) {
+        cli_error("%s holds additive scoring weights; --explain-shapes follows d2l's "
+                  "DotProductAttention", a->input);
+        return EXIT_USAGE;
+    }
+    return shapes_explain_command(pr, &so);
+}
+
 /* The inputs and weights: a model saved by attn train (selfattn, run on
  * the sentences of --tokens), --input's, or drawn. 0 or an exit status. */
 static int load_problem(problem *pr, const struct attention_args *a, int self)
@@ -1328,6 +1390,11 @@ static int run(int argc, char **argv, int self)
         return status;
     if (pr.layers) {
         status = run_stack(&pr, &a);
+        problem_free(&pr);
+        return status;
+    }
+    if (a.explain_shapes) {
+        status = run_explain_shapes(&pr, &a);
         problem_free(&pr);
         return status;
     }
