@@ -19,6 +19,7 @@
 #include "attention.h"
 #include "check.h"
 #include "attention_demos.h"
+#include "collapse.h"
 #include "posenc.h"
 #include "problem.h"
 
@@ -410,8 +411,57 @@ static void test_sweep_run(void)
     CHECK_INT(demo_sweep_bytes((size_t)-1, 8, 5, &bytes), -1);
 }
 
+/* --depth's measures by hand, and one layer of each kind on two tokens
+ * with identity projections, one head: scores X Xᵀ / √2 = I / √2, so
+ * token 0's weights are (a, 1 − a), a = e^(1/√2) / (e^(1/√2) + 1). */
+static void test_collapse_hand(void)
+{
+    const float opposite[4] = {1, 0, -1, 0}, same[4] = {1, 1, 1, 1}, apart[4] = {3, 0, 1, 0};
+    double mean[2], spread, residual;
+    collapse_measure(opposite, 2, 2, mean, &spread, &residual); /* x̄ = 0 */
+    CHECK_NEAR(spread, 1.0, 1e-12, 0);
+    CHECK_NEAR(residual, 1.0, 1e-12, 0);
+    collapse_measure(same, 2, 2, mean, &spread, &residual); /* one vector */
+    CHECK(spread == 0 && residual == 0);
+    collapse_measure(apart, 2, 2, mean, &spread, &residual); /* x̄ = (2, 0) */
+    CHECK_NEAR(mean[0], 2.0, 1e-12, 0);
+    CHECK_NEAR(spread, 1.0, 1e-12, 0);
+    CHECK_NEAR(residual, sqrt(2.0 / 10.0), 1e-12, 0);
+
+    const float X[4] = {1, 0, 0, 1};
+    const double a = exp(1 / sqrt(2.0)) / (exp(1 / sqrt(2.0)) + 1);
+    const double mha[4] = {a, 1 - a, 1 - a, a};
+    mha_params m;
+    float out[4];
+    char err[128];
+    memset(&m, 0, sizeof m);
+    m.num_heads = 1;
+    m.num_hiddens = 2;
+    linear *l[4] = {&m.W_q, &m.W_k, &m.W_v, &m.W_o};
+    for (int i = 0; i < 4; i++) {
+        CHECK(tensor_alloc2(&l[i]->weight, 2, 2, err, sizeof err) == 0);
+        memcpy(l[i]->weight.data, X, sizeof X); /* the identity */
+    }
+    CHECK(collapse_layer(out, X, 1, 2, &m, NULL, COLLAPSE_ATTENTION, err, sizeof err) == 0);
+    for (int i = 0; i < 4; i++)
+        CHECK_NEAR(out[i], mha[i], 1e-7, 0);
+    CHECK(collapse_layer(out, X, 1, 2, &m, NULL, COLLAPSE_RESIDUAL, err, sizeof err) == 0);
+    for (int i = 0; i < 4; i++)
+        CHECK_NEAR(out[i], X[i] + mha[i], 1e-7, 0);
+    /* LayerNorm of (1 + a, 1 − a): (±a) / sqrt(a² + 1e-5) */
+    CHECK(collapse_layer(out, X, 1, 2, &m, NULL, COLLAPSE_ADDNORM, err, sizeof err) == 0);
+    const double ln = a / sqrt(a * a + 1e-5);
+    CHECK_NEAR(out[0], ln, 1e-6, 0);
+    CHECK_NEAR(out[1], -ln, 1e-6, 0);
+    CHECK_NEAR(out[2], -ln, 1e-6, 0);
+    CHECK_NEAR(out[3], ln, 1e-6, 0);
+    for (int i = 0; i < 4; i++)
+        linear_free(l[i]);
+}
+
 int main(void)
 {
+    test_collapse_hand();
     test_random_permutation();
     test_parse_permutation();
     test_permute_hand();

@@ -1,8 +1,9 @@
 /* heatmap.c — `attn heatmap`: d2l's show_heatmaps (§10.1) for any matrices
  * (SPEC.md §13): numbers of rank 2, 3 or 4 from a JSON file, or a tensor
  * inside one of attn's own --json files (--path), or torch.eye(N) (--eye),
- * drawn as a grid of panels on one colour scale — to a PNG, a page, JSON,
- * or the terminal.
+ * or a seeded N × N standard normal matrix (--random, §15), each row
+ * softmaxed with --softmax, drawn as a grid of panels on one colour scale
+ * — to a PNG, a page, JSON, or the terminal.
  * Legend: R rows of panels, C columns of panels, Q queries (each panel's
  * rows), K keys (its columns). Every input is seen as d2l's (R, C, Q, K):
  * (Q, K) is (1, 1, Q, K) and (C, Q, K) is (1, C, Q, K). */
@@ -19,7 +20,9 @@
 #include "options.h"
 #include "output.h"
 #include "page_out.h"
+#include "attention.h"
 #include "render.h"
+#include "rng.h"
 #include "tensor.h"
 #include "term.h"
 
@@ -31,6 +34,9 @@ struct heatmap_args {
     const char *input;             /* FILE, "-" for stdin; NULL with --eye */
     const char *path;              /* --path: the tensor in the file */
     long eye;                      /* --eye N; 0: not given */
+    long random;                   /* --random N; 0: not given */
+    long seed;                     /* --seed, for --random */
+    int softmax;                   /* --softmax: each row softmaxed */
     const char *xlabel, *ylabel;
     const char *titles;            /* --titles A,B,…: split by split_titles */
     const char *png, *json, *html;
@@ -47,6 +53,13 @@ const struct opt heatmap_options[] = {
     OPT_INT(0, "eye", eye, "N", 1, MAX_EYE,
             "draw torch.eye(N).reshape((1, 1, N, N)), the\n"
             "section's first cell, instead of a FILE"),
+    OPT_INT(0, "random", random, "N", 1, MAX_EYE,
+            "draw an N × N standard normal matrix from --seed\n"
+            "instead of a FILE (d2l 10.1's exercise)"),
+    OPT_SEED(seed, "--random's numbers (default 0)"),
+    OPT_FLAG(0, "softmax", softmax,
+             "softmax over each row (the last axis, keys) of\n"
+             "what is drawn: every row then sums to 1"),
     OPT_TEXT(0, "path", path, "PATH",
              "the tensor inside the JSON, e.g.\n"
              "$.attention_weights or $.cross_attention[1]\n"
@@ -68,6 +81,9 @@ const struct opt heatmap_options[] = {
 
 const struct opt_rule heatmap_rules[] = {
     OPT_CONFLICTS("eye", "path", "--eye draws the identity: --%s is for a FILE"),
+    OPT_CONFLICTS("eye", "random", "--eye and --random draw two different matrices; give one"),
+    OPT_CONFLICTS("random", "path", "--random draws a random matrix: --%s is for a FILE"),
+    OPT_NEEDS("seed", "random", "--seed draws --random's numbers; give --random N"),
     OPT_RULES_END(),
 };
 
@@ -76,6 +92,7 @@ void usage_heatmap(FILE *f)
     fputs(
         "usage: attn heatmap FILE [--path PATH] [OPTIONS]\n"
         "       attn heatmap --eye N [OPTIONS]\n"
+        "       attn heatmap --random N [--seed S] [--softmax] [OPTIONS]\n"
         "\n"
         "d2l's show_heatmaps (§10.1) for any matrices. FILE (- for stdin) holds\n"
         "nested arrays of numbers, as PyTorch's tensor.tolist() writes them, of\n"
@@ -91,6 +108,13 @@ void usage_heatmap(FILE *f)
         "output option the panels are printed: colour heatmaps on a terminal,\n"
         "aligned numbers otherwise.\n"
         "\n"
+        "--random N draws d2l 10.1's exercise: an N × N matrix of standard normal\n"
+        "numbers (attn's own seeded generator, --seed), and with --softmax each row\n"
+        "softmaxed, softmax(x)_k = e^(x_k) / Σ_j e^(x_j): weights that are positive\n"
+        "and sum to 1 along each row, as attention weights do; the largest |sum − 1|\n"
+        "is printed. --softmax softmaxes the rows (the last axis) of any input the\n"
+        "same way: a FILE's matrices, --eye's identity.\n"
+        "\n"
         "Weights in a notebook, shown by attn:\n"
         "    import json; json.dump(w.tolist(), open('w.json', 'w'))\n"
         "    $ attn heatmap w.json --png w.png\n"
@@ -101,6 +125,7 @@ void usage_heatmap(FILE *f)
     fputs(
         "Examples:\n"
         "  attn heatmap --eye 10 --png eye.png\n"
+        "  attn heatmap --random 10 --softmax --png softmax.png\n"
         "  attn heatmap data/heatmap_heads.json --titles 'Head 1,Head 2' --png heads.png\n"
         "  attn selfattn --json run.json && attn heatmap run.json --path '$.attention_weights'\n"
         "  attn heatmap w.json --cmap viridis --html w.html\n"
@@ -119,6 +144,7 @@ typedef struct heat_input {
     char **titles;                 /* (C,) into titles_buf, or NULL */
     char *titles_buf;
     float vmin, vmax;
+    double sum_err;                /* --softmax: the largest |row sum − 1| */
 } heat_input;
 
 static void input_free(heat_input *in)
@@ -219,6 +245,45 @@ static int load_eye(const struct heatmap_args *a, heat_input *in)
     return EXIT_OK;
 }
 
+/* --random N: (1, 1, N, N) standard normal numbers from --seed. */
+static int load_random(const struct heatmap_args *a, heat_input *in)
+{
+    const size_t N = (size_t)a->random;
+    size_t bytes;
+    char err[256], what[64];
+    rng r;
+    int overflow = size_mul(N, N, &bytes) || size_mul(bytes, 2 * sizeof(float), &bytes);
+    snprintf(what, sizeof what, "--random %ld", a->random);
+    if (cli_check_mem(what, bytes, overflow, a->max_mem, NULL))
+        return EXIT_RUNTIME;
+    if (tensor_alloc(&in->t, 4, (size_t[]){1, 1, N, N}, err, sizeof err) != 0) {
+        cli_error("--random %ld: %s", a->random, err);
+        return EXIT_RUNTIME;
+    }
+    rng_seed(&r, (unsigned long long)a->seed);
+    for (size_t i = 0; i < N * N; i++) /* row by row, as torch.randn fills one */
+        in->t.data[i] = (float)rng_normal(&r);
+    snprintf(in->source, sizeof in->source, "normal(0, 1) of %zu × %zu, --seed %ld", N, N,
+             a->seed);
+    return EXIT_OK;
+}
+
+/* --softmax: every row of every panel (the last axis) softmaxed; the
+ * largest |Σ_k w_k − 1| over the rows, summed in double, into *err_sum. */
+static void softmax_rows(heat_input *in, double *err_sum)
+{
+    const size_t rows = in->R * in->C * in->Q, K = in->K;
+    *err_sum = 0.0;
+    for (size_t i = 0; i < rows; i++) {
+        float *x = in->t.data + i * K; /* (K,) one row */
+        double sum = 0.0;
+        softmax_row(x, K);
+        for (size_t k = 0; k < K; k++)
+            sum += x[k];
+        *err_sum = fabs(sum - 1.0) > *err_sum ? fabs(sum - 1.0) : *err_sum;
+    }
+}
+
 /* --titles A,B,… split at the commas: one per column of panels. */
 static int split_titles(const struct heatmap_args *a, heat_input *in)
 {
@@ -250,7 +315,7 @@ static int split_titles(const struct heatmap_args *a, heat_input *in)
 static int load_input(const struct heatmap_args *a, heat_input *in)
 {
     const tensor *t;
-    int status = a->eye ? load_eye(a, in) : load_file(a, in);
+    int status = a->eye ? load_eye(a, in) : a->random ? load_random(a, in) : load_file(a, in);
     if (status != EXIT_OK)
         return status;
     t = &in->t;
@@ -258,6 +323,8 @@ static int load_input(const struct heatmap_args *a, heat_input *in)
     in->C = t->ndim >= 3 ? t->shape[t->ndim - 3] : 1;
     in->Q = t->shape[t->ndim - 2];
     in->K = t->shape[t->ndim - 1];
+    if (a->softmax)
+        softmax_rows(in, &in->sum_err);
     in->vmin = in->vmax = t->data[0];
     for (size_t i = 1; i < t->size; i++) {
         in->vmin = fminf(in->vmin, t->data[i]);
@@ -344,6 +411,12 @@ static void write_members(json_writer *jw, const void *arg)
     } else {
         json_null(jw, "titles");
     }
+    if (c->a->softmax) { /* the rows softmaxed, and how near 1 their sums are */
+        json_bool(jw, "softmax", 1);
+        json_number(jw, "row_sum_error", in->sum_err);
+    }
+    if (c->a->random)
+        json_int(jw, "seed", c->a->seed);
     json_tensor(jw, "attention_weights", in->t.data, 4,
                 (size_t[]){in->R, in->C, in->Q, in->K});
 }
@@ -419,6 +492,14 @@ static void size_text(char *buf, size_t n, const tensor *t)
         snprintf(buf + used, n - used, "])");
 }
 
+/* --softmax's check: every row sums to 1. */
+static void print_softmax_check(FILE *f, const heat_input *in)
+{
+    const size_t rows = in->R * in->C * in->Q;
+    fprintf(f, "softmax over each row: %zu row%s of %zu, each sums to 1 (largest |sum − 1| "
+            "%.3g)\n", rows, rows == 1 ? "" : "s", in->K, in->sum_err);
+}
+
 /* Every panel for a person: a colour heatmap on one scale (and the
  * numbers when the panel is small), or the numbers as torch prints them. */
 static void print_panels(const struct heatmap_args *a, const heat_input *in)
@@ -431,6 +512,8 @@ static void print_panels(const struct heatmap_args *a, const heat_input *in)
     printf("%zu × %zu panel%s of %zu %s × %zu %s, one colour scale from %.4g to %.4g\n", in->R,
            in->C, in->R * in->C == 1 ? "" : "s", in->Q, a->ylabel, in->K, a->xlabel,
            (double)in->vmin, (double)in->vmax);
+    if (a->softmax)
+        print_softmax_check(stdout, in);
     for (size_t r = 0; r < in->R; r++)
         for (size_t c = 0; c < in->C; c++) {
             const float *m = panel_data(in, r, c);
@@ -462,6 +545,8 @@ static int outputs(const struct heatmap_args *a, const heat_input *in)
         print_panels(a, in);
         return EXIT_OK;
     }
+    if (a->softmax) /* the check, beside the files */
+        print_softmax_check(rep, in);
     if (a->json) {
         snprintf(what, sizeof what, "%zu × %zu matrices of %zu × %zu as JSON", in->R, in->C,
                  in->Q, in->K);
@@ -502,8 +587,13 @@ static int parse_args(int argc, char **argv, struct heatmap_args *a)
         cli_error("--eye draws the identity and takes no FILE, got '%s'", a->input);
         return EXIT_USAGE;
     }
-    if (!a->eye && !a->input) {
-        cli_error("expected a JSON FILE (- for stdin) or --eye N (see attn heatmap --help)");
+    if (a->random && a->input) {
+        cli_error("--random draws a random matrix and takes no FILE, got '%s'", a->input);
+        return EXIT_USAGE;
+    }
+    if (!a->eye && !a->random && !a->input) {
+        cli_error("expected a JSON FILE (- for stdin), --eye N or --random N (see attn "
+                  "heatmap --help)");
         return EXIT_USAGE;
     }
     if (a->path && json_path_check(a->path, err, sizeof err) != 0) {

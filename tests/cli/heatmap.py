@@ -3,6 +3,7 @@ identity of --eye (terminal, PNG, JSON), a rank-4 file, a tensor of a
 selfattn --json file by --path, and every error with its exit code and
 message."""
 import json
+import math
 import os
 
 from .common import ROOT, check, expect, png_info, run, write
@@ -135,7 +136,7 @@ def error_checks(tmp):
     expect(["heatmap", "--eye", "100000"], 1,
            err=P + "--eye 100000 needs about 74.5 GiB, more than --max-mem 4 GiB")
     # usage
-    expect(["heatmap"], 2, err=P + "expected a JSON FILE (- for stdin) or --eye N "
+    expect(["heatmap"], 2, err=P + "expected a JSON FILE (- for stdin), --eye N or --random N "
                                    "(see attn heatmap --help)")
     expect(["heatmap", "a", "b"], 2, err=P + "expected one FILE, got 2 (see attn heatmap --help)")
     expect(["heatmap", "--eye", "0"], 2,
@@ -156,7 +157,89 @@ def error_checks(tmp):
     expect(["heatmap", "--help"], 0, err="", out_has=["usage: attn heatmap", "Examples:"])
 
 
+def softmax(row):
+    m = max(row)
+    e = [math.exp(v - m) for v in row]
+    return [v / sum(e) for v in e]
+
+
+def random_checks(tmp):
+    """--random N and --softmax (d2l 10.1's exercise): the rows of the
+    softmaxed matrix against the test's own softmax of the same seeded
+    numbers, each row summing to 1; by hand on a file and on --eye."""
+    rc, out, _ = run(["heatmap", "--random", "6", "--seed", "3", "--json", "-"])
+    raw = json.loads(out)["attention_weights"][0][0]
+    rc2, out2, _ = run(["heatmap", "--random", "6", "--seed", "3", "--softmax", "--json", "-"])
+    doc = json.loads(out2)
+    got = doc["attention_weights"][0][0]
+    check(rc == 0 and rc2 == 0 and len(raw) == 6 and all(len(r) == 6 for r in raw),
+          "--random 6: %r" % raw)
+    # standard normal numbers: not all alike, about mean 0 and variance 1
+    flat = [v for r in raw for v in r]
+    check(len(set(flat)) == 36 and abs(sum(flat) / 36) < 0.5 and
+          0.4 < sum(v * v for v in flat) / 36 < 2.0, "--random 6: not standard normal: %r" % flat)
+    for i, (g, r) in enumerate(zip(got, raw)):
+        want = softmax(r)
+        check(all(abs(a - b) <= 1e-7 + 1e-6 * b for a, b in zip(g, want)),
+              "--random 6 --softmax row %d: %r, by hand %r" % (i, g, want))
+        check(abs(sum(g) - 1) < 1e-6 and min(g) > 0, "row %d sums to %r" % (i, sum(g)))
+    check(doc["softmax"] is True and 0 <= doc["row_sum_error"] < 1e-6 and doc["seed"] == 3,
+          "--softmax --json: %r" % {k: v for k, v in doc.items() if k != "attention_weights"})
+    # the same seed, the same numbers; another seed, others
+    check(run(["heatmap", "--random", "6", "--seed", "3", "--json", "-"])[1] == out,
+          "--random 6 --seed 3 twice: other numbers")
+    check(json.loads(run(["heatmap", "--random", "6", "--json", "-"])[1])["attention_weights"]
+          != doc["attention_weights"], "--seed 0 and 3 give the same numbers")
+    # printed: the check line, each row summing to 1
+    expect(["heatmap", "--random", "3", "--softmax", "--color", "never"], 0, err="",
+           out_has=["normal(0, 1) of 3 × 3, --seed 0: torch.Size([1, 1, 3, 3])\n",
+                    "softmax over each row: 3 rows of 3, each sums to 1 (largest |sum − 1| "])
+    png = os.path.join(tmp, "softmax.png")
+    expect(["heatmap", "--random", "10", "--softmax", "--png", png], 0, err="",
+           out_has=["softmax over each row: 10 rows of 10, each sums to 1",
+                    "wrote %s: 1 × 1 heatmap of 10 × 10, 404×340 px" % png])
+    # by hand: softmax([0, ln 2, ln 5]) = [1/8, 2/8, 5/8]; a rank-3 file, row by row
+    path = write(tmp, "logs.json", json.dumps([[[0, math.log(2), math.log(5)],
+                                                [1, 1, 1]]]))
+    rc, out, _ = run(["heatmap", path, "--softmax", "--json", "-"])
+    w = json.loads(out)["attention_weights"][0][0]
+    check(rc == 0 and all(abs(a - b) < 1e-7 for a, b in
+                          zip(w[0] + w[1], [1 / 8, 2 / 8, 5 / 8] + [1 / 3] * 3)),
+          "softmax by hand: %r" % w)
+    # the identity's rows: e/(e + N − 1) on the diagonal, 1/(e + N − 1) elsewhere
+    rc, out, _ = run(["heatmap", "--eye", "4", "--softmax", "--json", "-"])
+    w = json.loads(out)["attention_weights"][0][0]
+    d = math.e + 3
+    check(rc == 0 and all(abs(w[i][j] - (math.e if i == j else 1) / d) < 1e-7
+                          for i in range(4) for j in range(4)), "--eye 4 --softmax: %r" % w)
+    # refused
+    expect(["heatmap", "--random", "0"], 2,
+           err=P + "--random: expected an integer from 1 to 1000000, got '0'")
+    expect(["heatmap", "--random", "1000001"], 2,
+           err=P + "--random: expected an integer from 1 to 1000000, got '1000001'")
+    expect(["heatmap", "--random", "100000"], 1,
+           err=P + "--random 100000 needs about 74.5 GiB, more than --max-mem 4 GiB")
+    expect(["heatmap", "--random", "3", "f.json"], 2,
+           err=P + "--random draws a random matrix and takes no FILE, got 'f.json'")
+    expect(["heatmap", "--random", "3", "--eye", "3"], 2,
+           err=P + "--eye and --random draw two different matrices; give one")
+    expect(["heatmap", "--random", "3", "--path", "$"], 2,
+           err=P + "--random draws a random matrix: --path is for a FILE")
+    expect(["heatmap", "--eye", "3", "--seed", "3"], 2,
+           err=P + "--seed draws --random's numbers; give --random N")
+    expect(["heatmap", "--random", "3", "--seed", "-1"], 2,
+           err=P + "--seed: expected an integer from 0 to 2147483647, got '-1'")
+    # --softmax on what is not a matrix: refused with the JSON path
+    r1 = write(tmp, "r1.json", "[1, 2, 3]")
+    expect(["heatmap", r1, "--softmax"], 1,
+           err=P + r1 + ": $: " + RANKS + "1")
+    num = write(tmp, "num.json", '{"a": 5}')
+    expect(["heatmap", num, "--path", "$.a", "--softmax"], 1,
+           err=P + num + ": $.a: expected an array of numbers, got a number")
+
+
 def group_heatmap(tmp):
+    random_checks(tmp)
     eye_checks(tmp)
     file_checks(tmp)
     path_checks(tmp)

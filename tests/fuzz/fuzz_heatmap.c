@@ -6,7 +6,8 @@
  * of it is the JSON, read without --path and once more with
  * --path $.attention_weights. Each is run in-process as main() would run
  * `attn heatmap FILE [--path P]`, printing the panels (on /dev/null) and
- * writing --json to standard output; --max-mem keeps every run small. A
+ * writing --json to standard output, and once with --softmax (each row
+ * softmaxed); --max-mem keeps every run small. A
  * sanitizer report, a crash or a leak is a finding, and so is an exit
  * status other than 0, 1 or 2 (SPEC.md §2).
  *
@@ -33,12 +34,15 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     return 0;
 }
 
-/* attn heatmap FILE [--path PATH] [--json -]: its status checked. */
-static void fuzz_run(const char *file, const char *path, int json)
+/* attn heatmap FILE [--path PATH] [--json -] [--softmax]: its status
+ * checked. */
+static void fuzz_run(const char *file, const char *path, int json, int softmax)
 {
     char *argv[] = {"heatmap", (char *)file, "--max-mem", "64M", "--color", "always", NULL,
-                    NULL, NULL, NULL, NULL};
+                    NULL, NULL, NULL, NULL, NULL};
     int argc = 6;
+    if (softmax)
+        argv[argc++] = "--softmax";
     if (path) {
         argv[argc++] = "--path";
         argv[argc++] = (char *)path;
@@ -69,14 +73,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             return -1; /* a NUL in an argument: not a command line */
         if ((file = fuzz_file(0, nl + 1, size - n - 1)) == NULL)
             return -1;
-        fuzz_run(file, path, 0);
-        fuzz_run(file, path, 1);
+        fuzz_run(file, path, 0, 0);
+        fuzz_run(file, path, 1, 0);
+        fuzz_run(file, path, 1, 1);
         return 0;
     }
     if ((file = fuzz_file(0, data, size)) == NULL)
         return -1;
-    fuzz_run(file, NULL, 0);
-    fuzz_run(file, NULL, 1);
-    fuzz_run(file, "$.attention_weights", 1);
+    fuzz_run(file, NULL, 0, 0);
+    fuzz_run(file, NULL, 1, 0);
+    fuzz_run(file, NULL, 1, 1);
+    fuzz_run(file, "$.attention_weights", 1, 0);
     return 0;
 }

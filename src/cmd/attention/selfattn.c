@@ -16,6 +16,8 @@
 #include "cli.h"
 #include "commands.h"
 #include "attention_demos.h"
+#include "depth.h"
+#include "explain_shapes.h"
 #include "json_writer.h"
 #include "model_input.h"
 #include "options.h"
@@ -41,6 +43,9 @@ struct attention_args {
     long seed;                     /* --seed, copied to po.seed */
     double dropout;
     int train, causal, explain, describe, posenc, stream, naive, time;
+    int explain_shapes;            /* multihead --explain-shapes (explain_shapes.c) */
+    long depth;                    /* selfattn --depth N (depth.c), 0: not given */
+    const char *plot;              /* its --plot FILE */
     long threads, block, repeat;
     opt_lens lens;                 /* --valid-lens, copied to po */
     /* the demos (attention_demos.c) */
@@ -138,6 +143,11 @@ const struct opt multihead_options[] = {
     SIZE_OPTION("query-size", po.query_size, "DQ", "width of the random queries (default H)"),
     SIZE_OPTION("key-size", po.key_size, "DK", "width of the random keys (default H)"),
     SIZE_OPTION("value-size", po.value_size, "DV", "width of the random values (default H)"),
+    OPT_FLAG(0, "explain-shapes", explain_shapes,
+             "transpose_qkv and transpose_output on labelled\n"
+             "entries, valid_lens through repeat_interleave, and\n"
+             "the heads put back checked against --explain's\n"
+             "(below; default B 2, N 3, H 4, 2 heads, random)"),
     ATTN_OPTIONS_TAIL,
 };
 
@@ -161,6 +171,10 @@ const struct opt selfattn_options[] = {
     OPT_INT(0, "samples", samples, "N", 2, 100000000L,
             "q, k pairs per d for --scale-sweep (default 10000)"),
     SIZE_OPTION("kv", po.kv, "N", "keys per softmax row of --scale-sweep (default 16)"),
+    OPT_INT(0, "depth", depth, "N", 1, DEPTH_MAX,
+            "demo: the same layer applied N times, alone, with a\n"
+            "residual, with residual and LayerNorm (below)"),
+    OPT_FILE(0, "plot", plot, "--depth's rank-1 residual against the depth"),
     ATTN_OPTIONS_TAIL,
 };
 
@@ -175,6 +189,12 @@ const struct opt selfattn_options[] = {
 #define RANDOM_ONLY_MESSAGE "--%s makes random inputs and cannot be used with --input"
 
 const struct opt_rule multihead_rules[] = {
+    OPT_CONFLICTS("explain-shapes",
+                  "explain describe stream block naive train dropout time repeat png html cmap font "
+                  "color threads",
+                  "--%s cannot be used with --explain-shapes, which walks the heads' layout "
+                  "in eval mode (it takes the sizes, --input, --valid-lens, --causal, "
+                  "--fill, --seed, --bias, --json, --max-mem)"),
     OPT_CONFLICTS("input", "batch queries kv fill query-size key-size value-size",
                   RANDOM_ONLY_MESSAGE),
     ATTN_RULES_TAIL,
@@ -183,12 +203,12 @@ const struct opt_rule multihead_rules[] = {
 /* The demos (attention_demos.c): one at a time, each with the options it
  * uses; then what both commands refuse. */
 const struct opt_rule selfattn_rules[] = {
-    OPT_CONFLICTS("permute", "scale-sweep",
-                  "--permute and --scale-sweep are two different demos; give one"),
+    OPT_CONFLICTS("permute", "scale-sweep depth",
+                  "--permute and --%s are two different demos; give one"),
     OPT_CONFLICTS("scale-sweep",
                   "input batch queries hiddens heads valid-lens fill score score-hiddens bias "
                   "causal dropout train explain describe cmap stream block naive threads time "
-                  "repeat tokens posenc no-proj permutation html",
+                  "repeat tokens posenc no-proj permutation html depth plot",
                   "--%s cannot be used with --scale-sweep, which draws its own q and k (it "
                   "takes --dims, --samples, --kv, --seed, --png, --json, --font, --max-mem)"),
     OPT_CONFLICTS("permute", "causal dropout train explain describe stream block time repeat",
@@ -199,6 +219,13 @@ const struct opt_rule selfattn_rules[] = {
               "--kv is for --scale-sweep (in self-attention the keys are the queries: "
               "--queries)"),
     OPT_NEEDS("permutation", "permute", "--permutation is for --permute"),
+    OPT_CONFLICTS("depth",
+                  "explain describe stream block naive train dropout time repeat png html "
+                  "valid-lens cmap color threads",
+                  "--%s cannot be used with --depth, which applies one eval-mode layer again "
+                  "and again (it takes --input, --tokens, the sizes, --fill, --seed, --score, "
+                  "--bias, --causal, --posenc, --no-proj, --plot, --json, --font, --max-mem)"),
+    OPT_NEEDS("plot", "depth", "--plot draws what --depth measures; give --depth N"),
     /* --tokens with --input: only for a model of attn train (run) */
     OPT_CONFLICTS("input", "batch queries kv fill", RANDOM_ONLY_MESSAGE),
     OPT_CONFLICTS("tokens", "fill", "--fill and --tokens both choose the inputs; give one"),
@@ -228,14 +255,30 @@ void usage_multihead(FILE *f)
           "attention.* (additive), \"query_tokens\", \"key_tokens\"}; a 2-D array means\n"
           "batch 1; keys and values default to queries.\n"
           "\n"
+          "How the heads become a batch (--explain-shapes). d2l computes every head in\n"
+          "one DotProductAttention: transpose_qkv reshapes W_q(X) (B, N, H) to (B, N,\n"
+          "h, H/h), permutes it (0, 2, 1, 3) and reshapes it to (B·h, N, H/h), so\n"
+          "that slice b·h + j is example b's head j; transpose_output undoes it. attn\n"
+          "walks it on labelled entries (b1 t2 h1 c0..1: example 1, token 2, head 1,\n"
+          "its columns 0 and 1): every step's shape, what each slice holds, what a\n"
+          "reshape without the permute would mix, valid_lens through\n"
+          "repeat_interleave(h) beside repeat(h) (tile), which would give slice b·h + j\n"
+          "another example's length; then it computes the heads that way and checks\n"
+          "they equal --explain's per-head outputs (the same bits). Default B 2, N 3\n"
+          "(queries and keys), H 4, 2 heads, random inputs, valid_lens 3,2; --json:\n"
+          "the index maps (transpose_qkv's entries as flat indices into (B, N, H)).\n"
+          "\n"
           "Examples:\n"
           "  attn multihead                     # the chapter's cell: torch.Size([2, 4, 100])\n"
           "  attn multihead --describe          # the module print-out\n"
           "  attn multihead --png heads.png\n"
           "  attn multihead --html heads.html   # hover, enlarge, the head view\n"
           "  attn multihead --explain --batch 1 --queries 2 --kv 3 --hiddens 4 --heads 2\n"
+          "  attn multihead --explain-shapes     # transpose_qkv on labelled entries\n"
           "  attn multihead --input data/chapter_multihead.json --json out.json\n", f);
 }
+
+static void usage_selfattn_demos(FILE *f);
 
 void usage_selfattn(FILE *f)
 {
@@ -282,6 +325,25 @@ void usage_selfattn(FILE *f)
           "softmax's mean largest weight (1/n uniform … 1 one-hot) and mean entropy\n"
           "(log n … 0 nats), with and without 1/√d. --png: the largest weight and the\n"
           "variance against log₂ d; --json: every column.\n"
+          "\n", f);
+    usage_selfattn_demos(f);
+}
+
+/* The help's last part: --depth, the examples. */
+static void usage_selfattn_demos(FILE *f)
+{
+    fputs("Stacking (--depth N). The same layer (the same weights) applied N times,\n"
+          "three ways: attention alone X ← MHA(X), with a residual X ← X + MHA(X), and\n"
+          "with the residual and LayerNorm X ← LayerNorm(X + MHA(X)) (d2l's AddNorm,\n"
+          "weight 1, bias 0). At every depth, the mean over the examples of the spread,\n"
+          "the tokens' mean distance from their mean x̄, (1/N) Σ_i |x_i − x̄|, and the\n"
+          "rank-1 residual |X − 1·x̄ᵀ|_F / |X|_F, X's relative distance from the matrix\n"
+          "whose every row is x̄: 0 when the tokens are one vector. Attention alone\n"
+          "averages the tokens at every layer and they collapse within a few. X is\n"
+          "--fill random unless --input, --tokens or --fill say otherwise, valid_lens\n"
+          "none (padding would count among the tokens), N at most 1000. --plot: the\n"
+          "rank-1 residual against the depth; --json: every depth's measures, X, the\n"
+          "state_dict and the last outputs.\n"
           "\n"
           "Examples:\n"
           "  attn selfattn                      # the chapter's cell: torch.Size([2, 4, 100])\n"
@@ -298,7 +360,8 @@ void usage_selfattn(FILE *f)
           "      --valid-lens none --stream --time    # a long sequence in O(n·d) memory\n"
           "  attn selfattn --permute --tokens \"我 爱 吃 苹果\" --hiddens 16 --heads 2 \\\n"
           "      --png permute.png          # order blindness; add --posenc to compare\n"
-          "  attn selfattn --scale-sweep --png sweep.png   # why / √d, for d = 1 … 1024\n", f);
+          "  attn selfattn --scale-sweep --png sweep.png   # why / √d, for d = 1 … 1024\n"
+          "  attn selfattn --depth 8 --plot depth.png      # stacking: the tokens collapse\n", f);
 }
 
 /* The demos' defaults, and the checks of --scale-sweep's values. */
@@ -322,6 +385,13 @@ static int demo_defaults(struct attention_args *a, const opt_given *g)
             return EXIT_USAGE;
         }
     }
+    if (a->depth) {
+        /* rows of ones are one vector already; padding would count as tokens */
+        if (!a->input && !a->po.tokens && !opt_is_given(g, "fill"))
+            a->po.fill_random = 1;
+        if (!a->po.tokens)
+            a->po.no_valid_lens = 1;
+    }
     if (a->permute) {
         /* rows of ones are all alike, and permuting them changes nothing */
         a->fill_default = !a->input && !a->po.tokens && !opt_is_given(g, "fill");
@@ -331,6 +401,27 @@ static int demo_defaults(struct attention_args *a, const opt_given *g)
         if (!a->po.tokens && !opt_is_given(g, "valid-lens"))
             a->po.no_valid_lens = 1;
     }
+    return EXIT_OK;
+}
+
+/* --explain-shapes' sizes: B 2, N 3 queries and keys, H 4, 2 heads, random
+ * inputs (rows of ones would hide a wrong layout), unless given; d2l's
+ * dot-product scoring only. */
+static int shapes_defaults(struct attention_args *a, const opt_given *g)
+{
+    if (a->po.score == SCORE_ADDITIVE) {
+        cli_error("--explain-shapes follows d2l's DotProductAttention; --score additive "
+                  "splits the heads the same way, but is not walked");
+        return EXIT_USAGE;
+    }
+    if (a->input)
+        return EXIT_OK;
+    a->po.queries = opt_is_given(g, "queries") ? a->po.queries : 3;
+    a->po.kv = opt_is_given(g, "kv") ? a->po.kv : a->po.queries;
+    a->po.hiddens = opt_is_given(g, "hiddens") ? a->po.hiddens : 4;
+    a->po.heads = opt_is_given(g, "heads") ? a->po.heads : 2;
+    if (!opt_is_given(g, "fill"))
+        a->po.fill_random = 1;
     return EXIT_OK;
 }
 
@@ -381,6 +472,8 @@ static int parse_args(int argc, char **argv, int self, struct attention_args *a,
         a->po.vl_shape[1] = a->lens.shape[1];
     }
     if (self && demo_defaults(a, &g) != EXIT_OK)
+        return EXIT_USAGE;
+    if (a->explain_shapes && shapes_defaults(a, &g) != EXIT_OK)
         return EXIT_USAGE;
     if (a->stream && a->po.score == SCORE_ADDITIVE) {
         cli_error("--stream computes dot-product scores only");
@@ -944,6 +1037,35 @@ static int run_permute(const problem *pr, const struct attention_args *a)
     return demo_permute_command(pr, &dpo);
 }
 
+/* --depth: the same layer again and again (depth.c). */
+static int run_depth(const problem *pr, const struct attention_args *a)
+{
+    const depth_opts o = {.depth = (size_t)a->depth,
+                          .causal = a->causal,
+                          .posenc = a->posenc,
+                          .inputs = inputs_text(a),
+                          .plot = a->plot,
+                          .json = a->json,
+                          .font = a->font,
+                          .max_mem = a->po.max_mem};
+    if (a->plot && output_check_files((const char *const[]){a->plot},
+                                      (const char *const[]){"plot"}, 1) != EXIT_OK)
+        return EXIT_RUNTIME;
+    return depth_command(pr, &o);
+}
+
+/* --explain-shapes: the heads' layout (explain_shapes.c), dot scoring only. */
+static int run_explain_shapes(const problem *pr, const struct attention_args *a)
+{
+    const shapes_opts so = {a->causal, a->json, a->po.max_mem};
+    if (pr->params.score != SCORE_DOT) {
+        cli_error("%s holds additive scoring weights; --explain-shapes follows d2l's "
+                  "DotProductAttention", a->input);
+        return EXIT_USAGE;
+    }
+    return shapes_explain_command(pr, &so);
+}
+
 /* The inputs and weights: a model saved by attn train (selfattn, run on
  * the sentences of --tokens), --input's, or drawn. 0 or an exit status. */
 static int load_problem(problem *pr, const struct attention_args *a, int self)
@@ -1291,9 +1413,10 @@ static int run_stack(const problem *pr, const struct attention_args *a)
 {
     text_font *font = NULL; /* --font's, for the figure */
     int status;
-    if (a->explain || a->stream || a->describe || a->permute || a->posenc || a->time) {
+    if (a->explain || a->stream || a->describe || a->permute || a->posenc || a->time ||
+        a->depth) {
         cli_error("%s is a stack of %zu blocks: --explain, --stream, --describe, "
-                  "--permute, --posenc and --time are for one attention layer",
+                  "--permute, --posenc, --depth and --time are for one attention layer",
                   a->input, pr->layers);
         return EXIT_USAGE;
     }
@@ -1326,8 +1449,8 @@ static int run(int argc, char **argv, int self)
     status = load_problem(&pr, &a, self);
     if (status != EXIT_OK)
         return status;
-    if (pr.layers) {
-        status = run_stack(&pr, &a);
+    if (pr.layers || a.explain_shapes) { /* a stack of attn train; the heads' layout */
+        status = pr.layers ? run_stack(&pr, &a) : run_explain_shapes(&pr, &a);
         problem_free(&pr);
         return status;
     }
@@ -1340,8 +1463,12 @@ static int run(int argc, char **argv, int self)
     }
     if (a.posenc && posenc_add(pr.queries.data, pr.B, pr.Nq, pr.Dq)) { /* X + P */
         cli_error("out of memory for the positional encoding");
+        status = EXIT_RUNTIME;
+    }
+    if (status != EXIT_OK || a.depth) { /* --depth runs on X + P */
+        status = status == EXIT_OK ? run_depth(&pr, &a) : status;
         problem_free(&pr);
-        return EXIT_RUNTIME;
+        return status;
     }
 
     /* which loops: the reference ones for --explain, --naive and additive
