@@ -26,7 +26,8 @@ enum cell_kind {
     CELL_SEEDED,  /* random numbers: attn's, drawn from --seed */
     CELL_RUN,     /* printed by the notebook's training run: not reproduced */
     CELL_CHECK,   /* en: d2l.check_shape, which prints nothing */
-    CELL_FIGURE   /* a figure and nothing printed */
+    CELL_FIGURE,  /* a figure and nothing printed */
+    CELL_EXACT    /* the book's numbers, whole where PyTorch's float32 sums are not */
 };
 
 struct cell {
@@ -94,9 +95,9 @@ static const struct cell zh_cells[] = {
      cells_masked_softmax_lens, NULL, "attn score --masked-softmax"},
     {"10.3", CELL_SEEDED, "masked_softmax(torch.rand(2, 2, 4), d2l.tensor([[1, 3], [2, 4]]))",
      cells_masked_softmax_lens2d, NULL, "attn score --masked-softmax"},
-    {"10.3", CELL_BOOK, "attention(queries, keys, values, valid_lens)  # AdditiveAttention",
+    {"10.3", CELL_EXACT, "attention(queries, keys, values, valid_lens)  # AdditiveAttention",
      cells_additive, NULL, "attn score --explain"},
-    {"10.3", CELL_BOOK, "attention(queries, keys, values, valid_lens)  # DotProductAttention",
+    {"10.3", CELL_EXACT, "attention(queries, keys, values, valid_lens)  # DotProductAttention",
      cells_dot, NULL, "attn score --explain"},
     {"10.4", CELL_BOOK,
      "output.shape, len(state), state[0].shape, len(state[1]), state[1][0].shape",
@@ -142,6 +143,10 @@ static const struct cell en_cells[] = {
      NULL, "a figure: torch.eye(10) as a 10 × 10 heatmap", "attn heatmap --eye 10"},
     {"11.2", CELL_FIGURE, "plot(x_train, y_train, x_val, y_val, kernels, names)", NULL,
      "figures: each kernel's fit and its attention weights", "attn pool --edition en"},
+    {"11.3", CELL_SEEDED, "masked_softmax(torch.rand(2, 2, 4), torch.tensor([2, 3]))",
+     cells_masked_softmax_lens, NULL, "attn score --masked-softmax"},
+    {"11.3", CELL_SEEDED, "masked_softmax(torch.rand(2, 2, 4), d2l.tensor([[1, 3], [2, 4]]))",
+     cells_masked_softmax_lens2d, NULL, "attn score --masked-softmax"},
     {"11.3", CELL_CHECK, "d2l.check_shape(torch.bmm(Q, K), (2, 3, 6))", cells_en_bmm_shape,
      NULL, NULL},
     {"11.3", CELL_CHECK, "d2l.check_shape(attention(queries, keys, values, valid_lens), "
@@ -155,7 +160,12 @@ static const struct cell en_cells[] = {
     {"11.4", CELL_CHECK, "d2l.check_shape(state[0], (batch_size, num_steps, num_hiddens))",
      cells_en_bahdanau_enc, NULL, NULL},
     {"11.4", CELL_CHECK, "d2l.check_shape(state[1][0], (batch_size, num_hiddens))",
-     cells_en_bahdanau_hidden, NULL, "attn train --task translate --arch bahdanau"},
+     cells_en_bahdanau_hidden, NULL, NULL},
+    {"11.4", CELL_FIGURE, "trainer.fit(model, data)", NULL,
+     "the notebook's training run draws its loss", "attn train --task translate --arch bahdanau"},
+    {"11.4", CELL_RUN, "print(f'{en} => {translation}, bleu,' f'{…:.3f}')", NULL,
+     TRANSLATE_TEXT, "attn train --task translate --arch bahdanau --save m.json; "
+                     "attn translate --input m.json \"SENTENCE\""},
     {"11.5", CELL_CHECK, "d2l.check_shape(attention(X, Y, Y, valid_lens), "
                          "(batch_size, num_queries, num_hiddens))",
      cells_mha_cross_shape, NULL, "attn multihead"},
@@ -174,8 +184,20 @@ static const struct cell en_cells[] = {
                          "valid_lens), (2, 100, 24))", cells_encoder, NULL, NULL},
     {"11.7", CELL_CHECK, "d2l.check_shape(decoder_blk(X, state)[0], X.shape)",
      cells_decoder_block, NULL, NULL},
-    {"11.7", CELL_RUN, "trainer.fit(model, data)", NULL,
+    {"11.7", CELL_FIGURE, "trainer.fit(model, data)", NULL,
      "the notebook's training run draws its loss", "attn train --task translate"},
+    {"11.7", CELL_RUN, "print(f'{en} => {translation}, bleu,' f'{…:.3f}')", NULL,
+     TRANSLATE_TEXT, "attn train --task translate --save m.json; "
+                     "attn translate --input m.json \"SENTENCE\""},
+    {"11.7", CELL_CHECK, "d2l.check_shape(enc_attention_weights, "
+                         "(num_blks, num_heads, data.num_steps, data.num_steps))",
+     cells_enc_weights_shape, NULL, NULL},
+    {"11.7", CELL_CHECK, "d2l.check_shape(dec_self_attention_weights, "
+                         "(num_blks, num_heads, data.num_steps, data.num_steps))",
+     cells_en_dec_self_shape, NULL, NULL},
+    {"11.7", CELL_CHECK, "d2l.check_shape(dec_inter_attention_weights, "
+                         "(num_blks, num_heads, data.num_steps, data.num_steps))",
+     cells_en_cross_shape, NULL, "attn translate --input m.json \"SENTENCE\" --all"},
 };
 
 enum edition { EDITION_ZH, EDITION_EN };
@@ -262,6 +284,9 @@ static void put_header(FILE *f, const struct cell *c, long seed)
         fputs("  (printed by the notebook's own run)", f);
     else if (c->kind == CELL_FIGURE)
         fputs("  (a figure; nothing printed)", f);
+    else if (c->kind == CELL_EXACT)
+        fputs("  (attn's sums, in double, come out whole: PyTorch prints whole numbers as 2.;"
+              " the notebook's float32 bmm gives 12.000001 and prints 2.0000)", f);
     fputc('\n', f);
 }
 
@@ -367,29 +392,33 @@ static int write_json(FILE *f, const void *arg)
 }
 
 /* One section: its title, its cells (kept in run->outputs), and with --out
- * its figures. */
-static int run_section(const struct section *s, struct cells_run *run, int first)
+ * its figures. Printed to o, or nowhere when o is NULL (--json -). */
+static int run_section(const struct section *s, struct cells_run *run, int first, FILE *o)
 {
     const struct cells_args *a = run->a;
     int status;
     char head[256];
     snprintf(head, sizeof head, "%s %s", s->number, s->title);
-    printf("%s%s\n", first ? "" : "\n", head);
-    for (size_t i = term_text_columns(head); i > 0; i--)
-        fputs("─", stdout);
-    fputc('\n', stdout);
+    if (o) {
+        fprintf(o, "%s%s\n", first ? "" : "\n", head);
+        for (size_t i = term_text_columns(head); i > 0; i--)
+            fputs("─", o);
+        fputc('\n', o);
+    }
     for (size_t i = 0; i < run->t.ncells; i++) {
         const struct cell *c = &run->t.cells[i];
         if (strcmp(c->section, s->number) != 0)
             continue;
         if ((status = cell_output(c, a, &run->outputs[i])) != EXIT_OK)
             return status;
-        fputc('\n', stdout);
-        put_header(stdout, c, a->seed);
+        if (!o)
+            continue;
+        fputc('\n', o);
+        put_header(o, c, a->seed);
         if (run->outputs[i][0])
-            printf("%s\n", run->outputs[i]);
+            fprintf(o, "%s\n", run->outputs[i]);
         if (c->command)
-            printf("$ %s\n", c->command);
+            fprintf(o, "$ %s\n", c->command);
     }
     if (a->out) {
         fputc('\n', stdout);
@@ -447,6 +476,11 @@ int cells_main(int argc, char **argv, command_finder *find)
     }
     if (status != EXIT_OK)
         return status;
+    if (a.json && a.out && strcmp(a.json, "-") == 0) {
+        cli_error("--json -: the JSON goes to standard output, where --out's commands print "
+                  "too; give --json FILE");
+        return EXIT_USAGE;
+    }
     if (a.json && (status = output_check_files((const char *const[]){a.json},
                                                (const char *const[]){"--json"}, 1)) != EXIT_OK)
         return status;
@@ -457,11 +491,14 @@ int cells_main(int argc, char **argv, command_finder *find)
         cli_error("out of memory");
         return EXIT_RUNTIME;
     }
+    /* with --json -, standard output is the JSON's alone */
+    FILE *o = a.json && strcmp(a.json, "-") == 0 ? NULL : stdout;
     for (size_t s = 0, shown = 0; s < run.t.nsections && status == EXIT_OK; s++)
         if (!a.section || strcmp(a.section, run.t.sections[s].number) == 0)
-            status = run_section(&run.t.sections[s], &run, shown++ == 0);
+            status = run_section(&run.t.sections[s], &run, shown++ == 0, o);
     if (status == EXIT_OK && a.json) {
-        fputc('\n', stdout);
+        if (o)
+            fputc('\n', o);
         status = output_json(a.json, write_json, &run, stdout, "every cell's output");
     }
     for (size_t i = 0; i < run.t.ncells; i++)

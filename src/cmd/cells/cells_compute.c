@@ -176,6 +176,7 @@ static int additive_out(float *out, unsigned long long seed, char *err, size_t e
     const mha_masks mask = {lens, 0, 0};
     float queries[2 * 20], keys[40], values[80], scores[20], qh[2 * 8], kh[2 * 10 * 8];
     score_additive m;
+    memset(&m, 0, sizeof m); /* no biases: their tensors stay empty */
     rng g;
     rng_seed(&g, seed);
     /* queries normal (2, 1, 20); AdditiveAttention(2, 20, 8) drawn after them */
@@ -592,28 +593,55 @@ int cells_decoder_block(FILE *f, unsigned long long seed, char *err, size_t errl
     return rc;
 }
 
-int cells_enc_weights_shape(FILE *f, unsigned long long seed, char *err, size_t errlen)
+/* The trained model's weights at the section's training sizes: num_hiddens
+ * 32, 4 heads, 2 blocks, FFN 64, num_steps 10; one source sentence (3
+ * words and <eos>, padded) and the decoder over num_steps positions. The
+ * cell concatenates the blocks' weights (B·NH, rows, cols) and reshapes
+ * them to (num_layers, num_heads, -1, num_steps). */
+enum tfm_weights { TFM_ENC_SELF, TFM_DEC_SELF, TFM_CROSS };
+
+static int tfm_weights_shape(FILE *f, unsigned long long seed, enum tfm_weights which, char *err,
+                             size_t errlen)
 {
-    /* the section's training sizes: num_hiddens 32, 4 heads, 2 blocks, FFN
-     * 64, num_steps 10; one source sentence (3 words and <eos>, padded):
-     * torch.cat of the blocks' weights (B·NH, Ts, Ts), reshaped to
-     * (num_layers, num_heads, -1, num_steps) */
     static const long lens[1] = {4};
     static const int src[10] = {4, 5, 6, 3, 1, 1, 1, 1, 1, 1};
+    static const int dec_in[10] = {2, 7, 8, 9, 4, 5, 6, 7, 8, 3};
     s2s_model m;
     s2s_cache c;
     int rc;
     if (transformer(&m, &c, 10, 32, 4, 2, 64, 1, 10, seed, err, errlen))
         return -1;
-    rc = tfm_encode(&m, &c, src, lens, 1, 10, NULL, err, errlen);
+    rc = s2s_forward(&m, &c, src, lens, dec_in, 1, 10, 10, NULL, err, errlen);
     if (rc == 0) {
-        const tfm_cache *tc = tfm_cache_of(&c);
-        size_t L = m.cfg.layers, NH = m.cfg.heads, total = 0;
-        for (size_t l = 0; l < L; l++) /* each block's weights (B, NH, Ts, Ts) */
-            total += tc->enc[l].A ? c.B * NH * c.Ts * c.Ts : 0;
-        torch_size_str(f, (size_t[]){L, NH, total / (L * NH * c.Ts), c.Ts}, 4);
+        const size_t L = m.cfg.layers, NH = m.cfg.heads;
+        /* each block's weights (B, NH, rows, cols): the encoder's Ts × Ts,
+         * the decoder's Tt × Tt, the cross-attention's Tt × Ts */
+        const size_t rows = which == TFM_ENC_SELF ? c.Ts : c.Tt;
+        const size_t cols = which == TFM_DEC_SELF ? c.Tt : c.Ts;
+        size_t total = 0;
+        for (size_t l = 0; l < L; l++) {
+            const float *A = which == TFM_CROSS ? s2s_cross(&c, &m, l)
+                                                : s2s_self(&c, which == TFM_DEC_SELF, l);
+            total += A ? c.B * NH * rows * cols : 0;
+        }
+        torch_size_str(f, (size_t[]){L, NH, total / (L * NH * cols), cols}, 4);
     }
     s2s_cache_free(&c);
     s2s_free(&m);
     return rc;
+}
+
+int cells_enc_weights_shape(FILE *f, unsigned long long seed, char *err, size_t errlen)
+{
+    return tfm_weights_shape(f, seed, TFM_ENC_SELF, err, errlen);
+}
+
+int cells_en_dec_self_shape(FILE *f, unsigned long long seed, char *err, size_t errlen)
+{
+    return tfm_weights_shape(f, seed, TFM_DEC_SELF, err, errlen);
+}
+
+int cells_en_cross_shape(FILE *f, unsigned long long seed, char *err, size_t errlen)
+{
+    return tfm_weights_shape(f, seed, TFM_CROSS, err, errlen);
 }
