@@ -108,11 +108,11 @@ static const struct cell zh_cells[] = {
      TRANSLATE_TEXT, "attn train --task translate --arch bahdanau --save m.json; "
                      "attn translate --input m.json \"SENTENCE\""},
     {"10.5", CELL_BOOK, "attention.eval()  # MultiHeadAttention(100, 100, 100, 100, 5, 0.5)",
-     NULL, NULL, "attn multihead --describe"},
+     cells_mha_module, NULL, "attn multihead --describe"},
     {"10.5", CELL_BOOK, "attention(X, Y, Y, valid_lens).shape", cells_mha_cross_shape, NULL,
      "attn multihead"},
     {"10.6", CELL_BOOK, "attention.eval()  # MultiHeadAttention(100, 100, 100, 100, 5, 0.5)",
-     NULL, NULL, "attn multihead --describe"},
+     cells_mha_module, NULL, "attn multihead --describe"},
     {"10.6", CELL_BOOK, "attention(X, X, X, valid_lens).shape", cells_mha_self_shape, NULL,
      "attn selfattn"},
     {"10.6", CELL_BOOK, "print(f'{i}的二进制是：{i:>03b}')", cells_binary_zh, NULL,
@@ -290,23 +290,12 @@ static void put_header(FILE *f, const struct cell *c, long seed)
     fputc('\n', f);
 }
 
-/* A cell's output in new memory (*text), computed or its words. The
- * module print of 10.5 and 10.6 is `attn multihead --describe`'s,
- * captured. EXIT_OK, or EXIT_RUNTIME after the message. */
+/* A cell's output in new memory (*text), computed or its words.
+ * EXIT_OK, or EXIT_RUNTIME after the message. */
 static int cell_output(const struct cell *c, const struct cells_args *a, char **text)
 {
     size_t len = 0;
     char err[512] = "";
-    if (!c->compute && c->kind == CELL_BOOK) { /* the module's print */
-        const struct command *mh = a->find("multihead");
-        char *argv[] = {(char *)"multihead", (char *)"--describe", NULL};
-        int status;
-        if (!mh || run_line_capture(mh->run, 2, argv, "cells", text, &len, &status) != EXIT_OK)
-            return EXIT_RUNTIME;
-        if (len > 0 && (*text)[len - 1] == '\n')
-            (*text)[len - 1] = '\0';
-        return status;
-    }
     FILE *f = open_memstream(text, &len);
     if (!f) {
         cli_error("out of memory");

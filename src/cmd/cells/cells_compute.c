@@ -17,6 +17,7 @@
 #include "pool.h"
 #include "rng.h"
 #include "score.h"
+#include "selfattn.h"
 #include "seq2seq.h"
 #include "torch_str.h"
 #include "transformer.h"
@@ -364,6 +365,25 @@ int cells_mha_cross_shape(FILE *f, unsigned long long seed, char *err, size_t er
 int cells_mha_self_shape(FILE *f, unsigned long long seed, char *err, size_t errlen)
 {
     return mha_shape(f, seed, 4, err, errlen);
+}
+
+/* 10.5 and 10.6: `attention.eval()` prints the module, as `attn
+ * multihead --describe` prints it: MultiHeadAttention(100, …, 5 heads,
+ * dropout 0.5) without biases. */
+int cells_mha_module(FILE *f, unsigned long long seed, char *err, size_t errlen)
+{
+    mha_params p;
+    rng g;
+    memset(&p, 0, sizeof p);
+    if (mha_params_alloc(&p, 100, 5, 0, err, errlen) != 0) {
+        mha_params_free(&p);
+        return -1;
+    }
+    rng_seed(&g, seed);
+    mha_params_init(&p, &g);
+    selfattn_describe(f, &p, 0.5);
+    mha_params_free(&p);
+    return 0;
 }
 
 /* for i in range(8): i and its three lowest bits, in the edition's words */

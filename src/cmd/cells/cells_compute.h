@@ -22,7 +22,8 @@ cells_fn cells_masked_softmax_lens, cells_masked_softmax_lens2d, cells_additive,
 /* 10.4 */
 cells_fn cells_bahdanau_shapes;
 /* 10.5, 10.6 */
-cells_fn cells_mha_cross_shape, cells_mha_self_shape, cells_binary_zh, cells_binary_en;
+cells_fn cells_mha_module, cells_mha_cross_shape, cells_mha_self_shape, cells_binary_zh,
+    cells_binary_en;
 /* 10.7 */
 cells_fn cells_ffn, cells_ln_bn, cells_add_norm, cells_encoder_block, cells_encoder,
     cells_decoder_block, cells_enc_weights_shape;
