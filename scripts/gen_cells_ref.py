@@ -68,6 +68,8 @@ def format_cases():
         case("sci_huge", torch.tensor([1.5e9, -2.0])),
         case("whole_wide_range", torch.tensor([1.0, 5000.0])),
         case("whole_huge", torch.tensor([2.0e9, 1.0])),
+        # an ulp from whole: decimals (attn prints [2, 12] so, torch_str.h)
+        case("near_whole", torch.tensor([2.0, 12.000001])),
         case("nan_inf", torch.tensor([float("nan"), 1.5, float("-inf"), float("inf")])),
         case("negative_zero", torch.tensor([-0.0, 0.25])),
         case("wrap_row", torch.randn(30, generator=g) * 10),

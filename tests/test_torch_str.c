@@ -57,7 +57,7 @@ static int run_case(const cJSON *c)
         memcpy(&t[n++], &b, sizeof b);
     }
     torch_str_opts o = {cJSON_IsTrue(cJSON_GetObjectItem(c, "integer")),
-                        cJSON_IsString(suffix) ? suffix->valuestring : NULL, 0};
+                        cJSON_IsString(suffix) ? suffix->valuestring : NULL, 0, 0};
     char *got = print(t, dims, ndim, &o, 0);
     CHECK(got && strcmp(got, want->valuestring) == 0);
     if (got && strcmp(got, want->valuestring) != 0)
@@ -104,6 +104,24 @@ int main(int argc, char **argv)
     fclose(f);
     CHECK(strcmp(text, "torch.Size([2, 4, 100])torch.Size([])") == 0);
     free(text);
+    /* decimals: whole numbers as PyTorch prints the same an ulp away */
+    const cJSON *nw;
+    int found = 0;
+    cJSON_ArrayForEach(nw, cases)
+    {
+        const cJSON *name = cJSON_GetObjectItem(nw, "name"), *want = cJSON_GetObjectItem(nw, "str");
+        if (!cJSON_IsString(name) || strcmp(name->valuestring, "near_whole") != 0)
+            continue;
+        float whole[2] = {2, 12};
+        char *got = print(whole, (size_t[]){2}, 1, &(torch_str_opts){0, NULL, 0, 1}, 0);
+        CHECK(got && cJSON_IsString(want) && strcmp(got, want->valuestring) == 0);
+        free(got);
+        got = print(whole, (size_t[]){2}, 1, &(torch_str_opts){0, NULL, 0, 0}, 0);
+        CHECK(got && strcmp(got, "tensor([ 2., 12.])") == 0);
+        free(got);
+        found = 1;
+    }
+    CHECK(found); /* the case is in the file */
     /* too many dimensions: refused, nothing printed */
     size_t big[TORCH_STR_MAX_DIMS + 1] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
     float one = 1;

@@ -808,7 +808,7 @@ int term_table(FILE *f, const float *m, size_t rows, size_t cols, const term_tab
 void term_tensor3(FILE *f, const float *t, const size_t shape[3], int precision,
                   const char *suffix)
 {
-    const torch_str_opts o = {0, suffix, precision};
+    const torch_str_opts o = {0, suffix, precision, 1};
     if (!f)
         return;
     if (!t || torch_str(f, t, shape, 3, &o) != 0)

@@ -95,7 +95,8 @@ void term_matrix(FILE *f, const float *m, size_t rows, size_t cols,
  *
  *           [[0.3711, 0.3269, 0.3019, 0.0000],
  *            [0.3130, 0.4098, 0.2772, 0.0000]]])
- * torch_str.h's printer with precision decimals (PyTorch's default 4);
+ * torch_str.h's printer with precision decimals (PyTorch's default 4),
+ * whole numbers too (its decimals option: as the book prints them);
  * suffix, when not NULL, goes after the last bracket ("grad_fn=<…>"). */
 void term_tensor3(FILE *f, const float *t, const size_t shape[3], int precision,
                   const char *suffix);

@@ -84,11 +84,12 @@ static int flat_shown(const struct tstr *s, size_t i)
 
 /* Pass 1: the format and the width, from the numbers shown (PyTorch's
  * _Formatter: for a float tensor, only the nonzero finite ones count). */
-static void choose_format(struct tstr *s, const float *t, size_t numel, int integer)
+static void choose_format(struct tstr *s, const float *t, size_t numel, int integer,
+                          int decimals)
 {
     char buf[NUM_BUF];
     double amin = INFINITY, amax = 0;
-    int any = 0, whole = 1;
+    int any = 0, whole = !decimals;
     s->width = 1;
     s->mode = integer ? MODE_INT_DTYPE : MODE_WHOLE;
     for (size_t i = 0; i < numel; i++) {
@@ -209,7 +210,7 @@ static void put_suffix(struct tstr *s, const char *suffix, size_t indent)
 
 int torch_str(FILE *f, const float *t, const size_t *shape, size_t ndim, const torch_str_opts *o)
 {
-    const torch_str_opts none = {0, NULL, 0};
+    const torch_str_opts none = {0, NULL, 0, 0};
     const size_t indent = strlen("tensor(");
     struct tstr s = {f, 0, MODE_WHOLE, PRECISION, 1, 0, shape, ndim};
     size_t numel = 1;
@@ -236,7 +237,7 @@ int torch_str(FILE *f, const float *t, const size_t *shape, size_t ndim, const t
             put_suffix(&s, size_suffix, indent);
     } else {
         s.summarize = numel > THRESHOLD;
-        choose_format(&s, t, numel, o->integer);
+        choose_format(&s, t, numel, o->integer, o->decimals);
         if (ndim == 0)
             put_number(&s, t[0]);
         else

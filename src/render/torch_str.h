@@ -37,6 +37,12 @@ typedef struct torch_str_opts {
     int integer;        /* an integer tensor: the values printed as ints */
     const char *suffix; /* after the values ("grad_fn=<BmmBackward0>"); NULL: none */
     int precision;      /* torch.set_printoptions(precision=…), 1 … 9; 0: PyTorch's 4 */
+    /* 1: never the whole-number format "2.": as PyTorch prints the same
+     * numbers an ulp from whole. A notebook's float32 sums (torch.bmm of
+     * weights 1/6) land an ulp off and print 2.0000, where attn's sums,
+     * in double and rounded once, are whole: with decimals they print the
+     * book's bytes. */
+    int decimals;
 } torch_str_opts;
 
 /* Print str(t) to f, without a final newline. o may be NULL (a float

@@ -200,7 +200,7 @@ int cells_additive(FILE *f, unsigned long long seed, char *err, size_t errlen)
         return -1;
     /* the module has parameters: its output carries bmm's grad_fn */
     return torch_str(f, out, (size_t[]){2, 1, 4}, 3,
-                     &(torch_str_opts){0, "grad_fn=<BmmBackward0>", 0});
+                     &(torch_str_opts){0, "grad_fn=<BmmBackward0>", 0, 1});
 }
 
 int cells_en_additive_shape(FILE *f, unsigned long long seed, char *err, size_t errlen)
@@ -235,7 +235,7 @@ int cells_dot(FILE *f, unsigned long long seed, char *err, size_t errlen)
     (void)err;
     (void)errlen;
     dot_out(out, seed);
-    return torch_str(f, out, (size_t[]){2, 1, 4}, 3, NULL);
+    return torch_str(f, out, (size_t[]){2, 1, 4}, 3, &(torch_str_opts){0, NULL, 0, 1});
 }
 
 int cells_en_dot_shape(FILE *f, unsigned long long seed, char *err, size_t errlen)
@@ -454,7 +454,7 @@ int cells_ffn(FILE *f, unsigned long long seed, char *err, size_t errlen)
         relu_forward(R, H, 6 * 4);
         linear_forward(Y, R, 6, &dense2); /* (2·3, 8) */
         rc = torch_str(f, Y, (size_t[]){3, 8}, 2,
-                       &(torch_str_opts){0, "grad_fn=<SelectBackward0>", 0});
+                       &(torch_str_opts){0, "grad_fn=<SelectBackward0>", 0, 0});
     }
     linear_free(&dense1);
     linear_free(&dense2);
@@ -477,10 +477,10 @@ int cells_ln_bn(FILE *f, unsigned long long seed, char *err, size_t errlen)
     batchnorm_forward(bn, X, 2, 2);
     /* print('layer norm:', ln(X), '\nbatch norm:', bn(X)) */
     fputs("layer norm: ", f);
-    torch_str(f, ln, (size_t[]){2, 2}, 2, &(torch_str_opts){0, "grad_fn=<NativeLayerNormBackward0>", 0});
+    torch_str(f, ln, (size_t[]){2, 2}, 2, &(torch_str_opts){0, "grad_fn=<NativeLayerNormBackward0>", 0, 0});
     fputs(" \nbatch norm: ", f);
     return torch_str(f, bn, (size_t[]){2, 2}, 2,
-                     &(torch_str_opts){0, "grad_fn=<NativeBatchNormBackward0>", 0});
+                     &(torch_str_opts){0, "grad_fn=<NativeBatchNormBackward0>", 0, 0});
 }
 
 int cells_add_norm(FILE *f, unsigned long long seed, char *err, size_t errlen)
