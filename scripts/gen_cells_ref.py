@@ -115,7 +115,7 @@ class DotProduct(nn.Module):
         self.dropout = nn.Dropout(dropout)
 
 
-def module_print(cls_name, module):
+def module_print(module):
     """repr(module) with the class names d2l gives them."""
     text = repr(module)
     return text.replace("Heads(", "MultiHeadAttention(").replace(
@@ -182,7 +182,7 @@ def cells():
     out["10.3 DotProductAttention"] = repr(torch.bmm(w2, values))
     out["10.4 decoder shapes"] = bahdanau_shapes()
     heads = Heads(100, 0.5).eval()
-    out["10.5 MultiHeadAttention"] = module_print("MultiHeadAttention", heads)
+    out["10.5 MultiHeadAttention"] = module_print(heads)
     att = nn.MultiheadAttention(100, 5, bias=False, batch_first=True)
     out["10.5 attention(X, Y, Y, valid_lens).shape"] = repr(
         att(torch.ones(2, 4, 100), torch.ones(2, 6, 100), torch.ones(2, 6, 100))[0].shape)
