@@ -11,6 +11,12 @@ static int cmd_tour(int argc, char **argv)
     return tour_main(argc, argv, command_find);
 }
 
+/* cells, given the lookup to run `multihead --describe` and the figures. */
+static int cmd_cells(int argc, char **argv)
+{
+    return cells_main(argc, argv, command_find);
+}
+
 const struct command attn_commands[] = {
     {"heatmap", cmd_heatmap, usage_heatmap,
      "d2l's show_heatmaps for any matrices: a JSON tensor, --path, --eye N", heatmap_options,
@@ -39,6 +45,9 @@ const struct command attn_commands[] = {
     {"translate", cmd_translate, usage_translate,
      "translate a sentence with a saved model and show its cross-attention",
      translate_options, translate_rules},
+    {"cells", cmd_cells, usage_cells,
+     "the notebook's printing cells, section by section, as PyTorch prints them",
+     cells_options, cells_rules},
     {"tour", cmd_tour, usage_tour, "the chapter in order, every figure written to a folder",
      tour_options, tour_rules},
 };

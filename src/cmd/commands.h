@@ -54,4 +54,11 @@ void usage_tour(FILE *f);
 extern const struct opt tour_options[];
 extern const struct opt_rule tour_rules[];
 
+/* `attn cells` (cmd/cells/cells.c), given the lookup as the tour is: it
+ * runs `multihead --describe` and, with --out, the figures' commands. */
+int cells_main(int argc, char **argv, command_finder *find);
+void usage_cells(FILE *f);
+extern const struct opt cells_options[];
+extern const struct opt_rule cells_rules[];
+
 #endif

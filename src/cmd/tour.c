@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -20,6 +19,7 @@
 #include "options.h"
 #include "output.h"
 #include "page_out.h"
+#include "run_line.h"
 #include "term.h"
 #include "checked.h"
 #include "os.h"
@@ -317,85 +317,6 @@ void usage_tour(FILE *f)
         "  attn tour --list\n");
 }
 
-/* Split a run into words (see MAX_WORDS above). Words point into buf,
- * which the caller provides with room for strlen(run) + 1 bytes. */
-static size_t split_run(const char *run, char *buf, char **words)
-{
-    size_t n = 0;
-    char *w = buf;
-    const char *p = run;
-    while (*p && n < MAX_WORDS) {
-        words[n++] = w;
-        if (*p == '"') {
-            for (p++; *p && *p != '"'; p++)
-                *w++ = *p;
-            if (*p == '"')
-                p++;
-        } else {
-            for (; *p && *p != ' '; p++)
-                *w++ = *p;
-        }
-        *w++ = '\0';
-        while (*p == ' ')
-            p++;
-    }
-    return n;
-}
-
-/* DIR/NAME in new memory, or NULL when out of memory. */
-static char *join_path(const char *dir, const char *name)
-{
-    size_t ld = strlen(dir), ln = strlen(name), total;
-    int slash = ld > 0 && dir[ld - 1] != '/';
-    if (size_add(ld, ln, &total) || size_add(total, (size_t)slash + 1, &total))
-        return NULL;
-    char *s = malloc(total);
-    if (!s)
-        return NULL;
-    memcpy(s, dir, ld);
-    if (slash)
-        s[ld] = '/';
-    memcpy(s + ld + (size_t)slash, name, ln + 1);
-    return s;
-}
-
-/* mkdir -p DIR: every missing folder on the way is made. */
-static int make_folder(const char *dir)
-{
-    size_t len = strlen(dir);
-    char *path = malloc(len + 1);
-    struct stat st;
-    int rc = EXIT_RUNTIME;
-    if (!path) {
-        cli_error("--out %s: out of memory", dir);
-        return EXIT_RUNTIME;
-    }
-    memcpy(path, dir, len + 1);
-    for (size_t i = 1; i <= len; i++) {
-        if (path[i] != '/' && path[i] != '\0')
-            continue;
-        char keep = path[i];
-        path[i] = '\0';
-        if (mkdir(path, 0777) != 0 && errno != EEXIST) {
-            cli_error("--out %s: cannot make folder %s: %s", dir, path, strerror(errno));
-            goto done;
-        }
-        path[i] = keep;
-    }
-    if (stat(dir, &st) != 0) {
-        cli_error("--out %s: %s", dir, strerror(errno));
-        goto done;
-    }
-    if (!S_ISDIR(st.st_mode)) {
-        cli_error("--out %s: exists and is not a folder", dir);
-        goto done;
-    }
-    rc = EXIT_OK;
-done:
-    free(path);
-    return rc;
-}
-
 /* The heading, underlined with as many '─' as it takes columns. */
 static void print_heading(FILE *f, int bold, size_t number, const struct tour_step *s)
 {
@@ -447,30 +368,14 @@ static char *without_colour(const char *text, size_t len)
  * then that output is printed as usual and kept in rec->output. */
 static int run_captured(const struct command *cmd, int argc, char **argv, struct run_record *rec)
 {
-    int saved = -1, status;
-    long n;
+    int status;
+    size_t n;
     char *text = NULL;
-    fflush(stdout);
-    FILE *tmp = os_stdout_to_temp(&saved);
-    if (!tmp) {
-        cli_error("--html: cannot keep the output of a run: %s", strerror(errno));
+    if (run_line_capture(cmd->run, argc, argv, "--html", &text, &n, &status) != EXIT_OK)
         return EXIT_RUNTIME;
-    }
-    status = cmd->run(argc, argv);
+    fwrite(text, 1, n, stdout);
     fflush(stdout);
-    os_stdout_restore(saved);
-    /* what it printed: shown now, and kept without colour */
-    if ((n = ftell(tmp)) < 0 || fseek(tmp, 0, SEEK_SET) != 0 ||
-        !(text = malloc((size_t)n + 1)) || fread(text, 1, (size_t)n, tmp) != (size_t)n) {
-        free(text);
-        fclose(tmp);
-        cli_error("--html: cannot read back the output of a run");
-        return EXIT_RUNTIME;
-    }
-    fclose(tmp);
-    fwrite(text, 1, (size_t)n, stdout);
-    fflush(stdout);
-    rec->output = without_colour(text, (size_t)n);
+    rec->output = without_colour(text, n);
     free(text);
     if (!rec->output) {
         cli_error("out of memory");
@@ -551,30 +456,6 @@ static int run_recorded(const struct command *cmd, char **argv, size_t argc, siz
 /* One run: the command line shown, then the command itself. With rec
  * (--html) its output is kept, with view its page's data too, and with
  * picture the figure of its first @NAME. */
-/* argv[0 … nw-1]: the words, each @NAME as the path DIR/NAME inside --out
- * (new strings, kept in owned[0 … *nowned-1]; *first_name the first
- * NAME). EXIT_OK, or EXIT_RUNTIME after the message. */
-static int words_to_argv(char **words, size_t nw, const char *out, char **argv, char **owned,
-                         size_t *nowned, const char **first_name)
-{
-    for (size_t i = 0; i < nw; i++) {
-        if (words[i][0] == '@') {
-            char *path = join_path(out, words[i] + 1);
-            if (!path) {
-                cli_error("--out %s: out of memory", out);
-                return EXIT_RUNTIME;
-            }
-            if (!*first_name)
-                *first_name = words[i] + 1;
-            owned[(*nowned)++] = path;
-            argv[i] = path;
-        } else {
-            argv[i] = words[i];
-        }
-    }
-    return EXIT_OK;
-}
-
 static int do_run(const char *run, const struct tour_args *a, struct run_record *rec, int view,
                   int picture, const char *index)
 {
@@ -592,7 +473,7 @@ static int do_run(const char *run, const struct tour_args *a, struct run_record 
         cli_error("out of memory");
         return EXIT_RUNTIME;
     }
-    nw = split_run(run, buf, words);
+    nw = run_line_split(run, buf, words, MAX_WORDS);
     if (nw > 0)
         cmd = a->find(words[0]);
     if (!cmd || strcmp(cmd->name, "tour") == 0) {
@@ -603,7 +484,7 @@ static int do_run(const char *run, const struct tour_args *a, struct run_record 
     /* argv: the words, figures inside --out, then --color and --font as
      * given (the command line shown is the step's own), and --html when
      * the run's view is kept */
-    if (words_to_argv(words, nw, a->out, argv, owned, &nowned, &first_name) != EXIT_OK)
+    if (run_line_argv(words, nw, a->out, argv, owned, &nowned, &first_name) != EXIT_OK)
         goto done;
     argc = nw;
     if (opt_find(cmd->options, "color")) {
@@ -765,12 +646,12 @@ int tour_main(int argc, char **argv, command_finder *find)
         list_steps();
         return EXIT_OK;
     }
-    status = make_folder(a.out);
+    status = run_line_folder(a.out);
     if (status != EXIT_OK)
         return status;
     if (a.html) { /* the page can be written: checked before the first step */
         _Static_assert(NSTEPS <= NSTEPS_MAX, "NSTEPS_MAX holds every step");
-        if (!(index = join_path(a.out, "index.html")) || !(rec = calloc(1, sizeof *rec))) {
+        if (!(index = run_line_path(a.out, "index.html")) || !(rec = calloc(1, sizeof *rec))) {
             free(index);
             cli_error("out of memory");
             return EXIT_RUNTIME;

@@ -50,6 +50,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "torch_str.h"
 #include "utf8.h"
 #include "checked.h"
 #include "fmath.h"
@@ -804,82 +805,13 @@ int term_table(FILE *f, const float *m, size_t rows, size_t cols, const term_tab
     return 0;
 }
 
-/* One row of term_tensor3: numbers right-aligned to width, ", " between
- * them, a new line (indented under the first) after per_line of them. */
-static void tensor3_row(FILE *f, const float *row, size_t n2, size_t e, int precision,
-                        size_t width, size_t per_line)
-{
-    char buf[NUM_BUF];
-    const int celided = e && axis_elided(n2, e);
-    size_t on_line = 0;
-    fputc('[', f);
-    for (size_t j = 0; j < n2; j = axis_next(j, n2, e, celided)) {
-        const int gap = celided && j == n2 - e; /* " ..." stands for one number */
-        for (int item = gap ? 0 : 1; item < 2; item++) {
-            if (on_line == per_line) {
-                fputs(",\n          ", f);
-                on_line = 0;
-            } else if (j || item == 0) {
-                fputs(", ", f);
-            }
-            on_line++;
-            if (item == 0) {
-                fputs(" ...", f); /* torch's " ..." */
-                continue;
-            }
-            size_t len = fmt_number(buf, row[j], precision);
-            put_spaces(f, width - len);
-            fputs(buf, f);
-        }
-    }
-    fputc(']', f);
-}
-
-/* One (n1, n2) block of term_tensor3: its rows joined by ",\n" and the
- * indent. */
-static void tensor3_block(FILE *f, const float *m, size_t n1, size_t n2, size_t e, int precision,
-                          size_t width)
-{
-    const int relided = e && axis_elided(n1, e);
-    /* torch: as many numbers as fit in 80 columns after the 9 of "tensor([[" */
-    const size_t per_line = (80 - 9) / (width + 2) ? (80 - 9) / (width + 2) : 1;
-    fputc('[', f);
-    for (size_t i = 0; i < n1; i = axis_next(i, n1, e, relided)) {
-        axis_sep(f, i, n1, e, relided, ",\n         ", "...,\n         ");
-        tensor3_row(f, m + i * n2, n2, e, precision, width, per_line);
-    }
-    fputc(']', f);
-}
-
 void term_tensor3(FILE *f, const float *t, const size_t shape[3], int precision,
                   const char *suffix)
 {
-    char buf[NUM_BUF];
-    const size_t n0 = shape[0], n1 = shape[1], n2 = shape[2];
-    size_t numel, width = 0;
+    const torch_str_opts o = {0, suffix, precision, 1};
     if (!f)
         return;
-    if (size_mul(n0, n1, &numel) || size_mul(numel, n2, &numel) || numel == 0 || !t) {
-        fputs("tensor([])\n", f);
-        return;
-    }
-    precision = precision < 0 ? 4 : precision > MATRIX_MAX_PRECISION ? MATRIX_MAX_PRECISION
-                                                                      : precision;
-    const size_t e = numel > 1000 ? 3 : 0; /* torch's summarising threshold and edgeitems */
-    const int belided = e && axis_elided(n0, e);
-    /* Pass 1: the widest number (of all, where torch measures only those shown) */
-    for (size_t i = 0; i < numel; i++) {
-        size_t len = fmt_number(buf, t[i], precision);
-        width = len > width ? len : width;
-    }
-    /* Pass 2: the blocks, a blank line between them. */
-    fputs("tensor([", f);
-    for (size_t b = 0; b < n0; b = axis_next(b, n0, e, belided)) {
-        axis_sep(f, b, n0, e, belided, ",\n\n        ", "...,\n\n        ");
-        tensor3_block(f, t + b * n1 * n2, n1, n2, e, precision, width);
-    }
-    fputc(']', f);
-    if (suffix)
-        fprintf(f, ", %s", suffix);
-    fputs(")\n", f);
+    if (!t || torch_str(f, t, shape, 3, &o) != 0)
+        fputs("tensor([])", f);
+    fputc('\n', f);
 }

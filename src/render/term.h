@@ -89,16 +89,14 @@ int term_table(FILE *f, const float *m, size_t rows, size_t cols, const term_tab
 void term_matrix(FILE *f, const float *m, size_t rows, size_t cols,
                  int precision, size_t edgeitems);
 
-/* Print t (n0, n1, n2) as PyTorch prints a 3-D tensor:
+/* Print t (n0, n1, n2) as PyTorch prints a 3-D tensor, and a newline:
  *   tensor([[[0.4881, 0.5119, 0.0000, 0.0000],
  *            [0.4542, 0.5458, 0.0000, 0.0000]],
  *
  *           [[0.3711, 0.3269, 0.3019, 0.0000],
  *            [0.3130, 0.4098, 0.2772, 0.0000]]])
- * with a fixed number of decimals (precision) and one width for every
- * number, as torch/_tensor_str.py lays them out (in fixed notation, where
- * torch would switch to scientific for a wide range of magnitudes); over
- * 1000 numbers, only the first and last 3 of each axis, with "..." between.
+ * torch_str.h's printer with precision decimals (PyTorch's default 4),
+ * whole numbers too (its decimals option: as the book prints them);
  * suffix, when not NULL, goes after the last bracket ("grad_fn=<…>"). */
 void term_tensor3(FILE *f, const float *t, const size_t shape[3], int precision,
                   const char *suffix);

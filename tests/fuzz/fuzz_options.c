@@ -31,7 +31,9 @@
  *     inputs that would run the whole tour or its slow steps (1 cross,
  *     5 scaling, 6 complexity, 12 learned, 13 circuits; any word with a
  *     1 in it, then): they run the other commands with fixed options,
- *     fuzzed here directly.
+ *     fuzzed here directly; and cells inputs with --out (or a short
+ *     flag word with an o), which run the figures' commands, two of them
+ *     trainings.
  *
  * The dictionary (build-fuzz/dicts/options.dict) is made from the option
  * tables by tests/fuzz/make_dict.py when scripts/fuzz runs: `attn
@@ -147,6 +149,16 @@ static int fuzz_tour_slow(char raw[][FUZZ_MAX_WORD + 1], size_t n, size_t first)
     return !picks;
 }
 
+/* Whether a cells input would run the figures' commands (--out, -o). */
+static int fuzz_cells_out(char raw[][FUZZ_MAX_WORD + 1], size_t n, size_t first)
+{
+    for (size_t i = first; i < n; i++)
+        if (fuzz_starts(raw[i], "--o") || (raw[i][0] == '-' && raw[i][1] != '-' &&
+                                           strchr(raw[i], 'o')))
+            return 1;
+    return 0;
+}
+
 static void fuzz_add(fuzz_argv *a, const char *w)
 {
     if (a->argc >= FUZZ_ROOM)
@@ -186,6 +198,8 @@ static const struct command *fuzz_split(const uint8_t *data, size_t size, fuzz_a
     else
         cmd = &attn_commands[data[0] % attn_ncommands];
     if (strcmp(cmd->name, "tour") == 0 && fuzz_tour_slow(raw, nraw, first))
+        return NULL;
+    if (strcmp(cmd->name, "cells") == 0 && fuzz_cells_out(raw, nraw, first))
         return NULL;
 
     a->argc = 0;

@@ -37,6 +37,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
 OPTIONS = [
+    # attn cells: a section, the en edition with JSON, an unknown section
+    "cells 10.7 --seed 3",
+    "cells 11.3 --edition en --json o.json",
+    "cells 10.9",
     # the --help and README examples (paths inside the working folder)
     "posenc --dim 32 --steps 60 --png out.png",
     "posenc --plot cols.png --cols 6-9",

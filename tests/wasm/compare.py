@@ -34,6 +34,7 @@ COMMANDS = [
     "pool", "pool --json -", "pool --edition en --method nonparametric --kernel boxcar,laplace "
     "--sigma 0.1,1 --json -", "pool --method parametric --epochs 20 --lr 0.3 --json -",
     "score", "score --json -", "score --masked-softmax", "score --score dot --explain",
+    "cells", "cells --edition en --json -", "cells 10.9",
     "score --valid-lens 1;3 --score-hiddens 4 --seed 2 --json -", "score --valid-lens none",
     # training, in the module as in the binary
     "train --task reverse --steps 40 --json -", "train --task previous --steps 30 --no-posenc --json -",

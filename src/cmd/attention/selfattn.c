@@ -26,6 +26,7 @@
 #include "posenc.h"
 #include "problem.h"
 #include "render.h"
+#include "selfattn.h"
 #include "term.h"
 #include "checked.h"
 #include "clock.h"
@@ -500,35 +501,33 @@ static void py_float(char *buf, size_t n, double v)
         snprintf(buf + strlen(buf), n - strlen(buf), ".0");
 }
 
-static void print_linear(const char *indent, const char *name, const linear *l)
+static void print_linear(FILE *f, const char *indent, const char *name, const linear *l)
 {
-    printf("%s(%s): Linear(in_features=%zu, out_features=%zu, bias=%s)\n", indent, name,
-           l->weight.shape[1], l->weight.shape[0], l->bias.data ? "True" : "False");
+    fprintf(f, "%s(%s): Linear(in_features=%zu, out_features=%zu, bias=%s)\n", indent, name,
+            l->weight.shape[1], l->weight.shape[0], l->bias.data ? "True" : "False");
 }
 
-/* --describe: the module as PyTorch prints d2l's MultiHeadAttention. */
-static void print_describe(const problem *pr, double dropout)
+void selfattn_describe(FILE *f, const mha_params *m, double dropout)
 {
-    const mha_params *m = &pr->params;
     char p[40];
     py_float(p, sizeof p, dropout);
-    printf("MultiHeadAttention(\n");
+    fprintf(f, "MultiHeadAttention(\n");
     if (m->score == SCORE_DOT) {
-        printf("  (attention): DotProductAttention(\n"
-               "    (dropout): Dropout(p=%s, inplace=False)\n"
-               "  )\n", p);
+        fprintf(f, "  (attention): DotProductAttention(\n"
+                   "    (dropout): Dropout(p=%s, inplace=False)\n"
+                   "  )\n", p);
     } else {
-        printf("  (attention): AdditiveAttention(\n");
-        print_linear("    ", "W_k", &m->a_W_k);
-        print_linear("    ", "W_q", &m->a_W_q);
-        print_linear("    ", "w_v", &m->a_w_v);
-        printf("    (dropout): Dropout(p=%s, inplace=False)\n  )\n", p);
+        fprintf(f, "  (attention): AdditiveAttention(\n");
+        print_linear(f, "    ", "W_k", &m->a_W_k);
+        print_linear(f, "    ", "W_q", &m->a_W_q);
+        print_linear(f, "    ", "w_v", &m->a_w_v);
+        fprintf(f, "    (dropout): Dropout(p=%s, inplace=False)\n  )\n", p);
     }
-    print_linear("  ", "W_q", &m->W_q);
-    print_linear("  ", "W_k", &m->W_k);
-    print_linear("  ", "W_v", &m->W_v);
-    print_linear("  ", "W_o", &m->W_o);
-    printf(")\n");
+    print_linear(f, "  ", "W_q", &m->W_q);
+    print_linear(f, "  ", "W_k", &m->W_k);
+    print_linear(f, "  ", "W_v", &m->W_v);
+    print_linear(f, "  ", "W_o", &m->W_o);
+    fprintf(f, ")");
 }
 
 static void lens_text(char *buf, size_t n, const problem *pr)
@@ -1455,8 +1454,10 @@ static int run(int argc, char **argv, int self)
         return status;
     }
     if (a.describe || a.permute) {
-        if (a.describe)
-            print_describe(&pr, a.dropout);
+        if (a.describe) {
+            selfattn_describe(stdout, &pr.params, a.dropout);
+            fputc('\n', stdout);
+        }
         status = a.describe ? EXIT_OK : run_permute(&pr, &a);
         problem_free(&pr);
         return status;

@@ -212,3 +212,21 @@ void crossentropy_backward(double *dlogits, const float *logits, const int *targ
             dz[k] = (dz[k] / sum - (k == (size_t)targets[r])) * scale;
     }
 }
+
+void batchnorm_forward(float *out, const float *inp, size_t N, size_t C)
+{
+    for (size_t c = 0; c < C; c++) {
+        /* the channel's mean and biased variance over the batch */
+        double mean = 0, var = 0;
+        for (size_t r = 0; r < N; r++)
+            mean += inp[r * C + c];
+        mean /= (double)N;
+        for (size_t r = 0; r < N; r++)
+            var += (inp[r * C + c] - mean) * (inp[r * C + c] - mean);
+        var /= (double)N;
+        /* normalised */
+        double rstd = 1.0 / sqrt(var + LAYERNORM_EPS);
+        for (size_t r = 0; r < N; r++)
+            out[r * C + c] = (float)((inp[r * C + c] - mean) * rstd);
+    }
+}

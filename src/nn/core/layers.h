@@ -70,6 +70,13 @@ void layernorm_backward(double *dinp, double *dweight, double *dbias, const doub
                         const double *inp, const float *weight, const double *mean,
                         const double *rstd, size_t N, size_t C);
 
+/* BatchNorm1d in training mode (batch statistics, biased variance, eps
+ * 1e-5, weight 1 and bias 0 as nn.BatchNorm1d starts): each of the C
+ * channels normalised over the N rows,
+ *   out (N, C) = (inp − mean_c) / sqrt(var_c + eps).
+ * Forward only: attn trains no batch norm; 10.7 compares it with LayerNorm. */
+void batchnorm_forward(float *out, const float *inp, size_t N, size_t C);
+
 /* out (n,) = max(inp, 0) */
 void relu_forward(float *out, const float *inp, size_t n);
 /* dinp (n,) += dout where inp > 0 (PyTorch's choice at 0: no gradient) */

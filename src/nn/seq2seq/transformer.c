@@ -431,6 +431,21 @@ static int dec_block_forward(s2s_cache *c, const s2s_model *m, size_t l, const f
     return 0;
 }
 
+int tfm_dec_block_forward(const s2s_model *m, s2s_cache *c, size_t l, const float *x, size_t B, size_t Tt,
+                  const float *enc, size_t Ts, const long *src_lens, char *err, size_t errlen)
+{
+    if (l >= m->cfg.layers || B > c->Bmax || Tt > c->Tt_max || Ts > c->Ts_max) {
+        snprintf(err, errlen, "decoder block %zu on %zu × %zu against %zu positions exceeds the "
+                 "model's %zu blocks or the cache's %zu × %zu, %zu", l, B, Tt, Ts,
+                 m->cfg.layers, c->Bmax, c->Tt_max, c->Ts_max);
+        return -1;
+    }
+    c->B = B;
+    c->Ts = Ts;
+    c->Tt = Tt;
+    return dec_block_forward(c, m, l, x, enc, src_lens, NULL, err, errlen);
+}
+
 int tfm_decode(const s2s_model *m, s2s_cache *c, const int *dec_in, const long *src_lens, size_t Tt,
                const mha_dropout *drop, char *err, size_t errlen)
 {

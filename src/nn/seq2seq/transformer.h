@@ -148,6 +148,15 @@ int tfm_encode(const s2s_model *m, s2s_cache *c, const int *src, const long *src
 int tfm_decode(const s2s_model *m, s2s_cache *c, const int *dec_in, const long *src_lens, size_t Tt,
                const mha_dropout *drop, char *err, size_t errlen);
 
+/* Decoder block l alone, in evaluation (no dropout), as d2l's
+ * DecoderBlock(X, state) is called on its own: x (B, Tt, d) its input,
+ * enc (B, Ts, d) the encoder's output with src_lens (NULL: all Ts); its
+ * output tfm_dec_out(c, l) (B, Tt, d). attn's attention1 is causal in
+ * evaluation too (d2l's sees every position when not training). 0, or -1
+ * with the reason in err. */
+int tfm_dec_block_forward(const s2s_model *m, s2s_cache *c, size_t l, const float *x, size_t B, size_t Tt,
+                  const float *enc, size_t Ts, const long *src_lens, char *err, size_t errlen);
+
 /* Greedy decoding (s2s_greedy): cross (L, NH, max_len, Ts).
  *
  * Step t's decoder input is position t, P[t] added, as in training: d2l
