@@ -49,7 +49,7 @@
 static int model_new(s2s_model *m, size_t L, size_t d, size_t Vs, size_t Vt,
                      unsigned long long seed)
 {
-    s2s_config cfg = {Vs, Vt, d, 1, L, 1, 0, 0.0, &bah_arch};
+    s2s_config cfg = {Vs, Vt, d, 1, L, 1, 0, 0.0, &bah_arch, 0, 0};
     char err[256];
     if (s2s_alloc(m, &cfg, err, sizeof err)) {
         fprintf(stderr, "s2s_alloc: %s\n", err);
@@ -478,7 +478,7 @@ static void pairs_new(s2s_arrays *a, size_t n, size_t T, size_t Vs, size_t Vt, r
 static void test_trainer(size_t L, size_t d)
 {
     const size_t n = 40, T = 9, V = 12;
-    s2s_config cfg = {V, V, d, 1, L, 1, 0, 0.0, &bah_arch};
+    s2s_config cfg = {V, V, d, 1, L, 1, 0, 0.0, &bah_arch, 0, 0};
     s2s_train_opts o = {OPTIM_ADAM, 0.01, 1.0, 12, 5, 1, 0};
     s2s_trainer tr[3]; /* fast on 1 thread, fast on 2, the reference */
     s2s_arrays a;
@@ -520,7 +520,7 @@ static void test_trainer(size_t L, size_t d)
 
 static void test_sizes(void)
 {
-    s2s_config cfg = {40, 40, 32, 1, 2, 1, 0, 0.0, &bah_arch};
+    s2s_config cfg = {40, 40, 32, 1, 2, 1, 0, 0.0, &bah_arch, 0, 0};
     s2s_model m;
     size_t small, big;
     CHECK(bah_fast_cache_bytes(&cfg, 8, 12, &small) == 0);

@@ -17,7 +17,9 @@ typedef enum train_arch { ARCH_TRANSFORMER, ARCH_BAHDANAU } train_arch;
 
 struct train_args {
     int task, optimizer, color, arch;
+    int rnn, score; /* --arch bahdanau's: S2S_RNN_*, S2S_SCORE_* (0: GRU, additive) */
     int posenc, addnorm, causal, bias, compare_posenc, compare_layers, compare_arch;
+    int compare_rnn, compare_score; /* Bahdanau against itself: GRU/LSTM, additive/dot */
     const char *data, *png, *plot, *json, *save, *load, *font, *html;
     long length, vocab, hiddens, heads, steps, batch_size, seed, threads, log_every;
     long layers, ffn; /* −1: the task's default (induction 2 layers) */

@@ -38,10 +38,11 @@ static void print_summary(const translation_run *r)
 {
     const s2s_config *c = &r->tr.model.cfg;
     if (c->arch->recurrent)
-        printf("attn train: %s, %ld steps in %.2f s, Seq2Seq with Bahdanau attention, %zu GRU "
-               "layer%s a side, d %zu%s\n",
+        printf("attn train: %s, %ld steps in %.2f s, Seq2Seq with Bahdanau attention, %zu %s "
+               "layer%s a side, d %zu%s%s\n",
                r->a->data ? "data" : "translate", r->tr.step, r->seconds, c->layers,
-               c->layers == 1 ? "" : "s", c->hiddens, r->a->load ? ", from --load" : "");
+               s2s_rnn_labels[c->rnn], c->layers == 1 ? "" : "s", c->hiddens,
+               s2s_score_notes[c->score], r->a->load ? ", from --load" : "");
     else
         printf("attn train: %s, %ld steps in %.2f s, Transformer encoder–decoder, %zu block%s "
                "a side, d %zu, %zu heads, FFN %zu%s\n",

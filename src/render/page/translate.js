@@ -175,8 +175,8 @@ function translationsTable(tr) {
 function translateSummary(data, pg, training) {
   const m = pg.model, d = data.final;
   const model = m.arch === "bahdanau"
-    ? `Seq2Seq with Bahdanau attention, ${m.gru_layers} GRU layer${m.gru_layers === 1 ? "" : "s"} a side, d ${m.hiddens}; ` +
-      "one attention, its query the decoder's previous state s(t′−1)."
+    ? `Seq2Seq with Bahdanau attention, ${m.gru_layers} ${m.rnn === "lstm" ? "LSTM" : "GRU"} layer${m.gru_layers === 1 ? "" : "s"} a side, d ${m.hiddens}; ` +
+      `one ${m.score === "dot" ? "dot-product " : ""}attention, its query the decoder's previous state s(t′−1).`
     : `Transformer encoder–decoder, ${m.layers} block${m.layers === 1 ? "" : "s"} a side, d ${m.hiddens}, ` +
                 `${m.heads} heads.`;
   if (!training) return model;
