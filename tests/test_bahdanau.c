@@ -626,8 +626,7 @@ done:
 
 static void test_fixtures(const char *dir)
 {
-    /* 05 … 08: SPEC §15's --rnn lstm and --score dot; their "fast path"
-     * is the reference behind seq2seq_fast.h's functions */
+    /* 05 … 08: SPEC §15's --rnn lstm and --score dot */
     static const char *const files[] = {"01_l1_d8_noclip.json",     "02_l2_d8_clip.json",
                                         "03_l1_d16_clip.json",      "04_l2_d6_noclip.json",
                                         "05_lstm_l1_d8_noclip.json", "06_lstm_l2_d8_clip.json",

@@ -750,13 +750,6 @@ static const float *bah_cross(const s2s_cache *c, size_t l)
     return ((const bah_cache *)c->net)->A;
 }
 
-/* bahdanau_fast.c runs the GRU and the additive score; LSTM and dot
- * product models run the reference loops (seq2seq_fast.h). */
-static int bah_fast_covers(const s2s_config *cfg)
-{
-    return cfg->rnn == S2S_RNN_GRU && cfg->score == S2S_SCORE_ADDITIVE;
-}
-
 const s2s_arch bah_arch = {
     .name = "bahdanau",
     .label = "Bahdanau's model",
@@ -776,5 +769,4 @@ const s2s_arch bah_arch = {
     .self = NULL,
     .greedy = bah_greedy,
     .fast = &bah_fast_ops,
-    .fast_covers = bah_fast_covers,
 };

@@ -134,9 +134,6 @@ typedef struct s2s_arch {
                   size_t errlen);
     /* the fast path (seq2seq_fast.h) */
     const struct s2s_fast_ops *fast;
-    /* whether it serves a model of configuration cfg (NULL: every one);
-     * when not, seq2seq_fast.h runs the reference loops in its place */
-    int (*fast_covers)(const s2s_config *cfg);
 } s2s_arch;
 
 /* Every architecture, NULL-terminated; the first is the default. */

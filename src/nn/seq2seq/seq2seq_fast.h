@@ -19,7 +19,6 @@
  * s2s_fast_weights_update, once per step). */
 typedef struct s2s_fast_weights {
     const s2s_arch *arch;
-    const struct s2s_fast_ops *ops; /* s2s_fast_ops_of(its model's configuration) */
     void *net; /* the architecture's: tfm_fast_weights, bah_fast_weights */
 } s2s_fast_weights;
 
@@ -27,7 +26,6 @@ typedef struct s2s_fast_weights {
  * positions a side. */
 typedef struct s2s_fast_cache {
     const s2s_arch *arch;
-    const struct s2s_fast_ops *ops; /* s2s_fast_ops_of(its model's configuration) */
     size_t Bmax, Tmax;
     void *net; /* the architecture's: tfm_fast_cache, bah_fast_cache */
 } s2s_fast_cache;
@@ -54,14 +52,6 @@ typedef struct s2s_fast_ops {
     const float *(*self)(const s2s_fast_cache *c, int side, size_t l); /* NULL: none */
     const float *(*logits)(const s2s_fast_cache *c);
 } s2s_fast_ops;
-
-/* The fast path for a model of configuration cfg: its architecture's,
- * or, where that does not serve the configuration (s2s_arch.fast_covers:
- * Bahdanau's --rnn lstm and --score dot), s2s_reference_ops: the
- * reference loops in double (seq2seq.h) behind the same functions, the
- * gradients rounded to float once at the end. */
-const struct s2s_fast_ops *s2s_fast_ops_of(const s2s_config *cfg);
-extern const struct s2s_fast_ops s2s_reference_ops;
 
 int s2s_fast_weights_alloc(s2s_fast_weights *w, const s2s_model *m);
 /* Copy the model's current weights in (once per step, before the chunks). */
