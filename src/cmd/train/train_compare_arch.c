@@ -140,11 +140,11 @@ static void row(const char *name, const char *x, const char *y)
 static void print_same(const struct cmp *c)
 {
     const s2s_config *m = &c->run[0].tr.model.cfg;
-    printf("\nBoth: Bahdanau's model, %zu layer%s a side, d %zu, num_steps %zu, %s%s.\n",
+    printf("\nBoth: Bahdanau's model, %zu layer%s a side, d %zu, num_steps %zu, %s.\n",
            m->layers, m->layers == 1 ? "" : "s", m->hiddens, c->figs[0].T,
-           c->mode == CMP_RNN ? "the score " : "", c->mode == CMP_RNN
-                                                    ? s2s_score_names[m->score]
-                                                    : m->rnn == S2S_RNN_LSTM ? "LSTMs" : "GRUs");
+           c->mode == CMP_RNN ? (m->score == S2S_SCORE_DOT ? "the dot-product score"
+                                                          : "the additive score")
+                              : (m->rnn == S2S_RNN_LSTM ? "LSTMs" : "GRUs"));
     printf("seconds: training only (the held-out figures left out); BLEU ≥ 0.95 at the\n"
            "first logged step that reached it.\n");
 }
