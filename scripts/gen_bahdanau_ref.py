@@ -6,6 +6,9 @@ float64.
 Run with Debian's python (apt-get install python3-torch python3-numpy):
     /usr/bin/python3 scripts/gen_bahdanau_ref.py tests/ref/bahdanau
     /usr/bin/python3 scripts/gen_bahdanau_ref.py --load tests/ref/bahdanau_model
+    (and tests/ref/bahdanau_model_lstm, _dot: a model file with "rnn": "lstm"
+    or "score": "dot", loaded into the modules with nn.LSTM or
+    DotProductAttention)
 The first writes the fixtures into the folder; the C test
 (tests/test_bahdanau.c) reads them and never needs PyTorch. The second reads
 FOLDER/model.json, a model file of --arch bahdanau in SPEC §11's form
@@ -56,6 +59,15 @@ float32 parameters are exactly PyTorch's):
     1e-8) 20 steps on that batch, clipped as d2l's grad_clipping (global
     norm) or not: the loss and gradient norm before each step, every
     parameter after the last.
+  lstm.json: nn.LSTM alone, the cases of gru.json: outputs, final h and c
+    and the gradients of sum(output * R_out) + sum(h_n * R_h) + sum(c_n *
+    R_c) with respect to x, h0, c0 and every weight (SPEC §15, --rnn lstm).
+  05_… to 08_… (CASES_15): the whole model as NN_*.json, with nn.LSTM in
+    the encoder and the decoder (the query the last layer's h, the
+    decoder's start the encoder's final (h, c)), with the scaled
+    dot-product score (DotProductAttention, no parameters), or both
+    (SPEC §15's --rnn lstm and --score dot); drawn from their own
+    generator (seed 2026) after the others.
   greedy.json: a model trained here on reversing a sentence (its
     parameters rounded to float32) and d2l's predict_seq2seq of a few
     sources: tokens, the attention row of every step (that of the step

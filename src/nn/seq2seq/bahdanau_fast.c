@@ -16,7 +16,10 @@
  *             (dW_hh += Σ_t dghᵀ_t h_{t−1}: a (3d, T·B) × (T·B, d) product).
  *
  * Sizes: B pairs, Ts source and Tt target positions, d num_hiddens (the
- * embeddings' size too), L GRU layers a side, Vt the target vocabulary.
+ * embeddings' size too), L GRU layers a side, Vt the target vocabulary;
+ * G the gates a layer computes (the GRU's 3, r, z, n; with --rnn lstm
+ * the LSTM's 4, i, f, g, o, and a cell carried beside each state). With
+ * --score dot the attention is q · H_j / √d: no K, no W_q, no features.
  * The recurrences are time-major as nn.GRU's: (T, B, ·) holds step t of
  * pair b at row t·B + b. The attention's tensors are per pair: (B, Ts, d).
  *
