@@ -57,6 +57,9 @@ function compareArchPage(root, data, pg) {
                   ["sequential steps, training", (f) => String(f.sequential_steps_training)],
                   ["sequential steps, greedy", (f) => String(f.sequential_steps_greedy)],
                   ["layers a greedy step", (f) => String(f.layers_per_greedy_step)]];
+  // --compare-rnn, --compare-score: the same model twice, the same sequential steps
+  const twice = data.compare_rnn || data.compare_score;
+  if (twice) rowsOf.splice(5);
   const table = el("table", {class: "data", "data-table": "compare"},
     el("tr", {}, el("th", {text: ""}), ...data.runs.map((r) => el("th", {text: r.label || r.arch}))),
     ...rowsOf.map(([name, f]) => el("tr", {}, el("th", {text: name}), ...data.runs.map((r) => el("td", {text: f(r.final)})))));
@@ -64,9 +67,14 @@ function compareArchPage(root, data, pg) {
     section(`${data.compare_rnn ? "Bahdanau's model, GRU against LSTM" : data.compare_score
                ? "Bahdanau's model, the additive score against the dot product" : "Transformer against Bahdanau"}: ` +
             `${data.steps} steps each, seed ${data.seed}`,
-            "The same pairs, seed, steps, batch and learning rate; each model with its own defaults. Seconds: " +
-            "training only. Training needs 2·L sequential layer applications a pair from the Transformer, " +
-            "2·T GRU steps from Bahdanau's model; greedy translation writes one word a step with both.", table),
+            twice
+              ? "The same pairs, seed, steps, batch and learning rate; Bahdanau's model twice, " +
+                (data.compare_rnn ? "with GRUs and with LSTMs (the query the last layer's h). "
+                                  : "with the additive score and with the scaled dot product q·k/√d. ") +
+                "Seconds: training only."
+              : "The same pairs, seed, steps, batch and learning rate; each model with its own defaults. Seconds: " +
+                "training only. Training needs 2·L sequential layer applications a pair from the Transformer, " +
+                "2·T GRU steps from Bahdanau's model; greedy translation writes one word a step with both.", table),
     section("The probe's alignment at the slider's step",
             `Held-out sentence: “${pg.target.join(" ")}” from “${pg.source.join(" ")}”, teacher-forced on the reference. ` +
             "One scale 0 … 1; the frame marks the source word each target word translates.",
