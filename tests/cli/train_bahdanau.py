@@ -80,6 +80,12 @@ def lstm_and_dot(tmp, pairs, gru_saved):
            out_has=["1 GRU layer a side, d 32, dot-product attention, num_steps"])
     expect(["train", "--data", pairs, "--load", lstm, "--steps", "0"], 0,
            out_has=["1 LSTM layer a side, d 32, from --load"])
+    rc, out, err = expect(["train", "--data", pairs, "--load", lstm, "--steps", "0", "--json",
+                           "-"], 0)
+    doc = json.loads(out) if rc == 0 else {}
+    check(doc.get("arch") == "bahdanau" and doc.get("rnn") == "lstm" and "score" not in doc,
+          "train --load of an LSTM model: --json's arch and rnn: %r"
+          % {k: doc.get(k) for k in ("arch", "rnn", "score")})
     expect(["train", "--data", pairs, "--load", lstm, "--rnn", "gru"], 2,
            err="attn train: --rnn is read from the model file of --load")
     bad = [(dict(ls, rnn="lstm2"), "$.rnn: expected \"gru\" or \"lstm\", got \"lstm2\""),

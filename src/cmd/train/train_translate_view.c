@@ -151,6 +151,12 @@ int translation_run_write_json(FILE *f, const void *ctx)
     json_string(&jw, "command", "train");
     json_string(&jw, "task", "translate");
     json_string(&jw, "arch", r->tr.model.cfg.arch->name);
+    /* --rnn lstm, --score dot: said when not the default (as the model
+     * file says them) */
+    if (r->tr.model.cfg.rnn != S2S_RNN_GRU)
+        json_string(&jw, "rnn", s2s_rnn_names[r->tr.model.cfg.rnn]);
+    if (r->tr.model.cfg.score != S2S_SCORE_ADDITIVE)
+        json_string(&jw, "score", s2s_score_names[r->tr.model.cfg.score]);
     json_int(&jw, "steps", r->tr.step);
     translation_run_json_history(&jw, r, 0);
     json_end(&jw);
