@@ -129,11 +129,13 @@ static void cell_number(char *buf, size_t n, double v, const char *fmt)
         snprintf(buf, n, fmt, v);
 }
 
-/* One row; printf pads by bytes, and "—" and "≥" are 3 bytes in 1 column. */
+/* One row, each cell after a space (11 columns a cell; "not reached"
+ * takes 12); printf pads by bytes, and "—" and "≥" are 3 bytes in 1
+ * column. */
 static void row(const char *name, const char *x, const char *y)
 {
-    printf("%-*s%*s%*s\n", 30 + (strstr(name, "≥") ? 2 : 0), name,
-           11 + (strstr(x, "—") ? 2 : 0), x, 11 + (strstr(y, "—") ? 2 : 0), y);
+    printf("%-*s %*s %*s\n", 30 + (strstr(name, "≥") ? 2 : 0), name,
+           10 + (strstr(x, "—") ? 2 : 0), x, 10 + (strstr(y, "—") ? 2 : 0), y);
 }
 
 /* --compare-rnn, --compare-score: what both runs share, and the note. */
