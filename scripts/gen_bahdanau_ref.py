@@ -6,6 +6,9 @@ float64.
 Run with Debian's python (apt-get install python3-torch python3-numpy):
     /usr/bin/python3 scripts/gen_bahdanau_ref.py tests/ref/bahdanau
     /usr/bin/python3 scripts/gen_bahdanau_ref.py --load tests/ref/bahdanau_model
+    (and tests/ref/bahdanau_model_lstm, _dot: a model file with "rnn": "lstm"
+    or "score": "dot", loaded into the modules with nn.LSTM or
+    DotProductAttention)
 The first writes the fixtures into the folder; the C test
 (tests/test_bahdanau.c) reads them and never needs PyTorch. The second reads
 FOLDER/model.json, a model file of --arch bahdanau in SPEC §11's form
@@ -56,6 +59,15 @@ float32 parameters are exactly PyTorch's):
     1e-8) 20 steps on that batch, clipped as d2l's grad_clipping (global
     norm) or not: the loss and gradient norm before each step, every
     parameter after the last.
+  lstm.json: nn.LSTM alone, the cases of gru.json: outputs, final h and c
+    and the gradients of sum(output * R_out) + sum(h_n * R_h) + sum(c_n *
+    R_c) with respect to x, h0, c0 and every weight (SPEC §15, --rnn lstm).
+  05_… to 08_… (CASES_15): the whole model as NN_*.json, with nn.LSTM in
+    the encoder and the decoder (the query the last layer's h, the
+    decoder's start the encoder's final (h, c)), with the scaled
+    dot-product score (DotProductAttention, no parameters), or both
+    (SPEC §15's --rnn lstm and --score dot); drawn from their own
+    generator (seed 2026) after the others.
   greedy.json: a model trained here on reversing a sentence (its
     parameters rounded to float32) and d2l's predict_seq2seq of a few
     sources: tokens, the attention row of every step (that of the step
@@ -107,24 +119,44 @@ class AdditiveAttention(nn.Module):
         return torch.bmm(self.dropout(self.attention_weights), values)
 
 
+class DotProductAttention(nn.Module):
+    """scores(q, k) = q . k / sqrt(d), masked softmax over keys (no
+    parameters): --score dot."""
+
+    def __init__(self, dropout=0.0):
+        super().__init__()
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, queries, keys, values, valid_lens):
+        d = queries.shape[-1]
+        scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)
+        self.attention_weights = masked_softmax(scores, valid_lens)
+        return torch.bmm(self.dropout(self.attention_weights), values)
+
+
+RNNS = {"gru": nn.GRU, "lstm": nn.LSTM}
+
+
 class Seq2SeqEncoder(nn.Module):
-    def __init__(self, vocab_size, embed_size, num_hiddens, num_layers, dropout=0.0):
+    def __init__(self, vocab_size, embed_size, num_hiddens, num_layers, dropout=0.0, rnn="gru"):
         super().__init__()
         self.embedding = nn.Embedding(vocab_size, embed_size)
-        self.rnn = nn.GRU(embed_size, num_hiddens, num_layers, dropout=dropout)
+        self.rnn = RNNS[rnn](embed_size, num_hiddens, num_layers, dropout=dropout)
 
     def forward(self, X, *args):
         X = self.embedding(X).permute(1, 0, 2)  # (T, B, embed): time first
         output, state = self.rnn(X)             # from zeros
-        return output, state                    # (T, B, d), (L, B, d)
+        return output, state                    # (T, B, d), (L, B, d) or LSTM's (h, c)
 
 
 class Seq2SeqAttentionDecoder(nn.Module):
-    def __init__(self, vocab_size, embed_size, num_hiddens, num_layers, dropout=0.0):
+    def __init__(self, vocab_size, embed_size, num_hiddens, num_layers, dropout=0.0, rnn="gru",
+                 score="additive"):
         super().__init__()
-        self.attention = AdditiveAttention(num_hiddens, num_hiddens, num_hiddens, dropout)
+        self.attention = (AdditiveAttention(num_hiddens, num_hiddens, num_hiddens, dropout)
+                          if score == "additive" else DotProductAttention(dropout))
         self.embedding = nn.Embedding(vocab_size, embed_size)
-        self.rnn = nn.GRU(embed_size + num_hiddens, num_hiddens, num_layers, dropout=dropout)
+        self.rnn = RNNS[rnn](embed_size + num_hiddens, num_hiddens, num_layers, dropout=dropout)
         self.dense = nn.Linear(num_hiddens, vocab_size)
 
     def init_state(self, enc_outputs, enc_valid_lens, *args):
@@ -136,7 +168,9 @@ class Seq2SeqAttentionDecoder(nn.Module):
         X = self.embedding(X).permute(1, 0, 2)              # (Tt, B, embed)
         outputs, self._attention_weights = [], []
         for x in X:
-            query = hidden_state[-1][:, None, :]            # (B, 1, d)
+            # the last layer's h (an LSTM's state is (h, c): its h)
+            h = hidden_state[0] if isinstance(hidden_state, tuple) else hidden_state
+            query = h[-1][:, None, :]                       # (B, 1, d)
             context = self.attention(query, enc_outputs, enc_outputs, enc_valid_lens)
             x = torch.cat((context, x[:, None, :]), dim=-1)  # (B, 1, d + embed)
             out, hidden_state = self.rnn(x.permute(1, 0, 2), hidden_state)
@@ -150,10 +184,11 @@ class Seq2SeqAttentionDecoder(nn.Module):
         return self._attention_weights
 
 
-def bahdanau(Vs, Vt, d, layers):
-    """SPEC §11's --arch bahdanau: the embedding size is num_hiddens."""
-    return EncoderDecoder(Seq2SeqEncoder(Vs, d, d, layers),
-                          Seq2SeqAttentionDecoder(Vt, d, d, layers))
+def bahdanau(Vs, Vt, d, layers, rnn="gru", score="additive"):
+    """SPEC §11's --arch bahdanau: the embedding size is num_hiddens; §15's
+    --rnn and --score."""
+    return EncoderDecoder(Seq2SeqEncoder(Vs, d, d, layers, rnn=rnn),
+                          Seq2SeqAttentionDecoder(Vt, d, d, layers, rnn=rnn, score=score))
 
 
 def predict_seq2seq(net, src, src_len, max_len):
@@ -255,6 +290,43 @@ def make_gru(g):
     return {"cases": cases}
 
 
+# ---- the LSTM alone -------------------------------------------------------------
+
+def make_lstm(g):
+    """nn.LSTM as make_gru does nn.GRU: the loss sum(output * R_out) +
+    sum(h_n * R_h) + sum(c_n * R_c), from (h0, c0) or zeros."""
+    cases = []
+    for name, I, d, L, T, B, with_h0 in GRU_CASES:
+        rnn = nn.LSTM(I, d, L)
+        with torch.no_grad():
+            for p in rnn.parameters():
+                p.copy_(((torch.rand(p.shape, generator=g) * 2 - 1) * 0.9).float().double())
+        x = torch.randn(T, B, I, generator=g).requires_grad_()
+        h0 = torch.randn(L, B, d, generator=g).requires_grad_() if with_h0 else None
+        c0 = torch.randn(L, B, d, generator=g).requires_grad_() if with_h0 else None
+        R_out = torch.randn(T, B, d, generator=g)
+        R_h = torch.randn(L, B, d, generator=g)
+        R_c = torch.randn(L, B, d, generator=g)
+        output, (h_n, c_n) = rnn(x, (h0, c0)) if with_h0 else rnn(x)
+        loss = (output * R_out).sum() + (h_n * R_h).sum() + (c_n * R_c).sum()
+        loss.backward()
+        grads = {"x": x.grad.tolist()}
+        if with_h0:
+            grads["h0"] = h0.grad.tolist()
+            grads["c0"] = c0.grad.tolist()
+        grads.update({k: p.grad.tolist() for k, p in rnn.named_parameters()})
+        cases.append({"name": name, "input_size": I, "hidden_size": d, "num_layers": L, "T": T,
+                      "B": B,
+                      "state_dict": {k: _f32(v.tolist()) for k, v in rnn.state_dict().items()},
+                      "x": x.tolist(), "h0": h0.tolist() if with_h0 else None,
+                      "c0": c0.tolist() if with_h0 else None, "R_out": R_out.tolist(),
+                      "R_h": R_h.tolist(), "R_c": R_c.tolist(), "loss": loss.item(),
+                      "output": output.tolist(), "h_n": h_n.tolist(), "c_n": c_n.tolist(),
+                      "grads": grads})
+        print("lstm", name, "loss", loss.item())
+    return {"cases": cases}
+
+
 # ---- the whole model ------------------------------------------------------------
 
 def init_params(net, g):
@@ -267,7 +339,7 @@ def init_params(net, g):
             mod = mods[name.rsplit(".", 1)[0]]
             if isinstance(mod, nn.Embedding):
                 v = torch.randn(p.shape, generator=g, dtype=torch.float32)
-            elif isinstance(mod, nn.GRU):
+            elif isinstance(mod, (nn.GRU, nn.LSTM)):
                 bound = 1.0 / math.sqrt(mod.hidden_size)
                 v = (torch.rand(p.shape, generator=g, dtype=torch.float32) * 2 - 1) * bound
             else:
@@ -335,18 +407,30 @@ CASES = [
     ("03_l1_d16_clip", 12, 10, 16, 1, 0.4, 7, [6, 1, 3, 4], [5, 2, 7, 0]),
     ("04_l2_d6_noclip", 8, 12, 6, 2, 0.0, 7, [2, 5, 3], [4, 6, 1]),
 ]
+# SPEC §15's --rnn lstm and --score dot: the same cases' shapes, drawn from
+# their own generator (so that the four above stay as they were)
+CASES_15 = [
+    # name, Vs, Vt, d, layers, clip, num_steps, source words, target words, rnn, score
+    ("05_lstm_l1_d8_noclip", 9, 11, 8, 1, 0.0, 5, [4, 2, 0], [3, 1, 5], "lstm", "additive"),
+    ("06_lstm_l2_d8_clip", 10, 9, 8, 2, 0.3, 6, [5, 3, 1, 6], [2, 4, 0, 3], "lstm", "additive"),
+    ("07_dot_l2_d8_clip", 10, 9, 8, 2, 0.3, 6, [5, 3, 1, 6], [2, 4, 0, 3], "gru", "dot"),
+    ("08_lstm_dot_l1_d6_noclip", 8, 12, 6, 1, 0.0, 7, [2, 5, 3], [4, 6, 1], "lstm", "dot"),
+]
 SGD_LR, ADAM_LR, STEPS = 0.5, 0.01, 20
 
 
 def make_case(folder, case, g):
-    (name, Vs, Vt, d, layers, clip, T, sw, tw) = case
-    net = bahdanau(Vs, Vt, d, layers)
+    (name, Vs, Vt, d, layers, clip, T, sw, tw) = case[:9]
+    rnn, score = case[9:] if len(case) > 9 else ("gru", "additive")
+    net = bahdanau(Vs, Vt, d, layers, rnn, score)
     init_params(net, g)
     init = {k: v.clone() for k, v in net.state_dict().items()}
     batch = make_batch(g, Vs, Vt, T, sw, tw)
     doc = {"config": {"arch": "bahdanau", "src_vocab": Vs, "tgt_vocab": Vt, "hiddens": d,
                       "heads": 1, "layers": layers, "clip": clip, "num_steps": T},
            "state_dict": {k: _f32(v.tolist()) for k, v in net.state_dict().items()}}
+    if len(case) > 9:
+        doc["config"].update({"rnn": rnn, "score": score})
     doc.update(batch)
     net.zero_grad()
     loss = loss_of(net, batch)
@@ -424,7 +508,8 @@ def load_check(folder):
     assert m["command"] == "train" and m["task"] == "translate" and m["arch"] == "bahdanau"
     sd = {k: torch.tensor(v) for k, v in m["state_dict"].items()}
     Vs, Vt, T = len(m["src_vocab"]), len(m["tgt_vocab"]), m["num_steps"]
-    net = bahdanau(Vs, Vt, m["num_hiddens"], m["num_layers"])
+    net = bahdanau(Vs, Vt, m["num_hiddens"], m["num_layers"], m.get("rnn", "gru"),
+                   m.get("score", "additive"))
     res = net.load_state_dict(sd, strict=True)
     assert not res.missing_keys and not res.unexpected_keys, res
     assert list(sd) == list(net.state_dict()), "the file's keys are not in state_dict order"
@@ -463,13 +548,18 @@ def main():
     for case in CASES:
         make_case(out, case, g)
     make_greedy(out, g)
+    g15 = torch.Generator().manual_seed(2026)
+    write(out, "lstm.json", make_lstm(g15))
+    for case in CASES_15:
+        make_case(out, case, g15)
     # every state_dict written loads strictly into d2l's modules
     for name in sorted(os.listdir(out)):
-        if name == "gru.json":
+        if name in ("gru.json", "lstm.json"):
             continue
         doc = json.load(open(os.path.join(out, name)))
         c = doc["config"]
-        net = bahdanau(c["src_vocab"], c["tgt_vocab"], c["hiddens"], c["layers"])
+        net = bahdanau(c["src_vocab"], c["tgt_vocab"], c["hiddens"], c["layers"],
+                       c.get("rnn", "gru"), c.get("score", "additive"))
         dicts = [doc["state_dict"]] + [doc[k]["state_dict"] for k in ("sgd", "adam") if k in doc]
         for sd in dicts:
             res = net.load_state_dict({k: torch.tensor(v) for k, v in sd.items()}, strict=True)

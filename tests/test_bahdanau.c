@@ -14,7 +14,8 @@
  *                sibling bahdanau_model holds model.json (written by
  *                write-model) and what PyTorch computed with it
  *                (gen_bahdanau_ref.py --load)
- *        test_bahdanau write-model DIR   writes DIR/model.json
+ *        test_bahdanau write-model DIR [gru|lstm|dot]   writes DIR/model.json
+ *                (bahdanau_model, _lstm, _dot: model_files below)
  */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -23,9 +24,11 @@
 #include <string.h>
 
 #include "check.h"
+#include "checked.h"
 #include "torch_fixture.h"
 #include "bahdanau.h"
 #include "gru.h"
+#include "lstm.h"
 #include "s2s_model_file.h"
 #include "seq2seq.h"
 #include "seq2seq_data.h"
@@ -70,6 +73,11 @@ static void config_of(s2s_config *cfg, const cJSON *c)
     cfg->hiddens = size_of(c, "hiddens");
     cfg->heads = size_of(c, "heads");
     cfg->layers = size_of(c, "layers");
+    /* SPEC §15's --rnn and --score, when the fixture names them */
+    cfg->rnn = cJSON_GetObjectItem(c, "rnn") &&
+               strcmp(get(c, "rnn")->valuestring, "lstm") == 0;
+    cfg->score = cJSON_GetObjectItem(c, "score") &&
+                 strcmp(get(c, "score")->valuestring, "dot") == 0;
 }
 
 static int fixture_load(fixture *fx, const char *path)
@@ -146,6 +154,8 @@ static int load_params(s2s_model *m, const cJSON *sd, const char *file)
 
 /* ---- comparing -------------------------------------------------------------- */
 
+static worst_err w_lstm_out = {"LSTM outputs and final states", 0, 0, 0},
+                 w_lstm_grad = {"LSTM gradients", 0, 0, 0};
 static worst_err w_gru_out = {"GRU outputs and final states", 0, 0, 0},
                  w_gru_grad = {"GRU gradients", 0, 0, 0}, w_loss = {"loss", 0, 0, 0},
                  w_grad = {"gradients", 0, 0, 1e-3}, w_cross = {"greedy attention", 0, 0, 0},
@@ -275,6 +285,107 @@ static void test_gru_case(const cJSON *cs)
     free(dx);
     free(dh0);
     free(dh);
+}
+
+/* The LSTM's parameters of one case (state_dict sd) and zeroed gradients. */
+static void lstm_case_layers(lstm_layer *layers, lstm_grads *grads, const cJSON *sd, size_t L,
+                             size_t I, size_t d)
+{
+    static const char *const names[4] = {"weight_ih", "weight_hh", "bias_ih", "bias_hh"};
+    char err[256], label[64];
+    for (size_t l = 0; l < L; l++) {
+        tensor *ts[4] = {&layers[l].w_ih, &layers[l].w_hh, &layers[l].b_ih, &layers[l].b_hh};
+        double **gs[4] = {&grads[l].w_ih, &grads[l].w_hh, &grads[l].b_ih, &grads[l].b_hh};
+        CHECK(lstm_layer_alloc(&layers[l], l == 0 ? I : d, d, err, sizeof err) == 0);
+        for (size_t k = 0; k < 4; k++) {
+            size_t n;
+            double *v;
+            snprintf(label, sizeof label, "%s_l%zu", names[k], l);
+            v = numbers(get(sd, label), &n);
+            CHECK_INT(n, ts[k]->size);
+            for (size_t j = 0; j < n && j < ts[k]->size; j++)
+                ts[k]->data[j] = (float)v[j];
+            free(v);
+            *gs[k] = calloc(ts[k]->size, sizeof(double));
+        }
+    }
+}
+
+/* One case of lstm.json: nn.LSTM(I, d, L) on x (T, B, I) from (h0, c0) or
+ * zeros; its outputs, final h and c; the gradients of Σ output ⊙ R_out +
+ * Σ h_n ⊙ R_h + Σ c_n ⊙ R_c. */
+static void test_lstm_case(const cJSON *cs)
+{
+    static const char *const names[4] = {"weight_ih", "weight_hh", "bias_ih", "bias_hh"};
+    const char *name = get(cs, "name")->valuestring;
+    const size_t I = size_of(cs, "input_size"), d = size_of(cs, "hidden_size"),
+                 L = size_of(cs, "num_layers"), T = size_of(cs, "T"), B = size_of(cs, "B");
+    const cJSON *gr = get(cs, "grads");
+    const int with_h0 = !cJSON_IsNull(get(cs, "h0"));
+    lstm_layer layers[4];
+    lstm_grads grads[4];
+    lstm_stack s;
+    char err[256], label[64];
+    size_t n, LBd = L * B * d;
+    double *x = numbers(get(cs, "x"), &n), *h0 = with_h0 ? numbers(get(cs, "h0"), &n) : NULL;
+    double *c0 = with_h0 ? numbers(get(cs, "c0"), &n) : NULL;
+    double *R_out = numbers(get(cs, "R_out"), &n), *R_h = numbers(get(cs, "R_h"), &n);
+    double *R_c = numbers(get(cs, "R_c"), &n);
+    double *out = calloc(T * B * d, sizeof *out), *hT = calloc(LBd, sizeof *hT);
+    double *cT = calloc(LBd, sizeof *cT), *dx = calloc(T * B * I, sizeof *dx);
+    double *dh = calloc(LBd, sizeof *dh), *dc = calloc(LBd, sizeof *dc);
+    CHECK(L <= 4);
+    lstm_case_layers(layers, grads, get(cs, "state_dict"), L, I, d);
+    CHECK(lstm_stack_alloc(&s, L, B, T, I, d, err, sizeof err) == 0);
+    lstm_stack_forward(&s, layers, x, h0, c0, B, T);
+    for (size_t t = 0; t < T; t++)
+        memcpy(out + t * B * d, lstm_stack_state(&s, L - 1, t), B * d * sizeof *out);
+    for (size_t l = 0; l < L; l++) {
+        memcpy(hT + l * B * d, lstm_stack_state(&s, l, T - 1), B * d * sizeof *hT);
+        memcpy(cT + l * B * d, lstm_stack_cell(&s, l, T - 1), B * d * sizeof *cT);
+    }
+    compare_node(name, "output", out, T * B * d, get(cs, "output"), GRU_ATOL, GRU_RTOL,
+                 &w_lstm_out);
+    compare_node(name, "h_n", hT, LBd, get(cs, "h_n"), GRU_ATOL, GRU_RTOL, &w_lstm_out);
+    compare_node(name, "c_n", cT, LBd, get(cs, "c_n"), GRU_ATOL, GRU_RTOL, &w_lstm_out);
+    lstm_stack_backward(&s, layers, grads, x, R_out, R_h, R_c, dx, dh, dc, T);
+    compare_node(name, "d x", dx, T * B * I, get(gr, "x"), GRU_ATOL, GRU_RTOL, &w_lstm_grad);
+    if (with_h0) {
+        compare_node(name, "d h0", dh, LBd, get(gr, "h0"), GRU_ATOL, GRU_RTOL, &w_lstm_grad);
+        compare_node(name, "d c0", dc, LBd, get(gr, "c0"), GRU_ATOL, GRU_RTOL, &w_lstm_grad);
+    }
+    for (size_t l = 0; l < L; l++) {
+        const double *gs[4] = {grads[l].w_ih, grads[l].w_hh, grads[l].b_ih, grads[l].b_hh};
+        const size_t sizes[4] = {layers[l].w_ih.size, layers[l].w_hh.size, layers[l].b_ih.size,
+                                 layers[l].b_hh.size};
+        for (size_t k = 0; k < 4; k++) {
+            snprintf(label, sizeof label, "d %s_l%zu", names[k], l);
+            compare_node(name, label, gs[k], sizes[k], get(gr, label + 2), GRU_ATOL, GRU_RTOL,
+                         &w_lstm_grad);
+        }
+        lstm_layer_free(&layers[l]);
+        FREE_EACH(grads[l].w_ih, grads[l].w_hh, grads[l].b_ih, grads[l].b_hh);
+    }
+    printf("  lstm %s: %zu layer%s, I %zu, d %zu, T %zu, B %zu%s: outputs, final h and c and "
+           "every gradient\n",
+           name, L, L == 1 ? "" : "s", I, d, T, B, with_h0 ? ", from (h0, c0)" : ", from zeros");
+    lstm_stack_free(&s);
+    FREE_EACH(x, h0, c0, R_out, R_h, R_c, out, hT, cT, dx, dh, dc);
+}
+
+static void test_lstm(const char *dir)
+{
+    char path[512];
+    cJSON *root;
+    const cJSON *cs;
+    snprintf(path, sizeof path, "%s/lstm.json", dir);
+    root = read_json(path);
+    CHECK(root != NULL);
+    if (!root)
+        return;
+    printf("nn.LSTM against PyTorch (float64):\n");
+    cJSON_ArrayForEach(cs, get(root, "cases")) test_lstm_case(cs);
+    cJSON_Delete(root);
 }
 
 static void test_gru(const char *dir)
@@ -515,8 +626,11 @@ done:
 
 static void test_fixtures(const char *dir)
 {
-    static const char *const files[] = {"01_l1_d8_noclip.json", "02_l2_d8_clip.json",
-                                        "03_l1_d16_clip.json", "04_l2_d6_noclip.json"};
+    /* 05 … 08: SPEC §15's --rnn lstm and --score dot */
+    static const char *const files[] = {"01_l1_d8_noclip.json",     "02_l2_d8_clip.json",
+                                        "03_l1_d16_clip.json",      "04_l2_d6_noclip.json",
+                                        "05_lstm_l1_d8_noclip.json", "06_lstm_l2_d8_clip.json",
+                                        "07_dot_l2_d8_clip.json",   "08_lstm_dot_l1_d6_noclip.json"};
     printf("the model against PyTorch (float64):\n");
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         char path[512];
@@ -645,10 +759,18 @@ static const char *const model_tgt_vocab[] = {"<unk>",   "<pad>", "<bos>", "<eos
 /* The model tests/ref/bahdanau_model/model.json holds: 2 GRU layers a
  * side, d 8, from seed 7 (untrained, its translations of logits.json
  * stop both ways: <eos> at once, or num_steps tokens; every argmax ahead
- * of the next logit by over 0.01). */
-static int model_for_file(s2s_model *m)
+ * of the next logit by over 0.01). bahdanau_model_lstm: the same with
+ * LSTMs (--rnn lstm), bahdanau_model_dot: with --score dot. */
+static const struct {
+    const char *suffix;
+    int rnn, score;
+} model_files[] = {{"", S2S_RNN_GRU, S2S_SCORE_ADDITIVE},
+                   {"_lstm", S2S_RNN_LSTM, S2S_SCORE_ADDITIVE},
+                   {"_dot", S2S_RNN_GRU, S2S_SCORE_DOT}};
+
+static int model_for_file(s2s_model *m, int rnn, int score)
 {
-    s2s_config cfg = {9, 10, 8, 1, 2, 0, 0, 0.0, &bah_arch};
+    s2s_config cfg = {9, 10, 8, 1, 2, 0, 0, 0.0, &bah_arch, rnn, score};
     char err[256];
     if (s2s_alloc(m, &cfg, err, sizeof err)) {
         fprintf(stderr, "%s\n", err);
@@ -658,10 +780,11 @@ static int model_for_file(s2s_model *m)
     return 0;
 }
 
-static int write_model(const char *dir)
+static int write_model(const char *dir, const char *which)
 {
     s2s_model m;
-    if (model_for_file(&m))
+    const int rnn = strcmp(which, "lstm") == 0, score = strcmp(which, "dot") == 0;
+    if (model_for_file(&m, rnn, score))
         return 1;
     return save_model_file(dir, &m, model_src_vocab, model_tgt_vocab, MODEL_STEPS);
 }
@@ -709,7 +832,7 @@ static void check_translation(const s2s_model *m, const cJSON *tr, size_t T)
  * for bit) and gives the logits and greedy translations PyTorch computed
  * after loading it with strict=True into EncoderDecoder(Seq2SeqEncoder,
  * Seq2SeqAttentionDecoder). */
-static void test_model_file_torch(const char *dir)
+static void test_model_file_torch(const char *dir, int rnn, int score)
 {
     char path[512], err[512], **sv, **tv;
     s2s_model m, want_m;
@@ -724,9 +847,10 @@ static void test_model_file_torch(const char *dir)
         return;
     }
     CHECK(m.cfg.arch == &bah_arch && m.cfg.layers == 2 && m.cfg.hiddens == 8);
+    CHECK(m.cfg.rnn == rnn && m.cfg.score == score);
     CHECK_INT(steps, MODEL_STEPS);
     CHECK(strcmp(tv[5], "voiture") == 0);
-    CHECK(model_for_file(&want_m) == 0);
+    CHECK(model_for_file(&want_m, rnn, score) == 0);
     CHECK_INT(m.nparams, want_m.nparams);
     for (size_t i = 0; i < m.nparams && i < want_m.nparams; i++)
         same &= strcmp(m.param[i].name, want_m.param[i].name) == 0 &&
@@ -778,19 +902,24 @@ int main(int argc, char **argv)
 {
     char model_dir[512];
     if (argc > 2 && strcmp(argv[1], "write-model") == 0)
-        return write_model(argv[2]);
+        return write_model(argv[2], argc > 3 ? argv[3] : "gru");
     if (argc < 2) {
-        fprintf(stderr, "usage: test_bahdanau FIXTURE_DIR | write-model DIR\n");
+        fprintf(stderr, "usage: test_bahdanau FIXTURE_DIR | write-model DIR [gru|lstm|dot]\n");
         return 2;
     }
     test_gru(argv[1]);
+    test_lstm(argv[1]);
     test_fixtures(argv[1]);
     test_greedy(argv[1]);
-    snprintf(model_dir, sizeof model_dir, "%s_model", argv[1]);
-    test_model_file_torch(model_dir);
+    for (size_t i = 0; i < sizeof model_files / sizeof model_files[0]; i++) {
+        snprintf(model_dir, sizeof model_dir, "%s_model%s", argv[1], model_files[i].suffix);
+        test_model_file_torch(model_dir, model_files[i].rnn, model_files[i].score);
+    }
     printf("against PyTorch, over every fixture:\n");
     report(&w_gru_out);
     report(&w_gru_grad);
+    report(&w_lstm_out);
+    report(&w_lstm_grad);
     report(&w_loss);
     report(&w_grad);
     report(&w_fast_loss);

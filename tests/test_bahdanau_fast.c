@@ -2,7 +2,8 @@
  * attention (src/nn/seq2seq/bahdanau_fast.c, float32) against the reference
  * (src/nn/seq2seq/bahdanau.c, double, through seq2seq.h's s2s_forward, s2s_loss,
  * s2s_backward and s2s_greedy): on random small models of 1 and 2 GRU
- * layers, d 8, 16, 20 and 32, vocabularies of about 10, source and target
+ * (and LSTM) layers with the additive (and the dot-product) score, d 8,
+ * 16, 20 and 32, vocabularies of about 10, source and target
  * padding of different lengths, 1 to 8 pairs, the summed loss, its counts,
  * the logits, the attention and every parameter's gradient to float
  * tolerance, and greedy decoding token for token. Then the fast path
@@ -44,12 +45,16 @@
 
 /* ---- random models and batches ------------------------------------------- */
 
+/* The variant the tests run on (SPEC §15's --rnn and --score): main runs
+ * them for GRU and LSTM, additive and dot; the hashes are the GRU's. */
+static int variant_rnn = S2S_RNN_GRU, variant_score = S2S_SCORE_ADDITIVE;
+
 /* A Bahdanau model of L layers, width d, vocabularies Vs and Vt, PyTorch's
  * start drawn from seed; 0 or -1. */
 static int model_new(s2s_model *m, size_t L, size_t d, size_t Vs, size_t Vt,
                      unsigned long long seed)
 {
-    s2s_config cfg = {Vs, Vt, d, 1, L, 1, 0, 0.0, &bah_arch};
+    s2s_config cfg = {Vs, Vt, d, 1, L, 1, 0, 0.0, &bah_arch, variant_rnn, variant_score};
     char err[256];
     if (s2s_alloc(m, &cfg, err, sizeof err)) {
         fprintf(stderr, "s2s_alloc: %s\n", err);
@@ -395,7 +400,7 @@ static void test_split(size_t L, size_t d, unsigned long long seed)
 {
     const size_t B = 8, Ts = 9, Tt = 10, Vs = 10, Vt = 12, parts[3][2] = {{0, 3}, {3, 4}, {7, 1}};
     s2s_model m;
-    fast f, fp;
+    fast f = {NULL, NULL}, fp = {NULL, NULL};
     batch bt;
     rng r;
     size_t nl = Tt * Vt, na = Tt * Ts, steps, n_out[8], n1;
@@ -478,7 +483,7 @@ static void pairs_new(s2s_arrays *a, size_t n, size_t T, size_t Vs, size_t Vt, r
 static void test_trainer(size_t L, size_t d)
 {
     const size_t n = 40, T = 9, V = 12;
-    s2s_config cfg = {V, V, d, 1, L, 1, 0, 0.0, &bah_arch};
+    s2s_config cfg = {V, V, d, 1, L, 1, 0, 0.0, &bah_arch, variant_rnn, variant_score};
     s2s_train_opts o = {OPTIM_ADAM, 0.01, 1.0, 12, 5, 1, 0};
     s2s_trainer tr[3]; /* fast on 1 thread, fast on 2, the reference */
     s2s_arrays a;
@@ -520,7 +525,7 @@ static void test_trainer(size_t L, size_t d)
 
 static void test_sizes(void)
 {
-    s2s_config cfg = {40, 40, 32, 1, 2, 1, 0, 0.0, &bah_arch};
+    s2s_config cfg = {40, 40, 32, 1, 2, 1, 0, 0.0, &bah_arch, 0, 0};
     s2s_model m;
     size_t small, big;
     CHECK(bah_fast_cache_bytes(&cfg, 8, 12, &small) == 0);
@@ -669,13 +674,18 @@ int main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "bench") == 0)
         return bench(argc > 2 ? atoi(argv[2]) : 2);
     test_sizes();
-    test_against_reference();
-    test_repeat(1, 32, 500);
-    test_repeat(2, 20, 501);
-    test_split(1, 32, 600);
-    test_split(2, 8, 601);
-    test_trainer(1, 32);
-    test_trainer(2, 16);
+    for (int v = 0; v < 4; v++) { /* GRU, LSTM; additive, dot */
+        variant_rnn = v & 1 ? S2S_RNN_LSTM : S2S_RNN_GRU;
+        variant_score = v & 2 ? S2S_SCORE_DOT : S2S_SCORE_ADDITIVE;
+        printf("%s, %s score:\n", s2s_rnn_labels[variant_rnn], s2s_score_names[variant_score]);
+        test_against_reference();
+        test_repeat(1, 32, 500);
+        test_repeat(2, 20, 501);
+        test_split(1, 32, 600);
+        test_split(2, 8, 601);
+        test_trainer(1, 32);
+        test_trainer(2, 16);
+    }
     printf("largest errors against the reference (relative to each tensor's largest entry):\n");
     printf("  loss %.2g, logits %.2g, attention %.2g, gradients %.2g, greedy attention %.2g\n",
            w_loss.err, w_logits.err, w_att.err, w_grad.err, w_gcross.err);

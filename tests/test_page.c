@@ -280,7 +280,7 @@ static void check_translate_page(void)
     float cross[2 * 5 * 5], self[2 * 5 * 5], *got;
     static const char model[] = "{\"src_vocab\": [\"</script>\"], \"k\": [1, 2.5]}";
     translate_page_view v = {1, 2, 8, 16, src, 4, tgt, 3, 5, cross, NULL, self, NULL,
-                             "le &amp;", 0.5, NULL, NULL, 0, model, sizeof model - 1};
+                             "le &amp;", 0.5, NULL, NULL, 0, model, sizeof model - 1, 0, 0};
     char *data = NULL, *page = NULL, *elem, shape[64];
     size_t len = 0, plen = 0, n = 0;
     cJSON *doc, *pg, *st;
@@ -348,7 +348,7 @@ static void check_translate_write(void)
     static const char *const src[] = {"a", "<eos>"}, *const tgt[] = {"b", "<eos>"};
     const float cross[4] = {1, 0, 0.5f, 0.5f}; /* dense (1, 1, 2, 2) */
     translate_page_view v = {1, 1, 4, 4, src, 2, tgt, 2, 0, cross, NULL, NULL, NULL, NULL, 0.0, NULL,
-                             NULL, 0, NULL, 0};
+                             NULL, 0, NULL, 0, 0, 0};
     char dir[] = "/tmp/attn-test-page-XXXXXX", path[64], *rep = NULL, want[192];
     size_t rlen = 0;
     FILE *f;

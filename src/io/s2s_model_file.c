@@ -28,6 +28,12 @@ int s2s_model_write(FILE *f, const s2s_model *m, const char *const *src_vocab,
     json_uint(&jw, "num_steps", num_steps);
     if (m->has_seed) /* the built-in task's pairs: their seed */
         json_uint(&jw, "seed", m->seed);
+    /* SPEC §15's --rnn and --score, written when not the default (a GRU
+     * model's file stays as it was) */
+    if (m->cfg.rnn != S2S_RNN_GRU)
+        json_string(&jw, "rnn", s2s_rnn_names[m->cfg.rnn]);
+    if (m->cfg.score != S2S_SCORE_ADDITIVE)
+        json_string(&jw, "score", s2s_score_names[m->cfg.score]);
     return model_json_end(&jw, m->param, m->nparams);
 }
 
@@ -82,8 +88,8 @@ static int check_root(const cJSON *root, char *err, size_t errlen)
 {
     static const char *const keys[] = {"command",         "task",        "arch",       "src_vocab",
                                        "tgt_vocab",       "num_hiddens", "num_heads",  "num_layers",
-                                       "ffn_num_hiddens", "num_steps",   "seed",       "state_dict",
-                                       NULL};
+                                       "ffn_num_hiddens", "num_steps",   "seed",       "rnn",
+                                       "score",           "state_dict",  NULL};
     /* attn train's self-attention models (SPEC §9) have "vocab" and no
      * "task": named as such, before their keys are found unknown here (a
      * root that is no object has neither) */
@@ -128,6 +134,35 @@ static int get_arch(const cJSON *root, const s2s_arch **arch, char *err, size_t 
     return -1;
 }
 
+/* The optional choice at key ("rnn" or "score"): one of names (NULL-
+ * ended), its index into *out; absent: 0, the default. Only a recurrent
+ * architecture (Bahdanau's) has either. */
+static int get_choice(const cJSON *root, const char *key, const char *const *names,
+                      const s2s_arch *arch, int *out, char *err, size_t errlen)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
+    *out = 0;
+    if (!v)
+        return 0;
+    if (!arch->recurrent) {
+        snprintf(err, errlen, "$.%s: %s (\"arch\": \"%s\") has %s", key, arch->label,
+                 arch->name,
+                 strcmp(key, "rnn") == 0 ? "no recurrent layers"
+                                         : "one score, the scaled dot product");
+        return -1;
+    }
+    for (int i = 0; cJSON_IsString(v) && names[i]; i++)
+        if (strcmp(v->valuestring, names[i]) == 0) {
+            *out = i;
+            return 0;
+        }
+    snprintf(err, errlen, "$.%s: expected \"%s\" or \"%s\", got %s%s%s", key, names[0],
+             names[1], cJSON_IsString(v) ? "\"" : "",
+             cJSON_IsString(v) ? v->valuestring : json_type_name(v),
+             cJSON_IsString(v) ? "\"" : "");
+    return -1;
+}
+
 /* A configuration that needs far more parameters than the state_dict sd
  * holds numbers is refused before anything is allocated (a file of 100
  * bytes saying num_hiddens 100000 would ask for gigabytes). The count is
@@ -159,7 +194,9 @@ static int read_config(const cJSON *root, s2s_config *cfg, size_t *num_steps, ch
                              errlen) ||
         (arch->has_ffn &&
          model_json_get_count(root, "ffn_num_hiddens", 1, 100000, 1, &cfg->ffn, err, errlen)) ||
-        model_json_get_count(root, "num_steps", 1, 100000, 1, num_steps, err, errlen))
+        model_json_get_count(root, "num_steps", 1, 100000, 1, num_steps, err, errlen) ||
+        get_choice(root, "rnn", s2s_rnn_names, arch, &cfg->rnn, err, errlen) ||
+        get_choice(root, "score", s2s_score_names, arch, &cfg->score, err, errlen))
         return -1;
     if (!arch->has_self && cfg->heads != 1) {
         snprintf(err, errlen, "$.num_heads: %zu, but %s (\"arch\": \"%s\") has one attention",

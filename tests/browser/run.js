@@ -1044,6 +1044,32 @@ groups.translate = async () => {
   const cells = await r.page.evaluate(() => document.querySelector('table[data-table="translations"] tr[data-row] td:nth-child(2)').textContent);
   check("translate: the held-out table shows them as text", cells === pairs[0][0], cells);
   await r.finish();
+
+  // --compare-rnn (SPEC §15): Bahdanau's model twice, each run's view named
+  // by its label, the slider moving both; the table without the
+  // sequential steps' rows
+  attn(["train", "--task", "translate", "--compare-rnn", "--steps", "40", "--log-every", "20", "--html", "cr.html"]);
+  const cr = pageData(tmp("cr.html")).data;
+  check("translate: --compare-rnn, two Bahdanau runs labelled gru and lstm",
+        cr.compare_rnn === true && cr.page.runs.map((u) => `${u.arch} ${u.label}`).join() === "bahdanau gru,bahdanau lstm");
+  const c = await open(tmp("cr.html"), "translate-compare-rnn");
+  const views = await c.page.evaluate(() => Array.from(document.querySelectorAll("[data-view]"), (v) => v.dataset.view));
+  check("translate: --compare-rnn, a view per run", views.join() === "gru,lstm", views.join());
+  const heads = await c.page.evaluate(() => Array.from(document.querySelectorAll('table[data-table="compare"] tr'), (t) => t.cells[0].textContent));
+  check("translate: --compare-rnn, the table's rows", heads.length === 6 && !heads.some((h) => h.startsWith("sequential")), heads.join("|"));
+  const panels = await c.page.evaluate(() => Array.from(document.querySelectorAll("[data-view] canvas[data-panel]"), (e) => e.dataset.panel));
+  const cq = cr.page.target.length, cs = cr.page.source.length;
+  let moved = true;
+  for (const [k, panel] of panels.entries()) {
+    const R = cr.page.runs[k], A = flat(R.cross), per = R.layers * R.heads * cq * cs;
+    for (const i of [0, R.steps.length - 1]) {
+      await slideTo(c.page, i);
+      const got = await cellRGB(c.page, panel, 1, 2);
+      if (got.join() !== cmapRGB(cr.page.cmap.lut, A[i * per + 1 * cs + 2], 0, 1).join()) moved = false;
+    }
+  }
+  check("translate: --compare-rnn, the slider moves both runs' attention", panels.length === 2 && moved, panels.join(", "));
+  await c.finish();
 };
 
 // tour: every step, its commands, their output and the views, on one page.

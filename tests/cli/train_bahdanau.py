@@ -2,7 +2,9 @@
 with Bahdanau attention) and attn translate on its model: the options it
 refuses, the model file's d2l names and shapes, a model file of the other
 architecture or with a GRU weight missing, the attention of each step
-(one map: rows sum to 1, nothing on the padding), and the grammar learned."""
+(one map: rows sum to 1, nothing on the padding), and the grammar learned;
+SPEC §15's --rnn lstm and --score dot: their refusals, their model files
+(nn.LSTM's shapes, no additive parameters) and the files refused."""
 import json
 import os
 
@@ -20,6 +22,86 @@ def usage_errors():
     expect(["train", "--task", "translate", "--arch", "bahdanau", "--bias"], 2,
            err=T + "--bias is not used with --arch bahdanau: Bahdanau's attention has no "
            "biases (W_q, W_k, w_v)")
+
+
+def rnn_score_errors():
+    """--rnn and --score (SPEC §15): Bahdanau's, refused elsewhere."""
+    T = "attn train: "
+    expect(["train", "--task", "translate", "--rnn", "lstm"], 2,
+           err=T + "--rnn is for --arch bahdanau: the Transformer has no recurrent layers")
+    expect(["train", "--task", "translate", "--arch", "transformer", "--rnn", "lstm"], 2,
+           err=T + "--rnn is for --arch bahdanau, not --arch transformer: the Transformer has "
+           "no recurrent layers")
+    expect(["train", "--task", "translate", "--arch", "transformer", "--score", "dot"], 2,
+           err=T + "--score is for --arch bahdanau, not --arch transformer: the Transformer's "
+           "attention is the scaled dot product")
+    expect(["train", "--task", "translate", "--arch", "bahdanau", "--rnn", "gru1"], 2,
+           err=T + "--rnn: expected gru or lstm, got 'gru1'")
+    expect(["train", "--task", "translate", "--arch", "bahdanau", "--score", "mult"], 2,
+           err=T + "--score: expected additive or dot, got 'mult'")
+    expect(["train", "--task", "reverse", "--rnn", "lstm"], 2,
+           err=T + "--rnn is for translation (--task translate, or --data of sentence pairs)")
+
+
+def lstm_and_dot(tmp, pairs, gru_saved):
+    """--rnn lstm and --score dot: trained, saved with nn.LSTM's shapes and
+    "rnn", without the additive score's parameters, read back by translate
+    and --load; files with an unknown rnn or score, or parameters of the
+    other kind, refused (the JSON path, expected against found)."""
+    X = "attn translate: "
+    lstm, dot = os.path.join(tmp, "lstm.json"), os.path.join(tmp, "dot.json")
+    expect(["train", "--data", pairs, "--arch", "bahdanau", "--rnn", "lstm", "--steps", "40",
+            "--min-freq", "1", "--save", lstm], 0,
+           out_has=["Seq2Seq with Bahdanau attention, 1 LSTM layer a side, d 32"])
+    expect(["train", "--data", pairs, "--arch", "bahdanau", "--score", "dot", "--steps", "40",
+            "--min-freq", "1", "--save", dot], 0,
+           out_has=["Seq2Seq with Bahdanau attention, 1 GRU layer a side, d 32, dot-product "
+                    "attention"])
+    with open(lstm) as fh:
+        ls = json.load(fh)
+    with open(dot) as fh:
+        ds = json.load(fh)
+    shapes = {k: [len(v), len(v[0]) if isinstance(v[0], list) else None]
+              for k, v in ls["state_dict"].items()}
+    want = {"encoder.rnn.weight_ih_l0": [128, 32], "encoder.rnn.weight_hh_l0": [128, 32],
+            "encoder.rnn.bias_ih_l0": [128, None], "decoder.rnn.weight_ih_l0": [128, 64],
+            "decoder.rnn.bias_hh_l0": [128, None]}
+    check(ls.get("rnn") == "lstm" and "score" not in ls and
+          all(shapes.get(k) == v for k, v in want.items()),
+          "train --rnn lstm --save: \"rnn\": \"lstm\", nn.LSTM's shapes (4d rows): %r"
+          % {k: shapes.get(k) for k in want})
+    check(ds.get("score") == "dot" and "rnn" not in ds and
+          not any(k.startswith("decoder.attention.") for k in ds["state_dict"]) and
+          len(ds["state_dict"]) == len(gru_saved["state_dict"]) - 3,
+          "train --score dot --save: \"score\": \"dot\", no W_q, W_k, w_v")
+    expect(["translate", "--input", lstm, "the big dog"], 0,
+           out_has=["Seq2Seq with Bahdanau attention, 1 LSTM layer a side, d 32, num_steps"])
+    expect(["translate", "--input", dot, "the big dog"], 0,
+           out_has=["1 GRU layer a side, d 32, dot-product attention, num_steps"])
+    expect(["train", "--data", pairs, "--load", lstm, "--steps", "0"], 0,
+           out_has=["1 LSTM layer a side, d 32, from --load"])
+    rc, out, err = expect(["train", "--data", pairs, "--load", lstm, "--steps", "0", "--json",
+                           "-"], 0)
+    doc = json.loads(out) if rc == 0 else {}
+    check(doc.get("arch") == "bahdanau" and doc.get("rnn") == "lstm" and "score" not in doc,
+          "train --load of an LSTM model: --json's arch and rnn: %r"
+          % {k: doc.get(k) for k in ("arch", "rnn", "score")})
+    expect(["train", "--data", pairs, "--load", lstm, "--rnn", "gru"], 2,
+           err="attn train: --rnn is read from the model file of --load")
+    bad = [(dict(ls, rnn="lstm2"), "$.rnn: expected \"gru\" or \"lstm\", got \"lstm2\""),
+           (dict(ls, rnn=3), "$.rnn: expected \"gru\" or \"lstm\", got a number"),
+           (dict(ls, score="mult"),
+            "$.score: expected \"additive\" or \"dot\", got \"mult\""),
+           (dict(gru_saved, rnn="lstm"), "$.state_dict[\"encoder.rnn.weight_ih_l0\"]: expected "
+            "shape (128, 32), got (96, 32)"),
+           (dict(ls, rnn="gru"), "$.state_dict[\"encoder.rnn.weight_ih_l0\"]: expected "
+            "shape (96, 32), got (128, 32)"),
+           (dict(gru_saved, score="dot"), "$.state_dict[\"decoder.attention.W_k.weight\"]: not "
+            "a parameter of this model"),
+           (dict(ds, score="additive"), "$.state_dict: missing \"decoder.attention.W_k.weight\"")]
+    for i, (doc, msg) in enumerate(bad):
+        path = write(tmp, "bad%d.json" % i, json.dumps(doc))
+        expect(["translate", "--input", path, "the big dog"], 1, err=X + path + ": " + msg)
 
 
 def model_file(tmp, model, d):
@@ -86,6 +168,7 @@ def translate_views(tmp, model):
 
 def group_train_bahdanau(tmp):
     usage_errors()
+    rnn_score_errors()
     pairs = write(tmp, "pairs.json", json.dumps({
         "pairs": [["the red car", "la voiture rouge"], ["a big dog", "un grand chien"],
                   ["the big car", "la grande voiture"], ["a red dog", "un chien rouge"],
@@ -103,6 +186,7 @@ def group_train_bahdanau(tmp):
     with open(tmodel) as fh:
         broken_models(tmp, saved, json.load(fh))
     translate_views(tmp, model)
+    lstm_and_dot(tmp, pairs, saved)
     # d2l's fra.txt lines train it too
     fra = write(tmp, "fra.txt", "Go.\tVa !\nHi.\tSalut !\nRun!\tCours !\nRun!\tCourez !\n")
     rc, out, err = expect(["train", "--data", fra, "--arch", "bahdanau", "--steps", "10",

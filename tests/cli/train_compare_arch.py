@@ -2,7 +2,9 @@
 Transformer and Bahdanau's Seq2Seq on the same pairs, seed and steps: the
 table's rows, the sequential steps (2·L and 2·T), --json's keys and
 figures, the page, and the options refused with it (one line, exit 2,
-nothing written)."""
+nothing written); and --compare-rnn, --compare-score (SPEC §15: Bahdanau's
+model with GRUs against LSTMs, the additive score against the dot
+product) the same way."""
 import json
 import os
 
@@ -75,8 +77,74 @@ def table_and_json(tmp):
           "--compare-arch --html: the page of both runs")
 
 
+def refused_rnn_score(tmp):
+    """--compare-rnn and --compare-score (SPEC §15): what they refuse."""
+    T = "attn train: "
+    out = os.path.join(tmp, "refused_rnn.json")
+    for flag, what, opts in [
+            ("--compare-rnn", "with a GRU and with an LSTM",
+             [["--compare-arch"], ["--rnn", "lstm"], ["--save", "m.json"], ["--load", "m.json"],
+              ["--heads", "2"], ["--compare-score"], ["--png", "x.png"]]),
+            ("--compare-score", "with both scores",
+             [["--compare-arch"], ["--score", "dot"], ["--save", "m.json"], ["--plot", "p.png"]])]:
+        for opt in opts:
+            expect(["train", "--task", "translate", flag, "--json", out] + opt, 2,
+                   err=T + "%s trains Bahdanau's model %s and keeps neither; %s cannot be used "
+                   "with it" % (flag, what, opt[0]))
+        expect(["train", "--task", "translate", flag, "--arch", "transformer", "--json", out], 2,
+               err=T + "%s is for --arch bahdanau, not --arch transformer: it trains Bahdanau's "
+               "model twice" % flag)
+        expect(["train", "--task", "reverse", flag, "--json", out], 2,
+               err=T + "%s is for translation (--task translate, or --data of sentence pairs)"
+               % flag)
+    # the other order of the two flags: the same line
+    expect(["train", "--task", "translate", "--compare-arch", "--compare-rnn"], 2,
+           err=T + "--compare-rnn trains Bahdanau's model with a GRU and with an LSTM and keeps "
+           "neither; --compare-arch cannot be used with it")
+    check(not os.path.exists(out), "--compare-rnn, --compare-score refused: nothing written")
+
+
+def compare_rnn_score(tmp):
+    """--compare-rnn and --compare-score: the table's columns and rows, --json's runs."""
+    for flag, key, labels, rnns, scores in [
+            ("--compare-rnn", "compare_rnn", ["gru", "lstm"], ["gru", "lstm"],
+             ["additive", "additive"]),
+            ("--compare-score", "compare_score", ["additive", "dot"], ["gru", "gru"],
+             ["additive", "dot"])]:
+        js, page = os.path.join(tmp, key + ".json"), os.path.join(tmp, key + ".html")
+        rc, out, err = run(["train", "--task", "translate", flag, "--steps", "60", "--log-every",
+                            "20", "--json", js, "--html", page])
+        check(rc == 0, "%s: exit 0 (%r)" % (flag, err))
+        lines = out.splitlines()
+        check(any(l.split() == labels for l in lines), "%s: the table's heading %r" % (flag, labels))
+        for name in ("held-out BLEU", "exact", "alignment", "BLEU ≥ 0.95 at step (s)",
+                     "ms per step"):
+            check(sum(l.startswith(name + " ") for l in lines) == 1,
+                  "%s: the table's row %r" % (flag, name))
+        check(not any(l.startswith("sequential steps") for l in lines),
+              "%s: no sequential steps' rows (the same model twice)" % flag)
+        with open(js) as fh:
+            doc = json.load(fh)
+        runs = doc.get("runs", [])
+        check(doc.get(key) is True and "compare_arch" not in doc and
+              [r.get("arch") for r in runs] == ["bahdanau", "bahdanau"] and
+              [r.get("label") for r in runs] == labels and
+              [r.get("rnn") for r in runs] == rnns and [r.get("score") for r in runs] == scores,
+              "%s --json: the runs %r" % (flag, [(r.get("label"), r.get("rnn"), r.get("score"))
+                                                 for r in runs]))
+        check(all([e["step"] for e in r.get("history", [])] == [1, 20, 40, 60] for r in runs),
+              "%s --json: both histories" % flag)
+        with open(page, encoding="utf-8") as fh:
+            html = fh.read()
+        check('"kind": "compare_arch"' in html and ('"%s": true' % key) in html and
+              '"label": "%s"' % labels[1] in html,
+              "%s --html: the comparison page with its runs' labels" % flag)
+
+
 def group_train_compare_arch(tmp):
     refused(tmp)
+    refused_rnn_score(tmp)
     if slow_build("--compare-arch trains two models"):
         return
     table_and_json(tmp)
+    compare_rnn_score(tmp)

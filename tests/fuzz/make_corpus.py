@@ -280,6 +280,10 @@ TRANSLATE_MODELS = [
     ("bahdanau", ["--arch", "bahdanau", "--hiddens", "4"]),
     ("bahdanau-2layers", ["--arch", "bahdanau", "--hiddens", "3", "--layers", "2",
                           "--num-steps", "4"]),
+    # SPEC §15's --rnn lstm and --score dot
+    ("bahdanau-lstm", ["--arch", "bahdanau", "--rnn", "lstm", "--hiddens", "4"]),
+    ("bahdanau-lstm-dot-2layers", ["--arch", "bahdanau", "--rnn", "lstm", "--score", "dot",
+                                   "--hiddens", "3", "--layers", "2", "--num-steps", "4"]),
 ]
 
 
@@ -325,6 +329,14 @@ def translate_corpus(attn, folder):
     m = dict(gru, state_dict=dict(gru["state_dict"]))
     m["state_dict"]["encoder.rnn.weight_ih_l0"] = m["state_dict"]["encoder.rnn.weight_ih_l0"][1:]
     save(folder, json.dumps(m, separators=(",", ":")).encode())
+    # --rnn and --score: unknown names, a GRU's weights called an LSTM's,
+    # the additive score's parameters in a dot-product model, an LSTM
+    # relabelled a Transformer
+    lstm, dot = models[4], models[5]
+    for base, key, value in [(lstm, "rnn", "lstm2"), (lstm, "rnn", 1), (dot, "score", "mult"),
+                             (gru, "rnn", "lstm"), (gru, "score", "dot"), (lstm, "rnn", "gru"),
+                             (dot, "score", "additive"), (lstm, "arch", "transformer")]:
+        save(folder, json.dumps(dict(base, **{key: value}), separators=(",", ":")).encode())
 
 
 def words_line(line):

@@ -41,6 +41,8 @@ static const char *const task_names[] = {"reverse", "previous", "apple", "induct
 static const char *const optimizer_names[] = {"adam", "sgd", NULL};            /* optim_kind */
 static const char *const arch_names[] = {"transformer", "bahdanau", NULL};                 /* train_arch */
 static const char *const pos_names[] = {"sinusoid", "learned", "none", NULL};  /* train_pos */
+static const char *const rnn_names[] = {"gru", "lstm", NULL};          /* S2S_RNN_GRU, _LSTM */
+static const char *const score_names[] = {"additive", "dot", NULL};    /* S2S_SCORE_* */
 
 /* --lr: a finite number > 0. */
 static int parse_lr(void *dest, const char *value)
@@ -131,6 +133,22 @@ const struct opt train_options[] = {
                "translate: the encoder–decoder: transformer (d2l's\n"
                "Transformer, the default) or bahdanau (d2l's GRU\n"
                "Seq2Seq with Bahdanau attention)"),
+    OPT_CHOICE(0, "rnn", rnn, "NAME", rnn_names,
+               "translate, --arch bahdanau: the recurrent layers\n"
+               "a side: gru (nn.GRU, the default) or lstm\n"
+               "(nn.LSTM; the query is the last layer's h)"),
+    OPT_CHOICE(0, "score", score, "NAME", score_names,
+               "translate, --arch bahdanau: the attention's score:\n"
+               "additive (W_q, W_k, w_v; the default) or dot\n"
+               "(q·k/√d, no parameters)"),
+    OPT_FLAG(0, "compare-rnn", compare_rnn,
+             "translate: train Bahdanau's model with a GRU and\n"
+             "with an LSTM, same pairs, seed and steps, and\n"
+             "compare BLEU, steps and seconds to BLEU 0.95"),
+    OPT_FLAG(0, "compare-score", compare_score,
+             "translate: train Bahdanau's model with the\n"
+             "additive and the dot-product score, and compare\n"
+             "them as --compare-rnn does"),
     OPT_INT(0, "num-steps", num_steps, "T", 1, TRAIN_MAX_NUM_STEPS,
             "translate: sentences cut or padded to T entries\n"
             "with their <eos> (default 12; d2l's 10 for --data)"),
@@ -153,7 +171,7 @@ const struct opt_rule train_rules[] = {
     OPT_CONFLICTS("data", "length vocab",
                   "--%s is for the built-in tasks; --data brings its own"),
     OPT_CONFLICTS("load", "hiddens heads posenc no-posenc pos-embedding addnorm bias layers ffn "
-                          "arch",
+                          "arch rnn score",
                   "--%s is read from the model file of --load"),
     OPT_CONFLICTS("compare-posenc", "posenc no-posenc load save png plot json compare-layers",
                   "--compare-posenc trains with and without P and keeps neither; --%s cannot "
@@ -166,6 +184,16 @@ const struct opt_rule train_rules[] = {
                   "compare-layers",
                   "--compare-arch trains both architectures with their own defaults and "
                   "keeps neither; --%s cannot be used with it"),
+    OPT_CONFLICTS("compare-rnn",
+                  "load save rnn heads ffn bias dropout png plot compare-posenc compare-layers "
+                  "compare-arch compare-score",
+                  "--compare-rnn trains Bahdanau's model with a GRU and with an LSTM and keeps "
+                  "neither; --%s cannot be used with it"),
+    OPT_CONFLICTS("compare-score",
+                  "load save score heads ffn bias dropout png plot compare-posenc "
+                  "compare-layers compare-arch",
+                  "--compare-score trains Bahdanau's model with both scores and keeps "
+                  "neither; --%s cannot be used with it"),
     OPT_RULES_END(),
 };
 
@@ -201,7 +229,8 @@ static const char usage_before_options[] =
     "the encoder, aligns each French word with the English it translates;\n"
     "held-out BLEU as d2l computes it, greedy decoding, 600 steps; with\n"
     "--arch bahdanau, d2l's GRU Seq2Seq whose attention's query is the\n"
-    "decoder's previous state s(t′−1), 1 GRU layer a side).\n"
+    "decoder's previous state s(t′−1), 1 GRU layer a side; --rnn lstm\n"
+    "puts nn.LSTM in its place, --score dot the scaled dot product q·k/√d).\n"
     "\n";
 
 /* The help after the options: what it shows, --data, examples. */
@@ -244,7 +273,9 @@ static const char usage_after_options[] =
     "  attn train --task induction --compare-layers       # 1 layer against 2\n"
     "  attn train --task translate --png cross.png       # cross-attention forming\n"
     "  attn train --data fra.txt --save fra-model.json   # d2l's Tatoeba pairs\n"
-    "  attn train --task translate --compare-arch   # Transformer against Bahdanau\n";
+    "  attn train --task translate --compare-arch   # Transformer against Bahdanau\n"
+    "  attn train --task translate --compare-rnn    # Bahdanau: GRU against LSTM\n"
+    "  attn train --task translate --compare-score  # additive against dot product\n";
 
 void usage_train(FILE *f)
 {

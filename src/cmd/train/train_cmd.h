@@ -19,8 +19,10 @@ typedef enum train_pos { POS_SINUSOID, POS_LEARNED, POS_NONE } train_pos;
 
 struct train_args {
     int task, optimizer, color, arch;
+    int rnn, score; /* --arch bahdanau's: S2S_RNN_*, S2S_SCORE_* (0: GRU, additive) */
     int posenc, addnorm, causal, bias, compare_posenc, compare_layers, compare_arch;
     int pos_embedding; /* train_pos: --pos-embedding, or --posenc / --no-posenc */
+    int compare_rnn, compare_score; /* Bahdanau against itself: GRU/LSTM, additive/dot */
     const char *data, *png, *plot, *json, *save, *load, *font, *html, *pos_png;
     long length, vocab, hiddens, heads, steps, batch_size, seed, threads, log_every;
     long layers, ffn; /* −1: the task's default (induction 2 layers) */

@@ -8,6 +8,13 @@
  * time per step, and the sequential steps each needs per sentence (the
  * chapter's CNN/RNN/self-attention table, on a model that translates).
  *
+ * --compare-rnn and --compare-score (SPEC §15, zh 10.4's exercises) run
+ * the same comparison on Bahdanau's model against itself: a GRU against
+ * an LSTM, or the additive score against the scaled dot product, the
+ * rest of the configuration as given; the table keeps the figures that
+ * differ (BLEU, exact, alignment, the step and seconds to BLEU 0.95, the
+ * time a step).
+ *
  * Each run is train_translate_run.c's (train_translate.h):
  * translation_run_train. --json writes both runs' figures; --html a page
  * with both alignments of the probe sentence on one step slider.
@@ -24,7 +31,24 @@
 
 #define CMP_BLEU 0.95 /* the held-out BLEU whose first step and seconds are read */
 
-static const char *const arch_label[2] = {"transformer", "bahdanau"};
+/* What is compared: two architectures, or Bahdanau's model with its two
+ * recurrent layers or its two scores. */
+typedef struct cmp_kind {
+    const char *option;     /* "compare-arch": messages, the page's title */
+    const char *json_key;   /* "compare_arch": --json's flag */
+    const char *label[2];   /* the columns, the runs' names */
+    const char *training[2]; /* stderr: "training the …" */
+} cmp_kind;
+
+enum { CMP_ARCH, CMP_RNN, CMP_SCORE };
+static const cmp_kind kinds[3] = {
+    {"compare-arch", "compare_arch", {"transformer", "bahdanau"},
+     {"Transformer", "Seq2Seq with Bahdanau attention"}},
+    {"compare-rnn", "compare_rnn", {"gru", "lstm"},
+     {"Seq2Seq with Bahdanau attention and GRUs", "Seq2Seq with Bahdanau attention and LSTMs"}},
+    {"compare-score", "compare_score", {"additive", "dot"},
+     {"Seq2Seq with additive attention", "Seq2Seq with dot-product attention"}},
+};
 
 /* One run's figures for the table. */
 typedef struct cmp_figs {
@@ -39,6 +63,8 @@ typedef struct cmp_figs {
 } cmp_figs;
 
 struct cmp {
+    const cmp_kind *kind;
+    int mode; /* CMP_ARCH, CMP_RNN or CMP_SCORE */
     struct train_args args[2];
     translation_run run[2];
     cmp_figs figs[2];
@@ -73,15 +99,20 @@ static void figures(cmp_figs *f, const translation_run *r)
     f->seq_word = c->layers;
 }
 
-/* Train run k (0: the Transformer, 1: Bahdanau) to the end. */
+/* Train run k (0: the Transformer, a GRU, additive; 1: Bahdanau, an
+ * LSTM, dot) to the end. */
 static int run_one(struct cmp *c, int k)
 {
     translation_run *r = &c->run[k];
     int status;
     c->args[k] = *c->a;
-    c->args[k].arch = k ? ARCH_BAHDANAU : ARCH_TRANSFORMER;
-    fprintf(stderr, "attn train: --compare-arch: training the %s\n",
-            k ? "Seq2Seq with Bahdanau attention" : "Transformer");
+    c->args[k].arch = k || c->mode != CMP_ARCH ? ARCH_BAHDANAU : ARCH_TRANSFORMER;
+    if (c->mode == CMP_RNN)
+        c->args[k].rnn = k;
+    if (c->mode == CMP_SCORE)
+        c->args[k].score = k;
+    fprintf(stderr, "attn train: --%s: training the %s\n", c->kind->option,
+            c->kind->training[k]);
     if ((status = translation_run_train(r, &c->args[k], c->argc, c->argv)) != EXIT_OK)
         return status;
     figures(&c->figs[k], r);
@@ -98,11 +129,26 @@ static void cell_number(char *buf, size_t n, double v, const char *fmt)
         snprintf(buf, n, fmt, v);
 }
 
-/* One row; printf pads by bytes, and "—" and "≥" are 3 bytes in 1 column. */
+/* One row, each cell after a space (11 columns a cell; "not reached"
+ * takes 12); printf pads by bytes, and "—" and "≥" are 3 bytes in 1
+ * column. */
 static void row(const char *name, const char *x, const char *y)
 {
-    printf("%-*s%*s%*s\n", 30 + (strstr(name, "≥") ? 2 : 0), name,
-           11 + (strstr(x, "—") ? 2 : 0), x, 11 + (strstr(y, "—") ? 2 : 0), y);
+    printf("%-*s %*s %*s\n", 30 + (strstr(name, "≥") ? 2 : 0), name,
+           10 + (strstr(x, "—") ? 2 : 0), x, 10 + (strstr(y, "—") ? 2 : 0), y);
+}
+
+/* --compare-rnn, --compare-score: what both runs share, and the note. */
+static void print_same(const struct cmp *c)
+{
+    const s2s_config *m = &c->run[0].tr.model.cfg;
+    printf("\nBoth: Bahdanau's model, %zu layer%s a side, d %zu, num_steps %zu, %s.\n",
+           m->layers, m->layers == 1 ? "" : "s", m->hiddens, c->figs[0].T,
+           c->mode == CMP_RNN ? (m->score == S2S_SCORE_DOT ? "the dot-product score"
+                                                          : "the additive score")
+                              : (m->rnn == S2S_RNN_LSTM ? "LSTMs" : "GRUs"));
+    printf("seconds: training only (the held-out figures left out); BLEU ≥ 0.95 at the\n"
+           "first logged step that reached it.\n");
 }
 
 static void print_table(const struct cmp *c)
@@ -122,14 +168,18 @@ static void print_table(const struct cmp *c)
         snprintf(x[k][6], sizeof x[k][6], "%zu", f->seq_greedy);
         snprintf(x[k][7], sizeof x[k][7], "%zu", f->seq_word);
     }
-    printf("attn train: --compare-arch, %s, %ld steps each, seed %ld\n\n",
+    printf("attn train: --%s, %s, %ld steps each, seed %ld\n\n", c->kind->option,
            c->a->data ? "data" : "translate", c->run[0].tr.step, c->a->seed);
-    printf("%-30s%11s%11s\n", "", "transformer", "bahdanau");
+    printf("%-30s%11s%11s\n", "", c->kind->label[0], c->kind->label[1]);
     row("held-out BLEU", x[0][0], x[1][0]);
     row("exact", x[0][1], x[1][1]);
     row("alignment", x[0][2], x[1][2]);
     row("BLEU ≥ 0.95 at step (s)", x[0][3], x[1][3]);
     row("ms per step", x[0][4], x[1][4]);
+    if (c->mode != CMP_ARCH) {
+        print_same(c);
+        return;
+    }
     row("sequential steps, training", x[0][5], x[1][5]);
     row("sequential steps, greedy", x[0][6], x[1][6]);
     row("layers a greedy step", x[0][7], x[1][7]);
@@ -149,10 +199,18 @@ static void print_table(const struct cmp *c)
  * "final" {"bleu", "exact", "alignment", "bleu_095_step",
  * "bleu_095_seconds", "ms_per_step", "sequential_steps_training",
  * "sequential_steps_greedy", "layers_per_greedy_step"}. */
-static void run_json(json_writer *jw, const translation_run *r, const cmp_figs *f, int k)
+static void run_json(json_writer *jw, const struct cmp *c, int k)
 {
+    const translation_run *r = &c->run[k];
+    const cmp_figs *f = &c->figs[k];
+    const s2s_config *m = &r->tr.model.cfg;
     json_object_begin(jw, NULL, JSON_BLOCK);
-    json_string(jw, "arch", arch_label[k]);
+    json_string(jw, "arch", m->arch->name);
+    if (c->mode != CMP_ARCH) {
+        json_string(jw, "label", c->kind->label[k]);
+        json_string(jw, "rnn", s2s_rnn_names[m->rnn]);
+        json_string(jw, "score", s2s_score_names[m->score]);
+    }
     json_uint(jw, "layers", r->tr.model.cfg.layers);
     json_uint(jw, "heads", r->tr.model.cfg.heads);
     json_int(jw, "steps", r->tr.step);
@@ -179,13 +237,13 @@ static int write_json(FILE *f, const void *ctx)
     json_object_begin(&jw, NULL, JSON_BLOCK);
     json_string(&jw, "command", "train");
     json_string(&jw, "task", "translate");
-    json_bool(&jw, "compare_arch", 1);
+    json_bool(&jw, c->kind->json_key, 1);
     json_int(&jw, "steps", c->run[0].tr.step);
     json_int(&jw, "seed", c->a->seed);
     json_number_exact(&jw, "bleu_threshold", CMP_BLEU);
     json_array_begin(&jw, "runs", JSON_BLOCK);
     for (int k = 0; k < 2; k++)
-        run_json(&jw, &c->run[k], &c->figs[k], k);
+        run_json(&jw, c, k);
     json_end(&jw);
     json_end(&jw);
     return json_writer_finish(&jw);
@@ -206,15 +264,18 @@ static int page_object(FILE *f, const void *ctx)
     json_writer_init(&jw, f);
     jw.base64_from = PAGE_BASE64_FROM;
     json_object_begin(&jw, NULL, JSON_BLOCK);
-    page_head(&jw, "compare_arch", "attn train --compare-arch", c->argc, c->argv,
-              cmap_find("Reds"));
+    char title[64];
+    snprintf(title, sizeof title, "attn train --%s", c->kind->option);
+    page_head(&jw, "compare_arch", title, c->argc, c->argv, cmap_find("Reds"));
     page_tokens(&jw, "source", r0->src_labels, r0->src_len);
     page_tokens(&jw, "target", r0->tgt_labels, r0->tgt_len);
     json_array_begin(&jw, "runs", JSON_BLOCK);
     for (int k = 0; k < 2 && !bad; k++) {
         const s2s_config *m = &c->run[k].tr.model.cfg;
         json_object_begin(&jw, NULL, JSON_BLOCK);
-        json_string(&jw, "arch", arch_label[k]);
+        json_string(&jw, "arch", m->arch->name);
+        if (c->mode != CMP_ARCH)
+            json_string(&jw, "label", c->kind->label[k]);
         json_uint(&jw, "layers", s2s_cross_blocks(m));
         json_uint(&jw, "heads", m->heads);
         bad = translation_run_page_members(&jw, &c->run[k]) != 0;
@@ -240,6 +301,8 @@ int train_compare_arch(const struct train_args *a, int argc, char **argv)
         return EXIT_RUNTIME;
     }
     c->a = a;
+    c->mode = a->compare_rnn ? CMP_RNN : a->compare_score ? CMP_SCORE : CMP_ARCH;
+    c->kind = &kinds[c->mode];
     c->argc = argc;
     c->argv = argv;
     for (int k = 0; k < 2 && status == EXIT_OK; k++)

@@ -48,8 +48,10 @@ int train_is_translation(const struct train_args *a)
 
 int train_not_translation(const opt_given *g)
 {
-    static const char *const only[] = {"arch", "num-steps", "max-examples", "min-freq", "clip",
-                                       "compare-arch", NULL};
+    static const char *const only[] = {"arch",         "num-steps",   "max-examples",
+                                       "min-freq",     "clip",        "compare-arch",
+                                       "rnn",          "score",       "compare-rnn",
+                                       "compare-score", NULL};
     for (size_t i = 0; only[i]; i++)
         if (opt_is_given(g, only[i])) {
             cli_error("--%s is for translation (--task translate, or --data of sentence "
@@ -72,6 +74,29 @@ static int refuse_given(const opt_given *g, const char *const (*table)[2], size_
     return EXIT_OK;
 }
 
+/* --rnn, --score, --compare-rnn and --compare-score are Bahdanau's: with
+ * the Transformer (--arch transformer, or no --arch) refused. */
+static int check_bahdanau_only(const struct train_args *a, const opt_given *g)
+{
+    static const char *const why[][2] = {
+        {"rnn", "the Transformer has no recurrent layers"},
+        {"score", "the Transformer's attention is the scaled dot product"},
+        {"compare-rnn", "it trains Bahdanau's model twice"},
+        {"compare-score", "it trains Bahdanau's model twice"}};
+    const int compares = a->compare_rnn || a->compare_score;
+    for (size_t i = 0; i < sizeof why / sizeof why[0]; i++) {
+        if (!opt_is_given(g, why[i][0]) || a->arch == ARCH_BAHDANAU)
+            continue;
+        /* --compare-rnn and --compare-score choose Bahdanau themselves */
+        if (opt_is_given(g, "arch") || (i < 2 && !compares)) {
+            cli_error("--%s is for --arch bahdanau%s: %s", why[i][0],
+                      opt_is_given(g, "arch") ? ", not --arch transformer" : "", why[i][1]);
+            return EXIT_USAGE;
+        }
+    }
+    return EXIT_OK;
+}
+
 /* The options of the encoder-only tasks, refused here, each with why. */
 static int check_translate_args(const struct train_args *a, const opt_given *g)
 {
@@ -90,7 +115,9 @@ static int check_translate_args(const struct train_args *a, const opt_given *g)
         {"compare-layers", "it compares the encoder tasks' stacks"}};
     if (refuse_given(g, not_here, sizeof not_here / sizeof not_here[0], "by translation"))
         return EXIT_USAGE;
-    if (a->arch == ARCH_BAHDANAU) {
+    if (check_bahdanau_only(a, g) != EXIT_OK)
+        return EXIT_USAGE;
+    if (a->arch == ARCH_BAHDANAU || a->compare_rnn || a->compare_score) {
         static const char *const not_bahdanau[][2] = {
             {"heads", "Bahdanau's model has one attention (additive, one head)"},
             {"ffn", "Bahdanau's model has no FFN: its layers are GRUs"},
@@ -146,7 +173,7 @@ int train_translate(const struct train_args *a, const opt_given *g, int argc, ch
     if ((status = check_translate_args(a, g)) != EXIT_OK ||
         (status = check_outputs(a)) != EXIT_OK)
         return status;
-    if (a->compare_arch)
+    if (a->compare_arch || a->compare_rnn || a->compare_score)
         return train_compare_arch(a, argc, argv);
     memset(&r, 0, sizeof r);
     status = translation_run_train(&r, a, argc, argv);

@@ -276,6 +276,8 @@ static int page_object(FILE *f, const void *ctx)
     translate_page_view v = {.layers = p->L, .heads = c->heads, .hiddens = c->hiddens,
                              .arch = c->arch->name,
                              .rnn_layers = c->arch->recurrent ? c->layers : 0,
+                             .rnn = c->rnn,
+                             .score = c->score,
                              .ffn = c->ffn, .source = r->src_labels, .Ts = p->Ts,
                              .target = r->tgt_labels, .Tq = p->Tq, .T = r->T,
                              .sentence = sentence, .reference = reference, .bleu = NAN};

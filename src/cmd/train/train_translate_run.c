@@ -302,6 +302,8 @@ static void make_config(translation_run *r, s2s_config *cfg, s2s_train_opts *o)
         cfg->layers = a->layers < 0 ? 1 : (size_t)a->layers;
         cfg->ffn = 0;
         cfg->bias = 0;
+        cfg->rnn = a->rnn;
+        cfg->score = a->score;
     }
     memset(o, 0, sizeof *o);
     o->optimizer = (optim_kind)a->optimizer;

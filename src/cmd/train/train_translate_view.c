@@ -38,10 +38,11 @@ static void print_summary(const translation_run *r)
 {
     const s2s_config *c = &r->tr.model.cfg;
     if (c->arch->recurrent)
-        printf("attn train: %s, %ld steps in %.2f s, Seq2Seq with Bahdanau attention, %zu GRU "
-               "layer%s a side, d %zu%s\n",
+        printf("attn train: %s, %ld steps in %.2f s, Seq2Seq with Bahdanau attention, %zu %s "
+               "layer%s a side, d %zu%s%s\n",
                r->a->data ? "data" : "translate", r->tr.step, r->seconds, c->layers,
-               c->layers == 1 ? "" : "s", c->hiddens, r->a->load ? ", from --load" : "");
+               s2s_rnn_labels[c->rnn], c->layers == 1 ? "" : "s", c->hiddens,
+               s2s_score_notes[c->score], r->a->load ? ", from --load" : "");
     else
         printf("attn train: %s, %ld steps in %.2f s, Transformer encoder–decoder, %zu block%s "
                "a side, d %zu, %zu heads, FFN %zu%s\n",
@@ -150,6 +151,12 @@ int translation_run_write_json(FILE *f, const void *ctx)
     json_string(&jw, "command", "train");
     json_string(&jw, "task", "translate");
     json_string(&jw, "arch", r->tr.model.cfg.arch->name);
+    /* --rnn lstm, --score dot: said when not the default (as the model
+     * file says them) */
+    if (r->tr.model.cfg.rnn != S2S_RNN_GRU)
+        json_string(&jw, "rnn", s2s_rnn_names[r->tr.model.cfg.rnn]);
+    if (r->tr.model.cfg.score != S2S_SCORE_ADDITIVE)
+        json_string(&jw, "score", s2s_score_names[r->tr.model.cfg.score]);
     json_int(&jw, "steps", r->tr.step);
     translation_run_json_history(&jw, r, 0);
     json_end(&jw);

@@ -530,9 +530,10 @@ static void print_view(const translate_view *v, int color)
 {
     const s2s_config *c = &v->cfg;
     if (c->arch->recurrent)
-        printf("model %s: Seq2Seq with Bahdanau attention, %zu GRU layer%s a side, d %zu, "
+        printf("model %s: Seq2Seq with Bahdanau attention, %zu %s layer%s a side, d %zu%s, "
                "num_steps %zu\n",
-               v->model_path, c->layers, c->layers == 1 ? "" : "s", c->hiddens, v->num_steps);
+               v->model_path, c->layers, s2s_rnn_labels[c->rnn], c->layers == 1 ? "" : "s",
+               c->hiddens, s2s_score_notes[c->score], v->num_steps);
     else
         printf("model %s: Transformer encoder–decoder, %zu block%s a side, d %zu, %zu "
                "heads, FFN %zu, num_steps %zu\n",
@@ -748,6 +749,8 @@ static int write_page(const char *path, const xlate *x, FILE *rep)
         .layers = v->blocks, .heads = v->cfg.heads, .hiddens = v->cfg.hiddens,
         .arch = v->cfg.arch->name,
         .rnn_layers = v->cfg.arch->recurrent ? v->cfg.layers : 0,
+        .rnn = v->cfg.rnn,
+        .score = v->cfg.score,
         .ffn = v->cfg.ffn, .source = v->source, .Ts = v->S, .target = v->target, .Tq = v->R,
         .T = 0, .cross = v->cross, .encoder = v->enc, .decoder = v->self,
         .sentence = v->sentence, .reference = reference, .bleu = v->bleu, .cmap = v->cmap,

@@ -9,6 +9,7 @@
 #include "checked.h"
 #include "cli.h"
 #include "page_out.h"
+#include "seq2seq.h"
 #include "seq2seq_data.h"
 
 /* The words of tok (n,) joined by spaces, without a last "<eos>": a new
@@ -42,6 +43,11 @@ void translate_page_members(json_writer *jw, const translate_page_view *v, const
     json_uint(jw, "layers", v->layers);
     if (v->rnn_layers)
         json_uint(jw, "gru_layers", v->rnn_layers);
+    /* SPEC §15's --rnn lstm and --score dot (a GRU model's page as it was) */
+    if (v->rnn != S2S_RNN_GRU)
+        json_string(jw, "rnn", s2s_rnn_names[v->rnn]);
+    if (v->score != S2S_SCORE_ADDITIVE)
+        json_string(jw, "score", s2s_score_names[v->score]);
     json_uint(jw, "heads", v->heads);
     json_uint(jw, "hiddens", v->hiddens);
     json_uint(jw, "ffn", v->ffn);

@@ -56,6 +56,7 @@ typedef struct translate_page_view {
      * with the model read from standard input), or NULL. */
     const char *model_json;
     size_t model_len;
+    int rnn, score; /* Bahdanau's --rnn and --score (S2S_RNN_*, S2S_SCORE_*; 0: GRU, additive) */
 } translate_page_view;
 
 /* `attn translate --html PATH`, in one line from translate.c:

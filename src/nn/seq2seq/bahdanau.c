@@ -32,19 +32,34 @@ static void add(s2s_model *m, const char *prefix, const char *name, tensor *t)
     tparam_add(m->param, &m->nparams, &m->total, prefix, name, t);
 }
 
-/* nn.GRU's names for each layer: prefix + weight_ih_l{k} … bias_hh_l{k}. */
-static void rnn_params(s2s_model *m, gru_layer *layers, const char *prefix)
+/* Layer l's four tensors on one side (0 the encoder, 1 the decoder), the
+ * GRU's or the LSTM's: weight_ih, weight_hh, bias_ih, bias_hh. */
+static void layer_tensors(const s2s_model *m, int side, size_t l, tensor *ts[4])
 {
+    bah_model *net = bah_net(m);
+    if (m->cfg.rnn == S2S_RNN_LSTM) {
+        lstm_layer *g = side ? &net->dec_lstm[l] : &net->enc_lstm[l];
+        ts[0] = &g->w_ih, ts[1] = &g->w_hh, ts[2] = &g->b_ih, ts[3] = &g->b_hh;
+    } else {
+        gru_layer *g = side ? &net->dec_rnn[l] : &net->enc_rnn[l];
+        ts[0] = &g->w_ih, ts[1] = &g->w_hh, ts[2] = &g->b_ih, ts[3] = &g->b_hh;
+    }
+}
+
+/* nn.GRU's and nn.LSTM's names for each layer: prefix + weight_ih_l{k} …
+ * bias_hh_l{k}. */
+static void rnn_params(s2s_model *m, int side, const char *prefix)
+{
+    static const char *const names[4] = {"weight_ih_l%zu", "weight_hh_l%zu", "bias_ih_l%zu",
+                                         "bias_hh_l%zu"};
     char name[32];
+    tensor *ts[4];
     for (size_t l = 0; l < m->cfg.layers; l++) {
-        snprintf(name, sizeof name, "weight_ih_l%zu", l);
-        add(m, prefix, name, &layers[l].w_ih);
-        snprintf(name, sizeof name, "weight_hh_l%zu", l);
-        add(m, prefix, name, &layers[l].w_hh);
-        snprintf(name, sizeof name, "bias_ih_l%zu", l);
-        add(m, prefix, name, &layers[l].b_ih);
-        snprintf(name, sizeof name, "bias_hh_l%zu", l);
-        add(m, prefix, name, &layers[l].b_hh);
+        layer_tensors(m, side, l, ts);
+        for (size_t i = 0; i < 4; i++) {
+            snprintf(name, sizeof name, names[i], l);
+            add(m, prefix, name, ts[i]);
+        }
     }
 }
 
@@ -53,6 +68,14 @@ static int bah_config_check(const s2s_config *cfg, char *err, size_t errlen)
 {
     if (cfg->heads != 1 || cfg->bias || cfg->dropout != 0.0) {
         snprintf(err, errlen, "Bahdanau's model has one attention, without biases or dropout");
+        return -1;
+    }
+    if (cfg->rnn != S2S_RNN_GRU && cfg->rnn != S2S_RNN_LSTM) {
+        snprintf(err, errlen, "rnn %d is not gru (0) or lstm (1)", cfg->rnn);
+        return -1;
+    }
+    if (cfg->score != S2S_SCORE_ADDITIVE && cfg->score != S2S_SCORE_DOT) {
+        snprintf(err, errlen, "score %d is not additive (0) or dot (1)", cfg->score);
         return -1;
     }
     return 0;
@@ -76,23 +99,33 @@ static int bah_alloc(s2s_model *m, char *err, size_t errlen)
     if (alloc2(&net->enc_embedding, m->cfg.src_vocab, d, err, errlen) ||
         alloc2(&net->dec_embedding, m->cfg.tgt_vocab, d, err, errlen) ||
         alloc2(&net->dense.weight, m->cfg.tgt_vocab, d, err, errlen) ||
-        alloc2(&net->dense.bias, m->cfg.tgt_vocab, 0, err, errlen) ||
-        alloc2(&net->att_W_k, d, d, err, errlen) || alloc2(&net->att_W_q, d, d, err, errlen) ||
-        alloc2(&net->att_w_v, 1, d, err, errlen))
+        alloc2(&net->dense.bias, m->cfg.tgt_vocab, 0, err, errlen))
         return -1;
-    for (size_t l = 0; l < L; l++)
-        if (gru_layer_alloc(&net->enc_rnn[l], d, d, err, errlen) ||
-            gru_layer_alloc(&net->dec_rnn[l], l == 0 ? d2 : d, d, err, errlen))
+    /* the additive score's W_q, W_k, w_v (the dot product has none) */
+    if (m->cfg.score == S2S_SCORE_ADDITIVE &&
+        (alloc2(&net->att_W_k, d, d, err, errlen) || alloc2(&net->att_W_q, d, d, err, errlen) ||
+         alloc2(&net->att_w_v, 1, d, err, errlen)))
+        return -1;
+    for (size_t l = 0; l < L; l++) {
+        const size_t in = l == 0 ? d2 : d;
+        if (m->cfg.rnn == S2S_RNN_LSTM
+                ? lstm_layer_alloc(&net->enc_lstm[l], d, d, err, errlen) ||
+                      lstm_layer_alloc(&net->dec_lstm[l], in, d, err, errlen)
+                : gru_layer_alloc(&net->enc_rnn[l], d, d, err, errlen) ||
+                      gru_layer_alloc(&net->dec_rnn[l], in, d, err, errlen))
             return -1;
+    }
     /* state_dict order: Seq2SeqEncoder, then Seq2SeqAttentionDecoder's
      * attention, embedding, rnn, dense */
     add(m, "", "encoder.embedding.weight", &net->enc_embedding);
-    rnn_params(m, net->enc_rnn, "encoder.rnn.");
-    add(m, "", "decoder.attention.W_k.weight", &net->att_W_k);
-    add(m, "", "decoder.attention.W_q.weight", &net->att_W_q);
-    add(m, "", "decoder.attention.w_v.weight", &net->att_w_v);
+    rnn_params(m, 0, "encoder.rnn.");
+    if (m->cfg.score == S2S_SCORE_ADDITIVE) {
+        add(m, "", "decoder.attention.W_k.weight", &net->att_W_k);
+        add(m, "", "decoder.attention.W_q.weight", &net->att_W_q);
+        add(m, "", "decoder.attention.w_v.weight", &net->att_w_v);
+    }
     add(m, "", "decoder.embedding.weight", &net->dec_embedding);
-    rnn_params(m, net->dec_rnn, "decoder.rnn.");
+    rnn_params(m, 1, "decoder.rnn.");
     add(m, "", "decoder.dense.weight", &net->dense.weight);
     add(m, "", "decoder.dense.bias", &net->dense.bias);
     return 0;
@@ -107,6 +140,8 @@ static void bah_free(s2s_model *m)
     for (size_t l = 0; l < TMODEL_MAX_LAYERS; l++) {
         gru_layer_free(&net->enc_rnn[l]);
         gru_layer_free(&net->dec_rnn[l]);
+        lstm_layer_free(&net->enc_lstm[l]);
+        lstm_layer_free(&net->dec_lstm[l]);
     }
     tensor_free(&net->att_W_k);
     tensor_free(&net->att_W_q);
@@ -121,6 +156,17 @@ static void init_normal(tensor *t, rng *r)
         t->data[i] = (float)rng_normal(r);
 }
 
+/* One side's recurrent layers: nn.GRU's or nn.LSTM's start. */
+static void rnn_init(s2s_model *m, int side, rng *r)
+{
+    bah_model *net = bah_net(m);
+    for (size_t l = 0; l < m->cfg.layers; l++)
+        if (m->cfg.rnn == S2S_RNN_LSTM)
+            lstm_layer_init(side ? &net->dec_lstm[l] : &net->enc_lstm[l], r);
+        else
+            gru_layer_init(side ? &net->dec_rnn[l] : &net->enc_rnn[l], r);
+}
+
 /* PyTorch's defaults, drawn from seed in state_dict order. */
 static void bah_init(s2s_model *m, unsigned long long seed)
 {
@@ -129,14 +175,14 @@ static void bah_init(s2s_model *m, unsigned long long seed)
     rng r;
     rng_seed(&r, seed);
     init_normal(&net->enc_embedding, &r);
-    for (size_t l = 0; l < m->cfg.layers; l++)
-        gru_layer_init(&net->enc_rnn[l], &r);
-    tparam_uniform(&net->att_W_k, d, &r);
-    tparam_uniform(&net->att_W_q, d, &r);
-    tparam_uniform(&net->att_w_v, d, &r);
+    rnn_init(m, 0, &r);
+    if (m->cfg.score == S2S_SCORE_ADDITIVE) {
+        tparam_uniform(&net->att_W_k, d, &r);
+        tparam_uniform(&net->att_W_q, d, &r);
+        tparam_uniform(&net->att_w_v, d, &r);
+    }
     init_normal(&net->dec_embedding, &r);
-    for (size_t l = 0; l < m->cfg.layers; l++)
-        gru_layer_init(&net->dec_rnn[l], &r);
+    rnn_init(m, 1, &r);
     tparam_uniform(&net->dense.weight, d, &r);
     tparam_uniform(&net->dense.bias, d, &r);
 }
@@ -159,10 +205,15 @@ int bah_cache_alloc(bah_cache *c, const s2s_model *m, size_t Bmax, size_t Ts_max
     c->Bmax = Bmax;
     c->Ts_max = Ts_max;
     c->Tt_max = Tt_max;
-    if (gru_stack_alloc(&c->enc, L, Bmax, Ts_max, d, d, err, errlen))
+    c->lstm = m->cfg.rnn == S2S_RNN_LSTM;
+    c->dot = m->cfg.score == S2S_SCORE_DOT;
+    if (c->lstm ? lstm_stack_alloc(&c->enc_l, L, Bmax, Ts_max, d, d, err, errlen)
+                : gru_stack_alloc(&c->enc, L, Bmax, Ts_max, d, d, err, errlen))
         return -1;
-    if (gru_stack_alloc(&c->dec, L, Bmax, Tt_max, d2, d, err, errlen)) {
+    if (c->lstm ? lstm_stack_alloc(&c->dec_l, L, Bmax, Tt_max, d2, d, err, errlen)
+                : gru_stack_alloc(&c->dec, L, Bmax, Tt_max, d2, d, err, errlen)) {
         gru_stack_free(&c->enc);
+        lstm_stack_free(&c->enc_l);
         return -1;
     }
     double **bs[] = {&c->xs, &c->K, &c->dH, &c->dK, &c->dxs}; /* (Ts, B, d) */
@@ -171,9 +222,9 @@ int bah_cache_alloc(bah_cache *c, const s2s_model *m, size_t Bmax, size_t Ts_max
     double **bt[] = {&c->Wq, &c->o, &c->do_}; /* (Tt, B, d) */
     for (size_t i = 0; i < sizeof bt / sizeof bt[0]; i++)
         *bt[i] = tcache_calloc(BT, d, 1, sizeof(double), &failed);
-    double **lb[] = {&c->s0, &c->dstate, &c->denc_h}; /* (L, B, d) */
+    double **lb[] = {&c->s0, &c->dstate, &c->denc_h}; /* (2, L, B, d) */
     for (size_t i = 0; i < sizeof lb / sizeof lb[0]; i++)
-        *lb[i] = tcache_calloc(LB, d, 1, sizeof(double), &failed);
+        *lb[i] = tcache_calloc(LB, d, 2, sizeof(double), &failed);
     c->F = tcache_calloc(BTS, 1, 1, sizeof(double), &failed);       /* (Tt, B, Ts, d) */
     c->a = tcache_calloc(BT, Ts_max, 1, sizeof(double), &failed);   /* (Tt, B, Ts) */
     c->A = tcache_calloc(BT, Ts_max, 1, sizeof(float), &failed);    /* (B, Tt, Ts) */
@@ -196,6 +247,8 @@ void bah_cache_free(bah_cache *c)
                   c->do_, c->dx, c->dstate, c->dH, c->dK, c->dxs, c->denc_h, c->dWq, c->de};
     gru_stack_free(&c->enc);
     gru_stack_free(&c->dec);
+    lstm_stack_free(&c->enc_l);
+    lstm_stack_free(&c->dec_l);
     for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++)
         free(ps[i]);
     memset(c, 0, sizeof *c);
@@ -223,6 +276,16 @@ static size_t valid_len(const long *src_lens, size_t b, size_t Ts)
     return (size_t)src_lens[b];
 }
 
+/* Layer l's hidden state (the GRU's, or the LSTM's h) after step t of
+ * the encoder (side 0) or the decoder (side 1) (B, d); t = (size_t)-1:
+ * the start's. */
+static const double *state_h(const bah_cache *c, int side, size_t l, size_t t)
+{
+    if (c->lstm)
+        return lstm_stack_state(side ? &c->dec_l : &c->enc_l, l, t);
+    return gru_stack_state(side ? &c->dec : &c->enc, l, t);
+}
+
 void bah_encode(const s2s_model *m, bah_cache *c, const int *src, size_t B, size_t Ts)
 {
     const bah_model *net = bah_net(m);
@@ -236,19 +299,31 @@ void bah_encode(const s2s_model *m, bah_cache *c, const int *src, size_t B, size
             for (size_t k = 0; k < d; k++)
                 c->xs[(t * B + b) * d + k] =
                     net->enc_embedding.data[(size_t)src[b * Ts + t] * d + k];
-    /* 2. the encoder's GRU from zeros: H (Ts, B, d), its final states s0 */
-    gru_stack_forward(&c->enc, net->enc_rnn, c->xs, NULL, B, Ts);
-    for (size_t l = 0; l < L; l++)
-        memcpy(c->s0 + l * B * d, gru_stack_state(&c->enc, l, Ts - 1), B * d * sizeof *c->s0);
-    /* 3. K (Ts, B, d) = H · W_kᵀ, once for every step */
-    for (size_t t = 0; t < Ts; t++)
-        matmul_t(c->K + t * B * d, gru_stack_state(&c->enc, L - 1, t), net->att_W_k.data, B, d, d);
+    /* 2. the encoder's GRU (or LSTM) from zeros: H (Ts, B, d), its final
+     * states s0 (the LSTM's h, then its c) */
+    if (c->lstm)
+        lstm_stack_forward(&c->enc_l, net->enc_lstm, c->xs, NULL, NULL, B, Ts);
+    else
+        gru_stack_forward(&c->enc, net->enc_rnn, c->xs, NULL, B, Ts);
+    for (size_t l = 0; l < L; l++) {
+        memcpy(c->s0 + l * B * d, state_h(c, 0, l, Ts - 1), B * d * sizeof *c->s0);
+        if (c->lstm)
+            memcpy(c->s0 + (L + l) * B * d, lstm_stack_cell(&c->enc_l, l, Ts - 1),
+                   B * d * sizeof *c->s0);
+    }
+    /* 3. K (Ts, B, d) = H · W_kᵀ, once for every step (the additive score's) */
+    for (size_t t = 0; t < Ts && !c->dot; t++)
+        matmul_t(c->K + t * B * d, state_h(c, 0, L - 1, t), net->att_W_k.data, B, d, d);
     /* 4. the decoder starts from the encoder's final states */
-    gru_stack_start(&c->dec, c->s0, B);
+    if (c->lstm)
+        lstm_stack_start(&c->dec_l, c->s0, c->s0 + L * B * d, B);
+    else
+        gru_stack_start(&c->dec, c->s0, B);
 }
 
 /* Step t's additive attention for row b: q' = W_q q_t (d,) given; the
- * features F (Ts, d), the weights a (Ts,) and the context ctx (d,). */
+ * features F (Ts, d), the weights a (Ts,) and the context ctx (d,). With
+ * --score dot, q' = q_t and e_j = q_t · H_j / √d. */
 static void attend(const s2s_model *m, bah_cache *c, size_t t, size_t b, size_t len, double *ctx)
 {
     const bah_model *net = bah_net(m);
@@ -258,10 +333,17 @@ static void attend(const s2s_model *m, bah_cache *c, size_t t, size_t b, size_t 
     double max = -INFINITY, sum = 0.0;
     /* e_j = w_v · tanh(q' + K_j), j < len; the others masked out */
     for (size_t j = 0; j < Ts; j++) {
+        const double *H = state_h(c, 0, m->cfg.layers - 1, j) + b * d;
         double e = 0.0;
-        for (size_t i = 0; i < d; i++) {
+        for (size_t i = 0; i < d && !c->dot; i++) {
             F[j * d + i] = fm_tanh(q[i] + c->K[(j * B + b) * d + i]);
             e += (double)net->att_w_v.data[i] * F[j * d + i];
+        }
+        /* or e_j = q · H_j / √d (DotProductAttention) */
+        if (c->dot) {
+            for (size_t i = 0; i < d; i++)
+                e += q[i] * H[i];
+            e /= sqrt((double)d);
         }
         a[j] = e;
         if (j < len && e > max)
@@ -280,7 +362,7 @@ static void attend(const s2s_model *m, bah_cache *c, size_t t, size_t b, size_t 
     for (size_t i = 0; i < d; i++) {
         double s = 0.0;
         for (size_t j = 0; j < Ts; j++)
-            s += a[j] * gru_stack_state(&c->enc, m->cfg.layers - 1, j)[b * d + i];
+            s += a[j] * state_h(c, 0, m->cfg.layers - 1, j)[b * d + i];
         ctx[i] = s;
     }
 }
@@ -292,8 +374,12 @@ void bah_decode_step(const s2s_model *m, bah_cache *c, float *logits, const long
     const size_t d = m->cfg.hiddens, L = m->cfg.layers, B = c->B, Tt = c->Tt,
                  Vt = m->cfg.tgt_vocab;
     double *x = c->xt + t * B * 2 * d, *o = c->o + t * B * d;
-    /* 1. the query: s(t − 1), the last layer's previous state; W_q q (B, d) */
-    matmul_t(c->Wq + t * B * d, gru_stack_state(&c->dec, L - 1, t - 1), net->att_W_q.data, B, d, d);
+    /* 1. the query: s(t − 1), the last layer's previous state (the LSTM's
+     * h); W_q q (B, d), or q itself for the dot product */
+    if (c->dot)
+        memcpy(c->Wq + t * B * d, state_h(c, 1, L - 1, t - 1), B * d * sizeof *c->Wq);
+    else
+        matmul_t(c->Wq + t * B * d, state_h(c, 1, L - 1, t - 1), net->att_W_q.data, B, d, d);
     for (size_t b = 0; b < B; b++) {
         /* 2. x_t = [context; decoder.embedding[dec_in[b, t]]] (2d,) */
         const size_t token = (size_t)dec_in[b * Tt + t];
@@ -301,9 +387,12 @@ void bah_decode_step(const s2s_model *m, bah_cache *c, float *logits, const long
         for (size_t k = 0; k < d; k++)
             x[b * 2 * d + d + k] = net->dec_embedding.data[token * d + k];
     }
-    /* 3. the GRU's step; its last layer's state is the output o_t (B, d) */
-    gru_stack_step(&c->dec, net->dec_rnn, t, x);
-    memcpy(o, gru_stack_state(&c->dec, L - 1, t), B * d * sizeof *o);
+    /* 3. the GRU's (LSTM's) step; its last layer's h is the output o_t (B, d) */
+    if (c->lstm)
+        lstm_stack_step(&c->dec_l, net->dec_lstm, t, x);
+    else
+        gru_stack_step(&c->dec, net->dec_rnn, t, x);
+    memcpy(o, state_h(c, 1, L - 1, t), B * d * sizeof *o);
     /* 4. logits[b, t] (Vt,) = o_t · decoder.dense.weightᵀ + decoder.dense.bias */
     for (size_t b = 0; b < B; b++)
         for (size_t v = 0; v < Vt; v++) {
@@ -330,13 +419,18 @@ static double *grad(const s2s_model *m, double *grads, const tensor *t)
     return tparam_grad(m->param, m->nparams, grads, t);
 }
 
-static void rnn_grads(gru_grads *g, const s2s_model *m, double *grads, const gru_layer *layers)
+/* One side's recurrent layers' gradients, as the GRU's (g) and the
+ * LSTM's (lg) structs: the one the model has is used. */
+static void rnn_grads(gru_grads *g, lstm_grads *lg, const s2s_model *m, double *grads, int side)
 {
+    tensor *ts[4];
+    double *p[4];
     for (size_t l = 0; l < m->cfg.layers; l++) {
-        g[l].w_ih = grad(m, grads, &layers[l].w_ih);
-        g[l].w_hh = grad(m, grads, &layers[l].w_hh);
-        g[l].b_ih = grad(m, grads, &layers[l].b_ih);
-        g[l].b_hh = grad(m, grads, &layers[l].b_hh);
+        layer_tensors(m, side, l, ts);
+        for (size_t i = 0; i < 4; i++)
+            p[i] = grad(m, grads, ts[i]);
+        g[l] = (gru_grads){p[0], p[1], p[2], p[3]};
+        lg[l] = (lstm_grads){p[0], p[1], p[2], p[3]};
     }
 }
 
@@ -371,10 +465,10 @@ static void attend_backward(double *grads, bah_cache *c, const s2s_model *m, siz
     const bah_model *net = bah_net(m);
     const size_t d = m->cfg.hiddens, B = c->B, Ts = c->Ts, L = m->cfg.layers;
     const double *a = c->a + (t * B + b) * Ts, *F = c->F + ((t * B + b) * Ts) * d;
-    double *dwv = grad(m, grads, &net->att_w_v), *dq = c->dWq + b * d, *de = c->de, dot = 0.0;
+    double *dq = c->dWq + b * d, *de = c->de, dot = 0.0;
     /* c = Σ_j a_j H_j: d a_j = dctx · H_j (into de), d H_j += a_j dctx */
     for (size_t j = 0; j < Ts; j++) {
-        const double *H = gru_stack_state(&c->enc, L - 1, j) + b * d;
+        const double *H = state_h(c, 0, L - 1, j) + b * d;
         double s = 0.0;
         for (size_t i = 0; i < d; i++) {
             s += dctx[i] * H[i];
@@ -386,9 +480,23 @@ static void attend_backward(double *grads, bah_cache *c, const s2s_model *m, siz
     /* the softmax: d e_j = a_j (d a_j − Σ_k a_k d a_k), 0 where masked */
     for (size_t j = 0; j < Ts; j++)
         de[j] = a[j] * (de[j] - dot);
+    memset(dq, 0, d * sizeof *dq);
+    if (c->dot) {
+        /* e_j = q · H_j / √d: d q += d e_j H_j / √d, d H_j += d e_j q / √d */
+        const double *q = c->Wq + (t * B + b) * d, sd = sqrt((double)d);
+        for (size_t j = 0; j < Ts; j++) {
+            double *dH = c->dH + (j * B + b) * d;
+            const double *H = state_h(c, 0, L - 1, j) + b * d;
+            for (size_t i = 0; i < d; i++) {
+                dq[i] += de[j] * H[i] / sd;
+                dH[i] += de[j] * q[i] / sd;
+            }
+        }
+        return;
+    }
     /* e_j = w_v · F_j, F_j = tanh(q' + K_j): d w_v += d e_j F_j, and
      * d (q' + K_j) = d e_j w_v ⊙ (1 − F_j²), into d q' and d K_j */
-    memset(dq, 0, d * sizeof *dq);
+    double *dwv = grad(m, grads, &net->att_w_v);
     for (size_t j = 0; j < Ts; j++)
         for (size_t i = 0; i < d; i++) {
             const double f = F[j * d + i];
@@ -400,13 +508,19 @@ static void attend_backward(double *grads, bah_cache *c, const s2s_model *m, siz
 }
 
 /* q' = W_q q_t: d W_q += d q' ⊗ q, and d q (= d s(t − 1)'s last layer)
- * += W_qᵀ d q', into dstate's last layer. */
+ * += W_qᵀ d q', into dstate's last layer (for the dot product q' = q). */
 static void query_backward(double *grads, bah_cache *c, const s2s_model *m, size_t t)
 {
     const bah_model *net = bah_net(m);
     const size_t d = m->cfg.hiddens, B = c->B, L = m->cfg.layers;
-    const double *q = gru_stack_state(&c->dec, L - 1, t - 1);
-    double *dW = grad(m, grads, &net->att_W_q), *ds = c->dstate + (L - 1) * B * d;
+    const double *q = state_h(c, 1, L - 1, t - 1);
+    double *ds = c->dstate + (L - 1) * B * d;
+    if (c->dot) {
+        for (size_t i = 0; i < B * d; i++)
+            ds[i] += c->dWq[i];
+        return;
+    }
+    double *dW = grad(m, grads, &net->att_W_q);
     for (size_t b = 0; b < B; b++)
         for (size_t i = 0; i < d; i++) {
             const double g = c->dWq[b * d + i];
@@ -425,17 +539,23 @@ static void decoder_backward(double *grads, bah_cache *c, const s2s_model *m, co
     const bah_model *net = bah_net(m);
     const size_t d = m->cfg.hiddens, B = c->B, Tt = c->Tt, L = m->cfg.layers;
     gru_grads g[TMODEL_MAX_LAYERS];
+    lstm_grads lg[TMODEL_MAX_LAYERS];
     double *demb = grad(m, grads, &net->dec_embedding);
-    rnn_grads(g, m, grads, net->dec_rnn);
-    memset(c->dstate, 0, L * B * d * sizeof *c->dstate);
+    rnn_grads(g, lg, m, grads, 1);
+    memset(c->dstate, 0, 2 * L * B * d * sizeof *c->dstate);
     for (size_t t = Tt; t-- > 0;) {
         /* o_t is the last layer's state after step t */
         for (size_t i = 0; i < B * d; i++)
             c->dstate[(L - 1) * B * d + i] += c->do_[t * B * d + i];
-        /* the GRU's step: dstate now d the states after step t − 1; dx (B, 2d) */
+        /* the GRU's (LSTM's) step: dstate now d the states after step
+         * t − 1 (the LSTM's d h, then d c); dx (B, 2d) */
         memset(c->dx, 0, B * 2 * d * sizeof *c->dx);
-        gru_stack_step_backward(&c->dec, net->dec_rnn, g, t, c->dstate, c->xt + t * B * 2 * d,
-                                c->dx);
+        if (c->lstm)
+            lstm_stack_step_backward(&c->dec_l, net->dec_lstm, lg, t, c->dstate,
+                                     c->dstate + L * B * d, c->xt + t * B * 2 * d, c->dx);
+        else
+            gru_stack_step_backward(&c->dec, net->dec_rnn, g, t, c->dstate,
+                                    c->xt + t * B * 2 * d, c->dx);
         for (size_t b = 0; b < B; b++) {
             /* x_t = [c_t; embedding]: the embedding row's gradient */
             const size_t token = (size_t)dec_in[b * Tt + t];
@@ -456,10 +576,12 @@ static void encoder_backward(double *grads, bah_cache *c, const s2s_model *m, co
     const bah_model *net = bah_net(m);
     const size_t d = m->cfg.hiddens, B = c->B, Ts = c->Ts, L = m->cfg.layers;
     gru_grads g[TMODEL_MAX_LAYERS];
-    double *dWk = grad(m, grads, &net->att_W_k), *demb = grad(m, grads, &net->enc_embedding);
-    rnn_grads(g, m, grads, net->enc_rnn);
-    for (size_t t = 0; t < Ts; t++) {
-        const double *H = gru_stack_state(&c->enc, L - 1, t);
+    lstm_grads lg[TMODEL_MAX_LAYERS];
+    double *dWk = c->dot ? NULL : grad(m, grads, &net->att_W_k);
+    double *demb = grad(m, grads, &net->enc_embedding);
+    rnn_grads(g, lg, m, grads, 0);
+    for (size_t t = 0; t < Ts && !c->dot; t++) {
+        const double *H = state_h(c, 0, L - 1, t);
         for (size_t b = 0; b < B; b++)
             for (size_t i = 0; i < d; i++) {
                 const double dk = c->dK[(t * B + b) * d + i];
@@ -470,8 +592,12 @@ static void encoder_backward(double *grads, bah_cache *c, const s2s_model *m, co
             }
     }
     memset(c->dxs, 0, Ts * B * d * sizeof *c->dxs);
-    gru_stack_backward(&c->enc, net->enc_rnn, g, c->xs, c->dH, c->dstate, c->dxs, NULL, c->denc_h,
-                       Ts);
+    if (c->lstm)
+        lstm_stack_backward(&c->enc_l, net->enc_lstm, lg, c->xs, c->dH, c->dstate,
+                            c->dstate + L * B * d, c->dxs, c->denc_h, c->denc_h + L * B * d, Ts);
+    else
+        gru_stack_backward(&c->enc, net->enc_rnn, g, c->xs, c->dH, c->dstate, c->dxs, NULL,
+                           c->denc_h, Ts);
     for (size_t t = 0; t < Ts; t++)
         for (size_t b = 0; b < B; b++)
             for (size_t k = 0; k < d; k++)

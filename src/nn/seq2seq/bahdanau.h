@@ -30,6 +30,12 @@
  * and the loss as seq2seq.h's: cross-entropy over the targets that are
  * not <pad>.
  *
+ * --score dot (DotProductAttention, no parameters): e_tj = q_t · H_j / √d
+ * in place of the additive score (F and K unused, Wq holds q_t itself).
+ * --rnn lstm: nn.LSTM a side (lstm.h) in place of nn.GRU, the same names
+ * (its tensors 4d rows tall); the state is (h, c), the query the last
+ * layer's h, the decoder's start the encoder's final (h, c).
+ *
  * The backward pass runs the decoder's steps in reverse: step t's
  * gradient reaches the previous state through the GRU and through the
  * query (a_t was computed from s(t − 1)); every step's context and keys
@@ -51,6 +57,7 @@
 #include <stddef.h>
 
 #include "gru.h"
+#include "lstm.h"
 #include "seq2seq.h"
 
 extern const s2s_arch bah_arch;
@@ -64,6 +71,9 @@ typedef struct bah_model {
     tensor dec_embedding;                 /* (Vt, d) */
     gru_layer dec_rnn[TMODEL_MAX_LAYERS]; /* (L,) decoder.rnn, layer 0's input 2d */
     linear dense;                         /* (Vt, d), bias (Vt,) */
+    /* --rnn lstm: encoder.rnn and decoder.rnn are these (enc_rnn and
+     * dec_rnn unallocated) */
+    lstm_layer enc_lstm[TMODEL_MAX_LAYERS], dec_lstm[TMODEL_MAX_LAYERS];
 } bah_model;
 
 static inline bah_model *bah_net(const s2s_model *m)
@@ -77,8 +87,12 @@ typedef struct bah_cache {
     size_t Bmax, Ts_max, Tt_max;
     size_t B, Ts, Tt;
     double *xs;     /* (Ts, B, d) the encoder's input */
+    int lstm;       /* --rnn lstm: the stacks below are enc_l and dec_l */
+    int dot;        /* --score dot */
     gru_stack enc;  /* the encoder's GRU: H = its last layer's states */
-    double *s0;     /* (L, B, d) its final states: the decoder's start */
+    lstm_stack enc_l, dec_l; /* or its LSTM and the decoder's */
+    double *s0;     /* (2, L, B, d) its final states: the decoder's start
+                     * (the GRU's h, or the LSTM's h then c) */
     double *K;      /* (Ts, B, d) H · W_kᵀ */
     double *Wq;     /* (Tt, B, d) W_q q_t */
     double *F;      /* (Tt, B, Ts, d) tanh(W_q q_t + K_j) */
@@ -89,7 +103,8 @@ typedef struct bah_cache {
     double *o;      /* (Tt, B, d) the decoder's outputs */
     /* backward: d o (Tt, B, d), d x_t (B, 2d), d state (L, B, d), d H and
      * d K (Ts, B, d), d xs (Ts, B, d), the encoder's state gradient
-     * (L, B, d), d (W_q q_t) (B, d) */
+     * (L, B, d), d (W_q q_t) (B, d); with an LSTM, dstate and denc_h
+     * (2, L, B, d): d h then d c */
     double *do_, *dx, *dstate, *dH, *dK, *dxs, *denc_h, *dWq;
     double *de; /* (Ts,) the scores' gradient, one row at a time */
 } bah_cache;

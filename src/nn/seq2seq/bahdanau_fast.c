@@ -16,7 +16,10 @@
  *             (dW_hh += Σ_t dghᵀ_t h_{t−1}: a (3d, T·B) × (T·B, d) product).
  *
  * Sizes: B pairs, Ts source and Tt target positions, d num_hiddens (the
- * embeddings' size too), L GRU layers a side, Vt the target vocabulary.
+ * embeddings' size too), L GRU layers a side, Vt the target vocabulary;
+ * G the gates a layer computes (the GRU's 3, r, z, n; with --rnn lstm
+ * the LSTM's 4, i, f, g, o, and a cell carried beside each state). With
+ * --score dot the attention is q · H_j / √d: no K, no W_q, no features.
  * The recurrences are time-major as nn.GRU's: (T, B, ·) holds step t of
  * pair b at row t·B + b. The attention's tensors are per pair: (B, Ts, d).
  *
@@ -272,11 +275,30 @@ static size_t pad16(size_t n) { return n + (V16 - n % V16) % V16; }
 
 /* ---- weights -------------------------------------------------------------- */
 
+/* A recurrent layer's four tensors, the GRU's or the LSTM's (the same
+ * names and layout, G·d rows): side 0 the encoder's, 1 the decoder's. */
+typedef struct rnn_view {
+    const tensor *w_ih, *w_hh, *b_ih, *b_hh;
+} rnn_view;
+
+static rnn_view layer_of(const s2s_model *m, int side, size_t l)
+{
+    const bah_model *net = bah_net(m);
+    if (m->cfg.rnn == S2S_RNN_LSTM) {
+        const lstm_layer *q = side ? &net->dec_lstm[l] : &net->enc_lstm[l];
+        return (rnn_view){&q->w_ih, &q->w_hh, &q->b_ih, &q->b_hh};
+    }
+    const gru_layer *q = side ? &net->dec_rnn[l] : &net->enc_rnn[l];
+    return (rnn_view){&q->w_ih, &q->w_hh, &q->b_ih, &q->b_hh};
+}
+
 /* The forward products' weights transposed to (in, out) rows, each row
  * padded to a multiple of 16 floats (zeros), so that mm_lanes reads whole
  * vectors. g = pad16(3d), the gates' row; dp = pad16(d); vp = pad16(Vt). */
 struct bah_fast_weights {
     size_t L, d, Vt, g, dp, vp;
+    size_t G;      /* the gates: 3 (GRU: r, z, n) or 4 (LSTM: i, f, g, o) */
+    int lstm, dot; /* --rnn lstm, --score dot (then Wq and Wk are empty) */
     float *enc_ih[TMODEL_MAX_LAYERS]; /* (d, g) encoder.rnn.weight_ih_l{k}ᵀ */
     float *enc_hh[TMODEL_MAX_LAYERS]; /* (d, g) encoder.rnn.weight_hh_l{k}ᵀ */
     float *dec_ih[TMODEL_MAX_LAYERS]; /* (I, g) decoder.rnn.weight_ih_l{k}ᵀ: layer 0's
@@ -297,8 +319,8 @@ static void weights_layout(bah_fast_weights *w, plan *p)
         w->dec_ih[l] = take(p, l ? d : 2 * d, w->g, 1);
         w->dec_hh[l] = take(p, d, w->g, 1);
     }
-    w->Wq = take(p, d, w->dp, 1);
-    w->Wk = take(p, d, w->dp, 1);
+    w->Wq = take(p, w->dot ? 0 : d, w->dp, 1);
+    w->Wk = take(p, w->dot ? 0 : d, w->dp, 1);
     w->dense = take(p, d, w->vp, 1);
 }
 
@@ -313,13 +335,16 @@ bah_fast_weights *bah_fast_weights_new(const s2s_model *m)
     w->L = m->cfg.layers;
     w->d = d;
     w->Vt = m->cfg.tgt_vocab;
+    w->lstm = m->cfg.rnn == S2S_RNN_LSTM;
+    w->dot = m->cfg.score == S2S_SCORE_DOT;
+    w->G = w->lstm ? 4 : 3;
     /* the padded widths must not overflow either */
-    if (w->L > TMODEL_MAX_LAYERS || size_mul(3, d, &g3) || size_add(g3, V16, &t) ||
+    if (w->L > TMODEL_MAX_LAYERS || size_mul(w->G, d, &g3) || size_add(g3, V16, &t) ||
         size_add(w->Vt, V16, &t)) {
         free(w);
         return NULL;
     }
-    w->g = pad16(3 * d);
+    w->g = pad16(g3);
     w->dp = pad16(d);
     w->vp = pad16(w->Vt);
     weights_layout(w, &p);
@@ -352,16 +377,18 @@ static void transpose_pad(float *dst, size_t ld, const float *src, size_t out, s
 
 void bah_fast_weights_update(bah_fast_weights *w, const s2s_model *m)
 {
-    const size_t d = w->d;
+    const size_t d = w->d, G = w->G;
     for (size_t l = 0; l < w->L; l++) {
-        const gru_layer *e = &bah_net(m)->enc_rnn[l], *g = &bah_net(m)->dec_rnn[l];
-        transpose_pad(w->enc_ih[l], w->g, e->w_ih.data, 3 * d, d);
-        transpose_pad(w->enc_hh[l], w->g, e->w_hh.data, 3 * d, d);
-        transpose_pad(w->dec_ih[l], w->g, g->w_ih.data, 3 * d, l ? d : 2 * d);
-        transpose_pad(w->dec_hh[l], w->g, g->w_hh.data, 3 * d, d);
+        const rnn_view e = layer_of(m, 0, l), g = layer_of(m, 1, l);
+        transpose_pad(w->enc_ih[l], w->g, e.w_ih->data, G * d, d);
+        transpose_pad(w->enc_hh[l], w->g, e.w_hh->data, G * d, d);
+        transpose_pad(w->dec_ih[l], w->g, g.w_ih->data, G * d, l ? d : 2 * d);
+        transpose_pad(w->dec_hh[l], w->g, g.w_hh->data, G * d, d);
     }
-    transpose_pad(w->Wq, w->dp, bah_net(m)->att_W_q.data, d, d);
-    transpose_pad(w->Wk, w->dp, bah_net(m)->att_W_k.data, d, d);
+    if (!w->dot) { /* the additive score's */
+        transpose_pad(w->Wq, w->dp, bah_net(m)->att_W_q.data, d, d);
+        transpose_pad(w->Wk, w->dp, bah_net(m)->att_W_k.data, d, d);
+    }
     transpose_pad(w->dense, w->vp, bah_net(m)->dense.weight.data, w->Vt, d);
 }
 
@@ -371,13 +398,16 @@ void bah_fast_weights_update(bah_fast_weights *w, const s2s_model *m)
  * Tmax + 1. Time-major (T, B, ·) unless said. */
 struct bah_fast_cache {
     size_t Bmax, Tmax, L, d, Vt;
+    size_t G;                            /* 3 gates (GRU) or 4 (LSTM) */
+    int lstm;                            /* --rnn lstm: the cells below are allocated */
     size_t B, Ts, Tt;                    /* the last pass's sizes */
     /* the encoder */
     float *xs;                           /* (Ts, B, d) the embedded source */
     float *egi;                          /* (Ts, B, 3d) a layer's W_ih x + b_ih */
     float *enc_h[TMODEL_MAX_LAYERS];     /* (T1, B, d) layer l's states, row 0 the start (0) */
     float *enc_gates[TMODEL_MAX_LAYERS]; /* (Ts, B, 3d) r | z | n */
-    float *enc_hn[TMODEL_MAX_LAYERS];    /* (Ts, B, d) W_hn h + b_hn */
+    float *enc_hn[TMODEL_MAX_LAYERS];    /* (Ts, B, d) W_hn h + b_hn (LSTM: tanh(c')) */
+    float *enc_c[TMODEL_MAX_LAYERS];     /* LSTM: (T1, B, d) layer l's cells, row 0 the start */
     /* the attention */
     float *H;                            /* (B, Ts, d) the encoder's last layer's states */
     float *K;                            /* (B, Ts, d) H · W_kᵀ */
@@ -392,12 +422,14 @@ struct bah_fast_cache {
     float *dec_h[TMODEL_MAX_LAYERS];     /* (T1, B, d) row 0 the encoder's final states */
     float *dec_gates[TMODEL_MAX_LAYERS]; /* (Tt, B, 3d) */
     float *dec_hn[TMODEL_MAX_LAYERS];    /* (Tt, B, d) */
+    float *dec_c[TMODEL_MAX_LAYERS];     /* LSTM: (T1, B, d) row 0 the encoder's final cells */
     float *gi, *gh;                      /* (B, 3d) a step's W_ih x + b_ih, W_hh h + b_hh */
     float *o;                            /* (B, Tt, d) the decoder's outputs */
     float *logits, *dlogits;             /* (B, Tt, Vt) */
     /* backward */
     float *do_;                          /* (B, Tt, d) d o */
     float *dstate;                       /* (L, B, d) d every layer's state */
+    float *dcell;                        /* LSTM: (L, B, d) d every layer's cell */
     float *dc;                           /* (B, d) d c_t */
     float *da;                           /* (Ts,) a pair's d a_t (scratch) */
     float *dWq;                          /* (Tt, B, d) d (W_q q_t) */
@@ -418,16 +450,18 @@ static void cache_layout(bah_fast_cache *c, plan *p)
     if (T1 == 0 || size_mul(Bm, T, &BT))
         p->over = 1;
     c->xs = take(p, BT, d, 1);
-    c->egi = take(p, BT, 3, d);
+    c->egi = take(p, BT, c->G, d);
     for (size_t l = 0; l < c->L; l++) {
         c->enc_h[l] = take(p, T1, Bm, d);
-        c->enc_gates[l] = take(p, BT, 3, d);
+        c->enc_gates[l] = take(p, BT, c->G, d);
         c->enc_hn[l] = take(p, BT, d, 1);
         c->dec_h[l] = take(p, T1, Bm, d);
-        c->dec_gates[l] = take(p, BT, 3, d);
+        c->dec_gates[l] = take(p, BT, c->G, d);
         c->dec_hn[l] = take(p, BT, d, 1);
-        c->dgi[l] = take(p, BT, 3, d);
-        c->dgh[l] = take(p, BT, 3, d);
+        c->enc_c[l] = take(p, c->lstm ? T1 : 0, Bm, d);
+        c->dec_c[l] = take(p, c->lstm ? T1 : 0, Bm, d);
+        c->dgi[l] = take(p, BT, c->G, d);
+        c->dgh[l] = take(p, BT, c->G, d);
     }
     c->H = take(p, BT, d, 1);
     c->K = take(p, BT, d, 1);
@@ -436,14 +470,15 @@ static void cache_layout(bah_fast_cache *c, plan *p)
     c->A = take(p, BT, T, 1);
     c->Ag = take(p, BT, T, 1);
     c->xt = take(p, BT, 2, d);
-    c->ge = take(p, BT, 3, d);
-    c->gi = take(p, Bm, 3, d);
-    c->gh = take(p, Bm, 3, d);
+    c->ge = take(p, BT, c->G, d);
+    c->gi = take(p, Bm, c->G, d);
+    c->gh = take(p, Bm, c->G, d);
     c->o = take(p, BT, d, 1);
     c->logits = take(p, BT, c->Vt, 1);
     c->dlogits = take(p, BT, c->Vt, 1);
     c->do_ = take(p, BT, d, 1);
     c->dstate = take(p, c->L, Bm, d);
+    c->dcell = take(p, c->lstm ? c->L : 0, Bm, d);
     c->dc = take(p, Bm, d, 1);
     c->da = take(p, T, 1, 1);
     c->dWq = take(p, BT, d, 1);
@@ -473,6 +508,8 @@ static int cache_sizes(bah_fast_cache *c, const s2s_config *cfg, size_t Bmax, si
     c->L = cfg->layers;
     c->d = cfg->hiddens;
     c->Vt = cfg->tgt_vocab;
+    c->lstm = cfg->rnn == S2S_RNN_LSTM;
+    c->G = c->lstm ? 4 : 3;
     return c->L > TMODEL_MAX_LAYERS ? -1 : 0;
 }
 
@@ -590,18 +627,84 @@ static void gru_gates_backward(float *dgi, float *dgh, float *dh, const float *g
     }
 }
 
+/* ---- the LSTM's gates ------------------------------------------------------- */
+
+/* One LSTM cell's gates on B rows (lstm.h), from gi, gh (B, 4d) = W_i x +
+ * b_i, W_h h + b_h and the cell before, cp (B, d):
+ *   i = σ(a_i), f = σ(a_f), g = tanh(a_g), o = σ(a_o)  (a = gi + gh),
+ *   c_out = f ⊙ cp + i ⊙ g, h_out = o ⊙ tanh(c_out)
+ * gates (B, 4d) gets i | f | g | o, tc (B, d) tanh(c_out). */
+static void lstm_gates(float *h_out, float *c_out, float *gates, float *tc, const float *gi,
+                       const float *gh, const float *cp, size_t B, size_t d)
+{
+    for (size_t b = 0; b < B; b++) {
+        const float *gib = gi + b * 4 * d, *ghb = gh + b * 4 * d;
+        float *g = gates + b * 4 * d;
+        for (size_t k = 0; k < d; k += V16) { /* 16 units at a time */
+            const size_t w = d - k;
+            const f32x16 ig = v16_sigmoid(ld(gib + k, w) + ld(ghb + k, w));
+            const f32x16 fg = v16_sigmoid(ld(gib + d + k, w) + ld(ghb + d + k, w));
+            const f32x16 gg = v16_tanh(ld(gib + 2 * d + k, w) + ld(ghb + 2 * d + k, w));
+            const f32x16 og = v16_sigmoid(ld(gib + 3 * d + k, w) + ld(ghb + 3 * d + k, w));
+            const f32x16 cn = fg * ld(cp + b * d + k, w) + ig * gg;
+            const f32x16 t = v16_tanh(cn);
+            st(g + k, ig, w);
+            st(g + d + k, fg, w);
+            st(g + 2 * d + k, gg, w);
+            st(g + 3 * d + k, og, w);
+            st(c_out + b * d + k, cn, w);
+            st(tc + b * d + k, t, w);
+            st(h_out + b * d + k, og * t, w);
+        }
+    }
+}
+
+/* Their backward from dh, dc (B, d) = d loss / d h_out, c_out:
+ *   d c' = dc + dh ⊙ o ⊙ (1 − tanh²c'), the pre-activations
+ *   d_i = d c' ⊙ g ⊙ i(1 − i), d_f = d c' ⊙ cp ⊙ f(1 − f),
+ *   d_g = d c' ⊙ i ⊙ (1 − g²), d_o = dh ⊙ tanh c' ⊙ o(1 − o);
+ * dgi = dgh (B, 4d) = [d_i | d_f | d_g | d_o] (written), dc = d c' ⊙ f
+ * (d cp) and dh = 0 (the caller adds dgh · W_hh). */
+static void lstm_gates_backward(float *dgi, float *dgh, float *dh, float *dc, const float *gates,
+                                const float *tc, const float *cp, size_t B, size_t d)
+{
+    const f32x16 one = v16_splat(1.0f);
+    for (size_t b = 0; b < B; b++) {
+        const float *g = gates + b * 4 * d;
+        float *dib = dgi + b * 4 * d, *dhb = dgh + b * 4 * d;
+        for (size_t k = 0; k < d; k += V16) {
+            const size_t w = d - k;
+            const f32x16 ig = ld(g + k, w), fg = ld(g + d + k, w), gg = ld(g + 2 * d + k, w);
+            const f32x16 og = ld(g + 3 * d + k, w), t = ld(tc + b * d + k, w);
+            const f32x16 dhv = ld(dh + b * d + k, w);
+            const f32x16 dct = ld(dc + b * d + k, w) + dhv * og * (one - t * t);
+            const f32x16 da[4] = {dct * gg * (ig * (one - ig)),
+                                  dct * ld(cp + b * d + k, w) * (fg * (one - fg)),
+                                  dct * ig * (one - gg * gg), dhv * t * (og * (one - og))};
+            for (size_t q = 0; q < 4; q++) {
+                st(dib + q * d + k, da[q], w);
+                st(dhb + q * d + k, da[q], w);
+            }
+            st(dc + b * d + k, dct * fg, w);
+            st(dh + b * d + k, v16_splat(0.0f), w);
+        }
+    }
+}
+
 /* ---- forward ---------------------------------------------------------------- */
 
 /* The sizes of one pass. */
 typedef struct dims {
     size_t B, Ts, Tt, L, d, Vt;
-    size_t g;          /* pad16(3d): the transposed gates' rows */
+    size_t g;          /* pad16(G·d): the transposed gates' rows */
+    size_t G;          /* the gates: 3 (GRU) or 4 (LSTM) */
+    int lstm, dot;     /* --rnn lstm, --score dot */
     const long *lens;  /* (B,) source lengths, or NULL: Ts */
 } dims;
 
 static dims dims_of(const bah_fast_weights *w, size_t B, size_t Ts, size_t Tt, const long *lens)
 {
-    dims s = {B, Ts, Tt, w->L, w->d, w->Vt, w->g, lens};
+    dims s = {B, Ts, Tt, w->L, w->d, w->Vt, w->g, w->G, w->lstm, w->dot, lens};
     return s;
 }
 
@@ -622,29 +725,66 @@ static void ids_time_major(int *rows, const int *ids, size_t B, size_t T)
             rows[t * B + b] = ids[b * T + t];
 }
 
+/* Layer l's cell at step t of the encoder (side 0) or the decoder (1),
+ * the GRU's or the LSTM's: from gi, gh (B, G·d) and the state before (row
+ * t of h and, for an LSTM, of the cells), row t + 1 of each; its gates
+ * and its hn (GRU) or tanh c' (LSTM) kept for the backward pass. */
+static void cell_step(bah_fast_cache *c, const dims *s, int side, size_t l, size_t t,
+                      const float *gi, const float *gh)
+{
+    const size_t B = s->B, d = s->d, G = s->G;
+    float *h = (side ? c->dec_h : c->enc_h)[l];
+    float *gates = (side ? c->dec_gates : c->enc_gates)[l] + t * B * G * d;
+    float *hn = (side ? c->dec_hn : c->enc_hn)[l] + t * B * d;
+    if (s->lstm) {
+        float *cc = (side ? c->dec_c : c->enc_c)[l];
+        lstm_gates(h + (t + 1) * B * d, cc + (t + 1) * B * d, gates, hn, gi, gh, cc + t * B * d,
+                   B, d);
+    } else
+        gru_gates(h + (t + 1) * B * d, gates, hn, gi, gh, h + t * B * d, B, d);
+}
+
+/* Its backward from dh (B, d) (and, LSTM, dcs (B, d): the cell's), which
+ * become the part that reaches the state before directly; dgi, dgh
+ * (B, G·d) written. */
+static void cell_step_backward(bah_fast_cache *c, const dims *s, int side, size_t l, size_t t,
+                               float *dgi, float *dgh, float *dh, float *dcs)
+{
+    const size_t B = s->B, d = s->d, G = s->G;
+    const float *h = (side ? c->dec_h : c->enc_h)[l];
+    const float *gates = (side ? c->dec_gates : c->enc_gates)[l] + t * B * G * d;
+    const float *hn = (side ? c->dec_hn : c->enc_hn)[l] + t * B * d;
+    if (s->lstm)
+        lstm_gates_backward(dgi, dgh, dh, dcs, gates, hn, (side ? c->dec_c : c->enc_c)[l] + t * B * d,
+                            B, d);
+    else
+        gru_gates_backward(dgi, dgh, dh, gates, hn, h + t * B * d, B, d);
+}
+
 /* The encoder: xs (Ts, B, d) = encoder.embedding[src], then each layer
  * over all steps: its input projections at once, the recurrence step by
  * step from zeros. */
 static void encode(bah_fast_cache *c, const s2s_model *m, const bah_fast_weights *w,
                    const dims *s)
 {
-    const size_t B = s->B, d = s->d, n = s->Ts * B;
+    const size_t B = s->B, d = s->d, n = s->Ts * B, G = s->G;
     for (size_t r = 0; r < n; r++) /* row t·B + b */
         memcpy(c->xs + r * d, bah_net(m)->enc_embedding.data + (size_t)c->src_tm[r] * d,
                d * sizeof(float));
     for (size_t l = 0; l < s->L; l++) {
-        const gru_layer *g = &bah_net(m)->enc_rnn[l];
+        const rnn_view g = layer_of(m, 0, l);
         const float *x = l ? c->enc_h[l - 1] + B * d : c->xs; /* (Ts, B, d) */
         float *h = c->enc_h[l];                                 /* (Ts + 1, B, d) */
         /* egi (Ts·B, 3d) = x · W_ihᵀ + b_ih, every step at once */
-        mm(c->egi, 3 * d, g->b_ih.data, 0, x, d, w->enc_ih[l], s->g, 1, n, d, 3 * d);
+        mm(c->egi, G * d, g.b_ih->data, 0, x, d, w->enc_ih[l], s->g, 1, n, d, G * d);
         memset(h, 0, B * d * sizeof *h);
+        if (s->lstm) /* the cells start at zero too */
+            memset(c->enc_c[l], 0, B * d * sizeof *h);
         for (size_t t = 0; t < s->Ts; t++) {
             const float *hp = h + t * B * d;
-            /* gh (B, 3d) = h_{t−1} · W_hhᵀ + b_hh, then the gates */
-            mm(c->gh, 3 * d, g->b_hh.data, 0, hp, d, w->enc_hh[l], s->g, 1, B, d, 3 * d);
-            gru_gates(h + (t + 1) * B * d, c->enc_gates[l] + t * B * 3 * d,
-                      c->enc_hn[l] + t * B * d, c->egi + t * B * 3 * d, c->gh, hp, B, d);
+            /* gh (B, G·d) = h_{t−1} · W_hhᵀ + b_hh, then the gates */
+            mm(c->gh, G * d, g.b_hh->data, 0, hp, d, w->enc_hh[l], s->g, 1, B, d, G * d);
+            cell_step(c, s, 0, l, t, c->egi + t * B * G * d, c->gh);
         }
     }
 }
@@ -659,9 +799,13 @@ static void decode_start(bah_fast_cache *c, const bah_fast_weights *w, const dim
     for (size_t b = 0; b < B; b++)
         for (size_t t = 0; t < Ts; t++)
             memcpy(c->H + (b * Ts + t) * d, top + ((t + 1) * B + b) * d, d * sizeof(float));
-    mm(c->K, d, NULL, 0, c->H, d, w->Wk, w->dp, 1, B * Ts, d, d);
-    for (size_t l = 0; l < s->L; l++)
+    if (!s->dot) /* the additive score's keys */
+        mm(c->K, d, NULL, 0, c->H, d, w->Wk, w->dp, 1, B * Ts, d, d);
+    for (size_t l = 0; l < s->L; l++) {
         memcpy(c->dec_h[l], c->enc_h[l] + Ts * B * d, B * d * sizeof(float));
+        if (s->lstm)
+            memcpy(c->dec_c[l], c->enc_c[l] + Ts * B * d, B * d * sizeof(float));
+    }
 }
 
 /* Steps t0 … t0 + nt − 1's decoder inputs: the embedding half of xt
@@ -670,19 +814,21 @@ static void decode_start(bah_fast_cache *c, const bah_fast_weights *w, const dim
 static void decode_embed(bah_fast_cache *c, const s2s_model *m, const bah_fast_weights *w,
                          const dims *s, size_t t0, size_t nt)
 {
-    const size_t B = s->B, d = s->d, r0 = t0 * B, n = nt * B;
+    const size_t B = s->B, d = s->d, r0 = t0 * B, n = nt * B, G = s->G;
     for (size_t r = r0; r < r0 + n; r++)
         memcpy(c->xt + r * 2 * d + d, bah_net(m)->dec_embedding.data + (size_t)c->din_tm[r] * d,
                d * sizeof(float));
-    mm(c->ge + r0 * 3 * d, 3 * d, bah_net(m)->dec_rnn[0].b_ih.data, 0, c->xt + r0 * 2 * d + d, 2 * d,
-       w->dec_ih[0] + d * s->g, s->g, 1, n, d, 3 * d);
+    mm(c->ge + r0 * G * d, G * d, layer_of(m, 1, 0).b_ih->data, 0, c->xt + r0 * 2 * d + d, 2 * d,
+       w->dec_ih[0] + d * s->g, s->g, 1, n, d, G * d);
 }
 
 /* Pair b's attention at one step (bahdanau.h), over the n source
  * positions it sees (n ≤ Ts; the others' weights are 0, their features
  * unused):
  *   F_j = tanh(wq + K_j) (n, d), e_j = w_v · F_j (16 partial sums),
- *   a = softmax(e) (Ts,): 0 beyond n, c = Σ_{j<n} a_j H_j (d,) */
+ *   a = softmax(e) (Ts,): 0 beyond n, c = Σ_{j<n} a_j H_j (d,)
+ * wv NULL: --score dot, wq the query q itself, e_j = q · H_j / √d (16
+ * partial sums, then the division; F unused). */
 static void attend(float *c_out, float *a, float *F, const float *wq, const float *K,
                    const float *H, const float *wv, size_t n, size_t Ts, size_t d)
 {
@@ -690,12 +836,14 @@ static void attend(float *c_out, float *a, float *F, const float *wq, const floa
     float max, sum;
     for (j = 0; j < n; j++) {
         f32x16 e = v16_splat(0.0f);
-        for (k = 0; k < d; k += V16) { /* lane l: k ≡ l mod 16 */
+        for (k = 0; k < d && wv; k += V16) { /* lane l: k ≡ l mod 16 */
             const f32x16 f = v16_tanh(ld(wq + k, d - k) + ld(K + j * d + k, d - k));
             st(F + j * d + k, f, d - k);
             e = v16_fma(f, ld(wv + k, d - k), e);
         }
-        a[j] = v16_hsum(e);
+        for (k = 0; k < d && !wv; k += V16)
+            e = v16_fma(ld(wq + k, d - k), ld(H + j * d + k, d - k), e);
+        a[j] = wv ? v16_hsum(e) : v16_hsum(e) / sqrtf((float)d);
     }
     /* the softmax over the scores it sees, the largest subtracted first */
     max = n ? a[0] : 0.0f;
@@ -722,26 +870,29 @@ static void attend(float *c_out, float *a, float *F, const float *wq, const floa
 static void decode_step(bah_fast_cache *c, const s2s_model *m, const bah_fast_weights *w,
                         const dims *s, size_t t, float *A, size_t a_stride)
 {
-    const size_t B = s->B, d = s->d, Ts = s->Ts, L = s->L;
+    const size_t B = s->B, d = s->d, Ts = s->Ts, L = s->L, G = s->G;
     const float *q = c->dec_h[L - 1] + t * B * d; /* (B, d) */
     float *wq = c->Wq + t * B * d, *xt = c->xt + t * B * 2 * d;
-    /* W_q q_t (B, d) */
-    mm(wq, d, NULL, 0, q, d, w->Wq, w->dp, 1, B, d, d);
+    /* W_q q_t (B, d); the dot product's query is q_t itself */
+    if (s->dot)
+        memcpy(wq, q, B * d * sizeof *wq);
+    else
+        mm(wq, d, NULL, 0, q, d, w->Wq, w->dp, 1, B, d, d);
     for (size_t b = 0; b < B; b++)
         attend(xt + b * 2 * d, A + b * a_stride, c->F + (t * B + b) * Ts * d, wq + b * d,
-               c->K + b * Ts * d, c->H + b * Ts * d, bah_net(m)->att_w_v.data, visible(s, b), Ts, d);
+               c->K + b * Ts * d, c->H + b * Ts * d, s->dot ? NULL : bah_net(m)->att_w_v.data,
+               visible(s, b), Ts, d);
     for (size_t l = 0; l < L; l++) {
-        const gru_layer *g = &bah_net(m)->dec_rnn[l];
+        const rnn_view g = layer_of(m, 1, l);
         const float *hp = c->dec_h[l] + t * B * d;
         if (l == 0) /* gi = ge_t + c_t · W_ih[:, :d]ᵀ */
-            mm(c->gi, 3 * d, c->ge + t * B * 3 * d, 3 * d, xt, 2 * d, w->dec_ih[0], s->g, 1, B,
-               d, 3 * d);
+            mm(c->gi, G * d, c->ge + t * B * G * d, G * d, xt, 2 * d, w->dec_ih[0], s->g, 1, B,
+               d, G * d);
         else /* gi = (layer l − 1's new state) · W_ihᵀ + b_ih */
-            mm(c->gi, 3 * d, g->b_ih.data, 0, c->dec_h[l - 1] + (t + 1) * B * d, d,
-               w->dec_ih[l], s->g, 1, B, d, 3 * d);
-        mm(c->gh, 3 * d, g->b_hh.data, 0, hp, d, w->dec_hh[l], s->g, 1, B, d, 3 * d);
-        gru_gates(c->dec_h[l] + (t + 1) * B * d, c->dec_gates[l] + t * B * 3 * d,
-                  c->dec_hn[l] + t * B * d, c->gi, c->gh, hp, B, d);
+            mm(c->gi, G * d, g.b_ih->data, 0, c->dec_h[l - 1] + (t + 1) * B * d, d,
+               w->dec_ih[l], s->g, 1, B, d, G * d);
+        mm(c->gh, G * d, g.b_hh->data, 0, hp, d, w->dec_hh[l], s->g, 1, B, d, G * d);
+        cell_step(c, s, 1, l, t, c->gi, c->gh);
     }
 }
 
@@ -776,7 +927,9 @@ static float *grad_of(float *grads, const s2s_model *m, const tensor *t)
  *   a_k da_k), dw_v += de_j F_j, dP_j = de_j w_v ⊙ (1 − F_j²) (tanh's
  *   input), d(W_q q) += Σ_j dP_j, dK_j += dP_j
  * over the n positions it sees (the others have weight 0: no gradient).
- * da is scratch (n,). */
+ * da is scratch (n,). wv NULL: --score dot, F the query q (d,): with
+ * de'_j = de_j / √d, dq += de'_j H_j and dH_j += de'_j q (dK, dwv
+ * unused). */
 static void attend_backward(float *dwq, float *dK, float *dH, float *dwv, float *da,
                             const float *dc, const float *a, const float *F, const float *H,
                             const float *wv, size_t n, size_t d)
@@ -795,7 +948,15 @@ static void attend_backward(float *dwq, float *dK, float *dH, float *dwv, float 
     }
     for (j = 0; j < n; j++) /* Σ_k a_k da_k, in order */
         dot += a[j] * da[j];
-    for (j = 0; j < n; j++) {
+    for (j = 0; j < n && !wv; j++) {
+        const f32x16 de = v16_splat(a[j] * (da[j] - dot) / sqrtf((float)d));
+        for (k = 0; k < d; k += V16) {
+            const size_t w = d - k;
+            st(dwq + k, v16_fma(de, ld(H + j * d + k, w), ld(dwq + k, w)), w);
+            st(dH + j * d + k, v16_fma(de, ld(F + k, w), ld(dH + j * d + k, w)), w);
+        }
+    }
+    for (j = 0; j < n && wv; j++) {
         const f32x16 de = v16_splat(a[j] * (da[j] - dot));
         for (k = 0; k < d; k += V16) {
             const size_t w = d - k;
@@ -815,43 +976,49 @@ static void attend_backward(float *dwq, float *dK, float *dH, float *dwv, float 
 static void decode_step_backward(bah_fast_cache *c, const s2s_model *m, float *dwv,
                                  const dims *s, size_t t)
 {
-    const size_t B = s->B, d = s->d, Ts = s->Ts, Tt = s->Tt, L = s->L;
+    const size_t B = s->B, d = s->d, Ts = s->Ts, Tt = s->Tt, L = s->L, G = s->G;
     float *dtop = c->dstate + (L - 1) * B * d, *dwq = c->dWq + t * B * d;
     for (size_t b = 0; b < B; b++) /* d o_t into the last layer's state */
         for (size_t k = 0; k < d; k++)
             dtop[b * d + k] += c->do_[(b * Tt + t) * d + k];
     for (size_t l = L; l-- > 0;) {
-        const gru_layer *g = &bah_net(m)->dec_rnn[l];
-        float *dh = c->dstate + l * B * d;
-        float *dgi = c->dgi[l] + t * B * 3 * d, *dgh = c->dgh[l] + t * B * 3 * d;
-        gru_gates_backward(dgi, dgh, dh, c->dec_gates[l] + t * B * 3 * d,
-                           c->dec_hn[l] + t * B * d, c->dec_h[l] + t * B * d, B, d);
+        const rnn_view g = layer_of(m, 1, l);
+        float *dh = c->dstate + l * B * d, *dcs = s->lstm ? c->dcell + l * B * d : NULL;
+        float *dgi = c->dgi[l] + t * B * G * d, *dgh = c->dgh[l] + t * B * G * d;
+        cell_step_backward(c, s, 1, l, t, dgi, dgh, dh, dcs);
         /* dh += dgh · W_hh */
-        mm(dh, d, dh, d, dgh, 3 * d, g->w_hh.data, d, 0, B, 3 * d, d);
+        mm(dh, d, dh, d, dgh, G * d, g.w_hh->data, d, 0, B, G * d, d);
         if (l > 0) /* into layer l − 1's state after step t: dgi · W_ih */
-            mm(c->dstate + (l - 1) * B * d, d, c->dstate + (l - 1) * B * d, d, dgi, 3 * d,
-               g->w_ih.data, d, 0, B, 3 * d, d);
+            mm(c->dstate + (l - 1) * B * d, d, c->dstate + (l - 1) * B * d, d, dgi, G * d,
+               g.w_ih->data, d, 0, B, G * d, d);
         else /* dc (B, d) = dgi · W_ih[:, :d] */
-            mm(c->dc, d, NULL, 0, dgi, 3 * d, g->w_ih.data, 2 * d, 0, B, 3 * d, d);
+            mm(c->dc, d, NULL, 0, dgi, G * d, g.w_ih->data, 2 * d, 0, B, G * d, d);
     }
     memset(dwq, 0, B * d * sizeof *dwq);
     for (size_t b = 0; b < B; b++)
         attend_backward(dwq + b * d, c->dK + b * Ts * d, c->dH + b * Ts * d, dwv, c->da,
-                        c->dc + b * d, c->A + (b * Tt + t) * Ts, c->F + (t * B + b) * Ts * d,
-                        c->H + b * Ts * d, bah_net(m)->att_w_v.data, visible(s, b), d);
-    /* the query: dstate[L − 1] += d(W_q q_t) · W_q */
-    mm(dtop, d, dtop, d, dwq, d, bah_net(m)->att_W_q.data, d, 0, B, d, d);
+                        c->dc + b * d, c->A + (b * Tt + t) * Ts,
+                        s->dot ? c->Wq + (t * B + b) * d : c->F + (t * B + b) * Ts * d,
+                        c->H + b * Ts * d, s->dot ? NULL : bah_net(m)->att_w_v.data,
+                        visible(s, b), d);
+    /* the query: dstate[L − 1] += d(W_q q_t) · W_q, or d q_t itself */
+    if (s->dot)
+        for (size_t i = 0; i < B * d; i++)
+            dtop[i] += dwq[i];
+    else
+        mm(dtop, d, dtop, d, dwq, d, bah_net(m)->att_W_q.data, d, 0, B, d, d);
 }
 
-/* A GRU layer's weight gradients over T·B rows at once: dgi, dgh
- * (T·B, 3d), x (T·B, I) its inputs and h (T·B, d) its states before each
+/* A GRU or LSTM layer's weight gradients over T·B rows at once: dgi, dgh
+ * (T·B, G·d), x (T·B, I) its inputs and h (T·B, d) its states before each
  * step: dW_ih += dgiᵀ x, db_ih += Σ dgi, dW_hh += dghᵀ h, db_hh += Σ dgh. */
-static void gru_weight_grads(float *grads, const s2s_model *m, const gru_layer *g,
+static void rnn_weight_grads(float *grads, const s2s_model *m, rnn_view g,
                              const float *dgi, const float *dgh, const float *x, size_t I,
                              const float *h, size_t n, size_t d)
 {
-    wgrad(grad_of(grads, m, &g->w_ih), grad_of(grads, m, &g->b_ih), dgi, x, n, I, 3 * d);
-    wgrad(grad_of(grads, m, &g->w_hh), grad_of(grads, m, &g->b_hh), dgh, h, n, d, 3 * d);
+    const size_t G = m->cfg.rnn == S2S_RNN_LSTM ? 4 : 3;
+    wgrad(grad_of(grads, m, g.w_ih), grad_of(grads, m, g.b_ih), dgi, x, n, I, G * d);
+    wgrad(grad_of(grads, m, g.w_hh), grad_of(grads, m, g.b_hh), dgh, h, n, d, G * d);
 }
 
 /* The decoder's backward pass from dlogits: dense, the steps in reverse,
@@ -861,26 +1028,31 @@ static void gru_weight_grads(float *grads, const s2s_model *m, const gru_layer *
 static void decoder_backward(float *grads, bah_fast_cache *c, const s2s_model *m,
                              const dims *s)
 {
-    const size_t B = s->B, d = s->d, Ts = s->Ts, Tt = s->Tt, L = s->L, n = Tt * B;
+    const size_t B = s->B, d = s->d, Ts = s->Ts, Tt = s->Tt, L = s->L, n = Tt * B, G = s->G;
     memset(c->do_, 0, B * Tt * d * sizeof *c->do_);
     /* d dense, and d o (B·Tt, d) = dlogits · dense.weight */
     fl_linear_backward(c->do_, grad_of(grads, m, &bah_net(m)->dense.weight),
                        grad_of(grads, m, &bah_net(m)->dense.bias), c->dlogits, c->o, B * Tt,
                        bah_net(m)->dense.weight.data, d, s->Vt);
     memset(c->dstate, 0, L * B * d * sizeof *c->dstate);
+    if (s->lstm)
+        memset(c->dcell, 0, L * B * d * sizeof *c->dcell);
     memset(c->dH, 0, B * Ts * d * sizeof *c->dH);
     memset(c->dK, 0, B * Ts * d * sizeof *c->dK);
     for (size_t t = Tt; t-- > 0;)
         decode_step_backward(c, m, grad_of(grads, m, &bah_net(m)->att_w_v), s, t);
     for (size_t l = 0; l < L; l++)
-        gru_weight_grads(grads, m, &bah_net(m)->dec_rnn[l], c->dgi[l], c->dgh[l],
+        rnn_weight_grads(grads, m, layer_of(m, 1, l), c->dgi[l], c->dgh[l],
                          l ? c->dec_h[l - 1] + B * d : c->xt, l ? d : 2 * d, c->dec_h[l], n, d);
     /* d W_q += d(W_q q)ᵀ q over every step (q_t = dec_h[L − 1] row t) */
-    wgrad(grad_of(grads, m, &bah_net(m)->att_W_q), NULL, c->dWq, c->dec_h[L - 1], n, d, d);
+    if (!s->dot)
+        wgrad(grad_of(grads, m, &bah_net(m)->att_W_q), NULL, c->dWq, c->dec_h[L - 1], n, d, d);
     /* the embedding: d xt[:, d:] (Tt·B, d) = dgi_0 · W_ih[:, d:] */
-    mm(c->dx, d, NULL, 0, c->dgi[0], 3 * d, bah_net(m)->dec_rnn[0].w_ih.data + d, 2 * d, 0, n, 3 * d, d);
+    mm(c->dx, d, NULL, 0, c->dgi[0], G * d, layer_of(m, 1, 0).w_ih->data + d, 2 * d, 0, n, G * d, d);
     fl_embed_backward(grad_of(grads, m, &bah_net(m)->dec_embedding), c->dx, c->din_tm, n, d, 1.0f);
-    /* K = H · W_kᵀ: d W_k += dKᵀ H, dH += dK · W_k */
+    /* K = H · W_kᵀ: d W_k += dKᵀ H, dH += dK · W_k (the additive score's) */
+    if (s->dot)
+        return;
     wgrad(grad_of(grads, m, &bah_net(m)->att_W_k), NULL, c->dK, c->H, B * Ts, d, d);
     mm(c->dH, d, c->dH, d, c->dK, d, bah_net(m)->att_W_k.data, d, 0, B * Ts, d, d);
 }
@@ -891,27 +1063,26 @@ static void decoder_backward(float *grads, bah_fast_cache *c, const s2s_model *m
 static void encoder_backward(float *grads, bah_fast_cache *c, const s2s_model *m,
                              const dims *s)
 {
-    const size_t B = s->B, d = s->d, Ts = s->Ts, n = Ts * B;
+    const size_t B = s->B, d = s->d, Ts = s->Ts, n = Ts * B, G = s->G;
     float *dout = c->dout, *dx = c->dx, *dgi = c->dgi[0], *dgh = c->dgh[0];
     for (size_t b = 0; b < B; b++) /* dout (Ts, B, d) = dH (B, Ts, d) by step */
         for (size_t t = 0; t < Ts; t++)
             memcpy(dout + (t * B + b) * d, c->dH + (b * Ts + t) * d, d * sizeof *dout);
     for (size_t l = s->L; l-- > 0;) {
-        const gru_layer *g = &bah_net(m)->enc_rnn[l];
+        const rnn_view g = layer_of(m, 0, l);
         float *dh = c->dstate + l * B * d, *swap;
+        float *dcs = s->lstm ? c->dcell + l * B * d : NULL;
         for (size_t t = Ts; t-- > 0;) {
             for (size_t k = 0; k < B * d; k++)
                 dh[k] += dout[t * B * d + k];
-            gru_gates_backward(dgi + t * B * 3 * d, dgh + t * B * 3 * d, dh,
-                               c->enc_gates[l] + t * B * 3 * d, c->enc_hn[l] + t * B * d,
-                               c->enc_h[l] + t * B * d, B, d);
-            mm(dh, d, dh, d, dgh + t * B * 3 * d, 3 * d, g->w_hh.data, d, 0, B, 3 * d, d);
+            cell_step_backward(c, s, 0, l, t, dgi + t * B * G * d, dgh + t * B * G * d, dh, dcs);
+            mm(dh, d, dh, d, dgh + t * B * G * d, G * d, g.w_hh->data, d, 0, B, G * d, d);
         }
-        gru_weight_grads(grads, m, g, dgi, dgh, l ? c->enc_h[l - 1] + B * d : c->xs, d,
+        rnn_weight_grads(grads, m, g, dgi, dgh, l ? c->enc_h[l - 1] + B * d : c->xs, d,
                          c->enc_h[l], n, d);
         /* d of the layer's input (Ts·B, d) = dgi · W_ih: the output of
          * layer l − 1, or the embedded source */
-        mm(dx, d, NULL, 0, dgi, 3 * d, g->w_ih.data, d, 0, n, 3 * d, d);
+        mm(dx, d, NULL, 0, dgi, G * d, g.w_ih->data, d, 0, n, G * d, d);
         swap = dout, dout = dx, dx = swap;
     }
     fl_embed_backward(grad_of(grads, m, &bah_net(m)->enc_embedding), dout, c->src_tm, n, d, 1.0f);

@@ -6,7 +6,8 @@
  * functions come here (bah_fast_ops) for a model of --arch bahdanau.
  *
  * Dimensions as in bahdanau.h: B pairs, Ts source and Tt target
- * positions, Vt the target vocabulary, d num_hiddens, L GRU layers a side.
+ * positions, Vt the target vocabulary, d num_hiddens, L GRU (or LSTM:
+ * --rnn lstm) layers a side; --score dot's attention as well.
  *
  * Reproducible as the rest of the fast paths (SPEC §12): every float
  * result has one order of operations on every machine — fused

@@ -19,6 +19,10 @@
 /* ---- the architectures ------------------------------------------------- */
 
 const s2s_arch *const s2s_archs[] = {&tfm_arch, &bah_arch, NULL};
+const char *const s2s_rnn_names[] = {"gru", "lstm", NULL};
+const char *const s2s_score_names[] = {"additive", "dot", NULL};
+const char *const s2s_rnn_labels[] = {"GRU", "LSTM", NULL};
+const char *const s2s_score_notes[] = {"", ", dot-product attention", NULL};
 
 const s2s_arch *s2s_arch_find(const char *name)
 {

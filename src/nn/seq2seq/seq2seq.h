@@ -52,7 +52,22 @@ typedef struct s2s_config {
     /* --arch: an entry of s2s_archs; NULL: the first, the Transformer (a
      * model's is always set) */
     const struct s2s_arch *arch;
+    int rnn;          /* bahdanau's recurrent layers: S2S_RNN_GRU (0) or S2S_RNN_LSTM */
+    int score;        /* bahdanau's attention: S2S_SCORE_ADDITIVE (0) or S2S_SCORE_DOT */
 } s2s_config;
+
+/* --rnn and --score (bahdanau only; the Transformer's are 0): nn.GRU or
+ * nn.LSTM a side; additive attention (W_q, W_k, w_v) or scaled dot
+ * product (no parameters). Their names, in the model file's "rnn" and
+ * "score": s2s_rnn_names, s2s_score_names. */
+enum { S2S_RNN_GRU, S2S_RNN_LSTM };
+enum { S2S_SCORE_ADDITIVE, S2S_SCORE_DOT };
+extern const char *const s2s_rnn_names[];   /* "gru", "lstm", NULL */
+extern const char *const s2s_score_names[]; /* "additive", "dot", NULL */
+/* What messages call them: "GRU", "LSTM"; "", ", dot-product attention"
+ * (after the model's description). */
+extern const char *const s2s_rnn_labels[];
+extern const char *const s2s_score_notes[];
 
 /* The largest architecture's count, the Transformer's: embeddings and
  * dense (4); per side and block: an encoder block's 16, a decoder block's

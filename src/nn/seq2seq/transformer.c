@@ -32,6 +32,10 @@ static int tfm_config_check(const s2s_config *cfg, char *err, size_t errlen)
         snprintf(err, errlen, "dropout %g is not in [0, 1)", cfg->dropout);
         return -1;
     }
+    if (cfg->rnn != S2S_RNN_GRU || cfg->score != S2S_SCORE_ADDITIVE) {
+        snprintf(err, errlen, "the Transformer has no recurrent layers and no additive score");
+        return -1;
+    }
     return 0;
 }
 

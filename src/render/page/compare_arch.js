@@ -1,7 +1,9 @@
 // compare_arch.js — the page of `attn train --compare-arch`: the probe
 // sentence's alignment as each model learns it, the Transformer's last
 // block (heads averaged) beside Bahdanau's one attention, on one step
-// slider; and the table of both runs' figures.
+// slider; and the table of both runs' figures. --compare-rnn and
+// --compare-score draw the same page for Bahdanau's model twice, each run
+// named by its label (gru, lstm; additive, dot).
 //
 // data = {runs: [{arch, history, final}, …]}; pg = {source, target, cmap,
 //   runs: [{arch, layers, heads, steps, step_translations, cross (S, L,
@@ -22,7 +24,8 @@ function compareArchPage(root, data, pg) {
                  bahdanau: "Bahdanau: the attention, its query the decoder's previous state s(t′−1)"};
   const framed = pg.runs[0].align ? (q, k) => pg.runs[0].align[q] === k : null;
   const views = pg.runs.map((run) => {
-    const spec = {rows: [{name: run.arch, title: names[run.arch], query_tokens: pg.target, key_tokens: pg.source, valid_lens: null}],
+    const name = run.label || run.arch;
+    const spec = {rows: [{name, title: names[run.arch] + (run.label ? ` (${run.label})` : ""), query_tokens: pg.target, key_tokens: pg.source, valid_lens: null}],
                   heads: 1, Nq: Tq, Nk: Ts, weights: compareAlignment(run, run.steps.length - 1, Tq, Ts), causal: false,
                   cmap: cm, vmin: 0, vmax: 1, xlabel: "source words", ylabel: "target words (the reference)",
                   qname: "target word", kname: "source word", average: false, headName: () => "alignment"};
@@ -31,11 +34,11 @@ function compareArchPage(root, data, pg) {
     // the run's kept step at or before step s (the strides may differ)
     const at = (s) => { let i = 0; while (i + 1 < run.steps.length && run.steps[i + 1] <= s) i++; return i; };
     return {run, grid, show: (s) => grid.update(compareAlignment(run, at(s), Tq, Ts)),
-            node: el("div", {class: "xview", "data-view": run.arch}, grid.node)};
+            node: el("div", {class: "xview", "data-view": name}, grid.node)};
   });
   const info = (s) => data.runs.map((r) => {
     const h = r.history.find((e) => e.step === s);
-    return `${r.arch}: ` + (h ? `BLEU ${h.heldout_bleu === null ? "—" : h.heldout_bleu.toFixed(3)}` +
+    return `${r.label || r.arch}: ` + (h ? `BLEU ${h.heldout_bleu === null ? "—" : h.heldout_bleu.toFixed(3)}` +
                                 (h.alignment === null ? "" : `, alignment ${h.alignment.toFixed(3)}`) : "before training");
   }).join(" · ");
   const bar = el("div", {class: "stepbar"});
@@ -54,14 +57,24 @@ function compareArchPage(root, data, pg) {
                   ["sequential steps, training", (f) => String(f.sequential_steps_training)],
                   ["sequential steps, greedy", (f) => String(f.sequential_steps_greedy)],
                   ["layers a greedy step", (f) => String(f.layers_per_greedy_step)]];
+  // --compare-rnn, --compare-score: the same model twice, the same sequential steps
+  const twice = data.compare_rnn || data.compare_score;
+  if (twice) rowsOf.splice(5);
   const table = el("table", {class: "data", "data-table": "compare"},
-    el("tr", {}, el("th", {text: ""}), ...data.runs.map((r) => el("th", {text: r.arch}))),
+    el("tr", {}, el("th", {text: ""}), ...data.runs.map((r) => el("th", {text: r.label || r.arch}))),
     ...rowsOf.map(([name, f]) => el("tr", {}, el("th", {text: name}), ...data.runs.map((r) => el("td", {text: f(r.final)})))));
   root.append(bar,
-    section(`Transformer against Bahdanau: ${data.steps} steps each, seed ${data.seed}`,
-            "The same pairs, seed, steps, batch and learning rate; each model with its own defaults. Seconds: " +
-            "training only. Training needs 2·L sequential layer applications a pair from the Transformer, " +
-            "2·T GRU steps from Bahdanau's model; greedy translation writes one word a step with both.", table),
+    section(`${data.compare_rnn ? "Bahdanau's model, GRU against LSTM" : data.compare_score
+               ? "Bahdanau's model, the additive score against the dot product" : "Transformer against Bahdanau"}: ` +
+            `${data.steps} steps each, seed ${data.seed}`,
+            twice
+              ? "The same pairs, seed, steps, batch and learning rate; Bahdanau's model twice, " +
+                (data.compare_rnn ? "with GRUs and with LSTMs (the query the last layer's h). "
+                                  : "with the additive score and with the scaled dot product q·k/√d. ") +
+                "Seconds: training only."
+              : "The same pairs, seed, steps, batch and learning rate; each model with its own defaults. Seconds: " +
+                "training only. Training needs 2·L sequential layer applications a pair from the Transformer, " +
+                "2·T GRU steps from Bahdanau's model; greedy translation writes one word a step with both.", table),
     section("The probe's alignment at the slider's step",
             `Held-out sentence: “${pg.target.join(" ")}” from “${pg.source.join(" ")}”, teacher-forced on the reference. ` +
             "One scale 0 … 1; the frame marks the source word each target word translates.",

@@ -20,13 +20,15 @@ const BAHDANAU_NAME = "Bahdanau's attention, its query the decoder's previous st
 
 // The Bahdanau model's one attention, as translateKinds' cross entry.
 function bahdanauKind(pg) {
+  const m = pg.model || {}, rnn = m.rnn === "lstm" ? "LSTM" : "GRU";
+  const score = m.score === "dot" ? "scaled dot-product attention's (q·k/√d)" : "additive attention's";
   return {key: "cross", label: "attention (query s(t′−1))", tensor: pg.cross, q: pg.target, k: pg.source,
           qname: "target word", kname: "source word", causal: false,
           xlabel: "source words (keys = values: the encoder's states H)", ylabel: "target words (queries: s(t′−1))",
           title: "Bahdanau attention: the query the decoder's previous state s(t′−1), keys and values the encoder's states",
-          note: "A row is a target word being written at step t′; its weights over the source words are the additive " +
-                "attention's, its query the decoder's state after the word before, s(t′−1). The context they weigh " +
-                "goes into the GRU with the word. One attention: no blocks, no heads; the alignment score reads it."};
+          note: `A row is a target word being written at step t′; its weights over the source words are the ${score}, ` +
+                "its query the decoder's state after the word before, s(t′−1). The context they weigh " +
+                `goes into the ${rnn} with the word. One attention: no blocks, no heads; the alignment score reads it.`};
 }
 
 // The attentions a page can show: their names, tokens and words.
@@ -175,8 +177,8 @@ function translationsTable(tr) {
 function translateSummary(data, pg, training) {
   const m = pg.model, d = data.final;
   const model = m.arch === "bahdanau"
-    ? `Seq2Seq with Bahdanau attention, ${m.gru_layers} GRU layer${m.gru_layers === 1 ? "" : "s"} a side, d ${m.hiddens}; ` +
-      "one attention, its query the decoder's previous state s(t′−1)."
+    ? `Seq2Seq with Bahdanau attention, ${m.gru_layers} ${m.rnn === "lstm" ? "LSTM" : "GRU"} layer${m.gru_layers === 1 ? "" : "s"} a side, d ${m.hiddens}; ` +
+      `one ${m.score === "dot" ? "dot-product " : ""}attention, its query the decoder's previous state s(t′−1).`
     : `Transformer encoder–decoder, ${m.layers} block${m.layers === 1 ? "" : "s"} a side, d ${m.hiddens}, ` +
                 `${m.heads} heads.`;
   if (!training) return model;
