@@ -285,7 +285,8 @@ static int bahdanau(FILE *f, unsigned long long seed, enum bah_part part, char *
      * num_hiddens wide: the book's embed_size 8 shows in no shape);
      * X zeros (4, 7) as the source and the decoder's input */
     const size_t B = 4, T = 7;
-    s2s_config cfg = {10, 10, 16, 1, 2, 1, 0, 0, s2s_arch_find("bahdanau")};
+    s2s_config cfg = {10, 10, 16, 1, 2, 1, 0, 0, s2s_arch_find("bahdanau"), S2S_RNN_GRU,
+                      S2S_SCORE_ADDITIVE};
     s2s_model m;
     s2s_cache c;
     int X[4 * 7] = {0}, rc = -1;
@@ -557,7 +558,8 @@ static int transformer(s2s_model *m, s2s_cache *c, size_t V, size_t d, size_t NH
                        size_t H, size_t B, size_t T, unsigned long long seed, char *err,
                        size_t errlen)
 {
-    s2s_config cfg = {V, V, d, NH, L, H, 0, 0, s2s_arch_find("transformer")};
+    s2s_config cfg = {V, V, d, NH, L, H, 0, 0, s2s_arch_find("transformer"), S2S_RNN_GRU,
+                      S2S_SCORE_ADDITIVE};
     if (s2s_alloc(m, &cfg, err, errlen))
         return -1;
     s2s_init(m, seed);
