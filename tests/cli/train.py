@@ -196,7 +196,7 @@ def group_train(tmp):
           "selfattn --input STACK: (2 blocks, 1, 2 heads, 6, 6), causal")
     expect(["selfattn", "--input", sm, "--tokens", "a b c", "--explain"], 2,
            err="attn selfattn: %s is a stack of 2 blocks: --explain, --stream, --describe, "
-               "--permute, --posenc and --time are for one attention layer" % sm)
+               "--permute, --posenc, --depth and --time are for one attention layer" % sm)
     # --load of a stack whose keys do not match its layers: one line, exit 1, nothing written
     broken = dict(saved)
     broken["num_layers"] = 3
