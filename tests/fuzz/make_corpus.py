@@ -68,6 +68,8 @@ OPTIONS = [
     "complexity --n 5 --k 3",
     "complexity --n 4096 --d 64 --json table.json",
     "complexity -n 17 -k 5 -r 3 --json -",
+    "pool --n-train 10,20,50,100,200",
+    "pool --n-train 10,20 --json -",
     # the bad options of the CLI tests (tests/cli/)
     "multihead --heads 0",
     "multihead --hiddens 100 --heads 3",

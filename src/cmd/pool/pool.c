@@ -4,6 +4,7 @@
  * each kernel and width, and d2l's NWKernelRegression trained as the book
  * trains it; each result's error against the truth, the learned w and how
  * peaked the weights are. Legend: n training points, m test inputs. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,8 +18,6 @@
 #include "page_out.h"
 #include "pool.h"
 #include "pool_cmd.h"
-#include "pool_input.h"
-#include "rng.h"
 
 #define MAX_N_TRAIN 2000000000L /* larger meets --max-mem first */
 #define MAX_EPOCHS 1000000L
@@ -94,6 +93,39 @@ static int parse_sigma(void *args, const char *s)
     }
 }
 
+/* "50" or "10,20,50,100,200": training-set sizes from 1 to MAX_N_TRAIN,
+ * at most POOL_MAX_LIST, none empty, none twice. */
+static int parse_n_train(void *args, const char *s)
+{
+    struct pool_args *a = args;
+    a->nsizes = 0;
+    for (const char *p = s;;) {
+        size_t len = strcspn(p, ",");
+        char *end = NULL;
+        long v = -1;
+        if (len > 0 && p[0] >= '0' && p[0] <= '9') {
+            errno = 0;
+            v = strtol(p, &end, 10);
+            if (errno || end != p + len || v < 1 || v > MAX_N_TRAIN)
+                v = -1;
+        }
+        for (size_t i = 0; v > 0 && i < a->nsizes; i++)
+            if (a->n_trains[i] == v) {
+                cli_error("--n-train: %ld given twice in '%s'", v, s);
+                return -1;
+            }
+        if (v < 1 || a->nsizes == POOL_MAX_LIST) {
+            cli_error("--n-train: expected a size from 1 to %ld, or a list of them "
+                      "(comma-separated, at most %d), got '%s'", MAX_N_TRAIN, POOL_MAX_LIST, s);
+            return -1;
+        }
+        a->n_trains[a->nsizes++] = v;
+        if (p[len] == '\0')
+            return 0;
+        p += len + 1;
+    }
+}
+
 #define OPT_ARGS struct pool_args
 const struct opt pool_options[] = {
     OPT_CALLBACK(0, "method", "LIST", parse_method,
@@ -109,7 +141,10 @@ const struct opt pool_options[] = {
                "the data of d2l zh 10.2 (50 points, 2 sin x + x^0.8,\n"
                "noise 0.5) or d2l.ai 11.2 (40, 2 sin x + x, 1)\n"
                "(default zh)"),
-    OPT_INT(0, "n-train", n_train, "N", 1, MAX_N_TRAIN, "training points (default 50; en 40)"),
+    OPT_CALLBACK(0, "n-train", "N|LIST", parse_n_train,
+                 "training points (default 50; en 40); a list such as\n"
+                 "10,20,50,100,200 runs each size (the same seed, the same\n"
+                 "test inputs) and prints each result's MSE by size"),
     OPT_REAL(0, "noise", noise, "S", 0.0, 1e6, "the noise's standard deviation (default 0.5; en 1)"),
     OPT_SEED(seed, "the data and w's start (default 0)"),
     OPT_FILE(0, "input", input, "your points: {\"x_train\", \"y_train\", \"x_test\"\n"
@@ -174,6 +209,7 @@ void usage_pool(FILE *f)
           "  attn pool --edition en --method nonparametric --sigma 0.1,0.2,0.5,1\n"
           "  attn pool --method nonparametric --kernel gaussian,boxcar,constant,epanechikov\n"
           "  attn pool --method parametric --epochs 10 --json pool.json\n"
+          "  attn pool --n-train 10,20,50,100,200\n"
           "  attn pool --html pool.html\n"
           "  attn pool --input points.json --json -\n",
           f);
@@ -181,12 +217,18 @@ void usage_pool(FILE *f)
 
 /* ---- options and data ------------------------------------------------ */
 
-static int asked(const struct pool_args *a, int method)
+/* --n-train LIST: one run's figures and page do not apply. EXIT_OK or
+ * EXIT_USAGE. */
+static int check_sizes(const struct pool_args *a, const opt_given *g)
 {
-    for (size_t i = 0; i < a->nmethods; i++)
-        if (a->methods[i] == method)
-            return 1;
-    return 0;
+    static const char *const one_run[] = {"png", "weights-png", "plot", "html"};
+    for (size_t i = 0; a->nsizes > 1 && i < 4; i++)
+        if (opt_is_given(g, one_run[i])) {
+            cli_error("--%s draws one run; --n-train with %zu sizes prints a table of "
+                      "MSEs (give one size for --%s)", one_run[i], a->nsizes, one_run[i]);
+            return EXIT_USAGE;
+        }
+    return EXIT_OK;
 }
 
 /* What the rules of the table cannot say: options for one method when it
@@ -196,7 +238,7 @@ static int check_methods(const struct pool_args *a, const opt_given *g)
     static const char *const param_only[] = {"w-init", "epochs", "lr", "plot"};
     static const char *const nonparam_only[] = {"kernel", "sigma"};
     for (size_t i = 0; i < 4; i++)
-        if (opt_is_given(g, param_only[i]) && !asked(a, POOL_PARAMETRIC)) {
+        if (opt_is_given(g, param_only[i]) && !pool_asked(a, POOL_PARAMETRIC)) {
             cli_error("--%s is for --method parametric, which is not asked", param_only[i]);
             return EXIT_USAGE;
         }
@@ -207,12 +249,13 @@ static int check_methods(const struct pool_args *a, const opt_given *g)
                       "uses the Gaussian softmax with a learned w", nonparam_only[i]);
             return EXIT_USAGE;
         }
-    if (a->n_train < 2 && asked(a, POOL_PARAMETRIC)) {
-        cli_error("--n-train %ld: parametric pooling needs at least 2 training points "
-                  "(each one's keys are the other n - 1)", a->n_train);
-        return EXIT_USAGE;
-    }
-    return EXIT_OK;
+    for (size_t i = 0; i < a->nsizes; i++)
+        if (a->n_trains[i] < 2 && pool_asked(a, POOL_PARAMETRIC)) {
+            cli_error("--n-train %ld: parametric pooling needs at least 2 training points "
+                      "(each one's keys are the other n - 1)", a->n_trains[i]);
+            return EXIT_USAGE;
+        }
+    return check_sizes(a, g);
 }
 
 static int parse_args(int argc, char **argv, struct pool_args *a)
@@ -232,163 +275,19 @@ static int parse_args(int argc, char **argv, struct pool_args *a)
     a->max_mem = CLI_DEFAULT_MAX_MEM;
     a->argc = argc;
     a->argv = argv;
-    a->n_train = -1;
     a->noise = -1.0;
     int status = opt_parse(pool_options, pool_rules, argc, argv, a, &g);
     if (status != EXIT_OK)
         return status;
     a->w_given = opt_is_given(&g, "w-init");
-    if (a->n_train < 0)
-        a->n_train = a->edition == POOL_EN ? 40 : 50;
+    if (a->nsizes == 0) {
+        a->n_trains[0] = a->edition == POOL_EN ? 40 : 50;
+        a->nsizes = 1;
+    }
+    a->n_train = a->n_trains[0];
     if (a->noise < 0.0)
         a->noise = a->edition == POOL_EN ? 1.0 : 0.5;
     return check_methods(a, &g);
-}
-
-static size_t result_count(const struct pool_args *a)
-{
-    size_t nr = 0;
-    for (size_t i = 0; i < a->nmethods; i++)
-        nr += a->methods[i] == POOL_NONPARAMETRIC ? a->nkernels * a->nsigmas : 1;
-    return nr;
-}
-
-/* The bytes of a run of n training and m test inputs: the data, each
- * result's weights and predictions, parametric training's (n, n). */
-static int check_memory(const struct pool_args *a, size_t n, size_t m)
-{
-    size_t nr = result_count(a), per, total, train = 0;
-    int over = size_mul(m, n, &per) || size_add(per, m, &per) || size_mul(per, nr, &total) ||
-               size_add(total, 2 * n + 2 * m, &total);
-    if (asked(a, POOL_PARAMETRIC))
-        over = over || size_mul(n, n, &train) || size_add(total, train, &total);
-    /* in doubles; the figures and the page take float copies of one */
-    over = over || size_mul(total, sizeof(double) + sizeof(float), &total);
-    char what[128];
-    snprintf(what, sizeof what, "%zu training and %zu test inputs with %zu result%s", n, m, nr,
-             nr == 1 ? "" : "s");
-    return cli_check_mem(what, total, over, a->max_mem, NULL) ? EXIT_RUNTIME : EXIT_OK;
-}
-
-/* The data: --input's, or the section's drawn with the seed (r goes on to
- * draw w's start). EXIT_OK, or EXIT_RUNTIME after the message. */
-static int load_data(pool_run *run, rng *r)
-{
-    const struct pool_args *a = run->a;
-    char err[512];
-    rng_seed(r, (unsigned long long)a->seed);
-    if (a->input) {
-        if (pool_input_load(&run->d, a->input, a->max_mem / 8, err, sizeof err) < 0) {
-            cli_error("%s", err);
-            return EXIT_RUNTIME;
-        }
-        if (run->d.n < 2 && asked(a, POOL_PARAMETRIC)) {
-            cli_error("%s: $.x_train: parametric pooling needs at least 2 training points "
-                      "(each one's keys are the other n - 1), got 1", a->input);
-            return EXIT_RUNTIME;
-        }
-        return check_memory(a, run->d.n, run->d.m);
-    }
-    if (check_memory(a, (size_t)a->n_train, 50) != EXIT_OK)
-        return EXIT_RUNTIME;
-    if (pool_data_generate(&run->d, a->edition, (size_t)a->n_train, a->noise, r) < 0) {
-        cli_error("out of memory for %ld training points", a->n_train);
-        return EXIT_RUNTIME;
-    }
-    run->generated = 1;
-    return EXIT_OK;
-}
-
-/* ---- the results ------------------------------------------------------ */
-
-void pool_result_name(const pool_result *r, char *buf, size_t len)
-{
-    if (r->method == POOL_NONPARAMETRIC)
-        snprintf(buf, len, "nonparametric, %s, σ = %g", pool_kernel_names[r->kernel],
-                 r->sigma);
-    else
-        snprintf(buf, len, "%s", pool_method_names[r->method]);
-}
-
-static void results_free(pool_run *run)
-{
-    for (size_t i = 0; run->r && i < run->nr; i++)
-        FREE_EACH(run->r[i].yhat, run->r[i].att, run->r[i].losses);
-    free(run->r);
-    run->r = NULL;
-}
-
-/* Parametric: trained on the training points, then the test inputs with
- * all of them as keys. -1 when out of memory. */
-static int run_parametric(pool_result *res, const pool_data *d, const struct pool_args *a)
-{
-    size_t n = d->n, nn;
-    if (size_mul(n, n, &nn))
-        return -1;
-    double *yh = calloc(n, sizeof *yh), *dy = calloc(n, sizeof *dy);
-    double *att = calloc(nn, sizeof *att);         /* (n, n) */
-    res->losses = calloc(a->epochs ? (size_t)a->epochs : 1, sizeof *res->losses);
-    int ok = yh && dy && att && res->losses;
-    if (ok) {
-        res->epochs = (size_t)a->epochs;
-        res->w = res->w_init;
-        pool_param_train(&res->w, res->losses, res->epochs, a->lr, d->x_train, d->y_train, n,
-                         yh, dy, att);
-        pool_param_forward(res->yhat, res->att, d->x_test, d->x_train, d->y_train, res->w,
-                           d->m, n, 0);
-    }
-    FREE_EACH(yh, dy, att);
-    return ok ? 0 : -1;
-}
-
-/* The result of one method (kernel, sigma: nonparametric's). */
-static int run_one(pool_result *res, const pool_data *d, const struct pool_args *a)
-{
-    const size_t n = d->n, m = d->m;
-    switch (res->method) {
-    case POOL_AVERAGE:
-        pool_average(res->yhat, res->att, d->y_train, m, n);
-        break;
-    case POOL_NONPARAMETRIC:
-        res->unreached = pool_nonparametric(res->yhat, res->att, d->x_test, d->x_train,
-                                            d->y_train, (enum pool_kernel)res->kernel,
-                                            res->sigma, m, n);
-        break;
-    default:
-        if (run_parametric(res, d, a) < 0)
-            return -1;
-    }
-    res->mse = d->y_truth ? pool_mse(res->yhat, d->y_truth, m) : NAN;
-    res->peak = pool_mean_max_weight(res->att, m, n);
-    return 0;
-}
-
-/* Every result, in the order asked; w's start drawn from r. */
-static int run_all(pool_run *run, rng *r)
-{
-    const struct pool_args *a = run->a;
-    size_t k = 0, mn;
-    double w0 = a->w_given ? a->w_init : (float)rng_uniform(r); /* torch.rand((1,)) */
-    run->nr = result_count(a);
-    if (size_mul(run->d.m, run->d.n, &mn) || !(run->r = calloc(run->nr, sizeof *run->r)))
-        return -1;
-    for (size_t i = 0; i < a->nmethods; i++) {
-        int meth = a->methods[i];
-        size_t cnt = meth == POOL_NONPARAMETRIC ? a->nkernels * a->nsigmas : 1;
-        for (size_t c = 0; c < cnt; c++, k++) {
-            pool_result *res = &run->r[k];
-            res->method = meth;
-            res->kernel = meth == POOL_NONPARAMETRIC ? a->kernels[c / a->nsigmas]
-                                                     : POOL_GAUSSIAN;
-            res->sigma = meth == POOL_NONPARAMETRIC ? a->sigmas[c % a->nsigmas] : NAN;
-            res->w_init = w0;
-            res->yhat = calloc(run->d.m, sizeof *res->yhat);
-            res->att = calloc(mn ? mn : 1, sizeof *res->att);
-            if (!res->yhat || !res->att || run_one(res, &run->d, a) < 0)
-                return -1;
-        }
-    }
-    return 0;
 }
 
 /* ---- what it prints --------------------------------------------------- */
@@ -466,7 +365,6 @@ int cmd_pool(int argc, char **argv)
 {
     struct pool_args a;
     pool_run run;
-    rng r;
     int status = parse_args(argc, argv, &a);
     if (status == OPT_HELP_ASKED) {
         usage_pool(stdout);
@@ -474,15 +372,12 @@ int cmd_pool(int argc, char **argv)
     }
     if (status != EXIT_OK || (status = check_outputs(&a)) != EXIT_OK)
         return status;
+    if (a.nsizes > 1)
+        return pool_sweep(&a);
     memset(&run, 0, sizeof run);
     run.a = &a;
-    if ((status = load_data(&run, &r)) != EXIT_OK)
+    if ((status = pool_run_compute(&run)) != EXIT_OK)
         goto done;
-    if (run_all(&run, &r) < 0) {
-        cli_error("out of memory");
-        status = EXIT_RUNTIME;
-        goto done;
-    }
     FILE *rep = output_report_stream(a.json);
     if (rep == stdout) /* else stdout is the JSON's */
         print_run(stdout, &run);
@@ -492,7 +387,6 @@ int cmd_pool(int argc, char **argv)
     if (status == EXIT_OK && a.html)
         status = pool_out_page(&run, rep);
 done:
-    results_free(&run);
-    pool_data_free(&run.d);
+    pool_run_free(&run);
     return status;
 }

@@ -1,6 +1,8 @@
-/* pool_cmd.h — `attn pool` (SPEC.md §13): what its two files share. The
- * command (pool.c) reads the options and the data, runs each method and
- * prints; its outputs (pool_out.c) write the JSON and the figures. Legend: n training points, m test inputs. */
+/* pool_cmd.h — `attn pool` (SPEC.md §13): what its files share. The
+ * command (pool.c) reads the options and prints; a run (pool_run.c) reads
+ * the data and runs each method; its outputs (pool_out.c) write the JSON
+ * and the figures; --n-train LIST (pool_sweep.c) runs each size.
+ * Legend: n training points, m test inputs. */
 #ifndef ATTN_POOL_CMD_H
 #define ATTN_POOL_CMD_H
 
@@ -22,7 +24,9 @@ struct pool_args {
     double sigmas[POOL_MAX_LIST];
     size_t nsigmas;
     int edition;                 /* enum pool_edition */
-    long n_train, seed, epochs;
+    long n_trains[POOL_MAX_LIST]; /* --n-train's sizes, in the order given */
+    size_t nsizes;               /* 0: the edition's one size */
+    long n_train, seed, epochs;  /* n_train: the size of this run */
     double noise, w_init, lr;
     int w_given;                 /* --w-init given */
     const char *input;
@@ -55,8 +59,31 @@ typedef struct pool_run {
     size_t nr;
 } pool_run;
 
+/* pool_run.c: whether method is among those asked; how many results the
+ * methods asked give (nonparametric one per kernel and width). */
+int pool_asked(const struct pool_args *a, int method);
+size_t pool_result_count(const struct pool_args *a);
+
+/* pool_run.c: the data of run->a (--input's, or the section's for the size
+ * run->a->n_train drawn from the seed) and every result, in a zeroed run.
+ * EXIT_OK, or the status after the message. pool_run_free releases it. */
+int pool_run_compute(pool_run *run);
+void pool_run_free(pool_run *run);
+
+/* pool_sweep.c: --n-train LIST, each size's run and each result's MSE
+ * against the truth: the table, or --json's document. */
+int pool_sweep(const struct pool_args *a);
+
 /* "parametric", "nonparametric, gaussian, σ = 0.5": a result's name. */
 void pool_result_name(const pool_result *r, char *buf, size_t len);
+
+/* A figure's title: "average", "gaussian, σ = 1", "parametric, w = 13.3". */
+void pool_result_title(const pool_result *r, char *buf, size_t len);
+
+/* JSON: key: [v[0], …, v[n-1]] and key: v, NaN as null. */
+struct json_writer;
+void pool_json_numbers(struct json_writer *jw, const char *key, const double *v, size_t n);
+void pool_json_number(struct json_writer *jw, const char *key, double v);
 
 /* --json FILE: SPEC §13's document. EXIT_OK or EXIT_RUNTIME. */
 int pool_out_json(const pool_run *run, FILE *rep);

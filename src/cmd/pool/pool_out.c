@@ -21,8 +21,7 @@ const char *const pool_method_names[] = {"average", "nonparametric", "parametric
 
 /* ---- --json ------------------------------------------------------------ */
 
-/* key: [v[0], …, v[n-1]], NaN as null */
-static void numbers(json_writer *jw, const char *key, const double *v, size_t n)
+void pool_json_numbers(json_writer *jw, const char *key, const double *v, size_t n)
 {
     json_array_begin(jw, key, JSON_INLINE);
     for (size_t i = 0; i < n; i++) {
@@ -34,7 +33,7 @@ static void numbers(json_writer *jw, const char *key, const double *v, size_t n)
     json_end(jw);
 }
 
-static void number_or_null(json_writer *jw, const char *key, double v)
+void pool_json_number(json_writer *jw, const char *key, double v)
 {
     if (isnan(v))
         json_null(jw, key);
@@ -50,18 +49,18 @@ static void write_result(json_writer *jw, const pool_result *r, const pool_data 
         json_null(jw, "kernel");
     else
         json_string(jw, "kernel", pool_kernel_names[r->kernel]);
-    number_or_null(jw, "sigma", r->sigma);
-    numbers(jw, "y_hat", r->yhat, d->m);
+    pool_json_number(jw, "sigma", r->sigma);
+    pool_json_numbers(jw, "y_hat", r->yhat, d->m);
     json_array_begin(jw, "attention_weights", JSON_BLOCK);
     for (size_t j = 0; j < d->m; j++)
-        numbers(jw, NULL, r->att + j * d->n, d->n);
+        pool_json_numbers(jw, NULL, r->att + j * d->n, d->n);
     json_end(jw);
-    number_or_null(jw, "mse", r->mse);
-    number_or_null(jw, "mean_max_weight", r->peak);
+    pool_json_number(jw, "mse", r->mse);
+    pool_json_number(jw, "mean_max_weight", r->peak);
     if (r->method == POOL_PARAMETRIC) {
         json_number(jw, "w_init", r->w_init);
         json_number(jw, "w", r->w);
-        numbers(jw, "losses", r->losses, r->epochs);
+        pool_json_numbers(jw, "losses", r->losses, r->epochs);
     }
     json_end(jw);
 }
@@ -71,11 +70,11 @@ static void write_members(json_writer *jw, const void *arg)
     const pool_run *run = arg;
     const pool_data *d = &run->d;
     json_string(jw, "command", "pool");
-    numbers(jw, "x_train", d->x_train, d->n);
-    numbers(jw, "y_train", d->y_train, d->n);
-    numbers(jw, "x_test", d->x_test, d->m);
+    pool_json_numbers(jw, "x_train", d->x_train, d->n);
+    pool_json_numbers(jw, "y_train", d->y_train, d->n);
+    pool_json_numbers(jw, "x_test", d->x_test, d->m);
     if (d->y_truth)
-        numbers(jw, "y_truth", d->y_truth, d->m);
+        pool_json_numbers(jw, "y_truth", d->y_truth, d->m);
     json_array_begin(jw, "results", JSON_BLOCK);
     for (size_t i = 0; i < run->nr; i++)
         write_result(jw, &run->r[i], d);
@@ -93,7 +92,7 @@ int pool_out_json(const pool_run *run, FILE *rep)
 }
 
 /* A panel's title: "average", "gaussian, σ = 1", "parametric, w = 13.3". */
-static void short_name(const pool_result *r, char *buf, size_t len)
+void pool_result_title(const pool_result *r, char *buf, size_t len)
 {
     if (r->method == POOL_NONPARAMETRIC)
         snprintf(buf, len, "%s, σ = %g", pool_kernel_names[r->kernel], r->sigma);
@@ -118,13 +117,13 @@ static int write_page_object(FILE *f, const void *arg)
     page_head(&jw, "pool", "attn pool", run->a->argc, run->a->argv, cmap_find("Reds"));
     json_array_begin(&jw, "names", JSON_INLINE);
     for (size_t i = 0; i < run->nr; i++) {
-        short_name(&run->r[i], name, sizeof name);
+        pool_result_title(&run->r[i], name, sizeof name);
         json_string(&jw, NULL, name);
     }
     json_end(&jw);
     if (run->generated) { /* d2l's xlim=[0, 5], ylim=[-1, 5] */
-        numbers(&jw, "xlim", (const double[]){0.0, 5.0}, 2);
-        numbers(&jw, "ylim", (const double[]){-1.0, 5.0}, 2);
+        pool_json_numbers(&jw, "xlim", (const double[]){0.0, 5.0}, 2);
+        pool_json_numbers(&jw, "ylim", (const double[]){-1.0, 5.0}, 2);
     } else {
         json_null(&jw, "xlim");
         json_null(&jw, "ylim");
@@ -160,7 +159,7 @@ static int draw_fit(attn_image *img, const pool_run *run, const pool_result *r,
     char title[96];
     plot_figure fig;
     memset(&fig, 0, sizeof fig);
-    short_name(r, title, sizeof title);
+    pool_result_title(r, title, sizeof title);
     fig.series = d->y_truth ? s : s + 1;
     fig.nseries = d->y_truth ? 3 : 2;
     fig.markers = d->y_truth ? truth_marks : pred_marks;
@@ -259,7 +258,7 @@ static int weights_png(const pool_run *run, text_font *font, FILE *rep)
         for (size_t k = 0; k < run->nr; k++) {
             for (size_t i = 0; i < mn; i++)
                 w[k * mn + i] = (float)run->r[k].att[i];
-            short_name(&run->r[k], titles[k], sizeof titles[k]);
+            pool_result_title(&run->r[k], titles[k], sizeof titles[k]);
             p[k] = (heat_panel){.data = w + k * mn, .rows = d->m, .cols = d->n,
                                 .title = titles[k]};
         }

@@ -1,0 +1,186 @@
+/* pool_run.c — one `attn pool` run (pool_cmd.h): the data (--input's, or
+ * the section's drawn from the seed for one training-set size), then each
+ * method asked, in order, into its result. Legend: n training points, m
+ * test inputs. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checked.h"
+#include "cli.h"
+#include "pool.h"
+#include "pool_cmd.h"
+#include "pool_input.h"
+#include "rng.h"
+
+int pool_asked(const struct pool_args *a, int method)
+{
+    for (size_t i = 0; i < a->nmethods; i++)
+        if (a->methods[i] == method)
+            return 1;
+    return 0;
+}
+
+size_t pool_result_count(const struct pool_args *a)
+{
+    size_t nr = 0;
+    for (size_t i = 0; i < a->nmethods; i++)
+        nr += a->methods[i] == POOL_NONPARAMETRIC ? a->nkernels * a->nsigmas : 1;
+    return nr;
+}
+
+/* The bytes of a run of n training and m test inputs: the data, each
+ * result's weights and predictions, parametric training's (n, n). */
+static int check_memory(const struct pool_args *a, size_t n, size_t m)
+{
+    size_t nr = pool_result_count(a), per, total, train = 0;
+    int over = size_mul(m, n, &per) || size_add(per, m, &per) || size_mul(per, nr, &total) ||
+               size_add(total, 2 * n + 2 * m, &total);
+    if (pool_asked(a, POOL_PARAMETRIC))
+        over = over || size_mul(n, n, &train) || size_add(total, train, &total);
+    /* in doubles; the figures and the page take float copies of one */
+    over = over || size_mul(total, sizeof(double) + sizeof(float), &total);
+    char what[128];
+    snprintf(what, sizeof what, "%zu training and %zu test inputs with %zu result%s", n, m, nr,
+             nr == 1 ? "" : "s");
+    return cli_check_mem(what, total, over, a->max_mem, NULL) ? EXIT_RUNTIME : EXIT_OK;
+}
+
+/* The data: --input's, or the section's drawn with the seed (r goes on to
+ * draw w's start). EXIT_OK, or EXIT_RUNTIME after the message. */
+static int load_data(pool_run *run, rng *r)
+{
+    const struct pool_args *a = run->a;
+    char err[512];
+    rng_seed(r, (unsigned long long)a->seed);
+    if (a->input) {
+        if (pool_input_load(&run->d, a->input, a->max_mem / 8, err, sizeof err) < 0) {
+            cli_error("%s", err);
+            return EXIT_RUNTIME;
+        }
+        if (run->d.n < 2 && pool_asked(a, POOL_PARAMETRIC)) {
+            cli_error("%s: $.x_train: parametric pooling needs at least 2 training points "
+                      "(each one's keys are the other n - 1), got 1", a->input);
+            return EXIT_RUNTIME;
+        }
+        return check_memory(a, run->d.n, run->d.m);
+    }
+    if (check_memory(a, (size_t)a->n_train, 50) != EXIT_OK)
+        return EXIT_RUNTIME;
+    if (pool_data_generate(&run->d, a->edition, (size_t)a->n_train, a->noise, r) < 0) {
+        cli_error("out of memory for %ld training points", a->n_train);
+        return EXIT_RUNTIME;
+    }
+    run->generated = 1;
+    return EXIT_OK;
+}
+
+/* ---- the results ------------------------------------------------------ */
+
+void pool_result_name(const pool_result *r, char *buf, size_t len)
+{
+    if (r->method == POOL_NONPARAMETRIC)
+        snprintf(buf, len, "nonparametric, %s, σ = %g", pool_kernel_names[r->kernel],
+                 r->sigma);
+    else
+        snprintf(buf, len, "%s", pool_method_names[r->method]);
+}
+
+static void results_free(pool_run *run)
+{
+    for (size_t i = 0; run->r && i < run->nr; i++)
+        FREE_EACH(run->r[i].yhat, run->r[i].att, run->r[i].losses);
+    free(run->r);
+    run->r = NULL;
+}
+
+/* Parametric: trained on the training points, then the test inputs with
+ * all of them as keys. -1 when out of memory. */
+static int run_parametric(pool_result *res, const pool_data *d, const struct pool_args *a)
+{
+    size_t n = d->n, nn;
+    if (size_mul(n, n, &nn))
+        return -1;
+    double *yh = calloc(n, sizeof *yh), *dy = calloc(n, sizeof *dy);
+    double *att = calloc(nn, sizeof *att);         /* (n, n) */
+    res->losses = calloc(a->epochs ? (size_t)a->epochs : 1, sizeof *res->losses);
+    int ok = yh && dy && att && res->losses;
+    if (ok) {
+        res->epochs = (size_t)a->epochs;
+        res->w = res->w_init;
+        pool_param_train(&res->w, res->losses, res->epochs, a->lr, d->x_train, d->y_train, n,
+                         yh, dy, att);
+        pool_param_forward(res->yhat, res->att, d->x_test, d->x_train, d->y_train, res->w,
+                           d->m, n, 0);
+    }
+    FREE_EACH(yh, dy, att);
+    return ok ? 0 : -1;
+}
+
+/* The result of one method (kernel, sigma: nonparametric's). */
+static int run_one(pool_result *res, const pool_data *d, const struct pool_args *a)
+{
+    const size_t n = d->n, m = d->m;
+    switch (res->method) {
+    case POOL_AVERAGE:
+        pool_average(res->yhat, res->att, d->y_train, m, n);
+        break;
+    case POOL_NONPARAMETRIC:
+        res->unreached = pool_nonparametric(res->yhat, res->att, d->x_test, d->x_train,
+                                            d->y_train, (enum pool_kernel)res->kernel,
+                                            res->sigma, m, n);
+        break;
+    default:
+        if (run_parametric(res, d, a) < 0)
+            return -1;
+    }
+    res->mse = d->y_truth ? pool_mse(res->yhat, d->y_truth, m) : NAN;
+    res->peak = pool_mean_max_weight(res->att, m, n);
+    return 0;
+}
+
+/* Every result, in the order asked; w's start drawn from r. */
+static int run_all(pool_run *run, rng *r)
+{
+    const struct pool_args *a = run->a;
+    size_t k = 0, mn;
+    double w0 = a->w_given ? a->w_init : (float)rng_uniform(r); /* torch.rand((1,)) */
+    run->nr = pool_result_count(a);
+    if (size_mul(run->d.m, run->d.n, &mn) || !(run->r = calloc(run->nr, sizeof *run->r)))
+        return -1;
+    for (size_t i = 0; i < a->nmethods; i++) {
+        int meth = a->methods[i];
+        size_t cnt = meth == POOL_NONPARAMETRIC ? a->nkernels * a->nsigmas : 1;
+        for (size_t c = 0; c < cnt; c++, k++) {
+            pool_result *res = &run->r[k];
+            res->method = meth;
+            res->kernel = meth == POOL_NONPARAMETRIC ? a->kernels[c / a->nsigmas]
+                                                     : POOL_GAUSSIAN;
+            res->sigma = meth == POOL_NONPARAMETRIC ? a->sigmas[c % a->nsigmas] : NAN;
+            res->w_init = w0;
+            res->yhat = calloc(run->d.m, sizeof *res->yhat);
+            res->att = calloc(mn ? mn : 1, sizeof *res->att);
+            if (!res->yhat || !res->att || run_one(res, &run->d, a) < 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+int pool_run_compute(pool_run *run)
+{
+    rng r;
+    int status = load_data(run, &r);
+    if (status == EXIT_OK && run_all(run, &r) < 0) {
+        cli_error("out of memory");
+        status = EXIT_RUNTIME;
+    }
+    return status;
+}
+
+void pool_run_free(pool_run *run)
+{
+    results_free(run);
+    pool_data_free(&run->d);
+}
