@@ -34,7 +34,8 @@ def n_train_lists(tmp):
     sizes = [10, 20, 50, 100, 200]
     rc, out, _ = expect(["pool", "--n-train", "10,20,50,100,200"], 0, err="",
                         out_has=["MSE against the truth on the 50 test inputs, by training-set "
-                                 "size:", "n_train     average  gaussian, σ = 1  parametric"])
+                                 "size:", "n_train     average  gaussian, σ = 1  parametric"
+                                 "   learned w  σ = 1/|w|\n"])
     rows = [l.split() for l in out.splitlines() if l.strip().split(" ")[0].isdigit()]
     check([int(r[0]) for r in rows] == sizes, "a row per size, in order: %r" % rows)
     doc = pool_json(["--n-train", "10,20,50,100,200", "--seed", "3"])
@@ -85,5 +86,36 @@ def n_train_lists(tmp):
            "more than --max-mem 4 GiB")
 
 
+def learned_width():
+    rc, out, _ = expect(["pool"], 0, err="")
+    line = [l for l in out.splitlines() if l.startswith("  learned w ")][0]
+    w = float(line.split()[2].rstrip(":"))
+    check(line == "  learned w %.6f: the Gaussian of width σ = 1/|w| = %.6f" % (w, 1 / abs(w)),
+          "the learned w and its width: %r" % line)
+    for seed in ["0", "5"]:
+        doc = pool_json(["--method", "parametric", "--seed", seed])
+        p = doc["results"][0]
+        check(near(p["sigma_w"], 1 / abs(p["w"]), 1e-8), "sigma_w = 1/|w|")
+        # the Gaussian of that width is the same attention: nonparametric at
+        # --sigma sigma_w gives parametric's weights and predictions
+        q = pool_json(["--method", "nonparametric", "--seed", seed, "--sigma",
+                       repr(p["sigma_w"])])["results"][0]
+        diff = max(abs(a - b) for ra, rb in zip(p["attention_weights"], q["attention_weights"])
+                   for a, b in zip(ra, rb))
+        check(diff < 1e-6, "seed %s: nonparametric at σ = 1/|w| is parametric (%g)" % (seed, diff))
+        check(all(near(a, b, 1e-6) for a, b in zip(p["y_hat"], q["y_hat"])), "the same ŷ")
+    # w = 0: an infinite width, every weight equal; null in JSON
+    p = pool_json(["--method", "parametric", "--w-init", "0", "--epochs", "0"])["results"][0]
+    check(p["w"] == 0 and p["sigma_w"] is None
+          and all(v == 1 / 50 for v in p["attention_weights"][7]), "w = 0: sigma_w null")
+    expect(["pool", "--method", "parametric", "--w-init", "0", "--epochs", "0"], 0,
+           out_has=["  learned w 0: σ = 1/|w| is infinite, every weight equal\n"])
+    doc = pool_json(["--n-train", "20,40", "--method", "parametric"])
+    check(all(near(s, 1 / abs(w), 1e-8) for s, w in zip(doc["results"][0]["sigma_w"],
+                                                        doc["results"][0]["w"])),
+          "the sweep's sigma_w")
+
+
 def group_pool_exercises(tmp):
     n_train_lists(tmp)
+    learned_width()

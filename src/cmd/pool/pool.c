@@ -197,8 +197,9 @@ void usage_pool(FILE *f)
           "The data is the section's (50 inputs uniform on [0, 5), sorted, y = 2 sin x\n"
           "+ x^0.8 + N(0, 0.5²), test inputs 0, 0.1, …, 4.9), drawn with attn's\n"
           "seeded generator, not PyTorch's: the same method, other draws. Printed:\n"
-          "each result's MSE against the truth, the learned w, and how peaked the\n"
-          "weights are (the mean over the test inputs of the largest weight).\n"
+          "each result's MSE against the truth, the learned w (and the Gaussian width\n"
+          "it amounts to, σ = 1/|w|), and how peaked the weights are (the mean over\n"
+          "the test inputs of the largest weight).\n"
           "\n",
           f);
     opt_usage(f, pool_options);
@@ -327,7 +328,11 @@ static void print_result(FILE *f, const pool_result *r, const pool_data *d,
                 r->epochs, d->n - 1);
         for (size_t e = 0; e < r->epochs; e++)
             fprintf(f, "epoch %zu, loss %.6f\n", e + 1, r->losses[e]);
-        fprintf(f, "  learned w %.6f\n", r->w);
+        if (r->w != 0.0)
+            fprintf(f, "  learned w %.6f: the Gaussian of width σ = 1/|w| = %.6f\n", r->w,
+                    1.0 / fabs(r->w));
+        else
+            fprintf(f, "  learned w 0: σ = 1/|w| is infinite, every weight equal\n");
     }
     if (r->unreached)
         fprintf(f, "  %zu of %zu test inputs no training point reaches (all weights 0): "

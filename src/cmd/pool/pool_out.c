@@ -60,6 +60,7 @@ static void write_result(json_writer *jw, const pool_result *r, const pool_data 
     if (r->method == POOL_PARAMETRIC) {
         json_number(jw, "w_init", r->w_init);
         json_number(jw, "w", r->w);
+        pool_json_number(jw, "sigma_w", r->w != 0.0 ? 1.0 / fabs(r->w) : NAN);
         pool_json_numbers(jw, "losses", r->losses, r->epochs);
     }
     json_end(jw);
