@@ -68,6 +68,40 @@ static void test_by_hand(void)
     CHECK_NEAR(pool_mean_max_weight(att, 2, 3), 1.0 / 3.0, 1e-15, 0);
 }
 
+/* --sigma auto's grid and leave-one-out error on three points, by hand. */
+static void test_loo(void)
+{
+    const double x[3] = {0.0, 1.0, 3.0}, y[3] = {1.0, 2.0, 4.0};
+    double row[3];
+    size_t un = 9;
+    CHECK_NEAR(pool_sigma_grid(0), 0.01, 1e-17, 0);
+    CHECK_NEAR(pool_sigma_grid(20), 1.0, 0, 0);
+    CHECK_NEAR(pool_sigma_grid(30), 10.0, 1e-15, 0);
+    CHECK_NEAR(pool_sigma_grid(5), sqrt(10.0) / 100.0, 1e-17, 0);
+    /* boxcar σ = 1.5: x0 sees x1 only (ŷ 2), x1 sees x0 only (ŷ 1), x2 none */
+    CHECK_NEAR(pool_loo_error(x, y, 3, POOL_BOXCAR, 1.5, row, &un), 1.0, 1e-15, 0);
+    CHECK_INT(un, 1);
+    /* Gaussian σ = 1: each point from the other two, exp(−d²/2) weights */
+    double e = 0.0;
+    for (int i = 0; i < 3; i++) {
+        double num = 0.0, den = 0.0;
+        for (int j = 0; j < 3; j++)
+            if (j != i) {
+                double k = exp(-(x[i] - x[j]) * (x[i] - x[j]) / 2.0);
+                num += k * y[j];
+                den += k;
+            }
+        e += (num / den - y[i]) * (num / den - y[i]) / 3.0;
+    }
+    CHECK_NEAR(pool_loo_error(x, y, 3, POOL_GAUSSIAN, 1.0, row, &un), e, 1e-14, 0);
+    CHECK_INT(un, 0);
+    /* constant: the mean of the other two, whatever σ */
+    e = (pow(3.0 - 1.0, 2) + pow(2.5 - 2.0, 2) + pow(1.5 - 4.0, 2)) / 3.0;
+    CHECK_NEAR(pool_loo_error(x, y, 3, POOL_CONSTANT, 0.01, row, &un), e, 1e-14, 0);
+    /* Epanechikov σ = 0.5: no point within 0.5 of another */
+    CHECK(isnan(pool_loo_error(x, y, 3, POOL_EPANECHIKOV, 0.5, row, &un)) && un == 3);
+}
+
 /* d loss / d w against central differences, leave one out. */
 static void test_gradient(void)
 {
@@ -209,6 +243,7 @@ int main(int argc, char **argv)
         return 2;
     }
     test_by_hand();
+    test_loo();
     test_gradient();
     test_ref(argv[1], "zh_default");
     test_ref(argv[1], "en_seed3");

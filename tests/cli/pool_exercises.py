@@ -116,6 +116,122 @@ def learned_width():
           "the sweep's sigma_w")
 
 
+def loo(x, y, kernel, sigma):
+    """Leave-one-out by hand: (mean squared error over the points reached,
+    how many are not)."""
+    import math
+    errs, miss = [], 0
+    for i, xi in enumerate(x):
+        ks = []
+        for j, xj in enumerate(x):
+            u = (xi - xj) / sigma
+            if j == i:
+                continue
+            ks.append((math.exp(-u * u / 2) if kernel == "gaussian" else
+                       (1.0 if abs(u) < 1 else 0.0) if kernel == "boxcar" else
+                       max(0.0, 1 - abs(u)) if kernel == "epanechikov" else 1.0, y[j]))
+        if kernel == "gaussian":  # a softmax: relative to the largest score
+            top = max(-((xi - xj) / sigma) ** 2 / 2 for j, xj in enumerate(x) if j != i)
+            ks = [(math.exp(-((xi - xj) / sigma) ** 2 / 2 - top), y[j])
+                  for j, xj in enumerate(x) if j != i]
+        tot = sum(k for k, _ in ks)
+        if tot == 0:
+            miss += 1
+            continue
+        errs.append((sum(k * v for k, v in ks) / tot - y[i]) ** 2)
+    return (sum(errs) / len(errs) if errs else None), miss
+
+
+def sigma_auto(tmp):
+    kernels = ["gaussian", "boxcar", "constant", "epanechikov"]
+    doc = pool_json(["--method", "nonparametric", "--sigma", "auto", "--kernel", ",".join(kernels),
+                     "--seed", "2"])
+    au = doc["sigma_auto"]
+    grid = [10 ** (i / 10 - 2) for i in range(31)]
+    check(len(au["grid"]) == 31 and all(near(a, b, 1e-8) for a, b in zip(au["grid"], grid)),
+          "the grid 10^(i/10 - 2)")
+    for k, kern in enumerate(kernels):
+        a = au["kernels"][k]
+        check(a["kernel"] == kern, "kernel order")
+        best = None
+        for i, s in enumerate(grid):
+            want, miss = loo(doc["x_train"], doc["y_train"], kern, s)
+            got = a["loo_mse"][i]
+            check(a["unreached"][i] == miss and (got is None) == (miss > 0)
+                  and (got is None or near(got, want, 2e-8)),
+                  "%s at σ = %g: %r, by hand %r (%d unreached)" % (kern, s, got, want, miss))
+            if miss == 0 and (best is None or want < best[0] - 1e-12):
+                best = (want, au["grid"][i])
+        check(a["sigma"] == best[1], "%s: the least error's width %r, chosen %r"
+              % (kern, best[1], a["sigma"]))
+        r = doc["results"][k]
+        check(r["kernel"] == kern and r["sigma"] == a["sigma"], "%s's result at its width" % kern)
+        # the same as asking for that width
+        q = pool_json(["--method", "nonparametric", "--sigma", repr(a["sigma"]), "--kernel", kern,
+                       "--seed", "2"])["results"][0]
+        check(all(near(u, v, 1e-6) for u, v in zip(q["y_hat"], r["y_hat"]))
+              and near(q["mse"], r["mse"], 1e-6), "%s: --sigma auto is --sigma %r"
+              % (kern, a["sigma"]))
+    # parametric's loss is n times the Gaussian's leave-one-out error at σ = 1/|w|
+    g = au["kernels"][0]
+    for i in (12, 15, 20):
+        p = pool_json(["--method", "parametric", "--seed", "2", "--epochs", "1", "--w-init",
+                       repr(1 / au["grid"][i])])["results"][0]
+        check(near(p["losses"][0] / 50, g["loo_mse"][i], 1e-6),
+              "parametric's loss / n at w = 1/%g: %r, the LOO error %r"
+              % (au["grid"][i], p["losses"][0] / 50, g["loo_mse"][i]))
+    rc, out, _ = expect(["pool", "--method", "nonparametric", "--sigma", "auto", "--seed", "2"],
+                        0, err="", out_has=["the mean squared error (leave-one-out) at each width "
+                                            "of the grid 10^(i/10 - 2), i = 0, ..., 30 (0.01 to "
+                                            "10, ten a decade):\n        σ        gaussian\n",
+                                            "gaussian: σ = %g, the least leave-one-out error"
+                                            % au["kernels"][0]["sigma"]])
+    check(sum(l.endswith("*") for l in out.splitlines()) == 1, "one width marked")
+    png = os.path.join(tmp, "loo.png")
+    expect(["pool", "--sigma", "auto", "--sigma-png", png], 0, err="",
+           out_has=["wrote %s: the leave-one-out error against σ" % png])
+    pts = os.path.join(tmp, "far.json")
+    with open(pts, "w") as f:
+        f.write('{"x_train": [0, 100, 200], "y_train": [1, 2, 3], "x_test": [1]}')
+    one = os.path.join(tmp, "one.json")
+    with open(one, "w") as f:
+        f.write('{"x_train": [0], "y_train": [1], "x_test": [1]}')
+    expect(["pool", "--input", pts, "--sigma", "auto", "--kernel", "gaussian,boxcar"], 1,
+           err=P + "--sigma auto: no width from 0.01 to 10 lets the boxcar kernel predict every "
+           "training point from the others; give --sigma")
+    expect(["pool", "--input", one, "--method", "nonparametric", "--sigma", "auto"], 1,
+           err=P + one + ": $.x_train: --sigma auto's leave-one-out needs at least 2 training "
+           "points, got 1")
+    for args, msg in [
+        (["--sigma", "auto,1"], "--sigma: auto chooses one width by leave-one-out; give it "
+                                "alone, not in a list ('auto,1')"),
+        (["--sigma", "0.5,auto"], "--sigma: auto chooses one width by leave-one-out; give it "
+                                  "alone, not in a list ('0.5,auto')"),
+        (["--sigma", "Auto"], "--sigma: expected widths greater than 0 (at most 16, "
+                              "comma-separated), got 'Auto'"),
+        (["--sigma-png", png], "--sigma-png draws the leave-one-out error of --sigma auto, "
+                               "which is not given"),
+        (["--sigma", "0.5", "--sigma-png", png], "--sigma-png draws the leave-one-out error of "
+                                                 "--sigma auto, which is not given"),
+        (["--sigma", "auto", "--n-train", "20,50"],
+         "--sigma auto chooses a width for one training set; --n-train with 2 sizes would "
+         "choose one per size (give one size)"),
+        (["--sigma", "auto", "--method", "average,parametric"],
+         "--sigma auto chooses the nonparametric width, and --method nonparametric is not "
+         "asked"),
+        (["--sigma", "auto", "--method", "parametric"],
+         "--sigma shapes the nonparametric results; --method parametric alone uses the "
+         "Gaussian softmax with a learned w"),
+        (["--sigma", "auto", "--method", "nonparametric", "--n-train", "1"],
+         "--n-train 1: --sigma auto's leave-one-out needs at least 2 training points"),
+    ]:
+        expect(["pool"] + args, 2, err=P + msg)
+    expect(["pool", "--sigma", "auto", "--sigma-png", os.path.join(tmp, "no", "x.png")], 1,
+           err=P + "--sigma-png %s: cannot create: No such file or directory"
+           % os.path.join(tmp, "no", "x.png"))
+
+
 def group_pool_exercises(tmp):
     n_train_lists(tmp)
     learned_width()
+    sigma_auto(tmp)

@@ -70,6 +70,8 @@ OPTIONS = [
     "complexity -n 17 -k 5 -r 3 --json -",
     "pool --n-train 10,20,50,100,200",
     "pool --n-train 10,20 --json -",
+    "pool --sigma auto --kernel gaussian,boxcar --sigma-png out.png",
+    "pool --sigma auto,1",
     # the bad options of the CLI tests (tests/cli/)
     "multihead --heads 0",
     "multihead --hiddens 100 --heads 3",

@@ -66,12 +66,22 @@ static int parse_kernel(void *args, const char *s)
     return parse_words("--kernel", s, pool_kernel_names, a->kernels, &a->nkernels);
 }
 
-/* "0.1,0.2,0.5,1": widths greater than 0. */
+/* "0.1,0.2,0.5,1": widths greater than 0; or "auto". */
 static int parse_sigma(void *args, const char *s)
 {
     struct pool_args *a = args;
     char word[64];
     a->nsigmas = 0;
+    a->sigma_auto = strcmp(s, "auto") == 0;
+    if (a->sigma_auto) { /* one result per kernel, its width chosen later */
+        a->sigmas[a->nsigmas++] = NAN;
+        return 0;
+    }
+    if (strncmp(s, "auto,", 5) == 0 || strstr(s, ",auto")) {
+        cli_error("--sigma: auto chooses one width by leave-one-out; give it alone, "
+                  "not in a list ('%s')", s);
+        return -1;
+    }
     for (const char *p = s;;) {
         size_t len = strcspn(p, ",");
         char *end = NULL;
@@ -134,9 +144,13 @@ const struct opt pool_options[] = {
     OPT_CALLBACK(0, "kernel", "LIST", parse_kernel,
                  "nonparametric kernels: gaussian, boxcar, constant,\n"
                  "epanechikov (default gaussian)"),
-    OPT_CALLBACK(0, "sigma", "LIST", parse_sigma,
+    OPT_CALLBACK(0, "sigma", "LIST|auto", parse_sigma,
                  "nonparametric widths, e.g. 0.1,0.2,0.5,1 (default 1);\n"
-                 "one result per kernel and width"),
+                 "one result per kernel and width. auto: for each\n"
+                 "kernel the width of the grid 0.01 to 10 (ten a\n"
+                 "decade, 10^(i/10 - 2), i = 0 ... 30) whose\n"
+                 "leave-one-out error on the training points is least"),
+    OPT_FILE(0, "sigma-png", sigma_png, "--sigma auto: the leave-one-out error against σ"),
     OPT_CHOICE(0, "edition", edition, "zh|en", edition_names,
                "the data of d2l zh 10.2 (50 points, 2 sin x + x^0.8,\n"
                "noise 0.5) or d2l.ai 11.2 (40, 2 sin x + x, 1)\n"
@@ -211,6 +225,7 @@ void usage_pool(FILE *f)
           "  attn pool --method nonparametric --kernel gaussian,boxcar,constant,epanechikov\n"
           "  attn pool --method parametric --epochs 10 --json pool.json\n"
           "  attn pool --n-train 10,20,50,100,200\n"
+          "  attn pool --sigma auto --kernel gaussian,epanechikov --sigma-png loo.png\n"
           "  attn pool --html pool.html\n"
           "  attn pool --input points.json --json -\n",
           f);
@@ -229,6 +244,34 @@ static int check_sizes(const struct pool_args *a, const opt_given *g)
                       "MSEs (give one size for --%s)", one_run[i], a->nsizes, one_run[i]);
             return EXIT_USAGE;
         }
+    return EXIT_OK;
+}
+
+/* --sigma auto and --sigma-png. EXIT_OK or EXIT_USAGE. */
+static int check_auto(const struct pool_args *a, const opt_given *g)
+{
+    if (opt_is_given(g, "sigma-png") && !a->sigma_auto) {
+        cli_error("--sigma-png draws the leave-one-out error of --sigma auto, which is not "
+                  "given");
+        return EXIT_USAGE;
+    }
+    if (!a->sigma_auto)
+        return EXIT_OK;
+    if (!pool_asked(a, POOL_NONPARAMETRIC)) {
+        cli_error("--sigma auto chooses the nonparametric width, and --method nonparametric "
+                  "is not asked");
+        return EXIT_USAGE;
+    }
+    if (a->nsizes > 1) {
+        cli_error("--sigma auto chooses a width for one training set; --n-train with %zu "
+                  "sizes would choose one per size (give one size)", a->nsizes);
+        return EXIT_USAGE;
+    }
+    if (a->nsizes == 1 && a->n_trains[0] < 2) {
+        cli_error("--n-train %ld: --sigma auto's leave-one-out needs at least 2 training "
+                  "points", a->n_trains[0]);
+        return EXIT_USAGE;
+    }
     return EXIT_OK;
 }
 
@@ -256,7 +299,7 @@ static int check_methods(const struct pool_args *a, const opt_given *g)
                       "(each one's keys are the other n - 1)", a->n_trains[i]);
             return EXIT_USAGE;
         }
-    return check_sizes(a, g);
+    return check_sizes(a, g) != EXIT_OK ? EXIT_USAGE : check_auto(a, g);
 }
 
 static int parse_args(int argc, char **argv, struct pool_args *a)
@@ -313,6 +356,46 @@ static void print_setup(FILE *f, const pool_run *run)
                "the keys, their y the values\n");
 }
 
+/* --sigma auto: the leave-one-out error at each width, a column per
+ * kernel, the chosen width marked. */
+static void print_auto(FILE *f, const pool_run *run)
+{
+    fprintf(f, "\n--sigma auto: each training point predicted from the other %zu, the mean "
+               "squared error (leave-one-out) at each width of the grid 10^(i/10 - 2), "
+               "i = 0, ..., 30 (0.01 to 10, ten a decade):\n%10s", run->d.n - 1, "σ");
+    for (size_t k = 0; k < run->nautos; k++)
+        fprintf(f, "  %14s", pool_kernel_names[run->autos[k].kernel]);
+    fputc('\n', f);
+    for (size_t i = 0; i < POOL_SIGMA_GRID_N; i++) {
+        char line[16 * (POOL_NKERNELS + 1)];
+        size_t len = (size_t)snprintf(line, sizeof line, "%9.6f", pool_sigma_grid(i));
+        for (size_t k = 0; k < run->nautos && len < sizeof line; k++) {
+            const pool_sigma_auto *au = &run->autos[k];
+            if (au->unreached[i])
+                len += (size_t)snprintf(line + len, sizeof line - len, "  %4zu unreached",
+                                        au->unreached[i]);
+            else
+                len += (size_t)snprintf(line + len, sizeof line - len, "  %13.6f%c",
+                                        au->loo[i], i == au->best ? '*' : ' ');
+        }
+        while (len > 0 && line[len - 1] == ' ') /* the chosen width's mark, or none */
+            line[--len] = '\0';
+        fprintf(f, "%s\n", line);
+    }
+    for (size_t k = 0; k < run->nautos; k++) {
+        const pool_sigma_auto *au = &run->autos[k];
+        int flat = 1, edge = au->best == 0 || au->best == POOL_SIGMA_GRID_N - 1;
+        for (size_t i = 1; i < POOL_SIGMA_GRID_N; i++)
+            flat = flat && au->loo[i] == au->loo[0] && !au->unreached[i];
+        fprintf(f, "%s: σ = %g, the least leave-one-out error (%.6f)%s\n",
+                pool_kernel_names[au->kernel], pool_sigma_grid(au->best), au->loo[au->best],
+                flat ? ": every width gives it (the kernel does not depend on σ)"
+                : edge ? ", at the grid's end: a width beyond it may do better" : "");
+    }
+    fprintf(f, "(unreached: training points no other point reaches at that width; such a "
+               "width is not chosen)\n");
+}
+
 static void print_result(FILE *f, const pool_result *r, const pool_data *d,
                          const struct pool_args *a)
 {
@@ -348,6 +431,8 @@ static void print_result(FILE *f, const pool_result *r, const pool_data *d,
 static void print_run(FILE *f, const pool_run *run)
 {
     print_setup(f, run);
+    if (run->nautos)
+        print_auto(f, run);
     for (size_t i = 0; i < run->nr; i++)
         print_result(f, &run->r[i], &run->d, run->a);
     fprintf(f, "\nthe mean largest weight: each test input's largest weight over the %zu "
@@ -360,9 +445,9 @@ static void print_run(FILE *f, const pool_run *run)
 
 static int check_outputs(const struct pool_args *a)
 {
-    const char *paths[] = {a->png, a->weights_png, a->plot, a->json};
-    const char *names[] = {"--png", "--weights-png", "--plot", "--json"};
-    int status = output_check_files(paths, names, 4);
+    const char *paths[] = {a->png, a->weights_png, a->plot, a->sigma_png, a->json};
+    const char *names[] = {"--png", "--weights-png", "--plot", "--sigma-png", "--json"};
+    int status = output_check_files(paths, names, 5);
     return status != EXIT_OK ? status : output_page_check(a->html);
 }
 

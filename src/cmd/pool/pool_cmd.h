@@ -23,6 +23,7 @@ struct pool_args {
     size_t nkernels;
     double sigmas[POOL_MAX_LIST];
     size_t nsigmas;
+    int sigma_auto;              /* --sigma auto: by leave-one-out */
     int edition;                 /* enum pool_edition */
     long n_trains[POOL_MAX_LIST]; /* --n-train's sizes, in the order given */
     size_t nsizes;               /* 0: the edition's one size */
@@ -30,7 +31,7 @@ struct pool_args {
     double noise, w_init, lr;
     int w_given;                 /* --w-init given */
     const char *input;
-    const char *png, *weights_png, *plot, *json, *html, *font;
+    const char *png, *weights_png, *plot, *json, *html, *font, *sigma_png;
     size_t max_mem;
     int argc;                    /* the command line, for the page */
     char **argv;
@@ -51,10 +52,21 @@ typedef struct pool_result {
     size_t epochs;
 } pool_result;
 
+/* --sigma auto for one kernel: the leave-one-out error at each width of
+ * the grid (pool_sigma_grid) and the width chosen. */
+typedef struct pool_sigma_auto {
+    int kernel;                              /* enum pool_kernel */
+    double loo[POOL_SIGMA_GRID_N];           /* mean squared error, NaN: none */
+    size_t unreached[POOL_SIGMA_GRID_N];     /* points no other point reaches */
+    size_t best;                             /* the grid's index chosen */
+} pool_sigma_auto;
+
 typedef struct pool_run {
     const struct pool_args *a;
     pool_data d;
     int generated;          /* the section's data (not --input) */
+    pool_sigma_auto autos[POOL_NKERNELS]; /* --sigma auto: one per kernel asked */
+    size_t nautos;
     pool_result *r;
     size_t nr;
 } pool_run;

@@ -66,6 +66,33 @@ static void write_result(json_writer *jw, const pool_result *r, const pool_data 
     json_end(jw);
 }
 
+/* "sigma_auto": {"grid": [σ…], "kernels": [{"kernel", "loo_mse": [one per
+ * width, null where a training point is unreached], "unreached", "sigma"}]} */
+static void write_auto(json_writer *jw, const pool_run *run)
+{
+    double grid[POOL_SIGMA_GRID_N], loo[POOL_SIGMA_GRID_N], un[POOL_SIGMA_GRID_N];
+    for (size_t i = 0; i < POOL_SIGMA_GRID_N; i++)
+        grid[i] = pool_sigma_grid(i);
+    json_object_begin(jw, "sigma_auto", JSON_BLOCK);
+    pool_json_numbers(jw, "grid", grid, POOL_SIGMA_GRID_N);
+    json_array_begin(jw, "kernels", JSON_BLOCK);
+    for (size_t k = 0; k < run->nautos; k++) {
+        const pool_sigma_auto *au = &run->autos[k];
+        for (size_t i = 0; i < POOL_SIGMA_GRID_N; i++) {
+            loo[i] = au->unreached[i] ? NAN : au->loo[i];
+            un[i] = (double)au->unreached[i];
+        }
+        json_object_begin(jw, NULL, JSON_BLOCK);
+        json_string(jw, "kernel", pool_kernel_names[au->kernel]);
+        pool_json_numbers(jw, "loo_mse", loo, POOL_SIGMA_GRID_N);
+        pool_json_numbers(jw, "unreached", un, POOL_SIGMA_GRID_N);
+        json_number(jw, "sigma", grid[au->best]);
+        json_end(jw);
+    }
+    json_end(jw);
+    json_end(jw);
+}
+
 static void write_members(json_writer *jw, const void *arg)
 {
     const pool_run *run = arg;
@@ -76,6 +103,8 @@ static void write_members(json_writer *jw, const void *arg)
     pool_json_numbers(jw, "x_test", d->x_test, d->m);
     if (d->y_truth)
         pool_json_numbers(jw, "y_truth", d->y_truth, d->m);
+    if (run->nautos)
+        write_auto(jw, run);
     json_array_begin(jw, "results", JSON_BLOCK);
     for (size_t i = 0; i < run->nr; i++)
         write_result(jw, &run->r[i], d);
@@ -281,6 +310,50 @@ static int weights_png(const pool_run *run, text_font *font, FILE *rep)
     return status;
 }
 
+/* --sigma-png: --sigma auto's leave-one-out error against σ (log axis),
+ * a line per kernel (gaps where a training point is unreached), the
+ * chosen widths as circles. */
+static int sigma_png(const pool_run *run, text_font *font, FILE *rep)
+{
+    double grid[POOL_SIGMA_GRID_N], loo[POOL_NKERNELS][POOL_SIGMA_GRID_N];
+    double bx[POOL_NKERNELS], by[POOL_NKERNELS];
+    plot_series s[POOL_NKERNELS + 1];
+    unsigned char marks[POOL_NKERNELS + 1] = {0};
+    attn_image img = {0, 0, NULL};
+    char err[512];
+    size_t K = run->nautos;
+    for (size_t i = 0; i < POOL_SIGMA_GRID_N; i++)
+        grid[i] = pool_sigma_grid(i);
+    for (size_t k = 0; k < K; k++) {
+        const pool_sigma_auto *au = &run->autos[k];
+        for (size_t i = 0; i < POOL_SIGMA_GRID_N; i++)
+            loo[k][i] = au->unreached[i] ? NAN : au->loo[i];
+        bx[k] = grid[au->best];
+        by[k] = au->loo[au->best];
+        s[k] = (plot_series){grid, loo[k], POOL_SIGMA_GRID_N, pool_kernel_names[au->kernel]};
+    }
+    s[K] = (plot_series){bx, by, K, NULL};
+    marks[K] = 1;
+    plot_figure fig;
+    memset(&fig, 0, sizeof fig);
+    fig.series = s;
+    fig.nseries = K + 1;
+    fig.markers = marks;
+    fig.title = "leave-one-out error on the training points (circles: the widths chosen)";
+    fig.xlabel = "σ";
+    fig.ylabel = "leave-one-out MSE";
+    fig.logx = 1;
+    fig.font = font;
+    int status = EXIT_RUNTIME;
+    if (plot_draw(&img, &fig, err, sizeof err) == 0)
+        status = output_png(run->a->sigma_png, &img, rep,
+                            "the leave-one-out error against σ");
+    else
+        cli_error("%s: %s", run->a->sigma_png, err);
+    image_free(&img);
+    return status;
+}
+
 /* The figures asked for, with one --font face. */
 static int png_figures(const void *arg, text_font *font, FILE *rep)
 {
@@ -288,15 +361,17 @@ static int png_figures(const void *arg, text_font *font, FILE *rep)
     int status = run->a->png ? fits_png(run, font, rep) : EXIT_OK;
     if (status == EXIT_OK && run->a->weights_png)
         status = weights_png(run, font, rep);
+    if (status == EXIT_OK && run->a->sigma_png)
+        status = sigma_png(run, font, rep);
     return status;
 }
 
 int pool_out_figures(const pool_run *run, FILE *rep)
 {
     const struct pool_args *a = run->a;
-    int status = EXIT_OK;
-    if (a->png || a->weights_png || a->plot)
-        status = output_figures(a->font, a->png || a->weights_png ? "" : NULL, png_figures,
-                                a->plot, loss_png, run, rep);
+    int status = EXIT_OK, pngs = a->png || a->weights_png || a->sigma_png;
+    if (pngs || a->plot)
+        status = output_figures(a->font, pngs ? "" : NULL, png_figures, a->plot, loss_png, run,
+                                rep);
     return status;
 }

@@ -157,7 +157,9 @@ static int run_all(pool_run *run, rng *r)
             res->method = meth;
             res->kernel = meth == POOL_NONPARAMETRIC ? a->kernels[c / a->nsigmas]
                                                      : POOL_GAUSSIAN;
-            res->sigma = meth == POOL_NONPARAMETRIC ? a->sigmas[c % a->nsigmas] : NAN;
+            res->sigma = meth != POOL_NONPARAMETRIC ? NAN
+                         : a->sigma_auto ? pool_sigma_grid(run->autos[c].best)
+                                         : a->sigmas[c % a->nsigmas];
             res->w_init = w0;
             res->yhat = calloc(run->d.m, sizeof *res->yhat);
             res->att = calloc(mn ? mn : 1, sizeof *res->att);
@@ -168,10 +170,55 @@ static int run_all(pool_run *run, rng *r)
     return 0;
 }
 
+/* --sigma auto: for each kernel asked, the leave-one-out error at every
+ * width of the grid, and the width of the least among those that predict
+ * every training point (the smallest such width on a tie). EXIT_OK, or
+ * EXIT_RUNTIME after the message. */
+static int choose_widths(pool_run *run)
+{
+    const struct pool_args *a = run->a;
+    const pool_data *d = &run->d;
+    if (d->n < 2) {
+        cli_error("%s: $.x_train: --sigma auto's leave-one-out needs at least 2 training "
+                  "points, got 1", a->input);
+        return EXIT_RUNTIME;
+    }
+    double *row = calloc(d->n, sizeof *row); /* (n,) */
+    if (!row) {
+        cli_error("out of memory");
+        return EXIT_RUNTIME;
+    }
+    int status = EXIT_OK;
+    run->nautos = a->nkernels;
+    for (size_t k = 0; k < a->nkernels && status == EXIT_OK; k++) {
+        pool_sigma_auto *au = &run->autos[k];
+        size_t best = POOL_SIGMA_GRID_N;
+        au->kernel = a->kernels[k];
+        for (size_t i = 0; i < POOL_SIGMA_GRID_N; i++) {
+            au->loo[i] = pool_loo_error(d->x_train, d->y_train, d->n,
+                                        (enum pool_kernel)au->kernel, pool_sigma_grid(i), row,
+                                        &au->unreached[i]);
+            if (au->unreached[i] == 0 && (best == POOL_SIGMA_GRID_N || au->loo[i] < au->loo[best]))
+                best = i;
+        }
+        au->best = best;
+        if (best == POOL_SIGMA_GRID_N) {
+            cli_error("--sigma auto: no width from 0.01 to 10 lets the %s kernel predict every "
+                      "training point from the others; give --sigma",
+                      pool_kernel_names[au->kernel]);
+            status = EXIT_RUNTIME;
+        }
+    }
+    free(row);
+    return status;
+}
+
 int pool_run_compute(pool_run *run)
 {
     rng r;
     int status = load_data(run, &r);
+    if (status == EXIT_OK && run->a->sigma_auto && pool_asked(run->a, POOL_NONPARAMETRIC))
+        status = choose_widths(run);
     if (status == EXIT_OK && run_all(run, &r) < 0) {
         cli_error("out of memory");
         status = EXIT_RUNTIME;

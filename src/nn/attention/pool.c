@@ -199,6 +199,49 @@ size_t pool_nonparametric(double *yhat, double *att, const double *q, const doub
     return unreached;
 }
 
+/* ---- the width by leave-one-out ---------------------------------------- */
+
+double pool_sigma_grid(size_t i)
+{
+    /* 10^(i/10 − 2): 0.01, 0.0125893, …, 10 */
+    return fm_pow(10.0, (double)i / 10.0 - 2.0);
+}
+
+double pool_loo_error(const double *x, const double *y, size_t n, enum pool_kernel k,
+                      double sigma, double *row, size_t *unreached)
+{
+    double err = 0.0;
+    size_t reached = 0;
+    *unreached = 0;
+    for (size_t i = 0; i < n; i++) {
+        /* query x_i, keys the other n − 1: u_j = (x_i − x_j) / σ */
+        if (k == POOL_GAUSSIAN) {
+            for (size_t j = 0; j < n; j++)
+                row[j] = (x[i] - x[j]) / sigma;
+            gauss_scores(row, n, i);
+            softmax_row(row, n, i);
+        } else {
+            /* kernel values without x_i itself, then their sum */
+            double sum = 0.0;
+            for (size_t j = 0; j < n; j++) {
+                row[j] = j == i ? 0.0 : pool_kernel_value(k, (x[i] - x[j]) / sigma);
+                sum += row[j];
+            }
+            if (sum == 0.0) { /* no other point within reach: no prediction */
+                (*unreached)++;
+                continue;
+            }
+            for (size_t j = 0; j < n; j++)
+                row[j] /= sum;
+        }
+        /* the squared error of ŷ_i = Σ_j a_j y_j */
+        double e = weighted_sum(row, y, n) - y[i];
+        err += e * e;
+        reached++;
+    }
+    return reached ? err / (double)reached : NAN;
+}
+
 /* ---- parametric: NWKernelRegression ----------------------------------- */
 
 void pool_param_forward(double *yhat, double *att, const double *q, const double *x,

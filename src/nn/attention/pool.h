@@ -66,6 +66,22 @@ size_t pool_nonparametric(double *yhat, double *att, const double *q, const doub
                           const double *y, enum pool_kernel k, double sigma, size_t m,
                           size_t n);
 
+/* ---- the width by leave-one-out (--sigma auto) ------------------------- */
+
+/* The grid of widths --sigma auto tries: 10^(i/10 − 2) for i = 0 … 30,
+ * 0.01 to 10, ten a decade (fm_pow: the same bits everywhere). */
+#define POOL_SIGMA_GRID_N 31
+double pool_sigma_grid(size_t i);
+
+/* Leave-one-out error of nonparametric pooling with kernel k and width
+ * sigma on the n ≥ 2 training points: each x_i the query, the other n − 1
+ * its keys and values (its own weight 0), the squared error of its
+ * prediction against y_i. Returns the mean over the points some other
+ * point reaches (NaN when none); *unreached counts the others (never for
+ * the Gaussian, a softmax). row (n,) is the caller's work row. */
+double pool_loo_error(const double *x, const double *y, size_t n, enum pool_kernel k,
+                      double sigma, double *row, size_t *unreached);
+
 /* ---- parametric pooling: d2l's NWKernelRegression ---------------------- */
 
 /* Forward: for query j, scores s_i = −((q_j − x_i)·w)²/2, att = softmax(s),
