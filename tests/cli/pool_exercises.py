@@ -231,7 +231,98 @@ def sigma_auto(tmp):
            % os.path.join(tmp, "no", "x.png"))
 
 
+def additive_forward(sd, q, keys, values, skip=None):
+    """ŷ and the weights of query q over keys by 10.3's additive score, by hand."""
+    import math
+    wk = [r[0] for r in sd["W_k.weight"]]
+    wq = [r[0] for r in sd["W_q.weight"]]
+    wv = sd["w_v.weight"][0]
+    scores = [None if i == skip else
+              sum(v * math.tanh(a * q + b * k) for v, a, b in zip(wv, wq, wk))
+              for i, k in enumerate(keys)]
+    top = max(s for s in scores if s is not None)
+    ex = [0.0 if s is None else math.exp(s - top) for s in scores]
+    tot = sum(ex)
+    att = [e / tot for e in ex]
+    return sum(a * v for a, v in zip(att, values)), att
+
+
+def additive(tmp):
+    doc = pool_json(["--method", "additive", "--seed", "4"])
+    r = doc["results"][0]
+    check(r["method"] == "additive" and r["kernel"] is None and r["sigma"] is None
+          and r["score_hiddens"] == 8 and len(r["losses"]) == 5, "additive's result")
+    for key in ("state_dict_init", "state_dict"):
+        sd = r[key]
+        check(list(sd) == ["W_k.weight", "W_q.weight", "w_v.weight"]
+              and len(sd["W_k.weight"]) == 8 and all(len(v) == 1 for v in sd["W_k.weight"])
+              and len(sd["W_q.weight"]) == 8 and len(sd["w_v.weight"]) == 1
+              and len(sd["w_v.weight"][0]) == 8, "%s: nn.Linear's shapes" % key)
+    sd0 = r["state_dict_init"]
+    check(all(abs(v[0]) < 1 for v in sd0["W_k.weight"] + sd0["W_q.weight"])
+          and all(abs(v) < 8 ** -0.5 for v in sd0["w_v.weight"][0]), "nn.Linear's bounds")
+    check(r["state_dict"] != sd0, "trained")
+    # the loss before the first step, by hand from the start: each point from the others
+    x, y = doc["x_train"], doc["y_train"]
+    loss = sum((additive_forward(sd0, xi, x, y, skip=i)[0] - y[i]) ** 2 for i, xi in enumerate(x))
+    check(near(r["losses"][0], loss, 1e-7), "the first loss %r, by hand %r" % (r["losses"][0], loss))
+    # the test inputs from the learned parameters, every training point a key
+    for j in (0, 17, 49):
+        yh, att = additive_forward(r["state_dict"], doc["x_test"][j], x, y)
+        check(near(r["y_hat"][j], yh, 1e-7)
+              and max(abs(a - b) for a, b in zip(att, r["attention_weights"][j])) < 1e-8,
+              "test input %d by hand" % j)
+    check(near(r["mse"], mse(r["y_hat"], doc["y_truth"]), 1e-7), "its MSE")
+    # its start is drawn after w's: asking for parametric too changes neither
+    both = pool_json(["--method", "parametric,additive", "--seed", "4"])["results"]
+    check(both[1]["state_dict_init"] == sd0 and both[1]["y_hat"] == r["y_hat"], "the same start")
+    check(both[0] == pool_json(["--method", "parametric", "--seed", "4"])["results"][0],
+          "parametric as without additive")
+    h3 = pool_json(["--method", "additive", "--score-hiddens", "3", "--epochs", "2", "--lr",
+                    "0.05"])["results"][0]
+    check(h3["score_hiddens"] == 3 and len(h3["state_dict"]["w_v.weight"][0]) == 3
+          and len(h3["losses"]) == 2, "--score-hiddens 3")
+    rc, out, _ = expect(["pool", "--method", "additive", "--seed", "4"], 0, err="",
+                        out_has=["\nadditive\n  a(q, k) = w_v · tanh(W_q q + W_k k), 8 hidden "
+                                 "units; W_k.weight (8, 1), W_q.weight (8, 1) and w_v.weight "
+                                 "(1, 8) start as nn.Linear's (from the seed); SGD, lr 0.5, 5 "
+                                 "epochs; each training point's keys and values are the other 49",
+                                 "epoch 1, loss %.6f\n" % r["losses"][0],
+                                 "  w_v.weight " + " ".join("%.6f" % v for v in
+                                                           r["state_dict"]["w_v.weight"][0])])
+    f, w, l = (os.path.join(tmp, n) for n in ("afits.png", "aw.png", "aloss.png"))
+    expect(["pool", "--method", "parametric,additive", "--png", f, "--weights-png", w, "--plot",
+            l], 0, err="", out_has=["wrote %s" % f, "wrote %s" % w, "wrote %s" % l])
+    doc = pool_json(["--n-train", "20,50", "--method", "average,additive"])
+    check([r["method"] for r in doc["results"]] == ["average", "additive"]
+          and len(doc["results"][1]["mse"]) == 2, "additive in the sweep")
+    for v in ["0", "-1", "4097", "x", ""]:
+        expect(["pool", "--method", "additive", "--score-hiddens=" + v], 2,
+               err=P + "--score-hiddens: expected an integer from 1 to 4096, got '%s'" % v)
+    for args, msg in [
+        (["--score-hiddens", "4"], "--score-hiddens is for --method additive, which is not asked"),
+        (["--method", "additive", "--w-init", "1"],
+         "--w-init is for --method parametric, which is not asked"),
+        (["--method", "additive", "--kernel", "boxcar"],
+         "--kernel shapes the nonparametric results; --method additive alone learns its scores"),
+        (["--method", "additive", "--n-train", "1"],
+         "--n-train 1: additive pooling needs at least 2 training points (each one's keys are "
+         "the other n - 1)"),
+        (["--method", "average,nonparametric", "--lr", "0.1"],
+         "--lr is for --method parametric or additive, neither of which is asked"),
+        (["--method", "additive,multiplicative"],
+         "--method: expected a list of average, nonparametric, parametric, additive "
+         "(comma-separated), got 'additive,multiplicative'"),
+    ]:
+        expect(["pool"] + args, 2, err=P + msg)
+    one = os.path.join(tmp, "one.json")
+    expect(["pool", "--input", one, "--method", "additive"], 1,
+           err=P + one + ": $.x_train: additive pooling needs at least 2 training points (each "
+           "one's keys are the other n - 1), got 1")
+
+
 def group_pool_exercises(tmp):
     n_train_lists(tmp)
     learned_width()
     sigma_auto(tmp)
+    additive(tmp)

@@ -15,8 +15,8 @@
  *      load: the command's own refusal) with every method and kernel,
  *      two widths, --epochs 2, --json and --html into a temporary folder
  *      (the page's writer on whatever the data is), then with the
- *      exercises' options (--sigma auto): the exit status must be 0, 1
- *      or 2.
+ *      exercises' options (--sigma auto, --method additive): the exit
+ *      status must be 0, 1 or 2.
  *
  * The corpus: tests/fuzz/corpus/pool/ (tests/fuzz/make_corpus.py: valid
  * inputs, ragged, NaN, empty, mismatched lengths, far and huge numbers).
@@ -145,9 +145,10 @@ static void fuzz_command(const char *path)
                     "gaussian,boxcar,constant,epanechikov", "--sigma", "0.1,1", "--epochs", "2",
                     "--max-mem", "16M", "--json", json, "--html", html, NULL};
     /* the exercises' options on the same data */
-    char *argv2[] = {"pool", "--input", (char *)path, "--kernel", "gaussian,boxcar,epanechikov",
-                     "--sigma", "auto", "--epochs", "2", "--max-mem", "16M", "--json", json,
-                     NULL};
+    char *argv2[] = {"pool", "--input", (char *)path, "--method",
+                     "nonparametric,parametric,additive", "--kernel", "gaussian,boxcar,epanechikov",
+                     "--sigma", "auto", "--score-hiddens", "2", "--epochs", "2", "--max-mem",
+                     "16M", "--json", json, NULL};
     int status, status2;
     cli_set_command("pool");
     status = cmd_pool((int)(sizeof argv / sizeof argv[0]) - 1, argv);

@@ -72,6 +72,8 @@ OPTIONS = [
     "pool --n-train 10,20 --json -",
     "pool --sigma auto --kernel gaussian,boxcar --sigma-png out.png",
     "pool --sigma auto,1",
+    "pool --method additive --score-hiddens 3 --epochs 2 --json -",
+    "pool --method average,additive --score-hiddens 0",
     # the bad options of the CLI tests (tests/cli/)
     "multihead --heads 0",
     "multihead --hiddens 100 --heads 3",

@@ -21,6 +21,7 @@
 
 #define MAX_N_TRAIN 2000000000L /* larger meets --max-mem first */
 #define MAX_EPOCHS 1000000L
+#define MAX_SCORE_HIDDENS 4096L
 
 static const char *const edition_names[] = {"zh", "en", NULL};
 
@@ -42,7 +43,8 @@ static int parse_words(const char *opt, const char *s, const char *const *words,
             }
         if (k < 0 || *n == POOL_MAX_LIST) {
             cli_error("%s: expected a list of %s (comma-separated), got '%s'", opt,
-                      words == pool_method_names ? "average, nonparametric, parametric"
+                      words == pool_method_names
+                          ? "average, nonparametric, parametric, additive"
                                                  : "gaussian, boxcar, constant, epanechikov",
                       s);
             return -1;
@@ -139,8 +141,8 @@ static int parse_n_train(void *args, const char *s)
 #define OPT_ARGS struct pool_args
 const struct opt pool_options[] = {
     OPT_CALLBACK(0, "method", "LIST", parse_method,
-                 "average, nonparametric, parametric, one or more\n"
-                 "(default all three, in that order)"),
+                 "average, nonparametric, parametric, additive, one\n"
+                 "or more (default the first three, in that order)"),
     OPT_CALLBACK(0, "kernel", "LIST", parse_kernel,
                  "nonparametric kernels: gaussian, boxcar, constant,\n"
                  "epanechikov (default gaussian)"),
@@ -166,14 +168,18 @@ const struct opt pool_options[] = {
     OPT_REAL(0, "w-init", w_init, "W", -1e6, 1e6,
              "parametric: w's start (default uniform on [0, 1)\n"
              "from the seed, as torch.rand((1,)))"),
-    OPT_INT(0, "epochs", epochs, "N", 0, MAX_EPOCHS, "parametric: SGD steps (default 5)"),
-    OPT_REAL(0, "lr", lr, "LR", 0.0, 1e6, "parametric: the learning rate (default 0.5)"),
+    OPT_INT(0, "score-hiddens", score_hiddens, "H", 1, MAX_SCORE_HIDDENS,
+            "additive: the hidden units of its score (default 8)"),
+    OPT_INT(0, "epochs", epochs, "N", 0, MAX_EPOCHS,
+            "parametric and additive: SGD steps (default 5)"),
+    OPT_REAL(0, "lr", lr, "LR", 0.0, 1e6,
+             "parametric and additive: the learning rate (default\n0.5)"),
     OPT_PNG(png, "the fits as d2l draws them: Truth, Pred and the\n"
                  "training points, one panel per result"),
     OPT_FILE(0, "weights-png", weights_png,
              "the weights as heatmaps, 'Sorted training inputs'\n"
              "by 'Sorted testing inputs', one per result"),
-    OPT_FILE(0, "plot", plot, "parametric: the loss against the epoch"),
+    OPT_FILE(0, "plot", plot, "parametric and additive: the loss against the epoch"),
     OPT_HTML(html, "a page: the fits, and pointing at a test input (on\n"
                    "the fits or a heatmap's row) shows its weights over\n"
                    "the training points; the heatmaps, the loss"),
@@ -207,6 +213,12 @@ void usage_pool(FILE *f)
           "                 with w learned: each training point's keys and values\n"
           "                 are the other n - 1, loss Σ (ŷ_i - y_i)², one SGD step\n"
           "                 an epoch, the book's 'epoch N, loss X' lines\n"
+          "  additive       10.3's additive score as the attention: softmax over the\n"
+          "                 keys of w_vᵀ tanh(W_q x + W_k x_i) (h hidden units,\n"
+          "                 --score-hiddens), all of W_q, W_k, w_v learned as\n"
+          "                 parametric's w is (the same exclusion, loss, SGD, epochs\n"
+          "                 and lr); they start as nn.Linear's do (uniform on\n"
+          "                 ±1/√in_features), drawn from the seed after w's start\n"
           "\n"
           "The data is the section's (50 inputs uniform on [0, 5), sorted, y = 2 sin x\n"
           "+ x^0.8 + N(0, 0.5²), test inputs 0, 0.1, …, 4.9), drawn with attn's\n"
@@ -226,6 +238,7 @@ void usage_pool(FILE *f)
           "  attn pool --method parametric --epochs 10 --json pool.json\n"
           "  attn pool --n-train 10,20,50,100,200\n"
           "  attn pool --sigma auto --kernel gaussian,epanechikov --sigma-png loo.png\n"
+          "  attn pool --method parametric,additive --lr 0.01 --epochs 300\n"
           "  attn pool --html pool.html\n"
           "  attn pool --input points.json --json -\n",
           f);
@@ -279,24 +292,38 @@ static int check_auto(const struct pool_args *a, const opt_given *g)
  * is not asked. EXIT_OK or EXIT_USAGE. */
 static int check_methods(const struct pool_args *a, const opt_given *g)
 {
-    static const char *const param_only[] = {"w-init", "epochs", "lr", "plot"};
+    static const char *const trained_only[] = {"epochs", "lr", "plot"};
     static const char *const nonparam_only[] = {"kernel", "sigma"};
-    for (size_t i = 0; i < 4; i++)
-        if (opt_is_given(g, param_only[i]) && !pool_asked(a, POOL_PARAMETRIC)) {
-            cli_error("--%s is for --method parametric, which is not asked", param_only[i]);
+    int trained = pool_asked(a, POOL_PARAMETRIC) || pool_asked(a, POOL_ADDITIVE);
+    if (opt_is_given(g, "w-init") && !pool_asked(a, POOL_PARAMETRIC)) {
+        cli_error("--w-init is for --method parametric, which is not asked");
+        return EXIT_USAGE;
+    }
+    for (size_t i = 0; i < 3; i++)
+        if (opt_is_given(g, trained_only[i]) && !trained) {
+            cli_error("--%s is for --method parametric or additive, neither of which is asked",
+                      trained_only[i]);
             return EXIT_USAGE;
         }
+    if (opt_is_given(g, "score-hiddens") && !pool_asked(a, POOL_ADDITIVE)) {
+        cli_error("--score-hiddens is for --method additive, which is not asked");
+        return EXIT_USAGE;
+    }
     for (size_t i = 0; i < 2; i++)
         if (opt_is_given(g, nonparam_only[i]) && a->nmethods == 1 &&
-            a->methods[0] == POOL_PARAMETRIC) {
-            cli_error("--%s shapes the nonparametric results; --method parametric alone "
-                      "uses the Gaussian softmax with a learned w", nonparam_only[i]);
+            a->methods[0] >= POOL_PARAMETRIC) {
+            cli_error("--%s shapes the nonparametric results; --method %s alone %s",
+                      nonparam_only[i], pool_method_names[a->methods[0]],
+                      a->methods[0] == POOL_PARAMETRIC
+                          ? "uses the Gaussian softmax with a learned w"
+                          : "learns its scores");
             return EXIT_USAGE;
         }
     for (size_t i = 0; i < a->nsizes; i++)
-        if (a->n_trains[i] < 2 && pool_asked(a, POOL_PARAMETRIC)) {
-            cli_error("--n-train %ld: parametric pooling needs at least 2 training points "
-                      "(each one's keys are the other n - 1)", a->n_trains[i]);
+        if (a->n_trains[i] < 2 && trained) {
+            cli_error("--n-train %ld: %s pooling needs at least 2 training points "
+                      "(each one's keys are the other n - 1)", a->n_trains[i],
+                      pool_asked(a, POOL_PARAMETRIC) ? "parametric" : "additive");
             return EXIT_USAGE;
         }
     return check_sizes(a, g) != EXIT_OK ? EXIT_USAGE : check_auto(a, g);
@@ -315,6 +342,7 @@ static int parse_args(int argc, char **argv, struct pool_args *a)
     a->sigmas[0] = 1.0;
     a->nsigmas = 1;
     a->epochs = 5;
+    a->score_hiddens = 8;
     a->lr = 0.5;
     a->max_mem = CLI_DEFAULT_MAX_MEM;
     a->argc = argc;
@@ -396,6 +424,32 @@ static void print_auto(FILE *f, const pool_run *run)
                "width is not chosen)\n");
 }
 
+/* One of additive's parameters, (h,) on one line. */
+static void print_vector(FILE *f, const char *what, const double *v, size_t h)
+{
+    fprintf(f, "  %s", what);
+    for (size_t u = 0; u < h; u++)
+        fprintf(f, " %.6f", v[u]);
+    fputc('\n', f);
+}
+
+static void print_additive(FILE *f, const pool_result *r, const pool_data *d,
+                           const struct pool_args *a)
+{
+    const pool_additive *p = &r->add;
+    fprintf(f, "  a(q, k) = w_v · tanh(W_q q + W_k k), %zu hidden units; W_k.weight (%zu, 1), "
+               "W_q.weight (%zu, 1) and w_v.weight (1, %zu) start as nn.Linear's (from the "
+               "seed); SGD, lr %g, %zu epochs; each training point's keys and values are the "
+               "other %zu\n",
+            p->h, p->h, p->h, p->h, a->lr, r->epochs, d->n - 1);
+    for (size_t e = 0; e < r->epochs; e++)
+        fprintf(f, "epoch %zu, loss %.6f\n", e + 1, r->losses[e]);
+    fprintf(f, "  learned (state_dict, each as a row):\n");
+    print_vector(f, "W_k.weight", p->W_k, p->h);
+    print_vector(f, "W_q.weight", p->W_q, p->h);
+    print_vector(f, "w_v.weight", p->w_v, p->h);
+}
+
 static void print_result(FILE *f, const pool_result *r, const pool_data *d,
                          const struct pool_args *a)
 {
@@ -404,6 +458,8 @@ static void print_result(FILE *f, const pool_result *r, const pool_data *d,
     fprintf(f, "\n%s\n", name);
     if (r->method == POOL_AVERAGE)
         fprintf(f, "  y_hat = mean(y_train) = %.6f at every test input\n", r->yhat[0]);
+    if (r->method == POOL_ADDITIVE)
+        print_additive(f, r, d, a);
     if (r->method == POOL_PARAMETRIC) {
         fprintf(f, "  w starts at %.6f (%s); SGD, lr %g, %zu epochs; each training point's "
                    "keys and values are the other %zu\n",

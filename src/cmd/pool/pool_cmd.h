@@ -11,7 +11,13 @@
 
 #include "pool.h"
 
-enum pool_method { POOL_AVERAGE = 0, POOL_NONPARAMETRIC, POOL_PARAMETRIC, POOL_NMETHODS };
+enum pool_method {
+    POOL_AVERAGE = 0,
+    POOL_NONPARAMETRIC,
+    POOL_PARAMETRIC,
+    POOL_ADDITIVE, /* 10.3's additive score as the attention, trained */
+    POOL_NMETHODS
+};
 extern const char *const pool_method_names[]; /* NULL-terminated */
 
 #define POOL_MAX_LIST 16 /* kernels, widths */
@@ -28,6 +34,7 @@ struct pool_args {
     long n_trains[POOL_MAX_LIST]; /* --n-train's sizes, in the order given */
     size_t nsizes;               /* 0: the edition's one size */
     long n_train, seed, epochs;  /* n_train: the size of this run */
+    long score_hiddens;          /* additive: h */
     double noise, w_init, lr;
     int w_given;                 /* --w-init given */
     const char *input;
@@ -48,7 +55,8 @@ typedef struct pool_result {
     double mse;             /* NaN: no truth, or no prediction */
     double peak;            /* pool_mean_max_weight */
     double w_init, w;       /* parametric */
-    double *losses;         /* (epochs,), parametric */
+    pool_additive add_init, add; /* additive: its start and its learned parameters */
+    double *losses;         /* (epochs,), parametric and additive */
     size_t epochs;
 } pool_result;
 

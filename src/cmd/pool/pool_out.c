@@ -17,7 +17,8 @@
 #include "pool_cmd.h"
 #include "render.h"
 
-const char *const pool_method_names[] = {"average", "nonparametric", "parametric", NULL};
+const char *const pool_method_names[] = {"average", "nonparametric", "parametric", "additive",
+                                         NULL};
 
 /* ---- --json ------------------------------------------------------------ */
 
@@ -41,11 +42,30 @@ void pool_json_number(json_writer *jw, const char *key, double v)
         json_number(jw, key, v);
 }
 
+/* key: {"W_k.weight": (h, 1), "W_q.weight": (h, 1), "w_v.weight": (1, h)},
+ * nn.Linear's layout, in the order of d2l's AdditiveAttention's state_dict */
+static void write_state_dict(json_writer *jw, const char *key, const pool_additive *p)
+{
+    json_object_begin(jw, key, JSON_BLOCK);
+    json_array_begin(jw, "W_k.weight", JSON_INLINE);
+    for (size_t u = 0; u < p->h; u++)
+        pool_json_numbers(jw, NULL, p->W_k + u, 1);
+    json_end(jw);
+    json_array_begin(jw, "W_q.weight", JSON_INLINE);
+    for (size_t u = 0; u < p->h; u++)
+        pool_json_numbers(jw, NULL, p->W_q + u, 1);
+    json_end(jw);
+    json_array_begin(jw, "w_v.weight", JSON_INLINE);
+    pool_json_numbers(jw, NULL, p->w_v, p->h);
+    json_end(jw);
+    json_end(jw);
+}
+
 static void write_result(json_writer *jw, const pool_result *r, const pool_data *d)
 {
     json_object_begin(jw, NULL, JSON_BLOCK);
     json_string(jw, "method", pool_method_names[r->method]);
-    if (r->method == POOL_AVERAGE)
+    if (r->method == POOL_AVERAGE || r->method == POOL_ADDITIVE)
         json_null(jw, "kernel");
     else
         json_string(jw, "kernel", pool_kernel_names[r->kernel]);
@@ -57,6 +77,12 @@ static void write_result(json_writer *jw, const pool_result *r, const pool_data 
     json_end(jw);
     pool_json_number(jw, "mse", r->mse);
     pool_json_number(jw, "mean_max_weight", r->peak);
+    if (r->method == POOL_ADDITIVE) {
+        json_number(jw, "score_hiddens", (double)r->add.h);
+        write_state_dict(jw, "state_dict_init", &r->add_init);
+        write_state_dict(jw, "state_dict", &r->add);
+        pool_json_numbers(jw, "losses", r->losses, r->epochs);
+    }
     if (r->method == POOL_PARAMETRIC) {
         json_number(jw, "w_init", r->w_init);
         json_number(jw, "w", r->w);
@@ -128,6 +154,8 @@ void pool_result_title(const pool_result *r, char *buf, size_t len)
         snprintf(buf, len, "%s, σ = %g", pool_kernel_names[r->kernel], r->sigma);
     else if (r->method == POOL_PARAMETRIC)
         snprintf(buf, len, "parametric, w = %.3g", r->w);
+    else if (r->method == POOL_ADDITIVE)
+        snprintf(buf, len, "additive, h = %zu", r->add.h);
     else
         snprintf(buf, len, "average");
 }
@@ -235,15 +263,21 @@ static int fits_png(const void *arg, text_font *font, FILE *rep)
     return status;
 }
 
-/* --plot: parametric's loss against the epoch. */
+/* --plot: the loss against the epoch of each trained result (parametric,
+ * additive), one line each. */
 static int loss_png(const void *arg, text_font *font, FILE *rep)
 {
     const pool_run *run = arg;
-    const pool_result *r = NULL;
+    plot_series s[8];
+    char labels[8][96];
+    size_t ns = 0, E = 0;
     for (size_t i = 0; i < run->nr; i++)
-        if (run->r[i].method == POOL_PARAMETRIC)
-            r = &run->r[i];
-    size_t E = r->epochs;
+        if (run->r[i].losses && ns < 8) {
+            E = run->r[i].epochs;
+            pool_result_title(&run->r[i], labels[ns], sizeof labels[ns]);
+            s[ns] = (plot_series){NULL, run->r[i].losses, E, labels[ns]};
+            ns++;
+        }
     double *x = calloc(E ? E : 1, sizeof *x);
     attn_image img = {0, 0, NULL};
     char err[512] = "out of memory";
@@ -251,12 +285,17 @@ static int loss_png(const void *arg, text_font *font, FILE *rep)
     if (x) {
         for (size_t e = 0; e < E; e++)
             x[e] = (double)(e + 1);
-        plot_series s = {x, r->losses, E, "loss (summed over the training points)"};
+        for (size_t k = 0; k < ns; k++)
+            s[k].x = x;
+        if (ns == 1) /* the section's one line */
+            s[0].label = "loss (summed over the training points)";
         plot_figure fig;
         memset(&fig, 0, sizeof fig);
-        fig.series = &s;
-        fig.nseries = 1;
-        fig.title = "parametric attention pooling: training";
+        fig.series = s;
+        fig.nseries = ns;
+        fig.title = ns == 1 && run->r[run->nr - 1].method == POOL_PARAMETRIC
+                        ? "parametric attention pooling: training"
+                        : "attention pooling: training (loss summed over the training points)";
         fig.xlabel = "epoch";
         fig.ylabel = "loss";
         fig.font = font;

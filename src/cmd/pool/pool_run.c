@@ -37,7 +37,7 @@ static int check_memory(const struct pool_args *a, size_t n, size_t m)
     size_t nr = pool_result_count(a), per, total, train = 0;
     int over = size_mul(m, n, &per) || size_add(per, m, &per) || size_mul(per, nr, &total) ||
                size_add(total, 2 * n + 2 * m, &total);
-    if (pool_asked(a, POOL_PARAMETRIC))
+    if (pool_asked(a, POOL_PARAMETRIC) || pool_asked(a, POOL_ADDITIVE))
         over = over || size_mul(n, n, &train) || size_add(total, train, &total);
     /* in doubles; the figures and the page take float copies of one */
     over = over || size_mul(total, sizeof(double) + sizeof(float), &total);
@@ -59,9 +59,11 @@ static int load_data(pool_run *run, rng *r)
             cli_error("%s", err);
             return EXIT_RUNTIME;
         }
-        if (run->d.n < 2 && pool_asked(a, POOL_PARAMETRIC)) {
-            cli_error("%s: $.x_train: parametric pooling needs at least 2 training points "
-                      "(each one's keys are the other n - 1), got 1", a->input);
+        int par = pool_asked(a, POOL_PARAMETRIC);
+        if (run->d.n < 2 && (par || pool_asked(a, POOL_ADDITIVE))) {
+            cli_error("%s: $.x_train: %s pooling needs at least 2 training points (each "
+                      "one's keys are the other n - 1), got 1", a->input,
+                      par ? "parametric" : "additive");
             return EXIT_RUNTIME;
         }
         return check_memory(a, run->d.n, run->d.m);
@@ -89,8 +91,11 @@ void pool_result_name(const pool_result *r, char *buf, size_t len)
 
 static void results_free(pool_run *run)
 {
-    for (size_t i = 0; run->r && i < run->nr; i++)
+    for (size_t i = 0; run->r && i < run->nr; i++) {
         FREE_EACH(run->r[i].yhat, run->r[i].att, run->r[i].losses);
+        pool_additive_free(&run->r[i].add_init);
+        pool_additive_free(&run->r[i].add);
+    }
     free(run->r);
     run->r = NULL;
 }
@@ -118,6 +123,32 @@ static int run_parametric(pool_result *res, const pool_data *d, const struct poo
     return ok ? 0 : -1;
 }
 
+/* Additive: from res->add_init, trained as parametric is, then the test
+ * inputs with every training point as keys. -1 when out of memory. */
+static int run_additive(pool_result *res, const pool_data *d, const struct pool_args *a)
+{
+    size_t n = d->n, nn;
+    pool_additive g = {0};
+    if (size_mul(n, n, &nn) || pool_additive_alloc(&res->add, res->add_init.h) < 0 ||
+        pool_additive_alloc(&g, res->add_init.h) < 0)
+        return -1;
+    double *yh = calloc(n, sizeof *yh), *dy = calloc(n, sizeof *dy);
+    double *att = calloc(nn, sizeof *att);         /* (n, n) */
+    res->losses = calloc(a->epochs ? (size_t)a->epochs : 1, sizeof *res->losses);
+    int ok = yh && dy && att && res->losses;
+    if (ok) {
+        res->epochs = (size_t)a->epochs;
+        pool_additive_copy(&res->add, &res->add_init);
+        pool_additive_train(&res->add, &g, res->losses, res->epochs, a->lr, d->x_train,
+                            d->y_train, n, 0, yh, dy, att);
+        pool_additive_forward(res->yhat, res->att, d->x_test, d->x_train, d->y_train, &res->add,
+                              d->m, n, 0);
+    }
+    FREE_EACH(yh, dy, att);
+    pool_additive_free(&g);
+    return ok ? 0 : -1;
+}
+
 /* The result of one method (kernel, sigma: nonparametric's). */
 static int run_one(pool_result *res, const pool_data *d, const struct pool_args *a)
 {
@@ -131,8 +162,12 @@ static int run_one(pool_result *res, const pool_data *d, const struct pool_args 
                                             d->y_train, (enum pool_kernel)res->kernel,
                                             res->sigma, m, n);
         break;
-    default:
+    case POOL_PARAMETRIC:
         if (run_parametric(res, d, a) < 0)
+            return -1;
+        break;
+    default:
+        if (run_additive(res, d, a) < 0)
             return -1;
     }
     res->mse = d->y_truth ? pool_mse(res->yhat, d->y_truth, m) : NAN;
@@ -146,9 +181,15 @@ static int run_all(pool_run *run, rng *r)
     const struct pool_args *a = run->a;
     size_t k = 0, mn;
     double w0 = a->w_given ? a->w_init : (float)rng_uniform(r); /* torch.rand((1,)) */
+    pool_additive add0 = {0};
     run->nr = pool_result_count(a);
     if (size_mul(run->d.m, run->d.n, &mn) || !(run->r = calloc(run->nr, sizeof *run->r)))
         return -1;
+    if (pool_asked(a, POOL_ADDITIVE)) { /* its start, drawn after w's */
+        if (pool_additive_alloc(&add0, (size_t)a->score_hiddens) < 0)
+            return -1;
+        pool_additive_init(&add0, r);
+    }
     for (size_t i = 0; i < a->nmethods; i++) {
         int meth = a->methods[i];
         size_t cnt = meth == POOL_NONPARAMETRIC ? a->nkernels * a->nsigmas : 1;
@@ -163,10 +204,17 @@ static int run_all(pool_run *run, rng *r)
             res->w_init = w0;
             res->yhat = calloc(run->d.m, sizeof *res->yhat);
             res->att = calloc(mn ? mn : 1, sizeof *res->att);
-            if (!res->yhat || !res->att || run_one(res, &run->d, a) < 0)
+            if (meth == POOL_ADDITIVE &&
+                pool_additive_alloc(&res->add_init, (size_t)a->score_hiddens) == 0)
+                pool_additive_copy(&res->add_init, &add0);
+            if (!res->yhat || !res->att || (meth == POOL_ADDITIVE && !res->add_init.W_q) ||
+                run_one(res, &run->d, a) < 0) {
+                pool_additive_free(&add0);
                 return -1;
+            }
         }
     }
+    pool_additive_free(&add0);
     return 0;
 }
 

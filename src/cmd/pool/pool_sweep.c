@@ -148,7 +148,7 @@ static void write_members(json_writer *jw, const void *arg)
         const pool_result *r = &sw->first[k];
         json_object_begin(jw, NULL, JSON_BLOCK);
         json_string(jw, "method", pool_method_names[r->method]);
-        if (r->method == POOL_AVERAGE)
+        if (r->method == POOL_AVERAGE || r->method == POOL_ADDITIVE)
             json_null(jw, "kernel");
         else
             json_string(jw, "kernel", pool_kernel_names[r->kernel]);
