@@ -121,6 +121,20 @@ static void test_gradient(void)
     pool_param_forward(yhat, att, x, x, y, w - h, 5, 5, 1);
     double lm = pool_loss(dy, yhat, y, 5);
     CHECK_NEAR(dw, (lp - lm) / (2 * h), 1e-6, 1e-6);
+    /* --keep-self: each point its own key too */
+    pool_param_forward(yhat, att, x, x, y, w, 5, 5, 0);
+    CHECK(att[0] > 0.0 && att[24] > 0.0);
+    pool_loss(dy, yhat, y, 5);
+    dw = pool_param_backward(dy, att, yhat, x, x, y, w, 5, 5, 0);
+    pool_param_forward(yhat, att, x, x, y, w + h, 5, 5, 0);
+    lp = pool_loss(dy, yhat, y, 5);
+    pool_param_forward(yhat, att, x, x, y, w - h, 5, 5, 0);
+    lm = pool_loss(dy, yhat, y, 5);
+    CHECK_NEAR(dw, (lp - lm) / (2 * h), 1e-6, 1e-6);
+    /* and trained, the loss falls toward memorising as w grows */
+    double w2 = 1.0, losses[200];
+    pool_param_train(&w2, losses, 200, 0.5, x, y, 5, 1, yhat, dy, att);
+    CHECK(w2 > 1.0 && losses[199] < losses[0] / 4);
 }
 
 static double num(const cJSON *o, const char *key)
@@ -192,7 +206,7 @@ static void compare_training(const cJSON *ref, const pool_data *d, double *att, 
     /* the same through pool_param_train */
     double w2 = num(ref, "w_init"), losses[64];
     CHECK((size_t)num(ref, "epochs") == e && e <= 64);
-    pool_param_train(&w2, losses, e, lr, d->x_train, d->y_train, n, yhat, dy, att);
+    pool_param_train(&w2, losses, e, lr, d->x_train, d->y_train, n, 0, yhat, dy, att);
     CHECK(w2 == w);
     near(w, num(p, "w"), "learned w", 0);
     pool_param_forward(yhat, att, d->x_test, d->x_train, d->y_train, w, d->m, n, 0);

@@ -321,8 +321,80 @@ def additive(tmp):
            "one's keys are the other n - 1), got 1")
 
 
+def gauss_loss(x, y, w, keep_self):
+    """parametric's training loss at w, by hand: each point from the others,
+    or from all (itself too) with --keep-self."""
+    import math
+    loss = 0.0
+    for i, xi in enumerate(x):
+        js = [j for j in range(len(x)) if keep_self or j != i]
+        sc = [-((xi - x[j]) * w) ** 2 / 2 for j in js]
+        top = max(sc)
+        ex = [math.exp(v - top) for v in sc]
+        loss += (sum(e * y[j] for e, j in zip(ex, js)) / sum(ex) - y[i]) ** 2
+    return loss
+
+
+def keep_self(tmp):
+    doc = pool_json(["--method", "parametric,additive", "--keep-self", "--epochs", "3",
+                     "--lr", "0.05"])
+    res = doc["results"]
+    check([(r["method"], r.get("keep_self")) for r in res]
+          == [("parametric", None), ("parametric", True), ("additive", None), ("additive", True)],
+          "each trained result, then the same keeping self")
+    plain = pool_json(["--method", "parametric,additive", "--epochs", "3", "--lr", "0.05"])
+    check(res[0] == plain["results"][0] and res[2] == plain["results"][1],
+          "the defaults as without --keep-self")
+    x, y = doc["x_train"], doc["y_train"]
+    p, k = res[0], res[1]
+    check(k["w_init"] == p["w_init"], "the same start")
+    check(near(k["losses"][0], gauss_loss(x, y, k["w_init"], True), 1e-7)
+          and near(p["losses"][0], gauss_loss(x, y, p["w_init"], False), 1e-7),
+          "the first losses by hand, with and without self")
+    check(near(k["losses"][1], gauss_loss(x, y, k["w_init"] - 0.05 * (
+        (gauss_loss(x, y, k["w_init"] + 1e-6, True) - gauss_loss(x, y, k["w_init"] - 1e-6, True))
+        / 2e-6), True), 1e-5), "one SGD step keeping self, by central differences")
+    a, ak = res[2], res[3]
+    check(ak["state_dict_init"] == a["state_dict_init"], "additive: the same start")
+    loss = sum((additive_forward(a["state_dict_init"], xi, x, y)[0] - y[i]) ** 2
+               for i, xi in enumerate(x))
+    check(near(ak["losses"][0], loss, 1e-7), "additive keeping self: the first loss by hand")
+    # the exercise's numbers: trained long, keeping self memorises
+    doc = pool_json(["--method", "parametric", "--keep-self", "--epochs", "500"])
+    p, k = doc["results"]
+    check(k["losses"][-1] < p["losses"][-1] / 3 and k["w"] > 5 * p["w"]
+          and k["sigma_w"] < p["sigma_w"] / 5 and k["mse"] > 3 * p["mse"],
+          "keep-self: a lower loss, a larger w, a narrower σ, a larger test error: %r %r"
+          % ((p["losses"][-1], p["w"], p["mse"]), (k["losses"][-1], k["w"], k["mse"])))
+    out = expect(["pool", "--method", "parametric", "--keep-self", "--epochs", "500"], 0,
+                 err="", out_has=["\nparametric, keep-self\n", "keys and values are all 50, "
+                                  "itself too (--keep-self)\n",
+                                  "\nparametric: the default against --keep-self (each training "
+                                  "point also its own key)\n"
+                                  "                                default      keep-self\n"
+                                  "  epoch 1, loss          %14.6f %14.6f\n"
+                                  % (p["losses"][0], k["losses"][0]),
+                                  "  learned w              %14.6f %14.6f\n" % (p["w"], k["w"]),
+                                  "  σ = 1/|w|              %14.6f %14.6f\n"
+                                  % (p["sigma_w"], k["sigma_w"]),
+                                  "  MSE against the truth  %14.6f %14.6f\n"
+                                  % (p["mse"], k["mse"])])[1]
+    block = out.split("default against --keep-self")[1]
+    check([l.split(",")[0].split()[-1] for l in block.splitlines() if "epoch" in l]
+          == ["1", "2", "5", "10", "20", "50", "100", "200", "500"], "epochs 1, 2, 5, … 500")
+    doc = pool_json(["--n-train", "20,50", "--method", "parametric", "--keep-self"])
+    check([r.get("keep_self") for r in doc["results"]] == [None, True], "keep-self in the sweep")
+    for args in (["--method", "average,nonparametric"], ["--method", "nonparametric"]):
+        expect(["pool", "--keep-self"] + args, 2,
+               err=P + "--keep-self is for --method parametric or additive, neither of which "
+               "is asked")
+    expect(["pool", "--keep-self=1"], 2,
+           err=P + "option '--keep-self' takes no value, got '--keep-self=1'")
+
+
 def group_pool_exercises(tmp):
     n_train_lists(tmp)
     learned_width()
     sigma_auto(tmp)
     additive(tmp)
+    keep_self(tmp)

@@ -15,8 +15,8 @@
  *      load: the command's own refusal) with every method and kernel,
  *      two widths, --epochs 2, --json and --html into a temporary folder
  *      (the page's writer on whatever the data is), then with the
- *      exercises' options (--sigma auto, --method additive): the exit
- *      status must be 0, 1 or 2.
+ *      exercises' options (--sigma auto, --method additive, --keep-self):
+ *      the exit status must be 0, 1 or 2.
  *
  * The corpus: tests/fuzz/corpus/pool/ (tests/fuzz/make_corpus.py: valid
  * inputs, ragged, NaN, empty, mismatched lengths, far and huge numbers).
@@ -147,8 +147,8 @@ static void fuzz_command(const char *path)
     /* the exercises' options on the same data */
     char *argv2[] = {"pool", "--input", (char *)path, "--method",
                      "nonparametric,parametric,additive", "--kernel", "gaussian,boxcar,epanechikov",
-                     "--sigma", "auto", "--score-hiddens", "2", "--epochs", "2", "--max-mem",
-                     "16M", "--json", json, NULL};
+                     "--sigma", "auto", "--score-hiddens", "2", "--epochs", "2", "--keep-self",
+                     "--max-mem", "16M", "--json", json, NULL};
     int status, status2;
     cli_set_command("pool");
     status = cmd_pool((int)(sizeof argv / sizeof argv[0]) - 1, argv);

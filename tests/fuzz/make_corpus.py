@@ -74,6 +74,8 @@ OPTIONS = [
     "pool --sigma auto,1",
     "pool --method additive --score-hiddens 3 --epochs 2 --json -",
     "pool --method average,additive --score-hiddens 0",
+    "pool --method parametric --keep-self --epochs 20",
+    "pool --method average --keep-self",
     # the bad options of the CLI tests (tests/cli/)
     "multihead --heads 0",
     "multihead --hiddens 100 --heads 3",

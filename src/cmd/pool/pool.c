@@ -165,6 +165,10 @@ const struct opt pool_options[] = {
     OPT_SEED(seed, "the data and w's start (default 0)"),
     OPT_FILE(0, "input", input, "your points: {\"x_train\", \"y_train\", \"x_test\"\n"
                                 "and optionally \"y_truth\"} (- for stdin)"),
+    OPT_FLAG(0, "keep-self", keep_self,
+             "parametric and additive: train each again with\n"
+             "every training point also its own key (all n,\n"
+             "itself too) and print both side by side"),
     OPT_REAL(0, "w-init", w_init, "W", -1e6, 1e6,
              "parametric: w's start (default uniform on [0, 1)\n"
              "from the seed, as torch.rand((1,)))"),
@@ -239,6 +243,7 @@ void usage_pool(FILE *f)
           "  attn pool --n-train 10,20,50,100,200\n"
           "  attn pool --sigma auto --kernel gaussian,epanechikov --sigma-png loo.png\n"
           "  attn pool --method parametric,additive --lr 0.01 --epochs 300\n"
+          "  attn pool --method parametric --keep-self --epochs 500\n"
           "  attn pool --html pool.html\n"
           "  attn pool --input points.json --json -\n",
           f);
@@ -292,14 +297,14 @@ static int check_auto(const struct pool_args *a, const opt_given *g)
  * is not asked. EXIT_OK or EXIT_USAGE. */
 static int check_methods(const struct pool_args *a, const opt_given *g)
 {
-    static const char *const trained_only[] = {"epochs", "lr", "plot"};
+    static const char *const trained_only[] = {"epochs", "lr", "plot", "keep-self"};
     static const char *const nonparam_only[] = {"kernel", "sigma"};
     int trained = pool_asked(a, POOL_PARAMETRIC) || pool_asked(a, POOL_ADDITIVE);
     if (opt_is_given(g, "w-init") && !pool_asked(a, POOL_PARAMETRIC)) {
         cli_error("--w-init is for --method parametric, which is not asked");
         return EXIT_USAGE;
     }
-    for (size_t i = 0; i < 3; i++)
+    for (size_t i = 0; i < 4; i++)
         if (opt_is_given(g, trained_only[i]) && !trained) {
             cli_error("--%s is for --method parametric or additive, neither of which is asked",
                       trained_only[i]);
@@ -424,6 +429,17 @@ static void print_auto(FILE *f, const pool_run *run)
                "width is not chosen)\n");
 }
 
+/* A trained result's keys for each training point: "the other 49", or
+ * with --keep-self "all 50, itself too". */
+static const char *keys_said(const pool_result *r, const pool_data *d, char *buf, size_t len)
+{
+    if (r->keep_self)
+        snprintf(buf, len, "all %zu, itself too (--keep-self)", d->n);
+    else
+        snprintf(buf, len, "the other %zu", d->n - 1);
+    return buf;
+}
+
 /* One of additive's parameters, (h,) on one line. */
 static void print_vector(FILE *f, const char *what, const double *v, size_t h)
 {
@@ -437,11 +453,11 @@ static void print_additive(FILE *f, const pool_result *r, const pool_data *d,
                            const struct pool_args *a)
 {
     const pool_additive *p = &r->add;
+    char keys[64];
     fprintf(f, "  a(q, k) = w_v · tanh(W_q q + W_k k), %zu hidden units; W_k.weight (%zu, 1), "
                "W_q.weight (%zu, 1) and w_v.weight (1, %zu) start as nn.Linear's (from the "
-               "seed); SGD, lr %g, %zu epochs; each training point's keys and values are the "
-               "other %zu\n",
-            p->h, p->h, p->h, p->h, a->lr, r->epochs, d->n - 1);
+               "seed); SGD, lr %g, %zu epochs; each training point's keys and values are %s\n",
+            p->h, p->h, p->h, p->h, a->lr, r->epochs, keys_said(r, d, keys, sizeof keys));
     for (size_t e = 0; e < r->epochs; e++)
         fprintf(f, "epoch %zu, loss %.6f\n", e + 1, r->losses[e]);
     fprintf(f, "  learned (state_dict, each as a row):\n");
@@ -453,7 +469,7 @@ static void print_additive(FILE *f, const pool_result *r, const pool_data *d,
 static void print_result(FILE *f, const pool_result *r, const pool_data *d,
                          const struct pool_args *a)
 {
-    char name[96];
+    char name[96], keys[64];
     pool_result_name(r, name, sizeof name);
     fprintf(f, "\n%s\n", name);
     if (r->method == POOL_AVERAGE)
@@ -462,9 +478,9 @@ static void print_result(FILE *f, const pool_result *r, const pool_data *d,
         print_additive(f, r, d, a);
     if (r->method == POOL_PARAMETRIC) {
         fprintf(f, "  w starts at %.6f (%s); SGD, lr %g, %zu epochs; each training point's "
-                   "keys and values are the other %zu\n",
+                   "keys and values are %s\n",
                 r->w_init, a->w_given ? "--w-init" : "uniform on [0, 1) from the seed", a->lr,
-                r->epochs, d->n - 1);
+                r->epochs, keys_said(r, d, keys, sizeof keys));
         for (size_t e = 0; e < r->epochs; e++)
             fprintf(f, "epoch %zu, loss %.6f\n", e + 1, r->losses[e]);
         if (r->w != 0.0)
@@ -484,6 +500,39 @@ static void print_result(FILE *f, const pool_result *r, const pool_data *d,
     fprintf(f, "  mean largest weight %.6f\n", r->peak);
 }
 
+/* One row of the side by side: what, then each of the pair's values. */
+static void print_pair_row(FILE *f, const char *what, double a, double b)
+{
+    size_t cols = 0, bytes = strlen(what);
+    for (const char *c = what; *c; c++) /* σ: two bytes, one column */
+        cols += ((unsigned char)*c & 0xC0) != 0x80;
+    fprintf(f, "  %-*s %14.6f %14.6f\n", (int)(22 + bytes - cols), what, a, b);
+}
+
+/* --keep-self: a trained result (r) beside the same trained keeping self
+ * (k): the loss at each epoch, w and its width, the test error. */
+static void print_keep_self(FILE *f, const pool_result *r, const pool_result *k)
+{
+    char what[64];
+    fprintf(f, "\n%s: the default against --keep-self (each training point also its own "
+               "key)\n  %-22s %14s %14s\n",
+            pool_method_names[r->method], "", "default", "keep-self");
+    /* the loss at epochs 1, 2, 5, 10, 20, 50, … and the last */
+    for (size_t e = 1, step = 0; e <= r->epochs; step++) {
+        snprintf(what, sizeof what, "epoch %zu, loss", e);
+        print_pair_row(f, what, r->losses[e - 1], k->losses[e - 1]);
+        size_t next = step % 3 == 1 ? e / 2 * 5 : e * 2;
+        e = e < r->epochs && next > r->epochs ? r->epochs : next;
+    }
+    if (r->method == POOL_PARAMETRIC) {
+        print_pair_row(f, "learned w", r->w, k->w);
+        print_pair_row(f, "σ = 1/|w|", r->w != 0.0 ? 1.0 / fabs(r->w) : INFINITY,
+                       k->w != 0.0 ? 1.0 / fabs(k->w) : INFINITY);
+    }
+    print_pair_row(f, "MSE against the truth", r->mse, k->mse);
+    print_pair_row(f, "mean largest weight", r->peak, k->peak);
+}
+
 static void print_run(FILE *f, const pool_run *run)
 {
     print_setup(f, run);
@@ -491,6 +540,9 @@ static void print_run(FILE *f, const pool_run *run)
         print_auto(f, run);
     for (size_t i = 0; i < run->nr; i++)
         print_result(f, &run->r[i], &run->d, run->a);
+    for (size_t i = 1; i < run->nr; i++)
+        if (run->r[i].keep_self)
+            print_keep_self(f, &run->r[i - 1], &run->r[i]);
     fprintf(f, "\nthe mean largest weight: each test input's largest weight over the %zu "
                "training points, averaged (1/%zu = %.6f when every weight is equal, 1 when "
                "each looks at one point)\n",

@@ -37,6 +37,7 @@ struct pool_args {
     long score_hiddens;          /* additive: h */
     double noise, w_init, lr;
     int w_given;                 /* --w-init given */
+    int keep_self;               /* --keep-self: trained results again, self kept */
     const char *input;
     const char *png, *weights_png, *plot, *json, *html, *font, *sigma_png;
     size_t max_mem;
@@ -56,6 +57,7 @@ typedef struct pool_result {
     double peak;            /* pool_mean_max_weight */
     double w_init, w;       /* parametric */
     pool_additive add_init, add; /* additive: its start and its learned parameters */
+    int keep_self;          /* parametric, additive: trained with each point its own key */
     double *losses;         /* (epochs,), parametric and additive */
     size_t epochs;
 } pool_result;

@@ -77,6 +77,8 @@ static void write_result(json_writer *jw, const pool_result *r, const pool_data 
     json_end(jw);
     pool_json_number(jw, "mse", r->mse);
     pool_json_number(jw, "mean_max_weight", r->peak);
+    if (r->method >= POOL_PARAMETRIC && r->keep_self)
+        json_bool(jw, "keep_self", 1);
     if (r->method == POOL_ADDITIVE) {
         json_number(jw, "score_hiddens", (double)r->add.h);
         write_state_dict(jw, "state_dict_init", &r->add_init);
@@ -153,9 +155,9 @@ void pool_result_title(const pool_result *r, char *buf, size_t len)
     if (r->method == POOL_NONPARAMETRIC)
         snprintf(buf, len, "%s, σ = %g", pool_kernel_names[r->kernel], r->sigma);
     else if (r->method == POOL_PARAMETRIC)
-        snprintf(buf, len, "parametric, w = %.3g", r->w);
+        snprintf(buf, len, "parametric%s, w = %.3g", r->keep_self ? " (keep-self)" : "", r->w);
     else if (r->method == POOL_ADDITIVE)
-        snprintf(buf, len, "additive, h = %zu", r->add.h);
+        snprintf(buf, len, "additive%s, h = %zu", r->keep_self ? " (keep-self)" : "", r->add.h);
     else
         snprintf(buf, len, "average");
 }

@@ -22,11 +22,20 @@ int pool_asked(const struct pool_args *a, int method)
     return 0;
 }
 
+/* The results of method i: nonparametric one per kernel and width, a
+ * trained one twice with --keep-self (the default, then keeping self). */
+static size_t method_results(const struct pool_args *a, size_t i)
+{
+    if (a->methods[i] == POOL_NONPARAMETRIC)
+        return a->nkernels * a->nsigmas;
+    return a->methods[i] >= POOL_PARAMETRIC && a->keep_self ? 2 : 1;
+}
+
 size_t pool_result_count(const struct pool_args *a)
 {
     size_t nr = 0;
     for (size_t i = 0; i < a->nmethods; i++)
-        nr += a->methods[i] == POOL_NONPARAMETRIC ? a->nkernels * a->nsigmas : 1;
+        nr += method_results(a, i);
     return nr;
 }
 
@@ -86,7 +95,8 @@ void pool_result_name(const pool_result *r, char *buf, size_t len)
         snprintf(buf, len, "nonparametric, %s, σ = %g", pool_kernel_names[r->kernel],
                  r->sigma);
     else
-        snprintf(buf, len, "%s", pool_method_names[r->method]);
+        snprintf(buf, len, "%s%s", pool_method_names[r->method],
+                 r->keep_self ? ", keep-self" : "");
 }
 
 static void results_free(pool_run *run)
@@ -115,7 +125,7 @@ static int run_parametric(pool_result *res, const pool_data *d, const struct poo
         res->epochs = (size_t)a->epochs;
         res->w = res->w_init;
         pool_param_train(&res->w, res->losses, res->epochs, a->lr, d->x_train, d->y_train, n,
-                         yh, dy, att);
+                         res->keep_self, yh, dy, att);
         pool_param_forward(res->yhat, res->att, d->x_test, d->x_train, d->y_train, res->w,
                            d->m, n, 0);
     }
@@ -140,7 +150,7 @@ static int run_additive(pool_result *res, const pool_data *d, const struct pool_
         res->epochs = (size_t)a->epochs;
         pool_additive_copy(&res->add, &res->add_init);
         pool_additive_train(&res->add, &g, res->losses, res->epochs, a->lr, d->x_train,
-                            d->y_train, n, 0, yh, dy, att);
+                            d->y_train, n, res->keep_self, yh, dy, att);
         pool_additive_forward(res->yhat, res->att, d->x_test, d->x_train, d->y_train, &res->add,
                               d->m, n, 0);
     }
@@ -192,10 +202,11 @@ static int run_all(pool_run *run, rng *r)
     }
     for (size_t i = 0; i < a->nmethods; i++) {
         int meth = a->methods[i];
-        size_t cnt = meth == POOL_NONPARAMETRIC ? a->nkernels * a->nsigmas : 1;
+        size_t cnt = method_results(a, i);
         for (size_t c = 0; c < cnt; c++, k++) {
             pool_result *res = &run->r[k];
             res->method = meth;
+            res->keep_self = meth >= POOL_PARAMETRIC && c == 1;
             res->kernel = meth == POOL_NONPARAMETRIC ? a->kernels[c / a->nsigmas]
                                                      : POOL_GAUSSIAN;
             res->sigma = meth != POOL_NONPARAMETRIC ? NAN

@@ -34,7 +34,8 @@ static void column_name(const pool_result *r, char *buf, size_t len)
     if (r->method == POOL_NONPARAMETRIC)
         snprintf(buf, len, "%s, σ = %g", pool_kernel_names[r->kernel], r->sigma);
     else
-        snprintf(buf, len, "%s", pool_method_names[r->method]);
+        snprintf(buf, len, "%s%s", pool_method_names[r->method],
+                 r->keep_self ? ", keep-self" : "");
 }
 
 /* Columns a UTF-8 string takes (σ is one). */
@@ -153,6 +154,8 @@ static void write_members(json_writer *jw, const void *arg)
         else
             json_string(jw, "kernel", pool_kernel_names[r->kernel]);
         pool_json_number(jw, "sigma", r->sigma);
+        if (r->keep_self)
+            json_bool(jw, "keep_self", 1);
         pool_json_numbers(jw, "mse", sw->mse + k * sw->S, sw->S);
         if (r->method == POOL_PARAMETRIC) {
             for (size_t s = 0; s < sw->S; s++)

@@ -293,14 +293,15 @@ double pool_param_backward(const double *dyhat, const double *att, const double 
 }
 
 void pool_param_train(double *w, double *losses, size_t epochs, double lr, const double *x,
-                      const double *y, size_t n, double *yhat, double *dyhat, double *att)
+                      const double *y, size_t n, int keep_self, double *yhat, double *dyhat,
+                      double *att)
 {
     for (size_t e = 0; e < epochs; e++) {
-        /* forward on the training points, each without itself */
-        pool_param_forward(yhat, att, x, x, y, *w, n, n, 1);
+        /* forward on the training points, each without itself unless kept */
+        pool_param_forward(yhat, att, x, x, y, *w, n, n, !keep_self);
         losses[e] = pool_loss(dyhat, yhat, y, n);
         /* backward, then one SGD step */
-        double dw = pool_param_backward(dyhat, att, yhat, x, x, y, *w, n, n, 1);
+        double dw = pool_param_backward(dyhat, att, yhat, x, x, y, *w, n, n, !keep_self);
         *w -= lr * dw;
     }
 }

@@ -102,10 +102,14 @@ double pool_param_backward(const double *dyhat, const double *att, const double 
                            size_t m, size_t n, int leave_one_out);
 
 /* The section's training: epochs full-batch SGD steps with lr on x, y
- * (n ≥ 2), leave one out, from *w; losses[e] the loss before step e.
- * Work buffers yhat, dyhat (n,) and att (n, n) are the caller's. */
+ * (n ≥ 2), from *w; losses[e] the loss before step e. Each training
+ * point's keys and values are the other n − 1 (leave one out), or with
+ * keep_self all n, itself too (--keep-self: the weight on itself lets a
+ * large w memorise). Work buffers yhat, dyhat (n,) and att (n, n) are the
+ * caller's. */
 void pool_param_train(double *w, double *losses, size_t epochs, double lr, const double *x,
-                      const double *y, size_t n, double *yhat, double *dyhat, double *att);
+                      const double *y, size_t n, int keep_self, double *yhat, double *dyhat,
+                      double *att);
 
 /* ---- additive pooling: 10.3's additive score as the attention --------- */
 
