@@ -392,9 +392,91 @@ def keep_self(tmp):
            err=P + "option '--keep-self' takes no value, got '--keep-self=1'")
 
 
+def png_pixels(path):
+    """(width, height, rows): an RGB PNG decoded (8 bits, no interlace),
+    each row a bytes of width * 3."""
+    import struct
+    import zlib
+    with open(path, "rb") as f:
+        data = f.read()
+    pos, idat, w = 8, b"", 0
+    while pos < len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            w, h, depth, ctype, _, _, interlace = struct.unpack(">IIBBBBB", body)
+            assert depth == 8 and ctype == 2 and interlace == 0
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + n
+    raw, rows, prev, stride = zlib.decompress(idat), [], bytearray(w * 3), w * 3
+    for y in range(h):
+        ft, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - 3] if i >= 3 else 0
+            b, c = prev[i], prev[i - 3] if i >= 3 else 0
+            if ft == 1:
+                line[i] = (line[i] + a) & 255
+            elif ft == 2:
+                line[i] = (line[i] + b) & 255
+            elif ft == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif ft == 4:
+                p_ = a + b - c
+                pa, pb, pc = abs(p_ - a), abs(p_ - b), abs(p_ - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(bytes(line))
+        prev = line
+    return w, h, rows
+
+
+def kernels_png(tmp):
+    png = os.path.join(tmp, "kernels.png")
+    expect(["pool", "--method", "average", "--kernels-png", png], 0, err="",
+           out_has=["wrote %s: the four kernels on [-2.5, 2.5], as d2l.ai 11.2 draws them, "
+                    "1320×300 px" % png])
+    w, h, rows = png_pixels(png)
+    check(w == 4 * 330 and h == 300, "four panels of 330 × 300 in a row")
+
+    def blue(panel):
+        """The rows and columns of the line's pixels (matplotlib's blue) in panel."""
+        pts = []
+        for y, row in enumerate(rows):
+            for x in range(panel * 330, (panel + 1) * 330):
+                r, g, b = row[3 * x:3 * x + 3]
+                if abs(r - 31) < 40 and abs(g - 119) < 40 and abs(b - 180) < 40 and b > r + 80:
+                    pts.append((y, x - panel * 330))
+        return pts
+    g, box, const, epa = (blue(k) for k in range(4))
+    top = lambda pts: min(y for y, _ in pts)
+    bottom = lambda pts: max(y for y, _ in pts)
+    # one y range: each kernel's 1 on the same row, boxcar's and Epanechikov's 0 too
+    check(abs(top(g) - top(const)) <= 1 and abs(top(box) - top(const)) <= 1
+          and abs(top(epa) - top(const)) <= 1, "the peaks at 1 on one row: %d %d %d %d"
+          % (top(g), top(box), top(const), top(epa)))
+    check(abs(bottom(box) - bottom(epa)) <= 1 and bottom(const) - top(const) <= 2,
+          "the zeros on one row, the constant flat")
+    check(bottom(g) < bottom(box) - 5, "the Gaussian stays above 0 on [-2.5, 2.5] (exp(-3.125))")
+    # the constant's line spans the panel's plot; the Epanechikov's peak is narrow
+    xs = lambda pts, row: sorted(x for y, x in pts if abs(y - row) <= 1)
+    check(len(xs(const, top(const))) > 200, "the constant across the axes")
+    peak = xs(epa, top(epa))
+    check(peak and peak[-1] - peak[0] < 12, "Epanechikov's single peak")
+    box_top = xs(box, top(box))
+    third = (box_top[-1] - box_top[0]) / (xs(const, top(const))[-1] - xs(const, top(const))[0])
+    check(0.35 < third < 0.45, "boxcar's top is |x| < 1 of the 5 wide axis: %.3f" % third)
+    doc_out = expect(["pool", "--n-train", "10,20", "--kernels-png", png], 0, err="")[1]
+    check("wrote %s: the four kernels" % png in doc_out, "--kernels-png with a sweep")
+    expect(["pool", "--kernels-png", os.path.join(tmp, "no", "k.png")], 1,
+           err=P + "--kernels-png %s: cannot create: No such file or directory"
+           % os.path.join(tmp, "no", "k.png"))
+    expect(["pool", "--kernels-png"], 2, err=P + "option '--kernels-png' needs a value")
+
+
 def group_pool_exercises(tmp):
     n_train_lists(tmp)
     learned_width()
     sigma_auto(tmp)
     additive(tmp)
     keep_self(tmp)
+    kernels_png(tmp)

@@ -76,6 +76,7 @@ OPTIONS = [
     "pool --method average,additive --score-hiddens 0",
     "pool --method parametric --keep-self --epochs 20",
     "pool --method average --keep-self",
+    "pool --method average --kernels-png out.png",
     # the bad options of the CLI tests (tests/cli/)
     "multihead --heads 0",
     "multihead --hiddens 100 --heads 3",

@@ -184,6 +184,9 @@ const struct opt pool_options[] = {
              "the weights as heatmaps, 'Sorted training inputs'\n"
              "by 'Sorted testing inputs', one per result"),
     OPT_FILE(0, "plot", plot, "parametric and additive: the loss against the epoch"),
+    OPT_FILE(0, "kernels-png", kernels_png,
+             "the four kernels on [-2.5, 2.5], four panels in a row\n"
+             "on one y range, as d2l.ai 11.2's figure"),
     OPT_HTML(html, "a page: the fits, and pointing at a test input (on\n"
                    "the fits or a heatmap's row) shows its weights over\n"
                    "the training points; the heatmaps, the loss"),
@@ -244,6 +247,7 @@ void usage_pool(FILE *f)
           "  attn pool --sigma auto --kernel gaussian,epanechikov --sigma-png loo.png\n"
           "  attn pool --method parametric,additive --lr 0.01 --epochs 300\n"
           "  attn pool --method parametric --keep-self --epochs 500\n"
+          "  attn pool --method average --kernels-png kernels.png\n"
           "  attn pool --html pool.html\n"
           "  attn pool --input points.json --json -\n",
           f);
@@ -553,9 +557,11 @@ static void print_run(FILE *f, const pool_run *run)
 
 static int check_outputs(const struct pool_args *a)
 {
-    const char *paths[] = {a->png, a->weights_png, a->plot, a->sigma_png, a->json};
-    const char *names[] = {"--png", "--weights-png", "--plot", "--sigma-png", "--json"};
-    int status = output_check_files(paths, names, 5);
+    const char *paths[] = {a->png, a->weights_png, a->plot, a->sigma_png, a->kernels_png,
+                           a->json};
+    const char *names[] = {"--png", "--weights-png", "--plot", "--sigma-png", "--kernels-png",
+                           "--json"};
+    int status = output_check_files(paths, names, 6);
     return status != EXIT_OK ? status : output_page_check(a->html);
 }
 
@@ -570,8 +576,12 @@ int cmd_pool(int argc, char **argv)
     }
     if (status != EXIT_OK || (status = check_outputs(&a)) != EXIT_OK)
         return status;
-    if (a.nsizes > 1)
-        return pool_sweep(&a);
+    if (a.nsizes > 1) {
+        status = pool_sweep(&a);
+        return status == EXIT_OK && a.kernels_png
+                   ? pool_out_kernels(&a, output_report_stream(a.json))
+                   : status;
+    }
     memset(&run, 0, sizeof run);
     run.a = &a;
     if ((status = pool_run_compute(&run)) != EXIT_OK)
@@ -584,6 +594,8 @@ int cmd_pool(int argc, char **argv)
     status = pool_out_figures(&run, rep);
     if (status == EXIT_OK && a.html)
         status = pool_out_page(&run, rep);
+    if (status == EXIT_OK && a.kernels_png)
+        status = pool_out_kernels(&a, rep);
 done:
     pool_run_free(&run);
     return status;

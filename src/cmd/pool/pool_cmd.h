@@ -39,7 +39,7 @@ struct pool_args {
     int w_given;                 /* --w-init given */
     int keep_self;               /* --keep-self: trained results again, self kept */
     const char *input;
-    const char *png, *weights_png, *plot, *json, *html, *font, *sigma_png;
+    const char *png, *weights_png, *plot, *json, *html, *font, *sigma_png, *kernels_png;
     size_t max_mem;
     int argc;                    /* the command line, for the page */
     char **argv;
@@ -112,6 +112,9 @@ int pool_out_json(const pool_run *run, FILE *rep);
 /* --html FILE: the page (SPEC §10), its data --json's document. EXIT_OK or
  * EXIT_RUNTIME. */
 int pool_out_page(const pool_run *run, FILE *rep);
+/* --kernels-png: the four kernels drawn as d2l.ai 11.2 draws them (no
+ * data needed). EXIT_OK or EXIT_RUNTIME. */
+int pool_out_kernels(const struct pool_args *a, FILE *rep);
 /* --png, --weights-png and --plot, those asked. */
 int pool_out_figures(const pool_run *run, FILE *rep);
 

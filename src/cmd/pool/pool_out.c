@@ -416,3 +416,87 @@ int pool_out_figures(const pool_run *run, FILE *rep)
                                 rep);
     return status;
 }
+
+/* ---- --kernels-png ------------------------------------------------------ */
+
+/* left and right side by side in a new image out (white below the
+ * shorter): 0, or -1 with the reason in err. */
+static int image_beside(attn_image *out, const attn_image *left, const attn_image *right,
+                        char *err, size_t errlen)
+{
+    int h = left->h > right->h ? left->h : right->h;
+    if (image_alloc(out, left->w + right->w, h, err, errlen))
+        return -1;
+    for (int y = 0; y < left->h; y++)
+        memcpy(out->rgb + (size_t)y * (size_t)out->w * 3,
+               left->rgb + (size_t)y * (size_t)left->w * 3, (size_t)left->w * 3);
+    for (int y = 0; y < right->h; y++)
+        memcpy(out->rgb + ((size_t)y * (size_t)out->w + (size_t)left->w) * 3,
+               right->rgb + (size_t)y * (size_t)right->w * 3, (size_t)right->w * 3);
+    return 0;
+}
+
+#define KERNEL_POINTS 501 /* x = −2.5, −2.49, …, 2.5 */
+
+/* One kernel's panel: k(x) on [−2.5, 2.5], titled with its name, y on
+ * [−0.05, 1.05] as every panel. */
+static int kernel_panel(attn_image *img, enum pool_kernel k, text_font *font, char *err,
+                        size_t errlen)
+{
+    double x[KERNEL_POINTS], y[KERNEL_POINTS];
+    for (size_t i = 0; i < KERNEL_POINTS; i++) {
+        x[i] = -2.5 + 0.01 * (double)i;
+        y[i] = pool_kernel_value(k, x[i]); /* the Gaussian unnormalised, exp(−x²/2) */
+    }
+    plot_series s = {x, y, KERNEL_POINTS, NULL};
+    plot_figure fig;
+    memset(&fig, 0, sizeof fig);
+    fig.series = &s;
+    fig.nseries = 1;
+    fig.title = pool_kernel_names[k];
+    fig.xlabel = "x";
+    fig.width = 330;
+    fig.height = 300;
+    fig.font = font;
+    fig.lim_set = 1;
+    fig.xlim[0] = -2.5;
+    fig.xlim[1] = 2.5;
+    fig.ylim[0] = -0.05;
+    fig.ylim[1] = 1.05;
+    return plot_draw(img, &fig, err, errlen);
+}
+
+/* The four kernels in a row, as d2l.ai 11.2's figure. */
+static int kernels_png(const void *arg, text_font *font, FILE *rep)
+{
+    const struct pool_args *a = arg;
+    attn_image all = {0, 0, NULL}, one = {0, 0, NULL}, both;
+    char err[512];
+    int status = EXIT_OK;
+    for (int k = 0; k < POOL_NKERNELS && status == EXIT_OK; k++) {
+        if (kernel_panel(&one, (enum pool_kernel)k, font, err, sizeof err) < 0) {
+            status = EXIT_RUNTIME;
+        } else if (k == 0) {
+            all = one;
+            one.rgb = NULL;
+        } else if (image_beside(&both, &all, &one, err, sizeof err) < 0) {
+            status = EXIT_RUNTIME;
+        } else {
+            image_free(&all);
+            all = both;
+        }
+        image_free(&one);
+    }
+    if (status != EXIT_OK)
+        cli_error("%s: %s", a->kernels_png, err);
+    else
+        status = output_png(a->kernels_png, &all, rep,
+                            "the four kernels on [-2.5, 2.5], as d2l.ai 11.2 draws them");
+    image_free(&all);
+    return status;
+}
+
+int pool_out_kernels(const struct pool_args *a, FILE *rep)
+{
+    return output_figures(a->font, "", kernels_png, NULL, NULL, a, rep);
+}
