@@ -35,7 +35,7 @@ def n_train_lists(tmp):
     rc, out, _ = expect(["pool", "--n-train", "10,20,50,100,200"], 0, err="",
                         out_has=["MSE against the truth on the 50 test inputs, by training-set "
                                  "size:", "n_train     average  gaussian, σ = 1  parametric"
-                                 "   learned w  σ = 1/|w|\n"])
+                                 "     learned w  σ = 1/|w|\n"])
     rows = [l.split() for l in out.splitlines() if l.strip().split(" ")[0].isdigit()]
     check([int(r[0]) for r in rows] == sizes, "a row per size, in order: %r" % rows)
     doc = pool_json(["--n-train", "10,20,50,100,200", "--seed", "3"])
@@ -384,6 +384,9 @@ def keep_self(tmp):
           == ["1", "2", "5", "10", "20", "50", "100", "200", "500"], "epochs 1, 2, 5, … 500")
     doc = pool_json(["--n-train", "20,50", "--method", "parametric", "--keep-self"])
     check([r.get("keep_self") for r in doc["results"]] == [None, True], "keep-self in the sweep")
+    expect(["pool", "--n-train", "20,50", "--method", "parametric", "--keep-self"], 0, err="",
+           out_has=["n_train  parametric  parametric, keep-self     learned w  σ = 1/|w|  "
+                    "w, keep-self  σ = 1/|w|\n"])
     for args in (["--method", "average,nonparametric"], ["--method", "nonparametric"]):
         expect(["pool", "--keep-self"] + args, 2,
                err=P + "--keep-self is for --method parametric or additive, neither of which "

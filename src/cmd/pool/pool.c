@@ -159,10 +159,11 @@ const struct opt pool_options[] = {
                "(default zh)"),
     OPT_CALLBACK(0, "n-train", "N|LIST", parse_n_train,
                  "training points (default 50; en 40); a list such as\n"
-                 "10,20,50,100,200 runs each size (the same seed, the same\n"
-                 "test inputs) and prints each result's MSE by size"),
+                 "10,20,50,100,200 runs each size (the same seed,\n"
+                 "the same test inputs) and prints each result's MSE\n"
+                 "by size"),
     OPT_REAL(0, "noise", noise, "S", 0.0, 1e6, "the noise's standard deviation (default 0.5; en 1)"),
-    OPT_SEED(seed, "the data and w's start (default 0)"),
+    OPT_SEED(seed, "the data, w's start and additive's (default 0)"),
     OPT_FILE(0, "input", input, "your points: {\"x_train\", \"y_train\", \"x_test\"\n"
                                 "and optionally \"y_truth\"} (- for stdin)"),
     OPT_FLAG(0, "keep-self", keep_self,

@@ -108,7 +108,8 @@ static void print_table(FILE *f, const sweep *sw)
     }
     for (size_t k = 0; k < sw->R; k++)
         if (sw->first[k].method == POOL_PARAMETRIC)
-            fprintf(f, "  %10s  %s", "learned w", "σ = 1/|w|");
+            fprintf(f, "  %12s  %s", sw->first[k].keep_self ? "w, keep-self" : "learned w",
+                    "σ = 1/|w|");
     fputc('\n', f);
     for (size_t s = 0; s < sw->S; s++) {
         fprintf(f, "%7ld", sw->a->n_trains[s]);
@@ -123,7 +124,7 @@ static void print_table(FILE *f, const sweep *sw)
         }
         for (size_t k = 0; k < sw->R; k++)
             if (sw->first[k].method == POOL_PARAMETRIC)
-                fprintf(f, "  %10.6f  %9.6f", sw->w[k * sw->S + s],
+                fprintf(f, "  %12.6f  %9.6f", sw->w[k * sw->S + s],
                         1.0 / fabs(sw->w[k * sw->S + s]));
         fputc('\n', f);
     }
