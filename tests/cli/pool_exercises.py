@@ -198,7 +198,13 @@ def sigma_auto(tmp):
         f.write('{"x_train": [0], "y_train": [1], "x_test": [1]}')
     expect(["pool", "--input", pts, "--sigma", "auto", "--kernel", "gaussian,boxcar"], 1,
            err=P + "--sigma auto: no width from 0.01 to 10 lets the boxcar kernel predict every "
-           "training point from the others; give --sigma")
+           "training point from the others with a finite error; give --sigma")
+    huge = os.path.join(tmp, "huge.json")
+    with open(huge, "w") as f:
+        f.write('{"x_train": [-1e308, 1e308, 0], "y_train": [1e308, 1e308, 1], "x_test": [0]}')
+    expect(["pool", "--input", huge, "--method", "nonparametric", "--sigma", "auto"], 1,
+           err=P + "--sigma auto: no width from 0.01 to 10 lets the gaussian kernel predict "
+           "every training point from the others with a finite error; give --sigma")
     expect(["pool", "--input", one, "--method", "nonparametric", "--sigma", "auto"], 1,
            err=P + one + ": $.x_train: --sigma auto's leave-one-out needs at least 2 training "
            "points, got 1")

@@ -231,8 +231,8 @@ static int run_all(pool_run *run, rng *r)
 
 /* --sigma auto: for each kernel asked, the leave-one-out error at every
  * width of the grid, and the width of the least among those that predict
- * every training point (the smallest such width on a tie). EXIT_OK, or
- * EXIT_RUNTIME after the message. */
+ * every training point with a finite error (the smallest such width on a
+ * tie). EXIT_OK, or EXIT_RUNTIME after the message. */
 static int choose_widths(pool_run *run)
 {
     const struct pool_args *a = run->a;
@@ -257,13 +257,14 @@ static int choose_widths(pool_run *run)
             au->loo[i] = pool_loo_error(d->x_train, d->y_train, d->n,
                                         (enum pool_kernel)au->kernel, pool_sigma_grid(i), row,
                                         &au->unreached[i]);
-            if (au->unreached[i] == 0 && (best == POOL_SIGMA_GRID_N || au->loo[i] < au->loo[best]))
+            if (au->unreached[i] == 0 && isfinite(au->loo[i]) &&
+                (best == POOL_SIGMA_GRID_N || au->loo[i] < au->loo[best]))
                 best = i;
         }
         au->best = best;
         if (best == POOL_SIGMA_GRID_N) {
             cli_error("--sigma auto: no width from 0.01 to 10 lets the %s kernel predict every "
-                      "training point from the others; give --sigma",
+                      "training point from the others with a finite error; give --sigma",
                       pool_kernel_names[au->kernel]);
             status = EXIT_RUNTIME;
         }
