@@ -19,6 +19,14 @@ script then re-implements the section in plain torch, float64:
 It stores the inputs, every prediction, the weight rows of every 5th test
 input, the losses, the steps and the learned w; tests/test_pool.c
 recomputes them with src/nn/attention/pool.c and compares (1e-5).
+
+--method additive (ADDITIVE_CASES, files additive_*.json): attn gives its
+data and the start of W_k.weight, W_q.weight and w_v.weight (`--epochs 0
+--json -`); the same pooling is built from nn.Linear layers, d2l's
+AdditiveAttention's on inputs of size 1, loaded with that start and
+trained as parametric is, recording at each epoch the loss, every
+parameter before the step and autograd's gradient of each; then the test
+inputs' predictions and weight rows with every training point as keys.
 """
 import json
 import os
@@ -40,6 +48,13 @@ CASES = [
      [("boxcar", 0.1)], 5, 0.5),
 ]
 ROWS_EVERY = 5
+
+# --method additive: name, attn's options (data and the start), h, epochs, lr
+ADDITIVE_CASES = [
+    ("additive_zh_h8", ["--seed", "0"], 8, 6, 0.5),
+    ("additive_en_h3", ["--edition", "en", "--seed", "3", "--n-train", "15"], 3, 8, 0.05),
+    ("additive_zh_h5", ["--seed", "11", "--n-train", "23"], 5, 7, 0.01),
+]
 
 
 def kernel_weights(name, x_test, x_train, sigma):
@@ -114,11 +129,69 @@ def case(attn, name, opts, nonparam, epochs, lr):
     return out
 
 
+class AdditivePool(torch.nn.Module):
+    """10.3's additive score as the pooling's attention, q and k scalars:
+    a(q, k) = w_v^T tanh(W_q q + W_k k), d2l's AdditiveAttention's layers
+    (W_k, W_q, w_v, no biases) on inputs of size 1."""
+
+    def __init__(self, h):
+        super().__init__()
+        self.W_k = torch.nn.Linear(1, h, bias=False)
+        self.W_q = torch.nn.Linear(1, h, bias=False)
+        self.w_v = torch.nn.Linear(h, 1, bias=False)
+
+    def forward(self, queries, keys, values):
+        # queries (m,), keys and values (m, K): each query its own keys
+        features = torch.tanh(self.W_q(queries.reshape(-1, 1, 1)) + self.W_k(keys.unsqueeze(-1)))
+        scores = self.w_v(features).squeeze(-1)  # (m, K)
+        self.attention_weights = torch.softmax(scores, dim=1)
+        return (self.attention_weights * values).sum(dim=1)
+
+
+def state(net):
+    return {k: v.tolist() for k, v in net.state_dict().items()}
+
+
+def additive_case(attn, name, opts, h, epochs, lr):
+    """attn's data and start, then the training step by step in autograd:
+    the loss, every parameter before the step and its gradient."""
+    args = [attn, "pool", "--method", "additive", "--score-hiddens", str(h), "--epochs", "0",
+            "--json", "-"] + opts
+    data = json.loads(subprocess.run(args, check=True, capture_output=True).stdout)
+    x, y = torch.tensor(data["x_train"]), torch.tensor(data["y_train"])
+    xt = torch.tensor(data["x_test"])
+    start = data["results"][0]["state_dict_init"]
+    net = AdditivePool(h)
+    net.load_state_dict({k: torch.tensor(v) for k, v in start.items()})
+    keys, values = leave_one_out(x), leave_one_out(y)
+    opt = torch.optim.SGD(net.parameters(), lr=lr)
+    steps = []
+    for _ in range(epochs):
+        opt.zero_grad()
+        loss = ((net(x, keys, values) - y) ** 2).sum()
+        loss.backward()
+        steps.append({"loss": loss.item(), "state_dict": state(net),
+                      "grad": {k: p.grad.tolist() for k, p in net.named_parameters()}})
+        opt.step()
+    rows = list(range(0, len(xt), ROWS_EVERY))
+    with torch.no_grad():
+        yhat = net(xt, x.repeat((len(xt), 1)), y.repeat((len(xt), 1)))
+        return {"case": name, "attn_options": opts, "x_train": data["x_train"],
+                "y_train": data["y_train"], "x_test": data["x_test"], "score_hiddens": h,
+                "epochs": epochs, "lr": lr, "state_dict_init": start, "steps": steps,
+                "state_dict": state(net), "y_hat": yhat.tolist(), "rows": rows,
+                "weights": net.attention_weights[rows].tolist()}
+
+
 def main():
     attn, outdir = sys.argv[1], sys.argv[2]
     for c in CASES:
         with open(os.path.join(outdir, c[0] + ".json"), "w") as f:
             json.dump(case(attn, *c), f, indent=1)
+            f.write("\n")
+    for c in ADDITIVE_CASES:
+        with open(os.path.join(outdir, c[0] + ".json"), "w") as f:
+            json.dump(additive_case(attn, *c), f, indent=1)
             f.write("\n")
 
 

@@ -108,7 +108,7 @@ def group_pool(tmp):
          "--kernel shapes the nonparametric results; --method parametric alone uses the "
          "Gaussian softmax with a learned w"),
         (["--method", "average", "--epochs", "3"],
-         "--epochs is for --method parametric, which is not asked"),
+         "--epochs is for --method parametric or additive, neither of which is asked"),
         (["--n-train", "1"], "--n-train 1: parametric pooling needs at least 2 training "
                              "points (each one's keys are the other n - 1)"),
         (["--method", "average,average"], "--method: 'average' given twice in "

@@ -14,8 +14,9 @@
  *   3. `attn pool --input FILE` in-process (when it is small, or does not
  *      load: the command's own refusal) with every method and kernel,
  *      two widths, --epochs 2, --json and --html into a temporary folder
- *      (the page's writer on whatever the data is): the exit status must
- *      be 0, 1 or 2.
+ *      (the page's writer on whatever the data is), then with the
+ *      exercises' options (--sigma auto, --method additive, --keep-self):
+ *      the exit status must be 0, 1 or 2.
  *
  * The corpus: tests/fuzz/corpus/pool/ (tests/fuzz/make_corpus.py: valid
  * inputs, ragged, NaN, empty, mismatched lengths, far and huge numbers).
@@ -117,6 +118,15 @@ static void fuzz_methods(const pool_data *d)
             if (k == POOL_GAUSSIAN && unreached)
                 abort(); /* a softmax reaches every key */
             fuzz_check_rows(yhat, att, m, n, unreached);
+            /* leave-one-out: a finite error over the points reached, or NaN
+             * when none is; the Gaussian reaches every point */
+            size_t un = 0;
+            double e = n >= 2 ? pool_loo_error(d->x_train, d->y_train, n, (enum pool_kernel)k,
+                                               sigmas[s], att, &un)
+                              : 0.0;
+            if (un > n || (un < n && !(e >= 0.0 && isfinite(e))) || (un == n && !isnan(e)) ||
+                (k == POOL_GAUSSIAN && un))
+                abort();
         }
     free(yhat);
     free(att);
@@ -134,15 +144,23 @@ static void fuzz_command(const char *path)
     char *argv[] = {"pool", "--input", (char *)path, "--kernel",
                     "gaussian,boxcar,constant,epanechikov", "--sigma", "0.1,1", "--epochs", "2",
                     "--max-mem", "16M", "--json", json, "--html", html, NULL};
-    int status;
+    /* the exercises' options on the same data */
+    char *argv2[] = {"pool", "--input", (char *)path, "--method",
+                     "nonparametric,parametric,additive", "--kernel", "gaussian,boxcar,epanechikov",
+                     "--sigma", "auto", "--score-hiddens", "2", "--epochs", "2", "--keep-self",
+                     "--max-mem", "16M", "--json", json, NULL};
+    int status, status2;
     cli_set_command("pool");
     status = cmd_pool((int)(sizeof argv / sizeof argv[0]) - 1, argv);
+    fflush(stdout);
+    clearerr(stdout);
+    status2 = cmd_pool((int)(sizeof argv2 / sizeof argv2[0]) - 1, argv2);
     fflush(stdout);
     clearerr(stdout);
     unlink(json);
     unlink(html);
     rmdir(dir);
-    if (status < 0 || status > 2)
+    if (status < 0 || status > 2 || status2 < 0 || status2 > 2)
         abort(); /* SPEC.md §2: exit status 0, 1 or 2 */
 }
 

@@ -199,6 +199,49 @@ size_t pool_nonparametric(double *yhat, double *att, const double *q, const doub
     return unreached;
 }
 
+/* ---- the width by leave-one-out ---------------------------------------- */
+
+double pool_sigma_grid(size_t i)
+{
+    /* 10^(i/10 − 2): 0.01, 0.0125893, …, 10 */
+    return fm_pow(10.0, (double)i / 10.0 - 2.0);
+}
+
+double pool_loo_error(const double *x, const double *y, size_t n, enum pool_kernel k,
+                      double sigma, double *row, size_t *unreached)
+{
+    double err = 0.0;
+    size_t reached = 0;
+    *unreached = 0;
+    for (size_t i = 0; i < n; i++) {
+        /* query x_i, keys the other n − 1: u_j = (x_i − x_j) / σ */
+        if (k == POOL_GAUSSIAN) {
+            for (size_t j = 0; j < n; j++)
+                row[j] = (x[i] - x[j]) / sigma;
+            gauss_scores(row, n, i);
+            softmax_row(row, n, i);
+        } else {
+            /* kernel values without x_i itself, then their sum */
+            double sum = 0.0;
+            for (size_t j = 0; j < n; j++) {
+                row[j] = j == i ? 0.0 : pool_kernel_value(k, (x[i] - x[j]) / sigma);
+                sum += row[j];
+            }
+            if (sum == 0.0) { /* no other point within reach: no prediction */
+                (*unreached)++;
+                continue;
+            }
+            for (size_t j = 0; j < n; j++)
+                row[j] /= sum;
+        }
+        /* the squared error of ŷ_i = Σ_j a_j y_j */
+        double e = weighted_sum(row, y, n) - y[i];
+        err += e * e;
+        reached++;
+    }
+    return reached ? err / (double)reached : NAN;
+}
+
 /* ---- parametric: NWKernelRegression ----------------------------------- */
 
 void pool_param_forward(double *yhat, double *att, const double *q, const double *x,
@@ -250,15 +293,127 @@ double pool_param_backward(const double *dyhat, const double *att, const double 
 }
 
 void pool_param_train(double *w, double *losses, size_t epochs, double lr, const double *x,
-                      const double *y, size_t n, double *yhat, double *dyhat, double *att)
+                      const double *y, size_t n, int keep_self, double *yhat, double *dyhat,
+                      double *att)
 {
     for (size_t e = 0; e < epochs; e++) {
-        /* forward on the training points, each without itself */
-        pool_param_forward(yhat, att, x, x, y, *w, n, n, 1);
+        /* forward on the training points, each without itself unless kept */
+        pool_param_forward(yhat, att, x, x, y, *w, n, n, !keep_self);
         losses[e] = pool_loss(dyhat, yhat, y, n);
         /* backward, then one SGD step */
-        double dw = pool_param_backward(dyhat, att, yhat, x, x, y, *w, n, n, 1);
+        double dw = pool_param_backward(dyhat, att, yhat, x, x, y, *w, n, n, !keep_self);
         *w -= lr * dw;
+    }
+}
+
+/* ---- additive pooling -------------------------------------------------- */
+
+int pool_additive_alloc(pool_additive *p, size_t h)
+{
+    p->h = h;
+    p->W_q = calloc(h, sizeof *p->W_q);
+    p->W_k = calloc(h, sizeof *p->W_k);
+    p->w_v = calloc(h, sizeof *p->w_v);
+    if (p->W_q && p->W_k && p->w_v)
+        return 0;
+    pool_additive_free(p);
+    return -1;
+}
+
+void pool_additive_free(pool_additive *p)
+{
+    FREE_EACH(p->W_q, p->W_k, p->w_v);
+    p->W_q = p->W_k = p->w_v = NULL;
+}
+
+void pool_additive_copy(pool_additive *dst, const pool_additive *src)
+{
+    memcpy(dst->W_q, src->W_q, src->h * sizeof *src->W_q);
+    memcpy(dst->W_k, src->W_k, src->h * sizeof *src->W_k);
+    memcpy(dst->w_v, src->w_v, src->h * sizeof *src->w_v);
+}
+
+void pool_additive_init(pool_additive *p, rng *r)
+{
+    const double bound_v = 1.0 / sqrt((double)p->h); /* 1/√in_features of w_v */
+    /* d2l's __init__ makes W_k, then W_q (one input each: ±1), then w_v */
+    for (size_t u = 0; u < p->h; u++)
+        p->W_k[u] = (float)(2.0 * rng_uniform(r) - 1.0);
+    for (size_t u = 0; u < p->h; u++)
+        p->W_q[u] = (float)(2.0 * rng_uniform(r) - 1.0);
+    for (size_t u = 0; u < p->h; u++)
+        p->w_v[u] = (float)(bound_v * (2.0 * rng_uniform(r) - 1.0));
+}
+
+/* a(q, k) = Σ_u w_v[u] · tanh(W_q[u] q + W_k[u] k) */
+static double additive_score(const pool_additive *p, double q, double k)
+{
+    double s = 0.0;
+    for (size_t u = 0; u < p->h; u++)
+        s += p->w_v[u] * fm_tanh(p->W_q[u] * q + p->W_k[u] * k);
+    return s;
+}
+
+void pool_additive_forward(double *yhat, double *att, const double *q, const double *x,
+                           const double *y, const pool_additive *p, size_t m, size_t n,
+                           int leave_one_out)
+{
+    for (size_t j = 0; j < m; j++) {
+        double *a = att + j * n; /* (n,) */
+        size_t skip = leave_one_out ? j : (size_t)-1;
+        /* scores s_i = w_vᵀ tanh(W_q q_j + W_k x_i) */
+        for (size_t i = 0; i < n; i++)
+            a[i] = i == skip ? 0.0 : additive_score(p, q[j], x[i]);
+        /* softmax over the keys (without key j when leaving it out) */
+        softmax_row(a, n, skip);
+        /* the weighted sum of the values */
+        yhat[j] = weighted_sum(a, y, n);
+    }
+}
+
+void pool_additive_backward(pool_additive *g, const double *dyhat, const double *att,
+                            const double *yhat, const double *q, const double *x,
+                            const double *y, const pool_additive *p, size_t m, size_t n,
+                            int leave_one_out)
+{
+    memset(g->W_q, 0, p->h * sizeof *g->W_q);
+    memset(g->W_k, 0, p->h * sizeof *g->W_k);
+    memset(g->w_v, 0, p->h * sizeof *g->w_v);
+    for (size_t j = 0; j < m; j++) {
+        const double *a = att + j * n;
+        for (size_t i = 0; i < n; i++) {
+            if (leave_one_out && i == j)
+                continue;
+            /* through ŷ_j = Σ a_i y_i and the softmax:
+             * ds_i = a_i (y_i − ŷ_j) · dyhat_j */
+            double ds = a[i] * (y[i] - yhat[j]) * dyhat[j];
+            for (size_t u = 0; u < p->h; u++) {
+                /* s = Σ_u w_v[u] t_u, t_u = tanh(z_u), z_u = W_q[u] q + W_k[u] k */
+                double t = fm_tanh(p->W_q[u] * q[j] + p->W_k[u] * x[i]);
+                g->w_v[u] += ds * t;
+                double dz = ds * p->w_v[u] * (1.0 - t * t); /* tanh' = 1 − t² */
+                g->W_q[u] += dz * q[j];
+                g->W_k[u] += dz * x[i];
+            }
+        }
+    }
+}
+
+void pool_additive_train(pool_additive *p, pool_additive *g, double *losses, size_t epochs,
+                         double lr, const double *x, const double *y, size_t n, int keep_self,
+                         double *yhat, double *dyhat, double *att)
+{
+    for (size_t e = 0; e < epochs; e++) {
+        /* forward on the training points, each without itself unless kept */
+        pool_additive_forward(yhat, att, x, x, y, p, n, n, !keep_self);
+        losses[e] = pool_loss(dyhat, yhat, y, n);
+        /* backward, then one SGD step on every parameter */
+        pool_additive_backward(g, dyhat, att, yhat, x, x, y, p, n, n, !keep_self);
+        for (size_t u = 0; u < p->h; u++) {
+            p->W_q[u] -= lr * g->W_q[u];
+            p->W_k[u] -= lr * g->W_k[u];
+            p->w_v[u] -= lr * g->w_v[u];
+        }
     }
 }
 

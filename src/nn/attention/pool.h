@@ -66,6 +66,22 @@ size_t pool_nonparametric(double *yhat, double *att, const double *q, const doub
                           const double *y, enum pool_kernel k, double sigma, size_t m,
                           size_t n);
 
+/* ---- the width by leave-one-out (--sigma auto) ------------------------- */
+
+/* The grid of widths --sigma auto tries: 10^(i/10 − 2) for i = 0 … 30,
+ * 0.01 to 10, ten a decade (fm_pow: the same bits everywhere). */
+#define POOL_SIGMA_GRID_N 31
+double pool_sigma_grid(size_t i);
+
+/* Leave-one-out error of nonparametric pooling with kernel k and width
+ * sigma on the n ≥ 2 training points: each x_i the query, the other n − 1
+ * its keys and values (its own weight 0), the squared error of its
+ * prediction against y_i. Returns the mean over the points some other
+ * point reaches (NaN when none); *unreached counts the others (never for
+ * the Gaussian, a softmax). row (n,) is the caller's work row. */
+double pool_loo_error(const double *x, const double *y, size_t n, enum pool_kernel k,
+                      double sigma, double *row, size_t *unreached);
+
 /* ---- parametric pooling: d2l's NWKernelRegression ---------------------- */
 
 /* Forward: for query j, scores s_i = −((q_j − x_i)·w)²/2, att = softmax(s),
@@ -86,10 +102,57 @@ double pool_param_backward(const double *dyhat, const double *att, const double 
                            size_t m, size_t n, int leave_one_out);
 
 /* The section's training: epochs full-batch SGD steps with lr on x, y
- * (n ≥ 2), leave one out, from *w; losses[e] the loss before step e.
- * Work buffers yhat, dyhat (n,) and att (n, n) are the caller's. */
+ * (n ≥ 2), from *w; losses[e] the loss before step e. Each training
+ * point's keys and values are the other n − 1 (leave one out), or with
+ * keep_self all n, itself too (--keep-self: the weight on itself lets a
+ * large w memorise). Work buffers yhat, dyhat (n,) and att (n, n) are the
+ * caller's. */
 void pool_param_train(double *w, double *losses, size_t epochs, double lr, const double *x,
-                      const double *y, size_t n, double *yhat, double *dyhat, double *att);
+                      const double *y, size_t n, int keep_self, double *yhat, double *dyhat,
+                      double *att);
+
+/* ---- additive pooling: 10.3's additive score as the attention --------- */
+
+/* The score of query q and key k (scalars here) is d2l 10.3's
+ * a(q, k) = w_vᵀ tanh(W_q q + W_k k), h hidden units, no biases; the
+ * weights over the keys its softmax, ŷ = Σ_i att_i y_i. Parameters in
+ * nn.Linear's layout, state_dict names W_q.weight (h, 1), W_k.weight
+ * (h, 1), w_v.weight (1, h): each (h,) here. */
+typedef struct pool_additive {
+    size_t h;
+    double *W_q, *W_k, *w_v; /* (h,) each */
+} pool_additive;
+
+/* Zeroed parameters of h hidden units: 0, or -1 when out of memory. */
+int pool_additive_alloc(pool_additive *p, size_t h);
+void pool_additive_free(pool_additive *p);
+/* dst ← src, the same h. */
+void pool_additive_copy(pool_additive *dst, const pool_additive *src);
+/* nn.Linear's default start, drawn from r in d2l's order (W_k, W_q, w_v)
+ * as float32 values: uniform on ±1/√in_features, so W_k and W_q on ±1
+ * (one input), w_v on ±1/√h. */
+void pool_additive_init(pool_additive *p, struct rng *r);
+
+/* Forward: as pool_param_forward, with the additive score in place of
+ * −((q − x_i)·w)²/2 (leave_one_out: m = n, key j not among query j's). */
+void pool_additive_forward(double *yhat, double *att, const double *q, const double *x,
+                           const double *y, const pool_additive *p, size_t m, size_t n,
+                           int leave_one_out);
+/* Backward: the gradients of the loss into g (the same h, overwritten)
+ * from dyhat (m,), with the forward's att and yhat and the same inputs. */
+void pool_additive_backward(pool_additive *g, const double *dyhat, const double *att,
+                            const double *yhat, const double *q, const double *x,
+                            const double *y, const pool_additive *p, size_t m, size_t n,
+                            int leave_one_out);
+
+/* Its training, as pool_param_train's: epochs full-batch SGD steps with
+ * lr on the n ≥ 2 training points, losses[e] the loss before step e:
+ * each point's keys and values the other n − 1, or with keep_self every
+ * point, itself too. Work buffers yhat, dyhat (n,) and att (n, n) are the
+ * caller's; g (the same h as p) receives the last gradients. */
+void pool_additive_train(pool_additive *p, pool_additive *g, double *losses, size_t epochs,
+                         double lr, const double *x, const double *y, size_t n, int keep_self,
+                         double *yhat, double *dyhat, double *att);
 
 /* ---- what the results say ------------------------------------------- */
 
