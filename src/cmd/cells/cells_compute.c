@@ -120,7 +120,8 @@ int cells_pool_epochs(FILE *f, unsigned long long seed, char *err, size_t errlen
     }
     /* 5 epochs of SGD, lr 0.5, each point's keys the other 49; the loss
      * printed is the one before each step, as the cell prints it */
-    pool_param_train(&w, losses, 5, 0.5, d.x_train, d.y_train, d.n, yhat, dyhat, att);
+    pool_param_train(&w, losses, 5, 0.5, d.x_train, d.y_train, d.n, 0, yhat, dyhat,
+                     att);
     for (size_t e = 0; e < 5; e++)
         fprintf(f, "%sepoch %zu, loss %.6f", e ? "\n" : "", e + 1, losses[e]);
     FREE_EACH(yhat, dyhat, att);

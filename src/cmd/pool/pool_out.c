@@ -419,23 +419,6 @@ int pool_out_figures(const pool_run *run, FILE *rep)
 
 /* ---- --kernels-png ------------------------------------------------------ */
 
-/* left and right side by side in a new image out (white below the
- * shorter): 0, or -1 with the reason in err. */
-static int image_beside(attn_image *out, const attn_image *left, const attn_image *right,
-                        char *err, size_t errlen)
-{
-    int h = left->h > right->h ? left->h : right->h;
-    if (image_alloc(out, left->w + right->w, h, err, errlen))
-        return -1;
-    for (int y = 0; y < left->h; y++)
-        memcpy(out->rgb + (size_t)y * (size_t)out->w * 3,
-               left->rgb + (size_t)y * (size_t)left->w * 3, (size_t)left->w * 3);
-    for (int y = 0; y < right->h; y++)
-        memcpy(out->rgb + ((size_t)y * (size_t)out->w + (size_t)left->w) * 3,
-               right->rgb + (size_t)y * (size_t)right->w * 3, (size_t)right->w * 3);
-    return 0;
-}
-
 #define KERNEL_POINTS 501 /* x = −2.5, −2.49, …, 2.5 */
 
 /* One kernel's panel: k(x) on [−2.5, 2.5], titled with its name, y on
