@@ -1,5 +1,5 @@
 /* fuzz_score.c — libFuzzer harness for `attn score --input` (SPEC.md §13;
- * src/cmd/score.c): the bytes are the JSON file of queries, keys, values,
+ * src/cmd/score/): the bytes are the JSON file of queries, keys, values,
  * valid_lens and state_dict. Each input runs in-process three ways: both
  * scoring functions with --json - (every number written), additive alone
  * with --explain (every step printed), and dot alone with --score-hiddens
