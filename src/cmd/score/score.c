@@ -23,6 +23,8 @@
 
 #define MAX_HIDDENS 100000L
 
+static const char *const keys_names[] = {"ones", "random", NULL};
+
 /* ---- options --------------------------------------------------------- */
 
 #define OPT_ARGS struct score_args
@@ -35,13 +37,18 @@ const struct opt score_options[] = {
                "one scoring function (default both, additive first)"),
     OPT_INT(0, "score-hiddens", hiddens, "H", 1, MAX_HIDDENS,
             "num_hiddens of AdditiveAttention (default 8)"),
+    OPT_CHOICE(0, "keys", keys_random, "ones|random", keys_names,
+               "the cells' keys: the book's ones (every key scores the\n"
+               "same) or normal(0, 1) from --seed, the same for every\n"
+               "scoring function (default ones)"),
     OPT_VALID_LENS(lens, "1,3 (one per example), 1;3 (one per query: a row\n"
                          "per example) or none (default: the section's 2,6,\n"
                          "or the --input file's valid_lens)"),
     OPT_FILE('i', "input", input,
              "queries, keys, values, valid_lens and state_dict as\n"
              "JSON, - for stdin (default: the section's cells)"),
-    OPT_SEED(seed, "random queries, X and weights (default 0)"),
+    OPT_SEED(seed, "random queries, keys (--keys random), X and weights\n"
+                   "(default 0)"),
     OPT_FLAG(0, "explain", explain,
              "print every step: the scores, the mask, the weights,\n"
              "the weighted sum"),
@@ -60,16 +67,20 @@ const struct opt score_options[] = {
 };
 
 const struct opt_rule score_rules[] = {
-    OPT_CONFLICTS("masked-softmax", "score score-hiddens valid-lens input explain png html json",
+    OPT_CONFLICTS("masked-softmax",
+                  "score score-hiddens keys valid-lens input explain png html json",
                   "--%s cannot be used with --masked-softmax, which prints the section's "
                   "two masked_softmax calls and stops"),
+    OPT_CONFLICTS("input", "keys",
+                  "--%s shapes the section's cells and cannot be used with --input, whose "
+                  "file gives the inputs"),
     OPT_RULES_END()
 };
 
 void usage_score(FILE *f)
 {
-    fputs("usage: attn score [--masked-softmax] [--score additive|dot] [--valid-lens LIST]\n"
-          "                  [--input FILE] [OPTIONS]\n"
+    fputs("usage: attn score [--masked-softmax] [--score additive|dot] [--keys ones|random]\n"
+          "                  [--valid-lens LIST] [--input FILE] [OPTIONS]\n"
           "\n"
           "d2l §10.3, attention scoring functions: a score a(q, k) for every key, a\n"
           "softmax over the keys that are there (masked_softmax: keys at positions\n"
@@ -79,7 +90,10 @@ void usage_score(FILE *f)
           "Without --input the section's cells: queries normal(0, 1) of shape\n"
           "(2, 1, 20) for additive, (2, 1, 2) for dot, keys ones (2, 10, 2), values\n"
           "arange(40) (2, 10, 4), valid_lens [2, 6]; weights drawn like nn.Linear's\n"
-          "default initialisation from --seed.\n"
+          "default initialisation from --seed. With the book's keys of ones every key\n"
+          "scores the same and the weights are 1/valid_len whatever the scoring;\n"
+          "--keys random draws them normal(0, 1), and each scoring weighs them its\n"
+          "own way.\n"
           "\n", f);
     opt_usage(f, score_options);
     fputs("\n"
@@ -94,6 +108,7 @@ void usage_score(FILE *f)
           "  attn score --score dot --explain\n"
           "  attn score --png weights.png    # 0.5 twice, 1/6 six times\n"
           "  attn score --valid-lens 1,3     # 1 for the first key, 1/3 for three\n"
+          "  attn score --keys random        # the two scorings' weights now differ\n"
           "  attn score --html score.html    # both functions, a panel per example\n"
           "  attn score --input data/score_additive.json --json out.json\n", f);
 }

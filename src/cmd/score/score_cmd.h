@@ -27,6 +27,7 @@ struct score_args {
     int score;          /* --score: the index in score_names */
     int score_given;    /* 0: both, additive first */
     int masked_softmax, explain, hiddens_given;
+    int keys_random;    /* --keys random: the cells' keys normal(0, 1) */
     long seed, hiddens;
     size_t max_mem;
     opt_lens lens;      /* --valid-lens: instead of the cells' or the file's */

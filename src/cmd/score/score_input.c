@@ -11,6 +11,9 @@
 #include "score_cmd.h"
 
 #define MAX_LEN OPT_SIZE_MAX /* a valid length; one above Nk masks nothing */
+/* --keys random: the keys' own stream of --seed ("keys" in ASCII), the same
+ * keys for every scoring function and the queries and weights unchanged */
+#define KEYS_STREAM 0x6b657973ULL
 
 void score_run_free(score_run *r)
 {
@@ -22,9 +25,9 @@ void score_run_free(score_run *r)
     memset(r, 0, sizeof *r);
 }
 
-/* The section's cell for one kind: queries normal(0, 1), keys ones,
- * values arange(40) repeated over the batch, valid_lens [2, 6]; additive's
- * weights drawn after the queries. */
+/* The section's cell for one kind: queries normal(0, 1), keys ones (or
+ * normal(0, 1) with --keys random), values arange(40) repeated over the
+ * batch, valid_lens [2, 6]; additive's weights drawn after the queries. */
 int score_cell(score_run *r, int kind, const struct score_args *a, char *err, size_t errlen)
 {
     rng g;
@@ -43,8 +46,15 @@ int score_cell(score_run *r, int kind, const struct score_args *a, char *err, si
     rng_seed(&g, (unsigned long long)a->seed + (unsigned long long)kind);
     for (size_t i = 0; i < r->queries.size; i++)
         r->queries.data[i] = (float)rng_normal(&g);
-    for (size_t i = 0; i < r->keys.size; i++)
-        r->keys.data[i] = 1.0f;
+    if (a->keys_random) {
+        rng kg;
+        rng_seed(&kg, (unsigned long long)a->seed + KEYS_STREAM);
+        for (size_t i = 0; i < r->keys.size; i++)
+            r->keys.data[i] = (float)rng_normal(&kg);
+    } else {
+        for (size_t i = 0; i < r->keys.size; i++)
+            r->keys.data[i] = 1.0f;
+    }
     for (size_t i = 0; i < r->values.size; i++)
         r->values.data[i] = (float)(i % (r->Nk * r->Dv));
     r->lens[0] = 2;

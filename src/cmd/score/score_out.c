@@ -55,8 +55,8 @@ static void print_module(const score_run *r, const struct score_args *a)
                lens, r->kind == KIND_ADDITIVE && !r->has_state_dict
                          ? ", weights random (nn.Linear's initialisation)" : "");
     else
-        printf("queries %s normal(0, 1), keys %s ones, values %s arange(40), valid_lens %s\n", q,
-               k, v, lens);
+        printf("queries %s normal(0, 1), keys %s %s, values %s arange(40), valid_lens %s\n", q,
+               k, a->keys_random ? "normal(0, 1)" : "ones", v, lens);
 }
 
 /* The output as PyTorch prints it, then the weights as numbers and (on a
@@ -135,6 +135,69 @@ int score_print_masked_softmax(const struct score_args *a)
     return EXIT_OK;
 }
 
+/* The keys a query's mask keeps: n of Nk (a length 0 masks all and one
+ * above Nk none: then every key is alike, n = Nk). */
+static size_t kept_keys(const score_run *r, size_t b, size_t q)
+{
+    const long len = !r->lens ? (long)r->Nk
+                     : r->vl_ndim == 2 ? r->lens[b * r->Nq + q]
+                                       : r->lens[b];
+    return len <= 0 || (size_t)len > r->Nk ? r->Nk : (size_t)len;
+}
+
+/* How far a run is from equal scores: the widest spread of one query's
+ * scores over the keys it keeps, and the largest |w − 1/n| of its weights. */
+static void gap_from_uniform(const score_run *r, double *spread, double *gap)
+{
+    *spread = *gap = 0.0;
+    for (size_t b = 0; b < r->B; b++)
+        for (size_t q = 0; q < r->Nq; q++) {
+            const size_t n = kept_keys(r, b, q), row = (b * r->Nq + q) * r->Nk;
+            const float *s = r->scores + row, *w = r->weights + row; /* (Nk,) each */
+            double lo = s[0], hi = s[0];
+            for (size_t k = 0; k < n; k++) {
+                lo = s[k] < lo ? s[k] : lo;
+                hi = s[k] > hi ? s[k] : hi;
+            }
+            *spread = hi - lo > *spread ? hi - lo : *spread;
+            for (size_t k = 0; k < r->Nk; k++) {
+                const double d = fabs((double)w[k] - (k < n ? 1.0 / (double)n : 0.0));
+                *gap = d > *gap ? d : *gap;
+            }
+        }
+}
+
+/* The largest |a − b| between two runs' weights (the same B, Nq, Nk). */
+static double weights_gap(const score_run *x, const score_run *y)
+{
+    double worst = 0.0;
+    for (size_t i = 0; i < x->B * x->Nq * x->Nk; i++) {
+        const double d = fabs((double)x->weights[i] - y->weights[i]);
+        worst = d > worst ? d : worst;
+    }
+    return worst;
+}
+
+/* --keys random: what the keys of ones hid, in numbers. */
+static void print_keys_random(const score_run *runs, size_t n)
+{
+    printf("\n--keys random: the keys differ, so do their scores, and the weights are no\n"
+           "longer 1/valid_len (with the book's ones every key scores the same):\n"
+           "                       score spread  largest |w - 1/valid_len|\n");
+    for (size_t i = 0; i < n; i++) {
+        double spread, gap;
+        gap_from_uniform(&runs[i], &spread, &gap);
+        printf("  %-20s %12.4f %26.4f\n", score_modules[runs[i].kind], spread, gap);
+    }
+    printf("(score spread: the largest minus the smallest score of a query over the keys\n"
+           "it keeps, the widest of any query)\n");
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++)
+            printf("%s and %s weigh the same keys differently:\n"
+                   "largest |difference| %.4f\n", score_modules[runs[i].kind],
+                   score_modules[runs[j].kind], weights_gap(&runs[i], &runs[j]));
+}
+
 void score_print_runs(const score_run *runs, size_t n, const struct score_args *a)
 {
     for (size_t i = 0; i < n; i++) {
@@ -145,6 +208,8 @@ void score_print_runs(const score_run *runs, size_t n, const struct score_args *
         printf("\n");
         print_result(&runs[i], a);
     }
+    if (a->keys_random)
+        print_keys_random(runs, n);
 }
 
 
