@@ -67,14 +67,17 @@ static void run_fixture(const cJSON *root, const char *name)
 {
     tensor q, k, v;
     score_additive m;
+    score_general g;
     long *lens = NULL;
     size_t vl_ndim = 0, vshape[2];
     char err[256];
     memset(&m, 0, sizeof m);
+    memset(&g, 0, sizeof g);
     if (get(root, "queries", &q) || get(root, "keys", &k) || get(root, "values", &v))
         return;
     const size_t B = q.shape[0], Nq = q.shape[1], Nk = k.shape[1], Dv = v.shape[2];
-    const int additive = strcmp(member(root, "score")->valuestring, "additive") == 0;
+    const char *kind = member(root, "score")->valuestring;
+    const int additive = strcmp(kind, "additive") == 0, general = strcmp(kind, "general") == 0;
     const cJSON *vl = member(root, "valid_lens");
     if (!cJSON_IsNull(vl))
         CHECK(json_get_lens(vl, "valid_lens", 1000, &lens, &vl_ndim, vshape, err, sizeof err) == 0);
@@ -93,6 +96,14 @@ static void run_fixture(const cJSON *root, const char *name)
         score_additive_scores(scores, qh, kh, q.data, k.data, B, Nq, Nk, &m);
         free(qh);
         free(kh);
+    } else if (general) {
+        const size_t Dk = k.shape[2];
+        float *qw = malloc(B * Nq * Dk * sizeof(float));
+        CHECK(qw != NULL);
+        get(member(root, "state_dict"), "W.weight", &g.W.weight);
+        CHECK(g.W.weight.shape[0] == Dk && g.W.weight.shape[1] == q.shape[2]);
+        score_general_scores(scores, qw, q.data, k.data, B, Nq, Nk, &g);
+        free(qw);
     } else {
         score_dot(scores, q.data, k.data, B, Nq, Nk, q.shape[2]);
     }
@@ -115,6 +126,7 @@ static void run_fixture(const cJSON *root, const char *name)
             worst64 = w > worst64 ? w : worst64;
     }
     score_additive_free(&m);
+    score_general_free(&g);
     tensor_free(&q);
     tensor_free(&k);
     tensor_free(&v);
@@ -218,7 +230,7 @@ int main(int argc, char **argv)
         ran += test_fixture(argv[1], names[i]);
         free(names[i]);
     }
-    CHECK(ran >= 8);
+    CHECK(ran >= 12);
     printf("%d fixtures compared with PyTorch: max |attn - torch| %.3g (float64), %.3g "
            "(float32)\n", ran, worst64, worst32);
     test_masked_softmax_by_hand();

@@ -33,14 +33,15 @@ const struct opt score_options[] = {
     OPT_FLAG(0, "masked-softmax", masked_softmax,
              "the section's two masked_softmax calls on a random\n"
              "(2, 2, 4) X, and stop"),
-    OPT_CHOICE(0, "score", score, "additive|dot", score_names,
-               "one scoring function (default both, additive first)"),
+    OPT_CHOICE(0, "score", score, "S", score_names,
+               "one scoring function: additive, dot or general\n"
+               "(default additive and dot, additive first)"),
     OPT_INT(0, "score-hiddens", hiddens, "H", 1, MAX_HIDDENS,
             "num_hiddens of AdditiveAttention (default 8)"),
     OPT_CHOICE(0, "keys", keys_random, "ones|random", keys_names,
-               "the cells' keys: the book's ones (every key scores the\n"
-               "same) or normal(0, 1) from --seed, the same for every\n"
-               "scoring function (default ones)"),
+               "the cells' keys: the book's ones (every key scores\n"
+               "the same) or normal(0, 1) from --seed, the same for\n"
+               "every scoring function (default ones)"),
     OPT_VALID_LENS(lens, "1,3 (one per example), 1;3 (one per query: a row\n"
                          "per example) or none (default: the section's 2,6,\n"
                          "or the --input file's valid_lens)"),
@@ -79,28 +80,32 @@ const struct opt_rule score_rules[] = {
 
 void usage_score(FILE *f)
 {
-    fputs("usage: attn score [--masked-softmax] [--score additive|dot] [--keys ones|random]\n"
-          "                  [--valid-lens LIST] [--input FILE] [OPTIONS]\n"
+    fputs("usage: attn score [--masked-softmax] [--score additive|dot|general]\n"
+          "                  [--keys ones|random] [--valid-lens LIST] [--input FILE]\n"
+          "                  [OPTIONS]\n"
           "\n"
           "d2l §10.3, attention scoring functions: a score a(q, k) for every key, a\n"
           "softmax over the keys that are there (masked_softmax: keys at positions\n"
           ">= valid_len get -1e6), and the weighted sum of the values:\n"
           "    additive  a(q, k) = w_vᵀ tanh(W_q q + W_k k)   (AdditiveAttention)\n"
           "    dot       a(q, k) = q·k / sqrt(d)              (DotProductAttention)\n"
+          "    general   a(q, k) = qᵀ W k, W (q, k)           (the exercise's; W.weight\n"
+          "              (k, q) as nn.Linear(q, k, bias=False) applied to q, then · k)\n"
           "Without --input the section's cells: queries normal(0, 1) of shape\n"
-          "(2, 1, 20) for additive, (2, 1, 2) for dot, keys ones (2, 10, 2), values\n"
-          "arange(40) (2, 10, 4), valid_lens [2, 6]; weights drawn like nn.Linear's\n"
-          "default initialisation from --seed. With the book's keys of ones every key\n"
-          "scores the same and the weights are 1/valid_len whatever the scoring;\n"
-          "--keys random draws them normal(0, 1), and each scoring weighs them its\n"
-          "own way.\n"
+          "(2, 1, 20) for additive and general, (2, 1, 2) for dot, keys ones\n"
+          "(2, 10, 2), values arange(40) (2, 10, 4), valid_lens [2, 6]; weights drawn\n"
+          "like nn.Linear's default initialisation from --seed. With the book's keys\n"
+          "of ones every key scores the same and the weights are 1/valid_len\n"
+          "whatever the scoring; --keys random draws them normal(0, 1), and each\n"
+          "scoring weighs them its own way.\n"
           "\n", f);
     opt_usage(f, score_options);
     fputs("\n"
           "JSON input: {\"queries\": (B, Nq, Dq), \"keys\": (B, Nk, Dk), \"values\":\n"
           "(B, Nk, Dv), \"valid_lens\": (B,) or (B, Nq) (optional), \"state_dict\":\n"
           "{\"W_q.weight\": (h, Dq), \"W_k.weight\": (h, Dk), \"w_v.weight\": (1, h)}\n"
-          "(optional, additive)}.\n"
+          "(additive) and/or {\"W.weight\": (Dk, Dq)} (general) (optional: without it\n"
+          "the weights are drawn from --seed)}.\n"
           "\n"
           "Examples:\n"
           "  attn score                      # both cells: [[ 2.0000, ...]], [[10.0000, ...]]\n"
@@ -109,6 +114,7 @@ void usage_score(FILE *f)
           "  attn score --png weights.png    # 0.5 twice, 1/6 six times\n"
           "  attn score --valid-lens 1,3     # 1 for the first key, 1/3 for three\n"
           "  attn score --keys random        # the two scorings' weights now differ\n"
+          "  attn score --score general --keys random  # qᵀ W k: 20 against 2\n"
           "  attn score --html score.html    # both functions, a panel per example\n"
           "  attn score --input data/score_additive.json --json out.json\n", f);
 }
@@ -118,12 +124,14 @@ void usage_score(FILE *f)
 /* A run's buffers, their bytes added to *bytes first (for --max-mem). */
 static int run_alloc(score_run *r, size_t *bytes, int dry)
 {
-    size_t nqk, nout, nqh = 0, nkh = 0, total = 0;
+    const size_t dw = r->kind == KIND_GENERAL ? r->Dk : 0; /* W(q)'s size */
+    size_t nqk, nout, nqh = 0, nkh = 0, nqw = 0, total = 0;
     int bad = size_mul(r->B * r->Nq, r->Nk, &nqk) || size_mul(r->B * r->Nq, r->Dv, &nout) ||
               size_mul(r->B * r->Nq, r->h, &nqh) || size_mul(r->B * r->Nk, r->h, &nkh) ||
-              size_add(nqk, nqk, &total) || size_add(total, nqk, &total) ||
-              size_add(total, nout, &total) || size_add(total, nqh, &total) ||
-              size_add(total, nkh, &total) || size_mul(total, sizeof(float), &total) ||
+              size_mul(r->B * r->Nq, dw, &nqw) || size_add(nqk, nqk, &total) ||
+              size_add(total, nqk, &total) || size_add(total, nout, &total) ||
+              size_add(total, nqh, &total) || size_add(total, nkh, &total) ||
+              size_add(total, nqw, &total) || size_mul(total, sizeof(float), &total) ||
               size_add(*bytes, total, bytes);
     if (bad || dry)
         return bad ? -1 : 0;
@@ -133,8 +141,9 @@ static int run_alloc(score_run *r, size_t *bytes, int dry)
     r->output = float_alloc(nout ? nout : 1);
     r->qh = r->h ? float_alloc(nqh ? nqh : 1) : NULL;
     r->kh = r->h ? float_alloc(nkh ? nkh : 1) : NULL;
+    r->qw = dw ? float_alloc(nqw ? nqw : 1) : NULL;
     return !r->scores || !r->masked || !r->weights || !r->output ||
-                   (r->h && (!r->qh || !r->kh))
+                   (r->h && (!r->qh || !r->kh)) || (dw && !r->qw)
                ? -1
                : 0;
 }
@@ -148,6 +157,9 @@ static void run_forward(score_run *r)
     if (r->kind == KIND_ADDITIVE)
         score_additive_scores(r->scores, r->qh, r->kh, r->queries.data, r->keys.data, r->B,
                               r->Nq, r->Nk, &r->m);
+    else if (r->kind == KIND_GENERAL)
+        score_general_scores(r->scores, r->qw, r->queries.data, r->keys.data, r->B, r->Nq, r->Nk,
+                             &r->g);
     else
         score_dot(r->scores, r->queries.data, r->keys.data, r->B, r->Nq, r->Nk, r->Dq);
     /* 2. the mask, kept for --explain; 3. the softmax over the keys */
@@ -176,7 +188,7 @@ static int parse_args(int argc, char **argv, struct score_args *a)
         return status;
     a->score_given = opt_is_given(&g, "score");
     a->hiddens_given = opt_is_given(&g, "score-hiddens");
-    if (a->hiddens_given && a->score_given && a->score == KIND_DOT) {
+    if (a->hiddens_given && a->score_given && a->score != KIND_ADDITIVE) {
         cli_error("--score-hiddens is for --score additive");
         return EXIT_USAGE;
     }
@@ -277,7 +289,7 @@ int cmd_score(int argc, char **argv)
     if (status != EXIT_OK)
         return status;
     memset(runs, 0, sizeof runs);
-    const size_t n = a.score_given ? 1 : NKINDS;
+    const size_t n = a.score_given ? 1 : 2; /* additive and dot by default */
     status = load_runs(runs, n, &a);
     if (status == EXIT_OK)
         status = compute_runs(runs, n, &a);

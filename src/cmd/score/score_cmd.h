@@ -16,7 +16,8 @@
 #include "score.h"
 #include "tensor.h"
 
-enum { KIND_ADDITIVE, KIND_DOT, NKINDS };
+/* the order of score_names; additive and dot by default, in that order */
+enum { KIND_ADDITIVE, KIND_DOT, KIND_GENERAL, NKINDS };
 extern const char *const score_names[];  /* the kinds' order, NULL-terminated */
 extern const char *const score_modules[]; /* AdditiveAttention, … */
 
@@ -25,7 +26,7 @@ struct score_args {
     const attn_cmap *cmap;
     int color;          /* term_color_mode */
     int score;          /* --score: the index in score_names */
-    int score_given;    /* 0: both, additive first */
+    int score_given;    /* 0: additive and dot, additive first */
     int masked_softmax, explain, hiddens_given;
     int keys_random;    /* --keys random: the cells' keys normal(0, 1) */
     long seed, hiddens;
@@ -43,8 +44,10 @@ typedef struct score_run {
     long *lens;                      /* (B,) or (B, Nq); NULL: no valid_lens */
     size_t vl_ndim;
     score_additive m;                /* additive only */
-    int has_state_dict;              /* m came from the file */
+    score_general g;                 /* general only */
+    int has_state_dict;              /* m or g came from the file */
     float *qh, *kh;                  /* (B, Nq, h), (B, Nk, h) additive: W_q q, W_k k */
+    float *qw;                       /* (B, Nq, Dk) general: W(q) = qᵀ W */
     float *scores, *masked, *weights; /* (B, Nq, Nk) each */
     float *output;                   /* (B, Nq, Dv) */
 } score_run;

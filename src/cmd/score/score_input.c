@@ -21,19 +21,22 @@ void score_run_free(score_run *r)
     tensor_free(&r->keys);
     tensor_free(&r->values);
     score_additive_free(&r->m);
-    FREE_EACH(r->lens, r->qh, r->kh, r->scores, r->masked, r->weights, r->output);
+    score_general_free(&r->g);
+    FREE_EACH(r->lens, r->qh, r->kh, r->qw, r->scores, r->masked, r->weights, r->output);
     memset(r, 0, sizeof *r);
 }
 
 /* The section's cell for one kind: queries normal(0, 1), keys ones (or
  * normal(0, 1) with --keys random), values arange(40) repeated over the
- * batch, valid_lens [2, 6]; additive's weights drawn after the queries. */
+ * batch, valid_lens [2, 6]; additive's and general's weights drawn after
+ * the queries. Additive and general score queries of size 20 against keys
+ * of size 2, as the section's additive cell; dot queries of size 2. */
 int score_cell(score_run *r, int kind, const struct score_args *a, char *err, size_t errlen)
 {
     rng g;
     r->kind = kind;
     r->B = 2, r->Nq = 1, r->Nk = 10, r->Dk = 2, r->Dv = 4;
-    r->Dq = kind == KIND_ADDITIVE ? 20 : 2;
+    r->Dq = kind == KIND_DOT ? 2 : 20;
     r->h = kind == KIND_ADDITIVE ? (size_t)(a->hiddens_given ? a->hiddens : 8) : 0;
     if (tensor_alloc(&r->queries, 3, (size_t[]){r->B, r->Nq, r->Dq}, err, errlen) ||
         tensor_alloc(&r->keys, 3, (size_t[]){r->B, r->Nk, r->Dk}, err, errlen) ||
@@ -62,6 +65,8 @@ int score_cell(score_run *r, int kind, const struct score_args *a, char *err, si
     r->vl_ndim = 1;
     if (kind == KIND_ADDITIVE)
         return score_additive_init(&r->m, r->Dq, r->Dk, r->h, &g, err, errlen);
+    if (kind == KIND_GENERAL)
+        return score_general_init(&r->g, r->Dq, r->Dk, &g, err, errlen);
     return 0;
 }
 
@@ -99,7 +104,8 @@ static int check_sizes(score_run *r, char *err, size_t errlen)
     }
     if (r->kind == KIND_DOT && r->Dq != r->Dk) {
         snprintf(err, errlen, "$.queries: dot-product scoring needs queries of the keys' size "
-                 "%zu, got %zu (--score additive scores queries and keys of different sizes)",
+                 "%zu, got %zu (--score additive or general scores queries and keys of "
+                 "different sizes)",
                  r->Dk, r->Dq);
         return -1;
     }
@@ -144,65 +150,78 @@ static int known_members(const cJSON *obj, const char *const *known, size_t n, c
     return 0;
 }
 
-/* One state_dict entry: a (rows, cols) matrix; rows 0 takes the file's. */
-static int get_weight(const cJSON *sd, const char *name, size_t rows, size_t cols, linear *l,
-                      char *err, size_t errlen)
+/* One state_dict entry: a (rows, cols) matrix; rows 0 takes the file's;
+ * note (or "") follows the expected shape of a wrong one. */
+static int get_weight(const cJSON *sd, const char *name, size_t rows, size_t cols,
+                      const char *note, linear *l, char *err, size_t errlen)
 {
-    char path[64];
+    char path[64], want[48];
     const cJSON *node = cJSON_GetObjectItemCaseSensitive(sd, name);
     snprintf(path, sizeof path, "$.state_dict[\"%s\"]", name);
+    snprintf(want, sizeof want, rows ? "(%zu, %zu)" : "(num_hiddens, %zu)", rows ? rows : cols,
+             cols);
     if (!node) {
-        snprintf(err, errlen, "$.state_dict: missing \"%s\" (%zu, %zu)", name, rows, cols);
+        snprintf(err, errlen, "$.state_dict: missing \"%s\" %s", name, want);
         return -1;
     }
     if (json_get_tensor(node, path, 2, 2, &l->weight, err, errlen))
         return -1;
     if ((rows && l->weight.shape[0] != rows) || l->weight.shape[1] != cols) {
-        char want[48];
-        snprintf(want, sizeof want, rows ? "(%zu, %zu)" : "(num_hiddens, %zu)",
-                 rows ? rows : cols, cols);
-        snprintf(err, errlen, "%s: expected shape %s, got (%zu, %zu)", path, want,
+        snprintf(err, errlen, "%s: expected shape %s%s, got (%zu, %zu)", path, want, note,
                  l->weight.shape[0], l->weight.shape[1]);
         return -1;
     }
     return 0;
 }
 
-/* AdditiveAttention's state_dict: W_q.weight (h, Dq) sets h. */
+/* The state_dict: AdditiveAttention's W_q.weight (h, Dq), which sets h,
+ * W_k.weight and w_v.weight, or the general score's W.weight (Dk, Dq), as
+ * the run's kind needs; a file may hold both, for both kinds. */
 static int get_state_dict(score_run *r, const cJSON *sd, char *err, size_t errlen)
 {
-    static const char *const known[] = {"W_q.weight", "W_k.weight", "w_v.weight"};
+    static const char *const known[] = {"W_q.weight", "W_k.weight", "w_v.weight", "W.weight"};
     if (!cJSON_IsObject(sd)) {
         snprintf(err, errlen, "$.state_dict: expected an object, got %s", json_type_name(sd));
         return -1;
     }
-    if (known_members(sd, known, 3, "$.state_dict",
-                      "AdditiveAttention has W_q.weight, W_k.weight, w_v.weight", err, errlen) ||
-        get_weight(sd, "W_q.weight", 0, r->Dq, &r->m.W_q, err, errlen))
+    if (known_members(sd, known, 4, "$.state_dict",
+                      "AdditiveAttention has W_q.weight, W_k.weight, w_v.weight; the general "
+                      "score W.weight", err, errlen))
+        return -1;
+    r->has_state_dict = 1;
+    if (r->kind == KIND_GENERAL) {
+        /* nn.Linear(Dq, Dk, bias=False): (Dk, Dq) */
+        char note[96];
+        snprintf(note, sizeof note, ", nn.Linear(%zu, %zu)'s (key_size, query_size)", r->Dq,
+                 r->Dk);
+        return get_weight(sd, "W.weight", r->Dk, r->Dq, note, &r->g.W, err, errlen);
+    }
+    if (get_weight(sd, "W_q.weight", 0, r->Dq, "", &r->m.W_q, err, errlen))
         return -1;
     r->h = r->m.W_q.weight.shape[0];
-    r->has_state_dict = 1;
-    return get_weight(sd, "W_k.weight", r->h, r->Dk, &r->m.W_k, err, errlen) ||
-                   get_weight(sd, "w_v.weight", 1, r->h, &r->m.w_v, err, errlen)
+    return get_weight(sd, "W_k.weight", r->h, r->Dk, "", &r->m.W_k, err, errlen) ||
+                   get_weight(sd, "w_v.weight", 1, r->h, "", &r->m.w_v, err, errlen)
                ? -1
                : 0;
 }
 
 /* One run's inputs from the parsed file; *usage is set for an error of
- * the options (--score-hiddens with a state_dict). */
+ * the options (--score-hiddens with a state_dict). Without a state_dict,
+ * the weights are drawn from --seed as nn.Linear draws them. */
 int score_run_from_json(score_run *r, int kind, const cJSON *root, const struct score_args *a,
                         char *err, size_t errlen, int *usage)
 {
     const cJSON *sd = cJSON_GetObjectItemCaseSensitive(root, "state_dict");
+    rng g;
     r->kind = kind;
     if (get_input3(root, "queries", &r->queries, err, errlen) ||
         get_input3(root, "keys", &r->keys, err, errlen) ||
         get_input3(root, "values", &r->values, err, errlen) || check_sizes(r, err, errlen) ||
         get_lens(r, root, err, errlen))
         return -1;
-    if (kind != KIND_ADDITIVE)
+    if (kind == KIND_DOT)
         return 0;
-    if (sd && a->hiddens_given) {
+    if (sd && a->hiddens_given && kind == KIND_ADDITIVE) {
         snprintf(err, errlen, "--score-hiddens: the file's state_dict sets num_hiddens "
                  "(the rows of W_q.weight); give one");
         *usage = 1;
@@ -210,8 +229,9 @@ int score_run_from_json(score_run *r, int kind, const cJSON *root, const struct 
     }
     if (sd)
         return get_state_dict(r, sd, err, errlen);
-    rng g;
     rng_seed(&g, (unsigned long long)a->seed);
+    if (kind == KIND_GENERAL)
+        return score_general_init(&r->g, r->Dq, r->Dk, &g, err, errlen);
     r->h = (size_t)(a->hiddens_given ? a->hiddens : 8);
     return score_additive_init(&r->m, r->Dq, r->Dk, r->h, &g, err, errlen);
 }

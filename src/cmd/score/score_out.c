@@ -15,8 +15,26 @@
 #include "score_cmd.h"
 #include "term.h"
 
-const char *const score_names[] = {"additive", "dot", NULL};
-const char *const score_modules[] = {"AdditiveAttention", "DotProductAttention"};
+const char *const score_names[] = {"additive", "dot", "general", NULL};
+const char *const score_modules[] = {"AdditiveAttention", "DotProductAttention",
+                                     "GeneralAttention"};
+
+/* A run's score as a formula: "a(q, k) = …". */
+static void formula(char *buf, size_t n, const score_run *r)
+{
+    if (r->kind == KIND_ADDITIVE)
+        snprintf(buf, n, "a(q, k) = w_vᵀ tanh(W_q q + W_k k)");
+    else if (r->kind == KIND_GENERAL)
+        snprintf(buf, n, "a(q, k) = qᵀ W k");
+    else
+        snprintf(buf, n, "a(q, k) = q·k / sqrt(%zu)", r->Dq);
+}
+
+/* Whether the output has a grad_fn in PyTorch: its weights are parameters. */
+static int has_parameters(const score_run *r)
+{
+    return r->kind == KIND_ADDITIVE || r->kind == KIND_GENERAL;
+}
 
 /* ---- what a learner sees --------------------------------------------- */
 
@@ -40,19 +58,24 @@ static void lens_text(char *buf, size_t n, const score_run *r)
 
 static void print_module(const score_run *r, const struct score_args *a)
 {
-    char q[64], k[64], v[64], lens[256];
+    char q[64], k[64], v[64], lens[256], f[64];
     tensor_shape_str(q, sizeof q, 3, r->queries.shape);
     tensor_shape_str(k, sizeof k, 3, r->keys.shape);
     tensor_shape_str(v, sizeof v, 3, r->values.shape);
     lens_text(lens, sizeof lens, r);
+    formula(f, sizeof f, r);
     if (r->kind == KIND_ADDITIVE)
-        printf("AdditiveAttention(key_size=%zu, query_size=%zu, num_hiddens=%zu): "
-               "a(q, k) = w_vᵀ tanh(W_q q + W_k k)\n", r->Dk, r->Dq, r->h);
+        printf("AdditiveAttention(key_size=%zu, query_size=%zu, num_hiddens=%zu): %s\n", r->Dk,
+               r->Dq, r->h, f);
+    else if (r->kind == KIND_GENERAL)
+        printf("GeneralAttention(query_size=%zu, key_size=%zu): %s, W (%zu, %zu)\n"
+               "W(q) = qᵀ W as nn.Linear(%zu, %zu, bias=False), its W.weight (%zu, %zu); then "
+               "W(q)·k\n", r->Dq, r->Dk, f, r->Dq, r->Dk, r->Dq, r->Dk, r->Dk, r->Dq);
     else
-        printf("DotProductAttention(): a(q, k) = q·k / sqrt(%zu)\n", r->Dq);
+        printf("DotProductAttention(): %s\n", f);
     if (a->input)
         printf("queries %s, keys %s, values %s, valid_lens %s; from the file%s\n", q, k, v,
-               lens, r->kind == KIND_ADDITIVE && !r->has_state_dict
+               lens, has_parameters(r) && !r->has_state_dict
                          ? ", weights random (nn.Linear's initialisation)" : "");
     else
         printf("queries %s normal(0, 1), keys %s %s, values %s arange(40), valid_lens %s\n", q,
@@ -65,7 +88,7 @@ static void print_result(const score_run *r, const struct score_args *a)
 {
     printf("attention(queries, keys, values, valid_lens)\n");
     term_tensor3(stdout, r->output, (size_t[]){r->B, r->Nq, r->Dv}, 4,
-                 r->kind == KIND_ADDITIVE ? "grad_fn=<BmmBackward0>" : NULL);
+                 has_parameters(r) ? "grad_fn=<BmmBackward0>" : NULL);
     printf("\nattention.attention_weights: a softmax over the keys that are there\n");
     term_tensor3(stdout, r->weights, (size_t[]){r->B, r->Nq, r->Nk}, 4, NULL);
     if (term_use_color(a->color, stdout)) {
@@ -96,6 +119,12 @@ static void explain_example(const score_run *r, size_t b)
         printf("W_k k  (%zu, %zu)\n", Nk, h);
         term_matrix(stdout, r->kh + b * Nk * h, Nk, h, 4, 6);
         printf("scores: w_vᵀ tanh(W_q q + W_k k) for every query and key  (%zu, %zu)\n", Nq, Nk);
+    } else if (r->kind == KIND_GENERAL) {
+        printf("\nStep 1. Scores: a(q, k) = qᵀ W k\n");
+        printf("W(q) = qᵀ W: each query as a key-sized vector  (%zu, %zu)\n", Nq, r->Dk);
+        term_matrix(stdout, r->qw + b * Nq * r->Dk, Nq, r->Dk, 4, 6);
+        printf("scores: W(q)·k for every query and key, one matrix product  (%zu, %zu)\n", Nq,
+               Nk);
     } else {
         printf("\nStep 1. Scores: a(q, k) = q·k / sqrt(%zu) = q·k / %.4f  (%zu, %zu)\n", r->Dq,
                sqrt((double)r->Dq), Nq, Nk);
@@ -254,6 +283,10 @@ static void write_run(json_writer *jw, const score_run *r)
         json_tensor(jw, "W_k.weight", r->m.W_k.weight.data, 2, r->m.W_k.weight.shape);
         json_tensor(jw, "w_v.weight", r->m.w_v.weight.data, 2, r->m.w_v.weight.shape);
         json_end(jw);
+    } else if (r->kind == KIND_GENERAL) {
+        json_object_begin(jw, "state_dict", JSON_BLOCK);
+        json_tensor(jw, "W.weight", r->g.W.weight.data, 2, r->g.W.weight.shape);
+        json_end(jw);
     }
     json_end(jw);
 }
@@ -283,11 +316,9 @@ int score_out_json(const struct score_out *o, FILE *rep)
  * "heads"), each panel masked by its example's lengths. */
 static void write_page_row(json_writer *jw, const score_run *r)
 {
-    char title[96];
-    if (r->kind == KIND_ADDITIVE)
-        snprintf(title, sizeof title, "AdditiveAttention: a(q, k) = w_vᵀ tanh(W_q q + W_k k)");
-    else
-        snprintf(title, sizeof title, "DotProductAttention: a(q, k) = q·k / sqrt(%zu)", r->Dq);
+    char title[128], f[64];
+    formula(f, sizeof f, r);
+    snprintf(title, sizeof title, "%s: %s", score_modules[r->kind], f);
     json_object_begin(jw, NULL, JSON_INLINE);
     json_string(jw, "name", score_names[r->kind]);
     json_string(jw, "title", title);
