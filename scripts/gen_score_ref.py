@@ -17,7 +17,13 @@ imported):
     DotProductAttention: scores = bmm(queries, keys^T) / sqrt(d)
     general (the section's exercise): scores = bmm(W(queries), keys^T),
         W = nn.Linear(query_size, key_size, bias=False): q^T W k
+    sum (the other exercise): scores = (queries.unsqueeze(2)
+        + keys.unsqueeze(1)).sum(-1), sum_i (q_i + k_i)
     output = bmm(masked_softmax(scores, valid_lens), values)
+
+The first eight files were written by an earlier torch; run again
+with today's, they come out with the same inputs and float32 results that
+differ in the last bit or two, so they were kept as they were.
 
 Each case is computed twice, in float64 and in float32, from the same
 inputs and weights: float32 tensors drawn from torch's generator, written
@@ -72,6 +78,8 @@ def forward(case, dtype):
     elif case["score"] == "general":
         sd = {n: torch.tensor(w, dtype=dtype) for n, w in case["state_dict"].items()}
         scores = general_scores(q, k, sd)
+    elif case["score"] == "sum":
+        scores = (q.unsqueeze(2) + k.unsqueeze(1)).sum(-1)
     else:
         scores = dot_scores(q, k)
     weights = masked_softmax(scores, lens)
@@ -129,6 +137,11 @@ def main():
         "general_nonsquare_lens2d": make("general", 3, 4, 6, 5, 3, 2,
                                          lens=[[1, 2, 0, 7], [6, 5, 4, 3], [2, 2, 2, 1]]),
         "general_square_nolens": make("general", 1, 3, 5, 4, 4, 3, scale=2.0),
+        # the sum score Σ (q_i + k_i): the book's inputs, random keys, several queries
+        "sum_section": book("sum", 2),
+        "sum_section_random_keys": book("sum", 2, keys="random"),
+        "sum_queries_lens2d": make("sum", 2, 4, 6, 3, 3, 2,
+                                   lens=[[3, 3, 0, 6], [2, 5, 5, 9]], scale=1.5),
     }
     for i, (name, case) in enumerate(cases.items(), 1):
         case["float64"] = forward(case, torch.float64)

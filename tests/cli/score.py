@@ -58,6 +58,9 @@ def check_result(r):
         d = len(q[0][0])
         scores = [[[sum(a * c for a, c in zip(qq, kk)) / math.sqrt(d) for kk in k[b]]
                    for qq in q[b]] for b in range(len(q))]
+    elif r["score"] == "sum":
+        scores = [[[sum(a + c for a, c in zip(qq, kk)) for kk in k[b]] for qq in q[b]]
+                  for b in range(len(q))]
     elif r["score"] == "general":
         W = r["state_dict"]["W.weight"]  # (Dk, Dq): W(q) = q · Wᵀ, then · k
         scores = [[[sum(sum(w * y for w, y in zip(row, qq)) * c for row, c in zip(W, kk))

@@ -4,13 +4,16 @@ function, the queries and weights as with ones; the printed spreads and
 gaps worked out here from --json's numbers. --score general: qᵀ W k on the
 cells (queries of 20 against keys of 2), its W.weight drawn as nn.Linear
 draws it and read back from a state_dict, a small case by hand, the
-formula on --json's numbers. Every error with its exact line."""
+formula on --json's numbers. --score sum: Σ (q_i + k_i), every query of an
+example given the same weights (several queries: --queries N), the printed
+check worked out here, a case by hand. Every error with its exact line."""
 import math
 import json
 import os
 import re
 
 from .common import check, expect, run
+from .html import f32, floats, page_data
 from .score import DEFAULT, check_result, near
 
 S = "attn score: "
@@ -196,9 +199,108 @@ def general_errors(tmp, path, hand):
     expect(["score", "--score", "general", "--score-hiddens", "3"], 2,
            err=S + "--score-hiddens is for --score additive")
     expect(["score", "--score", "bilinear"], 2,
-           err=S + "--score: expected additive, dot or general, got 'bilinear'")
+           err=S + "--score: expected additive, dot, general or sum, got 'bilinear'")
+
+
+SUM_LESSON = ("The sum score is Σq + Σk: a query adds the same Σq to every key's score,\n"
+              "and the softmax over the keys takes it away (softmax(x + c) = softmax(x)).\n"
+              "Every query of an example gets the same weights, and the same output.\n")
+
+
+def sum_cases(tmp):
+    # the book's cell (keys of ones, one query): the book's output, no grad_fn, nothing to compare
+    rc, out, _ = expect(["score", "--score", "sum"], 0, err="")
+    dot_out = DEFAULT.split("\n\n\n")[1].split("\n\n", 1)[1]
+    check(out == "SumAttention(): a(q, k) = Σᵢ (qᵢ + kᵢ) = Σq + Σk\n"
+          "queries (2, 1, 2) normal(0, 1), keys (2, 10, 2) ones, values (2, 10, 4) arange(40), "
+          "valid_lens [2, 6]\n\n" + dot_out + "\n" + SUM_LESSON +
+          "Checked: nothing to compare, one query per example (--queries N for more).\n",
+          "score --score sum: the printout:\n%s" % out)
+    # random keys, three queries an example: identical rows, as the printed check says
+    args = ["--score", "sum", "--keys", "random", "--queries", "3"]
+    r = score_json(args)[0]
+    check("state_dict" not in r and len(r["queries"][0]) == 3, "sum: no parameters, 3 queries")
+    check_result(r)
+    dw = max(abs(f32(a) - f32(b)) for ex in r["attention_weights"] for row in ex
+             for a, b in zip(row, ex[0]))
+    do = max(abs(f32(a) - f32(b)) for ex in r["output"] for row in ex for a, b in zip(row, ex[0]))
+    check(dw < 1e-6 and do < 1e-5, "sum: every query of an example the same weights (%g, %g)"
+          % (dw, do))
+    check(max(abs(a - b) for a, b in zip(r["attention_weights"][1][0], [1 / 6.0] * 6)) > 0.05,
+          "sum --keys random: the weights are not uniform")
+    rows = {tuple(q) for ex in r["queries"] for q in ex}
+    check(len(rows) == 6, "sum: six different queries give the same weights within an example")
+    rc, out, _ = expect(["score"] + args, 0, err="", out_has=[SUM_LESSON])
+    check(("Checked on 4 queries, each against the first of its example with the\n"
+           "same valid length: largest |weight difference| %.3g, |output difference|\n"
+           "%.3g: float32 rounding" % (dw, do)) in out, "sum: the printed check:\n%s" % out)
+    # one valid length per query: each compared with the first of the same length
+    r2 = score_json(args[:-2] + ["--queries", "4", "--valid-lens", "2,2,5,5;1,3,3,3"])[0]
+    check_result(r2)
+    for b, pairs in [(0, [(0, 1), (2, 3)]), (1, [(1, 2), (1, 3)])]:
+        for p, q in pairs:
+            check(near(r2["attention_weights"][b][p], r2["attention_weights"][b][q]),
+                  "sum, lengths per query: example %d, queries %d and %d alike" % (b, p, q))
+    expect(["score"] + args[:-2] + ["--queries", "4", "--valid-lens", "2,2,5,5;1,3,3,3"], 0,
+           out_has=["Checked on 4 queries,"])
+    # by hand: Σq 3 and 4, Σk 1, 4, -1
+    path = os.path.join(tmp, "sum.json")
+    json.dump({"queries": [[[1, 2], [5, -1]]], "keys": [[[0, 1], [2, 2], [-1, 0]]],
+               "values": [[[1, 0], [0, 1], [1, 1]]]}, open(path, "w"))
+    h = score_json(["--input", path, "--score", "sum"])[0]
+    e = [math.exp(x) for x in (1, 4, -1)]
+    w = [x / sum(e) for x in e]
+    check(h["scores"] == [[[4, 7, 2], [5, 8, 3]]] and
+          near(h["attention_weights"], [[w, w]]) and
+          near(h["output"], [[[w[0] + w[2], w[1] + w[2]]] * 2]),
+          "sum by hand: scores Σq + Σk, the same weights for both queries: %r" % h)
+    expect(["score", "--input", path, "--score", "sum"], 0, err="",
+           out_has=["Checked on 1 query, each against"])
+    # unequal lengths: refused with the path; --queries: a usage error out of range
+    json.dump({"queries": [[[1, 2, 3]]], "keys": [[[0, 1]]], "values": [[[1]]]}, open(path, "w"))
+    expect(["score", "--input", path, "--score", "sum"], 1,
+           err=S + path + ": $.queries: the sum score Σᵢ (qᵢ + kᵢ) needs queries of the keys' "
+           "size 2, got 3 (--score additive or general scores queries and keys of different "
+           "sizes)")
+    expect(["score", "--input", path, "--score", "general"], 0, err="")
+    for bad in ["0", "-1", "1.5", "x", "100001"]:
+        expect(["score", "--score", "sum", "--queries", bad], 2,
+               err=S + "--queries: expected an integer from 1 to 100000, got '%s'" % bad)
+    expect(["score", "--input", path, "--queries", "2"], 2,
+           err=S + "--queries shapes the section's cells and cannot be used with --input, "
+           "whose file gives the inputs")
+    expect(["score", "--masked-softmax", "--queries", "2"], 2,
+           err=S + "--queries cannot be used with --masked-softmax, which prints the section's "
+           "two masked_softmax calls and stops")
+    expect(["score", "--score", "sum", "--score-hiddens", "4"], 2,
+           err=S + "--score-hiddens is for --score additive")
+    expect(["score", "--score", "sum", "--queries", "2", "--valid-lens", "1;2"], 2,
+           err=S + "--valid-lens: expected 2 rows of 2 (one per example and query), got 2 rows "
+           "of 1")
+
+
+def page_cases(tmp):
+    """--html for the new scores: a row each, titled by its formula, its
+    weights those of --json; the page's command line keeps the options."""
+    for score, title in [("general", "GeneralAttention: a(q, k) = qᵀ W k"),
+                         ("sum", "SumAttention: a(q, k) = Σᵢ (qᵢ + kᵢ)")]:
+        page = os.path.join(tmp, score + ".html")
+        args = ["score", "--score", score, "--keys", "random", "--queries", "3"]
+        expect(args + ["--html", page], 0, err="",
+               out_has=["a page of the attention weights, 1 scoring function × 2 examples"])
+        pg = page_data(page)[2]["page"]
+        r = score_json(args[1:])[0]
+        check([(x["name"], x["title"]) for x in pg["rows"]] == [(score, title)],
+              "score --score %s --html: its row %r" % (score, pg["rows"]))
+        check(pg["weights"]["shape"] == [1, 2, 3, 10] and
+              floats(pg["weights"]) == [f32(x) for x in floats(r["attention_weights"])],
+              "score --score %s --html: the weights of --json" % score)
+        check(pg["command"] == "attn " + " ".join(args) + " --html " + page,
+              "score --score %s --html: the command line %r" % (score, pg["command"]))
 
 
 def group_score_exercises(tmp):
     keys_cases(tmp)
     general_cases(tmp)
+    sum_cases(tmp)
+    page_cases(tmp)

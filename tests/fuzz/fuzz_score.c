@@ -3,8 +3,9 @@
  * valid_lens and state_dict. Each input runs in-process four ways: additive
  * and dot with --json - (every number written), additive alone with
  * --explain (every step printed), dot alone with --score-hiddens refused or
- * accepted as the file decides, and the exercise's general score (W.weight
- * from the file's state_dict or drawn) with --explain and --json -.
+ * accepted as the file decides, the exercise's general score (W.weight
+ * from the file's state_dict or drawn) with --explain and --json -, and
+ * the sum score (equal sizes, or refused) with --explain.
  * --max-mem 1M: a huge shape is refused up front. Every exit status must be
  * 0, 1 or 2.
  *
@@ -53,6 +54,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fuzz_run(both, 7);
     fuzz_run(additive, 8);
     fuzz_run(dot, 9);
+    char *sum[] = {"score", "--input", (char *)path, "--score", "sum", "--explain", "--max-mem",
+                   "1M", NULL};
     fuzz_run(general, 10);
+    fuzz_run(sum, 8);
     return 0;
 }

@@ -22,6 +22,7 @@
 #include "term.h"
 
 #define MAX_HIDDENS 100000L
+#define MAX_QUERIES 100000L
 
 static const char *const keys_names[] = {"ones", "random", NULL};
 
@@ -34,7 +35,7 @@ const struct opt score_options[] = {
              "the section's two masked_softmax calls on a random\n"
              "(2, 2, 4) X, and stop"),
     OPT_CHOICE(0, "score", score, "S", score_names,
-               "one scoring function: additive, dot or general\n"
+               "one scoring function: additive, dot, general or sum\n"
                "(default additive and dot, additive first)"),
     OPT_INT(0, "score-hiddens", hiddens, "H", 1, MAX_HIDDENS,
             "num_hiddens of AdditiveAttention (default 8)"),
@@ -42,6 +43,8 @@ const struct opt score_options[] = {
                "the cells' keys: the book's ones (every key scores\n"
                "the same) or normal(0, 1) from --seed, the same for\n"
                "every scoring function (default ones)"),
+    OPT_INT(0, "queries", queries, "N", 1, MAX_QUERIES,
+            "the cells' queries per example (default 1, the book's)"),
     OPT_VALID_LENS(lens, "1,3 (one per example), 1;3 (one per query: a row\n"
                          "per example) or none (default: the section's 2,6,\n"
                          "or the --input file's valid_lens)"),
@@ -69,10 +72,10 @@ const struct opt score_options[] = {
 
 const struct opt_rule score_rules[] = {
     OPT_CONFLICTS("masked-softmax",
-                  "score score-hiddens keys valid-lens input explain png html json",
+                  "score score-hiddens keys queries valid-lens input explain png html json",
                   "--%s cannot be used with --masked-softmax, which prints the section's "
                   "two masked_softmax calls and stops"),
-    OPT_CONFLICTS("input", "keys",
+    OPT_CONFLICTS("input", "keys queries",
                   "--%s shapes the section's cells and cannot be used with --input, whose "
                   "file gives the inputs"),
     OPT_RULES_END()
@@ -80,9 +83,9 @@ const struct opt_rule score_rules[] = {
 
 void usage_score(FILE *f)
 {
-    fputs("usage: attn score [--masked-softmax] [--score additive|dot|general]\n"
-          "                  [--keys ones|random] [--valid-lens LIST] [--input FILE]\n"
-          "                  [OPTIONS]\n"
+    fputs("usage: attn score [--masked-softmax] [--score additive|dot|general|sum]\n"
+          "                  [--keys ones|random] [--queries N] [--valid-lens LIST]\n"
+          "                  [--input FILE] [OPTIONS]\n"
           "\n"
           "d2l §10.3, attention scoring functions: a score a(q, k) for every key, a\n"
           "softmax over the keys that are there (masked_softmax: keys at positions\n"
@@ -92,7 +95,7 @@ void usage_score(FILE *f)
           "    general   a(q, k) = qᵀ W k, W (q, k)           (the exercise's; W.weight\n"
           "              (k, q) as nn.Linear(q, k, bias=False) applied to q, then · k)\n"
           "Without --input the section's cells: queries normal(0, 1) of shape\n"
-          "(2, 1, 20) for additive and general, (2, 1, 2) for dot, keys ones\n"
+          "(2, 1, 20) for additive and general, (2, 1, 2) for dot and sum, keys ones\n"
           "(2, 10, 2), values arange(40) (2, 10, 4), valid_lens [2, 6]; weights drawn\n"
           "like nn.Linear's default initialisation from --seed. With the book's keys\n"
           "of ones every key scores the same and the weights are 1/valid_len\n"
@@ -115,6 +118,7 @@ void usage_score(FILE *f)
           "  attn score --valid-lens 1,3     # 1 for the first key, 1/3 for three\n"
           "  attn score --keys random        # the two scorings' weights now differ\n"
           "  attn score --score general --keys random  # qᵀ W k: 20 against 2\n"
+          "  attn score --score sum --keys random --queries 3  # three equal rows\n"
           "  attn score --html score.html    # both functions, a panel per example\n"
           "  attn score --input data/score_additive.json --json out.json\n", f);
 }
@@ -160,6 +164,8 @@ static void run_forward(score_run *r)
     else if (r->kind == KIND_GENERAL)
         score_general_scores(r->scores, r->qw, r->queries.data, r->keys.data, r->B, r->Nq, r->Nk,
                              &r->g);
+    else if (r->kind == KIND_SUM)
+        score_sum(r->scores, r->queries.data, r->keys.data, r->B, r->Nq, r->Nk, r->Dq);
     else
         score_dot(r->scores, r->queries.data, r->keys.data, r->B, r->Nq, r->Nk, r->Dq);
     /* 2. the mask, kept for --explain; 3. the softmax over the keys */
@@ -181,6 +187,7 @@ static int parse_args(int argc, char **argv, struct score_args *a)
     a->cmap = cmap_find("Reds");
     a->color = TERM_COLOR_AUTO;
     a->max_mem = CLI_DEFAULT_MAX_MEM;
+    a->queries = 1;
     a->argc = argc;
     a->argv = argv;
     status = opt_parse(score_options, score_rules, argc, argv, a, &g);

@@ -17,7 +17,7 @@
 #include "tensor.h"
 
 /* the order of score_names; additive and dot by default, in that order */
-enum { KIND_ADDITIVE, KIND_DOT, KIND_GENERAL, NKINDS };
+enum { KIND_ADDITIVE, KIND_DOT, KIND_GENERAL, KIND_SUM, NKINDS };
 extern const char *const score_names[];  /* the kinds' order, NULL-terminated */
 extern const char *const score_modules[]; /* AdditiveAttention, … */
 
@@ -30,6 +30,7 @@ struct score_args {
     int masked_softmax, explain, hiddens_given;
     int keys_random;    /* --keys random: the cells' keys normal(0, 1) */
     long seed, hiddens;
+    long queries;       /* --queries: the cells' queries per example (default 1) */
     size_t max_mem;
     opt_lens lens;      /* --valid-lens: instead of the cells' or the file's */
     int argc;           /* the command line, for the page */

@@ -30,13 +30,14 @@ void score_run_free(score_run *r)
  * normal(0, 1) with --keys random), values arange(40) repeated over the
  * batch, valid_lens [2, 6]; additive's and general's weights drawn after
  * the queries. Additive and general score queries of size 20 against keys
- * of size 2, as the section's additive cell; dot queries of size 2. */
+ * of size 2, as the section's additive cell; dot and sum queries of size 2;
+ * --queries N queries an example (the book's 1). */
 int score_cell(score_run *r, int kind, const struct score_args *a, char *err, size_t errlen)
 {
     rng g;
     r->kind = kind;
-    r->B = 2, r->Nq = 1, r->Nk = 10, r->Dk = 2, r->Dv = 4;
-    r->Dq = kind == KIND_DOT ? 2 : 20;
+    r->B = 2, r->Nq = (size_t)a->queries, r->Nk = 10, r->Dk = 2, r->Dv = 4;
+    r->Dq = kind == KIND_DOT || kind == KIND_SUM ? 2 : 20;
     r->h = kind == KIND_ADDITIVE ? (size_t)(a->hiddens_given ? a->hiddens : 8) : 0;
     if (tensor_alloc(&r->queries, 3, (size_t[]){r->B, r->Nq, r->Dq}, err, errlen) ||
         tensor_alloc(&r->keys, 3, (size_t[]){r->B, r->Nk, r->Dk}, err, errlen) ||
@@ -100,6 +101,12 @@ static int check_sizes(score_run *r, char *err, size_t errlen)
     if (r->values.shape[0] != r->B || r->values.shape[1] != r->Nk) {
         snprintf(err, errlen, "$.values: expected shape (%zu, %zu, value_size), one value per "
                  "key of $.keys %s, got %s", r->B, r->Nk, k, v);
+        return -1;
+    }
+    if (r->kind == KIND_SUM && r->Dq != r->Dk) {
+        snprintf(err, errlen, "$.queries: the sum score Σᵢ (qᵢ + kᵢ) needs queries of the keys' "
+                 "size %zu, got %zu (--score additive or general scores queries and keys of "
+                 "different sizes)", r->Dk, r->Dq);
         return -1;
     }
     if (r->kind == KIND_DOT && r->Dq != r->Dk) {
@@ -219,7 +226,7 @@ int score_run_from_json(score_run *r, int kind, const cJSON *root, const struct 
         get_input3(root, "values", &r->values, err, errlen) || check_sizes(r, err, errlen) ||
         get_lens(r, root, err, errlen))
         return -1;
-    if (kind == KIND_DOT)
+    if (kind == KIND_DOT || kind == KIND_SUM)
         return 0;
     if (sd && a->hiddens_given && kind == KIND_ADDITIVE) {
         snprintf(err, errlen, "--score-hiddens: the file's state_dict sets num_hiddens "

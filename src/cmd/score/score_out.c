@@ -15,9 +15,9 @@
 #include "score_cmd.h"
 #include "term.h"
 
-const char *const score_names[] = {"additive", "dot", "general", NULL};
+const char *const score_names[] = {"additive", "dot", "general", "sum", NULL};
 const char *const score_modules[] = {"AdditiveAttention", "DotProductAttention",
-                                     "GeneralAttention"};
+                                     "GeneralAttention", "SumAttention"};
 
 /* A run's score as a formula: "a(q, k) = …". */
 static void formula(char *buf, size_t n, const score_run *r)
@@ -26,6 +26,8 @@ static void formula(char *buf, size_t n, const score_run *r)
         snprintf(buf, n, "a(q, k) = w_vᵀ tanh(W_q q + W_k k)");
     else if (r->kind == KIND_GENERAL)
         snprintf(buf, n, "a(q, k) = qᵀ W k");
+    else if (r->kind == KIND_SUM)
+        snprintf(buf, n, "a(q, k) = Σᵢ (qᵢ + kᵢ)");
     else
         snprintf(buf, n, "a(q, k) = q·k / sqrt(%zu)", r->Dq);
 }
@@ -71,6 +73,8 @@ static void print_module(const score_run *r, const struct score_args *a)
         printf("GeneralAttention(query_size=%zu, key_size=%zu): %s, W (%zu, %zu)\n"
                "W(q) = qᵀ W as nn.Linear(%zu, %zu, bias=False), its W.weight (%zu, %zu); then "
                "W(q)·k\n", r->Dq, r->Dk, f, r->Dq, r->Dk, r->Dq, r->Dk, r->Dk, r->Dq);
+    else if (r->kind == KIND_SUM)
+        printf("SumAttention(): %s = Σq + Σk\n", f);
     else
         printf("DotProductAttention(): %s\n", f);
     if (a->input)
@@ -102,6 +106,29 @@ static void print_result(const score_run *r, const struct score_args *a)
     }
 }
 
+/* --explain, the sum score: Σq of each query and Σk of each key of
+ * example b, whose sums the scores are. */
+static void explain_sums(const score_run *r, size_t b)
+{
+    const size_t d = r->Dq;
+    printf("Σq of each query:");
+    for (size_t q = 0; q < r->Nq; q++) {
+        double s = 0.0;
+        for (size_t i = 0; i < d; i++)
+            s += r->queries.data[(b * r->Nq + q) * d + i];
+        printf(" %.4f", s);
+    }
+    printf("\nΣk of each key:");
+    for (size_t k = 0; k < r->Nk; k++) {
+        double s = 0.0;
+        for (size_t i = 0; i < d; i++)
+            s += r->keys.data[(b * r->Nk + k) * d + i];
+        printf(" %.4f", s);
+    }
+    printf("\nscores: Σq + Σk for every query and key; a query adds the same Σq to all\n"
+           "its keys, which the softmax takes away\n");
+}
+
 /* --explain: one example's four steps. */
 static void explain_example(const score_run *r, size_t b)
 {
@@ -125,6 +152,9 @@ static void explain_example(const score_run *r, size_t b)
         term_matrix(stdout, r->qw + b * Nq * r->Dk, Nq, r->Dk, 4, 6);
         printf("scores: W(q)·k for every query and key, one matrix product  (%zu, %zu)\n", Nq,
                Nk);
+    } else if (r->kind == KIND_SUM) {
+        printf("\nStep 1. Scores: a(q, k) = Σᵢ (qᵢ + kᵢ) = Σq + Σk  (%zu, %zu)\n", Nq, Nk);
+        explain_sums(r, b);
     } else {
         printf("\nStep 1. Scores: a(q, k) = q·k / sqrt(%zu) = q·k / %.4f  (%zu, %zu)\n", r->Dq,
                sqrt((double)r->Dq), Nq, Nk);
@@ -227,6 +257,52 @@ static void print_keys_random(const score_run *runs, size_t n)
                    score_modules[runs[j].kind], weights_gap(&runs[i], &runs[j]));
 }
 
+/* The sum score: each query of an example against the first one with the
+ * same keys kept (its own valid length, or the example's): the largest
+ * |difference| of their weights and of their outputs; *pairs counted. */
+static void sum_rows_gap(const score_run *r, double *dw, double *dout, size_t *pairs)
+{
+    *dw = *dout = 0.0;
+    *pairs = 0;
+    for (size_t b = 0; b < r->B; b++)
+        for (size_t q = 1; q < r->Nq; q++) {
+            size_t p = 0; /* the first query of b keeping as many keys as q */
+            while (kept_keys(r, b, p) != kept_keys(r, b, q))
+                p++;
+            if (p == q)
+                continue;
+            const float *wq = r->weights + (b * r->Nq + q) * r->Nk;
+            const float *wp = r->weights + (b * r->Nq + p) * r->Nk;
+            const float *oq = r->output + (b * r->Nq + q) * r->Dv;
+            const float *op = r->output + (b * r->Nq + p) * r->Dv;
+            for (size_t k = 0; k < r->Nk; k++)
+                *dw = fmax(*dw, fabs((double)wq[k] - wp[k]));
+            for (size_t c = 0; c < r->Dv; c++)
+                *dout = fmax(*dout, fabs((double)oq[c] - op[c]));
+            ++*pairs;
+        }
+}
+
+/* The sum score's lesson, checked on its numbers. */
+static void print_sum_check(const score_run *r)
+{
+    double dw, dout;
+    size_t pairs;
+    sum_rows_gap(r, &dw, &dout, &pairs);
+    printf("\nThe sum score is Σq + Σk: a query adds the same Σq to every key's score,\n"
+           "and the softmax over the keys takes it away (softmax(x + c) = softmax(x)).\n"
+           "Every query of an example gets the same weights, and the same output.\n");
+    if (!pairs) {
+        printf("Checked: nothing to compare, one query per example (--queries N for "
+               "more).\n");
+        return;
+    }
+    printf("Checked on %zu quer%s, each against the first of its example with the\n"
+           "same valid length: largest |weight difference| %.3g, |output difference|\n"
+           "%.3g: float32 rounding (each score Σq + Σk is rounded once).\n",
+           pairs, pairs == 1 ? "y" : "ies", dw, dout);
+}
+
 void score_print_runs(const score_run *runs, size_t n, const struct score_args *a)
 {
     for (size_t i = 0; i < n; i++) {
@@ -236,6 +312,8 @@ void score_print_runs(const score_run *runs, size_t n, const struct score_args *
             explain_example(&runs[i], b);
         printf("\n");
         print_result(&runs[i], a);
+        if (runs[i].kind == KIND_SUM)
+            print_sum_check(&runs[i]);
     }
     if (a->keys_random)
         print_keys_random(runs, n);

@@ -4,7 +4,7 @@
  *   masked_softmax          score_masked_softmax  (score_mask + softmax_row)
  *   AdditiveAttention       score_additive_scores, then the two below
  *   DotProductAttention     score_dot, then the two below
- *   the exercises' scores   score_general_scores (qᵀ W k)
+ *   the exercises' scores   score_general_scores (qᵀ W k), score_sum (Σ q_i + k_i)
  *   torch.bmm(weights, V)   score_weighted_sum */
 #include "score.h"
 
@@ -130,6 +130,23 @@ void score_general_scores(float *scores, float *qw, const float *queries, const 
                 double s = 0.0;
                 for (size_t c = 0; c < Dk; c++)
                     s += (double)qv[c] * kv[c];
+                scores[(b * Nq + q) * Nk + k] = f32_saturate(s);
+            }
+        }
+}
+
+void score_sum(float *scores, const float *queries, const float *keys, size_t B, size_t Nq,
+               size_t Nk, size_t d)
+{
+    for (size_t b = 0; b < B; b++)
+        for (size_t q = 0; q < Nq; q++) {
+            const float *qv = queries + (b * Nq + q) * d; /* (d,) */
+            for (size_t k = 0; k < Nk; k++) {
+                const float *kv = keys + (b * Nk + k) * d; /* (d,) */
+                /* score = Σ_i (q_i + k_i), term by term as the formula reads */
+                double s = 0.0;
+                for (size_t i = 0; i < d; i++)
+                    s += (double)qv[i] + (double)kv[i];
                 scores[(b * Nq + q) * Nk + k] = f32_saturate(s);
             }
         }

@@ -1,6 +1,6 @@
 /* score.h — d2l §10.3, attention scoring functions, as naive loops: the
- * masked softmax, additive and scaled dot-product scores, the exercise's
- * general (bilinear) score, and the weighted sum of the values.
+ * masked softmax, additive and scaled dot-product scores, the exercises'
+ * general (bilinear) and sum scores, and the weighted sum of the values.
  *
  * Dimensions (d2l's names):
  *   B  batch_size     Nq number of queries     Nk number of key-value pairs
@@ -15,6 +15,7 @@
  *   additive:  scores[b][q][k] = w_v · tanh(W_q q + W_k k)        (B, Nq, Nk)
  *   dot:       scores[b][q][k] = q · k / sqrt(d), Dq = Dk = d     (B, Nq, Nk)
  *   general:   scores[b][q][k] = qᵀ W k, W (Dq, Dk)               (B, Nq, Nk)
+ *   sum:       scores[b][q][k] = Σ_i (q_i + k_i), Dq = Dk         (B, Nq, Nk)
  *   output = bmm(masked_softmax(scores, valid_lens), values)      (B, Nq, Dv)
  *
  * The mask and the softmax of a row are nn/attention's (mha_is_masked,
@@ -81,6 +82,11 @@ void score_additive_scores(float *scores, float *qh, float *kh, const float *que
  * (B, Nq, Dk) receives W(q) = q · weightᵀ (kept for --explain). */
 void score_general_scores(float *scores, float *qw, const float *queries, const float *keys,
                           size_t B, size_t Nq, size_t Nk, const score_general *m);
+
+/* scores (B, Nq, Nk) = Σ_i (q_i + k_i) for queries (B, Nq, d) and keys
+ * (B, Nk, d): Σq + Σk, whose Σq the softmax over the keys cancels. */
+void score_sum(float *scores, const float *queries, const float *keys, size_t B, size_t Nq,
+               size_t Nk, size_t d);
 
 /* out (B, Nq, Dv) = weights (B, Nq, Nk) · values (B, Nk, Dv): torch.bmm. */
 void score_weighted_sum(float *out, const float *weights, const float *values, size_t B,
