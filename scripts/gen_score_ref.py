@@ -15,7 +15,15 @@ imported):
     AdditiveAttention: features = tanh(W_q(queries).unsqueeze(2)
         + W_k(keys).unsqueeze(1)); scores = w_v(features).squeeze(-1)
     DotProductAttention: scores = bmm(queries, keys^T) / sqrt(d)
+    general (the section's exercise): scores = bmm(W(queries), keys^T),
+        W = nn.Linear(query_size, key_size, bias=False): q^T W k
+    sum (the other exercise): scores = (queries.unsqueeze(2)
+        + keys.unsqueeze(1)).sum(-1), sum_i (q_i + k_i)
     output = bmm(masked_softmax(scores, valid_lens), values)
+
+The first eight files were written by an earlier torch; run again
+with today's, they come out with the same inputs and float32 results that
+differ in the last bit or two, so they were kept as they were.
 
 Each case is computed twice, in float64 and in float32, from the same
 inputs and weights: float32 tensors drawn from torch's generator, written
@@ -52,6 +60,10 @@ def additive_scores(q, k, sd):
     return (features @ sd["w_v.weight"].T).squeeze(-1)
 
 
+def general_scores(q, k, sd):
+    return torch.bmm(q @ sd["W.weight"].T, k.transpose(1, 2))
+
+
 def dot_scores(q, k):
     return torch.bmm(q, k.transpose(1, 2)) / math.sqrt(q.shape[-1])
 
@@ -63,6 +75,11 @@ def forward(case, dtype):
     if case["score"] == "additive":
         sd = {n: torch.tensor(w, dtype=dtype) for n, w in case["state_dict"].items()}
         scores = additive_scores(q, k, sd)
+    elif case["score"] == "general":
+        sd = {n: torch.tensor(w, dtype=dtype) for n, w in case["state_dict"].items()}
+        scores = general_scores(q, k, sd)
+    elif case["score"] == "sum":
+        scores = (q.unsqueeze(2) + k.unsqueeze(1)).sum(-1)
     else:
         scores = dot_scores(q, k)
     weights = masked_softmax(scores, lens)
@@ -75,17 +92,28 @@ def linear(out, inp):
     return (torch.rand(out, inp) * 2 - 1) * bound
 
 
-def make(score, B, Nq, Nk, Dq, Dk, Dv, h=0, lens=None, scale=1.0, keys=None):
+def make(score, B, Nq, Nk, Dq, Dk, Dv, h=0, lens=None, scale=1.0, keys=None, values=None):
     case = {"score": score,
             "queries": (torch.randn(B, Nq, Dq) * scale).tolist(),
             "keys": (torch.randn(B, Nk, Dk) * scale if keys is None else keys).tolist(),
-            "values": torch.randn(B, Nk, Dv).tolist(),
+            "values": (torch.randn(B, Nk, Dv) if values is None else values).tolist(),
             "valid_lens": lens}
     if score == "additive":
         case["state_dict"] = {"W_q.weight": linear(h, Dq).tolist(),
                               "W_k.weight": linear(h, Dk).tolist(),
                               "w_v.weight": linear(1, h).tolist()}
+    elif score == "general":
+        case["state_dict"] = {"W.weight": linear(Dk, Dq).tolist()}
     return case
+
+
+def book(score, Dq, keys="ones"):
+    """The section's cell: queries (2, 1, Dq), keys (2, 10, 2) ones (or
+    normal, the first exercise), values arange(40) as (10, 4) repeated over
+    the batch, valid_lens [2, 6]."""
+    values = torch.arange(40, dtype=torch.float32).reshape(1, 10, 4).repeat(2, 1, 1)
+    k = torch.ones(2, 10, 2) if keys == "ones" else None
+    return make(score, 2, 1, 10, Dq, 2, 4, lens=[2, 6], keys=k, values=values)
 
 
 def main():
@@ -103,6 +131,17 @@ def main():
         "dot_lens_zero_and_over": make("dot", 3, 2, 6, 4, 4, 5, lens=[0, 9, 3]),
         "dot_wide_scores": make("dot", 1, 4, 8, 16, 16, 3, lens=[5], scale=2.0),
         "additive_h1_one_key": make("additive", 2, 2, 1, 3, 2, 3, 1, [1, 0]),
+        # the exercises: the general score qᵀ W k on the book's inputs and random ones
+        "general_section": book("general", 20),
+        "general_section_random_keys": book("general", 20, keys="random"),
+        "general_nonsquare_lens2d": make("general", 3, 4, 6, 5, 3, 2,
+                                         lens=[[1, 2, 0, 7], [6, 5, 4, 3], [2, 2, 2, 1]]),
+        "general_square_nolens": make("general", 1, 3, 5, 4, 4, 3, scale=2.0),
+        # the sum score Σ (q_i + k_i): the book's inputs, random keys, several queries
+        "sum_section": book("sum", 2),
+        "sum_section_random_keys": book("sum", 2, keys="random"),
+        "sum_queries_lens2d": make("sum", 2, 4, 6, 3, 3, 2,
+                                   lens=[[3, 3, 0, 6], [2, 5, 5, 9]], scale=1.5),
     }
     for i, (name, case) in enumerate(cases.items(), 1):
         case["float64"] = forward(case, torch.float64)

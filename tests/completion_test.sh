@@ -163,7 +163,8 @@ expect "auto always never" attn posenc --color ""
 expect "always auto" attn multihead --color a
 expect "ones random" attn multihead --fill ""
 expect "dot additive" attn selfattn --score ""
-expect "additive dot" attn score --score ""
+expect "additive dot general sum" attn score --score ""
+expect "ones random" attn score --keys ""
 expect "--valid-lens" attn score --va
 expect "--html --help" attn score --h
 expect "cpu wall" attn complexity --clock ""

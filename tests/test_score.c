@@ -6,7 +6,8 @@
  * and output compared with PyTorch's float64 and float32 results,
  * |attn − torch| <= 1e-6 + 1e-6·|torch|; the largest differences are
  * printed. Then masked_softmax's cases against the formula by hand: 1-D
- * and 2-D valid_lens, a length 0 (equal weights) and one above Nk. */
+ * and 2-D valid_lens, a length 0 (equal weights) and one above Nk; and the
+ * sum score by hand, both queries given the same weights. */
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <math.h>
@@ -67,14 +68,18 @@ static void run_fixture(const cJSON *root, const char *name)
 {
     tensor q, k, v;
     score_additive m;
+    score_general g;
     long *lens = NULL;
     size_t vl_ndim = 0, vshape[2];
     char err[256];
     memset(&m, 0, sizeof m);
+    memset(&g, 0, sizeof g);
     if (get(root, "queries", &q) || get(root, "keys", &k) || get(root, "values", &v))
         return;
     const size_t B = q.shape[0], Nq = q.shape[1], Nk = k.shape[1], Dv = v.shape[2];
-    const int additive = strcmp(member(root, "score")->valuestring, "additive") == 0;
+    const char *kind = member(root, "score")->valuestring;
+    const int additive = strcmp(kind, "additive") == 0, general = strcmp(kind, "general") == 0;
+    const int sum = strcmp(kind, "sum") == 0;
     const cJSON *vl = member(root, "valid_lens");
     if (!cJSON_IsNull(vl))
         CHECK(json_get_lens(vl, "valid_lens", 1000, &lens, &vl_ndim, vshape, err, sizeof err) == 0);
@@ -93,6 +98,17 @@ static void run_fixture(const cJSON *root, const char *name)
         score_additive_scores(scores, qh, kh, q.data, k.data, B, Nq, Nk, &m);
         free(qh);
         free(kh);
+    } else if (general) {
+        const size_t Dk = k.shape[2];
+        float *qw = malloc(B * Nq * Dk * sizeof(float));
+        CHECK(qw != NULL);
+        get(member(root, "state_dict"), "W.weight", &g.W.weight);
+        CHECK(g.W.weight.shape[0] == Dk && g.W.weight.shape[1] == q.shape[2]);
+        score_general_scores(scores, qw, q.data, k.data, B, Nq, Nk, &g);
+        free(qw);
+    } else if (sum) {
+        CHECK(q.shape[2] == k.shape[2]);
+        score_sum(scores, q.data, k.data, B, Nq, Nk, q.shape[2]);
     } else {
         score_dot(scores, q.data, k.data, B, Nq, Nk, q.shape[2]);
     }
@@ -115,6 +131,7 @@ static void run_fixture(const cJSON *root, const char *name)
             worst64 = w > worst64 ? w : worst64;
     }
     score_additive_free(&m);
+    score_general_free(&g);
     tensor_free(&q);
     tensor_free(&k);
     tensor_free(&v);
@@ -194,6 +211,35 @@ static void test_section_cells(void)
     CHECK(s[2] == 0.0f && s[16] == 0.0f);
 }
 
+/* The sum score by hand: q (1, 2), (5, -1) against keys (0, 1), (2, 2),
+ * (-1, 0): Σq 3 and 4, Σk 1, 4, -1, scores Σq + Σk; both queries get
+ * softmax(1, 4, -1) (the softmax cancels Σq), and with a length 2 the
+ * same softmax of (1, 4). */
+static void test_sum_by_hand(void)
+{
+    const float q[4] = {1, 2, 5, -1}, k[6] = {0, 1, 2, 2, -1, 0};
+    const float want_s[6] = {4, 7, 2, 5, 8, 3};
+    const long lens[1] = {2};
+    const mha_masks none = {NULL, 0, 0}, two = {lens, 0, 0};
+    float s[6], w[6];
+    score_sum(s, q, k, 1, 2, 3, 2);
+    for (size_t i = 0; i < 6; i++)
+        CHECK(s[i] == want_s[i]);
+    for (int m = 0; m < 2; m++) {
+        const size_t n = m ? 2 : 3;
+        double z = 0.0;
+        memcpy(w, s, sizeof w);
+        score_masked_softmax(w, 1, 2, 3, m ? &two : &none);
+        for (size_t j = 0; j < n; j++)
+            z += exp((double)want_s[j] - 3.0);
+        for (size_t j = 0; j < 3; j++) {
+            const double want = j < n ? exp((double)want_s[j] - 3.0) / z : 0.0;
+            CHECK_NEAR(w[j], want, 1e-7, 1e-6);
+            CHECK(w[j] == w[3 + j]); /* the two rows: the same bits here */
+        }
+    }
+}
+
 static int by_name(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -218,10 +264,11 @@ int main(int argc, char **argv)
         ran += test_fixture(argv[1], names[i]);
         free(names[i]);
     }
-    CHECK(ran >= 8);
+    CHECK(ran >= 15);
     printf("%d fixtures compared with PyTorch: max |attn - torch| %.3g (float64), %.3g "
            "(float32)\n", ran, worst64, worst32);
     test_masked_softmax_by_hand();
     test_section_cells();
+    test_sum_by_hand();
     return check_summary("test_score");
 }

@@ -58,6 +58,13 @@ def check_result(r):
         d = len(q[0][0])
         scores = [[[sum(a * c for a, c in zip(qq, kk)) / math.sqrt(d) for kk in k[b]]
                    for qq in q[b]] for b in range(len(q))]
+    elif r["score"] == "sum":
+        scores = [[[sum(a + c for a, c in zip(qq, kk)) for kk in k[b]] for qq in q[b]]
+                  for b in range(len(q))]
+    elif r["score"] == "general":
+        W = r["state_dict"]["W.weight"]  # (Dk, Dq): W(q) = q · Wᵀ, then · k
+        scores = [[[sum(sum(w * y for w, y in zip(row, qq)) * c for row, c in zip(W, kk))
+                    for kk in k[b]] for qq in q[b]] for b in range(len(q))]
     else:
         sd = r["state_dict"]
         lin = lambda W, x: [sum(w * y for w, y in zip(row, x)) for row in W]
@@ -132,7 +139,8 @@ def errors(tmp):
         ({"values": [[[1], [2], [3]]]}, "$.values: expected shape (1, 2, value_size), one value "
          "per key of $.keys (1, 2, 2), got (1, 3, 1)"),
         ({"queries": [[[1, 2, 3]]]}, "$.queries: dot-product scoring needs queries of the keys' "
-         "size 2, got 3 (--score additive scores queries and keys of different sizes)"),
+         "size 2, got 3 (--score additive or general scores queries and keys of different "
+         "sizes)"),
         ({"keys": [[[1, 2], [3]]]}, "$.keys[0][1]: expected 2 numbers, got 1"),
         ({"valid_lens": [-1]}, "$.valid_lens[0]: expected an integer from 0 to 1000000000000, "
          "got -1"),

@@ -4,6 +4,7 @@
  *   masked_softmax          score_masked_softmax  (score_mask + softmax_row)
  *   AdditiveAttention       score_additive_scores, then the two below
  *   DotProductAttention     score_dot, then the two below
+ *   the exercises' scores   score_general_scores (qᵀ W k), score_sum (Σ q_i + k_i)
  *   torch.bmm(weights, V)   score_weighted_sum */
 #include "score.h"
 
@@ -40,6 +41,18 @@ void score_additive_free(score_additive *m)
     linear_free(&m->W_q);
     linear_free(&m->W_k);
     linear_free(&m->w_v);
+}
+
+int score_general_init(score_general *m, size_t Dq, size_t Dk, rng *r, char *err,
+                       size_t errlen)
+{
+    /* nn.Linear(Dq, Dk, bias=False): weight (Dk, Dq), bound 1/sqrt(Dq) */
+    return linear_uniform(&m->W, Dk, Dq, r, err, errlen);
+}
+
+void score_general_free(score_general *m)
+{
+    linear_free(&m->W);
 }
 
 void score_mask(float *X, size_t B, size_t Nq, size_t Nk, const mha_masks *mask)
@@ -100,6 +113,43 @@ void score_additive_scores(float *scores, float *qh, float *kh, const float *que
                     s += (double)w_v[a] * fm_tanh((double)(qa[a] + ka[a]));
                 scores[(b * Nq + q) * Nk + k] = f32_saturate(s);
             }
+}
+
+void score_general_scores(float *scores, float *qw, const float *queries, const float *keys,
+                          size_t B, size_t Nq, size_t Nk, const score_general *m)
+{
+    const size_t Dk = m->W.weight.shape[0];
+    /* 1. W(q) = q · weightᵀ = qᵀ W: each query as a key-sized vector (B, Nq, Dk) */
+    linear_forward(qw, queries, B * Nq, &m->W);
+    for (size_t b = 0; b < B; b++)
+        for (size_t q = 0; q < Nq; q++) {
+            const float *qv = qw + (b * Nq + q) * Dk; /* (Dk,) */
+            for (size_t k = 0; k < Nk; k++) {
+                const float *kv = keys + (b * Nk + k) * Dk; /* (Dk,) */
+                /* 2. score = W(q) · k = qᵀ W k (no scaling) */
+                double s = 0.0;
+                for (size_t c = 0; c < Dk; c++)
+                    s += (double)qv[c] * kv[c];
+                scores[(b * Nq + q) * Nk + k] = f32_saturate(s);
+            }
+        }
+}
+
+void score_sum(float *scores, const float *queries, const float *keys, size_t B, size_t Nq,
+               size_t Nk, size_t d)
+{
+    for (size_t b = 0; b < B; b++)
+        for (size_t q = 0; q < Nq; q++) {
+            const float *qv = queries + (b * Nq + q) * d; /* (d,) */
+            for (size_t k = 0; k < Nk; k++) {
+                const float *kv = keys + (b * Nk + k) * d; /* (d,) */
+                /* score = Σ_i (q_i + k_i), term by term as the formula reads */
+                double s = 0.0;
+                for (size_t i = 0; i < d; i++)
+                    s += (double)qv[i] + (double)kv[i];
+                scores[(b * Nq + q) * Nk + k] = f32_saturate(s);
+            }
+        }
 }
 
 void score_weighted_sum(float *out, const float *weights, const float *values, size_t B,

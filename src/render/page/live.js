@@ -183,8 +183,10 @@ const LIVE_CONTROLS = {
   ],
   score: [
     {option: "--valid-lens", kind: "text", label: "valid lengths"},
-    {option: "--score", kind: "choice", choices: ["additive", "dot"], label: "scoring"},
+    {option: "--score", kind: "choice", choices: ["additive", "dot", "general", "sum"], label: "scoring"},
     {option: "--score-hiddens", kind: "int", min: 1, max: 256, label: "hiddens"},
+    {option: "--keys", kind: "choice", choices: ["ones", "random"], label: "keys"},
+    {option: "--queries", kind: "int", min: 1, max: 64, label: "queries"},
     {option: "--seed", kind: "int", min: 0, max: 2147483647, label: "seed"},
   ],
   complexity: [
