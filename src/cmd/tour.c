@@ -115,8 +115,11 @@ static const struct tour_step steps[] = {
      "    output = concat(head_1, …, head_h) W_oᵀ\n"
      "The chapter's cell: num_hiddens 100 in 5 heads of 20; queries (2, 4, 100),\n"
      "keys = values (2, 6, 100), all ones; valid_lens [3, 2], so example 0\n"
-     "attends to its first 3 keys and example 1 to its first 2.\n",
-     {"multihead --describe", "multihead --png @06-multihead-weights.png", NULL}, 2, 0},
+     "attends to its first 3 keys and example 1 to its first 2. How d2l computes\n"
+     "the heads at once: transpose_qkv makes each (example, head) a slice of one\n"
+     "batch, and valid_lens follows by repeat_interleave, not repeat.\n",
+     {"multihead --describe", "multihead --png @06-multihead-weights.png",
+      "multihead --explain-shapes"}, 2, 0},
 
     {"selfattn", "Self-attention", "d2l 10.6.1",
      "Queries, keys and values all come from one sequence X = x_1, …, x_n:\n"
@@ -224,6 +227,50 @@ static const struct tour_step steps[] = {
 };
 
 #define NSTEPS (sizeof steps / sizeof steps[0])
+
+/* The section's exercises (练习) that a command answers, named after its
+ * step: a command and what it shows, each one line of at most 80 columns
+ * (docs/guide/exercises.md runs each, with what its numbers say). */
+static const struct {
+    const char *step; /* a step's name */
+    const char *text;
+} exercises[] = {
+    {"cues",
+     "  attn heatmap --random 10 --softmax      a random matrix, each row softmaxed\n"},
+    {"pooling",
+     "  attn pool --n-train 10,20,50,100,200    each method's error as n grows\n"
+     "  attn pool --sigma auto                  the width by leave-one-out error\n"
+     "  attn pool --method parametric,additive --lr 0.01 --epochs 300\n"
+     "                                          a new parametric pooling: additive\n"
+     "  attn pool --method parametric --keep-self --epochs 500\n"
+     "                                          a point as its own key: memorising\n"},
+    {"scoring",
+     "  attn score --keys random                other keys: the two scores part\n"
+     "  attn score --score general              qᵀWk: other lengths, one product\n"
+     "  attn score --score sum --keys random --queries 3\n"
+     "                                          Σ(q + k): the query cancels out\n"},
+    {"bahdanau",
+     "  attn train --task translate --arch bahdanau --compare-rnn     GRU, LSTM\n"
+     "  attn train --task translate --arch bahdanau --compare-score   additive, dot\n"},
+    {"multihead",
+     "  attn translate --input MODEL --head-importance   what each head costs\n"
+     "  attn translate --input MODEL --prune-heads LIST  the model without them\n"
+     "  (MODEL: attn train --task translate --save MODEL)\n"},
+    {"selfattn",
+     "  attn selfattn --depth 8                 one layer stacked 8 deep: collapse\n"},
+    {"posenc",
+     "  attn train --task reverse --pos-embedding learned --compare-posenc\n"
+     "                                          a learned P against the sinusoid\n"},
+};
+
+/* The exercises of step s, or NULL. */
+static const char *step_exercises(size_t s)
+{
+    for (size_t i = 0; i < sizeof exercises / sizeof exercises[0]; i++)
+        if (strcmp(exercises[i].step, steps[s].name) == 0)
+            return exercises[i].text;
+    return NULL;
+}
 
 struct tour_args {
     const char *out;
@@ -542,6 +589,10 @@ static void write_tour_data(json_writer *jw, const void *arg)
         json_string(jw, "title", steps[s].title);
         json_string(jw, "where", steps[s].where);
         json_string(jw, "text", steps[s].text);
+        if (step_exercises(s))
+            json_string(jw, "exercises", step_exercises(s));
+        else
+            json_null(jw, "exercises");
         json_array_begin(jw, "runs", JSON_BLOCK);
         for (size_t r = 0; r < MAX_RUNS && steps[s].runs[r]; r++) {
             const struct run_record *rr = &c->rec->runs[s][r];
@@ -616,6 +667,9 @@ static int run_steps(const struct tour_args *a, struct tour_record *rec, const c
             if (status != EXIT_OK)
                 return status;
         }
+        if (step_exercises(s))
+            printf("\nExercises (练习), each an experiment (docs/guide/exercises.md):\n%s",
+                   step_exercises(s));
         if (rec)
             rec->done[s] = 1;
     }

@@ -93,7 +93,7 @@ def text_checks():
 
 def error_checks(tmp):
     takes = (", which walks the heads' layout in eval mode (it takes the sizes, --input, "
-             "--valid-lens, --causal, --fill, --seed, --bias, --json, --max-mem)")
+             "--valid-lens, --causal, --fill, --seed, --bias, --json, --max-mem, --color)")
     for opt in (["--explain"], ["--describe"], ["--stream"], ["--png", "x.png"],
                 ["--train"], ["--threads", "2"]):
         expect(["multihead", "--explain-shapes"] + opt, 2,

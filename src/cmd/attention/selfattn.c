@@ -192,10 +192,10 @@ const struct opt selfattn_options[] = {
 const struct opt_rule multihead_rules[] = {
     OPT_CONFLICTS("explain-shapes",
                   "explain describe stream block naive train dropout time repeat png html cmap font "
-                  "color threads",
+                  "threads",
                   "--%s cannot be used with --explain-shapes, which walks the heads' layout "
                   "in eval mode (it takes the sizes, --input, --valid-lens, --causal, "
-                  "--fill, --seed, --bias, --json, --max-mem)"),
+                  "--fill, --seed, --bias, --json, --max-mem, --color)"),
     OPT_CONFLICTS("input", "batch queries kv fill query-size key-size value-size",
                   RANDOM_ONLY_MESSAGE),
     ATTN_RULES_TAIL,

@@ -66,6 +66,10 @@ function tourPage(root, data) {
                       tourPicture(run.picture)));
       }
     });
+    if (st.exercises) {
+      sec.append(el("p", {class: "note", text: "Exercises (练习), each an experiment:"}),
+                 el("pre", {class: "cmdline"}, el("code", {text: st.exercises})));
+    }
     root.append(sec);
   }
   attnPage.state.kind = "tour";
