@@ -9,13 +9,13 @@
  * between layers) and collapse_measure must give them within 1e-5 + 1e-4
  * relative; the largest differences are printed. */
 #include <cjson/cJSON.h>
-#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
+#include "fixture_dir.h"
 #include "collapse.h"
 #include "json_in.h"
 
@@ -109,29 +109,9 @@ static void run_fixture(const cJSON *root, const char *name)
 
 int main(int argc, char **argv)
 {
-    struct dirent **list;
-    int n, fixtures = 0;
-    if (argc != 2) {
-        fprintf(stderr, "usage: test_collapse FIXTURE_DIR\n");
+    int fixtures = fixture_dir_run(argc, argv, "test_collapse", run_fixture);
+    if (fixtures < 0)
         return 2;
-    }
-    n = scandir(argv[1], &list, NULL, alphasort);
-    CHECK(n > 0);
-    for (int i = 0; i < n; i++) {
-        char path[1024], err[256];
-        if (strstr(list[i]->d_name, ".json")) {
-            snprintf(path, sizeof path, "%s/%s", argv[1], list[i]->d_name);
-            cJSON *root = json_read_file(path, (size_t)1 << 24, err, sizeof err);
-            CHECK(root != NULL);
-            if (root) {
-                run_fixture(root, list[i]->d_name);
-                cJSON_Delete(root);
-                fixtures++;
-            }
-        }
-        free(list[i]);
-    }
-    free(n > 0 ? list : NULL);
     CHECK(fixtures == 3);
     printf("  worst |attn − torch| over the spread and rank-1 residual: %.2e\n", worst);
     return check_summary("collapse");

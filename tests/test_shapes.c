@@ -14,13 +14,13 @@
  * projections, the same bits as mha_forward's concatenated heads (what
  * --explain prints in its steps 7 and 8). */
 #include <cjson/cJSON.h>
-#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
+#include "fixture_dir.h"
 #include "heads.h"
 #include "json_in.h"
 
@@ -240,29 +240,9 @@ static void run_fixture(const cJSON *root, const char *name)
 
 int main(int argc, char **argv)
 {
-    struct dirent **list;
-    int n, fixtures = 0;
-    if (argc != 2) {
-        fprintf(stderr, "usage: test_shapes FIXTURE_DIR\n");
+    int fixtures = fixture_dir_run(argc, argv, "test_shapes", run_fixture);
+    if (fixtures < 0)
         return 2;
-    }
-    n = scandir(argv[1], &list, NULL, alphasort);
-    CHECK(n > 0);
-    for (int i = 0; i < n; i++) {
-        char path[1024], err[256];
-        if (strstr(list[i]->d_name, ".json")) {
-            snprintf(path, sizeof path, "%s/%s", argv[1], list[i]->d_name);
-            cJSON *root = json_read_file(path, (size_t)1 << 24, err, sizeof err);
-            CHECK(root != NULL);
-            if (root) {
-                run_fixture(root, list[i]->d_name);
-                cJSON_Delete(root);
-                fixtures++;
-            }
-        }
-        free(list[i]);
-    }
-    free(n > 0 ? list : NULL);
     CHECK(fixtures == 6);
     return check_summary("heads");
 }
