@@ -76,22 +76,31 @@ void score_masked_softmax(float *X, size_t B, size_t Nq, size_t Nk, const mha_ma
         softmax_row(X + r * Nk, Nk);
 }
 
-void score_dot(float *scores, const float *queries, const float *keys, size_t B, size_t Nq,
-               size_t Nk, size_t d)
+/* scores (B, Nq, Nk) = scale · (q · k) for every query q (B, Nq, d) and
+ * key k (B, Nk, d) of the same batch: the dot product of score_dot and of
+ * score_general_scores (there on W(q)). */
+static void dot_scores(float *scores, const float *queries, const float *keys, size_t B,
+                       size_t Nq, size_t Nk, size_t d, double scale)
 {
-    const double scale = 1.0 / sqrt((double)d); /* sqrt is correctly rounded (IEEE) */
     for (size_t b = 0; b < B; b++)
         for (size_t q = 0; q < Nq; q++) {
             const float *qv = queries + (b * Nq + q) * d; /* (d,) */
             for (size_t k = 0; k < Nk; k++) {
                 const float *kv = keys + (b * Nk + k) * d; /* (d,) */
-                /* q · k, then / sqrt(d) */
+                /* q · k, then · scale */
                 double s = 0.0;
                 for (size_t c = 0; c < d; c++)
                     s += (double)qv[c] * kv[c];
                 scores[(b * Nq + q) * Nk + k] = f32_saturate(s * scale);
             }
         }
+}
+
+void score_dot(float *scores, const float *queries, const float *keys, size_t B, size_t Nq,
+               size_t Nk, size_t d)
+{
+    /* score = q · k / sqrt(d); sqrt is correctly rounded (IEEE) */
+    dot_scores(scores, queries, keys, B, Nq, Nk, d, 1.0 / sqrt((double)d));
 }
 
 void score_additive_scores(float *scores, float *qh, float *kh, const float *queries,
@@ -121,18 +130,8 @@ void score_general_scores(float *scores, float *qw, const float *queries, const 
     const size_t Dk = m->W.weight.shape[0];
     /* 1. W(q) = q · weightᵀ = qᵀ W: each query as a key-sized vector (B, Nq, Dk) */
     linear_forward(qw, queries, B * Nq, &m->W);
-    for (size_t b = 0; b < B; b++)
-        for (size_t q = 0; q < Nq; q++) {
-            const float *qv = qw + (b * Nq + q) * Dk; /* (Dk,) */
-            for (size_t k = 0; k < Nk; k++) {
-                const float *kv = keys + (b * Nk + k) * Dk; /* (Dk,) */
-                /* 2. score = W(q) · k = qᵀ W k (no scaling) */
-                double s = 0.0;
-                for (size_t c = 0; c < Dk; c++)
-                    s += (double)qv[c] * kv[c];
-                scores[(b * Nq + q) * Nk + k] = f32_saturate(s);
-            }
-        }
+    /* 2. score = W(q) · k = qᵀ W k (no scaling: · 1 is exact) */
+    dot_scores(scores, qw, keys, B, Nq, Nk, Dk, 1.0);
 }
 
 void score_sum(float *scores, const float *queries, const float *keys, size_t B, size_t Nq,
