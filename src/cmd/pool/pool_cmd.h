@@ -106,6 +106,8 @@ void pool_result_title(const pool_result *r, char *buf, size_t len);
 struct json_writer;
 void pool_json_numbers(struct json_writer *jw, const char *key, const double *v, size_t n);
 void pool_json_number(struct json_writer *jw, const char *key, double v);
+/* A result's "method", "kernel" (null where there is none) and "sigma". */
+void pool_json_method(struct json_writer *jw, const pool_result *r);
 
 /* --json FILE: SPEC §13's document. EXIT_OK or EXIT_RUNTIME. */
 int pool_out_json(const pool_run *run, FILE *rep);

@@ -61,15 +61,20 @@ static void write_state_dict(json_writer *jw, const char *key, const pool_additi
     json_end(jw);
 }
 
-static void write_result(json_writer *jw, const pool_result *r, const pool_data *d)
+void pool_json_method(json_writer *jw, const pool_result *r)
 {
-    json_object_begin(jw, NULL, JSON_BLOCK);
     json_string(jw, "method", pool_method_names[r->method]);
     if (r->method == POOL_AVERAGE || r->method == POOL_ADDITIVE)
         json_null(jw, "kernel");
     else
         json_string(jw, "kernel", pool_kernel_names[r->kernel]);
     pool_json_number(jw, "sigma", r->sigma);
+}
+
+static void write_result(json_writer *jw, const pool_result *r, const pool_data *d)
+{
+    json_object_begin(jw, NULL, JSON_BLOCK);
+    pool_json_method(jw, r);
     pool_json_numbers(jw, "y_hat", r->yhat, d->m);
     json_array_begin(jw, "attention_weights", JSON_BLOCK);
     for (size_t j = 0; j < d->m; j++)
@@ -204,11 +209,51 @@ int pool_out_page(const pool_run *run, FILE *rep)
 
 /* ---- figures ---------------------------------------------------------- */
 
-/* One fit: Truth and Pred over the test inputs, the training points as
- * circles (d2l's plot_kernel_reg), into img. */
-static int draw_fit(attn_image *img, const pool_run *run, const pool_result *r,
-                    text_font *font, char *err, size_t errlen)
+/* Panel i of a figure into img: 0, or -1 with the reason in err. */
+typedef int (*panel_fn)(attn_image *img, const void *ctx, size_t i, text_font *font, char *err,
+                        size_t errlen);
+
+/* The n panels draw(ctx, 0 … n-1) joined one after the other by join
+ * (image_stack: a column, image_beside: a row), written to path as PNG
+ * (what: its line in the report). EXIT_OK or EXIT_RUNTIME. */
+static int panels_png(const char *path, const char *what, size_t n, panel_fn draw,
+                      const void *ctx,
+                      int (*join)(attn_image *, const attn_image *, const attn_image *, char *,
+                                  size_t),
+                      text_font *font, FILE *rep)
 {
+    attn_image all = {0, 0, NULL}, one = {0, 0, NULL}, both;
+    char err[512];
+    int status = EXIT_OK;
+    for (size_t i = 0; i < n && status == EXIT_OK; i++) {
+        if (draw(&one, ctx, i, font, err, sizeof err) < 0) {
+            status = EXIT_RUNTIME;
+        } else if (i == 0) {
+            all = one;
+            one.rgb = NULL;
+        } else if (join(&both, &all, &one, err, sizeof err) < 0) {
+            status = EXIT_RUNTIME;
+        } else {
+            image_free(&all);
+            all = both;
+        }
+        image_free(&one);
+    }
+    if (status != EXIT_OK)
+        cli_error("%s: %s", path, err);
+    else
+        status = output_png(path, &all, rep, what);
+    image_free(&all);
+    return status;
+}
+
+/* One fit, of the run's result i: Truth and Pred over the test inputs,
+ * the training points as circles (d2l's plot_kernel_reg), into img. */
+static int draw_fit(attn_image *img, const void *ctx, size_t i, text_font *font, char *err,
+                    size_t errlen)
+{
+    const pool_run *run = ctx;
+    const pool_result *r = &run->r[i];
     const pool_data *d = &run->d;
     static const unsigned char truth_marks[] = {0, 0, 1}, pred_marks[] = {0, 1};
     plot_series s[3] = {
@@ -240,29 +285,8 @@ static int draw_fit(attn_image *img, const pool_run *run, const pool_result *r,
 static int fits_png(const void *arg, text_font *font, FILE *rep)
 {
     const pool_run *run = arg;
-    attn_image all = {0, 0, NULL}, one = {0, 0, NULL}, both;
-    char err[512];
-    int status = EXIT_OK;
-    for (size_t i = 0; i < run->nr && status == EXIT_OK; i++) {
-        if (draw_fit(&one, run, &run->r[i], font, err, sizeof err) < 0) {
-            status = EXIT_RUNTIME;
-        } else if (i == 0) {
-            all = one;
-            one.rgb = NULL;
-        } else if (image_stack(&both, &all, &one, err, sizeof err) < 0) {
-            status = EXIT_RUNTIME;
-        } else {
-            image_free(&all);
-            all = both;
-        }
-        image_free(&one);
-    }
-    if (status != EXIT_OK)
-        cli_error("%s: %s", run->a->png, err);
-    else
-        status = output_png(run->a->png, &all, rep, "the fits: Truth, Pred, the training points");
-    image_free(&all);
-    return status;
+    return panels_png(run->a->png, "the fits: Truth, Pred, the training points", run->nr,
+                      draw_fit, run, image_stack, font, rep);
 }
 
 /* --plot: the loss against the epoch of each trained result (parametric,
@@ -421,15 +445,17 @@ int pool_out_figures(const pool_run *run, FILE *rep)
 
 #define KERNEL_POINTS 501 /* x = −2.5, −2.49, …, 2.5 */
 
-/* One kernel's panel: k(x) on [−2.5, 2.5], titled with its name, y on
+/* The panel of kernel k: k(x) on [−2.5, 2.5], titled with its name, y on
  * [−0.05, 1.05] as every panel. */
-static int kernel_panel(attn_image *img, enum pool_kernel k, text_font *font, char *err,
+static int kernel_panel(attn_image *img, const void *ctx, size_t k, text_font *font, char *err,
                         size_t errlen)
 {
+    (void)ctx;
     double x[KERNEL_POINTS], y[KERNEL_POINTS];
     for (size_t i = 0; i < KERNEL_POINTS; i++) {
         x[i] = -2.5 + 0.01 * (double)i;
-        y[i] = pool_kernel_value(k, x[i]); /* the Gaussian unnormalised, exp(−x²/2) */
+        /* the Gaussian unnormalised, exp(−x²/2) */
+        y[i] = pool_kernel_value((enum pool_kernel)k, x[i]);
     }
     plot_series s = {x, y, KERNEL_POINTS, NULL};
     plot_figure fig;
@@ -453,30 +479,9 @@ static int kernel_panel(attn_image *img, enum pool_kernel k, text_font *font, ch
 static int kernels_png(const void *arg, text_font *font, FILE *rep)
 {
     const struct pool_args *a = arg;
-    attn_image all = {0, 0, NULL}, one = {0, 0, NULL}, both;
-    char err[512];
-    int status = EXIT_OK;
-    for (int k = 0; k < POOL_NKERNELS && status == EXIT_OK; k++) {
-        if (kernel_panel(&one, (enum pool_kernel)k, font, err, sizeof err) < 0) {
-            status = EXIT_RUNTIME;
-        } else if (k == 0) {
-            all = one;
-            one.rgb = NULL;
-        } else if (image_beside(&both, &all, &one, err, sizeof err) < 0) {
-            status = EXIT_RUNTIME;
-        } else {
-            image_free(&all);
-            all = both;
-        }
-        image_free(&one);
-    }
-    if (status != EXIT_OK)
-        cli_error("%s: %s", a->kernels_png, err);
-    else
-        status = output_png(a->kernels_png, &all, rep,
-                            "the four kernels on [-2.5, 2.5], as d2l.ai 11.2 draws them");
-    image_free(&all);
-    return status;
+    return panels_png(a->kernels_png,
+                      "the four kernels on [-2.5, 2.5], as d2l.ai 11.2 draws them",
+                      POOL_NKERNELS, kernel_panel, NULL, image_beside, font, rep);
 }
 
 int pool_out_kernels(const struct pool_args *a, FILE *rep)

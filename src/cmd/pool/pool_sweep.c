@@ -149,12 +149,7 @@ static void write_members(json_writer *jw, const void *arg)
     for (size_t k = 0; k < sw->R; k++) {
         const pool_result *r = &sw->first[k];
         json_object_begin(jw, NULL, JSON_BLOCK);
-        json_string(jw, "method", pool_method_names[r->method]);
-        if (r->method == POOL_AVERAGE || r->method == POOL_ADDITIVE)
-            json_null(jw, "kernel");
-        else
-            json_string(jw, "kernel", pool_kernel_names[r->kernel]);
-        pool_json_number(jw, "sigma", r->sigma);
+        pool_json_method(jw, r);
         if (r->keep_self)
             json_bool(jw, "keep_self", 1);
         pool_json_numbers(jw, "mse", sw->mse + k * sw->S, sw->S);
