@@ -110,26 +110,50 @@ static void results_free(pool_run *run)
     run->r = NULL;
 }
 
+/* A training run's buffers: ŷ and dŷ (n,), the weights (n, n). */
+typedef struct train_bufs {
+    double *yh, *dy, *att;
+} train_bufs;
+
+/* t for n training points and res->losses for a->epochs (then
+ * res->epochs): 1, or 0 when out of memory (free t all the same). */
+static int train_bufs_alloc(train_bufs *t, pool_result *res, size_t n,
+                            const struct pool_args *a)
+{
+    size_t nn;
+    *t = (train_bufs){NULL, NULL, NULL};
+    if (size_mul(n, n, &nn))
+        return 0;
+    t->yh = calloc(n, sizeof *t->yh);
+    t->dy = calloc(n, sizeof *t->dy);
+    t->att = calloc(nn, sizeof *t->att); /* (n, n) */
+    res->losses = calloc(a->epochs ? (size_t)a->epochs : 1, sizeof *res->losses);
+    if (!(t->yh && t->dy && t->att && res->losses))
+        return 0;
+    res->epochs = (size_t)a->epochs;
+    return 1;
+}
+
+static void train_bufs_free(train_bufs *t)
+{
+    FREE_EACH(t->yh, t->dy, t->att);
+}
+
 /* Parametric: trained on the training points, then the test inputs with
  * all of them as keys. -1 when out of memory. */
 static int run_parametric(pool_result *res, const pool_data *d, const struct pool_args *a)
 {
-    size_t n = d->n, nn;
-    if (size_mul(n, n, &nn))
-        return -1;
-    double *yh = calloc(n, sizeof *yh), *dy = calloc(n, sizeof *dy);
-    double *att = calloc(nn, sizeof *att);         /* (n, n) */
-    res->losses = calloc(a->epochs ? (size_t)a->epochs : 1, sizeof *res->losses);
-    int ok = yh && dy && att && res->losses;
+    const size_t n = d->n;
+    train_bufs t;
+    int ok = train_bufs_alloc(&t, res, n, a);
     if (ok) {
-        res->epochs = (size_t)a->epochs;
         res->w = res->w_init;
         pool_param_train(&res->w, res->losses, res->epochs, a->lr, d->x_train, d->y_train, n,
-                         res->keep_self, yh, dy, att);
+                         res->keep_self, t.yh, t.dy, t.att);
         pool_param_forward(res->yhat, res->att, d->x_test, d->x_train, d->y_train, res->w,
                            d->m, n, 0);
     }
-    FREE_EACH(yh, dy, att);
+    train_bufs_free(&t);
     return ok ? 0 : -1;
 }
 
@@ -137,24 +161,21 @@ static int run_parametric(pool_result *res, const pool_data *d, const struct poo
  * inputs with every training point as keys. -1 when out of memory. */
 static int run_additive(pool_result *res, const pool_data *d, const struct pool_args *a)
 {
-    size_t n = d->n, nn;
+    const size_t n = d->n;
     pool_additive g = {0};
-    if (size_mul(n, n, &nn) || pool_additive_alloc(&res->add, res->add_init.h) < 0 ||
+    train_bufs t;
+    if (pool_additive_alloc(&res->add, res->add_init.h) < 0 ||
         pool_additive_alloc(&g, res->add_init.h) < 0)
         return -1;
-    double *yh = calloc(n, sizeof *yh), *dy = calloc(n, sizeof *dy);
-    double *att = calloc(nn, sizeof *att);         /* (n, n) */
-    res->losses = calloc(a->epochs ? (size_t)a->epochs : 1, sizeof *res->losses);
-    int ok = yh && dy && att && res->losses;
+    int ok = train_bufs_alloc(&t, res, n, a);
     if (ok) {
-        res->epochs = (size_t)a->epochs;
         pool_additive_copy(&res->add, &res->add_init);
         pool_additive_train(&res->add, &g, res->losses, res->epochs, a->lr, d->x_train,
-                            d->y_train, n, res->keep_self, yh, dy, att);
+                            d->y_train, n, res->keep_self, t.yh, t.dy, t.att);
         pool_additive_forward(res->yhat, res->att, d->x_test, d->x_train, d->y_train, &res->add,
                               d->m, n, 0);
     }
-    FREE_EACH(yh, dy, att);
+    train_bufs_free(&t);
     pool_additive_free(&g);
     return ok ? 0 : -1;
 }
