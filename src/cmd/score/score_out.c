@@ -107,25 +107,25 @@ static void print_result(const score_run *r, const struct score_args *a)
     }
 }
 
+/* After label, the sum of each of the N vectors (d,) of example b of X
+ * (B, N, d). */
+static void print_sums(const char *label, const float *X, size_t b, size_t N, size_t d)
+{
+    printf("%s", label);
+    for (size_t n = 0; n < N; n++) {
+        double s = 0.0;
+        for (size_t i = 0; i < d; i++)
+            s += X[(b * N + n) * d + i];
+        printf(" %.4f", s);
+    }
+}
+
 /* --explain, the sum score: Σq of each query and Σk of each key of
  * example b, whose sums the scores are. */
 static void explain_sums(const score_run *r, size_t b)
 {
-    const size_t d = r->Dq;
-    printf("Σq of each query:");
-    for (size_t q = 0; q < r->Nq; q++) {
-        double s = 0.0;
-        for (size_t i = 0; i < d; i++)
-            s += r->queries.data[(b * r->Nq + q) * d + i];
-        printf(" %.4f", s);
-    }
-    printf("\nΣk of each key:");
-    for (size_t k = 0; k < r->Nk; k++) {
-        double s = 0.0;
-        for (size_t i = 0; i < d; i++)
-            s += r->keys.data[(b * r->Nk + k) * d + i];
-        printf(" %.4f", s);
-    }
+    print_sums("Σq of each query:", r->queries.data, b, r->Nq, r->Dq);
+    print_sums("\nΣk of each key:", r->keys.data, b, r->Nk, r->Dq);
     printf("\nscores: Σq + Σk for every query and key; a query adds the same Σq to all\n"
            "its keys, which the softmax takes away\n");
 }
