@@ -215,21 +215,31 @@ static void compare_training(const cJSON *ref, const pool_data *d, double *att, 
                  "parametric weights");
 }
 
-static void test_ref(const char *dir, const char *name)
+/* The reference file dir/name.json, its data in d; NULL (a failed
+ * check) when it cannot be read. */
+static cJSON *read_ref(const char *dir, const char *name, pool_data *d)
 {
     char path[1024], err[512];
     snprintf(path, sizeof path, "%s/%s.json", dir, name);
     char *text = check_read_file(path, NULL);
     cJSON *ref = text ? cJSON_Parse(text) : NULL;
-    pool_data d;
+    free(text);
     CHECK(ref != NULL);
-    if (!ref || pool_input_from_json(&d, ref, path, err, sizeof err) < 0) {
+    if (!ref || pool_input_from_json(d, ref, path, err, sizeof err) < 0) {
         fprintf(stderr, "%s: cannot read\n", path);
         check_failed++;
-        free(text);
         cJSON_Delete(ref);
-        return;
+        return NULL;
     }
+    return ref;
+}
+
+static void test_ref(const char *dir, const char *name)
+{
+    pool_data d;
+    cJSON *ref = read_ref(dir, name, &d);
+    if (!ref)
+        return;
     double *att = calloc(d.n * (d.m > d.n ? d.m : d.n), sizeof *att), *yhat = calloc(
         d.m > d.n ? d.m : d.n, sizeof *yhat);
     const cJSON *r;
@@ -251,7 +261,6 @@ static void test_ref(const char *dir, const char *name)
     FREE_EACH(att, yhat);
     pool_data_free(&d);
     cJSON_Delete(ref);
-    free(text);
 }
 
 /* A state_dict's (h, 1) or (1, h) tensor named key into v (h,). */
@@ -289,19 +298,11 @@ static void compare_params(const pool_additive *p, const cJSON *sd, const char *
  * loss, every parameter and its gradient), then the test inputs. */
 static void test_additive(const char *dir, const char *name)
 {
-    char path[1024], err[512];
-    snprintf(path, sizeof path, "%s/%s.json", dir, name);
-    char *text = check_read_file(path, NULL);
-    cJSON *ref = text ? cJSON_Parse(text) : NULL, *step;
     pool_data d;
     pool_additive p = {0}, g = {0}, p2 = {0}, g2 = {0};
-    if (!ref || pool_input_from_json(&d, ref, path, err, sizeof err) < 0) {
-        fprintf(stderr, "%s: cannot read\n", path);
-        check_failed++;
-        free(text);
-        cJSON_Delete(ref);
+    cJSON *ref = read_ref(dir, name, &d), *step;
+    if (!ref)
         return;
-    }
     size_t n = d.n, h = (size_t)num(ref, "score_hiddens"), e = 0;
     double lr = num(ref, "lr"), *att = calloc(n * (d.m > n ? d.m : n), sizeof *att);
     double *yhat = calloc(d.m > n ? d.m : n, sizeof *yhat), *dy = calloc(n, sizeof *dy);
@@ -348,7 +349,6 @@ static void test_additive(const char *dir, const char *name)
     FREE_EACH(att, yhat, dy);
     pool_data_free(&d);
     cJSON_Delete(ref);
-    free(text);
 }
 
 /* The additive gradient against central differences, keeping self too. */
