@@ -89,8 +89,10 @@ def leave_one_out(v):
     return v.repeat((n, 1))[keep].reshape(n, n - 1)
 
 
-def train(x, y, w0, epochs, lr):
-    net = NWKernelRegression(w0)
+def train_steps(net, x, y, epochs, lr, record):
+    """The section's training run: each training point's keys and values
+    the other n - 1, the squared errors summed, SGD, one full-batch step
+    an epoch; record(net, loss) of every step, before it."""
     keys, values = leave_one_out(x), leave_one_out(y)
     opt = torch.optim.SGD(net.parameters(), lr=lr)
     steps = []
@@ -98,8 +100,20 @@ def train(x, y, w0, epochs, lr):
         opt.zero_grad()
         loss = ((net(x, keys, values) - y) ** 2).sum()
         loss.backward()
-        steps.append({"w": net.w.item(), "loss": loss.item(), "dw": net.w.grad.item()})
+        steps.append(record(net, loss))
         opt.step()
+    return steps
+
+
+def predict(net, xt, x, y):
+    """The test inputs xt, every training point (x, y) a key and value."""
+    return net(xt, x.repeat((len(xt), 1)), y.repeat((len(xt), 1)))
+
+
+def train(x, y, w0, epochs, lr):
+    net = NWKernelRegression(w0)
+    steps = train_steps(net, x, y, epochs, lr, lambda net, loss: {
+        "w": net.w.item(), "loss": loss.item(), "dw": net.w.grad.item()})
     return net, steps
 
 
@@ -122,7 +136,7 @@ def case(attn, name, opts, nonparam, epochs, lr):
     net, steps = train(x, y, w0, epochs, lr)
     with torch.no_grad():
         n = len(x)
-        yhat = net(xt, x.repeat((len(xt), 1)), y.repeat((len(xt), 1)))
+        yhat = predict(net, xt, x, y)
         out["parametric"] = {"steps": steps, "w": net.w.item(), "y_hat": yhat.tolist(),
                              "weights": net.attention_weights[rows].tolist()}
         out["average"] = {"y_hat": y.mean().item(), "weight": 1.0 / n}
@@ -163,19 +177,12 @@ def additive_case(attn, name, opts, h, epochs, lr):
     start = data["results"][0]["state_dict_init"]
     net = AdditivePool(h)
     net.load_state_dict({k: torch.tensor(v) for k, v in start.items()})
-    keys, values = leave_one_out(x), leave_one_out(y)
-    opt = torch.optim.SGD(net.parameters(), lr=lr)
-    steps = []
-    for _ in range(epochs):
-        opt.zero_grad()
-        loss = ((net(x, keys, values) - y) ** 2).sum()
-        loss.backward()
-        steps.append({"loss": loss.item(), "state_dict": state(net),
-                      "grad": {k: p.grad.tolist() for k, p in net.named_parameters()}})
-        opt.step()
+    steps = train_steps(net, x, y, epochs, lr, lambda net, loss: {
+        "loss": loss.item(), "state_dict": state(net),
+        "grad": {k: p.grad.tolist() for k, p in net.named_parameters()}})
     rows = list(range(0, len(xt), ROWS_EVERY))
     with torch.no_grad():
-        yhat = net(xt, x.repeat((len(xt), 1)), y.repeat((len(xt), 1)))
+        yhat = predict(net, xt, x, y)
         return {"case": name, "attn_options": opts, "x_train": data["x_train"],
                 "y_train": data["y_train"], "x_test": data["x_test"], "score_hiddens": h,
                 "epochs": epochs, "lr": lr, "state_dict_init": start, "steps": steps,
