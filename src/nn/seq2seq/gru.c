@@ -8,7 +8,6 @@
  * gru_stack_alloc; the passes index inside those buffers. */
 #include "gru.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,41 +17,7 @@
 
 int gru_layer_alloc(gru_layer *g, size_t in, size_t d, char *err, size_t errlen)
 {
-    size_t w_ih[2], w_hh[2], b[1];
-    memset(g, 0, sizeof *g);
-    if (size_mul(3, d, &w_ih[0])) {
-        snprintf(err, errlen, "a GRU of %zu hidden units is too large", d);
-        return -1;
-    }
-    w_ih[1] = in;
-    w_hh[0] = w_ih[0];
-    w_hh[1] = d;
-    b[0] = w_ih[0];
-    return tensor_alloc(&g->w_ih, 2, w_ih, err, errlen) ||
-           tensor_alloc(&g->w_hh, 2, w_hh, err, errlen) ||
-           tensor_alloc(&g->b_ih, 1, b, err, errlen) || tensor_alloc(&g->b_hh, 1, b, err, errlen);
-}
-
-void gru_layer_free(gru_layer *g)
-{
-    tensor_free(&g->w_ih);
-    tensor_free(&g->w_hh);
-    tensor_free(&g->b_ih);
-    tensor_free(&g->b_hh);
-}
-
-void gru_layer_init(gru_layer *g, rng *r)
-{
-    const double k = 1.0 / sqrt((double)g->w_hh.shape[1]);
-    tensor *ts[] = {&g->w_ih, &g->w_hh, &g->b_ih, &g->b_hh};
-    for (size_t i = 0; i < 4; i++)
-        for (size_t j = 0; j < ts[i]->size; j++)
-            ts[i]->data[j] = (float)((2.0 * rng_uniform(r) - 1.0) * k);
-}
-
-static double sigmoid(double x)
-{
-    return 1.0 / (1.0 + fm_exp(-x));
+    return rnn_layer_alloc(g, 3, in, d, "a GRU", err, errlen);
 }
 
 /* ---- one cell ------------------------------------------------------------- */
@@ -61,24 +26,16 @@ void gru_cell_forward(double *h_out, gru_trace tr, const gru_layer *g, const dou
                       const double *h, size_t B)
 {
     const size_t d = g->w_hh.shape[1], I = g->w_ih.shape[1];
-    const float *Wi = g->w_ih.data, *Wh = g->w_hh.data, *bi = g->b_ih.data, *bh = g->b_hh.data;
     for (size_t b = 0; b < B; b++) {
         const double *xb = x + b * I, *hb = h + b * d;
         for (size_t j = 0; j < d; j++) {
             /* gi[g] = W_i{g} x + b_i{g}, gh[g] = W_h{g} h + b_h{g}, g = r, z, n */
             double gi[3], gh[3];
-            for (size_t q = 0; q < 3; q++) {
-                const size_t row = q * d + j;
-                gi[q] = bi[row];
-                gh[q] = bh[row];
-                for (size_t k = 0; k < I; k++)
-                    gi[q] += (double)Wi[row * I + k] * xb[k];
-                for (size_t k = 0; k < d; k++)
-                    gh[q] += (double)Wh[row * d + k] * hb[k];
-            }
+            for (size_t q = 0; q < 3; q++)
+                rnn_row_forward(&gi[q], &gh[q], g, q * d + j, xb, hb);
             const size_t o = b * d + j;
-            tr.r[o] = sigmoid(gi[0] + gh[0]);
-            tr.z[o] = sigmoid(gi[1] + gh[1]);
+            tr.r[o] = rnn_sigmoid(gi[0] + gh[0]);
+            tr.z[o] = rnn_sigmoid(gi[1] + gh[1]);
             tr.hn[o] = gh[2];
             tr.n[o] = fm_tanh(gi[2] + tr.r[o] * gh[2]);
             h_out[o] = (1.0 - tr.z[o]) * tr.n[o] + tr.z[o] * hb[j];
@@ -91,7 +48,6 @@ void gru_cell_backward(double *dx, double *dh, const gru_grads *gr, const double
                        size_t B)
 {
     const size_t d = g->w_hh.shape[1], I = g->w_ih.shape[1];
-    const float *Wi = g->w_ih.data, *Wh = g->w_hh.data;
     for (size_t b = 0; b < B; b++) {
         const double *xb = x + b * I, *hb = h + b * d;
         double *dhb = dh + b * d;
@@ -107,20 +63,10 @@ void gru_cell_backward(double *dx, double *dh, const gru_grads *gr, const double
             const double dr = dn * tr.hn[o] * r * (1.0 - r);
             const double dz = dy * (hb[j] - n) * z * (1.0 - z);
             const double dgi[3] = {dr, dz, dn}, dgh[3] = {dr, dz, dn * r};
-            for (size_t q = 0; q < 3; q++) {
-                const size_t row = q * d + j;
-                gr->b_ih[row] += dgi[q];
-                gr->b_hh[row] += dgh[q];
-                for (size_t k = 0; k < I; k++) {
-                    gr->w_ih[row * I + k] += dgi[q] * xb[k];
-                    if (dx)
-                        dx[b * I + k] += (double)Wi[row * I + k] * dgi[q];
-                }
-                for (size_t k = 0; k < d; k++) {
-                    gr->w_hh[row * d + k] += dgh[q] * hb[k];
-                    dhb[k] += (double)Wh[row * d + k] * dgh[q];
-                }
-            }
+            /* through the gates' affine maps: the weights' gradients, dx, dh */
+            for (size_t q = 0; q < 3; q++)
+                rnn_row_backward(gr, dx ? dx + b * I : NULL, dhb, g, q * d + j, dgi[q], dgh[q],
+                                 xb, hb);
         }
     }
 }
@@ -130,24 +76,18 @@ void gru_cell_backward(double *dx, double *dh, const gru_grads *gr, const double
 int gru_stack_alloc(gru_stack *s, size_t L, size_t Bmax, size_t Tmax, size_t I, size_t d,
                     char *err, size_t errlen)
 {
-    size_t LB, LTB, cells, wide;
-    int failed = 0;
+    size_t cells, LBd, Bw, Bd;
     memset(s, 0, sizeof *s);
-    wide = I > d ? I : d;
-    if (size_mul(L, Bmax, &LB) || size_mul(LB, Tmax, &LTB) || size_mul(LTB, d, &cells) ||
-        size_mul(LB, d, &LB) || size_mul(Bmax, wide, &wide)) {
+    if (rnn_stack_sizes(L, Bmax, Tmax, I, d, &cells, &LBd, &Bw, &Bd)) {
         snprintf(err, errlen, "a GRU of %zu layers over %zu steps of %zu rows is too large", L,
                  Tmax, Bmax);
         return -1;
     }
-    double **all[] = {&s->h, &s->r, &s->z, &s->n, &s->hn};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        if (!(*all[i] = calloc(cells ? cells : 1, sizeof(double))))
-            failed = 1;
-    if (!(s->h0 = calloc(LB ? LB : 1, sizeof(double))) ||
-        !(s->dtmp = calloc(wide ? wide : 1, sizeof(double))))
-        failed = 1;
-    if (failed) {
+    /* (L, Tmax, B, d) the states and gates, (L, B, d) the start, (B, max(I, d)) */
+    double **const cells_of[] = {&s->h, &s->r, &s->z, &s->n, &s->hn};
+    double **const h0[] = {&s->h0}, **const tmp[] = {&s->dtmp};
+    if (rnn_calloc_each(cells_of, 5, cells) || rnn_calloc_each(h0, 1, LBd) ||
+        rnn_calloc_each(tmp, 1, Bw)) {
         gru_stack_free(s);
         snprintf(err, errlen, "out of memory for a GRU of %zu layers over %zu steps", L, Tmax);
         return -1;
@@ -181,10 +121,7 @@ static gru_trace trace_at(const gru_stack *s, size_t l, size_t t)
 void gru_stack_start(gru_stack *s, const double *h0, size_t B)
 {
     s->B = B;
-    if (h0)
-        memcpy(s->h0, h0, s->L * B * s->d * sizeof *h0);
-    else
-        memset(s->h0, 0, s->L * B * s->d * sizeof *s->h0);
+    rnn_copy_or_zero(s->h0, h0, s->L * B * s->d);
 }
 
 const double *gru_stack_state(const gru_stack *s, size_t l, size_t t)
@@ -234,10 +171,7 @@ void gru_stack_backward(gru_stack *s, const gru_layer *layers, const gru_grads *
                         double *dh0, double *dh, size_t T)
 {
     const size_t B = s->B, Bd = B * s->d, L = s->L;
-    if (dhT)
-        memcpy(dh, dhT, L * Bd * sizeof *dh);
-    else
-        memset(dh, 0, L * Bd * sizeof *dh);
+    rnn_copy_or_zero(dh, dhT, L * Bd);
     for (size_t t = T; t-- > 0;) {
         /* the last layer's output at step t is its state: its gradient joins */
         if (dout)
