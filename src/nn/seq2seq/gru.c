@@ -76,40 +76,26 @@ void gru_cell_backward(double *dx, double *dh, const gru_grads *gr, const double
 int gru_stack_alloc(gru_stack *s, size_t L, size_t Bmax, size_t Tmax, size_t I, size_t d,
                     char *err, size_t errlen)
 {
-    size_t cells, LBd, Bw, Bd;
+    double **const gates[] = {&s->r, &s->z, &s->n, &s->hn};
     memset(s, 0, sizeof *s);
-    if (rnn_stack_sizes(L, Bmax, Tmax, I, d, &cells, &LBd, &Bw, &Bd)) {
-        snprintf(err, errlen, "a GRU of %zu layers over %zu steps of %zu rows is too large", L,
-                 Tmax, Bmax);
-        return -1;
-    }
-    /* (L, Tmax, B, d) the states and gates, (L, B, d) the start, (B, max(I, d)) */
-    double **const cells_of[] = {&s->h, &s->r, &s->z, &s->n, &s->hn};
-    double **const h0[] = {&s->h0}, **const tmp[] = {&s->dtmp};
-    if (rnn_calloc_each(cells_of, 5, cells) || rnn_calloc_each(h0, 1, LBd) ||
-        rnn_calloc_each(tmp, 1, Bw)) {
+    if (rnn_steps_alloc(&s->st, gates, 4, L, Bmax, Tmax, I, d, "a GRU", err, errlen)) {
         gru_stack_free(s);
-        snprintf(err, errlen, "out of memory for a GRU of %zu layers over %zu steps", L, Tmax);
         return -1;
     }
-    s->L = L;
-    s->Bmax = Bmax;
-    s->Tmax = Tmax;
-    s->I = I;
-    s->d = d;
     return 0;
 }
 
 void gru_stack_free(gru_stack *s)
 {
-    FREE_EACH(s->h, s->r, s->z, s->n, s->hn, s->h0, s->dtmp);
+    rnn_steps_free(&s->st);
+    FREE_EACH(s->r, s->z, s->n, s->hn);
     memset(s, 0, sizeof *s);
 }
 
 /* Layer l's buffer a (L, Tmax, B, d) at step t. */
 static double *at(const gru_stack *s, double *a, size_t l, size_t t)
 {
-    return a + ((l * s->Tmax + t) * s->B) * s->d;
+    return rnn_steps_at(&s->st, a, l, t);
 }
 
 static gru_trace trace_at(const gru_stack *s, size_t l, size_t t)
@@ -120,41 +106,38 @@ static gru_trace trace_at(const gru_stack *s, size_t l, size_t t)
 
 void gru_stack_start(gru_stack *s, const double *h0, size_t B)
 {
-    s->B = B;
-    rnn_copy_or_zero(s->h0, h0, s->L * B * s->d);
+    rnn_steps_start(&s->st, h0, B);
 }
 
 const double *gru_stack_state(const gru_stack *s, size_t l, size_t t)
 {
-    if (t == (size_t)-1)
-        return s->h0 + l * s->B * s->d;
-    return at(s, s->h, l, t);
+    return rnn_steps_state(&s->st, l, t);
 }
 
 void gru_stack_step(gru_stack *s, const gru_layer *layers, size_t t, const double *x)
 {
-    for (size_t l = 0; l < s->L; l++) {
+    for (size_t l = 0; l < s->st.L; l++) {
         /* layer l: input x (l = 0) or layer l − 1's new state (B, ·) */
         const double *in = l == 0 ? x : gru_stack_state(s, l - 1, t);
         const double *h = gru_stack_state(s, l, t - 1); /* t − 1 = the start at t = 0 */
-        gru_cell_forward(at(s, s->h, l, t), trace_at(s, l, t), &layers[l], in, h, s->B);
+        gru_cell_forward(at(s, s->st.h, l, t), trace_at(s, l, t), &layers[l], in, h, s->st.B);
     }
 }
 
 void gru_stack_step_backward(gru_stack *s, const gru_layer *layers, const gru_grads *grads,
                              size_t t, double *dh, const double *x, double *dx)
 {
-    const size_t Bd = s->B * s->d;
-    for (size_t l = s->L; l-- > 0;) {
+    const size_t Bd = s->st.B * s->st.d;
+    for (size_t l = s->st.L; l-- > 0;) {
         const double *in = l == 0 ? x : gru_stack_state(s, l - 1, t);
         const double *h = gru_stack_state(s, l, t - 1);
         /* the layer's input gradient: into the step's dx (l = 0), or added
          * to layer l − 1's state gradient at this step */
         double *din = l == 0 ? dx : dh + (l - 1) * Bd;
         /* dh_l: after step t on entry, before it on return (via dtmp) */
-        memcpy(s->dtmp, dh + l * Bd, Bd * sizeof *dh);
-        gru_cell_backward(din, dh + l * Bd, &grads[l], s->dtmp, trace_at(s, l, t), &layers[l], in,
-                          h, s->B);
+        memcpy(s->st.dtmp, dh + l * Bd, Bd * sizeof *dh);
+        gru_cell_backward(din, dh + l * Bd, &grads[l], s->st.dtmp, trace_at(s, l, t),
+                          &layers[l], in, h, s->st.B);
     }
 }
 
@@ -163,22 +146,21 @@ void gru_stack_forward(gru_stack *s, const gru_layer *layers, const double *x, c
 {
     gru_stack_start(s, h0, B);
     for (size_t t = 0; t < T; t++)
-        gru_stack_step(s, layers, t, x + t * B * s->I);
+        gru_stack_step(s, layers, t, x + t * B * s->st.I);
 }
 
 void gru_stack_backward(gru_stack *s, const gru_layer *layers, const gru_grads *grads,
                         const double *x, const double *dout, const double *dhT, double *dx,
                         double *dh0, double *dh, size_t T)
 {
-    const size_t B = s->B, Bd = B * s->d, L = s->L;
+    const size_t B = s->st.B, Bd = B * s->st.d, L = s->st.L;
     rnn_copy_or_zero(dh, dhT, L * Bd);
     for (size_t t = T; t-- > 0;) {
         /* the last layer's output at step t is its state: its gradient joins */
         if (dout)
-            for (size_t i = 0; i < Bd; i++)
-                dh[(L - 1) * Bd + i] += dout[t * Bd + i];
-        gru_stack_step_backward(s, layers, grads, t, dh, x + t * B * s->I,
-                                dx ? dx + t * B * s->I : NULL);
+            rnn_add(dh + (L - 1) * Bd, dout + t * Bd, Bd);
+        gru_stack_step_backward(s, layers, grads, t, dh, x + t * B * s->st.I,
+                                dx ? dx + t * B * s->st.I : NULL);
     }
     if (dh0)
         memcpy(dh0, dh, L * Bd * sizeof *dh);

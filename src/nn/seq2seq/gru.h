@@ -53,12 +53,8 @@ void gru_cell_backward(double *dx, double *dh, const gru_grads *gr, const double
 
 /* A stack of L layers over up to Tmax steps of up to Bmax rows. */
 typedef struct gru_stack {
-    size_t L, Bmax, Tmax, I, d; /* allocated for */
-    size_t B;                    /* the rows of the steps run */
-    double *h;                   /* (L, Tmax, B, d) each layer's state after each step */
-    double *r, *z, *n, *hn;      /* (L, Tmax, B, d) the gates */
-    double *h0;                  /* (L, B, d) the states before step 0 */
-    double *dtmp;                /* (B, max(I, d)) scratch */
+    rnn_steps st;           /* the sizes, the states h after each step, h0, a scratch */
+    double *r, *z, *n, *hn; /* (L, Tmax, B, d) the gates */
 } gru_stack;
 
 /* 0, or -1 with the reason in err (nothing to free then). */

@@ -84,41 +84,33 @@ void lstm_cell_backward(double *dx, double *dh, double *dc, const lstm_grads *gr
 int lstm_stack_alloc(lstm_stack *s, size_t L, size_t Bmax, size_t Tmax, size_t I, size_t d,
                      char *err, size_t errlen)
 {
-    size_t cells, LBd, Bw, Bd;
+    double **const cells[] = {&s->c, &s->i, &s->f, &s->g, &s->o, &s->tc};
     memset(s, 0, sizeof *s);
-    if (rnn_stack_sizes(L, Bmax, Tmax, I, d, &cells, &LBd, &Bw, &Bd)) {
-        snprintf(err, errlen, "an LSTM of %zu layers over %zu steps of %zu rows is too large", L,
-                 Tmax, Bmax);
+    if (rnn_steps_alloc(&s->st, cells, 6, L, Bmax, Tmax, I, d, "an LSTM", err, errlen)) {
+        lstm_stack_free(s);
         return -1;
     }
-    /* (L, Tmax, B, d) the states and gates, (L, B, d) the starts, (B, max(I, d)), (B, d) */
-    double **const cells_of[] = {&s->h, &s->c, &s->i, &s->f, &s->g, &s->o, &s->tc};
-    double **const starts[] = {&s->h0, &s->c0}, **const tmp[] = {&s->dtmp},
-                   **const ctmp[] = {&s->dctmp};
-    if (rnn_calloc_each(cells_of, 7, cells) || rnn_calloc_each(starts, 2, LBd) ||
-        rnn_calloc_each(tmp, 1, Bw) || rnn_calloc_each(ctmp, 1, Bd)) {
+    /* the cells' start (L, Bmax, d) and scratch (Bmax, d): products
+     * rnn_steps_alloc checked */
+    if (!(s->c0 = rnn_zeros(L * Bmax * d)) || !(s->dctmp = rnn_zeros(Bmax * d))) {
         lstm_stack_free(s);
         snprintf(err, errlen, "out of memory for an LSTM of %zu layers over %zu steps", L, Tmax);
         return -1;
     }
-    s->L = L;
-    s->Bmax = Bmax;
-    s->Tmax = Tmax;
-    s->I = I;
-    s->d = d;
     return 0;
 }
 
 void lstm_stack_free(lstm_stack *s)
 {
-    FREE_EACH(s->h, s->c, s->i, s->f, s->g, s->o, s->tc, s->h0, s->c0, s->dtmp, s->dctmp);
+    rnn_steps_free(&s->st);
+    FREE_EACH(s->c, s->i, s->f, s->g, s->o, s->tc, s->c0, s->dctmp);
     memset(s, 0, sizeof *s);
 }
 
 /* Layer l's buffer a (L, Tmax, B, d) at step t. */
 static double *at(const lstm_stack *s, double *a, size_t l, size_t t)
 {
-    return a + ((l * s->Tmax + t) * s->B) * s->d;
+    return rnn_steps_at(&s->st, a, l, t);
 }
 
 static lstm_trace trace_at(const lstm_stack *s, size_t l, size_t t)
@@ -130,53 +122,49 @@ static lstm_trace trace_at(const lstm_stack *s, size_t l, size_t t)
 
 void lstm_stack_start(lstm_stack *s, const double *h0, const double *c0, size_t B)
 {
-    const size_t n = s->L * B * s->d;
-    s->B = B;
-    rnn_copy_or_zero(s->h0, h0, n);
-    rnn_copy_or_zero(s->c0, c0, n);
+    rnn_steps_start(&s->st, h0, B);
+    rnn_copy_or_zero(s->c0, c0, s->st.L * B * s->st.d);
 }
 
 const double *lstm_stack_state(const lstm_stack *s, size_t l, size_t t)
 {
-    if (t == (size_t)-1)
-        return s->h0 + l * s->B * s->d;
-    return at(s, s->h, l, t);
+    return rnn_steps_state(&s->st, l, t);
 }
 
 const double *lstm_stack_cell(const lstm_stack *s, size_t l, size_t t)
 {
     if (t == (size_t)-1)
-        return s->c0 + l * s->B * s->d;
+        return s->c0 + l * s->st.B * s->st.d;
     return at(s, s->c, l, t);
 }
 
 void lstm_stack_step(lstm_stack *s, const lstm_layer *layers, size_t t, const double *x)
 {
-    for (size_t l = 0; l < s->L; l++) {
+    for (size_t l = 0; l < s->st.L; l++) {
         /* layer l: input x (l = 0) or layer l − 1's new h (B, ·) */
         const double *in = l == 0 ? x : lstm_stack_state(s, l - 1, t);
         const double *h = lstm_stack_state(s, l, t - 1); /* t − 1 = the start at t = 0 */
         const double *c = lstm_stack_cell(s, l, t - 1);
-        lstm_cell_forward(at(s, s->h, l, t), at(s, s->c, l, t), trace_at(s, l, t), &layers[l], in,
-                          h, c, s->B);
+        lstm_cell_forward(at(s, s->st.h, l, t), at(s, s->c, l, t), trace_at(s, l, t),
+                          &layers[l], in, h, c, s->st.B);
     }
 }
 
 void lstm_stack_step_backward(lstm_stack *s, const lstm_layer *layers, const lstm_grads *grads,
                               size_t t, double *dh, double *dc, const double *x, double *dx)
 {
-    const size_t Bd = s->B * s->d;
-    for (size_t l = s->L; l-- > 0;) {
+    const size_t Bd = s->st.B * s->st.d;
+    for (size_t l = s->st.L; l-- > 0;) {
         const double *in = l == 0 ? x : lstm_stack_state(s, l - 1, t);
         const double *h = lstm_stack_state(s, l, t - 1), *c = lstm_stack_cell(s, l, t - 1);
         /* the layer's input gradient: into the step's dx (l = 0), or added
          * to layer l − 1's h gradient at this step */
         double *din = l == 0 ? dx : dh + (l - 1) * Bd;
         /* dh_l, dc_l: after step t on entry, before it on return */
-        memcpy(s->dtmp, dh + l * Bd, Bd * sizeof *dh);
+        memcpy(s->st.dtmp, dh + l * Bd, Bd * sizeof *dh);
         memcpy(s->dctmp, dc + l * Bd, Bd * sizeof *dc);
-        lstm_cell_backward(din, dh + l * Bd, dc + l * Bd, &grads[l], s->dtmp, s->dctmp,
-                           trace_at(s, l, t), &layers[l], in, h, c, s->B);
+        lstm_cell_backward(din, dh + l * Bd, dc + l * Bd, &grads[l], s->st.dtmp, s->dctmp,
+                           trace_at(s, l, t), &layers[l], in, h, c, s->st.B);
     }
 }
 
@@ -185,22 +173,21 @@ void lstm_stack_forward(lstm_stack *s, const lstm_layer *layers, const double *x
 {
     lstm_stack_start(s, h0, c0, B);
     for (size_t t = 0; t < T; t++)
-        lstm_stack_step(s, layers, t, x + t * B * s->I);
+        lstm_stack_step(s, layers, t, x + t * B * s->st.I);
 }
 
 void lstm_stack_backward(lstm_stack *s, const lstm_layer *layers, const lstm_grads *grads,
                          const double *x, const double *dout, const double *dhT,
                          const double *dcT, double *dx, double *dh, double *dc, size_t T)
 {
-    const size_t B = s->B, Bd = B * s->d, L = s->L;
+    const size_t B = s->st.B, Bd = B * s->st.d, L = s->st.L;
     rnn_copy_or_zero(dh, dhT, L * Bd);
     rnn_copy_or_zero(dc, dcT, L * Bd);
     for (size_t t = T; t-- > 0;) {
         /* the last layer's output at step t is its h: its gradient joins */
         if (dout)
-            for (size_t i = 0; i < Bd; i++)
-                dh[(L - 1) * Bd + i] += dout[t * Bd + i];
-        lstm_stack_step_backward(s, layers, grads, t, dh, dc, x + t * B * s->I,
-                                 dx ? dx + t * B * s->I : NULL);
+            rnn_add(dh + (L - 1) * Bd, dout + t * Bd, Bd);
+        lstm_stack_step_backward(s, layers, grads, t, dh, dc, x + t * B * s->st.I,
+                                 dx ? dx + t * B * s->st.I : NULL);
     }
 }

@@ -58,12 +58,11 @@ void lstm_cell_backward(double *dx, double *dh, double *dc, const lstm_grads *gr
 
 /* A stack of L layers over up to Tmax steps of up to Bmax rows. */
 typedef struct lstm_stack {
-    size_t L, Bmax, Tmax, I, d; /* allocated for */
-    size_t B;                    /* the rows of the steps run */
-    double *h, *c;               /* (L, Tmax, B, d) each layer's states after each step */
-    double *i, *f, *g, *o, *tc;  /* (L, Tmax, B, d) the gates and tanh(c') */
-    double *h0, *c0;             /* (L, B, d) the states before step 0 */
-    double *dtmp, *dctmp;        /* (B, max(I, d)) and (B, d) scratch */
+    rnn_steps st;               /* the sizes, the states h after each step, h0, a scratch */
+    double *c;                  /* (L, Tmax, B, d) each layer's cell after each step */
+    double *i, *f, *g, *o, *tc; /* (L, Tmax, B, d) the gates and tanh(c') */
+    double *c0;                 /* (L, B, d) the cells before step 0 */
+    double *dctmp;              /* (B, d) scratch */
 } lstm_stack;
 
 /* 0, or -1 with the reason in err (nothing to free then). */

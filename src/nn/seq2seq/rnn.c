@@ -87,23 +87,60 @@ void rnn_row_backward(const rnn_grads *gr, double *dxb, double *dhb, const rnn_l
     }
 }
 
-int rnn_stack_sizes(size_t L, size_t Bmax, size_t Tmax, size_t I, size_t d, size_t *cells,
-                    size_t *LBd, size_t *Bw, size_t *Bd)
+double *rnn_zeros(size_t n)
 {
-    size_t LB, LTB;
-    return size_mul(L, Bmax, &LB) || size_mul(LB, Tmax, &LTB) || size_mul(LTB, d, cells) ||
-           size_mul(LB, d, LBd) || size_mul(Bmax, I > d ? I : d, Bw) || size_mul(Bmax, d, Bd)
-               ? -1
-               : 0;
+    return calloc(n ? n : 1, sizeof(double));
 }
 
-int rnn_calloc_each(double **const *ptrs, size_t k, size_t n)
+int rnn_steps_alloc(rnn_steps *s, double **const *more, size_t k, size_t L, size_t Bmax,
+                    size_t Tmax, size_t I, size_t d, const char *what, char *err, size_t errlen)
 {
+    size_t LB, LTB, cells, LBd, wide;
     int failed = 0;
+    /* cells (L, Tmax, Bmax, d), a start (L, Bmax, d), a scratch (Bmax, max(I, d)) */
+    if (size_mul(L, Bmax, &LB) || size_mul(LB, Tmax, &LTB) || size_mul(LTB, d, &cells) ||
+        size_mul(LB, d, &LBd) || size_mul(Bmax, I > d ? I : d, &wide)) {
+        snprintf(err, errlen, "%s of %zu layers over %zu steps of %zu rows is too large", what,
+                 L, Tmax, Bmax);
+        return -1;
+    }
     for (size_t i = 0; i < k; i++)
-        if (!(*ptrs[i] = calloc(n ? n : 1, sizeof(double))))
+        if (!(*more[i] = rnn_zeros(cells)))
             failed = 1;
-    return failed ? -1 : 0;
+    if (failed || !(s->h = rnn_zeros(cells)) || !(s->h0 = rnn_zeros(LBd)) || !(s->dtmp = rnn_zeros(wide))) {
+        snprintf(err, errlen, "out of memory for %s of %zu layers over %zu steps", what, L, Tmax);
+        return -1;
+    }
+    s->L = L;
+    s->Bmax = Bmax;
+    s->Tmax = Tmax;
+    s->I = I;
+    s->d = d;
+    return 0;
+}
+
+void rnn_steps_free(rnn_steps *s)
+{
+    FREE_EACH(s->h, s->h0, s->dtmp);
+    memset(s, 0, sizeof *s);
+}
+
+double *rnn_steps_at(const rnn_steps *s, double *a, size_t l, size_t t)
+{
+    return a + ((l * s->Tmax + t) * s->B) * s->d;
+}
+
+const double *rnn_steps_state(const rnn_steps *s, size_t l, size_t t)
+{
+    if (t == (size_t)-1)
+        return s->h0 + l * s->B * s->d;
+    return rnn_steps_at(s, s->h, l, t);
+}
+
+void rnn_steps_start(rnn_steps *s, const double *h0, size_t B)
+{
+    s->B = B;
+    rnn_copy_or_zero(s->h0, h0, s->L * B * s->d);
 }
 
 void rnn_copy_or_zero(double *dst, const double *src, size_t n)
@@ -112,4 +149,10 @@ void rnn_copy_or_zero(double *dst, const double *src, size_t n)
         memcpy(dst, src, n * sizeof *dst);
     else
         memset(dst, 0, n * sizeof *dst);
+}
+
+void rnn_add(double *dst, const double *src, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        dst[i] += src[i];
 }

@@ -1,8 +1,8 @@
 /* rnn.h — what nn.GRU (gru.h) and nn.LSTM (lstm.h) share as naive loops
  * in double: a layer's four parameters and their gradients, its start,
- * one gate row's two affine maps and their backward pass, and the size
- * checks and buffers of a stack through time. The gates' formulas stay
- * in gru.c and lstm.c.
+ * one gate row's two affine maps and their backward pass, and what a
+ * stack keeps through time whatever its cell (rnn_steps). The gates'
+ * formulas, the cells and the stacks' passes stay in gru.c and lstm.c.
  *
  * G is the number of gates (3 for the GRU, 4 for the LSTM), d the hidden
  * width, I the layer's input width, B rows.
@@ -51,15 +51,35 @@ void rnn_row_forward(double *gi, double *gh, const rnn_layer *g, size_t row, con
 void rnn_row_backward(const rnn_grads *gr, double *dxb, double *dhb, const rnn_layer *g,
                       size_t row, double dgi, double dgh, const double *xb, const double *hb);
 
-/* A stack's sizes, checked: cells = L·Tmax·Bmax·d (a buffer over every
- * layer and step), LBd = L·Bmax·d (a state of every layer), Bw =
- * Bmax·max(I, d) (a step's scratch), Bd = Bmax·d. 0, or -1 on overflow. */
-int rnn_stack_sizes(size_t L, size_t Bmax, size_t Tmax, size_t I, size_t d, size_t *cells,
-                    size_t *LBd, size_t *Bw, size_t *Bd);
-/* *ptrs[i] = n zeroed doubles (at least one) for each of the k; 0, or -1
- * if any failed (the caller frees what was made). */
-int rnn_calloc_each(double **const *ptrs, size_t k, size_t n);
+/* What a stack of L layers through time keeps whatever its cell: its
+ * sizes, each layer's state h after each step, the start, a scratch. */
+typedef struct rnn_steps {
+    size_t L, Bmax, Tmax, I, d; /* allocated for */
+    size_t B;                   /* the rows of the steps run */
+    double *h;                  /* (L, Tmax, B, d) each layer's state after each step */
+    double *h0;                 /* (L, B, d) the states before step 0 */
+    double *dtmp;               /* (B, max(I, d)) scratch */
+} rnn_steps;
+
+/* s's buffers and k more (L, Tmax, Bmax, d) ones, *more[i] (the cell's
+ * gates), zeroed, every size product checked: 0, or -1 with the reason
+ * in err naming what ("a GRU", "an LSTM"); the caller frees what was
+ * made (rnn_steps_free and its own). s must start zeroed. */
+int rnn_steps_alloc(rnn_steps *s, double **const *more, size_t k, size_t L, size_t Bmax,
+                    size_t Tmax, size_t I, size_t d, const char *what, char *err, size_t errlen);
+void rnn_steps_free(rnn_steps *s);
+/* Layer l's slice of a (L, Tmax, B, d) buffer at step t. */
+double *rnn_steps_at(const rnn_steps *s, double *a, size_t l, size_t t);
+/* Layer l's state after step t (B, d); t = (size_t)-1: the start's. */
+const double *rnn_steps_state(const rnn_steps *s, size_t l, size_t t);
+/* Start B rows from h0 (L, B, d), or from zeros (h0 NULL). */
+void rnn_steps_start(rnn_steps *s, const double *h0, size_t B);
+
+/* n zeroed doubles (at least one), or NULL. */
+double *rnn_zeros(size_t n);
 /* dst (n,) = src, or zeros if src is NULL. */
 void rnn_copy_or_zero(double *dst, const double *src, size_t n);
+/* dst (n,) += src. */
+void rnn_add(double *dst, const double *src, size_t n);
 
 #endif
