@@ -541,8 +541,7 @@ static void decoder_backward(double *grads, bah_cache *c, const s2s_model *m, co
     memset(c->dstate, 0, 2 * L * B * d * sizeof *c->dstate);
     for (size_t t = Tt; t-- > 0;) {
         /* o_t is the last layer's state after step t */
-        for (size_t i = 0; i < B * d; i++)
-            c->dstate[(L - 1) * B * d + i] += c->do_[t * B * d + i];
+        rnn_add(c->dstate + (L - 1) * B * d, c->do_ + t * B * d, B * d);
         /* the GRU's (LSTM's) step: dstate now d the states after step
          * t − 1 (the LSTM's d h, then d c); dx (B, 2d) */
         memset(c->dx, 0, B * 2 * d * sizeof *c->dx);

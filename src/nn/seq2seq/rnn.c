@@ -107,7 +107,8 @@ int rnn_steps_alloc(rnn_steps *s, double **const *more, size_t k, size_t L, size
     for (size_t i = 0; i < k; i++)
         if (!(*more[i] = rnn_zeros(cells)))
             failed = 1;
-    if (failed || !(s->h = rnn_zeros(cells)) || !(s->h0 = rnn_zeros(LBd)) || !(s->dtmp = rnn_zeros(wide))) {
+    if (failed || !(s->h = rnn_zeros(cells)) || !(s->h0 = rnn_zeros(LBd)) ||
+        !(s->dtmp = rnn_zeros(wide))) {
         snprintf(err, errlen, "out of memory for %s of %zu layers over %zu steps", what, L, Tmax);
         return -1;
     }
