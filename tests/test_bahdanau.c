@@ -270,7 +270,7 @@ static void test_gru_case(const cJSON *cs)
            name, L, L == 1 ? "" : "s", I, d, T, B, with_h0 ? ", from h0" : ", from zeros");
     gru_stack_free(&s);
     for (size_t l = 0; l < L; l++) {
-        gru_layer_free(&layers[l]);
+        rnn_layer_free(&layers[l]);
         free(grads[l].w_ih);
         free(grads[l].w_hh);
         free(grads[l].b_ih);
@@ -363,7 +363,7 @@ static void test_lstm_case(const cJSON *cs)
             compare_node(name, label, gs[k], sizes[k], get(gr, label + 2), GRU_ATOL, GRU_RTOL,
                          &w_lstm_grad);
         }
-        lstm_layer_free(&layers[l]);
+        rnn_layer_free(&layers[l]);
         FREE_EACH(grads[l].w_ih, grads[l].w_hh, grads[l].b_ih, grads[l].b_hh);
     }
     printf("  lstm %s: %zu layer%s, I %zu, d %zu, T %zu, B %zu%s: outputs, final h and c and "

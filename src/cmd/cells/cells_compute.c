@@ -261,7 +261,7 @@ static void bah_print(FILE *f, const s2s_cache *c, const s2s_model *m, enum bah_
     /* output (B, Tt, Vt); the state: the encoder's outputs (B, Ts, d),
      * the hidden state (L, B, d) and the valid lengths: 3 parts */
     const size_t out[3] = {c->B, c->Tt, m->cfg.tgt_vocab};
-    const size_t enc[3] = {bc->B, bc->Ts, bc->enc.d}, hidden[2] = {bc->dec.B, bc->dec.d};
+    const size_t enc[3] = {bc->B, bc->Ts, bc->enc.st.d}, hidden[2] = {bc->dec.st.B, bc->dec.st.d};
     if (part == BAH_OUTPUT)
         torch_size_str(f, out, 3);
     else if (part == BAH_ENC)
@@ -274,7 +274,7 @@ static void bah_print(FILE *f, const s2s_cache *c, const s2s_model *m, enum bah_
     torch_size_str(f, out, 3);
     fprintf(f, ", 3, ");
     torch_size_str(f, enc, 3);
-    fprintf(f, ", %zu, ", bc->dec.L);
+    fprintf(f, ", %zu, ", bc->dec.st.L);
     torch_size_str(f, hidden, 2);
     fputc(')', f);
 }

@@ -32,18 +32,21 @@ static void add(s2s_model *m, const char *prefix, const char *name, tensor *t)
     tparam_add(m->param, &m->nparams, &m->total, prefix, name, t);
 }
 
-/* Layer l's four tensors on one side (0 the encoder, 1 the decoder), the
- * GRU's or the LSTM's: weight_ih, weight_hh, bias_ih, bias_hh. */
-static void layer_tensors(const s2s_model *m, int side, size_t l, tensor *ts[4])
+/* Layer l on one side (0 the encoder, 1 the decoder), the GRU's or the
+ * LSTM's. */
+static rnn_layer *side_layer(const s2s_model *m, int side, size_t l)
 {
     bah_model *net = bah_net(m);
-    if (m->cfg.rnn == S2S_RNN_LSTM) {
-        lstm_layer *g = side ? &net->dec_lstm[l] : &net->enc_lstm[l];
-        ts[0] = &g->w_ih, ts[1] = &g->w_hh, ts[2] = &g->b_ih, ts[3] = &g->b_hh;
-    } else {
-        gru_layer *g = side ? &net->dec_rnn[l] : &net->enc_rnn[l];
-        ts[0] = &g->w_ih, ts[1] = &g->w_hh, ts[2] = &g->b_ih, ts[3] = &g->b_hh;
-    }
+    if (m->cfg.rnn == S2S_RNN_LSTM)
+        return side ? &net->dec_lstm[l] : &net->enc_lstm[l];
+    return side ? &net->dec_rnn[l] : &net->enc_rnn[l];
+}
+
+/* Its four tensors: weight_ih, weight_hh, bias_ih, bias_hh. */
+static void layer_tensors(const s2s_model *m, int side, size_t l, tensor *ts[4])
+{
+    rnn_layer *g = side_layer(m, side, l);
+    ts[0] = &g->w_ih, ts[1] = &g->w_hh, ts[2] = &g->b_ih, ts[3] = &g->b_hh;
 }
 
 /* nn.GRU's and nn.LSTM's names for each layer: prefix + weight_ih_l{k} …
@@ -138,10 +141,10 @@ static void bah_free(s2s_model *m)
         return;
     s2s_ends_free(&net->enc_embedding, &net->dec_embedding, &net->dense);
     for (size_t l = 0; l < TMODEL_MAX_LAYERS; l++) {
-        gru_layer_free(&net->enc_rnn[l]);
-        gru_layer_free(&net->dec_rnn[l]);
-        lstm_layer_free(&net->enc_lstm[l]);
-        lstm_layer_free(&net->dec_lstm[l]);
+        rnn_layer_free(&net->enc_rnn[l]);
+        rnn_layer_free(&net->dec_rnn[l]);
+        rnn_layer_free(&net->enc_lstm[l]);
+        rnn_layer_free(&net->dec_lstm[l]);
     }
     tensor_free(&net->att_W_k);
     tensor_free(&net->att_W_q);
@@ -159,12 +162,8 @@ static void init_normal(tensor *t, rng *r)
 /* One side's recurrent layers: nn.GRU's or nn.LSTM's start. */
 static void rnn_init(s2s_model *m, int side, rng *r)
 {
-    bah_model *net = bah_net(m);
     for (size_t l = 0; l < m->cfg.layers; l++)
-        if (m->cfg.rnn == S2S_RNN_LSTM)
-            lstm_layer_init(side ? &net->dec_lstm[l] : &net->enc_lstm[l], r);
-        else
-            gru_layer_init(side ? &net->dec_rnn[l] : &net->enc_rnn[l], r);
+        rnn_layer_init(side_layer(m, side, l), r);
 }
 
 /* PyTorch's defaults, drawn from seed in state_dict order. */
@@ -419,9 +418,8 @@ static double *grad(const s2s_model *m, double *grads, const tensor *t)
     return tparam_grad(m->param, m->nparams, grads, t);
 }
 
-/* One side's recurrent layers' gradients, as the GRU's (g) and the
- * LSTM's (lg) structs: the one the model has is used. */
-static void rnn_grads(gru_grads *g, lstm_grads *lg, const s2s_model *m, double *grads, int side)
+/* One side's recurrent layers' gradients (the GRU's or the LSTM's). */
+static void side_grads(rnn_grads *g, const s2s_model *m, double *grads, int side)
 {
     tensor *ts[4];
     double *p[4];
@@ -429,8 +427,7 @@ static void rnn_grads(gru_grads *g, lstm_grads *lg, const s2s_model *m, double *
         layer_tensors(m, side, l, ts);
         for (size_t i = 0; i < 4; i++)
             p[i] = grad(m, grads, ts[i]);
-        g[l] = (gru_grads){p[0], p[1], p[2], p[3]};
-        lg[l] = (lstm_grads){p[0], p[1], p[2], p[3]};
+        g[l] = (rnn_grads){p[0], p[1], p[2], p[3]};
     }
 }
 
@@ -538,20 +535,18 @@ static void decoder_backward(double *grads, bah_cache *c, const s2s_model *m, co
 {
     const bah_model *net = bah_net(m);
     const size_t d = m->cfg.hiddens, B = c->B, Tt = c->Tt, L = m->cfg.layers;
-    gru_grads g[TMODEL_MAX_LAYERS];
-    lstm_grads lg[TMODEL_MAX_LAYERS];
+    rnn_grads g[TMODEL_MAX_LAYERS];
     double *demb = grad(m, grads, &net->dec_embedding);
-    rnn_grads(g, lg, m, grads, 1);
+    side_grads(g, m, grads, 1);
     memset(c->dstate, 0, 2 * L * B * d * sizeof *c->dstate);
     for (size_t t = Tt; t-- > 0;) {
         /* o_t is the last layer's state after step t */
-        for (size_t i = 0; i < B * d; i++)
-            c->dstate[(L - 1) * B * d + i] += c->do_[t * B * d + i];
+        rnn_add(c->dstate + (L - 1) * B * d, c->do_ + t * B * d, B * d);
         /* the GRU's (LSTM's) step: dstate now d the states after step
          * t − 1 (the LSTM's d h, then d c); dx (B, 2d) */
         memset(c->dx, 0, B * 2 * d * sizeof *c->dx);
         if (c->lstm)
-            lstm_stack_step_backward(&c->dec_l, net->dec_lstm, lg, t, c->dstate,
+            lstm_stack_step_backward(&c->dec_l, net->dec_lstm, g, t, c->dstate,
                                      c->dstate + L * B * d, c->xt + t * B * 2 * d, c->dx);
         else
             gru_stack_step_backward(&c->dec, net->dec_rnn, g, t, c->dstate,
@@ -575,11 +570,10 @@ static void encoder_backward(double *grads, bah_cache *c, const s2s_model *m, co
 {
     const bah_model *net = bah_net(m);
     const size_t d = m->cfg.hiddens, B = c->B, Ts = c->Ts, L = m->cfg.layers;
-    gru_grads g[TMODEL_MAX_LAYERS];
-    lstm_grads lg[TMODEL_MAX_LAYERS];
+    rnn_grads g[TMODEL_MAX_LAYERS];
     double *dWk = c->dot ? NULL : grad(m, grads, &net->att_W_k);
     double *demb = grad(m, grads, &net->enc_embedding);
-    rnn_grads(g, lg, m, grads, 0);
+    side_grads(g, m, grads, 0);
     for (size_t t = 0; t < Ts && !c->dot; t++) {
         const double *H = state_h(c, 0, L - 1, t);
         for (size_t b = 0; b < B; b++)
@@ -593,7 +587,7 @@ static void encoder_backward(double *grads, bah_cache *c, const s2s_model *m, co
     }
     memset(c->dxs, 0, Ts * B * d * sizeof *c->dxs);
     if (c->lstm)
-        lstm_stack_backward(&c->enc_l, net->enc_lstm, lg, c->xs, c->dH, c->dstate,
+        lstm_stack_backward(&c->enc_l, net->enc_lstm, g, c->xs, c->dH, c->dstate,
                             c->dstate + L * B * d, c->dxs, c->denc_h, c->denc_h + L * B * d, Ts);
     else
         gru_stack_backward(&c->enc, net->enc_rnn, g, c->xs, c->dH, c->dstate, c->dxs, NULL,

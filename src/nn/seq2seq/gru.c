@@ -8,7 +8,6 @@
  * gru_stack_alloc; the passes index inside those buffers. */
 #include "gru.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,41 +17,7 @@
 
 int gru_layer_alloc(gru_layer *g, size_t in, size_t d, char *err, size_t errlen)
 {
-    size_t w_ih[2], w_hh[2], b[1];
-    memset(g, 0, sizeof *g);
-    if (size_mul(3, d, &w_ih[0])) {
-        snprintf(err, errlen, "a GRU of %zu hidden units is too large", d);
-        return -1;
-    }
-    w_ih[1] = in;
-    w_hh[0] = w_ih[0];
-    w_hh[1] = d;
-    b[0] = w_ih[0];
-    return tensor_alloc(&g->w_ih, 2, w_ih, err, errlen) ||
-           tensor_alloc(&g->w_hh, 2, w_hh, err, errlen) ||
-           tensor_alloc(&g->b_ih, 1, b, err, errlen) || tensor_alloc(&g->b_hh, 1, b, err, errlen);
-}
-
-void gru_layer_free(gru_layer *g)
-{
-    tensor_free(&g->w_ih);
-    tensor_free(&g->w_hh);
-    tensor_free(&g->b_ih);
-    tensor_free(&g->b_hh);
-}
-
-void gru_layer_init(gru_layer *g, rng *r)
-{
-    const double k = 1.0 / sqrt((double)g->w_hh.shape[1]);
-    tensor *ts[] = {&g->w_ih, &g->w_hh, &g->b_ih, &g->b_hh};
-    for (size_t i = 0; i < 4; i++)
-        for (size_t j = 0; j < ts[i]->size; j++)
-            ts[i]->data[j] = (float)((2.0 * rng_uniform(r) - 1.0) * k);
-}
-
-static double sigmoid(double x)
-{
-    return 1.0 / (1.0 + fm_exp(-x));
+    return rnn_layer_alloc(g, 3, in, d, "a GRU", err, errlen);
 }
 
 /* ---- one cell ------------------------------------------------------------- */
@@ -61,24 +26,16 @@ void gru_cell_forward(double *h_out, gru_trace tr, const gru_layer *g, const dou
                       const double *h, size_t B)
 {
     const size_t d = g->w_hh.shape[1], I = g->w_ih.shape[1];
-    const float *Wi = g->w_ih.data, *Wh = g->w_hh.data, *bi = g->b_ih.data, *bh = g->b_hh.data;
     for (size_t b = 0; b < B; b++) {
         const double *xb = x + b * I, *hb = h + b * d;
         for (size_t j = 0; j < d; j++) {
             /* gi[g] = W_i{g} x + b_i{g}, gh[g] = W_h{g} h + b_h{g}, g = r, z, n */
             double gi[3], gh[3];
-            for (size_t q = 0; q < 3; q++) {
-                const size_t row = q * d + j;
-                gi[q] = bi[row];
-                gh[q] = bh[row];
-                for (size_t k = 0; k < I; k++)
-                    gi[q] += (double)Wi[row * I + k] * xb[k];
-                for (size_t k = 0; k < d; k++)
-                    gh[q] += (double)Wh[row * d + k] * hb[k];
-            }
+            for (size_t q = 0; q < 3; q++)
+                rnn_row_forward(&gi[q], &gh[q], g, q * d + j, xb, hb);
             const size_t o = b * d + j;
-            tr.r[o] = sigmoid(gi[0] + gh[0]);
-            tr.z[o] = sigmoid(gi[1] + gh[1]);
+            tr.r[o] = rnn_sigmoid(gi[0] + gh[0]);
+            tr.z[o] = rnn_sigmoid(gi[1] + gh[1]);
             tr.hn[o] = gh[2];
             tr.n[o] = fm_tanh(gi[2] + tr.r[o] * gh[2]);
             h_out[o] = (1.0 - tr.z[o]) * tr.n[o] + tr.z[o] * hb[j];
@@ -91,7 +48,6 @@ void gru_cell_backward(double *dx, double *dh, const gru_grads *gr, const double
                        size_t B)
 {
     const size_t d = g->w_hh.shape[1], I = g->w_ih.shape[1];
-    const float *Wi = g->w_ih.data, *Wh = g->w_hh.data;
     for (size_t b = 0; b < B; b++) {
         const double *xb = x + b * I, *hb = h + b * d;
         double *dhb = dh + b * d;
@@ -107,20 +63,10 @@ void gru_cell_backward(double *dx, double *dh, const gru_grads *gr, const double
             const double dr = dn * tr.hn[o] * r * (1.0 - r);
             const double dz = dy * (hb[j] - n) * z * (1.0 - z);
             const double dgi[3] = {dr, dz, dn}, dgh[3] = {dr, dz, dn * r};
-            for (size_t q = 0; q < 3; q++) {
-                const size_t row = q * d + j;
-                gr->b_ih[row] += dgi[q];
-                gr->b_hh[row] += dgh[q];
-                for (size_t k = 0; k < I; k++) {
-                    gr->w_ih[row * I + k] += dgi[q] * xb[k];
-                    if (dx)
-                        dx[b * I + k] += (double)Wi[row * I + k] * dgi[q];
-                }
-                for (size_t k = 0; k < d; k++) {
-                    gr->w_hh[row * d + k] += dgh[q] * hb[k];
-                    dhb[k] += (double)Wh[row * d + k] * dgh[q];
-                }
-            }
+            /* through the gates' affine maps: the weights' gradients, dx, dh */
+            for (size_t q = 0; q < 3; q++)
+                rnn_row_backward(gr, dx ? dx + b * I : NULL, dhb, g, q * d + j, dgi[q], dgh[q],
+                                 xb, hb);
         }
     }
 }
@@ -130,46 +76,26 @@ void gru_cell_backward(double *dx, double *dh, const gru_grads *gr, const double
 int gru_stack_alloc(gru_stack *s, size_t L, size_t Bmax, size_t Tmax, size_t I, size_t d,
                     char *err, size_t errlen)
 {
-    size_t LB, LTB, cells, wide;
-    int failed = 0;
+    double **const gates[] = {&s->r, &s->z, &s->n, &s->hn};
     memset(s, 0, sizeof *s);
-    wide = I > d ? I : d;
-    if (size_mul(L, Bmax, &LB) || size_mul(LB, Tmax, &LTB) || size_mul(LTB, d, &cells) ||
-        size_mul(LB, d, &LB) || size_mul(Bmax, wide, &wide)) {
-        snprintf(err, errlen, "a GRU of %zu layers over %zu steps of %zu rows is too large", L,
-                 Tmax, Bmax);
-        return -1;
-    }
-    double **all[] = {&s->h, &s->r, &s->z, &s->n, &s->hn};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        if (!(*all[i] = calloc(cells ? cells : 1, sizeof(double))))
-            failed = 1;
-    if (!(s->h0 = calloc(LB ? LB : 1, sizeof(double))) ||
-        !(s->dtmp = calloc(wide ? wide : 1, sizeof(double))))
-        failed = 1;
-    if (failed) {
+    if (rnn_steps_alloc(&s->st, gates, 4, L, Bmax, Tmax, I, d, "a GRU", err, errlen)) {
         gru_stack_free(s);
-        snprintf(err, errlen, "out of memory for a GRU of %zu layers over %zu steps", L, Tmax);
         return -1;
     }
-    s->L = L;
-    s->Bmax = Bmax;
-    s->Tmax = Tmax;
-    s->I = I;
-    s->d = d;
     return 0;
 }
 
 void gru_stack_free(gru_stack *s)
 {
-    FREE_EACH(s->h, s->r, s->z, s->n, s->hn, s->h0, s->dtmp);
+    rnn_steps_free(&s->st);
+    FREE_EACH(s->r, s->z, s->n, s->hn);
     memset(s, 0, sizeof *s);
 }
 
 /* Layer l's buffer a (L, Tmax, B, d) at step t. */
 static double *at(const gru_stack *s, double *a, size_t l, size_t t)
 {
-    return a + ((l * s->Tmax + t) * s->B) * s->d;
+    return rnn_steps_at(&s->st, a, l, t);
 }
 
 static gru_trace trace_at(const gru_stack *s, size_t l, size_t t)
@@ -180,44 +106,38 @@ static gru_trace trace_at(const gru_stack *s, size_t l, size_t t)
 
 void gru_stack_start(gru_stack *s, const double *h0, size_t B)
 {
-    s->B = B;
-    if (h0)
-        memcpy(s->h0, h0, s->L * B * s->d * sizeof *h0);
-    else
-        memset(s->h0, 0, s->L * B * s->d * sizeof *s->h0);
+    rnn_steps_start(&s->st, h0, B);
 }
 
 const double *gru_stack_state(const gru_stack *s, size_t l, size_t t)
 {
-    if (t == (size_t)-1)
-        return s->h0 + l * s->B * s->d;
-    return at(s, s->h, l, t);
+    return rnn_steps_state(&s->st, l, t);
 }
 
 void gru_stack_step(gru_stack *s, const gru_layer *layers, size_t t, const double *x)
 {
-    for (size_t l = 0; l < s->L; l++) {
+    for (size_t l = 0; l < s->st.L; l++) {
         /* layer l: input x (l = 0) or layer l − 1's new state (B, ·) */
         const double *in = l == 0 ? x : gru_stack_state(s, l - 1, t);
         const double *h = gru_stack_state(s, l, t - 1); /* t − 1 = the start at t = 0 */
-        gru_cell_forward(at(s, s->h, l, t), trace_at(s, l, t), &layers[l], in, h, s->B);
+        gru_cell_forward(at(s, s->st.h, l, t), trace_at(s, l, t), &layers[l], in, h, s->st.B);
     }
 }
 
 void gru_stack_step_backward(gru_stack *s, const gru_layer *layers, const gru_grads *grads,
                              size_t t, double *dh, const double *x, double *dx)
 {
-    const size_t Bd = s->B * s->d;
-    for (size_t l = s->L; l-- > 0;) {
+    const size_t Bd = s->st.B * s->st.d;
+    for (size_t l = s->st.L; l-- > 0;) {
         const double *in = l == 0 ? x : gru_stack_state(s, l - 1, t);
         const double *h = gru_stack_state(s, l, t - 1);
         /* the layer's input gradient: into the step's dx (l = 0), or added
          * to layer l − 1's state gradient at this step */
         double *din = l == 0 ? dx : dh + (l - 1) * Bd;
         /* dh_l: after step t on entry, before it on return (via dtmp) */
-        memcpy(s->dtmp, dh + l * Bd, Bd * sizeof *dh);
-        gru_cell_backward(din, dh + l * Bd, &grads[l], s->dtmp, trace_at(s, l, t), &layers[l], in,
-                          h, s->B);
+        memcpy(s->st.dtmp, dh + l * Bd, Bd * sizeof *dh);
+        gru_cell_backward(din, dh + l * Bd, &grads[l], s->st.dtmp, trace_at(s, l, t),
+                          &layers[l], in, h, s->st.B);
     }
 }
 
@@ -226,25 +146,21 @@ void gru_stack_forward(gru_stack *s, const gru_layer *layers, const double *x, c
 {
     gru_stack_start(s, h0, B);
     for (size_t t = 0; t < T; t++)
-        gru_stack_step(s, layers, t, x + t * B * s->I);
+        gru_stack_step(s, layers, t, x + t * B * s->st.I);
 }
 
 void gru_stack_backward(gru_stack *s, const gru_layer *layers, const gru_grads *grads,
                         const double *x, const double *dout, const double *dhT, double *dx,
                         double *dh0, double *dh, size_t T)
 {
-    const size_t B = s->B, Bd = B * s->d, L = s->L;
-    if (dhT)
-        memcpy(dh, dhT, L * Bd * sizeof *dh);
-    else
-        memset(dh, 0, L * Bd * sizeof *dh);
+    const size_t B = s->st.B, Bd = B * s->st.d, L = s->st.L;
+    rnn_copy_or_zero(dh, dhT, L * Bd);
     for (size_t t = T; t-- > 0;) {
         /* the last layer's output at step t is its state: its gradient joins */
         if (dout)
-            for (size_t i = 0; i < Bd; i++)
-                dh[(L - 1) * Bd + i] += dout[t * Bd + i];
-        gru_stack_step_backward(s, layers, grads, t, dh, x + t * B * s->I,
-                                dx ? dx + t * B * s->I : NULL);
+            rnn_add(dh + (L - 1) * Bd, dout + t * Bd, Bd);
+        gru_stack_step_backward(s, layers, grads, t, dh, x + t * B * s->st.I,
+                                dx ? dx + t * B * s->st.I : NULL);
     }
     if (dh0)
         memcpy(dh0, dh, L * Bd * sizeof *dh);

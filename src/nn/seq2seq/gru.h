@@ -23,28 +23,18 @@
 
 #include <stddef.h>
 
-#include "rng.h"
-#include "tensor.h"
+#include "rnn.h"
 
-/* One layer's parameters, nn.GRU's names for layer k. */
-typedef struct gru_layer {
-    tensor w_ih; /* (3d, I) weight_ih_l{k} */
-    tensor w_hh; /* (3d, d) weight_hh_l{k} */
-    tensor b_ih; /* (3d,)   bias_ih_l{k} */
-    tensor b_hh; /* (3d,)   bias_hh_l{k} */
-} gru_layer;
-
+/* One layer's parameters (rnn.h), nn.GRU's names for layer k:
+ * w_ih (3d, I) weight_ih_l{k}, w_hh (3d, d) weight_hh_l{k}, b_ih and
+ * b_hh (3d,) bias_ih_l{k}, bias_hh_l{k}; rnn_layer_free frees them and
+ * rnn_layer_init draws nn.GRU's start. */
+typedef rnn_layer gru_layer;
 /* A layer's gradients (each the size of its tensor), added to. */
-typedef struct gru_grads {
-    double *w_ih, *w_hh, *b_ih, *b_hh;
-} gru_grads;
+typedef rnn_grads gru_grads;
 
-/* 0, or -1 with the reason in err (gru_layer_free frees what was made). */
+/* 0, or -1 with the reason in err (rnn_layer_free frees what was made). */
 int gru_layer_alloc(gru_layer *g, size_t in, size_t d, char *err, size_t errlen);
-void gru_layer_free(gru_layer *g);
-/* nn.GRU's start: every weight and bias uniform in ±1/sqrt(d), drawn in
- * the order weight_ih, weight_hh, bias_ih, bias_hh. */
-void gru_layer_init(gru_layer *g, rng *r);
 
 /* What one cell's forward pass keeps for its backward pass. */
 typedef struct gru_trace {
@@ -63,12 +53,8 @@ void gru_cell_backward(double *dx, double *dh, const gru_grads *gr, const double
 
 /* A stack of L layers over up to Tmax steps of up to Bmax rows. */
 typedef struct gru_stack {
-    size_t L, Bmax, Tmax, I, d; /* allocated for */
-    size_t B;                    /* the rows of the steps run */
-    double *h;                   /* (L, Tmax, B, d) each layer's state after each step */
-    double *r, *z, *n, *hn;      /* (L, Tmax, B, d) the gates */
-    double *h0;                  /* (L, B, d) the states before step 0 */
-    double *dtmp;                /* (B, max(I, d)) scratch */
+    rnn_steps st;           /* the sizes, the states h after each step, h0, a scratch */
+    double *r, *z, *n, *hn; /* (L, Tmax, B, d) the gates */
 } gru_stack;
 
 /* 0, or -1 with the reason in err (nothing to free then). */

@@ -7,7 +7,6 @@
  * lstm_stack_alloc; the passes index inside those buffers. */
 #include "lstm.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,41 +16,7 @@
 
 int lstm_layer_alloc(lstm_layer *g, size_t in, size_t d, char *err, size_t errlen)
 {
-    size_t w_ih[2], w_hh[2], b[1];
-    memset(g, 0, sizeof *g);
-    if (size_mul(4, d, &w_ih[0])) {
-        snprintf(err, errlen, "an LSTM of %zu hidden units is too large", d);
-        return -1;
-    }
-    w_ih[1] = in;
-    w_hh[0] = w_ih[0];
-    w_hh[1] = d;
-    b[0] = w_ih[0];
-    return tensor_alloc(&g->w_ih, 2, w_ih, err, errlen) ||
-           tensor_alloc(&g->w_hh, 2, w_hh, err, errlen) ||
-           tensor_alloc(&g->b_ih, 1, b, err, errlen) || tensor_alloc(&g->b_hh, 1, b, err, errlen);
-}
-
-void lstm_layer_free(lstm_layer *g)
-{
-    tensor_free(&g->w_ih);
-    tensor_free(&g->w_hh);
-    tensor_free(&g->b_ih);
-    tensor_free(&g->b_hh);
-}
-
-void lstm_layer_init(lstm_layer *g, rng *r)
-{
-    const double k = 1.0 / sqrt((double)g->w_hh.shape[1]);
-    tensor *ts[] = {&g->w_ih, &g->w_hh, &g->b_ih, &g->b_hh};
-    for (size_t i = 0; i < 4; i++)
-        for (size_t j = 0; j < ts[i]->size; j++)
-            ts[i]->data[j] = (float)((2.0 * rng_uniform(r) - 1.0) * k);
-}
-
-static double sigmoid(double x)
-{
-    return 1.0 / (1.0 + fm_exp(-x));
+    return rnn_layer_alloc(g, 4, in, d, "an LSTM", err, errlen);
 }
 
 /* ---- one cell ------------------------------------------------------------- */
@@ -60,26 +25,21 @@ void lstm_cell_forward(double *h_out, double *c_out, lstm_trace tr, const lstm_l
                        const double *x, const double *h, const double *c, size_t B)
 {
     const size_t d = g->w_hh.shape[1], I = g->w_ih.shape[1];
-    const float *Wi = g->w_ih.data, *Wh = g->w_hh.data, *bi = g->b_ih.data, *bh = g->b_hh.data;
     for (size_t b = 0; b < B; b++) {
         const double *xb = x + b * I, *hb = h + b * d;
         for (size_t j = 0; j < d; j++) {
             /* a[q] = W_i{q} x + b_i{q} + W_h{q} h + b_h{q}, q = i, f, g, o */
             double a[4];
             for (size_t q = 0; q < 4; q++) {
-                const size_t row = q * d + j;
-                double si = bi[row], sh = bh[row];
-                for (size_t k = 0; k < I; k++)
-                    si += (double)Wi[row * I + k] * xb[k];
-                for (size_t k = 0; k < d; k++)
-                    sh += (double)Wh[row * d + k] * hb[k];
+                double si, sh;
+                rnn_row_forward(&si, &sh, g, q * d + j, xb, hb);
                 a[q] = si + sh;
             }
             const size_t o = b * d + j;
-            tr.i[o] = sigmoid(a[0]);
-            tr.f[o] = sigmoid(a[1]);
+            tr.i[o] = rnn_sigmoid(a[0]);
+            tr.f[o] = rnn_sigmoid(a[1]);
             tr.g[o] = fm_tanh(a[2]);
-            tr.o[o] = sigmoid(a[3]);
+            tr.o[o] = rnn_sigmoid(a[3]);
             /* c' = f c + i g; h' = o tanh(c') */
             c_out[o] = tr.f[o] * c[o] + tr.i[o] * tr.g[o];
             tr.tc[o] = fm_tanh(c_out[o]);
@@ -94,7 +54,6 @@ void lstm_cell_backward(double *dx, double *dh, double *dc, const lstm_grads *gr
                         size_t B)
 {
     const size_t d = g->w_hh.shape[1], I = g->w_ih.shape[1];
-    const float *Wi = g->w_ih.data, *Wh = g->w_hh.data;
     for (size_t b = 0; b < B; b++) {
         const double *xb = x + b * I, *hb = h + b * d;
         double *dhb = dh + b * d;
@@ -112,20 +71,10 @@ void lstm_cell_backward(double *dx, double *dh, double *dc, const lstm_grads *gr
              * the same for the input's and the state's halves */
             const double da[4] = {dgi * gi * (1.0 - gi), dgf * gf * (1.0 - gf),
                                   dgg * (1.0 - gg * gg), dgo * go * (1.0 - go)};
-            for (size_t q = 0; q < 4; q++) {
-                const size_t row = q * d + j;
-                gr->b_ih[row] += da[q];
-                gr->b_hh[row] += da[q];
-                for (size_t k = 0; k < I; k++) {
-                    gr->w_ih[row * I + k] += da[q] * xb[k];
-                    if (dx)
-                        dx[b * I + k] += (double)Wi[row * I + k] * da[q];
-                }
-                for (size_t k = 0; k < d; k++) {
-                    gr->w_hh[row * d + k] += da[q] * hb[k];
-                    dhb[k] += (double)Wh[row * d + k] * da[q];
-                }
-            }
+            /* through the gates' affine maps: the weights' gradients, dx, dh */
+            for (size_t q = 0; q < 4; q++)
+                rnn_row_backward(gr, dx ? dx + b * I : NULL, dhb, g, q * d + j, da[q], da[q], xb,
+                                 hb);
         }
     }
 }
@@ -135,48 +84,33 @@ void lstm_cell_backward(double *dx, double *dh, double *dc, const lstm_grads *gr
 int lstm_stack_alloc(lstm_stack *s, size_t L, size_t Bmax, size_t Tmax, size_t I, size_t d,
                      char *err, size_t errlen)
 {
-    size_t LB, LTB, cells, wide, Bd;
-    int failed = 0;
+    double **const cells[] = {&s->c, &s->i, &s->f, &s->g, &s->o, &s->tc};
     memset(s, 0, sizeof *s);
-    wide = I > d ? I : d;
-    if (size_mul(L, Bmax, &LB) || size_mul(LB, Tmax, &LTB) || size_mul(LTB, d, &cells) ||
-        size_mul(LB, d, &LB) || size_mul(Bmax, wide, &wide) || size_mul(Bmax, d, &Bd)) {
-        snprintf(err, errlen, "an LSTM of %zu layers over %zu steps of %zu rows is too large", L,
-                 Tmax, Bmax);
+    if (rnn_steps_alloc(&s->st, cells, 6, L, Bmax, Tmax, I, d, "an LSTM", err, errlen)) {
+        lstm_stack_free(s);
         return -1;
     }
-    double **all[] = {&s->h, &s->c, &s->i, &s->f, &s->g, &s->o, &s->tc};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        if (!(*all[i] = calloc(cells ? cells : 1, sizeof(double))))
-            failed = 1;
-    if (!(s->h0 = calloc(LB ? LB : 1, sizeof(double))) ||
-        !(s->c0 = calloc(LB ? LB : 1, sizeof(double))) ||
-        !(s->dtmp = calloc(wide ? wide : 1, sizeof(double))) ||
-        !(s->dctmp = calloc(Bd ? Bd : 1, sizeof(double))))
-        failed = 1;
-    if (failed) {
+    /* the cells' start (L, Bmax, d) and scratch (Bmax, d): products
+     * rnn_steps_alloc checked */
+    if (!(s->c0 = rnn_zeros(L * Bmax * d)) || !(s->dctmp = rnn_zeros(Bmax * d))) {
         lstm_stack_free(s);
         snprintf(err, errlen, "out of memory for an LSTM of %zu layers over %zu steps", L, Tmax);
         return -1;
     }
-    s->L = L;
-    s->Bmax = Bmax;
-    s->Tmax = Tmax;
-    s->I = I;
-    s->d = d;
     return 0;
 }
 
 void lstm_stack_free(lstm_stack *s)
 {
-    FREE_EACH(s->h, s->c, s->i, s->f, s->g, s->o, s->tc, s->h0, s->c0, s->dtmp, s->dctmp);
+    rnn_steps_free(&s->st);
+    FREE_EACH(s->c, s->i, s->f, s->g, s->o, s->tc, s->c0, s->dctmp);
     memset(s, 0, sizeof *s);
 }
 
 /* Layer l's buffer a (L, Tmax, B, d) at step t. */
 static double *at(const lstm_stack *s, double *a, size_t l, size_t t)
 {
-    return a + ((l * s->Tmax + t) * s->B) * s->d;
+    return rnn_steps_at(&s->st, a, l, t);
 }
 
 static lstm_trace trace_at(const lstm_stack *s, size_t l, size_t t)
@@ -188,59 +122,49 @@ static lstm_trace trace_at(const lstm_stack *s, size_t l, size_t t)
 
 void lstm_stack_start(lstm_stack *s, const double *h0, const double *c0, size_t B)
 {
-    const size_t n = s->L * B * s->d;
-    s->B = B;
-    if (h0)
-        memcpy(s->h0, h0, n * sizeof *h0);
-    else
-        memset(s->h0, 0, n * sizeof *s->h0);
-    if (c0)
-        memcpy(s->c0, c0, n * sizeof *c0);
-    else
-        memset(s->c0, 0, n * sizeof *s->c0);
+    rnn_steps_start(&s->st, h0, B);
+    rnn_copy_or_zero(s->c0, c0, s->st.L * B * s->st.d);
 }
 
 const double *lstm_stack_state(const lstm_stack *s, size_t l, size_t t)
 {
-    if (t == (size_t)-1)
-        return s->h0 + l * s->B * s->d;
-    return at(s, s->h, l, t);
+    return rnn_steps_state(&s->st, l, t);
 }
 
 const double *lstm_stack_cell(const lstm_stack *s, size_t l, size_t t)
 {
     if (t == (size_t)-1)
-        return s->c0 + l * s->B * s->d;
+        return s->c0 + l * s->st.B * s->st.d;
     return at(s, s->c, l, t);
 }
 
 void lstm_stack_step(lstm_stack *s, const lstm_layer *layers, size_t t, const double *x)
 {
-    for (size_t l = 0; l < s->L; l++) {
+    for (size_t l = 0; l < s->st.L; l++) {
         /* layer l: input x (l = 0) or layer l − 1's new h (B, ·) */
         const double *in = l == 0 ? x : lstm_stack_state(s, l - 1, t);
         const double *h = lstm_stack_state(s, l, t - 1); /* t − 1 = the start at t = 0 */
         const double *c = lstm_stack_cell(s, l, t - 1);
-        lstm_cell_forward(at(s, s->h, l, t), at(s, s->c, l, t), trace_at(s, l, t), &layers[l], in,
-                          h, c, s->B);
+        lstm_cell_forward(at(s, s->st.h, l, t), at(s, s->c, l, t), trace_at(s, l, t),
+                          &layers[l], in, h, c, s->st.B);
     }
 }
 
 void lstm_stack_step_backward(lstm_stack *s, const lstm_layer *layers, const lstm_grads *grads,
                               size_t t, double *dh, double *dc, const double *x, double *dx)
 {
-    const size_t Bd = s->B * s->d;
-    for (size_t l = s->L; l-- > 0;) {
+    const size_t Bd = s->st.B * s->st.d;
+    for (size_t l = s->st.L; l-- > 0;) {
         const double *in = l == 0 ? x : lstm_stack_state(s, l - 1, t);
         const double *h = lstm_stack_state(s, l, t - 1), *c = lstm_stack_cell(s, l, t - 1);
         /* the layer's input gradient: into the step's dx (l = 0), or added
          * to layer l − 1's h gradient at this step */
         double *din = l == 0 ? dx : dh + (l - 1) * Bd;
         /* dh_l, dc_l: after step t on entry, before it on return */
-        memcpy(s->dtmp, dh + l * Bd, Bd * sizeof *dh);
+        memcpy(s->st.dtmp, dh + l * Bd, Bd * sizeof *dh);
         memcpy(s->dctmp, dc + l * Bd, Bd * sizeof *dc);
-        lstm_cell_backward(din, dh + l * Bd, dc + l * Bd, &grads[l], s->dtmp, s->dctmp,
-                           trace_at(s, l, t), &layers[l], in, h, c, s->B);
+        lstm_cell_backward(din, dh + l * Bd, dc + l * Bd, &grads[l], s->st.dtmp, s->dctmp,
+                           trace_at(s, l, t), &layers[l], in, h, c, s->st.B);
     }
 }
 
@@ -249,28 +173,21 @@ void lstm_stack_forward(lstm_stack *s, const lstm_layer *layers, const double *x
 {
     lstm_stack_start(s, h0, c0, B);
     for (size_t t = 0; t < T; t++)
-        lstm_stack_step(s, layers, t, x + t * B * s->I);
+        lstm_stack_step(s, layers, t, x + t * B * s->st.I);
 }
 
 void lstm_stack_backward(lstm_stack *s, const lstm_layer *layers, const lstm_grads *grads,
                          const double *x, const double *dout, const double *dhT,
                          const double *dcT, double *dx, double *dh, double *dc, size_t T)
 {
-    const size_t B = s->B, Bd = B * s->d, L = s->L;
-    if (dhT)
-        memcpy(dh, dhT, L * Bd * sizeof *dh);
-    else
-        memset(dh, 0, L * Bd * sizeof *dh);
-    if (dcT)
-        memcpy(dc, dcT, L * Bd * sizeof *dc);
-    else
-        memset(dc, 0, L * Bd * sizeof *dc);
+    const size_t B = s->st.B, Bd = B * s->st.d, L = s->st.L;
+    rnn_copy_or_zero(dh, dhT, L * Bd);
+    rnn_copy_or_zero(dc, dcT, L * Bd);
     for (size_t t = T; t-- > 0;) {
         /* the last layer's output at step t is its h: its gradient joins */
         if (dout)
-            for (size_t i = 0; i < Bd; i++)
-                dh[(L - 1) * Bd + i] += dout[t * Bd + i];
-        lstm_stack_step_backward(s, layers, grads, t, dh, dc, x + t * B * s->I,
-                                 dx ? dx + t * B * s->I : NULL);
+            rnn_add(dh + (L - 1) * Bd, dout + t * Bd, Bd);
+        lstm_stack_step_backward(s, layers, grads, t, dh, dc, x + t * B * s->st.I,
+                                 dx ? dx + t * B * s->st.I : NULL);
     }
 }

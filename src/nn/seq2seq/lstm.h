@@ -25,28 +25,18 @@
 
 #include <stddef.h>
 
-#include "rng.h"
-#include "tensor.h"
+#include "rnn.h"
 
-/* One layer's parameters, nn.LSTM's names for layer k. */
-typedef struct lstm_layer {
-    tensor w_ih; /* (4d, I) weight_ih_l{k} */
-    tensor w_hh; /* (4d, d) weight_hh_l{k} */
-    tensor b_ih; /* (4d,)   bias_ih_l{k} */
-    tensor b_hh; /* (4d,)   bias_hh_l{k} */
-} lstm_layer;
-
+/* One layer's parameters (rnn.h), nn.LSTM's names for layer k:
+ * w_ih (4d, I) weight_ih_l{k}, w_hh (4d, d) weight_hh_l{k}, b_ih and
+ * b_hh (4d,) bias_ih_l{k}, bias_hh_l{k}; rnn_layer_free frees them and
+ * rnn_layer_init draws nn.LSTM's start. */
+typedef rnn_layer lstm_layer;
 /* A layer's gradients (each the size of its tensor), added to. */
-typedef struct lstm_grads {
-    double *w_ih, *w_hh, *b_ih, *b_hh;
-} lstm_grads;
+typedef rnn_grads lstm_grads;
 
-/* 0, or -1 with the reason in err (lstm_layer_free frees what was made). */
+/* 0, or -1 with the reason in err (rnn_layer_free frees what was made). */
 int lstm_layer_alloc(lstm_layer *g, size_t in, size_t d, char *err, size_t errlen);
-void lstm_layer_free(lstm_layer *g);
-/* nn.LSTM's start: every weight and bias uniform in ±1/sqrt(d), drawn in
- * the order weight_ih, weight_hh, bias_ih, bias_hh. */
-void lstm_layer_init(lstm_layer *g, rng *r);
 
 /* What one cell's forward pass keeps for its backward pass. */
 typedef struct lstm_trace {
@@ -68,12 +58,11 @@ void lstm_cell_backward(double *dx, double *dh, double *dc, const lstm_grads *gr
 
 /* A stack of L layers over up to Tmax steps of up to Bmax rows. */
 typedef struct lstm_stack {
-    size_t L, Bmax, Tmax, I, d; /* allocated for */
-    size_t B;                    /* the rows of the steps run */
-    double *h, *c;               /* (L, Tmax, B, d) each layer's states after each step */
-    double *i, *f, *g, *o, *tc;  /* (L, Tmax, B, d) the gates and tanh(c') */
-    double *h0, *c0;             /* (L, B, d) the states before step 0 */
-    double *dtmp, *dctmp;        /* (B, max(I, d)) and (B, d) scratch */
+    rnn_steps st;               /* the sizes, the states h after each step, h0, a scratch */
+    double *c;                  /* (L, Tmax, B, d) each layer's cell after each step */
+    double *i, *f, *g, *o, *tc; /* (L, Tmax, B, d) the gates and tanh(c') */
+    double *c0;                 /* (L, B, d) the cells before step 0 */
+    double *dctmp;              /* (B, d) scratch */
 } lstm_stack;
 
 /* 0, or -1 with the reason in err (nothing to free then). */
