@@ -1420,6 +1420,14 @@ function shellSplit(line) {
   return out;
 }
 
+// More groups, each in a file group_NAME.js beside this one:
+// module.exports = (h) => ({NAME: async () => {...}}), h holding this
+// file's helpers (check, near, attn, attnRaw, tmp, open, hover, ...).
+const helpers = {check, near, attn, attnRaw, nativePageData, tmp, readJSON, pageData, flat, open, cellPoint,
+                 hover, tooltipText, tooltipWeight, checkWeight, shellSplit, TMP, ATTN, SHOTS};
+for (const f of fs.readdirSync(__dirname).filter((n) => /^group_[a-z_]+\.js$/.test(n)).sort())
+  Object.assign(groups, require(path.join(__dirname, f))(helpers));
+
 async function main() {
   if (!groups[GROUP]) {
     console.log("unknown group " + GROUP + "; known: " + Object.keys(groups).join(", "));
