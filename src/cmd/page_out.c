@@ -36,6 +36,47 @@ static int page_data_fd(void)
     return *end == '\0' && fd >= 3 && fd <= 255 ? (int)fd : -1;
 }
 
+static FILE *stream;       /* ATTN_PAGE_STREAM's, once opened */
+static int stream_fd = -1;
+
+FILE *page_stream(void)
+{
+    const char *s = getenv("ATTN_PAGE_STREAM");
+    char *end;
+    long fd;
+    if (stream || stream_fd == -2)
+        return stream;
+    stream_fd = -2; /* asked once: not asked for, or failed */
+    if (!s || !*s || page_data_fd() < 0)
+        return NULL;
+    fd = strtol(s, &end, 10);
+    if (*end != '\0' || fd < 3 || fd > 255 || fd == page_data_fd())
+        return NULL;
+    if (!(stream = fdopen((int)fd, "w")))
+        return NULL;
+    stream_fd = (int)fd;
+    return stream;
+}
+
+int page_stream_line(const json_writer *jw)
+{
+    if (!stream)
+        return -1;
+    if (json_writer_finish(jw) == 0 && fflush(stream) == 0 && !ferror(stream))
+        return 0;
+    cli_error("ATTN_PAGE_STREAM=%d: cannot write", stream_fd);
+    page_stream_close();
+    return -1;
+}
+
+void page_stream_close(void)
+{
+    if (stream)
+        fclose(stream);
+    stream = NULL;
+    stream_fd = -2; /* its descriptor is closed with it */
+}
+
 int output_page_check(const char *path)
 {
     atomic_file af;

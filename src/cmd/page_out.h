@@ -42,6 +42,20 @@ typedef json_members_fn page_data_fn;
  * a command prints). NULL is fine. */
 int output_page_check(const char *path);
 
+/* ATTN_PAGE_STREAM=FD in the environment (FD from 3 to 255, open for
+ * writing, another than ATTN_PAGE_DATA's, which is given too): a command
+ * that runs for long (train) writes there, while it runs, one JSON object
+ * per line for each step the page can show as it comes (train_page.h says
+ * what); the pages' worker hands each line on at once. page_stream() is
+ * that descriptor as a stream, opened on the first call, or NULL when it
+ * is not asked for (the CLI's bytes never change). page_stream_line(jw)
+ * ends a line written to it with json_writer jw and flushes it: 0, or -1
+ * after "attn CMD: ATTN_PAGE_STREAM=FD: cannot write" (the stream is then
+ * closed). page_stream_close() closes it, if open; no stream after that. */
+FILE *page_stream(void);
+int page_stream_line(const json_writer *jw);
+void page_stream_close(void);
+
 /* The page: data from fn(jw, ctx), title for the tab; then "wrote PATH:
  * what, N KB" on rep. EXIT_OK or EXIT_RUNTIME. While the tour keeps the
  * pages (output_page_keep), the data is kept instead and nothing is

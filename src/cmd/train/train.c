@@ -715,10 +715,16 @@ static int one_step(train_loop *lp, long s, int logged)
 
 static int loop_snapshot(train_loop *lp, size_t i) { return take_snapshot(lp->run, i); }
 
-/* --html: the logged steps */
+/* --html: the logged steps, with their figures (the history's last entry,
+ * which one_step has just added for a logged step s ≥ 1) */
 static int loop_record(train_loop *lp, long s)
 {
-    return train_page_record(&((run *)lp->run)->tr, s) != EXIT_OK ? EXIT_RUNTIME : EXIT_OK;
+    run *r = lp->run;
+    const hist_entry *h = s > 0 && r->nhist > 0 ? &r->hist[r->nhist - 1] : NULL;
+    train_page_stats st;
+    if (h)
+        st = (train_page_stats){h->step, h->loss, h->train_accuracy, h->heldout_accuracy};
+    return train_page_record(&r->tr, s, h ? &st : NULL) != EXIT_OK ? EXIT_RUNTIME : EXIT_OK;
 }
 
 /* Train for steps, with the snapshots and the 苹果 measurements. */

@@ -82,6 +82,7 @@ void train_page_close(void)
         free(run->att);
     }
     memset(&pg, 0, sizeof pg);
+    page_stream_close();
 }
 
 /* Whether the loop's pass s (s steps made) is logged, as train.c logs
@@ -170,7 +171,71 @@ static int plan(struct tp_run *run)
     return EXIT_OK;
 }
 
-int train_page_record(trainer *tr, long s)
+/* The run's members the page draws with, before its steps; the probes
+ * one a line (JSON_BLOCK) or all on one (JSON_INLINE). */
+static void run_members(json_writer *jw, const struct tp_run *run, json_layout probes)
+{
+    json_string(jw, "label", run->label); /* NULL: null */
+    json_uint(jw, "layers", run->layers);
+    json_uint(jw, "heads", run->heads);
+    json_uint(jw, "length", run->T);
+    json_bool(jw, "causal", run->causal);
+    json_int(jw, "stride", run->stride);
+    json_array_begin(jw, "probes", probes);
+    for (size_t p = 0; p < run->nprobes; p++) {
+        const struct tp_probe *pr = &run->probes[p];
+        json_object_begin(jw, NULL, JSON_INLINE);
+        json_string(jw, "name", pr->name); /* NULL: null */
+        page_tokens(jw, "tokens", (const char *const *)pr->labels, pr->len);
+        json_uint(jw, "at", pr->at);
+        json_end(jw);
+    }
+    json_end(jw);
+}
+
+/* The stream's line for logged step s of the current run (train_page.h):
+ * the run's line first when s is its first; att: the step's attention,
+ * NULL when it is not kept. EXIT_OK, or EXIT_RUNTIME after its message. */
+static int stream_step(const struct tp_run *run, long s, const train_page_stats *st,
+                       const float *att)
+{
+    FILE *f = page_stream();
+    json_writer jw;
+    if (!f)
+        return EXIT_OK;
+    if (run->logged == 1) { /* the run's first logged step */
+        json_writer_init(&jw, f);
+        json_object_begin(&jw, NULL, JSON_INLINE);
+        json_uint(&jw, "run", pg.nruns - 1);
+        run_members(&jw, run, JSON_INLINE);
+        json_int(&jw, "steps", run->steps);
+        json_int(&jw, "every", run->every);
+        json_end(&jw);
+        if (page_stream_line(&jw))
+            return EXIT_RUNTIME;
+    }
+    json_writer_init(&jw, f);
+    json_object_begin(&jw, NULL, JSON_INLINE);
+    json_uint(&jw, "run", pg.nruns - 1);
+    json_int(&jw, "step", s);
+    if (st) { /* as --json's history has it */
+        json_object_begin(&jw, "history", JSON_INLINE);
+        json_int(&jw, "step", st->step);
+        json_number_exact(&jw, "loss", st->loss);
+        json_number_exact(&jw, "train_accuracy", st->train_accuracy);
+        json_number_exact(&jw, "heldout_accuracy", st->heldout_accuracy); /* NaN: null */
+        json_end(&jw);
+    } else {
+        json_null(&jw, "history");
+    }
+    if (att)
+        json_tensor_base64(&jw, "attention", att, 5,
+                           (size_t[]){run->nprobes, run->layers, run->heads, run->T, run->T});
+    json_end(&jw);
+    return page_stream_line(&jw) ? EXIT_RUNTIME : EXIT_OK;
+}
+
+int train_page_record(trainer *tr, long s, const train_page_stats *st)
 {
     struct tp_run *run;
     char err[512];
@@ -183,7 +248,7 @@ int train_page_record(trainer *tr, long s)
         return EXIT_RUNTIME;
     /* every stride-th logged step, and the last */
     if (run->logged++ % (size_t)run->stride != 0 && s != run->steps)
-        return EXIT_OK;
+        return stream_step(run, s, st, NULL);
     if (run->nkept == run->cap)
         return EXIT_OK; /* cannot happen: plan counted them */
     float *slot = run->att + run->nkept * step_floats(run);
@@ -196,7 +261,7 @@ int train_page_record(trainer *tr, long s)
         }
     }
     run->kept[run->nkept++] = s;
-    return EXIT_OK;
+    return stream_step(run, s, st, slot);
 }
 
 /* The "page" object: the runs' probes, steps and attention. */
@@ -211,22 +276,7 @@ static int write_page_object(FILE *f)
     for (size_t r = 0; r < pg.nruns; r++) {
         const struct tp_run *run = &pg.runs[r];
         json_object_begin(&jw, NULL, JSON_BLOCK);
-        json_string(&jw, "label", run->label); /* NULL: null */
-        json_uint(&jw, "layers", run->layers);
-        json_uint(&jw, "heads", run->heads);
-        json_uint(&jw, "length", run->T);
-        json_bool(&jw, "causal", run->causal);
-        json_int(&jw, "stride", run->stride);
-        json_array_begin(&jw, "probes", JSON_BLOCK);
-        for (size_t p = 0; p < run->nprobes; p++) {
-            const struct tp_probe *pr = &run->probes[p];
-            json_object_begin(&jw, NULL, JSON_INLINE);
-            json_string(&jw, "name", pr->name); /* NULL: null */
-            page_tokens(&jw, "tokens", (const char *const *)pr->labels, pr->len);
-            json_uint(&jw, "at", pr->at);
-            json_end(&jw);
-        }
-        json_end(&jw);
+        run_members(&jw, run, JSON_BLOCK);
         json_array_begin(&jw, "steps", JSON_INLINE);
         for (size_t i = 0; i < run->nkept; i++)
             json_int(&jw, NULL, run->kept[i]);

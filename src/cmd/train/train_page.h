@@ -33,9 +33,25 @@ int train_page_run(const trainer *tr, const char *label, long steps, long every)
 int train_page_probe(const int *tokens, size_t len, size_t at, const char *const *labels,
                      const char *name);
 
+/* A logged step's figures, as --json's history has them (NaN: none). */
+typedef struct train_page_stats {
+    long step;
+    double loss, train_accuracy, heldout_accuracy;
+} train_page_stats;
+
 /* The loop has made s of steps steps: keep the probes' attention when s
- * is logged (0, 1, every `every`-th, the last). EXIT_OK or EXIT_RUNTIME. */
-int train_page_record(trainer *tr, long s);
+ * is logged (0, 1, every `every`-th, the last); st: step s's figures
+ * (NULL for s = 0). When the page asks for a stream (page_out.h's
+ * ATTN_PAGE_STREAM), each logged step is also written there as it comes,
+ * one JSON object per line:
+ *   the first of a run: {"run": i, "label", "layers", "heads", "length",
+ *     "causal", "stride", "probes" (as the page's runs have them),
+ *     "steps": the steps it will take, "every": --log-every}
+ *   then one per logged step: {"run": i, "step": s, "history": st as an
+ *     entry of --json's history (null at 0), and "attention": the probes'
+ *     (probes, layers, heads, T, T) as base64 when the step is kept}.
+ * EXIT_OK or EXIT_RUNTIME. */
+int train_page_record(trainer *tr, long s, const train_page_stats *st);
 
 /* The page: for each of the nruns runs, write_json(f, ctxs[i]) writes
  * that run's --json document. One run: the data is that document plus
