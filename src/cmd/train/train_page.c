@@ -207,6 +207,7 @@ static int stream_step(const struct tp_run *run, long s, const train_page_stats 
         json_writer_init(&jw, f);
         json_object_begin(&jw, NULL, JSON_INLINE);
         json_uint(&jw, "run", pg.nruns - 1);
+        page_head(&jw, "train", "attn train", pg.argc, pg.argv, cmap_find("Reds"));
         run_members(&jw, run, JSON_INLINE);
         json_int(&jw, "steps", run->steps);
         json_int(&jw, "every", run->every);

@@ -44,7 +44,8 @@ typedef struct train_page_stats {
  * (NULL for s = 0). When the page asks for a stream (page_out.h's
  * ATTN_PAGE_STREAM), each logged step is also written there as it comes,
  * one JSON object per line:
- *   the first of a run: {"run": i, "label", "layers", "heads", "length",
+ *   the first of a run: {"run": i, "kind", "title", "command", "cmap" (as
+ *     the page's "page" has them), "label", "layers", "heads", "length",
  *     "causal", "stride", "probes" (as the page's runs have them),
  *     "steps": the steps it will take, "every": --log-every}
  *   then one per logged step: {"run": i, "step": s, "history": st as an

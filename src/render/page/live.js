@@ -65,12 +65,17 @@ const attnLive = (() => {
   }
 
   // The same in a worker: onProgress(line) hears each line attn writes on
-  // standard error (train's "step 20/300: …") while it runs.
-  async function pageDataInWorker(argv, onProgress) {
+  // standard error (train's "step 20/300: …") while it runs; opts.onStream
+  // (text), if given, each piece of train's stream of steps (wasi.js,
+  // cmd/page_out.h) as it is written; opts.signal (an AbortSignal) stops
+  // the worker: the promise then rejects with an Error whose .stopped is
+  // true.
+  async function pageDataInWorker(argv, onProgress, opts) {
     await ready;
+    const onStream = opts && opts.onStream, signal = opts && opts.signal;
     const source = "const attnWasi = (" + attnWasiFactory.toString() + ")();\n" +
       "onmessage = (e) => {\n" +
-      "  const {module, argv} = e.data;\n" +
+      "  const {module, argv, stream} = e.data;\n" +
       "  let pending = '';\n" +
       "  const onStderr = (t) => {\n" +
       "    pending += t;\n" +
@@ -78,23 +83,34 @@ const attnLive = (() => {
       "    pending = lines.pop();\n" +
       "    for (const line of lines) postMessage({line});\n" +
       "  };\n" +
-      "  const r = attnWasi.run(module, argv, {pageData: true, onStderr});\n" +
+      "  const onStream = stream ? (text) => postMessage({stream: text}) : undefined;\n" +
+      "  const r = attnWasi.run(module, argv, {pageData: true, onStderr, onStream});\n" +
       "  postMessage({done: true, code: r.code, stderr: r.stderr, pageData: r.pageData});\n" +
       "};\n";
     const url = URL.createObjectURL(new Blob([source], {type: "text/javascript"}));
     const worker = new Worker(url);
+    let stop = null;
     try {
       return await new Promise((resolve, reject) => {
+        stop = () => {
+          const e = new Error("stopped");
+          e.stopped = true;
+          reject(e);
+        };
+        if (signal && signal.aborted) return stop();
+        if (signal) signal.addEventListener("abort", stop);
         worker.onmessage = (e) => {
+          if (e.data.stream !== undefined) { onStream(e.data.stream); return; }
           if (!e.data.done) { if (onProgress) onProgress(e.data.line); return; }
           try {
             resolve(JSON.parse(attnWasi.settle(e.data, "pageData")));
           } catch (err) { reject(err); }
         };
         worker.onerror = (e) => reject(new Error(e.message || "the worker failed"));
-        worker.postMessage({module, argv: [...argv, "--html", "-"]});
+        worker.postMessage({module, argv: [...argv, "--html", "-"], stream: Boolean(onStream)});
       });
     } finally {
+      if (signal && stop) signal.removeEventListener("abort", stop);
       worker.terminate();
       URL.revokeObjectURL(url);
     }
@@ -381,10 +397,10 @@ function liveControls(argv, redraw, opts) {
     const t0 = performance.now();
     try {
       const run = liveStdin(current, opts && opts.fileText);
-      const data = liveInWorker(current)
-        ? await attnLive.pageDataInWorker(current, (line) => { if (mine === serial) status.textContent = line; })
+      const data = liveInWorker(current) // training streams its steps into the views (stream.js)
+        ? await liveWorkerRun(current, panel, status, () => mine === serial)
         : await attnLive.pageData(run.argv, run.stdin);
-      if (mine !== serial) return;
+      if (mine !== serial || data === null) return; // null: stopped, the steps so far shown
       attnPage.recomputeMs = performance.now() - t0;
       redraw(data, command.textContent);
       status.textContent = "";

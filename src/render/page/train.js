@@ -27,18 +27,24 @@ function trainRows(run, prefix) {
 // A step slider and a play button over the steps 0 … n − 1 of a run:
 // draw(i) draws step i (its views, the curves' cursor, info's text). ← →
 // Home and End on the page move it too, but not in the tour, whose views
-// share the page. Returns {node, slider, play, info, show(i), stop()}.
+// share the page. Returns {node, slider, play, info, show(i), stop(),
+// setCount(n) (a run that grows: the slider's new end), moved (whether
+// the learner has moved it)}.
 function stepPlayer(n, draw) {
   const slider = el("input", {type: "range", min: "0", max: String(n - 1), value: "0", step: "1",
                               "aria-label": "training step"});
   const play = el("button", {class: "btn", type: "button", "aria-label": "play", text: "▶ play"});
   const info = el("span", {class: "stepinfo", "aria-live": "polite"});
-  const pl = {slider, play, info, node: el("div", {class: "controls"}, play, slider, info)};
+  const pl = {slider, play, info, node: el("div", {class: "controls"}, play, slider, info), moved: false};
   let timer = null;
   pl.show = (i) => {
     i = Math.max(0, Math.min(n - 1, i));
     slider.value = String(i);
     draw(i);
+  };
+  pl.setCount = (count) => {
+    n = count;
+    slider.max = String(n - 1);
   };
   pl.stop = () => {
     if (timer) clearInterval(timer);
@@ -48,6 +54,7 @@ function stepPlayer(n, draw) {
     attnPage.state.playing = false;
   };
   play.addEventListener("click", () => {
+    pl.moved = true;
     if (timer) return pl.stop();
     if (Number(slider.value) === n - 1) pl.show(0);
     play.textContent = "❚❚ pause";
@@ -59,7 +66,7 @@ function stepPlayer(n, draw) {
       if (i >= n - 1) pl.stop();
     }, Math.max(60, Math.min(400, 6000 / n)));
   });
-  slider.addEventListener("input", () => { pl.stop(); pl.show(Number(slider.value)); });
+  slider.addEventListener("input", () => { pl.moved = true; pl.stop(); pl.show(Number(slider.value)); });
   // the page's keys, until a redraw (live.js) has replaced this slider
   if (!attnPage.embedded) document.addEventListener("keydown", function keys(e) {
     if (!slider.isConnected) { document.removeEventListener("keydown", keys); return; }
@@ -69,6 +76,7 @@ function stepPlayer(n, draw) {
     const to = {ArrowLeft: i - 1, ArrowRight: i + 1, Home: 0, End: n - 1}[e.key];
     if (to === undefined) return;
     e.preventDefault();
+    pl.moved = true;
     pl.stop();
     pl.show(to);
   });
@@ -79,28 +87,48 @@ function pct(v) {
   return v === null || v === undefined ? "—" : (100 * v).toFixed(1) + "%";
 }
 
-function trainPage(root, data, pg) {
-  const docs = data.runs ? data.runs : [data]; // --compare-posenc, --compare-layers: two
-  const runs = pg.runs;
-  const steps = runs[0].steps;            // the slider's steps (the runs log the same ones)
-  const cm = colormap(pg.cmap);
-  const views = runs.map((run, i) => {
-    const att = tensor(run.attention);
-    const per = att.data.length / Math.max(1, steps.length); // one step's numbers
-    const spec = {rows: trainRows(run, runs.length > 1 ? run.label : null), heads: run.heads, Nq: run.length,
-                  Nk: run.length, weights: att.data.subarray(0, per), causal: run.causal, cmap: cm,
-                  vmin: 0, vmax: 1, xlabel: "keys", ylabel: "queries"};
-    const grid = attentionGrid(spec);
-    return {run, doc: docs[i], att: att.data, per, spec, grid};
-  });
-  // the head view follows the first run
-  const hv = headView(views[0].spec, () => views[0].grid.weights);
-  views[0].grid.headView = hv;
+// What was trained, from the page's command: the task, the position
+// embedding (or the runs compared), the model's size.
+function trainWhat(docs, runs, pg) {
+  const words = pg.command ? shellWords(pg.command) : [];
+  const at = words.indexOf("--pos-embedding"), pos = at > 0 ? words[at + 1] : null;
+  const P = runs.length > 1 ? runs.map((r) => r.label).join(" and ")
+          : pos === "none" || words.includes("--no-posenc") ? "without P"
+          : pos === "learned" ? "learned P" : "with P";
+  const L = runs[runs.length - 1].layers, H = runs[0].heads;
+  const arch = (runs.length > 1 && words.includes("--compare-layers") ? "" : `${L} layer${L === 1 ? "" : "s"}, `) +
+               `${H} head${H === 1 ? "" : "s"}` + (runs[0].causal ? ", causal" : "");
+  return [docs[0].task, P, arch];
+}
 
-  // the curves, one line per run and measure, the cursor at the step
+// The training section's heading and note: while streaming (data.stream)
+// the step reached, its loss and the time left; stopped, where; else what
+// was trained and its final loss.
+function trainHeading(data, docs, runs, pg) {
+  const what = trainWhat(docs, runs, pg), st = data.stream;
+  if (!st) {
+    const fin = docs.map((d, i) => `${runs.length > 1 ? runs[i].label + ": " : ""}final loss ${d.final.loss.toFixed(4)}, ` +
+                         `training accuracy ${pct(d.final.train_accuracy)}` +
+                         (d.final.heldout_accuracy !== null ? `, held-out ${pct(d.final.heldout_accuracy)}` : ""));
+    const loss = runs.length === 1 ? [`final loss ${docs[0].final.loss.toFixed(4)}`] : [];
+    return [`Training: ${[...what, `${docs[0].steps} steps`, ...loss].join(" · ")}`, fin.join("; ") + "."];
+  }
+  const loss = st.loss === null ? "" : ` · loss ${st.loss.toFixed(4)}`;
+  const who = st.nruns > 1 ? ` · ${st.label}, run ${st.run + 1} of ${st.nruns}` : "";
+  if (st.state === "stopped")
+    return [`Training stopped at step ${st.step} of ${st.of}${loss}${who}`,
+            `${what.join(" · ")}: the steps so far are kept; change a control to train again.`];
+  const left = st.left === null ? "estimating the time left…"
+             : `about ${st.left < 10 ? st.left.toFixed(1) : Math.round(st.left)} s left (from the time per step so far)`;
+  return [`Training: step ${st.step} of ${st.of}${loss}${who}`, `${what.join(" · ")} · ${left}`];
+}
+
+// The loss and accuracy curves, one line per run and measure; while
+// streaming the x axis is the whole run's.
+function trainCharts(views, runs, xlim) {
   const hist = (doc, key) => ({x: doc.history.map((h) => h.step), y: doc.history.map((h) => h[key] === null ? NaN : h[key])});
   const tag = (v) => (runs.length > 1 ? ` (${v.run.label})` : "");
-  const lossChart = lineChart({name: "loss", xlabel: "step", ylabel: "loss", width: 560, height: 260,
+  const loss = lineChart({name: "loss", xlabel: "step", ylabel: "loss", width: 560, height: 260, xlim,
     series: views.map((v, i) => ({name: "training loss (the batch's)" + tag(v), ...hist(v.doc, "loss"),
                                   color: PALETTE[i], dash: i ? [6, 4] : []})),
     describe: (si, i) => [`step ${views[si].doc.history[i].step}${tag(views[si])}`,
@@ -111,39 +139,58 @@ function trainPage(root, data, pg) {
     if (v.doc.history.some((h) => h.heldout_accuracy !== null))
       accSeries.push({name: "held-out accuracy" + tag(v), ...hist(v.doc, "heldout_accuracy"), color: PALETTE[3 + 2 * i], dash: i ? [6, 4] : []});
   });
-  const accChart = lineChart({name: "accuracy", xlabel: "step", ylabel: "accuracy", width: 560, height: 260,
-    ylim: [0, 1], series: accSeries,
+  const acc = lineChart({name: "accuracy", xlabel: "step", ylabel: "accuracy", width: 560, height: 260,
+    ylim: [0, 1], xlim, series: accSeries,
     describe: (si, i) => [accSeries[si].name, `step ${accSeries[si].x[i]}: ${pct(accSeries[si].y[i])}`]});
+  return {loss, acc, node: el("div", {class: "row"}, loss.node, acc.node)};
+}
 
-  // the slider and its companions
-  const player = stepPlayer(steps.length, (i) => {
-    const s = steps[i];
-    for (const v of views) v.grid.update(v.att.subarray(i * v.per, (i + 1) * v.per));
-    lossChart.setCursor(s);
-    accChart.setCursor(s);
-    const parts = views.map((v) => {
-      const h = v.doc.history.find((e) => e.step === s);
-      const label = runs.length > 1 ? `${v.run.label}: ` : "";
-      return h ? `${label}loss ${h.loss.toFixed(4)} · accuracy ${pct(h.train_accuracy)}` +
-                 (h.heldout_accuracy !== null ? ` · held-out ${pct(h.heldout_accuracy)}` : "")
-               : `${label}before training`;
-    });
-    player.info.textContent = `step ${s} of ${steps[steps.length - 1]} · ${parts.join("  |  ")}`;
-    attnPage.state.step = {index: i, step: s};
+// Each run of data: its page run, --json document, attention (steps ×
+// per numbers) and per
+function trainRuns(data, pg) {
+  const docs = data.runs ? data.runs : [data]; // --compare-posenc, --compare-layers: two
+  return pg.runs.map((run, i) => {
+    const att = run.attention.data instanceof Float32Array ? run.attention : tensor(run.attention);
+    return {run, doc: docs[i], att: att.data, per: att.data.length / Math.max(1, run.steps.length)};
   });
+}
 
-  const fin = docs.map((d, i) => `${runs.length > 1 ? runs[i].label + ": " : ""}final loss ${d.final.loss.toFixed(4)}, ` +
-                       `training accuracy ${pct(d.final.train_accuracy)}` +
-                       (d.final.heldout_accuracy !== null ? `, held-out ${pct(d.final.heldout_accuracy)}` : ""));
-  const stride = runs[0].stride > 1 ? ` (every ${runs[0].stride}th logged step kept for the heatmaps)` : "";
-  root.append(
-    section(`Training: ${docs[0].task}, ${docs[0].steps} steps`, fin.join("; ") + ".",
-            player.node,
-            el("p", {class: "note", text: `${steps.length} logged steps${stride}; the heatmaps, the head view and ` +
-                                          "the curves' cursor show the slider's step."}),
-            el("div", {class: "row"}, lossChart.node, accChart.node),
-            keysNote([["← →", "the previous or next logged step"], ["Home / End", "the first or last step"],
-                      ["▶ play", "run through the steps"], ["hover", "a cell's weight, a point's numbers"]])),
+// The views of data's runs: each run's attention grid at step 0
+function trainViews(data, pg) {
+  const runs = pg.runs, cm = colormap(pg.cmap);
+  return trainRuns(data, pg).map((v) => {
+    const run = v.run;
+    const spec = {rows: trainRows(run, runs.length > 1 ? run.label : null), heads: run.heads, Nq: run.length,
+                  Nk: run.length, weights: v.att.subarray(0, v.per), causal: run.causal, cmap: cm,
+                  vmin: 0, vmax: 1, xlabel: "keys", ylabel: "queries"};
+    return {...v, spec, grid: attentionGrid(spec)};
+  });
+}
+
+// The page of a training: whole, or the steps so far of one that streams
+// (data.stream, stream.js). root.attnTrain: {show(i), moved(), grow(data)
+// (more steps of the same runs), replace(data) (another page in root)}.
+function trainPage(root, data, pg) {
+  root.classList.add("train-view");
+  let docs = data.runs ? data.runs : [data], runs = pg.runs, st = data.stream;
+  const views = trainViews(data, pg);
+  const count = () => Math.min(...runs.map((r) => r.steps.length)); // the runs log the same steps
+  let steps = runs[0].steps.slice(0, count());
+  // the head view follows the first run
+  const hv = headView(views[0].spec, () => views[0].grid.weights);
+  views[0].grid.headView = hv;
+  let charts = trainCharts(views, runs, st ? [0, st.of] : undefined);
+  const player = stepPlayer(steps.length, (i) => trainStep(views, runs, steps, charts, player, i));
+  const stop = el("button", {class: "btn live-stop", type: "button", "aria-label": "stop training", text: "■ stop"});
+  stop.addEventListener("click", () => st && st.stop && st.stop());
+  if (st && st.state === "running") player.node.append(stop);
+  const [title, note] = trainHeading(data, docs, runs, pg);
+  const training = section(title, note, player.node, el("p", {class: "note", text: trainStepsNote(runs, steps)}),
+    charts.node,
+    keysNote([["← →", "the previous or next logged step"], ["Home / End", "the first or last step"],
+              ["▶ play", "run through the steps"], ["hover", "a cell's weight, a point's numbers"]]));
+  if (st) training.dataset.stream = st.state;
+  root.append(training,
     ...views.map((v) => section(runs.length > 1 ? `Attention, ${v.run.label}` : "Attention of the probe",
       v.run.probes.some((p) => p.name) ? "The row of the word the label is read from, in each sentence, on one scale 0 … 1."
                                        : "Rows are queries, columns keys, one scale 0 … 1 for every step. Hover a cell for its weight.",
@@ -151,6 +198,53 @@ function trainPage(root, data, pg) {
     section("Head view", "The probe at the slider's step: a line's opacity is the weight, one colour per head; " +
             "click a colour to hide its head, hover a token for its lines.", hv.node));
   player.show(steps.length - 1); // what was learnt; play runs it from the start
+  const grow = (next) => { // more steps of the same runs, as they stream
+    const fresh = trainRuns(next, next.page);
+    docs = next.runs ? next.runs : [next];
+    runs = next.page.runs;
+    st = next.stream;
+    views.forEach((v, i) => Object.assign(v, fresh[i]));
+    steps = runs[0].steps.slice(0, count());
+    const old = charts.node;
+    charts = trainCharts(views, runs, st && st.state === "running" ? [0, st.of] : undefined);
+    old.replaceWith(charts.node);
+    const [t, n] = trainHeading(next, docs, runs, next.page);
+    training.querySelector("h2").textContent = t;
+    training.querySelector("p.note").textContent = n;
+    training.querySelector("p.note + .controls + p.note").textContent = trainStepsNote(runs, steps);
+    training.dataset.stream = st ? st.state : "";
+    if (!st || st.state !== "running") stop.remove();
+    player.setCount(steps.length);
+    player.show(player.moved ? Number(player.slider.value) : steps.length - 1);
+  };
+  const ctl = {show: player.show, views, stream: st ? st.id : null, runs: runs.length, grow,
+               moved: () => (player.moved ? Number(player.slider.value) : null),
+               replace: (next) => { root.replaceChildren(); trainPage(root, next, next.page); }};
+  root.attnTrain = ctl;
   attnPage.state.kind = "train";
-  attnPage.train = {show: player.show, views};
+  attnPage.train = ctl;
+}
+
+// The note under the slider: how many logged steps it has
+function trainStepsNote(runs, steps) {
+  const stride = runs[0].stride > 1 ? ` (every ${runs[0].stride}th logged step kept for the heatmaps)` : "";
+  return `${steps.length} logged steps${stride}; the heatmaps, the head view and the curves' cursor show the slider's step.`;
+}
+
+// Step i of the slider: every run's heatmaps, the curves' cursor, the line
+// beside the slider
+function trainStep(views, runs, steps, charts, player, i) {
+  const s = steps[i];
+  for (const v of views) v.grid.update(v.att.subarray(i * v.per, (i + 1) * v.per));
+  charts.loss.setCursor(s);
+  charts.acc.setCursor(s);
+  const parts = views.map((v) => {
+    const h = v.doc.history.find((e) => e.step === s);
+    const label = runs.length > 1 ? `${v.run.label}: ` : "";
+    return h ? `${label}loss ${h.loss.toFixed(4)} · accuracy ${pct(h.train_accuracy)}` +
+               (h.heldout_accuracy !== null ? ` · held-out ${pct(h.heldout_accuracy)}` : "")
+             : `${label}before training`;
+  });
+  player.info.textContent = `step ${s} of ${steps[steps.length - 1]} · ${parts.join("  |  ")}`;
+  attnPage.state.step = {index: i, step: s};
 }

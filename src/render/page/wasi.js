@@ -11,6 +11,9 @@
 // A run may also ask for the page's data (opts.pageData): the module then
 // has ATTN_PAGE_DATA=3 in its environment and descriptor 3 open for
 // writing, where --html writes the data a page draws (cmd/page_out.h).
+// With opts.onStream(text) as well, it has ATTN_PAGE_STREAM=4 and
+// descriptor 4, where a long command (train) writes a JSON line for each
+// step as it comes; onStream hears each piece as it is written.
 //
 // The same text runs in the page, in the page's worker (attnWasiFactory's
 // source is the worker's) and in Node (tests/wasm/run.cjs requires it).
@@ -31,16 +34,19 @@ function attnWasiFactory() {
     const enc = new TextEncoder();
     const args = ["attn", ...argv].map((a) => enc.encode(String(a) + "\0"));
     const env = opts.pageData ? [enc.encode("ATTN_PAGE_DATA=3\0")] : [];
+    const onStream = opts.pageData && opts.onStream;
+    if (onStream) env.push(enc.encode("ATTN_PAGE_STREAM=4\0"));
     const onStderr = opts.onStderr;
     const input = typeof opts.stdin === "string" ? enc.encode(opts.stdin) : (opts.stdin || new Uint8Array(0));
     let inputAt = 0;
     const out = [], err = [], data = [];
     const sinks = {1: out, 2: err};
     if (opts.pageData) sinks[3] = data;
+    if (onStream) sinks[4] = []; // handed on as written, not kept
     let memory = null;
     const view = () => new DataView(memory.buffer);
     const bytes = (ptr, len) => new Uint8Array(memory.buffer, ptr, len);
-    const decoder = new TextDecoder();
+    const decoder = new TextDecoder(), streamDecoder = new TextDecoder();
     const t0 = Date.now();
     const perf = typeof performance === "object" ? performance : null;
 
@@ -87,7 +93,8 @@ function attnWasiFactory() {
           const ptr = view().getUint32(iovs + 8 * i, true);
           const len = view().getUint32(iovs + 8 * i + 4, true);
           const chunk = bytes(ptr, len).slice();
-          sinks[fd].push(chunk);
+          if (fd === 4) onStream(streamDecoder.decode(chunk, {stream: true}));
+          else sinks[fd].push(chunk);
           if (fd === 2 && onStderr) onStderr(decoder.decode(chunk));
           n += len;
         }
@@ -107,7 +114,7 @@ function attnWasiFactory() {
         view().setUint32(nPtr, n, true);
         return ERRNO.SUCCESS;
       },
-      fd_fdstat_get(fd, statPtr) { // 0–3: neither a terminal nor a file
+      fd_fdstat_get(fd, statPtr) { // 0–4: neither a terminal nor a file
         if (fd > 2 && !sinks[fd]) return ERRNO.BADF;
         bytes(statPtr, 24).fill(0);
         view().setUint8(statPtr, FILETYPE_UNKNOWN);
