@@ -50,7 +50,9 @@ function streamRecord(st, rec) {
     run.steps.push(rec.step);
     run.att.push(tensor(rec.attention).data);
   }
-  if (st.runFrom === null) st.runFrom = {step: rec.step, at: performance.now()};
+  // the time per step from the first step made (step 0's time is the
+  // module's start)
+  if (st.runFrom === null && rec.step > 0) st.runFrom = {step: rec.step, at: performance.now()};
   st.last = {run: rec.run, step: rec.step, at: performance.now()};
 }
 
@@ -97,6 +99,8 @@ function streamDraw(st, panel, state) {
   const data = streamData(st, state);
   if (view.attnTrain.stream === st && view.attnTrain.runs === runs.length) view.attnTrain.grow(data);
   else view.attnTrain.replace(data);
+  // the views show the new run: not dimmed as a view waiting for its rerun
+  if (panel.nextElementSibling) panel.nextElementSibling.style.opacity = "1";
 }
 
 // Run argv in the worker for the panel (live.js's rerun): train streams
