@@ -94,11 +94,11 @@ async function firstStep(browser, dir, runs) {
       input.dispatchEvent(new Event("input"));
       input.dispatchEvent(new Event("change"));
       const poll = () => {
-        const h = document.querySelector(".train-view section.view h2");
+        const h = document.querySelector("[data-train-view] section.view h2");
         if (h && /^Training: step \d+ of 300/.test(h.textContent))
           requestAnimationFrame(() => {
             resolve(performance.now() - t0);
-            const stop = document.querySelector(".train-view .live-stop");
+            const stop = document.querySelector("[data-train-view] .live-stop");
             if (stop) stop.click();
           });
         else if (performance.now() - t0 > 60000) reject(new Error("no step shown after 60 s"));

@@ -22,11 +22,11 @@ module.exports = (h) => {
   // what the page shows now: the training section's heading, the slider's
   // end, the stop button, the command line
   const state = (page) => page.evaluate(() => {
-    const sec = document.querySelector(".train-view section.view");
-    const slider = document.querySelector('.train-view input[type="range"]');
+    const sec = document.querySelector("[data-train-view] section.view");
+    const slider = document.querySelector('[data-train-view] input[type="range"]');
     return {heading: sec.querySelector("h2").textContent, note: sec.querySelector("p.note").textContent,
             stream: sec.dataset.stream || "", max: Number(slider.max), value: Number(slider.value),
-            stop: Boolean(document.querySelector(".train-view .live-stop")),
+            stop: Boolean(document.querySelector("[data-train-view] .live-stop")),
             command: document.getElementById("attn-command").textContent,
             runs: Number(document.querySelector(".live").dataset.runs || 0)};
   });
@@ -45,9 +45,9 @@ module.exports = (h) => {
     const draw = streamDraw;
     window.streamDraw = (st, panel, how) => {
       draw(st, panel, how);
-      const sec = document.querySelector(".train-view section.view");
+      const sec = document.querySelector("[data-train-view] section.view");
       window.headLog.push({heading: sec.querySelector("h2").textContent,
-                           max: Number(document.querySelector('.train-view input[type="range"]').max)});
+                           max: Number(document.querySelector('[data-train-view] input[type="range"]').max)});
     };
   });
 
@@ -70,7 +70,7 @@ module.exports = (h) => {
     let mid = null;
     await page.check("#attn-opt-no-posenc");
     const streaming = await until(page, () => /^Training: step [1-9]\d* of 400/.test(
-      document.querySelector(".train-view section.view h2").textContent), 60000);
+      document.querySelector("[data-train-view] section.view h2").textContent), 60000);
     if (streaming) {
       mid = await state(page);
       await shot(page, "stream-mid-run");
@@ -121,14 +121,14 @@ module.exports = (h) => {
     await steps.fill("5000");
     await steps.dispatchEvent("input");
     const going = await until(page, () => {
-      const m = /^Training: step (\d+) of 5000/.exec(document.querySelector(".train-view section.view h2").textContent);
+      const m = /^Training: step (\d+) of 5000/.exec(document.querySelector("[data-train-view] section.view h2").textContent);
       return m && Number(m[1]) >= 100;
     }, 60000);
     check("stream: a run of 5000 steps streams", going);
     const before = await state(page);
     check("stream: it estimates the time left from the time per step", /about [\d.]+ s left \(from the time per step so far\)$/.test(before.note),
           before.note);
-    await page.click(".train-view .live-stop");
+    await page.click("[data-train-view] .live-stop");
     const stopped = await until(page, (n) => Number(document.querySelector(".live").dataset.runs || 0) > n, 10000, runs1);
     const n0 = (await page.evaluate(() => window.streamLog.length));
     await new Promise((r) => setTimeout(r, 1000));

@@ -15,7 +15,7 @@ const liveStreams = new WeakMap();
 function streamTrainView(panel) {
   const views = panel.nextElementSibling;
   if (!views) return null;
-  return views.classList.contains("train-view") ? views : views.querySelector(".train-view");
+  return views.dataset.trainView ? views : views.querySelector("[data-train-view]");
 }
 
 // The task argv trains: --task's, "data" for --data, else the default

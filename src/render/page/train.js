@@ -171,7 +171,7 @@ function trainViews(data, pg) {
 // (data.stream, stream.js). root.attnTrain: {show(i), moved(), grow(data)
 // (more steps of the same runs), replace(data) (another page in root)}.
 function trainPage(root, data, pg) {
-  root.classList.add("train-view");
+  root.dataset.trainView = "1"; // found by stream.js
   let docs = data.runs ? data.runs : [data], runs = pg.runs, st = data.stream;
   const views = trainViews(data, pg);
   const count = () => Math.min(...runs.map((r) => r.steps.length)); // the runs log the same steps
