@@ -71,12 +71,14 @@ module.exports = (h) => {
     await page.check("#attn-opt-no-posenc");
     const streaming = await until(page, () => /^Training: step [1-9]\d* of 400/.test(
       document.querySelector("[data-train-view] section.view h2").textContent), 60000);
-    if (streaming) {
-      mid = await state(page);
-      await shot(page, "stream-mid-run");
-    }
+    if (streaming) mid = await state(page);
     check("stream: a partial run is shown before the end (heading \"step N of 400\", a stop button)",
           streaming && mid.stream === "running" && mid.stop, JSON.stringify(mid));
+    // the picture: half way, the curves drawn so far
+    if (await until(page, () => {
+      const m = /^Training: step (\d+) of 400/.exec(document.querySelector("[data-train-view] section.view h2").textContent);
+      return m && Number(m[1]) >= 200;
+    }, 20000)) await shot(page, "stream-mid-run");
     const done = await until(page, (n) => Number(document.querySelector(".live").dataset.runs || 0) > n, 120000, runs0);
     check("stream: the run finishes", done);
     const fin = await state(page);
