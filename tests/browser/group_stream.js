@@ -159,5 +159,23 @@ module.exports = (h) => {
           JSON.stringify(n2) === JSON.stringify(d2) && /^Training: reverse · without P · .* · 40 steps · final loss/.test(s2.heading),
           JSON.stringify([s2.command, s2.heading]));
     await p.finish();
+
+    // --compare-posenc: the runs stream one after the other, each named
+    attn(["train", "--task", "reverse", "--steps", "40", "--compare-posenc", "--html", "stream-compare.html"]);
+    const q = await open(tmp("stream-compare.html"), "stream-compare");
+    await until(q.page, () => document.querySelector(".live").dataset.ready === "1", 30000);
+    await listen(q.page);
+    const c0 = await state(q.page);
+    const cs = await q.page.$('[data-attn-option="--steps"]');
+    await cs.fill("200");
+    await cs.dispatchEvent("input");
+    const cdone = await until(q.page, (n) => Number(document.querySelector(".live").dataset.runs || 0) > n, 120000, c0.runs);
+    const ch = (await q.page.evaluate(() => window.headLog)).map((x) => x.heading);
+    const c1 = await state(q.page);
+    check("stream: --compare-posenc streams with P, then without P, each named",
+          cdone && ch.some((x) => / · with P, run 1 of 2$/.test(x)) && ch.some((x) => / · without P, run 2 of 2$/.test(x)) &&
+          c1.heading === "Training: reverse · with P and without P · 1 layer, 4 heads · 200 steps",
+          JSON.stringify([ch.slice(0, 2), ch.slice(-2), c1.heading]));
+    await q.finish();
   }};
 };
