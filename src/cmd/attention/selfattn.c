@@ -17,6 +17,7 @@
 #include "commands.h"
 #include "attention_demos.h"
 #include "depth.h"
+#include "explain_json.h"
 #include "explain_shapes.h"
 #include "json_writer.h"
 #include "model_input.h"
@@ -831,11 +832,24 @@ struct json_ctx {
     const problem *pr;
     const char *command;
     const float *out, *weights;
+    const mha_trace *trace; /* --explain: the "explain" member from it; else NULL */
+    int causal;
 };
+
+/* The document's members, and with --explain every cell's path. */
+static void write_json_members(json_writer *jw, const void *arg)
+{
+    const struct json_ctx *c = arg;
+    problem_write_members(jw, c->pr, c->command, c->out, c->weights);
+    if (c->trace && explain_json_member(jw, c->pr, c->trace, c->causal))
+        json_end(jw); /* out of memory: a broken document, refused below */
+}
 
 static int write_json(FILE *f, const void *arg)
 {
     const struct json_ctx *c = arg;
+    if (c->trace)
+        return json_document(f, 0, write_json_members, arg);
     return problem_write_json(f, c->pr, c->command, c->out, c->weights);
 }
 
@@ -1207,14 +1221,17 @@ static int write_results(const problem *pr, const struct attention_args *a, stru
     const float *out = rb->out.data, *weights = rb->weights.data;
     FILE *rep = output_report_stream(a->json);
     int status = EXIT_OK;
-    if (a->explain && a->stream)
+    /* --explain's text on stdout, unless stdout is the JSON (--json -):
+     * then the JSON's "explain" member holds its numbers alone */
+    if (a->explain && rep == stdout && a->stream)
         print_stream_explain(pr, a, &rb->trace, out, weights);
-    else if (a->explain)
+    else if (a->explain && rep == stdout)
         print_explain(pr, a, &rb->trace, out, weights, rb->tmp);
     else if (!a->json)
         print_view(pr, a, out, weights);
     if (a->json) {
-        struct json_ctx ctx = {pr, command, out, weights};
+        struct json_ctx ctx = {pr, command, out, weights, a->explain ? &rb->trace : NULL,
+                               a->causal};
         status =
             output_json(a->json, write_json, &ctx, rep, "output and attention weights as JSON");
         if (status != EXIT_OK)
