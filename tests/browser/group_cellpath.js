@@ -1,0 +1,129 @@
+// cellpath: the numbers behind a weight (SPEC §14). Hovering or focusing a
+// weight on an attention page shows its path, computed by the page's
+// module (attn ARGV --explain --json -); every number it shows is the one
+// native attn's explain member holds for that cell, and its weight is
+// --json's. The pool page's query point dragged along x: the weights under
+// the curve are --json's row for the test input nearest the pointer.
+module.exports = (h) => {
+  const {check, attn, tmp, open, hover, cellPoint, tooltipText, tooltipWeight} = h;
+
+  // The aside's lines once it shows cell, as {part: [numbers], …}, and its text.
+  async function pathShown(page, cell) {
+    await page.waitForFunction((cell) => {
+      const a = document.querySelector("aside.cellpath[data-cell]");
+      return a && a.dataset.cell === cell && a.dataset.state !== "loading";
+    }, cell, {timeout: 30000}).catch(() => null);
+    return page.evaluate(() => {
+      const a = document.querySelector("aside.cellpath[data-cell]");
+      const parts = {};
+      for (const line of a.querySelectorAll(".cp-line"))
+        parts[line.dataset.part] = {v: Array.from(line.querySelectorAll(".cp-num"), (n) => Number(n.dataset.v)),
+                                    shown: Array.from(line.querySelectorAll(".cp-num"), (n) => n.textContent),
+                                    text: line.textContent};
+      return {state: a.dataset.state, cell: a.dataset.cell, text: a.textContent, parts};
+    });
+  }
+
+  // What the path of cell (b, hd, q, k) must show: native explain's numbers.
+  function expected(doc, b, hd, q, k) {
+    const e = doc.explain;
+    const want = {q: e.q[b][hd][q], k: e.k[b][hd][k], score: [e.scores[b][hd][q][k]],
+                  mask: [e.masked_scores[b][hd][q][k]], row_max: [e.row_max[b][hd][q]],
+                  row_sum_exp: [e.row_sum_exp[b][hd][q]], weight: [doc.attention_weights[b][hd][q][k]],
+                  v: e.v[b][hd][k], output: e.head_output[b][hd][q]};
+    if (e.score === "dot") want.scaled = [e.scaled[b][hd][q][k]];
+    else Object.assign(want, {qa: e.qa[b][hd][q], ka: e.ka[b][hd][k], tanh: e.tanh[b][hd][q][k], w_v: e.w_v});
+    return want;
+  }
+
+  function checkPath(name, shown, doc, json, cell) {
+    const [b, hd, q, k] = cell;
+    check(`${name}: the path shows cell ${cell}`, shown.state === "shown" && shown.cell === cell.join(","),
+          `${shown.state} ${shown.cell} ${shown.text}`);
+    const want = expected(doc, b, hd, q, k);
+    for (const [part, nums] of Object.entries(want)) {
+      const got = shown.parts[part];
+      check(`${name}: ${part} is native --explain's`, got && got.v.length === nums.length &&
+            got.v.every((x, i) => x === nums[i]), `${got && got.v} vs ${nums}`);
+      check(`${name}: ${part} shown with 4 decimals`, got && got.shown.every((t, i) =>
+        Math.abs(nums[i]) >= 1e5 || t === nums[i].toFixed(4)), got && got.shown.join(" "));
+    }
+    check(`${name}: the weight is --json's`, shown.parts.weight &&
+          shown.parts.weight.v[0] === json.attention_weights[b][hd][q][k]);
+    check(`${name}: the additive parts shown only for additive scoring`,
+          ("qa" in shown.parts) === (doc.explain.score === "additive") &&
+          ("scaled" in shown.parts) === (doc.explain.score === "dot"));
+  }
+
+  return {cellpath: async () => {
+    // 1. the chapter's multihead page (dot scoring, valid_lens [3, 2])
+    attn(["multihead", "--html", "mh.html"]);
+    const json = JSON.parse(attn(["multihead", "--json", "-"]));
+    const doc = JSON.parse(attn(["multihead", "--explain", "--json", "-"]));
+    let p = await open(tmp("mh.html"), "cellpath-multihead");
+    let {page} = p;
+    await page.waitForFunction(() => document.body.dataset.attnReady === "1", null, {timeout: 30000});
+    const tip = await hover(page, "example 1 head 2", 3, 1);
+    check("multihead: the tooltip still names query, key and weight",
+          /query 3/.test(tip) && /key 1/.test(tip) && tooltipWeight(tip) &&
+          tooltipWeight(tip).full === json.attention_weights[1][1][3][1], tip);
+    checkPath("multihead hover", await pathShown(page, "1,1,3,1"), doc, json, [1, 1, 3, 1]);
+    // a masked cell: example 1's valid_len is 2, key 4 is masked
+    await hover(page, "example 1 head 2", 0, 4);
+    let shown = await pathShown(page, "1,1,0,4");
+    checkPath("multihead masked", shown, doc, json, [1, 1, 0, 4]);
+    check("multihead masked: says masked by valid_len 2, weight 0, score -1e6",
+          /masked \(valid_len 2\)/.test(shown.parts.mask.text) && shown.parts.weight.v[0] === 0 &&
+          shown.parts.mask.v[0] === -1e6, shown.parts.mask && shown.parts.mask.text);
+    // the keyboard: focus a panel, the first arrow selects (0, 0), then move
+    await page.mouse.move(0, 0);
+    await page.focus('canvas[data-panel="example 0 head 3"]');
+    await page.keyboard.press("ArrowDown");
+    await page.keyboard.press("ArrowRight");
+    await page.keyboard.press("ArrowDown");
+    shown = await pathShown(page, "0,2,1,1");
+    checkPath("multihead keyboard", shown, doc, json, [0, 2, 1, 1]);
+    check("multihead keyboard: the tooltip shows the focused cell too", /query 1/.test(await tooltipText(page)));
+    const runs = await page.evaluate(() => explainRuns.size);
+    check("multihead: --explain run once for the page's command (cached)", runs === 1, runs);
+    await p.finish();
+
+    // 2. self-attention with additive scoring, causal, valid lengths
+    const args = ["selfattn", "--score", "additive", "--tokens", "the cat sat|a dog ran", "--valid-lens", "3,2",
+                  "--causal"];
+    attn([...args, "--html", "sa.html"]);
+    const sjson = JSON.parse(attn([...args, "--json", "-"]));
+    const sdoc = JSON.parse(attn([...args, "--explain", "--json", "-"]));
+    p = await open(tmp("sa.html"), "cellpath-selfattn-additive");
+    page = p.page;
+    await hover(page, "example 0 head 1", 2, 1);
+    checkPath("selfattn additive hover", await pathShown(page, "0,0,2,1"), sdoc, sjson, [0, 0, 2, 1]);
+    await hover(page, "example 0 head 1", 0, 2);
+    shown = await pathShown(page, "0,0,0,2");
+    checkPath("selfattn additive causal", shown, sdoc, sjson, [0, 0, 0, 2]);
+    check("selfattn additive: a key after the query says causal, weight 0",
+          /masked \(causal/.test(shown.parts.mask.text) && shown.parts.weight.v[0] === 0, shown.parts.mask.text);
+    await hover(page, "example 1 head 1", 2, 2);
+    shown = await pathShown(page, "1,0,2,2");
+    checkPath("selfattn additive valid_len", shown, sdoc, sjson, [1, 0, 2, 2]);
+    check("selfattn additive: key 2 beyond valid_len 2 says so", /masked \(valid_len 2\)/.test(shown.parts.mask.text),
+          shown.parts.mask.text);
+    // the enlarged panel has its own path beside it
+    const pt = await cellPoint(page, "example 1 head 1", 1, 0);
+    await page.mouse.click(pt.x, pt.y);
+    await page.waitForSelector('canvas[data-panel="example 1 head 1 (enlarged)"]');
+    await hover(page, "example 1 head 1 (enlarged)", 1, 0);
+    shown = await page.evaluate(() => {
+      const a = document.querySelector(".modal aside.cellpath");
+      return a ? a.dataset.cell : null;
+    });
+    await page.waitForFunction(() => {
+      const a = document.querySelector(".modal aside.cellpath");
+      return a && a.dataset.state === "shown";
+    }, null, {timeout: 30000}).catch(() => null);
+    check("selfattn additive: the enlarged panel's path shows its cell", shown === "1,0,1,0", shown);
+    if (h.SHOTS) await page.screenshot({path: require("path").join(h.SHOTS, "cellpath-enlarged.png")});
+    await page.keyboard.press("Escape");
+    await p.finish();
+  }};
+};
