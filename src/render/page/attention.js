@@ -167,7 +167,7 @@ function attentionGrid(spec) {
                                 keydown: (e) => { if (e.key === "Escape") close(); }}},
       el("div", {class: "modal-box"},
          el("button", {class: "close", type: "button", "aria-label": "close", text: "×", on: {click: close}}),
-         el("div", {class: "grid-and-bar"}, p.node, bigPath ? bigPath.node : null),
+         el("div", {class: "att-main"}, p.node, bigPath ? bigPath.node : null),
          el("p", {class: "note", text: "Arrow keys move the highlighted cell; Esc closes."})));
     document.body.append(dlg);
     attnPage.state.enlarged = p.canvas.dataset.panel;
@@ -177,8 +177,9 @@ function attentionGrid(spec) {
   const labels = el("div", {class: "axis-note"},
                     el("span", {text: `rows: ${spec.ylabel || "queries"} · columns: ${spec.xlabel || "keys"}`}));
   view.node = el("div", {class: "att-view"},
-                 el("div", {class: "grid-and-bar"}, grid,
-                    colorbar(spec.cmap.lut, spec.vmin, spec.vmax, "weight", anyMask),
+                 el("div", {class: "att-main"},
+                    el("div", {class: "grid-and-bar"}, grid,
+                       colorbar(spec.cmap.lut, spec.vmin, spec.vmax, "weight", anyMask)),
                     path ? path.node : null), labels);
   view.update = (weights) => {
     view.weights = weights;
