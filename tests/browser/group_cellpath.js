@@ -125,5 +125,80 @@ module.exports = (h) => {
     if (h.SHOTS) await page.screenshot({path: require("path").join(h.SHOTS, "cellpath-enlarged.png")});
     await page.keyboard.press("Escape");
     await p.finish();
+
+    // 3. the tour: step 7's selfattn view has the same path
+    attn(["tour", "--out", "t", "--html"]);
+    const tdoc = JSON.parse(attn(["selfattn", "--explain", "--json", "-"]));
+    const tjson = JSON.parse(attn(["selfattn", "--json", "-"]));
+    p = await open(tmp(require("path").join("t", "index.html")), "cellpath-tour");
+    page = p.page;
+    const argv = await page.evaluate(() => {
+      const v = Array.from(document.querySelectorAll(".tour-view")).find((n) =>
+        /^explore: attn selfattn --png/.test(n.closest("details").querySelector("summary").textContent));
+      v.id = "cp-tour-view";
+      return liveArgv({command: v.closest("details").querySelector("summary").textContent.slice(9)});
+    });
+    check("tour: step 7's view runs attn selfattn", JSON.stringify(argv) === JSON.stringify(["selfattn"]),
+          JSON.stringify(argv));
+    await hover(page, "example 0 head 2", 1, 0, "#cp-tour-view");
+    checkPath("tour selfattn hover", await pathShown(page, "0,1,1,0"), tdoc, tjson, [0, 1, 1, 0]);
+    await p.finish();
+
+    // 4. pool: drag the query along x on the fits; the weights under the
+    // curve are --json's row of the test input nearest the pointer
+    const pjson = JSON.parse(attn(["pool", "--json", "-"]));
+    attn(["pool", "--html", "pool.html"]);
+    p = await open(tmp("pool.html"), "cellpath-pool-drag");
+    page = p.page;
+    const xt = pjson.x_test.flat(), R = pjson.results, last = R.length - 1;
+    const at = (j) => page.evaluate((j) => {
+      const ch = attnPage.charts.fits;
+      ch.canvas.scrollIntoView({block: "center"});
+      return ch.pointAt(0, j);
+    }, j);
+    const start = await at(5), y = start.y;
+    await page.mouse.move(start.x, y);
+    await page.mouse.down();
+    for (const j of [5, 12, 20, 31, 44]) {
+      const pt = await at(j);
+      await page.mouse.move(pt.x, y, {steps: 4});
+      const st = await page.evaluate(() => attnPage.state.pool);
+      check(`pool drag: at test input ${j} (x ${xt[j]}) the query follows`, st.test === j && st.dragging !== null,
+            `${st.test} ${st.dragging}`);
+      check(`pool drag: the weights under the curve are --json's row ${j}`,
+            st.weights.length === pjson.x_train.flat().length &&
+            st.weights.every((v, i) => v === R[last].attention_weights[j][i]));
+    }
+    // beyond the canvas's right edge, still held: the last test input
+    const box = await page.evaluate(() => attnPage.charts.fits.canvas.getBoundingClientRect().toJSON());
+    await page.mouse.move(box.right + 80, y, {steps: 3});
+    let st = await page.evaluate(() => attnPage.state.pool);
+    check("pool drag: past the right edge, the last test input", st.test === xt.length - 1, st.test);
+    await page.mouse.up();
+    st = await page.evaluate(() => attnPage.state.pool);
+    check("pool drag: let go, the drag ends", st.dragging === null);
+    // dragging on the weights chart moves the query too
+    const wc = await page.evaluate(() => {
+      const c = attnPage.charts.weights.canvas;
+      c.scrollIntoView({block: "center"});
+      return c.getBoundingClientRect().toJSON();
+    });
+    await page.mouse.move(wc.left + wc.width * 0.3, wc.top + wc.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(wc.left + wc.width * 0.6, wc.top + wc.height / 2, {steps: 5});
+    await page.mouse.up();
+    st = await page.evaluate(() => attnPage.state.pool);
+    const xAt = await page.evaluate((cx) => attnPage.charts.weights.xAt(cx), wc.left + wc.width * 0.6);
+    let want = 0;
+    xt.forEach((x, j) => { if (Math.abs(x - xAt) < Math.abs(xt[want] - xAt)) want = j; });
+    check("pool drag on the weights: the query is the test input nearest the pointer", st.test === want &&
+          st.weights.every((v, i) => v === R[last].attention_weights[want][i]), `${st.test} vs ${want}`);
+    // the keyboard on the fits: → moves one test input
+    await page.evaluate(() => attnPage.charts.fits.canvas.focus());
+    await page.keyboard.press("ArrowRight");
+    st = await page.evaluate(() => attnPage.state.pool);
+    check("pool: → on the focused fits moves the query one test input", st.test === Math.min(want + 1, xt.length - 1),
+          st.test);
+    await p.finish();
   }};
 };
