@@ -142,6 +142,7 @@ module.exports = (h) => {
           JSON.stringify(argv));
     await hover(page, "example 0 head 2", 1, 0, "#cp-tour-view");
     checkPath("tour selfattn hover", await pathShown(page, "0,1,1,0"), tdoc, tjson, [0, 1, 1, 0]);
+    if (h.SHOTS) await (await page.$("#cp-tour-view")).screenshot({path: require("path").join(h.SHOTS, "cellpath-tour-view.png")});
     await p.finish();
 
     // 4. pool: drag the query along x on the fits; the weights under the
