@@ -105,7 +105,7 @@ static void put_additive(json_writer *jw, const mha_params *m, const float *qa, 
 
 /* The member's numbers, buf, mx, sum, qa, ka, row allocated. */
 static void put_member(json_writer *jw, const problem *pr, const mha_trace *t, int causal,
-                       const ex_sizes *s, float **f)
+                       const ex_sizes *s, float *const *f)
 {
     float *buf = f[0], *mx = f[1], *sum = f[2], *qa = f[3], *ka = f[4];
     const int dot = pr->params.score == SCORE_DOT;
@@ -146,31 +146,70 @@ static int mul4(size_t a, size_t b, size_t c, size_t d, size_t *n)
     return size_mul(a, b, n) || size_mul(*n, c, n) || size_mul(*n, d, n) ? -1 : 0;
 }
 
-int explain_json_member(json_writer *jw, const problem *pr, const mha_trace *t, int causal)
+static ex_sizes sizes_of(const problem *pr)
 {
     const mha_params *m = &pr->params;
     ex_sizes s = {pr->B, m->num_heads, pr->Nq, pr->Nk, m->num_hiddens, 0, 0, 0, 0};
-    size_t n[6], big = 0;
-    float *f[6] = {0};
-    int failed = 0;
     s.p = s.H / s.NH;
     s.F = s.p < EXPLAIN_FIRST ? s.p : EXPLAIN_FIRST;
     s.A = m->score == SCORE_ADDITIVE ? m->a_W_q.weight.shape[0] : 0;
     s.FA = s.A < EXPLAIN_FIRST ? s.A : EXPLAIN_FIRST;
-    /* buf: the largest of (B, NH, Nq, Nk·max(FA, 1)) and (B, NH, max(Nq, Nk), F) */
-    failed |= mul4(s.B, s.NH, s.Nq, s.Nk * (s.FA ? s.FA : 1), &n[0]);
-    failed |= mul4(s.B, s.NH, s.Nq > s.Nk ? s.Nq : s.Nk, s.F, &big);
+    return s;
+}
+
+/* The floats of each of the six buffers; -1 on overflow. */
+static int buffer_counts(const ex_sizes *s, size_t n[6])
+{
+    size_t big = 0;
+    int failed = 0;
+    /* a tensor: the largest of (B, NH, Nq, Nk·max(FA, 1)) and (B, NH, max(Nq, Nk), F) */
+    failed |= mul4(s->B, s->NH, s->Nq, s->Nk, &n[0]) || size_mul(n[0], s->FA ? s->FA : 1, &n[0]);
+    failed |= mul4(s->B, s->NH, s->Nq > s->Nk ? s->Nq : s->Nk, s->F, &big);
     n[0] = n[0] > big ? n[0] : big;
-    failed |= mul4(s.B, s.NH, s.Nq, 1, &n[1]);
-    n[2] = n[1];
-    failed |= mul4(s.B, s.NH, s.Nq, s.A, &n[3]);
-    failed |= mul4(s.B, s.NH, s.Nk, s.A, &n[4]);
-    n[5] = s.p;
-    for (size_t i = 0; i < 6 && !failed; i++)
-        failed |= n[i] && (f[i] = float_alloc(n[i])) == NULL;
-    if (!failed)
-        put_member(jw, pr, t, causal, &s, f);
-    for (size_t i = 0; i < 6; i++)
-        free(f[i]);
+    failed |= mul4(s->B, s->NH, s->Nq, 1, &n[1]); /* row maxima (B, NH, Nq) */
+    n[2] = n[1];                                   /* row sums */
+    failed |= mul4(s->B, s->NH, s->Nq, s->A, &n[3]);
+    failed |= mul4(s->B, s->NH, s->Nk, s->A, &n[4]);
+    n[5] = s->p;
     return failed ? -1 : 0;
+}
+
+size_t explain_json_bytes(const problem *pr)
+{
+    const ex_sizes s = sizes_of(pr);
+    size_t n[6], total = 0;
+    if (buffer_counts(&s, n))
+        return SIZE_MAX;
+    for (size_t i = 0; i < 6; i++)
+        if (size_add(total, n[i], &total))
+            return SIZE_MAX;
+    return size_mul(total, sizeof(float), &total) ? SIZE_MAX : total;
+}
+
+int explain_json_alloc(explain_buffers *eb, const problem *pr)
+{
+    const ex_sizes s = sizes_of(pr);
+    size_t n[6];
+    int failed = buffer_counts(&s, n);
+    memset(eb, 0, sizeof *eb);
+    for (size_t i = 0; i < 6 && !failed; i++)
+        failed |= n[i] && (eb->f[i] = float_alloc(n[i])) == NULL;
+    if (failed)
+        explain_json_free(eb);
+    return failed ? -1 : 0;
+}
+
+void explain_json_free(explain_buffers *eb)
+{
+    for (size_t i = 0; i < 6; i++) {
+        free(eb->f[i]);
+        eb->f[i] = NULL;
+    }
+}
+
+void explain_json_member(json_writer *jw, const problem *pr, const mha_trace *t, int causal,
+                         const explain_buffers *eb)
+{
+    const ex_sizes s = sizes_of(pr);
+    put_member(jw, pr, t, causal, &s, eb->f);
 }

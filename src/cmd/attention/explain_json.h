@@ -35,9 +35,23 @@
 
 #define EXPLAIN_FIRST 8 /* entries shown of each vector */
 
+/* The scratch the member needs, allocated before the JSON is written. */
+typedef struct explain_buffers {
+    float *f[6]; /* a tensor, row maxima, row sums, W_q q (additive), W_k k, a head's row */
+} explain_buffers;
+
+/* The bytes explain_json_alloc takes for pr's run (SIZE_MAX on overflow),
+ * for --max-mem's estimate. */
+size_t explain_json_bytes(const problem *pr);
+
+/* 0, or -1 when memory runs out (every pointer NULL then). */
+int explain_json_alloc(explain_buffers *eb, const problem *pr);
+void explain_json_free(explain_buffers *eb);
+
 /* Writes the "explain" member of pr's run into the open object of jw from
- * the trace of mha_forward (every pointer set). causal: --causal. Returns
- * 0, or -1 when memory runs out (nothing written then). */
-int explain_json_member(json_writer *jw, const problem *pr, const mha_trace *t, int causal);
+ * the trace of mha_forward (every pointer set), with eb's scratch.
+ * causal: --causal. */
+void explain_json_member(json_writer *jw, const problem *pr, const mha_trace *t, int causal,
+                         const explain_buffers *eb);
 
 #endif

@@ -834,6 +834,7 @@ struct json_ctx {
     const float *out, *weights;
     const mha_trace *trace; /* --explain: the "explain" member from it; else NULL */
     int causal;
+    const explain_buffers *eb; /* with trace: the member's scratch */
 };
 
 /* The document's members, and with --explain every cell's path. */
@@ -841,8 +842,8 @@ static void write_json_members(json_writer *jw, const void *arg)
 {
     const struct json_ctx *c = arg;
     problem_write_members(jw, c->pr, c->command, c->out, c->weights);
-    if (c->trace && explain_json_member(jw, c->pr, c->trace, c->causal))
-        json_end(jw); /* out of memory: a broken document, refused below */
+    if (c->trace)
+        explain_json_member(jw, c->pr, c->trace, c->causal, c->eb);
 }
 
 static int write_json(FILE *f, const void *arg)
@@ -1108,7 +1109,8 @@ static int check_run_mem(const problem *pr, const struct attention_args *a, int 
     size_t bytes, total;
     char what[256];
     if (problem_run_bytes(pr, keep_weights, a->explain, &bytes) ||
-        size_add(bytes, pr->queries.size * 4, &total))
+        size_add(bytes, pr->queries.size * 4, &total) ||
+        (a->explain && a->json && size_add(total, explain_json_bytes(pr), &total)))
         total = SIZE_MAX;
     snprintf(what, sizeof what, "batch %zu × %zu heads × %zu queries × %zu keys", pr->B,
              pr->params.num_heads, pr->Nq, pr->Nk);
@@ -1230,10 +1232,17 @@ static int write_results(const problem *pr, const struct attention_args *a, stru
     else if (!a->json)
         print_view(pr, a, out, weights);
     if (a->json) {
+        explain_buffers eb;
         struct json_ctx ctx = {pr, command, out, weights, a->explain ? &rb->trace : NULL,
-                               a->causal};
+                               a->causal, &eb};
+        if (a->explain && explain_json_alloc(&eb, pr)) {
+            cli_error("out of memory for --explain --json's explain member");
+            return EXIT_RUNTIME;
+        }
         status =
             output_json(a->json, write_json, &ctx, rep, "output and attention weights as JSON");
+        if (a->explain)
+            explain_json_free(&eb);
         if (status != EXIT_OK)
             return status;
     }
