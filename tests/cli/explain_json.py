@@ -150,3 +150,9 @@ def group_explain_json(tmp):
     expect(["multihead", "--explain", "--json", os.path.join(tmp, "no", "x.json")], 1,
            err="attn multihead: %s: cannot create: No such file or directory"
            % os.path.join(tmp, "no", "x.json"))
+    # --max-mem counts the member's scratch: 1 MiB runs --explain, not its JSON
+    big = ["multihead", "--score", "additive", "--queries", "50", "--kv", "50", "--explain",
+           "--max-mem", "1M"]
+    expect(big, 0)
+    expect(big + ["--json", "-"], 1, err="attn multihead: batch 2 × 5 heads × 50 queries × 50 "
+           "keys needs about 1.76 MiB, more than --max-mem 1 MiB")
