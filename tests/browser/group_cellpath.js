@@ -86,6 +86,22 @@ module.exports = (h) => {
     check("multihead keyboard: the tooltip shows the focused cell too", /query 1/.test(await tooltipText(page)));
     const runs = await page.evaluate(() => explainRuns.size);
     check("multihead: --explain run once for the page's command (cached)", runs === 1, runs);
+    // a control changed: the redrawn views' paths are the new command's
+    await page.evaluate(() => {
+      const q = document.querySelector('[data-attn-option="--queries"]');
+      q.value = "3";
+      q.dispatchEvent(new Event("input", {bubbles: true}));
+      q.dispatchEvent(new Event("change", {bubbles: true}));
+    });
+    await page.waitForFunction(() => document.querySelector('.live-views[data-redrawn="1"]'), null, {timeout: 30000});
+    const json3 = JSON.parse(attn(["multihead", "--queries", "3", "--json", "-"]));
+    const doc3 = JSON.parse(attn(["multihead", "--queries", "3", "--explain", "--json", "-"]));
+    const t0 = Date.now();
+    await hover(page, "example 0 head 4", 2, 2);
+    shown = await pathShown(page, "0,3,2,2");
+    console.log(`     multihead --queries 3: the path shown ${Date.now() - t0} ms after the hover (a first --explain run)`);
+    checkPath("multihead after a control's change", shown, doc3, json3, [0, 3, 2, 2]);
+    check("multihead: the new command's --explain run once more", await page.evaluate(() => explainRuns.size) === 2);
     await p.finish();
 
     // 2. self-attention with additive scoring, causal, valid lengths
