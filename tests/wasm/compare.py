@@ -25,6 +25,8 @@ COMMANDS = [
     "multihead --explain --batch 1 --queries 2 --kv 3 --hiddens 4 --heads 2 --fill random",
     "multihead --fill random --queries 300 --kv 260 --hiddens 96 --heads 4 --json -",
     "multihead --fill random --stream --json -", "multihead --describe",
+    "multihead --explain --json -", "multihead --explain --valid-lens 2,3 --json -",
+    "selfattn --explain --score additive --valid-lens 2,3 --causal --fill random --json -",
     "selfattn --tokens '我 爱 苹果 。' --posenc --json -", "selfattn --permute",
     "selfattn --scale-sweep --dims 1:64 --samples 500", "selfattn --no-proj --explain",
     "posenc", "posenc --json -", "posenc --dim 33 --steps 10 --layout concat --json -",

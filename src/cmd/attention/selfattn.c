@@ -17,6 +17,7 @@
 #include "commands.h"
 #include "attention_demos.h"
 #include "depth.h"
+#include "explain_json.h"
 #include "explain_shapes.h"
 #include "json_writer.h"
 #include "model_input.h"
@@ -831,11 +832,25 @@ struct json_ctx {
     const problem *pr;
     const char *command;
     const float *out, *weights;
+    const mha_trace *trace; /* --explain: the "explain" member from it; else NULL */
+    int causal;
+    const explain_buffers *eb; /* with trace: the member's scratch */
 };
+
+/* The document's members, and with --explain every cell's path. */
+static void write_json_members(json_writer *jw, const void *arg)
+{
+    const struct json_ctx *c = arg;
+    problem_write_members(jw, c->pr, c->command, c->out, c->weights);
+    if (c->trace)
+        explain_json_member(jw, c->pr, c->trace, c->causal, c->eb);
+}
 
 static int write_json(FILE *f, const void *arg)
 {
     const struct json_ctx *c = arg;
+    if (c->trace)
+        return json_document(f, 0, write_json_members, arg);
     return problem_write_json(f, c->pr, c->command, c->out, c->weights);
 }
 
@@ -1094,7 +1109,8 @@ static int check_run_mem(const problem *pr, const struct attention_args *a, int 
     size_t bytes, total;
     char what[256];
     if (problem_run_bytes(pr, keep_weights, a->explain, &bytes) ||
-        size_add(bytes, pr->queries.size * 4, &total))
+        size_add(bytes, pr->queries.size * 4, &total) ||
+        (a->explain && a->json && size_add(total, explain_json_bytes(pr), &total)))
         total = SIZE_MAX;
     snprintf(what, sizeof what, "batch %zu × %zu heads × %zu queries × %zu keys", pr->B,
              pr->params.num_heads, pr->Nq, pr->Nk);
@@ -1207,16 +1223,26 @@ static int write_results(const problem *pr, const struct attention_args *a, stru
     const float *out = rb->out.data, *weights = rb->weights.data;
     FILE *rep = output_report_stream(a->json);
     int status = EXIT_OK;
-    if (a->explain && a->stream)
+    /* --explain's text on stdout, unless stdout is the JSON (--json -):
+     * then the JSON's "explain" member holds its numbers alone */
+    if (a->explain && rep == stdout && a->stream)
         print_stream_explain(pr, a, &rb->trace, out, weights);
-    else if (a->explain)
+    else if (a->explain && rep == stdout)
         print_explain(pr, a, &rb->trace, out, weights, rb->tmp);
     else if (!a->json)
         print_view(pr, a, out, weights);
     if (a->json) {
-        struct json_ctx ctx = {pr, command, out, weights};
+        explain_buffers eb;
+        struct json_ctx ctx = {pr, command, out, weights, a->explain ? &rb->trace : NULL,
+                               a->causal, &eb};
+        if (a->explain && explain_json_alloc(&eb, pr)) {
+            cli_error("out of memory for --explain --json's explain member");
+            return EXIT_RUNTIME;
+        }
         status =
             output_json(a->json, write_json, &ctx, rep, "output and attention weights as JSON");
+        if (a->explain)
+            explain_json_free(&eb);
         if (status != EXIT_OK)
             return status;
     }

@@ -66,6 +66,8 @@ function attentionGrid(spec) {
   const columns = thumb ? Math.max(1, Math.min(ncols, Math.floor(width / (thumb + 16)))) : ncols;
   grid.style.gridTemplateColumns = `repeat(${columns}, auto)`;
   const view = {node: null, panels, weights: spec.weights, pending: null};
+  // the numbers behind the selected weight, beside the panels
+  const path = spec.explainArgv ? cellPathAside(spec) : null;
 
   // one width for every panel's query labels, so that the panels align
   const allY = [];
@@ -134,6 +136,7 @@ function attentionGrid(spec) {
             : Array.from({length: Nq}, (_, i) => tokenAt(row.query_tokens, i)),
         xt: Array.from({length: Nk}, (_, i) => tokenAt(row.key_tokens, i)),
         onPick: pick(r, h), ytWidth, thumb,
+        onSelect: path && ((qi, k) => path.show(r, h, qi, k)),
       });
       if (!view.weights && pv) p.paintPreview(pv.index, (r * heads + h) * pv.gr * pv.gc, pv.gr, pv.gc, blockMasked(r, h));
       p.r = r;
@@ -148,6 +151,7 @@ function attentionGrid(spec) {
     const row = spec.rows[r], rows = row.query !== undefined ? 1 : Nq;
     const big = cellSize(rows, Nk, Math.min(window.innerWidth, window.innerHeight) * 0.7, 64);
     const [values, offset] = source(r, h);
+    const bigPath = path ? cellPathAside(spec) : null;
     const p = heatPanel({
       name: `${row.name} ${headName(h)} (enlarged)`, title: `${row.name} · ${headName(h)}`,
       rows, cols: Nk, cell: big, values, offset,
@@ -155,6 +159,7 @@ function attentionGrid(spec) {
       yt: row.query !== undefined ? [tokenAt(row.query_tokens, row.query)]
           : Array.from({length: Nq}, (_, i) => tokenAt(row.query_tokens, i)),
       xt: Array.from({length: Nk}, (_, i) => tokenAt(row.key_tokens, i)),
+      onSelect: bigPath && ((qi, k) => bigPath.show(r, h, qi, k)),
     });
     const close = () => { dlg.remove(); tooltip.hide(); attnPage.state.enlarged = null; };
     const dlg = el("div", {class: "modal", role: "dialog", "aria-modal": "true", "aria-label": "enlarged panel",
@@ -162,7 +167,8 @@ function attentionGrid(spec) {
                                 keydown: (e) => { if (e.key === "Escape") close(); }}},
       el("div", {class: "modal-box"},
          el("button", {class: "close", type: "button", "aria-label": "close", text: "×", on: {click: close}}),
-         p.node, el("p", {class: "note", text: "Arrow keys move the highlighted cell; Esc closes."})));
+         el("div", {class: "att-main"}, p.node, bigPath ? bigPath.node : null),
+         el("p", {class: "note", text: "Arrow keys move the highlighted cell; Esc closes."})));
     document.body.append(dlg);
     attnPage.state.enlarged = p.canvas.dataset.panel;
     p.canvas.focus();
@@ -171,8 +177,10 @@ function attentionGrid(spec) {
   const labels = el("div", {class: "axis-note"},
                     el("span", {text: `rows: ${spec.ylabel || "queries"} · columns: ${spec.xlabel || "keys"}`}));
   view.node = el("div", {class: "att-view"},
-                 el("div", {class: "grid-and-bar"}, grid,
-                    colorbar(spec.cmap.lut, spec.vmin, spec.vmax, "weight", anyMask)), labels);
+                 el("div", {class: "att-main"},
+                    el("div", {class: "grid-and-bar"}, grid,
+                       colorbar(spec.cmap.lut, spec.vmin, spec.vmax, "weight", anyMask)),
+                    path ? path.node : null), labels);
   view.update = (weights) => {
     view.weights = weights;
     if (avg) average();
@@ -336,6 +344,10 @@ function attentionView(root, pg, shape, vmin, vmax, preview) {
   const spec = {rows: pg.rows, heads: NH, Nq, Nk, weights: null, causal: pg.causal,
                 cmap: colormap(pg.cmap), vmin, vmax, xlabel: pg.xlabel, ylabel: pg.ylabel, preview};
   if (pg.titles) spec.headName = (h) => pg.titles[h]; // attn heatmap --titles, attn score
+  // multihead and selfattn over examples: each weight's path from --explain
+  const argv = pg.command ? liveArgv(pg) : null;
+  if (argv && EXPLAINED.has(argv[0]) && pg.rows.every((r) => /^example \d+$/.test(r.name)))
+    spec.explainArgv = argv;
   const col = pg.column || "head"; // attn score: a panel per example
   spec.column = col;
   const grid = attentionGrid(spec);
@@ -345,7 +357,8 @@ function attentionView(root, pg, shape, vmin, vmax, preview) {
             `${Nq} ${Nq === 1 ? "query" : "queries"} × ${Nk} ${Nk === 1 ? "key" : "keys"}; ` +
             `one colour scale from ${fmtShort(vmin)} to ${fmtShort(vmax)}. ` +
             "Hover a cell for its weight; click a panel to enlarge it.", grid.node,
-            keysNote([["hover", "query, key and weight of a cell"], ["click / Enter", "enlarge a panel"],
+            keysNote([["hover", "query, key and weight of a cell" +
+                       (spec.explainArgv ? "; beside the panels, the numbers behind it" : "")], ["click / Enter", "enlarge a panel"],
                       ["← ↑ → ↓", "move the highlighted cell (in a focused panel)"], ["Esc", "close the enlarged panel"]])),
     section("Head view", "Queries on the left, keys on the right; a line's opacity is the weight, one colour per " +
             `${col}. Click a colour to hide or show its ${col}; hover a token to see only its lines.`, hvNode));
@@ -360,4 +373,101 @@ function attentionView(root, pg, shape, vmin, vmax, preview) {
       hvNode = hv.node;
     },
   };
+}
+
+// ---- the numbers behind a weight (SPEC §14) ------------------------------
+// `attn ARGV --explain --json -` run by the page's module, once per
+// command: its "explain" member (cmd/attention/explain_json.h) holds every
+// cell's path, the numbers --explain prints.
+
+const EXPLAINED = new Set(["multihead", "selfattn"]);
+const explainRuns = new Map(); // JSON of argv → a promise of the document
+
+function explainDoc(argv) {
+  const key = JSON.stringify(argv);
+  if (!explainRuns.has(key)) {
+    if (explainRuns.size >= 8) explainRuns.delete(explainRuns.keys().next().value);
+    const words = argv.includes("--explain") ? argv : [...argv, "--explain"];
+    explainRuns.set(key, attnLive.run(words).then((text) => JSON.parse(text)));
+  }
+  return explainRuns.get(key);
+}
+
+// A number as the path shows it (data-v: the module's own, exactly).
+function pathNum(x) {
+  return el("span", {class: "cp-num", "data-v": String(x),
+                     text: Math.abs(x) >= 1e5 ? fmtShort(x) : fmt4(x)});
+}
+
+// [a, b, …] of the first entries, "…" when the vector has more.
+function pathVec(xs, n) {
+  const parts = ["["];
+  xs.forEach((x, i) => parts.push(i ? ", " : "", pathNum(x)));
+  parts.push(n > xs.length ? ", …]" : "]");
+  return el("span", {class: "cp-vec"}, ...parts);
+}
+
+function pathLine(part, label, ...rest) {
+  return el("div", {class: "cp-line", "data-part": part}, el("span", {class: "cp-label", text: label}), ...rest);
+}
+
+// The path of cell (b, h, q, k) of doc (the --explain --json document).
+function pathLines(doc, spec, row, b, h, q, k) {
+  const e = doc.explain, w = doc.attention_weights[b][h][q][k];
+  const F = e.first, masked = e.masked[b][h][q][k] === 1;
+  const lines = [
+    pathLine("q", `q = Q_${h + 1}[${q}] (${F < e.p ? `first ${F} of ` : ""}p = ${e.p})`, pathVec(e.q[b][h][q], e.p)),
+    pathLine("k", `k = K_${h + 1}[${k}]`, pathVec(e.k[b][h][k], e.p))];
+  if (e.score === "dot") {
+    lines.push(pathLine("score", "q·k =", pathNum(e.scores[b][h][q][k])),
+               pathLine("scaled", `÷ √${e.p} = ${fmt4(e.scale)} →`, pathNum(e.scaled[b][h][q][k])));
+  } else {
+    const FA = e.first_hiddens, more = e.hiddens;
+    lines.push(pathLine("qa", `W_q q (${FA < more ? `first ${FA} of ` : ""}${more})`, pathVec(e.qa[b][h][q], more)),
+               pathLine("ka", "W_k k", pathVec(e.ka[b][h][k], more)),
+               pathLine("tanh", "tanh(W_q q + W_k k)", pathVec(e.tanh[b][h][q][k], more)),
+               pathLine("w_v", "w_v", pathVec(e.w_v, more)),
+               pathLine("score", "w_vᵀ tanh(…) =", pathNum(e.scores[b][h][q][k])));
+  }
+  const why = maskReason(row, spec.causal, q, k, h);
+  lines.push(masked ? pathLine("mask", `masked (${why || "masked"}): the score becomes`, pathNum(e.masked_scores[b][h][q][k]))
+                    : pathLine("mask", "not masked: the score stays", pathNum(e.masked_scores[b][h][q][k])),
+             pathLine("row_max", "row max m =", pathNum(e.row_max[b][h][q])),
+             pathLine("row_sum_exp", "Σⱼ e^(sⱼ − m) =", pathNum(e.row_sum_exp[b][h][q])),
+             pathLine("weight", masked ? "weight e^(s − m) / Σ (masked) =" : "weight e^(s − m) / Σ =", pathNum(w)),
+             pathLine("v", `v = V_${h + 1}[${k}]`, pathVec(e.v[b][h][k], e.p)),
+             pathLine("output", `output of query ${q}, Σⱼ wⱼ vⱼ`, pathVec(e.head_output[b][h][q], e.p)));
+  return lines;
+}
+
+// The aside of a grid: show(r, h, qi, k) fills it with that cell's path,
+// computed by the module (the page's command with --explain).
+function cellPathAside(spec) {
+  const hint = "Hover a weight, or focus a panel (Tab) and move with the arrow keys: " +
+               "its path from q and k to the weight appears here.";
+  const body = el("div", {class: "cp-body"}, el("p", {class: "note", text: hint}));
+  const head = el("div", {class: "cp-head", text: "The numbers behind a weight"});
+  const node = el("aside", {class: "cellpath", "aria-live": "polite", "aria-label": "the numbers behind the weight",
+                            "data-state": "idle"}, head, body);
+  let serial = 0;
+  const show = async (r, h, qi, k) => {
+    const mine = ++serial, row = spec.rows[r];
+    const q = row.query !== undefined ? row.query : qi, b = Number(/\d+$/.exec(row.name)[0]);
+    const set = (state, ...children) => {
+      node.dataset.state = state;
+      body.replaceChildren(...children);
+    };
+    node.dataset.cell = `${b},${h},${q},${k}`;
+    head.textContent = `${row.name} · ${h < 0 ? "heads averaged" : `head ${h + 1}`} · query ${q} ` +
+                       `“${tokenAt(row.query_tokens, q)}” → key ${k} “${tokenAt(row.key_tokens, k)}”`;
+    if (h < 0) return set("none", el("p", {class: "note", text: "The heads' mean has no path of its own: hover a head."}));
+    set("loading", el("p", {class: "note", text: "computing the path (attn … --explain)…"}));
+    try {
+      const doc = await explainDoc(spec.explainArgv);
+      if (mine === serial) set("shown", ...pathLines(doc, spec, row, b, h, q, k));
+    } catch (err) {
+      if (mine === serial) set("error", el("p", {class: "note", text: err.message}));
+    }
+  };
+  return {node, show};
 }

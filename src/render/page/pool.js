@@ -18,7 +18,7 @@ function poolPage(root, data, pg) {
   const W = res.map((r) => poolNumbers(r.attention_weights)); // each (m, n)
   const yhat = res.map((r) => poolNumbers(r.y_hat));
   const names = pg.names, color = (k) => PALETTE[(k + 1) % PALETTE.length];
-  const state = {result: res.length - 1, test: Math.floor(m / 2)};
+  const state = {result: res.length - 1, test: Math.floor(m / 2), dragging: null};
   attnPage.state.kind = "pool";
   attnPage.state.pool = state;
 
@@ -79,12 +79,26 @@ function poolPage(root, data, pg) {
     drawWeights();
   }
   slider.addEventListener("input", () => choose(state.result, Number(slider.value)));
-  // pointing at the fits: the test input nearest the pointer's x
-  fits.canvas.addEventListener("mousemove", (e) => {
-    const x = fits.xAt(e.clientX);
+  // the test input nearest x: the query the pointer means
+  const nearest = (x) => {
     let best = 0;
     for (let j = 1; j < m; j++) if (Math.abs(xt[j] - x) < Math.abs(xt[best] - x)) best = j;
-    choose(state.result, best);
+    return best;
+  };
+  // pointing at the fits: the test input nearest the pointer's x
+  fits.canvas.addEventListener("mousemove", (e) => {
+    if (!state.dragging) choose(state.result, nearest(fits.xAt(e.clientX)));
+  });
+  poolDrag(fits.canvas, () => fits, nearest, (j) => choose(state.result, j), state);
+  poolDrag(weightsBox, () => attnPage.charts.weights, nearest, (j) => choose(state.result, j), state);
+  // the fits focused: ← → move the query one test input
+  fits.canvas.tabIndex = 0;
+  fits.canvas.setAttribute("aria-label", "the fits: drag along x, or ← →, to move the query");
+  fits.canvas.addEventListener("keydown", (e) => {
+    const step = {ArrowLeft: -1, ArrowRight: 1}[e.key];
+    if (!step) return;
+    e.preventDefault();
+    choose(state.result, Math.max(0, Math.min(m - 1, state.test + step)));
   });
 
   // the heatmaps: rows the test inputs (queries), columns the training inputs (keys)
@@ -103,7 +117,8 @@ function poolPage(root, data, pg) {
             "Nadaraya–Watson regression as attention pooling: each test input is a query, the training inputs are " +
             "the keys and their y the values; ŷ is the weighted sum of the values. Point at a test input on the " +
             "fits (or at a row of a heatmap below) to draw its weights over the training points under the curve; " +
-            "hover a bar for its numbers.",
+            "drag along x on the fits or on the weights and they follow the query (it snaps to the nearest of the " +
+            `${m} test inputs: the weights shown are --json's, exactly); hover a bar for its numbers.`,
             el("div", {class: "controls"}, el("span", {class: "note", text: "weights of"}), el("span", {class: "seg"}, ...buttons)),
             el("div", {class: "controls"}, el("label", {text: "test input "}, slider)),
             fits.node, said, weightsBox),
@@ -119,6 +134,33 @@ function poolPage(root, data, pg) {
   buttons.forEach((b, i) => b.setAttribute("aria-pressed", String(i === state.result)));
   fits.setCursor(xt[state.test]);
   drawWeights();
+}
+
+// Dragging along x on node (a pointer pressed there, held): each move
+// sets the query to the test input nearest the pointer's x on chart(),
+// also beyond the node's edges (the pointer captured) until it is let go.
+function poolDrag(node, chart, nearest, set, state) {
+  node.style.touchAction = "none";
+  const move = (e) => {
+    if (state.dragging !== e.pointerId) return;
+    set(nearest(chart().xAt(e.clientX)));
+  };
+  node.addEventListener("pointerdown", (e) => {
+    if (e.button !== 0) return;
+    state.dragging = e.pointerId;
+    node.setPointerCapture(e.pointerId);
+    node.classList.add("dragging");
+    move(e);
+  });
+  node.addEventListener("pointermove", move);
+  const end = (e) => {
+    if (state.dragging !== e.pointerId) return;
+    state.dragging = null;
+    node.classList.remove("dragging");
+    if (node.hasPointerCapture(e.pointerId)) node.releasePointerCapture(e.pointerId);
+  };
+  node.addEventListener("pointerup", end);
+  node.addEventListener("pointercancel", end);
 }
 
 // [lo, hi] over the values of a and b.
