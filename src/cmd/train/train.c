@@ -1131,7 +1131,8 @@ static void png_panels(const run *r, heat_panel *panels, panel_title *titles,
             const snapshot *sp = &r->snaps[sn[k]];
             rowx[gr] = pr->labels;
             rowy[gr] = pr->labels + pr->at;
-            snprintf(row_titles[gr], sizeof row_titles[0], "%s: %s's row %s, step %ld · loss %.4f on the %s",
+            snprintf(row_titles[gr], sizeof row_titles[0],
+                     "%s: %s's row %s, step %ld · loss %.4f on the %s",
                      pr->name, pr->labels[pr->at], k ? "after" : "before", sp->step, sp->loss,
                      set);
             head_row(&panels[gr * NH], &titles[gr * NH], sp->weights[p] + pr->at * pr->len, L,
