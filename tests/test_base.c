@@ -111,6 +111,23 @@ static void test_utf8(void)
     CHECK(s == cut + 2);
 }
 
+/* utf8_is_cjk: Chinese and Japanese characters (Han, kana, CJK
+ * punctuation, fullwidth forms), each block's ends; not the ideographic
+ * space, Hangul, Latin, U+FFFD or a malformed byte. */
+static void test_utf8_is_cjk(void)
+{
+    static const uint32_t yes[] = {0x6211 /* 我 */, 0x4E00, 0x9FFF, 0x3400, 0x4DBF, 0x3001 /* 、 */,
+                                   0x3002 /* 。 */, 0x3042 /* あ */, 0x30AB /* カ */, 0x30FF,
+                                   0xF900, 0xFF0C /* ， */, 0xFF01, 0xFF60, 0x20000, 0x3FFFD};
+    static const uint32_t no[] = {'a', ' ', 0x3000 /* ideographic space */, 0x33FF, 0x4DC0,
+                                  0xA000, 0xAC00 /* 가 */, 0xD7A3, 0xFF00, 0xFF61 /* ｡ */,
+                                  0xFFFD, 0x3FFFE, UTF8_INVALID, 0};
+    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
+        CHECK_INT(utf8_is_cjk(yes[i]), 1);
+    for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)
+        CHECK_INT(utf8_is_cjk(no[i]), 0);
+}
+
 /* cores_free: at least 1, at most `most`; two processes spinning are two
  * of the online CPUs taken (they are runnable the whole time, on a core
  * or waiting for one), whatever else the machine runs. */
@@ -146,6 +163,7 @@ int main(void)
 {
     test_cores_free();
     test_utf8();
+    test_utf8_is_cjk();
     test_float_alloc();
     test_mem_limit();
     return check_summary("test_base");

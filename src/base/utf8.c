@@ -35,3 +35,14 @@ bad:
     *s += 1;
     return UTF8_INVALID;
 }
+
+int utf8_is_cjk(uint32_t cp)
+{
+    return (cp >= 0x3001 && cp <= 0x303F) ||   /* CJK punctuation: 、。「」 */
+           (cp >= 0x3040 && cp <= 0x30FF) ||   /* hiragana, katakana */
+           (cp >= 0x3400 && cp <= 0x4DBF) ||   /* Han, extension A */
+           (cp >= 0x4E00 && cp <= 0x9FFF) ||   /* Han, the unified block */
+           (cp >= 0xF900 && cp <= 0xFAFF) ||   /* Han, compatibility */
+           (cp >= 0xFF01 && cp <= 0xFF60) ||   /* fullwidth forms: ，！？ */
+           (cp >= 0x20000 && cp <= 0x3FFFD);   /* Han, extensions B and on */
+}

@@ -18,4 +18,11 @@
  * terminating NUL (a NUL is not a continuation byte). */
 uint32_t utf8_next(const char **s);
 
+/* 1 for a character of Chinese or Japanese text, written without spaces
+ * between words: Han ideographs (and their extensions and compatibility
+ * forms), hiragana, katakana, CJK punctuation (not U+3000, the
+ * ideographic space) and fullwidth forms; else 0. Hangul is not one:
+ * Korean puts spaces between its words. */
+int utf8_is_cjk(uint32_t cp);
+
 #endif

@@ -380,13 +380,15 @@ void opt_usage(FILE *f, const struct opt *opts)
 {
     fputs("Options:\n", f);
     for (const struct opt *o = opts; o->type != OPTION_END; o++) {
-        int w;
+        int w; /* display columns so far: argh may hold "…" (3 bytes, 1 column) */
         if (o->short_name)
             w = fprintf(f, "  -%c, --%s", o->short_name, o->long_name);
         else
             w = fprintf(f, "      --%s", o->long_name);
-        if (o->argh)
-            w += fprintf(f, " %s", o->argh);
+        if (o->argh) {
+            fprintf(f, " %s", o->argh);
+            w += 1 + (int)term_text_columns(o->argh);
+        }
         if (w < HELP_COLUMN)
             fprintf(f, "%*s", HELP_COLUMN - w, "");
         else

@@ -12,6 +12,7 @@
 #include "json_in.h"
 #include "json_writer.h"
 #include "rng.h"
+#include "utf8.h"
 
 #define MAX_LEN 1000000000L /* the largest valid_len accepted */
 #define MAX_HEADS 1000000L
@@ -704,11 +705,66 @@ void token_embedding(float *x, size_t D, const char *token)
         x[i] = (float)rng_normal(&r);
 }
 
+/* 1 when [a, b) is one word of Chinese or Japanese: no space in it, at
+ * least two characters, every one CJK (utf8_is_cjk). */
+static int cjk_run(const char *a, const char *b)
+{
+    size_t n = 0;
+    while (a < b) {
+        uint32_t cp = utf8_next(&a);
+        if (cp == 0 || a > b || !utf8_is_cjk(cp))
+            return 0;
+        n++;
+    }
+    return n >= 2;
+}
+
+/* text with a space after every character of each sentence that is one
+ * unspaced run of CJK ("我爱北京 | a b" → "我 爱 北 京 | a b"): Chinese and
+ * Japanese do not space their words, and a learner typing 我爱北京 means
+ * its characters as the tokens. Other text is copied as it is. NULL when
+ * out of memory. */
+static char *space_cjk(const char *text)
+{
+    size_t len = strlen(text), cap;
+    char *out, *o;
+    /* at most one space a byte, and the NUL */
+    if (size_mul(len, 2, &cap) != 0 || size_add(cap, 1, &cap) != 0 || !(out = malloc(cap)))
+        return NULL;
+    o = out;
+    for (const char *sent = text;;) {
+        const char *end = sent + strcspn(sent, "|");
+        const char *a = sent, *b = end;
+        while (a < b && strchr(" \t\n", *a))
+            a++;
+        while (b > a && strchr(" \t\n", b[-1]))
+            b--;
+        if (cjk_run(a, b)) {
+            /* each character, then a space */
+            for (const char *p = a; p < b; *o++ = ' ') {
+                const char *c = p;
+                (void)utf8_next(&p);
+                memcpy(o, c, (size_t)(p - c));
+                o += p - c;
+            }
+        } else {
+            memcpy(o, sent, (size_t)(end - sent));
+            o += end - sent;
+        }
+        if (*end == '\0')
+            break;
+        *o++ = '|';
+        sent = end + 1;
+    }
+    *o = '\0';
+    return out;
+}
+
 /* Split "a b c | d e" into sentences of whitespace-separated tokens. On
  * success *words holds the B·N labels (row-major, "<pad>" after a short
  * sentence) and lens the B lengths. */
-static int split_sentences(const char *text, size_t *B, size_t *N, char ***words, long **lens,
-                           char *err, size_t errlen)
+static int split_spaced(const char *text, size_t *B, size_t *N, char ***words, long **lens,
+                        char *err, size_t errlen)
 {
     size_t b = 0, n = 0, maxn = 0, nsent = 1, i, t;
     const char **flat = NULL; /* (B, N) pointers into copies */
@@ -771,6 +827,22 @@ fail:
 done:
     free(flat);
     free(buf);
+    return status;
+}
+
+/* split_spaced on the text with its unspaced CJK sentences spaced. */
+static int split_sentences(const char *text, size_t *B, size_t *N, char ***words, long **lens,
+                           char *err, size_t errlen)
+{
+    char *spaced = space_cjk(text);
+    int status;
+    if (!spaced) {
+        snprintf(err, errlen, "--tokens: out of memory");
+        *lens = NULL;
+        return -1;
+    }
+    status = split_spaced(spaced, B, N, words, lens, err, errlen);
+    free(spaced);
     return status;
 }
 

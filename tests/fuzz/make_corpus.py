@@ -69,6 +69,8 @@ OPTIONS = [
     "multihead --query-size 3 --key-size 5 --value-size 2 --hiddens 6 --heads 3 --json o.json",
     "selfattn",
     "selfattn --tokens 苹果 发布 了 新的 产品 --hiddens 16 --heads 2",
+    "selfattn --tokens 我爱北京天安门|こんにちは。 --hiddens 8 --heads 2",
+    "selfattn --tokens 我爱NLP | 안녕하세요 --queries 3",
     "selfattn --input x.json --png apple.png",
     "selfattn --stream --explain --batch 1 --queries 5 --hiddens 4 --heads 1 --fill random --valid-lens none",
     "selfattn --tokens a b | c d --posenc --no-proj --explain",

@@ -159,7 +159,9 @@ const struct opt selfattn_options[] = {
              "label the positions and embed each token from its\n"
              "text (the same word, the same vector in every\n"
              "sentence); sentences separated by | form a batch,\n"
-             "padded, with their lengths as valid_lens"),
+             "padded, with their lengths as valid_lens; a\n"
+             "sentence with no space, all Chinese or Japanese,\n"
+             "is its characters (我爱北京: 4 tokens)"),
     OPT_FLAG(0, "posenc", posenc, "add the sinusoidal positional encoding to X"),
     OPT_FLAG(0, "no-proj", po.no_proj, "identity projections: Q = K = V = X, W_o = I"),
     OPT_FLAG(0, "permute", permute, "demo: order blindness (below)"),

@@ -494,15 +494,29 @@ static void print_result(FILE *f, const pool_result *r, const pool_data *d,
         else
             fprintf(f, "  learned w 0: σ = 1/|w| is infinite, every weight equal\n");
     }
-    if (r->unreached)
-        fprintf(f, "  %zu of %zu test inputs no training point reaches (all weights 0): "
-                   "no prediction there (null in JSON)\n",
-                r->unreached, d->m);
-    if (isnan(r->mse))
+    if (!d->y_truth) {
+        if (r->unreached)
+            fprintf(f, "  %zu of %zu test inputs no training point reaches (all weights 0): "
+                       "no prediction there (null in JSON)\n",
+                    r->unreached, d->m);
         fprintf(f, "  MSE: no truth to measure against\n");
-    else
+    } else if (r->unreached == d->m) {
+        fprintf(f, "  MSE against the truth: none, no test input has a training point within "
+                   "σ (every weight 0: no prediction, null in JSON)\n");
+    } else if (r->unreached) {
+        /* the error is over the reached inputs only: say how many were not */
+        fprintf(f, "  MSE against the truth %.6f over %zu of %zu test inputs; %zu %s no "
+                   "training point within σ (every weight 0: no prediction, null in JSON)\n",
+                r->mse, d->m - r->unreached, d->m, r->unreached,
+                r->unreached == 1 ? "has" : "have");
+    } else {
         fprintf(f, "  MSE against the truth %.6f\n", r->mse);
-    fprintf(f, "  mean largest weight %.6f\n", r->peak);
+    }
+    if (r->unreached == d->m)
+        fprintf(f, "  mean largest weight: none\n");
+    else
+        fprintf(f, "  mean largest weight %.6f%s\n", r->peak,
+                r->unreached ? " (over the same test inputs)" : "");
 }
 
 /* One row of the side by side: what, then each of the pair's values. */

@@ -82,6 +82,11 @@ static void write_result(json_writer *jw, const pool_result *r, const pool_data 
     json_end(jw);
     pool_json_number(jw, "mse", r->mse);
     pool_json_number(jw, "mean_max_weight", r->peak);
+    /* a kernel that is 0 beyond σ: how many test inputs no training point
+     * reaches (mse and mean_max_weight are over the others) */
+    if (r->method == POOL_NONPARAMETRIC &&
+        (r->kernel == POOL_BOXCAR || r->kernel == POOL_EPANECHIKOV))
+        json_number(jw, "unreached", (double)r->unreached);
     if (r->method >= POOL_PARAMETRIC && r->keep_self)
         json_bool(jw, "keep_self", 1);
     if (r->method == POOL_ADDITIVE) {

@@ -1086,7 +1086,7 @@ static int write_json(FILE *f, const void *ctx)
 }
 
 /* Panel titles, (rows, cols) of them. */
-typedef char panel_title[96];
+typedef char panel_title[160];
 
 /* A row of --png's panels, a column per head of every layer (L · nh,
  * titled "layer l head h", or "head h" for one layer): head h's weights
@@ -1114,12 +1114,16 @@ static void png_panels(const run *r, heat_panel *panels, panel_title *titles,
 {
     const size_t L = r->tr.model.cfg.layers, NH = L * r->tr.model.cfg.heads; /* columns */
     const size_t nh = r->tr.model.cfg.heads;
+    /* the snapshot's loss is final's (SPEC §9), on the evaluation set after
+     * that step's update; the log's is the batch's, before it: say which */
+    const char *set = r->a->data ? "training set" : "evaluation set";
     size_t gr = 0;
     if (r->nprobes == 1) {
         const probe *pr = &r->probes[0];
         for (size_t s = 0; s < r->nsnap; s++, gr++) {
-            snprintf(row_titles[gr], sizeof row_titles[0], "step %ld · loss %.4f",
-                     r->snaps[s].step, r->snaps[s].loss);
+            snprintf(row_titles[gr], sizeof row_titles[0],
+                     "step %ld · loss %.4f on the %s with these weights (the log's: the "
+                     "step's batch, before its update)", r->snaps[s].step, r->snaps[s].loss, set);
             head_row(&panels[gr * NH], &titles[gr * NH], r->snaps[s].weights[0], L, nh, pr->len,
                      pr->len);
         }
@@ -1133,8 +1137,10 @@ static void png_panels(const run *r, heat_panel *panels, panel_title *titles,
             const snapshot *sp = &r->snaps[sn[k]];
             rowx[gr] = pr->labels;
             rowy[gr] = pr->labels + pr->at;
-            snprintf(row_titles[gr], sizeof row_titles[0], "%s: %s's row %s, step %ld · loss %.4f",
-                     pr->name, pr->labels[pr->at], k ? "after" : "before", sp->step, sp->loss);
+            snprintf(row_titles[gr], sizeof row_titles[0],
+                     "%s: %s's row %s, step %ld · loss %.4f on the %s",
+                     pr->name, pr->labels[pr->at], k ? "after" : "before", sp->step, sp->loss,
+                     set);
             head_row(&panels[gr * NH], &titles[gr * NH], sp->weights[p] + pr->at * pr->len, L,
                      nh, pr->len, 1);
         }

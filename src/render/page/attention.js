@@ -331,6 +331,12 @@ function attentionPreviewPage(root, pv) {
   // the float32 the C found, exactly: "%.9g" reads back as the same float32
   const vmin = Math.fround(p.vmin), vmax = Math.fround(p.vmax);
   attnPage.preview = {vmin, vmax, grid: p.grid.slice()};
+  // a page this large has no controls: say why, and what it offers
+  const n = p.shape.reduce((a, b) => a * b, 1);
+  root.append(el("p", {class: "note bert-note", text: `No controls on this page: its ${n.toLocaleString("en")} ` +
+    "weights are drawn from a preview, and a change would rerun and redraw every one of them, seconds " +
+    "each, not a slider's pace. To change it, rerun the command above with other options. What it offers: " +
+    "every weight on hover, a panel enlarged on click, the head view."}));
   const view = attentionView(root, pg, p.shape, vmin, vmax, {index: base64Bytes(p.index), gr: p.grid[0], gc: p.grid[1]});
   // the weights: named by the data's page (the preview's keeps only their shape)
   return (data) => view.complete(tensor(typeof pg.weights === "string" ? data[pg.weights] : data.page.weights).data);

@@ -159,6 +159,20 @@ function paintIndex(canvas, index, off, gr, gc, colors, maskedShare) {
   ctx.putImageData(img, 0, 0);
 }
 
+// A tick label's room across its axis (12 px text): a row label's line,
+// a turned column label's line; and text that is Chinese or Japanese
+// (Han, kana, CJK punctuation, fullwidth forms: base/utf8.c's utf8_is_cjk)
+const LABEL_ROW_PX = 16, LABEL_COL_PX = 15;
+const CJK_TEXT = /[\u3001-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff01-\uff60]/;
+
+// Label every step-th cell of `cell` px so that labels of `room` px never
+// overlap; 0 (none) on a thumbnail or on cells under 4 px that are not
+// o.sparse (a plot's axis, labelled every k-th whatever the size).
+function labelStep(cell, room, o) {
+  if (cell >= room) return 1;
+  return o.sparse || (!o.thumb && cell >= 4) ? Math.ceil(room / cell) : 0;
+}
+
 // The width in pixels of the widest of labels at 12 px (for the room the
 // tick labels take), at most `most`.
 let measureCtx = null;
@@ -187,10 +201,9 @@ function heatPanel(o) {
   const p = {node: null, canvas, values: o.values, offset: o.offset || 0, sel: null};
   const cw = o.cellW || o.cell, chh = o.cellH || o.cell;
   const yt = el("div", {class: "hm-yt"}), xt = el("div", {class: "hm-xt"});
-  // every label when the cells are big enough for one, else (o.sparse)
-  // every m-th, as a plot's axis ticks
-  const stepY = chh >= 10 ? 1 : o.sparse ? Math.ceil(14 / chh) : 0;
-  const stepX = cw >= 10 ? 1 : o.sparse ? Math.ceil(24 / cw) : 0;
+  // labels never overlap: every label when a cell holds one, else every
+  // k-th, as a plot's axis ticks (no labels on a thumbnail's tiny cells)
+  const stepY = labelStep(chh, LABEL_ROW_PX, o), stepX = labelStep(cw, LABEL_COL_PX, o);
   if (stepY && o.yt) {
     yt.style.height = o.rows * chh + "px";
     yt.style.width = (o.ytWidth || labelWidth(o.yt, 96)) + "px";
@@ -198,12 +211,19 @@ function heatPanel(o) {
       style: `top:${i * chh + chh / 2 - 8}px;height:16px;line-height:16px`})));
   }
   if (stepX && o.xt) {
-    // upright when every label fits its column, else turned a quarter
-    const wide = labelWidth(o.xt, 80), upright = wide <= cw * stepX;
+    // upright when every label fits its column, else turned a quarter;
+    // Chinese or Japanese labels are not turned but stacked, one
+    // character under another, as they are written in columns
+    const wide = labelWidth(o.xt, 80), upright = wide <= cw;
+    const step = upright ? 1 : stepX;
+    const stacked = (t) => !upright && CJK_TEXT.test(t), chars = (t) => Math.min(6, [...t].length);
+    const tall = o.xt.reduce((m, t) => Math.max(m, stacked(t) ? chars(t) * 13 + 4 : 0), 0);
     xt.style.width = o.cols * cw + "px";
-    xt.style.height = (upright ? 18 : wide + 4) + "px";
+    xt.style.height = (upright ? 18 : Math.max(wide + 4, tall)) + "px";
     xt.classList.toggle("upright", upright);
-    o.xt.forEach((t, i) => i % stepX === 0 && xt.append(el("span", {class: "tick", title: t, text: t,
+    o.xt.forEach((t, i) => i % step === 0 && xt.append(el("span", {
+      class: stacked(t) ? "tick stacked" : "tick", title: t,
+      text: stacked(t) ? [...t].slice(0, chars(t)).join("\n") : t, // a character a line
       style: upright ? `left:${i * cw + cw / 2 - 20}px;width:40px` : `left:${i * cw + cw / 2}px`})));
   }
   p.node = el("figure", {class: "hm"}, o.title ? el("figcaption", {text: o.title}) : null,
