@@ -65,9 +65,12 @@ def group_html(tmp):
            err=M + "--stream never stores the attention weights, which --html needs")
     expect(["selfattn", "--describe", "--html", page], 2,
            err=S + "--describe prints the module and stops; --html would have nothing to show")
-    expect(["selfattn", "--scale-sweep", "--html", page], 2,
-           err=S + "--html cannot be used with --scale-sweep, which draws its own q and k (it "
-                   "takes --dims, --samples, --kv, --seed, --png, --json, --font, --max-mem)")
+    # --scale-sweep's page: its --json members and the kind scale_sweep
+    rc, out, err = expect(["selfattn", "--scale-sweep", "--dims", "1:16", "--samples", "200",
+                           "--html", page], 0, err="")
+    check(out.endswith("wrote %s: a page of the largest weight and the variance against d, "
+                       "%d KB\n" % (page, round(os.path.getsize(page) / 1024))),
+          "html scale-sweep: one report line: %r" % out[-200:])
 
     # the chapter's cell: one report line, under 100 KB, the same bytes twice
     rc, out, err = expect(["multihead", "--html", page], 0, err="")
