@@ -12,7 +12,7 @@ function scaleSweepPage(root, data) {
     xlabel: "d (the width of q and k)", ylabel: "mean largest weight",
     series: [{name: "q·k", x: d, y: data.max_weight_raw},
              {name: "q·k/√d", x: d, y: data.max_weight_scaled},
-             {name: `uniform, 1/${data.keys}`, x: d, y: d.map(() => uniform), dash: true}],
+             {name: `uniform, 1/${data.keys}`, x: d, y: d.map(() => uniform), dash: [6, 4]}],
     describe: (si, i) => [si === 2 ? "uniform softmax" : si ? "q·k/√d" : "q·k",
                           `d = ${d[i]}: largest weight ${fmt(si === 2 ? uniform : si ? data.max_weight_scaled[i] : data.max_weight_raw[i])}`,
                           si === 2 ? "" : `entropy ${fmt(si ? data.entropy_scaled[i] : data.entropy_raw[i])} nats`]});
