@@ -15,6 +15,26 @@ function tourPicture(pic) {
     el("figcaption", {text: pic.name}));
 }
 
+// The lines of a printed block that compare one token across sentences
+// (selfattn's "The same token in different sentences (cosine
+// similarity):" and the lines under it), shown again under the block,
+// where a long block's scrolling cannot hide them; "" when none.
+const TOUR_SAME = "The same token in different sentences (cosine similarity):";
+function tourSameTokens(text) {
+  const at = text.indexOf(TOUR_SAME);
+  if (at < 0) return "";
+  const lines = text.slice(at).split("\n");
+  const end = lines.findIndex((l, i) => i > 0 && !l.startsWith("  "));
+  return lines.slice(0, end < 0 ? lines.length : end).join("\n");
+}
+function tourSameNote(text, note) {
+  const same = tourSameTokens(text);
+  note = note || el("pre", {class: "tour-same", "data-same-tokens": ""});
+  note.textContent = same;
+  note.hidden = !same;
+  return note;
+}
+
 // A run's printed block, rerun with its view: what `attn LINE` prints for
 // a person (the module in text mode, attnLive.runText), the block's "$"
 // line showing LINE. A newer line wins over a run still in flight; a run
@@ -29,6 +49,7 @@ function tourRerunText(block, cmdline, line) {
     if (block.dataset.serial !== mine) return;
     block.textContent = text;
     block.removeAttribute("data-error");
+    if (block.tourSame) tourSameNote(text, block.tourSame);
   }, (e) => {
     if (block.dataset.serial !== mine) return;
     block.textContent = e.message;
@@ -91,6 +112,7 @@ function tourPage(root, data) {
       const text = run.output ? el("pre", {class: "output", text: run.output}) : null;
       sec.append(el("pre", {class: "cmdline"}, cmdline));
       if (text) sec.append(text);
+      if (text && tourSameTokens(run.output)) sec.append(text.tourSame = tourSameNote(run.output));
       if (run.view) {
         sec.append(tourView(run, `${id}-run-${j + 1}`, `step ${st.number}, run ${j + 1}`, text, cmdline));
       } else if (run.picture) {
