@@ -42,8 +42,9 @@ module.exports = (h) => {
     const done = await until(page, ([st, r, n]) => {
       const o = document.querySelectorAll(`section[data-step="${st}"] > pre.output`)[r];
       return Number(o.dataset.reruns || 0) > n;
-    }, 120000, [step, run, before]);
-    check(`tourlive: ${step}'s ${option} reruns its printed block`, done);
+    }, 300000, [step, run, before]);
+    const status = await page.evaluate((st) => document.querySelector(`section[data-step="${st}"] .live-status`).textContent, step);
+    check(`tourlive: ${step}'s ${option} reruns its printed block`, done, status);
     return block(page, step, run);
   }
   return {
@@ -120,9 +121,9 @@ module.exports = (h) => {
             bad.text === sc.text && bad.reruns === sc.reruns &&
             status === "attn score: --valid-lens: expected 2 lengths (one per example), got 3", JSON.stringify([status, bad.reruns]));
       // a training step (Bahdanau): the block reruns in a worker, the CLI's text
-      const bd = await change(page, "bahdanau", "--steps", "40");
-      check("tourlive: bahdanau's block equals the CLI's text for --steps 40",
-            /--steps 40/.test(bd.cmd) && bd.text === nativeText(shellSplit(bd.panel).slice(1)), bd.cmd);
+      const bd = await change(page, "bahdanau", "--steps", "20");
+      check("tourlive: bahdanau's block equals the CLI's text for --steps 20",
+            /--steps 20/.test(bd.cmd) && bd.text === nativeText(shellSplit(bd.panel).slice(1)), bd.cmd);
       for (const st of ["pooling", "scoring", "context", "bahdanau"]) await shot(page, st, "tourlive-after-" + st);
       await p.finish();
     },
