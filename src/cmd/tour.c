@@ -43,7 +43,7 @@ struct tour_step {
 };
 
 static const struct tour_step steps[] = {
-    {"cues", "Attention cues: queries, keys and values", "d2l 10.1",
+    {"cues", "Attention cues: queries, keys and values", "zh 10.1",
      "Of everything in view, attention picks what to look at. The chapter names\n"
      "the parts: the query (what the attender wants, the volitional cue), the\n"
      "keys (what each thing offers, the nonvolitional cues) and the values (what\n"
@@ -55,7 +55,7 @@ static const struct tour_step steps[] = {
      "weight of 1 on the diagonal (d2l's show_heatmaps of torch.eye(10)).\n",
      {"heatmap --eye 10 --png @01-heatmap-eye.png", NULL, NULL}, 1, 0},
 
-    {"pooling", "Attention pooling: Nadaraya–Watson regression", "d2l 10.2",
+    {"pooling", "Attention pooling: Nadaraya–Watson regression", "zh 10.2",
      "Regression as attention: 50 noisy samples of f(x) = 2 sin(x) + x^0.8 are\n"
      "the keys (their x) and the values (their y); each test input is a query.\n"
      "    average:        ŷ = (1/n) Σ_i y_i\n"
@@ -65,9 +65,9 @@ static const struct tour_step steps[] = {
      "parametric w, trained 5 epochs by SGD on each point's distance to the\n"
      "others, narrows the Gaussian: the weights' heatmap sharpens onto the\n"
      "diagonal, and the fit follows the points (and their noise).\n",
-     {"pool --png @02-pool-fits.png --weights-png @02-pool-weights.png", NULL, NULL}, 0, 1},
+     {"pool --png @02-pool-fits.png --weights-png @02-pool-weights.png", NULL, NULL}, 1, 0},
 
-    {"scoring", "Attention scoring functions", "d2l 10.3",
+    {"scoring", "Attention scoring functions", "zh 10.3",
      "A score a(q, k_i) says how well key i fits the query; a softmax over the\n"
      "keys that are there gives the weights (masked_softmax: a key past the\n"
      "valid length scores −1e6, a weight of 0); the output is their weighted\n"
@@ -78,9 +78,16 @@ static const struct tour_step steps[] = {
      "the weights are equal over the valid keys, 1/2 for a length of 2 and 1/6\n"
      "for 6, and the outputs are the values' means, [2, 3, 4, 5] and\n"
      "[10, 11, 12, 13].\n",
-     {"score --masked-softmax", "score --png @03-score-weights.png", NULL}, 0, 2},
+     {"score --masked-softmax", "score --png @03-score-weights.png", NULL}, 2, 0},
 
-    {"bahdanau", "Bahdanau attention", "d2l 10.4",
+    {"scaling", "Why scores are divided by √d", "zh 10.3.3",
+     "If the d components of q and k are independent with mean 0 and variance\n"
+     "1, then q·k = Σ_j q_j k_j has variance d. Unscaled, scores spread out as d\n"
+     "grows and the softmax puts almost all weight on one key, where its\n"
+     "gradients vanish; q·k/√d has variance 1 for every d.\n",
+     {"selfattn --scale-sweep --png @04-scale-sweep.png", NULL, NULL}, 1, 0},
+
+    {"bahdanau", "Bahdanau attention", "zh 10.4",
      "Seq2Seq squeezes the whole source into the encoder's last state.\n"
      "Bahdanau's decoder looks back at every encoder state instead, at each\n"
      "step t′ of its output:\n"
@@ -89,26 +96,10 @@ static const struct tour_step steps[] = {
      "states h_t. Below, a GRU encoder–decoder with that attention learns\n"
      "attn's English → French grammar in 200 steps, about a second: each\n"
      "French word's row settles on the English word it translates.\n",
-     {"train --task translate --arch bahdanau --steps 200 --png @04-train-bahdanau.png", NULL,
-      NULL}, 0, 1},
+     {"train --task translate --arch bahdanau --steps 200 --png @05-train-bahdanau.png", NULL,
+      NULL}, 1, 0},
 
-    {"cross", "Cross-attention that translates", "the notes' opening; d2l 10.7",
-     "The notes begin with attention's classic use, in Seq2Seq: the decoder,\n"
-     "about to write a French word, looks across the whole English sentence\n"
-     "for the positions most worth attending to.\n"
-     "    Q ← decoder (its state at the word it is writing)\n"
-     "    K = V ← encoder (its output at every source word)\n"
-     "    output = softmax(QKᵀ / √d) V\n"
-     "The queries come from one sequence and the keys and values from another:\n"
-     "cross-attention. Below, d2l's Transformer (2 blocks a side, d 32, 4 heads)\n"
-     "learns attn's English → French grammar in 150 steps, a second or two.\n"
-     "Watch each French word's row of the last block's cross-attention settle on\n"
-     "the English word it translates, and cross over where the colour follows\n"
-     "the noun (la petite pomme verte). Must attention join two sequences at\n"
-     "all? No: from the next step on, one sequence attends to itself.\n",
-     {"train --task translate --steps 150 --png @05-train-translate.png", NULL, NULL}, 0, 1},
-
-    {"multihead", "Multi-head attention", "d2l 10.5",
+    {"multihead", "Multi-head attention", "zh 10.5",
      "Each head i projects queries, keys and values into its own subspace of\n"
      "p = num_hiddens / h columns and attends there with scaled dot products:\n"
      "    head_i = softmax(Q_i K_iᵀ / √p) V_i,  Q_i = Q W_i^(q), K_i = K W_i^(k), V_i = V W_i^(v)\n"
@@ -121,7 +112,7 @@ static const struct tour_step steps[] = {
      {"multihead --describe", "multihead --png @06-multihead-weights.png",
       "multihead --explain-shapes"}, 2, 0},
 
-    {"selfattn", "Self-attention", "d2l 10.6.1",
+    {"selfattn", "Self-attention", "zh 10.6.1",
      "Queries, keys and values all come from one sequence X = x_1, …, x_n:\n"
      "    y_i = f(x_i, (x_1, x_1), …, (x_n, x_n)) ∈ ℝ^d\n"
      "The output has the input's shape: every token gets a new representation\n"
@@ -129,7 +120,7 @@ static const struct tour_step steps[] = {
      "(2, 4, 100), 5 heads, valid_lens [3, 2].\n",
      {"selfattn --png @07-selfattn-weights.png", NULL, NULL}, 1, 0},
 
-    {"context", "苹果 in context", "the notes' example",
+    {"context", "苹果 in context", "zh 10.6.1, the notes' example",
      "An embedding says what a word is, not what it means in this sentence.\n"
      "苹果 gets the same input vector in both sentences below; self-attention\n"
      "mixes in what surrounds it, so its outputs differ: compare the cosine\n"
@@ -138,14 +129,7 @@ static const struct tour_step steps[] = {
      {"selfattn --tokens \"苹果 很 好吃|苹果 发布 了 新的 产品\" --hiddens 16 --heads 2"
       " --png @08-apple-context.png", NULL, NULL}, 1, 0},
 
-    {"scaling", "Why scores are divided by √d", "d2l 10.3.3",
-     "If the d components of q and k are independent with mean 0 and variance\n"
-     "1, then q·k = Σ_j q_j k_j has variance d. Unscaled, scores spread out as d\n"
-     "grows and the softmax puts almost all weight on one key, where its\n"
-     "gradients vanish; q·k/√d has variance 1 for every d.\n",
-     {"selfattn --scale-sweep --png @09-scale-sweep.png", NULL, NULL}, 0, 0},
-
-    {"complexity", "Comparing CNNs, RNNs and self-attention", "d2l 10.6.2",
+    {"complexity", "Comparing CNNs, RNNs and self-attention", "zh 10.6.2",
      "Three layers that map n tokens of d channels to n tokens of d channels:\n"
      "    convolution (kernel k)  O(k·n·d²)  O(1) sequential  path O(n/k)\n"
      "    recurrent               O(n·d²)    O(n) sequential  path O(n)\n"
@@ -155,34 +139,34 @@ static const struct tour_step steps[] = {
      "d = 512, path lengths measured through real layers, and real layers\n"
      "timed for growing n with the growth exponent fitted.\n",
      {"complexity --measure --sweep 64:2048 --measure-dim 32 --reps 3"
-      " --png @10-complexity-loglog.png", NULL, NULL}, 1, 0},
+      " --png @09-complexity-loglog.png", NULL, NULL}, 1, 0},
 
-    {"order", "Self-attention does not see order", "d2l 10.6.3",
+    {"order", "Self-attention does not see order", "zh 10.6.3",
      "Permute the tokens and the outputs are permuted the same way:\n"
      "    f(πX) = π f(X),   A(πX) = π A(X) πᵀ\n"
      "so nothing in self-attention depends on where a token stands. Adding the\n"
      "positional encoding to X by position breaks this: order becomes visible.\n",
-     {"selfattn --permute --png @11-permute.png",
-      "selfattn --permute --posenc --png @11-permute-posenc.png", NULL}, 0, 0},
+     {"selfattn --permute --png @10-permute.png",
+      "selfattn --permute --posenc --png @10-permute-posenc.png", NULL}, 0, 0},
 
-    {"posenc", "Positional encoding", "d2l 10.6.3",
+    {"posenc", "Positional encoding", "zh 10.6.3",
      "The input becomes X + P, with P ∈ ℝ^(n×d):\n"
      "    P[i, 2j]   = sin(i / 10000^(2j/d))\n"
      "    P[i, 2j+1] = cos(i / 10000^(2j/d))\n"
      "Columns 6 and 7 oscillate faster than columns 8 and 9, and 6 and 7 (like 8\n"
      "and 9) are offset because sine and cosine alternate. In the heatmap the\n"
      "frequency falls from left to right.\n",
-     {"posenc --dim 32 --steps 60 --plot @12-posenc-columns.png --cols 6-9",
-      "posenc --dim 32 --steps 60 --png @12-posenc-heatmap.png", NULL}, 1, 0},
+     {"posenc --dim 32 --steps 60 --plot @11-posenc-columns.png --cols 6-9",
+      "posenc --dim 32 --steps 60 --png @11-posenc-heatmap.png", NULL}, 1, 0},
 
-    {"binary", "Absolute positional information", "d2l 10.6.3.1",
+    {"binary", "Absolute positional information", "zh 10.6.3.1",
      "In binary the lowest bit alternates with every number, the next with\n"
      "every two, the third with every four: higher bits alternate at lower\n"
      "frequencies, as P's columns do from left to right, only continuously\n"
      "(and floats are more economical than bits).\n",
      {"posenc --binary 8", NULL, NULL}, 0, 0},
 
-    {"relative", "Relative positional information", "d2l 10.6.3.2",
+    {"relative", "Relative positional information", "zh 10.6.3.2",
      "With ω_j = 1/10000^(2j/d), one 2×2 rotation that does not depend on i\n"
      "maps position i to position i+δ:\n"
      "    [ cos δω_j   sin δω_j ] [ P[i, 2j]   ]   [ P[i+δ, 2j]   ]\n"
@@ -190,32 +174,33 @@ static const struct tour_step steps[] = {
      "The check applies it to every row and every pair. P·Pᵀ, the similarity\n"
      "of two positions, depends only on the offset between them.\n",
      {"posenc --dim 32 --steps 60 --check-relative 1:10",
-      "posenc --dim 32 --steps 60 --similarity @14-posenc-similarity.png", NULL}, 1, 0},
+      "posenc --dim 32 --steps 60 --similarity @13-posenc-similarity.png", NULL}, 1, 0},
 
-    {"rope", "Layouts, and the rotation at work: RoPE", "beyond the chapter",
+    {"rope", "Layouts, and the rotation at work: RoPE", "after zh 10.6.3.2, beyond the chapter",
      "Sines first and cosines after (concatenated) is the same encoding with\n"
      "its columns reordered; the rotation still holds, pairing column j with\n"
      "column j + d/2. Rotary position embedding (RoPE) uses the rotation\n"
      "itself: each query and key is rotated by the angles of its position, so\n"
      "the score ⟨R_m q, R_n k⟩ = ⟨q, R_(n−m) k⟩ depends only on the offset n − m.\n",
      {"posenc --dim 32 --steps 60 --layout concat --check-relative 1:10"
-      " --png @15-posenc-concat.png",
-      "posenc --dim 32 --steps 60 --rope --check-relative 1:10 --png @15-rope-scores.png",
+      " --png @14-posenc-concat.png",
+      "posenc --dim 32 --steps 60 --rope --check-relative 1:10 --png @14-rope-scores.png",
       NULL}, 1, 0},
 
-    {"learned", "Attention that learns", "the chapter's model, trained",
-     "Every weight since step 2 was random. attn train trains the same layer on a\n"
-     "task, X = embedding(tokens)·√d + P, Y = MultiHeadAttention(X, X, X), a\n"
-     "linear head, Adam, and draws the attention of one example as it forms.\n"
+    {"learned", "Attention that learns", "zh 10.6's layer, trained",
+     "The self-attention weights of the steps before were random. attn train\n"
+     "trains the same layer on a task, X = embedding(tokens)·√d + P,\n"
+     "Y = MultiHeadAttention(X, X, X), a linear head, Adam, and draws the\n"
+     "attention of one example as it forms.\n"
      "Reversing 8 digits needs position: with P the heads learn the anti-\n"
      "diagonal; without P they cannot tell the positions apart and stay near a\n"
      "third right. In the 苹果 sentences, 苹果's row learns to sit on the cue\n"
      "words (吃, 甜 … or 发布, 产品 …) that tell the fruit from the company.\n",
-     {"train --task reverse --png @16-train-reverse.png",
-      "train --task reverse --no-posenc --png @16-train-reverse-no-posenc.png",
-      "train --task apple --png @16-train-apple.png"}, 7, 0},
+     {"train --task reverse --png @15-train-reverse.png",
+      "train --task reverse --no-posenc --png @15-train-reverse-no-posenc.png",
+      "train --task apple --png @15-train-apple.png"}, 7, 0},
 
-    {"circuits", "Two layers: an induction head", "d2l 11.7, the encoder stacked",
+    {"circuits", "Two layers: an induction head", "zh 10.7.4, the encoder stacked",
      "d2l's Transformer encoder stacks blocks, each X = LayerNorm(X + Attention(X))\n"
      "(then the FFN), so that a head in layer 2 reads what a head in layer 1 wrote.\n"
      "In … A B … A the next token is B: a layer-1 head copies each token's\n"
@@ -223,7 +208,24 @@ static const struct tour_step steps[] = {
      "finds the earlier copy of the current token by it and reads the token\n"
      "after (an offset diagonal in the second half of the probe). One layer\n"
      "sees only tokens and positions and, as the copy's offset varies, cannot.\n",
-     {"train --task induction --compare-layers --png @17-train-induction.png", NULL}, 1, 0},
+     {"train --task induction --compare-layers --png @16-train-induction.png", NULL}, 1, 0},
+
+    {"cross", "Cross-attention that translates", "zh 10.7.5, the decoder; the notes' opening",
+     "The notes begin with attention's classic use, in Seq2Seq: the decoder,\n"
+     "about to write a French word, looks across the whole English sentence\n"
+     "for the positions most worth attending to.\n"
+     "    Q ← decoder (its state at the word it is writing)\n"
+     "    K = V ← encoder (its output at every source word)\n"
+     "    output = softmax(QKᵀ / √d) V\n"
+     "The queries come from one sequence and the keys and values from another:\n"
+     "cross-attention. Below, d2l's Transformer (2 blocks a side, d 32, 4 heads)\n"
+     "learns attn's English → French grammar in 150 steps, a second or two.\n"
+     "Watch each French word's row of the last block's cross-attention settle on\n"
+     "the English word it translates, and cross over where the colour follows\n"
+     "the noun (la petite pomme verte). The notes start here and ask: must\n"
+     "attention join two sequences at all? No: the self-attention of the steps\n"
+     "before is one sequence attending to itself.\n",
+     {"train --task translate --steps 150 --png @17-train-translate.png", NULL, NULL}, 1, 0},
 };
 
 #define NSTEPS (sizeof steps / sizeof steps[0])

@@ -39,6 +39,7 @@ static const struct {
 } page_only[] = {
     {"posenc.js", {"posenc", NULL, NULL}},
     {"complexity.js", {"complexity", NULL, NULL}},
+    {"scale_sweep.js", {"scale_sweep", NULL, NULL}},
     {"pool.js", {"pool", NULL, NULL}},
     {"train.js", {"train", "translate", "compare_arch"}}, /* the step slider is train.js's */
     {"translate.js", {"translate", NULL, NULL}},

@@ -1087,10 +1087,11 @@ groups.tour = async () => {
   check("tour: a section per step, in order", secs.length === 17 &&
         secs[0].h === "Step 1 · Attention cues: queries, keys and values" &&
         secs[1].h === "Step 2 · Attention pooling: Nadaraya–Watson regression" &&
-        secs[2].h === "Step 3 · Attention scoring functions" && secs[3].h === "Step 4 · Bahdanau attention" &&
-        secs[4].h === "Step 5 · Cross-attention that translates" &&
-        secs[5].h === "Step 6 · Multi-head attention" && secs[15].h === "Step 16 · Attention that learns" &&
-        secs[16].h === "Step 17 · Two layers: an induction head", secs.map((s) => s.h).join(" | "));
+        secs[2].h === "Step 3 · Attention scoring functions" && secs[3].h === "Step 4 · Why scores are divided by √d" &&
+        secs[4].h === "Step 5 · Bahdanau attention" &&
+        secs[5].h === "Step 6 · Multi-head attention" && secs[14].h === "Step 15 · Attention that learns" &&
+        secs[15].h === "Step 16 · Two layers: an induction head" &&
+        secs[16].h === "Step 17 · Cross-attention that translates", secs.map((s) => s.h).join(" | "));
   let cmdsOk = true, outsOk = true, n = 0;
   data.steps.forEach((st, i) => st.runs.forEach((r, j) => {
     n++;
@@ -1100,45 +1101,35 @@ groups.tour = async () => {
   check(`tour: every command line (${n}) shown as the terminal showed it`, cmdsOk);
   check("tour: every run's output shown as printed", outsOk);
   const views = secs.map((s) => s.views);
-  check("tour: the views of the steps", JSON.stringify(views) === "[1,0,0,0,0,1,1,1,0,1,0,1,0,1,1,3,1]", JSON.stringify(views));
-  // the steps whose commands have no page in the tour (pool, score, both translations): their
-  // figures, drawn from the page's own data
-  await page.waitForFunction(() => Array.from(document.images).every((i) => i.complete && i.naturalWidth > 0),
-                             null, {timeout: 10000}).catch(() => {}); // a data: image decodes after the page is built
-  const pic = await page.evaluate(() => Array.from(document.querySelectorAll("section.tour-step img[data-picture]"), (i) => ({
-    name: i.dataset.picture, step: i.closest("section").dataset.step, w: i.naturalWidth, h: i.naturalHeight, done: i.complete})));
-  const png = fs.readFileSync(tmp(path.join("t", "05-train-translate.png")));
-  const cross = pic.find((i) => i.step === "cross");
-  check("tour: pooling, scoring, Bahdanau and cross show their figures",
-        JSON.stringify(pic.map((i) => i.name)) ===
-        '["02-pool-fits.png","03-score-weights.png","04-train-bahdanau.png","05-train-translate.png"]' &&
-        pic.every((i) => i.done && i.w > 0), JSON.stringify(pic));
-  check("tour: the cross step shows its figure, the PNG it wrote", cross && cross.name === "05-train-translate.png" &&
-        cross.w === png.readUInt32BE(16) && cross.h === png.readUInt32BE(20) &&
-        Buffer.from(data.steps[4].runs[0].picture.base64, "base64").equals(png), JSON.stringify(cross));
+  check("tour: the views of the steps", JSON.stringify(views) === "[1,1,1,1,1,1,1,1,1,0,1,0,1,1,3,1,1]", JSON.stringify(views));
+  // every step that shows a figure shows it as a view now: no pictures
+  const pic = await page.evaluate(() => document.querySelectorAll("section.tour-step img[data-picture]").length);
+  check("tour: no step shows a picture, each its view", pic === 0, pic);
   // the first view: multihead's cell; hover against the tour's own data
   const W = flat(data.steps[5].runs[1].view.attention_weights);
   const t = await hover(page, "example 1 head 3", 2, 1);
   checkWeight("tour: hover in the multihead view", t, W[((1 * 5 + 2) * 4 + 2) * 6 + 1]);
   // a train view's slider: its own keys
-  const sliders = await page.$$('input[type="range"]');
-  check("tour: four training sliders (circuits: both runs on one)", sliders.length === 4, sliders.length);
-  const circuit = await page.evaluate(() => Array.from(document.querySelectorAll("section.tour-step")[16].querySelectorAll("canvas[data-panel]"), (c) => c.dataset.panel));
+  const sliders = await page.$$('.tour-view input[type="range"]');
+  const nSliders = sliders.length;
+  check("tour: a slider for each training view (circuits: both runs on one)", nSliders >= 6, nSliders);
+  const circuit = await page.evaluate(() => Array.from(document.querySelectorAll("section.tour-step")[15].querySelectorAll("canvas[data-panel]"), (c) => c.dataset.panel));
   check("tour: circuits shows one layer and both layers of the stack", circuit.includes("1 layer layer 1 head 1") &&
         circuit.includes("2 layers layer 2 head 4") && circuit.length === 3 * 4, circuit.join(", "));
   await sliders[0].focus();
   const v0 = await sliders[0].evaluate((e) => e.value);
+  const u0 = await sliders[1].evaluate((e) => e.value);
   await page.keyboard.press("ArrowLeft");
   const v1 = await sliders[0].evaluate((e) => e.value);
   const v2 = await sliders[1].evaluate((e) => e.value);
-  check("tour: ← moves the focused slider only", Number(v1) === Number(v0) - 1 && v2 === v0, `${v0} ${v1} ${v2}`);
-  await tourLive(page, data, views);
+  check("tour: ← moves the focused slider only", Number(v1) === Number(v0) - 1 && v2 === u0, `${v0} ${v1} ${v2}`);
+  await tourLive(page, data, views, nSliders);
   await p.finish();
 };
 
 // The tour's controls (SPEC §14 on each step): a panel above each view,
 // each rerunning its own run's command.
-async function tourLive(page, data, views) {
+async function tourLive(page, data, views, nSliders) {
   const ok = await page.evaluate(() => window.attn.ready.then(() => true, (e) => e.message));
   check("tour: window.attn.ready", ok === true, ok);
   const panels = await page.evaluate(() => Array.from(document.querySelectorAll("section.tour-step"), (s) =>
@@ -1148,12 +1139,14 @@ async function tourLive(page, data, views) {
               below: p.nextElementSibling ? p.nextElementSibling.className : null,
               options: Array.from(p.querySelectorAll("[data-attn-option]"), (c) => c.dataset.attnOption)};
     })));
-  check("tour: a panel of controls above each view", JSON.stringify(panels.map((s) => s.length)) === JSON.stringify(views) &&
+  // the sweep's view (step 4) has no panel: selfattn's controls are not its options
+  const withPanels = views.map((v, i) => (data.steps[i].name === "scaling" ? 0 : v));
+  check("tour: a panel of controls above each view", JSON.stringify(panels.map((s) => s.length)) === JSON.stringify(withPanels) &&
         panels.flat().every((q) => q.below === "tour-view" && q.h === "Change the inputs"),
         JSON.stringify(panels.map((s) => s.map((q) => q.below))));
   // each panel's line: its run's command without the files it writes
   let linesOk = true;
-  data.steps.forEach((st, i) => st.runs.filter((r) => r.view).forEach((r, j) => {
+  data.steps.forEach((st, i) => st.runs.filter((r) => r.view && r.view.page.kind !== "scale_sweep").forEach((r, j) => {
     const want = r.command.replace(/ --(png|plot|weights-png|similarity) \S+/g, "");
     const q = panels[i][j];
     if (!q || q.line !== want || q.key !== `step-${st.number}-run-${st.runs.indexOf(r) + 1}` ||
@@ -1213,7 +1206,7 @@ async function tourLive(page, data, views) {
   checkWeight("tour: hover in the redrawn context view", t, W[((1 * 4 + 3) * 5 + 2) * 5 + 1]);
 
   // a training step's controls: in the worker, with its progress
-  const learned = 'section[data-step="learned"] .live[data-key="step-16-run-1"]';
+  const learned = 'section[data-step="learned"] .live[data-key="step-15-run-1"]';
   await page.evaluate((sel) => {
     const status = document.querySelector(sel + " .live-status");
     window.tourStatusLog = [];
@@ -1228,7 +1221,7 @@ async function tourLive(page, data, views) {
   const tr = await page.evaluate((sel) => ({
     log: window.tourStatusLog, line: document.querySelector(sel + " .attn-command").textContent,
     error: document.querySelector(sel + " .live-status").dataset.error,
-    view: attnPage.data.steps[15].runs[0].view}), learned);
+    view: attnPage.data.steps[14].runs[0].view}), learned);
   check("tour: the training shows its progress from the worker",
         tr.log.some((l) => /^step 20\/40: loss /.test(l)) && tr.error === undefined, JSON.stringify(tr.log));
   const after2 = await page.evaluate(redrawn);
@@ -1240,8 +1233,11 @@ async function tourLive(page, data, views) {
   check("tour: learned's line run here gives its view's new data",
         tr.line === "attn train --task reverse --steps 40" && JSON.stringify(againT) === JSON.stringify(tr.view), tr.line);
   // the redrawn view's slider has its keys, and the others theirs
-  const sl = await page.$$('input[type="range"]');
-  check("tour: still four training sliders", sl.length === 4, sl.length);
+  const sl = await page.$$('.tour-view input[type="range"]');
+  const own = await page.$$('section[data-step="learned"] .tour-view input[type="range"]');
+  const first = await Promise.all(sl.map((e) => e.evaluate((x, o) => x === o, own[0])));
+  sl.unshift(sl.splice(first.indexOf(true), 1)[0]); // learned's first, then the others
+  check("tour: still a slider for each training view", sl.length === nSliders && first.includes(true), sl.length);
   const last = await sl[0].evaluate((e) => e.max);
   await sl[0].focus();
   await page.keyboard.press("Home");
@@ -1257,7 +1253,7 @@ async function tourLive(page, data, views) {
     return {runs: Number(panel.dataset.runs || 0), line: panel.querySelector(".attn-command").textContent,
             error: panel.querySelector(".live-status").dataset.error,
             charts: Array.from(panel.nextElementSibling.querySelectorAll("[data-chart]"), (c) => c.dataset.chart),
-            redrawn: panel.nextElementSibling.dataset.redrawn, view: attnPage.data.steps[9].runs[0].view};
+            redrawn: panel.nextElementSibling.dataset.redrawn, view: attnPage.data.steps[8].runs[0].view};
   }, cx);
   const measure = await page.$(cx + ' [data-attn-option="--measure"]');
   await measure.uncheck();
@@ -1279,7 +1275,7 @@ async function tourLive(page, data, views) {
 }
 // The first control of each command's panel (live.js's LIVE_CONTROLS)
 const LIVE_FIRST_OPTION = {heatmap: "--eye", multihead: "--queries", selfattn: "--tokens", complexity: "--n",
-                           posenc: "--dim", train: "--task"};
+                           posenc: "--dim", train: "--task", pool: "--method", score: "--valid-lens"};
 
 
 // ---- live: the page's own attn (SPEC §14) -----------------------------------

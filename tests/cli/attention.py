@@ -272,6 +272,31 @@ def group_attention_outputs(tmp):
     line = [l for l in out.splitlines() if l.startswith("  苹果: input")]
     check(len(line) == 1 and abs(float(line[0].split("output ")[1].split()[0]) - cos) < 6e-5,
           "苹果's output cosine similarity printed as computed here (%.4f): %r" % (cos, line))
+    # --json's same_tokens: the same pairs, their cosines recomputed from X and output
+    def cosine(u, v):
+        return sum(x * y for x, y in zip(u, v)) / math.sqrt(sum(x * x for x in u) *
+                                                            sum(y * y for y in v))
+    same = doc.get("same_tokens")
+    check(same is not None and len(same) == 1 and
+          {k: same[0][k] for k in ("token", "sentence", "position", "other_sentence",
+                                   "other_position")} ==
+          {"token": "苹果", "sentence": 1, "position": 0, "other_sentence": 2, "other_position": 0}
+          and abs(same[0]["output_cosine"] - cos) < 1e-6
+          and abs(same[0]["input_cosine"] - cosine(doc["X"][0][0], doc["X"][1][0])) < 1e-6,
+          "--json same_tokens: 苹果's pair and its cosines (%.6f): %r" % (cos, same))
+    tri = json.loads(run(["selfattn", "--tokens", "a b c|x b a|a y", "--hiddens", "8",
+                          "--heads", "2", "--seed", "3", "--json", "-"])[1])
+    want = [("a", 0, 2, 2), ("a", 0, 3, 0), ("b", 1, 2, 1)]
+    got = [(p["token"], p["position"], p["other_sentence"], p["other_position"])
+           for p in tri.get("same_tokens", [])]
+    check(got == want and all(
+        abs(p["output_cosine"] - cosine(tri["output"][0][p["position"]],
+                                        tri["output"][p["other_sentence"] - 1][p["other_position"]]))
+        < 1e-6 for p in tri["same_tokens"]),
+          "same_tokens over three sentences: each of sentence 1's words found again: %r" % got)
+    check("same_tokens" not in json.loads(run(["selfattn", "--tokens", "a b a", "--json", "-",
+                                               "--hiddens", "8", "--heads", "2"])[1]),
+          "one sentence: no same_tokens")
     # --png prints the results for a person too, then names the figure;
     # with --json the JSON is the result and only the files are named
     fig = os.path.join(tmp, "cell.png")

@@ -344,7 +344,8 @@ def group_demos_attention(tmp):
     png_info(png)
 
     # ---- --scale-sweep: errors
-    takes = ("(it takes --dims, --samples, --kv, --seed, --png, --json, --font, --max-mem)")
+    takes = ("(it takes --dims, --samples, --kv, --seed, --png, --json, --html, --font, "
+             "--max-mem)")
     for args, code, msg in [
         (["--scale-sweep", "--hiddens", "8"], 2,
          "--hiddens cannot be used with --scale-sweep, which draws its own q and k " + takes),

@@ -160,7 +160,8 @@ def error_checks(tmp):
            err=P + "--permute and --depth are two different demos; give one")
     expect(["selfattn", "--depth", "2", "--scale-sweep"], 2,
            err=P + "--depth cannot be used with --scale-sweep, which draws its own q and k "
-           "(it takes --dims, --samples, --kv, --seed, --png, --json, --font, --max-mem)")
+           "(it takes --dims, --samples, --kv, --seed, --png, --json, --html, --font, "
+             "--max-mem)")
     expect(["selfattn", "--depth", "3", "--tokens", "a b c|d e"], 1,
            err=P + "--depth measures every token, and valid_lens would leave padding among "
            "them: give sentences of one length or no valid_lens")

@@ -168,7 +168,7 @@ def group_html_translate(tmp):
     expect(["train", "--task", "translate", "--steps", "100000", "--html", missing], 1,
            err=T + "--html %s: cannot create: No such file or directory" % missing)
     expect(["train", "--task", "translate", "--steps", "100000", "--html", "-"], 2,
-           err=T + "--html -: a page is written to a file, not mixed into what attn prints")
+           err=T + "--html: a page is written to a file, not to standard output (-)")
     check(not os.path.exists(os.path.dirname(missing)), "html translate: nothing made")
     if slow_build("the translation pages"):
         return

@@ -25,27 +25,34 @@ def check_figure(path, what):
           % (what, path, os.path.getsize(path)))
 
 
-TOUR_STEPS = ["cues", "pooling", "scoring", "bahdanau", "cross", "multihead", "selfattn", "context", "scaling", "complexity", "order",
-              "posenc", "binary", "relative", "rope", "learned", "circuits"]
+TOUR_STEPS = ["cues", "pooling", "scoring", "scaling", "bahdanau", "multihead", "selfattn",
+              "context", "complexity", "order", "posenc", "binary", "relative", "rope",
+              "learned", "circuits", "cross"]
+# each step's place in zh.d2l.ai chapter 10, the one numbering of the tour
+TOUR_WHERE = ["zh 10.1", "zh 10.2", "zh 10.3", "zh 10.3.3", "zh 10.4", "zh 10.5", "zh 10.6.1",
+              "zh 10.6.1, the notes' example", "zh 10.6.2", "zh 10.6.3", "zh 10.6.3",
+              "zh 10.6.3.1", "zh 10.6.3.2", "after zh 10.6.3.2, beyond the chapter",
+              "zh 10.6's layer, trained", "zh 10.7.4, the encoder stacked",
+              "zh 10.7.5, the decoder; the notes' opening"]
 TOUR_FIGURES = {
     "cues": ["01-heatmap-eye.png"],
     "pooling": ["02-pool-fits.png", "02-pool-weights.png"],
     "scoring": ["03-score-weights.png"],
-    "bahdanau": ["04-train-bahdanau.png"],
-    "cross": ["05-train-translate.png"],
+    "scaling": ["04-scale-sweep.png"],
+    "bahdanau": ["05-train-bahdanau.png"],
     "multihead": ["06-multihead-weights.png"],
     "selfattn": ["07-selfattn-weights.png"],
     "context": ["08-apple-context.png"],
-    "scaling": ["09-scale-sweep.png"],
-    "complexity": ["10-complexity-loglog.png"],
-    "order": ["11-permute.png", "11-permute-posenc.png"],
-    "posenc": ["12-posenc-columns.png", "12-posenc-heatmap.png"],
+    "complexity": ["09-complexity-loglog.png"],
+    "order": ["10-permute.png", "10-permute-posenc.png"],
+    "posenc": ["11-posenc-columns.png", "11-posenc-heatmap.png"],
     "binary": [],
-    "relative": ["14-posenc-similarity.png"],
-    "rope": ["15-posenc-concat.png", "15-rope-scores.png"],
-    "learned": ["16-train-reverse.png", "16-train-reverse-no-posenc.png",
-                "16-train-apple.png"],
-    "circuits": ["17-train-induction.png"],
+    "relative": ["13-posenc-similarity.png"],
+    "rope": ["14-posenc-concat.png", "14-rope-scores.png"],
+    "learned": ["15-train-reverse.png", "15-train-reverse-no-posenc.png",
+                "15-train-apple.png"],
+    "circuits": ["16-train-induction.png"],
+    "cross": ["17-train-translate.png"],
 }
 
 
@@ -56,6 +63,11 @@ def group_tour(tmp):
     lines = [l for l in out.splitlines() if l[:2].strip().isdigit()]
     check([l.split()[1] for l in lines] == TOUR_STEPS,
           "tour --list: the steps in the chapter's order: %r" % lines)
+    check([l[l.rindex("(") + 1:-1] for l in lines] == TOUR_WHERE and "d2l 1" not in out,
+          "tour --list: every step placed by the zh edition's numbers: %r" % lines)
+    check(TOUR_STEPS.index("multihead") < TOUR_STEPS.index("cross") and
+          TOUR_STEPS.index("scoring") + 1 == TOUR_STEPS.index("scaling"),
+          "tour: 10.5's multi-head before 10.7's cross-attention, 10.3.3 after 10.3")
     for fig in sum(TOUR_FIGURES.values(), []):
         check("@" + fig in out, "tour --list names %s" % fig)
     expect(["tour", "--help"], 0, err="", out_has=["usage: attn tour", "Examples:",
@@ -115,7 +127,8 @@ def group_tour(tmp):
         check(all(re.fullmatch(r"step \d+/\d+: loss .*", l) for l in err.splitlines()),
               "tour step %s: nothing but progress on stderr: %r" % (name, err[-300:]))
         head = "Step %d of 17 · " % (i + 1)
-        check(out.startswith(head), "tour step %s starts with %r: %r" % (name, head, out[:60]))
+        check(out.startswith(head) and out.splitlines()[0].endswith(" (%s)" % TOUR_WHERE[i]),
+              "tour step %s starts with %r and ends with its place: %r" % (name, head, out[:90]))
         check("\033[" not in out, "tour step %s --color never: no escapes" % name)
         want = [os.path.join(out_dir, f) for f in TOUR_FIGURES[name]]
         check(tour_figures(out) == want, "tour step %s names %r, want %r"

@@ -165,6 +165,9 @@ OPTIONS = [
     "tour -s 2",
     "tour --step 99",
     "tour --list --step 3",
+    "tour --step cross --html --out t",
+    "selfattn --scale-sweep --dims 1:8 --samples 50 --html s.html",
+    "selfattn --tokens a b|b a|a --json -",
 ]
 
 # --data files (SPEC §9) besides data/apple_train.json and tests/cli/train.py's

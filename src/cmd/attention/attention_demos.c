@@ -642,33 +642,50 @@ struct sweep_json {
     size_t npts;
 };
 
-static int write_sweep_json(FILE *f, const void *arg)
+/* --json's members after "demo" (the page of --html has them too). */
+static void sweep_members(json_writer *jw, const struct sweep_json *c)
 {
-    const struct sweep_json *c = arg;
     static const char *const keys[] = {"var_raw", "var_scaled", "max_weight_raw",
                                        "max_weight_scaled", "entropy_raw", "entropy_scaled"};
-    json_writer jw;
-
-    begin_demo_json(&jw, f, "scale-sweep");
-    json_array_begin(&jw, "dims", JSON_INLINE);
+    json_array_begin(jw, "dims", JSON_INLINE);
     for (size_t i = 0; i < c->npts; i++)
-        json_uint(&jw, NULL, c->pts[i].d);
-    json_end(&jw);
+        json_uint(jw, NULL, c->pts[i].d);
+    json_end(jw);
     for (size_t s = 0; s < 6; s++) {
-        json_array_begin(&jw, keys[s], JSON_INLINE);
+        json_array_begin(jw, keys[s], JSON_INLINE);
         for (size_t i = 0; i < c->npts; i++) {
             const sweep_point *p = &c->pts[i];
             const double v[6] = {p->var_raw, p->var_scaled, p->max_raw, p->max_scaled,
                                  p->ent_raw, p->ent_scaled};
-            json_number(&jw, NULL, v[s]);
+            json_number(jw, NULL, v[s]);
         }
-        json_end(&jw);
+        json_end(jw);
     }
-    json_uint(&jw, "samples", c->o->samples);
-    json_uint(&jw, "keys", c->o->keys);
-    json_uint(&jw, "seed", c->o->seed);
+    json_uint(jw, "samples", c->o->samples);
+    json_uint(jw, "keys", c->o->keys);
+    json_uint(jw, "seed", c->o->seed);
+}
+
+static int write_sweep_json(FILE *f, const void *arg)
+{
+    json_writer jw;
+    begin_demo_json(&jw, f, "scale-sweep");
+    sweep_members(&jw, arg);
     json_end(&jw);
     return json_writer_finish(&jw);
+}
+
+/* --html: the members, then "page" of kind scale_sweep (scale_sweep.js
+ * draws the two charts of --png from the members). */
+static void write_sweep_page(json_writer *jw, const void *arg)
+{
+    const struct sweep_json *c = arg;
+    json_string(jw, "command", "selfattn");
+    json_string(jw, "demo", "scale-sweep");
+    sweep_members(jw, c);
+    json_object_begin(jw, "page", JSON_BLOCK);
+    page_head(jw, "scale_sweep", "attn selfattn --scale-sweep", c->o->argc, c->o->argv, NULL);
+    json_end(jw);
 }
 
 /* --png: the mean largest weight against log₂ d above, the variances
@@ -781,6 +798,11 @@ int demo_sweep_command(const demo_sweep_opts *o)
     }
     if (o->png)
         status = write_sweep_png(o, pts, npts, font, rep);
+    if (status == EXIT_OK && o->html) {
+        struct sweep_json ctx = {o, pts, npts};
+        status = output_page(o->html, "attn selfattn --scale-sweep", write_sweep_page, &ctx, rep,
+                             "a page of the largest weight and the variance against d");
+    }
 done:
     output_font_close(font);
     return status;

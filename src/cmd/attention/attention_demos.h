@@ -56,12 +56,15 @@ typedef struct demo_sweep_opts {
     size_t samples, keys;    /* S, n */
     unsigned long long seed;
     const char *png, *json;  /* outputs, or NULL */
+    const char *html;        /* --html: a page of the two charts, or NULL */
     const char *font;        /* --font FILE for the figure, or NULL */
     size_t max_mem;
+    int argc;                /* the command line, for the page */
+    char **argv;
 } demo_sweep_opts;
 
 /* The sweep: --max-mem, the table and its explanation (unless the JSON
- * goes to stdout), --json and --png. Returns the exit status. */
+ * goes to stdout), --json, --png and --html. Returns the exit status. */
 int demo_sweep_command(const demo_sweep_opts *o);
 
 #endif

@@ -212,9 +212,10 @@ const struct opt_rule selfattn_rules[] = {
     OPT_CONFLICTS("scale-sweep",
                   "input batch queries hiddens heads valid-lens fill score score-hiddens bias "
                   "causal dropout train explain describe cmap stream block naive threads time "
-                  "repeat tokens posenc no-proj permutation html depth plot",
+                  "repeat tokens posenc no-proj permutation depth plot",
                   "--%s cannot be used with --scale-sweep, which draws its own q and k (it "
-                  "takes --dims, --samples, --kv, --seed, --png, --json, --font, --max-mem)"),
+                  "takes --dims, --samples, --kv, --seed, --png, --json, --html, --font, "
+                  "--max-mem)"),
     OPT_CONFLICTS("permute", "causal dropout train explain describe stream block time repeat",
                   "--%s cannot be used with --permute, which compares two plain eval-mode "
                   "runs of the layer"),
@@ -638,27 +639,75 @@ static size_t sentence_len(const problem *pr, size_t b)
 }
 
 /* A token that appears in the first sentence and in another: the same
- * input vector, but a different output, because its context differs. */
-static void print_same_tokens(const problem *pr, const float *out)
+ * input vector, but a different output, because its context differs. One
+ * such pair: the token, where it stands in sentence 1 (position t) and in
+ * sentence b + 1 (position u), and the cosine similarity of its inputs
+ * and of its outputs. */
+struct same_token {
+    const char *word;
+    size_t t, b, u;
+    double input, output;
+};
+
+/* Pair number i (0, 1, …) of the tokens of sentence 1 found again in a
+ * later sentence (the first occurrence in each), in the order of sentence
+ * 1's positions, then of the sentences; 0 when there is no pair i. */
+static int same_token_at(const problem *pr, const float *out, size_t i, struct same_token *st)
 {
     const size_t H = pr->params.num_hiddens, D = pr->Dq;
-    size_t printed = 0;
+    size_t found = 0;
     for (size_t t = 0; t < sentence_len(pr, 0); t++) {
         const char *word = pr->query_tokens[t];
         for (size_t b = 1; b < pr->B; b++)
             for (size_t u = 0; u < sentence_len(pr, b); u++) {
                 if (strcmp(pr->query_tokens[b * pr->Nq + u], word) != 0)
                     continue;
-                if (!printed++)
-                    printf("\nThe same token in different sentences (cosine similarity):\n");
-                printf("  %s: input %.4f (the same embedding), output %.4f "
-                       "(sentence 1 position %zu, sentence %zu position %zu)\n",
-                       word,
-                       mha_cosine(pr->queries.data + t * D, pr->queries.data + (b * pr->Nq + u) * D, D),
-                       mha_cosine(out + t * H, out + (b * pr->Nq + u) * H, H), t, b + 1, u);
-                u = pr->Nq; /* the first occurrence in each sentence */
+                if (found++ == i) {
+                    const size_t other = b * pr->Nq + u;
+                    *st = (struct same_token){word, t, b, u,
+                        mha_cosine(pr->queries.data + t * D, pr->queries.data + other * D, D),
+                        mha_cosine(out + t * H, out + other * H, H)};
+                    return 1;
+                }
+                break; /* the first occurrence in each sentence */
             }
     }
+    return 0;
+}
+
+static void print_same_tokens(const problem *pr, const float *out)
+{
+    struct same_token st;
+    for (size_t i = 0; same_token_at(pr, out, i, &st); i++) {
+        if (i == 0)
+            printf("\nThe same token in different sentences (cosine similarity):\n");
+        printf("  %s: input %.4f (the same embedding), output %.4f "
+               "(sentence 1 position %zu, sentence %zu position %zu)\n",
+               st.word, st.input, st.output, st.t, st.b + 1, st.u);
+    }
+}
+
+/* --json's "same_tokens" (a sentence per example, several sentences):
+ * [{"token", "sentence", "position", "other_sentence", "other_position",
+ * "input_cosine", "output_cosine"}], sentences from 1 as printed. */
+static void write_same_tokens(json_writer *jw, const problem *pr, const float *out)
+{
+    struct same_token st;
+    if (!pr->per_example || pr->B < 2 || !pr->query_tokens)
+        return;
+    json_array_begin(jw, "same_tokens", JSON_BLOCK);
+    for (size_t i = 0; same_token_at(pr, out, i, &st); i++) {
+        json_object_begin(jw, NULL, JSON_INLINE);
+        json_string(jw, "token", st.word);
+        json_uint(jw, "sentence", 1);
+        json_uint(jw, "position", st.t);
+        json_uint(jw, "other_sentence", st.b + 1);
+        json_uint(jw, "other_position", st.u);
+        json_number(jw, "input_cosine", st.input);
+        json_number(jw, "output_cosine", st.output);
+        json_end(jw);
+    }
+    json_end(jw);
 }
 
 static void print_view(const problem *pr, const struct attention_args *a, const float *out,
@@ -844,6 +893,7 @@ static void write_json_members(json_writer *jw, const void *arg)
 {
     const struct json_ctx *c = arg;
     problem_write_members(jw, c->pr, c->command, c->out, c->weights);
+    write_same_tokens(jw, c->pr, c->out);
     if (c->trace)
         explain_json_member(jw, c->pr, c->trace, c->causal, c->eb);
 }
@@ -851,9 +901,7 @@ static void write_json_members(json_writer *jw, const void *arg)
 static int write_json(FILE *f, const void *arg)
 {
     const struct json_ctx *c = arg;
-    if (c->trace)
-        return json_document(f, 0, write_json_members, arg);
-    return problem_write_json(f, c->pr, c->command, c->out, c->weights);
+    return json_document(f, 0, write_json_members, arg);
 }
 
 /* A row of the grid, a panel per head: NH matrices (rows, cols) one after
@@ -992,6 +1040,7 @@ static void write_page_data(json_writer *jw, const void *arg)
 {
     const struct page_ctx *c = arg;
     problem_write_members(jw, c->pr, c->command, c->out, c->weights);
+    write_same_tokens(jw, c->pr, c->out);
     write_page_member(jw, arg);
 }
 
@@ -1022,8 +1071,11 @@ static int run_scale_sweep(const struct attention_args *a)
                                 .seed = a->po.seed,
                                 .png = a->png,
                                 .json = a->json,
+                                .html = a->html,
                                 .font = a->font,
-                                .max_mem = a->po.max_mem};
+                                .max_mem = a->po.max_mem,
+                                .argc = a->argc,
+                                .argv = a->argv};
     return demo_sweep_command(&so);
 }
 

@@ -14,6 +14,7 @@
 #include "json_in.h"
 #include "s2s_corpus.h"
 #include "output.h"
+#include "page_out.h"
 #include "seq2seq_task.h"
 
 #include <cjson/cJSON.h>
@@ -152,15 +153,16 @@ static int check_translate_args(const struct train_args *a, const opt_given *g)
 
 /* ---- the outputs' paths ------------------------------------------------------ */
 
-/* Every output file can be created, before any work; --html - refused. */
+/* Every output file can be created, before any work; --html as every
+ * page's (output_page_check: "-" refused, but for the pages' own attn,
+ * which takes the data on its descriptor). */
 static int check_outputs(const struct train_args *a)
 {
-    const char *paths[] = {a->save, a->png, a->plot, a->json, a->html};
-    const char *names[] = {"--save", "--png", "--plot", "--json", "--html"};
-    if (a->html && strcmp(a->html, "-") == 0) {
-        cli_error("--html -: a page is written to a file, not mixed into what attn prints");
-        return EXIT_USAGE;
-    }
+    const char *paths[] = {a->save, a->png, a->plot, a->json};
+    const char *names[] = {"--save", "--png", "--plot", "--json"};
+    int status = output_page_check(a->html);
+    if (status != EXIT_OK)
+        return status;
     return output_check_files(paths, names, sizeof paths / sizeof paths[0]);
 }
 

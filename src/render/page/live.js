@@ -116,7 +116,31 @@ const attnLive = (() => {
     }
   }
 
-  return {ready, run, pageData, pageDataInWorker};
+  // What `attn ARGV` prints for a person (text, no --json): the text a
+  // page's printed block shows, rerun with its view. opts.worker: run in
+  // a worker (a training), the page staying responsive. Rejects as run.
+  async function runText(argv, opts) {
+    const words = checkArgv(argv);
+    await ready;
+    if (!(opts && opts.worker)) return attnWasi.settle(attnWasi.run(module, words));
+    const source = "const attnWasi = (" + attnWasiFactory.toString() + ")();\n" +
+      "onmessage = (e) => { const r = attnWasi.run(e.data.module, e.data.argv);\n" +
+      "  postMessage({code: r.code, stdout: r.stdout, stderr: r.stderr}); };\n";
+    const url = URL.createObjectURL(new Blob([source], {type: "text/javascript"}));
+    const worker = new Worker(url);
+    try {
+      return await new Promise((resolve, reject) => {
+        worker.onmessage = (e) => { try { resolve(attnWasi.settle(e.data)); } catch (err) { reject(err); } };
+        worker.onerror = (e) => reject(new Error(e.message || "the worker failed"));
+        worker.postMessage({module, argv: words});
+      });
+    } finally {
+      worker.terminate();
+      URL.revokeObjectURL(url);
+    }
+  }
+
+  return {ready, run, pageData, pageDataInWorker, runText};
 })();
 window.attn = {ready: attnLive.ready, run: attnLive.run};
 

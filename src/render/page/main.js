@@ -11,6 +11,7 @@ const PAGE_KINDS = {
   attention: (root, data, pg) => attentionPage(root, data, pg),
   posenc: (root, data, pg) => posencPage(root, data, pg),
   complexity: (root, data, pg) => complexityPage(root, data, pg),
+  scale_sweep: (root, data, pg) => scaleSweepPage(root, data, pg),
   pool: (root, data, pg) => poolPage(root, data, pg),
   train: (root, data, pg) => trainPage(root, data, pg),
   translate: (root, data, pg) => translatePage(root, data, pg),
@@ -26,7 +27,7 @@ function buildPage(root, data) {
   // a command with controls: its views in their own element, drawn again
   // from each rerun of the page's attn (live.js)
   const argv = liveArgv(pg);
-  if (!argv || !LIVE_CONTROLS[argv[0]] || argv[0] !== data.command) {
+  if (!argv || !LIVE_CONTROLS[argv[0]] || argv[0] !== data.command || pg.kind === "scale_sweep") {
     build(root, data, pg);
     return;
   }

@@ -3,7 +3,8 @@
 // learner types them, what they printed, and the interactive view of a
 // run (the same views as the commands' own pages, each with the controls
 // of its command's page, live.js) or, for a command without a page, its
-// figure as a picture.
+// figure as a picture. A change of a view's controls reruns the printed
+// block above it too: the text attn prints for the new command.
 
 // A run's figure: {"name", "type": "image/png", "base64"}, shown from a
 // data: URL (the page loads nothing from outside itself).
@@ -14,16 +15,65 @@ function tourPicture(pic) {
     el("figcaption", {text: pic.name}));
 }
 
+// The lines of a printed block that compare one token across sentences
+// (selfattn's "The same token in different sentences (cosine
+// similarity):" and the lines under it), shown again under the block,
+// where a long block's scrolling cannot hide them; "" when none.
+const TOUR_SAME = "The same token in different sentences (cosine similarity):";
+function tourSameTokens(text) {
+  const at = text.indexOf(TOUR_SAME);
+  if (at < 0) return "";
+  const lines = text.slice(at).split("\n");
+  const end = lines.findIndex((l, i) => i > 0 && !l.startsWith("  "));
+  return lines.slice(0, end < 0 ? lines.length : end).join("\n");
+}
+function tourSameNote(text, note) {
+  const same = tourSameTokens(text);
+  note = note || el("pre", {class: "tour-same", "data-same-tokens": ""});
+  note.textContent = same;
+  note.hidden = !same;
+  return note;
+}
+
+// A run's printed block, rerun with its view: what `attn LINE` prints for
+// a person (the module in text mode, attnLive.runText), the block's "$"
+// line showing LINE. A newer line wins over a run still in flight; a run
+// that fails shows attn's one line in the block.
+function tourRerunText(block, cmdline, line) {
+  const argv = shellWords(line).slice(1);
+  const mine = String(Number(block.dataset.serial || 0) + 1);
+  block.dataset.serial = mine;
+  block.dataset.busy = "1";
+  cmdline.textContent = "$ " + line;
+  return attnLive.runText(argv, {worker: liveInWorker(argv)}).then((text) => {
+    if (block.dataset.serial !== mine) return;
+    block.textContent = text;
+    block.removeAttribute("data-error");
+    if (block.tourSame) tourSameNote(text, block.tourSame);
+  }, (e) => {
+    if (block.dataset.serial !== mine) return;
+    block.textContent = e.message;
+    block.dataset.error = String(e.code ?? "");
+  }).finally(() => {
+    if (block.dataset.serial !== mine) return;
+    delete block.dataset.busy;
+    block.dataset.command = line;
+    block.dataset.reruns = String(Number(block.dataset.reruns || 0) + 1);
+  });
+}
+
 // A run's view in a <details>; when its command has controls (live.js),
 // its own panel above it, which reruns that command only and draws this
-// view again (key: the panel's ids, label: its name). run.view follows
-// the view, so attnPage.data holds what the page shows.
-function tourView(run, key, label) {
+// view again (key: the panel's ids, label: its name), and the run's
+// printed block (text, its "$" line cmdline) again. run.view follows the
+// view, so attnPage.data holds what the page shows. The sweep's view
+// (scale_sweep) has no controls: the selfattn panel's are not its options.
+function tourView(run, key, label, text, cmdline) {
   let box = el("div", {class: "tour-view", "data-kind": run.view.page.kind});
   const summary = el("summary", {text: "explore: " + run.command});
   const details = el("details", {open: true}, summary);
   const argv = liveArgv(run);
-  if (argv && LIVE_CONTROLS[argv[0]] && argv[0] === run.view.command) {
+  if (argv && LIVE_CONTROLS[argv[0]] && argv[0] === run.view.command && run.view.page.kind !== "scale_sweep") {
     details.append(liveControls(argv, (next, line) => {
       const build = PAGE_KINDS[next.page.kind];
       if (!build || next.page.kind === "tour") throw new Error("the tour cannot draw a view of kind " + next.page.kind);
@@ -35,6 +85,7 @@ function tourView(run, key, label) {
       summary.textContent = "explore: " + line;
       build(fresh, next, next.page);
       attnPage.state.kind = "tour";
+      if (text) tourRerunText(text, cmdline, line);
     }, {key, label: "recompute " + label}));
   }
   details.append(box);
@@ -57,10 +108,13 @@ function tourPage(root, data) {
       el("p", {class: "note", text: st.where}),
       el("pre", {class: "formula", text: st.text}));
     st.runs.forEach((run, j) => {
-      sec.append(el("pre", {class: "cmdline"}, el("code", {text: "$ " + run.command})));
-      if (run.output) sec.append(el("pre", {class: "output", text: run.output}));
+      const cmdline = el("code", {text: "$ " + run.command});
+      const text = run.output ? el("pre", {class: "output", text: run.output}) : null;
+      sec.append(el("pre", {class: "cmdline"}, cmdline));
+      if (text) sec.append(text);
+      if (text && tourSameTokens(run.output)) sec.append(text.tourSame = tourSameNote(run.output));
       if (run.view) {
-        sec.append(tourView(run, `${id}-run-${j + 1}`, `step ${st.number}, run ${j + 1}`));
+        sec.append(tourView(run, `${id}-run-${j + 1}`, `step ${st.number}, run ${j + 1}`, text, cmdline));
       } else if (run.picture) {
         sec.append(el("details", {open: true}, el("summary", {text: "figure: " + run.picture.name}),
                       tourPicture(run.picture)));
