@@ -900,7 +900,6 @@ static void write_json_members(json_writer *jw, const void *arg)
 
 static int write_json(FILE *f, const void *arg)
 {
-    const struct json_ctx *c = arg;
     return json_document(f, 0, write_json_members, arg);
 }
 
