@@ -1,0 +1,92 @@
+// group 'controls': the pages' controls are instruments (SPEC §14):
+// sliders showing the value in force, an input event reruns, heads moves
+// only through the divisors of hiddens.
+module.exports = (h) => ({controls: async () => {
+  const {check, attn, nativePageData, tmp, open, shellSplit} = h;
+  const waitRuns = async (page, n) => {
+    try {
+      await page.waitForFunction((n) => Number(document.querySelector(".live").dataset.runs || 0) > n &&
+                                 !document.querySelector(".live").dataset.busy, n, {timeout: 60000});
+      return true;
+    } catch (e) { return false; }
+  };
+  const state = (page) => page.evaluate(() => ({
+    values: Object.fromEntries(Array.from(document.querySelectorAll(".live [data-attn-option]"),
+      (c) => [c.dataset.attnOption, {type: c.type, value: c.type === "checkbox" ? c.checked : c.value,
+        beside: c.parentElement.querySelector(".live-number") ? c.parentElement.querySelector(".live-number").value : null}])),
+    command: document.getElementById("attn-command").textContent,
+    redrawn: Number(document.querySelector(".live-views").dataset.redrawn || 0),
+    runs: Number(document.querySelector(".live").dataset.runs || 0),
+    error: document.querySelector(".live-status").dataset.error,
+    positions: Array.from(document.querySelectorAll("datalist option"), (o) => Number(o.value)),
+    data: attnPage.data,
+  }));
+  // each page: its sliders show the run's values, from its own data
+  const pages = [
+    ["multihead", ["multihead"], {"--queries": "4", "--kv": "6", "--hiddens": "100", "--heads": "5"}],
+    ["selfattn", ["selfattn", "--tokens", "a b c"], {"--hiddens": "100", "--heads": "5"}],
+    ["score", ["score"], {"--queries": "1", "--score-hiddens": "8"}],
+    ["posenc", ["posenc"], {"--dim": "32", "--steps": "60"}],
+    ["train", ["train", "--steps", "30"], {"--steps": "30"}],
+  ];
+  for (const [name, argv, want] of pages) {
+    const file = tmp(`controls-${name}.html`);
+    attn([...argv, "--html", file]);
+    const p = await open(file, `controls-${name}`);
+    const st = await state(p.page);
+    for (const [option, value] of Object.entries(want)) {
+      const c = st.values[option];
+      check(`controls ${name}: ${option} is a slider showing ${value}, its number beside`,
+            c && c.type === "range" && c.value === value && c.beside === value, JSON.stringify(c));
+    }
+    if (name === "selfattn")
+      check("controls selfattn: no --queries control (selfattn's queries are its tokens)", !("--queries" in st.values),
+            Object.keys(st.values).join(" "));
+    await p.finish();
+  }
+
+  // multihead: an input event alone (no change) reruns with the new value,
+  // whose data is attn's own for that command
+  const file = tmp("controls-mh.html");
+  attn(["multihead", "--html", file]);
+  const p = await open(file, "controls-multihead-moved");
+  const page = p.page;
+  await page.waitForFunction(() => document.querySelector(".live").dataset.ready === "1", null, {timeout: 60000});
+  let st = await state(page);
+  check("controls: heads positions are the divisors of 100",
+        JSON.stringify(st.positions) === JSON.stringify([1, 2, 4, 5, 10, 20, 25, 50, 100]), JSON.stringify(st.positions));
+  const move = (option, value) => page.evaluate(([option, value]) => {
+    const c = document.querySelector(`[data-attn-option="${option}"]`);
+    c.value = value;
+    c.dispatchEvent(new Event("input", {bubbles: true}));
+  }, [option, value]);
+  await move("--hiddens", "12"); // heads 5 no longer divides: the nearest divisor, 4 (6 is as near: the smaller)
+  check("controls: hiddens 12 reruns on its input event", await waitRuns(page, st.runs));
+  st = await state(page);
+  check("controls: heads snapped to 4, the positions the divisors of 12",
+        st.values["--heads"].value === "4" && JSON.stringify(st.positions) === JSON.stringify([1, 2, 3, 4, 6, 12]),
+        JSON.stringify([st.values["--heads"], st.positions]));
+  check("controls: #attn-command has --hiddens 12 --heads 4", st.command === "attn multihead --hiddens 12 --heads 4",
+        st.command);
+  const again = nativePageData(shellSplit(st.command).slice(1));
+  delete again.page.command;
+  delete st.data.page.command;
+  check("controls: the redrawn view's data is attn's own for that line", st.redrawn >= 1 && st.error === undefined &&
+        JSON.stringify(again) === JSON.stringify(st.data), JSON.stringify([st.redrawn, st.error]));
+  // several values in one frame: one run, of the last
+  const runs0 = st.runs;
+  await page.evaluate(() => {
+    const c = document.querySelector('[data-attn-option="--heads"]');
+    for (const v of ["1", "2", "3", "6"]) {
+      c.value = v;
+      c.dispatchEvent(new Event("input", {bubbles: true}));
+    }
+  });
+  await waitRuns(page, runs0);
+  await new Promise((r) => setTimeout(r, 300));
+  st = await state(page);
+  check("controls: four values in one frame run once, the last", st.runs === runs0 + 1 &&
+        st.command === "attn multihead --hiddens 12 --heads 6" && st.data.num_heads === 6,
+        JSON.stringify([st.runs - runs0, st.command, st.data.num_heads]));
+  await p.finish();
+}});
