@@ -3,13 +3,16 @@
 // only through the divisors of hiddens.
 module.exports = (h) => ({controls: async () => {
   const {check, attn, nativePageData, tmp, open, shellSplit} = h;
-  const waitRuns = async (page, n) => {
-    try {
-      await page.waitForFunction((n) => Number(document.querySelector(".live").dataset.runs || 0) > n &&
-                                 !document.querySelector(".live").dataset.busy, n, {timeout: 60000});
-      return true;
-    } catch (e) { return false; }
+  // polled with evaluate (the page's CSP refuses waitForFunction's eval)
+  const poll = async (page, fn, arg) => {
+    for (let k = 0; k < 1200; k++) {
+      if (await page.evaluate(fn, arg)) return true;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return false;
   };
+  const waitRuns = (page, n) => poll(page, (n) => Number(document.querySelector(".live").dataset.runs || 0) > n &&
+                                     !document.querySelector(".live").dataset.busy, n);
   const state = (page) => page.evaluate(() => ({
     values: Object.fromEntries(Array.from(document.querySelectorAll(".live [data-attn-option]"),
       (c) => [c.dataset.attnOption, {type: c.type, value: c.type === "checkbox" ? c.checked : c.value,
@@ -51,7 +54,7 @@ module.exports = (h) => ({controls: async () => {
   attn(["multihead", "--html", file]);
   const p = await open(file, "controls-multihead-moved");
   const page = p.page;
-  await page.waitForFunction(() => document.querySelector(".live").dataset.ready === "1", null, {timeout: 60000});
+  await poll(page, () => document.querySelector(".live").dataset.ready === "1");
   let st = await state(page);
   check("controls: heads positions are the divisors of 100",
         JSON.stringify(st.positions) === JSON.stringify([1, 2, 4, 5, 10, 20, 25, 50, 100]), JSON.stringify(st.positions));
