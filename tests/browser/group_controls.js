@@ -92,4 +92,36 @@ module.exports = (h) => ({controls: async () => {
         st.command === "attn multihead --hiddens 12 --heads 6" && st.data.num_heads === 6,
         JSON.stringify([st.runs - runs0, st.command, st.data.num_heads]));
   await p.finish();
+
+  // pool: --method and --kernel as check boxes of the valid names
+  const poolFile = tmp("controls-pool.html");
+  attn(["pool", "--html", poolFile]);
+  const q = await open(poolFile, "controls-pool");
+  await poll(q.page, () => document.querySelector(".live").dataset.ready === "1");
+  const boxes = (option) => q.page.evaluate((option) => Array.from(
+    document.querySelectorAll(`[data-attn-option="${option}"] input[type=checkbox]`),
+    (b) => b.dataset.attnChoice + (b.checked ? "+" : "-")).join(" "), option);
+  const m0 = await boxes("--method"), k0 = await boxes("--kernel");
+  check("controls pool: --method's boxes, the run's three checked",
+        m0 === "average+ nonparametric+ parametric+ additive-", m0);
+  check("controls pool: --kernel's boxes, gaussian checked", k0 === "gaussian+ boxcar- constant- epanechikov-", k0);
+  const r0 = (await state(q.page)).runs;
+  await q.page.evaluate(() => {
+    for (const name of ["average", "parametric"])
+      document.querySelector(`[data-attn-option="--method"] [data-attn-choice="${name}"]`).click();
+    document.querySelector('[data-attn-option="--kernel"] [data-attn-choice="boxcar"]').click();
+  });
+  await waitRuns(q.page, r0);
+  await poll(q.page, () => /boxcar/.test(document.getElementById("attn-command").textContent) &&
+             !document.querySelector(".live").dataset.busy);
+  const ps = await state(q.page);
+  check("controls pool: the boxes give --method nonparametric --kernel gaussian,boxcar",
+        ps.command === "attn pool --method nonparametric --kernel gaussian,boxcar", ps.command);
+  const pd = nativePageData(shellSplit(ps.command).slice(1));
+  delete pd.page.command;
+  delete ps.data.page.command;
+  check("controls pool: the redrawn data is attn's own for that line", ps.error === undefined &&
+        JSON.stringify(pd) === JSON.stringify(ps.data) && ps.data.results.length === 2,
+        JSON.stringify([ps.error, ps.data.results.length]));
+  await q.finish();
 }});

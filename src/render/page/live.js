@@ -155,7 +155,8 @@ function liveScoreHiddens(d) {
   return null;
 }
 
-// By command: the controls. kind: int, real, text (a list), choice, flag.
+// By command: the controls. kind: int, real, text (a list), choice, flag,
+// set (check boxes of valid names: a comma list, in the choices' order).
 // A flag's only: the options that go only with it (attn refuses them
 // alone), taken out of the command with it and given back when it is
 // set again.
@@ -191,8 +192,10 @@ const LIVE_CONTROLS = {
     {option: "--rope", kind: "flag", label: "RoPE"},
   ],
   pool: [
-    {option: "--method", kind: "text", label: "method"},
-    {option: "--kernel", kind: "text", label: "kernel"},
+    {option: "--method", kind: "set", choices: ["average", "nonparametric", "parametric", "additive"], label: "method",
+     from: (d) => d.results.map((r) => r.method)},
+    {option: "--kernel", kind: "set", choices: ["gaussian", "boxcar", "constant", "epanechikov"], label: "kernel",
+     from: (d) => d.results.map((r) => r.kernel).filter((k) => k), fallback: ["gaussian"]},
     {option: "--sigma", kind: "text", label: "σ"},
     {option: "--epochs", kind: "int", min: 0, max: 1000, label: "epochs"},
     {option: "--lr", kind: "real", min: 0, max: 100, label: "lr"},
@@ -341,6 +344,17 @@ function liveInput(spec, value, key) {
     box.checked = value === true;
     return box;
   }
+  if (spec.kind === "set") { // value: the names checked, a comma list
+    const on = new Set(String(value ?? "").split(",").filter((w) => w));
+    const group = el("span", {...attrs, role: "group", class: "live-set"});
+    for (const c of spec.choices) {
+      const box = el("input", {type: "checkbox", "data-attn-choice": c, "aria-label": spec.option + " " + c});
+      box.checked = on.has(c);
+      group.append(el("label", {class: "live-choice"}, box, el("span", {text: c})));
+    }
+    group.value = [...on].join(",");
+    return group;
+  }
   if (spec.kind === "choice") {
     const sel = el("select", attrs, el("option", {value: "", text: "(default)"}),
                    ...spec.choices.map((c) => el("option", {value: c, text: c})));
@@ -385,6 +399,11 @@ function liveInForce(argv, spec, data) {
   const given = liveValue(argv, spec);
   if (given !== null && given !== "") return given;
   if (!spec.from || !data || data.command !== argv[0]) return null;
+  if (spec.kind === "set") {
+    const seen = new Set(spec.from(data));
+    const list = spec.choices.filter((c) => seen.has(c));
+    return (list.length ? list : spec.fallback || []).join(",") || null;
+  }
   const v = spec.from(data);
   return v === undefined || v === null ? null : String(v);
 }
@@ -494,12 +513,12 @@ function liveControls(argv, redraw, opts) {
   };
   const data = (opts && opts.data) || (typeof attnPage !== "undefined" ? attnPage.data : null);
   for (const given of specs) {
-    const inForce = given.slider ? liveInForce(argv, given, data) : liveValue(argv, given);
+    const inForce = given.slider || given.kind === "set" ? liveInForce(argv, given, data) : liveValue(argv, given);
     // a slider whose value the panel cannot know (a tour's run that leaves
     // it at attn's default) is a number field, never a slider at a guess
     const spec = given.slider && inForce === null ? {...given, slider: false} : given;
     const input = liveInput(spec, inForce, key);
-    const event = spec.kind === "text" || spec.kind === "real" ? "change" : "input";
+    const event = spec.kind === "text" || spec.kind === "real" || spec.kind === "set" ? "change" : "input";
     let number = null, positions = null, timer = 0;
     if (spec.slider) {
       input.dataset.inForce = inForce ?? "";
@@ -523,7 +542,12 @@ function liveControls(argv, redraw, opts) {
         timer = setTimeout(() => input.dispatchEvent(new Event("change")), 150);
       });
     }
-    input.addEventListener(event === "input" && input.tagName === "SELECT" ? "change" : event, () => {
+    input.addEventListener(event === "input" && input.tagName === "SELECT" ? "change" : event, (ev) => {
+      if (spec.kind === "set") { // the boxes checked, one at least
+        const boxes = [...input.querySelectorAll("input")];
+        if (!boxes.some((b) => b.checked) && ev.target.tagName === "INPUT") ev.target.checked = true;
+        input.value = boxes.filter((b) => b.checked).map((b) => b.dataset.attnChoice).join(",");
+      }
       if (spec.slider) {
         if (spec.divides) snapHeads(); // heads snaps to a divisor of hiddens
         number.value = input.value;
