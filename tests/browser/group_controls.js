@@ -91,6 +91,13 @@ module.exports = (h) => ({controls: async () => {
   check("controls: four values in one frame run once, the last", st.runs === runs0 + 1 &&
         st.command === "attn multihead --hiddens 12 --heads 6" && st.data.num_heads === 6,
         JSON.stringify([st.runs - runs0, st.command, st.data.num_heads]));
+  // hiddens below heads: heads comes down to a divisor (heads 6, hiddens 4: 4)
+  const runs1 = st.runs;
+  await move("--hiddens", "4");
+  await waitRuns(page, runs1);
+  st = await state(page);
+  check("controls: hiddens 4 under heads 6 gives heads 4", st.values["--heads"].value === "4" &&
+        st.command === "attn multihead --hiddens 4 --heads 4" && st.error === undefined, st.command);
   await p.finish();
 
   // pool: --method and --kernel as check boxes of the valid names

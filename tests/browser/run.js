@@ -1121,7 +1121,7 @@ groups.tour = async () => {
   const t = await hover(page, "example 1 head 3", 2, 1);
   checkWeight("tour: hover in the multihead view", t, W[((1 * 5 + 2) * 4 + 2) * 6 + 1]);
   // a train view's slider: its own keys
-  const sliders = await page.$$('input[type="range"]');
+  const sliders = await page.$$('.tour-view input[type="range"]');
   check("tour: four training sliders (circuits: both runs on one)", sliders.length === 4, sliders.length);
   const circuit = await page.evaluate(() => Array.from(document.querySelectorAll("section.tour-step")[16].querySelectorAll("canvas[data-panel]"), (c) => c.dataset.panel));
   check("tour: circuits shows one layer and both layers of the stack", circuit.includes("1 layer layer 1 head 1") &&
@@ -1240,7 +1240,7 @@ async function tourLive(page, data, views) {
   check("tour: learned's line run here gives its view's new data",
         tr.line === "attn train --task reverse --steps 40" && JSON.stringify(againT) === JSON.stringify(tr.view), tr.line);
   // the redrawn view's slider has its keys, and the others theirs
-  const sl = await page.$$('input[type="range"]');
+  const sl = await page.$$('.tour-view input[type="range"]');
   check("tour: still four training sliders", sl.length === 4, sl.length);
   const last = await sl[0].evaluate((e) => e.max);
   await sl[0].focus();

@@ -502,13 +502,15 @@ function liveControls(argv, redraw, opts) {
       if (!spec.divides || !sliders.has(spec.divides)) continue;
       const n = Number(sliders.get(spec.divides)[1].value);
       if (!(n >= 1)) continue;
-      const list = liveDivisors(n);
+      const list = liveDivisors(n), old = range.value; // before max clamps it
       range.max = String(n);
       positions.replaceChildren(...list.map((d) => el("option", {value: String(d)})));
-      const v = liveNearestDivisor(n, Number(range.value));
-      if (String(v) !== range.value) range.value = String(v);
-      number.value = range.value;
-      if (liveValue(current, spec) !== null || String(v) !== range.dataset.inForce) current = liveSet(current, spec, range.value);
+      const v = String(liveNearestDivisor(n, Number(old)));
+      number.value = v;
+      range.value = v;
+      if (v === old) continue; // the command keeps its words, in their order
+      range.value = v;
+      current = liveSet(current, spec, v);
     }
   };
   const data = (opts && opts.data) || (typeof attnPage !== "undefined" ? attnPage.data : null);
