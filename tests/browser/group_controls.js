@@ -42,6 +42,9 @@ module.exports = (h) => ({controls: async () => {
       check(`controls ${name}: ${option} is a slider showing ${value}, its number beside`,
             c && c.type === "range" && c.value === value && c.beside === value, JSON.stringify(c));
     }
+    if (name === "posenc")
+      check("controls posenc: no --rope control (its views are P's; --rope --html is refused)",
+            !("--rope" in st.values), Object.keys(st.values).join(" "));
     if (name === "selfattn")
       check("controls selfattn: no --queries control (selfattn's queries are its tokens)", !("--queries" in st.values),
             Object.keys(st.values).join(" "));

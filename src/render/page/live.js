@@ -189,7 +189,7 @@ const LIVE_CONTROLS = {
     {option: "--steps", kind: "int", min: 1, max: 200, slider: true, label: "steps", from: (d) => d.steps},
     {option: "--check-relative", kind: "text", label: "δ of the rotation check"},
     {option: "--layout", kind: "choice", choices: ["interleaved", "concat"], label: "layout"},
-    {option: "--rope", kind: "flag", label: "RoPE"},
+    // no --rope: the page's views are P's (`posenc --rope --html` is refused)
   ],
   pool: [
     {option: "--method", kind: "set", choices: ["average", "nonparametric", "parametric", "additive"], label: "method",
