@@ -29,7 +29,7 @@ module.exports = (h) => ({controls: async () => {
     ["multihead", ["multihead"], {"--queries": "4", "--kv": "6", "--hiddens": "100", "--heads": "5"}],
     ["selfattn", ["selfattn", "--tokens", "a b c"], {"--hiddens": "100", "--heads": "5"}],
     ["score", ["score"], {"--queries": "1", "--score-hiddens": "8"}],
-    ["posenc", ["posenc"], {"--dim": "32", "--steps": "60"}],
+    ["posenc", ["posenc", "--dim", "20"], {"--dim": "20", "--steps": "60"}],
     ["train", ["train", "--steps", "30"], {"--steps": "30"}],
   ];
   for (const [name, argv, want] of pages) {
@@ -42,6 +42,9 @@ module.exports = (h) => ({controls: async () => {
       check(`controls ${name}: ${option} is a slider showing ${value}, its number beside`,
             c && c.type === "range" && c.value === value && c.beside === value, JSON.stringify(c));
     }
+    if (name === "posenc")
+      check("controls posenc: layout shows interleaved, the run's", st.values["--layout"].value === "interleaved",
+            JSON.stringify(st.values["--layout"]));
     if (name === "posenc")
       check("controls posenc: no --rope control (its views are P's; --rope --html is refused)",
             !("--rope" in st.values), Object.keys(st.values).join(" "));

@@ -188,7 +188,7 @@ const LIVE_CONTROLS = {
     {option: "--dim", kind: "int", min: 1, max: 128, slider: true, label: "dim", from: (d) => d.dim},
     {option: "--steps", kind: "int", min: 1, max: 200, slider: true, label: "steps", from: (d) => d.steps},
     {option: "--check-relative", kind: "text", label: "δ of the rotation check"},
-    {option: "--layout", kind: "choice", choices: ["interleaved", "concat"], label: "layout"},
+    {option: "--layout", kind: "choice", choices: ["interleaved", "concat"], label: "layout", from: (d) => d.layout},
     // no --rope: the page's views are P's (`posenc --rope --html` is refused)
   ],
   pool: [
@@ -515,7 +515,7 @@ function liveControls(argv, redraw, opts) {
   };
   const data = (opts && opts.data) || (typeof attnPage !== "undefined" ? attnPage.data : null);
   for (const given of specs) {
-    const inForce = given.slider || given.kind === "set" ? liveInForce(argv, given, data) : liveValue(argv, given);
+    const inForce = given.from ? liveInForce(argv, given, data) : liveValue(argv, given);
     // a slider whose value the panel cannot know (a tour's run that leaves
     // it at attn's default) is a number field, never a slider at a guess
     const spec = given.slider && inForce === null ? {...given, slider: false} : given;
