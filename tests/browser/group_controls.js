@@ -84,6 +84,11 @@ module.exports = (h) => ({controls: async () => {
         JSON.stringify(again) === JSON.stringify(st.data), JSON.stringify([st.redrawn, st.error]));
   // several values in one frame: one run, of the last
   const runs0 = st.runs;
+  await page.evaluate(() => { // count the module's runs
+    const inner = attnLive.pageData;
+    window.moduleRuns = 0;
+    attnLive.pageData = (...a) => { window.moduleRuns++; return inner(...a); };
+  });
   await page.evaluate(() => {
     const c = document.querySelector('[data-attn-option="--heads"]');
     for (const v of ["1", "2", "3", "6"]) {
@@ -94,9 +99,10 @@ module.exports = (h) => ({controls: async () => {
   await waitRuns(page, runs0);
   await new Promise((r) => setTimeout(r, 300));
   st = await state(page);
-  check("controls: four values in one frame run once, the last", st.runs === runs0 + 1 &&
+  const moduleRuns = await page.evaluate(() => window.moduleRuns);
+  check("controls: four values in one frame run the module once, the last", st.runs === runs0 + 1 && moduleRuns === 1 &&
         st.command === "attn multihead --hiddens 12 --heads 6" && st.data.num_heads === 6,
-        JSON.stringify([st.runs - runs0, st.command, st.data.num_heads]));
+        JSON.stringify([st.runs - runs0, moduleRuns, st.command, st.data.num_heads]));
   // hiddens below heads: heads comes down to a divisor (heads 6, hiddens 4: 4)
   const runs1 = st.runs;
   await move("--hiddens", "4");
