@@ -16,6 +16,9 @@
 //             rerun and its data read (attnPage.recomputeMs; budget
 //             ≤ 50 ms), and from the control's change to the views drawn
 //             again and painted (the page's own drawing added);
+//   slider    the slider's input event alone to the views drawn again and
+//             painted: multihead's --heads (2, 4, 1, 5 of 100 hiddens) and
+//             posenc's --dim (16, 48, 32);
 //   train     `train --task reverse`, 300 steps, trained in the page's
 //             worker after --steps is set to 300 (budget ≤ 5 s);
 //   first step the same run's first logged step shown as it streams
@@ -111,6 +114,28 @@ async function firstStep(browser, dir, runs) {
   return times;
 }
 
+// A slider moved: only its input event (as a drag gives), and the
+// milliseconds until the views are drawn again (.live-views' redrawn
+// count up) and painted
+async function slide(page, option, value) {
+  return page.evaluate(([opt, v]) => new Promise((resolve, reject) => {
+    const views = () => Number((document.querySelector(".live-views") || {dataset: {}}).dataset.redrawn || 0);
+    const input = document.querySelector(`[data-attn-option="${opt}"]`);
+    const before = views();
+    const t0 = performance.now();
+    input.value = v;
+    input.dispatchEvent(new Event("input"));
+    const poll = () => {
+      if (views() > before) requestAnimationFrame(() => resolve(performance.now() - t0));
+      else if (document.querySelector(".live-status").dataset.error !== undefined)
+        reject(new Error("the rerun failed: " + document.querySelector(".live-status").textContent));
+      else if (performance.now() - t0 > 120000) reject(new Error("no redraw after 120 s"));
+      else setTimeout(poll, 1);
+    };
+    poll();
+  }), [option, value]);
+}
+
 async function main() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "attn-bench-live-"));
   let browser = null, status = 0;
@@ -121,7 +146,7 @@ async function main() {
     for (const [name] of PAGES)
       console.log(`live: size of ${(name + "'s page").padEnd(18)} ${(fs.statSync(path.join(dir, name + ".html")).size / 1024).toFixed(0)} KB` +
                   (name === "train" ? "" : ", budget 1024 KB"));
-    const ready = [], drawn = [], first = [], cell = [], module = [], train = [];
+    const ready = [], drawn = [], first = [], cell = [], module = [], train = [], slid = [], slidPosenc = [];
     for (let i = 0; i < RUNS; i++) {
       const context = await browser.newContext({viewport: {width: 1280, height: 900}});
       const page = await context.newPage();
@@ -137,6 +162,11 @@ async function main() {
         cell.push(await recompute(page, "--heads", h));
         module.push(await page.evaluate(() => attnPage.recomputeMs));
       }
+      for (const h of ["2", "4", "1", "5"]) slid.push(await slide(page, "--heads", h));
+      await page.goto("file://" + path.join(dir, "posenc.html"));
+      await page.evaluate(() => window.attn.ready);
+      await until(page, () => document.querySelector(".live").dataset.ready === "1", 10000);
+      for (const d of ["16", "48", "32"]) slidPosenc.push(await slide(page, "--dim", d));
       await context.close();
     }
     line("multihead: first drawing", drawn, "ms");
@@ -144,6 +174,8 @@ async function main() {
     line("cell: the module's rerun", module, "ms", 50);
     line("cell: first change to drawn", first, "ms");
     line("cell: later change to drawn", cell, "ms");
+    line("slider: multihead --heads", slid, "ms");
+    line("slider: posenc --dim", slidPosenc, "ms");
     for (let i = 0; i < Math.min(RUNS, 3); i++) {
       const context = await browser.newContext({viewport: {width: 1280, height: 900}});
       const page = await context.newPage();

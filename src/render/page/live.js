@@ -179,16 +179,34 @@ const LIVE_DROPPED = new Set(["--html", "--png", "--json", "--plot", "--weights-
                               "--save", "--font", "--input", "-i", "--load", "--data"]);
 const LIVE_DROPPED_FLAGS = new Set(["--time", "--repeat", "--threads", "--color"]);
 
-// By command: the controls. kind: int, real, text (a list), choice, flag.
+// The shape of a tensor of the page data: {shape} as the page writes a
+// large one, or nested arrays.
+function liveDims(t) {
+  if (t && !Array.isArray(t) && Array.isArray(t.shape)) return t.shape;
+  const dims = [];
+  for (let x = t; Array.isArray(x); x = x[0]) dims.push(x.length);
+  return dims;
+}
+
+// score's hiddens: the rows of the additive scorer's W_q, the first run
+// that has one (dot and sum have none).
+function liveScoreHiddens(d) {
+  for (const r of d.results) if (r.state_dict && r.state_dict["W_q.weight"]) return liveDims(r.state_dict["W_q.weight"])[0];
+  return null;
+}
+
+// By command: the controls. kind: int, real, text (a list), choice, flag,
+// set (check boxes of valid names: a comma list, in the choices' order).
 // A flag's only: the options that go only with it (attn refuses them
 // alone), taken out of the command with it and given back when it is
 // set again.
 const LIVE_CONTROLS = {
   multihead: [
-    {option: "--queries", kind: "int", min: 1, max: 64, label: "queries"},
-    {option: "--kv", kind: "int", min: 1, max: 64, label: "keys"},
-    {option: "--hiddens", kind: "int", min: 1, max: 1024, label: "hiddens"},
-    {option: "--heads", kind: "int", min: 1, max: 64, label: "heads"},
+    {option: "--queries", kind: "int", min: 1, max: 16, slider: true, label: "queries", from: (d) => liveDims(d.queries)[1]},
+    {option: "--kv", kind: "int", min: 1, max: 16, slider: true, label: "keys", from: (d) => liveDims(d.keys)[1]},
+    {option: "--hiddens", kind: "int", min: 1, max: 128, slider: true, label: "hiddens", from: (d) => d.shape[2]},
+    {option: "--heads", kind: "int", min: 1, max: 128, slider: true, divides: "--hiddens", label: "heads",
+     from: (d) => d.num_heads},
     {option: "--valid-lens", kind: "text", label: "valid lengths"},
     {option: "--score", kind: "choice", choices: ["dot", "additive"], label: "scoring"},
     {option: "--causal", kind: "flag", label: "causal"},
@@ -197,9 +215,9 @@ const LIVE_CONTROLS = {
   ],
   selfattn: [
     {option: "--tokens", kind: "text", label: "tokens"},
-    {option: "--queries", kind: "int", min: 1, max: 64, label: "queries"},
-    {option: "--hiddens", kind: "int", min: 1, max: 1024, label: "hiddens"},
-    {option: "--heads", kind: "int", min: 1, max: 64, label: "heads"},
+    {option: "--hiddens", kind: "int", min: 1, max: 128, slider: true, label: "hiddens", from: (d) => d.shape[2]},
+    {option: "--heads", kind: "int", min: 1, max: 128, slider: true, divides: "--hiddens", label: "heads",
+     from: (d) => d.num_heads},
     {option: "--valid-lens", kind: "text", label: "valid lengths"},
     {option: "--score", kind: "choice", choices: ["dot", "additive"], label: "scoring"},
     {option: "--causal", kind: "flag", label: "causal"},
@@ -207,15 +225,17 @@ const LIVE_CONTROLS = {
     {option: "--seed", kind: "int", min: 0, max: 2147483647, label: "seed"},
   ],
   posenc: [
-    {option: "--dim", kind: "int", min: 1, max: 512, label: "dim"},
-    {option: "--steps", kind: "int", min: 1, max: 2000, label: "steps"},
+    {option: "--dim", kind: "int", min: 1, max: 128, slider: true, label: "dim", from: (d) => d.dim},
+    {option: "--steps", kind: "int", min: 1, max: 200, slider: true, label: "steps", from: (d) => d.steps},
     {option: "--check-relative", kind: "text", label: "δ of the rotation check"},
-    {option: "--layout", kind: "choice", choices: ["interleaved", "concat"], label: "layout"},
-    {option: "--rope", kind: "flag", label: "RoPE"},
+    {option: "--layout", kind: "choice", choices: ["interleaved", "concat"], label: "layout", from: (d) => d.layout},
+    // no --rope: the page's views are P's (`posenc --rope --html` is refused)
   ],
   pool: [
-    {option: "--method", kind: "text", label: "method"},
-    {option: "--kernel", kind: "text", label: "kernel"},
+    {option: "--method", kind: "set", choices: ["average", "nonparametric", "parametric", "additive"], label: "method",
+     from: (d) => d.results.map((r) => r.method)},
+    {option: "--kernel", kind: "set", choices: ["gaussian", "boxcar", "constant", "epanechikov"], label: "kernel",
+     from: (d) => d.results.map((r) => r.kernel).filter((k) => k), fallback: ["gaussian"]},
     {option: "--sigma", kind: "text", label: "σ"},
     {option: "--epochs", kind: "int", min: 0, max: 1000, label: "epochs"},
     {option: "--lr", kind: "real", min: 0, max: 100, label: "lr"},
@@ -224,9 +244,11 @@ const LIVE_CONTROLS = {
   score: [
     {option: "--valid-lens", kind: "text", label: "valid lengths"},
     {option: "--score", kind: "choice", choices: ["additive", "dot", "general", "sum"], label: "scoring"},
-    {option: "--score-hiddens", kind: "int", min: 1, max: 256, label: "hiddens"},
+    {option: "--score-hiddens", kind: "int", min: 1, max: 64, slider: true, label: "hiddens",
+     from: (d) => liveScoreHiddens(d)},
     {option: "--keys", kind: "choice", choices: ["ones", "random"], label: "keys"},
-    {option: "--queries", kind: "int", min: 1, max: 64, label: "queries"},
+    {option: "--queries", kind: "int", min: 1, max: 16, slider: true, label: "queries",
+     from: (d) => liveDims(d.results[0].queries)[1]},
     {option: "--seed", kind: "int", min: 0, max: 2147483647, label: "seed"},
   ],
   complexity: [
@@ -247,7 +269,7 @@ const LIVE_CONTROLS = {
   train: [
     {option: "--task", kind: "choice", choices: ["reverse", "previous", "apple", "induction", "translate"],
      label: "task"},
-    {option: "--steps", kind: "int", min: 0, max: 5000, label: "steps"},
+    {option: "--steps", kind: "int", min: 0, max: 2000, slider: true, label: "steps", from: (d) => d.steps},
     {option: "--seed", kind: "int", min: 0, max: 2147483647, label: "seed"},
     {option: "--no-posenc", kind: "flag", label: "without P",
      unused: ["--task", "translate", "translation: the Transformer always adds P"]},
@@ -362,11 +384,27 @@ function liveInput(spec, value, key) {
     box.checked = value === true;
     return box;
   }
+  if (spec.kind === "set") { // value: the names checked, a comma list
+    const on = new Set(String(value ?? "").split(",").filter((w) => w));
+    const group = el("span", {...attrs, role: "group", class: "live-set"});
+    for (const c of spec.choices) {
+      const box = el("input", {type: "checkbox", "data-attn-choice": c, "aria-label": spec.option + " " + c});
+      box.checked = on.has(c);
+      group.append(el("label", {class: "live-choice"}, box, el("span", {text: c})));
+    }
+    group.value = [...on].join(",");
+    return group;
+  }
   if (spec.kind === "choice") {
     const sel = el("select", attrs, el("option", {value: "", text: "(default)"}),
                    ...spec.choices.map((c) => el("option", {value: c, text: c})));
     sel.value = value ?? "";
     return sel;
+  }
+  if (spec.slider) {
+    const range = el("input", {...attrs, type: "range", min: spec.min, max: spec.max, step: 1});
+    range.value = value ?? "";
+    return range;
   }
   const numeric = spec.kind === "int" || spec.kind === "real";
   const input = el("input", {...attrs, type: numeric ? "number" : "text", placeholder: "default",
@@ -378,6 +416,36 @@ function liveInput(spec, value, key) {
   }
   input.value = value ?? "";
   return input;
+}
+
+// The divisors of n, from 1 up: the heads a layer of n hiddens can have.
+function liveDivisors(n) {
+  const out = [];
+  for (let d = 1; d <= n; d++) if (n % d === 0) out.push(d);
+  return out;
+}
+
+// Of the divisors of n, the nearest to v (the smaller on a tie).
+function liveNearestDivisor(n, v) {
+  let best = 1;
+  for (const d of liveDivisors(n)) if (Math.abs(d - v) < Math.abs(best - v)) best = d;
+  return best;
+}
+
+// The value in force of a slider's option: the command's word for it,
+// else what the run itself reports in its page data (spec.from), so a
+// control never shows a placeholder.
+function liveInForce(argv, spec, data) {
+  const given = liveValue(argv, spec);
+  if (given !== null && given !== "") return given;
+  if (!spec.from || !data || data.command !== argv[0]) return null;
+  if (spec.kind === "set") {
+    const seen = new Set(spec.from(data));
+    const list = spec.choices.filter((c) => seen.has(c));
+    return (list.length ? list : spec.fallback || []).join(",") || null;
+  }
+  const v = spec.from(data);
+  return v === undefined || v === null ? null : String(v);
 }
 
 // The controls of the command argv (argv[0] has LIVE_CONTROLS), above the
@@ -458,10 +526,74 @@ function liveControls(argv, redraw, opts) {
       }
     }
   };
-  for (const spec of specs) {
-    const input = liveInput(spec, liveValue(argv, spec), key);
-    const event = spec.kind === "text" || spec.kind === "real" ? "change" : "input";
-    input.addEventListener(event === "input" && input.tagName === "SELECT" ? "change" : event, () => {
+  // A slider's input event reruns, coalesced: the values moved through in
+  // one frame give one run, of the latest (rerun's serial drops a stale
+  // result).
+  let queued = false;
+  const schedule = () => {
+    if (queued) return;
+    queued = true;
+    requestAnimationFrame(() => { queued = false; rerun(); });
+  };
+  const sliders = new Map(); // option -> [spec, range, number]
+  // heads: only the divisors of hiddens (the nearest when hiddens moves)
+  const snapHeads = () => {
+    for (const [spec, range, number, positions] of sliders.values()) {
+      if (!spec.divides || !sliders.has(spec.divides)) continue;
+      const n = Number(sliders.get(spec.divides)[1].value);
+      if (!(n >= 1)) continue;
+      const list = liveDivisors(n), old = range.value; // before max clamps it
+      range.max = String(n);
+      positions.replaceChildren(...list.map((d) => el("option", {value: String(d)})));
+      const v = String(liveNearestDivisor(n, Number(old)));
+      number.value = v;
+      range.value = v;
+      if (v === old) continue; // the command keeps its words, in their order
+      range.value = v;
+      current = liveSet(current, spec, v);
+    }
+  };
+  const data = (opts && opts.data) || (typeof attnPage !== "undefined" ? attnPage.data : null);
+  for (const given of specs) {
+    const inForce = given.from ? liveInForce(argv, given, data) : liveValue(argv, given);
+    // a slider whose value the panel cannot know (a tour's run that leaves
+    // it at attn's default) is a number field, never a slider at a guess
+    const spec = given.slider && inForce === null ? {...given, slider: false} : given;
+    const input = liveInput(spec, inForce, key);
+    const event = spec.kind === "text" || spec.kind === "real" || spec.kind === "set" ? "change" : "input";
+    let number = null, positions = null, timer = 0;
+    if (spec.slider) {
+      input.dataset.inForce = inForce ?? "";
+      number = el("input", {type: "number", class: "live-number", min: spec.min, max: spec.max, step: 1,
+                            "aria-label": spec.option + " value"});
+      number.value = input.value;
+      number.addEventListener("input", () => {
+        input.value = number.value;
+        input.dispatchEvent(new Event("input"));
+      });
+      if (spec.divides) {
+        positions = el("datalist", {id: input.id + "-positions"});
+        input.setAttribute("list", positions.id);
+        fields.append(positions);
+      }
+      sliders.set(spec.option, [spec, input, number, positions]);
+    }
+    if (spec.kind === "text" && !spec.positional) { // typing reruns, debounced
+      input.addEventListener("input", () => {
+        clearTimeout(timer);
+        timer = setTimeout(() => input.dispatchEvent(new Event("change")), 150);
+      });
+    }
+    input.addEventListener(event === "input" && input.tagName === "SELECT" ? "change" : event, (ev) => {
+      if (spec.kind === "set") { // the boxes checked, one at least
+        const boxes = [...input.querySelectorAll("input")];
+        if (!boxes.some((b) => b.checked) && ev.target.tagName === "INPUT") ev.target.checked = true;
+        input.value = boxes.filter((b) => b.checked).map((b) => b.dataset.attnChoice).join(",");
+      }
+      if (spec.slider) {
+        if (spec.divides) snapHeads(); // heads snaps to a divisor of hiddens
+        number.value = input.value;
+      }
       const value = spec.kind === "flag" ? input.checked : input.value.trim();
       if (spec.only && value === false) {
         const {rest, taken} = liveTake(current, spec.only);
@@ -473,14 +605,18 @@ function liveControls(argv, redraw, opts) {
         current = [...current, ...(kept.get(spec.option) || [])];
         kept.delete(spec.option);
       }
+      if ([...sliders.values()].some(([s]) => s.divides === spec.option)) snapHeads(); // hiddens moved
       refresh();
       show();
-      rerun();
+      if (spec.slider) schedule();
+      else rerun();
     });
     const label = el("label", {class: "live-field"}, el("span", {text: spec.label}), input);
+    if (number) label.append(number);
     if (spec.unused) unusedFlags.push([spec, input, label]);
     fields.append(label);
   }
+  snapHeads();
   refresh();
   show();
   // Once compiled, the page's own command is run once, unseen, when it is

@@ -1,0 +1,146 @@
+// group 'controls': the pages' controls are instruments (SPEC §14):
+// sliders showing the value in force, an input event reruns, heads moves
+// only through the divisors of hiddens.
+module.exports = (h) => ({controls: async () => {
+  const {check, attn, nativePageData, tmp, open, shellSplit} = h;
+  // polled with evaluate (the page's CSP refuses waitForFunction's eval)
+  const poll = async (page, fn, arg) => {
+    for (let k = 0; k < 1200; k++) {
+      if (await page.evaluate(fn, arg)) return true;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return false;
+  };
+  const waitRuns = (page, n) => poll(page, (n) => Number(document.querySelector(".live").dataset.runs || 0) > n &&
+                                     !document.querySelector(".live").dataset.busy, n);
+  const state = (page) => page.evaluate(() => ({
+    values: Object.fromEntries(Array.from(document.querySelectorAll(".live [data-attn-option]"),
+      (c) => [c.dataset.attnOption, {type: c.type, value: c.type === "checkbox" ? c.checked : c.value,
+        beside: c.parentElement.querySelector(".live-number") ? c.parentElement.querySelector(".live-number").value : null}])),
+    command: document.getElementById("attn-command").textContent,
+    redrawn: Number(document.querySelector(".live-views").dataset.redrawn || 0),
+    runs: Number(document.querySelector(".live").dataset.runs || 0),
+    error: document.querySelector(".live-status").dataset.error,
+    positions: Array.from(document.querySelectorAll("datalist option"), (o) => Number(o.value)),
+    data: attnPage.data,
+  }));
+  // each page: its sliders show the run's values, from its own data
+  const pages = [
+    ["multihead", ["multihead"], {"--queries": "4", "--kv": "6", "--hiddens": "100", "--heads": "5"}],
+    ["selfattn", ["selfattn", "--tokens", "a b c"], {"--hiddens": "100", "--heads": "5"}],
+    ["score", ["score"], {"--queries": "1", "--score-hiddens": "8"}],
+    ["posenc", ["posenc", "--dim", "20"], {"--dim": "20", "--steps": "60"}],
+    ["train", ["train", "--steps", "30"], {"--steps": "30"}],
+  ];
+  for (const [name, argv, want] of pages) {
+    const file = tmp(`controls-${name}.html`);
+    attn([...argv, "--html", file]);
+    const p = await open(file, `controls-${name}`);
+    const st = await state(p.page);
+    for (const [option, value] of Object.entries(want)) {
+      const c = st.values[option];
+      check(`controls ${name}: ${option} is a slider showing ${value}, its number beside`,
+            c && c.type === "range" && c.value === value && c.beside === value, JSON.stringify(c));
+    }
+    if (name === "posenc")
+      check("controls posenc: layout shows interleaved, the run's", st.values["--layout"].value === "interleaved",
+            JSON.stringify(st.values["--layout"]));
+    if (name === "posenc")
+      check("controls posenc: no --rope control (its views are P's; --rope --html is refused)",
+            !("--rope" in st.values), Object.keys(st.values).join(" "));
+    if (name === "selfattn")
+      check("controls selfattn: no --queries control (selfattn's queries are its tokens)", !("--queries" in st.values),
+            Object.keys(st.values).join(" "));
+    await p.finish();
+  }
+
+  // multihead: an input event alone (no change) reruns with the new value,
+  // whose data is attn's own for that command
+  const file = tmp("controls-mh.html");
+  attn(["multihead", "--html", file]);
+  const p = await open(file, "controls-multihead-moved");
+  const page = p.page;
+  await poll(page, () => document.querySelector(".live").dataset.ready === "1");
+  let st = await state(page);
+  check("controls: heads positions are the divisors of 100",
+        JSON.stringify(st.positions) === JSON.stringify([1, 2, 4, 5, 10, 20, 25, 50, 100]), JSON.stringify(st.positions));
+  const move = (option, value) => page.evaluate(([option, value]) => {
+    const c = document.querySelector(`[data-attn-option="${option}"]`);
+    c.value = value;
+    c.dispatchEvent(new Event("input", {bubbles: true}));
+  }, [option, value]);
+  await move("--hiddens", "12"); // heads 5 no longer divides: the nearest divisor, 4 (6 is as near: the smaller)
+  check("controls: hiddens 12 reruns on its input event", await waitRuns(page, st.runs));
+  st = await state(page);
+  check("controls: heads snapped to 4, the positions the divisors of 12",
+        st.values["--heads"].value === "4" && JSON.stringify(st.positions) === JSON.stringify([1, 2, 3, 4, 6, 12]),
+        JSON.stringify([st.values["--heads"], st.positions]));
+  check("controls: #attn-command has --hiddens 12 --heads 4", st.command === "attn multihead --hiddens 12 --heads 4",
+        st.command);
+  const again = nativePageData(shellSplit(st.command).slice(1));
+  delete again.page.command;
+  delete st.data.page.command;
+  check("controls: the redrawn view's data is attn's own for that line", st.redrawn >= 1 && st.error === undefined &&
+        JSON.stringify(again) === JSON.stringify(st.data), JSON.stringify([st.redrawn, st.error]));
+  // several values in one frame: one run, of the last
+  const runs0 = st.runs;
+  await page.evaluate(() => { // count the module's runs
+    const inner = attnLive.pageData;
+    window.moduleRuns = 0;
+    attnLive.pageData = (...a) => { window.moduleRuns++; return inner(...a); };
+  });
+  await page.evaluate(() => {
+    const c = document.querySelector('[data-attn-option="--heads"]');
+    for (const v of ["1", "2", "3", "6"]) {
+      c.value = v;
+      c.dispatchEvent(new Event("input", {bubbles: true}));
+    }
+  });
+  await waitRuns(page, runs0);
+  await new Promise((r) => setTimeout(r, 300));
+  st = await state(page);
+  const moduleRuns = await page.evaluate(() => window.moduleRuns);
+  check("controls: four values in one frame run the module once, the last", st.runs === runs0 + 1 && moduleRuns === 1 &&
+        st.command === "attn multihead --hiddens 12 --heads 6" && st.data.num_heads === 6,
+        JSON.stringify([st.runs - runs0, moduleRuns, st.command, st.data.num_heads]));
+  // hiddens below heads: heads comes down to a divisor (heads 6, hiddens 4: 4)
+  const runs1 = st.runs;
+  await move("--hiddens", "4");
+  await waitRuns(page, runs1);
+  st = await state(page);
+  check("controls: hiddens 4 under heads 6 gives heads 4", st.values["--heads"].value === "4" &&
+        st.command === "attn multihead --hiddens 4 --heads 4" && st.error === undefined, st.command);
+  await p.finish();
+
+  // pool: --method and --kernel as check boxes of the valid names
+  const poolFile = tmp("controls-pool.html");
+  attn(["pool", "--html", poolFile]);
+  const q = await open(poolFile, "controls-pool");
+  await poll(q.page, () => document.querySelector(".live").dataset.ready === "1");
+  const boxes = (option) => q.page.evaluate((option) => Array.from(
+    document.querySelectorAll(`[data-attn-option="${option}"] input[type=checkbox]`),
+    (b) => b.dataset.attnChoice + (b.checked ? "+" : "-")).join(" "), option);
+  const m0 = await boxes("--method"), k0 = await boxes("--kernel");
+  check("controls pool: --method's boxes, the run's three checked",
+        m0 === "average+ nonparametric+ parametric+ additive-", m0);
+  check("controls pool: --kernel's boxes, gaussian checked", k0 === "gaussian+ boxcar- constant- epanechikov-", k0);
+  const r0 = (await state(q.page)).runs;
+  await q.page.evaluate(() => {
+    for (const name of ["average", "parametric"])
+      document.querySelector(`[data-attn-option="--method"] [data-attn-choice="${name}"]`).click();
+    document.querySelector('[data-attn-option="--kernel"] [data-attn-choice="boxcar"]').click();
+  });
+  await waitRuns(q.page, r0);
+  await poll(q.page, () => /boxcar/.test(document.getElementById("attn-command").textContent) &&
+             !document.querySelector(".live").dataset.busy);
+  const ps = await state(q.page);
+  check("controls pool: the boxes give --method nonparametric --kernel gaussian,boxcar",
+        ps.command === "attn pool --method nonparametric --kernel gaussian,boxcar", ps.command);
+  const pd = nativePageData(shellSplit(ps.command).slice(1));
+  delete pd.page.command;
+  delete ps.data.page.command;
+  check("controls pool: the redrawn data is attn's own for that line", ps.error === undefined &&
+        JSON.stringify(pd) === JSON.stringify(ps.data) && ps.data.results.length === 2,
+        JSON.stringify([ps.error, ps.data.results.length]));
+  await q.finish();
+}});
