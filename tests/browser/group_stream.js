@@ -120,13 +120,13 @@ module.exports = (h) => {
     await listen(page);
     const runs1 = fin.runs;
     const steps = await page.$('[data-attn-option="--steps"]');
-    await steps.fill("5000");
+    await steps.fill("2000");
     await steps.dispatchEvent("input");
     const going = await until(page, () => {
-      const m = /^Training: step (\d+) of 5000/.exec(document.querySelector("[data-train-view] section.view h2").textContent);
+      const m = /^Training: step (\d+) of 2000/.exec(document.querySelector("[data-train-view] section.view h2").textContent);
       return m && Number(m[1]) >= 100;
     }, 60000);
-    check("stream: a run of 5000 steps streams", going);
+    check("stream: a run of 2000 steps streams", going);
     const before = await state(page);
     check("stream: it estimates the time left from the time per step", /about [\d.]+ s left \(from the time per step so far\)$/.test(before.note),
           before.note);
@@ -136,10 +136,10 @@ module.exports = (h) => {
     await new Promise((r) => setTimeout(r, 1000));
     const st = await state(page);
     const n1 = (await page.evaluate(() => window.streamLog.length));
-    const m = /^Training stopped at step (\d+) of 5000/.exec(st.heading);
+    const m = /^Training stopped at step (\d+) of 2000/.exec(st.heading);
     const last = await page.evaluate(() => window.streamLog.filter((r) => r.history).pop().step);
     check("stream: stop stops: no further step, the heading says where",
-          stopped && n1 === n0 && m && Number(m[1]) === last && Number(m[1]) < 5000 && !st.stop && st.stream === "stopped",
+          stopped && n1 === n0 && m && Number(m[1]) === last && Number(m[1]) < 2000 && !st.stop && st.stream === "stopped",
           JSON.stringify([st.heading, n0, n1, last]));
     await page.keyboard.press("Home");
     const home = await page.evaluate(() => attnPage.state.step);
