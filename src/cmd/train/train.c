@@ -1122,8 +1122,8 @@ static void png_panels(const run *r, heat_panel *panels, panel_title *titles,
         const probe *pr = &r->probes[0];
         for (size_t s = 0; s < r->nsnap; s++, gr++) {
             snprintf(row_titles[gr], sizeof row_titles[0],
-                     "step %ld · loss %.4f on the %s with these weights (the log's: the "
-                     "step's batch, before its update)", r->snaps[s].step, r->snaps[s].loss, set);
+                     "step %ld · loss %.4f on the %s", r->snaps[s].step, r->snaps[s].loss,
+                     set);
             head_row(&panels[gr * NH], &titles[gr * NH], r->snaps[s].weights[0], L, nh, pr->len,
                      pr->len);
         }
