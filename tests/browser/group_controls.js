@@ -42,6 +42,21 @@ module.exports = (h) => ({controls: async () => {
       check(`controls ${name}: ${option} is a slider showing ${value}, its number beside`,
             c && c.type === "range" && c.value === value && c.beside === value, JSON.stringify(c));
     }
+    // every other control shows the value in force, from the page's data
+    const shown = {
+      multihead: {"--valid-lens": "3,2", "--score": "dot", "--fill": "ones", "--seed": "0"},
+      selfattn: {"--valid-lens": "none", "--score": "dot", "--seed": "0"},
+      score: {"--valid-lens": "2,6", "--keys": "ones", "--seed": "0", "--score": ""},
+      posenc: {"--check-relative": "1:10"},
+      train: {"--task": "reverse", "--seed": "0"},
+    }[name] || {};
+    for (const [option, value] of Object.entries(shown))
+      check(`controls ${name}: ${option} shows ${value}`, st.values[option] && st.values[option].value === value,
+            JSON.stringify(st.values[option]));
+    const blanks = await p.page.evaluate(() => Array.from(document.querySelectorAll(
+      ".live select option, .live input[placeholder]"), (e) => e.tagName === "OPTION" && e.textContent !== "(default)" ? null
+        : (e.closest("[data-attn-option]") || e).dataset.attnOption).filter((o) => o));
+    check(`controls ${name}: no "(default)" or "default" placeholder`, blanks.length === 0, blanks.join(" "));
     if (name === "posenc")
       check("controls posenc: layout shows interleaved, the run's", st.values["--layout"].value === "interleaved",
             JSON.stringify(st.values["--layout"]));
@@ -111,6 +126,74 @@ module.exports = (h) => ({controls: async () => {
   check("controls: hiddens 4 under heads 6 gives heads 4", st.values["--heads"].value === "4" &&
         st.command === "attn multihead --hiddens 4 --heads 4" && st.error === undefined, st.command);
   await p.finish();
+
+  // other runs' values: additive scoring, random inputs, a seed, score's
+  // one scoring and random keys, pool's σ list and epochs, train's task
+  const others = [
+    ["multihead", ["multihead", "--score", "additive", "--fill", "random", "--valid-lens", "2,5", "--kv", "5"],
+     {"--score": "additive", "--fill": "random", "--valid-lens": "2,5"}],
+    ["score", ["score", "--score", "dot", "--keys", "random", "--valid-lens", "1,3"],
+     {"--score": "dot", "--keys": "random", "--valid-lens": "1,3"}],
+    ["pool", ["pool", "--sigma", "0.2,0.5", "--epochs", "7"], {"--sigma": "0.2,0.5", "--epochs": "7", "--lr": "0.5"}],
+    ["train", ["train", "--task", "previous", "--steps", "5"], {"--task": "previous"}],
+  ];
+  for (const [name, argv, want] of others) {
+    const file = tmp(`controls-other-${name}.html`);
+    attn([...argv, "--html", file]);
+    // the data's values, not the command's words: the command line made bare
+    const o = await open(file, `controls-other-${name}`);
+    const vals = await o.page.evaluate(([specs, name]) => {
+      attnPage.data.page.command = "attn " + name;
+      return Object.fromEntries(LIVE_CONTROLS[name].map((sp) => [sp.option, liveInForce([name], sp, attnPage.data)]));
+    }, [null, name]);
+    for (const [option, value] of Object.entries(want))
+      check(`controls ${name} (${argv.slice(1).join(" ")}): ${option} in force from the data is ${value}`,
+            vals[option] === value, JSON.stringify(vals[option]));
+    await o.finish();
+  }
+
+  // valid lengths: a slider per example, up to the keys; its input reruns
+  {
+    const f = tmp("controls-lens.html");
+    attn(["multihead", "--html", f]);
+    const r = await open(f, "controls-multihead-lens");
+    await poll(r.page, () => document.querySelector(".live").dataset.ready === "1");
+    const lens = () => r.page.evaluate(() => Array.from(
+      document.querySelectorAll('[data-attn-option="--valid-lens"] input[type=range]'),
+      (x) => [x.value, x.max, x.nextElementSibling.textContent]));
+    const l0 = await lens();
+    check("controls lens: two sliders, 3 and 2, up to the 6 keys, numbers beside",
+          JSON.stringify(l0) === JSON.stringify([["3", "6", "3"], ["2", "6", "2"]]), JSON.stringify(l0));
+    let s0 = await state(r.page);
+    await r.page.evaluate(() => {
+      const x = document.querySelector('[data-attn-example="1"]');
+      x.value = "5";
+      x.dispatchEvent(new Event("input", {bubbles: true}));
+    });
+    check("controls lens: example 1's slider at 5 reruns", await waitRuns(r.page, s0.runs));
+    let s1 = await state(r.page);
+    check("controls lens: the command has --valid-lens 3,5", s1.command === "attn multihead --valid-lens 3,5", s1.command);
+    const nd = nativePageData(shellSplit(s1.command).slice(1));
+    delete nd.page.command;
+    delete s1.data.page.command;
+    check("controls lens: the redrawn data is attn's own, valid_lens [3, 5]", s1.error === undefined &&
+          JSON.stringify(nd) === JSON.stringify(s1.data) && JSON.stringify(s1.data.valid_lens) === "[3,5]",
+          JSON.stringify([s1.error, s1.data.valid_lens]));
+    // fewer keys: the lengths come down with them
+    s0 = s1;
+    await r.page.evaluate(() => {
+      const x = document.querySelector('[data-attn-option="--kv"]');
+      x.value = "4";
+      x.dispatchEvent(new Event("input", {bubbles: true}));
+    });
+    await waitRuns(r.page, s0.runs);
+    s1 = await state(r.page);
+    const l1 = await lens();
+    check("controls lens: --kv 4 brings example 1's 5 down to 4, the bound 4",
+          s1.command === "attn multihead --kv 4 --valid-lens 3,4" && s1.error === undefined &&
+          JSON.stringify(l1) === JSON.stringify([["3", "4", "3"], ["4", "4", "4"]]), JSON.stringify([s1.command, l1]));
+    await r.finish();
+  }
 
   // pool: --method and --kernel as check boxes of the valid names
   const poolFile = tmp("controls-pool.html");
