@@ -226,4 +226,44 @@ module.exports = (h) => ({controls: async () => {
         JSON.stringify(pd) === JSON.stringify(ps.data) && ps.data.results.length === 2,
         JSON.stringify([ps.error, ps.data.results.length]));
   await q.finish();
+
+  // pool: σ and lr as log-scale sliders, their number beside; a slider's
+  // input reruns with the value beside
+  {
+    const f = tmp("controls-pool-sliders.html");
+    attn(["pool", "--html", f]);
+    const r = await open(f, "controls-pool-sliders");
+    await poll(r.page, () => document.querySelector(".live").dataset.ready === "1");
+    const s0 = await state(r.page);
+    check("controls pool: σ a log slider at 1 (position 667 of 0.01…10), 1 beside",
+          s0.values["--sigma"].type === "range" && s0.values["--sigma"].value === "667" && s0.values["--sigma"].beside === "1",
+          JSON.stringify(s0.values["--sigma"]));
+    check("controls pool: lr a log slider at 0.5 (position 740 of 0.0001…10: log10(5000)/5), 0.5 beside",
+          s0.values["--lr"].type === "range" && s0.values["--lr"].value === "740" && s0.values["--lr"].beside === "0.5",
+          JSON.stringify(s0.values["--lr"]));
+    await r.page.evaluate(() => {
+      const c = document.querySelector('[data-attn-option="--sigma"]');
+      c.value = "500"; // 0.01 · 1000^0.5 = 0.316
+      c.dispatchEvent(new Event("input", {bubbles: true}));
+    });
+    check("controls pool: σ's input reruns", await waitRuns(r.page, s0.runs));
+    const s1 = await state(r.page);
+    check("controls pool: σ at 0.316, beside and in the command", s1.values["--sigma"].beside === "0.316" &&
+          s1.command === "attn pool --sigma 0.316", s1.command);
+    const nd = nativePageData(shellSplit(s1.command).slice(1));
+    delete nd.page.command;
+    delete s1.data.page.command;
+    check("controls pool: the redrawn data is attn's own, σ 0.316", s1.error === undefined &&
+          JSON.stringify(nd) === JSON.stringify(s1.data) && s1.data.results[1].sigma === 0.316,
+          JSON.stringify([s1.error, s1.data.results[1].sigma]));
+    await r.finish();
+    // a list of widths: a text field showing it
+    const g = tmp("controls-pool-list.html");
+    attn(["pool", "--sigma", "0.2,0.5", "--html", g]);
+    const t = await open(g, "controls-pool-list");
+    const st = await state(t.page);
+    check("controls pool: --sigma 0.2,0.5 a text field showing the list", st.values["--sigma"].type === "text" &&
+          st.values["--sigma"].value === "0.2,0.5", JSON.stringify(st.values["--sigma"]));
+    await t.finish();
+  }
 }});

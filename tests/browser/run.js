@@ -1368,6 +1368,12 @@ groups.live = async () => {
           r.value = n;
           r.dispatchEvent(new Event("input", {bubbles: true}));
         }), value);
+      else if (await control.evaluate((c) => c.classList.contains("live-log"))) // a log slider: its number
+        await control.evaluate((c, v) => {
+          const n = c.parentElement.querySelector(".live-number");
+          n.value = v;
+          n.dispatchEvent(new Event("input"));
+        }, value);
       else {
         await control.fill(value);
         await control.dispatchEvent("change");

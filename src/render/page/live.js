@@ -276,12 +276,12 @@ const LIVE_CONTROLS = {
      from: (d) => d.results.map((r) => r.method)},
     {option: "--kernel", kind: "set", choices: ["gaussian", "boxcar", "constant", "epanechikov"], label: "kernel",
      from: (d) => d.results.map((r) => r.kernel).filter((k) => k), fallback: ["gaussian"]},
-    {option: "--sigma", kind: "text", label: "σ",
+    {option: "--sigma", kind: "text", label: "σ", log: true, low: 0.01, high: 10,
      from: (d) => d.results.filter((r) => r.method === "nonparametric").map((r) => r.sigma)
        .filter((v, i, all) => all.indexOf(v) === i).join(",") || null, fallback: "1"},
     {option: "--epochs", kind: "int", min: 0, max: 1000, label: "epochs",
      from: (d) => { const r = d.results.find((x) => x.losses); return r ? r.losses.length : null; }, fallback: "5"},
-    {option: "--lr", kind: "real", min: 0, max: 100, label: "lr", fallback: "0.5"},
+    {option: "--lr", kind: "real", min: 0, max: 100, label: "lr", fallback: "0.5", log: true, low: 0.0001, high: 10},
     {option: "--seed", kind: "int", min: 0, max: 2147483647, label: "seed", fallback: "0"},
   ],
   score: [
@@ -462,6 +462,11 @@ function liveInput(spec, value, key) {
     sel.value = value ?? "";
     return sel;
   }
+  if (spec.log) { // its position 0…1000 from spec.low to spec.high, log-scale
+    const range = el("input", {...attrs, type: "range", min: 0, max: 1000, step: 1, class: "live-log"});
+    range.value = String(liveLogPosition(spec, Number(value)));
+    return range;
+  }
   if (spec.slider) {
     const range = el("input", {...attrs, type: "range", min: spec.min, max: spec.max, step: 1});
     range.value = value ?? "";
@@ -478,6 +483,16 @@ function liveInput(spec, value, key) {
   }
   input.value = value ?? "";
   return input;
+}
+
+// A log-scale slider's position (0…1000) for the value v, and the value,
+// three significant digits, at a position.
+function liveLogPosition(spec, v) {
+  const t = Math.log(v / spec.low) / Math.log(spec.high / spec.low);
+  return Math.round(1000 * Math.min(1, Math.max(0, t)));
+}
+function liveLogValue(spec, position) {
+  return String(Number((spec.low * Math.pow(spec.high / spec.low, Number(position) / 1000)).toPrecision(3)));
 }
 
 // The divisors of n, from 1 up: the heads a layer of n hiddens can have.
@@ -650,9 +665,12 @@ function liveControls(argv, redraw, opts) {
     // it at attn's default) is a number field, never a slider at a guess;
     // valid lengths are sliders when one per example, within the keys
     const spec = given.slider && inForce === null ? {...given, slider: false}
-      : given.kind === "lens" ? liveLensSpec(given, inForce, argv, data) : given;
+      : given.kind === "lens" ? liveLensSpec(given, inForce, argv, data)
+      // a log slider for one positive number (σ: not for a list)
+      : given.log && !(Number(inForce) > 0) ? {...given, log: false} : given;
     const input = liveInput(spec, inForce, key);
-    const event = spec.kind === "text" || spec.kind === "real" || spec.kind === "set" ? "change" : "input";
+    const event = spec.log ? "input"
+      : spec.kind === "text" || spec.kind === "real" || spec.kind === "set" ? "change" : "input";
     if (spec.kind === "lens") lensFields.push([spec, input]);
     let number = null, positions = null, timer = 0;
     if (spec.slider) {
@@ -671,7 +689,16 @@ function liveControls(argv, redraw, opts) {
       }
       sliders.set(spec.option, [spec, input, number, positions]);
     }
-    if (spec.kind === "text" && !spec.positional) { // typing reruns, debounced
+    if (spec.log) { // the value beside, typed exactly or set by the slider
+      number = el("input", {type: "number", class: "live-number", min: 0, step: "any", "aria-label": spec.option + " value"});
+      number.value = inForce;
+      number.addEventListener("input", () => {
+        if (!(Number(number.value) > 0)) return;
+        input.value = String(liveLogPosition(spec, Number(number.value)));
+        input.dispatchEvent(new CustomEvent("input", {detail: "typed"}));
+      });
+    }
+    if (spec.kind === "text" && !spec.positional && !spec.log) { // typing reruns, debounced
       input.addEventListener("input", () => {
         clearTimeout(timer);
         timer = setTimeout(() => input.dispatchEvent(new Event("change")), 150);
@@ -691,7 +718,8 @@ function liveControls(argv, redraw, opts) {
         if (spec.divides) snapHeads(); // heads snaps to a divisor of hiddens
         number.value = input.value;
       }
-      const value = spec.kind === "flag" ? input.checked : input.value.trim();
+      if (spec.log && ev.detail !== "typed") number.value = liveLogValue(spec, input.value);
+      const value = spec.kind === "flag" ? input.checked : spec.log ? number.value.trim() : input.value.trim();
       if (spec.only && value === false) {
         const {rest, taken} = liveTake(current, spec.only);
         current = rest;
@@ -706,7 +734,7 @@ function liveControls(argv, redraw, opts) {
       if (lensFields.some(([s]) => s.keys === spec.option)) boundLens(); // the keys moved
       refresh();
       show();
-      if (spec.slider || spec.kind === "lens") schedule();
+      if (spec.slider || spec.log || spec.kind === "lens") schedule();
       else rerun();
     });
     const label = el("label", {class: "live-field"}, el("span", {text: spec.label}), input);
