@@ -47,7 +47,7 @@ module.exports = (h) => ({controls: async () => {
       multihead: {"--valid-lens": "3,2", "--score": "dot", "--fill": "ones", "--seed": "0"},
       selfattn: {"--valid-lens": "none", "--score": "dot", "--seed": "0"},
       score: {"--valid-lens": "2,6", "--keys": "ones", "--seed": "0", "--score": ""},
-      posenc: {"--check-relative": "1:10"},
+      posenc: {"--check-relative": "10"}, // the slider of TO in 1:10
       train: {"--task": "reverse", "--seed": "0"},
     }[name] || {};
     for (const [option, value] of Object.entries(shown))
@@ -226,6 +226,35 @@ module.exports = (h) => ({controls: async () => {
         JSON.stringify(pd) === JSON.stringify(ps.data) && ps.data.results.length === 2,
         JSON.stringify([ps.error, ps.data.results.length]));
   await q.finish();
+
+  // posenc: δ's slider moves TO of FROM:TO, up to steps - 1
+  {
+    const f = tmp("controls-posenc-delta.html");
+    attn(["posenc", "--dim", "20", "--html", f]);
+    const r = await open(f, "controls-posenc-delta");
+    await poll(r.page, () => document.querySelector(".live").dataset.ready === "1");
+    const s0 = await state(r.page);
+    const max = await r.page.evaluate(() => document.querySelector('[data-attn-option="--check-relative"]').max);
+    check("controls posenc: δ a slider at 10 (of 1:10), 10 beside, up to 59",
+          s0.values["--check-relative"].type === "range" && s0.values["--check-relative"].beside === "10" && max === "59",
+          JSON.stringify([s0.values["--check-relative"], max]));
+    await r.page.evaluate(() => {
+      const c = document.querySelector('[data-attn-option="--check-relative"]');
+      c.value = "25";
+      c.dispatchEvent(new Event("input", {bubbles: true}));
+    });
+    check("controls posenc: δ's input reruns", await waitRuns(r.page, s0.runs));
+    const s1 = await state(r.page);
+    check("controls posenc: the command has --check-relative 1:25", s1.command === "attn posenc --dim 20 --check-relative 1:25",
+          s1.command);
+    const nd = nativePageData(shellSplit(s1.command).slice(1));
+    delete nd.page.command;
+    delete s1.data.page.command;
+    check("controls posenc: the redrawn data is attn's own, 25 deltas", s1.error === undefined &&
+          JSON.stringify(nd) === JSON.stringify(s1.data) && s1.data.page.check_relative.length === 25,
+          JSON.stringify([s1.error, s1.data.page.check_relative.length]));
+    await r.finish();
+  }
 
   // pool: σ and lr as log-scale sliders, their number beside; a slider's
   // input reruns with the value beside

@@ -266,7 +266,7 @@ const LIVE_CONTROLS = {
   posenc: [
     {option: "--dim", kind: "int", min: 1, max: 128, slider: true, label: "dim", from: (d) => d.dim},
     {option: "--steps", kind: "int", min: 1, max: 200, slider: true, label: "steps", from: (d) => d.steps},
-    {option: "--check-relative", kind: "text", label: "δ of the rotation check",
+    {option: "--check-relative", kind: "text", label: "δ of the rotation check", upper: (d) => d.steps - 1,
      from: (d) => liveRange(d.page.check_relative.map((r) => r.delta))},
     {option: "--layout", kind: "choice", choices: ["interleaved", "concat"], label: "layout", from: (d) => d.layout},
     // no --rope: the page's views are P's (`posenc --rope --html` is refused)
@@ -536,6 +536,17 @@ function liveLensSpec(spec, value, argv, data) {
   return {...spec, most};
 }
 
+// posenc's δ (spec.upper(data): the largest δ the run's positions allow):
+// a slider of δ, or of TO in FROM:TO (spec.prefix "FROM:" kept), from
+// FROM up; else the text field.
+function liveUpperSpec(spec, value, argv, data) {
+  const most = data && data.command === argv[0] ? spec.upper(data) : null;
+  const m = /^([0-9]+:)?([0-9]+)$/.exec(value || "");
+  const min = m && m[1] ? Number(m[1].slice(0, -1)) : 1;
+  if (!m || !(most >= min) || Number(m[2]) > most) return spec;
+  return {...spec, kind: "int", slider: true, min, max: most, prefix: m[1] || ""};
+}
+
 // The controls of the command argv (argv[0] has LIVE_CONTROLS), above the
 // views they redraw: redraw(data, line) draws them again from a rerun's
 // page data, line the command line that gave it. opts.key (a word): one
@@ -667,8 +678,10 @@ function liveControls(argv, redraw, opts) {
     const spec = given.slider && inForce === null ? {...given, slider: false}
       : given.kind === "lens" ? liveLensSpec(given, inForce, argv, data)
       // a log slider for one positive number (σ: not for a list)
-      : given.log && !(Number(inForce) > 0) ? {...given, log: false} : given;
-    const input = liveInput(spec, inForce, key);
+      : given.log && !(Number(inForce) > 0) ? {...given, log: false}
+      : given.upper ? liveUpperSpec(given, inForce, argv, data) : given;
+    const shown = spec.prefix !== undefined ? inForce.slice(spec.prefix.length) : inForce;
+    const input = liveInput(spec, shown, key);
     const event = spec.log ? "input"
       : spec.kind === "text" || spec.kind === "real" || spec.kind === "set" ? "change" : "input";
     if (spec.kind === "lens") lensFields.push([spec, input]);
@@ -719,7 +732,8 @@ function liveControls(argv, redraw, opts) {
         number.value = input.value;
       }
       if (spec.log && ev.detail !== "typed") number.value = liveLogValue(spec, input.value);
-      const value = spec.kind === "flag" ? input.checked : spec.log ? number.value.trim() : input.value.trim();
+      const value = spec.kind === "flag" ? input.checked : spec.log ? number.value.trim()
+        : (spec.prefix || "") + input.value.trim(); // δ's slider: the upper end of FROM:TO
       if (spec.only && value === false) {
         const {rest, taken} = liveTake(current, spec.only);
         current = rest;
