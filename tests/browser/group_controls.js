@@ -42,6 +42,21 @@ module.exports = (h) => ({controls: async () => {
       check(`controls ${name}: ${option} is a slider showing ${value}, its number beside`,
             c && c.type === "range" && c.value === value && c.beside === value, JSON.stringify(c));
     }
+    // every other control shows the value in force, from the page's data
+    const shown = {
+      multihead: {"--valid-lens": "3,2", "--score": "dot", "--fill": "ones", "--seed": "0"},
+      selfattn: {"--valid-lens": "none", "--score": "dot", "--seed": "0"},
+      score: {"--valid-lens": "2,6", "--keys": "ones", "--seed": "0", "--score": ""},
+      posenc: {"--check-relative": "10"}, // the slider of TO in 1:10
+      train: {"--task": "reverse", "--seed": "0"},
+    }[name] || {};
+    for (const [option, value] of Object.entries(shown))
+      check(`controls ${name}: ${option} shows ${value}`, st.values[option] && st.values[option].value === value,
+            JSON.stringify(st.values[option]));
+    const blanks = await p.page.evaluate(() => Array.from(document.querySelectorAll(
+      ".live select option, .live input[placeholder]"), (e) => e.tagName === "OPTION" && e.textContent !== "(default)" ? null
+        : (e.closest("[data-attn-option]") || e).dataset.attnOption).filter((o) => o));
+    check(`controls ${name}: no "(default)" or "default" placeholder`, blanks.length === 0, blanks.join(" "));
     if (name === "posenc")
       check("controls posenc: layout shows interleaved, the run's", st.values["--layout"].value === "interleaved",
             JSON.stringify(st.values["--layout"]));
@@ -112,6 +127,74 @@ module.exports = (h) => ({controls: async () => {
         st.command === "attn multihead --hiddens 4 --heads 4" && st.error === undefined, st.command);
   await p.finish();
 
+  // other runs' values: additive scoring, random inputs, a seed, score's
+  // one scoring and random keys, pool's σ list and epochs, train's task
+  const others = [
+    ["multihead", ["multihead", "--score", "additive", "--fill", "random", "--valid-lens", "2,5", "--kv", "5"],
+     {"--score": "additive", "--fill": "random", "--valid-lens": "2,5"}],
+    ["score", ["score", "--score", "dot", "--keys", "random", "--valid-lens", "1,3"],
+     {"--score": "dot", "--keys": "random", "--valid-lens": "1,3"}],
+    ["pool", ["pool", "--sigma", "0.2,0.5", "--epochs", "7"], {"--sigma": "0.2,0.5", "--epochs": "7", "--lr": "0.5"}],
+    ["train", ["train", "--task", "previous", "--steps", "5"], {"--task": "previous"}],
+  ];
+  for (const [name, argv, want] of others) {
+    const file = tmp(`controls-other-${name}.html`);
+    attn([...argv, "--html", file]);
+    // the data's values, not the command's words: the command line made bare
+    const o = await open(file, `controls-other-${name}`);
+    const vals = await o.page.evaluate(([specs, name]) => {
+      attnPage.data.page.command = "attn " + name;
+      return Object.fromEntries(LIVE_CONTROLS[name].map((sp) => [sp.option, liveInForce([name], sp, attnPage.data)]));
+    }, [null, name]);
+    for (const [option, value] of Object.entries(want))
+      check(`controls ${name} (${argv.slice(1).join(" ")}): ${option} in force from the data is ${value}`,
+            vals[option] === value, JSON.stringify(vals[option]));
+    await o.finish();
+  }
+
+  // valid lengths: a slider per example, up to the keys; its input reruns
+  {
+    const f = tmp("controls-lens.html");
+    attn(["multihead", "--html", f]);
+    const r = await open(f, "controls-multihead-lens");
+    await poll(r.page, () => document.querySelector(".live").dataset.ready === "1");
+    const lens = () => r.page.evaluate(() => Array.from(
+      document.querySelectorAll('[data-attn-option="--valid-lens"] input[type=range]'),
+      (x) => [x.value, x.max, x.nextElementSibling.textContent]));
+    const l0 = await lens();
+    check("controls lens: two sliders, 3 and 2, up to the 6 keys, numbers beside",
+          JSON.stringify(l0) === JSON.stringify([["3", "6", "3"], ["2", "6", "2"]]), JSON.stringify(l0));
+    let s0 = await state(r.page);
+    await r.page.evaluate(() => {
+      const x = document.querySelector('[data-attn-example="1"]');
+      x.value = "5";
+      x.dispatchEvent(new Event("input", {bubbles: true}));
+    });
+    check("controls lens: example 1's slider at 5 reruns", await waitRuns(r.page, s0.runs));
+    let s1 = await state(r.page);
+    check("controls lens: the command has --valid-lens 3,5", s1.command === "attn multihead --valid-lens 3,5", s1.command);
+    const nd = nativePageData(shellSplit(s1.command).slice(1));
+    delete nd.page.command;
+    delete s1.data.page.command;
+    check("controls lens: the redrawn data is attn's own, valid_lens [3, 5]", s1.error === undefined &&
+          JSON.stringify(nd) === JSON.stringify(s1.data) && JSON.stringify(s1.data.valid_lens) === "[3,5]",
+          JSON.stringify([s1.error, s1.data.valid_lens]));
+    // fewer keys: the lengths come down with them
+    s0 = s1;
+    await r.page.evaluate(() => {
+      const x = document.querySelector('[data-attn-option="--kv"]');
+      x.value = "4";
+      x.dispatchEvent(new Event("input", {bubbles: true}));
+    });
+    await waitRuns(r.page, s0.runs);
+    s1 = await state(r.page);
+    const l1 = await lens();
+    check("controls lens: --kv 4 brings example 1's 5 down to 4, the bound 4",
+          s1.command === "attn multihead --kv 4 --valid-lens 3,4" && s1.error === undefined &&
+          JSON.stringify(l1) === JSON.stringify([["3", "4", "3"], ["4", "4", "4"]]), JSON.stringify([s1.command, l1]));
+    await r.finish();
+  }
+
   // pool: --method and --kernel as check boxes of the valid names
   const poolFile = tmp("controls-pool.html");
   attn(["pool", "--html", poolFile]);
@@ -143,4 +226,73 @@ module.exports = (h) => ({controls: async () => {
         JSON.stringify(pd) === JSON.stringify(ps.data) && ps.data.results.length === 2,
         JSON.stringify([ps.error, ps.data.results.length]));
   await q.finish();
+
+  // posenc: δ's slider moves TO of FROM:TO, up to steps - 1
+  {
+    const f = tmp("controls-posenc-delta.html");
+    attn(["posenc", "--dim", "20", "--html", f]);
+    const r = await open(f, "controls-posenc-delta");
+    await poll(r.page, () => document.querySelector(".live").dataset.ready === "1");
+    const s0 = await state(r.page);
+    const max = await r.page.evaluate(() => document.querySelector('[data-attn-option="--check-relative"]').max);
+    check("controls posenc: δ a slider at 10 (of 1:10), 10 beside, up to 59",
+          s0.values["--check-relative"].type === "range" && s0.values["--check-relative"].beside === "10" && max === "59",
+          JSON.stringify([s0.values["--check-relative"], max]));
+    await r.page.evaluate(() => {
+      const c = document.querySelector('[data-attn-option="--check-relative"]');
+      c.value = "25";
+      c.dispatchEvent(new Event("input", {bubbles: true}));
+    });
+    check("controls posenc: δ's input reruns", await waitRuns(r.page, s0.runs));
+    const s1 = await state(r.page);
+    check("controls posenc: the command has --check-relative 1:25", s1.command === "attn posenc --dim 20 --check-relative 1:25",
+          s1.command);
+    const nd = nativePageData(shellSplit(s1.command).slice(1));
+    delete nd.page.command;
+    delete s1.data.page.command;
+    check("controls posenc: the redrawn data is attn's own, 25 deltas", s1.error === undefined &&
+          JSON.stringify(nd) === JSON.stringify(s1.data) && s1.data.page.check_relative.length === 25,
+          JSON.stringify([s1.error, s1.data.page.check_relative.length]));
+    await r.finish();
+  }
+
+  // pool: σ and lr as log-scale sliders, their number beside; a slider's
+  // input reruns with the value beside
+  {
+    const f = tmp("controls-pool-sliders.html");
+    attn(["pool", "--html", f]);
+    const r = await open(f, "controls-pool-sliders");
+    await poll(r.page, () => document.querySelector(".live").dataset.ready === "1");
+    const s0 = await state(r.page);
+    check("controls pool: σ a log slider at 1 (position 667 of 0.01…10), 1 beside",
+          s0.values["--sigma"].type === "range" && s0.values["--sigma"].value === "667" && s0.values["--sigma"].beside === "1",
+          JSON.stringify(s0.values["--sigma"]));
+    check("controls pool: lr a log slider at 0.5 (position 740 of 0.0001…10: log10(5000)/5), 0.5 beside",
+          s0.values["--lr"].type === "range" && s0.values["--lr"].value === "740" && s0.values["--lr"].beside === "0.5",
+          JSON.stringify(s0.values["--lr"]));
+    await r.page.evaluate(() => {
+      const c = document.querySelector('[data-attn-option="--sigma"]');
+      c.value = "500"; // 0.01 · 1000^0.5 = 0.316
+      c.dispatchEvent(new Event("input", {bubbles: true}));
+    });
+    check("controls pool: σ's input reruns", await waitRuns(r.page, s0.runs));
+    const s1 = await state(r.page);
+    check("controls pool: σ at 0.316, beside and in the command", s1.values["--sigma"].beside === "0.316" &&
+          s1.command === "attn pool --sigma 0.316", s1.command);
+    const nd = nativePageData(shellSplit(s1.command).slice(1));
+    delete nd.page.command;
+    delete s1.data.page.command;
+    check("controls pool: the redrawn data is attn's own, σ 0.316", s1.error === undefined &&
+          JSON.stringify(nd) === JSON.stringify(s1.data) && s1.data.results[1].sigma === 0.316,
+          JSON.stringify([s1.error, s1.data.results[1].sigma]));
+    await r.finish();
+    // a list of widths: a text field showing it
+    const g = tmp("controls-pool-list.html");
+    attn(["pool", "--sigma", "0.2,0.5", "--html", g]);
+    const t = await open(g, "controls-pool-list");
+    const st = await state(t.page);
+    check("controls pool: --sigma 0.2,0.5 a text field showing the list", st.values["--sigma"].type === "text" &&
+          st.values["--sigma"].value === "0.2,0.5", JSON.stringify(st.values["--sigma"]));
+    await t.finish();
+  }
 }});

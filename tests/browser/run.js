@@ -1362,8 +1362,22 @@ groups.live = async () => {
     check(`${name}: a control for ${option}`, control !== null);
     if (control) {
       const runs0 = await page.evaluate(() => Number(document.querySelector(".live").dataset.runs || 0));
-      await control.fill(value);
-      await control.dispatchEvent("change");
+      if (await control.evaluate((c) => c.classList.contains("live-lens"))) // a slider per example
+        await control.evaluate((c, v) => v.split(",").forEach((n, b) => {
+          const r = c.querySelector(`[data-attn-example="${b}"]`);
+          r.value = n;
+          r.dispatchEvent(new Event("input", {bubbles: true}));
+        }), value);
+      else if (await control.evaluate((c) => c.classList.contains("live-log"))) // a log slider: its number
+        await control.evaluate((c, v) => {
+          const n = c.parentElement.querySelector(".live-number");
+          n.value = v;
+          n.dispatchEvent(new Event("input"));
+        }, value);
+      else {
+        await control.fill(value);
+        await control.dispatchEvent("change");
+      }
       const done = await until(page, (n) => Number(document.querySelector(".live").dataset.runs || 0) > n, 60000, runs0);
       check(`${name}: moving ${option} reruns`, done);
       const state = await page.evaluate(() => ({

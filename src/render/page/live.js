@@ -195,8 +195,43 @@ function liveScoreHiddens(d) {
   return null;
 }
 
+// multihead's and selfattn's scoring: additive when the layer has
+// d2l's additive scorer (its w_v), else the scaled dot product.
+function liveScoring(d) {
+  return d.state_dict && d.state_dict["attention.w_v.weight"] ? "additive" : "dot";
+}
+
+// "ones" when every number of the tensor t is 1, "random" when one is
+// not, null when the page omitted them.
+function liveOnes(t) {
+  if (Array.isArray(t)) return t.flat(Infinity).every((x) => x === 1) ? "ones" : "random";
+  if (!t || typeof t.base64 !== "string") return null;
+  const bytes = Uint8Array.from(atob(t.base64), (c) => c.charCodeAt(0));
+  const v = new Float32Array(bytes.buffer, 0, bytes.length >> 2);
+  return v.every((x) => x === 1) ? "ones" : "random";
+}
+
+// The deltas of posenc's rotation check as --check-relative takes them:
+// δ, or FROM:TO.
+function liveRange(deltas) {
+  if (!deltas.length) return null;
+  const lo = Math.min(...deltas), hi = Math.max(...deltas);
+  return lo === hi ? String(lo) : lo + ":" + hi;
+}
+
+// valid_lens as --valid-lens writes them: 3,2 (one per example), 1,2;3,4
+// (one per query), none (null, or null for every example).
+function liveLens(v) {
+  if (Array.isArray(v) && v.every((x) => x === null)) return "none";
+  if (!Array.isArray(v)) return v === null || v === undefined ? "none" : String(v);
+  return v.map((x) => (Array.isArray(x) ? x.join(",") : String(x))).join(Array.isArray(v[0]) ? ";" : ",");
+}
+
 // By command: the controls. kind: int, real, text (a list), choice, flag,
-// set (check boxes of valid names: a comma list, in the choices' order).
+// set (check boxes of valid names: a comma list, in the choices' order),
+// lens (--valid-lens: one slider per example, 1 to spec.most(data) keys,
+// that bound following the slider of spec.keys when there is one; a
+// text field when the lengths are per query or none).
 // A flag's only: the options that go only with it (attn refuses them
 // alone), taken out of the command with it and given back when it is
 // set again.
@@ -207,27 +242,32 @@ const LIVE_CONTROLS = {
     {option: "--hiddens", kind: "int", min: 1, max: 128, slider: true, label: "hiddens", from: (d) => d.shape[2]},
     {option: "--heads", kind: "int", min: 1, max: 128, slider: true, divides: "--hiddens", label: "heads",
      from: (d) => d.num_heads},
-    {option: "--valid-lens", kind: "text", label: "valid lengths"},
-    {option: "--score", kind: "choice", choices: ["dot", "additive"], label: "scoring"},
+    {option: "--valid-lens", kind: "lens", label: "valid lengths", keys: "--kv",
+     from: (d) => liveLens(d.valid_lens), most: (d) => liveDims(d.keys)[1]},
+    {option: "--score", kind: "choice", choices: ["dot", "additive"], label: "scoring", from: liveScoring},
     {option: "--causal", kind: "flag", label: "causal"},
-    {option: "--fill", kind: "choice", choices: ["ones", "random"], label: "inputs"},
-    {option: "--seed", kind: "int", min: 0, max: 2147483647, label: "seed"},
+    {option: "--fill", kind: "choice", choices: ["ones", "random"], label: "inputs",
+     from: (d) => liveOnes(d.queries), fallback: "ones"},
+    {option: "--seed", kind: "int", min: 0, max: 2147483647, label: "seed", fallback: "0"},
   ],
   selfattn: [
     {option: "--tokens", kind: "text", label: "tokens"},
     {option: "--hiddens", kind: "int", min: 1, max: 128, slider: true, label: "hiddens", from: (d) => d.shape[2]},
     {option: "--heads", kind: "int", min: 1, max: 128, slider: true, divides: "--hiddens", label: "heads",
      from: (d) => d.num_heads},
-    {option: "--valid-lens", kind: "text", label: "valid lengths"},
-    {option: "--score", kind: "choice", choices: ["dot", "additive"], label: "scoring"},
+    {option: "--valid-lens", kind: "lens", label: "valid lengths",
+     from: (d) => liveLens(d.page.rows.map((r) => r.valid_lens)),
+     most: (d) => liveDims(d.X)[1]},
+    {option: "--score", kind: "choice", choices: ["dot", "additive"], label: "scoring", from: liveScoring},
     {option: "--causal", kind: "flag", label: "causal"},
     {option: "--posenc", kind: "flag", label: "add P"},
-    {option: "--seed", kind: "int", min: 0, max: 2147483647, label: "seed"},
+    {option: "--seed", kind: "int", min: 0, max: 2147483647, label: "seed", fallback: "0"},
   ],
   posenc: [
     {option: "--dim", kind: "int", min: 1, max: 128, slider: true, label: "dim", from: (d) => d.dim},
     {option: "--steps", kind: "int", min: 1, max: 200, slider: true, label: "steps", from: (d) => d.steps},
-    {option: "--check-relative", kind: "text", label: "δ of the rotation check"},
+    {option: "--check-relative", kind: "text", label: "δ of the rotation check", upper: (d) => d.steps - 1,
+     from: (d) => liveRange(d.page.check_relative.map((r) => r.delta))},
     {option: "--layout", kind: "choice", choices: ["interleaved", "concat"], label: "layout", from: (d) => d.layout},
     // no --rope: the page's views are P's (`posenc --rope --html` is refused)
   ],
@@ -236,20 +276,27 @@ const LIVE_CONTROLS = {
      from: (d) => d.results.map((r) => r.method)},
     {option: "--kernel", kind: "set", choices: ["gaussian", "boxcar", "constant", "epanechikov"], label: "kernel",
      from: (d) => d.results.map((r) => r.kernel).filter((k) => k), fallback: ["gaussian"]},
-    {option: "--sigma", kind: "text", label: "σ"},
-    {option: "--epochs", kind: "int", min: 0, max: 1000, label: "epochs"},
-    {option: "--lr", kind: "real", min: 0, max: 100, label: "lr"},
-    {option: "--seed", kind: "int", min: 0, max: 2147483647, label: "seed"},
+    {option: "--sigma", kind: "text", label: "σ", log: true, low: 0.01, high: 10,
+     from: (d) => d.results.filter((r) => r.method === "nonparametric").map((r) => r.sigma)
+       .filter((v, i, all) => all.indexOf(v) === i).join(",") || null, fallback: "1"},
+    {option: "--epochs", kind: "int", min: 0, max: 1000, label: "epochs",
+     from: (d) => { const r = d.results.find((x) => x.losses); return r ? r.losses.length : null; }, fallback: "5"},
+    {option: "--lr", kind: "real", min: 0, max: 100, label: "lr", fallback: "0.5", log: true, low: 0.0001, high: 10},
+    {option: "--seed", kind: "int", min: 0, max: 2147483647, label: "seed", fallback: "0"},
   ],
   score: [
-    {option: "--valid-lens", kind: "text", label: "valid lengths"},
-    {option: "--score", kind: "choice", choices: ["additive", "dot", "general", "sum"], label: "scoring"},
+    {option: "--valid-lens", kind: "lens", label: "valid lengths",
+     from: (d) => liveLens(d.results[0].valid_lens),
+     most: (d) => liveDims(d.results[0].keys)[1]},
+    {option: "--score", kind: "choice", choices: ["additive", "dot", "general", "sum"], label: "scoring",
+     none: "additive and dot", from: (d) => (d.results.length === 1 ? d.results[0].score : "")},
     {option: "--score-hiddens", kind: "int", min: 1, max: 64, slider: true, label: "hiddens",
      from: (d) => liveScoreHiddens(d)},
-    {option: "--keys", kind: "choice", choices: ["ones", "random"], label: "keys"},
+    {option: "--keys", kind: "choice", choices: ["ones", "random"], label: "keys",
+     from: (d) => liveOnes(d.results[0].keys), fallback: "ones"},
     {option: "--queries", kind: "int", min: 1, max: 16, slider: true, label: "queries",
      from: (d) => liveDims(d.results[0].queries)[1]},
-    {option: "--seed", kind: "int", min: 0, max: 2147483647, label: "seed"},
+    {option: "--seed", kind: "int", min: 0, max: 2147483647, label: "seed", fallback: "0"},
   ],
   complexity: [
     {option: "--n", kind: "int", min: 1, max: 100000, label: "n"},
@@ -268,9 +315,9 @@ const LIVE_CONTROLS = {
   ],
   train: [
     {option: "--task", kind: "choice", choices: ["reverse", "previous", "apple", "induction", "translate"],
-     label: "task"},
+     label: "task", from: (d) => d.task},
     {option: "--steps", kind: "int", min: 0, max: 2000, slider: true, label: "steps", from: (d) => d.steps},
-    {option: "--seed", kind: "int", min: 0, max: 2147483647, label: "seed"},
+    {option: "--seed", kind: "int", min: 0, max: 2147483647, label: "seed", fallback: "0"},
     {option: "--no-posenc", kind: "flag", label: "without P",
      unused: ["--task", "translate", "translation: the Transformer always adds P"]},
   ],
@@ -395,11 +442,30 @@ function liveInput(spec, value, key) {
     group.value = [...on].join(",");
     return group;
   }
-  if (spec.kind === "choice") {
-    const sel = el("select", attrs, el("option", {value: "", text: "(default)"}),
-                   ...spec.choices.map((c) => el("option", {value: c, text: c})));
+  if (spec.kind === "lens" && spec.most) { // value: 3,2, a slider each
+    const group = el("span", {...attrs, role: "group", class: "live-lens"});
+    String(value).split(",").forEach((n, b) => {
+      const range = el("input", {type: "range", min: 1, max: spec.most, step: 1, "data-attn-example": String(b),
+                                 "aria-label": spec.option + " example " + b});
+      range.value = n;
+      const number = el("output", {class: "live-number", text: n});
+      group.append(el("label", {class: "live-choice"}, el("span", {text: "ex " + b}), range, number));
+    });
+    group.value = String(value);
+    return group;
+  }
+  if (spec.kind === "choice") { // a blank only when the value in force is unknown
+    // (spec.none: what runs without the option, e.g. score's two functions)
+    const blank = spec.none ? [el("option", {value: "", text: spec.none})]
+      : value === null || value === undefined ? [el("option", {value: "", text: "(default)"})] : [];
+    const sel = el("select", attrs, ...blank, ...spec.choices.map((c) => el("option", {value: c, text: c})));
     sel.value = value ?? "";
     return sel;
+  }
+  if (spec.log) { // its position 0…1000 from spec.low to spec.high, log-scale
+    const range = el("input", {...attrs, type: "range", min: 0, max: 1000, step: 1, class: "live-log"});
+    range.value = String(liveLogPosition(spec, Number(value)));
+    return range;
   }
   if (spec.slider) {
     const range = el("input", {...attrs, type: "range", min: spec.min, max: spec.max, step: 1});
@@ -407,7 +473,8 @@ function liveInput(spec, value, key) {
     return range;
   }
   const numeric = spec.kind === "int" || spec.kind === "real";
-  const input = el("input", {...attrs, type: numeric ? "number" : "text", placeholder: "default",
+  const input = el("input", {...attrs, type: numeric ? "number" : "text",
+                             ...(value === null || value === undefined ? {placeholder: "default"} : {}),
                              size: numeric ? 6 : Math.min(48, Math.max(14, liveColumns(value ?? "") + 2))});
   if (numeric) {
     input.min = spec.min;
@@ -416,6 +483,16 @@ function liveInput(spec, value, key) {
   }
   input.value = value ?? "";
   return input;
+}
+
+// A log-scale slider's position (0…1000) for the value v, and the value,
+// three significant digits, at a position.
+function liveLogPosition(spec, v) {
+  const t = Math.log(v / spec.low) / Math.log(spec.high / spec.low);
+  return Math.round(1000 * Math.min(1, Math.max(0, t)));
+}
+function liveLogValue(spec, position) {
+  return String(Number((spec.low * Math.pow(spec.high / spec.low, Number(position) / 1000)).toPrecision(3)));
 }
 
 // The divisors of n, from 1 up: the heads a layer of n hiddens can have.
@@ -438,14 +515,36 @@ function liveNearestDivisor(n, v) {
 function liveInForce(argv, spec, data) {
   const given = liveValue(argv, spec);
   if (given !== null && given !== "") return given;
-  if (!spec.from || !data || data.command !== argv[0]) return null;
+  const fallback = spec.fallback === undefined ? null : spec.fallback; // attn's default
+  if (!spec.from || !data || data.command !== argv[0])
+    return spec.kind === "set" || fallback === null ? null : fallback;
   if (spec.kind === "set") {
     const seen = new Set(spec.from(data));
     const list = spec.choices.filter((c) => seen.has(c));
     return (list.length ? list : spec.fallback || []).join(",") || null;
   }
   const v = spec.from(data);
-  return v === undefined || v === null ? null : String(v);
+  return v === undefined || v === null ? fallback : String(v);
+}
+
+// A lens spec as the panel draws it: sliders (spec.most the keys, from
+// the run's data) when value is one length per example, else a text field.
+function liveLensSpec(spec, value, argv, data) {
+  const most = spec.most && data && data.command === argv[0] ? spec.most(data) : null;
+  const lens = /^[0-9]+(,[0-9]+)*$/.test(value || "") ? value.split(",").map(Number) : null;
+  if (!(most >= 1) || !lens || lens.some((n) => n < 1 || n > most)) return {...spec, kind: "text", most: null};
+  return {...spec, most};
+}
+
+// posenc's δ (spec.upper(data): the largest δ the run's positions allow):
+// a slider of δ, or of TO in FROM:TO (spec.prefix "FROM:" kept), from
+// FROM up; else the text field.
+function liveUpperSpec(spec, value, argv, data) {
+  const most = data && data.command === argv[0] ? spec.upper(data) : null;
+  const m = /^([0-9]+:)?([0-9]+)$/.exec(value || "");
+  const min = m && m[1] ? Number(m[1].slice(0, -1)) : 1;
+  if (!m || !(most >= min) || Number(m[2]) > most) return spec;
+  return {...spec, kind: "int", slider: true, min, max: most, prefix: m[1] || ""};
 }
 
 // The controls of the command argv (argv[0] has LIVE_CONTROLS), above the
@@ -553,14 +652,39 @@ function liveControls(argv, redraw, opts) {
       current = liveSet(current, spec, v);
     }
   };
+  // valid lengths: at most the keys (the slider of spec.keys), each
+  // example's length brought down to them when they fall under it
+  const lensFields = [];
+  const boundLens = () => {
+    for (const [spec, group] of lensFields) {
+      if (!spec.keys || !sliders.has(spec.keys) || !group.querySelector("input")) continue;
+      const n = Number(sliders.get(spec.keys)[1].value);
+      if (!(n >= 1)) continue;
+      const old = group.value;
+      for (const r of group.querySelectorAll("input")) {
+        r.max = String(n); // the browser clamps the value
+        r.nextElementSibling.textContent = r.value;
+      }
+      group.value = Array.from(group.querySelectorAll("input"), (r) => r.value).join(",");
+      if (group.value !== old) current = liveSet(current, spec, group.value);
+    }
+  };
   const data = (opts && opts.data) || (typeof attnPage !== "undefined" ? attnPage.data : null);
   for (const given of specs) {
-    const inForce = given.from ? liveInForce(argv, given, data) : liveValue(argv, given);
+    const inForce = liveInForce(argv, given, data);
     // a slider whose value the panel cannot know (a tour's run that leaves
-    // it at attn's default) is a number field, never a slider at a guess
-    const spec = given.slider && inForce === null ? {...given, slider: false} : given;
-    const input = liveInput(spec, inForce, key);
-    const event = spec.kind === "text" || spec.kind === "real" || spec.kind === "set" ? "change" : "input";
+    // it at attn's default) is a number field, never a slider at a guess;
+    // valid lengths are sliders when one per example, within the keys
+    const spec = given.slider && inForce === null ? {...given, slider: false}
+      : given.kind === "lens" ? liveLensSpec(given, inForce, argv, data)
+      // a log slider for one positive number (σ: not for a list)
+      : given.log && !(Number(inForce) > 0) ? {...given, log: false}
+      : given.upper ? liveUpperSpec(given, inForce, argv, data) : given;
+    const shown = spec.prefix !== undefined ? inForce.slice(spec.prefix.length) : inForce;
+    const input = liveInput(spec, shown, key);
+    const event = spec.log ? "input"
+      : spec.kind === "text" || spec.kind === "real" || spec.kind === "set" ? "change" : "input";
+    if (spec.kind === "lens") lensFields.push([spec, input]);
     let number = null, positions = null, timer = 0;
     if (spec.slider) {
       input.dataset.inForce = inForce ?? "";
@@ -578,13 +702,26 @@ function liveControls(argv, redraw, opts) {
       }
       sliders.set(spec.option, [spec, input, number, positions]);
     }
-    if (spec.kind === "text" && !spec.positional) { // typing reruns, debounced
+    if (spec.log) { // the value beside, typed exactly or set by the slider
+      number = el("input", {type: "number", class: "live-number", min: 0, step: "any", "aria-label": spec.option + " value"});
+      number.value = inForce;
+      number.addEventListener("input", () => {
+        if (!(Number(number.value) > 0)) return;
+        input.value = String(liveLogPosition(spec, Number(number.value)));
+        input.dispatchEvent(new CustomEvent("input", {detail: "typed"}));
+      });
+    }
+    if (spec.kind === "text" && !spec.positional && !spec.log) { // typing reruns, debounced
       input.addEventListener("input", () => {
         clearTimeout(timer);
         timer = setTimeout(() => input.dispatchEvent(new Event("change")), 150);
       });
     }
     input.addEventListener(event === "input" && input.tagName === "SELECT" ? "change" : event, (ev) => {
+      if (spec.kind === "lens") { // each example's slider, its number beside
+        for (const r of input.querySelectorAll("input")) r.nextElementSibling.textContent = r.value;
+        input.value = Array.from(input.querySelectorAll("input"), (r) => r.value).join(",");
+      }
       if (spec.kind === "set") { // the boxes checked, one at least
         const boxes = [...input.querySelectorAll("input")];
         if (!boxes.some((b) => b.checked) && ev.target.tagName === "INPUT") ev.target.checked = true;
@@ -594,7 +731,9 @@ function liveControls(argv, redraw, opts) {
         if (spec.divides) snapHeads(); // heads snaps to a divisor of hiddens
         number.value = input.value;
       }
-      const value = spec.kind === "flag" ? input.checked : input.value.trim();
+      if (spec.log && ev.detail !== "typed") number.value = liveLogValue(spec, input.value);
+      const value = spec.kind === "flag" ? input.checked : spec.log ? number.value.trim()
+        : (spec.prefix || "") + input.value.trim(); // δ's slider: the upper end of FROM:TO
       if (spec.only && value === false) {
         const {rest, taken} = liveTake(current, spec.only);
         current = rest;
@@ -606,9 +745,10 @@ function liveControls(argv, redraw, opts) {
         kept.delete(spec.option);
       }
       if ([...sliders.values()].some(([s]) => s.divides === spec.option)) snapHeads(); // hiddens moved
+      if (lensFields.some(([s]) => s.keys === spec.option)) boundLens(); // the keys moved
       refresh();
       show();
-      if (spec.slider) schedule();
+      if (spec.slider || spec.log || spec.kind === "lens") schedule();
       else rerun();
     });
     const label = el("label", {class: "live-field"}, el("span", {text: spec.label}), input);
