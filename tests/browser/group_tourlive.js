@@ -37,6 +37,12 @@ module.exports = (h) => {
     const tag = await c.evaluate((e) => e.tagName + (e.type || ""));
     if (tag === "SELECTselect-one") await c.selectOption(value);
     else if (tag === "INPUTcheckbox") await (value ? c.check() : c.uncheck());
+    else if (await c.evaluate((e) => e.classList.contains("live-lens"))) // a slider per example
+      await c.evaluate((e, v) => v.split(",").forEach((n, b) => {
+        const r = e.querySelector(`[data-attn-example="${b}"]`);
+        r.value = n;
+        r.dispatchEvent(new Event("input", {bubbles: true}));
+      }), value);
     else { await c.fill(value); await c.dispatchEvent("input"); await c.dispatchEvent("change"); }
     const done = await until(page, ([st, r, n]) => {
       const o = document.querySelectorAll(`section[data-step="${st}"] > pre.output`)[r];
@@ -109,8 +115,8 @@ module.exports = (h) => {
       // a refused value: the view stays, and so does its block; the panel says attn's line
       const panelRuns = () => page.evaluate(() => Number(document.querySelector('section[data-step="scoring"] .live').dataset.runs || 0));
       const runs0 = await panelRuns();
-      const vl = await page.$('section[data-step="scoring"] .live [data-attn-option="--valid-lens"]');
-      await vl.fill("1,2,3");
+      const vl = await page.$('section[data-step="scoring"] .live [data-attn-option="--seed"]');
+      await vl.fill("-5");
       await vl.dispatchEvent("input");
       await vl.dispatchEvent("change");
       await until(page, (n) => Number(document.querySelector('section[data-step="scoring"] .live').dataset.runs || 0) > n, 60000, runs0);
@@ -118,7 +124,7 @@ module.exports = (h) => {
       const status = await page.evaluate(() => document.querySelector('section[data-step="scoring"] .live-status').textContent);
       check("tourlive: a refused value keeps the view and its block, the panel says attn's line",
             bad.text === sc.text && bad.reruns === sc.reruns &&
-            status === "attn score: --valid-lens: expected 2 lengths (one per example), got 3", JSON.stringify([status, bad.reruns]));
+            status === "attn score: --seed: expected an integer from 0 to 2147483647, got '-5'", JSON.stringify([status, bad.reruns]));
       // a training step (Bahdanau): the block reruns in a worker, the CLI's text
       const bd = await change(page, "bahdanau", "--steps", "20");
       // the one measured time ("20 steps in 0.05 s") masked, as scripts/reproducible does

@@ -89,6 +89,18 @@ const opt = (name, n) => {
     const runs = await p.evaluate((sel) => Number(document.querySelector(sel).dataset.runs || 0), scope);
     if ((await control.getAttribute("type")) === "checkbox") await control.setChecked(value === "on");
     else if ((await control.evaluate((e) => e.tagName)) === "SELECT") await control.selectOption(value);
+    else if (await control.evaluate((c) => c.classList.contains("live-lens"))) // a slider per example
+      await control.evaluate((c, v) => v.split(",").forEach((n, b) => {
+        const r = c.querySelector(`[data-attn-example="${b}"]`);
+        r.value = n;
+        r.dispatchEvent(new Event("input", {bubbles: true}));
+      }), value);
+    else if (await control.evaluate((c) => c.classList.contains("live-log"))) // a log slider: its number
+      await control.evaluate((c, v) => {
+        const n = c.parentElement.querySelector(".live-number");
+        n.value = v;
+        n.dispatchEvent(new Event("input"));
+      }, value);
     else {
       await control.fill(value);
       await control.dispatchEvent("change");

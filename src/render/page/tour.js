@@ -86,7 +86,7 @@ function tourView(run, key, label, text, cmdline) {
       build(fresh, next, next.page);
       attnPage.state.kind = "tour";
       if (text) tourRerunText(text, cmdline, line);
-    }, {key, label: "recompute " + label}));
+    }, {key, label: "recompute " + label, data: run.view}));
   }
   details.append(box);
   PAGE_KINDS[run.view.page.kind](box, run.view, run.view.page);
