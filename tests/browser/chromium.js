@@ -4,7 +4,7 @@
 // both; no browser is downloaded), with the flags this machine needs
 // (no background networking: the network is closed).
 //
-//   const {chromium, CHROMIUM, ARGS, until} = require("./chromium");  // or exit 77
+//   const {chromium, CHROMIUM, ARGS, until, moveCompound} = require("./chromium");  // or exit 77
 "use strict";
 const fs = require("fs");
 const path = require("path");
@@ -41,4 +41,27 @@ async function until(page, fn, ms, arg) {
   return false;
 }
 
-module.exports = {chromium: chromiumOrSkip(), CHROMIUM, ARGS, until};
+// Move a page control (live.js) that is more than one field to value:
+// the valid lengths' slider per example ("4,1"), or a log slider, by the
+// number beside it. False for any other control: the caller fills it.
+async function moveCompound(control, value) {
+  if (await control.evaluate((c) => c.classList.contains("live-lens"))) {
+    await control.evaluate((c, v) => v.split(",").forEach((n, b) => {
+      const r = c.querySelector(`[data-attn-example="${b}"]`);
+      r.value = n;
+      r.dispatchEvent(new Event("input", {bubbles: true}));
+    }), value);
+    return true;
+  }
+  if (await control.evaluate((c) => c.classList.contains("live-log"))) {
+    await control.evaluate((c, v) => {
+      const n = c.parentElement.querySelector(".live-number");
+      n.value = v;
+      n.dispatchEvent(new Event("input"));
+    }, value);
+    return true;
+  }
+  return false;
+}
+
+module.exports = {chromium: chromiumOrSkip(), CHROMIUM, ARGS, until, moveCompound};

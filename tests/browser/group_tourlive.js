@@ -18,7 +18,7 @@ module.exports = (h) => {
   // what `attn ARGS` prints for a person, natively, without colour
   const nativeText = (args) => execFileSync(ATTN, args, {cwd: TMP, encoding: "utf8", maxBuffer: 1 << 26,
     env: Object.assign({}, process.env, {NO_COLOR: "1", COLUMNS: "80"})});
-  const {until} = require("./chromium"); // polls with evaluate: the page's CSP allows no eval
+  const {until, moveCompound} = require("./chromium"); // polls with evaluate: the page's CSP allows no eval
   // the printed block above a view, its "$" line and its state
   const block = (page, step, run) => page.evaluate(([st, r]) => {
     const sec = document.querySelector(`section[data-step="${st}"]`);
@@ -37,13 +37,7 @@ module.exports = (h) => {
     const tag = await c.evaluate((e) => e.tagName + (e.type || ""));
     if (tag === "SELECTselect-one") await c.selectOption(value);
     else if (tag === "INPUTcheckbox") await (value ? c.check() : c.uncheck());
-    else if (await c.evaluate((e) => e.classList.contains("live-lens"))) // a slider per example
-      await c.evaluate((e, v) => v.split(",").forEach((n, b) => {
-        const r = e.querySelector(`[data-attn-example="${b}"]`);
-        r.value = n;
-        r.dispatchEvent(new Event("input", {bubbles: true}));
-      }), value);
-    else { await c.fill(value); await c.dispatchEvent("input"); await c.dispatchEvent("change"); }
+    else if (!(await moveCompound(c, value))) { await c.fill(value); await c.dispatchEvent("input"); await c.dispatchEvent("change"); }
     const done = await until(page, ([st, r, n]) => {
       const o = document.querySelectorAll(`section[data-step="${st}"] > pre.output`)[r];
       return Number(o.dataset.reruns || 0) > n;

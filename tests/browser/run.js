@@ -19,7 +19,7 @@ const os = require("os");
 const path = require("path");
 const {execFileSync} = require("child_process");
 
-const {chromium, CHROMIUM, ARGS: CHROMIUM_ARGS, until} = require("./chromium"); // or exit 77
+const {chromium, CHROMIUM, ARGS: CHROMIUM_ARGS, until, moveCompound} = require("./chromium"); // or exit 77
 
 const ATTN = path.resolve(process.argv[2]), GROUP = process.argv[3];
 const shotsAt = process.argv.indexOf("--shots");
@@ -1362,19 +1362,7 @@ groups.live = async () => {
     check(`${name}: a control for ${option}`, control !== null);
     if (control) {
       const runs0 = await page.evaluate(() => Number(document.querySelector(".live").dataset.runs || 0));
-      if (await control.evaluate((c) => c.classList.contains("live-lens"))) // a slider per example
-        await control.evaluate((c, v) => v.split(",").forEach((n, b) => {
-          const r = c.querySelector(`[data-attn-example="${b}"]`);
-          r.value = n;
-          r.dispatchEvent(new Event("input", {bubbles: true}));
-        }), value);
-      else if (await control.evaluate((c) => c.classList.contains("live-log"))) // a log slider: its number
-        await control.evaluate((c, v) => {
-          const n = c.parentElement.querySelector(".live-number");
-          n.value = v;
-          n.dispatchEvent(new Event("input"));
-        }, value);
-      else {
+      if (!(await moveCompound(control, value))) {
         await control.fill(value);
         await control.dispatchEvent("change");
       }

@@ -20,7 +20,7 @@
 const fs = require("fs");
 const os = require("os");
 const path = require("path");
-const {chromium, CHROMIUM, ARGS} = require("./chromium"); // or exit 77
+const {chromium, CHROMIUM, ARGS, moveCompound} = require("./chromium"); // or exit 77
 
 const argv = process.argv.slice(2);
 const [page, out] = argv;
@@ -89,19 +89,7 @@ const opt = (name, n) => {
     const runs = await p.evaluate((sel) => Number(document.querySelector(sel).dataset.runs || 0), scope);
     if ((await control.getAttribute("type")) === "checkbox") await control.setChecked(value === "on");
     else if ((await control.evaluate((e) => e.tagName)) === "SELECT") await control.selectOption(value);
-    else if (await control.evaluate((c) => c.classList.contains("live-lens"))) // a slider per example
-      await control.evaluate((c, v) => v.split(",").forEach((n, b) => {
-        const r = c.querySelector(`[data-attn-example="${b}"]`);
-        r.value = n;
-        r.dispatchEvent(new Event("input", {bubbles: true}));
-      }), value);
-    else if (await control.evaluate((c) => c.classList.contains("live-log"))) // a log slider: its number
-      await control.evaluate((c, v) => {
-        const n = c.parentElement.querySelector(".live-number");
-        n.value = v;
-        n.dispatchEvent(new Event("input"));
-      }, value);
-    else {
+    else if (!(await moveCompound(control, value))) {
       await control.fill(value);
       await control.dispatchEvent("change");
     }
