@@ -699,7 +699,7 @@ async function cellRGB(page, panel, r, c) {
   }, [panel, r, c]);
 }
 async function slideTo(page, index) {
-  await page.focus('input[type="range"]');
+  await page.focus('input[aria-label="training step"]');
   await page.keyboard.press("Home");
   for (let i = 0; i < index; i++) await page.keyboard.press("ArrowRight");
 }

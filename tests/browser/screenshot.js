@@ -55,7 +55,7 @@ const opt = (name, n) => {
   }, [panel, r, c]);
   const slide = opt("--slide", 1);
   if (slide) {
-    await p.focus('input[type="range"]');
+    await p.focus('input[aria-label="training step"]');
     await p.keyboard.press("Home");
     for (let i = 0; i < Number(slide[0]); i++) await p.keyboard.press("ArrowRight");
     await p.evaluate(() => document.activeElement.blur());

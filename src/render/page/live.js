@@ -315,8 +315,10 @@ const LIVE_CONTROLS = {
   ],
   train: [
     {option: "--task", kind: "choice", choices: ["reverse", "previous", "apple", "induction", "translate"],
-     label: "task", from: (d) => d.task},
-    {option: "--steps", kind: "int", min: 0, max: 2000, slider: true, label: "steps", from: (d) => d.steps},
+     label: "task", from: (d) => d.task ?? (d.runs && d.runs[0].task)},
+    // a comparison (--compare-posenc, --compare-layers): its runs' steps
+    {option: "--steps", kind: "int", min: 0, max: 2000, slider: true, label: "steps",
+     from: (d) => d.steps ?? (d.runs && d.runs[0].steps)},
     {option: "--seed", kind: "int", min: 0, max: 2147483647, label: "seed", fallback: "0"},
     {option: "--no-posenc", kind: "flag", label: "without P",
      unused: ["--task", "translate", "translation: the Transformer always adds P"]},
