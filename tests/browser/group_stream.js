@@ -148,7 +148,9 @@ module.exports = (h) => {
     await steps.fill("40");
     await steps.dispatchEvent("input");
     const again2 = await until(page, (n) => Number(document.querySelector(".live").dataset.runs || 0) > n &&
-      !document.querySelector(".live").dataset.busy, 60000, runs1 + 1);
+      !document.querySelector(".live").dataset.busy &&
+      /^Training: reverse/.test(document.querySelector("[data-train-view] section.view h2").textContent), // finished
+      60000, runs1 + 1);
     const s2 = await state(page);
     const d2 = await page.evaluate(() => attnPage.data);
     const n2 = nativePageData(shellSplit(s2.command).slice(1));
