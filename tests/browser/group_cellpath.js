@@ -5,14 +5,14 @@
 // --json's. The pool page's query point dragged along x: the weights under
 // the curve are --json's row for the test input nearest the pointer.
 module.exports = (h) => {
-  const {check, attn, tmp, open, hover, cellPoint, tooltipText, tooltipWeight} = h;
+  const {check, attn, tmp, open, hover, cellPoint, tooltipText, tooltipWeight, until} = h;
 
   // The aside's lines once it shows cell, as {part: [numbers], …}, and its text.
   async function pathShown(page, cell) {
-    await page.waitForFunction((cell) => {
+    await until(page, (cell) => {
       const a = document.querySelector("aside.cellpath[data-cell]");
       return a && a.dataset.cell === cell && a.dataset.state !== "loading";
-    }, cell, {timeout: 30000}).catch(() => null);
+    }, 30000, cell);
     return page.evaluate(() => {
       const a = document.querySelector("aside.cellpath[data-cell]");
       const parts = {};
@@ -62,7 +62,7 @@ module.exports = (h) => {
     const doc = JSON.parse(attn(["multihead", "--explain", "--json", "-"]));
     let p = await open(tmp("mh.html"), "cellpath-multihead");
     let {page} = p;
-    await page.waitForFunction(() => document.body.dataset.attnReady === "1", null, {timeout: 30000});
+    await until(page, () => document.body.dataset.attnReady === "1", 30000);
     const tip = await hover(page, "example 1 head 2", 3, 1);
     check("multihead: the tooltip still names query, key and weight",
           /query 3/.test(tip) && /key 1/.test(tip) && tooltipWeight(tip) &&
@@ -93,7 +93,7 @@ module.exports = (h) => {
       q.dispatchEvent(new Event("input", {bubbles: true}));
       q.dispatchEvent(new Event("change", {bubbles: true}));
     });
-    await page.waitForFunction(() => document.querySelector('.live-views[data-redrawn="1"]'), null, {timeout: 30000});
+    await until(page, () => !!document.querySelector('.live-views[data-redrawn="1"]'), 30000);
     const json3 = JSON.parse(attn(["multihead", "--queries", "3", "--json", "-"]));
     const doc3 = JSON.parse(attn(["multihead", "--queries", "3", "--explain", "--json", "-"]));
     const t0 = Date.now();
@@ -133,10 +133,10 @@ module.exports = (h) => {
       const a = document.querySelector(".modal aside.cellpath");
       return a ? a.dataset.cell : null;
     });
-    await page.waitForFunction(() => {
+    await until(page, () => {
       const a = document.querySelector(".modal aside.cellpath");
-      return a && a.dataset.state === "shown";
-    }, null, {timeout: 30000}).catch(() => null);
+      return !!a && a.dataset.state === "shown";
+    }, 30000);
     check("selfattn additive: the enlarged panel's path shows its cell", shown === "1,0,1,0", shown);
     if (h.SHOTS) await page.screenshot({path: require("path").join(h.SHOTS, "cellpath-enlarged.png")});
     await page.keyboard.press("Escape");

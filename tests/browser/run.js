@@ -1422,7 +1422,7 @@ function shellSplit(line) {
 // module.exports = (h) => ({NAME: async () => {...}}), h holding this
 // file's helpers (check, near, attn, attnRaw, tmp, open, hover, ...).
 const helpers = {check, near, attn, attnRaw, nativePageData, tmp, readJSON, pageData, flat, open, cellPoint,
-                 hover, tooltipText, tooltipWeight, checkWeight, shellSplit, TMP, ATTN, SHOTS};
+                 hover, tooltipText, tooltipWeight, checkWeight, shellSplit, until, TMP, ATTN, SHOTS};
 for (const f of fs.readdirSync(__dirname).filter((n) => /^group_[a-z_]+\.js$/.test(n)).sort())
   Object.assign(groups, require(path.join(__dirname, f))(helpers));
 

@@ -116,7 +116,7 @@ async function liveWorkerRun(argv, panel, status, current) {
   const ctrl = new AbortController();
   liveStreams.set(panel, ctrl);
   const st = {argv, nruns: streamRuns(argv), runs: [], last: null, runFrom: null, cmap: null, command: null,
-              stop: () => ctrl.abort(), moved: null, pending: "", queued: false};
+              stop: () => ctrl.abort(), moved: null, pending: "", queued: false, ended: false};
   const onStream = (text) => {
     st.pending += text;
     const lines = st.pending.split("\n");
@@ -126,12 +126,14 @@ async function liveWorkerRun(argv, panel, status, current) {
       st.queued = true;
       requestAnimationFrame(() => {
         st.queued = false;
-        if (current() && !ctrl.signal.aborted) streamDraw(st, panel, "running");
+        // not once the run has ended: its finished data is drawn instead
+        if (current() && !ctrl.signal.aborted && !st.ended) streamDraw(st, panel, "running");
       });
     }
   };
   try {
     const data = await attnLive.pageDataInWorker(argv, progress, {onStream, signal: ctrl.signal});
+    st.ended = true;
     // the slider where the learner left it, once the finished run is drawn
     const view = streamTrainView(panel), moved = view && view.attnTrain ? view.attnTrain.moved() : null;
     if (moved !== null) setTimeout(() => {
@@ -140,6 +142,7 @@ async function liveWorkerRun(argv, panel, status, current) {
     });
     return data;
   } catch (e) {
+    st.ended = true;
     if (!e.stopped) throw e;
     if (current()) { // the learner's stop: the steps so far stay
       streamDraw(st, panel, "stopped");
