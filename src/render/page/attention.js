@@ -67,7 +67,7 @@ function attentionGrid(spec) {
   grid.style.gridTemplateColumns = `repeat(${columns}, auto)`;
   const view = {node: null, panels, weights: spec.weights, pending: null};
   // the numbers behind the selected weight, beside the panels
-  const path = spec.explainArgv ? cellPathAside(spec) : null;
+  const path = spec.path ? cellPathAside(spec) : null;
 
   // one width for every panel's query labels, so that the panels align
   const allY = [];
@@ -353,7 +353,7 @@ function attentionView(root, pg, shape, vmin, vmax, preview) {
   // multihead and selfattn over examples: each weight's path from --explain
   const argv = pg.command ? liveArgv(pg) : null;
   if (argv && EXPLAINED.has(argv[0]) && pg.rows.every((r) => /^example \d+$/.test(r.name)))
-    spec.explainArgv = argv;
+    spec.path = examplesPath(argv);
   const col = pg.column || "head"; // attn score: a panel per example
   spec.column = col;
   const grid = attentionGrid(spec);
@@ -364,7 +364,7 @@ function attentionView(root, pg, shape, vmin, vmax, preview) {
             `one colour scale from ${fmtShort(vmin)} to ${fmtShort(vmax)}. ` +
             "Hover a cell for its weight; click a panel to enlarge it.", grid.node,
             keysNote([["hover", "query, key and weight of a cell" +
-                       (spec.explainArgv ? "; beside the panels, the numbers behind it" : "")], ["click / Enter", "enlarge a panel"],
+                       (spec.path ? "; beside the panels, the numbers behind it" : "")], ["click / Enter", "enlarge a panel"],
                       ["← ↑ → ↓", "move the highlighted cell (in a focused panel)"], ["Esc", "close the enlarged panel"]])),
     section("Head view", "Queries on the left, keys on the right; a line's opacity is the weight, one colour per " +
             `${col}. Click a colour to hide or show its ${col}; hover a token to see only its lines.`, hvNode));
@@ -417,37 +417,69 @@ function pathLine(part, label, ...rest) {
   return el("div", {class: "cp-line", "data-part": part}, el("span", {class: "cp-label", text: label}), ...rest);
 }
 
-// The path of cell (b, h, q, k) of doc (the --explain --json document).
-function pathLines(doc, spec, row, b, h, q, k) {
-  const e = doc.explain, w = doc.attention_weights[b][h][q][k];
-  const F = e.first, masked = e.masked[b][h][q][k] === 1;
+// The path of one cell, drawn from c, a command's numbers for it:
+//   {p, first (entries shown), qName, kName, vName, q, k, v (vectors),
+//    score, dot: {scale, scaled} or additive: {hiddens, first, qa, ka,
+//    tanh, w_v}, masked, why, maskedScore, rowMax, rowSumExp, weight,
+//    outputName, output}
+// multihead's and selfattn's from examplePath; a command whose views show
+// other weights (score, train, translate) gives its own (spec.path.at).
+function pathLines(c) {
+  const F = c.first, P = c.p;
   const lines = [
-    pathLine("q", `q = Q_${h + 1}[${q}] (${F < e.p ? `first ${F} of ` : ""}p = ${e.p})`, pathVec(e.q[b][h][q], e.p)),
-    pathLine("k", `k = K_${h + 1}[${k}]`, pathVec(e.k[b][h][k], e.p))];
-  if (e.score === "dot") {
-    lines.push(pathLine("score", "q·k =", pathNum(e.scores[b][h][q][k])),
-               pathLine("scaled", `÷ √${e.p} = ${fmt4(e.scale)} →`, pathNum(e.scaled[b][h][q][k])));
+    pathLine("q", `q = ${c.qName} (${F < P ? `first ${F} of ` : ""}p = ${P})`, pathVec(c.q, P)),
+    pathLine("k", `k = ${c.kName}`, pathVec(c.k, P))];
+  if (c.dot) {
+    lines.push(pathLine("score", "q·k =", pathNum(c.score)),
+               pathLine("scaled", `÷ √${P} = ${fmt4(c.dot.scale)} →`, pathNum(c.dot.scaled)));
   } else {
-    const FA = e.first_hiddens, more = e.hiddens;
-    lines.push(pathLine("qa", `W_q q (${FA < more ? `first ${FA} of ` : ""}${more})`, pathVec(e.qa[b][h][q], more)),
-               pathLine("ka", "W_k k", pathVec(e.ka[b][h][k], more)),
-               pathLine("tanh", "tanh(W_q q + W_k k)", pathVec(e.tanh[b][h][q][k], more)),
-               pathLine("w_v", "w_v", pathVec(e.w_v, more)),
-               pathLine("score", "w_vᵀ tanh(…) =", pathNum(e.scores[b][h][q][k])));
+    const a = c.additive, FA = a.first, more = a.hiddens;
+    lines.push(pathLine("qa", `W_q q (${FA < more ? `first ${FA} of ` : ""}${more})`, pathVec(a.qa, more)),
+               pathLine("ka", "W_k k", pathVec(a.ka, more)),
+               pathLine("tanh", "tanh(W_q q + W_k k)", pathVec(a.tanh, more)),
+               pathLine("w_v", "w_v", pathVec(a.w_v, more)),
+               pathLine("score", "w_vᵀ tanh(…) =", pathNum(c.score)));
   }
-  const why = maskReason(row, spec.causal, q, k, h);
-  lines.push(masked ? pathLine("mask", `masked (${why || "masked"}): the score becomes`, pathNum(e.masked_scores[b][h][q][k]))
-                    : pathLine("mask", "not masked: the score stays", pathNum(e.masked_scores[b][h][q][k])),
-             pathLine("row_max", "row max m =", pathNum(e.row_max[b][h][q])),
-             pathLine("row_sum_exp", "Σⱼ e^(sⱼ − m) =", pathNum(e.row_sum_exp[b][h][q])),
-             pathLine("weight", masked ? "weight e^(s − m) / Σ (masked) =" : "weight e^(s − m) / Σ =", pathNum(w)),
-             pathLine("v", `v = V_${h + 1}[${k}]`, pathVec(e.v[b][h][k], e.p)),
-             pathLine("output", `output of query ${q}, Σⱼ wⱼ vⱼ`, pathVec(e.head_output[b][h][q], e.p)));
+  lines.push(c.masked ? pathLine("mask", `masked (${c.why || "masked"}): the score becomes`, pathNum(c.maskedScore))
+                      : pathLine("mask", "not masked: the score stays", pathNum(c.maskedScore)),
+             pathLine("row_max", "row max m =", pathNum(c.rowMax)),
+             pathLine("row_sum_exp", "Σⱼ e^(sⱼ − m) =", pathNum(c.rowSumExp)),
+             pathLine("weight", c.masked ? "weight e^(s − m) / Σ (masked) =" : "weight e^(s − m) / Σ =", pathNum(c.weight)),
+             pathLine("v", `v = ${c.vName}`, pathVec(c.v, P)),
+             pathLine("output", c.outputName, pathVec(c.output, P)));
   return lines;
 }
 
+// Cell (b, h, q, k) of a multihead or selfattn --explain --json document
+// (cmd/attention/explain_json.h), for pathLines.
+function examplePath(doc, spec, row, b, h, q, k) {
+  const e = doc.explain;
+  const c = {p: e.p, first: e.first, qName: `Q_${h + 1}[${q}]`, kName: `K_${h + 1}[${k}]`, vName: `V_${h + 1}[${k}]`,
+             q: e.q[b][h][q], k: e.k[b][h][k], v: e.v[b][h][k], score: e.scores[b][h][q][k],
+             masked: e.masked[b][h][q][k] === 1, why: maskReason(row, spec.causal, q, k, h),
+             maskedScore: e.masked_scores[b][h][q][k], rowMax: e.row_max[b][h][q], rowSumExp: e.row_sum_exp[b][h][q],
+             weight: doc.attention_weights[b][h][q][k], outputName: `output of query ${q}, Σⱼ wⱼ vⱼ`,
+             output: e.head_output[b][h][q]};
+  if (e.score === "dot") c.dot = {scale: e.scale, scaled: e.scaled[b][h][q][k]};
+  else c.additive = {hiddens: e.hiddens, first: e.first_hiddens, qa: e.qa[b][h][q], ka: e.ka[b][h][k],
+                     tanh: e.tanh[b][h][q][k], w_v: e.w_v};
+  return c;
+}
+
+// multihead's and selfattn's spec.path: panel (r, h) is example b's head h.
+function examplesPath(argv) {
+  return {
+    argv,
+    cell: (spec, r, h, q, k) => `${Number(/\d+$/.exec(spec.rows[r].name)[0])},${h},${q},${k}`,
+    at: (doc, spec, r, h, q, k) => examplePath(doc, spec, spec.rows[r], Number(/\d+$/.exec(spec.rows[r].name)[0]),
+                                               h, q, k),
+  };
+}
+
 // The aside of a grid: show(r, h, qi, k) fills it with that cell's path,
-// computed by the module (the page's command with --explain).
+// computed by the module: spec.path = {argv (its command, run once with
+// --explain --json -), cell(spec, r, h, q, k): the cell's name (data-cell),
+// at(doc, spec, r, h, q, k): its numbers for pathLines}.
 function cellPathAside(spec) {
   const hint = "Hover a weight, or focus a panel (Tab) and move with the arrow keys: " +
                "its path from q and k to the weight appears here.";
@@ -458,19 +490,20 @@ function cellPathAside(spec) {
   let serial = 0;
   const show = async (r, h, qi, k) => {
     const mine = ++serial, row = spec.rows[r];
-    const q = row.query !== undefined ? row.query : qi, b = Number(/\d+$/.exec(row.name)[0]);
+    const q = row.query !== undefined ? row.query : qi;
     const set = (state, ...children) => {
       node.dataset.state = state;
       body.replaceChildren(...children);
     };
-    node.dataset.cell = `${b},${h},${q},${k}`;
-    head.textContent = `${row.name} · ${h < 0 ? "heads averaged" : `head ${h + 1}`} · query ${q} ` +
-                       `“${tokenAt(row.query_tokens, q)}” → key ${k} “${tokenAt(row.key_tokens, k)}”`;
+    node.dataset.cell = spec.path.cell(spec, r, h, q, k);
+    const hname = h < 0 ? "heads averaged" : spec.headName ? spec.headName(h) : `head ${h + 1}`;
+    head.textContent = `${row.name} · ${hname} · ${spec.qname || "query"} ${q} ` +
+                       `“${tokenAt(row.query_tokens, q)}” → ${spec.kname || "key"} ${k} “${tokenAt(row.key_tokens, k)}”`;
     if (h < 0) return set("none", el("p", {class: "note", text: "The heads' mean has no path of its own: hover a head."}));
     set("loading", el("p", {class: "note", text: "computing the path (attn … --explain)…"}));
     try {
-      const doc = await explainDoc(spec.explainArgv);
-      if (mine === serial) set("shown", ...pathLines(doc, spec, row, b, h, q, k));
+      const doc = await explainDoc(spec.path.argv);
+      if (mine === serial) set("shown", ...pathLines(spec.path.at(doc, spec, r, h, q, k)));
     } catch (err) {
       if (mine === serial) set("error", el("p", {class: "note", text: err.message}));
     }
