@@ -350,10 +350,10 @@ function attentionView(root, pg, shape, vmin, vmax, preview) {
   const spec = {rows: pg.rows, heads: NH, Nq, Nk, weights: null, causal: pg.causal,
                 cmap: colormap(pg.cmap), vmin, vmax, xlabel: pg.xlabel, ylabel: pg.ylabel, preview};
   if (pg.titles) spec.headName = (h) => pg.titles[h]; // attn heatmap --titles, attn score
-  // multihead and selfattn over examples: each weight's path from --explain
+  // each weight's path from --explain, where the command has one
   const argv = pg.command ? liveArgv(pg) : null;
-  if (argv && EXPLAINED.has(argv[0]) && pg.rows.every((r) => /^example \d+$/.test(r.name)))
-    spec.path = examplesPath(argv);
+  const paths = argv && CELL_PATHS[argv[0]];
+  if (paths) spec.path = paths(argv, pg) || undefined;
   const col = pg.column || "head"; // attn score: a panel per example
   spec.column = col;
   const grid = attentionGrid(spec);
@@ -386,15 +386,16 @@ function attentionView(root, pg, shape, vmin, vmax, preview) {
 // command: its "explain" member (cmd/attention/explain_json.h) holds every
 // cell's path, the numbers --explain prints.
 
-const EXPLAINED = new Set(["multihead", "selfattn"]);
-const explainRuns = new Map(); // JSON of argv → a promise of the document
+const explainRuns = new Map(); // JSON of argv (and stdin) → a promise of the document
 
-function explainDoc(argv) {
-  const key = JSON.stringify(argv);
+// argv's --explain --json document, run once; stdin: the run's standard
+// input (a model file's text), or undefined.
+function explainDoc(argv, stdin) {
+  const key = JSON.stringify([argv, stdin === undefined ? null : stdin]);
   if (!explainRuns.has(key)) {
     if (explainRuns.size >= 8) explainRuns.delete(explainRuns.keys().next().value);
     const words = argv.includes("--explain") ? argv : [...argv, "--explain"];
-    explainRuns.set(key, attnLive.run(words).then((text) => JSON.parse(text)));
+    explainRuns.set(key, attnLive.run(words, {stdin}).then((text) => JSON.parse(text)));
   }
   return explainRuns.get(key);
 }
@@ -476,10 +477,24 @@ function examplesPath(argv) {
   };
 }
 
+// The commands whose attention views give a cell's path: name → (argv, pg)
+// → a spec.path, or null where this page's views have none. A command
+// registers itself here (its own file, loaded after this one).
+const CELL_PATHS = {
+  multihead: (argv, pg) => pg.rows.every((r) => /^example \d+$/.test(r.name)) ? examplesPath(argv) : null,
+  selfattn: (argv, pg) => pg.rows.every((r) => /^example \d+$/.test(r.name)) ? examplesPath(argv) : null,
+};
+
 // The aside of a grid: show(r, h, qi, k) fills it with that cell's path,
-// computed by the module: spec.path = {argv (its command, run once with
-// --explain --json -), cell(spec, r, h, q, k): the cell's name (data-cell),
-// at(doc, spec, r, h, q, k): its numbers for pathLines}.
+// computed by the module. spec.path = {
+//   argv            its command, run once with --explain --json -
+//   stdin           (optional) that run's standard input
+//   doc()           (optional) a promise of the document, instead of argv's run
+//   loading         (optional) the text shown while the document is computed
+//   watch(redo)     (optional) redo() is called when the document changes
+//                   (the cell shown is shown again from the new one)
+//   cell(spec, r, h, q, k)  the cell's name (data-cell)
+//   at(doc, spec, r, h, q, k)  its numbers for pathLines}.
 function cellPathAside(spec) {
   const hint = "Hover a weight, or focus a panel (Tab) and move with the arrow keys: " +
                "its path from q and k to the weight appears here.";
@@ -487,9 +502,10 @@ function cellPathAside(spec) {
   const head = el("div", {class: "cp-head", text: "The numbers behind a weight"});
   const node = el("aside", {class: "cellpath", "aria-live": "polite", "aria-label": "the numbers behind the weight",
                             "data-state": "idle"}, head, body);
-  let serial = 0;
+  let serial = 0, last = null;
   const show = async (r, h, qi, k) => {
     const mine = ++serial, row = spec.rows[r];
+    last = [r, h, qi, k];
     const q = row.query !== undefined ? row.query : qi;
     const set = (state, ...children) => {
       node.dataset.state = state;
@@ -500,13 +516,14 @@ function cellPathAside(spec) {
     head.textContent = `${row.name} · ${hname} · ${spec.qname || "query"} ${q} ` +
                        `“${tokenAt(row.query_tokens, q)}” → ${spec.kname || "key"} ${k} “${tokenAt(row.key_tokens, k)}”`;
     if (h < 0) return set("none", el("p", {class: "note", text: "The heads' mean has no path of its own: hover a head."}));
-    set("loading", el("p", {class: "note", text: "computing the path (attn … --explain)…"}));
+    set("loading", el("p", {class: "note", text: spec.path.loading || "computing the path (attn … --explain)…"}));
     try {
-      const doc = await explainDoc(spec.path.argv);
+      const doc = await (spec.path.doc ? spec.path.doc() : explainDoc(spec.path.argv, spec.path.stdin));
       if (mine === serial) set("shown", ...pathLines(spec.path.at(doc, spec, r, h, q, k)));
     } catch (err) {
       if (mine === serial) set("error", el("p", {class: "note", text: err.message}));
     }
   };
+  if (spec.path.watch) spec.path.watch(() => { if (last) show(...last); });
   return {node, show};
 }
