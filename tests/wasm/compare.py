@@ -38,6 +38,7 @@ COMMANDS = [
     "score", "score --json -", "score --masked-softmax", "score --score dot --explain",
     "cells", "cells --edition en --json -", "cells 10.9",
     "score --valid-lens 1;3 --score-hiddens 4 --seed 2 --json -", "score --valid-lens none",
+    "score --explain --keys random --queries 2 --valid-lens 1,3;0,11 --json -", "score --explain --score general --json -",
     # training, in the module as in the binary
     "train --task reverse --steps 40 --json -", "train --task previous --steps 30 --no-posenc --json -",
     "train --task apple --steps 30 --json -", "train --task induction --steps 10 --json -",

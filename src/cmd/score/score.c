@@ -19,6 +19,7 @@
 #include "output.h"
 #include "page_out.h"
 #include "score_cmd.h"
+#include "score_explain.h"
 #include "term.h"
 
 #define MAX_HIDDENS 100000L
@@ -260,14 +261,19 @@ static int load_runs(score_run *runs, size_t n, const struct score_args *a)
     return status;
 }
 
-/* Check the memory, allocate, compute. */
+/* Check the memory (with --explain --json, the explain members' scratch
+ * too), allocate, compute. */
 static int compute_runs(score_run *runs, size_t n, const struct score_args *a)
 {
     size_t bytes = 0;
     int over = 0;
     for (size_t i = 0; i < n; i++)
         over |= run_alloc(&runs[i], &bytes, 1);
-    if (cli_check_mem("the scores, weights and outputs", bytes, over, a->max_mem, NULL))
+    if (a->explain && a->json)
+        over |= size_add(bytes, score_explain_bytes(runs, n), &bytes);
+    if (cli_check_mem(a->explain && a->json ? "the scores, weights, outputs and every cell's path"
+                                            : "the scores, weights and outputs",
+                      bytes, over, a->max_mem, NULL))
         return EXIT_RUNTIME;
     for (size_t i = 0; i < n; i++) {
         size_t unused = 0;
@@ -278,6 +284,34 @@ static int compute_runs(score_run *runs, size_t n, const struct score_args *a)
         run_forward(&runs[i]);
     }
     return EXIT_OK;
+}
+
+/* What the runs show: the text, --json (with --explain, every cell's
+ * path), --png and --html. */
+static int write_outputs(const score_run *runs, size_t n, const struct score_args *a)
+{
+    FILE *rep = output_report_stream(a->json);
+    score_explain_buffers eb;
+    struct score_out o = {runs, n, a, NULL, NULL};
+    int status = EXIT_OK;
+    if (a->explain && a->json) {
+        if (score_explain_alloc(&eb, runs, n)) {
+            cli_error("out of memory for --explain --json");
+            return EXIT_RUNTIME;
+        }
+        o.explain = &eb;
+    }
+    if (!(a->json && strcmp(a->json, "-") == 0))
+        score_print_runs(runs, n, a);
+    if (a->json)
+        status = score_out_json(&o, rep);
+    if (status == EXIT_OK && a->png)
+        status = score_out_png(&o, rep);
+    if (status == EXIT_OK && a->html)
+        status = score_out_page(&o, rep);
+    if (o.explain)
+        score_explain_free(&eb);
+    return status;
 }
 
 int cmd_score(int argc, char **argv)
@@ -300,18 +334,8 @@ int cmd_score(int argc, char **argv)
     status = load_runs(runs, n, &a);
     if (status == EXIT_OK)
         status = compute_runs(runs, n, &a);
-    if (status == EXIT_OK) {
-        FILE *rep = output_report_stream(a.json);
-        struct score_out o = {runs, n, &a, NULL};
-        if (!(a.json && strcmp(a.json, "-") == 0))
-            score_print_runs(runs, n, &a);
-        if (a.json)
-            status = score_out_json(&o, rep);
-        if (status == EXIT_OK && a.png)
-            status = score_out_png(&o, rep);
-        if (status == EXIT_OK && a.html)
-            status = score_out_page(&o, rep);
-    }
+    if (status == EXIT_OK)
+        status = write_outputs(runs, n, &a);
     for (size_t i = 0; i < n; i++)
         score_run_free(&runs[i]);
     return status;

@@ -2,7 +2,8 @@
  * The command (score.c) reads the options, computes each scoring function
  * and calls the others; its inputs (score_input.c) are the section's cells
  * or a JSON file; its outputs (score_out.c) print for a person and write
- * the JSON, the figure and the page. Dimensions as in score.h: B, Nq, Nk,
+ * the JSON, the figure and the page; score_explain.c writes --explain
+ * --json's every cell's path. Dimensions as in score.h: B, Nq, Nk,
  * Dq, Dk, Dv, h. */
 #ifndef ATTN_SCORE_CMD_H
 #define ATTN_SCORE_CMD_H
@@ -67,11 +68,16 @@ int score_run_from_json(score_run *r, int kind, const cJSON *root, const struct 
 
 /* ---- score_out.c: what is printed and written ------------------------- */
 
+struct score_explain_buffers; /* score_explain.h */
+
 struct score_out {
     const score_run *runs;
     size_t nruns;
     const struct score_args *args;
     const float *page_weights; /* (nruns, B, Nq, Nk) for --html, else NULL */
+    /* --explain --json: each result's "explain" member with this scratch
+     * (score_explain.h); NULL: none */
+    const struct score_explain_buffers *explain;
 };
 
 /* Each run: the module, --explain's steps, the output and the weights. */

@@ -14,6 +14,7 @@
 #include "page_out.h"
 #include "rng.h"
 #include "score_cmd.h"
+#include "score_explain.h"
 #include "term.h"
 
 const char *const score_names[] = {"additive", "dot", "general", "sum", NULL};
@@ -355,7 +356,8 @@ static void write_lens(json_writer *jw, const char *key, const score_run *r, jso
     json_end(jw);
 }
 
-static void write_run(json_writer *jw, const score_run *r)
+static void write_run(json_writer *jw, const score_run *r,
+                      const struct score_explain_buffers *explain)
 {
     const size_t qk[3] = {r->B, r->Nq, r->Nk}, out[3] = {r->B, r->Nq, r->Dv};
     json_object_begin(jw, NULL, JSON_BLOCK);
@@ -378,6 +380,8 @@ static void write_run(json_writer *jw, const score_run *r)
         json_tensor(jw, "W.weight", r->g.W.weight.data, 2, r->g.W.weight.shape);
         json_end(jw);
     }
+    if (explain)
+        score_explain_member(jw, r, score_names[r->kind], explain);
     json_end(jw);
 }
 
@@ -387,7 +391,7 @@ static void write_members(json_writer *jw, const void *arg)
     json_string(jw, "command", "score");
     json_array_begin(jw, "results", JSON_BLOCK);
     for (size_t i = 0; i < o->nruns; i++)
-        write_run(jw, &o->runs[i]);
+        write_run(jw, &o->runs[i], o->explain);
     json_end(jw);
 }
 
@@ -485,6 +489,7 @@ int score_out_page(const struct score_out *o, FILE *rep)
     for (size_t i = 0; i < o->nruns; i++)
         memcpy(w + i * each, o->runs[i].weights, each * sizeof *w);
     po.page_weights = w;
+    po.explain = NULL; /* the page's data: the results alone */
     const page_weights pw = {w, 4, shape, write_preview_page};
     snprintf(what, sizeof what, "a page of the attention weights, %zu scoring function%s × %zu "
              "example%s", o->nruns, o->nruns == 1 ? "" : "s", r->B, r->B == 1 ? "" : "s");
