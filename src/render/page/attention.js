@@ -423,14 +423,21 @@ function pathLine(part, label, ...rest) {
 //    score, dot: {scale, scaled} or additive: {hiddens, first, qa, ka,
 //    tanh, w_v}, masked, why, maskedScore, rowMax, rowSumExp, weight,
 //    outputName, output}
+// and, optional: qLabel (the q line's label), kSize, vSize (the sizes of k,
+// and of v and the output, when not p), scoringLines ([[part, label,
+// number or vector, the vector's size], …] drawn instead of the dot or
+// additive lines: attn score's general and sum scores, score_path.js)
 // multihead's and selfattn's from examplePath; a command whose views show
 // other weights (score, train, translate) gives its own (spec.path.at).
 function pathLines(c) {
-  const F = c.first, P = c.p;
+  const F = c.first, P = c.p, KP = c.kSize || P, VP = c.vSize || P;
   const lines = [
-    pathLine("q", `q = ${c.qName} (${F < P ? `first ${F} of ` : ""}p = ${P})`, pathVec(c.q, P)),
-    pathLine("k", `k = ${c.kName}`, pathVec(c.k, P))];
-  if (c.dot) {
+    pathLine("q", c.qLabel || `q = ${c.qName} (${F < P ? `first ${F} of ` : ""}p = ${P})`, pathVec(c.q, P)),
+    pathLine("k", `k = ${c.kName}`, pathVec(c.k, KP))];
+  if (c.scoringLines) {
+    for (const [part, label, x, n] of c.scoringLines)
+      lines.push(pathLine(part, label, Array.isArray(x) ? pathVec(x, n) : pathNum(x)));
+  } else if (c.dot) {
     lines.push(pathLine("score", "q·k =", pathNum(c.score)),
                pathLine("scaled", `÷ √${P} = ${fmt4(c.dot.scale)} →`, pathNum(c.dot.scaled)));
   } else {
@@ -446,8 +453,8 @@ function pathLines(c) {
              pathLine("row_max", "row max m =", pathNum(c.rowMax)),
              pathLine("row_sum_exp", "Σⱼ e^(sⱼ − m) =", pathNum(c.rowSumExp)),
              pathLine("weight", c.masked ? "weight e^(s − m) / Σ (masked) =" : "weight e^(s − m) / Σ =", pathNum(c.weight)),
-             pathLine("v", `v = ${c.vName}`, pathVec(c.v, P)),
-             pathLine("output", c.outputName, pathVec(c.output, P)));
+             pathLine("v", `v = ${c.vName}`, pathVec(c.v, VP)),
+             pathLine("output", c.outputName, pathVec(c.output, VP)));
   return lines;
 }
 
