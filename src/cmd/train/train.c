@@ -22,6 +22,7 @@
 #include "clock.h"
 #include "commands.h"
 #include "json_writer.h"
+#include "train_explain.h"
 #include "model_file.h"
 #include "options.h"
 #include "output.h"
@@ -116,6 +117,11 @@ const struct opt train_options[] = {
     OPT_HTML(html, "a page: a step slider over every logged step moving\n"
                    "the probe's heads and the curves' cursor together"),
     OPT_JSON(json, "the history and the final figures; - for stdout"),
+    OPT_FLAG(0, "explain", explain,
+             "with --json: every cell's path (q, k, q·k, ÷√p,\n"
+             "mask, row max, Σexp, weight, v, output) of the\n"
+             "probe's heads at each step the page keeps (the\n"
+             "\"explain\" member; not for translate)"),
     OPT_FILE(0, "save", save, "the trained model as JSON (selfattn --input reads it)"),
     OPT_FILE(0, "load", load, "a saved model to evaluate (--steps 0) or train on"),
     OPT_FLAG(0, "compare-posenc", compare_posenc,
@@ -166,6 +172,8 @@ const struct opt train_options[] = {
 };
 
 const struct opt_rule train_rules[] = {
+    OPT_NEEDS("explain", "json",
+              "--explain adds the paths to --json's document: give --json FILE (- for stdout)"),
     OPT_CONFLICTS("posenc", "no-posenc", "--posenc and --no-posenc: give one"),
     OPT_CONFLICTS("causal", "no-causal", "--causal and --no-causal: give one"),
     OPT_CONFLICTS("data", "length vocab",
@@ -335,6 +343,7 @@ typedef struct run {
     double *losses;      /* (steps,) every step's loss: where it fell fastest */
     double *final_scores; /* (2, L, NH) on the held-out set after training */
     long formed_from, formed_to; /* the fastest fall; 0 when unknown */
+    train_explain *ex;   /* --explain's paths, or NULL */
 } run;
 
 static void run_free(run *r)
@@ -356,6 +365,7 @@ static void run_free(run *r)
     free(r->cues);
     free(r->losses);
     free(r->final_scores);
+    train_explain_free(r->ex);
 }
 
 /* ---- checks before anything runs --------------------------------------- */
@@ -722,6 +732,8 @@ static int loop_record(train_loop *lp, long s)
     run *r = lp->run;
     const hist_entry *h = s > 0 && r->nhist > 0 ? &r->hist[r->nhist - 1] : NULL;
     train_page_stats st;
+    if (train_explain_record(r->ex, &r->tr, s) != EXIT_OK)
+        return EXIT_RUNTIME;
     if (h)
         st = (train_page_stats){h->step, h->loss, h->train_accuracy, h->heldout_accuracy};
     return train_page_record(&r->tr, s, h ? &st : NULL) != EXIT_OK ? EXIT_RUNTIME : EXIT_OK;
@@ -793,6 +805,16 @@ static int induction_after(run *r)
     return EXIT_OK;
 }
 
+/* --explain: its recorder over the run's probes. */
+static int begin_explain(run *r)
+{
+    train_explain_probe pr[MAX_PROBES];
+    for (size_t p = 0; p < r->nprobes; p++)
+        pr[p] = (train_explain_probe){r->probes[p].tokens, r->probes[p].labels, r->probes[p].len,
+                                      r->probes[p].name};
+    return train_explain_begin(&r->ex, &r->tr, pr, r->nprobes, r->a->steps, r->a->log_every);
+}
+
 static int train_run(run *r, train_pos pos, int show)
 {
     char err[512], label[32];
@@ -819,6 +841,8 @@ static int train_run(run *r, train_pos pos, int show)
         if ((status = train_page_probe(r->probes[p].tokens, r->probes[p].len, r->probes[p].at,
                                        r->probes[p].labels, r->probes[p].name)) != EXIT_OK)
             return status;
+    if (r->a->explain && (status = begin_explain(r)) != EXIT_OK)
+        return status;
     choose_snapshots(r, r->a->steps);
     if (r->task.label_at >= 0 && find_cues(r) != EXIT_OK)
         return EXIT_RUNTIME;
@@ -1081,6 +1105,8 @@ static int write_json(FILE *f, const void *ctx)
         }
     }
     json_end(&jw);
+    if (r->ex)
+        train_explain_member(&jw, r->ex);
     json_end(&jw);
     return json_writer_finish(&jw);
 }
@@ -1564,6 +1590,11 @@ int cmd_train(int argc, char **argv)
         return status;
     if (a.data && opt_is_given(&g, "task") && a.task != TRAIN_TASK_TRANSLATE) {
         cli_error("--task is for the built-in tasks; --data brings its own");
+        return EXIT_USAGE;
+    }
+    if (train_is_translation(&a) && a.explain) {
+        cli_error("--explain is for the encoder's tasks (reverse, previous, apple, induction, "
+                  "--data); a translation has no paths yet");
         return EXIT_USAGE;
     }
     if (train_is_translation(&a))

@@ -17,7 +17,7 @@
 
 #define TP_MAX_RUNS 3
 #define TP_MAX_PROBES 4
-#define TP_MAX_FLOATS ((size_t)1 << 21) /* per run: 8 MiB of float32 */
+/* TP_MAX_FLOATS (train_page.h): per run, 8 MiB of float32 */
 
 /* The layers whose attention trainer_attention gives: (L, NH, T, T), one
  * grid row each on the page (the one-layer model: one). */
@@ -85,12 +85,21 @@ void train_page_close(void)
     page_stream_close();
 }
 
-/* Whether the loop's pass s (s steps made) is logged, as train.c logs
- * its history: the first step, every `every`-th and the last; and 0, the
- * weights before training. */
-static int logged(long s, long steps, long every)
+int train_page_logged(long s, long steps, long every)
 {
     return s == 0 || s == 1 || s == steps || s % every == 0;
+}
+
+long train_page_stride(size_t per, long steps, long every, size_t max_floats)
+{
+    size_t nlogged = 0, all;
+    for (long s = 0; s <= steps; s++)
+        nlogged += (size_t)train_page_logged(s, steps, every);
+    if (per == 0)
+        return 1;
+    if (size_mul(nlogged, per, &all))
+        return (long)nlogged; /* too many to count: the first and the last */
+    return all > max_floats ? (long)((all + max_floats - 1) / max_floats) : 1;
 }
 
 int train_page_run(const trainer *tr, const char *label, long steps, long every)
@@ -159,9 +168,8 @@ static int plan(struct tp_run *run)
 {
     size_t nlogged = 0, per = step_floats(run), room;
     for (long s = 0; s <= run->steps; s++)
-        nlogged += (size_t)logged(s, run->steps, run->every);
-    if (per > 0 && nlogged * per > TP_MAX_FLOATS)
-        run->stride = (long)((nlogged * per + TP_MAX_FLOATS - 1) / TP_MAX_FLOATS);
+        nlogged += (size_t)train_page_logged(s, run->steps, run->every);
+    run->stride = train_page_stride(per, run->steps, run->every, TP_MAX_FLOATS);
     run->cap = (nlogged + (size_t)run->stride - 1) / (size_t)run->stride + 1; /* + the last */
     if (size_mul(run->cap, per ? per : 1, &room) || size_mul(room, sizeof(float), &room) ||
         !(run->kept = malloc(run->cap * sizeof *run->kept)) || !(run->att = malloc(room))) {
@@ -243,7 +251,7 @@ int train_page_record(trainer *tr, long s, const train_page_stats *st)
     if (!pg.open || pg.nruns == 0)
         return EXIT_OK;
     run = &pg.runs[pg.nruns - 1];
-    if (run->nprobes == 0 || !logged(s, run->steps, run->every))
+    if (run->nprobes == 0 || !train_page_logged(s, run->steps, run->every))
         return EXIT_OK;
     if (!run->att && plan(run) != EXIT_OK)
         return EXIT_RUNTIME;

@@ -33,6 +33,21 @@ int train_page_run(const trainer *tr, const char *label, long steps, long every)
 int train_page_probe(const int *tokens, size_t len, size_t at, const char *const *labels,
                      const char *name);
 
+/* The most numbers of attention a run keeps for the page. */
+#define TP_MAX_FLOATS ((size_t)1 << 21)
+
+/* Whether the loop's pass s (s steps made) is logged, as train.c logs
+ * its history: the first step, every `every`-th and the last; and 0, the
+ * weights before training. */
+int train_page_logged(long s, long steps, long every);
+
+/* The stride over the logged steps of a run of steps steps that keeps at
+ * most about max_floats numbers, per of them a kept step: every
+ * stride-th logged step is kept (the first is) and the last; 1 keeps
+ * them all. The page's with TP_MAX_FLOATS; --explain's (train_explain.h)
+ * a multiple of it. */
+long train_page_stride(size_t per, long steps, long every, size_t max_floats);
+
 /* A logged step's figures, as --json's history has them (NaN: none). */
 typedef struct train_page_stats {
     long step;
