@@ -31,6 +31,7 @@
 #include "term.h"
 #include "encoder_task.h"
 #include "translate_cmd.h"
+#include "translate_explain.h"
 #include "translate_heads.h"
 #include "translate_page.h"
 
@@ -41,7 +42,7 @@ struct translate_args {
     const char *input, *reference, *png, *json, *html, *font;
     const char *prune_heads, *data;
     const attn_cmap *cmap;
-    int color, all, head_importance;
+    int color, all, head_importance, explain;
     size_t max_mem;
 };
 
@@ -55,6 +56,10 @@ const struct opt translate_options[] = {
     OPT_FLAG(0, "all", all,
              "also the encoder's self-attention and the decoder's\n"
              "masked self-attention"),
+    OPT_FLAG(0, "explain", explain,
+             "--json's \"explain\": every weight's path (q, k, q·k,\n"
+             "÷√p, the mask, the row's max and Σexp, the head's\n"
+             "output) for each attention shown (Transformer)"),
     OPT_FLAG(0, "head-importance", head_importance,
              "each head of each attention switched off in turn:\n"
              "the BLEU and the loss it costs on held-out pairs\n"
@@ -85,10 +90,13 @@ const struct opt_rule translate_rules[] = {
     OPT_CONFLICTS("head-importance", "prune-heads",
                   "--head-importance and --prune-heads: give one (--head-importance "
                   "switches each head off alone, --prune-heads the heads of its list together)"),
-    OPT_CONFLICTS("head-importance", "reference all html",
+    OPT_NEEDS("explain", "json",
+              "--explain writes every weight's path into --json's \"explain\" member: give "
+              "--json FILE (- for stdout)"),
+    OPT_CONFLICTS("head-importance", "reference all html explain",
                   "--%s is for a sentence's translation; --head-importance measures held-out "
                   "pairs"),
-    OPT_CONFLICTS("prune-heads", "reference all html png",
+    OPT_CONFLICTS("prune-heads", "reference all html png explain",
                   "--%s is not for --prune-heads (it prints and --json writes the full and the "
                   "pruned model's scores)"),
     OPT_RULES_END()};
@@ -174,10 +182,12 @@ typedef struct xlate {
     s2s_fast_weights fw;
     s2s_fast_cache fc;
     int fw_ready, fc_ready;
+    translate_explain ex; /* --explain: its scratch (ex.buf) */
 } xlate;
 
 static void xlate_free(xlate *x)
 {
+    translate_explain_free(&x->ex);
     if (x->fc_ready)
         s2s_fast_cache_free(&x->fc);
     if (x->fw_ready)
@@ -307,8 +317,10 @@ static int check_memory(const xlate *x)
     const s2s_config *c = &x->model.cfg;
     const size_t T = x->T;
     size_t cache = 0, att = 0, n = 0, bytes = 0;
+    const size_t ex = x->a->explain && c->arch->has_self ? translate_explain_bytes(c, T) : 0;
     char what[160];
-    int over = s2s_fast_cache_bytes(c, 1, T, &cache) ||
+    int over = s2s_fast_cache_bytes(c, 1, T, &cache) || ex == SIZE_MAX ||
+               size_add(cache, ex, &cache) ||
                size_mul(c->layers, c->heads, &att) ||
                size_mul(att, T, &att) || size_mul(att, T, &att) ||
                size_mul(att, x->a->all ? 4 : 2, &n) || size_add(n, x->model.total, &n) ||
@@ -327,6 +339,12 @@ static int alloc_run(xlate *x)
     if (x->a->all && !x->model.cfg.arch->has_self) {
         cli_error("--all: %s is Bahdanau's model, which has no self-attention (its one "
                   "attention is the cross-attention shown without --all)",
+                  x->a->input);
+        return EXIT_USAGE;
+    }
+    if (x->a->explain && !x->model.cfg.arch->has_self) {
+        cli_error("--explain: %s is Bahdanau's model; --explain gives the paths of a "
+                  "Transformer's attentions (scaled dot products)",
                   x->a->input);
         return EXIT_USAGE;
     }
@@ -352,6 +370,16 @@ static int alloc_run(xlate *x)
     }
     x->fc_ready = 1;
     s2s_fast_weights_update(&x->fw, &x->model);
+    if (x->a->explain) {
+        x->ex.fc = &x->fc;
+        x->ex.m = &x->model;
+        x->ex.T = T;
+        x->ex.all = x->a->all;
+        if (translate_explain_alloc(&x->ex) != 0) {
+            cli_error("out of memory for --explain");
+            return EXIT_RUNTIME;
+        }
+    }
     return EXIT_OK;
 }
 
@@ -458,9 +486,10 @@ static void decode(xlate *x)
     v->cross = x->cross;
 }
 
-/* With --all: the forward pass on <bos> + the translation (R positions,
- * teacher-forced on the model's own output), its encoder's (L, NH, S, S)
- * and its decoder's (L, NH, R, R) self-attention. */
+/* With --all or --explain: the forward pass on <bos> + the translation
+ * (R positions, teacher-forced on the model's own output); --all keeps
+ * its encoder's (L, NH, S, S) and its decoder's (L, NH, R, R)
+ * self-attention, --explain reads its every attention (translate_explain.h). */
 static void self_attention(xlate *x)
 {
     translate_view *v = &x->v;
@@ -472,6 +501,13 @@ static void self_attention(xlate *x)
         x->dec_in[t] = x->out[t - 1];
     (void)s2s_fast_step(NULL, &x->fc, &x->model, &x->fw, x->src, &src_len, x->dec_in, NULL, 1, T, R,
                         1.0, NULL, 0, NULL, NULL);
+    if (x->a->explain) {
+        x->ex.S = S;
+        x->ex.R = R;
+        v->explain = &x->ex;
+    }
+    if (!x->a->all)
+        return;
     for (size_t l = 0; l < L; l++) {
         crop(x->enc + l * NH * S * S, s2s_fast_self(&x->fc, 0, l), NH, T, T, S, S); /* (1, NH, T, T) */
         memcpy(x->self + l * NH * R * R, s2s_fast_self(&x->fc, 1, l), NH * R * R * sizeof *x->self);
@@ -712,6 +748,8 @@ void translate_view_json(json_writer *jw, const void *view)
         json_attention(jw, "encoder_attention", v, v->enc, v->S, v->S);
         json_attention(jw, "decoder_attention", v, v->self, v->R, v->R);
     }
+    if (v->explain)
+        translate_explain_json(jw, v->explain);
 }
 
 static int write_json(FILE *f, const void *ctx)
@@ -886,7 +924,7 @@ int cmd_translate(int argc, char **argv)
         view_init(&x, argc, argv);
         say_notes(&x);
         decode(&x);
-        if (a.all)
+        if (a.all || a.explain)
             self_attention(&x);
         score(&x);
         status = write_outputs(&x);

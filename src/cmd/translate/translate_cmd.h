@@ -82,6 +82,10 @@ typedef struct translate_view {
     const float *self;                /* (L, NH, R, R) */
     const char *const *decoder_input; /* (R,) */
 
+    /* --explain: the "explain" member --json writes (translate_explain.h),
+     * or NULL */
+    const struct translate_explain *explain;
+
     /* for the figures and the page */
     const attn_cmap *cmap; /* --cmap (NULL: Reds) */
     int argc;              /* the command line, as typed (page_command) */
@@ -99,7 +103,8 @@ typedef struct translate_view {
  *   "reference": [tokens] or null, "bleu": b or null,
  *   "cross_attention": (L, NH, R, S),
  *   with --all "decoder_input": [R tokens], "encoder_attention": (L, NH,
- *   S, S), "decoder_attention": (L, NH, R, R). */
+ *   S, S), "decoder_attention": (L, NH, R, R); with --explain "explain"
+ *   (translate_explain.h). */
 void translate_view_json(json_writer *jw, const void *view);
 
 #endif

@@ -561,6 +561,26 @@ static size_t tfm_fast_greedy_batch(s2s_fast_cache *fc, const s2s_model *m,
     return steps;
 }
 
+/* ---- an attention's parts (transformer_fast.h) ------------------------------ */
+
+int tfm_fast_attention_parts(const s2s_fast_cache *c, const s2s_model *m, int kind, size_t l,
+                             size_t Tt, size_t Ts, tfm_fast_parts *out)
+{
+    const tfm_fast_cache *tc = tfm_fast_cache_of(c);
+    if (c->arch != m->cfg.arch || !m->cfg.arch->has_self || l >= m->cfg.layers)
+        return -1;
+    if (kind == S2S_HEADS_ENC) {
+        const tfast_block *b = &tc->enc[l];
+        *out = (tfm_fast_parts){b->Q, b->K, b->V, b->O, b->A, Ts};
+    } else if (kind == S2S_HEADS_DEC || kind == S2S_HEADS_CROSS) {
+        const fl_mha_acts *a = kind == S2S_HEADS_DEC ? &tc->dec[l].self : &tc->dec[l].cross;
+        *out = (tfm_fast_parts){a->Q, a->K, a->V, a->O, a->A, kind == S2S_HEADS_DEC ? Tt : Ts};
+    } else {
+        return -1;
+    }
+    return 0;
+}
+
 /* ---- the table ------------------------------------------------------------ */
 
 static const float *tfm_fast_cross(const s2s_fast_cache *c, size_t l)

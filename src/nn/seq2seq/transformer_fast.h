@@ -79,4 +79,22 @@ void tfm_fast_decode(tfm_fast_cache *c, const s2s_model *m, const tfm_fast_weigh
                      const int *dec_in, const long *src_lens, size_t B, size_t Ts, size_t Tt,
                      const mha_dropout *drop, size_t example0);
 
+/* One attention's activations after s2s_fast_step, for the numbers
+ * behind its weights (attn translate --explain): kind S2S_HEADS_ENC (the
+ * encoder's self-attention of block l: Tq = Tk = Ts), S2S_HEADS_DEC (the
+ * decoder's causal self-attention: Tq = Tk = Tt), S2S_HEADS_CROSS (Tq =
+ * Tt, Tk = Ts). Q (B, Tq, d) the queries after W_q, K and V (B, Tk, d)
+ * the keys and values after W_k and W_v, O (B, Tq, d) the heads' outputs
+ * side by side (head h: columns h·p … h·p + p − 1), before W_o; A the
+ * weights (B, NH, Tq, Tk). The pointers are the cache's. */
+typedef struct tfm_fast_parts {
+    const float *Q, *K, *V, *O, *A;
+    size_t a_cols; /* A's row length: Tk */
+} tfm_fast_parts;
+
+/* 0, or -1 when the model has no such attention. Tt, Ts: that step's
+ * lengths. */
+int tfm_fast_attention_parts(const s2s_fast_cache *c, const s2s_model *m, int kind, size_t l,
+                             size_t Tt, size_t Ts, tfm_fast_parts *out);
+
 #endif

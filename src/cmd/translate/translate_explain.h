@@ -1,0 +1,73 @@
+/* translate_explain.h — `attn translate --input MODEL --explain --json
+ * FILE "SENTENCE"`'s "explain" member: every cell's path, the numbers
+ * behind each weight the page shows (SPEC §14's hover), from the forward
+ * pass on <bos> + the translation (teacher-forced on the model's own
+ * output, which is what greedy decoding computed step by step: row t of
+ * every attention is the step that wrote target word t).
+ *
+ * A Transformer (the only architecture it explains: a Bahdanau model is
+ * refused) of L blocks, NH heads of width p = d / NH, F = min(p, 8) first
+ * entries of a head's vectors; S the source entries read (the valid
+ * length), T num_steps (the source row, padded with <pad> to T), R the
+ * rows written (translate_cmd.h). The member is
+ *   score        "dot"
+ *   p, first     p and F
+ *   scale        √p (the scores are divided by it)
+ *   mask_value   the score a masked key gets (−1e6, as d2l)
+ * and one object per attention, "cross" always, "encoder" and "decoder"
+ * with --all (the views the page shows), each with Nq queries and Nk keys:
+ *   cross   Nq = R, Nk = T: the decoder's rows over the whole source row,
+ *           its <pad> keys (k ≥ S) masked by the valid length
+ *   encoder Nq = S, Nk = T: the source's words over the source row, <pad>
+ *           keys masked
+ *   decoder Nq = R, Nk = R: the causal self-attention, key k > query q
+ *           masked
+ * each holding
+ *   queries, keys  Nq and Nk
+ *   q            (L, NH, Nq, F) each query's head slice Q_h[i] (after W_q)
+ *   k, v         (L, NH, Nk, F) each key's K_h[j], each value's V_h[j]
+ *   scores       (L, NH, Nq, Nk) q·k over all p entries (in double)
+ *   scaled       (L, NH, Nq, Nk) q·k / √p
+ *   masked       (L, NH, Nq, Nk) 1 where the key is masked, else 0
+ *   masked_scores (L, NH, Nq, Nk) the scores softmax sees (mask_value)
+ *   row_max      (L, NH, Nq) the row's largest masked score
+ *   row_sum_exp  (L, NH, Nq) Σ_j e^(s_j − max), the softmax's denominator
+ *   head_output  (L, NH, Nq, F) Σ_j w_j v_j, the head's output (before W_o)
+ * The weight itself is the document's cross_attention, encoder_attention,
+ * decoder_attention (their first S columns: the keys shown).
+ */
+#ifndef ATTN_TRANSLATE_EXPLAIN_H
+#define ATTN_TRANSLATE_EXPLAIN_H
+
+#include <stddef.h>
+
+#include "json_writer.h"
+#include "seq2seq.h"
+#include "seq2seq_fast.h"
+
+#define TRANSLATE_EXPLAIN_FIRST 8 /* entries shown of each vector */
+
+/* What the member reads: the cache after s2s_fast_step on the sentence's
+ * source row (T) and <bos> + the translation (R positions), and the
+ * scratch translate_explain_alloc gives it. */
+typedef struct translate_explain {
+    const s2s_fast_cache *fc;
+    const s2s_model *m;
+    size_t S, R, T;
+    int all;   /* --all: the encoder's and the decoder's too */
+    float *buf; /* (L, NH, max(Nq·Nk, N·F)) */
+} translate_explain;
+
+/* The bytes translate_explain_alloc takes (SIZE_MAX on overflow), for
+ * --max-mem's estimate (R ≤ T). */
+size_t translate_explain_bytes(const s2s_config *c, size_t T);
+
+/* e->buf for e's sizes (every other field set): 0, or -1 when memory runs
+ * out or the sizes overflow. */
+int translate_explain_alloc(translate_explain *e);
+void translate_explain_free(translate_explain *e);
+
+/* Writes the "explain" member into the open object of jw. */
+void translate_explain_json(json_writer *jw, const translate_explain *e);
+
+#endif
