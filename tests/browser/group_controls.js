@@ -152,6 +152,39 @@ module.exports = (h) => ({controls: async () => {
     await o.finish();
   }
 
+  // score's hiddens: only the additive scorer has them; with general, dot
+  // or sum the slider is disabled at attn's default, and a scoring that
+  // has none takes --score-hiddens out of the command (attn refuses it)
+  {
+    const g = tmp("controls-score-general.html");
+    attn(["score", "--score", "general", "--html", g]);
+    const r = await open(g, "controls-score-general");
+    let st = await state(r.page);
+    const hid = await r.page.evaluate(() => {
+      const x = document.querySelector('[data-attn-option="--score-hiddens"]');
+      return {disabled: x.disabled, value: x.value, why: x.closest("label").title,
+              placeholder: x.closest("label").querySelector("[placeholder]") !== null};
+    });
+    check("controls score general: hiddens disabled at 8, says why, no placeholder",
+          hid.disabled && hid.value === "8" && /additive/.test(hid.why) && !hid.placeholder, JSON.stringify(hid));
+    await r.finish();
+    const a = tmp("controls-score-additive.html");
+    attn(["score", "--score", "additive", "--score-hiddens", "16", "--html", a]);
+    const q = await open(a, "controls-score-additive");
+    await poll(q.page, () => document.querySelector(".live").dataset.ready === "1");
+    st = await state(q.page);
+    check("controls score additive: hiddens 16 shown, enabled", st.values["--score-hiddens"].value === "16" &&
+          st.values["--score-hiddens"].beside === "16", JSON.stringify(st.values["--score-hiddens"]));
+    await q.page.selectOption('[data-attn-option="--score"]', "dot");
+    check("controls score: dot reruns", await waitRuns(q.page, st.runs));
+    const s2 = await state(q.page);
+    const off = await q.page.evaluate(() => document.querySelector('[data-attn-option="--score-hiddens"]').disabled);
+    check("controls score: dot drops --score-hiddens from the command, runs without error, hiddens off at 8",
+          s2.command === "attn score --score dot" && s2.error === undefined && off &&
+          s2.values["--score-hiddens"].value === "8", `${s2.command} ${s2.error} ${off}`);
+    await q.finish();
+  }
+
   // valid lengths: a slider per example, up to the keys; its input reruns
   {
     const f = tmp("controls-lens.html");

@@ -291,7 +291,8 @@ const LIVE_CONTROLS = {
     {option: "--score", kind: "choice", choices: ["additive", "dot", "general", "sum"], label: "scoring",
      none: "additive and dot", from: (d) => (d.results.length === 1 ? d.results[0].score : "")},
     {option: "--score-hiddens", kind: "int", min: 1, max: 64, slider: true, label: "hiddens",
-     from: (d) => liveScoreHiddens(d)},
+     from: (d) => liveScoreHiddens(d), fallback: "8",
+     unused: ["--score", ["dot", "general", "sum"], "only the additive scorer has hidden units"]},
     {option: "--keys", kind: "choice", choices: ["ones", "random"], label: "keys",
      from: (d) => liveOnes(d.results[0].keys), fallback: "ones"},
     {option: "--queries", kind: "int", min: 1, max: 16, slider: true, label: "queries",
@@ -610,20 +611,28 @@ function liveControls(argv, redraw, opts) {
     }
   };
   const kept = new Map(); // a flag's only options while it is unset
-  // A flag the command ignores while another option has a value
-  // (spec.unused: [that option, its value, why]) is turned off, unset and
-  // says why.
+  // A control the command ignores while another option has a value
+  // (spec.unused: [that option, its value or values, why]) is disabled and
+  // says why; a flag is also turned off and unset.
   const unusedFlags = [];
   const refresh = () => {
-    for (const [spec, input, label] of unusedFlags) {
+    for (const [spec, input, label, number] of unusedFlags) {
       const [other, value, why] = spec.unused;
-      const off = liveValue(current, {option: other, kind: "choice"}) === value;
+      const off = [].concat(value).includes(liveValue(current, {option: other, kind: "choice"}));
       input.disabled = off;
+      if (number) number.disabled = off;
       label.title = off ? why : "";
       label.classList.toggle("live-off", off);
-      if (off && input.checked) {
+      if (off && spec.kind === "flag" && input.checked) {
         input.checked = false;
         current = liveSet(current, spec, false);
+      }
+      // a value: taken out of the command (attn refuses it there), the
+      // control back at attn's default
+      if (off && spec.kind !== "flag" && liveValue(current, spec) !== null) {
+        current = liveSet(current, spec, "");
+        input.value = spec.fallback;
+        if (number) number.value = spec.fallback;
       }
     }
   };
@@ -755,7 +764,7 @@ function liveControls(argv, redraw, opts) {
     });
     const label = el("label", {class: "live-field"}, el("span", {text: spec.label}), input);
     if (number) label.append(number);
-    if (spec.unused) unusedFlags.push([spec, input, label]);
+    if (spec.unused) unusedFlags.push([spec, input, label, number]);
     fields.append(label);
   }
   snapHeads();
