@@ -185,6 +185,30 @@ module.exports = (h) => ({controls: async () => {
     await q.finish();
   }
 
+  // complexity: n and d as log sliders, k a slider, each at the run's value
+  {
+    const f = tmp("controls-complexity.html");
+    attn(["complexity", "--html", f]);
+    const r = await open(f, "controls-complexity");
+    await poll(r.page, () => document.querySelector(".live").dataset.ready === "1");
+    let st = await state(r.page);
+    check("controls complexity: n 100, d 512, k 3 beside their sliders, no placeholder",
+          ["--n", "--d", "--k"].every((o) => st.values[o].type === "range") &&
+          st.values["--n"].beside === "100" && st.values["--d"].beside === "512" && st.values["--k"].beside === "3",
+          JSON.stringify(st.values));
+    await r.page.evaluate(() => {
+      const x = document.querySelector('[data-attn-option="--n"]');
+      x.value = "600"; // 10^(5 × 0.6) on the log scale from 1 to 100000
+      x.dispatchEvent(new Event("input", {bubbles: true}));
+    });
+    check("controls complexity: n's input event reruns", await waitRuns(r.page, st.runs));
+    st = await state(r.page);
+    check("controls complexity: n at 1000, the command and the heading follow",
+          st.values["--n"].beside === "1000" && st.command === "attn complexity --n 1000" && st.error === undefined &&
+          st.data.n === 1000, `${st.command} ${st.values["--n"].beside} ${st.data && st.data.n}`);
+    await r.finish();
+  }
+
   // valid lengths: a slider per example, up to the keys; its input reruns
   {
     const f = tmp("controls-lens.html");

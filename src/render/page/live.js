@@ -300,15 +300,15 @@ const LIVE_CONTROLS = {
     {option: "--seed", kind: "int", min: 0, max: 2147483647, label: "seed", fallback: "0"},
   ],
   complexity: [
-    {option: "--n", kind: "int", min: 1, max: 100000, label: "n"},
-    {option: "--d", kind: "int", min: 1, max: 4096, label: "d"},
-    {option: "--k", kind: "int", min: 2, max: 100, label: "k"},
+    {option: "--n", kind: "int", min: 1, max: 100000, log: true, low: 1, high: 100000, label: "n", from: (d) => d.n},
+    {option: "--d", kind: "int", min: 1, max: 4096, log: true, low: 1, high: 4096, label: "d", from: (d) => d.d},
+    {option: "--k", kind: "int", min: 2, max: 100, slider: true, label: "k", from: (d) => d.k},
     {option: "--measure", kind: "flag", label: "time the layers",
      only: ["--sweep", "--measure-dim", "--reps", "--clock", "--seed"]},
   ],
   translate: [
     {option: "SENTENCE", positional: true, kind: "text", label: "sentence"},
-    {option: "--reference", kind: "text", label: "reference"},
+    {option: "--reference", kind: "text", label: "reference", none: "none: no BLEU"},
     {option: "--all", kind: "flag", label: "self-attention too"},
   ],
   heatmap: [
@@ -477,7 +477,7 @@ function liveInput(spec, value, key) {
   }
   const numeric = spec.kind === "int" || spec.kind === "real";
   const input = el("input", {...attrs, type: numeric ? "number" : "text",
-                             ...(value === null || value === undefined ? {placeholder: "default"} : {}),
+                             ...(value === null || value === undefined ? {placeholder: spec.none || "default"} : {}),
                              size: numeric ? 6 : Math.min(48, Math.max(14, liveColumns(value ?? "") + 2))});
   if (numeric) {
     input.min = spec.min;
@@ -495,7 +495,8 @@ function liveLogPosition(spec, v) {
   return Math.round(1000 * Math.min(1, Math.max(0, t)));
 }
 function liveLogValue(spec, position) {
-  return String(Number((spec.low * Math.pow(spec.high / spec.low, Number(position) / 1000)).toPrecision(3)));
+  const v = Number((spec.low * Math.pow(spec.high / spec.low, Number(position) / 1000)).toPrecision(3));
+  return String(spec.kind === "int" ? Math.round(v) : v);
 }
 
 // The divisors of n, from 1 up: the heads a layer of n hiddens can have.
