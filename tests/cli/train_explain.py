@@ -156,7 +156,7 @@ def group_train_explain(tmp):
     # refused: without --json, and for translate
     expect(["train", "--explain"], 2,
            err="attn train: --explain adds the paths to --json's document: give --json FILE "
-           "(- for stdout)")
+           "(- for stdout), or --html FILE")
     expect(["train", "--task", "translate", "--explain", "--json", "-"], 2,
            err="attn train: --explain is for the encoder's tasks (reverse, previous, apple, "
            "induction, --data); a translation has no paths yet")
