@@ -1,7 +1,8 @@
 // train_path.js — the numbers behind a weight on a train page (SPEC §14):
 // the path of a cell of the probe's heads at the slider's step. `attn
-// train ARGV --explain --json -` runs once per command in a worker (it
-// trains again, the page staying responsive); its "explain" member
+// train ARGV --explain` runs once per command in a worker (it trains
+// again, the page staying responsive, its progress shown); the "explain"
+// member of its --json document (the page data)
 // (cmd/train/train_explain.h) holds, for each step the page keeps, every
 // probe's layers as multihead's explain documents, which examplePath
 // (attention.js) reads. A page written with --explain has it already.
@@ -9,13 +10,13 @@
 const trainExplainRuns = new Map(); // JSON of argv → a promise of the document
 
 // The explain document of argv (train's), run once; seed: a document that
-// has it already (the page's own data), or undefined.
-function trainExplainDoc(argv, seed) {
+// has it already (the page's own data), or undefined; progress(line)
+// hears the run's lines ("step 20/400: …").
+function trainExplainDoc(argv, seed, progress) {
   const key = JSON.stringify(argv);
   if (!trainExplainRuns.has(key)) {
     if (trainExplainRuns.size >= 4) trainExplainRuns.delete(trainExplainRuns.keys().next().value);
-    const run = seed ? Promise.resolve(seed)
-      : attnLive.runText([...argv, "--explain", "--json", "-"], {worker: true}).then((text) => JSON.parse(text));
+    const run = seed ? Promise.resolve(seed) : attnLive.pageDataInWorker([...argv, "--explain"], progress);
     run.catch(() => trainExplainRuns.delete(key)); // a failed run is tried again on the next hover
     trainExplainRuns.set(key, run);
   }
@@ -37,7 +38,7 @@ function trainPathArgv(pg) {
 // The slider's step for the paths: move(s) when it moves, stream(running)
 // as a retrain streams; watchers re-show the cell shown.
 function trainCursor() {
-  const cur = {step: 0, running: false, watchers: []};
+  const cur = {step: 0, running: false, watchers: [], progress: ""};
   cur.changed = () => { for (const redo of cur.watchers) redo(); };
   cur.move = (s) => { if (s !== cur.step) { cur.step = s; cur.changed(); } };
   cur.stream = (running) => { if (running !== cur.running) { cur.running = running; cur.changed(); } };
@@ -52,6 +53,7 @@ function trainCell(doc, spec, run, step, r, h, q, k) {
                            "(and the last) on a run this long.");
   const p = Math.floor(r / run.layers), l = r % run.layers;
   const c = examplePath(at.probes[p][l], spec, spec.rows[r], 0, h, q, k);
+  c.qName += ` at step ${step}`; // the slider's: named on the path's first line
   if (run.layers > 1) c.outputName = `layer ${l + 1}'s ${c.outputName}`;
   return c;
 }
@@ -61,11 +63,15 @@ function trainCell(doc, spec, run, step, r, h, q, k) {
 // --explain).
 function trainPath(argv, data, run, cursor) {
   const seed = data.explain ? {explain: data.explain} : undefined;
+  const progress = (line) => { cursor.progress = line; cursor.changed(); }; // the loading note follows the run
   return {
     argv,
     doc: () => (cursor.running ? Promise.reject(new Error("The paths are computed once the training has stopped."))
-                               : trainExplainDoc(argv, seed)),
-    loading: `computing the paths: training again in the module (attn ${argv.join(" ")} --explain --json -)…`,
+                               : trainExplainDoc(argv, seed, progress)),
+    get loading() {
+      return `computing the paths: training again in the module (attn ${argv.join(" ")} --explain)…` +
+             (cursor.progress ? ` ${cursor.progress}` : "");
+    },
     watch: (redo) => cursor.watchers.push(redo),
     cell: (spec, r, h, q, k) => `${cursor.step},${Math.floor(r / run.layers)},${r % run.layers},${h},${q},${k}`,
     at: (doc, spec, r, h, q, k) => trainCell(doc, spec, run, cursor.step, r, h, q, k),
