@@ -78,10 +78,22 @@ module.exports = (h) => {
     let p = await open(tmp("tp.html"), "trainpath-reverse");
     let {page} = p;
     await page.setViewportSize({width: 1400, height: 1000});
+    // every text the aside shows, from now on (the loading note's progress)
+    await page.evaluate(() => {
+      window.cpTexts = [];
+      const a = document.querySelector("aside.cellpath");
+      new MutationObserver(() => window.cpTexts.push(a.dataset.state + " " + a.textContent))
+        .observe(a, {childList: true, subtree: true, attributes: true});
+    });
     const t0 = Date.now();
     await hover(page, "layer 1 head 2", 5, 2);
     let shown = await pathShown(page, "6,0,0,1,5,2");
     console.log(`     the path shown ${Date.now() - t0} ms after the first hover (a training in the worker)`);
+    const texts = await page.evaluate(() => window.cpTexts);
+    check("while computing: the note names the run and follows its steps", texts.some((t) =>
+      /^loading .*computing the paths: training again in the module \(attn train .*--explain\)… step [246]\/6/.test(t)),
+          texts.filter((t) => t.startsWith("loading")).join(" | "));
+    check("the path names the slider's step", /q = Q_2\[5\] at step 6/.test(shown.text), shown.text);
     checkPath("last step hover", shown, doc, 6, [0, 0, 1, 5, 2]);
     check("last step: the weight is the page's", shown.parts.weight &&
           same32(shown.parts.weight.v[0], pageWeight(data, 4, 0, 0, 1, 5, 2)));

@@ -125,6 +125,10 @@ def group_train_explain(tmp):
         with open(saves[n], encoding="utf-8") as f:
             model = json.load(f)
         check_from_model(e["steps"][n]["probes"][0][0], model, tokens, "reverse step %d" % n)
+    # --explain with --html: the page's data holds the member, as --json's
+    rc, _, _ = run(base + ["--steps", "3", "--explain", "--html", page])
+    check(rc == 0 and page_data(page)[2].get("explain") == doc["explain"],
+          "--explain --html: the page's data holds --json's member")
     # a causal stack of two layers: layer 0 from the model, both by arithmetic
     stack = ["train", "--task", "previous", "--layers", "2", "--causal", "--hiddens", "16",
              "--heads", "2", "--steps", "2", "--log-every", "1", "--seed", "2"]
