@@ -125,6 +125,10 @@ def group_train_explain(tmp):
         with open(saves[n], encoding="utf-8") as f:
             model = json.load(f)
         check_from_model(e["steps"][n]["probes"][0][0], model, tokens, "reverse step %d" % n)
+    # --explain with --html: the page's data holds the member, as --json's
+    rc, _, _ = run(base + ["--steps", "3", "--explain", "--html", page])
+    check(rc == 0 and page_data(page)[2].get("explain") == doc["explain"],
+          "--explain --html: the page's data holds --json's member")
     # a causal stack of two layers: layer 0 from the model, both by arithmetic
     stack = ["train", "--task", "previous", "--layers", "2", "--causal", "--hiddens", "16",
              "--heads", "2", "--steps", "2", "--log-every", "1", "--seed", "2"]
@@ -156,7 +160,7 @@ def group_train_explain(tmp):
     # refused: without --json, and for translate
     expect(["train", "--explain"], 2,
            err="attn train: --explain adds the paths to --json's document: give --json FILE "
-           "(- for stdout)")
+           "(- for stdout), or --html FILE")
     expect(["train", "--task", "translate", "--explain", "--json", "-"], 2,
            err="attn train: --explain is for the encoder's tasks (reverse, previous, apple, "
            "induction, --data); a translation has no paths yet")

@@ -118,10 +118,10 @@ const struct opt train_options[] = {
                    "the probe's heads and the curves' cursor together"),
     OPT_JSON(json, "the history and the final figures; - for stdout"),
     OPT_FLAG(0, "explain", explain,
-             "with --json: every cell's path (q, k, q·k, ÷√p,\n"
-             "mask, row max, Σexp, weight, v, output) of the\n"
-             "probe's heads at each step the page keeps (the\n"
-             "\"explain\" member; not for translate)"),
+             "with --json (or --html): every cell's path (q, k,\n"
+             "q·k, ÷√p, mask, row max, Σexp, weight, v, output)\n"
+             "of the probe's heads at each step the page keeps\n"
+             "(the \"explain\" member; not for translate)"),
     OPT_FILE(0, "save", save, "the trained model as JSON (selfattn --input reads it)"),
     OPT_FILE(0, "load", load, "a saved model to evaluate (--steps 0) or train on"),
     OPT_FLAG(0, "compare-posenc", compare_posenc,
@@ -172,8 +172,6 @@ const struct opt train_options[] = {
 };
 
 const struct opt_rule train_rules[] = {
-    OPT_NEEDS("explain", "json",
-              "--explain adds the paths to --json's document: give --json FILE (- for stdout)"),
     OPT_CONFLICTS("posenc", "no-posenc", "--posenc and --no-posenc: give one"),
     OPT_CONFLICTS("causal", "no-causal", "--causal and --no-causal: give one"),
     OPT_CONFLICTS("data", "length vocab",
@@ -181,10 +179,10 @@ const struct opt_rule train_rules[] = {
     OPT_CONFLICTS("load", "hiddens heads posenc no-posenc pos-embedding addnorm bias layers ffn "
                           "arch rnn score",
                   "--%s is read from the model file of --load"),
-    OPT_CONFLICTS("compare-posenc", "posenc no-posenc load save png plot json compare-layers",
+    OPT_CONFLICTS("compare-posenc", "posenc no-posenc load save png plot json compare-layers explain",
                   "--compare-posenc trains with and without P and keeps neither; --%s cannot "
                   "be used with it"),
-    OPT_CONFLICTS("compare-layers", "load save plot json pos-png",
+    OPT_CONFLICTS("compare-layers", "load save plot json pos-png explain",
                   "--compare-layers trains 1 layer and N and keeps neither; --%s cannot be "
                   "used with it"),
     OPT_CONFLICTS("compare-arch",
@@ -1599,6 +1597,11 @@ int cmd_train(int argc, char **argv)
     }
     if (train_is_translation(&a))
         return train_translate(&a, &g, argc, argv);
+    if (a.explain && !a.json && !a.html) {
+        cli_error("--explain adds the paths to --json's document: give --json FILE (- for "
+                  "stdout), or --html FILE");
+        return EXIT_USAGE;
+    }
     if ((status = train_not_translation(&g)) != EXIT_OK)
         return status;
     task_defaults(&a);

@@ -155,14 +155,16 @@ function trainRuns(data, pg) {
   });
 }
 
-// The views of data's runs: each run's attention grid at step 0
-function trainViews(data, pg) {
-  const runs = pg.runs, cm = colormap(pg.cmap);
+// The views of data's runs: each run's attention grid at step 0, and a
+// weight's path at the cursor's step (train_path.js) where the page has one
+function trainViews(data, pg, cursor) {
+  const runs = pg.runs, cm = colormap(pg.cmap), argv = trainPathArgv(pg);
   return trainRuns(data, pg).map((v) => {
     const run = v.run;
     const spec = {rows: trainRows(run, runs.length > 1 ? run.label : null), heads: run.heads, Nq: run.length,
                   Nk: run.length, weights: v.att.subarray(0, v.per), causal: run.causal, cmap: cm,
                   vmin: 0, vmax: 1, xlabel: "keys", ylabel: "queries"};
+    if (argv) spec.path = trainPath(argv, data, run, cursor);
     return {...v, spec, grid: attentionGrid(spec)};
   });
 }
@@ -173,7 +175,10 @@ function trainViews(data, pg) {
 function trainPage(root, data, pg) {
   root.dataset.trainView = "1"; // found by stream.js
   let docs = data.runs ? data.runs : [data], runs = pg.runs, st = data.stream;
-  const views = trainViews(data, pg);
+  const cursor = trainCursor();
+  cursor.running = Boolean(st && st.state === "running");
+  const views = trainViews(data, pg, cursor);
+  views.cursor = cursor;
   const count = () => Math.min(...runs.map((r) => r.steps.length)); // the runs log the same steps
   let steps = runs[0].steps.slice(0, count());
   // the head view follows the first run
@@ -188,12 +193,15 @@ function trainPage(root, data, pg) {
   const training = section(title, note, player.node, el("p", {class: "note", text: trainStepsNote(runs, steps)}),
     charts.node,
     keysNote([["← →", "the previous or next logged step"], ["Home / End", "the first or last step"],
-              ["▶ play", "run through the steps"], ["hover", "a cell's weight, a point's numbers"]]));
+              ["▶ play", "run through the steps"],
+              ["hover", "a cell's weight" + (views[0].spec.path ? " and its path at the slider's step" : "") +
+                        ", a point's numbers"]]));
   if (st) training.dataset.stream = st.state;
   root.append(training,
     ...views.map((v) => section(runs.length > 1 ? `Attention, ${v.run.label}` : "Attention of the probe",
       v.run.probes.some((p) => p.name) ? "The row of the word the label is read from, in each sentence, on one scale 0 … 1."
-                                       : "Rows are queries, columns keys, one scale 0 … 1 for every step. Hover a cell for its weight.",
+                                       : "Rows are queries, columns keys, one scale 0 … 1 for every step. Hover a cell for its weight" +
+                                         (v.spec.path ? " and, beside the panels, its path at the slider's step." : "."),
       v.grid.node)),
     section("Head view", "The probe at the slider's step: a line's opacity is the weight, one colour per head; " +
             "click a colour to hide its head, hover a token for its lines.", hv.node));
@@ -203,6 +211,7 @@ function trainPage(root, data, pg) {
     docs = next.runs ? next.runs : [next];
     runs = next.page.runs;
     st = next.stream;
+    cursor.stream(Boolean(st && st.state === "running"));
     views.forEach((v, i) => Object.assign(v, fresh[i]));
     steps = runs[0].steps.slice(0, count());
     const old = charts.node;
@@ -236,6 +245,7 @@ function trainStepsNote(runs, steps) {
 function trainStep(views, runs, steps, charts, player, i) {
   const s = steps[i];
   for (const v of views) v.grid.update(v.att.subarray(i * v.per, (i + 1) * v.per));
+  if (views.cursor) views.cursor.move(s);
   charts.loss.setCursor(s);
   charts.acc.setCursor(s);
   const parts = views.map((v) => {
