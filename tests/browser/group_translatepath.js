@@ -4,7 +4,8 @@
 // computed by the page's module on the model the page holds (translate
 // --input - … --explain --json -, the model text on standard input): every
 // number shown equals native `attn translate --explain --json -`'s, and the
-// weight equals native --json's.
+// weight equals native --json's. Then a Bahdanau model's page (additive
+// score): W_q q, W_k k, tanh and w_v shown too.
 module.exports = (h) => {
   const {check, attn, tmp, open, hover, until} = h;
   const SENTENCE = "the dog sees a cat .";
@@ -28,16 +29,22 @@ module.exports = (h) => {
   }
 
   // Hover cell (l, hd, q, k) of kind's panel and check every number shown.
-  async function checkCell(page, doc, json, kind, key, l, hd, q, k) {
-    const name = `translate ${kind} block ${l + 1} head ${hd + 1} (${q}, ${k})`;
-    await hover(page, `${kind} block ${l + 1} head ${hd + 1}`, q, k);
+  async function checkCell(page, doc, json, kind, key, l, hd, q, k, panel) {
+    panel = panel || `${kind} block ${l + 1} head ${hd + 1}`;
+    const name = `translate ${panel} (${q}, ${k})`;
+    await hover(page, panel, q, k);
     const shown = await pathShown(page, kind, `${kind}:${l},${hd},${q},${k}`);
     check(`${name}: the path is shown`, shown.state === "shown", `${shown.state} ${shown.text}`);
     const a = doc.explain[kind];
-    const want = {q: a.q[l][hd][q], k: a.k[l][hd][k], score: [a.scores[l][hd][q][k]], scaled: [a.scaled[l][hd][q][k]],
+    const want = {q: a.q[l][hd][q], k: a.k[l][hd][k], score: [a.scores[l][hd][q][k]],
                   mask: [a.masked_scores[l][hd][q][k]], row_max: [a.row_max[l][hd][q]],
                   row_sum_exp: [a.row_sum_exp[l][hd][q]], weight: [json[key][l][hd][q][k]],
                   v: a.v[l][hd][k], output: a.head_output[l][hd][q]};
+    if (doc.explain.score === "dot") want.scaled = [a.scaled[l][hd][q][k]];
+    else Object.assign(want, {qa: a.qa[l][hd][q], ka: a.ka[l][hd][k], tanh: a.tanh[l][hd][q][k], w_v: doc.explain.w_v});
+    check(`${name}: the additive parts shown only for additive scoring`,
+          ("qa" in shown.parts) === (doc.explain.score === "additive") &&
+          ("scaled" in shown.parts) === (doc.explain.score === "dot"));
     for (const [part, nums] of Object.entries(want)) {
       const got = shown.parts[part];
       check(`${name}: ${part} is native --explain's`, got && got.v.length === nums.length &&
@@ -95,5 +102,21 @@ module.exports = (h) => {
       await page.screenshot({path: require("path").join(h.SHOTS, "translatepath-hover.png"), fullPage: true});
     }
     await p.finish();
+
+    // a Bahdanau model (additive score): its one attention, the query s(t′−1)
+    attn(["train", "--task", "translate", "--arch", "bahdanau", "--steps", "30", "--hiddens", "8", "--save", "bm.json"]);
+    attn(["translate", "--input", "bm.json", "--html", "br.html", SENTENCE]);
+    const bjson = JSON.parse(attn(["translate", "--input", "bm.json", "--json", "-", SENTENCE]));
+    const bdoc = JSON.parse(attn(["translate", "--input", "bm.json", "--explain", "--json", "-", SENTENCE]));
+    const b = await open(tmp("br.html"), "translatepath-bahdanau");
+    await until(b.page, () => document.body.dataset.attnReady === "1", 60000);
+    const bR = bjson.target.length, bS = bjson.source.length;
+    const first = await checkCell(b.page, bdoc, bjson, "cross", "cross_attention", 0, 0, 0, 1, "bahdanau attention");
+    check("translate bahdanau: the query is named s(t′−1), the context the output",
+          /s\(t′−1\) at step 0/.test(first.shown.parts.q.text) && /the context at step 0/.test(first.shown.parts.output.text),
+          first.shown.parts.q.text);
+    await checkCell(b.page, bdoc, bjson, "cross", "cross_attention", 0, 0, bR - 1, bS - 1, "bahdanau attention");
+    if (h.SHOTS) await b.page.screenshot({path: require("path").join(h.SHOTS, "translatepath-bahdanau-hover.png"), fullPage: true});
+    await b.finish();
   }};
 };

@@ -61,29 +61,37 @@ function translateKinds(pg) {
 // page's module on the model the page holds (pg.model_file, as live.js
 // gives it), its "explain" member (cmd/translate/translate_explain.h)
 // read at (block, head, query, key) of the kind's attention; the weight
-// is --json's own. null where there is none: a training run's page, a
-// Bahdanau model, a page without the model.
+// is --json's own. A Bahdanau model's one attention: at step t′ the query
+// s(t′−1), keys and values the encoder's states H_j, the output the
+// context. null where there is none: a training run's page, a page
+// without the model.
 function translatePath(kind, pg) {
-  const argv = pg.steps || !pg.model_file || pg.model.arch === "bahdanau" ? null : liveArgv(pg);
+  const argv = pg.steps || !pg.model_file ? null : liveArgv(pg);
   if (!argv || argv[0] !== "translate") return null;
   const run = liveStdin(argv, () => JSON.stringify(pg.model_file));
   const weights = {cross: "cross_attention", encoder: "encoder_attention", decoder: "decoder_attention"}[kind.key];
   const word = (tokens, i) => `“${tokens[i]}”`;
+  const bahdanau = pg.model.arch === "bahdanau";
+  const names = (h, q, k) => bahdanau
+    ? {qName: `s(t′−1) at step ${q}, writing ${word(kind.q, q)}`, kName: `H_${k}, the encoder's state at ${word(kind.k, k)}`,
+       vName: `H_${k}`, outputName: `the context at step ${q}, Σⱼ wⱼ Hⱼ`}
+    : {qName: `Q_${h + 1}[${q}], ${kind.qname} ${word(kind.q, q)}`, kName: `K_${h + 1}[${k}], ${kind.kname} ${word(kind.k, k)}`,
+       vName: `V_${h + 1}[${k}]`, outputName: `head ${h + 1}'s output at ${word(kind.q, q)}, Σⱼ wⱼ vⱼ`};
   return {
     argv: run.argv, stdin: run.stdin,
     cell: (spec, r, h, q, k) => `${kind.key}:${r},${h},${q},${k}`,
     at: (doc, spec, r, h, q, k) => {
       const e = doc.explain, a = e[kind.key];
       const masked = a.masked[r][h][q][k] === 1;
-      return {p: e.p, first: e.first, dot: {scale: e.scale, scaled: a.scaled[r][h][q][k]},
-              qName: `Q_${h + 1}[${q}], ${kind.qname} ${word(kind.q, q)}`,
-              kName: `K_${h + 1}[${k}], ${kind.kname} ${word(kind.k, k)}`,
-              vName: `V_${h + 1}[${k}]`, q: a.q[r][h][q], k: a.k[r][h][k], v: a.v[r][h][k],
-              score: a.scores[r][h][q][k], masked,
-              why: masked ? (kind.causal && k > q ? "causal: a key after the query" : "the source's <pad>") : null,
-              maskedScore: a.masked_scores[r][h][q][k], rowMax: a.row_max[r][h][q], rowSumExp: a.row_sum_exp[r][h][q],
-              weight: doc[weights][r][h][q][k], outputName: `head ${h + 1}'s output at ${word(kind.q, q)}, Σⱼ wⱼ vⱼ`,
-              output: a.head_output[r][h][q]};
+      const c = {p: e.p, first: e.first, ...names(h, q, k), q: a.q[r][h][q], k: a.k[r][h][k], v: a.v[r][h][k],
+                 score: a.scores[r][h][q][k], masked,
+                 why: masked ? (kind.causal && k > q ? "causal: a key after the query" : "the source's <pad>") : null,
+                 maskedScore: a.masked_scores[r][h][q][k], rowMax: a.row_max[r][h][q], rowSumExp: a.row_sum_exp[r][h][q],
+                 weight: doc[weights][r][h][q][k], output: a.head_output[r][h][q]};
+      if (e.score === "dot") c.dot = {scale: e.scale, scaled: a.scaled[r][h][q][k]};
+      else c.additive = {hiddens: e.hiddens, first: e.first_hiddens, qa: a.qa[r][h][q], ka: a.ka[r][h][k],
+                         tanh: a.tanh[r][h][q][k], w_v: e.w_v};
+      return c;
     },
   };
 }
