@@ -224,6 +224,12 @@ def group_translate_explain(tmp):
            err=T_ + "--explain writes every weight's path into --json's \"explain\" member: "
            "give --json FILE (- for stdout)")
     expect(["translate", "--input", model, "--head-importance", "--explain", "--json", "-"], 2)
+    # a page's data is --json's object: --explain --html holds the member too (a page
+    # rerun by its own attn keeps --explain and drops --json)
+    page = os.path.join(tmp, "ex.html")
+    expect(["translate", "--input", model, "--explain", "--html", page, SENTENCE], 0)
+    with open(page, encoding="utf-8") as f:
+        check('"explain"' in f.read(), "--explain --html: the page's data has the member")
     for score in ("additive", "dot"):
         check_bahdanau(tmp, score)
 

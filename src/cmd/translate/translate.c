@@ -91,9 +91,6 @@ const struct opt_rule translate_rules[] = {
     OPT_CONFLICTS("head-importance", "prune-heads",
                   "--head-importance and --prune-heads: give one (--head-importance "
                   "switches each head off alone, --prune-heads the heads of its list together)"),
-    OPT_NEEDS("explain", "json",
-              "--explain writes every weight's path into --json's \"explain\" member: give "
-              "--json FILE (- for stdout)"),
     OPT_CONFLICTS("head-importance", "reference all html explain",
                   "--%s is for a sentence's translation; --head-importance measures held-out "
                   "pairs"),
@@ -908,6 +905,11 @@ int cmd_translate(int argc, char **argv)
     }
     if (a.head_importance || a.prune_heads || a.data)
         return heads_command(&a, argc, argv, first);
+    if (a.explain && !a.json && !a.html) { /* a page's data is --json's object: it has it too */
+        cli_error("--explain writes every weight's path into --json's \"explain\" member: give "
+                  "--json FILE (- for stdout)");
+        return EXIT_USAGE;
+    }
     if (first >= argc) {
         cli_error("missing the sentence: attn translate --input %s \"SENTENCE\"", a.input);
         return EXIT_USAGE;
