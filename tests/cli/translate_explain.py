@@ -10,7 +10,10 @@ of the cross-attention, the encoder's and the decoder's (causal)
 self-attention is checked against it: q, k, v, q·k, ÷√p, the mask (the
 source's <pad> keys, the decoder's later keys), the masked score, the
 row's max and Σexp, the head's output; and the weight e^(s − m) / Σ
-against --json's own weights."""
+against --json's own weights. Then Bahdanau models (d 8), additive and
+dot: every cell recomputed from the vectors shown and the model's W_q,
+W_k, w_v (W_q q, W_k k, tanh, w_vᵀ tanh or q·k/√d, the mask, the row's
+max and Σexp, the weight against --json's, the context Σ w_j H_j)."""
 import json
 import math
 import os
@@ -221,9 +224,79 @@ def group_translate_explain(tmp):
            err=T_ + "--explain writes every weight's path into --json's \"explain\" member: "
            "give --json FILE (- for stdout)")
     expect(["translate", "--input", model, "--head-importance", "--explain", "--json", "-"], 2)
-    bah = os.path.join(tmp, "bah.json")
-    expect(["train", "--task", "translate", "--arch", "bahdanau", "--steps", "1", "--hiddens",
-            "8", "--save", bah], 0)
-    expect(["translate", "--input", bah, "--explain", "--json", "-", SENTENCE], 2,
-           err=T_ + "--explain: %s is Bahdanau's model; --explain gives the paths of a "
-           "Transformer's attentions (scaled dot products)" % bah)
+    # a page's data is --json's object: --explain --html holds the member too (a page
+    # rerun by its own attn keeps --explain and drops --json)
+    page = os.path.join(tmp, "ex.html")
+    expect(["translate", "--input", model, "--explain", "--html", page, SENTENCE], 0)
+    with open(page, encoding="utf-8") as f:
+        check('"explain"' in f.read(), "--explain --html: the page's data has the member")
+    for score in ("additive", "dot"):
+        check_bahdanau(tmp, score)
+
+
+def check_bahdanau(tmp, score):
+    """A Bahdanau model (d 8: every vector whole): its one attention per
+    step, every cell recomputed from the vectors shown and the model's
+    W_q, W_k, w_v; the query of step 0 is the encoder's final state."""
+    bah = os.path.join(tmp, "bah-%s.json" % score)
+    expect(["train", "--task", "translate", "--arch", "bahdanau", "--score", score, "--steps", "30",
+            "--hiddens", "8", "--save", bah], 0)
+    with open(bah, encoding="utf-8") as f:
+        sd = json.load(f)["state_dict"]
+    rc, out, err = run(["translate", "--input", bah, "--explain", "--json", "-", SENTENCE])
+    check(rc == 0, "bahdanau %s --explain: exit %d (%r)" % (score, rc, err))
+    doc = json.loads(out)
+    e, W = doc["explain"], doc["cross_attention"][0][0]
+    a = e["cross"]
+    S, R, T = len(doc["source"]), len(doc["target"]), a["keys"]
+    additive = score == "additive"
+    check(e["score"] == score and e["p"] == 8 and e["first"] == 8 and list(e) ==
+          (["score", "p", "first", "mask_value", "hiddens", "first_hiddens", "w_v", "cross"]
+           if additive else ["score", "p", "first", "scale", "mask_value", "cross"]),
+          "bahdanau %s: the member's keys %r" % (score, list(e)))
+    check(a["queries"] == R and T == doc["model"]["num_steps"], "bahdanau: R queries, T keys")
+    # one GRU layer: the decoder starts from the encoder's state after the whole row
+    check(a["q"][0][0][0] == a["k"][0][0][T - 1], "bahdanau: step 0's query is the encoder's "
+          "final state, H at position T-1")
+    at0 = "bahdanau %s" % score
+    if additive:
+        for x, y in zip(e["w_v"], sd["decoder.attention.w_v.weight"][0]):
+            near(x, y, at0 + ": w_v is the model's")
+    masked_seen = 0
+    for q in range(R):
+        qv = a["q"][0][0][q]
+        rowk = []
+        for k in range(T):
+            at = "%s cell (%d, %d)" % (at0, q, k)
+            kv = a["k"][0][0][k]
+            check(kv == a["v"][0][0][k], at + ": k = v = H_j")
+            if additive:
+                qa, ka = linear(sd["decoder.attention.W_q.weight"], qv), linear(sd["decoder.attention.W_k.weight"], kv)
+                for i in range(8):
+                    near(a["qa"][0][0][q][i], qa[i], at + ": W_q q")
+                    near(a["ka"][0][0][k][i], ka[i], at + ": W_k k")
+                    near(a["tanh"][0][0][q][k][i], math.tanh(a["qa"][0][0][q][i] + a["ka"][0][0][k][i]),
+                         at + ": tanh")
+                want = sum(w * t for w, t in zip(e["w_v"], a["tanh"][0][0][q][k]))
+                near(a["scores"][0][0][q][k], want, at + ": w_vᵀ tanh(…)")
+                s = a["scores"][0][0][q][k]
+            else:
+                near(a["scores"][0][0][q][k], sum(x * y for x, y in zip(qv, kv)), at + ": q·k")
+                s = a["scores"][0][0][q][k] / math.sqrt(8)
+                near(a["scaled"][0][0][q][k], s, at + ": ÷√8")
+            masked = a["masked"][0][0][q][k]
+            check(masked == (1 if k >= S else 0), at + ": masked only past the valid length")
+            masked_seen += masked
+            near(a["masked_scores"][0][0][q][k], -1e6 if masked else s, at + ": masked score")
+            rowk.append(a["masked_scores"][0][0][q][k])
+        mx = max(rowk)
+        se = sum(math.exp(x - mx) for x in rowk)
+        near(a["row_max"][0][0][q], mx, "%s row %d: max" % (at0, q))
+        near(a["row_sum_exp"][0][0][q], se, "%s row %d: Σexp" % (at0, q))
+        w = [math.exp(x - mx) / se for x in rowk]
+        for k in range(S):
+            near(w[k], W[q][k], "%s cell (%d, %d): the weight against --json's" % (at0, q, k))
+        ctx = [sum(w[k] * a["v"][0][0][k][i] for k in range(T)) for i in range(8)]
+        for i in range(8):
+            near(a["head_output"][0][0][q][i], ctx[i], "%s row %d: the context Σ w_j H_j" % (at0, q))
+    check(masked_seen == R * (T - S), "%s: the %d <pad> keys of each row masked" % (at0, T - S))

@@ -59,7 +59,8 @@ const struct opt translate_options[] = {
     OPT_FLAG(0, "explain", explain,
              "--json's \"explain\": every weight's path (q, k, q·k,\n"
              "÷√p, the mask, the row's max and Σexp, the head's\n"
-             "output) for each attention shown (Transformer)"),
+             "output; Bahdanau's: W_q q, W_k k, tanh, w_v) for\n"
+             "each attention shown"),
     OPT_FLAG(0, "head-importance", head_importance,
              "each head of each attention switched off in turn:\n"
              "the BLEU and the loss it costs on held-out pairs\n"
@@ -90,9 +91,6 @@ const struct opt_rule translate_rules[] = {
     OPT_CONFLICTS("head-importance", "prune-heads",
                   "--head-importance and --prune-heads: give one (--head-importance "
                   "switches each head off alone, --prune-heads the heads of its list together)"),
-    OPT_NEEDS("explain", "json",
-              "--explain writes every weight's path into --json's \"explain\" member: give "
-              "--json FILE (- for stdout)"),
     OPT_CONFLICTS("head-importance", "reference all html explain",
                   "--%s is for a sentence's translation; --head-importance measures held-out "
                   "pairs"),
@@ -317,7 +315,7 @@ static int check_memory(const xlate *x)
     const s2s_config *c = &x->model.cfg;
     const size_t T = x->T;
     size_t cache = 0, att = 0, n = 0, bytes = 0;
-    const size_t ex = x->a->explain && c->arch->has_self ? translate_explain_bytes(c, T) : 0;
+    const size_t ex = x->a->explain ? translate_explain_bytes(c, T) : 0;
     char what[160];
     int over = s2s_fast_cache_bytes(c, 1, T, &cache) || ex == SIZE_MAX ||
                size_add(cache, ex, &cache) ||
@@ -339,12 +337,6 @@ static int alloc_run(xlate *x)
     if (x->a->all && !x->model.cfg.arch->has_self) {
         cli_error("--all: %s is Bahdanau's model, which has no self-attention (its one "
                   "attention is the cross-attention shown without --all)",
-                  x->a->input);
-        return EXIT_USAGE;
-    }
-    if (x->a->explain && !x->model.cfg.arch->has_self) {
-        cli_error("--explain: %s is Bahdanau's model; --explain gives the paths of a "
-                  "Transformer's attentions (scaled dot products)",
                   x->a->input);
         return EXIT_USAGE;
     }
@@ -913,6 +905,11 @@ int cmd_translate(int argc, char **argv)
     }
     if (a.head_importance || a.prune_heads || a.data)
         return heads_command(&a, argc, argv, first);
+    if (a.explain && !a.json && !a.html) { /* a page's data is --json's object: it has it too */
+        cli_error("--explain writes every weight's path into --json's \"explain\" member: give "
+                  "--json FILE (- for stdout)");
+        return EXIT_USAGE;
+    }
     if (first >= argc) {
         cli_error("missing the sentence: attn translate --input %s \"SENTENCE\"", a.input);
         return EXIT_USAGE;

@@ -11,6 +11,7 @@
 #include "attention.h"
 #include "checked.h"
 #include "fmath.h"
+#include "bahdanau_fast.h"
 #include "transformer_fast.h"
 
 /* One attention of the member: its kind and sizes. */
@@ -22,18 +23,31 @@ typedef struct ex_att {
     int causal;
 } ex_att;
 
-/* The sizes of one run. */
+/* The sizes of one run: L blocks of NH heads of width p (Bahdanau's: 1,
+ * 1, d), F first entries; A the additive score's hiddens (Bahdanau's d;
+ * 0: dot) and FA of them. */
 typedef struct ex_sizes {
-    size_t L, NH, d, p, F;
+    size_t L, NH, d, p, F, A, FA;
 } ex_sizes;
 
 /* What a tensor of cells holds. */
 enum { EX_SCORE, EX_SCALED, EX_MASKED, EX_MASKED_SCORE };
 
+static size_t first(size_t n)
+{
+    return n < TRANSLATE_EXPLAIN_FIRST ? n : TRANSLATE_EXPLAIN_FIRST;
+}
+
 static ex_sizes sizes_of(const s2s_config *c)
 {
-    ex_sizes s = {c->layers, c->heads, c->hiddens, c->hiddens / c->heads, 0};
-    s.F = s.p < TRANSLATE_EXPLAIN_FIRST ? s.p : TRANSLATE_EXPLAIN_FIRST;
+    ex_sizes s = {c->layers, c->heads, c->hiddens, c->hiddens / c->heads, 0, 0, 0};
+    if (c->arch->recurrent) { /* one attention, one head over the states */
+        s.L = s.NH = 1;
+        s.p = c->hiddens;
+        s.A = c->score == S2S_SCORE_DOT ? 0 : c->hiddens;
+    }
+    s.F = first(s.p);
+    s.FA = first(s.A);
     return s;
 }
 
@@ -42,42 +56,84 @@ static int is_masked(const ex_att *a, size_t q, size_t k)
     return k >= a->valid || (a->causal && k > q);
 }
 
-/* q·k of head h, all p entries, in double. */
-static double dot_qk(const tfm_fast_parts *t, const ex_sizes *s, size_t h, size_t q, size_t k)
+/* What one block's attention reads: a Transformer's or Bahdanau's. */
+typedef struct ex_parts {
+    int bah;
+    tfm_fast_parts t;
+    bah_fast_parts b;
+} ex_parts;
+
+/* The parts of block l's attention a (every pointer the cache's). */
+static ex_parts parts_of(const translate_explain *e, const ex_att *a, size_t l)
 {
-    const float *qr = t->Q + q * s->d + h * s->p, *kr = t->K + k * s->d + h * s->p;
+    ex_parts x;
+    memset(&x, 0, sizeof x);
+    x.bah = e->m->cfg.arch->recurrent;
+    /* not failing: translate_explain_alloc checked the architecture */
+    if (x.bah)
+        (void)bah_fast_attention_parts(e->fc, e->m, 0, &x.b);
+    else
+        (void)tfm_fast_attention_parts(e->fc, e->m, a->kind, l, e->R, e->T, &x.t);
+    return x;
+}
+
+/* Head h's slice of position n of: 'q' the queries, 'k' the keys, 'v' the
+ * values, 'o' the head's output, 'a' W_q q and 'b' W_k k (additive). */
+static const float *slice(const ex_parts *x, const ex_sizes *s, size_t h, char which, size_t n)
+{
+    if (x->bah) {
+        const bah_fast_parts *b = &x->b;
+        switch (which) {
+        case 'q':
+            return b->q + n * b->q_stride;
+        case 'a':
+            return b->wq + n * b->q_stride;
+        case 'b':
+            return b->K + n * b->d;
+        case 'o':
+            return b->context + n * b->c_stride;
+        default: /* the keys and the values: the encoder's states */
+            return b->H + n * b->d;
+        }
+    }
+    const float *X = which == 'q' ? x->t.Q : which == 'k' ? x->t.K : which == 'v' ? x->t.V : x->t.O;
+    return X + n * s->d + h * s->p;
+}
+
+/* The score of cell (h, q, k), in double: q·k (dot) or w_vᵀ tanh(W_q q +
+ * W_k k) (additive), before any scaling. */
+static double raw_score(const ex_parts *x, const ex_sizes *s, size_t h, size_t q, size_t k)
+{
     double acc = 0.0;
+    if (s->A) {
+        const float *qa = slice(x, s, h, 'a', q), *ka = slice(x, s, h, 'b', k);
+        for (size_t i = 0; i < s->A; i++)
+            acc += (double)x->b.w_v[i] * fm_tanh((double)(qa[i] + ka[i]));
+        return acc;
+    }
+    const float *qr = slice(x, s, h, 'q', q), *kr = slice(x, s, h, 'k', k);
     for (size_t i = 0; i < s->p; i++)
         acc += (double)qr[i] * (double)kr[i];
     return acc;
 }
 
 /* Cell (h, q, k)'s number of kind what. */
-static double cell(const tfm_fast_parts *t, const ex_att *a, const ex_sizes *s, size_t h,
-                   size_t q, size_t k, int what)
+static double cell(const ex_parts *x, const ex_att *a, const ex_sizes *s, size_t h, size_t q,
+                   size_t k, int what)
 {
     const int masked = is_masked(a, q, k);
-    const double score = dot_qk(t, s, h, q, k);
+    const double score = raw_score(x, s, h, q, k);
+    const double scaled = s->A ? score : score / sqrt((double)s->p);
     switch (what) {
     case EX_SCORE:
         return score;
     case EX_SCALED:
-        return score / sqrt((double)s->p);
+        return scaled;
     case EX_MASKED:
         return masked;
     default:
-        return masked ? ATTN_MASK_VALUE : score / sqrt((double)s->p);
+        return masked ? ATTN_MASK_VALUE : scaled;
     }
-}
-
-/* The parts of block l's attention a (the pass's own: every pointer the
- * cache's). */
-static tfm_fast_parts parts_of(const translate_explain *e, const ex_att *a, size_t l)
-{
-    tfm_fast_parts t;
-    if (tfm_fast_attention_parts(e->fc, e->m, a->kind, l, e->R, e->T, &t) != 0)
-        memset(&t, 0, sizeof t); /* not reached: the caller checked the architecture */
-    return t;
 }
 
 /* A tensor (L, NH, Nq, Nk) of cells of kind what. */
@@ -87,7 +143,7 @@ static void put_cells(json_writer *jw, const char *key, const translate_explain 
     const size_t shape[4] = {s->L, s->NH, a->Nq, a->Nk};
     float *out = e->buf;
     for (size_t l = 0; l < s->L; l++) {
-        const tfm_fast_parts t = parts_of(e, a, l);
+        const ex_parts t = parts_of(e, a, l);
         for (size_t h = 0; h < s->NH; h++)
             for (size_t q = 0; q < a->Nq; q++)
                 for (size_t k = 0; k < a->Nk; k++)
@@ -104,7 +160,7 @@ static void put_rows(json_writer *jw, const char *key, const translate_explain *
     const size_t shape[3] = {s->L, s->NH, a->Nq};
     float *out = e->buf;
     for (size_t l = 0; l < s->L; l++) {
-        const tfm_fast_parts t = parts_of(e, a, l);
+        const ex_parts t = parts_of(e, a, l);
         for (size_t h = 0; h < s->NH; h++)
             for (size_t q = 0; q < a->Nq; q++) {
                 double m = cell(&t, a, s, h, q, 0, EX_MASKED_SCORE), sum = 0.0;
@@ -118,23 +174,43 @@ static void put_rows(json_writer *jw, const char *key, const translate_explain *
     json_tensor(jw, key, e->buf, 3, shape);
 }
 
-/* The first F entries of each head's slice of X (one of the parts: 'q',
- * 'k', 'v', 'o') for N positions, as (L, NH, N, F). */
+/* The first F entries of each head's slice (slice's which) for N
+ * positions, as (L, NH, N, F) (W_q q and W_k k: FA entries). */
 static void put_slices(json_writer *jw, const char *key, const translate_explain *e,
                        const ex_att *a, const ex_sizes *s, char which, size_t N)
 {
-    const size_t shape[4] = {s->L, s->NH, N, s->F};
+    const size_t F = which == 'a' || which == 'b' ? s->FA : s->F;
+    const size_t shape[4] = {s->L, s->NH, N, F};
     float *out = e->buf;
     for (size_t l = 0; l < s->L; l++) {
-        const tfm_fast_parts t = parts_of(e, a, l);
-        const float *X = which == 'q' ? t.Q : which == 'k' ? t.K : which == 'v' ? t.V : t.O;
+        const ex_parts t = parts_of(e, a, l);
         for (size_t h = 0; h < s->NH; h++)
             for (size_t n = 0; n < N; n++) {
-                memcpy(out, X + n * s->d + h * s->p, s->F * sizeof *out);
-                out += s->F;
+                memcpy(out, slice(&t, s, h, which, n), F * sizeof *out);
+                out += F;
             }
     }
     json_tensor(jw, key, e->buf, 4, shape);
+}
+
+/* Additive scoring's tanh(W_q q + W_k k), its first FA entries, of every
+ * cell: (L, NH, Nq, Nk, FA). */
+static void put_tanh(json_writer *jw, const translate_explain *e, const ex_att *a,
+                     const ex_sizes *s)
+{
+    const size_t shape[5] = {s->L, s->NH, a->Nq, a->Nk, s->FA};
+    float *out = e->buf;
+    for (size_t l = 0; l < s->L; l++) {
+        const ex_parts t = parts_of(e, a, l);
+        for (size_t h = 0; h < s->NH; h++)
+            for (size_t q = 0; q < a->Nq; q++)
+                for (size_t k = 0; k < a->Nk; k++) {
+                    const float *qa = slice(&t, s, h, 'a', q), *ka = slice(&t, s, h, 'b', k);
+                    for (size_t i = 0; i < s->FA; i++)
+                        *out++ = (float)fm_tanh((double)(qa[i] + ka[i]));
+                }
+    }
+    json_tensor(jw, "tanh", e->buf, 5, shape);
 }
 
 /* One attention's object. */
@@ -148,12 +224,18 @@ static void put_attention(json_writer *jw, const translate_explain *e, const ex_
     put_slices(jw, "k", e, a, s, 'k', a->Nk);
     put_slices(jw, "v", e, a, s, 'v', a->Nk);
     put_cells(jw, "scores", e, a, s, EX_SCORE);
-    put_cells(jw, "scaled", e, a, s, EX_SCALED);
+    if (!s->A)
+        put_cells(jw, "scaled", e, a, s, EX_SCALED);
     put_cells(jw, "masked", e, a, s, EX_MASKED);
     put_cells(jw, "masked_scores", e, a, s, EX_MASKED_SCORE);
     put_rows(jw, "row_max", e, a, s, 1);
     put_rows(jw, "row_sum_exp", e, a, s, 0);
     put_slices(jw, "head_output", e, a, s, 'o', a->Nq);
+    if (s->A) {
+        put_slices(jw, "qa", e, a, s, 'a', a->Nq);
+        put_slices(jw, "ka", e, a, s, 'b', a->Nk);
+        put_tanh(jw, e, a, s);
+    }
     json_end(jw);
 }
 
@@ -166,22 +248,31 @@ void translate_explain_json(json_writer *jw, const translate_explain *e)
         {"decoder", S2S_HEADS_DEC, e->R, e->R, e->R, 1},
     };
     json_object_begin(jw, "explain", JSON_BLOCK);
-    json_string(jw, "score", "dot");
+    json_string(jw, "score", s.A ? "additive" : "dot");
     json_uint(jw, "p", s.p);
     json_uint(jw, "first", s.F);
-    json_number(jw, "scale", sqrt((double)s.p));
+    if (!s.A)
+        json_number(jw, "scale", sqrt((double)s.p));
     json_number(jw, "mask_value", ATTN_MASK_VALUE);
+    if (s.A) {
+        json_uint(jw, "hiddens", s.A);
+        json_uint(jw, "first_hiddens", s.FA);
+        json_tensor(jw, "w_v", parts_of(e, &att[0], 0).b.w_v, 1, &s.FA);
+    }
     for (int i = 0; i < (e->all ? 3 : 1); i++)
         put_attention(jw, e, &att[i], &s);
     json_end(jw);
 }
 
-/* The floats of the scratch: (L, NH, max(T·T, T·F)) covers every
- * tensor (Nq, Nk ≤ T). 0, or -1 on overflow. */
+/* The floats of the scratch: (L, NH, T, max(T·max(FA, 1), F)) covers
+ * every tensor (Nq, Nk ≤ T). 0, or -1 on overflow. */
 static int scratch_floats(const s2s_config *c, size_t T, size_t *n)
 {
     const ex_sizes s = sizes_of(c);
-    const size_t cols = T > s.F ? T : s.F;
+    size_t cols = 0;
+    if (size_mul(T, s.FA ? s.FA : 1, &cols))
+        return -1;
+    cols = cols > s.F ? cols : s.F;
     return size_mul(s.L, s.NH, n) || size_mul(*n, T, n) || size_mul(*n, cols, n) ? -1 : 0;
 }
 
@@ -195,7 +286,7 @@ int translate_explain_alloc(translate_explain *e)
 {
     size_t n = 0;
     e->buf = NULL;
-    if (!e->m->cfg.arch->has_self || scratch_floats(&e->m->cfg, e->T, &n))
+    if (scratch_floats(&e->m->cfg, e->T, &n))
         return -1;
     return (e->buf = float_alloc(n ? n : 1)) ? 0 : -1;
 }

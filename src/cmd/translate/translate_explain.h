@@ -5,14 +5,13 @@
  * output, which is what greedy decoding computed step by step: row t of
  * every attention is the step that wrote target word t).
  *
- * A Transformer (the only architecture it explains: a Bahdanau model is
- * refused) of L blocks, NH heads of width p = d / NH, F = min(p, 8) first
- * entries of a head's vectors; S the source entries read (the valid
+ * A Transformer of L blocks, NH heads of width p = d / NH, F = min(p, 8)
+ * first entries of a head's vectors; S the source entries read (the valid
  * length), T num_steps (the source row, padded with <pad> to T), R the
  * rows written (translate_cmd.h). The member is
- *   score        "dot"
+ *   score        "dot" (a Transformer; Bahdanau's: "additive" or "dot")
  *   p, first     p and F
- *   scale        √p (the scores are divided by it)
+ *   scale        √p (dot only: the scores are divided by it)
  *   mask_value   the score a masked key gets (−1e6, as d2l)
  * and one object per attention, "cross" always, "encoder" and "decoder"
  * with --all (the views the page shows), each with Nq queries and Nk keys:
@@ -27,12 +26,23 @@
  *   q            (L, NH, Nq, F) each query's head slice Q_h[i] (after W_q)
  *   k, v         (L, NH, Nk, F) each key's K_h[j], each value's V_h[j]
  *   scores       (L, NH, Nq, Nk) q·k over all p entries (in double)
- *   scaled       (L, NH, Nq, Nk) q·k / √p
+ *   scaled       (L, NH, Nq, Nk) q·k / √p (dot only)
  *   masked       (L, NH, Nq, Nk) 1 where the key is masked, else 0
  *   masked_scores (L, NH, Nq, Nk) the scores softmax sees (mask_value)
  *   row_max      (L, NH, Nq) the row's largest masked score
  *   row_sum_exp  (L, NH, Nq) Σ_j e^(s_j − max), the softmax's denominator
  *   head_output  (L, NH, Nq, F) Σ_j w_j v_j, the head's output (before W_o)
+ * A Bahdanau model (--arch bahdanau) has "cross" alone, L = NH = 1, p = d:
+ * at step t the query q is s(t′−1), the decoder's last layer's previous
+ * state, the keys k and values v the encoder's states H_j, head_output the
+ * context c_t. Its additive score (--score additive, the default) has no
+ * "scale" or "scaled" and adds, A = d hiddens, FA = min(A, 8):
+ *   hiddens, first_hiddens  A and FA
+ *   w_v          (FA,) the scorer's w_v
+ *   qa           (1, 1, Nq, FA) W_q q;  ka (1, 1, Nk, FA) W_k k
+ *   tanh         (1, 1, Nq, Nk, FA) tanh(W_q q + W_k k)
+ *   scores       w_vᵀ tanh(W_q q + W_k k) over all A
+ * (--score dot: q·H_j, ÷√d, as a Transformer's.)
  * The weight itself is the document's cross_attention, encoder_attention,
  * decoder_attention (their first S columns: the keys shown).
  */

@@ -566,6 +566,25 @@ void bah_fast_cache_free(bah_fast_cache *c)
 const float *bah_fast_logits(const bah_fast_cache *c) { return c->logits; }
 const float *bah_fast_attention(const bah_fast_cache *c) { return c->A; }
 
+int bah_fast_attention_parts(const s2s_fast_cache *fc, const s2s_model *m, size_t b,
+                             bah_fast_parts *out)
+{
+    const bah_fast_cache *c = fc->net;
+    size_t d, B, Ts, Tt;
+    if (fc->arch != m->cfg.arch || !m->cfg.arch->recurrent || !c || b >= c->B)
+        return -1;
+    d = c->d, B = c->B, Ts = c->Ts, Tt = c->Tt;
+    *out = (bah_fast_parts){d, Ts, Tt, m->cfg.score == S2S_SCORE_DOT,
+                            c->dec_h[c->L - 1] + b * d, c->Wq + b * d, B * d,
+                            c->H + b * Ts * d, NULL, NULL, c->A + b * Tt * Ts,
+                            c->xt + b * 2 * d, B * 2 * d};
+    if (!out->dot) {
+        out->K = c->K + b * Ts * d;
+        out->w_v = bah_net(m)->att_w_v.data;
+    }
+    return 0;
+}
+
 /* ---- the GRU's gates ------------------------------------------------------ */
 
 /* One GRU cell's gates on B rows (gru.h), from gi (B, 3d) = W_i x + b_i and

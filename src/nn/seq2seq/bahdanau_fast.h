@@ -67,4 +67,26 @@ size_t bah_fast_greedy_batch(bah_fast_cache *c, const s2s_model *m, const bah_fa
                              const int *src, const long *src_lens, size_t B, size_t Ts, int bos,
                              int eos, size_t max_len, int *out, size_t *n_out);
 
+/* After the forward pass of s2s_fast_step on B pairs: pair b's attention,
+ * for the numbers behind its weights (attn translate --explain). Ts and Tt
+ * the pass's lengths; step t's rows are at t · q_stride (q, wq) and
+ * t · c_stride (context). The pointers are the cache's and the model's. */
+typedef struct bah_fast_parts {
+    size_t d, Ts, Tt;
+    int dot;              /* --score dot: q · H_j / √d (K, w_v NULL) */
+    const float *q;       /* (d,) step t's query s(t′−1), the last layer's previous state */
+    const float *wq;      /* (d,) additive: W_q q_t; dot: q_t itself */
+    size_t q_stride;
+    const float *H;       /* (Ts, d) the encoder's states: the values (and dot's keys) */
+    const float *K;       /* (Ts, d) additive: W_k H_j */
+    const float *w_v;     /* (d,) additive: w_v */
+    const float *A;       /* (Tt, Ts) the weights */
+    const float *context; /* (d,) step t's Σ_j a_j H_j */
+    size_t c_stride;
+} bah_fast_parts;
+
+/* 0, or -1 when c is not a Bahdanau model's cache or b is past its pass. */
+int bah_fast_attention_parts(const s2s_fast_cache *c, const s2s_model *m, size_t b,
+                             bah_fast_parts *out);
+
 #endif

@@ -56,6 +56,46 @@ function translateKinds(pg) {
   ].filter((v) => v.tensor);
 }
 
+// The numbers behind a weight (SPEC §14) of an `attn translate` page's
+// Transformer: `translate --input - … --explain --json -` run by the
+// page's module on the model the page holds (pg.model_file, as live.js
+// gives it), its "explain" member (cmd/translate/translate_explain.h)
+// read at (block, head, query, key) of the kind's attention; the weight
+// is --json's own. A Bahdanau model's one attention: at step t′ the query
+// s(t′−1), keys and values the encoder's states H_j, the output the
+// context. null where there is none: a training run's page, a page
+// without the model.
+function translatePath(kind, pg) {
+  const argv = pg.steps || !pg.model_file ? null : liveArgv(pg);
+  if (!argv || argv[0] !== "translate") return null;
+  const run = liveStdin(argv, () => JSON.stringify(pg.model_file));
+  const weights = {cross: "cross_attention", encoder: "encoder_attention", decoder: "decoder_attention"}[kind.key];
+  const word = (tokens, i) => `“${tokens[i]}”`;
+  const bahdanau = pg.model.arch === "bahdanau";
+  const names = (h, q, k) => bahdanau
+    ? {qName: `s(t′−1) at step ${q}, writing ${word(kind.q, q)}`, kName: `H_${k}, the encoder's state at ${word(kind.k, k)}`,
+       vName: `H_${k}`, outputName: `the context at step ${q}, Σⱼ wⱼ Hⱼ`}
+    : {qName: `Q_${h + 1}[${q}], ${kind.qname} ${word(kind.q, q)}`, kName: `K_${h + 1}[${k}], ${kind.kname} ${word(kind.k, k)}`,
+       vName: `V_${h + 1}[${k}]`, outputName: `head ${h + 1}'s output at ${word(kind.q, q)}, Σⱼ wⱼ vⱼ`};
+  return {
+    argv: run.argv, stdin: run.stdin,
+    cell: (spec, r, h, q, k) => `${kind.key}:${r},${h},${q},${k}`,
+    at: (doc, spec, r, h, q, k) => {
+      const e = doc.explain, a = e[kind.key];
+      const masked = a.masked[r][h][q][k] === 1;
+      const c = {p: e.p, first: e.first, ...names(h, q, k), q: a.q[r][h][q], k: a.k[r][h][k], v: a.v[r][h][k],
+                 score: a.scores[r][h][q][k], masked,
+                 why: masked ? (kind.causal && k > q ? "causal: a key after the query" : "the source's <pad>") : null,
+                 maskedScore: a.masked_scores[r][h][q][k], rowMax: a.row_max[r][h][q], rowSumExp: a.row_sum_exp[r][h][q],
+                 weight: doc[weights][r][h][q][k], output: a.head_output[r][h][q]};
+      if (e.score === "dot") c.dot = {scale: e.scale, scaled: a.scaled[r][h][q][k]};
+      else c.additive = {hiddens: e.hiddens, first: e.first_hiddens, qa: a.qa[r][h][q], ka: a.ka[r][h][k],
+                         tanh: a.tanh[r][h][q][k], w_v: e.w_v};
+      return c;
+    },
+  };
+}
+
 // One attention's grid and head view, drawn at step i by show(i).
 function translateView(kind, pg, S, cm, framed) {
   const att = tensor(kind.tensor).data, per = att.length / S, L = pg.model.layers;
@@ -69,6 +109,7 @@ function translateView(kind, pg, S, cm, framed) {
                 causal: kind.causal, cmap: cm, vmin: 0, vmax: 1, xlabel: kind.xlabel, ylabel: kind.ylabel,
                 qname: kind.qname, kname: kind.kname, average: !bahdanau};
   if (bahdanau) spec.headName = () => "attention";
+  spec.path = translatePath(kind, pg) || undefined;
   if (kind.key === "cross" && framed) {
     spec.framed = framed;
     spec.framedNote = (q) => `framed: “${kind.q[q]}” translates this source word`;
@@ -193,7 +234,8 @@ function translateKeys(slider, selector, views) {
   return keysNote([...(slider ? [["← →", "the previous or next logged step"], ["Home / End", "the first or last step"],
                                  ["▶ play", "run through the steps"]] : []),
                    ...Object.entries(selector.keys).map(([k, key]) => [k, "show " + label(key)]),
-                   ["hover", "a cell's words and weight"], ["click / Enter", "enlarge a panel"]]);
+                   ["hover", "a cell's words and weight" + (views[0].spec.path ? "; beside the panels, the numbers behind it" : "")],
+                   ["click / Enter", "enlarge a panel"]]);
 }
 
 function translatePage(root, data, pg) {
@@ -252,7 +294,9 @@ function translatePage(root, data, pg) {
             charts ? el("div", {class: "row"}, charts.loss.node, charts.scores ? charts.scores.node : null) : null),
     section(training ? "Attention of the probe at the slider's step" : "Attention",
             (pg.model.arch === "bahdanau" ? "One attention, one scale 0 … 1" : "Blocks down, heads across, one scale 0 … 1") + (training ? " for every step" : "") +
-            ". Hover a cell for the two words and the weight; click a panel to enlarge it." +
+            ". Hover a cell for the two words and the weight" +
+            (views[0].spec.path ? "; beside the panels, the numbers behind it (q, k, the score, the mask, the softmax)" : "") +
+            "; click a panel to enlarge it." +
             (pg.stride > 1 ? ` The page keeps one logged step in ${pg.stride} (and the last); the curves have them all.` : ""),
             el("div", {class: "xcontrols"}, selector, alignBox), ...views.map((v) => v.node),
             translateKeys(!!player, selector, views)),
