@@ -59,22 +59,19 @@ function attentionGrid(spec) {
   // panels side by side in the page's width, beside the colour bar
   // (long sequences: thumbnails of `room` pixels, in as many columns as
   // fit, as BertViz's model view; click one to see every cell)
-  const width = Math.min(window.innerWidth, 1400) - 200;
-  const room = Math.max(120, Math.min(320, Math.floor(width / ncols) - 70));
-  const cell = cellSize(focusRows ? 1 : Nq, Nk, room, 40);
-  const thumb = Nk * cell > room ? room : 0;
-  const columns = thumb ? Math.max(1, Math.min(ncols, Math.floor(width / (thumb + 16)))) : ncols;
-  grid.style.gridTemplateColumns = `repeat(${columns}, auto)`;
-  const view = {node: null, panels, weights: spec.weights, pending: null};
-  // the numbers behind the selected weight, beside the panels
-  const path = spec.path ? cellPathAside(spec) : null;
-
   // one width for every panel's query labels, so that the panels align
   const allY = [];
   for (const row of spec.rows)
     if (row.query !== undefined) allY.push(tokenAt(row.query_tokens, row.query));
     else for (let i = 0; i < Nq; i++) allY.push(tokenAt(row.query_tokens, i));
   const ytWidth = labelWidth(allY, 96);
+  // each panel sized to its tokens (heatmap.js's gridLayout)
+  const width = Math.min(window.innerWidth, 1400) - 200;
+  const {cell, thumb, columns} = gridLayout(Math.max(focusRows ? 1 : Nq, Nk), ncols, width, ytWidth);
+  grid.style.gridTemplateColumns = `repeat(${columns}, auto)`;
+  const view = {node: null, panels, weights: spec.weights, pending: null};
+  // the numbers behind the selected weight, beside the panels
+  const path = spec.path ? cellPathAside(spec) : null;
   const offsetOf = (r, h, q0) => ((r * heads + h) * Nq + (q0 || 0)) * Nk;
   // the heads' mean of each row (spec.average), made from the weights
   const avg = spec.average ? new Float32Array(spec.rows.length * Nq * Nk) : null;

@@ -166,11 +166,36 @@ const LABEL_ROW_PX = 16, LABEL_COL_PX = 15;
 const CJK_TEXT = /[\u3001-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff01-\uff60]/;
 
 // Label every step-th cell of `cell` px so that labels of `room` px never
-// overlap; 0 (none) on a thumbnail or on cells under 4 px that are not
-// o.sparse (a plot's axis, labelled every k-th whatever the size).
+// overlap (a long sequence's labels thinned, as a plot's axis ticks,
+// whatever the cells' size); 0 (none) on a thumbnail that is not
+// o.sparse (a plot's axis).
 function labelStep(cell, room, o) {
   if (cell >= room) return 1;
-  return o.sparse || (!o.thumb && cell >= 4) ? Math.ceil(room / cell) : 0;
+  return o.sparse || !o.thumb ? Math.ceil(room / cell) : 0;
+}
+
+// The panels of a grid sized to their token count: n cells a side (the
+// longer of queries and keys), `panels` panels in `width` px, each with
+// row labels `labelW` px wide. A cell of LABEL_CELL px holds every label;
+// shorter sequences share the width, up to CELL_MOST px a cell; a panel
+// is at most PANEL_MOST px a side, so a longer sequence's cells are
+// smaller and its labels thinned (labelStep); beyond PANEL_MOST cells,
+// thumbnails of `room` px (click one to see every cell). The panels of
+// a row are balanced over as few lines as fit (4 heads: 2 + 2, not 3 + 1).
+// Returns {cell, thumb (0: none), columns}.
+const LABEL_CELL = 16, CELL_MOST = 40, PANEL_MOST = 480, PANEL_GAP = 14;
+function gridLayout(n, panels, width, labelW) {
+  const most = Math.max(120, Math.min(PANEL_MOST, width - labelW - PANEL_GAP));
+  if (n > most) { // thumbnails, as many a line as fit
+    const room = Math.max(120, Math.min(320, Math.floor(width / panels) - 70));
+    return {cell: 1, thumb: room, columns: Math.max(1, Math.min(panels, Math.floor(width / (room + 16))))};
+  }
+  const share = Math.floor(width / panels) - labelW - PANEL_GAP;
+  let cell = Math.min(CELL_MOST, Math.max(LABEL_CELL, Math.floor(share / n)));
+  if (n * cell > most) cell = Math.max(1, Math.floor(most / n));
+  const fit = Math.max(1, Math.floor((width + PANEL_GAP) / (labelW + n * cell + 2 + PANEL_GAP)));
+  const lines = Math.ceil(panels / fit);
+  return {cell, thumb: 0, columns: Math.ceil(panels / lines)};
 }
 
 // The width in pixels of the widest of labels at 12 px (for the room the
@@ -207,7 +232,7 @@ function heatPanel(o) {
   if (stepY && o.yt) {
     yt.style.height = o.rows * chh + "px";
     yt.style.width = (o.ytWidth || labelWidth(o.yt, 96)) + "px";
-    o.yt.forEach((t, i) => i % stepY === 0 && yt.append(el("span", {class: "tick", title: t, text: t,
+    o.yt.forEach((t, i) => i % stepY === 0 && yt.append(el("span", {class: "tick", title: t, text: t, "data-i": String(i),
       style: `top:${i * chh + chh / 2 - 8}px;height:16px;line-height:16px`})));
   }
   if (stepX && o.xt) {
@@ -222,9 +247,9 @@ function heatPanel(o) {
     xt.style.height = (upright ? 18 : Math.max(wide + 4, tall)) + "px";
     xt.classList.toggle("upright", upright);
     o.xt.forEach((t, i) => i % step === 0 && xt.append(el("span", {
-      class: stacked(t) ? "tick stacked" : "tick", title: t,
+      class: stacked(t) ? "tick stacked" : "tick", title: t, "data-i": String(i),
       text: stacked(t) ? [...t].slice(0, chars(t)).join("\n") : t, // a character a line
-      style: upright ? `left:${i * cw + cw / 2 - 20}px;width:40px` : `left:${i * cw + cw / 2}px`})));
+      style: upright ? `left:${i * cw}px;width:${cw}px` : `left:${i * cw + cw / 2}px`})));
   }
   p.node = el("figure", {class: "hm"}, o.title ? el("figcaption", {text: o.title}) : null,
               el("div", {class: "hm-grid"}, yt, stage, el("div"), xt));

@@ -326,6 +326,37 @@ const LIVE_CONTROLS = {
   ],
 };
 
+// `selfattn --scale-sweep`, a page of its own: the sweep's options, not
+// selfattn's. --dims FROM:TO: a slider of TO (pow2: its positions the
+// powers of two from FROM up to 4096, the number beside the power), FROM
+// kept as it is.
+const LIVE_SWEEP = [
+  {option: "--dims", kind: "int", slider: true, pow2: true, min: 0, max: 12, label: "largest d",
+   from: (d) => d.dims[0] + ":" + d.dims[d.dims.length - 1]},
+  {option: "--samples", kind: "int", log: true, low: 100, high: 100000, label: "q, k pairs per d",
+   from: (d) => d.samples},
+  {option: "--kv", kind: "int", min: 2, max: 64, slider: true, label: "keys", from: (d) => d.keys},
+  {option: "--seed", kind: "int", min: 0, max: 2147483647, label: "seed", from: (d) => d.seed},
+];
+
+// The controls of the command argv: its LIVE_CONTROLS, or the sweep's.
+function liveSpecs(argv) {
+  return argv[0] === "selfattn" && argv.includes("--scale-sweep") ? LIVE_SWEEP : LIVE_CONTROLS[argv[0]];
+}
+
+// --dims's spec as the panel draws it: a slider of TO's exponent, from
+// FROM's (spec.prefix "FROM:" kept); else the text field.
+function livePow2Spec(spec, value) {
+  const m = /^([0-9]+):([0-9]+)$/.exec(value || "");
+  const lo = m ? Math.log2(Number(m[1])) : NaN, hi = m ? Math.log2(Number(m[2])) : NaN;
+  if (!Number.isInteger(lo) || !Number.isInteger(hi) || lo > hi || hi > spec.max)
+    return {...spec, kind: "text", slider: false, pow2: false};
+  return {...spec, min: lo, prefix: m[1] + ":"};
+}
+// A slider's value at position p (pow2: the power), and the position of a value.
+const liveShown = (spec, p) => (spec.pow2 ? String(2 ** Number(p)) : String(p));
+const livePosition = (spec, v) => (spec.pow2 ? String(Math.round(Math.log2(Number(v)))) : String(v));
+
 // A command whose file its page holds: translate's model (the page's
 // data.page.model_file), given to the module on standard input in place
 // of the file its command line names (--input -), which the command line
@@ -346,7 +377,8 @@ function liveStdin(argv, fileText) {
 // Whether argv runs in a worker: what takes seconds (training; timing the
 // layers, whose sweep a tour step makes take seconds natively).
 function liveInWorker(argv) {
-  return argv[0] === "train" || (argv[0] === "complexity" && argv.includes("--measure"));
+  return argv[0] === "train" || (argv[0] === "complexity" && argv.includes("--measure")) ||
+    (argv[0] === "selfattn" && argv.includes("--scale-sweep")); // a second or more at the default
 }
 
 // The command line pg.command (a page's data.page, or a run of the tour's
@@ -472,7 +504,7 @@ function liveInput(spec, value, key) {
   }
   if (spec.slider) {
     const range = el("input", {...attrs, type: "range", min: spec.min, max: spec.max, step: 1});
-    range.value = value ?? "";
+    range.value = value === null || value === undefined ? "" : livePosition(spec, value);
     return range;
   }
   const numeric = spec.kind === "int" || spec.kind === "real";
@@ -560,7 +592,7 @@ function liveUpperSpec(spec, value, argv, data) {
 // one panel, its command line #attn-command.
 function liveControls(argv, redraw, opts) {
   const key = opts && opts.key;
-  const specs = LIVE_CONTROLS[argv[0]];
+  const specs = liveSpecs(argv);
   const command = el("code", {class: "attn-command", id: key ? "attn-command-" + key : "attn-command"});
   const status = el("span", {class: "live-status", role: "status"});
   const copy = el("button", {type: "button", class: "live-copy", text: "Copy"});
@@ -691,6 +723,7 @@ function liveControls(argv, redraw, opts) {
       : given.kind === "lens" ? liveLensSpec(given, inForce, argv, data)
       // a log slider for one positive number (σ: not for a list)
       : given.log && !(Number(inForce) > 0) ? {...given, log: false}
+      : given.pow2 ? livePow2Spec(given, inForce)
       : given.upper ? liveUpperSpec(given, inForce, argv, data) : given;
     const shown = spec.prefix !== undefined ? inForce.slice(spec.prefix.length) : inForce;
     const input = liveInput(spec, shown, key);
@@ -700,11 +733,12 @@ function liveControls(argv, redraw, opts) {
     let number = null, positions = null, timer = 0;
     if (spec.slider) {
       input.dataset.inForce = inForce ?? "";
-      number = el("input", {type: "number", class: "live-number", min: spec.min, max: spec.max, step: 1,
-                            "aria-label": spec.option + " value"});
-      number.value = input.value;
+      number = el("input", {type: "number", class: "live-number", min: liveShown(spec, spec.min),
+                            max: liveShown(spec, spec.max), step: 1, "aria-label": spec.option + " value"});
+      number.value = liveShown(spec, input.value);
       number.addEventListener("input", () => {
-        input.value = number.value;
+        if (spec.pow2 && !Number.isInteger(Math.log2(Number(number.value)))) return; // powers of two only
+        input.value = livePosition(spec, number.value);
         input.dispatchEvent(new Event("input"));
       });
       if (spec.divides) {
@@ -741,11 +775,12 @@ function liveControls(argv, redraw, opts) {
       }
       if (spec.slider) {
         if (spec.divides) snapHeads(); // heads snaps to a divisor of hiddens
-        number.value = input.value;
+        number.value = liveShown(spec, input.value);
       }
       if (spec.log && ev.detail !== "typed") number.value = liveLogValue(spec, input.value);
       const value = spec.kind === "flag" ? input.checked : spec.log ? number.value.trim()
-        : (spec.prefix || "") + input.value.trim(); // δ's slider: the upper end of FROM:TO
+        : (spec.prefix || "") + (spec.pow2 ? liveShown(spec, input.value) // δ's and --dims's
+                                 : input.value.trim()); // sliders: the upper end of FROM:TO
       if (spec.only && value === false) {
         const {rest, taken} = liveTake(current, spec.only);
         current = rest;

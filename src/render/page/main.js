@@ -27,7 +27,7 @@ function buildPage(root, data) {
   // a command with controls: its views in their own element, drawn again
   // from each rerun of the page's attn (live.js)
   const argv = liveArgv(pg);
-  if (!argv || !LIVE_CONTROLS[argv[0]] || argv[0] !== data.command || pg.kind === "scale_sweep") {
+  if (!argv || !liveSpecs(argv) || argv[0] !== data.command) {
     build(root, data, pg);
     return;
   }
