@@ -140,6 +140,21 @@ module.exports = (h) => {
           shown.parts.output.text);
     await p.finish();
 
+    // apple: 苹果's row in each sentence, probe by probe
+    const aargs = ["train", "--task", "apple", "--steps", "4", "--log-every", "2"];
+    attn([...aargs, "--html", "ap.html"]);
+    const adoc = JSON.parse(attn([...aargs, "--explain", "--json", "-"]));
+    const aprobes = pageData(tmp("ap.html")).data.page.runs[0].probes;
+    p = await open(tmp("ap.html"), "trainpath-apple");
+    page = p.page;
+    for (const [pi, name, hd, k] of [[0, "fruit", 0, 1], [1, "company", 3, 2]]) {
+      const q = aprobes[pi].at;
+      await hover(page, `${name} layer 1 head ${hd + 1}`, 0, k);
+      shown = await pathShown(page, [4, pi, 0, hd, q, k].join(","));
+      checkPath(`apple ${name}`, shown, adoc, 4, [pi, 0, hd, q, k]);
+    }
+    await p.finish();
+
     // 3. a page written with --explain: its own member, no worker run
     attn([...sargs, "--explain", "--html", "ste.html"]);
     p = await open(tmp("ste.html"), "trainpath-own");
