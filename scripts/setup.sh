@@ -21,8 +21,27 @@ ATTN_CJSON_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/attn/cJSON-$ATTN_CJSON_VERSION"
 # the chapter's 苹果 examples are labelled and the tests can draw them:
 # fonts-wqy-microhei, one 5 MB file (wqy-microhei.ttc, two faces) that
 # covers the CJK ideographs, kana and hangul (fonts-noto-cjk: about 90 MB).
+# gettext (xgettext and msgfmt: the catalogues of po/, SPEC 17) and
+# locales (the zh_CN.UTF-8 locale that GNU gettext needs before it speaks
+# Chinese: attn_zh_locale makes it).
 ATTN_PACKAGES="meson ninja-build pkg-config gcc libc6-dev libcjson-dev libstb-dev libdeflate-dev
-  libfontconfig-dev fonts-dejavu-core fonts-wqy-microhei scdoc $ATTN_WASM_PACKAGES"
+  libfontconfig-dev fonts-dejavu-core fonts-wqy-microhei scdoc gettext locales
+  $ATTN_WASM_PACKAGES"
+
+# attn_zh_locale: the zh_CN.UTF-8 locale, made with localedef when missing
+# (a fresh Debian has none: GNU gettext would then write English, and attn
+# says so in one line). Not root: the line to run, and English meanwhile.
+attn_zh_locale() {
+    locale -a 2>/dev/null | grep -qix 'zh_CN.utf8' && return 0
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "attn speaks 中文 once the locale exists: sudo localedef -i zh_CN -f UTF-8 zh_CN.UTF-8" >&2
+        return 0
+    fi
+    localedef -i zh_CN -f UTF-8 zh_CN.UTF-8 || {
+        echo "localedef -i zh_CN -f UTF-8 zh_CN.UTF-8 failed" >&2
+        exit 1
+    }
+}
 
 
 # attn_wasm_cjson: cJSON's source (Debian's orig tarball of cjson, checked
@@ -111,6 +130,7 @@ attn_build() {
 # The optimized release build that scripts/attn runs.
 attn_build_release() {
     attn_need_packages $ATTN_PACKAGES
+    attn_zh_locale
     attn_build build --buildtype=release -Db_ndebug=if-release -Dman=enabled
 }
 

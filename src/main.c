@@ -15,26 +15,65 @@
 #include "attn_config.h"
 #include "cli.h"
 #include "commands.h"
+#include "i18n.h"
 
 static void usage(FILE *f)
 {
-    fputs("usage: attn COMMAND [OPTIONS]\n"
-          "       attn help COMMAND | attn COMMAND --help | attn --version\n"
-          "\n"
-          "A companion to the attention chapters of Dive into Deep Learning:\n"
-          "the numbers the chapter's PyTorch code prints, the figures it draws,\n"
-          "and what it only describes in words.\n"
-          "\n"
-          "Commands:\n",
+    fputs(_("usage: attn COMMAND [OPTIONS]\n"
+            "       attn help COMMAND | attn COMMAND --help | attn --version\n"
+            "\n"
+            "A companion to the attention chapters of Dive into Deep Learning:\n"
+            "the numbers the chapter's PyTorch code prints, the figures it draws,\n"
+            "and what it only describes in words.\n"
+            "\n"
+            "Commands:\n"),
           f);
     for (size_t i = 0; i < attn_ncommands; i++)
-        fprintf(f, "  %-11s %s\n", attn_commands[i].name, attn_commands[i].summary);
-    fputs("\n"
-          "Example:\n"
-          "  attn posenc --dim 32 --steps 60 --png out.png\n"
-          "\n"
-          "Exit status: 0 success, 1 a run-time or data error, 2 a usage error.\n",
+        fprintf(f, "  %-11s %s\n", attn_commands[i].name, _(attn_commands[i].summary));
+    fputs(_("\n"
+            "Example:\n"
+            "  attn posenc --dim 32 --steps 60 --png out.png\n"
+            "\n"
+            "Language: LANGUAGE, LC_ALL, LC_MESSAGES or LANG, as for every GNU\n"
+            "program (zh_CN.UTF-8: 中文); --lang zh|en before or after the command\n"
+            "chooses for one run.\n"
+            "\n"
+            "Exit status: 0 success, 1 a run-time or data error, 2 a usage error.\n"),
           f);
+}
+
+/* --lang LANG (or --lang=LANG) anywhere before "--": taken out of argv
+ * (argc updated), its value in *lang; 0, or -1 after the error. */
+static int take_lang(int *argc, char **argv, const char **lang)
+{
+    int out = 1;
+    *lang = NULL;
+    for (int i = 1; i < *argc; i++) {
+        if (strcmp(argv[i], "--") == 0) {
+            while (i < *argc)
+                argv[out++] = argv[i++];
+            break;
+        }
+        if (strcmp(argv[i], "--lang") == 0 || strncmp(argv[i], "--lang=", 7) == 0) {
+            if (*lang) {
+                cli_error("option '--%s' given twice", "lang");
+                return -1;
+            }
+            if (argv[i][6] == '=')
+                *lang = argv[i] + 7;
+            else if (i + 1 < *argc)
+                *lang = argv[++i];
+            else {
+                cli_error("option '--%s' needs a value", "lang");
+                return -1;
+            }
+            continue;
+        }
+        argv[out++] = argv[i];
+    }
+    *argc = out;
+    argv[out] = NULL;
+    return 0;
 }
 
 /* `attn help [COMMAND]`: argc and argv are main's. */
@@ -74,7 +113,15 @@ static int check_stdout(int status)
 int main(int argc, char **argv)
 {
     const struct command *c;
+    const char *lang;
 
+    if (take_lang(&argc, argv, &lang) != 0)
+        return EXIT_USAGE;
+    if (i18n_setup(lang) != 0) {
+        i18n_setup(NULL);
+        cli_error("--lang: expected zh or en, got '%s'", lang);
+        return EXIT_USAGE;
+    }
     if (argc < 2) {
         usage(stderr);
         return EXIT_USAGE;

@@ -271,6 +271,9 @@ def run_examples(attn):
         os.chmod(os.path.join(bindir, "attn"), 0o755)
         env = dict(os.environ)
         env.pop("NO_COLOR", None)
+        # English unless a transcript says --lang zh, whatever the tester's locale
+        for k in ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"):
+            env.pop(k, None)
         env["COLUMNS"] = "80"
         env["PATH"] = bindir + os.pathsep + env.get("PATH", "")
         env["FONTCONFIG_FILE"] = common.fc_config(os.path.join(base, "fc.conf"))

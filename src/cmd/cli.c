@@ -43,7 +43,7 @@ void cli_error(const char *fmt, ...)
     else
         fputs("attn: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vfprintf(stderr, _(fmt), ap); /* xgettext takes fmt (po/meson.build) */
     va_end(ap);
     fputc('\n', stderr);
 }

@@ -9,9 +9,11 @@
 #ifndef ATTN_CLI_H
 #define ATTN_CLI_H
 
-#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+
+#include "i18n.h" /* _() and N_(): every command's sentences (SPEC.md §17) */
 
 enum {
     EXIT_OK = 0,

@@ -5,6 +5,8 @@
 
 #include <string.h>
 
+#include "i18n.h"
+
 /* The tour, given the table's lookup to run the other commands. */
 static int cmd_tour(int argc, char **argv)
 {
@@ -19,36 +21,36 @@ static int cmd_cells(int argc, char **argv)
 
 const struct command attn_commands[] = {
     {"heatmap", cmd_heatmap, usage_heatmap,
-     "d2l's show_heatmaps for any matrices: a JSON tensor, --path, --eye N", heatmap_options,
+     N_("d2l's show_heatmaps for any matrices: a JSON tensor, --path, --eye N"), heatmap_options,
      heatmap_rules},
     {"pool", cmd_pool, usage_pool,
-     "attention pooling: Nadaraya–Watson regression, average, kernels, learned w",
+     N_("attention pooling: Nadaraya–Watson regression, average, kernels, learned w"),
      pool_options, pool_rules},
     {"score", cmd_score, usage_score,
-     "scoring functions: masked softmax, additive and dot-product attention",
+     N_("scoring functions: masked softmax, additive and dot-product attention"),
      score_options, score_rules},
     {"selfattn", cmd_selfattn, usage_selfattn,
-     "self-attention on one sequence (queries = keys = values = X)", selfattn_options,
+     N_("self-attention on one sequence (queries = keys = values = X)"), selfattn_options,
      selfattn_rules},
     {"multihead", cmd_multihead, usage_multihead,
-     "multi-head attention, d2l's MultiHeadAttention, every step shown", multihead_options,
+     N_("multi-head attention, d2l's MultiHeadAttention, every step shown"), multihead_options,
      multihead_rules},
     {"posenc", cmd_posenc, usage_posenc,
-     "sinusoidal positional encoding: the matrix, its figures and checks", posenc_options,
+     N_("sinusoidal positional encoding: the matrix, its figures and checks"), posenc_options,
      posenc_rules},
     {"complexity", cmd_complexity, usage_complexity,
-     "CNN vs RNN vs self-attention: cost, sequential steps, path length",
+     N_("CNN vs RNN vs self-attention: cost, sequential steps, path length"),
      complexity_options, complexity_rules},
     {"train", cmd_train, usage_train,
-     "train self-attention on a task and watch its attention form", train_options,
+     N_("train self-attention on a task and watch its attention form"), train_options,
      train_rules},
     {"translate", cmd_translate, usage_translate,
-     "translate a sentence with a saved model and show its cross-attention",
+     N_("translate a sentence with a saved model and show its cross-attention"),
      translate_options, translate_rules},
     {"cells", cmd_cells, usage_cells,
-     "the notebook's printing cells, section by section, as PyTorch prints them",
+     N_("the notebook's printing cells, section by section, as PyTorch prints them"),
      cells_options, cells_rules},
-    {"tour", cmd_tour, usage_tour, "the chapter in order, every figure written to a folder",
+    {"tour", cmd_tour, usage_tour, N_("the chapter in order, every figure written to a folder"),
      tour_options, tour_rules},
 };
 

@@ -25,6 +25,8 @@ int opt_parse_cmap(void *dest, const char *value)
 
 const char *opt_cmap_names(void) { return cmap_names(); }
 
+const char *opt_max_mem_default(void) { return CLI_DEFAULT_MAX_MEM_TEXT; }
+
 /* "3,2" → (2,); "1,2;3,4" → (2, 2); "none". */
 int opt_parse_lens(void *dest, const char *s)
 {
@@ -76,17 +78,23 @@ bad:
 
 int opt_lens_check(const opt_lens *l, size_t B, size_t Nq, const char *from)
 {
-    char of[300] = "";
     if (l->shape[0] == B && (l->ndim == 1 || l->shape[1] == Nq))
         return 0;
-    if (from)
-        snprintf(of, sizeof of, " of %s", from);
-    if (l->ndim == 1)
-        cli_error("--valid-lens: expected %zu length%s (one per example%s), got %zu", B,
-                  B == 1 ? "" : "s", of, l->shape[0]);
+    if (l->ndim == 1 && from)
+        cli_error(i18n_plural("--valid-lens: expected %zu length (one per example of %s), got %zu",
+                              "--valid-lens: expected %zu lengths (one per example of %s), got %zu",
+                              B),
+                  B, from, l->shape[0]);
+    else if (l->ndim == 1)
+        cli_error(i18n_plural("--valid-lens: expected %zu length (one per example), got %zu",
+                              "--valid-lens: expected %zu lengths (one per example), got %zu", B),
+                  B, l->shape[0]);
+    else if (from)
+        cli_error("--valid-lens: expected %zu rows of %zu (one per example of %s and query), got "
+                  "%zu rows of %zu", B, Nq, from, l->shape[0], l->shape[1]);
     else
-        cli_error("--valid-lens: expected %zu rows of %zu (one per example%s and query), got "
-                  "%zu rows of %zu", B, Nq, of, l->shape[0], l->shape[1]);
+        cli_error("--valid-lens: expected %zu rows of %zu (one per example and query), got "
+                  "%zu rows of %zu", B, Nq, l->shape[0], l->shape[1]);
     return -1;
 }
 
@@ -274,6 +282,7 @@ static int all_given(const opt_given *g, const char *names)
 /* The rule's message with "%s" replaced by name. */
 static void rule_error(const char *message, const char *name)
 {
+    message = _(message); /* xgettext takes OPT_CONFLICTS' and OPT_NEEDS' */
     const char *at = strstr(message, "%s");
     if (at)
         cli_error("%.*s%s%s", (int)(at - message), message, name, at + 2);
@@ -378,7 +387,7 @@ static void help_line(FILE *f, const struct opt *o, const char *line, size_t len
 
 void opt_usage(FILE *f, const struct opt *opts)
 {
-    fputs("Options:\n", f);
+    fputs(_("Options:\n"), f);
     for (const struct opt *o = opts; o->type != OPTION_END; o++) {
         int w; /* display columns so far: argh may hold "…" (3 bytes, 1 column) */
         if (o->short_name)
@@ -393,7 +402,7 @@ void opt_usage(FILE *f, const struct opt *opts)
             fprintf(f, "%*s", HELP_COLUMN - w, "");
         else
             fprintf(f, "\n%*s", HELP_COLUMN, "");
-        for (const char *line = o->help;;) {
+        for (const char *line = _(o->help);;) {
             size_t len = strcspn(line, "\n");
             help_line(f, o, line, len);
             fputc('\n', f);

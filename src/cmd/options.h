@@ -137,7 +137,7 @@ struct opt {
     {.type = OPTION_CALLBACK, .short_name = (s), .long_name = (l), .argh = (a), \
      .help = (h), .callback = (fn)}
 #define OPT_HELP() \
-    {.type = OPTION_HELP, .short_name = 'h', .long_name = "help", .help = "show this help"}
+    {.type = OPTION_HELP, .short_name = 'h', .long_name = "help", .help = N_("show this help")}
 #define OPT_END() {.type = OPTION_END}
 
 /* ---- the options several commands share, worded once ------------------ */
@@ -163,8 +163,11 @@ struct opt {
              "DejaVu Sans lacks, e.g. 苹果 (default: a CJK font\n" \
              "found on the system; without one, positions are\n" \
              "numbered)")
+/* "%s" in its help: CLI_DEFAULT_MAX_MEM_TEXT (opt_max_mem_default) */
 #define OPT_MAX_MEM(m) \
-    OPT_BYTES(0, "max-mem", m, "BYTES", "refuse runs needing more (default " CLI_DEFAULT_MAX_MEM_TEXT ")")
+    {.type = OPTION_BYTES, .long_name = "max-mem", .offset = OPT_MEMBER_(m, size_t), \
+     .argh = "BYTES", .help = N_("refuse runs needing more (default %s)"), \
+     .names = opt_max_mem_default}
 /* the member is an int: the index in opt_color_names, which is the order
  * of term_color_mode (TERM_COLOR_AUTO, _ALWAYS, _NEVER) */
 #define OPT_COLOR(m) \
@@ -183,6 +186,7 @@ struct opt {
 extern const char *const opt_color_names[];       /* auto, always, never */
 int opt_parse_cmap(void *dest, const char *value); /* for OPT_CMAP */
 const char *opt_cmap_names(void);
+const char *opt_max_mem_default(void); /* for OPT_MAX_MEM */
 
 /* --valid-lens LIST (multihead, selfattn, score): "3,2" one length per
  * example, "1,2,3,4;2,2,2,2" one per query (a row per example, rows of one

@@ -66,6 +66,10 @@ def run(args, env=None, stdout=subprocess.PIPE, cwd=None, stdin=None):
     """Run attn; stdin may be bytes to feed it."""
     e = dict(os.environ)
     e.pop("NO_COLOR", None)
+    # English, whatever the tester's locale (a case's env may choose
+    # another: tests/cli/i18n.py)
+    for k in ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"):
+        e.pop(k, None)
     e["COLUMNS"] = "80"
     for k, v in list(FONTS_ENV.items()) + list((env or {}).items()):
         if v is None:

@@ -49,7 +49,7 @@ def group_general(tmp):
         with open(os.path.join(ROOT, doc), encoding="utf-8") as f:
             text = f.read()
         named = set(re.findall(r"(?<![\w-])(--[a-z][a-z-]*[a-z])", text))
-        named -= {"--help", "--version", "--list-commands", "--list-options"}
+        named -= {"--help", "--version", "--list-commands", "--list-options", "--lang"}
         named -= MESON_OPTIONS | SCRIPT_OPTIONS
         stale = sorted(o for o in named if o not in helps)
         check(not stale, "%s names options no command has: %r" % (doc, stale))
