@@ -7,8 +7,9 @@
 // button. The finished run's page data then replaces it, as a rerun
 // without the stream would draw it.
 
-// A panel's running stream (its AbortController), by panel: a newer run
-// stops the older one.
+// A panel's running worker (its AbortController), by panel: a newer run
+// stops the older one (a training's stream, or any other rerun in a
+// worker, such as the scale sweep's).
 const liveStreams = new WeakMap();
 
 // The train view in the views after panel (train.js marks it), or null
@@ -112,9 +113,18 @@ async function liveWorkerRun(argv, panel, status, current) {
   const before = liveStreams.get(panel);
   if (before) before.abort();
   const progress = (line) => { if (current()) status.textContent = line; };
-  if (argv[0] !== "train") return attnLive.pageDataInWorker(argv, progress);
   const ctrl = new AbortController();
   liveStreams.set(panel, ctrl);
+  if (argv[0] !== "train") { // a newer value stops this rerun's worker
+    try {
+      return await attnLive.pageDataInWorker(argv, progress, {signal: ctrl.signal});
+    } catch (e) {
+      if (e.stopped) return null;
+      throw e;
+    } finally {
+      if (liveStreams.get(panel) === ctrl) liveStreams.delete(panel);
+    }
+  }
   const st = {argv, nruns: streamRuns(argv), runs: [], last: null, runFrom: null, cmap: null, command: null,
               stop: () => ctrl.abort(), moved: null, pending: "", queued: false, ended: false};
   const onStream = (text) => {
