@@ -52,7 +52,7 @@ static const struct opt topts[] = {
     OPT_DIR(0, "dir", dir, "a folder"),
     OPT_CHOICE(0, "task", task, "reverse|previous|apple", task_names, "the task"),
     OPT_CALLBACK(0, "pair", "A:B", parse_pair, "two numbers"),
-    OPT_CMAP(cmap, "Reds"),
+    OPT_CMAP(cmap, "colormap: %s (default Reds)"),
     OPT_COLOR(color),
     OPT_HELP(),
     OPT_END(),

@@ -71,7 +71,7 @@ const struct opt heatmap_options[] = {
     OPT_JSON(json, "{\"command\",\"shape\",\"xlabel\",\"ylabel\",\"titles\",\n"
                    "\"attention_weights\"} (R, C, Q, K); - is stdout"),
     OPT_HTML(html, "a page of the panels: hover a cell for its value"),
-    OPT_CMAP(cmap, "Reds"),
+    OPT_CMAP(cmap, "colormap: %s (default Reds)"),
     OPT_FONT(font),
     OPT_COLOR(color),
     OPT_MAX_MEM(max_mem),

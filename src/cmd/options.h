@@ -174,11 +174,12 @@ struct opt {
     OPT_CHOICE(0, "color", m, "WHEN", opt_color_names, \
                "colour on the terminal: auto, always, never\n" \
                "(default auto; NO_COLOR turns auto off)")
-/* the member is a const attn_cmap *; dflt names the default */
-#define OPT_CMAP(m, dflt) \
+/* the member is a const attn_cmap *; h: "colormap: %s (default Reds)",
+ * "%s" standing for the colormaps' names */
+#define OPT_CMAP(m, h) \
     {.type = OPTION_CALLBACK, .long_name = "cmap", .argh = "NAME", \
      .offset = OPT_MEMBER_(m, const attn_cmap *), \
-     .help = "colormap: %s (default " dflt ")", \
+     .help = (h), \
      .callback = opt_parse_cmap, .names = opt_cmap_names}
 #define OPT_THREADS(m) \
     OPT_INT(0, "threads", m, "N", 1, 1024, "cores for the fast loops (default: those free)")

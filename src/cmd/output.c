@@ -31,7 +31,7 @@ int output_json(const char *path, int (*write)(FILE *f, const void *ctx), const 
         return EXIT_RUNTIME;
     }
     if (strcmp(path, "-") != 0)
-        fprintf(rep, "wrote %s: %s\n", path, what);
+        fprintf(rep, _("wrote %s: %s\n"), path, _(what));
     return EXIT_OK;
 }
 
@@ -42,7 +42,7 @@ int output_png(const char *path, const attn_image *img, FILE *rep, const char *w
         cli_error("%s", err);
         return EXIT_RUNTIME;
     }
-    fprintf(rep, "wrote %s: %s, %d×%d px\n", path, what, img->w, img->h);
+    fprintf(rep, _("wrote %s: %s, %d×%d px\n"), path, _(what), img->w, img->h);
     return EXIT_OK;
 }
 

@@ -262,7 +262,7 @@ static int write_page_file(const char *path, const char *title, char *preview, s
         return EXIT_RUNTIME;
     }
     if (size >= 0)
-        fprintf(rep, "wrote %s: %s, %.0f KB\n", path, what, (double)size / 1024.0);
+        fprintf(rep, _("wrote %s: %s, %.0f KB\n"), path, _(what), (double)size / 1024.0);
     return EXIT_OK;
 }
 

@@ -171,7 +171,7 @@ const struct opt posenc_options[] = {
                    "\"max_offset_error\"}; - is stdout"),
     OPT_HTML(html, "a page to explore P: hover for the formula with its\n"
                    "numbers, the columns plot, P·Pᵀ, the rotation check"),
-    OPT_CMAP(cmap, "Blues"),
+    OPT_CMAP(cmap, "colormap: %s (default Blues)"),
     OPT_FONT(font),
     OPT_FLAG(0, "numbers", numbers, "print P (or S) as numbers even on a colour terminal"),
     OPT_FLAG(0, "naive", naive,

@@ -104,6 +104,24 @@ def group_i18n(tmp):
           "step 12's zh heading: %r" % out[:80])
     check("较高比特位的交替频率低于较低比特位" in out, "step 12's zh text, the book's words")
     check("$ attn posenc --binary 8\n" in out, "step 12 runs its command as typed")
+    # score --explain: each step in the book's words, the numbers as they are
+    rc, out, _ = run(["score", "--explain", "--score", "dot"], env=ZH)
+    en = run(["score", "--explain", "--score", "dot"], env=C)[1]
+    for want in ["=== DotProductAttention，样本 0，valid_len 2 ===\n",
+                 "第 1 步。评分：a(q, k) = q·k / sqrt(2) = q·k / 1.4142  (1, 10)\n",
+                 "第 2 步。掩蔽：k >= valid_len 处的键评分为 -1e6  (1, 10)\n",
+                 "第 3 步。注意力权重：在键上做 softmax，每行之和为 1  (1, 10)\n",
+                 "第 4 步。输出：值的加权和，权重 · 值  (1, 4)\n[[2.0000, 3.0000, 4.0000, 5.0000]]\n"]:
+        check(want in out, "LANG=zh_CN.UTF-8 attn score --explain has %r" % want)
+    numbers = lambda t: [l for l in t.splitlines() if l.startswith("[")]
+    check(numbers(out) == numbers(en) and len(numbers(en)) == 8,
+          "score --explain: the same matrices in both languages")
+    rc, out, _ = run(["score", "--keys", "random"], env=ZH)
+    check("                           评分跨度   最大的 |w - 1/valid_len|\n"
+          "  AdditiveAttention          0.4893                     0.0421\n" in out,
+          "score --keys random: the zh table's columns over the numbers")
+    expect(["score", "--score-hiddens", "4", "--score", "dot"], 2, env=ZH,
+           err="attn score: --score-hiddens 只用于 --score additive")
     # --json: the same bytes in every language
     for args in (["posenc", "--json", "-"], ["multihead", "--json", "-"],
                  ["score", "--explain", "--json", "-"]):

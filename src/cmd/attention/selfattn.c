@@ -116,7 +116,7 @@ static const char *const score_names[] = {"dot", "additive", NULL}; /* score_kin
     OPT_PNG(png, "attention weights: rows = examples, columns = heads"),                   \
     OPT_HTML(html, "one offline page to explore the weights: hover a\n"                    \
                    "cell, enlarge a panel, the head view"),                               \
-    OPT_CMAP(cmap, "Reds"),                                                                 \
+    OPT_CMAP(cmap, "colormap: %s (default Reds)"),                                         \
     OPT_FONT(font),                                                                         \
     OPT_JSON(json, "output, attention_weights, valid_lens, state_dict;\n"                  \
                    "- for stdout"),                                                         \

@@ -61,7 +61,7 @@ const struct opt score_options[] = {
     OPT_HTML(html, "a page of the weights: a row per scoring function,\n"
                    "a panel per example; hover a cell, change the\n"
                    "inputs"),
-    OPT_CMAP(cmap, "Reds"),
+    OPT_CMAP(cmap, "colormap: %s (default Reds)"),
     OPT_FONT(font),
     OPT_JSON(json, "scores, attention_weights, output, state_dict; - for\n"
                    "stdout"),
@@ -84,7 +84,7 @@ const struct opt_rule score_rules[] = {
 
 void usage_score(FILE *f)
 {
-    fputs("usage: attn score [--masked-softmax] [--score additive|dot|general|sum]\n"
+    fputs(_("usage: attn score [--masked-softmax] [--score additive|dot|general|sum]\n"
           "                  [--keys ones|random] [--queries N] [--valid-lens LIST]\n"
           "                  [--input FILE] [OPTIONS]\n"
           "\n"
@@ -102,9 +102,9 @@ void usage_score(FILE *f)
           "of ones every key scores the same and the weights are 1/valid_len\n"
           "whatever the scoring; --keys random draws them normal(0, 1), and each\n"
           "scoring weighs them its own way.\n"
-          "\n", f);
+          "\n"), f);
     opt_usage(f, score_options);
-    fputs("\n"
+    fputs(_("\n"
           "JSON input: {\"queries\": (B, Nq, Dq), \"keys\": (B, Nk, Dk), \"values\":\n"
           "(B, Nk, Dv), \"valid_lens\": (B,) or (B, Nq) (optional), \"state_dict\":\n"
           "{\"W_q.weight\": (h, Dq), \"W_k.weight\": (h, Dk), \"w_v.weight\": (1, h)}\n"
@@ -121,7 +121,7 @@ void usage_score(FILE *f)
           "  attn score --score general --keys random  # qᵀ W k: 20 against 2\n"
           "  attn score --score sum --keys random --queries 3  # three equal rows\n"
           "  attn score --html score.html    # both functions, a panel per example\n"
-          "  attn score --input data/score_additive.json --json out.json\n", f);
+          "  attn score --input data/score_additive.json --json out.json\n"), f);
 }
 
 /* ---- the computation --------------------------------------------------- */

@@ -43,7 +43,7 @@ int score_cell(score_run *r, int kind, const struct score_args *a, char *err, si
         tensor_alloc(&r->keys, 3, (size_t[]){r->B, r->Nk, r->Dk}, err, errlen) ||
         tensor_alloc(&r->values, 3, (size_t[]){r->B, r->Nk, r->Dv}, err, errlen) ||
         !(r->lens = malloc(2 * sizeof *r->lens))) {
-        snprintf(err, errlen, "out of memory for the section's cell");
+        snprintf(err, errlen, "%s", _("out of memory for the section's cell"));
         return -1;
     }
     /* one stream per scoring function: dot's queries are the same alone or after additive */
@@ -78,7 +78,7 @@ static int get_input3(const cJSON *root, const char *name, tensor *t, char *err,
     const cJSON *node = cJSON_GetObjectItemCaseSensitive(root, name);
     snprintf(path, sizeof path, "$.%s", name);
     if (!node) {
-        snprintf(err, errlen, "$: missing \"%s\"", name);
+        snprintf(err, errlen, _("$: missing \"%s\""), name);
         return -1;
     }
     return json_get_tensor(node, path, 3, 3, t, err, errlen);
@@ -94,25 +94,25 @@ static int check_sizes(score_run *r, char *err, size_t errlen)
     r->B = r->queries.shape[0], r->Nq = r->queries.shape[1], r->Dq = r->queries.shape[2];
     r->Nk = r->keys.shape[1], r->Dk = r->keys.shape[2], r->Dv = r->values.shape[2];
     if (r->keys.shape[0] != r->B) {
-        snprintf(err, errlen, "$.keys: expected batch %zu like $.queries %s, got shape %s", r->B,
+        snprintf(err, errlen, _("$.keys: expected batch %zu like $.queries %s, got shape %s"), r->B,
                  q, k);
         return -1;
     }
     if (r->values.shape[0] != r->B || r->values.shape[1] != r->Nk) {
-        snprintf(err, errlen, "$.values: expected shape (%zu, %zu, value_size), one value per "
-                 "key of $.keys %s, got %s", r->B, r->Nk, k, v);
+        snprintf(err, errlen, _("$.values: expected shape (%zu, %zu, value_size), one value per "
+                 "key of $.keys %s, got %s"), r->B, r->Nk, k, v);
         return -1;
     }
     if (r->kind == KIND_SUM && r->Dq != r->Dk) {
-        snprintf(err, errlen, "$.queries: the sum score Σᵢ (qᵢ + kᵢ) needs queries of the keys' "
+        snprintf(err, errlen, _("$.queries: the sum score Σᵢ (qᵢ + kᵢ) needs queries of the keys' "
                  "size %zu, got %zu (--score additive or general scores queries and keys of "
-                 "different sizes)", r->Dk, r->Dq);
+                 "different sizes)"), r->Dk, r->Dq);
         return -1;
     }
     if (r->kind == KIND_DOT && r->Dq != r->Dk) {
-        snprintf(err, errlen, "$.queries: dot-product scoring needs queries of the keys' size "
+        snprintf(err, errlen, _("$.queries: dot-product scoring needs queries of the keys' size "
                  "%zu, got %zu (--score additive or general scores queries and keys of "
-                 "different sizes)",
+                 "different sizes)"),
                  r->Dk, r->Dq);
         return -1;
     }
@@ -131,11 +131,11 @@ static int get_lens(score_run *r, const cJSON *root, char *err, size_t errlen)
     if (shape[0] == r->B && (r->vl_ndim == 1 || shape[1] == r->Nq))
         return 0;
     if (r->vl_ndim == 1)
-        snprintf(err, errlen, "$.valid_lens: expected %zu lengths (one per example), got %zu",
+        snprintf(err, errlen, _("$.valid_lens: expected %zu lengths (one per example), got %zu"),
                  r->B, shape[0]);
     else
-        snprintf(err, errlen, "$.valid_lens: expected (%zu, %zu) lengths (one per query), got "
-                 "(%zu, %zu)", r->B, r->Nq, shape[0], shape[1]);
+        snprintf(err, errlen, _("$.valid_lens: expected (%zu, %zu) lengths (one per query), got "
+                 "(%zu, %zu)"), r->B, r->Nq, shape[0], shape[1]);
     return -1;
 }
 
@@ -150,7 +150,7 @@ static int known_members(const cJSON *obj, const char *const *known, size_t n, c
         while (i < n && strcmp(item->string, known[i]) != 0)
             i++;
         if (i == n) {
-            snprintf(err, errlen, "%s: unknown key \"%s\" (%s)", path, item->string, list);
+            snprintf(err, errlen, _("%s: unknown key \"%s\" (%s)"), path, item->string, list);
             return -1;
         }
     }
@@ -168,13 +168,13 @@ static int get_weight(const cJSON *sd, const char *name, size_t rows, size_t col
     snprintf(want, sizeof want, rows ? "(%zu, %zu)" : "(num_hiddens, %zu)", rows ? rows : cols,
              cols);
     if (!node) {
-        snprintf(err, errlen, "$.state_dict: missing \"%s\" %s", name, want);
+        snprintf(err, errlen, _("$.state_dict: missing \"%s\" %s"), name, want);
         return -1;
     }
     if (json_get_tensor(node, path, 2, 2, &l->weight, err, errlen))
         return -1;
     if ((rows && l->weight.shape[0] != rows) || l->weight.shape[1] != cols) {
-        snprintf(err, errlen, "%s: expected shape %s%s, got (%zu, %zu)", path, want, note,
+        snprintf(err, errlen, _("%s: expected shape %s%s, got (%zu, %zu)"), path, want, note,
                  l->weight.shape[0], l->weight.shape[1]);
         return -1;
     }
@@ -188,7 +188,7 @@ static int get_state_dict(score_run *r, const cJSON *sd, char *err, size_t errle
 {
     static const char *const known[] = {"W_q.weight", "W_k.weight", "w_v.weight", "W.weight"};
     if (!cJSON_IsObject(sd)) {
-        snprintf(err, errlen, "$.state_dict: expected an object, got %s", json_type_name(sd));
+        snprintf(err, errlen, _("$.state_dict: expected an object, got %s"), json_type_name(sd));
         return -1;
     }
     if (known_members(sd, known, 4, "$.state_dict",
@@ -199,7 +199,7 @@ static int get_state_dict(score_run *r, const cJSON *sd, char *err, size_t errle
     if (r->kind == KIND_GENERAL) {
         /* nn.Linear(Dq, Dk, bias=False): (Dk, Dq) */
         char note[96];
-        snprintf(note, sizeof note, ", nn.Linear(%zu, %zu)'s (key_size, query_size)", r->Dq,
+        snprintf(note, sizeof note, _(", nn.Linear(%zu, %zu)'s (key_size, query_size)"), r->Dq,
                  r->Dk);
         return get_weight(sd, "W.weight", r->Dk, r->Dq, note, &r->g.W, err, errlen);
     }
@@ -229,8 +229,8 @@ int score_run_from_json(score_run *r, int kind, const cJSON *root, const struct 
     if (kind == KIND_DOT || kind == KIND_SUM)
         return 0;
     if (sd && a->hiddens_given && kind == KIND_ADDITIVE) {
-        snprintf(err, errlen, "--score-hiddens: the file's state_dict sets num_hiddens "
-                 "(the rows of W_q.weight); give one");
+        snprintf(err, errlen, "%s", _("--score-hiddens: the file's state_dict sets num_hiddens "
+                 "(the rows of W_q.weight); give one"));
         *usage = 1;
         return -1;
     }
@@ -248,7 +248,7 @@ int score_check_members(const cJSON *root, char *err, size_t errlen)
 {
     static const char *const known[] = {"queries", "keys", "values", "valid_lens", "state_dict"};
     if (!cJSON_IsObject(root)) {
-        snprintf(err, errlen, "$: expected an object with queries, keys and values, got %s",
+        snprintf(err, errlen, _("$: expected an object with queries, keys and values, got %s"),
                  json_type_name(root));
         return -1;
     }

@@ -72,19 +72,19 @@ static void print_module(const score_run *r, const struct score_args *a)
         printf("AdditiveAttention(key_size=%zu, query_size=%zu, num_hiddens=%zu): %s\n", r->Dk,
                r->Dq, r->h, f);
     else if (r->kind == KIND_GENERAL)
-        printf("GeneralAttention(query_size=%zu, key_size=%zu): %s, W (%zu, %zu)\n"
+        printf(_("GeneralAttention(query_size=%zu, key_size=%zu): %s, W (%zu, %zu)\n"
                "W(q) = qᵀ W as nn.Linear(%zu, %zu, bias=False), its W.weight (%zu, %zu); then "
-               "W(q)·k\n", r->Dq, r->Dk, f, r->Dq, r->Dk, r->Dq, r->Dk, r->Dk, r->Dq);
+               "W(q)·k\n"), r->Dq, r->Dk, f, r->Dq, r->Dk, r->Dq, r->Dk, r->Dk, r->Dq);
     else if (r->kind == KIND_SUM)
         printf("SumAttention(): %s = Σq + Σk\n", f);
     else
         printf("DotProductAttention(): %s\n", f);
     if (a->input)
-        printf("queries %s, keys %s, values %s, valid_lens %s; from the file%s\n", q, k, v,
+        printf(_("queries %s, keys %s, values %s, valid_lens %s; from the file%s\n"), q, k, v,
                lens, has_parameters(r) && !r->has_state_dict
-                         ? ", weights random (nn.Linear's initialisation)" : "");
+                         ? _(", weights random (nn.Linear's initialisation)") : "");
     else
-        printf("queries %s normal(0, 1), keys %s %s, values %s arange(40), valid_lens %s\n", q,
+        printf(_("queries %s normal(0, 1), keys %s %s, values %s arange(40), valid_lens %s\n"), q,
                k, a->keys_random ? "normal(0, 1)" : "ones", v, lens);
 }
 
@@ -95,7 +95,7 @@ static void print_result(const score_run *r, const struct score_args *a)
     printf("attention(queries, keys, values, valid_lens)\n");
     term_tensor3(stdout, r->output, (size_t[]){r->B, r->Nq, r->Dv}, 4,
                  has_parameters(r) ? "grad_fn=<BmmBackward0>" : NULL);
-    printf("\nattention.attention_weights: a softmax over the keys that are there\n");
+    fputs(_("\nattention.attention_weights: a softmax over the keys that are there\n"), stdout);
     term_tensor3(stdout, r->weights, (size_t[]){r->B, r->Nq, r->Nk}, 4, NULL);
     if (term_use_color(a->color, stdout)) {
         term_heatmap_opts o;
@@ -103,7 +103,7 @@ static void print_result(const score_run *r, const struct score_args *a)
         o.cmap = a->cmap;
         o.vmin = 0.0;
         o.vmax = 1.0;
-        printf("\nKeys → across, Queries ↓ (examples one after the other)\n");
+        fputs(_("\nKeys → across, Queries ↓ (examples one after the other)\n"), stdout);
         term_heatmap(stdout, r->weights, r->B * r->Nq, r->Nk, &o);
     }
 }
@@ -127,8 +127,8 @@ static void explain_sums(const score_run *r, size_t b)
 {
     print_sums("Σq of each query:", r->queries.data, b, r->Nq, r->Dq);
     print_sums("\nΣk of each key:", r->keys.data, b, r->Nk, r->Dq);
-    printf("\nscores: Σq + Σk for every query and key; a query adds the same Σq to all\n"
-           "its keys, which the softmax takes away\n");
+    fputs(_("\nscores: Σq + Σk for every query and key; a query adds the same Σq to all\n"
+           "its keys, which the softmax takes away\n"), stdout);
 }
 
 /* --explain: one example's four steps. */
@@ -137,37 +137,37 @@ static void explain_example(const score_run *r, size_t b)
     const size_t Nq = r->Nq, Nk = r->Nk, h = r->h, nn = Nq * Nk;
     char len[64] = "";
     if (r->lens && r->vl_ndim == 1)
-        snprintf(len, sizeof len, ", valid_len %ld", r->lens[b]);
+        snprintf(len, sizeof len, _(", valid_len %ld"), r->lens[b]);
     else if (r->lens)
-        snprintf(len, sizeof len, ", valid_lens per query");
-    printf("\n=== %s, example %zu%s ===\n", score_modules[r->kind], b, len);
+        snprintf(len, sizeof len, "%s", _(", valid_lens per query"));
+    printf(_("\n=== %s, example %zu%s ===\n"), score_modules[r->kind], b, len);
     if (r->kind == KIND_ADDITIVE) {
-        printf("\nStep 1. Scores: a(q, k) = w_vᵀ tanh(W_q q + W_k k)\n");
+        fputs(_("\nStep 1. Scores: a(q, k) = w_vᵀ tanh(W_q q + W_k k)\n"), stdout);
         printf("W_q q  (%zu, %zu)\n", Nq, h);
         term_matrix(stdout, r->qh + b * Nq * h, Nq, h, 4, 6);
         printf("W_k k  (%zu, %zu)\n", Nk, h);
         term_matrix(stdout, r->kh + b * Nk * h, Nk, h, 4, 6);
-        printf("scores: w_vᵀ tanh(W_q q + W_k k) for every query and key  (%zu, %zu)\n", Nq, Nk);
+        printf(_("scores: w_vᵀ tanh(W_q q + W_k k) for every query and key  (%zu, %zu)\n"), Nq, Nk);
     } else if (r->kind == KIND_GENERAL) {
-        printf("\nStep 1. Scores: a(q, k) = qᵀ W k\n");
-        printf("W(q) = qᵀ W: each query as a key-sized vector  (%zu, %zu)\n", Nq, r->Dk);
+        fputs(_("\nStep 1. Scores: a(q, k) = qᵀ W k\n"), stdout);
+        printf(_("W(q) = qᵀ W: each query as a key-sized vector  (%zu, %zu)\n"), Nq, r->Dk);
         term_matrix(stdout, r->qw + b * Nq * r->Dk, Nq, r->Dk, 4, 6);
-        printf("scores: W(q)·k for every query and key, one matrix product  (%zu, %zu)\n", Nq,
+        printf(_("scores: W(q)·k for every query and key, one matrix product  (%zu, %zu)\n"), Nq,
                Nk);
     } else if (r->kind == KIND_SUM) {
-        printf("\nStep 1. Scores: a(q, k) = Σᵢ (qᵢ + kᵢ) = Σq + Σk  (%zu, %zu)\n", Nq, Nk);
+        printf(_("\nStep 1. Scores: a(q, k) = Σᵢ (qᵢ + kᵢ) = Σq + Σk  (%zu, %zu)\n"), Nq, Nk);
         explain_sums(r, b);
     } else {
-        printf("\nStep 1. Scores: a(q, k) = q·k / sqrt(%zu) = q·k / %.4f  (%zu, %zu)\n", r->Dq,
+        printf(_("\nStep 1. Scores: a(q, k) = q·k / sqrt(%zu) = q·k / %.4f  (%zu, %zu)\n"), r->Dq,
                sqrt((double)r->Dq), Nq, Nk);
     }
     term_matrix(stdout, r->scores + b * nn, Nq, Nk, 4, 6);
-    printf("\nStep 2. Masked: keys at k >= valid_len get -1e6  (%zu, %zu)\n", Nq, Nk);
+    printf(_("\nStep 2. Masked: keys at k >= valid_len get -1e6  (%zu, %zu)\n"), Nq, Nk);
     term_matrix(stdout, r->masked + b * nn, Nq, Nk, 4, 6);
-    printf("\nStep 3. Attention weights: softmax over keys, each row sums to 1  (%zu, %zu)\n", Nq,
+    printf(_("\nStep 3. Attention weights: softmax over keys, each row sums to 1  (%zu, %zu)\n"), Nq,
            Nk);
     term_matrix(stdout, r->weights + b * nn, Nq, Nk, 4, 6);
-    printf("\nStep 4. Output: the weighted sum of the values, weights · values  (%zu, %zu)\n", Nq,
+    printf(_("\nStep 4. Output: the weighted sum of the values, weights · values  (%zu, %zu)\n"), Nq,
            r->Dv);
     term_matrix(stdout, r->output + b * Nq * r->Dv, Nq, r->Dv, 4, 6);
 }
@@ -182,9 +182,9 @@ int score_print_masked_softmax(const struct score_args *a)
     float X[2 * 2 * 4];
     rng g;
     rng_seed(&g, (unsigned long long)a->seed);
-    printf("masked_softmax(X, valid_lens): keys at k >= valid_len get -1e6, then a softmax\n"
+    printf(_("masked_softmax(X, valid_lens): keys at k >= valid_len get -1e6, then a softmax\n"
            "over the keys; X is torch.rand(2, 2, 4) drawn from attn's --seed %ld (the\n"
-           "book's draw differs, so do the numbers; the zeros fall where the book's do)\n",
+           "book's draw differs, so do the numbers; the zeros fall where the book's do)\n"),
            a->seed);
     for (size_t c = 0; c < 2; c++) {
         for (size_t i = 0; i < 16; i++)
@@ -242,20 +242,20 @@ static double weights_gap(const score_run *x, const score_run *y)
 /* --keys random: what the keys of ones hid, in numbers. */
 static void print_keys_random(const score_run *runs, size_t n)
 {
-    printf("\n--keys random: the keys differ, so do their scores, and the weights are no\n"
+    fputs(_("\n--keys random: the keys differ, so do their scores, and the weights are no\n"
            "longer 1/valid_len (with the book's ones every key scores the same):\n"
-           "                       score spread  largest |w - 1/valid_len|\n");
+           "                       score spread  largest |w - 1/valid_len|\n"), stdout);
     for (size_t i = 0; i < n; i++) {
         double spread, gap;
         gap_from_uniform(&runs[i], &spread, &gap);
         printf("  %-20s %12.4f %26.4f\n", score_modules[runs[i].kind], spread, gap);
     }
-    printf("(score spread: the largest minus the smallest score of a query over the keys\n"
-           "it keeps, the widest of any query)\n");
+    fputs(_("(score spread: the largest minus the smallest score of a query over the keys\n"
+           "it keeps, the widest of any query)\n"), stdout);
     for (size_t i = 0; i < n; i++)
         for (size_t j = i + 1; j < n; j++)
-            printf("%s and %s weigh the same keys differently:\n"
-                   "largest |difference| %.4f\n", score_modules[runs[i].kind],
+            printf(_("%s and %s weigh the same keys differently:\n"
+                   "largest |difference| %.4f\n"), score_modules[runs[i].kind],
                    score_modules[runs[j].kind], weights_gap(&runs[i], &runs[j]));
 }
 
@@ -297,23 +297,27 @@ static void print_sum_check(const score_run *r)
     double dw, dout;
     size_t pairs, *first = malloc((r->Nk + 1) * sizeof *first); /* Nk + 1 fits: Nk was allocated */
     if (!first) {
-        printf("\n(the sum score's check: out of memory)\n");
+        fputs(_("\n(the sum score's check: out of memory)\n"), stdout);
         return;
     }
     sum_rows_gap(r, first, &dw, &dout, &pairs);
     free(first);
-    printf("\nThe sum score is Σq + Σk: a query adds the same Σq to every key's score,\n"
+    fputs(_("\nThe sum score is Σq + Σk: a query adds the same Σq to every key's score,\n"
            "and the softmax over the keys takes it away (softmax(x + c) = softmax(x)).\n"
-           "Every query of an example gets the same weights, and the same output.\n");
+           "Every query of an example gets the same weights, and the same output.\n"), stdout);
     if (!pairs) {
-        printf("Checked: nothing to compare, one query per example (--queries N for "
-               "more).\n");
+        fputs(_("Checked: nothing to compare, one query per example (--queries N for "
+               "more).\n"), stdout);
         return;
     }
-    printf("Checked on %zu quer%s, each against the first of its example with the\n"
-           "same valid length: largest |weight difference| %.3g, |output difference|\n"
-           "%.3g: float32 rounding (each score Σq + Σk is rounded once).\n",
-           pairs, pairs == 1 ? "y" : "ies", dw, dout);
+    printf(i18n_plural("Checked on %zu query, each against the first of its example with the\n"
+                       "same valid length: largest |weight difference| %.3g, |output difference|\n"
+                       "%.3g: float32 rounding (each score Σq + Σk is rounded once).\n",
+                       "Checked on %zu queries, each against the first of its example with the\n"
+                       "same valid length: largest |weight difference| %.3g, |output difference|\n"
+                       "%.3g: float32 rounding (each score Σq + Σk is rounded once).\n",
+                       pairs),
+           pairs, dw, dout);
 }
 
 void score_print_runs(const score_run *runs, size_t n, const struct score_args *a)
@@ -450,7 +454,7 @@ static void write_page_object(json_writer *jw, const struct score_out *o, int wh
     json_array_begin(jw, "titles", JSON_INLINE);
     for (size_t b = 0; b < r->B; b++) {
         char name[32];
-        snprintf(name, sizeof name, "example %zu", b);
+        snprintf(name, sizeof name, _("example %zu"), b);
         json_string(jw, NULL, name);
     }
     json_end(jw);
@@ -491,8 +495,12 @@ int score_out_page(const struct score_out *o, FILE *rep)
     po.page_weights = w;
     po.explain = NULL; /* the page's data: the results alone */
     const page_weights pw = {w, 4, shape, write_preview_page};
-    snprintf(what, sizeof what, "a page of the attention weights, %zu scoring function%s × %zu "
-             "example%s", o->nruns, o->nruns == 1 ? "" : "s", r->B, r->B == 1 ? "" : "s");
+    char fns[64], exs[64];
+    snprintf(fns, sizeof fns, i18n_plural("%zu scoring function", "%zu scoring functions",
+                                          o->nruns), o->nruns);
+    snprintf(exs, sizeof exs, i18n_plural("%zu example", "%zu examples", r->B), r->B);
+    /* TRANSLATORS: "2 scoring functions", "× 2 examples" */
+    snprintf(what, sizeof what, _("a page of the attention weights, %s × %s"), fns, exs);
     const int status = output_page_weights(o->args->html, "attn score", write_page_data, &po,
                                            &pw, rep, what);
     free(w);

@@ -80,7 +80,7 @@ const struct opt translate_options[] = {
     OPT_JSON(json, "the tokens, the translation, BLEU and every\n"
                    "attention (or what --head-importance and\n"
                    "--prune-heads measure); - for stdout"),
-    OPT_CMAP(cmap, "Reds"),
+    OPT_CMAP(cmap, "colormap: %s (default Reds)"),
     OPT_FONT(font),
     OPT_COLOR(color),
     OPT_MAX_MEM(max_mem),
