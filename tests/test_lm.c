@@ -120,6 +120,12 @@ static void test_task(void)
     CHECK_INT(task.train.n, 33); /* every start 0 … 32 */
     CHECK_INT(task.heldout.n, 1);
     CHECK_INT(task.eval.n, 12); /* 35 targets: 11 whole windows and one more */
+    {   /* the estimate covers what was cut: tokens and targets of every window */
+        size_t est;
+        CHECK_INT(lm_task_bytes(40, 3, &est), 0);
+        CHECK(est >= (task.train.n + task.heldout.n + task.eval.n) * 3 * 2 * sizeof(int));
+        CHECK_INT(lm_task_bytes((size_t)-1 / 2, 512, &est), -1); /* overflows */
+    }
     CHECK_INT(task.train.tokens[5 * 3], 1 + 0); /* window 5 starts at "a" (5 % 5) */
     CHECK_INT(task.train.targets[5 * 3 + 2], 3); /* … and predicts "d" at its end */
     train_task_free(&task);

@@ -184,6 +184,22 @@ static int train_windows(train_set *s, const int *ids, size_t n, size_t L, char 
     return 0;
 }
 
+int lm_task_bytes(size_t n, size_t L, size_t *bytes)
+{
+    const size_t ntrain = lm_train_chars(n);
+    size_t windows, positions;
+    if (ntrain <= L || L == 0) { /* refused by lm_task_build: nothing allocated */
+        *bytes = 0;
+        return 0;
+    }
+    /* training windows, and the two covers (at most one window per L
+     * characters, and one more each) */
+    windows = ceil_div(ntrain - L, ceil_div(ntrain - L, LM_MAX_WINDOWS)) + n / L + 2;
+    if (size_mul(windows, L, &positions) || size_mul(positions, sizeof(int) * 2 + 1, bytes))
+        return -1;
+    return 0;
+}
+
 /* The vocabulary "<pad>" and the characters, the classes the characters. */
 static int task_strings(train_task *task, const lm_text *t)
 {

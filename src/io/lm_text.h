@@ -63,6 +63,11 @@ size_t lm_train_chars(size_t n);
 int lm_cover(train_set *s, const int *ids, size_t n, size_t L, size_t max_windows, char *err,
              size_t errlen);
 
+/* About the bytes lm_task_build allocates for a text of n characters
+ * and windows of length L (each window position: a token and a target):
+ * 0, or -1 when the count overflows. */
+int lm_task_bytes(size_t n, size_t L, size_t *bytes);
+
 /* The task: vocabulary and classes from t, training windows of length L
  * over the training text (every start, or spaced as LM_MAX_WINDOWS
  * says), the held-out text's cover (task->heldout) and the training

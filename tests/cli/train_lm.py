@@ -79,6 +79,12 @@ def group_train_lm(tmp):
            err=T + "%s: 12 characters: too short for --length 2 (the training and the "
            "held-out part (the last 10%%) each need 3)" % short)
 
+    # --max-mem: the windows of the text estimated before they are cut
+    # (GPL-3-sized text of 35,149 characters: about 9 MiB at --length 32)
+    big = write(tmp, "big.txt", "abcdefghij" * 3515)
+    expect(["train", "--task", "lm", "--data", big, "--max-mem", "1M", "--steps", "1"], 1,
+           err=T + "the text cut into windows needs about 8.98 MiB, more than --max-mem 1 MiB")
+
     # a tiny run's JSON
     args = ["train", "--task", "lm", "--data", tiny, "--length", "8", "--steps", "30",
             "--log-every", "10", "--sample", "40", "--json", "-"]

@@ -205,12 +205,16 @@ static void lm_run_free(lm_run *r)
 static int lm_load(lm_ctx *c)
 {
     const struct train_args *a = c->a;
-    size_t ntrain;
+    size_t ntrain, bytes;
+    int over;
     char err[512];
     if (lm_text_read(&c->text, c->path, err, sizeof err)) {
         cli_error("%s", err);
         return EXIT_RUNTIME;
     }
+    over = lm_task_bytes(c->text.n, (size_t)a->length, &bytes);
+    if (cli_check_mem("the text cut into windows", bytes, over, a->max_mem, NULL))
+        return EXIT_RUNTIME;
     if (lm_task_build(&c->task, &c->text, (size_t)a->length, c->path, err, sizeof err)) {
         cli_error("%s", err);
         return EXIT_RUNTIME;
