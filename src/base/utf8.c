@@ -46,3 +46,34 @@ int utf8_is_cjk(uint32_t cp)
            (cp >= 0xFF01 && cp <= 0xFF60) ||   /* fullwidth forms: ，！？ */
            (cp >= 0x20000 && cp <= 0x3FFFD);   /* Han, extensions B and on */
 }
+
+int utf8_write(uint32_t cp, char out[5])
+{
+    unsigned char *o = (unsigned char *)out;
+    int n;
+    if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+        out[0] = '\0';
+        return 0;
+    }
+    if (cp < 0x80) { /* 0xxxxxxx */
+        o[0] = (unsigned char)cp;
+        n = 1;
+    } else if (cp < 0x800) { /* 110xxxxx 10xxxxxx */
+        o[0] = (unsigned char)(0xC0 | (cp >> 6));
+        o[1] = (unsigned char)(0x80 | (cp & 0x3F));
+        n = 2;
+    } else if (cp < 0x10000) { /* 1110xxxx 10xxxxxx 10xxxxxx */
+        o[0] = (unsigned char)(0xE0 | (cp >> 12));
+        o[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+        o[2] = (unsigned char)(0x80 | (cp & 0x3F));
+        n = 3;
+    } else { /* 11110xxx and three 10xxxxxx */
+        o[0] = (unsigned char)(0xF0 | (cp >> 18));
+        o[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
+        o[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+        o[3] = (unsigned char)(0x80 | (cp & 0x3F));
+        n = 4;
+    }
+    out[n] = '\0';
+    return n;
+}

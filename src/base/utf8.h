@@ -1,5 +1,6 @@
-/* utf8.h — the one UTF-8 decoder of attn, for figures (render/text.c) and
- * the terminal (render/term.c). */
+/* utf8.h — the one UTF-8 decoder of attn, for figures (render/text.c),
+ * the terminal (render/term.c) and the texts of attn train --task lm
+ * (io/lm_text.c), and its encoder. */
 #ifndef ATTN_UTF8_H
 #define ATTN_UTF8_H
 
@@ -24,5 +25,10 @@ uint32_t utf8_next(const char **s);
  * ideographic space) and fullwidth forms; else 0. Hangul is not one:
  * Korean puts spaces between its words. */
 int utf8_is_cjk(uint32_t cp);
+
+/* Write code point cp (≤ U+10FFFF, not a surrogate) as UTF-8 into out
+ * (room for 5: up to 4 bytes and a NUL) and return its byte count; 0
+ * (out "") for a value that is not a code point. */
+int utf8_write(uint32_t cp, char out[5]);
 
 #endif

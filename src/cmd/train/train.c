@@ -38,7 +38,7 @@
 #define MAX_PROBES 2         /* apple: a fruit and a company sentence */
 
 static const char *const task_names[] = {"reverse", "previous", "apple", "induction",
-                                         "translate", NULL}; /* train_kind, then translate */
+                                         "translate", "lm", NULL}; /* train_kind, then translate, lm */
 static const char *const optimizer_names[] = {"adam", "sgd", NULL};            /* optim_kind */
 static const char *const arch_names[] = {"transformer", "bahdanau", NULL};                 /* train_arch */
 static const char *const pos_names[] = {"sinusoid", "learned", "none", NULL};  /* train_pos */
@@ -62,11 +62,13 @@ static int parse_lr(void *dest, const char *value)
 #define OPT_ARGS struct train_args
 const struct opt train_options[] = {
     OPT_CHOICE(0, "task", task, "TASK", task_names,
-               "reverse, previous, apple, induction or translate\n(default reverse)"),
+               "reverse, previous, apple, induction, translate\nor lm (default reverse)"),
     OPT_FILE(0, "data", data, "your own task as JSON instead, or sentence pairs\n"
-                              "(d2l's fra.txt or JSON; formats below)"),
+                              "(d2l's fra.txt or JSON; formats below);\n"
+                              "lm: any UTF-8 text (default\n"
+                              "/usr/share/common-licenses/GPL-3)"),
     OPT_INT(0, "length", length, "N", 2, TRAIN_MAX_LEN,
-            "sequence length of reverse, previous, induction\n(default 8; induction 20)"),
+            "sequence length of reverse, previous, induction\n(default 8; induction 20); lm: the context\n(default 32)"),
     OPT_INT(0, "vocab", vocab, "N", 2, 1000,
             "tokens of reverse, previous (digits), induction\n(letters) (default 10; induction 32)"),
     OPT_INT(0, "layers", layers, "N", 1, TMODEL_MAX_LAYERS,
@@ -91,7 +93,7 @@ const struct opt train_options[] = {
                                     "sinusoid's P·Pᵀ (PNG)"),
     OPT_FLAG(0, "addnorm", addnorm, "Y = LayerNorm(X + Y), d2l's AddNorm"),
     OPT_FLAG(0, "causal", causal, "a query sees no key after its position\n(default for induction)"),
-    OPT_SET(0, "no-causal", causal, 0, "every query sees every key (induction)"),
+    OPT_SET(0, "no-causal", causal, 0, "every query sees every key (induction; lm: the\nmodel reading the future)"),
     OPT_FLAG(0, "bias", bias, "biases on W_q, W_k, W_v, W_o"),
     OPT_REAL(0, "dropout", dropout, "P", 0.0, 0.99,
              "dropout on the attention weights, training only\n(default 0)"),
@@ -164,6 +166,12 @@ const struct opt train_options[] = {
             "translate: words seen fewer times read <unk>\n(default 2, as d2l)"),
     OPT_REAL(0, "clip", clip, "X", 0.0, 1e30,
              "translate: gradients clipped to global norm X,\nd2l's grad_clipping (default 1; 0: off)"),
+    OPT_INT(0, "sample", sample, "N", 0, 1000000L,
+            "lm: characters generated after training\n(default 200; 0: none)"),
+    OPT_REAL(0, "temperature", temperature, "T", 0.0, 1e6,
+             "lm: the sampling's, above 0 (default 1;\nlower: likelier characters)"),
+    OPT_FLAG(0, "compare-causal", compare_causal,
+             "lm: train with the causal mask and without\n(the model reading the future), side by side"),
     OPT_COLOR(color),
     OPT_FONT(font),
     OPT_MAX_MEM(max_mem),
@@ -174,8 +182,7 @@ const struct opt train_options[] = {
 const struct opt_rule train_rules[] = {
     OPT_CONFLICTS("posenc", "no-posenc", "--posenc and --no-posenc: give one"),
     OPT_CONFLICTS("causal", "no-causal", "--causal and --no-causal: give one"),
-    OPT_CONFLICTS("data", "length vocab",
-                  "--%s is for the built-in tasks; --data brings its own"),
+    OPT_CONFLICTS("data", "vocab", "--%s is for the built-in tasks; --data brings its own"),
     OPT_CONFLICTS("load", "hiddens heads posenc no-posenc pos-embedding addnorm bias layers ffn "
                           "arch rnn score",
                   "--%s is read from the model file of --load"),
@@ -205,7 +212,7 @@ const struct opt_rule train_rules[] = {
 
 /* The help: what attn train does, before its options. */
 static const char usage_before_options[] =
-    "usage: attn train [--task reverse|previous|apple|induction|translate |\n"
+    "usage: attn train [--task reverse|previous|apple|induction|translate|lm |\n"
     "                   --data FILE] [OPTIONS]\n"
     "\n"
     "Trains a self-attention model, in d2l's names, and shows its attention\n"
@@ -236,7 +243,13 @@ static const char usage_before_options[] =
     "held-out BLEU as d2l computes it, greedy decoding, 600 steps; with\n"
     "--arch bahdanau, d2l's GRU Seq2Seq whose attention's query is the\n"
     "decoder's previous state s(t′−1), 1 GRU layer a side; --rnn lstm\n"
-    "puts nn.LSTM in its place, --score dot the scaled dot product q·k/√d).\n"
+    "puts nn.LSTM in its place, --score dot the scaled dot product q·k/√d),\n"
+    "lm (a character-level language model: the stack with the causal mask,\n"
+    "2 blocks, FFN 64, trained to predict the next character of a UTF-8\n"
+    "text, --data or the GPL; the last 10% held out; the held-out loss and\n"
+    "perplexity against the unigram baseline's, then --sample characters\n"
+    "drawn from it; --no-causal: the same model reading the future,\n"
+    "--compare-causal: both).\n"
     "\n";
 
 /* The help after the options: what it shows, --data, examples. */
@@ -281,7 +294,9 @@ static const char usage_after_options[] =
     "  attn train --data fra.txt --save fra-model.json   # d2l's Tatoeba pairs\n"
     "  attn train --task translate --compare-arch   # Transformer against Bahdanau\n"
     "  attn train --task translate --compare-rnn    # Bahdanau: GRU against LSTM\n"
-    "  attn train --task translate --compare-score  # additive against dot product\n";
+    "  attn train --task translate --compare-score  # additive against dot product\n"
+    "  attn train --task lm --sample 300 --temperature 0.8   # the GPL's characters\n"
+    "  attn train --task lm --compare-causal   # why an encoder cannot generate\n";
 
 void usage_train(FILE *f)
 {
@@ -1548,6 +1563,23 @@ static int resolve_pos(struct train_args *a, const opt_given *g)
     return EXIT_OK;
 }
 
+/* The options only --task lm reads, and --length with --data (lm's
+ * context): exit 2 for the other tasks. */
+static int train_not_lm(const struct train_args *a, const opt_given *g)
+{
+    if (a->data && opt_is_given(g, "length")) {
+        cli_error("--length is for the built-in tasks; --data brings its own");
+        return EXIT_USAGE;
+    }
+    static const char *const only[] = {"sample", "temperature", "compare-causal", NULL};
+    for (size_t i = 0; only[i]; i++)
+        if (opt_is_given(g, only[i])) {
+            cli_error("--%s is for --task lm", only[i]);
+            return EXIT_USAGE;
+        }
+    return EXIT_OK;
+}
+
 static void train_defaults(struct train_args *a)
 {
     memset(a, 0, sizeof *a);
@@ -1571,6 +1603,8 @@ static void train_defaults(struct train_args *a)
     a->max_examples = -1;
     a->min_freq = -1;
     a->clip = 1.0;
+    a->sample = 200;
+    a->temperature = 1.0;
 }
 
 int cmd_train(int argc, char **argv)
@@ -1585,6 +1619,10 @@ int cmd_train(int argc, char **argv)
         return EXIT_OK;
     }
     if (status != EXIT_OK)
+        return status;
+    if (a.task == TRAIN_TASK_LM) /* --length is its context, with --data too */
+        return (status = resolve_pos(&a, &g)) != EXIT_OK ? status : train_lm(&a, &g);
+    if ((status = train_not_lm(&a, &g)) != EXIT_OK)
         return status;
     if (a.data && opt_is_given(&g, "task") && a.task != TRAIN_TASK_TRANSLATE) {
         cli_error("--task is for the built-in tasks; --data brings its own");

@@ -8,8 +8,9 @@
 
 #include "options.h"
 
-/* --task's choices: train_kind's four built-in tasks, then translate. */
+/* --task's choices: train_kind's four built-in tasks, then translate and lm. */
 #define TRAIN_TASK_TRANSLATE 4
+#define TRAIN_TASK_LM 5
 /* --arch's choices */
 typedef enum train_arch { ARCH_TRANSFORMER, ARCH_BAHDANAU } train_arch;
 /* --pos-embedding's choices: what is added to the scaled embedding */
@@ -29,6 +30,9 @@ struct train_args {
     long layers, ffn; /* −1: the task's default (induction 2 layers) */
     long num_steps, max_examples, min_freq; /* translation; −1: the default */
     double dropout, lr, clip;
+    long sample;          /* lm: characters generated after training */
+    double temperature;   /* lm: the sampling's, > 0 */
+    int compare_causal;   /* lm: with the mask and without */
     size_t max_mem;
 };
 
@@ -42,5 +46,9 @@ int train_not_translation(const opt_given *g);
 
 /* attn train for a translation model: the whole run, its exit status. */
 int train_translate(const struct train_args *a, const opt_given *g, int argc, char **argv);
+
+/* attn train --task lm (train_lm.c, SPEC.md §16): the whole run, its exit
+ * status. */
+int train_lm(struct train_args *a, const opt_given *g);
 
 #endif

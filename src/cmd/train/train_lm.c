@@ -1,0 +1,419 @@
+/* train_lm.c — `attn train --task lm` (SPEC.md §16): a character-level
+ * decoder-only Transformer — attn train's encoder stack with the causal
+ * mask — trained to predict the next character of a UTF-8 text, measured
+ * against the unigram baseline, and sampled from. --no-causal trains the
+ * same model without the mask; --compare-causal trains both.
+ *
+ * The text, its vocabulary and windows are io/lm_text.h's; the trainer is
+ * the encoder tasks' (nn/encoder/encoder_train.h: a per-position
+ * classification over the characters); the baseline and the generation
+ * are nn/encoder/encoder_lm.h's. This file reads the options, runs the
+ * loop, and prints and writes what came out.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "checked.h"
+#include "cli.h"
+#include "encoder_lm.h"
+#include "encoder_train.h"
+#include "fmath.h"
+#include "json_writer.h"
+#include "lm_text.h"
+#include "output.h"
+#include "train_cmd.h"
+#include "train_loop.h"
+#include "utf8.h"
+
+/* The default text: the GPL, version 3, on every Debian machine (base-files). */
+#define LM_DEFAULT_TEXT "/usr/share/common-licenses/GPL-3"
+
+typedef struct lm_hist {
+    long step;
+    double loss, accuracy; /* the step's batch, before its update */
+} lm_hist;
+
+/* One trained model and what it shows. */
+typedef struct lm_run {
+    const struct train_args *a;
+    int causal;
+    train_opts opts;
+    trainer tr;
+    int tr_ready;
+    lm_hist *hist;
+    size_t nhist, hist_cap;
+    train_stats train, heldout; /* after training: the training text's cover, the held-out's */
+    int *sample;                /* (a->sample,) characters */
+} lm_run;
+
+/* What both runs share: the text and the task. */
+typedef struct lm_ctx {
+    const struct train_args *a;
+    const char *path;
+    lm_text text;
+    train_task task;
+    double unigram; /* the baseline's held-out perplexity */
+    lm_run run[2];
+    size_t nrun;
+} lm_ctx;
+
+/* ---- the options --------------------------------------------------------- */
+
+/* Options that mean nothing to a language model: exit 2. */
+static int lm_refused(const opt_given *g)
+{
+    static const char *const refused[] = {"vocab",   "png",         "plot",           "html",
+                                          "save",    "load",        "compare-posenc", "compare-layers",
+                                          "explain", "pos-png",     "font",           NULL};
+    for (size_t i = 0; refused[i]; i++)
+        if (opt_is_given(g, refused[i])) {
+            cli_error("--%s is not for --task lm", refused[i]);
+            return EXIT_USAGE;
+        }
+    if (opt_is_given(g, "compare-causal") &&
+        (opt_is_given(g, "causal") || opt_is_given(g, "no-causal"))) {
+        cli_error("--compare-causal trains with and without the mask; --%s cannot be used "
+                  "with it", opt_is_given(g, "causal") ? "causal" : "no-causal");
+        return EXIT_USAGE;
+    }
+    return train_not_translation(g);
+}
+
+/* The task's defaults where the options left them: context 32, two
+ * blocks with an FFN of 64, 1000 steps, lr 5e-3. */
+static void lm_defaults(struct train_args *a, const opt_given *g)
+{
+    if (a->length < 0)
+        a->length = 32;
+    if (a->layers < 0)
+        a->layers = 2;
+    if (!opt_is_given(g, "ffn"))
+        a->ffn = 64;
+    if (a->steps < 0)
+        a->steps = 1000;
+    if (a->lr == 0.0)
+        a->lr = 5e-3;
+}
+
+static void lm_opts(lm_run *r, const struct train_args *a)
+{
+    train_opts *o = &r->opts;
+    train_opts_default(o, TASK_DATA);
+    o->hiddens = (size_t)a->hiddens;
+    o->heads = (size_t)a->heads;
+    o->posenc = a->pos_embedding == POS_SINUSOID;
+    o->learned = a->pos_embedding == POS_LEARNED;
+    o->addnorm = a->addnorm;
+    o->bias = a->bias;
+    o->causal = r->causal;
+    o->layers = (size_t)a->layers;
+    o->ffn = (size_t)a->ffn;
+    o->dropout = a->dropout;
+    o->optimizer = (optim_kind)a->optimizer;
+    o->lr = a->lr;
+    o->batch_size = (size_t)a->batch_size;
+    o->seed = (unsigned long long)a->seed;
+    o->threads = (int)a->threads;
+}
+
+/* ---- a run ------------------------------------------------------------- */
+
+static int lm_step(train_loop *lp, long s, int logged)
+{
+    lm_run *r = lp->run;
+    train_stats st;
+    char err[512];
+    if (trainer_step(&r->tr, &st, err, sizeof err)) {
+        if (lp->bar)
+            fputs("\r\033[K", stderr);
+        cli_error("%s", err);
+        return EXIT_RUNTIME;
+    }
+    if (logged) {
+        if (train_hist_room((void **)&r->hist, r->nhist, &r->hist_cap, sizeof *r->hist))
+            return EXIT_RUNTIME;
+        r->hist[r->nhist++] = (lm_hist){s, st.loss, st.accuracy};
+    }
+    lp->loss = st.loss;
+    snprintf(lp->bar_text, sizeof lp->bar_text, "  acc %.1f%%", 100.0 * st.accuracy);
+    snprintf(lp->line_text, sizeof lp->line_text, ", accuracy %.1f%%", 100.0 * st.accuracy);
+    return EXIT_OK;
+}
+
+static int lm_no_record(train_loop *lp, long s)
+{
+    (void)lp;
+    (void)s;
+    return EXIT_OK;
+}
+
+/* The sample's prompt: the held-out text's first character, as a token. */
+static int lm_prompt(const lm_ctx *c)
+{
+    return c->text.ids[lm_train_chars(c->text.n)] + 1;
+}
+
+/* Train one model (causal or not), measure it, sample from it. */
+static int lm_train_one(lm_ctx *c, lm_run *r)
+{
+    const struct train_args *a = c->a;
+    char err[512];
+    int prompt = lm_prompt(c);
+    train_loop lp = {.steps = a->steps, .every = a->log_every, .bar = isatty(fileno(stderr)),
+                     .run = r, .record = lm_no_record, .step = lm_step};
+    lm_opts(r, a);
+    if (trainer_init(&r->tr, &c->task, &r->opts, NULL, err, sizeof err)) {
+        cli_error("%s", err);
+        return EXIT_RUNTIME;
+    }
+    r->tr_ready = 1;
+    if (train_loop_run(&lp) != EXIT_OK)
+        return EXIT_RUNTIME;
+    if (trainer_evaluate(&r->tr, &c->task.eval, &r->train, err, sizeof err) ||
+        trainer_evaluate(&r->tr, &c->task.heldout, &r->heldout, err, sizeof err)) {
+        cli_error("%s", err);
+        return EXIT_RUNTIME;
+    }
+    if (a->sample > 0) {
+        if (!(r->sample = malloc((size_t)a->sample * sizeof *r->sample))) {
+            cli_error("out of memory for the sample");
+            return EXIT_RUNTIME;
+        }
+        if (lm_generate(&r->tr.model, &prompt, 1, (size_t)a->length, (size_t)a->sample,
+                        a->temperature, (unsigned long long)a->seed, r->sample, err,
+                        sizeof err)) {
+            cli_error("%s", err);
+            return EXIT_RUNTIME;
+        }
+    }
+    return EXIT_OK;
+}
+
+static void lm_run_free(lm_run *r)
+{
+    if (r->tr_ready)
+        trainer_free(&r->tr);
+    free(r->hist);
+    free(r->sample);
+    memset(r, 0, sizeof *r);
+}
+
+/* The text and the task; the baseline. */
+static int lm_load(lm_ctx *c)
+{
+    const struct train_args *a = c->a;
+    size_t ntrain, bytes;
+    int over;
+    char err[512];
+    if (lm_text_read(&c->text, c->path, err, sizeof err)) {
+        cli_error("%s", err);
+        return EXIT_RUNTIME;
+    }
+    over = lm_task_bytes(c->text.n, (size_t)a->length, &bytes);
+    if (cli_check_mem("the text cut into windows", bytes, over, a->max_mem, NULL))
+        return EXIT_RUNTIME;
+    if (lm_task_build(&c->task, &c->text, (size_t)a->length, c->path, err, sizeof err)) {
+        cli_error("%s", err);
+        return EXIT_RUNTIME;
+    }
+    /* the baseline on the targets the model is measured on: the held-out
+     * text's characters from its second */
+    ntrain = lm_train_chars(c->text.n);
+    c->unigram = lm_unigram_perplexity(c->text.ids, ntrain, c->text.ids + ntrain + 1,
+                                       c->text.n - ntrain - 1, c->text.V);
+    return EXIT_OK;
+}
+
+/* ---- what it shows ------------------------------------------------------- */
+
+/* Characters (n,) as UTF-8 on f. */
+static void put_chars(FILE *f, const lm_text *t, const int *chars, size_t n)
+{
+    char buf[5];
+    for (size_t i = 0; i < n; i++) {
+        utf8_write(t->vocab[chars[i]], buf);
+        fputs(buf, f);
+    }
+}
+
+static void lm_print_header(const lm_ctx *c)
+{
+    const struct train_args *a = c->a;
+    const size_t ntrain = lm_train_chars(c->text.n);
+    static const char *const pos[] = {"sinusoidal P", "learned P", "no P"};
+    printf("attn train --task lm: %s\n", c->path);
+    printf("%zu characters, %zu distinct; training the first %zu, held out the last %zu\n",
+           c->text.n, c->text.V, ntrain, c->text.n - ntrain);
+    printf("model: %ld block%s (d %ld, %ld heads, ffn %ld), %s, context %ld; %ld steps, "
+           "batch %ld, seed %ld\n\n",
+           a->layers, a->layers == 1 ? "" : "s", a->hiddens, a->heads, a->ffn,
+           pos[a->pos_embedding], a->length, a->steps, a->batch_size, a->seed);
+}
+
+static void lm_print_table(const lm_ctx *c)
+{
+    printf("%-28s", "");
+    for (size_t k = 0; k < c->nrun; k++)
+        printf(" %12s", c->run[k].causal ? "causal" : "no mask");
+    printf("\n%-28s", "training loss");
+    for (size_t k = 0; k < c->nrun; k++)
+        printf(" %12.4f", c->run[k].train.loss);
+    printf("\n%-28s", "training accuracy");
+    for (size_t k = 0; k < c->nrun; k++)
+        printf(" %11.1f%%", 100.0 * c->run[k].train.accuracy);
+    printf("\n%-28s", "held-out loss");
+    for (size_t k = 0; k < c->nrun; k++)
+        printf(" %12.4f", c->run[k].heldout.loss);
+    printf("\n%-28s", "held-out accuracy");
+    for (size_t k = 0; k < c->nrun; k++)
+        printf(" %11.1f%%", 100.0 * c->run[k].heldout.accuracy);
+    printf("\n%-28s", "held-out perplexity");
+    for (size_t k = 0; k < c->nrun; k++)
+        printf(" %12.2f", fm_exp(c->run[k].heldout.loss));
+    printf("\n%-28s %12.2f   (add-one counts of the training text)\n", "unigram perplexity",
+           c->unigram);
+}
+
+static void lm_print_samples(const lm_ctx *c)
+{
+    const struct train_args *a = c->a;
+    const int prompt = lm_prompt(c) - 1;
+    if (a->sample == 0)
+        return;
+    for (size_t k = 0; k < c->nrun; k++) {
+        printf("\n%s sample: %ld characters after the held-out text's first, temperature %g, "
+               "seed %ld\n",
+               c->run[k].causal ? "causal" : "no-mask", a->sample, a->temperature, a->seed);
+        printf("----\n");
+        put_chars(stdout, &c->text, &prompt, 1);
+        put_chars(stdout, &c->text, c->run[k].sample, (size_t)a->sample);
+        printf("\n----\n");
+    }
+}
+
+/* The why of --compare-causal, one line. */
+static const char lm_why[] =
+    "Without the mask each position sees the next character and learns to copy it; at "
+    "generation time the future is not there, so the no-mask model cannot generate.\n";
+
+/* ---- --json ------------------------------------------------------------ */
+
+/* The characters (n,) as one UTF-8 string (malloc'd), or NULL. */
+static char *chars_string(const lm_text *t, const int *first, const int *chars, size_t n)
+{
+    size_t bytes;
+    char *s, *p;
+    if (size_mul(n + 1, 4, &bytes) || size_add(bytes, 1, &bytes) || !(s = malloc(bytes)))
+        return NULL;
+    p = s;
+    if (first)
+        p += utf8_write(t->vocab[*first], p);
+    for (size_t i = 0; i < n; i++)
+        p += utf8_write(t->vocab[chars[i]], p);
+    *p = '\0';
+    return s;
+}
+
+static int lm_json_run(json_writer *jw, const lm_ctx *c, const lm_run *r)
+{
+    const struct train_args *a = c->a;
+    const int prompt = lm_prompt(c) - 1;
+    int rc = json_bool(jw, "causal", r->causal) || json_int(jw, "steps", r->tr.step) ||
+             json_array_begin(jw, "history", JSON_BLOCK);
+    for (size_t i = 0; i < r->nhist && !rc; i++)
+        rc = json_object_begin(jw, NULL, JSON_INLINE) || json_int(jw, "step", r->hist[i].step) ||
+             json_number(jw, "loss", r->hist[i].loss) ||
+             json_number(jw, "train_accuracy", r->hist[i].accuracy) || json_end(jw);
+    rc = rc || json_end(jw) || json_object_begin(jw, "final", JSON_BLOCK) ||
+         json_number(jw, "loss", r->train.loss) ||
+         json_number(jw, "train_accuracy", r->train.accuracy) ||
+         json_number(jw, "heldout_loss", r->heldout.loss) ||
+         json_number(jw, "heldout_accuracy", r->heldout.accuracy) ||
+         json_number(jw, "perplexity", fm_exp(r->heldout.loss)) || json_end(jw);
+    if (!rc && a->sample > 0) {
+        char *p = chars_string(&c->text, NULL, &prompt, 1);
+        char *s = chars_string(&c->text, NULL, r->sample, (size_t)a->sample);
+        rc = !p || !s || json_object_begin(jw, "sample", JSON_BLOCK) ||
+             json_string(jw, "prompt", p) || json_number(jw, "temperature", a->temperature) ||
+             json_int(jw, "seed", a->seed) || json_string(jw, "text", s) || json_end(jw);
+        free(p);
+        free(s);
+    }
+    return rc;
+}
+
+static int lm_json(FILE *f, const void *ctx)
+{
+    const lm_ctx *c = ctx;
+    const struct train_args *a = c->a;
+    const size_t ntrain = lm_train_chars(c->text.n);
+    json_writer jw;
+    int rc;
+    json_writer_init(&jw, f);
+    rc = json_object_begin(&jw, NULL, JSON_BLOCK) || json_string(&jw, "command", "train") ||
+         json_string(&jw, "task", "lm") || json_string(&jw, "data", c->path) ||
+         json_uint(&jw, "characters", c->text.n) || json_uint(&jw, "vocab_size", c->text.V) ||
+         json_uint(&jw, "train_characters", ntrain) ||
+         json_uint(&jw, "heldout_characters", c->text.n - ntrain) ||
+         json_int(&jw, "length", a->length) ||
+         json_number(&jw, "unigram_perplexity", c->unigram);
+    if (c->nrun == 1) {
+        rc = rc || lm_json_run(&jw, c, &c->run[0]);
+    } else {
+        rc = rc || json_array_begin(&jw, "runs", JSON_BLOCK);
+        for (size_t k = 0; k < c->nrun && !rc; k++)
+            rc = json_object_begin(&jw, NULL, JSON_BLOCK) || lm_json_run(&jw, c, &c->run[k]) ||
+                 json_end(&jw);
+        rc = rc || json_end(&jw) || json_string(&jw, "why", lm_why);
+    }
+    rc = rc || json_end(&jw);
+    (void)rc;
+    return json_writer_finish(&jw);
+}
+
+/* ---- the command ------------------------------------------------------- */
+
+int train_lm(struct train_args *a, const opt_given *g)
+{
+    lm_ctx c;
+    int status;
+    if ((status = lm_refused(g)) != EXIT_OK)
+        return status;
+    if (opt_is_given(g, "temperature") && !(a->temperature > 0.0)) {
+        cli_error("--temperature: expected a number above 0, got %g", a->temperature);
+        return EXIT_USAGE;
+    }
+    lm_defaults(a, g);
+    if ((status = output_check_files((const char *const[]){a->json}, (const char *const[]){"--json"},
+                                     1)) != EXIT_OK)
+        return status;
+    memset(&c, 0, sizeof c);
+    c.a = a;
+    c.path = a->data ? a->data : LM_DEFAULT_TEXT;
+    c.nrun = a->compare_causal ? 2 : 1;
+    c.run[0].causal = a->causal != 0;
+    c.run[1].causal = 0;
+    status = lm_load(&c);
+    for (size_t k = 0; k < c.nrun && status == EXIT_OK; k++)
+        status = lm_train_one(&c, &c.run[k]);
+    if (status == EXIT_OK) {
+        FILE *rep = output_report_stream(a->json);
+        if (rep == stdout) {
+            lm_print_header(&c);
+            lm_print_table(&c);
+            lm_print_samples(&c);
+            if (c.nrun == 2)
+                printf("\n%s", lm_why);
+        }
+        if (a->json)
+            status = output_json(a->json, lm_json, &c, rep, "the history, figures and samples");
+    }
+    for (size_t k = 0; k < 2; k++)
+        lm_run_free(&c.run[k]);
+    train_task_free(&c.task);
+    lm_text_free(&c.text);
+    return status;
+}

@@ -1,0 +1,166 @@
+"""Group train_lm: attn train --task lm (SPEC §16): the options' errors with
+their exact lines, bad texts (invalid UTF-8 named by its byte offset,
+empty, too short, unreadable), a tiny run's JSON (its vocabulary, split
+and unigram perplexity recomputed here from the text), the same bytes for
+the same seed, sampling's temperature, --compare-causal, and the default
+text named in the output."""
+import json
+import math
+import os
+import random
+
+from .common import check, expect, run, write
+
+T = "attn train: "
+
+
+def unigram(text):
+    """The baseline as SPEC §16 and encoder_lm.h define it: add-one counts
+    of the training text (the first n − n//10 characters), perplexity over
+    the held-out characters from the second."""
+    n = len(text)
+    ntrain = n - n // 10
+    train, held = text[:ntrain], text[ntrain:]
+    V = len(set(text))
+    counts = {}
+    for ch in train:
+        counts[ch] = counts.get(ch, 0) + 1
+    targets = held[1:]
+    nll = -sum(math.log((counts.get(ch, 0) + 1) / (ntrain + V)) for ch in targets)
+    return math.exp(nll / len(targets))
+
+
+def group_train_lm(tmp):
+    expect(["train", "--help"], 0, err="",
+           out_has=["--sample N", "--temperature T", "--compare-causal", "lm (a character-level"])
+
+    text = "The quick brown fox jumps over the lazy dog. Ça va? 苹果很甜。\n" * 8
+    tiny = write(tmp, "tiny.txt", text)
+    bad = os.path.join(tmp, "bad.txt")
+    with open(bad, "wb") as f:
+        f.write("héllo".encode() + b"\xff rest")
+    empty = write(tmp, "empty.txt", "")
+    short = write(tmp, "short.txt", "hello world\n")
+
+    # usage errors: exit 2, one line
+    for args, msg in [
+            (["--temperature", "0"], "--temperature: expected a number above 0, got 0"),
+            (["--temperature", "-1"], "--temperature: expected a number from 0 to 1e+06, "
+             "got '-1'"),
+            (["--sample", "-1"], "--sample: expected an integer from 0 to 1000000, got '-1'"),
+            (["--png", "x.png"], "--png is not for --task lm"),
+            (["--save", "m.json"], "--save is not for --task lm"),
+            (["--compare-layers"], "--compare-layers is not for --task lm"),
+            (["--compare-causal", "--no-causal"],
+             "--compare-causal trains with and without the mask; --no-causal cannot be used "
+             "with it"),
+            (["--clip", "2"], "--clip is for translation (--task translate, or --data of "
+             "sentence pairs)"),
+            (["--posenc", "--pos-embedding", "learned"],
+             "--posenc and --pos-embedding learned: give one (--posenc is --pos-embedding "
+             "sinusoid)")]:
+        expect(["train", "--task", "lm"] + args, 2, err=T + msg)
+    for opt in (["--sample", "5"], ["--temperature", "0.5"], ["--compare-causal"]):
+        expect(["train", "--task", "reverse"] + opt, 2, err=T + "%s is for --task lm" % opt[0])
+    # --length with --data stays refused for the other tasks
+    expect(["train", "--data", tiny, "--length", "4"], 2,
+           err=T + "--length is for the built-in tasks; --data brings its own")
+
+    # bad texts: exit 1, the file and the place named
+    for path, msg in [
+            (bad, "%s: invalid UTF-8 at byte offset 6" % bad),
+            (empty, "%s: empty text" % empty),
+            (short, "%s: 12 characters: too short for --length 32 (the training and the "
+             "held-out part (the last 10%%) each need 33)" % short),
+            (os.path.join(tmp, "nope.txt"), "%s: cannot read: No such file or directory"
+             % os.path.join(tmp, "nope.txt"))]:
+        expect(["train", "--task", "lm", "--data", path], 1, err=T + msg)
+    expect(["train", "--task", "lm", "--data", short, "--length", "2", "--steps", "1"], 1,
+           err=T + "%s: 12 characters: too short for --length 2 (the training and the "
+           "held-out part (the last 10%%) each need 3)" % short)
+
+    # --max-mem: the windows of the text estimated before they are cut
+    # (GPL-3-sized text of 35,149 characters: about 9 MiB at --length 32)
+    big = write(tmp, "big.txt", "abcdefghij" * 3515)
+    expect(["train", "--task", "lm", "--data", big, "--max-mem", "1M", "--steps", "1"], 1,
+           err=T + "the text cut into windows needs about 8.98 MiB, more than --max-mem 1 MiB")
+
+    # a tiny run's JSON
+    args = ["train", "--task", "lm", "--data", tiny, "--length", "8", "--steps", "30",
+            "--log-every", "10", "--sample", "40", "--json", "-"]
+    rc, out, _ = run(args)
+    check(rc == 0, "tiny run: exit %d" % rc)
+    doc = json.loads(out)
+    n = len(text)
+    check(doc["command"] == "train" and doc["task"] == "lm", "tiny: command, task")
+    check(doc["characters"] == n, "tiny: characters %r, want %d" % (doc["characters"], n))
+    check(doc["vocab_size"] == len(set(text)), "tiny: vocab_size %r" % doc["vocab_size"])
+    check(doc["train_characters"] == n - n // 10 and doc["heldout_characters"] == n // 10,
+          "tiny: the split")
+    check(abs(doc["unigram_perplexity"] - unigram(text)) < 1e-6 * unigram(text),
+          "tiny: unigram perplexity %r, want %r" % (doc["unigram_perplexity"], unigram(text)))
+    check(doc["causal"] is True and doc["steps"] == 30, "tiny: causal, steps")
+    check([h["step"] for h in doc["history"]] == [1, 10, 20, 30], "tiny: history steps")
+    f = doc["final"]
+    check(set(f) == {"loss", "train_accuracy", "heldout_loss", "heldout_accuracy",
+                     "perplexity"}, "tiny: final's keys %r" % sorted(f))
+    check(abs(f["perplexity"] - math.exp(f["heldout_loss"])) < 1e-6 * f["perplexity"],
+          "tiny: perplexity = exp(held-out loss)")
+    # a repeated sentence: the model beats the baseline by far
+    check(f["perplexity"] < doc["unigram_perplexity"] / 4,
+          "tiny: perplexity %r against the unigram's %r" % (f["perplexity"],
+                                                          doc["unigram_perplexity"]))
+    s = doc["sample"]
+    check(len(s["text"]) == 40 and set(s["text"]) <= set(text), "tiny: the sample's characters")
+    check(s["prompt"] == text[n - n // 10], "tiny: the prompt is the held-out text's first")
+    check(s["temperature"] == 1 and s["seed"] == 0, "tiny: the sample's temperature and seed")
+    # the same bytes again; another seed, another sample; a very low
+    # temperature is greedy: the same text for every seed
+    rc2, out2, _ = run(args)
+    check(rc2 == 0 and out2 == out, "tiny: the same bytes for the same seed")
+    cold = []
+    for seed in ("1", "2"):
+        rc, o, _ = run(args + ["--seed", seed])
+        check(json.loads(o)["sample"]["text"] != s["text"], "tiny: seed %s, another sample"
+              % seed)
+    for seed in ("1", "2"):
+        rc, o, _ = run(args[:-2] + ["--seed", "3", "--json", "-", "--temperature", "1e-9"]
+                       + (["--threads", seed]))
+        cold.append(json.loads(o)["sample"]["text"])
+    check(cold[0] == cold[1], "tiny: the same sample with 1 and 2 threads")
+
+    # the text shown: the table, the sample between its rules
+    rc, out, _ = expect(["train", "--task", "lm", "--data", tiny, "--length", "8", "--steps",
+                         "30", "--sample", "40"], 0,
+                        out_has=["attn train --task lm: " + tiny,
+                                 "%d characters, %d distinct; training the first %d, held out "
+                                 "the last %d" % (n, len(set(text)), n - n // 10, n // 10),
+                                 "held-out perplexity", "unigram perplexity",
+                                 "causal sample: 40 characters after the held-out text's "
+                                 "first, temperature 1, seed 0"])
+    check(s["prompt"] + s["text"] in out, "tiny: the JSON's sample printed")
+
+    # --compare-causal: both columns, both samples, the why
+    rc, out, _ = expect(["train", "--task", "lm", "--data", tiny, "--length", "8", "--steps",
+                         "30", "--compare-causal", "--sample", "20"], 0,
+                        out_has=["causal      no mask", "no-mask sample:",
+                                 "Without the mask each position sees the next character and "
+                                 "learns to copy it; at generation time the future is not "
+                                 "there, so the no-mask model cannot generate."])
+    # letters drawn at random: nothing to learn from the past (a causal
+    # model stays near 1/9), everything from the next character it sees
+    rng = random.Random(1)
+    noise = write(tmp, "noise.txt", "".join(rng.choice("abcdefgh ") for _ in range(600)))
+    rc, out, _ = run(["train", "--task", "lm", "--data", noise, "--length", "8", "--steps",
+                      "60", "--compare-causal", "--json", "-"])
+    doc = json.loads(out)
+    check([r["causal"] for r in doc["runs"]] == [True, False], "compare: the runs")
+    acc = [r["final"]["train_accuracy"] for r in doc["runs"]]
+    check(acc[0] < 0.4 and acc[1] > 0.7,
+          "compare: training accuracy with the mask %r, without %r" % (acc[0], acc[1]))
+    check(doc["why"].startswith("Without the mask"), "compare: why")
+
+    # the default text, named
+    if os.path.exists("/usr/share/common-licenses/GPL-3"):
+        expect(["train", "--task", "lm", "--steps", "2", "--sample", "5"], 0,
+               out_has=["attn train --task lm: /usr/share/common-licenses/GPL-3"])
