@@ -122,6 +122,24 @@ def group_i18n(tmp):
           "score --keys random: the zh table's columns over the numbers")
     expect(["score", "--score-hiddens", "4", "--score", "dot"], 2, env=ZH,
            err="attn score: --score-hiddens 只用于 --score additive")
+    # pool: the report in the book's words; the book's own "epoch N, loss X"
+    # lines as d2l prints them
+    rc, out, _ = run(["pool"], env=ZH)
+    for want in ["注意力汇聚：测试输入是查询，训练输入是键，它们的 y 是值\n",
+                 "  在每个测试输入上 y_hat = mean(y_train) = 2.265487\n",
+                 "  w 的初值为 0.136071（由种子在 [0, 1) 上均匀抽取）；SGD，lr 0.5，5 个周期；"
+                 "每个训练点的键和值是其余 49 个\n",
+                 "epoch 1, loss 57.796242\n",
+                 "  学习得到的 w 25.223997：宽度为 σ = 1/|w| = 0.039645 的高斯核\n",
+                 "  与真实值的均方误差 0.191323\n"]:
+        check(want in out, "LANG=zh_CN.UTF-8 attn pool has %r" % want)
+    rc, out, _ = run(["pool", "--method", "nonparametric", "--kernel", "boxcar", "--sigma",
+                      "0.02"], env=ZH)
+    check("  在 11 个测试输入（共 50 个）上与真实值的均方误差为 0.299651；39 个在 σ 之内没有训练点"
+          in out,
+          "pool --kernel boxcar --sigma 0.02: the unreached count in zh (%r)" % out[-300:])
+    expect(["pool", "--w-init", "1", "--method", "average"], 2, env=ZH,
+           err="attn pool: --w-init 用于 --method parametric，但没有要求它")
     # --json: the same bytes in every language
     for args in (["posenc", "--json", "-"], ["multihead", "--json", "-"],
                  ["score", "--explain", "--json", "-"]):

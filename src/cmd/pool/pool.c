@@ -206,7 +206,7 @@ const struct opt_rule pool_rules[] = {
 
 void usage_pool(FILE *f)
 {
-    fputs("usage: attn pool [--method LIST] [--kernel LIST] [--sigma LIST] [OPTIONS]\n"
+    fputs(_("usage: attn pool [--method LIST] [--kernel LIST] [--sigma LIST] [OPTIONS]\n"
           "\n"
           "d2l's attention pooling (zh 10.2, d2l.ai 11.2): Nadaraya–Watson kernel\n"
           "regression, where the test inputs are the queries, the training inputs\n"
@@ -234,10 +234,10 @@ void usage_pool(FILE *f)
           "each result's MSE against the truth, the learned w (and the Gaussian width\n"
           "it amounts to, σ = 1/|w|), and how peaked the weights are (the mean over\n"
           "the test inputs of the largest weight).\n"
-          "\n",
+          "\n"),
           f);
     opt_usage(f, pool_options);
-    fputs("\n"
+    fputs(_("\n"
           "Examples:\n"
           "  attn pool\n"
           "  attn pool --png fits.png --weights-png weights.png --plot loss.png\n"
@@ -250,7 +250,7 @@ void usage_pool(FILE *f)
           "  attn pool --method parametric --keep-self --epochs 500\n"
           "  attn pool --method average --kernels-png kernels.png\n"
           "  attn pool --html pool.html\n"
-          "  attn pool --input points.json --json -\n",
+          "  attn pool --input points.json --json -\n"),
           f);
 }
 
@@ -322,11 +322,12 @@ static int check_methods(const struct pool_args *a, const opt_given *g)
     for (size_t i = 0; i < 2; i++)
         if (opt_is_given(g, nonparam_only[i]) && a->nmethods == 1 &&
             a->methods[0] >= POOL_PARAMETRIC) {
-            cli_error("--%s shapes the nonparametric results; --method %s alone %s",
-                      nonparam_only[i], pool_method_names[a->methods[0]],
-                      a->methods[0] == POOL_PARAMETRIC
-                          ? "uses the Gaussian softmax with a learned w"
-                          : "learns its scores");
+            if (a->methods[0] == POOL_PARAMETRIC)
+                cli_error("--%s shapes the nonparametric results; --method parametric alone "
+                          "uses the Gaussian softmax with a learned w", nonparam_only[i]);
+            else
+                cli_error("--%s shapes the nonparametric results; --method additive alone "
+                          "learns its scores", nonparam_only[i]);
             return EXIT_USAGE;
         }
     for (size_t i = 0; i < a->nsizes; i++)
@@ -379,28 +380,28 @@ static void print_setup(FILE *f, const pool_run *run)
     const struct pool_args *a = run->a;
     const pool_data *d = &run->d;
     if (run->generated) {
-        fprintf(f, "data (d2l %s): %zu training inputs x uniform on [0, 5), sorted;\n"
+        fprintf(f, _("data (d2l %s): %zu training inputs x uniform on [0, 5), sorted;\n"
                    "  y = %s + noise of standard deviation %g;\n"
                    "  %zu test inputs 0, 0.1, ..., 4.9 with the truth f(x)\n"
-                   "  (seed %ld, attn's generator: the section's method, not its draws)\n",
+                   "  (seed %ld, attn's generator: the section's method, not its draws)\n"),
                 a->edition == POOL_EN ? "d2l.ai 11.2" : "zh 10.2", d->n,
                 a->edition == POOL_EN ? "f(x) = 2 sin(x) + x" : "f(x) = 2 sin(x) + x^0.8",
                 a->noise, d->m, a->seed);
     } else {
-        fprintf(f, "data (%s): %zu training points, %zu test inputs, %s\n", a->input, d->n,
+        fprintf(f, _("data (%s): %zu training points, %zu test inputs, %s\n"), a->input, d->n,
                 d->m, d->y_truth ? "with the truth" : "no truth (no MSE)");
     }
-    fprintf(f, "attention pooling: the test inputs are the queries, the training inputs "
-               "the keys, their y the values\n");
+    fputs(_("attention pooling: the test inputs are the queries, the training inputs "
+               "the keys, their y the values\n"), f);
 }
 
 /* --sigma auto: the leave-one-out error at each width, a column per
  * kernel, the chosen width marked. */
 static void print_auto(FILE *f, const pool_run *run)
 {
-    fprintf(f, "\n--sigma auto: each training point predicted from the other %zu, the mean "
+    fprintf(f, _("\n--sigma auto: each training point predicted from the other %zu, the mean "
                "squared error (leave-one-out) at each width of the grid 10^(i/10 - 2), "
-               "i = 0, ..., 30 (0.01 to 10, ten a decade):\n%10s", run->d.n - 1, "σ");
+               "i = 0, ..., 30 (0.01 to 10, ten a decade):\n%10s"), run->d.n - 1, "σ");
     for (size_t k = 0; k < run->nautos; k++)
         fprintf(f, "  %14s", pool_kernel_names[run->autos[k].kernel]);
     fputc('\n', f);
@@ -410,7 +411,7 @@ static void print_auto(FILE *f, const pool_run *run)
         for (size_t k = 0; k < run->nautos && len < sizeof line; k++) {
             const pool_sigma_auto *au = &run->autos[k];
             if (au->unreached[i])
-                len += (size_t)snprintf(line + len, sizeof line - len, "  %4zu unreached",
+                len += (size_t)snprintf(line + len, sizeof line - len, _("  %4zu unreached"),
                                         au->unreached[i]);
             else
                 len += (size_t)snprintf(line + len, sizeof line - len, "  %13.6f%c",
@@ -425,13 +426,13 @@ static void print_auto(FILE *f, const pool_run *run)
         int flat = 1, edge = au->best == 0 || au->best == POOL_SIGMA_GRID_N - 1;
         for (size_t i = 1; i < POOL_SIGMA_GRID_N; i++)
             flat = flat && au->loo[i] == au->loo[0] && !au->unreached[i];
-        fprintf(f, "%s: σ = %g, the least leave-one-out error (%.6f)%s\n",
+        fprintf(f, _("%s: σ = %g, the least leave-one-out error (%.6f)%s\n"),
                 pool_kernel_names[au->kernel], pool_sigma_grid(au->best), au->loo[au->best],
-                flat ? ": every width gives it (the kernel does not depend on σ)"
-                : edge ? ", at the grid's end: a width beyond it may do better" : "");
+                flat ? _(": every width gives it (the kernel does not depend on σ)")
+                : edge ? _(", at the grid's end: a width beyond it may do better") : "");
     }
-    fprintf(f, "(unreached: training points no other point reaches at that width; such a "
-               "width is not chosen)\n");
+    fputs(_("(unreached: training points no other point reaches at that width; such a "
+               "width is not chosen)\n"), f);
 }
 
 /* A trained result's keys for each training point: "the other 49", or
@@ -439,9 +440,9 @@ static void print_auto(FILE *f, const pool_run *run)
 static const char *keys_said(const pool_result *r, const pool_data *d, char *buf, size_t len)
 {
     if (r->keep_self)
-        snprintf(buf, len, "all %zu, itself too (--keep-self)", d->n);
+        snprintf(buf, len, _("all %zu, itself too (--keep-self)"), d->n);
     else
-        snprintf(buf, len, "the other %zu", d->n - 1);
+        snprintf(buf, len, _("the other %zu"), d->n - 1);
     return buf;
 }
 
@@ -459,13 +460,13 @@ static void print_additive(FILE *f, const pool_result *r, const pool_data *d,
 {
     const pool_additive *p = &r->add;
     char keys[64];
-    fprintf(f, "  a(q, k) = w_v · tanh(W_q q + W_k k), %zu hidden units; W_k.weight (%zu, 1), "
+    fprintf(f, _("  a(q, k) = w_v · tanh(W_q q + W_k k), %zu hidden units; W_k.weight (%zu, 1), "
                "W_q.weight (%zu, 1) and w_v.weight (1, %zu) start as nn.Linear's (from the "
-               "seed); SGD, lr %g, %zu epochs; each training point's keys and values are %s\n",
+               "seed); SGD, lr %g, %zu epochs; each training point's keys and values are %s\n"),
             p->h, p->h, p->h, p->h, a->lr, r->epochs, keys_said(r, d, keys, sizeof keys));
     for (size_t e = 0; e < r->epochs; e++)
         fprintf(f, "epoch %zu, loss %.6f\n", e + 1, r->losses[e]);
-    fprintf(f, "  learned (state_dict, each as a row):\n");
+    fputs(_("  learned (state_dict, each as a row):\n"), f);
     print_vector(f, "W_k.weight", p->W_k, p->h);
     print_vector(f, "W_q.weight", p->W_q, p->h);
     print_vector(f, "w_v.weight", p->w_v, p->h);
@@ -478,45 +479,48 @@ static void print_result(FILE *f, const pool_result *r, const pool_data *d,
     pool_result_name(r, name, sizeof name);
     fprintf(f, "\n%s\n", name);
     if (r->method == POOL_AVERAGE)
-        fprintf(f, "  y_hat = mean(y_train) = %.6f at every test input\n", r->yhat[0]);
+        fprintf(f, _("  y_hat = mean(y_train) = %.6f at every test input\n"), r->yhat[0]);
     if (r->method == POOL_ADDITIVE)
         print_additive(f, r, d, a);
     if (r->method == POOL_PARAMETRIC) {
-        fprintf(f, "  w starts at %.6f (%s); SGD, lr %g, %zu epochs; each training point's "
-                   "keys and values are %s\n",
-                r->w_init, a->w_given ? "--w-init" : "uniform on [0, 1) from the seed", a->lr,
+        fprintf(f, _("  w starts at %.6f (%s); SGD, lr %g, %zu epochs; each training point's "
+                   "keys and values are %s\n"),
+                r->w_init, a->w_given ? "--w-init" : _("uniform on [0, 1) from the seed"), a->lr,
                 r->epochs, keys_said(r, d, keys, sizeof keys));
         for (size_t e = 0; e < r->epochs; e++)
             fprintf(f, "epoch %zu, loss %.6f\n", e + 1, r->losses[e]);
         if (r->w != 0.0)
-            fprintf(f, "  learned w %.6f: the Gaussian of width σ = 1/|w| = %.6f\n", r->w,
+            fprintf(f, _("  learned w %.6f: the Gaussian of width σ = 1/|w| = %.6f\n"), r->w,
                     1.0 / fabs(r->w));
         else
-            fprintf(f, "  learned w 0: σ = 1/|w| is infinite, every weight equal\n");
+            fputs(_("  learned w 0: σ = 1/|w| is infinite, every weight equal\n"), f);
     }
     if (!d->y_truth) {
         if (r->unreached)
-            fprintf(f, "  %zu of %zu test inputs no training point reaches (all weights 0): "
-                       "no prediction there (null in JSON)\n",
+            fprintf(f, _("  %zu of %zu test inputs no training point reaches (all weights 0): "
+                       "no prediction there (null in JSON)\n"),
                     r->unreached, d->m);
-        fprintf(f, "  MSE: no truth to measure against\n");
+        fputs(_("  MSE: no truth to measure against\n"), f);
     } else if (r->unreached == d->m) {
-        fprintf(f, "  MSE against the truth: none, no test input has a training point within "
-                   "σ (every weight 0: no prediction, null in JSON)\n");
+        fputs(_("  MSE against the truth: none, no test input has a training point within "
+                   "σ (every weight 0: no prediction, null in JSON)\n"), f);
     } else if (r->unreached) {
         /* the error is over the reached inputs only: say how many were not */
-        fprintf(f, "  MSE against the truth %.6f over %zu of %zu test inputs; %zu %s no "
-                   "training point within σ (every weight 0: no prediction, null in JSON)\n",
-                r->mse, d->m - r->unreached, d->m, r->unreached,
-                r->unreached == 1 ? "has" : "have");
+        fprintf(f, i18n_plural("  MSE against the truth %.6f over %zu of %zu test inputs; %zu has no "
+                               "training point within σ (every weight 0: no prediction, null in "
+                               "JSON)\n",
+                               "  MSE against the truth %.6f over %zu of %zu test inputs; %zu have no "
+                               "training point within σ (every weight 0: no prediction, null in "
+                               "JSON)\n", r->unreached),
+                r->mse, d->m - r->unreached, d->m, r->unreached);
     } else {
-        fprintf(f, "  MSE against the truth %.6f\n", r->mse);
+        fprintf(f, _("  MSE against the truth %.6f\n"), r->mse);
     }
     if (r->unreached == d->m)
-        fprintf(f, "  mean largest weight: none\n");
+        fputs(_("  mean largest weight: none\n"), f);
     else
-        fprintf(f, "  mean largest weight %.6f%s\n", r->peak,
-                r->unreached ? " (over the same test inputs)" : "");
+        fprintf(f, _("  mean largest weight %.6f%s\n"), r->peak,
+                r->unreached ? _(" (over the same test inputs)") : "");
 }
 
 /* One row of the side by side: what, then each of the pair's values. */
@@ -533,8 +537,8 @@ static void print_pair_row(FILE *f, const char *what, double a, double b)
 static void print_keep_self(FILE *f, const pool_result *r, const pool_result *k)
 {
     char what[64];
-    fprintf(f, "\n%s: the default against --keep-self (each training point also its own "
-               "key)\n  %-22s %14s %14s\n",
+    fprintf(f, _("\n%s: the default against --keep-self (each training point also its own "
+               "key)\n  %-22s %14s %14s\n"),
             pool_method_names[r->method], "", "default", "keep-self");
     /* the loss at epochs 1, 2, 5, 10, 20, 50, … and the last */
     for (size_t e = 1, step = 0; e <= r->epochs; step++) {
@@ -562,9 +566,9 @@ static void print_run(FILE *f, const pool_run *run)
     for (size_t i = 1; i < run->nr; i++)
         if (run->r[i].keep_self)
             print_keep_self(f, &run->r[i - 1], &run->r[i]);
-    fprintf(f, "\nthe mean largest weight: each test input's largest weight over the %zu "
+    fprintf(f, _("\nthe mean largest weight: each test input's largest weight over the %zu "
                "training points, averaged (1/%zu = %.6f when every weight is equal, 1 when "
-               "each looks at one point)\n",
+               "each looks at one point)\n"),
             run->d.n, run->d.n, 1.0 / (double)run->d.n);
 }
 

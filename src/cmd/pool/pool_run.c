@@ -51,8 +51,9 @@ static int check_memory(const struct pool_args *a, size_t n, size_t m)
     /* in doubles; the figures and the page take float copies of one */
     over = over || size_mul(total, sizeof(double) + sizeof(float), &total);
     char what[128];
-    snprintf(what, sizeof what, "%zu training and %zu test inputs with %zu result%s", n, m, nr,
-             nr == 1 ? "" : "s");
+    snprintf(what, sizeof what,
+             i18n_plural("%zu training and %zu test inputs with %zu result",
+                         "%zu training and %zu test inputs with %zu results", nr), n, m, nr);
     return cli_check_mem(what, total, over, a->max_mem, NULL) ? EXIT_RUNTIME : EXIT_OK;
 }
 

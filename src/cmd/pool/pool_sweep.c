@@ -81,12 +81,12 @@ static int run_size(sweep *sw, size_t s)
 static void print_head(FILE *f, const sweep *sw)
 {
     const struct pool_args *a = sw->a;
-    fprintf(f, "data (d2l %s): for each training-set size n, n inputs x uniform on [0, 5), "
+    fprintf(f, _("data (d2l %s): for each training-set size n, n inputs x uniform on [0, 5), "
                "sorted;\n"
                "  y = %s + noise of standard deviation %g;\n"
                "  the same %zu test inputs 0, 0.1, ..., 4.9 with the truth f(x)\n"
                "  (seed %ld for every size: each size's data are those of "
-               "`attn pool --n-train n`)\n",
+               "`attn pool --n-train n`)\n"),
             a->edition == POOL_EN ? "d2l.ai 11.2" : "zh 10.2",
             a->edition == POOL_EN ? "f(x) = 2 sin(x) + x" : "f(x) = 2 sin(x) + x^0.8", a->noise,
             sw->m, a->seed);
@@ -98,7 +98,7 @@ static void print_table(FILE *f, const sweep *sw)
 {
     char name[96];
     size_t width[POOL_MAX_LIST * POOL_MAX_LIST + 4], marked = 0;
-    fprintf(f, "\nMSE against the truth on the %zu test inputs, by training-set size:\n",
+    fprintf(f, _("\nMSE against the truth on the %zu test inputs, by training-set size:\n"),
             sw->m);
     fprintf(f, "%7s", "n_train");
     for (size_t k = 0; k < sw->R; k++) {
@@ -129,8 +129,8 @@ static void print_table(FILE *f, const sweep *sw)
         fputc('\n', f);
     }
     if (marked)
-        fprintf(f, "* over the test inputs some training point reaches (the others have no "
-                   "prediction); none: no test input has one\n");
+        fputs(_("* over the test inputs some training point reaches (the others have no "
+                   "prediction); none: no test input has one\n"), f);
 }
 
 /* ---- --json ------------------------------------------------------------ */
