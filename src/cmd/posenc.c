@@ -197,7 +197,7 @@ const struct opt_rule posenc_rules[] = {
 void usage_posenc(FILE *f)
 {
     fputs(
-        "usage: attn posenc [--dim D] [--steps N] [--base B] [OPTIONS]\n"
+        _("usage: attn posenc [--dim D] [--steps N] [--base B] [OPTIONS]\n"
         "\n"
         "The sinusoidal positional encoding P (N positions × D dimensions) of\n"
         "d2l's PositionalEncoding:\n"
@@ -229,12 +229,12 @@ void usage_posenc(FILE *f)
         "rotate-half form of GPT-NeoX and LLaMA). D must be even. --png draws S,\n"
         "--json writes q, k and S; --plot, --cols, --binary, --similarity and\n"
         "--naive are for P and not taken with --rope.\n"
-        "\n",
+        "\n"),
         f);
     opt_usage(f, posenc_options);
     fputc('\n', f);
     fputs(
-        "Examples:\n"
+        _("Examples:\n"
         "  attn posenc --dim 32 --steps 60 --png out.png\n"
         "  attn posenc --dim 32 --steps 60 --html posenc.html\n"
         "  attn posenc --plot cols.png --cols 6-9\n"
@@ -243,7 +243,7 @@ void usage_posenc(FILE *f)
         "  attn posenc --layout concat --dim 32 --steps 60 --png concat.png\n"
         "  attn posenc --layout concat --steps 100 --check-relative 1:50\n"
         "  attn posenc --rope --steps 100 --check-relative 1:50\n"
-        "  attn posenc --rope --layout concat --png rope.png --seed 3\n",
+        "  attn posenc --rope --layout concat --png rope.png --seed 3\n"),
         f);
 }
 
@@ -340,8 +340,9 @@ static int plot_file(const struct posenc_args *a, const float *P, text_font *fon
         cli_error("%s: %s", a->plot, err);
         goto done;
     }
-    snprintf(what, sizeof what, "%zu column%s of P against position", a->ncols,
-             a->ncols == 1 ? "" : "s");
+    snprintf(what, sizeof what,
+             i18n_plural("%zu column of P against position", "%zu columns of P against position",
+                         a->ncols), a->ncols);
     status = output_png(a->plot, &img, rep, what);
 done:
     image_free(&img);
@@ -357,7 +358,8 @@ static void print_binary(FILE *out, long n)
     while (bits < 62 && (1L << bits) <= n - 1)
         bits++;
     for (long i = 0; i < n; i++) {
-        fprintf(out, "%ld in binary is ", i);
+        /* TRANSLATORS: the zh edition prints "0的二进制是：000" */
+        fprintf(out, _("%ld in binary is "), i);
         for (int b = bits - 1; b >= 0; b--)
             fputc((i >> b) & 1 ? '1' : '0', out);
         fputc('\n', out);
@@ -388,20 +390,20 @@ static void print_check(FILE *out, const struct posenc_args *a, const float *X,
     int single = a->check_from == a->check_to;
 
     if (a->rope) {
-        fprintf(out, "Relative position: R(δ·ω_j) RoPE(x, i) = RoPE(x, i+δ) for x = q and "
-                     "x = k\n");
+        fputs(_("Relative position: R(δ·ω_j) RoPE(x, i) = RoPE(x, i+δ) for x = q and "
+                     "x = k\n"), out);
         char pair[48];
-        fprintf(out, "  (a turn by i, then by δ, is a turn by i+δ; pairs %s, "
-                     "ω_j = 1/%g^(2j/%zu))\n", rope_pair(a, pair, sizeof pair), a->base, D);
+        fprintf(out, _("  (a turn by i, then by δ, is a turn by i+δ; pairs %s, "
+                     "ω_j = 1/%g^(2j/%zu))\n"), rope_pair(a, pair, sizeof pair), a->base, D);
     } else if (a->layout == POSENC_CONCAT) {
-        fprintf(out, "Relative position: R(δ·ω_j) (P[i,j], P[i,h+j]) = "
-                     "(P[i+δ,j], P[i+δ,h+j]),  h = %zu,  ω_j = 1/%g^(2j/%zu)\n", h, a->base, D);
+        fprintf(out, _("Relative position: R(δ·ω_j) (P[i,j], P[i,h+j]) = "
+                     "(P[i+δ,j], P[i+δ,h+j]),  h = %zu,  ω_j = 1/%g^(2j/%zu)\n"), h, a->base, D);
     } else {
-        fprintf(out, "Relative position: R(δ·ω_j) (P[i,2j], P[i,2j+1]) = "
-                     "(P[i+δ,2j], P[i+δ,2j+1]),  ω_j = 1/%g^(2j/%zu)\n", a->base, D);
+        fprintf(out, _("Relative position: R(δ·ω_j) (P[i,2j], P[i,2j+1]) = "
+                     "(P[i+δ,2j], P[i+δ,2j+1]),  ω_j = 1/%g^(2j/%zu)\n"), a->base, D);
     }
     if (D % 2)
-        fprintf(out, "(column %zu, a sin without its cos, is not part of a pair)\n",
+        fprintf(out, _("(column %zu, a sin without its cos, is not part of a pair)\n"),
                 posenc_sin_col(h - 1, D, a->layout));
     for (long delta = a->check_from; delta <= a->check_to; delta++) {
         size_t checked;
@@ -414,7 +416,7 @@ static void print_check(FILE *out, const struct posenc_args *a, const float *X,
         } else {
             err = posenc_check_relative(X, N, D, a->base, a->layout, delta, &checked);
         }
-        fprintf(out, "  δ = %-4ld %zu positions × %zu pairs   max |difference| = %.3g\n",
+        fprintf(out, _("  δ = %-4ld %zu positions × %zu pairs   max |difference| = %.3g\n"),
                 delta, checked / (D / 2), D / 2, err);
         if (err > worst) {
             worst = err;
@@ -422,7 +424,7 @@ static void print_check(FILE *out, const struct posenc_args *a, const float *X,
         }
     }
     if (!single)
-        fprintf(out, "worst over δ = %ld … %ld: %.3g (δ = %ld)\n", a->check_from,
+        fprintf(out, _("worst over δ = %ld … %ld: %.3g (δ = %ld)\n"), a->check_from,
                 a->check_to, worst, worst_delta);
 }
 
@@ -470,15 +472,15 @@ static void print_matrix(const struct posenc_args *a, const float *m, size_t row
 static void print_view(const struct posenc_args *a, const float *P)
 {
     size_t N = (size_t)a->steps, D = (size_t)a->dim, h = (D + 1) / 2;
-    printf("Positional encoding P: %zu positions × %zu dimensions, base %g", N, D, a->base);
+    printf(_("Positional encoding P: %zu positions × %zu dimensions, base %g"), N, D, a->base);
     if (a->layout == POSENC_CONCAT) {
-        printf(", concat layout (h = %zu sin columns, then %zu cos columns)\n", h, D - h);
-        printf("  P[i, j]   = sin(i / %g^(2j/%zu))   j < %zu\n", a->base, D, h);
-        printf("  P[i, h+j] = cos(i / %g^(2j/%zu))   j < %zu\n", a->base, D, D - h);
+        printf(_(", concat layout (h = %zu sin columns, then %zu cos columns)\n"), h, D - h);
+        printf(_("  P[i, j]   = sin(i / %g^(2j/%zu))   j < %zu\n"), a->base, D, h);
+        printf(_("  P[i, h+j] = cos(i / %g^(2j/%zu))   j < %zu\n"), a->base, D, D - h);
     } else {
         printf("\n");
-        printf("  P[i, 2j]   = sin(i / %g^(2j/%zu))\n", a->base, D);
-        printf("  P[i, 2j+1] = cos(i / %g^(2j/%zu))\n", a->base, D);
+        printf(_("  P[i, 2j]   = sin(i / %g^(2j/%zu))\n"), a->base, D);
+        printf(_("  P[i, 2j+1] = cos(i / %g^(2j/%zu))\n"), a->base, D);
     }
     printf("P.shape: torch.Size([%zu, %zu])\n", N, D);
     print_matrix(a, P, N, D);
@@ -521,17 +523,17 @@ static int write_rope_json(FILE *f, const void *arg)
 static void print_rope(FILE *out, const struct posenc_args *a, const float *S, double err)
 {
     size_t N = (size_t)a->steps, D = (size_t)a->dim;
-    fprintf(out, "RoPE, rotary position embedding: %zu positions × %zu dimensions, base %g, "
-                 "layout %s\n", N, D, a->base, posenc_layout_name(a->layout));
+    fprintf(out, _("RoPE, rotary position embedding: %zu positions × %zu dimensions, base %g, "
+                 "layout %s\n"), N, D, a->base, posenc_layout_name(a->layout));
     char pair[48];
-    fprintf(out, "  RoPE(x, m) turns each pair %s by the angle m·ω_j,  ω_j = 1/%g^(2j/%zu)\n",
+    fprintf(out, _("  RoPE(x, m) turns each pair %s by the angle m·ω_j,  ω_j = 1/%g^(2j/%zu)\n"),
             rope_pair(a, pair, sizeof pair), a->base, D);
-    fprintf(out, "q, k: standard normal from --seed %ld, scaled to length 1\n", a->seed);
+    fprintf(out, _("q, k: standard normal from --seed %ld, scaled to length 1\n"), a->seed);
     fprintf(out, "S[m, n] = RoPE(q, m) · RoPE(k, n) in float32: torch.Size([%zu, %zu])\n", N, N);
-    fprintf(out, "offset only: max |S[m, n] - q · RoPE(k, n-m)| = %.3g\n", err);
-    fprintf(out, "  (a turn by m, then by n-m, is a turn by n, and turns keep dot products)\n");
+    fprintf(out, _("offset only: max |S[m, n] - q · RoPE(k, n-m)| = %.3g\n"), err);
+    fputs(_("  (a turn by m, then by n-m, is a turn by n, and turns keep dot products)\n"), out);
     if (N >= 2)
-        fprintf(out, "  e.g. offset 1: S[0, 1] = %.6f, S[%zu, %zu] = %.6f\n", S[1], N - 2,
+        fprintf(out, _("  e.g. offset 1: S[0, 1] = %.6f, S[%zu, %zu] = %.6f\n"), S[1], N - 2,
                 N - 1, S[(N - 2) * N + N - 1]);
 }
 
@@ -541,9 +543,9 @@ static int rope_png(const struct posenc_args *a, float *S, text_font *font, FILE
     const size_t N = (size_t)a->steps;
     char title[96], what[160];
     heat_panel panel = {S, N, N, NULL, NULL, NULL};
-    snprintf(title, sizeof title, "RoPE scores: RoPE(q, m) · RoPE(k, n), %s pairs",
+    snprintf(title, sizeof title, _("RoPE scores: RoPE(q, m) · RoPE(k, n), %s pairs"),
              posenc_layout_name(a->layout));
-    snprintf(what, sizeof what, "heatmap of the RoPE scores S, %zu × %zu", N, N);
+    snprintf(what, sizeof what, _("heatmap of the RoPE scores S, %zu × %zu"), N, N);
     /* the colour scale is the scores' own range, within −1 … 1 */
     return heatmap_file(a->png, &panel, title, "Key position n", "Query position m", a->cmap, NAN,
                         NAN, font, rep, what);
@@ -564,7 +566,7 @@ static int run_rope(const struct posenc_args *a)
 
     /* memory: q and k, the turned rows, the scores, and the figures */
     overflow = posenc_rope_demo_bytes(N, D, &total) || size_add(total, (size_t)32 << 20, &total);
-    snprintf(what, sizeof what, "--steps %ld --dim %ld with --rope", a->steps, a->dim);
+    snprintf(what, sizeof what, _("--steps %ld --dim %ld with --rope"), a->steps, a->dim);
     if (cli_check_mem(what, total, overflow, a->max_mem, NULL))
         return EXIT_RUNTIME;
     if (posenc_rope_demo_alloc(&r, N, D)) {
@@ -582,7 +584,7 @@ static int run_rope(const struct posenc_args *a)
     status = EXIT_OK;
     if (a->json) {
         struct rope_json_ctx ctx = {a, r.q, r.k, r.S, r.offset_error};
-        snprintf(what, sizeof what, "RoPE's q, k and scores as JSON, %zu × %zu", N, N);
+        snprintf(what, sizeof what, _("RoPE's q, k and scores as JSON, %zu × %zu"), N, N);
         status = output_json(a->json, write_rope_json, &ctx, rep, what);
         if (status != EXIT_OK)
             goto done;
@@ -597,7 +599,7 @@ static int run_rope(const struct posenc_args *a)
         term_matrix(stdout, r.q, 1, D, 4, 3);
         printf("k:\n");
         term_matrix(stdout, r.k, 1, D, 4, 3);
-        printf("S (rows: query position m, columns: key position n):\n");
+        fputs(_("S (rows: query position m, columns: key position n):\n"), stdout);
         print_matrix(a, r.S, N, N);
     }
 done:
@@ -665,8 +667,8 @@ static int check_memory(const struct posenc_args *a)
         overflow = size_mul(N, (a->ncols + 1) * sizeof(double), &total);
     overflow = overflow || size_add(total, pbytes, &total) || size_add(total, sbytes, &total) ||
                size_add(total, (size_t)32 << 20, &total);
-    snprintf(what, sizeof what, "--steps %ld --dim %ld%s", a->steps, a->dim,
-             a->similarity ? " with --similarity" : "");
+    snprintf(what, sizeof what, _("--steps %ld --dim %ld%s"), a->steps, a->dim,
+             a->similarity ? _(" with --similarity") : "");
     return cli_check_mem(what, total, overflow, a->max_mem, NULL) ? EXIT_RUNTIME : EXIT_OK;
 }
 
@@ -679,12 +681,12 @@ static int png_P(const struct posenc_args *a, const float *P, text_font *font, F
     posenc_rows rows;
     int status;
     if (a->layout == POSENC_CONCAT) {
-        snprintf(title, sizeof title, "Positional encoding (%zu × %zu), sin half | cos half", N,
+        snprintf(title, sizeof title, _("Positional encoding (%zu × %zu), sin half | cos half"), N,
                  D);
-        snprintf(what, sizeof what, "heatmap of P (concat layout), %zu × %zu", N, D);
+        snprintf(what, sizeof what, _("heatmap of P (concat layout), %zu × %zu"), N, D);
     } else {
-        snprintf(title, sizeof title, "Positional encoding (%zu × %zu)", N, D);
-        snprintf(what, sizeof what, "heatmap of P, %zu × %zu", N, D);
+        snprintf(title, sizeof title, _("Positional encoding (%zu × %zu)"), N, D);
+        snprintf(what, sizeof what, _("heatmap of P, %zu × %zu"), N, D);
     }
     if (!P) {
         if (posenc_rows_init(&rows, D, a->base, a->layout) != 0) {
@@ -715,7 +717,7 @@ static int png_similarity(const struct posenc_args *a, const float *P, text_font
         return EXIT_RUNTIME;
     }
     posenc_similarity(S, P, N, D);
-    snprintf(what, sizeof what, "heatmap of P·Pᵀ, %zu × %zu", N, N);
+    snprintf(what, sizeof what, _("heatmap of P·Pᵀ, %zu × %zu"), N, N);
     heat_panel spanel = {S, N, N, NULL, NULL, NULL};
     status = heatmap_file(a->similarity, &spanel, "P·Pᵀ (dot products of positions)",
                           "Position k", "Position i", a->cmap, NAN, NAN, font, rep, what);
@@ -785,7 +787,7 @@ static int outputs(const struct posenc_args *a, const float *P, text_font *font)
         print_check(rep, a, P, NULL);
     if (a->json) {
         struct json_ctx ctx = {a, P};
-        snprintf(what, sizeof what, "P as JSON, %ld × %ld", a->steps, a->dim);
+        snprintf(what, sizeof what, _("P as JSON, %ld × %ld"), a->steps, a->dim);
         status = output_json(a->json, write_json, &ctx, rep, what);
     }
     if (status == EXIT_OK && a->png)
@@ -796,7 +798,7 @@ static int outputs(const struct posenc_args *a, const float *P, text_font *font)
         status = png_similarity(a, P, font, rep);
     if (status == EXIT_OK && a->html) {
         struct page_ctx ctx = {a, P};
-        snprintf(what, sizeof what, "a page of P, %ld × %ld", a->steps, a->dim);
+        snprintf(what, sizeof what, _("a page of P, %ld × %ld"), a->steps, a->dim);
         status = output_page(a->html, "attn posenc", write_page_data, &ctx, rep, what);
     }
     if (!a->json && !a->png && !a->plot && !a->similarity && !a->binary && !a->check &&

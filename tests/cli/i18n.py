@@ -140,6 +140,18 @@ def group_i18n(tmp):
           "pool --kernel boxcar --sigma 0.02: the unreached count in zh (%r)" % out[-300:])
     expect(["pool", "--w-init", "1", "--method", "average"], 2, env=ZH,
            err="attn pool: --w-init 用于 --method parametric，但没有要求它")
+    # posenc: the report, the zh edition's own binary lines, errors
+    rc, out, _ = run(["posenc", "--binary", "3"], env=ZH)
+    check(out == "0的二进制是：00\n1的二进制是：01\n2的二进制是：10\n",
+          "posenc --binary 3 under zh: the zh edition's lines (%r)" % out)
+    rc, out, _ = run(["posenc", "--steps", "100", "--check-relative", "1:3"], env=ZH)
+    check("  δ = 1    99 个位置 × 16 对   最大 |差| = 5.99e-08\n" in out
+          and "δ = 1 … 3 中最差：5.99e-08（δ = 1）\n" in out,
+          "posenc --check-relative under zh: %r" % out)
+    expect(["posenc", "--cols", "40", "--plot", os.path.join(tmp, "c.png")], 2, env=ZH,
+           err="attn posenc: --cols：--dim 32 时没有第 40 列（列为 0 … 31）")
+    expect(["posenc", "--cols", "40", "--plot", os.path.join(tmp, "c.png")], 2,
+           err="attn posenc: --cols: column 40 does not exist for --dim 32 (columns 0 … 31)")
     # --json: the same bytes in every language
     for args in (["posenc", "--json", "-"], ["multihead", "--json", "-"],
                  ["score", "--explain", "--json", "-"]):
