@@ -130,7 +130,7 @@ const struct opt_rule complexity_rules[] = {
 
 void usage_complexity(FILE *f)
 {
-    fputs("usage: attn complexity [--n N] [--d D] [--k K] [--r R] [OPTIONS]\n"
+    fputs(_("usage: attn complexity [--n N] [--d D] [--k K] [--r R] [OPTIONS]\n"
           "\n"
           "The chapter's comparison of layers that map n positions of d channels to\n"
           "n positions of d channels: a convolution (kernel k, same padding), a\n"
@@ -163,17 +163,17 @@ void usage_complexity(FILE *f)
           "time, which a busy machine does not inflate; --clock wall shows and\n"
           "plots wall-clock time instead (both are always fitted). The layers run\n"
           "on one core; the default sweep takes about 20 s.\n"
-          "\n",
+          "\n"),
           f);
     opt_usage(f, complexity_options);
-    fputs("\n"
+    fputs(_("\n"
           "Examples:\n"
           "  attn complexity\n"
           "  attn complexity --n 5 --k 3\n"
           "  attn complexity --n 4096 --d 64 --json table.json\n"
           "  attn complexity --measure --png loglog.png\n"
           "  attn complexity --measure --html complexity.html\n"
-          "  attn complexity --measure --sweep 128:2048 --measure-dim 32 --reps 3\n",
+          "  attn complexity --measure --sweep 128:2048 --measure-dim 32 --reps 3\n"),
           f);
 }
 
@@ -263,35 +263,35 @@ static void put_padded(FILE *f, const char *s, int width)
  * which self-attention is costlier than recurrence and convolution. */
 static void print_counts(FILE *out, const cx_table *t)
 {
-    fprintf(out, "\nMultiply-adds as these layers perform them (1 multiply-add = 2 FLOPs):\n");
-    fprintf(out, "  convolution     d²·(taps inside the sequence) = %zu²·%s = %s\n", t->d,
+    fputs(_("\nMultiply-adds as these layers perform them (1 multiply-add = 2 FLOPs):\n"), out);
+    fprintf(out, _("  convolution     d²·(taps inside the sequence) = %zu²·%s = %s\n"), t->d,
             grouped(t->conv_taps), grouped(t->rows[CONV].macs));
-    fprintf(out, "                  (k·n·d² = %s would count the taps on the zero padding)\n",
+    fprintf(out, _("                  (k·n·d² = %s would count the taps on the zero padding)\n"),
             grouped(t->conv_full));
-    fprintf(out, "  recurrent       n·(d·d + d·d) = %s  (W_xh·x_t and W_hh·h_{t−1} each step)\n",
+    fprintf(out, _("  recurrent       n·(d·d + d·d) = %s  (W_xh·x_t and W_hh·h_{t−1} each step)\n"),
             grouped(t->rows[RNN].macs));
-    fprintf(out, "  self-attention  n²·d + n²·d = %s  (QKᵀ and A·V: the chapter's O(n²·d))\n",
+    fprintf(out, _("  self-attention  n²·d + n²·d = %s  (QKᵀ and A·V: the chapter's O(n²·d))\n"),
             grouped(t->attn_core));
-    fprintf(out, "                  + 3·n·d² = %s  (projections W_q, W_k, W_v) = %s\n",
+    fprintf(out, _("                  + 3·n·d² = %s  (projections W_q, W_k, W_v) = %s\n"),
             grouped(t->attn_proj), grouped(t->rows[ATTN].macs));
-    fprintf(out, "  restricted      2·d·(keys in the windows) = 2·%zu·%s = %s\n", t->d,
+    fprintf(out, _("  restricted      2·d·(keys in the windows) = 2·%zu·%s = %s\n"), t->d,
             grouped(t->attn_keys), grouped(t->restricted_core));
-    fprintf(out, "                  + 3·n·d² = %s  (projections) = %s\n", grouped(t->attn_proj),
+    fprintf(out, _("                  + 3·n·d² = %s  (projections) = %s\n"), grouped(t->attn_proj),
             grouped(t->rows[RESTRICTED].macs));
-    fprintf(out, "  dilated conv    layer 0 as the convolution; layer l reads taps %zu^l apart,\n"
-                 "                  so fewer of them fall inside the sequence\n", t->k);
+    fprintf(out, _("  dilated conv    layer 0 as the convolution; layer l reads taps %zu^l apart,\n"
+                 "                  so fewer of them fall inside the sequence\n"), t->k);
 
-    fprintf(out, "\nWhere self-attention becomes costlier (the first n from which it stays so):\n");
-    fprintf(out, "  than recurrence:   by the O() formulas, n²·d > n·d² for %s: n >= %zu\n",
+    fputs(_("\nWhere self-attention becomes costlier (the first n from which it stays so):\n"), out);
+    fprintf(out, _("  than recurrence:   by the O() formulas, n²·d > n·d² for %s: n >= %zu\n"),
             t->than_rnn.rule, t->than_rnn.big_o_n);
-    fprintf(out, "                     by exact counts, QKᵀ and A·V only: n >= %zu; with the "
-                 "projections: n >= %zu%s\n", t->than_rnn.core_n, t->than_rnn.proj_n,
-            t->than_rnn.proj_n == 1 ? " (always)" : "");
-    fprintf(out, "  than convolution:  by the O() formulas, n²·d > k·n·d² for %s: n >= %zu\n",
+    fprintf(out, _("                     by exact counts, QKᵀ and A·V only: n >= %zu; with the "
+                 "projections: n >= %zu%s\n"), t->than_rnn.core_n, t->than_rnn.proj_n,
+            t->than_rnn.proj_n == 1 ? _(" (always)") : "");
+    fprintf(out, _("  than convolution:  by the O() formulas, n²·d > k·n·d² for %s: n >= %zu\n"),
             t->than_conv.rule, t->than_conv.big_o_n);
-    fprintf(out, "                     by exact counts, QKᵀ and A·V only: n >= %zu; with the "
-                 "projections: n >= %zu%s\n", t->than_conv.core_n, t->than_conv.proj_n,
-            t->than_conv.proj_n == 1 ? " (always)" : "");
+    fprintf(out, _("                     by exact counts, QKᵀ and A·V only: n >= %zu; with the "
+                 "projections: n >= %zu%s\n"), t->than_conv.core_n, t->than_conv.proj_n,
+            t->than_conv.proj_n == 1 ? _(" (always)") : "");
 }
 
 static void print_table(FILE *out, const cx_table *t)
@@ -299,8 +299,8 @@ static void print_table(FILE *out, const cx_table *t)
     static const int order[NLAYERS] = {CONV, RNN, ATTN, RESTRICTED, DILATED};
     char buf[64];
 
-    fprintf(out, "CNN vs RNN vs self-attention for n = %zu positions, d = %zu channels, "
-                 "kernel k = %zu, window r = %zu\n\n", t->n, t->d, t->k, t->r);
+    fprintf(out, _("CNN vs RNN vs self-attention for n = %zu positions, d = %zu channels, "
+                 "kernel k = %zu, window r = %zu\n\n"), t->n, t->d, t->k, t->r);
     fprintf(out, "%-32s%-27s%-19s%s\n", "", "computational complexity", "sequential ops",
             "maximum path length");
     fprintf(out, "%-32s%-11s%13s   %-8s%8s   %-12s%s\n", "layer", "formula", "multiply-adds",
@@ -318,8 +318,8 @@ static void print_table(FILE *out, const cx_table *t)
 
     print_counts(out, t);
 
-    fprintf(out, "\nMaximum path length, measured by propagating dependencies through the "
-                 "layers:\nthe steps until one output position depends on both x_1 and x_%zu\n",
+    fprintf(out, _("\nMaximum path length, measured by propagating dependencies through the "
+                 "layers:\nthe steps until one output position depends on both x_1 and x_%zu\n"),
             t->n);
     fprintf(out, "  %-30s%-12s%-22s%-20s%s\n", "layer", "measured", "formula", "O() value",
             "multiply-adds of that stack");
@@ -388,7 +388,7 @@ static const char *seconds_text(double s)
     if (s < 1e-3)
         snprintf(b, sizeof buf[0], "%.3g µs", s * 1e6);
     else if (s < 1.0)
-        snprintf(b, sizeof buf[0], "%.3g ms", s * 1e3);
+        snprintf(b, sizeof buf[0], _("%.3g ms"), s * 1e3);
     else
         snprintf(b, sizeof buf[0], "%.3g s", s);
     return b;
@@ -409,8 +409,8 @@ static void print_measurement(FILE *out, const cx_measurement *me)
     static const char *const complexity[NMEASURED] = {"O(k·n·d²)", "O(n·d²)", "O(n²·d)",
                                                       "O(r·n·d)"};
 
-    fprintf(out, "\nMeasured: %s time of one forward pass on random input, d = %zu, k = %zu, "
-                 "r = %zu,\nmedian of %zu repetitions\n", me->clock == CPU ? "CPU" : "wall-clock",
+    fprintf(out, _("\nMeasured: %s time of one forward pass on random input, d = %zu, k = %zu, "
+                 "r = %zu,\nmedian of %zu repetitions\n"), me->clock == CPU ? "CPU" : "wall-clock",
             me->d, me->k, me->r, me->reps);
     fprintf(out, "%9s", "n");
     for (int layer = 0; layer < NMEASURED; layer++)
@@ -422,18 +422,18 @@ static void print_measurement(FILE *out, const cx_measurement *me)
             fprintf(out, "  %18s", seconds_text(me->seconds[me->clock][layer][i]));
         fputc('\n', out);
     }
-    fprintf(out, "\nGrowth exponent in n: least-squares slope of log time against log n "
-                 "over n = %zu … %zu\n", me->n[me->fit_from], me->n[me->m - 1]);
+    fprintf(out, _("\nGrowth exponent in n: least-squares slope of log time against log n "
+                 "over n = %zu … %zu\n"), me->n[me->fit_from], me->n[me->m - 1]);
     fprintf(out, "  %-22s%10s%11s%14s%8s\n", "layer", "CPU time", "wall time", "exact counts",
             "theory");
     for (int layer = 0; layer < NMEASURED; layer++)
         fprintf(out, "  %-22s%10.2f%11.2f%14.2f%8.0f   %s\n", measured_label(me, layer),
                 me->slope[CPU][layer], me->slope[WALL][layer], me->count_slope[layer],
                 theory_slope[layer], complexity[layer]);
-    fprintf(out, "(exact counts: the same fit on the multiply-adds, which self-attention's "
+    fputs(_("(exact counts: the same fit on the multiply-adds, which self-attention's "
                  "3·n·d²\nprojections pull below 2; wall time also counts waiting for a core "
-                 "on a busy machine)\n");
-    fprintf(out, "measuring took %.1f s\n", me->total_seconds);
+                 "on a busy machine)\n"), out);
+    fprintf(out, _("measuring took %.1f s\n"), me->total_seconds);
 }
 
 /* ---- the figure ------------------------------------------------------ */
@@ -451,10 +451,10 @@ static int png_file(const char *path, const cx_measurement *me, text_font *font,
     for (int layer = 0; layer < NMEASURED; layer++) {
         if (layer == RESTRICTED)
             snprintf(labels[layer], sizeof labels[layer],
-                     "restricted self-attention, r = %zu: slope %.2f (theory 1)", me->r,
+                     _("restricted self-attention, r = %zu: slope %.2f (theory 1)"), me->r,
                      me->slope[me->clock][layer]);
         else
-            snprintf(labels[layer], sizeof labels[layer], "%s: slope %.2f (theory %.0f)",
+            snprintf(labels[layer], sizeof labels[layer], _("%s: slope %.2f (theory %.0f)"),
                      cx_layer_label((cx_layer)layer), me->slope[me->clock][layer],
                      theory_slope[layer]);
         series[layer].x = x;
@@ -463,8 +463,8 @@ static int png_file(const char *path, const cx_measurement *me, text_font *font,
         series[layer].label = labels[layer];
     }
     snprintf(title, sizeof title,
-             "Time of one layer against n, log-log (d = %zu, k = %zu; slopes fitted on "
-             "n = %zu … %zu)", me->d, me->k, me->n[me->fit_from], me->n[me->m - 1]);
+             _("Time of one layer against n, log-log (d = %zu, k = %zu; slopes fitted on "
+             "n = %zu … %zu)"), me->d, me->k, me->n[me->fit_from], me->n[me->m - 1]);
     memset(&fig, 0, sizeof fig);
     fig.series = series;
     fig.nseries = NMEASURED;
@@ -672,7 +672,7 @@ static int check_memory(const struct cx_args *a, cx_measurement **me)
         overflow = overflow ||
                    cx_measure_bytes((size_t)a->sweep_to, (size_t)a->mdim, (size_t)a->k, &part) ||
                    size_add(total, part, &total);
-        snprintf(what, sizeof what, "--measure --sweep %ld:%ld --measure-dim %ld", a->sweep_from,
+        snprintf(what, sizeof what, _("--measure --sweep %ld:%ld --measure-dim %ld"), a->sweep_from,
                  a->sweep_to, a->mdim);
     }
     if (cli_check_mem(what, total, overflow, a->max_mem, NULL)) {

@@ -90,7 +90,7 @@ const struct opt_rule heatmap_rules[] = {
 void usage_heatmap(FILE *f)
 {
     fputs(
-        "usage: attn heatmap FILE [--path PATH] [OPTIONS]\n"
+        _("usage: attn heatmap FILE [--path PATH] [OPTIONS]\n"
         "       attn heatmap --eye N [OPTIONS]\n"
         "       attn heatmap --random N [--seed S] [--softmax] [OPTIONS]\n"
         "\n"
@@ -118,18 +118,18 @@ void usage_heatmap(FILE *f)
         "Weights in a notebook, shown by attn:\n"
         "    import json; json.dump(w.tolist(), open('w.json', 'w'))\n"
         "    $ attn heatmap w.json --png w.png\n"
-        "\n",
+        "\n"),
         f);
     opt_usage(f, heatmap_options);
     fputc('\n', f);
     fputs(
-        "Examples:\n"
+        _("Examples:\n"
         "  attn heatmap --eye 10 --png eye.png\n"
         "  attn heatmap --random 10 --softmax --png softmax.png\n"
         "  attn heatmap data/heatmap_heads.json --titles 'Head 1,Head 2' --png heads.png\n"
         "  attn selfattn --json run.json && attn heatmap run.json --path '$.attention_weights'\n"
         "  attn heatmap w.json --cmap viridis --html w.html\n"
-        "  attn heatmap --eye 4 --color never\n",
+        "  attn heatmap --eye 4 --color never\n"),
         f);
 }
 
@@ -263,7 +263,7 @@ static int load_random(const struct heatmap_args *a, heat_input *in)
     rng_seed(&r, (unsigned long long)a->seed);
     for (size_t i = 0; i < N * N; i++) /* row by row, as torch.randn fills one */
         in->t.data[i] = (float)rng_normal(&r);
-    snprintf(in->source, sizeof in->source, "normal(0, 1) of %zu × %zu, --seed %ld", N, N,
+    snprintf(in->source, sizeof in->source, _("normal(0, 1) of %zu × %zu, --seed %ld"), N, N,
              a->seed);
     return EXIT_OK;
 }
@@ -291,8 +291,12 @@ static int split_titles(const struct heatmap_args *a, heat_input *in)
     for (const char *p = a->titles; *p; p++)
         n += *p == ',';
     if (n != in->C) {
-        cli_error("--titles: %zu title%s for %zu column%s of panels", n, n == 1 ? "" : "s",
-                  in->C, in->C == 1 ? "" : "s");
+        if (n == 1) /* n != C: never one title for one column */
+            cli_error("--titles: %zu title for %zu columns of panels", n, in->C);
+        else if (in->C == 1)
+            cli_error("--titles: %zu titles for %zu column of panels", n, in->C);
+        else
+            cli_error("--titles: %zu titles for %zu columns of panels", n, in->C);
         return EXIT_USAGE;
     }
     in->titles_buf = malloc(len + 1);
@@ -378,8 +382,9 @@ static int write_png(const struct heatmap_args *a, const heat_input *in, text_fo
     fig.vmin = NAN;   /* the least and greatest of all panels */
     fig.vmax = NAN;
     fig.font = font;
-    snprintf(what, sizeof what, "%zu × %zu heatmap%s of %zu × %zu", in->R, in->C,
-             in->R * in->C == 1 ? "" : "s", in->Q, in->K);
+    snprintf(what, sizeof what,
+             i18n_plural("%zu × %zu heatmap of %zu × %zu", "%zu × %zu heatmaps of %zu × %zu",
+                         in->R * in->C), in->R, in->C, in->Q, in->K);
     status = output_heatmap(a->png, &fig, rep, what);
     free(panels);
     return status;
@@ -475,8 +480,10 @@ static int write_page(const struct heatmap_args *a, const heat_input *in, FILE *
     const size_t shape[4] = {in->R, in->C, in->Q, in->K};
     const page_weights pw = {in->t.data, 4, shape, write_page_member};
     char what[160];
-    snprintf(what, sizeof what, "a page of %zu × %zu heatmap%s of %zu × %zu", in->R, in->C,
-             in->R * in->C == 1 ? "" : "s", in->Q, in->K);
+    snprintf(what, sizeof what,
+             i18n_plural("a page of %zu × %zu heatmap of %zu × %zu",
+                         "a page of %zu × %zu heatmaps of %zu × %zu", in->R * in->C),
+             in->R, in->C, in->Q, in->K);
     return output_page_weights(a->html, "attn heatmap", write_page_data, &ctx, &pw, rep, what);
 }
 
@@ -496,8 +503,10 @@ static void size_text(char *buf, size_t n, const tensor *t)
 static void print_softmax_check(FILE *f, const heat_input *in)
 {
     const size_t rows = in->R * in->C * in->Q;
-    fprintf(f, "softmax over each row: %zu row%s of %zu, each sums to 1 (largest |sum − 1| "
-            "%.3g)\n", rows, rows == 1 ? "" : "s", in->K, in->sum_err);
+    fprintf(f, i18n_plural("softmax over each row: %zu row of %zu, each sums to 1 (largest |sum − 1| "
+                           "%.3g)\n",
+                           "softmax over each row: %zu rows of %zu, each sums to 1 (largest |sum − 1| "
+                           "%.3g)\n", rows), rows, in->K, in->sum_err);
 }
 
 /* Every panel for a person: a colour heatmap on one scale (and the
@@ -509,16 +518,17 @@ static void print_panels(const struct heatmap_args *a, const heat_input *in)
     char size[96];
     size_text(size, sizeof size, &in->t);
     printf("%s: %s\n", in->source, size);
-    printf("%zu × %zu panel%s of %zu %s × %zu %s, one colour scale from %.4g to %.4g\n", in->R,
-           in->C, in->R * in->C == 1 ? "" : "s", in->Q, a->ylabel, in->K, a->xlabel,
-           (double)in->vmin, (double)in->vmax);
+    printf(i18n_plural("%zu × %zu panel of %zu %s × %zu %s, one colour scale from %.4g to %.4g\n",
+                       "%zu × %zu panels of %zu %s × %zu %s, one colour scale from %.4g to %.4g\n",
+                       in->R * in->C),
+           in->R, in->C, in->Q, a->ylabel, in->K, a->xlabel, (double)in->vmin, (double)in->vmax);
     if (a->softmax)
         print_softmax_check(stdout, in);
     for (size_t r = 0; r < in->R; r++)
         for (size_t c = 0; c < in->C; c++) {
             const float *m = panel_data(in, r, c);
             if (in->R * in->C > 1 || in->titles)
-                printf("\nrow %zu, column %zu%s%s%s:\n", r, c, in->titles ? " (" : "",
+                printf(_("\nrow %zu, column %zu%s%s%s:\n"), r, c, in->titles ? " (" : "",
                        in->titles ? in->titles[c] : "", in->titles ? ")" : "");
             if (color) {
                 term_heatmap_opts o;
@@ -548,7 +558,7 @@ static int outputs(const struct heatmap_args *a, const heat_input *in)
     if (a->softmax) /* the check, beside the files */
         print_softmax_check(rep, in);
     if (a->json) {
-        snprintf(what, sizeof what, "%zu × %zu matrices of %zu × %zu as JSON", in->R, in->C,
+        snprintf(what, sizeof what, _("%zu × %zu matrices of %zu × %zu as JSON"), in->R, in->C,
                  in->Q, in->K);
         status = output_json(a->json, write_doc, &ctx, rep, what);
     }
