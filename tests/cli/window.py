@@ -98,6 +98,53 @@ def pattern(tmp):
     check(rc == 0 and os.path.getsize(png) > 0, "selfattn --window 3 --png (%r)" % err)
 
 
+def train(tmp):
+    """attn train --window R: refused where a windowed model is not
+    handled, and what it learns: the previous token (one key back, inside
+    R 3) but not the reversal (the far keys are outside)."""
+    T = "attn train: "
+    expect(["train", "--task", "previous", "--window", "4"], 2,
+           err=T + "--window 4: give an odd R (the R positions centred on the query)")
+    expect(["train", "--task", "previous", "--window", "0"], 2,
+           err=T + "--window: expected an integer from 1 to 1000000, got '0'")
+    for opt in (["--save", os.path.join(tmp, "m.json")], ["--html", os.path.join(tmp, "t.html")],
+                ["--compare-layers", "--layers", "2"]):
+        expect(["train", "--task", "previous", "--window", "3"] + opt, 2,
+               err=T + "%s cannot be used with --window (a windowed model is trained and "
+               "shown, not saved or compared)" % opt[0])
+    expect(["train", "--task", "translate", "--window", "3"], 2,
+           err=T + "--window is not used by translation: the Transformer's encoder sees every "
+           "source word and its decoder every earlier word")
+    check(not os.path.exists(os.path.join(tmp, "m.json")), "train --window refused: no model")
+    figures = {}
+    for task in ("previous", "reverse"):
+        js = os.path.join(tmp, task + ".json")
+        rc, out, err = run(["train", "--task", task, "--window", "3", "--json", js])
+        check(rc == 0, "train --task %s --window 3: exit 0 (%r)" % (task, err))
+        if rc:
+            continue
+        with open(js) as fh:
+            figures[task] = json.load(fh)["final"]["heldout_accuracy"]
+    check(figures.get("previous", 0) >= 0.99,
+          "train --task previous --window 3: learned (%r)" % figures.get("previous"))
+    check(figures.get("reverse", 1) <= 0.6,
+          "train --task reverse --window 3: not learned, the far keys unseen (%r)"
+          % figures.get("reverse"))
+    rc, out, _ = run(["train", "--task", "previous", "--window", "3", "--steps", "40"])
+    lines = out.splitlines()
+    check(rc == 0 and lines[0].endswith(", with P, window 3"),
+          "train --window 3: the summary line %r" % lines[:1])
+    # the probe's printed weights: "0.00" outside |i − j| <= 1
+    rows = [l for l in lines if l.lstrip("[ ").startswith("0.") or l.lstrip("[ ").startswith("1.")]
+    ok = len(rows) >= 8
+    for n, l in enumerate(rows):
+        i = n % 8
+        cells = l.strip("[], ").split(", ")
+        ok &= len(cells) == 8 and all(c == "0.00" for j, c in enumerate(cells) if abs(i - j) > 1)
+    check(ok, "train --window 3: the probe's weights zero outside the window")
+
+
 def group_window(tmp):
     refused(tmp)
     pattern(tmp)
+    train(tmp)

@@ -113,7 +113,9 @@ static int check_translate_args(const struct train_args *a, const opt_given *g)
         {"addnorm", "every block of the Transformer has AddNorm"},
         {"causal", "the decoder is causal and the encoder is not, always"},
         {"no-causal", "the decoder is causal and the encoder is not, always"},
-        {"compare-posenc", "it compares the encoder tasks with and without P"}};
+        {"compare-posenc", "it compares the encoder tasks with and without P"},
+        {"window", "the Transformer's encoder sees every source word and its decoder every "
+                   "earlier word"}};
     if (refuse_given(g, not_here, sizeof not_here / sizeof not_here[0], "by translation"))
         return EXIT_USAGE;
     if (check_bahdanau_only(a, g) != EXIT_OK)
