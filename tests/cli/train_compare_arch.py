@@ -157,10 +157,6 @@ def refused_layers(tmp):
     expect(["train", "--task", "translate", "--compare-layers", "--layers", "3", "--compare-arch"],
            2, err=T + "--compare-arch trains both architectures with their own defaults and "
            "keeps neither; --layers cannot be used with it")
-    expect(["train", "--task", "translate", "--compare-layers", "--layers", "3", "--json",
-            os.path.join(tmp, "l.json")], 2,
-           err=T + "--compare-layers trains 1 layer and N and keeps neither; --json cannot be "
-           "used with it")
     check(not os.path.exists(os.path.join(tmp, "x.png")) and
           not os.path.exists(os.path.join(tmp, "x.html")),
           "--compare-layers refused: nothing written")
@@ -180,8 +176,23 @@ def parameters(V_src, V_tgt, d, H, L):
 def compare_layers(tmp):
     """--compare-layers for translation: the table's columns and rows, the
     parameters counted by hand, both runs the same length."""
+    js = os.path.join(tmp, "layers.json")
     rc, out, err = run(["train", "--task", "translate", "--compare-layers", "--layers", "3",
                         "--steps", "60", "--log-every", "20"])
+    rc2, _, err2 = run(["train", "--task", "translate", "--compare-layers", "--layers", "3",
+                        "--steps", "60", "--log-every", "20", "--json", js])
+    check(rc2 == 0, "--compare-layers translate --json: exit 0 (%r)" % err2)
+    with open(js) as fh:
+        doc = json.load(fh)
+    runs = doc.get("runs", [])
+    check(doc.get("compare_layers") is True and doc.get("steps") == 60 and
+          [r.get("layers") for r in runs] == [2, 3] and
+          [r.get("label") for r in runs] == ["2 blocks", "3 blocks"] and
+          all("rnn" not in r and "score" not in r for r in runs),
+          "--compare-layers --json: both runs %r" % [(r.get("layers"), r.get("label"))
+                                                     for r in runs])
+    check(all([e["step"] for e in r.get("history", [])] == [1, 20, 40, 60] for r in runs),
+          "--compare-layers --json: both histories")
     check(rc == 0, "--compare-layers translate: exit 0 (%r)" % err)
     lines = out.splitlines()
     check(lines[:1] == ["attn train: --compare-layers, translate, 60 steps each, seed 0"],
@@ -209,6 +220,9 @@ def compare_layers(tmp):
     Vs = len(sd["encoder.embedding.weight"])
     Vt = len(sd["decoder.embedding.weight"])
     want = [str(parameters(Vs, Vt, 32, 64, L)) for L in (2, 3)]
+    check([str(r.get("final", {}).get("parameters")) for r in runs] == want,
+          "--compare-layers --json: parameters %r" % [r.get("final", {}).get("parameters")
+                                                      for r in runs])
     check(rows.get("parameters") == want,
           "--compare-layers translate: parameters %r, by hand %r" % (rows.get("parameters"), want))
     for v in rows.get("held-out BLEU", []) + rows.get("alignment", []):

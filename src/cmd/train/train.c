@@ -191,7 +191,7 @@ const struct opt_rule train_rules[] = {
     OPT_CONFLICTS("compare-posenc", "posenc no-posenc load save png plot json compare-layers explain",
                   "--compare-posenc trains with and without P and keeps neither; --%s cannot "
                   "be used with it"),
-    OPT_CONFLICTS("compare-layers", "load save plot json pos-png explain",
+    OPT_CONFLICTS("compare-layers", "load save plot pos-png explain",
                   "--compare-layers trains 1 layer and N and keeps neither; --%s cannot be "
                   "used with it"),
     OPT_CONFLICTS("compare-arch",
@@ -407,6 +407,11 @@ static int check_args(const struct train_args *a, const opt_given *g)
     if (a->window && a->window % 2 == 0) {
         cli_error("--window %ld: give an odd R (the R positions centred on the query)",
                   a->window);
+        return EXIT_USAGE;
+    }
+    if (a->compare_layers && a->json) { /* (translation's --compare-layers writes both runs) */
+        cli_error("--compare-layers trains 1 layer and N and keeps neither; --json cannot be "
+                  "used with it");
         return EXIT_USAGE;
     }
     if (a->compare_layers && a->layers < 2) {
