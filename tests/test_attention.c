@@ -58,7 +58,7 @@ static double compare(const float *got, const cJSON *want, size_t n, int *bad, c
 /* Run pr: out (B, Nq, H), weights (B, NH, Nq, Nk), both malloc'd. */
 static int run(const problem *pr, int causal, float **out, float **weights)
 {
-    mha_masks mask = {pr->valid_lens, pr->vl_ndim == 2, causal};
+    mha_masks mask = {pr->valid_lens, pr->vl_ndim == 2, causal, 0};
     char err[256];
     size_t H = pr->params.num_hiddens, NH = pr->params.num_heads;
     *out = malloc(pr->B * pr->Nq * H * sizeof(float));
@@ -125,7 +125,7 @@ static void check_fast(const problem *pr, int causal, const cJSON *expected, con
 {
     const size_t H = pr->params.num_hiddens, NH = pr->params.num_heads;
     const size_t nout = pr->B * pr->Nq * H, nw = pr->B * NH * pr->Nq * pr->Nk;
-    mha_masks mask = {pr->valid_lens, pr->vl_ndim == 2, causal};
+    mha_masks mask = {pr->valid_lens, pr->vl_ndim == 2, causal, 0};
     float *out = malloc(nout * sizeof *out), *w = malloc(nw * sizeof *w);
     char err[256];
     int bad = 0, pass;
@@ -247,7 +247,7 @@ static void test_masks(void)
 {
     long lens1[2] = {3, 0};
     long lens2[2 * 3] = {1, 2, 9, 0, 3, 3};
-    mha_masks m1 = {lens1, 0, 0}, m2 = {lens2, 1, 0}, causal = {NULL, 0, 1};
+    mha_masks m1 = {lens1, 0, 0, 0}, m2 = {lens2, 1, 0, 0}, causal = {NULL, 0, 1, 0};
     CHECK(!mha_is_masked(&m1, 0, 2, 2, 3));
     CHECK(mha_is_masked(&m1, 0, 2, 3, 3));
     CHECK(mha_is_masked(&m1, 1, 0, 0, 3));
@@ -367,6 +367,143 @@ static void test_blocks(void)
     }
 }
 
+/* --window R (the restricted self-attention): the fast path, with the
+ * weights kept and streaming, against the reference loops, on sizes
+ * whose windows cross the fast path's blocks of keys, with and without
+ * causal, lengths and dropout. */
+static void test_window_blocks(void)
+{
+    static const struct {
+        long B, Nq, Nk, H, NH, D, R;
+        int causal;
+        double dropout;
+    } cases[] = {
+        {2, 130, 130, 24, 3, 30, 3, 0, 0.0},   {1, 300, 300, 16, 2, 7, 65, 0, 0.0},
+        {1, 300, 300, 16, 2, 7, 65, 1, 0.0},   {2, 257, 257, 32, 4, 20, 1, 0, 0.3},
+        {1, 520, 520, 16, 1, 9, 257, 1, 0.2},  {1, 70, 200, 16, 2, 9, 31, 0, 0.0},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        problem_opts o;
+        problem pr;
+        long lens[2 * 520]; /* B × Nq of the largest case */
+        char err[256];
+        int usage;
+        float *ref, *refw, *out, *w;
+        double worst = 0;
+        mha_masks mask;
+        mha_dropout drop = {cases[c].dropout, 7};
+        const long size[5] = {cases[c].B, cases[c].Nq, cases[c].Nk, cases[c].H, cases[c].NH};
+        random_opts(&o, size, cases[c].D, cases[c].D + 1, cases[c].D + 2, 1, 2000 + c, lens, 2);
+        for (size_t i = 0; i < (size_t)(cases[c].B * cases[c].Nq); i++)
+            lens[i] = (long)((i * 7919) % (size_t)(cases[c].Nk + 20)); /* 0 … Nk+19 */
+        if (problem_random(&pr, &o, err, sizeof err, &usage)) {
+            fprintf(stderr, "%s\n", err);
+            CHECK(0);
+            continue;
+        }
+        const size_t H = pr.params.num_hiddens, NH = pr.params.num_heads;
+        const size_t nout = pr.B * pr.Nq * H, nw = pr.B * NH * pr.Nq * pr.Nk;
+        mask.valid_lens = c % 2 ? pr.valid_lens : NULL; /* lengths in every other case */
+        mask.per_query = 1;
+        mask.causal = cases[c].causal;
+        mask.window = (size_t)cases[c].R;
+        ref = malloc(nout * sizeof *ref);
+        refw = malloc(nw * sizeof *refw);
+        out = malloc(nout * sizeof *out);
+        w = malloc(nw * sizeof *w);
+        CHECK(ref && refw && out && w);
+        if (ref && refw && out && w &&
+            mha_forward(ref, refw, NULL, pr.queries.data, problem_keys(&pr), problem_values(&pr),
+                        pr.B, pr.Nq, pr.Nk, &pr.params, &mask, &drop, err, sizeof err) == 0) {
+            for (size_t pass = 0; pass < 2; pass++) {
+                int bad = 0;
+                CHECK(mha_forward_fast(out, pass ? NULL : w, pr.queries.data, problem_keys(&pr),
+                                       problem_values(&pr), pr.B, pr.Nq, pr.Nk, &pr.params, &mask,
+                                       &drop, err, sizeof err) == 0);
+                for (size_t i = 0; i < nout; i++) {
+                    double d = fabs((double)out[i] - ref[i]);
+                    worst = d > worst ? d : worst;
+                    bad += !(d <= 1e-5 + 1e-4 * fabs(ref[i]));
+                }
+                for (size_t i = 0; !pass && i < nw; i++)
+                    bad += !(fabs((double)w[i] - refw[i]) <= 1e-6 + 1e-5 * fabs(refw[i]));
+                CHECK_INT(bad, 0);
+            }
+            printf("window: B=%zu Nq=%zu Nk=%zu R=%ld%s%s dropout %.1f: fast vs reference "
+                   "%.2g\n", pr.B, pr.Nq, pr.Nk, cases[c].R, cases[c].causal ? " causal" : "",
+                   mask.valid_lens ? " lengths" : "", cases[c].dropout, worst);
+        }
+        free(ref);
+        free(refw);
+        free(out);
+        free(w);
+        problem_free(&pr);
+    }
+}
+
+/* --window R by hand: which keys each query sees (mha_is_masked), then the
+ * weights of a small layer: zero exactly outside the window, positive
+ * inside, each row summing to 1. */
+static void test_window_by_hand(void)
+{
+    /* R = 3: query 2 sees keys 1, 2, 3; query 0 sees 0, 1 (the edge) */
+    const mha_masks r3 = {NULL, 0, 0, 3}, r3c = {NULL, 0, 1, 3}, r1 = {NULL, 0, 0, 1};
+    const long len3[1] = {3};
+    const mha_masks r5len = {len3, 0, 0, 5};
+    CHECK(mha_is_masked(&r3, 0, 2, 0, 6));
+    CHECK(!mha_is_masked(&r3, 0, 2, 1, 6));
+    CHECK(!mha_is_masked(&r3, 0, 2, 2, 6));
+    CHECK(!mha_is_masked(&r3, 0, 2, 3, 6));
+    CHECK(mha_is_masked(&r3, 0, 2, 4, 6));
+    CHECK(!mha_is_masked(&r3, 0, 0, 1, 6) && mha_is_masked(&r3, 0, 0, 2, 6));
+    /* causal R = 3: query 4 sees keys 2, 3, 4 */
+    CHECK(mha_is_masked(&r3c, 0, 4, 1, 6));
+    CHECK(!mha_is_masked(&r3c, 0, 4, 2, 6) && !mha_is_masked(&r3c, 0, 4, 4, 6));
+    CHECK(mha_is_masked(&r3c, 0, 4, 5, 6));
+    /* R = 1: the query's own key only */
+    CHECK(!mha_is_masked(&r1, 0, 3, 3, 6) && mha_is_masked(&r1, 0, 3, 2, 6) &&
+          mha_is_masked(&r1, 0, 3, 4, 6));
+    /* R = 5 and valid_len 3: query 1 sees keys 0 … 2 (3 is beyond the length) */
+    CHECK(!mha_is_masked(&r5len, 0, 1, 2, 6) && mha_is_masked(&r5len, 0, 1, 3, 6));
+
+    /* a layer: B 1, N 7, H 4, 2 heads, R 3 and causal R 3 */
+    for (int causal = 0; causal < 2; causal++) {
+        problem_opts o;
+        problem pr;
+        char err[256];
+        int usage;
+        float out[7 * 4], w[2 * 7 * 7];
+        const long size[5] = {1, 7, 7, 4, 2};
+        const mha_masks m = {NULL, 0, causal, 3};
+        const mha_dropout none = {0.0, 0};
+        random_opts(&o, size, 5, 6, 7, 0, 77, NULL, 0);
+        if (problem_random(&pr, &o, err, sizeof err, &usage)) {
+            fprintf(stderr, "%s\n", err);
+            CHECK(0);
+            continue;
+        }
+        CHECK(mha_forward(out, w, NULL, pr.queries.data, problem_keys(&pr), problem_values(&pr),
+                          1, 7, 7, &pr.params, &m, &none, err, sizeof err) == 0);
+        int zero_ok = 1, sum_ok = 1;
+        for (size_t h = 0; h < 2; h++)
+            for (size_t i = 0; i < 7; i++) {
+                double sum = 0.0;
+                for (size_t j = 0; j < 7; j++) {
+                    const float x = w[(h * 7 + i) * 7 + j];
+                    /* by hand: |i − j| ≤ 1; causal: i − 2 ≤ j ≤ i */
+                    const int inside = causal ? j <= i && i - j <= 2
+                                              : (i > j ? i - j : j - i) <= 1;
+                    zero_ok &= inside ? x > 0.0f : x == 0.0f;
+                    sum += x;
+                }
+                sum_ok &= fabs(sum - 1.0) <= 1e-6;
+            }
+        CHECK(zero_ok);
+        CHECK(sum_ok);
+        problem_free(&pr);
+    }
+}
+
 /* ---- numerics at the limits of float32 --------------------------------- */
 
 /* Every weight finite, each row summing to 1 within 1e-6; with uniform,
@@ -375,7 +512,7 @@ static void test_blocks(void)
 static int check_weight_rows(const float *w, size_t rows, size_t Nk, const problem *pr,
                              int causal, int uniform)
 {
-    mha_masks mask = {pr->valid_lens, pr->vl_ndim == 2, causal};
+    mha_masks mask = {pr->valid_lens, pr->vl_ndim == 2, causal, 0};
     const size_t NH = pr->params.num_heads;
     size_t r, k;
     int bad = 0;
@@ -544,7 +681,7 @@ static void test_online_by_hand(void)
 {
     const float q[1] = {1}, K[3] = {0, 2, 1}, V[3] = {1, 0, 3};
     const long two[1] = {2};
-    const mha_masks none = {NULL, 0, 0}, len2 = {two, 0, 0};
+    const mha_masks none = {NULL, 0, 0, 0}, len2 = {two, 0, 0, 0};
     const double e1 = exp(-1.0), e2 = exp(-2.0);
     mha_online r;
 
@@ -635,7 +772,7 @@ static void test_online_blocks(void)
         }
         const size_t B = pr.B, Nq = pr.Nq, Nk = pr.Nk, H = pr.params.num_hiddens;
         const size_t NH = pr.params.num_heads, p = H / NH;
-        const mha_masks mask = {pr.valid_lens, cases[c].per_query, cases[c].causal};
+        const mha_masks mask = {pr.valid_lens, cases[c].per_query, cases[c].causal, 0};
         const mha_dropout nodrop = {0.0, 0};
         float *ref = calloc(B * Nq * H, sizeof(float)), *w = calloc(B * NH * Nq * Nk, 4);
         float *Q = calloc(B * Nq * H, 4), *K = calloc(B * Nk * H, 4), *V = calloc(B * Nk * H, 4);
@@ -753,6 +890,8 @@ int main(int argc, char **argv)
     test_softmax();
     test_masks();
     test_blocks();
+    test_window_blocks();
+    test_window_by_hand();
     test_extremes();
     test_softmax_limits();
     test_online_by_hand();

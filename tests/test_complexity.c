@@ -225,7 +225,7 @@ static void test_attention_matches_mha(void)
     float *out = floats(n * d), *weights = floats(n * n), *eye = floats(d * d);
     float *w = floats(3 * d * d);
     mha_params m;
-    mha_masks mask = {NULL, 0, 0};
+    mha_masks mask = {NULL, 0, 0, 0};
     char err[128];
     double worst = 0, worst_w = 0;
     size_t i;

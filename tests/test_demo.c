@@ -161,7 +161,7 @@ static void compare_here(const problem *pr, const size_t *perm, int posenc, doub
 {
     const size_t B = pr->B, N = pr->Nq, D = pr->Dq, H = pr->params.num_hiddens;
     const size_t NH = pr->params.num_heads;
-    const mha_masks mask = {NULL, 0, 0};
+    const mha_masks mask = {NULL, 0, 0, 0};
     float *X = xmalloc(B * N * D * sizeof *X), *Xp = xmalloc(B * N * D * sizeof *Xp);
     float *P = xmalloc(N * D * sizeof *P);
     float *out = xmalloc(B * N * H * sizeof *out), *out_p = xmalloc(B * N * H * sizeof *out);
@@ -204,7 +204,7 @@ static void compare_here(const problem *pr, const size_t *perm, int posenc, doub
 
 static void test_permute_random(void)
 {
-    const mha_masks nomask = {NULL, 0, 0};
+    const mha_masks nomask = {NULL, 0, 0, 0};
     /* (B, N, H, NH, bias, seed): non-square throughout */
     static const size_t cases[][6] = {
         {2, 7, 12, 3, 0, 1}, {1, 5, 16, 2, 1, 2}, {3, 11, 20, 4, 0, 3}, {1, 2, 6, 1, 0, 4}};
@@ -282,7 +282,7 @@ static void test_permute_panels(void)
 /* The verdict flags: the identity moves nothing; rows of ones are alike. */
 static void test_permute_flags(void)
 {
-    const mha_masks nomask = {NULL, 0, 0};
+    const mha_masks nomask = {NULL, 0, 0, 0};
     const size_t id[3] = {0, 1, 2}, swap[3] = {1, 0, 2};
     problem pr;
     permute_result res;

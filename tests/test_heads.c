@@ -339,7 +339,7 @@ static void test_hand(void)
     scratch = fl_heads_scratch_alloc(4, 2, &failed);
     CHECK(!failed);
     for (int c = 0; c < 3; c++) {
-        const mha_masks mask = {NULL, 0, 0};
+        const mha_masks mask = {NULL, 0, 0, 0};
         const fl_mha fw = {{Wt, &m.W_q}, {Wt, &m.W_k}, {Wt, &m.W_v}, {Wt, &m.W_o}};
         const fl_mha_acts acts = {Q, K, V, O, Y, A};
         fl_attention at = {1, 1, 2, 4, 2, 2, NULL, 0, NULL, (float)(1.0 / sqrt(2.0)), 1.0f,

@@ -83,7 +83,7 @@ static void run_fixture(const cJSON *root, const char *name)
     const cJSON *vl = member(root, "valid_lens");
     if (!cJSON_IsNull(vl))
         CHECK(json_get_lens(vl, "valid_lens", 1000, &lens, &vl_ndim, vshape, err, sizeof err) == 0);
-    const mha_masks mask = {lens, vl_ndim == 2, 0};
+    const mha_masks mask = {lens, vl_ndim == 2, 0, 0};
     float *scores = malloc(B * Nq * Nk * sizeof(float)), *out = malloc(B * Nq * Dv * sizeof(float));
     float *weights = malloc(B * Nq * Nk * sizeof(float));
     CHECK(scores && out && weights);
@@ -163,7 +163,7 @@ static void test_masked_softmax_by_hand(void)
     const float X0[2 * 2 * 3] = {0.1f, 0.7f, -0.3f, 1.2f, 0.0f, 0.5f,
                                  -1.0f, 2.0f, 0.25f, 0.3f, 0.3f, -0.6f};
     const long lens1[2] = {2, 0}, lens2[4] = {1, 3, 0, 7};
-    const mha_masks cases[3] = {{lens1, 0, 0}, {lens2, 1, 0}, {NULL, 0, 0}};
+    const mha_masks cases[3] = {{lens1, 0, 0, 0}, {lens2, 1, 0, 0}, {NULL, 0, 0, 0}};
     for (int c = 0; c < 3; c++) {
         float X[12];
         memcpy(X, X0, sizeof X);
@@ -192,7 +192,7 @@ static void test_section_cells(void)
 {
     float q[2 * 2], k[2 * 10 * 2], v[2 * 10 * 4], s[20], out[8];
     const long lens[2] = {2, 6};
-    const mha_masks mask = {lens, 0, 0};
+    const mha_masks mask = {lens, 0, 0, 0};
     for (size_t i = 0; i < 4; i++)
         q[i] = (float)i - 1.5f;
     for (size_t i = 0; i < 40; i++)
@@ -220,7 +220,7 @@ static void test_sum_by_hand(void)
     const float q[4] = {1, 2, 5, -1}, k[6] = {0, 1, 2, 2, -1, 0};
     const float want_s[6] = {4, 7, 2, 5, 8, 3};
     const long lens[1] = {2};
-    const mha_masks none = {NULL, 0, 0}, two = {lens, 0, 0};
+    const mha_masks none = {NULL, 0, 0, 0}, two = {lens, 0, 0, 0};
     float s[6], w[6];
     score_sum(s, q, k, 1, 2, 3, 2);
     for (size_t i = 0; i < 6; i++)

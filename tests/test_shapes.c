@@ -186,7 +186,7 @@ static void test_shapes_numbers(const cJSON *root, const char *name, size_t NH)
     const size_t B = Q.shape[0], Nq = Q.shape[1], Nk = K.shape[1], H = Q.shape[2], n = Q.size;
     const size_t cols = !cJSON_IsNull(vl) && cJSON_IsArray(vl->child) ? Nq : 1;
     const int has_lens = !cJSON_IsNull(vl) && flat_ints(vl, lens, 64, 0) > 0;
-    const mha_masks mask = {has_lens ? lens : NULL, cols > 1, 0};
+    const mha_masks mask = {has_lens ? lens : NULL, cols > 1, 0, 0};
     const int plain[4] = {0, 1, 2, 3};
     float *got = malloc(n * sizeof *got), *ref = malloc(n * sizeof *ref);
     CHECK(got && ref);

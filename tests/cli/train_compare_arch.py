@@ -4,7 +4,8 @@ table's rows, the sequential steps (2·L and 2·T), --json's keys and
 figures, the page, and the options refused with it (one line, exit 2,
 nothing written); and --compare-rnn, --compare-score (SPEC §15: Bahdanau's
 model with GRUs against LSTMs, the additive score against the dot
-product) the same way."""
+product) the same way; and --compare-layers for translation (SPEC §16:
+d2l's 2 blocks against N, with the parameters counted)."""
 import json
 import os
 
@@ -141,10 +142,101 @@ def compare_rnn_score(tmp):
               "%s --html: the comparison page with its runs' labels" % flag)
 
 
+def refused_layers(tmp):
+    """--compare-layers for translation (SPEC §16): what it refuses."""
+    T = "attn train: "
+    for opt, name in ((["--arch", "bahdanau"], "arch bahdanau"),
+                      (["--png", os.path.join(tmp, "x.png")], "png"),
+                      (["--html", os.path.join(tmp, "x.html")], "html")):
+        expect(["train", "--task", "translate", "--compare-layers", "--layers", "4"] + opt, 2,
+               err=T + "--compare-layers trains the Transformer with 2 blocks and N and keeps "
+               "neither; --%s cannot be used with it" % name)
+    for opt in ([], ["--layers", "2"]):
+        expect(["train", "--task", "translate", "--compare-layers"] + opt, 2,
+               err=T + "--compare-layers compares d2l's 2 blocks with --layers N: give N ≠ 2")
+    expect(["train", "--task", "translate", "--compare-layers", "--layers", "3", "--compare-arch"],
+           2, err=T + "--compare-arch trains both architectures with their own defaults and "
+           "keeps neither; --layers cannot be used with it")
+    check(not os.path.exists(os.path.join(tmp, "x.png")) and
+          not os.path.exists(os.path.join(tmp, "x.html")),
+          "--compare-layers refused: nothing written")
+
+
+def parameters(V_src, V_tgt, d, H, L):
+    """d2l's Transformer's parameters, counted from its modules: the two
+    embeddings; an encoder block (W_q, W_k, W_v, W_o without bias, two
+    LayerNorms, dense1 d → H and dense2 H → d with biases); a decoder block
+    (two attentions, three LayerNorms, the FFN); the dense layer d → V_tgt."""
+    attention, ln, ffn = 4 * d * d, 2 * d, d * H + H + H * d + d
+    enc = attention + 2 * ln + ffn
+    dec = 2 * attention + 3 * ln + ffn
+    return V_src * d + V_tgt * d + L * (enc + dec) + d * V_tgt + V_tgt
+
+
+def compare_layers(tmp):
+    """--compare-layers for translation: the table's columns and rows, the
+    parameters counted by hand, both runs the same length."""
+    js = os.path.join(tmp, "layers.json")
+    rc, out, err = run(["train", "--task", "translate", "--compare-layers", "--layers", "3",
+                        "--steps", "60", "--log-every", "20"])
+    rc2, _, err2 = run(["train", "--task", "translate", "--compare-layers", "--layers", "3",
+                        "--steps", "60", "--log-every", "20", "--json", js])
+    check(rc2 == 0, "--compare-layers translate --json: exit 0 (%r)" % err2)
+    with open(js) as fh:
+        doc = json.load(fh)
+    runs = doc.get("runs", [])
+    check(doc.get("compare_layers") is True and doc.get("steps") == 60 and
+          [r.get("layers") for r in runs] == [2, 3] and
+          [r.get("label") for r in runs] == ["2 blocks", "3 blocks"] and
+          all("rnn" not in r and "score" not in r for r in runs),
+          "--compare-layers --json: both runs %r" % [(r.get("layers"), r.get("label"))
+                                                     for r in runs])
+    check(all([e["step"] for e in r.get("history", [])] == [1, 20, 40, 60] for r in runs),
+          "--compare-layers --json: both histories")
+    check(rc == 0, "--compare-layers translate: exit 0 (%r)" % err)
+    lines = out.splitlines()
+    check(lines[:1] == ["attn train: --compare-layers, translate, 60 steps each, seed 0"],
+          "--compare-layers translate: the title %r" % lines[:1])
+    check(any(l.split() == ["2", "blocks", "3", "blocks"] for l in lines),
+          "--compare-layers translate: the table's heading")
+    rows = {}
+    for name in ("held-out BLEU", "exact", "alignment", "BLEU ≥ 0.95 at step (s)",
+                 "ms per step", "parameters"):
+        got = [l for l in lines if l.startswith(name + " ")]
+        check(len(got) == 1, "--compare-layers translate: the table's row %r: %r" % (name, got))
+        rows[name] = got[0][len(name):].split() if got else []
+    check(not any(l.startswith("sequential steps") for l in lines),
+          "--compare-layers translate: no sequential steps' rows")
+    check("training the Transformer with 2 blocks a side" in err and
+          "training the Transformer with 3 blocks a side" in err,
+          "--compare-layers translate: stderr names both runs")
+    # the grammar's vocabularies: read from a saved 2-block model
+    model = os.path.join(tmp, "tfm2.json")
+    rc, _, err2 = run(["train", "--task", "translate", "--steps", "1", "--save", model])
+    check(rc == 0, "--save for the vocabularies (%r)" % err2)
+    with open(model) as fh:
+        m = json.load(fh)
+    sd = m["state_dict"]
+    Vs = len(sd["encoder.embedding.weight"])
+    Vt = len(sd["decoder.embedding.weight"])
+    want = [str(parameters(Vs, Vt, 32, 64, L)) for L in (2, 3)]
+    check([str(r.get("final", {}).get("parameters")) for r in runs] == want,
+          "--compare-layers --json: parameters %r" % [r.get("final", {}).get("parameters")
+                                                      for r in runs])
+    check(rows.get("parameters") == want,
+          "--compare-layers translate: parameters %r, by hand %r" % (rows.get("parameters"), want))
+    for v in rows.get("held-out BLEU", []) + rows.get("alignment", []):
+        check(0 <= float(v) <= 1, "--compare-layers translate: a figure in [0, 1]: %r" % v)
+    check(all(float(v) > 0 for v in rows.get("ms per step", [])),
+          "--compare-layers translate: ms per step > 0: %r" % rows.get("ms per step"))
+
+
 def group_train_compare_arch(tmp):
     refused(tmp)
     refused_rnn_score(tmp)
+    refused_layers(tmp)
     if slow_build("--compare-arch trains two models"):
         return
     table_and_json(tmp)
     compare_rnn_score(tmp)
+    compare_layers(tmp)

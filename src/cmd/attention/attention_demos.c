@@ -511,7 +511,7 @@ static int permute_outputs(const problem *pr, const demo_permute_opts *o, const 
 int demo_permute_command(const problem *pr, const demo_permute_opts *o)
 {
     const size_t B = pr->B, N = pr->Nq, D = pr->Dq, NH = pr->params.num_heads;
-    const mha_masks mask = {pr->valid_lens, pr->vl_ndim == 2, 0};
+    const mha_masks mask = {pr->valid_lens, pr->vl_ndim == 2, 0, 0};
     size_t *perm = malloc(N * sizeof *perm + 1); /* (N,) */
     size_t bytes = 0;
     int overflow, status;

@@ -57,7 +57,7 @@ static int run_layers(struct depth_run *r)
 {
     const problem *pr = r->pr;
     const size_t n = pr->B * pr->Nq * pr->params.num_hiddens;
-    const mha_masks mask = {NULL, 0, r->o->causal};
+    const mha_masks mask = {NULL, 0, r->o->causal, 0};
     char err[256];
     for (int k = 0; k < COLLAPSE_KINDS; k++)
         memcpy(r->X[k], pr->queries.data, n * sizeof(float));

@@ -41,7 +41,7 @@ static void put4(json_writer *jw, const char *key, const float *buf, const ex_si
 static void mask_and_rows(float *buf, float *mx, float *sum, const problem *pr,
                           const mha_trace *t, int causal, const ex_sizes *s)
 {
-    const mha_masks mask = {pr->valid_lens, pr->vl_ndim == 2, causal};
+    const mha_masks mask = {pr->valid_lens, pr->vl_ndim == 2, causal, 0};
     for (size_t b = 0; b < s->B; b++)
         for (size_t h = 0; h < s->NH; h++)
             for (size_t q = 0; q < s->Nq; q++) {

@@ -524,7 +524,7 @@ static int walk_alloc(struct walk *w, const problem *pr, const shapes_opts *o)
 
 int shapes_explain_command(const problem *pr, const shapes_opts *o)
 {
-    const mha_masks mask = {pr->valid_lens, pr->vl_ndim == 2, o->causal};
+    const mha_masks mask = {pr->valid_lens, pr->vl_ndim == 2, o->causal, 0};
     size_t run, extra, total;
     struct walk w;
     int status = EXIT_RUNTIME;

@@ -45,6 +45,7 @@ struct attention_args {
     long seed;                     /* --seed, copied to po.seed */
     double dropout;
     int train, causal, explain, describe, posenc, stream, naive, time;
+    long window;                   /* --window R (odd), 0: every key */
     int explain_shapes;            /* multihead --explain-shapes (explain_shapes.c) */
     long depth;                    /* selfattn --depth N (depth.c), 0: not given */
     const char *plot;              /* its --plot FILE */
@@ -105,6 +106,10 @@ static const char *const score_names[] = {"dot", "additive", NULL}; /* score_kin
                 "hidden size of additive scoring (default H/NH)"),                          \
     OPT_FLAG(0, "bias", po.bias, "random weights with biases (d2l's bias=True)"),          \
     OPT_FLAG(0, "causal", causal, "also mask keys after each query's position"),           \
+    OPT_INT(0, "window", window, "R", 1, MAX_SIZE,                                          \
+            "restricted attention: query i sees the R keys j\n"                             \
+            "with |i - j| <= (R - 1)/2 (R odd); with --causal\n"                             \
+            "the R keys ending at i"),                                                      \
     OPT_REAL(0, "dropout", dropout, "P", 0.0, 1.0,                                          \
              "reported as d2l's Dropout(p=P) (default 0.5); no\n"                           \
              "effect in eval mode, as after model.eval()"),                                 \
@@ -484,6 +489,26 @@ static int parse_args(int argc, char **argv, int self, struct attention_args *a,
         cli_error("--stream computes dot-product scores only");
         return EXIT_USAGE;
     }
+    if (a->window && a->window % 2 == 0) {
+        cli_error("--window %ld: give an odd R (the R positions centred on the query)",
+                  a->window);
+        return EXIT_USAGE;
+    }
+    if (a->window) {
+        /* the first three are selfattn's, the fourth multihead's */
+        static const char *const not_with[] = {"depth", "permute", "scale-sweep",
+                                               "explain-shapes", "explain", "stream",
+                                               "describe", "html", NULL};
+        for (size_t i = self ? 0 : 3; not_with[i]; i++)
+            if ((self && i == 3) || !opt_is_given(&g, not_with[i]))
+                continue;
+            else {
+                cli_error("--%s cannot be used with --window (the restricted attention "
+                          "runs the layer's forward pass: its output, weights, --png, "
+                          "--json)", not_with[i]);
+                return EXIT_USAGE;
+            }
+    }
     if (opt_is_given(&g, "score-hiddens") && a->po.score != SCORE_ADDITIVE) {
         cli_error("--score-hiddens is for --score additive");
         return EXIT_USAGE;
@@ -623,6 +648,12 @@ static void print_header(const problem *pr, const struct attention_args *a)
     else
         printf("queries %s, keys %s, values %s, valid_lens %s; inputs: %s\n", q, k, v, lens,
                inputs_text(a));
+    if (a->window && a->causal)
+        printf("window R = %ld, causal: query i sees keys i - %ld … i\n", a->window,
+               a->window - 1);
+    else if (a->window)
+        printf("window R = %ld: query i sees keys j with |i - j| <= %ld\n", a->window,
+               (a->window - 1) / 2);
     printf("dropout p=%s %s\n", p, a->train ? "applied to the weights (--train)"
                                             : "has no effect in eval mode");
     printf("attention(%s, valid_lens).shape\n",
@@ -846,7 +877,7 @@ static void print_stream_explain(const problem *pr, const struct attention_args 
 {
     const size_t H = pr->params.num_hiddens, NH = pr->params.num_heads, p = H / NH;
     const size_t Nq = pr->Nq, Nk = pr->Nk, blk = a->block ? (size_t)a->block : 2;
-    const mha_masks mask = {pr->valid_lens, pr->vl_ndim == 2, a->causal};
+    const mha_masks mask = {pr->valid_lens, pr->vl_ndim == 2, a->causal, 0};
     double worst = 0.0;
     mha_online rec;
 
@@ -1234,7 +1265,7 @@ static int run_buffers_alloc(struct run_buffers *rb, const problem *pr, int keep
 static int forward_timed(struct run_buffers *rb, const problem *pr, const struct attention_args *a,
                          int use_fast, int keep_weights)
 {
-    const mha_masks mask = {pr->valid_lens, pr->vl_ndim == 2, a->causal};
+    const mha_masks mask = {pr->valid_lens, pr->vl_ndim == 2, a->causal, (size_t)a->window};
     const mha_dropout drop = {a->train ? a->dropout : 0.0, a->po.seed ^ 0xd50d50d50dULL};
     const float *K = problem_keys(pr), *V = problem_values(pr);
     double times[100];
@@ -1491,6 +1522,11 @@ static int run_stack(const problem *pr, const struct attention_args *a)
 {
     text_font *font = NULL; /* --font's, for the figure */
     int status;
+    if (a->window) {
+        cli_error("%s is a stack of %zu blocks: --window is for one attention layer",
+                  a->input, pr->layers);
+        return EXIT_USAGE;
+    }
     if (a->explain || a->stream || a->describe || a->permute || a->posenc || a->time ||
         a->depth) {
         cli_error("%s is a stack of %zu blocks: --explain, --stream, --describe, "

@@ -136,7 +136,7 @@ int cells_pool_epochs(FILE *f, unsigned long long seed, char *err, size_t errlen
 static int masked_softmax_call(FILE *f, unsigned long long seed, int call)
 {
     static const long lens1[2] = {2, 3}, lens2[4] = {1, 3, 2, 4};
-    const mha_masks masks[2] = {{lens1, 0, 0}, {lens2, 1, 0}};
+    const mha_masks masks[2] = {{lens1, 0, 0, 0}, {lens2, 1, 0, 0}};
     float X[2 * 2 * 4];
     rng g;
     rng_seed(&g, seed);
@@ -175,7 +175,7 @@ static void section_kv(float *keys, float *values)
 static int additive_out(float *out, unsigned long long seed, char *err, size_t errlen)
 {
     static const long lens[2] = {2, 6};
-    const mha_masks mask = {lens, 0, 0};
+    const mha_masks mask = {lens, 0, 0, 0};
     float queries[2 * 20], keys[40], values[80], scores[20], qh[2 * 8], kh[2 * 10 * 8];
     score_additive m;
     memset(&m, 0, sizeof m); /* no biases: their tensors stay empty */
@@ -217,7 +217,7 @@ int cells_en_additive_shape(FILE *f, unsigned long long seed, char *err, size_t 
 static void dot_out(float *out, unsigned long long seed)
 {
     static const long lens[2] = {2, 6};
-    const mha_masks mask = {lens, 0, 0};
+    const mha_masks mask = {lens, 0, 0, 0};
     float queries[2 * 2], keys[40], values[80], scores[20];
     rng g;
     rng_seed(&g, seed + 1);
@@ -334,7 +334,7 @@ int cells_en_bahdanau_hidden(FILE *f, unsigned long long seed, char *err, size_t
 static int mha_shape(FILE *f, unsigned long long seed, size_t Nk, char *err, size_t errlen)
 {
     static const long lens[2] = {3, 2};
-    const mha_masks mask = {lens, 0, 0};
+    const mha_masks mask = {lens, 0, 0, 0};
     const size_t B = 2, Nq = 4, d = 100, NH = 5;
     mha_params p;
     mha_trace trace;
@@ -511,7 +511,7 @@ int cells_add_norm(FILE *f, unsigned long long seed, char *err, size_t errlen)
 static int encoder_block_out(float *out, unsigned long long seed, char *err, size_t errlen)
 {
     static const long lens[2] = {3, 2};
-    const mha_masks mask = {lens, 0, 0};
+    const mha_masks mask = {lens, 0, 0, 0};
     const size_t B = 2, T = 100, d = 24;
     tmodel_config cfg = {0};
     tblock blk;

@@ -156,7 +156,7 @@ static int run_alloc(score_run *r, size_t *bytes, int dry)
 /* The section's forward pass: scores, masked_softmax, bmm with the values. */
 static void run_forward(score_run *r)
 {
-    const mha_masks mask = {r->lens, r->vl_ndim == 2, 0};
+    const mha_masks mask = {r->lens, r->vl_ndim == 2, 0, 0};
     const size_t n = r->B * r->Nq * r->Nk;
     /* 1. scores (B, Nq, Nk) */
     if (r->kind == KIND_ADDITIVE)

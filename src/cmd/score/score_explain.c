@@ -130,7 +130,7 @@ static void put_scoring(json_writer *jw, const score_run *r, float *buf, const s
 static void mask_and_rows(float *buf, float *mx, float *sum, const score_run *r,
                           const sx_sizes *s)
 {
-    const mha_masks mask = {r->lens, r->vl_ndim == 2, 0};
+    const mha_masks mask = {r->lens, r->vl_ndim == 2, 0, 0};
     for (size_t b = 0; b < s->B; b++)
         for (size_t q = 0; q < s->Nq; q++) {
             const size_t i = b * s->Nq + q;           /* the row */

@@ -176,7 +176,7 @@ static void explain_example(const score_run *r, size_t b)
 int score_print_masked_softmax(const struct score_args *a)
 {
     static const long lens1[2] = {2, 3}, lens2[4] = {1, 3, 2, 4};
-    const mha_masks masks[2] = {{lens1, 0, 0}, {lens2, 1, 0}};
+    const mha_masks masks[2] = {{lens1, 0, 0, 0}, {lens2, 1, 0, 0}};
     static const char *const calls[2] = {"torch.tensor([2, 3])",
                                          "torch.tensor([[1, 3], [2, 4]])"};
     float X[2 * 2 * 4];

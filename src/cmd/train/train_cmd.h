@@ -28,6 +28,7 @@ struct train_args {
     const char *data, *png, *plot, *json, *save, *load, *font, *html, *pos_png;
     long length, vocab, hiddens, heads, steps, batch_size, seed, threads, log_every;
     long layers, ffn; /* −1: the task's default (induction 2 layers) */
+    long window;      /* --window R (odd); 0: every key */
     long num_steps, max_examples, min_freq; /* translation; −1: the default */
     double dropout, lr, clip;
     long sample;          /* lm: characters generated after training */

@@ -15,6 +15,10 @@
  * differ (BLEU, exact, alignment, the step and seconds to BLEU 0.95, the
  * time a step).
  *
+ * --compare-layers (SPEC §16, zh 10.7's first exercise) trains d2l's
+ * Transformer with its 2 blocks a side and with --layers N, the rest as
+ * given; the table keeps the same figures and adds the parameters.
+ *
  * Each run is train_translate_run.c's (train_translate.h):
  * translation_run_train. --json writes both runs' figures; --html a page
  * with both alignments of the probe sentence on one step slider.
@@ -30,6 +34,7 @@
 #include "train_translate.h"
 
 #define CMP_BLEU 0.95 /* the held-out BLEU whose first step and seconds are read */
+#define CMP_D2L_BLOCKS 2 /* --compare-layers: d2l's Transformer's blocks a side */
 
 /* What is compared: two architectures, or Bahdanau's model with its two
  * recurrent layers or its two scores. */
@@ -40,14 +45,16 @@ typedef struct cmp_kind {
     const char *training[2]; /* stderr: "training the …" */
 } cmp_kind;
 
-enum { CMP_ARCH, CMP_RNN, CMP_SCORE };
-static const cmp_kind kinds[3] = {
+enum { CMP_ARCH, CMP_RNN, CMP_SCORE, CMP_LAYERS };
+static const cmp_kind kinds[4] = {
     {"compare-arch", "compare_arch", {"transformer", "bahdanau"},
      {"Transformer", "Seq2Seq with Bahdanau attention"}},
     {"compare-rnn", "compare_rnn", {"gru", "lstm"},
      {"Seq2Seq with Bahdanau attention and GRUs", "Seq2Seq with Bahdanau attention and LSTMs"}},
     {"compare-score", "compare_score", {"additive", "dot"},
      {"Seq2Seq with additive attention", "Seq2Seq with dot-product attention"}},
+    /* the labels and the runs' names are the blocks': struct cmp's */
+    {"compare-layers", "compare_layers", {NULL, NULL}, {NULL, NULL}},
 };
 
 /* One run's figures for the table. */
@@ -60,11 +67,14 @@ typedef struct cmp_figs {
     size_t seq_train;           /* sequential steps a teacher-forced pair: 2·L or 2·T */
     size_t seq_greedy;          /* greedy steps a sentence (one word each): T at most */
     size_t seq_word;            /* sequential layers a greedy step: L blocks or L GRU layers */
+    size_t params;              /* the model's parameters, every tensor */
 } cmp_figs;
 
 struct cmp {
     const cmp_kind *kind;
-    int mode; /* CMP_ARCH, CMP_RNN or CMP_SCORE */
+    int mode; /* CMP_ARCH, CMP_RNN, CMP_SCORE or CMP_LAYERS */
+    const char *label[2];    /* the columns: the kind's, or "2 blocks", "N blocks" */
+    char blocks[2][32];      /* --compare-layers' labels */
     struct train_args args[2];
     translation_run run[2];
     cmp_figs figs[2];
@@ -97,22 +107,30 @@ static void figures(cmp_figs *f, const translation_run *r)
     f->seq_train = c->arch->recurrent ? 2 * r->T : 2 * c->layers;
     f->seq_greedy = r->T;
     f->seq_word = c->layers;
+    f->params = r->tr.model.total;
 }
 
-/* Train run k (0: the Transformer, a GRU, additive; 1: Bahdanau, an
- * LSTM, dot) to the end. */
+/* Train run k (0: the Transformer, a GRU, additive, 2 blocks; 1:
+ * Bahdanau, an LSTM, dot, N blocks) to the end. */
 static int run_one(struct cmp *c, int k)
 {
     translation_run *r = &c->run[k];
     int status;
     c->args[k] = *c->a;
-    c->args[k].arch = k || c->mode != CMP_ARCH ? ARCH_BAHDANAU : ARCH_TRANSFORMER;
-    if (c->mode == CMP_RNN)
-        c->args[k].rnn = k;
-    if (c->mode == CMP_SCORE)
-        c->args[k].score = k;
-    fprintf(stderr, "attn train: --%s: training the %s\n", c->kind->option,
-            c->kind->training[k]);
+    if (c->mode == CMP_LAYERS) {
+        c->args[k].arch = ARCH_TRANSFORMER;
+        c->args[k].layers = k ? c->a->layers : CMP_D2L_BLOCKS;
+        fprintf(stderr, "attn train: --%s: training the Transformer with %ld blocks a side\n",
+                c->kind->option, c->args[k].layers);
+    } else {
+        c->args[k].arch = k || c->mode != CMP_ARCH ? ARCH_BAHDANAU : ARCH_TRANSFORMER;
+        if (c->mode == CMP_RNN)
+            c->args[k].rnn = k;
+        if (c->mode == CMP_SCORE)
+            c->args[k].score = k;
+        fprintf(stderr, "attn train: --%s: training the %s\n", c->kind->option,
+                c->kind->training[k]);
+    }
     if ((status = translation_run_train(r, &c->args[k], c->argc, c->argv)) != EXIT_OK)
         return status;
     figures(&c->figs[k], r);
@@ -138,11 +156,16 @@ static void row(const char *name, const char *x, const char *y)
            10 + (strstr(x, "—") ? 2 : 0), x, 10 + (strstr(y, "—") ? 2 : 0), y);
 }
 
-/* --compare-rnn, --compare-score: what both runs share, and the note. */
+/* --compare-rnn, --compare-score, --compare-layers: what both runs
+ * share, and the note. */
 static void print_same(const struct cmp *c)
 {
     const s2s_config *m = &c->run[0].tr.model.cfg;
-    printf("\nBoth: Bahdanau's model, %zu layer%s a side, d %zu, num_steps %zu, %s.\n",
+    if (c->mode == CMP_LAYERS)
+        printf("\nBoth: d2l's Transformer, d %zu, %zu heads, FFN %zu, num_steps %zu.\n",
+               m->hiddens, m->heads, m->ffn, c->figs[0].T);
+    else
+        printf("\nBoth: Bahdanau's model, %zu layer%s a side, d %zu, num_steps %zu, %s.\n",
            m->layers, m->layers == 1 ? "" : "s", m->hiddens, c->figs[0].T,
            c->mode == CMP_RNN ? (m->score == S2S_SCORE_DOT ? "the dot-product score"
                                                           : "the additive score")
@@ -153,7 +176,7 @@ static void print_same(const struct cmp *c)
 
 static void print_table(const struct cmp *c)
 {
-    char x[2][8][48];
+    char x[2][9][48];
     for (int k = 0; k < 2; k++) {
         const cmp_figs *f = &c->figs[k];
         cell_number(x[k][0], sizeof x[k][0], f->bleu, "%.3f");
@@ -167,15 +190,18 @@ static void print_table(const struct cmp *c)
         snprintf(x[k][5], sizeof x[k][5], "%zu", f->seq_train);
         snprintf(x[k][6], sizeof x[k][6], "%zu", f->seq_greedy);
         snprintf(x[k][7], sizeof x[k][7], "%zu", f->seq_word);
+        snprintf(x[k][8], sizeof x[k][8], "%zu", f->params);
     }
     printf("attn train: --%s, %s, %ld steps each, seed %ld\n\n", c->kind->option,
            c->a->data ? "data" : "translate", c->run[0].tr.step, c->a->seed);
-    printf("%-30s%11s%11s\n", "", c->kind->label[0], c->kind->label[1]);
+    printf("%-30s%11s%11s\n", "", c->label[0], c->label[1]);
     row("held-out BLEU", x[0][0], x[1][0]);
     row("exact", x[0][1], x[1][1]);
     row("alignment", x[0][2], x[1][2]);
     row("BLEU ≥ 0.95 at step (s)", x[0][3], x[1][3]);
     row("ms per step", x[0][4], x[1][4]);
+    if (c->mode == CMP_LAYERS)
+        row("parameters", x[0][8], x[1][8]);
     if (c->mode != CMP_ARCH) {
         print_same(c);
         return;
@@ -207,9 +233,11 @@ static void run_json(json_writer *jw, const struct cmp *c, int k)
     json_object_begin(jw, NULL, JSON_BLOCK);
     json_string(jw, "arch", m->arch->name);
     if (c->mode != CMP_ARCH) {
-        json_string(jw, "label", c->kind->label[k]);
-        json_string(jw, "rnn", s2s_rnn_names[m->rnn]);
-        json_string(jw, "score", s2s_score_names[m->score]);
+        json_string(jw, "label", c->label[k]);
+        if (c->mode != CMP_LAYERS) {
+            json_string(jw, "rnn", s2s_rnn_names[m->rnn]);
+            json_string(jw, "score", s2s_score_names[m->score]);
+        }
     }
     json_uint(jw, "layers", r->tr.model.cfg.layers);
     json_uint(jw, "heads", r->tr.model.cfg.heads);
@@ -225,6 +253,8 @@ static void run_json(json_writer *jw, const struct cmp *c, int k)
     json_uint(jw, "sequential_steps_training", f->seq_train);
     json_uint(jw, "sequential_steps_greedy", f->seq_greedy);
     json_uint(jw, "layers_per_greedy_step", f->seq_word);
+    if (c->mode == CMP_LAYERS)
+        json_uint(jw, "parameters", f->params);
     json_end(jw);
     json_end(jw);
 }
@@ -275,7 +305,7 @@ static int page_object(FILE *f, const void *ctx)
         json_object_begin(&jw, NULL, JSON_BLOCK);
         json_string(&jw, "arch", m->arch->name);
         if (c->mode != CMP_ARCH)
-            json_string(&jw, "label", c->kind->label[k]);
+            json_string(&jw, "label", c->label[k]);
         json_uint(&jw, "layers", s2s_cross_blocks(m));
         json_uint(&jw, "heads", m->heads);
         bad = translation_run_page_members(&jw, &c->run[k]) != 0;
@@ -301,8 +331,19 @@ int train_compare_arch(const struct train_args *a, int argc, char **argv)
         return EXIT_RUNTIME;
     }
     c->a = a;
-    c->mode = a->compare_rnn ? CMP_RNN : a->compare_score ? CMP_SCORE : CMP_ARCH;
+    c->mode = a->compare_layers  ? CMP_LAYERS
+              : a->compare_rnn   ? CMP_RNN
+              : a->compare_score ? CMP_SCORE
+                                 : CMP_ARCH;
     c->kind = &kinds[c->mode];
+    for (int k = 0; k < 2; k++) {
+        c->label[k] = c->kind->label[k];
+        if (c->mode == CMP_LAYERS) {
+            snprintf(c->blocks[k], sizeof c->blocks[k], "%ld blocks",
+                     k ? a->layers : (long)CMP_D2L_BLOCKS);
+            c->label[k] = c->blocks[k];
+        }
+    }
     c->argc = argc;
     c->argv = argv;
     for (int k = 0; k < 2 && status == EXIT_OK; k++)

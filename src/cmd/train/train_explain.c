@@ -150,7 +150,7 @@ oom:
 static int layer_object(json_writer *jw, train_explain *ex, trainer *tr, size_t l, const float *x,
                         char *err, size_t errlen)
 {
-    const mha_masks mask = {&ex->vl, 0, ex->causal};
+    const mha_masks mask = {&ex->vl, 0, ex->causal, 0};
     mha_trace t = {ex->Q, ex->K, ex->V, ex->scores, ex->scaled, ex->masked, ex->concat};
     if (mha_forward(ex->out, ex->weights, &t, x, x, x, 1, ex->T, ex->T, &tr->model.blk[l].mha,
                     &mask, NULL, err, errlen))

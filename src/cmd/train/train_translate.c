@@ -1,7 +1,8 @@
 /* train_translate.c — `attn train --task translate` and `attn train --data
  * PAIRS` (SPEC.md §11), the command: which runs are translation, the
  * options translation refuses, the outputs' paths checked up front, then
- * either --compare-arch (train_compare_arch.c) or one run
+ * either --compare-arch, --compare-rnn, --compare-score or
+ * --compare-layers (train_compare_arch.c) or one run
  * (train_translate_run.c) and what it shows (train_translate_view.c, and
  * --html's page, train_translate_page.c).
  */
@@ -113,11 +114,22 @@ static int check_translate_args(const struct train_args *a, const opt_given *g)
         {"causal", "the decoder is causal and the encoder is not, always"},
         {"no-causal", "the decoder is causal and the encoder is not, always"},
         {"compare-posenc", "it compares the encoder tasks with and without P"},
-        {"compare-layers", "it compares the encoder tasks' stacks"}};
+        {"window", "the Transformer's encoder sees every source word and its decoder every "
+                   "earlier word"}};
     if (refuse_given(g, not_here, sizeof not_here / sizeof not_here[0], "by translation"))
         return EXIT_USAGE;
     if (check_bahdanau_only(a, g) != EXIT_OK)
         return EXIT_USAGE;
+    if (a->compare_layers && (a->arch == ARCH_BAHDANAU || a->png || a->html)) {
+        cli_error("--compare-layers trains the Transformer with 2 blocks and N and keeps "
+                  "neither; --%s cannot be used with it",
+                  a->arch == ARCH_BAHDANAU ? "arch bahdanau" : a->png ? "png" : "html");
+        return EXIT_USAGE;
+    }
+    if (a->compare_layers && (a->layers < 0 || a->layers == 2)) {
+        cli_error("--compare-layers compares d2l's 2 blocks with --layers N: give N ≠ 2");
+        return EXIT_USAGE;
+    }
     if (a->arch == ARCH_BAHDANAU || a->compare_rnn || a->compare_score) {
         static const char *const not_bahdanau[][2] = {
             {"heads", "Bahdanau's model has one attention (additive, one head)"},
@@ -175,7 +187,7 @@ int train_translate(const struct train_args *a, const opt_given *g, int argc, ch
     if ((status = check_translate_args(a, g)) != EXIT_OK ||
         (status = check_outputs(a)) != EXIT_OK)
         return status;
-    if (a->compare_arch || a->compare_rnn || a->compare_score)
+    if (a->compare_arch || a->compare_rnn || a->compare_score || a->compare_layers)
         return train_compare_arch(a, argc, argv);
     memset(&r, 0, sizeof r);
     status = translation_run_train(&r, a, argc, argv);

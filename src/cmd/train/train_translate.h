@@ -121,7 +121,8 @@ void translation_run_page_free(translation_run *r);
  * "cross" members (--compare-arch's page); 0, or -1 (memory). */
 int translation_run_page_members(json_writer *jw, const translation_run *r);
 
-/* train_compare_arch.c: --compare-arch, after the checks of a
+/* train_compare_arch.c: --compare-arch (--compare-rnn, --compare-score,
+ * --compare-layers), after the checks of a
  * translation run. */
 int train_compare_arch(const struct train_args *a, int argc, char **argv);
 

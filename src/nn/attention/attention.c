@@ -22,6 +22,11 @@ int mha_is_masked(const mha_masks *mask, size_t b, size_t q, size_t k, size_t Nq
 {
     if (mask->causal && k > q)
         return 1;
+    if (mask->window) { /* the R keys centred on q, or ending at q (causal) */
+        const size_t half = (mask->window - 1) / 2;
+        if (mask->causal ? q - k >= mask->window : (k > q ? k - q : q - k) > half)
+            return 1;
+    }
     if (mask->valid_lens) {
         long len = mask->per_query ? mask->valid_lens[b * Nq + q] : mask->valid_lens[b];
         if ((long)k >= len)

@@ -58,6 +58,10 @@ typedef struct mha_masks {
     const long *valid_lens; /* (B,) or (B, Nq); NULL: no lengths */
     int per_query;          /* 1 when valid_lens is (B, Nq) */
     int causal;             /* mask keys after the query's position */
+    /* R (odd): the restricted self-attention; query q sees the R keys
+     * |q − k| ≤ (R − 1)/2, or with causal the R keys q − R + 1 … q;
+     * 0: every key (no window) */
+    size_t window;
 } mha_masks;
 
 /* Dropout on the attention weights (training mode only). */

@@ -535,10 +535,22 @@ static void proj_run(proj_set *ps)
 static float exp_row(float *s, size_t n, float shift) { return v16_exp_row(s, n, shift); }
 
 /* The first masked key of query q of example b: keys from here on get the
- * score −1e6 (mha_is_masked, for a whole row at once). */
-static size_t first_masked(const mha_masks *mask, size_t b, size_t q, size_t Nq, size_t Nk)
+ * score −1e6 (mha_is_masked, for a whole row at once); and in *start the
+ * first key a window lets q see (0 without --window): keys before it are
+ * masked too. */
+static size_t first_masked(const mha_masks *mask, size_t b, size_t q, size_t Nq, size_t Nk,
+                           size_t *start)
 {
     size_t limit = Nk;
+    *start = 0;
+    if (mask->window) {
+        /* the R keys centred on q, or (causal) the R keys ending at q */
+        const size_t before = mask->causal ? mask->window - 1 : (mask->window - 1) / 2;
+        const size_t after = mask->causal ? 0 : (mask->window - 1) / 2;
+        *start = q > before ? q - before : 0;
+        if (q + after + 1 < limit)
+            limit = q + after + 1;
+    }
     if (mask->valid_lens) {
         long len = mask->per_query ? mask->valid_lens[b * Nq + q] : mask->valid_lens[b];
         if (len >= 0 && (size_t)len < limit)
@@ -632,15 +644,15 @@ static float score_exact(const float *qs, const float *kr, size_t p, int masked)
 }
 
 /* Row q of a task's weights w (Nk,) whose float scores were not finite:
- * 2. the scores again in double, 3. the mask from limit on, 4. the
+ * 2. the scores again in double, 3. the mask (before start, from limit on), 4. the
  * reference's softmax. */
 static void weights_exact(const mha_job *j, const mha_task *t, size_t q, float *w,
-                          size_t limit)
+                          size_t start, size_t limit)
 {
     const float *qs = task_q(j, t, q), *Kh = task_kh(j, t);
     size_t k;
     for (k = 0; k < j->Nk; k++)
-        w[k] = score_exact(qs, Kh + k * j->H, j->p, k >= limit);
+        w[k] = score_exact(qs, Kh + k * j->H, j->p, k < start || k >= limit);
     softmax_row(w, j->Nk);
 }
 
@@ -666,18 +678,20 @@ static void output_exact(const mha_job *j, const mha_task *t, size_t q, const fl
 static void stream_row_exact(const mha_job *j, const mha_task *t, size_t q, double *acc)
 {
     const float *qs = task_q(j, t, q), *Kh = task_kh(j, t), *Vh = task_vh(j, t);
-    const size_t limit = first_masked(j->mask, t->b, t->q0 + q, j->Nq, j->Nk), H = j->H;
+    size_t start;
+    const size_t limit = first_masked(j->mask, t->b, t->q0 + q, j->Nq, j->Nk, &start);
+    const size_t H = j->H;
     float *dst = task_out(j, t, q);
     double max = -HUGE_VAL, l = 0.0;
     size_t k, c;
     for (k = 0; k < j->Nk; k++) {
-        double s = score_exact(qs, Kh + k * H, j->p, k >= limit);
+        double s = score_exact(qs, Kh + k * H, j->p, k < start || k >= limit);
         max = s > max ? s : max;
     }
     for (c = 0; c < j->p; c++)
         acc[c] = 0.0;
     for (k = 0; k < j->Nk; k++) {
-        double e = fm_exp(score_exact(qs, Kh + k * H, j->p, k >= limit) - max);
+        double e = fm_exp(score_exact(qs, Kh + k * H, j->p, k < start || k >= limit) - max);
         l += e;
         if (has_dropout(j))
             e = mha_dropout_keep(j->drop, weight_index(j, t, q, k)) ? e / (1.0 - j->drop->p)
@@ -707,15 +721,19 @@ static void block_with_weights(const mha_job *j, const mha_task *t, task_mem *me
         float *w = W + q * Nk;
         float max, sum, inv;
         int finite;
-        const size_t limit = first_masked(j->mask, t->b, t->q0 + q, j->Nq, Nk);
-        /* 3. mask: keys from limit on (beyond valid_len, or after q) get −1e6 */
+        size_t start;
+        const size_t limit = first_masked(j->mask, t->b, t->q0 + q, j->Nq, Nk, &start);
+        /* 3. mask: keys from limit on (beyond valid_len, or after q) and
+         * before start (outside a window) get −1e6 */
         for (k = limit; k < Nk; k++)
+            w[k] = ATTN_MASK_VALUE;
+        for (k = 0; k < start && k < Nk; k++)
             w[k] = ATTN_MASK_VALUE;
         /* 4. softmax over the keys */
         max = max_row(w, Nk, w[0], &finite);
         mem->redo[q] = !finite;
         if (mem->redo[q]) { /* a float score overflowed: this row in double */
-            weights_exact(j, t, q, w, limit);
+            weights_exact(j, t, q, w, start, limit);
             continue;
         }
         sum = exp_row(w, Nk, max);
@@ -761,10 +779,13 @@ static void block_streaming(const mha_job *j, const mha_task *t, task_mem *mem)
         for (q = 0; q < t->nq; q++) {
             float *s = mem->S + q * KB, *acc = mem->acc + q * p;
             float m_old = mem->m[q], m_new, rescale, sum;
-            const size_t limit = first_masked(j->mask, t->b, t->q0 + q, j->Nq, Nk);
+            size_t start;
+            const size_t limit = first_masked(j->mask, t->b, t->q0 + q, j->Nq, Nk, &start);
             int finite;
-            /* 3. mask */
+            /* 3. mask: from limit on, and before start (a window) */
             for (k = limit > k0 ? limit - k0 : 0; k < nk; k++)
+                s[k] = ATTN_MASK_VALUE;
+            for (k = 0; k0 + k < start && k < nk; k++)
                 s[k] = ATTN_MASK_VALUE;
             /* 4. softmax, online: the running maximum */
             m_new = max_row(s, nk, m_old, &finite);

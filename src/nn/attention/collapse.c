@@ -43,7 +43,7 @@ int collapse_layer(float *out, const float *X, size_t B, size_t N, const mha_par
                    const mha_masks *mask, enum collapse_kind kind, char *err, size_t errlen)
 {
     const size_t H = m->num_hiddens, n = B * N * H;
-    const mha_masks none = {NULL, 0, 0};
+    const mha_masks none = {NULL, 0, 0, 0};
     float *att = float_alloc(n + 1);                               /* (B, N, H) MHA(X) */
     float *w = float_alloc(B * m->num_heads * N * N + 1);          /* the weights */
     double *sum = malloc((n + 1) * sizeof *sum);                   /* (B, N, H) X + MHA(X) */

@@ -129,7 +129,7 @@ int mha_heads_batched(float *concat, const float *Q, const float *K, const float
     /* valid_lens, once per head: (B·NH,) or (B·NH, Nq) */
     if (lens)
         mha_repeat_lens(lens, mask->valid_lens, B, cols, NH, interleave);
-    const mha_masks sliced = {lens, mask->per_query, mask->causal};
+    const mha_masks sliced = {lens, mask->per_query, mask->causal, 0};
     /* DotProductAttention on the B·NH slices: (B·NH, Nq, p) */
     if (mha_sliced_attention(Os, Qs, Ks, Vs, B * NH, Nq, Nk, p, &sliced)) {
         snprintf(err, errlen, "out of memory for the heads as one batch");

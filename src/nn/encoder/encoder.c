@@ -456,7 +456,7 @@ int tmodel_forward(tmodel *m, tcache *c, const int *tokens, const long *lens, si
 {
     const size_t d = m->cfg.hiddens;
     const double sqrt_d = sqrt((double)d);
-    mha_masks mask = {lens, 0, m->cfg.causal};
+    mha_masks mask = {lens, 0, m->cfg.causal, m->cfg.window};
     linear head = {m->head_weight, m->head_bias};
     const float *x;
 
@@ -553,7 +553,7 @@ int tmodel_backward(double *grads, tcache *c, const tmodel *m, const int *tokens
 {
     const size_t d = m->cfg.hiddens, C = m->cfg.classes, B = c->B, T = c->T, BT = B * T;
     const double sqrt_d = sqrt((double)d);
-    mha_masks mask = {lens, 0, m->cfg.causal};
+    mha_masks mask = {lens, 0, m->cfg.causal, m->cfg.window};
     linear head = {m->head_weight, m->head_bias};
     double *dE = tparam_grad(m->param, m->nparams, grads, &m->embedding);
     double *dout = c->dout, *din = c->din;

@@ -65,6 +65,9 @@ typedef struct tmodel_config {
     size_t ffn;     /* H, the FFN's hidden units; 0: attention only */
     int learned;    /* add a learned pos_embedding instead of P (not with posenc) */
     size_t max_len; /* with learned: the positions pos_embedding holds (≥ 1) */
+    size_t window;  /* R (odd): a query sees the R keys centred on it, or with
+                     * causal ending at it (mha_masks); 0: every key. The
+                     * reference loops only (encoder_fast.c has no window) */
 } tmodel_config;
 
 #define TMODEL_MAX_LAYERS 12

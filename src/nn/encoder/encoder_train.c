@@ -101,6 +101,7 @@ static tmodel_config model_config(const train_task *task, const train_opts *opts
     cfg.addnorm = opts->addnorm;
     cfg.bias = opts->bias;
     cfg.causal = opts->causal;
+    cfg.window = opts->window;
     cfg.dropout = opts->dropout;
     cfg.layers = opts->layers ? opts->layers : 1;
     cfg.ffn = opts->ffn;

@@ -50,6 +50,7 @@ typedef struct train_opts {
     int threads;             /* 0: every core, or one for tiny steps */
     long steps;              /* the default number of steps (the command loops) */
     int reference;           /* 1: the naive double loops instead of encoder_fast.c */
+    size_t window;           /* R, --window (0: none); the reference loops only */
 } train_opts;
 
 /* The defaults of attn train for a task (d 32, 4 heads, P on, Adam …). */

@@ -358,7 +358,7 @@ int tfm_encode(const s2s_model *m, s2s_cache *c, const int *src, const long *src
     const tfm_model *net = tfm_net(m);
     tfm_cache *tc = tfm_cache_of(c);
     const size_t d = m->cfg.hiddens, NH = m->cfg.heads;
-    const mha_masks mask = {src_lens, 0, 0}; /* no key beyond a source's length */
+    const mha_masks mask = {src_lens, 0, 0, 0}; /* no key beyond a source's length */
     const float *x = tc->Xs;
 
     if (B > c->Bmax || Ts > c->Ts_max) {
@@ -400,8 +400,8 @@ static int dec_block_forward(s2s_cache *c, const s2s_model *m, size_t l, const f
     tfm_cache *tc = tfm_cache_of(c);
     const size_t B = c->B, Ts = c->Ts, Tt = c->Tt, BT = B * Tt, d = m->cfg.hiddens;
     const size_t NH = m->cfg.heads, L = m->cfg.layers, H = m->cfg.ffn;
-    const mha_masks causal = {NULL, 0, 1};    /* query t sees keys 0 … t */
-    const mha_masks cross = {src_lens, 0, 0}; /* no key beyond a source's length */
+    const mha_masks causal = {NULL, 0, 1, 0};    /* query t sees keys 0 … t */
+    const mha_masks cross = {src_lens, 0, 0, 0}; /* no key beyond a source's length */
     const tfm_dec_block *b = &net->dec[l];
     tfm_dec_cache *dc = &tc->dec[l];
     mha_trace t1 = trace_of(dc->Q1, dc->K1, dc->V1, dc->concat1);
@@ -522,7 +522,7 @@ static int dec_block_backward(double *dx, double *grads, s2s_cache *c, const s2s
     tfm_cache *tc = tfm_cache_of(c);
     const size_t B = c->B, Ts = c->Ts, Tt = c->Tt, BT = B * Tt, d = m->cfg.hiddens;
     const size_t NH = m->cfg.heads, L = m->cfg.layers, H = m->cfg.ffn;
-    const mha_masks causal = {NULL, 0, 1}, cross = {src_lens, 0, 0};
+    const mha_masks causal = {NULL, 0, 1, 0}, cross = {src_lens, 0, 0, 0};
     const tfm_dec_block *b = &net->dec[l];
     tfm_dec_cache *dc = &tc->dec[l];
     /* the block's gradients, in the scratch (B, Tt, d) buffers, each
@@ -607,7 +607,7 @@ static int encoder_backward(double *grads, s2s_cache *c, const s2s_model *m, con
     const tfm_model *net = tfm_net(m);
     tfm_cache *tc = tfm_cache_of(c);
     const size_t d = m->cfg.hiddens, NH = m->cfg.heads, B = c->B, Ts = c->Ts;
-    const mha_masks mask = {src_lens, 0, 0};
+    const mha_masks mask = {src_lens, 0, 0, 0};
     double *dout = tc->denc, *din = tc->dsrc, *tmp;
 
     /* the blocks from the top: the gradient of a block's input is the
