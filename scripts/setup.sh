@@ -21,8 +21,11 @@ ATTN_CJSON_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/attn/cJSON-$ATTN_CJSON_VERSION"
 # the chapter's 苹果 examples are labelled and the tests can draw them:
 # fonts-wqy-microhei, one 5 MB file (wqy-microhei.ttc, two faces) that
 # covers the CJK ideographs, kana and hangul (fonts-noto-cjk: about 90 MB).
+# dataset-fashion-mnist: the four IDX files `attn train --task vit` reads
+# (/usr/share/datasets/fashion-mnist, 30 MB), d2l.ai 11.8's data.
 ATTN_PACKAGES="meson ninja-build pkg-config gcc libc6-dev libcjson-dev libstb-dev libdeflate-dev
-  libfontconfig-dev fonts-dejavu-core fonts-wqy-microhei scdoc $ATTN_WASM_PACKAGES"
+  libfontconfig-dev fonts-dejavu-core fonts-wqy-microhei scdoc dataset-fashion-mnist
+  $ATTN_WASM_PACKAGES"
 
 
 # attn_wasm_cjson: cJSON's source (Debian's orig tarball of cjson, checked
