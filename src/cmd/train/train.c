@@ -33,12 +33,13 @@
 #include "train_loop.h"
 #include "train_page.h"
 #include "train_posemb.h"
+#include "train_vit.h"
 
 #define NSNAP 5              /* probe snapshots in --png: step 0 … final */
 #define MAX_PROBES 2         /* apple: a fruit and a company sentence */
 
 static const char *const task_names[] = {"reverse", "previous", "apple", "induction",
-                                         "translate", NULL}; /* train_kind, then translate */
+                                         "translate", "vit", NULL}; /* train_kind, then translate, vit */
 static const char *const optimizer_names[] = {"adam", "sgd", NULL};            /* optim_kind */
 static const char *const arch_names[] = {"transformer", "bahdanau", NULL};                 /* train_arch */
 static const char *const pos_names[] = {"sinusoid", "learned", "none", NULL};  /* train_pos */
@@ -62,9 +63,20 @@ static int parse_lr(void *dest, const char *value)
 #define OPT_ARGS struct train_args
 const struct opt train_options[] = {
     OPT_CHOICE(0, "task", task, "TASK", task_names,
-               "reverse, previous, apple, induction or translate\n(default reverse)"),
+               "reverse, previous, apple, induction, translate or\n"
+               "vit (d2l.ai 11.8's Vision Transformer on\nFashion-MNIST) (default reverse)"),
     OPT_FILE(0, "data", data, "your own task as JSON instead, or sentence pairs\n"
-                              "(d2l's fra.txt or JSON; formats below)"),
+                              "(d2l's fra.txt or JSON; formats below); vit: a\n"
+                              "folder of Fashion-MNIST's four IDX files (default\n"
+                              "/usr/share/datasets/fashion-mnist)"),
+    OPT_INT(0, "epochs", epochs, "N", 0, 1000,
+            "vit: passes over the training images (default 3)"),
+    OPT_INT(0, "train-size", train_size, "N", 0, 100000000L,
+            "vit: the first N training images (0: all, 60,000)"),
+    OPT_INT(0, "test-size", test_size, "N", 0, 100000000L,
+            "vit: the first N test images (0: all, 10,000)"),
+    OPT_INT(0, "patch", patch, "P", 1, 4096,
+            "vit: patches of P × P pixels, P dividing the\nimage's side (default 7: 16 patches)"),
     OPT_INT(0, "length", length, "N", 2, TRAIN_MAX_LEN,
             "sequence length of reverse, previous, induction\n(default 8; induction 20)"),
     OPT_INT(0, "vocab", vocab, "N", 2, 1000,
@@ -75,8 +87,8 @@ const struct opt train_options[] = {
             "token's identity up to the next layer (default 1;\ninduction 2)"),
     OPT_INT(0, "ffn", ffn, "H", 0, 4096,
             "d2l's PositionWiseFFN in every block, H hidden\n"
-            "units, then AddNorm (default 0: attention only)"),
-    OPT_INT(0, "hiddens", hiddens, "D", 1, 4096, "num_hiddens d (default 32)"),
+            "units, then AddNorm (default 0: attention only;\nvit: the MLP's, 128)"),
+    OPT_INT(0, "hiddens", hiddens, "D", 1, 4096, "num_hiddens d (default 32; vit 64)"),
     OPT_INT(0, "heads", heads, "NH", 1, 4096, "num_heads, must divide D (default 4)"),
     OPT_FLAG(0, "posenc", posenc, "add the positional encoding P to X (the default)"),
     OPT_SET(0, "no-posenc", posenc, 0, "no P: the model cannot tell the order"),
@@ -94,17 +106,18 @@ const struct opt train_options[] = {
     OPT_SET(0, "no-causal", causal, 0, "every query sees every key (induction)"),
     OPT_FLAG(0, "bias", bias, "biases on W_q, W_k, W_v, W_o"),
     OPT_REAL(0, "dropout", dropout, "P", 0.0, 0.99,
-             "dropout on the attention weights, training only\n(default 0)"),
+             "dropout on the attention weights, training only\n"
+             "(default 0; vit: emb_dropout and blk_dropout\nboth, 0.1)"),
     OPT_INT(0, "steps", steps, "N", 0, 10000000L,
             "training steps (default 400 reverse, 300 previous,\n200 apple and --data, 800 induction)"),
     OPT_INT(0, "batch-size", batch_size, "B", 0, 1000000L,
-            "sequences per step; 0: the whole training set\n(default 64)"),
+            "sequences per step; 0: the whole training set\n(default 64; vit: images, 128)"),
     {.type = OPTION_CALLBACK, .long_name = "lr", .argh = "LR",
      .offset = OPT_MEMBER_(lr, double),
-     .help = "learning rate (default 0.01; induction 0.005)",
+     .help = "learning rate (default 0.01; induction 0.005;\nvit 0.1)",
      .callback = parse_lr},
     OPT_CHOICE(0, "optimizer", optimizer, "NAME", optimizer_names,
-               "adam (PyTorch's defaults) or sgd (default adam)"),
+               "adam (PyTorch's defaults) or sgd (default adam;\nvit sgd, as d2l's Classifier)"),
     OPT_SEED(seed, "initial weights, batches and dropout (default 0)"),
     OPT_THREADS(threads),
     OPT_INT(0, "log-every", log_every, "N", 1, 10000000L,
@@ -1571,6 +1584,8 @@ static void train_defaults(struct train_args *a)
     a->max_examples = -1;
     a->min_freq = -1;
     a->clip = 1.0;
+    a->epochs = -1;
+    a->patch = -1;
 }
 
 int cmd_train(int argc, char **argv)
@@ -1586,6 +1601,10 @@ int cmd_train(int argc, char **argv)
     }
     if (status != EXIT_OK)
         return status;
+    if ((status = train_vit_only(&a, &g)) != EXIT_OK)
+        return status;
+    if (a.task == TRAIN_TASK_VIT)
+        return train_vit(&a, &g);
     if (a.data && opt_is_given(&g, "task") && a.task != TRAIN_TASK_TRANSLATE) {
         cli_error("--task is for the built-in tasks; --data brings its own");
         return EXIT_USAGE;

@@ -8,8 +8,10 @@
 
 #include "options.h"
 
-/* --task's choices: train_kind's four built-in tasks, then translate. */
+/* --task's choices: train_kind's four built-in tasks, then translate and
+ * vit. */
 #define TRAIN_TASK_TRANSLATE 4
+#define TRAIN_TASK_VIT 5
 /* --arch's choices */
 typedef enum train_arch { ARCH_TRANSFORMER, ARCH_BAHDANAU } train_arch;
 /* --pos-embedding's choices: what is added to the scaled embedding */
@@ -28,6 +30,7 @@ struct train_args {
     long length, vocab, hiddens, heads, steps, batch_size, seed, threads, log_every;
     long layers, ffn; /* −1: the task's default (induction 2 layers) */
     long num_steps, max_examples, min_freq; /* translation; −1: the default */
+    long epochs, train_size, test_size, patch; /* --task vit; −1: the default */
     double dropout, lr, clip;
     size_t max_mem;
 };

@@ -1,0 +1,15 @@
+/* train_vit.h — `attn train --task vit` (train_vit.c, SPEC.md §16): d2l.ai
+ * 11.8's Vision Transformer on Fashion-MNIST. */
+#ifndef ATTN_TRAIN_VIT_H
+#define ATTN_TRAIN_VIT_H
+
+#include "train_cmd.h"
+
+/* The options only --task vit reads, refused for the other tasks: exit 2
+ * with a message, or EXIT_OK. */
+int train_vit_only(const struct train_args *a, const opt_given *g);
+
+/* attn train --task vit: the whole run, its exit status. */
+int train_vit(struct train_args *a, const opt_given *g);
+
+#endif
