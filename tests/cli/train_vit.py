@@ -11,7 +11,7 @@ import os
 import random
 import struct
 
-from .common import check, expect, run
+from .common import check, expect, png_info, run
 
 BASES = ["train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte",
          "t10k-labels-idx1-ubyte"]
@@ -55,7 +55,7 @@ def group_train_vit(tmp):
     # usage errors: one line, exit 2
     for args, msg in [
             (["--task", "vit", "--length", "3"], "--length is not for --task vit"),
-            (["--task", "vit", "--png", "a.png"], "--png is not for --task vit"),
+            (["--task", "vit", "--plot", "a.png"], "--plot is not for --task vit"),
             (["--epochs", "2"], "--epochs is for --task vit"),
             (["--task", "translate", "--train-size", "5"], "--train-size is for --task vit"),
             (["--task", "vit", "--data", good, "--patch", "5"],
@@ -140,6 +140,17 @@ def group_train_vit(tmp):
                 "--json", other] + extra, 0)
         with open(out_json, "rb") as a, open(other, "rb") as b:
             check(a.read() == b.read(), "vit: %s %s: other bytes than --threads 1" % (data, extra))
+
+    # --png: 8 test images (here the 20's first 8) in rows, columns image,
+    # 4 heads, rollout: 10 + 6 × (112 + 10) wide, 26 + 8 × (22 + 112 + 10) high
+    png = os.path.join(tmp, "cls.png")
+    expect(["train", "--data", good] + small + ["--png", png], 0,
+           out_has=["wrote %s: the <cls> query's attention over the patches (last block's "
+                    "heads, rollout), 742×1178 px" % png])
+    check(png_info(png)[:2] == (742, 1178), "vit --png: size %r" % (png_info(png),))
+    # 3 test images: 3 rows
+    expect(["train", "--data", good] + small + ["--png", png, "--test-size", "3"], 0,
+           out_has=["742×458 px"])
 
     # --json - : the document on stdout, the report on stderr
     rc, out, err = run(["train", "--data", good] + small + ["--json", "-", "--train-size", "16",

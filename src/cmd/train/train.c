@@ -125,7 +125,9 @@ const struct opt train_options[] = {
             "stderr when it is not a terminal (default 20)"),
     OPT_PNG(png, "the probe's attention as it forms: rows = steps,\n"
                  "columns = heads (stacks: layer × head; apple:\n"
-                 "苹果's row before and after)"),
+                 "苹果's row before and after; vit: 8 test images\n"
+                 "with <cls>'s attention over the patches per head\n"
+                 "of the last block and rolled out over the blocks)"),
     OPT_FILE(0, "plot", plot, "loss and accuracy against the step (PNG)"),
     OPT_HTML(html, "a page: a step slider over every logged step moving\n"
                    "the probe's heads and the curves' cursor together"),

@@ -35,7 +35,7 @@
 /* The options --task vit reads; any other is refused. */
 static const char *const vit_options[] = {
     "task",       "data",      "hiddens",    "heads", "layers", "ffn",     "dropout",
-    "batch-size", "lr",        "optimizer",  "seed",  "threads", "json",   "save",
+    "batch-size", "lr",        "optimizer",  "seed",  "threads", "json",   "save",   "png",
     "load",       "epochs",    "train-size", "test-size", "patch", "max-mem", "color",
     "font",       NULL};
 
@@ -531,6 +531,8 @@ static int vit_outputs(const vit_run *r, FILE *rep)
         }
         fprintf(rep, "wrote %s: the model (d2l's state_dict names)\n", a->save);
     }
+    if (a->png && train_vit_png(a->png, a->font, &r->m, &r->data.test, rep) != EXIT_OK)
+        return EXIT_RUNTIME;
     if (a->json)
         return output_json(a->json, vit_write_json, r, rep, "the history and the confusion matrix");
     return EXIT_OK;
@@ -551,8 +553,9 @@ int train_vit(struct train_args *a, const opt_given *g)
         return EXIT_USAGE;
     }
     {
-        const char *paths[2] = {a->json, a->save}, *names[2] = {"--json", "--save"};
-        if ((status = output_check_files(paths, names, 2)) != EXIT_OK)
+        const char *paths[3] = {a->json, a->save, a->png},
+                   *names[3] = {"--json", "--save", "--png"};
+        if ((status = output_check_files(paths, names, 3)) != EXIT_OK)
             return status;
     }
     memset(&r, 0, sizeof r);
