@@ -152,6 +152,14 @@ def group_train_vit(tmp):
     expect(["train", "--data", good] + small + ["--png", png, "--test-size", "3"], 0,
            out_has=["742×458 px"])
 
+    # --confusion-png: one 10 × 10 heatmap; the option is vit's alone
+    conf_png = os.path.join(tmp, "confusion.png")
+    expect(["train", "--data", good] + small + ["--confusion-png", conf_png], 0,
+           out_has=["wrote %s: the confusion matrix, " % conf_png])
+    check(png_info(conf_png)[0] > 400, "vit --confusion-png: %r" % (png_info(conf_png),))
+    expect(["train", "--task", "apple", "--confusion-png", conf_png], 2,
+           err=T + "--confusion-png is for --task vit")
+
     # --json - : the document on stdout, the report on stderr
     rc, out, err = run(["train", "--data", good] + small + ["--json", "-", "--train-size", "16",
                                                           "--test-size", "10"])

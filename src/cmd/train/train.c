@@ -129,6 +129,9 @@ const struct opt train_options[] = {
                  "with <cls>'s attention over the patches per head\n"
                  "of the last block and rolled out over the blocks)"),
     OPT_FILE(0, "plot", plot, "loss and accuracy against the step (PNG)"),
+    OPT_FILE(0, "confusion-png", confusion_png,
+             "vit: the test set's confusion matrix, each true\n"
+             "class's row as shares of its images (PNG)"),
     OPT_HTML(html, "a page: a step slider over every logged step moving\n"
                    "the probe's heads and the curves' cursor together"),
     OPT_JSON(json, "the history and the final figures; - for stdout"),

@@ -26,6 +26,7 @@ struct train_args {
     int pos_embedding; /* train_pos: --pos-embedding, or --posenc / --no-posenc */
     int compare_rnn, compare_score; /* Bahdanau against itself: GRU/LSTM, additive/dot */
     int explain; /* --explain: the paths in --json's document (train_explain.h) */
+    const char *confusion_png; /* --task vit */
     const char *data, *png, *plot, *json, *save, *load, *font, *html, *pos_png;
     long length, vocab, hiddens, heads, steps, batch_size, seed, threads, log_every;
     long layers, ffn; /* −1: the task's default (induction 2 layers) */

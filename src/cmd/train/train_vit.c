@@ -24,6 +24,7 @@
 #include "layers.h"
 #include "optim.h"
 #include "output.h"
+#include "render.h"
 #include "rng.h"
 #include "vit.h"
 #include "vit_model_file.h"
@@ -37,10 +38,11 @@ static const char *const vit_options[] = {
     "task",       "data",      "hiddens",    "heads", "layers", "ffn",     "dropout",
     "batch-size", "lr",        "optimizer",  "seed",  "threads", "json",   "save",   "png",
     "load",       "epochs",    "train-size", "test-size", "patch", "max-mem", "color",
-    "font",       NULL};
+    "font",       "confusion-png", NULL};
 
 /* The options only --task vit reads. */
-static const char *const vit_only[] = {"epochs", "train-size", "test-size", "patch", NULL};
+static const char *const vit_only[] = {"epochs", "train-size", "test-size", "patch",
+                                       "confusion-png", NULL};
 
 int train_vit_only(const struct train_args *a, const opt_given *g)
 {
@@ -520,6 +522,36 @@ static int vit_write_json(FILE *f, const void *ctx)
     return json_writer_finish(&jw);
 }
 
+/* --confusion-png: row t the shares of true class t's test images
+ * predicted as each class (a row of no images: zeros). */
+static int vit_confusion_png(const vit_run *r, FILE *rep)
+{
+    float share[IDX_CLASSES * IDX_CLASSES];
+    char title[64];
+    for (size_t t = 0; t < IDX_CLASSES; t++) {
+        long n = 0;
+        for (size_t p = 0; p < IDX_CLASSES; p++)
+            n += r->confusion[t][p];
+        for (size_t p = 0; p < IDX_CLASSES; p++)
+            share[t * IDX_CLASSES + p] = n ? (float)((double)r->confusion[t][p] / (double)n) : 0;
+    }
+    snprintf(title, sizeof title, "%zu test images, accuracy %.4f", r->data.test.n, r->accuracy);
+    heat_panel panel = {share, IDX_CLASSES, IDX_CLASSES, title, NULL, NULL};
+    heat_figure fig;
+    memset(&fig, 0, sizeof fig);
+    fig.panels = &panel;
+    fig.grid_rows = fig.grid_cols = 1;
+    fig.xlabel = "predicted";
+    fig.ylabel = "true";
+    fig.xticklabels = idx_fashion_labels;
+    fig.yticklabels = idx_fashion_labels;
+    fig.cmap = cmap_find("Blues");
+    fig.vmin = 0;
+    fig.vmax = 1;
+    fig.colorbar_label = "share of the true class";
+    return output_heatmap(r->a->confusion_png, &fig, rep, "the confusion matrix");
+}
+
 static int vit_outputs(const vit_run *r, FILE *rep)
 {
     const struct train_args *a = r->a;
@@ -532,6 +564,8 @@ static int vit_outputs(const vit_run *r, FILE *rep)
         fprintf(rep, "wrote %s: the model (d2l's state_dict names)\n", a->save);
     }
     if (a->png && train_vit_png(a->png, a->font, &r->m, &r->data.test, rep) != EXIT_OK)
+        return EXIT_RUNTIME;
+    if (a->confusion_png && vit_confusion_png(r, rep) != EXIT_OK)
         return EXIT_RUNTIME;
     if (a->json)
         return output_json(a->json, vit_write_json, r, rep, "the history and the confusion matrix");
@@ -553,9 +587,9 @@ int train_vit(struct train_args *a, const opt_given *g)
         return EXIT_USAGE;
     }
     {
-        const char *paths[3] = {a->json, a->save, a->png},
-                   *names[3] = {"--json", "--save", "--png"};
-        if ((status = output_check_files(paths, names, 3)) != EXIT_OK)
+        const char *paths[4] = {a->json, a->save, a->png, a->confusion_png},
+                   *names[4] = {"--json", "--save", "--png", "--confusion-png"};
+        if ((status = output_check_files(paths, names, 4)) != EXIT_OK)
             return status;
     }
     memset(&r, 0, sizeof r);
