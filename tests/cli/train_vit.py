@@ -160,6 +160,10 @@ def group_train_vit(tmp):
     expect(["train", "--task", "apple", "--confusion-png", conf_png], 2,
            err=T + "--confusion-png is for --task vit")
 
+    # --batch-size 0: the whole training set a step (40 images: one step)
+    rc, out, _ = expect(["train", "--data", good, "--task", "vit", "--epochs", "1",
+                         "--batch-size", "0"], 0, out_has=["batch 40; 40 training images"])
+
     # --json - : the document on stdout, the report on stderr
     rc, out, err = run(["train", "--data", good] + small + ["--json", "-", "--train-size", "16",
                                                           "--test-size", "10"])

@@ -402,15 +402,17 @@ static int vit_model_ready(vit_run *r)
     return EXIT_OK;
 }
 
-static int vit_prepare(vit_run *r)
+static int vit_prepare(vit_run *r, struct train_args *a)
 {
-    const struct train_args *a = r->a;
     char err[256];
     int status;
     if ((status = vit_load_data(&r->data, a)) != EXIT_OK ||
         (status = vit_model_ready(r)) != EXIT_OK)
         return status;
     r->m.cfg.dropout = a->dropout;
+    /* --batch-size 0: the whole training set a step (at least one image) */
+    if (a->batch_size == 0)
+        a->batch_size = r->data.train.n ? (long)r->data.train.n : 1;
     /* the memory: per chunk a forward pass's buffers and a gradient of
      * every parameter, and the run's order of the images (the data are
      * read already) */
@@ -419,7 +421,7 @@ static int vit_prepare(vit_run *r)
     int over = size_mul(T, 16 * d + 4 * F + 2 * r->m.cfg.heads * T, &per) ||
                size_mul(per, 8 * L, &per) || size_add(per, r->m.total * 8, &per) ||
                size_mul(per, nch, &bytes) ||
-               size_add(bytes, (r->data.train.n + r->data.test.n) * T, &bytes);
+               size_add(bytes, r->data.train.n * sizeof(size_t), &bytes);
     if (cli_check_mem("the batches' buffers", bytes, over, a->max_mem, NULL) != 0)
         return EXIT_RUNTIME;
     if (vit_bufs_alloc(&r->u, &r->m, B) != 0 ||
@@ -595,7 +597,7 @@ int train_vit(struct train_args *a, const opt_given *g)
     memset(&r, 0, sizeof r);
     r.a = a;
     FILE *rep = output_report_stream(a->json);
-    if ((status = vit_prepare(&r)) == EXIT_OK && (status = vit_train(&r, rep)) == EXIT_OK)
+    if ((status = vit_prepare(&r, a)) == EXIT_OK && (status = vit_train(&r, rep)) == EXIT_OK)
         status = vit_outputs(&r, rep);
     vit_run_free(&r);
     return status;
