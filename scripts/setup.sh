@@ -21,11 +21,13 @@ ATTN_CJSON_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/attn/cJSON-$ATTN_CJSON_VERSION"
 # the chapter's 苹果 examples are labelled and the tests can draw them:
 # fonts-wqy-microhei, one 5 MB file (wqy-microhei.ttc, two faces) that
 # covers the CJK ideographs, kana and hangul (fonts-noto-cjk: about 90 MB).
+# dataset-fashion-mnist: the four IDX files `attn train --task vit` reads
+# (/usr/share/datasets/fashion-mnist, 30 MB), d2l.ai 11.8's data.
 # gettext (xgettext and msgfmt: the catalogues of po/, SPEC 17) and
 # locales (the zh_CN.UTF-8 locale that GNU gettext needs before it speaks
 # Chinese: attn_zh_locale makes it).
 ATTN_PACKAGES="meson ninja-build pkg-config gcc libc6-dev libcjson-dev libstb-dev libdeflate-dev
-  libfontconfig-dev fonts-dejavu-core fonts-wqy-microhei scdoc gettext locales
+  libfontconfig-dev fonts-dejavu-core fonts-wqy-microhei scdoc gettext locales dataset-fashion-mnist
   $ATTN_WASM_PACKAGES"
 
 # attn_zh_locale: the zh_CN.UTF-8 locale, made with localedef when missing

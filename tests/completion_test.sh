@@ -169,7 +169,7 @@ expect "--valid-lens" attn score --va
 expect "--html --help" attn score --h
 expect "cpu wall" attn complexity --clock ""
 expect "interleaved concat" attn posenc --layout ""
-expect "reverse previous apple induction translate lm" attn train --task ""
+expect "reverse previous apple induction translate lm vit" attn train --task ""
 expect "train translate" attn tr
 expect "--all" attn translate --al
 expect "--reference" attn translate --r

@@ -21,7 +21,7 @@ def group_train(tmp):
     # usage errors: one line, exit 2
     for args, msg in [
             (["--task", "poem"],
-             "--task: expected reverse, previous, apple, induction, translate or lm, got 'poem'"),
+             "--task: expected reverse, previous, apple, induction, translate, lm or vit, got 'poem'"),
             (["--lr", "0"], "--lr: expected a positive number, got '0'"),
             (["--lr", "-0.1"], "--lr: expected a positive number, got '-0.1'"),
             (["--lr", "abc"], "--lr: expected a positive number, got 'abc'"),

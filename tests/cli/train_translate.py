@@ -14,7 +14,7 @@ def group_train_translate(tmp):
     # usage errors: one line, exit 2
     for args, msg in [
             (["--task", "poem"],
-             "--task: expected reverse, previous, apple, induction, translate or lm, got 'poem'"),
+             "--task: expected reverse, previous, apple, induction, translate, lm or vit, got 'poem'"),
             (["--task", "translate", "--num-steps", "10"],
              "--num-steps 10 is too small: the grammar's longest sentence has 10 words, 11 "
              "with its <eos>"),

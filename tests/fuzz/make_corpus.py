@@ -436,6 +436,20 @@ def saved_models(attn):
     return out
 
 
+def idx_corpus(folder):
+    """fuzz_idx's seeds into folder: IDX images and labels, plain and
+    gzip'd, a wrong magic, a label 10, truncated."""
+    import gzip
+    import struct
+    images = struct.pack(">IIII", 0x803, 2, 3, 3) + bytes(range(0, 180, 10))
+    labels = struct.pack(">II", 0x801, 4) + bytes([9, 0, 3, 7])
+    for data in (images, labels, images[:-2], labels[:6], labels[:-1] + bytes([10]),
+                 struct.pack(">II", 0x802, 1) + b"x", b""):
+        save(folder, data)
+        save(folder, gzip.compress(data, mtime=0))
+    save(folder, gzip.compress(images, mtime=0)[:-5])
+
+
 def save(folder, data):
     name = hashlib.sha1(data).hexdigest()[:16]
     with open(os.path.join(folder, name), "wb") as f:
@@ -451,7 +465,8 @@ def main():
     ndir = os.path.join(HERE, "corpus", "nmt_data")
     xdir = os.path.join(HERE, "corpus", "translate")
     pdir = os.path.join(HERE, "corpus", "pool")
-    for d in (jdir, odir, tdir, mdir, ndir, xdir, pdir):
+    idir = os.path.join(HERE, "corpus", "idx")
+    for d in (jdir, odir, tdir, mdir, ndir, xdir, pdir, idir):
         os.makedirs(d, exist_ok=True)
         for f in os.listdir(d):
             os.remove(os.path.join(d, f))
@@ -508,6 +523,7 @@ def main():
         save(mdir, json.dumps(m).encode())
     translate_corpus(attn, xdir)
     pool_corpus(pdir)
+    idx_corpus(idir)
 
 
 if __name__ == "__main__":

@@ -33,12 +33,13 @@
 #include "train_loop.h"
 #include "train_page.h"
 #include "train_posemb.h"
+#include "train_vit.h"
 
 #define NSNAP 5              /* probe snapshots in --png: step 0 … final */
 #define MAX_PROBES 2         /* apple: a fruit and a company sentence */
 
 static const char *const task_names[] = {"reverse", "previous", "apple", "induction",
-                                         "translate", "lm", NULL}; /* train_kind, then translate, lm */
+                                         "translate", "lm", "vit", NULL}; /* train_kind, then translate, lm, vit */
 static const char *const optimizer_names[] = {"adam", "sgd", NULL};            /* optim_kind */
 static const char *const arch_names[] = {"transformer", "bahdanau", NULL};                 /* train_arch */
 static const char *const pos_names[] = {"sinusoid", "learned", "none", NULL};  /* train_pos */
@@ -62,11 +63,24 @@ static int parse_lr(void *dest, const char *value)
 #define OPT_ARGS struct train_args
 const struct opt train_options[] = {
     OPT_CHOICE(0, "task", task, "TASK", task_names,
-               "reverse, previous, apple, induction, translate\nor lm (default reverse)"),
+               "reverse, previous, apple, induction, translate,\n"
+               "lm (a character language model) or vit (d2l.ai\n"
+               "11.8's Vision Transformer on Fashion-MNIST)\n"
+               "(default reverse)"),
     OPT_FILE(0, "data", data, "your own task as JSON instead, or sentence pairs\n"
                               "(d2l's fra.txt or JSON; formats below);\n"
                               "lm: any UTF-8 text (default\n"
-                              "/usr/share/common-licenses/GPL-3)"),
+                              "/usr/share/common-licenses/GPL-3); vit: a\n"
+                              "folder of Fashion-MNIST's four IDX files (default\n"
+                              "/usr/share/datasets/fashion-mnist)"),
+    OPT_INT(0, "epochs", epochs, "N", 0, 1000,
+            "vit: passes over the training images (default 3)"),
+    OPT_INT(0, "train-size", train_size, "N", 0, 100000000L,
+            "vit: the first N training images (0: all, 60,000)"),
+    OPT_INT(0, "test-size", test_size, "N", 0, 100000000L,
+            "vit: the first N test images (0: all, 10,000)"),
+    OPT_INT(0, "patch", patch, "P", 1, 4096,
+            "vit: patches of P × P pixels, P dividing the\nimage's side (default 7: 16 patches)"),
     OPT_INT(0, "length", length, "N", 2, TRAIN_MAX_LEN,
             "sequence length of reverse, previous, induction\n(default 8; induction 20); lm: the context\n(default 32)"),
     OPT_INT(0, "vocab", vocab, "N", 2, 1000,
@@ -77,8 +91,8 @@ const struct opt train_options[] = {
             "token's identity up to the next layer (default 1;\ninduction 2)"),
     OPT_INT(0, "ffn", ffn, "H", 0, 4096,
             "d2l's PositionWiseFFN in every block, H hidden\n"
-            "units, then AddNorm (default 0: attention only)"),
-    OPT_INT(0, "hiddens", hiddens, "D", 1, 4096, "num_hiddens d (default 32)"),
+            "units, then AddNorm (default 0: attention only;\nvit: the MLP's, 128)"),
+    OPT_INT(0, "hiddens", hiddens, "D", 1, 4096, "num_hiddens d (default 32; vit 64)"),
     OPT_INT(0, "heads", heads, "NH", 1, 4096, "num_heads, must divide D (default 4)"),
     OPT_FLAG(0, "posenc", posenc, "add the positional encoding P to X (the default)"),
     OPT_SET(0, "no-posenc", posenc, 0, "no P: the model cannot tell the order"),
@@ -100,17 +114,18 @@ const struct opt train_options[] = {
             "the R keys ending at i (the reference loops)"),
     OPT_FLAG(0, "bias", bias, "biases on W_q, W_k, W_v, W_o"),
     OPT_REAL(0, "dropout", dropout, "P", 0.0, 0.99,
-             "dropout on the attention weights, training only\n(default 0)"),
+             "dropout on the attention weights, training only\n"
+             "(default 0; vit: emb_dropout and blk_dropout\nboth, 0.1)"),
     OPT_INT(0, "steps", steps, "N", 0, 10000000L,
             "training steps (default 400 reverse, 300 previous,\n200 apple and --data, 800 induction)"),
     OPT_INT(0, "batch-size", batch_size, "B", 0, 1000000L,
-            "sequences per step; 0: the whole training set\n(default 64)"),
+            "sequences per step; 0: the whole training set\n(default 64; vit: images, 128)"),
     {.type = OPTION_CALLBACK, .long_name = "lr", .argh = "LR",
      .offset = OPT_MEMBER_(lr, double),
-     .help = "learning rate (default 0.01; induction 0.005)",
+     .help = "learning rate (default 0.01; induction 0.005;\nvit 0.1)",
      .callback = parse_lr},
     OPT_CHOICE(0, "optimizer", optimizer, "NAME", optimizer_names,
-               "adam (PyTorch's defaults) or sgd (default adam)"),
+               "adam (PyTorch's defaults) or sgd (default adam;\nvit sgd, as d2l's Classifier)"),
     OPT_SEED(seed, "initial weights, batches and dropout (default 0)"),
     OPT_THREADS(threads),
     OPT_INT(0, "log-every", log_every, "N", 1, 10000000L,
@@ -118,8 +133,13 @@ const struct opt train_options[] = {
             "stderr when it is not a terminal (default 20)"),
     OPT_PNG(png, "the probe's attention as it forms: rows = steps,\n"
                  "columns = heads (stacks: layer × head; apple:\n"
-                 "苹果's row before and after)"),
+                 "苹果's row before and after; vit: 8 test images\n"
+                 "with <cls>'s attention over the patches per head\n"
+                 "of the last block and rolled out over the blocks)"),
     OPT_FILE(0, "plot", plot, "loss and accuracy against the step (PNG)"),
+    OPT_FILE(0, "confusion-png", confusion_png,
+             "vit: the test set's confusion matrix, each true\n"
+             "class's row as shares of its images (PNG)"),
     OPT_HTML(html, "a page: a step slider over every logged step moving\n"
                    "the probe's heads and the curves' cursor together"),
     OPT_JSON(json, "the history and the final figures; - for stdout"),
@@ -1630,6 +1650,8 @@ static void train_defaults(struct train_args *a)
     a->clip = 1.0;
     a->sample = 200;
     a->temperature = 1.0;
+    a->epochs = -1;
+    a->patch = -1;
 }
 
 int cmd_train(int argc, char **argv)
@@ -1645,6 +1667,10 @@ int cmd_train(int argc, char **argv)
     }
     if (status != EXIT_OK)
         return status;
+    if ((status = train_vit_only(&a, &g)) != EXIT_OK)
+        return status;
+    if (a.task == TRAIN_TASK_VIT)
+        return train_vit(&a, &g);
     if (a.task == TRAIN_TASK_LM) /* --length is its context, with --data too */
         return (status = resolve_pos(&a, &g)) != EXIT_OK ? status : train_lm(&a, &g);
     if ((status = train_not_lm(&a, &g)) != EXIT_OK)

@@ -8,9 +8,11 @@
 
 #include "options.h"
 
-/* --task's choices: train_kind's four built-in tasks, then translate and lm. */
+/* --task's choices: train_kind's four built-in tasks, then translate, lm
+ * and vit. */
 #define TRAIN_TASK_TRANSLATE 4
 #define TRAIN_TASK_LM 5
+#define TRAIN_TASK_VIT 6
 /* --arch's choices */
 typedef enum train_arch { ARCH_TRANSFORMER, ARCH_BAHDANAU } train_arch;
 /* --pos-embedding's choices: what is added to the scaled embedding */
@@ -25,11 +27,13 @@ struct train_args {
     int pos_embedding; /* train_pos: --pos-embedding, or --posenc / --no-posenc */
     int compare_rnn, compare_score; /* Bahdanau against itself: GRU/LSTM, additive/dot */
     int explain; /* --explain: the paths in --json's document (train_explain.h) */
+    const char *confusion_png; /* --task vit */
     const char *data, *png, *plot, *json, *save, *load, *font, *html, *pos_png;
     long length, vocab, hiddens, heads, steps, batch_size, seed, threads, log_every;
     long layers, ffn; /* −1: the task's default (induction 2 layers) */
     long window;      /* --window R (odd); 0: every key */
     long num_steps, max_examples, min_freq; /* translation; −1: the default */
+    long epochs, train_size, test_size, patch; /* --task vit; −1: the default */
     double dropout, lr, clip;
     long sample;          /* lm: characters generated after training */
     double temperature;   /* lm: the sampling's, > 0 */

@@ -1,0 +1,353 @@
+/* test_vit.c — nn/vision/vit.h, d2l.ai 11.8's Vision Transformer, against
+ * PyTorch (tests/ref/vit/vit_ref.json, written by scripts/gen_vit_ref.py
+ * from d2l's ViT with dropout 0): the logits, the loss, every parameter's
+ * gradient, and two SGD steps; GELU against known values; the rollout
+ * against the product of whole matrices; dropout drawn the same way in
+ * the forward and backward passes.
+ */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "json_in.h"
+#include "layers.h"
+#include "optim.h"
+#include "vit.h"
+
+static size_t cfg_num(const cJSON *cfg, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(cfg, key);
+    CHECK(cJSON_IsNumber(v));
+    return cJSON_IsNumber(v) ? (size_t)v->valuedouble : 0;
+}
+
+/* out (n,) ← the JSON array a of n numbers */
+static void read_floats(float *out, const cJSON *a, size_t n)
+{
+    CHECK(cJSON_IsArray(a) && (size_t)cJSON_GetArraySize(a) == n);
+    size_t i = 0;
+    const cJSON *v;
+    cJSON_ArrayForEach(v, a)
+    {
+        if (i < n)
+            out[i] = (float)v->valuedouble;
+        i++;
+    }
+}
+
+/* every got[i] within atol + rtol·|want| of the array a; the worst
+ * difference printed */
+static void compare(const char *what, const double *got, const cJSON *a, size_t n, double atol,
+                    double rtol)
+{
+    CHECK(cJSON_IsArray(a) && (size_t)cJSON_GetArraySize(a) == n);
+    double worst = 0;
+    size_t i = 0, bad = 0;
+    const cJSON *v;
+    cJSON_ArrayForEach(v, a)
+    {
+        if (i >= n)
+            break;
+        double diff = fabs(got[i] - v->valuedouble);
+        if (diff > worst)
+            worst = diff;
+        if (!(diff <= atol + rtol * fabs(v->valuedouble))) {
+            if (bad < 3)
+                fprintf(stderr, "  %s[%zu] = %.9g, want %.9g\n", what, i, got[i],
+                        v->valuedouble);
+            bad++;
+        }
+        i++;
+    }
+    check_count++;
+    if (bad) {
+        check_failed++;
+        fprintf(stderr, "%s: %zu of %zu differ (worst %.3g)\n", what, bad, n, worst);
+    }
+}
+
+/* The batch's mean cross-entropy and, when grads is not NULL, its
+ * gradients (zeroed first). */
+static double batch_loss_drop(vit_model *m, vit_work *w, const float *images,
+                              const int *labels, size_t B, double *logits_out, double *grads,
+                              double p, unsigned long long seed)
+{
+    const size_t Q = m->cfg.classes, img = m->cfg.channels * m->cfg.img * m->cfg.img;
+    float logits[16];
+    double dlogits[16], loss = 0;
+    char err[256];
+    if (grads)
+        memset(grads, 0, m->total * sizeof(double));
+    for (size_t b = 0; b < B; b++) {
+        vit_drop drop = {p, seed ? vit_drop_seed(seed, 1, b) : 0};
+        CHECK(vit_forward(w, logits, m, images + b * img, &drop, err, sizeof err) == 0);
+        if (logits_out)
+            for (size_t q = 0; q < Q; q++)
+                logits_out[b * Q + q] = logits[q];
+        loss += crossentropy_forward(logits, labels + b, 1, Q, NULL, NULL);
+        if (grads) {
+            crossentropy_backward(dlogits, logits, labels + b, 1, Q, 1.0 / (double)B);
+            CHECK(vit_backward(w, grads, dlogits, m, images + b * img, &drop, err, sizeof err) ==
+                  0);
+        }
+    }
+    return loss / (double)B;
+}
+
+static double batch_loss(vit_model *m, vit_work *w, const float *images, const int *labels,
+                         size_t B, double *logits_out, double *grads)
+{
+    return batch_loss_drop(m, w, images, labels, B, logits_out, grads, 0.0, 0);
+}
+
+/* With dropout 0.3 (every site: the embedding, the attention weights,
+ * after GELU, after dense2), the backward pass drops what the forward
+ * pass dropped: its gradients against central differences of the loss
+ * (h = 1e-2 on float32 weights: within 2e-3 relative) for 24 weights
+ * spread over every parameter; and the same seed gives the same logits,
+ * another seed others. */
+static void test_dropout(vit_model *m, vit_work *w, const float *images, const int *labels,
+                         size_t B)
+{
+    const double p = 0.3;
+    const unsigned long long seed = 77;
+    double *g = calloc(m->total, sizeof(double)), l1[8 * 16], l2[8 * 16];
+    CHECK(g != NULL);
+    if (!g)
+        return;
+    batch_loss_drop(m, w, images, labels, B, l1, g, p, seed);
+    batch_loss_drop(m, w, images, labels, B, l2, NULL, p, seed);
+    CHECK(memcmp(l1, l2, B * m->cfg.classes * sizeof(double)) == 0);
+    batch_loss_drop(m, w, images, labels, B, l2, NULL, p, seed + 1);
+    CHECK(memcmp(l1, l2, B * m->cfg.classes * sizeof(double)) != 0);
+    batch_loss_drop(m, w, images, labels, B, l2, NULL, 0.0, 0);
+    CHECK(memcmp(l1, l2, B * m->cfg.classes * sizeof(double)) != 0);
+    for (size_t k = 0; k < 24; k++) {
+        size_t pi = k % m->nparams, idx = (k * 7919) % m->params[pi].t->size;
+        float *x = &m->params[pi].t->data[idx], x0 = *x;
+        const double h = 1e-2;
+        *x = (float)(x0 + h);
+        double lp = batch_loss_drop(m, w, images, labels, B, NULL, NULL, p, seed);
+        *x = (float)(x0 - h);
+        double lm = batch_loss_drop(m, w, images, labels, B, NULL, NULL, p, seed);
+        double hh = ((double)(float)(x0 + h) - (double)(float)(x0 - h)) / 2;
+        *x = x0;
+        double fd = (lp - lm) / (2 * hh), an = g[m->params[pi].offset + idx];
+        if (!(fabs(fd - an) <= 2e-4 + 2e-3 * fabs(an)))
+            fprintf(stderr, "  %s[%zu]: backward %.9g, differences %.9g\n", m->params[pi].name,
+                    idx, an, fd);
+        CHECK_NEAR(fd, an, 2e-4, 2e-3);
+    }
+    free(g);
+}
+
+/* GELU's exact form: x·Φ(x), values from Python's math.erf; its
+ * derivative against central differences. */
+static void test_gelu(void)
+{
+    CHECK_NEAR(vit_gelu(1.0), 0.8413447460685429, 0, 1e-14);
+    CHECK_NEAR(vit_gelu(-0.5), -0.15426876936299344, 0, 1e-14);
+    CHECK_NEAR(vit_gelu(2.0), 1.9544997361036416, 0, 1e-14);
+    CHECK_NEAR(vit_gelu(-3.0), -0.00404969409489031, 0, 1e-12);
+    CHECK(vit_gelu(0.0) == 0.0);
+    CHECK_NEAR(vit_gelu_grad(0.0), 0.5, 0, 1e-15);
+    for (double x = -4; x <= 4; x += 0.37) {
+        double h = 1e-5, fd = (vit_gelu(x + h) - vit_gelu(x - h)) / (2 * h);
+        CHECK_NEAR(vit_gelu_grad(x), fd, 1e-9, 1e-8);
+    }
+}
+
+/* vit_config_check's refusals */
+static void test_config(void)
+{
+    char buf[160];
+    vit_config c = {1, 28, 7, 64, 128, 4, 2, 10, 0.1};
+    CHECK(vit_config_check(&c, buf, sizeof buf) == NULL);
+    c.patch = 5;
+    CHECK(vit_config_check(&c, buf, sizeof buf) != NULL &&
+          strcmp(buf, "the patch 5 does not divide the image side 28") == 0);
+    c.patch = 7;
+    c.heads = 3;
+    CHECK(vit_config_check(&c, buf, sizeof buf) != NULL &&
+          strcmp(buf, "the 3 heads do not divide the width 64") == 0);
+    c.heads = 4;
+    c.dropout = 1.0;
+    CHECK(vit_config_check(&c, buf, sizeof buf) != NULL);
+    vit_model m;
+    char err[160];
+    c.dropout = 0.1;
+    CHECK(vit_init(&m, &c, 3, err, sizeof err) == 0);
+    /* d2l's sizes at these options: 16 patches, 17 tokens, and the count
+     * of parameters PyTorch reports for d2l's ViT(28, 7, 64, 128, 4, 2, …):
+     * <cls> 64 + pos 17·64 + conv 64·49 + 64 + 2 blocks × (LN 2·64, 4·64²,
+     * LN 2·64, 128·64 + 128, 64·128 + 64) + head 2·64 + 10·64 + 10 = 71,562 */
+    CHECK_INT(m.P, 16);
+    CHECK_INT(m.T, 17);
+    CHECK_INT(m.total, 71562);
+    CHECK(m.pos.data[0] != 0 && m.cls.data[0] == 0);
+    vit_free(&m);
+}
+
+static void test_torch(const char *path)
+{
+    char err[256];
+    cJSON *root = json_read_file(path, (size_t)1 << 24, err, sizeof err);
+    CHECK(root != NULL);
+    if (!root) {
+        fprintf(stderr, "%s\n", err);
+        return;
+    }
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(root, "config");
+    vit_config cfg = {cfg_num(c, "channels"), cfg_num(c, "img"), cfg_num(c, "patch"),
+                      cfg_num(c, "hiddens"),  cfg_num(c, "ffn"), cfg_num(c, "heads"),
+                      cfg_num(c, "layers"),   cfg_num(c, "classes"), 0.0};
+    const size_t B = cfg_num(c, "batch"), Q = cfg.classes;
+    vit_model m;
+    CHECK(vit_init(&m, &cfg, 1, err, sizeof err) == 0);
+    /* the same names in the same order as PyTorch's named_parameters */
+    const cJSON *order = cJSON_GetObjectItemCaseSensitive(root, "order");
+    CHECK((size_t)cJSON_GetArraySize(order) == m.nparams);
+    for (size_t i = 0; i < m.nparams; i++) {
+        const cJSON *name = cJSON_GetArrayItem(order, (int)i);
+        CHECK(cJSON_IsString(name) && strcmp(name->valuestring, m.params[i].name) == 0);
+    }
+    /* PyTorch's weights, and its shapes */
+    const cJSON *params = cJSON_GetObjectItemCaseSensitive(root, "params");
+    const cJSON *shapes = cJSON_GetObjectItemCaseSensitive(root, "shapes");
+    for (size_t i = 0; i < m.nparams; i++) {
+        tensor *t = m.params[i].t;
+        const cJSON *sh = cJSON_GetObjectItemCaseSensitive(shapes, m.params[i].name);
+        CHECK((size_t)cJSON_GetArraySize(sh) == t->ndim);
+        for (size_t k = 0; k < t->ndim; k++)
+            CHECK_INT(cJSON_GetArrayItem(sh, (int)k)->valueint, t->shape[k]);
+        read_floats(t->data, cJSON_GetObjectItemCaseSensitive(params, m.params[i].name), t->size);
+    }
+    size_t img = cfg.channels * cfg.img * cfg.img;
+    float *images = malloc(B * img * sizeof(float));
+    int labels[8];
+    double *grads = calloc(m.total, sizeof(double)), logits[8 * 16];
+    vit_work *w = vit_work_alloc(&m);
+    CHECK(images && grads && w && B <= 8 && Q <= 16);
+    if (!images || !grads || !w || B > 8 || Q > 16)
+        goto done;
+    read_floats(images, cJSON_GetObjectItemCaseSensitive(root, "images"), B * img);
+    for (size_t b = 0; b < B; b++)
+        labels[b] = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "labels"), (int)b)
+                        ->valueint;
+
+    /* the logits, the loss and every gradient */
+    double loss = batch_loss(&m, w, images, labels, B, logits, grads);
+    compare("logits", logits, cJSON_GetObjectItemCaseSensitive(root, "logits"), B * Q, 2e-6,
+            1e-5);
+    CHECK_NEAR(loss, cJSON_GetObjectItemCaseSensitive(root, "loss")->valuedouble, 1e-6, 1e-6);
+    const cJSON *rg = cJSON_GetObjectItemCaseSensitive(root, "grads");
+    for (size_t i = 0; i < m.nparams; i++)
+        compare(m.params[i].name, grads + m.params[i].offset,
+                cJSON_GetObjectItemCaseSensitive(rg, m.params[i].name), m.params[i].t->size,
+                1e-6, 1e-4);
+
+    /* two SGD steps (lr 0.1) on the same batch: the loss between them and
+     * the weights after them */
+    optim o;
+    CHECK(optim_init(&o, OPTIM_SGD, 0.1, m.total, err, sizeof err) == 0);
+    optim_step_params(&o, m.params, m.nparams, grads);
+    loss = batch_loss(&m, w, images, labels, B, NULL, grads);
+    const cJSON *sl = cJSON_GetObjectItemCaseSensitive(root, "step_losses");
+    CHECK_NEAR(loss, cJSON_GetArrayItem(sl, 0)->valuedouble, 1e-6, 1e-6);
+    optim_step_params(&o, m.params, m.nparams, grads);
+    optim_free(&o);
+    const cJSON *after = cJSON_GetObjectItemCaseSensitive(root, "params_after");
+    for (size_t i = 0; i < m.nparams; i++) {
+        tensor *t = m.params[i].t;
+        double *got = malloc(t->size * sizeof(double));
+        CHECK(got != NULL);
+        if (!got)
+            break;
+        for (size_t k = 0; k < t->size; k++)
+            got[k] = t->data[k];
+        compare(m.params[i].name, got, cJSON_GetObjectItemCaseSensitive(after, m.params[i].name),
+                t->size, 2e-6, 1e-5);
+        free(got);
+    }
+
+    /* dropout: the backward pass drops what the forward pass dropped */
+    test_dropout(&m, w, images, labels, B);
+
+    /* the rollout against the whole product of matrices, R = Ã_L · … · Ã_1,
+     * from the weights of a forward pass of image 0 */
+    {
+        const size_t T = m.T, NH = cfg.heads;
+        double *R = calloc(T * T, sizeof(double)), *Rn = calloc(T * T, sizeof(double)),
+               *At = calloc(T * T, sizeof(double)), *roll = calloc(T, sizeof(double));
+        float *cls = malloc(NH * T * sizeof(float)), lg[16];
+        CHECK(R && Rn && At && roll && cls);
+        if (R && Rn && At && roll && cls) {
+            CHECK(vit_forward(w, lg, &m, images, NULL, err, sizeof err) == 0);
+            for (size_t i = 0; i < T; i++)
+                R[i * T + i] = 1.0;
+            for (size_t l = 0; l < cfg.layers; l++) {
+                const float *W = vit_attention_weights(w, l); /* (NH, T, T) */
+                for (size_t i = 0; i < T; i++) {
+                    double s = 0;
+                    for (size_t j = 0; j < T; j++) {
+                        double a = 0;
+                        for (size_t h = 0; h < NH; h++)
+                            a += W[(h * T + i) * T + j];
+                        At[i * T + j] = (a / (double)NH + (i == j ? 1.0 : 0.0)) / 2.0;
+                        s += At[i * T + j];
+                    }
+                    for (size_t j = 0; j < T; j++)
+                        At[i * T + j] /= s;
+                }
+                /* R ← Ã_l · R */
+                for (size_t i = 0; i < T; i++)
+                    for (size_t j = 0; j < T; j++) {
+                        double v = 0;
+                        for (size_t k = 0; k < T; k++)
+                            v += At[i * T + k] * R[k * T + j];
+                        Rn[i * T + j] = v;
+                    }
+                memcpy(R, Rn, T * T * sizeof(double));
+            }
+            vit_rollout(roll, w, &m);
+            double sum = 0;
+            for (size_t j = 0; j < T; j++) {
+                CHECK_NEAR(roll[j], R[j], 1e-12, 1e-12);
+                sum += roll[j];
+            }
+            CHECK_NEAR(sum, 1.0, 1e-12, 0);
+            /* the <cls> row of the last block's heads */
+            vit_cls_attention(cls, w, &m, cfg.layers - 1);
+            const float *W = vit_attention_weights(w, cfg.layers - 1);
+            for (size_t h = 0; h < NH; h++)
+                for (size_t j = 0; j < T; j++)
+                    CHECK(cls[h * T + j] == W[h * T * T + j]);
+        }
+        free(R);
+        free(Rn);
+        free(At);
+        free(roll);
+        free(cls);
+    }
+done:
+    vit_work_free(w);
+    free(images);
+    free(grads);
+    vit_free(&m);
+    cJSON_Delete(root);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: test_vit tests/ref/vit/vit_ref.json\n");
+        return 2;
+    }
+    test_gelu();
+    test_config();
+    test_torch(argv[1]);
+    return check_summary("vit");
+}
