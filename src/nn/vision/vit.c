@@ -400,7 +400,7 @@ static int vit_block_forward(vit_work *w, const vit_model *m, size_t l, const vi
     tr.K = b->Kp;
     tr.V = b->Vp;
     tr.concat = b->concat;
-    mha_masks nomask = {NULL, 0, 0};
+    mha_masks nomask = {NULL, 0, 0, 0};
     mha_dropout ad = {dr ? drop->p : 0.0, dr ? site_seed(drop, 1 + 3 * l) : 0};
     if (mha_forward(b->A, b->W, &tr, b->N1, b->N1, b->N1, 1, T, T, &blk->att, &nomask, &ad,
                     err, errlen) != 0)
@@ -573,7 +573,7 @@ static int vit_block_backward(vit_work *w, double *grads, const vit_model *m, si
     tr.K = b->Kp;
     tr.V = b->Vp;
     tr.concat = b->concat;
-    mha_masks nomask = {NULL, 0, 0};
+    mha_masks nomask = {NULL, 0, 0, 0};
     mha_dropout ad = {dr ? drop->p : 0.0, dr ? site_seed(drop, 1 + 3 * l) : 0};
     if (mha_backward(w->dN, w->dN, w->dN, &mg, dX1, b->W, &tr, b->N1, b->N1, b->N1, 1, T, T,
                      &blk->att, &nomask, &ad, err, errlen) != 0)
