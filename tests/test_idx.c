@@ -1,4 +1,4 @@
-/* test_idx.c — io/idx.h, the IDX reader, on small files written here (plain
+/* test_idx.c — io/images/idx.h, the IDX reader, on small files written here (plain
  * and gzip'd with libdeflate), every bad input SPEC.md §16 names, and the
  * real Fashion-MNIST files of Debian's dataset-fashion-mnist when present.
  */

@@ -1,5 +1,5 @@
 /* fuzz_idx.c — libFuzzer harness for the IDX reader of `attn train --task
- * vit` (SPEC.md §16; src/io/idx.c, src/io/gunzip.c).
+ * vit` (SPEC.md §16; src/io/images/idx.c, src/io/images/gunzip.c).
  *
  * The bytes are read as an images file, as a labels file, and, when they
  * inflate as gzip, the inflated bytes the same way; then through

@@ -64,9 +64,9 @@ static int parse_lr(void *dest, const char *value)
 const struct opt train_options[] = {
     OPT_CHOICE(0, "task", task, "TASK", task_names,
                "reverse, previous, apple, induction, translate,\n"
-               "lm (a character language model) or vit (d2l.ai\n"
-               "11.8's Vision Transformer on Fashion-MNIST)\n"
-               "(default reverse)"),
+               "lm (a character language model) or\n"
+               "vit (d2l.ai 11.8's Vision Transformer on\n"
+               "Fashion-MNIST) (default reverse)"),
     OPT_FILE(0, "data", data, "your own task as JSON instead, or sentence pairs\n"
                               "(d2l's fra.txt or JSON; formats below);\n"
                               "lm: any UTF-8 text (default\n"
@@ -1609,7 +1609,8 @@ static int resolve_pos(struct train_args *a, const opt_given *g)
 }
 
 /* The options only --task lm reads, and --length with --data (lm's
- * context): exit 2 for the other tasks. */
+ * context): exit 2 for the other tasks; so are --task with --data (but
+ * translate) and --explain for a translation. */
 static int train_not_lm(const struct train_args *a, const opt_given *g)
 {
     if (a->data && opt_is_given(g, "length")) {
@@ -1622,6 +1623,15 @@ static int train_not_lm(const struct train_args *a, const opt_given *g)
             cli_error("--%s is for --task lm", only[i]);
             return EXIT_USAGE;
         }
+    if (a->data && opt_is_given(g, "task") && a->task != TRAIN_TASK_TRANSLATE) {
+        cli_error("--task is for the built-in tasks; --data brings its own");
+        return EXIT_USAGE;
+    }
+    if (train_is_translation(a) && a->explain) {
+        cli_error("--explain is for the encoder's tasks (reverse, previous, apple, induction, "
+                  "--data); a translation has no paths yet");
+        return EXIT_USAGE;
+    }
     return EXIT_OK;
 }
 
@@ -1675,15 +1685,6 @@ int cmd_train(int argc, char **argv)
         return (status = resolve_pos(&a, &g)) != EXIT_OK ? status : train_lm(&a, &g);
     if ((status = train_not_lm(&a, &g)) != EXIT_OK)
         return status;
-    if (a.data && opt_is_given(&g, "task") && a.task != TRAIN_TASK_TRANSLATE) {
-        cli_error("--task is for the built-in tasks; --data brings its own");
-        return EXIT_USAGE;
-    }
-    if (train_is_translation(&a) && a.explain) {
-        cli_error("--explain is for the encoder's tasks (reverse, previous, apple, induction, "
-                  "--data); a translation has no paths yet");
-        return EXIT_USAGE;
-    }
     if (train_is_translation(&a))
         return train_translate(&a, &g, argc, argv);
     if (a.explain && !a.json && !a.html) {
