@@ -72,7 +72,7 @@ EXIT_RE = re.compile(r"^\[exit (\d+)\]$")
 # without it, still checked (the CLI tests check them under valgrind on
 # smaller sizes).
 SLOW_UNDER_VALGRIND = [r"attn tour --out", r"attn complexity --measure",
-                       r"attn train (--task (reverse|previous|apple|induction|translate)|--data)(?!.*--steps 0)",
+                       r"attn train (--task (reverse|previous|apple|induction|translate|lm|vit)|--data)(?!.*--steps 0)",
                        r"attn posenc --dim 512 --steps 10000", r"attn selfattn --scale-sweep",
                        r"attn translate --input \S+ --(head-importance|prune-heads)",
                        r"attn cells .*--out"]
