@@ -3,6 +3,7 @@
 #include "cli.h"
 
 #include "checked.h"
+#include "i18n.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -17,6 +18,12 @@ static const char *command_name = NULL;
 void cli_set_command(const char *name) { command_name = name; }
 
 const char *cli_command(void) { return command_name; }
+
+const char *cli_count(char *buf, size_t size, const char *one, const char *many, size_t n)
+{
+    snprintf(buf, size, i18n_plural(one, many, n), n);
+    return buf;
+}
 
 void cli_put_word(FILE *f, const char *w)
 {

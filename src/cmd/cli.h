@@ -32,6 +32,11 @@ void cli_error(const char *fmt, ...)
 #endif
     ;
 
+/* buf: "n thing" in the language in force, from English's one and many
+ * forms, each with one %zu for n ("%zu head", "%zu heads"). Returns buf,
+ * to build a sentence that counts two things. */
+const char *cli_count(char *buf, size_t size, const char *one, const char *many, size_t n);
+
 /* A word of a command line on f so that a shell reads it back: as it is
  * when it holds nothing a shell would read otherwise, else in single
  * quotes (each ' as '\''). The tour's commands and the pages' "command". */

@@ -63,7 +63,7 @@ int demo_parse_permutation(const char *s, size_t *perm, size_t n, char *err, siz
     unsigned char *seen = calloc(n, 1); /* (n,) positions listed so far */
 
     if (!seen) {
-        snprintf(err, errlen, "--permutation: out of memory");
+        snprintf(err, errlen, "%s", _("--permutation: out of memory"));
         return -1;
     }
     for (;;) {
@@ -71,31 +71,31 @@ int demo_parse_permutation(const char *s, size_t *perm, size_t n, char *err, siz
         char *end;
         /* one position: digits, then a comma or the end */
         if (*p < '0' || *p > '9') {
-            snprintf(err, errlen, "--permutation: expected positions separated by commas, "
-                     "like 3,0,2,1, got '%s'", s);
+            snprintf(err, errlen, _("--permutation: expected positions separated by commas, "
+                     "like 3,0,2,1, got '%s'"), s);
             goto fail;
         }
         long v = strtol(p, &end, 10); /* LONG_MAX when too long: not a position either */
         p = end;
         if (*p != ',' && *p != '\0') {
-            snprintf(err, errlen, "--permutation: expected positions separated by commas, "
-                     "like 3,0,2,1, got '%s'", s);
+            snprintf(err, errlen, _("--permutation: expected positions separated by commas, "
+                     "like 3,0,2,1, got '%s'"), s);
             goto fail;
         }
         if (count == n) {
-            snprintf(err, errlen, "--permutation: has more than %zu positions, but the "
-                     "sequence has %zu (a permutation of 0 … %zu)", n, n, n - 1);
+            snprintf(err, errlen, _("--permutation: has more than %zu positions, but the "
+                     "sequence has %zu (a permutation of 0 … %zu)"), n, n, n - 1);
             goto fail;
         }
         /* a position of the sequence, listed once */
         if ((unsigned long)v >= n) {
-            snprintf(err, errlen, "--permutation: %.*s is not a position of the sequence of "
-                     "%zu (0 … %zu)", (int)(p - start), start, n, n - 1);
+            snprintf(err, errlen, _("--permutation: %.*s is not a position of the sequence of "
+                     "%zu (0 … %zu)"), (int)(p - start), start, n, n - 1);
             goto fail;
         }
         if (seen[v]) {
-            snprintf(err, errlen, "--permutation: %ld appears twice (a permutation lists "
-                     "each of 0 … %zu once)", v, n - 1);
+            snprintf(err, errlen, _("--permutation: %ld appears twice (a permutation lists "
+                     "each of 0 … %zu once)"), v, n - 1);
             goto fail;
         }
         seen[v] = 1;
@@ -107,8 +107,10 @@ int demo_parse_permutation(const char *s, size_t *perm, size_t n, char *err, siz
     if (count != n) {
         for (i = 0; i < n && seen[i]; i++)
             ;
-        snprintf(err, errlen, "--permutation: has %zu position%s, but the sequence has %zu "
-                 "(a permutation of 0 … %zu; %zu is missing)", count, count == 1 ? "" : "s",
+        char positions[48];
+        snprintf(err, errlen, _("--permutation: has %s, but the sequence has %zu "
+                 "(a permutation of 0 … %zu; %zu is missing)"),
+                 cli_count(positions, sizeof positions, "%zu position", "%zu positions", count),
                  n, n - 1, i);
         goto fail;
     }
@@ -186,29 +188,29 @@ static void print_permute(const problem *pr, const demo_permute_opts *o, const s
     char shape[64];
 
     tensor_shape_str(shape, sizeof shape, 3, (size_t[]){pr->B, N, pr->Dq});
-    printf("Order blindness (--permute): X %s, %s%s\n", shape, o->inputs,
+    printf(_("Order blindness (--permute): X %s, %s%s\n"), shape, o->inputs,
            o->fill_default ? " (--fill random, --permute's default: rows of ones are all "
                              "alike)" : "");
-    printf("the same layer on X and on π·X: num_hiddens %zu = %zu heads × %zu, %s%s%s, %s "
-           "loops\n", H, NH, H / NH,
+    printf(_("the same layer on X and on π·X: num_hiddens %zu = %zu heads × %zu, %s%s%s, %s "
+           "loops\n"), H, NH, H / NH,
            pr->params.score == SCORE_DOT ? "scaled dot-product" : "additive scoring",
            pr->params.W_q.bias.data ? ", biases" : "",
            pr->valid_lens ? ", valid_lens covering the sequence" : "", fast ? "fast" : "reference");
     if (o->posenc)
-        printf("positional encoding P added after permuting: X + P against π·X + P (the tokens "
-               "move, the positions stay)\n");
+        fputs(_("positional encoding P added after permuting: X + P against π·X + P (the tokens "
+               "move, the positions stay)\n"), stdout);
     else
-        printf("no positional encoding\n");
+        fputs(_("no positional encoding\n"), stdout);
     printf("π = ");
     print_perm(perm, N);
-    printf(" (%s): row i of π·X is row π[i] of X\n",
+    printf(_(" (%s): row i of π·X is row π[i] of X\n"),
            o->permutation ? "--permutation" : "random from --seed, not the identity");
     for (size_t b = 0; pr->query_tokens && b < pr->B && b < SHOW_SENTENCES; b++) {
         char *const *t = example_tokens(pr, b);
         if (pr->per_example && pr->B > 1)
-            printf("tokens (example %zu):", b);
+            printf(_("tokens (example %zu):"), b);
         else
-            printf("tokens:");
+            fputs(_("tokens:"), stdout);
         for (size_t i = 0; i < N; i++)
             printf(" %s", t[i]);
         printf("  →  π·X:");
@@ -218,9 +220,9 @@ static void print_permute(const problem *pr, const demo_permute_opts *o, const s
         if (!pr->per_example)
             break;
     }
-    printf("largest |f(%s) − π·f(%s)|: %.3g over %zu outputs (which reach %.3g)\n", px, x,
+    printf(_("largest |f(%s) − π·f(%s)|: %.3g over %zu outputs (which reach %.3g)\n"), px, x,
            res->output_diff, res->out.size, res->output_max);
-    printf("largest |A(%s) − π·A(%s)·πᵀ|: %.3g over %zu attention weights\n", px, x,
+    printf(_("largest |A(%s) − π·A(%s)·πᵀ|: %.3g over %zu attention weights\n"), px, x,
            res->weight_diff, res->w.size);
     print_wrapped(permute_verdict(res, o->posenc), TEXT_WIDTH);
 }
@@ -343,7 +345,7 @@ static void write_permute_page(json_writer *jw, const void *arg)
         char *const *t = pr->query_tokens ? example_tokens(pr, b) : NULL;
         for (size_t k = 0; k < 3; k++) {
             char name[64];
-            snprintf(name, sizeof name, "%s example %zu", kinds[k], b);
+            snprintf(name, sizeof name, _("%s example %zu"), kinds[k], b);
             json_object_begin(jw, NULL, JSON_INLINE);
             json_string(jw, "name", name);
             for (int axis = 0; axis < 2; axis++) {
@@ -378,9 +380,9 @@ static void permute_figure_panels(heat_panel panels[3], char titles[3][96], cons
     snprintf(titles[0], sizeof titles[0], "π·A(%s)·πᵀ", posenc ? "X+P" : "X");
     snprintf(titles[1], sizeof titles[1], "A(π·X%s)", posenc ? "+P" : "");
     if (k > 1.0)
-        snprintf(titles[2], sizeof titles[2], "|difference| × %g (max %.2g)", k, worst);
+        snprintf(titles[2], sizeof titles[2], _("|difference| × %g (max %.2g)"), k, worst);
     else
-        snprintf(titles[2], sizeof titles[2], "|difference| (max %.2g)", worst);
+        snprintf(titles[2], sizeof titles[2], _("|difference| (max %.2g)"), worst);
     memset(panels, 0, 3 * sizeof *panels);
     for (size_t i = 0; i < 3; i++) {
         panels[i].data = i == 0 ? pa : i == 1 ? w_p : pa + N * N;
@@ -435,7 +437,7 @@ static int write_permute_png(const problem *pr, const demo_permute_opts *o, cons
     fig.vmax = top > 0.0 ? top : 1.0; /* the largest weight: one scale for all three */
     fig.colorbar_label = "attention weight, example 0, head 1";
     fig.font = font;
-    snprintf(what, sizeof what, "π·A·πᵀ, A(π·X) and their difference, example 0, head 1%s",
+    snprintf(what, sizeof what, _("π·A·πᵀ, A(π·X) and their difference, example 0, head 1%s"),
              o->posenc ? ", positional encoding" : "");
     status = output_heatmap(o->png, &fig, rep, what);
 done:
@@ -529,8 +531,8 @@ int demo_permute_command(const problem *pr, const demo_permute_opts *o)
 
     /* memory, refused up front */
     overflow = permute_bytes(pr, &bytes);
-    snprintf(what, sizeof what, "--permute (two runs of batch %zu × %zu heads × %zu queries × "
-             "%zu keys)", B, NH, N, N);
+    snprintf(what, sizeof what, _("--permute (two runs of batch %zu × %zu heads × %zu queries × "
+             "%zu keys)"), B, NH, N, N);
     if (cli_check_mem(what, bytes, overflow, o->max_mem, NULL)) {
         status = EXIT_RUNTIME;
         goto done;
@@ -595,10 +597,10 @@ static void print_sweep(const demo_sweep_opts *o, const sweep_point *pts, size_t
     const double n = (double)o->keys;
     char text[1600], buf[64];
 
-    printf("Why divide by √d (--scale-sweep): q and k of d independent N(0, 1) components,\n"
-           "%zu samples per d (--samples), softmax over n = %zu keys (--kv), --seed %llu\n",
+    printf(_("Why divide by √d (--scale-sweep): q and k of d independent N(0, 1) components,\n"
+           "%zu samples per d (--samples), softmax over n = %zu keys (--kv), --seed %llu\n"),
            o->samples, o->keys, o->seed);
-    printf("uniform softmax: largest weight %.4f (1/%zu), entropy %.4f nats (log %zu)\n\n",
+    printf(_("uniform softmax: largest weight %.4f (1/%zu), entropy %.4f nats (log %zu)\n\n"),
            1.0 / n, o->keys, fm_log(n), o->keys);
     /* the header, aligned by display columns (√ and · are one column each) */
     printf("%8s%-24s%-24s%s\n", "", "      variance", "  mean largest weight",
@@ -623,14 +625,14 @@ static void print_sweep(const demo_sweep_opts *o, const sweep_point *pts, size_t
     }
     printf("\n");
     snprintf(text, sizeof text,
-             "q·k = q_1 k_1 + … + q_d k_d adds d products of mean 0 and variance 1, so its "
+             _("q·k = q_1 k_1 + … + q_d k_d adds d products of mean 0 and variance 1, so its "
              "variance is d and the scores grow like √d. A softmax over such scores gets close "
              "to one-hot as d grows: at d = %zu its largest weight averages %.3f and its "
              "entropy %.3f nats (uniform: %.4g and %.3f), so nearly all the weight, and the "
              "gradient, goes to one key. Dividing by √d keeps the variance at 1 for every d, "
              "and the softmax keeps one shape whatever the width (largest weight %.3f, entropy "
              "%.3f nats at d = %zu). That is why scaled dot-product attention computes "
-             "softmax(QKᵀ/√d)·V.",
+             "softmax(QKᵀ/√d)·V."),
              last->d, last->max_raw, last->ent_raw, 1.0 / n, fm_log(n), last->max_scaled,
              last->ent_scaled, last->d);
     print_wrapped(text, TEXT_WIDTH);
@@ -712,12 +714,12 @@ static int write_sweep_png(const demo_sweep_opts *o, const sweep_point *pts, siz
         vs[i] = pts[i].var_scaled;
         un[i] = 1.0 / (double)o->keys;
     }
-    snprintf(xlabel, sizeof xlabel, "log₂ d   (d = %zu … %zu)", pts[0].d, pts[npts - 1].d);
-    snprintf(uniform, sizeof uniform, "uniform, 1/%zu", o->keys);
-    snprintf(title[0], sizeof title[0], "Softmax over %zu keys: mean largest weight "
-             "(1 = one-hot)", o->keys);
-    snprintf(title[1], sizeof title[1], "Variance of the scores: q·k grows like d, q·k/√d "
-             "stays at 1");
+    snprintf(xlabel, sizeof xlabel, _("log₂ d   (d = %zu … %zu)"), pts[0].d, pts[npts - 1].d);
+    snprintf(uniform, sizeof uniform, _("uniform, 1/%zu"), o->keys);
+    snprintf(title[0], sizeof title[0], _("Softmax over %zu keys: mean largest weight "
+             "(1 = one-hot)"), o->keys);
+    snprintf(title[1], sizeof title[1], "%s", _("Variance of the scores: q·k grows like d, q·k/√d "
+             "stays at 1"));
     {
         const plot_series s1[3] = {{x, mr, npts, "q·k"}, {x, ms, npts, "q·k/√d"},
                                    {x, un, npts, uniform}};
@@ -754,7 +756,8 @@ done:
 /* The sweep's progress on a terminal. */
 static void sweep_progress(size_t d, size_t d_to)
 {
-    fprintf(stderr, "\rscale sweep: d = %zu of %zu ", d, d_to);
+    fputc('\r', stderr); /* the line redrawn in place */
+    fprintf(stderr, _("scale sweep: d = %zu of %zu "), d, d_to);
 }
 
 int demo_sweep_command(const demo_sweep_opts *o)
@@ -768,7 +771,7 @@ int demo_sweep_command(const demo_sweep_opts *o)
 
     /* memory, refused up front */
     overflow = demo_sweep_bytes(o->samples, o->d_to, o->keys, &bytes);
-    snprintf(what, sizeof what, "--scale-sweep --samples %zu --dims %zu:%zu", o->samples, o->d_from,
+    snprintf(what, sizeof what, _("--scale-sweep --samples %zu --dims %zu:%zu"), o->samples, o->d_from,
              o->d_to);
     if (cli_check_mem(what, bytes, overflow, o->max_mem, NULL))
         return EXIT_RUNTIME;

@@ -27,7 +27,7 @@ struct depth_run {
 };
 
 static const char *const kind_titles[COLLAPSE_KINDS] = {
-    "attention", "+ residual", "+ residual, LayerNorm"};
+    N_("attention"), N_("+ residual"), N_("+ residual, LayerNorm")};
 
 static void run_free(struct depth_run *r)
 {
@@ -84,18 +84,20 @@ static void print_header(const struct depth_run *r)
 {
     const problem *pr = r->pr;
     const size_t H = pr->params.num_hiddens, NH = pr->params.num_heads;
-    printf("One self-attention layer applied %zu time%s, the same weights each time:\n"
-           "X (%zu, %zu, %zu) %s%s, num_hiddens %zu = %zu heads × %zu%s\n",
-           r->D, r->D == 1 ? "" : "s", pr->B, pr->Nq, H, r->o->inputs,
-           r->o->posenc ? " + P" : "", H, NH, H / NH, r->o->causal ? ", causal" : "");
-    printf("  attention               X ← MHA(X)  (%s scoring)\n"
+    char times[48], examples[48];
+    printf(_("One self-attention layer applied %s, the same weights each time:\n"
+           "X (%zu, %zu, %zu) %s%s, num_hiddens %zu = %zu heads × %zu%s\n"),
+           cli_count(times, sizeof times, "%zu time", "%zu times", r->D), pr->B, pr->Nq, H,
+           _(r->o->inputs), r->o->posenc ? " + P" : "", H, NH, H / NH,
+           r->o->causal ? _(", causal") : "");
+    printf(_("  attention               X ← MHA(X)  (%s scoring)\n"
            "  + residual              X ← X + MHA(X)\n"
            "  + residual, LayerNorm   X ← LayerNorm(X + MHA(X))  (d2l's AddNorm)\n"
            "spread: the tokens' mean distance from their mean x̄, (1/N) Σ_i |x_i − x̄|\n"
            "rank-1: |X − 1·x̄ᵀ|_F / |X|_F, X's relative distance from the matrix whose\n"
-           "every row is x̄ (0: one vector repeated); each the mean over the %zu "
-           "example%s\n\n", pr->params.score == SCORE_DOT ? "scaled dot-product" : "additive",
-           pr->B, pr->B == 1 ? "" : "s");
+           "every row is x̄ (0: one vector repeated); each the mean over %s\n\n"),
+           pr->params.score == SCORE_DOT ? _("scaled dot-product") : _("additive"),
+           cli_count(examples, sizeof examples, "the %zu example", "the %zu examples", pr->B));
 }
 
 /* A row of the table every depth up to 12, then fewer: about 24 rows. */
@@ -107,9 +109,9 @@ static int shown_depth(size_t d, size_t D)
 
 static void print_table(const struct depth_run *r)
 {
-    printf("depth");
+    fputs(_("depth"), stdout);
     for (int k = 0; k < COLLAPSE_KINDS; k++)
-        printf("  %-20s", kind_titles[k]);
+        printf("  %-20s", _(kind_titles[k]));
     printf("\n     ");
     for (int k = 0; k < COLLAPSE_KINDS; k++)
         printf("  %9s  %9s", "spread", "rank-1");
@@ -129,23 +131,24 @@ static void print_table(const struct depth_run *r)
 static const char *verdict(double r0, double rD, double s0, double sD)
 {
     if (rD <= r0 * 1e-2 && sD <= s0 * 1e-2)
-        return "the tokens collapse toward one vector";
+        return _("the tokens collapse toward one vector");
     if (rD < r0 * 0.5 && sD >= s0)
-        return "a vector shared by all tokens grows; their differences do not shrink";
+        return _("a vector shared by all tokens grows; their differences do not shrink");
     if (rD < r0 * 0.5)
-        return "the tokens draw together";
-    return "the tokens stay apart";
+        return _("the tokens draw together");
+    return _("the tokens stay apart");
 }
 
 /* What the numbers say, kind by kind. */
 static void print_summary(const struct depth_run *r)
 {
     const size_t last = r->D * COLLAPSE_KINDS;
-    printf("\nAfter %zu layer%s:\n", r->D, r->D == 1 ? "" : "s");
+    char layers[48];
+    printf(_("\nAfter %s:\n"), cli_count(layers, sizeof layers, "%zu layer", "%zu layers", r->D));
     for (int k = 0; k < COLLAPSE_KINDS; k++) {
         const double r0 = r->residual[k], rD = r->residual[last + k];
         const double s0 = r->spread[k], sD = r->spread[last + k];
-        printf("  %-22s rank-1 %.3g → %.3g, spread %.3g → %.3g:\n    %s\n", kind_titles[k],
+        printf(_("  %-22s rank-1 %.3g → %.3g, spread %.3g → %.3g:\n    %s\n"), _(kind_titles[k]),
                r0, rD, s0, sD, verdict(r0, rD, s0, sD));
     }
 }
@@ -167,7 +170,7 @@ static int draw_plot(attn_image *img, const struct depth_run *r, const double *x
             logy &= y[k * n + d] > 0;
         }
     for (int k = 0; k < COLLAPSE_KINDS; k++)
-        series[k] = (plot_series){x, y + k * n, n, kind_titles[k]};
+        series[k] = (plot_series){x, y + k * n, n, _(kind_titles[k])};
     memset(&fig, 0, sizeof fig);
     fig.series = series;
     fig.nseries = COLLAPSE_KINDS;
@@ -191,7 +194,7 @@ static int write_plot(const void *arg, text_font *font, FILE *rep)
     if (x && y) {
         for (size_t d = 0; d < n; d++)
             x[d] = (double)d;
-        snprintf(what, sizeof what, "the rank-1 residual against the depth, 0 … %zu", r->D);
+        snprintf(what, sizeof what, _("the rank-1 residual against the depth, 0 … %zu"), r->D);
         if (draw_plot(&img, r, x, y, font, err, sizeof err) == 0)
             status = output_png(r->o->plot, &img, rep, what);
     }
@@ -271,7 +274,7 @@ static int depth_mem(const problem *pr, const depth_opts *o)
                    size_mul(n, H, &n) || size_mul(n, 4 * 5 + 8, &tokens) ||
                    size_mul(o->depth + 1, 16 * COLLAPSE_KINDS, &measures) ||
                    size_add(run, tokens, &total) || size_add(total, measures, &total);
-    snprintf(what, sizeof what, "%zu layers of batch %zu × %zu heads × %zu tokens", o->depth,
+    snprintf(what, sizeof what, _("%zu layers of batch %zu × %zu heads × %zu tokens"), o->depth,
              pr->B, pr->params.num_heads, pr->Nq);
     return cli_check_mem(what, overflow ? SIZE_MAX : total, overflow, o->max_mem, NULL) ? -1 : 0;
 }

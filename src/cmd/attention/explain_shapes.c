@@ -137,7 +137,7 @@ static void print_slices(const struct walk *w, const size_t *map,
         }
         char tail[256] = "";
         if (shown < w->Nq)
-            snprintf(tail, sizeof tail, " … (%zu rows)", w->Nq);
+            snprintf(tail, sizeof tail, _(" … (%zu rows)"), w->Nq);
         if (mark_fn)
             mark_fn(tail + strlen(tail), sizeof tail - strlen(tail), w, r);
         while (used && line[used - 1] == ' ')
@@ -150,7 +150,7 @@ static void print_slices(const struct walk *w, const size_t *map,
         print_line(line);
     }
     if (S > SHOW_SLICES)
-        printf("  … %zu slices in all (--json has every one)\n", S);
+        printf(_("  … %zu slices in all (--json has every one)\n"), S);
 }
 
 /* The tokens and heads the rows of slice r come from without the
@@ -195,16 +195,16 @@ static void print_steps(const struct walk *w)
     snprintf(s[1], sizeof s[1], "(%zu, %zu, %zu, %zu)", B, N, NH, p);
     snprintf(s[2], sizeof s[2], "(%zu, %zu, %zu, %zu)", B, NH, N, p);
     snprintf(s[3], sizeof s[3], "(%zu, %zu, %zu)", B * NH, N, p);
-    printf("transpose_qkv: the heads of W_q(X) as one batch of B·h = %zu slices\n", B * NH);
-    printf("  W_q(X)                %-14s [b, t, j]: column j = h·%zu + c\n", s[0], p);
-    printf("  reshape(B, N, h, H/h) %-14s [b, t, h, c]: nothing moves\n", s[1]);
-    printf("  permute(0, 2, 1, 3)   %-14s [b, t, h, c] moves to [b, h, t, c]\n", s[2]);
-    printf("  reshape(B·h, N, H/h)  %-14s slice b·%zu + h: example b, head h\n", s[3], NH);
+    printf(_("transpose_qkv: the heads of W_q(X) as one batch of B·h = %zu slices\n"), B * NH);
+    printf(_("  W_q(X)                %-14s [b, t, j]: column j = h·%zu + c\n"), s[0], p);
+    printf(_("  reshape(B, N, h, H/h) %-14s [b, t, h, c]: nothing moves\n"), s[1]);
+    printf(_("  permute(0, 2, 1, 3)   %-14s [b, t, h, c] moves to [b, h, t, c]\n"), s[2]);
+    printf(_("  reshape(B·h, N, H/h)  %-14s slice b·%zu + h: example b, head h\n"), s[3], NH);
     if (w->Nk != w->Nq)
-        printf("  keys and values alike, with N = %zu: (%zu, %zu, %zu) → (%zu, %zu, %zu)\n",
+        printf(_("  keys and values alike, with N = %zu: (%zu, %zu, %zu) → (%zu, %zu, %zu)\n"),
                w->Nk, B, w->Nk, H, B * NH, w->Nk, p);
     else
-        printf("  keys and values alike: (%zu, %zu, %zu) → (%zu, %zu, %zu)\n", B, N, H, B * NH,
+        printf(_("  keys and values alike: (%zu, %zu, %zu) → (%zu, %zu, %zu)\n"), B, N, H, B * NH,
                N, p);
 }
 
@@ -225,9 +225,9 @@ static void lens_effect(char *buf, size_t n, const struct walk *w, size_t r)
     if (lo == hi)
         return;
     if (hi - lo == 1)
-        snprintf(keys, sizeof keys, "key %zu", lo);
+        snprintf(keys, sizeof keys, _("key %zu"), lo);
     else
-        snprintf(keys, sizeof keys, "keys %zu..%zu", lo, hi - 1);
+        snprintf(keys, sizeof keys, _("keys %zu..%zu"), lo, hi - 1);
     snprintf(buf, n, kt < ki ? "  ← masks %s too" : "  ← leaves %s unmasked", keys);
 }
 
@@ -250,13 +250,13 @@ static void print_lens(const struct walk *w)
     size_t wrong = 0;
     char name[32], effect[96];
     if (!pr->valid_lens) {
-        printf("\nvalid_lens None: no slice is masked, and none needs repeating.\n");
+        fputs(_("\nvalid_lens None: no slice is masked, and none needs repeating.\n"), stdout);
         return;
     }
-    printf("\nvalid_lens %s, one per slice: torch.repeat_interleave(valid_lens, %zu, dim=0)\n"
-           "beside valid_lens.repeat(%s), as tile would give:\n",
+    printf(_("\nvalid_lens %s, one per slice: torch.repeat_interleave(valid_lens, %zu, dim=0)\n"
+           "beside valid_lens.repeat(%s), as tile would give:\n"),
            pr->vl_ndim == 2 ? "(B, N)" : "(B,)", w->NH, pr->vl_ndim == 2 ? "h, 1" : "h");
-    printf("  slice       repeat_interleave   repeat\n");
+    fputs(_("  slice       repeat_interleave   repeat\n"), stdout);
     for (size_t r = 0; r < S; r++) {
         const int bad = lens_wrong(w, r);
         wrong += (size_t)bad;
@@ -270,13 +270,13 @@ static void print_lens(const struct walk *w)
             printf("  [%zu]%s %-7s %-19s %ld (b%zu)%s\n", r, r < 10 ? " " : "", name, ri,
                    w->rep_t[r], r % w->B, effect);
         } else {
-            printf("  [%zu]%s %-7s b%zu's row%-10s b%zu's row%s\n", r, r < 10 ? " " : "", name,
+            printf(_("  [%zu]%s %-7s b%zu's row%-10s b%zu's row%s\n"), r, r < 10 ? " " : "", name,
                    r / w->NH, "", r % w->B, bad ? "  ← other lengths" : "");
         }
     }
     if (S > SHOW_SLICES)
-        printf("  … %zu slices in all\n", S);
-    printf("repeat would mask %zu of %zu slices wrongly%s\n", wrong, S,
+        printf(_("  … %zu slices in all\n"), S);
+    printf(_("repeat would mask %zu of %zu slices wrongly%s\n"), wrong, S,
            wrong ? ", with another example's lengths" : " (here the lengths agree)");
 }
 
@@ -284,34 +284,34 @@ static void print_lens(const struct walk *w)
 static void print_back(const struct walk *w)
 {
     const size_t B = w->B, N = w->Nq, NH = w->NH, p = w->p;
-    printf("\ntranspose_output: the heads' outputs (%zu, %zu, %zu) back to (%zu, %zu, %zu)\n",
+    printf(_("\ntranspose_output: the heads' outputs (%zu, %zu, %zu) back to (%zu, %zu, %zu)\n"),
            B * NH, N, p, B, N, w->H);
-    printf("  reshape(B, h, N, H/h) (%zu, %zu, %zu, %zu) → permute(0, 2, 1, 3) (%zu, %zu, %zu, "
+    printf(_("  reshape(B, h, N, H/h) (%zu, %zu, %zu, %zu) → permute(0, 2, 1, 3) (%zu, %zu, %zu, "
            "%zu)\n  → reshape(B, N, H): token [b, t] gets slice b·%zu + h's row t as columns "
-           "h·%zu …\n", B, NH, N, p, B, N, NH, p, NH, p);
+           "h·%zu …\n"), B, NH, N, p, B, N, NH, p, NH, p);
     for (size_t bt = 0; bt < B * N && bt < SHOW_SLICES; bt++) {
         printf("  b%zu t%zu ←", bt / N, bt % N);
         for (size_t h = 0; h < NH && h < 4; h++) {
             const size_t s = w->back[bt * w->H + h * p]; /* into (B·NH, N, p) */
-            printf("%s [%zu] row %zu", h ? " |" : "", s / (N * p), s / p % N);
+            printf(_("%s [%zu] row %zu"), h ? " |" : "", s / (N * p), s / p % N);
         }
         printf("%s\n", NH > 4 ? " | …" : "");
     }
     if (B * N > SHOW_SLICES)
-        printf("  … %zu tokens in all\n", B * N);
+        printf(_("  … %zu tokens in all\n"), B * N);
 }
 
 /* The check: the batch of slices, put back, against --explain's heads. */
 static void print_check(const struct walk *w)
 {
-    printf("\nCheck: DotProductAttention on the %zu slices, put back by transpose_output,\n"
+    printf(_("\nCheck: DotProductAttention on the %zu slices, put back by transpose_output,\n"
            "against the per-head outputs of --explain (Step 7, side by side in Step 8):\n"
-           "  largest difference %.3g%s\n", w->B * w->NH, w->diff,
+           "  largest difference %.3g%s\n"), w->B * w->NH, w->diff,
            w->diff == 0 ? " (the same bits)" : "");
     if (w->pr->valid_lens)
-        printf("  with repeat instead of repeat_interleave: %.3g%s\n", w->diff_tiled,
+        printf(_("  with repeat instead of repeat_interleave: %.3g%s\n"), w->diff_tiled,
                w->diff_tiled == 0 ? " (no difference here)" : "");
-    printf("  with a reshape without the permute: %.3g%s\n", w->diff_no_perm,
+    printf(_("  with a reshape without the permute: %.3g%s\n"), w->diff_no_perm,
            w->diff_no_perm == 0 ? (w->NH == 1 || w->Nq == 1 ? " (the permute moves nothing here)"
                                                             : " (equal tokens hide it)")
                                 : "");
@@ -319,23 +319,23 @@ static void print_check(const struct walk *w)
 
 static void print_walk(const struct walk *w)
 {
-    printf("attn multihead --explain-shapes: d2l's transpose_qkv and transpose_output\n");
-    printf("queries (%zu, %zu, %zu), keys and values (%zu, %zu, %zu); num_hiddens %zu = %zu "
-           "heads × %zu\n", w->B, w->Nq, w->H, w->B, w->Nk, w->H, w->H, w->NH, w->p);
-    printf("labels: b example, t token, h head, c column within the head\n\n");
+    fputs(_("attn multihead --explain-shapes: d2l's transpose_qkv and transpose_output\n"), stdout);
+    printf(_("queries (%zu, %zu, %zu), keys and values (%zu, %zu, %zu); num_hiddens %zu = %zu "
+           "heads × %zu\n"), w->B, w->Nq, w->H, w->B, w->Nk, w->H, w->H, w->NH, w->p);
+    fputs(_("labels: b example, t token, h head, c column within the head\n\n"), stdout);
     print_steps(w);
     printf("\n");
-    printf("The (B·h, N, H/h) tensor, slice by slice: its rows are the tokens in order\n");
+    fputs(_("The (B·h, N, H/h) tensor, slice by slice: its rows are the tokens in order\n"), stdout);
     print_slices(w, w->qkv, NULL);
-    printf("\nWithout the permute, reshape(B·h, N, H/h) straight from (B, N, H):\n");
+    fputs(_("\nWithout the permute, reshape(B·h, N, H/h) straight from (B, N, H):\n"), stdout);
     print_slices(w, w->plain, mixing_mark);
     const size_t mixed = mixed_slices(w);
     if (mixed)
-        printf("%zu of %zu slices mix tokens and heads: a \"query\" of such a head is a piece "
-               "of\nanother token, and its attention is not the head's.\n", mixed,
+        printf(_("%zu of %zu slices mix tokens and heads: a \"query\" of such a head is a piece "
+               "of\nanother token, and its attention is not the head's.\n"), mixed,
                w->B * w->NH);
     else
-        printf("With %s the permute moves nothing: both layouts agree.\n",
+        printf(_("With %s the permute moves nothing: both layouts agree.\n"),
                w->NH == 1 ? "one head" : "one token");
     print_lens(w);
     print_back(w);
@@ -532,7 +532,7 @@ int shapes_explain_command(const problem *pr, const shapes_opts *o)
     /* --max-mem: the traced forward pass, then the maps and the batches */
     int overflow = problem_run_bytes(pr, 1, 1, &run) || walk_bytes(pr, &extra) ||
                    size_add(run, extra, &total);
-    snprintf(what, sizeof what, "batch %zu × %zu heads × %zu queries × %zu keys", pr->B,
+    snprintf(what, sizeof what, _("batch %zu × %zu heads × %zu queries × %zu keys"), pr->B,
              pr->params.num_heads, pr->Nq, pr->Nk);
     if (cli_check_mem(what, overflow ? SIZE_MAX : total, overflow, o->max_mem, NULL))
         return EXIT_RUNTIME;

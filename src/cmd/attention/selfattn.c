@@ -90,7 +90,7 @@ static const char *const score_names[] = {"dot", "additive", NULL}; /* score_kin
 #define ATTN_OPTIONS_HEAD(queries_help)                                                   \
     OPT_FILE('i', "input", input, "inputs (and optionally weights) as JSON, - for stdin"), \
     SIZE_OPTION("batch", po.batch, "B", "examples (default 2)"),                          \
-    SIZE_OPTION("queries", po.queries, "N", queries_help " (default 4)")
+    SIZE_OPTION("queries", po.queries, "N", queries_help)
 #define ATTN_OPTIONS_TAIL                                                                  \
     SIZE_OPTION("hiddens", po.hiddens, "H", "num_hiddens (default 100)"),                  \
     SIZE_OPTION("heads", po.heads, "NH", "num_heads, must divide H (default 5)"),          \
@@ -145,7 +145,7 @@ static const char *const score_names[] = {"dot", "additive", NULL}; /* score_kin
     OPT_END()
 
 const struct opt multihead_options[] = {
-    ATTN_OPTIONS_HEAD("number of queries"),
+    ATTN_OPTIONS_HEAD("number of queries (default 4)"),
     SIZE_OPTION("kv", po.kv, "NK", "number of key-value pairs (default 6)"),
     SIZE_OPTION("query-size", po.query_size, "DQ", "width of the random queries (default H)"),
     SIZE_OPTION("key-size", po.key_size, "DK", "width of the random keys (default H)"),
@@ -159,7 +159,7 @@ const struct opt multihead_options[] = {
 };
 
 const struct opt selfattn_options[] = {
-    ATTN_OPTIONS_HEAD("sequence length (tokens per example)"),
+    ATTN_OPTIONS_HEAD("sequence length (tokens per example) (default 4)"),
     OPT_TEXT(0, "tokens", po.tokens, "TEXT",
              "label the positions and embed each token from its\n"
              "text (the same word, the same vector in every\n"
@@ -195,7 +195,7 @@ const struct opt selfattn_options[] = {
                   "--stream never stores the attention weights, which --%s needs"),        \
     OPT_NEEDS("block", "stream explain", "--block sets the key blocks of --stream --explain"), \
     OPT_RULES_END()
-#define RANDOM_ONLY_MESSAGE "--%s makes random inputs and cannot be used with --input"
+#define RANDOM_ONLY_MESSAGE N_("--%s makes random inputs and cannot be used with --input")
 
 const struct opt_rule multihead_rules[] = {
     OPT_CONFLICTS("explain-shapes",
@@ -246,7 +246,7 @@ const struct opt_rule selfattn_rules[] = {
 
 void usage_multihead(FILE *f)
 {
-    fputs("usage: attn multihead [--input FILE] [OPTIONS]\n"
+    fputs(_("usage: attn multihead [--input FILE] [OPTIONS]\n"
           "\n"
           "d2l's MultiHeadAttention(key_size, query_size, value_size, num_hiddens,\n"
           "num_heads, dropout) in eval mode:\n"
@@ -256,7 +256,7 @@ void usage_multihead(FILE *f)
           "Without --input the chapter's cell: 2 examples, 4 queries, 6 key-value\n"
           "pairs of ones, 100 hiddens, 5 heads, valid_lens 3,2, weights drawn like\n"
           "nn.Linear's default initialisation from --seed.\n"
-          "\n", f);
+          "\n"), f);
     opt_usage(f, multihead_options);
     fputs("\n"
           "JSON input: {\"queries\": (B, Nq, Dq), \"keys\": (B, Nk, Dk), \"values\":\n"
@@ -292,16 +292,16 @@ static void usage_selfattn_demos(FILE *f);
 
 void usage_selfattn(FILE *f)
 {
-    fputs("usage: attn selfattn [--input FILE] [--tokens TEXT] [OPTIONS]\n"
+    fputs(_("usage: attn selfattn [--input FILE] [--tokens TEXT] [OPTIONS]\n"
           "\n"
           "Self-attention: multi-head attention with queries = keys = values = X.\n"
           "Q, K and V come from the same X through different projections W_q, W_k,\n"
           "W_v (Q ≠ K ≠ V in general); --no-proj shows the simplified Q = K = V = X.\n"
           "Without --input the chapter's cell: X of ones (2, 4, 100), 5 heads,\n"
           "valid_lens 3,2.\n"
-          "\n", f);
+          "\n"), f);
     opt_usage(f, selfattn_options);
-    fputs("\n"
+    fputs(_("\n"
           "JSON input: {\"X\": (B, N, D), \"valid_lens\", \"num_heads\", \"state_dict\",\n"
           "\"tokens\"} as for multihead. A model saved by attn train --save is read\n"
           "too: --tokens then gives the sentences it runs on (X = embedding·√d + P),\n"
@@ -335,7 +335,7 @@ void usage_selfattn(FILE *f)
           "softmax's mean largest weight (1/n uniform … 1 one-hot) and mean entropy\n"
           "(log n … 0 nats), with and without 1/√d. --png: the largest weight and the\n"
           "variance against log₂ d; --json: every column.\n"
-          "\n", f);
+          "\n"), f);
     usage_selfattn_demos(f);
 }
 
@@ -584,9 +584,9 @@ static void example_mask(char *buf, size_t n, const problem *pr, size_t b, int c
 {
     buf[0] = '\0';
     if (pr->valid_lens && pr->vl_ndim == 1)
-        snprintf(buf, n, ", valid_len %ld", pr->valid_lens[b]);
+        snprintf(buf, n, _(", valid_len %ld"), pr->valid_lens[b]);
     else if (pr->valid_lens)
-        snprintf(buf, n, ", valid_lens per query");
+        snprintf(buf, n, "%s", _(", valid_lens per query"));
     if (causal)
         snprintf(buf + strlen(buf), n - strlen(buf), ", causal");
 }
@@ -610,7 +610,7 @@ static void show_matrix(const float *m, size_t rows, size_t cols, char **row_lab
     }
     if (!color || small) {
         if (col_labels && cols <= 12) {
-            printf("keys:");
+            fputs(_("keys:"), stdout);
             for (size_t k = 0; k < cols; k++)
                 printf(" %s", col_labels[k]);
             printf("\n");
@@ -622,10 +622,10 @@ static void show_matrix(const float *m, size_t rows, size_t cols, char **row_lab
 static const char *inputs_text(const struct attention_args *a)
 {
     if (a->input)
-        return "from the file";
+        return N_("from the file"); /* English in --json, _() where printed */
     if (a->po.tokens)
-        return "token embeddings";
-    return a->po.fill_random ? "standard normal" : "ones";
+        return N_("token embeddings");
+    return a->po.fill_random ? N_("standard normal") : N_("ones");
 }
 
 static void print_header(const problem *pr, const struct attention_args *a)
@@ -637,25 +637,25 @@ static void print_header(const problem *pr, const struct attention_args *a)
     tensor_shape_str(v, sizeof v, 3, (size_t[]){pr->B, pr->Nk, pr->Dv});
     lens_text(lens, sizeof lens, pr);
     py_float(p, sizeof p, a->dropout);
-    printf("MultiHeadAttention, %s mode: num_hiddens %zu = %zu heads × %zu, %s scoring%s\n",
+    printf(_("MultiHeadAttention, %s mode: num_hiddens %zu = %zu heads × %zu, %s scoring%s\n"),
            a->train ? "train" : "eval", m->num_hiddens, m->num_heads,
            m->num_hiddens / m->num_heads,
-           m->score == SCORE_DOT ? "scaled dot-product" : "additive",
-           a->po.no_proj ? ", identity projections (--no-proj)" : "");
+           m->score == SCORE_DOT ? _("scaled dot-product") : _("additive"),
+           a->po.no_proj ? _(", identity projections (--no-proj)") : "");
     if (pr->self)
-        printf("X %s%s, valid_lens %s; inputs: %s\n", q, a->posenc ? " + positional encoding" : "",
-               lens, inputs_text(a));
+        printf(_("X %s%s, valid_lens %s; inputs: %s\n"), q, a->posenc ? _(" + positional encoding") : "",
+               lens, _(inputs_text(a)));
     else
-        printf("queries %s, keys %s, values %s, valid_lens %s; inputs: %s\n", q, k, v, lens,
-               inputs_text(a));
+        printf(_("queries %s, keys %s, values %s, valid_lens %s; inputs: %s\n"), q, k, v, lens,
+               _(inputs_text(a)));
     if (a->window && a->causal)
-        printf("window R = %ld, causal: query i sees keys i - %ld … i\n", a->window,
+        printf(_("window R = %ld, causal: query i sees keys i - %ld … i\n"), a->window,
                a->window - 1);
     else if (a->window)
-        printf("window R = %ld: query i sees keys j with |i - j| <= %ld\n", a->window,
+        printf(_("window R = %ld: query i sees keys j with |i - j| <= %ld\n"), a->window,
                (a->window - 1) / 2);
-    printf("dropout p=%s %s\n", p, a->train ? "applied to the weights (--train)"
-                                            : "has no effect in eval mode");
+    printf(_("dropout p=%s %s\n"), p, a->train ? _("applied to the weights (--train)")
+                                            : _("has no effect in eval mode"));
     printf("attention(%s, valid_lens).shape\n",
            pr->self ? "X, X, X" : "queries, keys, values");
     printf("torch.Size([%zu, %zu, %zu])\n", pr->B, pr->Nq, m->num_hiddens);
@@ -711,9 +711,9 @@ static void print_same_tokens(const problem *pr, const float *out)
     struct same_token st;
     for (size_t i = 0; same_token_at(pr, out, i, &st); i++) {
         if (i == 0)
-            printf("\nThe same token in different sentences (cosine similarity):\n");
-        printf("  %s: input %.4f (the same embedding), output %.4f "
-               "(sentence 1 position %zu, sentence %zu position %zu)\n",
+            fputs(_("\nThe same token in different sentences (cosine similarity):\n"), stdout);
+        printf(_("  %s: input %.4f (the same embedding), output %.4f "
+               "(sentence 1 position %zu, sentence %zu position %zu)\n"),
                st.word, st.input, st.output, st.t, st.b + 1, st.u);
     }
 }
@@ -751,11 +751,11 @@ static void print_view(const problem *pr, const struct attention_args *a, const 
 
     print_header(pr, a);
     if (!weights)
-        printf("\nAttention weights (batch %zu, heads %zu, queries %zu, keys %zu): not stored "
-               "(--stream: an online softmax over blocks of keys)\n", pr->B, NH, pr->Nq, pr->Nk);
+        printf(_("\nAttention weights (batch %zu, heads %zu, queries %zu, keys %zu): not stored "
+               "(--stream: an online softmax over blocks of keys)\n"), pr->B, NH, pr->Nq, pr->Nk);
     else
-        printf("\nAttention weights (batch %zu, heads %zu, queries %zu, keys %zu): softmax over "
-               "keys\n", pr->B, NH, pr->Nq, pr->Nk);
+        printf(_("\nAttention weights (batch %zu, heads %zu, queries %zu, keys %zu): softmax over "
+               "keys\n"), pr->B, NH, pr->Nq, pr->Nk);
     for (size_t b = 0; weights && b < pr->B && shown < SHOW_PANELS; b++) {
         char **qt = pr->query_tokens, **kt = pr->key_tokens;
         if (pr->per_example) { /* one sentence per example */
@@ -764,14 +764,14 @@ static void print_view(const problem *pr, const struct attention_args *a, const 
         }
         example_mask(mask, sizeof mask, pr, b, a->causal);
         for (size_t h = 0; h < NH && shown < SHOW_PANELS; h++, shown++) {
-            printf("\nexample %zu%s, head %zu:\n", b, mask, h + 1);
+            printf(_("\nexample %zu%s, head %zu:\n"), b, mask, h + 1);
             show_matrix(weights + (b * NH + h) * pr->Nq * pr->Nk, pr->Nq, pr->Nk, qt, kt,
                         a->cmap, color, 0.0, 1.0);
         }
     }
     if (pr->B * NH > shown)
-        printf("\n(%zu more heads not shown: see --png or --json)\n", pr->B * NH - shown);
-    printf("\nOutput (%zu, %zu, %zu), example 0:\n", pr->B, pr->Nq, H);
+        printf(_("\n(%zu more heads not shown: see --png or --json)\n"), pr->B * NH - shown);
+    printf(_("\nOutput (%zu, %zu, %zu), example 0:\n"), pr->B, pr->Nq, H);
     term_matrix(stdout, out, pr->Nq, H, 4, 3);
     if (pr->per_example && pr->B > 1)
         print_same_tokens(pr, out);
@@ -800,51 +800,51 @@ static void print_explain(const problem *pr, const struct attention_args *a, con
     for (size_t b = 0; b < B; b++) {
         const size_t nn = Nq * Nk;
         example_mask(mask, sizeof mask, pr, b, a->causal);
-        printf("\n=== example %zu%s ===\n", b, mask);
-        printf("\nStep 1. Project: Q = queries·W_qᵀ%s  (%zu, %zu)\n", m->W_q.bias.data ? " + b_q" : "",
+        printf(_("\n=== example %zu%s ===\n"), b, mask);
+        printf(_("\nStep 1. Project: Q = queries·W_qᵀ%s  (%zu, %zu)\n"), m->W_q.bias.data ? " + b_q" : "",
                Nq, H);
         term_matrix(stdout, t->Q + b * Nq * H, Nq, H, 4, 3);
-        printf("K = keys·W_kᵀ%s  (%zu, %zu)\n", m->W_k.bias.data ? " + b_k" : "", Nk, H);
+        printf(_("K = keys·W_kᵀ%s  (%zu, %zu)\n"), m->W_k.bias.data ? " + b_k" : "", Nk, H);
         term_matrix(stdout, t->K + b * Nk * H, Nk, H, 4, 3);
-        printf("V = values·W_vᵀ%s  (%zu, %zu)\n", m->W_v.bias.data ? " + b_v" : "", Nk, H);
+        printf(_("V = values·W_vᵀ%s  (%zu, %zu)\n"), m->W_v.bias.data ? " + b_v" : "", Nk, H);
         term_matrix(stdout, t->V + b * Nk * H, Nk, H, 4, 3);
         for (size_t h = 0; h < NH; h++) {
             const size_t w0 = (b * NH + h) * nn, col = h * p;
-            printf("\n--- head %zu: columns %zu … %zu of Q, K, V (p = %zu / %zu = %zu) ---\n",
+            printf(_("\n--- head %zu: columns %zu … %zu of Q, K, V (p = %zu / %zu = %zu) ---\n"),
                    h + 1, col, col + p - 1, H, NH, p);
-            printf("\nStep 2. Split into heads: Q_%zu  (%zu, %zu)\n", h + 1, Nq, p);
+            printf(_("\nStep 2. Split into heads: Q_%zu  (%zu, %zu)\n"), h + 1, Nq, p);
             print_head_slice(t->Q + b * Nq * H, Nq, H, col, p, tmp);
-            printf("K_%zu  (%zu, %zu)\n", h + 1, Nk, p);
+            printf(_("K_%zu  (%zu, %zu)\n"), h + 1, Nk, p);
             print_head_slice(t->K + b * Nk * H, Nk, H, col, p, tmp);
-            printf("V_%zu  (%zu, %zu)\n", h + 1, Nk, p);
+            printf(_("V_%zu  (%zu, %zu)\n"), h + 1, Nk, p);
             print_head_slice(t->V + b * Nk * H, Nk, H, col, p, tmp);
             if (m->score == SCORE_DOT) {
-                printf("\nStep 3. Scores: Q_%zu K_%zuᵀ  (%zu, %zu)\n", h + 1, h + 1, Nq, Nk);
+                printf(_("\nStep 3. Scores: Q_%zu K_%zuᵀ  (%zu, %zu)\n"), h + 1, h + 1, Nq, Nk);
                 term_matrix(stdout, t->scores + w0, Nq, Nk, 4, 3);
-                printf("\nStep 4. Scaled: Q_%zu K_%zuᵀ / sqrt(%zu) = / %.4f  (%zu, %zu)\n", h + 1,
+                printf(_("\nStep 4. Scaled: Q_%zu K_%zuᵀ / sqrt(%zu) = / %.4f  (%zu, %zu)\n"), h + 1,
                        h + 1, p, sqrt((double)p), Nq, Nk);
                 term_matrix(stdout, t->scaled + w0, Nq, Nk, 4, 3);
             } else {
-                printf("\nStep 3-4. Additive scores: w_v · tanh(W_q' q + W_k' k)  (%zu, %zu)\n",
+                printf(_("\nStep 3-4. Additive scores: w_v · tanh(W_q' q + W_k' k)  (%zu, %zu)\n"),
                        Nq, Nk);
                 term_matrix(stdout, t->scores + w0, Nq, Nk, 4, 3);
             }
-            printf("\nStep 5. Masked: keys %s get -1e6  (%zu, %zu)\n",
-                   pr->valid_lens ? (a->causal ? "at k >= valid_len or k > q" : "at k >= valid_len")
-                                  : (a->causal ? "at k > q" : "(none masked)"),
+            printf(_("\nStep 5. Masked: keys %s get -1e6  (%zu, %zu)\n"),
+                   pr->valid_lens ? (a->causal ? _("at k >= valid_len or k > q") : _("at k >= valid_len"))
+                                  : (a->causal ? _("at k > q") : _("(none masked)")),
                    Nq, Nk);
             term_matrix(stdout, t->masked + w0, Nq, Nk, 4, 3);
-            printf("\nStep 6. Attention weights: softmax over keys, each row sums to 1  (%zu, %zu)\n",
+            printf(_("\nStep 6. Attention weights: softmax over keys, each row sums to 1  (%zu, %zu)\n"),
                    Nq, Nk);
             term_matrix(stdout, weights + w0, Nq, Nk, 4, 3);
-            printf("\nStep 7. Head output: weights · V_%zu  (%zu, %zu)%s\n", h + 1, Nq, p,
-                   a->train ? " (with dropout on the weights)" : "");
+            printf(_("\nStep 7. Head output: weights · V_%zu  (%zu, %zu)%s\n"), h + 1, Nq, p,
+                   a->train ? _(" (with dropout on the weights)") : "");
             print_head_slice(t->concat + b * Nq * H, Nq, H, col, p, tmp);
         }
-        printf("\nStep 8. Concatenate the heads: concat(head_1 … head_%zu)  (%zu, %zu)\n", NH, Nq,
+        printf(_("\nStep 8. Concatenate the heads: concat(head_1 … head_%zu)  (%zu, %zu)\n"), NH, Nq,
                H);
         term_matrix(stdout, t->concat + b * Nq * H, Nq, H, 4, 3);
-        printf("\nStep 9. Output: concat · W_oᵀ%s  (%zu, %zu)\n", m->W_o.bias.data ? " + b_o" : "",
+        printf(_("\nStep 9. Output: concat · W_oᵀ%s  (%zu, %zu)\n"), m->W_o.bias.data ? " + b_o" : "",
                Nq, H);
         term_matrix(stdout, out + b * Nq * H, Nq, H, 4, 3);
     }
@@ -855,18 +855,18 @@ static void print_online_row(const mha_online *r, size_t Nk, double diff)
 {
     for (size_t j = 0; j < r->nblocks; j++) {
         const size_t k0 = j * r->block, n = k0 + r->block < Nk ? r->block : Nk - k0;
-        printf("  keys %zu-%zu: scores [", k0, k0 + n - 1);
+        printf(_("  keys %zu-%zu: scores ["), k0, k0 + n - 1);
         for (size_t k = k0; k < k0 + n; k++)
             printf(k > k0 ? ", %.4g" : "%.4g", r->scores[k]);
-        printf("]  block max %.4g  m %.4g -> %.4g  rescale e^(m_old - m) = %.4g  "
-               "l = %.4g·%.4g + %.4g = %.4g\n",
+        printf(_("]  block max %.4g  m %.4g -> %.4g  rescale e^(m_old - m) = %.4g  "
+               "l = %.4g·%.4g + %.4g = %.4g\n"),
                r->block_max[j], r->m[j], r->m[j + 1], r->rescale[j], r->l[j], r->rescale[j],
                r->block_sum[j], r->l[j + 1]);
     }
-    printf("  head output acc / l = [");
+    fputs(_("  head output acc / l = ["), stdout);
     for (size_t c = 0; c < r->p && c < 8; c++)
         printf(c ? ", %.4f" : "%.4f", r->out[c]);
-    printf("%s]; softmax(all scores)·V differs by %.2g\n", r->p > 8 ? ", …" : "", diff);
+    printf(_("%s]; softmax(all scores)·V differs by %.2g\n"), r->p > 8 ? ", …" : "", diff);
 }
 
 /* --stream --explain: the online softmax of every query, block by block
@@ -886,8 +886,8 @@ static void print_stream_explain(const problem *pr, const struct attention_args 
         return;
     }
     print_header(pr, a);
-    printf("\nOnline softmax (--stream): keys in blocks of %zu; m = running maximum, "
-           "l = running sum of e^(s - m), acc = running sum of e^(s - m)·v\n", blk);
+    printf(_("\nOnline softmax (--stream): keys in blocks of %zu; m = running maximum, "
+           "l = running sum of e^(s - m), acc = running sum of e^(s - m)·v\n"), blk);
     for (size_t b = 0; b < pr->B; b++)
         for (size_t h = 0; h < NH; h++)
             for (size_t q = 0; q < Nq; q++) {
@@ -895,15 +895,15 @@ static void print_stream_explain(const problem *pr, const struct attention_args 
                 const float *K_h = t->K + b * Nk * H + h * p;            /* (Nk, p), rows H apart */
                 const float *V_h = t->V + b * Nk * H + h * p;            /* (Nk, p), rows H apart */
                 const float *w = weights + ((b * NH + h) * Nq + q) * Nk; /* (Nk,) */
-                printf("\nexample %zu, head %zu, query %zu:\n", b, h + 1, q);
+                printf(_("\nexample %zu, head %zu, query %zu:\n"), b, h + 1, q);
                 mha_online_row(&rec, q_h, K_h, V_h, H, Nk, &mask, b, q, Nq);
                 double diff = mha_online_diff(&rec, w, V_h, H, Nk);
                 print_online_row(&rec, Nk, diff);
                 worst = diff > worst ? diff : worst;
             }
-    printf("\nLargest difference between the streamed and the stored computation: %.2g\n",
+    printf(_("\nLargest difference between the streamed and the stored computation: %.2g\n"),
            worst);
-    printf("Output (%zu, %zu, %zu), example 0:\n", pr->B, Nq, H);
+    printf(_("Output (%zu, %zu, %zu), example 0:\n"), pr->B, Nq, H);
     term_matrix(stdout, out, Nq, H, 4, 3);
     mha_online_free(&rec);
 }
@@ -940,7 +940,7 @@ static void head_panels(heat_panel *pn, char (*titles)[32], const float *w, size
                         size_t rows, size_t cols)
 {
     for (size_t h = 0; h < NH; h++) {
-        snprintf(titles[h], sizeof titles[0], "Head %zu", h + 1);
+        snprintf(titles[h], sizeof titles[0], _("Head %zu"), h + 1);
         pn[h].data = w + h * rows * cols;
         pn[h].rows = rows;
         pn[h].cols = cols;
@@ -1005,8 +1005,10 @@ static int write_png(const problem *pr, const struct attention_args *a, const fl
         fig.row_xticklabels = rows;
         fig.row_yticklabels = rows;
     }
-    snprintf(what, sizeof what, "attention weights, %zu example%s × %zu head%s", pr->B,
-             pr->B == 1 ? "" : "s", NH, NH == 1 ? "" : "s");
+    char ex[48], hd[48];
+    snprintf(what, sizeof what, _("attention weights, %s × %s"),
+             cli_count(ex, sizeof ex, "%zu example", "%zu examples", pr->B),
+             cli_count(hd, sizeof hd, "%zu head", "%zu heads", NH));
     status = weights_png(&fig, panels, pr->B, NH, a, font, rep, what);
 done:
     free(panels);
@@ -1045,7 +1047,7 @@ static void write_page_member(json_writer *jw, const void *arg)
     json_array_begin(jw, "rows", JSON_BLOCK);
     for (size_t b = 0; b < pr->B; b++) {
         char name[48];
-        snprintf(name, sizeof name, "example %zu", b);
+        snprintf(name, sizeof name, _("example %zu"), b);
         json_object_begin(jw, NULL, JSON_INLINE);
         json_string(jw, "name", name);
         page_tokens(jw, "query_tokens", qt && pr->per_example ? qt + b * Nq : qt, Nq);
@@ -1082,9 +1084,10 @@ static int write_page(const problem *pr, const struct attention_args *a, const c
     const page_weights pw = {weights, 4, shape, write_page_member};
     char what[128], title[64];
     snprintf(title, sizeof title, "attn %s", command);
-    snprintf(what, sizeof what, "a page of the attention weights, %zu example%s × %zu head%s",
-             pr->B, pr->B == 1 ? "" : "s", pr->params.num_heads,
-             pr->params.num_heads == 1 ? "" : "s");
+    char ex[48], hd[48];
+    snprintf(what, sizeof what, _("a page of the attention weights, %s × %s"),
+             cli_count(ex, sizeof ex, "%zu example", "%zu examples", pr->B),
+             cli_count(hd, sizeof hd, "%zu head", "%zu heads", pr->params.num_heads));
     return output_page_weights(a->html, title, write_page_data, &ctx, weights ? &pw : NULL, rep,
                                what);
 }
@@ -1119,10 +1122,10 @@ static int run_permute(const problem *pr, const struct attention_args *a)
                                    .naive = a->naive,
                                    .inputs = inputs_text(a),
                                    .fill_default = a->fill_default,
-                                   .lens_origin = a->po.valid_lens ? "from --valid-lens"
+                                   .lens_origin = a->po.valid_lens ? _("from --valid-lens")
                                                   : a->input
-                                                      ? "from the file's valid_lens"
-                                                      : "the length of a shorter --tokens sentence",
+                                                      ? _("from the file's valid_lens")
+                                                      : _("the length of a shorter --tokens sentence"),
                                    .png = a->png,
                                    .json = a->json,
                                    .html = a->html,
@@ -1196,11 +1199,11 @@ static int check_run_mem(const problem *pr, const struct attention_args *a, int 
         size_add(bytes, pr->queries.size * 4, &total) ||
         (a->explain && a->json && size_add(total, explain_json_bytes(pr), &total)))
         total = SIZE_MAX;
-    snprintf(what, sizeof what, "batch %zu × %zu heads × %zu queries × %zu keys", pr->B,
+    snprintf(what, sizeof what, _("batch %zu × %zu heads × %zu queries × %zu keys"), pr->B,
              pr->params.num_heads, pr->Nq, pr->Nk);
     if (cli_check_mem(what, total, total == SIZE_MAX, a->po.max_mem,
                       keep_weights && pr->params.score == SCORE_DOT && !a->explain
-                          ? "--stream computes without storing the attention weights"
+                          ? _("--stream computes without storing the attention weights")
                           : NULL))
         return EXIT_RUNTIME;
     return EXIT_OK;
@@ -1290,11 +1293,13 @@ static int forward_timed(struct run_buffers *rb, const problem *pr, const struct
         const double secs = median_sort(times + first, n);
         const double flops = 2.0 * mha_forward_macs(pr->B, pr->Nq, pr->Nk, pr->Dq, pr->Dk, pr->Dv,
                                                     pr->params.num_hiddens);
-        fprintf(
-            stderr, "forward pass: %.1f ms, %.3g GFLOP, %.1f GFLOP/s (%s, %d thread%s%s)\n",
-            secs * 1e3, flops * 1e-9, flops * 1e-9 / (secs > 0 ? secs : 1e-9),
-            use_fast ? (keep_weights ? "fast loops" : "fast loops, streaming") : "reference loops",
-            threads, threads > 1 ? "s" : "", n > 1 ? ", median of the runs after a warm-up" : "");
+        char th[48];
+        fprintf(stderr, _("forward pass: %.1f ms, %.3g GFLOP, %.1f GFLOP/s (%s, %s%s)\n"),
+                secs * 1e3, flops * 1e-9, flops * 1e-9 / (secs > 0 ? secs : 1e-9),
+                use_fast ? (keep_weights ? _("fast loops") : _("fast loops, streaming"))
+                         : _("reference loops"),
+                cli_count(th, sizeof th, "%zu thread", "%zu threads", (size_t)threads),
+                n > 1 ? _(", median of the runs after a warm-up") : "");
     }
     return EXIT_OK;
 }
@@ -1352,22 +1357,22 @@ static void print_stack(const problem *pr, const struct attention_args *a)
     const size_t per = pr->B * NH * N * N;
     int color = term_use_color(a->color, stdout);
     size_t shown = 0;
-    printf("A stack of %zu Transformer encoder blocks (attn train --layers), num_hiddens %zu, "
-           "num_heads %zu\n", L, pr->params.num_hiddens, NH);
-    printf("\nAttention weights (blocks %zu, batch %zu, heads %zu, queries %zu, keys %zu): "
-           "softmax over keys\n", L, pr->B, NH, N, N);
+    printf(_("A stack of %zu Transformer encoder blocks (attn train --layers), num_hiddens %zu, "
+           "num_heads %zu\n"), L, pr->params.num_hiddens, NH);
+    printf(_("\nAttention weights (blocks %zu, batch %zu, heads %zu, queries %zu, keys %zu): "
+           "softmax over keys\n"), L, pr->B, NH, N, N);
     for (size_t l = 0; l < L; l++)
         for (size_t b = 0; b < pr->B; b++) {
             char **qt = pr->query_tokens + (pr->per_example ? b * N : 0);
             for (size_t h = 0; h < NH && shown < SHOW_PANELS; h++, shown++) {
-                printf("\nblock %zu, example %zu, head %zu:\n", l + 1, b, h + 1);
+                printf(_("\nblock %zu, example %zu, head %zu:\n"), l + 1, b, h + 1);
                 show_matrix(pr->stack_weights + l * per + (b * NH + h) * N * N, N, N, qt, qt,
                             a->cmap, color, 0.0, 1.0);
             }
         }
     if (L * pr->B * NH > shown)
-        printf("\n(%zu more heads not shown: see --png or --json)\n", L * pr->B * NH - shown);
-    printf("\nOutput of the last block (%zu, %zu, %zu), example 0:\n", pr->B, N,
+        printf(_("\n(%zu more heads not shown: see --png or --json)\n"), L * pr->B * NH - shown);
+    printf(_("\nOutput of the last block (%zu, %zu, %zu), example 0:\n"), pr->B, N,
            pr->params.num_hiddens);
     term_matrix(stdout, pr->stack_output, N, pr->params.num_hiddens, 4, 3);
 }
@@ -1421,9 +1426,9 @@ static void write_stack_page_data(json_writer *jw, const void *arg)
             char name[64];
             const char *const *qt = (const char *const *)pr->query_tokens + b * N;
             if (pr->B == 1)
-                snprintf(name, sizeof name, "layer %zu", l + 1);
+                snprintf(name, sizeof name, _("layer %zu"), l + 1);
             else
-                snprintf(name, sizeof name, "layer %zu example %zu", l + 1, b);
+                snprintf(name, sizeof name, _("layer %zu example %zu"), l + 1, b);
             json_object_begin(jw, NULL, JSON_INLINE);
             json_string(jw, "name", name);
             page_tokens(jw, "query_tokens", qt, N);
@@ -1442,9 +1447,10 @@ static int write_stack_page(const problem *pr, const struct attention_args *a, F
 {
     const struct page_ctx ctx = {pr, a, "selfattn", NULL, NULL};
     char what[128];
-    snprintf(what, sizeof what, "a page of every block's attention, %zu block%s × %zu head%s",
-             pr->layers, pr->layers == 1 ? "" : "s", pr->params.num_heads,
-             pr->params.num_heads == 1 ? "" : "s");
+    char bl[48], hd[48];
+    snprintf(what, sizeof what, _("a page of every block's attention, %s × %s"),
+             cli_count(bl, sizeof bl, "%zu block", "%zu blocks", pr->layers),
+             cli_count(hd, sizeof hd, "%zu head", "%zu heads", pr->params.num_heads));
     return output_page(a->html, "attn selfattn", write_stack_page_data, &ctx, rep, what);
 }
 
@@ -1468,9 +1474,9 @@ static int write_stack_png(const problem *pr, const struct attention_args *a, te
     for (size_t r = 0; r < rowsn; r++) {
         const size_t l = r / pr->B, b = r % pr->B;
         if (pr->B > 1)
-            snprintf(rtitles[r], sizeof rtitles[0], "block %zu · example %zu", l + 1, b);
+            snprintf(rtitles[r], sizeof rtitles[0], _("block %zu · example %zu"), l + 1, b);
         else
-            snprintf(rtitles[r], sizeof rtitles[0], "block %zu", l + 1);
+            snprintf(rtitles[r], sizeof rtitles[0], _("block %zu"), l + 1);
         rt[r] = rtitles[r];
         rows[r] = (const char *const *)pr->query_tokens + (pr->per_example ? b * N : 0);
         head_panels(&panels[r * NH], &titles[r * NH],
@@ -1480,8 +1486,10 @@ static int write_stack_png(const problem *pr, const struct attention_args *a, te
     fig.row_titles = rt;
     fig.row_xticklabels = rows;
     fig.row_yticklabels = rows;
-    snprintf(what, sizeof what, "attention weights, %zu blocks × %zu head%s", pr->layers, NH,
-             NH == 1 ? "" : "s");
+    char bl[48], hd[48];
+    snprintf(what, sizeof what, _("attention weights, %s × %s"),
+             cli_count(bl, sizeof bl, "%zu block", "%zu blocks", pr->layers),
+             cli_count(hd, sizeof hd, "%zu head", "%zu heads", NH));
     status = weights_png(&fig, panels, rowsn, NH, a, font, rep, what);
 done:
     free(panels);
