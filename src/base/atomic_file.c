@@ -13,6 +13,7 @@
 
 #include "checked.h"
 #include "os.h"
+#include "i18n.h"
 
 static char *dup_string(const char *s)
 {
@@ -72,12 +73,12 @@ int atomic_open(atomic_file *af, const char *path, char *err, size_t errlen)
         return 0;
     }
     if (path[0] == '\0') {
-        snprintf(err, errlen, "an empty file name");
+        snprintf(err, errlen, "%s", _("an empty file name"));
         return -1;
     }
     /* a directory cannot be replaced by a file: say so before writing */
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-        snprintf(err, errlen, "%s: cannot write: Is a directory", path);
+        snprintf(err, errlen, _("%s: cannot write: Is a directory"), path);
         return -1;
     }
     /* a device or a pipe (/dev/null, /dev/full, a FIFO) is written in place:
@@ -85,32 +86,32 @@ int atomic_open(atomic_file *af, const char *path, char *err, size_t errlen)
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
         af->f = fopen(path, "wb");
         if (!af->f) {
-            snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+            snprintf(err, errlen, _("%s: cannot write: %s"), path, strerror(errno));
             return -1;
         }
         af->path = dup_string(path);
         if (!af->path) {
             fclose(af->f);
             af->f = NULL;
-            snprintf(err, errlen, "%s: cannot write: out of memory", path);
+            snprintf(err, errlen, _("%s: cannot write: out of memory"), path);
             return -1;
         }
         return 0; /* tmp_path NULL: atomic_commit closes it in place */
     }
     if (size_add(strlen(path), 8, &n) != 0 || (af->tmp_path = malloc(n)) == NULL ||
         (af->path = dup_string(path)) == NULL) {
-        snprintf(err, errlen, "%s: cannot create: out of memory", path);
+        snprintf(err, errlen, _("%s: cannot create: out of memory"), path);
         goto fail;
     }
     /* PATH.XXXXXX in the same folder, so that rename() replaces atomically */
     fd = create_temp(path, af->tmp_path);
     if (fd < 0) {
-        snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+        snprintf(err, errlen, _("%s: cannot create: %s"), path, strerror(errno));
         goto fail;
     }
     af->f = fdopen(fd, "wb");
     if (!af->f) {
-        snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+        snprintf(err, errlen, _("%s: cannot create: %s"), path, strerror(errno));
         close(fd);
         unlink(af->tmp_path);
         goto fail;
@@ -139,7 +140,7 @@ int atomic_commit(atomic_file *af, char *err, size_t errlen)
             e = errno ? errno : EIO;
         af->f = NULL;
         if (e != 0)
-            snprintf(err, errlen, "%s: cannot write: %s", af->path, strerror(e));
+            snprintf(err, errlen, _("%s: cannot write: %s"), af->path, strerror(e));
         free(af->path);
         af->path = NULL;
         return e ? -1 : 0;
@@ -156,7 +157,7 @@ int atomic_commit(atomic_file *af, char *err, size_t errlen)
     if (e == 0 && rename(af->tmp_path, af->path) != 0)
         e = errno;
     if (e != 0) {
-        snprintf(err, errlen, "%s: cannot write: %s", af->path, strerror(e));
+        snprintf(err, errlen, _("%s: cannot write: %s"), af->path, strerror(e));
         atomic_abort(af);
         return -1;
     }

@@ -10,19 +10,20 @@
 #include <sys/stat.h>
 
 #include "checked.h"
+#include "i18n.h"
 
 #define PATH_LEN 256
 
 const char *json_type_name(const cJSON *node)
 {
-    if (!node) return "nothing";
-    if (cJSON_IsArray(node)) return "an array";
-    if (cJSON_IsObject(node)) return "an object";
-    if (cJSON_IsString(node)) return "a string";
-    if (cJSON_IsNumber(node)) return "a number";
-    if (cJSON_IsBool(node)) return "a boolean";
+    if (!node) return _("nothing");
+    if (cJSON_IsArray(node)) return _("an array");
+    if (cJSON_IsObject(node)) return _("an object");
+    if (cJSON_IsString(node)) return _("a string");
+    if (cJSON_IsNumber(node)) return _("a number");
+    if (cJSON_IsBool(node)) return _("a boolean");
     if (cJSON_IsNull(node)) return "null";
-    return "an invalid value";
+    return _("an invalid value");
 }
 
 /* ---- files ----------------------------------------------------------- */
@@ -124,22 +125,22 @@ static void explain_invalid(char *err, size_t errlen, const char *path, const ch
     unsigned char c = (unsigned char)*at;
 
     if ((c == '[' || c == '{') && depth_at(text, pos) >= CJSON_NESTING_LIMIT) {
-        snprintf(err, errlen, "%s: line %zu, column %zu: arrays and objects nested deeper "
-                 "than %d levels", path, line, col, CJSON_NESTING_LIMIT);
+        snprintf(err, errlen, _("%s: line %zu, column %zu: arrays and objects nested deeper "
+                 "than %d levels"), path, line, col, CJSON_NESTING_LIMIT);
         return;
     }
     for (size_t i = 0; i < sizeof nonfinite / sizeof nonfinite[0]; i++)
         if (strncmp(at, nonfinite[i], strlen(nonfinite[i])) == 0) {
-            snprintf(err, errlen, "%s: line %zu, column %zu: %s is not a JSON number "
-                     "(NaN and Infinity are not allowed)", path, line, col,
+            snprintf(err, errlen, _("%s: line %zu, column %zu: %s is not a JSON number "
+                     "(NaN and Infinity are not allowed)"), path, line, col,
                      nonfinite[i]);
             return;
         }
     if (c > 0x20 && c < 0x7f)
-        snprintf(err, errlen, "%s: line %zu, column %zu: invalid JSON at '%c'", path, line,
+        snprintf(err, errlen, _("%s: line %zu, column %zu: invalid JSON at '%c'"), path, line,
                  col, c);
     else
-        snprintf(err, errlen, "%s: line %zu, column %zu: invalid JSON at byte 0x%02x", path,
+        snprintf(err, errlen, _("%s: line %zu, column %zu: invalid JSON at byte 0x%02x"), path,
                  line, col, c);
 }
 
@@ -157,11 +158,11 @@ static char *read_text(const char *path, size_t max_bytes, size_t *len, char *er
     int too_big;
 
     if (strcmp(path, "-") != 0 && (f = fopen(path, "rb")) == NULL) {
-        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        snprintf(err, errlen, _("%s: cannot open: %s"), path, strerror(errno));
         return NULL;
     }
     if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-        snprintf(err, errlen, "%s: cannot read: Is a directory", path);
+        snprintf(err, errlen, _("%s: cannot read: Is a directory"), path);
         if (f != stdin)
             fclose(f);
         return NULL;
@@ -173,21 +174,21 @@ static char *read_text(const char *path, size_t max_bytes, size_t *len, char *er
         if (too_big) {
             char have[32];
             format_bytes(have, sizeof have, (double)max_bytes);
-            snprintf(err, errlen, "%s: larger than %s, the input limit for --max-mem", path,
+            snprintf(err, errlen, _("%s: larger than %s, the input limit for --max-mem"), path,
                      have);
         } else {
-            snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+            snprintf(err, errlen, _("%s: cannot read: %s"), path, strerror(errno));
         }
         return NULL;
     }
     if (strspn(text, " \t\r\n") == *len) {
-        snprintf(err, errlen, "%s: empty: expected a JSON object", path);
+        snprintf(err, errlen, _("%s: empty: expected a JSON object"), path);
         free(text);
         return NULL;
     }
     if ((nul = memchr(text, '\0', *len)) != NULL) {
         line_col(text, (size_t)(nul - text), &line, &col);
-        snprintf(err, errlen, "%s: line %zu, column %zu: a NUL byte: not a JSON text", path,
+        snprintf(err, errlen, _("%s: line %zu, column %zu: a NUL byte: not a JSON text"), path,
                  line, col);
         free(text);
         return NULL;
@@ -208,7 +209,7 @@ static cJSON *parse_text(const char *path, const char *text, size_t len, char *e
         /* a complete value, then more: say where the extra text starts */
         size_t pos = (size_t)(end - text) + strspn(end, " \t\r\n");
         line_col(text, pos, &line, &col);
-        snprintf(err, errlen, "%s: line %zu, column %zu: unexpected text after the JSON value",
+        snprintf(err, errlen, _("%s: line %zu, column %zu: unexpected text after the JSON value"),
                  path, line, col);
         cJSON_Delete(root);
         return NULL;
@@ -220,7 +221,7 @@ static cJSON *parse_text(const char *path, const char *text, size_t len, char *e
             pos = (size_t)(ep - text);
         line_col(text, pos, &line, &col);
         if (pos >= len)
-            snprintf(err, errlen, "%s: line %zu, column %zu: the JSON ends too early", path,
+            snprintf(err, errlen, _("%s: line %zu, column %zu: the JSON ends too early"), path,
                      line, col);
         else
             explain_invalid(err, errlen, path, text, pos, line, col);
@@ -246,7 +247,7 @@ cJSON *json_parse(const char *name, const char *text, size_t len, char *err, siz
     size_t line, col;
     if (nul) {
         line_col(text, (size_t)(nul - text), &line, &col);
-        snprintf(err, errlen, "%s: line %zu, column %zu: a NUL byte: not a JSON text", name,
+        snprintf(err, errlen, _("%s: line %zu, column %zu: a NUL byte: not a JSON text"), name,
                  line, col);
         return NULL;
     }
@@ -273,7 +274,7 @@ static int probe_shape(const cJSON *node, const char *path, size_t max_ndim, siz
     while (cJSON_IsArray(node)) {
         int n = cJSON_GetArraySize(node);
         if (*ndim == max_ndim) {
-            snprintf(err, errlen, "%s: expected at most %zu nested arrays, found more", path,
+            snprintf(err, errlen, _("%s: expected at most %zu nested arrays, found more"), path,
                      max_ndim);
             return -1;
         }
@@ -284,8 +285,8 @@ static int probe_shape(const cJSON *node, const char *path, size_t max_ndim, siz
         snprintf(p + strlen(p), sizeof p - strlen(p), "[0]");
     }
     if (!cJSON_IsNumber(node)) {
-        snprintf(err, errlen, "%s: expected %s, got %s", p,
-                 *ndim ? "a number" : "an array of numbers", json_type_name(node));
+        snprintf(err, errlen, _("%s: expected %s, got %s"), p,
+                 *ndim ? _("a number") : _("an array of numbers"), json_type_name(node));
         return -1;
     }
     return 0;
@@ -300,13 +301,13 @@ static int fill_level(const cJSON *node, const char *path, size_t level, size_t 
     size_t i = 0, n;
 
     if (!cJSON_IsArray(node)) {
-        snprintf(err, errlen, "%s: expected an array of %zu %s, got %s", path, shape[level],
-                 level + 1 == ndim ? "numbers" : "arrays", json_type_name(node));
+        snprintf(err, errlen, _("%s: expected an array of %zu %s, got %s"), path, shape[level],
+                 level + 1 == ndim ? _("numbers") : _("arrays"), json_type_name(node));
         return -1;
     }
     n = (size_t)cJSON_GetArraySize(node);
     if (n != shape[level]) {
-        snprintf(err, errlen, "%s: expected %zu %s, got %zu", path, shape[level],
+        snprintf(err, errlen, _("%s: expected %zu %s, got %zu"), path, shape[level],
                  level + 1 == ndim ? "numbers" : "arrays", n);
         return -1;
     }
@@ -319,11 +320,11 @@ static int fill_level(const cJSON *node, const char *path, size_t level, size_t 
             continue;
         }
         if (!cJSON_IsNumber(item)) {
-            snprintf(err, errlen, "%s: expected a number, got %s", p, json_type_name(item));
+            snprintf(err, errlen, _("%s: expected a number, got %s"), p, json_type_name(item));
             return -1;
         }
         if (!isfinite(item->valuedouble) || fabs(item->valuedouble) > FLT_MAX) {
-            snprintf(err, errlen, "%s: expected a finite float32 number, got %g", p,
+            snprintf(err, errlen, _("%s: expected a finite float32 number, got %g"), p,
                      item->valuedouble);
             return -1;
         }
@@ -342,7 +343,7 @@ int json_get_tensor(const cJSON *node, const char *path, size_t min_ndim, size_t
     if (max_ndim > TENSOR_MAX_DIM)
         max_ndim = TENSOR_MAX_DIM;
     if (!cJSON_IsArray(node)) {
-        snprintf(err, errlen, "%s: expected an array of numbers, got %s", path,
+        snprintf(err, errlen, _("%s: expected an array of numbers, got %s"), path,
                  json_type_name(node));
         return -1;
     }
@@ -350,12 +351,12 @@ int json_get_tensor(const cJSON *node, const char *path, size_t min_ndim, size_t
         return -1;
     for (size_t i = 0; i < ndim; i++)
         if (shape[i] == 0) {
-            snprintf(err, errlen, "%s: an empty array%s", path,
+            snprintf(err, errlen, _("%s: an empty array%s"), path,
                      i ? " inside" : "");
             return -1;
         }
     if (ndim < min_ndim) {
-        snprintf(err, errlen, "%s: expected a %zu-D%s array of numbers, got a %zu-D array",
+        snprintf(err, errlen, _("%s: expected a %zu-D%s array of numbers, got a %zu-D array"),
                  path, min_ndim, max_ndim > min_ndim ? " or deeper" : "", ndim);
         return -1;
     }
@@ -375,12 +376,12 @@ static int get_len(const cJSON *item, const char *p, long max, long *v, char *er
 {
     double d;
     if (!cJSON_IsNumber(item)) {
-        snprintf(err, errlen, "%s: expected an integer >= 0, got %s", p, json_type_name(item));
+        snprintf(err, errlen, _("%s: expected an integer >= 0, got %s"), p, json_type_name(item));
         return -1;
     }
     d = item->valuedouble;
     if (!(d >= 0) || d != floor(d) || d > (double)max) {
-        snprintf(err, errlen, "%s: expected an integer from 0 to %ld, got %g", p, max, d);
+        snprintf(err, errlen, _("%s: expected an integer from 0 to %ld, got %g"), p, max, d);
         return -1;
     }
     *v = (long)d;
@@ -397,8 +398,8 @@ int json_get_lens(const cJSON *node, const char *path, long max, long **out, siz
 
     *out = NULL;
     if (!cJSON_IsArray(node) || cJSON_GetArraySize(node) == 0) {
-        snprintf(err, errlen, "%s: expected a non-empty array of integers, got %s", path,
-                 cJSON_IsArray(node) ? "an empty array" : json_type_name(node));
+        snprintf(err, errlen, _("%s: expected a non-empty array of integers, got %s"), path,
+                 cJSON_IsArray(node) ? _("an empty array") : json_type_name(node));
         return -1;
     }
     rows = (size_t)cJSON_GetArraySize(node);
@@ -406,12 +407,12 @@ int json_get_lens(const cJSON *node, const char *path, long max, long **out, siz
     if (*ndim == 2) {
         cols = (size_t)cJSON_GetArraySize(node->child);
         if (cols == 0) {
-            snprintf(err, errlen, "%s[0]: an empty array", path);
+            snprintf(err, errlen, _("%s[0]: an empty array"), path);
             return -1;
         }
     }
     if (size_mul(rows, cols, &total) != 0 || (v = calloc(total, sizeof *v)) == NULL) {
-        snprintf(err, errlen, "%s: out of memory", path);
+        snprintf(err, errlen, _("%s: out of memory"), path);
         return -1;
     }
     cJSON_ArrayForEach(row, node)
@@ -423,10 +424,10 @@ int json_get_lens(const cJSON *node, const char *path, long max, long **out, siz
         } else {
             if (!cJSON_IsArray(row) || (size_t)cJSON_GetArraySize(row) != cols) {
                 if (cJSON_IsArray(row))
-                    snprintf(err, errlen, "%s: expected %zu integers, got %d", p, cols,
+                    snprintf(err, errlen, _("%s: expected %zu integers, got %d"), p, cols,
                              cJSON_GetArraySize(row));
                 else
-                    snprintf(err, errlen, "%s: expected an array of %zu integers, got %s", p,
+                    snprintf(err, errlen, _("%s: expected an array of %zu integers, got %s"), p,
                              cols, json_type_name(row));
                 goto fail;
             }
@@ -461,21 +462,21 @@ int json_get_strings(const cJSON *node, const char *path, const char ***out, siz
     *out = NULL;
     *n = 0;
     if (!cJSON_IsArray(node) || cJSON_GetArraySize(node) == 0) {
-        snprintf(err, errlen, "%s: expected a non-empty array of strings, got %s", path,
-                 cJSON_IsArray(node) ? "an empty array" : json_type_name(node));
+        snprintf(err, errlen, _("%s: expected a non-empty array of strings, got %s"), path,
+                 cJSON_IsArray(node) ? _("an empty array") : json_type_name(node));
         return -1;
     }
     count = (size_t)cJSON_GetArraySize(node);
     v = calloc(count, sizeof *v);
     if (!v) {
-        snprintf(err, errlen, "%s: out of memory", path);
+        snprintf(err, errlen, _("%s: out of memory"), path);
         return -1;
     }
     cJSON_ArrayForEach(item, node)
     {
         if (!cJSON_IsString(item)) {
             path_index(p, sizeof p, path, i);
-            snprintf(err, errlen, "%s: expected a string, got %s", p, json_type_name(item));
+            snprintf(err, errlen, _("%s: expected a string, got %s"), p, json_type_name(item));
             free(v);
             return -1;
         }
@@ -491,12 +492,12 @@ int json_get_count(const cJSON *node, const char *path, long min, long max, long
 {
     double d;
     if (!cJSON_IsNumber(node)) {
-        snprintf(err, errlen, "%s: expected an integer, got %s", path, json_type_name(node));
+        snprintf(err, errlen, _("%s: expected an integer, got %s"), path, json_type_name(node));
         return -1;
     }
     d = node->valuedouble;
     if (!(d >= (double)min && d <= (double)max) || d != floor(d)) {
-        snprintf(err, errlen, "%s: expected an integer from %ld to %ld, got %g", path, min,
+        snprintf(err, errlen, _("%s: expected an integer from %ld to %ld, got %g"), path, min,
                  max, d);
         return -1;
     }
@@ -538,18 +539,18 @@ int json_path_check(const char *path, char *err, size_t errlen)
     const char *name;
     size_t len = 0, index = 0, used = 1, n;
     if (strlen(path) > JSON_PATH_MAX) {
-        snprintf(err, errlen, "expected a JSON path of at most %d characters", JSON_PATH_MAX);
+        snprintf(err, errlen, _("expected a JSON path of at most %d characters"), JSON_PATH_MAX);
         return -1;
     }
     if (path[0] != '$') {
-        snprintf(err, errlen, "expected a JSON path starting with $, like "
-                 "$.attention_weights or $.cross_attention[1], got '%s'", path);
+        snprintf(err, errlen, _("expected a JSON path starting with $, like "
+                 "$.attention_weights or $.cross_attention[1], got '%s'"), path);
         return -1;
     }
     while (path[used] != '\0') {
         n = path_step(path + used, &name, &len, &index);
         if (n == 0) {
-            snprintf(err, errlen, "expected .member or [index] at character %zu of '%s'",
+            snprintf(err, errlen, _("expected .member or [index] at character %zu of '%s'"),
                      used + 1, path);
             return -1;
         }
@@ -589,27 +590,30 @@ static const cJSON *take_step(const cJSON *node, const char *here, const char *n
     if (name) {
         char key[JSON_PATH_MAX + 1], members[160];
         if (!cJSON_IsObject(node)) {
-            snprintf(err, errlen, "%s: no such member: the value before it is %s, not an "
-                     "object", here, json_type_name(node));
+            snprintf(err, errlen, _("%s: no such member: the value before it is %s, not an "
+                     "object"), here, json_type_name(node));
             return NULL;
         }
         memcpy(key, name, len);
         key[len] = '\0';
         if ((item = cJSON_GetObjectItemCaseSensitive(node, key)) == NULL) {
             member_list(node, members, sizeof members);
-            snprintf(err, errlen, "%s: no such member (the object has %s%s)", here,
+            snprintf(err, errlen, _("%s: no such member (the object has %s%s)"), here,
                      members[0] ? "" : "none", members);
         }
         return item;
     }
     if (!cJSON_IsArray(node)) {
-        snprintf(err, errlen, "%s: no such index: the value before it is %s, not an array",
+        snprintf(err, errlen, _("%s: no such index: the value before it is %s, not an array"),
                  here, json_type_name(node));
         return NULL;
     }
     if (index >= (size_t)cJSON_GetArraySize(node)) {
-        snprintf(err, errlen, "%s: no such index (the array has %d entr%s)", here,
-                 cJSON_GetArraySize(node), cJSON_GetArraySize(node) == 1 ? "y" : "ies");
+        const int size = cJSON_GetArraySize(node);
+        snprintf(err, errlen,
+                 i18n_plural("%s: no such index (the array has %d entry)",
+                             "%s: no such index (the array has %d entries)", (unsigned long)size),
+                 here, size);
         return NULL;
     }
     return cJSON_GetArrayItem(node, (int)index);

@@ -8,10 +8,11 @@
 
 #include "checked.h"
 #include "utf8.h"
+#include "i18n.h"
 
 static int out_of_memory(char *err, size_t errlen)
 {
-    snprintf(err, errlen, "out of memory for the text");
+    snprintf(err, errlen, "%s", _("out of memory for the text"));
     return -1;
 }
 
@@ -73,7 +74,7 @@ int lm_text_from_bytes(lm_text *t, const char *bytes, size_t len, const char *na
         const size_t at = (size_t)(s - buf);
         uint32_t cp = utf8_next(&s);
         if (cp == UTF8_INVALID || cp == 0) { /* 0: a NUL byte inside the file */
-            snprintf(err, errlen, "%s: invalid UTF-8 at byte offset %zu", name, at);
+            snprintf(err, errlen, _("%s: invalid UTF-8 at byte offset %zu"), name, at);
             free(buf);
             lm_text_free(t);
             return -1;
@@ -96,7 +97,7 @@ int lm_text_read(lm_text *t, const char *path, char *err, size_t errlen)
     int rc;
     memset(t, 0, sizeof *t);
     if (!f) {
-        snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+        snprintf(err, errlen, _("%s: cannot read: %s"), path, strerror(errno));
         return -1;
     }
     if (!(buf = malloc(cap))) {
@@ -111,12 +112,12 @@ int lm_text_read(lm_text *t, const char *path, char *err, size_t errlen)
     if (f != stdin)
         fclose(f);
     if (rc) {
-        snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno ? errno : EIO));
+        snprintf(err, errlen, _("%s: cannot read: %s"), path, strerror(errno ? errno : EIO));
         free(buf);
         return -1;
     }
     if (n > LM_MAX_BYTES) {
-        snprintf(err, errlen, "%s: larger than %zu MiB", path, LM_MAX_BYTES >> 20);
+        snprintf(err, errlen, _("%s: larger than %zu MiB"), path, LM_MAX_BYTES >> 20);
         free(buf);
         return -1;
     }
@@ -227,13 +228,13 @@ int lm_task_build(train_task *task, const lm_text *t, size_t L, const char *name
     task->kind = TASK_DATA;
     task->label_at = -1;
     if (t->n == 0) {
-        snprintf(err, errlen, "%s: empty text", name);
+        snprintf(err, errlen, _("%s: empty text"), name);
         return -1;
     }
     if (nheld < L + 1) {
         snprintf(err, errlen,
-                 "%s: %zu characters: too short for --length %zu (the training and the "
-                 "held-out part (the last 10%%) each need %zu)",
+                 _("%s: %zu characters: too short for --length %zu (the training and the "
+                 "held-out part (the last 10%%) each need %zu)"),
                  name, t->n, L, L + 1);
         return -1;
     }

@@ -7,6 +7,7 @@
 #include "checked.h"
 #include "json_in.h"
 #include "model_json.h"
+#include "i18n.h"
 
 /* What is added to the embedding: "posenc": true or false (the sinusoid or
  * none, as files have always said), or "pos_embedding": "learned" (its
@@ -56,7 +57,7 @@ static int get_bool(const cJSON *root, const char *key, int *out, char *err, siz
     if (!b)
         return -1;
     if (!cJSON_IsBool(b)) {
-        snprintf(err, errlen, "$.%s: expected true or false, got %s", key, json_type_name(b));
+        snprintf(err, errlen, _("$.%s: expected true or false, got %s"), key, json_type_name(b));
         return -1;
     }
     *out = cJSON_IsTrue(b);
@@ -75,7 +76,7 @@ static int check_root(const cJSON *root, char *err, size_t errlen)
         return -1;
     cmd = cJSON_GetObjectItemCaseSensitive(root, "command");
     if (!cJSON_IsString(cmd) || strcmp(cmd->valuestring, "train") != 0) {
-        snprintf(err, errlen, "$.command: expected \"train\" (a model saved by attn train)");
+        snprintf(err, errlen, "%s", _("$.command: expected \"train\" (a model saved by attn train)"));
         return -1;
     }
     return 0;
@@ -93,13 +94,13 @@ static int read_pos(const cJSON *root, tmodel_config *cfg, char *err, size_t err
             if (strcmp(pe->valuestring, kinds[k]) == 0)
                 kind = k;
         if (kind < 0 && cJSON_IsString(pe)) {
-            snprintf(err, errlen, "$.pos_embedding: expected \"sinusoid\", \"learned\" or "
-                     "\"none\", got \"%.40s\"", pe->valuestring);
+            snprintf(err, errlen, _("$.pos_embedding: expected \"sinusoid\", \"learned\" or "
+                     "\"none\", got \"%.40s\""), pe->valuestring);
             return -1;
         }
         if (kind < 0) {
-            snprintf(err, errlen, "$.pos_embedding: expected \"sinusoid\", \"learned\" or "
-                     "\"none\", got %s", json_type_name(pe));
+            snprintf(err, errlen, _("$.pos_embedding: expected \"sinusoid\", \"learned\" or "
+                     "\"none\", got %s"), json_type_name(pe));
             return -1;
         }
         cfg->posenc = kind == 0;
@@ -110,7 +111,7 @@ static int read_pos(const cJSON *root, tmodel_config *cfg, char *err, size_t err
     if (get_bool(root, "posenc", &cfg->posenc, err, errlen))
         return -1;
     if (kind >= 0 && cfg->posenc != (kind == 0)) {
-        snprintf(err, errlen, "$.posenc: %s, but $.pos_embedding is \"%s\"",
+        snprintf(err, errlen, _("$.posenc: %s, but $.pos_embedding is \"%s\""),
                  cfg->posenc ? "true" : "false", kinds[kind]);
         return -1;
     }
@@ -126,7 +127,7 @@ static int read_max_len(const cJSON *sd, tmodel_config *cfg, char *err, size_t e
     char got[64];
     tensor t;
     if (!p) {
-        snprintf(err, errlen, "$.state_dict: missing \"pos_embedding\" (the model's learned P)");
+        snprintf(err, errlen, "%s", _("$.state_dict: missing \"pos_embedding\" (the model's learned P)"));
         return -1;
     }
     if (json_get_tensor(p, path, 1, 3, &t, err, errlen))
@@ -134,7 +135,7 @@ static int read_max_len(const cJSON *sd, tmodel_config *cfg, char *err, size_t e
     tensor_shape_str(got, sizeof got, t.ndim, t.shape);
     if (t.ndim != 3 || t.shape[0] != 1 || t.shape[2] != cfg->hiddens || t.shape[1] < 1 ||
         t.shape[1] > TRAIN_MAX_LEN) {
-        snprintf(err, errlen, "%s: expected shape (1, max_len, %zu) with max_len 1 … %d, got %s",
+        snprintf(err, errlen, _("%s: expected shape (1, max_len, %zu) with max_len 1 … %d, got %s"),
                  path, cfg->hiddens, TRAIN_MAX_LEN, got);
         tensor_free(&t);
         return -1;
@@ -155,12 +156,12 @@ static int read_config(const cJSON *root, tmodel_config *cfg, char ***vocab, siz
         model_json_get_names(root, "classes", NULL, classes, C, err, errlen))
         return -1;
     if (strcmp((*vocab)[0], "<pad>") != 0) {
-        snprintf(err, errlen, "$.vocab[0]: expected \"<pad>\", got \"%s\"", (*vocab)[0]);
+        snprintf(err, errlen, _("$.vocab[0]: expected \"<pad>\", got \"%s\""), (*vocab)[0]);
         return -1;
     }
     if (!cJSON_GetObjectItemCaseSensitive(root, "num_hiddens") ||
         !cJSON_GetObjectItemCaseSensitive(root, "num_heads")) {
-        snprintf(err, errlen, "$: missing \"num_hiddens\" or \"num_heads\"");
+        snprintf(err, errlen, "%s", _("$: missing \"num_hiddens\" or \"num_heads\""));
         return -1;
     }
     cfg->vocab = *V;

@@ -11,6 +11,7 @@
 #include "json_in.h"
 #include "model_file.h"
 #include "posenc.h"
+#include "i18n.h"
 
 int model_input_is_model(const char *path, size_t max_bytes)
 {
@@ -37,13 +38,13 @@ static int embed(problem *pr, const tmodel *m, const int *ids, const char *path,
     float *P = NULL; /* (N, d) */
     const float *add; /* (N, d) what is added by position, or NULL */
     if (m->cfg.learned && N > m->cfg.max_len) {
-        snprintf(err, errlen, "--tokens: %zu tokens, but the learned P of %s holds %zu positions "
-                 "(max_len)", N, path, m->cfg.max_len);
+        snprintf(err, errlen, _("--tokens: %zu tokens, but the learned P of %s holds %zu positions "
+                 "(max_len)"), N, path, m->cfg.max_len);
         return -1;
     }
     if (size_mul(N, d, &bytes) || size_mul(bytes, sizeof(float), &bytes) ||
         !(P = calloc(1, bytes ? bytes : 1))) {
-        snprintf(err, errlen, "out of memory");
+        snprintf(err, errlen, "%s", _("out of memory"));
         return -1;
     }
     if (m->cfg.posenc)
@@ -77,7 +78,7 @@ static int run_stack(problem *pr, tmodel *m, const int *ids, const long *lens, c
         size_mul(B, N, &out) || size_mul(out, d, &out) ||
         !(pr->stack_weights = malloc(all)) ||
         !(pr->stack_output = malloc(out * sizeof(float)))) {
-        snprintf(err, errlen, "out of memory for the stack's attention");
+        snprintf(err, errlen, "%s", _("out of memory for the stack's attention"));
         return -1;
     }
     if (tcache_alloc(&c, m, B, N, err, errlen))
@@ -105,7 +106,7 @@ static int token_ids(int *ids, char **words, size_t n, char **vocab, size_t V,
         for (v = 0; v < V && strcmp(vocab[v], words[i]) != 0; v++)
             ;
         if (v == V) {
-            snprintf(err, errlen, "--tokens: '%s' is not in the vocabulary of %s", words[i],
+            snprintf(err, errlen, _("--tokens: '%s' is not in the vocabulary of %s"), words[i],
                      path);
             return -1;
         }
@@ -126,8 +127,8 @@ int model_input_load(problem *pr, const char *path, const char *tokens, char *er
     memset(pr, 0, sizeof *pr);
     *usage = 0;
     if (!tokens) {
-        snprintf(err, errlen, "%s is a model of attn train: give the sentence to run it on "
-                 "with --tokens", path);
+        snprintf(err, errlen, _("%s is a model of attn train: give the sentence to run it on "
+                 "with --tokens"), path);
         *usage = 1;
         return -1;
     }
@@ -136,7 +137,7 @@ int model_input_load(problem *pr, const char *path, const char *tokens, char *er
     if (problem_split_tokens(tokens, &B, &N, &words, &lens, err, errlen))
         goto done;
     if (size_mul(B, N, &i) || !(ids = malloc(i * sizeof *ids))) {
-        snprintf(err, errlen, "out of memory");
+        snprintf(err, errlen, "%s", _("out of memory"));
         goto done;
     }
     if (token_ids(ids, words, B * N, vocab, V, path, err, errlen))

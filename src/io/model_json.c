@@ -7,6 +7,7 @@
 #include "checked.h"
 #include "encoder_task.h"
 #include "json_in.h"
+#include "i18n.h"
 
 #define MAX_MODEL_BYTES ((size_t)1 << 30)
 
@@ -41,7 +42,7 @@ int model_json_commit(atomic_file *af, const char *path, int write_rc, char *err
 {
     if (write_rc) {
         atomic_abort(af);
-        snprintf(err, errlen, "%s: internal error: malformed JSON", path);
+        snprintf(err, errlen, _("%s: internal error: malformed JSON"), path);
         return -1;
     }
     return atomic_commit(af, err, errlen);
@@ -67,7 +68,7 @@ const cJSON *model_json_required(const cJSON *root, const char *key, char *err, 
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
     if (!v)
-        snprintf(err, errlen, "$: missing \"%s\"", key);
+        snprintf(err, errlen, _("$: missing \"%s\""), key);
     return v;
 }
 
@@ -76,7 +77,7 @@ const cJSON *model_json_state_dict(const cJSON *root, char *err, size_t errlen)
     const cJSON *sd = cJSON_GetObjectItemCaseSensitive(root, "state_dict");
     if (cJSON_IsObject(sd))
         return sd;
-    snprintf(err, errlen, "$.state_dict: expected an object, got %s", json_type_name(sd));
+    snprintf(err, errlen, _("$.state_dict: expected an object, got %s"), json_type_name(sd));
     return NULL;
 }
 
@@ -85,7 +86,7 @@ int model_json_check_keys(const cJSON *root, const char *const *keys, const char
 {
     const cJSON *a;
     if (!cJSON_IsObject(root)) {
-        snprintf(err, errlen, "$: expected an object, got %s", json_type_name(root));
+        snprintf(err, errlen, _("$: expected an object, got %s"), json_type_name(root));
         return -1;
     }
     cJSON_ArrayForEach(a, root)
@@ -101,7 +102,7 @@ int model_json_check_keys(const cJSON *root, const char *const *keys, const char
         for (k = keys; *k && at < sizeof list; k++)
             at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", k == keys ? "" : ", ",
                                    *k);
-        snprintf(err, errlen, "$.%s: unknown key (%s has %s)", a->string, what, list);
+        snprintf(err, errlen, _("$.%s: unknown key (%s has %s)"), a->string, what, list);
         return -1;
     }
     return 0;
@@ -122,7 +123,7 @@ static int copy_names(const char *path, const char *const *v, size_t n, char ***
     }
     return 0;
 oom:
-    snprintf(err, errlen, "%s: out of memory", path);
+    snprintf(err, errlen, _("%s: out of memory"), path);
     train_strings_free(*out, n);
     *out = NULL;
     return -1;
@@ -135,13 +136,13 @@ static int check_names(const char *path, const char *const *v, size_t n,
     if (check && check(path, v, n, err, errlen))
         return -1;
     if (n == 0) {
-        snprintf(err, errlen, "%s: empty", path);
+        snprintf(err, errlen, _("%s: empty"), path);
         return -1;
     }
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j < i; j++)
             if (strcmp(v[i], v[j]) == 0) {
-                snprintf(err, errlen, "%s[%zu]: \"%s\" appears twice", path, i, v[i]);
+                snprintf(err, errlen, _("%s[%zu]: \"%s\" appears twice"), path, i, v[i]);
                 return -1;
             }
     return 0;
@@ -204,7 +205,7 @@ int model_json_check_size(const cJSON *sd, size_t need, int over, const char *mo
     if (!over)
         snprintf(count, sizeof count, "at least %zu", need);
     snprintf(err, errlen,
-             "$.state_dict: %zu numbers, far fewer than a model of %s has parameters (%s)", have,
+             _("$.state_dict: %zu numbers, far fewer than a model of %s has parameters (%s)"), have,
              model, count);
     return -1;
 }
@@ -217,7 +218,7 @@ static int read_param(const cJSON *sd, const tparam *p, char *err, size_t errlen
     const cJSON *node = cJSON_GetObjectItemCaseSensitive(sd, p->name);
     snprintf(path, sizeof path, "$.state_dict[\"%s\"]", p->name);
     if (!node) {
-        snprintf(err, errlen, "$.state_dict: missing \"%s\"", p->name);
+        snprintf(err, errlen, _("$.state_dict: missing \"%s\""), p->name);
         return -1;
     }
     /* matrices and vectors; a learned pos_embedding (1, max_len, d) is 3-D */
@@ -228,7 +229,7 @@ static int read_param(const cJSON *sd, const tparam *p, char *err, size_t errlen
         (t->ndim >= 3 && got.shape[2] != t->shape[2])) {
         tensor_shape_str(want, sizeof want, t->ndim, t->shape);
         tensor_shape_str(gs, sizeof gs, got.ndim, got.shape);
-        snprintf(err, errlen, "%s: expected shape %s, got %s", path, want, gs);
+        snprintf(err, errlen, _("%s: expected shape %s, got %s"), path, want, gs);
         tensor_free(&got);
         return -1;
     }
@@ -247,7 +248,7 @@ int model_json_read_params(const cJSON *sd, const tparam *params, size_t n,
         for (i = 0; i < n && strcmp(params[i].name, a->string) != 0; i++)
             ;
         if (i == n) {
-            snprintf(err, errlen, "$.state_dict[\"%s\"]: not a parameter of this model%s",
+            snprintf(err, errlen, _("$.state_dict[\"%s\"]: not a parameter of this model%s"),
                      a->string, hint(a->string));
             return -1;
         }

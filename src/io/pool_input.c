@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "json_in.h"
+#include "i18n.h"
 
 /* The list $.key of root: its length in *n (want: the length it must have,
  * 0 for any; other: the key that fixes it). 0, or -1 with the message. */
@@ -15,22 +16,22 @@ static int list_length(const cJSON *root, const char *key, size_t want, const ch
 {
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(root, key);
     if (!a) {
-        snprintf(err, errlen, "%s: $.%s: missing", name, key);
+        snprintf(err, errlen, _("%s: $.%s: missing"), name, key);
         return -1;
     }
     if (!cJSON_IsArray(a)) {
-        snprintf(err, errlen, "%s: $.%s: expected an array of numbers, got %s", name, key,
+        snprintf(err, errlen, _("%s: $.%s: expected an array of numbers, got %s"), name, key,
                  json_type_name(a));
         return -1;
     }
     *n = (size_t)cJSON_GetArraySize(a);
     if (*n == 0) {
-        snprintf(err, errlen, "%s: $.%s: expected at least one number, got an empty list",
+        snprintf(err, errlen, _("%s: $.%s: expected at least one number, got an empty list"),
                  name, key);
         return -1;
     }
     if (want && *n != want) {
-        snprintf(err, errlen, "%s: $.%s: expected %zu numbers (as many as $.%s), got %zu",
+        snprintf(err, errlen, _("%s: $.%s: expected %zu numbers (as many as $.%s), got %zu"),
                  name, key, want, other, *n);
         return -1;
     }
@@ -46,12 +47,12 @@ static int list_numbers(const cJSON *root, const char *key, double *out, const c
     cJSON_ArrayForEach(v, a)
     {
         if (!cJSON_IsNumber(v)) {
-            snprintf(err, errlen, "%s: $.%s[%zu]: expected a number, got %s", name, key, i,
+            snprintf(err, errlen, _("%s: $.%s[%zu]: expected a number, got %s"), name, key, i,
                      json_type_name(v));
             return -1;
         }
         if (!isfinite(v->valuedouble)) {
-            snprintf(err, errlen, "%s: $.%s[%zu]: expected a finite number", name, key, i);
+            snprintf(err, errlen, _("%s: $.%s[%zu]: expected a finite number"), name, key, i);
             return -1;
         }
         out[i++] = v->valuedouble;
@@ -64,8 +65,8 @@ int pool_input_from_json(pool_data *d, const cJSON *root, const char *name, char
 {
     size_t n, ny, m, mt = 0;
     if (!cJSON_IsObject(root)) {
-        snprintf(err, errlen, "%s: $: expected an object with x_train, y_train and x_test, "
-                 "got %s", name, json_type_name(root));
+        snprintf(err, errlen, _("%s: $: expected an object with x_train, y_train and x_test, "
+                 "got %s"), name, json_type_name(root));
         return -1;
     }
     int truth = cJSON_GetObjectItemCaseSensitive(root, "y_truth") != NULL;
@@ -75,7 +76,7 @@ int pool_input_from_json(pool_data *d, const cJSON *root, const char *name, char
         (truth && list_length(root, "y_truth", m, "x_test", &mt, name, err, errlen)))
         return -1;
     if (pool_data_alloc(d, n, m, truth) < 0) {
-        snprintf(err, errlen, "%s: out of memory for %zu and %zu points", name, n, m);
+        snprintf(err, errlen, _("%s: out of memory for %zu and %zu points"), name, n, m);
         return -1;
     }
     if (list_numbers(root, "x_train", d->x_train, name, err, errlen) ||

@@ -13,6 +13,7 @@
 #include "json_writer.h"
 #include "rng.h"
 #include "utf8.h"
+#include "i18n.h"
 
 #define MAX_LEN 1000000000L /* the largest valid_len accepted */
 #define MAX_HEADS 1000000L
@@ -185,13 +186,13 @@ static int check_keys(const cJSON *obj, const char *path, const char *const *kno
             for (const char *const *k = known; *k; k++)
                 snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
                          k == known ? "" : ", ", *k);
-            snprintf(err, errlen, "%s%s: unknown key (known: %s)", path,
+            snprintf(err, errlen, _("%s%s: unknown key (known: %s)"), path,
                      key_path(a->string, kp, sizeof kp), list);
             return -1;
         }
         for (const cJSON *b = a->next; b; b = b->next)
             if (strcmp(a->string, b->string) == 0) {
-                snprintf(err, errlen, "%s%s: the key appears twice", path,
+                snprintf(err, errlen, _("%s%s: the key appears twice"), path,
                          key_path(a->string, kp, sizeof kp));
                 return -1;
             }
@@ -238,7 +239,7 @@ static int get_weight(const cJSON *sd, const char *key, size_t rows, size_t cols
     if (t->ndim != (is_bias ? 1u : 2u) || t->shape[0] != rows || (!is_bias && t->shape[1] != cols)) {
         tensor_shape_str(want, sizeof want, is_bias ? 1 : 2, shape);
         shape_text(got, sizeof got, t);
-        snprintf(err, errlen, "%s: expected shape %s (%s), got %s", path, want, why, got);
+        snprintf(err, errlen, _("%s: expected shape %s (%s), got %s"), path, want, why, got);
         tensor_free(t);
         return -1;
     }
@@ -269,28 +270,28 @@ static int state_dict_hiddens(problem *pr, const cJSON *sd, const problem_opts *
     size_t H;
 
     if (!cJSON_IsObject(sd)) {
-        snprintf(err, errlen, "$.state_dict: expected an object, got %s", json_type_name(sd));
+        snprintf(err, errlen, _("$.state_dict: expected an object, got %s"), json_type_name(sd));
         return -1;
     }
     if (check_keys(sd, "$.state_dict", sd_keys, err, errlen))
         return -1;
     for (size_t i = 0; i < 4; i++)
         if (!cJSON_GetObjectItemCaseSensitive(sd, need[i])) {
-            snprintf(err, errlen, "$.state_dict: missing \"%s\" (W_q, W_k, W_v and W_o "
-                     "weights are all needed)", need[i]);
+            snprintf(err, errlen, _("$.state_dict: missing \"%s\" (W_q, W_k, W_v and W_o "
+                     "weights are all needed)"), need[i]);
             return -1;
         }
     if (weight_rows(sd, "W_q.weight", &H, err, errlen))
         return -1;
     if (o->hiddens && (size_t)o->hiddens != H) {
-        snprintf(err, errlen, "$.state_dict[\"W_q.weight\"]: has %zu rows (num_hiddens) but "
-                 "--hiddens is %ld", H, o->hiddens);
+        snprintf(err, errlen, _("$.state_dict[\"W_q.weight\"]: has %zu rows (num_hiddens) but "
+                 "--hiddens is %ld"), H, o->hiddens);
         return -1;
     }
     pr->params.num_hiddens = H;
     if (H % pr->params.num_heads != 0) {
-        snprintf(err, errlen, "num_hiddens %zu (the rows of W_q.weight) is not divisible by "
-                 "num_heads %zu%s", H, pr->params.num_heads, heads_origin);
+        snprintf(err, errlen, _("num_hiddens %zu (the rows of W_q.weight) is not divisible by "
+                 "num_heads %zu%s"), H, pr->params.num_heads, heads_origin);
         *usage = 1;
         return -1;
     }
@@ -340,8 +341,8 @@ static int load_additive(problem *pr, const cJSON *sd, const problem_opts *o, ch
     size_t A;
 
     if (o->score_given && o->score == SCORE_DOT && (has_q || has_k || has_v)) {
-        snprintf(err, errlen, "$.state_dict: has attention.* weights, which belong to "
-                 "--score additive, but --score is dot");
+        snprintf(err, errlen, "%s", _("$.state_dict: has attention.* weights, which belong to "
+                 "--score additive, but --score is dot"));
         return -1;
     }
     if (has_q || has_k || has_v)
@@ -349,8 +350,8 @@ static int load_additive(problem *pr, const cJSON *sd, const problem_opts *o, ch
     if (m->score != SCORE_ADDITIVE)
         return 0;
     if (!has_q || !has_k || !has_v) {
-        snprintf(err, errlen, "$.state_dict: --score additive needs attention.W_q.weight, "
-                 "attention.W_k.weight and attention.w_v.weight");
+        snprintf(err, errlen, "%s", _("$.state_dict: --score additive needs attention.W_q.weight, "
+                 "attention.W_k.weight and attention.w_v.weight"));
         return -1;
     }
     if (weight_rows(sd, "attention.W_q.weight", &A, err, errlen))
@@ -388,14 +389,14 @@ static int load_tokens(const cJSON *root, const char *key, size_t want, char ***
     if (json_get_strings(node, path, &v, &n, err, errlen))
         return -1;
     if (n != want) {
-        snprintf(err, errlen, "%s: expected %zu labels, got %zu", path, want, n);
+        snprintf(err, errlen, _("%s: expected %zu labels, got %zu"), path, want, n);
         free(v);
         return -1;
     }
     *out = copy_tokens(v, n);
     free(v);
     if (!*out) {
-        snprintf(err, errlen, "%s: out of memory", path);
+        snprintf(err, errlen, _("%s: out of memory"), path);
         return -1;
     }
     return 0;
@@ -410,13 +411,13 @@ static int load_sentences(const cJSON *node, problem *pr, char *err, size_t errl
     char path[48];
 
     if ((size_t)cJSON_GetArraySize(node) != pr->B) {
-        snprintf(err, errlen, "$.tokens: expected %zu sentences (one per example), got %d",
+        snprintf(err, errlen, _("$.tokens: expected %zu sentences (one per example), got %d"),
                  pr->B, cJSON_GetArraySize(node));
         return -1;
     }
     flat = calloc(pr->B * pr->Nq, sizeof *flat);
     if (!flat) {
-        snprintf(err, errlen, "$.tokens: out of memory");
+        snprintf(err, errlen, "%s", _("$.tokens: out of memory"));
         return -1;
     }
     cJSON_ArrayForEach(item, node)
@@ -427,7 +428,7 @@ static int load_sentences(const cJSON *node, problem *pr, char *err, size_t errl
             return -1;
         }
         if (n != pr->Nq) {
-            snprintf(err, errlen, "%s: expected %zu labels, got %zu", path, pr->Nq, n);
+            snprintf(err, errlen, _("%s: expected %zu labels, got %zu"), path, pr->Nq, n);
             free(row);
             free(flat);
             return -1;
@@ -439,7 +440,7 @@ static int load_sentences(const cJSON *node, problem *pr, char *err, size_t errl
     pr->query_tokens = copy_tokens(flat, pr->B * pr->Nq);
     free(flat);
     if (!pr->query_tokens) {
-        snprintf(err, errlen, "$.tokens: out of memory");
+        snprintf(err, errlen, "%s", _("$.tokens: out of memory"));
         return -1;
     }
     pr->per_example = 1;
@@ -453,13 +454,13 @@ static int load_inputs(problem *pr, const cJSON *root, const problem_opts *o, ch
 {
     if (o->self) {
         if (!cJSON_GetObjectItemCaseSensitive(root, "X")) {
-            snprintf(err, errlen, "$: missing \"X\", the input sequence (batch, n, d)");
+            snprintf(err, errlen, "%s", _("$: missing \"X\", the input sequence (batch, n, d)"));
             return -1;
         }
         return get_input(root, "X", &pr->queries, err, errlen);
     }
     if (!cJSON_GetObjectItemCaseSensitive(root, "queries")) {
-        snprintf(err, errlen, "$: missing \"queries\" (batch, num_queries, query_size)");
+        snprintf(err, errlen, "%s", _("$: missing \"queries\" (batch, num_queries, query_size)"));
         return -1;
     }
     if (get_input(root, "queries", &pr->queries, err, errlen))
@@ -471,7 +472,7 @@ static int load_inputs(problem *pr, const cJSON *root, const problem_opts *o, ch
         get_input(root, "values", &pr->values, err, errlen))
         return -1;
     if (pr->values.data && !pr->keys.data) {
-        snprintf(err, errlen, "$.values: given without \"keys\" (values pair with keys)");
+        snprintf(err, errlen, "%s", _("$.values: given without \"keys\" (values pair with keys)"));
         return -1;
     }
     return 0;
@@ -492,15 +493,15 @@ static int input_sizes(problem *pr, char *err, size_t errlen)
     if (k->shape[0] != pr->B) {
         shape_text(a, sizeof a, k);
         shape_text(b, sizeof b, &pr->queries);
-        snprintf(err, errlen, "$.keys: expected batch %zu like $.queries %s, got shape %s",
+        snprintf(err, errlen, _("$.keys: expected batch %zu like $.queries %s, got shape %s"),
                  pr->B, b, a);
         return -1;
     }
     if (v->shape[0] != pr->B || v->shape[1] != k->shape[1]) {
         shape_text(a, sizeof a, v);
         shape_text(b, sizeof b, k);
-        snprintf(err, errlen, "$.values: expected shape (%zu, %zu, value_size) to pair with "
-                 "$.keys %s, got %s", pr->B, k->shape[1], b, a);
+        snprintf(err, errlen, _("$.values: expected shape (%zu, %zu, value_size) to pair with "
+                 "$.keys %s, got %s"), pr->B, k->shape[1], b, a);
         return -1;
     }
     pr->Nk = k->shape[1];
@@ -519,7 +520,7 @@ static int load_heads(problem *pr, const cJSON *root, const problem_opts *o,
     if (node && json_get_count(node, "$.num_heads", 1, MAX_HEADS, &heads, err, errlen))
         return -1;
     if (node && o->heads && o->heads != heads) {
-        snprintf(err, errlen, "$.num_heads is %ld but --heads is %ld", heads, o->heads);
+        snprintf(err, errlen, _("$.num_heads is %ld but --heads is %ld"), heads, o->heads);
         *usage = 1;
         return -1;
     }
@@ -537,7 +538,7 @@ static int load_lens(problem *pr, const cJSON *root, const problem_opts *o, char
     const cJSON *node = cJSON_GetObjectItemCaseSensitive(root, "valid_lens");
     size_t vshape[2];
     if (node && o->valid_lens) {
-        snprintf(err, errlen, "$.valid_lens: given in the file and by --valid-lens");
+        snprintf(err, errlen, "%s", _("$.valid_lens: given in the file and by --valid-lens"));
         *usage = 1;
         return -1;
     }
@@ -549,12 +550,15 @@ static int load_lens(problem *pr, const cJSON *root, const problem_opts *o, char
     if (vshape[0] == pr->B && (pr->vl_ndim == 1 || vshape[1] == pr->Nq))
         return 0;
     if (pr->vl_ndim == 1)
-        snprintf(err, errlen, "$.valid_lens: expected %zu length%s (one per example) or "
-                 "a (%zu, %zu) array, got %zu", pr->B, pr->B == 1 ? "" : "s", pr->B,
-                 pr->Nq, vshape[0]);
+        snprintf(err, errlen,
+                 i18n_plural("$.valid_lens: expected %zu length (one per example) or a (%zu, %zu) "
+                             "array, got %zu",
+                             "$.valid_lens: expected %zu lengths (one per example) or a (%zu, %zu) "
+                             "array, got %zu", pr->B),
+                 pr->B, pr->B, pr->Nq, vshape[0]);
     else
-        snprintf(err, errlen, "$.valid_lens: expected shape (%zu,) or (%zu, %zu), got "
-                 "(%zu, %zu)", pr->B, pr->B, pr->Nq, vshape[0], vshape[1]);
+        snprintf(err, errlen, _("$.valid_lens: expected shape (%zu,) or (%zu, %zu), got "
+                 "(%zu, %zu)"), pr->B, pr->B, pr->Nq, vshape[0], vshape[1]);
     return -1;
 }
 
@@ -567,7 +571,7 @@ static int init_weights(problem *pr, const problem_opts *o, const char *heads_or
     size_t A;
     m->num_hiddens = (size_t)(o->hiddens ? o->hiddens : (long)pr->Dq);
     if (m->num_hiddens % m->num_heads != 0) {
-        snprintf(err, errlen, "num_hiddens %zu (%s) is not divisible by num_heads %zu%s",
+        snprintf(err, errlen, _("num_hiddens %zu (%s) is not divisible by num_heads %zu%s"),
                  m->num_hiddens,
                  o->hiddens ? "--hiddens" : o->self ? "the width of $.X" : "the width of $.queries",
                  m->num_heads, heads_origin);
@@ -575,7 +579,7 @@ static int init_weights(problem *pr, const problem_opts *o, const char *heads_or
         return -1;
     }
     if (o->no_proj && (pr->Dq != m->num_hiddens || pr->Dk != pr->Dq || pr->Dv != pr->Dq)) {
-        snprintf(err, errlen, "--no-proj needs inputs of width num_hiddens %zu, got %zu",
+        snprintf(err, errlen, _("--no-proj needs inputs of width num_hiddens %zu, got %zu"),
                  m->num_hiddens, pr->Dq);
         *usage = 1;
         return -1;
@@ -613,7 +617,7 @@ static int load_root(problem *pr, const cJSON *root, const problem_opts *o, char
     const char *heads_origin;
 
     if (!cJSON_IsObject(root)) {
-        snprintf(err, errlen, "$: expected an object, got %s", json_type_name(root));
+        snprintf(err, errlen, _("$: expected an object, got %s"), json_type_name(root));
         return -1;
     }
     sd = cJSON_GetObjectItemCaseSensitive(root, "state_dict");
@@ -626,8 +630,8 @@ static int load_root(problem *pr, const cJSON *root, const problem_opts *o, char
         return -1;
     /* the weights: from the file, or drawn */
     if (sd && o->no_proj) {
-        snprintf(err, errlen, "$.state_dict: given, but --no-proj asks for identity "
-                 "projections");
+        snprintf(err, errlen, "%s", _("$.state_dict: given, but --no-proj asks for identity "
+                 "projections"));
         *usage = 1;
         return -1;
     }
@@ -653,8 +657,8 @@ int problem_from_json(problem *pr, const cJSON *root, const char *name, const pr
     if (o->valid_lens) { /* --valid-lens with a file that has none */
         size_t n = o->vl_shape[0] * o->vl_shape[1];
         if (o->vl_shape[0] != pr->B || (o->vl_ndim == 2 && o->vl_shape[1] != pr->Nq)) {
-            snprintf(err, errlen, "--valid-lens: expected %zu lengths (one per example of %s), "
-                     "got %zu", pr->B, name, o->vl_shape[0]);
+            snprintf(err, errlen, _("--valid-lens: expected %zu lengths (one per example of %s), "
+                     "got %zu"), pr->B, name, o->vl_shape[0]);
             *usage = 1;
             problem_free(pr);
             return -1;
@@ -662,7 +666,7 @@ int problem_from_json(problem *pr, const cJSON *root, const char *name, const pr
         pr->vl_ndim = o->vl_ndim;
         pr->valid_lens = malloc(n * sizeof(long));
         if (!pr->valid_lens) {
-            snprintf(err, errlen, "out of memory");
+            snprintf(err, errlen, "%s", _("out of memory"));
             problem_free(pr);
             return -1;
         }
@@ -786,7 +790,7 @@ static int split_spaced(const char *text, size_t *B, size_t *N, char ***words, l
             for (tok = strtok_r(sent, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save))
                 n++;
         if (n == 0) {
-            snprintf(err, errlen, "--tokens: sentence %zu has no tokens", b + 1);
+            snprintf(err, errlen, _("--tokens: sentence %zu has no tokens"), b + 1);
             goto fail;
         }
         (*lens)[b++] = (long)n;
@@ -796,7 +800,7 @@ static int split_spaced(const char *text, size_t *B, size_t *N, char ***words, l
             break;
     }
     if (b != nsent) {
-        snprintf(err, errlen, "--tokens: sentence %zu has no tokens", b + 1);
+        snprintf(err, errlen, _("--tokens: sentence %zu has no tokens"), b + 1);
         goto fail;
     }
     if (size_mul(nsent, maxn, &t) != 0 || (flat = calloc(t, sizeof *flat)) == NULL)
@@ -820,7 +824,7 @@ static int split_spaced(const char *text, size_t *B, size_t *N, char ***words, l
     status = 0;
     goto done;
 oom:
-    snprintf(err, errlen, "--tokens: out of memory");
+    snprintf(err, errlen, "%s", _("--tokens: out of memory"));
 fail:
     free(*lens);
     *lens = NULL;
@@ -837,7 +841,7 @@ static int split_sentences(const char *text, size_t *B, size_t *N, char ***words
     char *spaced = space_cjk(text);
     int status;
     if (!spaced) {
-        snprintf(err, errlen, "--tokens: out of memory");
+        snprintf(err, errlen, "%s", _("--tokens: out of memory"));
         *lens = NULL;
         return -1;
     }
@@ -862,13 +866,15 @@ static int random_sizes(problem *pr, const problem_opts *o, char ***words, long 
         if (split_sentences(o->tokens, &tb, &tn, words, lens, err, errlen))
             return -1;
         if (o->batch && (size_t)o->batch != tb) {
-            snprintf(err, errlen, "--batch %ld disagrees with --tokens, which has %zu "
-                     "sentence%s", o->batch, tb, tb == 1 ? "" : "s");
+            snprintf(err, errlen,
+                     i18n_plural("--batch %ld disagrees with --tokens, which has %zu sentence",
+                                 "--batch %ld disagrees with --tokens, which has %zu sentences", tb),
+                     o->batch, tb);
             return -1;
         }
         if (o->queries && (size_t)o->queries != tn) {
-            snprintf(err, errlen, "--queries %ld disagrees with --tokens, whose longest "
-                     "sentence has %zu tokens", o->queries, tn);
+            snprintf(err, errlen, _("--queries %ld disagrees with --tokens, whose longest "
+                     "sentence has %zu tokens"), o->queries, tn);
             return -1;
         }
         pr->B = tb;
@@ -878,7 +884,7 @@ static int random_sizes(problem *pr, const problem_opts *o, char ***words, long 
     pr->Dk = o->self ? H : (size_t)(o->key_size ? o->key_size : (long)H);
     pr->Dv = o->self ? H : (size_t)(o->value_size ? o->value_size : (long)H);
     if (H % NH != 0) {
-        snprintf(err, errlen, "--hiddens %zu is not divisible by --heads %zu", H, NH);
+        snprintf(err, errlen, _("--hiddens %zu is not divisible by --heads %zu"), H, NH);
         return -1;
     }
     pr->params.num_heads = NH;
@@ -949,11 +955,14 @@ static int random_lens(problem *pr, const problem_opts *o, long **lens, char *er
         if (o->vl_shape[0] != B || (o->vl_ndim == 2 && o->vl_shape[1] != Nq)) {
             *usage = 1;
             if (o->vl_ndim == 1)
-                snprintf(err, errlen, "--valid-lens: expected %zu length%s (one per example), "
-                         "got %zu", B, B == 1 ? "" : "s", o->vl_shape[0]);
+                snprintf(err, errlen,
+                         i18n_plural("--valid-lens: expected %zu length (one per example), got %zu",
+                                     "--valid-lens: expected %zu lengths (one per example), got %zu",
+                                     B),
+                         B, o->vl_shape[0]);
             else
-                snprintf(err, errlen, "--valid-lens: expected %zu rows of %zu (one per example "
-                         "and query), got %zu rows of %zu", B, Nq, o->vl_shape[0], o->vl_shape[1]);
+                snprintf(err, errlen, _("--valid-lens: expected %zu rows of %zu (one per example "
+                         "and query), got %zu rows of %zu"), B, Nq, o->vl_shape[0], o->vl_shape[1]);
             return -1;
         }
         if (!(pr->valid_lens = malloc(n * sizeof(long))))
@@ -978,7 +987,7 @@ static int random_lens(problem *pr, const problem_opts *o, long **lens, char *er
     }
     return 0;
 oom:
-    snprintf(err, errlen, "out of memory");
+    snprintf(err, errlen, "%s", _("out of memory"));
     return -1;
 }
 

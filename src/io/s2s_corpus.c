@@ -12,6 +12,7 @@
 
 #include "checked.h"
 #include "json_in.h"
+#include "i18n.h"
 
 /* ---- preprocess_nmt --------------------------------------------------------- */
 
@@ -146,12 +147,12 @@ char **s2s_sentence_tokens(const char *sentence, int flags, size_t *n, char *err
     /* one block: at most len + 1 token pointers, then the text (2·len + 1) */
     if (size_add(len, 1, &cap) || size_mul(cap, sizeof *tok, &cap) ||
         size_add(cap, len, &cap) || size_add(cap, len + 1, &cap) || !(tok = malloc(cap))) {
-        snprintf(err, errlen, "out of memory for a sentence of %zu bytes", len);
+        snprintf(err, errlen, _("out of memory for a sentence of %zu bytes"), len);
         return NULL;
     }
     text = (char *)(tok + len + 1);
     if ((bad = transform(sentence, len, 0, flags, text, &out_len)) != 0) {
-        snprintf(err, errlen, "byte %zu: not valid UTF-8", bad);
+        snprintf(err, errlen, _("byte %zu: not valid UTF-8"), bad);
         free(tok);
         return NULL;
     }
@@ -215,7 +216,7 @@ static int has_word(const char *s, size_t n)
 
 static int fra_fail(fra_reader *rd, size_t lineno, const char *what)
 {
-    snprintf(rd->err, rd->errlen, "%s: line %zu: %s", rd->name, lineno, what);
+    snprintf(rd->err, rd->errlen, _("%s: line %zu: %s"), rd->name, lineno, what);
     return -1;
 }
 
@@ -238,7 +239,7 @@ static int fra_pair(fra_reader *rd, const char *t, size_t n, size_t lineno)
     if (s2s_builder_split_d2l(&rd->b, S2S_SRC, t, (size_t)(tab - t), &ns) ||
         s2s_builder_split_d2l(&rd->b, S2S_TGT, tab + 1, (size_t)(end - tab - 1), &nt) ||
         s2s_builder_pair(&rd->b, NULL)) {
-        snprintf(rd->err, rd->errlen, "%s: out of memory at line %zu", rd->name, lineno);
+        snprintf(rd->err, rd->errlen, _("%s: out of memory at line %zu"), rd->name, lineno);
         return -1;
     }
     return 0;
@@ -253,12 +254,12 @@ static int fra_line(fra_reader *rd, const char *line, size_t n, size_t at, size_
         return 0; /* an empty line (the last one, after the final '\n') */
     if (size_mul(n, 2, &need) || size_add(need, 1, &need) ||
         grow_buffer(&rd->buf, &rd->cap, need)) {
-        snprintf(rd->err, rd->errlen, "%s: out of memory at line %zu", rd->name, lineno);
+        snprintf(rd->err, rd->errlen, _("%s: out of memory at line %zu"), rd->name, lineno);
         return -1;
     }
     if ((bad = s2s_preprocess_line(line, n, at == 0, rd->buf, &len)) != 0) {
-        snprintf(rd->err, rd->errlen, "%s: line %zu, byte %zu: %s", rd->name, lineno, bad,
-                 line[bad - 1] ? "not valid UTF-8" : "a NUL byte");
+        snprintf(rd->err, rd->errlen, _("%s: line %zu, byte %zu: %s"), rd->name, lineno, bad,
+                 line[bad - 1] ? _("not valid UTF-8") : _("a NUL byte"));
         return -1;
     }
     return fra_pair(rd, rd->buf, len, lineno);
@@ -287,12 +288,12 @@ int s2s_corpus_read_fra(s2s_corpus *c, const char *text, size_t len, const char 
     free(rd.buf);
     rd.buf = NULL;
     if (rd.b.n == 0) {
-        snprintf(err, errlen, "%s: no sentence pairs (expected lines of English<TAB>French)",
+        snprintf(err, errlen, _("%s: no sentence pairs (expected lines of English<TAB>French)"),
                  name);
         goto fail;
     }
     if (s2s_builder_finish(&rd.b, &c->train)) {
-        snprintf(err, errlen, "%s: out of memory", name);
+        snprintf(err, errlen, _("%s: out of memory"), name);
         return -1;
     }
     return 0;
@@ -312,16 +313,16 @@ static int json_pairs(s2s_builder *b, const cJSON *node, const char *path, int n
     const cJSON *pair;
     size_t i = 0;
     if (!node) {
-        snprintf(err, errlen, "%s: %s: missing (an array of [source, target] pairs)", name, path);
+        snprintf(err, errlen, _("%s: %s: missing (an array of [source, target] pairs)"), name, path);
         return -1;
     }
     if (!cJSON_IsArray(node)) {
-        snprintf(err, errlen, "%s: %s: expected an array of [source, target] pairs, got %s",
+        snprintf(err, errlen, _("%s: %s: expected an array of [source, target] pairs, got %s"),
                  name, path, json_type_name(node));
         return -1;
     }
     if (need && !node->child) {
-        snprintf(err, errlen, "%s: %s: empty: expected at least one pair", name, path);
+        snprintf(err, errlen, _("%s: %s: empty: expected at least one pair"), name, path);
         return -1;
     }
     cJSON_ArrayForEach(pair, node)
@@ -331,32 +332,33 @@ static int json_pairs(s2s_builder *b, const cJSON *node, const char *path, int n
         if (n != 2) {
             char got[48];
             if (n < 0)
-                snprintf(got, sizeof got, "%s", json_type_name(pair));
+                snprintf(got, sizeof got, "%s", json_type_name(pair)); /* a JSON word */
             else
-                snprintf(got, sizeof got, "%d entr%s", n, n == 1 ? "y" : "ies");
-            snprintf(err, errlen, "%s: %s[%zu]: expected a pair [source, target], got %s", name,
+                snprintf(got, sizeof got,
+                         i18n_plural("%d entry", "%d entries", (unsigned long)n), n);
+            snprintf(err, errlen, _("%s: %s[%zu]: expected a pair [source, target], got %s"), name,
                      path, i, got);
             return -1;
         }
         for (int s = 0; s < 2; s++, side = side->next) {
             size_t ntok;
             if (!cJSON_IsString(side)) {
-                snprintf(err, errlen, "%s: %s[%zu][%d]: expected a string (a sentence), got %s",
+                snprintf(err, errlen, _("%s: %s[%zu][%d]: expected a string (a sentence), got %s"),
                          name, path, i, s, json_type_name(side));
                 return -1;
             }
             if (s2s_builder_split_words(b, s, side->valuestring, strlen(side->valuestring),
                                             &ntok)) {
-                snprintf(err, errlen, "%s: out of memory at %s[%zu]", name, path, i);
+                snprintf(err, errlen, _("%s: out of memory at %s[%zu]"), name, path, i);
                 return -1;
             }
             if (ntok == 0) {
-                snprintf(err, errlen, "%s: %s[%zu][%d]: an empty sentence", name, path, i, s);
+                snprintf(err, errlen, _("%s: %s[%zu][%d]: an empty sentence"), name, path, i, s);
                 return -1;
             }
         }
         if (s2s_builder_pair(b, NULL)) {
-            snprintf(err, errlen, "%s: out of memory at %s[%zu]", name, path, i);
+            snprintf(err, errlen, _("%s: out of memory at %s[%zu]"), name, path, i);
             return -1;
         }
         i++;
@@ -375,7 +377,7 @@ static int json_keys(const cJSON *obj, const char *path, const char *const *know
         while (*w && strcmp(*w, k->string) != 0)
             w++;
         if (!*w) {
-            snprintf(err, errlen, "%s: %s.%.64s: unknown key (known: %s)", name, path, k->string,
+            snprintf(err, errlen, _("%s: %s.%.64s: unknown key (known: %s)"), name, path, k->string,
                      list);
             return -1;
         }
@@ -397,7 +399,7 @@ static int json_part(s2s_pairs *p, const cJSON *obj, const char *path, int need,
         return -1;
     }
     if (s2s_builder_finish(&b, p)) {
-        snprintf(err, errlen, "%s: out of memory", name);
+        snprintf(err, errlen, _("%s: out of memory"), name);
         return -1;
     }
     return 0;
@@ -415,7 +417,7 @@ int s2s_corpus_from_json(s2s_corpus *c, const cJSON *root, const char *name, cha
     const cJSON *ho;
     memset(c, 0, sizeof *c);
     if (!cJSON_IsObject(root)) {
-        snprintf(err, errlen, "%s: $: expected an object with \"pairs\", got %s", name,
+        snprintf(err, errlen, _("%s: $: expected an object with \"pairs\", got %s"), name,
                  json_type_name(root));
         return -1;
     }
@@ -425,7 +427,7 @@ int s2s_corpus_from_json(s2s_corpus *c, const cJSON *root, const char *name, cha
     ho = cJSON_GetObjectItemCaseSensitive(root, "heldout");
     if (ho && !cJSON_IsNull(ho)) {
         if (!cJSON_IsObject(ho)) {
-            snprintf(err, errlen, "%s: $.heldout: expected an object with \"pairs\", got %s",
+            snprintf(err, errlen, _("%s: $.heldout: expected an object with \"pairs\", got %s"),
                      name, json_type_name(ho));
             goto fail;
         }
@@ -459,22 +461,22 @@ static char *read_file(const char *path, size_t *len, char *err, size_t errlen)
     char *buf = NULL;
     size_t cap = 0, n = 0;
     if (!f) {
-        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        snprintf(err, errlen, _("%s: cannot open: %s"), path, strerror(errno));
         return NULL;
     }
     if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-        snprintf(err, errlen, "%s: cannot read: Is a directory", path);
+        snprintf(err, errlen, _("%s: cannot read: Is a directory"), path);
         goto fail;
     }
     for (;;) {
         size_t got;
         if (n > S2S_MAX_FILE_BYTES) {
-            snprintf(err, errlen, "%s: larger than 256 MiB, the most attn reads", path);
+            snprintf(err, errlen, _("%s: larger than 256 MiB, the most attn reads"), path);
             goto fail;
         }
         if (n + 1 >= cap) {
             if (grow_buffer(&buf, &cap, cap ? 2 * cap : 1 << 16)) {
-                snprintf(err, errlen, "%s: out of memory", path);
+                snprintf(err, errlen, _("%s: out of memory"), path);
                 goto fail;
             }
         }
@@ -484,7 +486,7 @@ static char *read_file(const char *path, size_t *len, char *err, size_t errlen)
             break;
     }
     if (ferror(f)) {
-        snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno ? errno : EIO));
+        snprintf(err, errlen, _("%s: cannot read: %s"), path, strerror(errno ? errno : EIO));
         goto fail;
     }
     if (f != stdin)

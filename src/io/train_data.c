@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "json_in.h"
+#include "i18n.h"
 
 /* data/apple_train.json, embedded at build time by scripts/embed_file.py */
 extern const unsigned char attn_apple_train_json[];
@@ -120,17 +121,18 @@ typedef struct reader {
     int labels; /* sequence labels (else token targets) */
 } reader;
 
+/* fmt in English, translated here (xgettext takes fail's fmt: po/meson.build) */
 static int fail(reader *rd, const char *fmt, const char *path, const char *detail)
 {
     char msg[512];
-    snprintf(msg, sizeof msg, fmt, path, detail);
+    snprintf(msg, sizeof msg, _(fmt), path, detail);
     snprintf(rd->err, rd->errlen, "%s: %s", rd->name, msg);
     return -1;
 }
 
 static int oom(reader *rd)
 {
-    snprintf(rd->err, rd->errlen, "%s: out of memory", rd->name);
+    snprintf(rd->err, rd->errlen, _("%s: out of memory"), rd->name);
     return -1;
 }
 
@@ -155,11 +157,11 @@ static int check_per_sequence(reader *rd, const cJSON *node, const char *path, s
 {
     char d[128];
     if (!cJSON_IsArray(node)) {
-        snprintf(d, sizeof d, "expected an array of %s, got %s", what, json_type_name(node));
+        snprintf(d, sizeof d, _("expected an array of %s, got %s"), _(what), json_type_name(node));
         return fail(rd, "%s: %s", path, d);
     }
     if ((size_t)cJSON_GetArraySize(node) != n) {
-        snprintf(d, sizeof d, "expected %zu %s (one per sequence), got %d", n, named,
+        snprintf(d, sizeof d, _("expected %zu %s (one per sequence), got %d"), n, _(named),
                  cJSON_GetArraySize(node));
         return fail(rd, "%s: %s", path, d);
     }
@@ -191,7 +193,7 @@ static int check_sequences(reader *rd, const cJSON *seqs, const char *path, size
         {
             char pt[160];
             snprintf(pt, sizeof pt, "%s[%zu]", p, j++);
-            if (check_token(rd, tok, pt, "%s: expected a token (a string), got %s"))
+            if (check_token(rd, tok, pt, N_("%s: expected a token (a string), got %s")))
                 return -1;
             len++;
         }
@@ -199,7 +201,7 @@ static int check_sequences(reader *rd, const cJSON *seqs, const char *path, size
             return fail(rd, "%s: empty: expected at least one token%s", p, "");
         if (len > TRAIN_MAX_LEN) {
             char d[64];
-            snprintf(d, sizeof d, "%zu tokens, more than %d", len, TRAIN_MAX_LEN);
+            snprintf(d, sizeof d, _("%zu tokens, more than %d"), len, TRAIN_MAX_LEN);
             return fail(rd, "%s: %s", p, d);
         }
         if (len > *T)
@@ -243,7 +245,7 @@ static int read_targets(reader *rd, const cJSON *tg, const char *path, const cJS
     const cJSON *row, *t;
     size_t i = 0;
     char p[160];
-    if (check_per_sequence(rd, tg, path, s->n, "target sequences", "target sequences"))
+    if (check_per_sequence(rd, tg, path, s->n, N_("target sequences"), N_("target sequences")))
         return -1;
     (void)seqs;
     cJSON_ArrayForEach(row, tg)
@@ -254,7 +256,7 @@ static int read_targets(reader *rd, const cJSON *tg, const char *path, const cJS
             return fail(rd, "%s: expected an array of targets, got %s", p, json_type_name(row));
         if ((size_t)cJSON_GetArraySize(row) != (size_t)s->lens[i]) {
             char d[96];
-            snprintf(d, sizeof d, "expected %ld tokens, got %d", s->lens[i],
+            snprintf(d, sizeof d, _("expected %ld tokens, got %d"), s->lens[i],
                      cJSON_GetArraySize(row));
             return fail(rd, "%s: %s", p, d);
         }
@@ -267,7 +269,7 @@ static int read_targets(reader *rd, const cJSON *tg, const char *path, const cJS
                 j++;
                 continue;
             }
-            if (check_token(rd, t, pt, "%s: expected a token (a string) or null, got %s"))
+            if (check_token(rd, t, pt, N_("%s: expected a token (a string) or null, got %s")))
                 return -1;
             id = tab_id(&rd->vocab, t->valuestring);
             if (id == -2)
@@ -290,7 +292,7 @@ static int read_labels(reader *rd, const cJSON *lb, const char *path, const char
     const cJSON *l;
     size_t i = 0, j;
     long at = tab_find(&rd->vocab, label_at, NULL);
-    if (check_per_sequence(rd, lb, path, s->n, "labels (strings)", "labels"))
+    if (check_per_sequence(rd, lb, path, s->n, N_("labels (strings)"), N_("labels")))
         return -1;
     cJSON_ArrayForEach(l, lb)
     {
@@ -358,8 +360,8 @@ static int read_part(reader *rd, const cJSON *obj, const char *path, const char 
         return fail(rd, "%s: missing \"%s\"", path, rd->labels ? "labels" : "targets");
     if (rd->labels ? tg != NULL : lb != NULL)
         return fail(rd, "%s: %s", path,
-                    rd->labels ? "has \"targets\", but the data has sequence labels"
-                               : "has \"labels\", but the data has token targets");
+                    rd->labels ? _("has \"targets\", but the data has sequence labels")
+                               : _("has \"labels\", but the data has token targets"));
     if (train_set_alloc(s, n, T, rd->err, rd->errlen))
         return -1;
     if (read_tokens(rd, seqs, sp, s))
@@ -405,7 +407,7 @@ static int preset_tables(reader *rd, const char *const *vocab, size_t V, const c
     if (vocab) {
         if (V == 0 || strcmp(vocab[0], PAD) != 0 || tab_preset(&rd->vocab, vocab, V)) {
             snprintf(rd->err, rd->errlen,
-                     "%s: the model's vocabulary does not start with \"<pad>\"", rd->name);
+                     _("%s: the model's vocabulary does not start with \"<pad>\""), rd->name);
             return -1;
         }
         if (classes && tab_preset(&rd->classes, classes, C)) {
@@ -480,7 +482,7 @@ int train_data_from_json(train_task *task, const cJSON *root, const char *name,
         preset_tables(&rd, vocab, V, classes, C) || read_parts(&rd, root, label_at, task))
         goto bad;
     if (!rd.labels && vocab && classes && C != V) {
-        snprintf(err, errlen, "%s: token targets need a model whose classes are its vocabulary",
+        snprintf(err, errlen, _("%s: token targets need a model whose classes are its vocabulary"),
                  name);
         goto bad;
     }
@@ -517,7 +519,7 @@ int train_data_apple(train_task *task, const char *const *vocab, size_t V,
     int rc;
     if (!root) {
         memset(task, 0, sizeof *task);
-        snprintf(err, errlen, "the built-in apple corpus: out of memory");
+        snprintf(err, errlen, "%s", _("the built-in apple corpus: out of memory"));
         return -1;
     }
     rc = train_data_from_json(task, root, "apple_train.json", vocab, V, classes, C, err, errlen);
@@ -552,7 +554,7 @@ int train_task_by_name(train_task *task, const char *name, size_t length, size_t
     else if (strcmp(name, "induction") == 0)
         kind = TASK_INDUCTION;
     else {
-        snprintf(err, errlen, "unknown task \"%s\" (known: reverse, previous, apple, induction)",
+        snprintf(err, errlen, _("unknown task \"%s\" (known: reverse, previous, apple, induction)"),
                  name);
         return -1;
     }
@@ -567,8 +569,8 @@ int train_task_by_name(train_task *task, const char *name, size_t length, size_t
         for (size_t i = 0; same && i < C; i++)
             same = strcmp(classes[i], task->classes[i]) == 0;
         if (!same) {
-            snprintf(err, errlen, "the model's vocabulary (%zu tokens) is not the one of task %s "
-                     "with %zu digits (%zu tokens)", V, name, digits, task->V);
+            snprintf(err, errlen, _("the model's vocabulary (%zu tokens) is not the one of task %s "
+                     "with %zu digits (%zu tokens)"), V, name, digits, task->V);
             train_task_free(task);
             return -1;
         }

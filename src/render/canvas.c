@@ -8,13 +8,14 @@
 
 #include "canvas.h"
 #include "fmath.h"
+#include "i18n.h"
 
 int render_error(char *err, size_t errlen, const char *fmt, ...)
 {
     if (err != NULL && errlen > 0) {
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
+        vsnprintf(err, errlen, _(fmt), ap); /* xgettext takes fmt: po/meson.build */
         va_end(ap);
     }
     return -1;
@@ -74,7 +75,7 @@ int image_beside(attn_image *out, const attn_image *left, const attn_image *righ
     int h = left->h > right->h ? left->h : right->h, w;
     if (left->w > INT_MAX - right->w) {
         if (err)
-            snprintf(err, errlen, "an image of %d + %d pixels is too wide", left->w, right->w);
+            snprintf(err, errlen, _("an image of %d + %d pixels is too wide"), left->w, right->w);
         return -1;
     }
     w = left->w + right->w;

@@ -158,6 +158,16 @@ size_t term_text_columns(const char *s)
     return w;
 }
 
+void term_put_field(FILE *f, const char *s, int width, int right)
+{
+    const size_t w = term_text_columns(s);
+    const int pad = w < (size_t)width ? width - (int)w : 0;
+    if (right)
+        fprintf(f, "%*s%s", pad, "", s);
+    else
+        fprintf(f, "%s%*s", s, pad, "");
+}
+
 /* Print label s in at most maxw columns (maxw >= 1): unsafe code points
  * become '?', and a label that is too wide is cut at a character boundary
  * and ends with "…". Returns the columns printed; with f NULL only

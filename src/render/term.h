@@ -33,6 +33,11 @@ int term_use_color(term_color_mode mode, FILE *f);
  * is printed as one replacement character). */
 size_t term_text_columns(const char *s);
 
+/* s on f in a field of width terminal columns (term_text_columns): after
+ * the padding spaces when right is nonzero, else before them. A table's
+ * words in any language line up, where printf's %-20s counts bytes. */
+void term_put_field(FILE *f, const char *s, int width, int right);
+
 /* Text columns of the terminal behind f: $COLUMNS if it is a number, else
  * the window size, else 80. */
 int term_width(FILE *f);

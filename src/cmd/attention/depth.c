@@ -12,7 +12,9 @@
 #include "json_writer.h"
 #include "output.h"
 #include "render.h"
+#include "term.h"
 #include "checked.h"
+#include "i18n.h"
 
 /* The run: every depth's measures and the last depth's tokens. */
 struct depth_run {
@@ -109,12 +111,18 @@ static int shown_depth(size_t d, size_t D)
 
 static void print_table(const struct depth_run *r)
 {
-    fputs(_("depth"), stdout);
-    for (int k = 0; k < COLLAPSE_KINDS; k++)
-        printf("  %-20s", _(kind_titles[k]));
+    term_put_field(stdout, _("depth"), 5, 0);
+    for (int k = 0; k < COLLAPSE_KINDS; k++) {
+        fputs("  ", stdout);
+        term_put_field(stdout, _(kind_titles[k]), 20, 0);
+    }
     printf("\n     ");
-    for (int k = 0; k < COLLAPSE_KINDS; k++)
-        printf("  %9s  %9s", "spread", "rank-1");
+    for (int k = 0; k < COLLAPSE_KINDS; k++) {
+        fputs("  ", stdout);
+        term_put_field(stdout, _("spread"), 9, 1);
+        fputs("  ", stdout);
+        term_put_field(stdout, _("rank-1"), 9, 1);
+    }
     printf("\n");
     for (size_t d = 0; d <= r->D; d++) {
         if (!shown_depth(d, r->D))
@@ -148,8 +156,10 @@ static void print_summary(const struct depth_run *r)
     for (int k = 0; k < COLLAPSE_KINDS; k++) {
         const double r0 = r->residual[k], rD = r->residual[last + k];
         const double s0 = r->spread[k], sD = r->spread[last + k];
-        printf(_("  %-22s rank-1 %.3g → %.3g, spread %.3g → %.3g:\n    %s\n"), _(kind_titles[k]),
-               r0, rD, s0, sD, verdict(r0, rD, s0, sD));
+        fputs("  ", stdout);
+        term_put_field(stdout, _(kind_titles[k]), 22, 0);
+        printf(_(" rank-1 %.3g → %.3g, spread %.3g → %.3g:\n    %s\n"), r0, rD, s0, sD,
+               verdict(r0, rD, s0, sD));
     }
 }
 

@@ -82,8 +82,8 @@ static const struct section en_sections[] = {
 
 static const struct cell zh_cells[] = {
     {"10.1", CELL_FIGURE, "show_heatmaps(attention_weights, xlabel='Keys', ylabel='Queries')",
-     NULL, "a figure: torch.eye(10) as a 10 × 10 heatmap, a weight of 1 where a query meets "
-           "its own key", "attn heatmap --eye 10"},
+     NULL, N_("a figure: torch.eye(10) as a 10 × 10 heatmap, a weight of 1 where a query meets "
+           "its own key"), "attn heatmap --eye 10"},
     {"10.2", CELL_BOOK, "n_test", cells_n_test, NULL, "attn pool"},
     {"10.2", CELL_BOOK, "torch.bmm(X, Y).shape", cells_bmm_shape, NULL, NULL},
     {"10.2", CELL_BOOK, "torch.bmm(weights.unsqueeze(1), values.unsqueeze(-1))",
@@ -142,9 +142,9 @@ static const struct cell zh_cells[] = {
 
 static const struct cell en_cells[] = {
     {"11.1", CELL_FIGURE, "show_heatmaps(attention_weights, xlabel='Keys', ylabel='Queries')",
-     NULL, "a figure: torch.eye(10) as a 10 × 10 heatmap", "attn heatmap --eye 10"},
+     NULL, N_("a figure: torch.eye(10) as a 10 × 10 heatmap"), "attn heatmap --eye 10"},
     {"11.2", CELL_FIGURE, "plot(x_train, y_train, x_val, y_val, kernels, names)", NULL,
-     "figures: each kernel's fit and its attention weights", "attn pool --edition en"},
+     N_("figures: each kernel's fit and its attention weights"), "attn pool --edition en"},
     {"11.3", CELL_SEEDED, "masked_softmax(torch.rand(2, 2, 4), torch.tensor([2, 3]))",
      cells_masked_softmax_lens, NULL, "attn score --masked-softmax"},
     {"11.3", CELL_SEEDED, "masked_softmax(torch.rand(2, 2, 4), d2l.tensor([[1, 3], [2, 4]]))",
@@ -164,7 +164,7 @@ static const struct cell en_cells[] = {
     {"11.4", CELL_CHECK, "d2l.check_shape(state[1][0], (batch_size, num_hiddens))",
      cells_en_bahdanau_hidden, NULL, NULL},
     {"11.4", CELL_FIGURE, "trainer.fit(model, data)", NULL,
-     "the notebook's training run draws its loss", "attn train --task translate --arch bahdanau"},
+     N_("the notebook's training run draws its loss"), "attn train --task translate --arch bahdanau"},
     {"11.4", CELL_RUN, "print(f'{en} => {translation}, bleu,' f'{…:.3f}')", NULL,
      TRANSLATE_TEXT, "attn train --task translate --arch bahdanau --save m.json; "
                      "attn translate --input m.json \"SENTENCE\""},
@@ -187,7 +187,7 @@ static const struct cell en_cells[] = {
     {"11.7", CELL_CHECK, "d2l.check_shape(decoder_blk(X, state)[0], X.shape)",
      cells_decoder_block, NULL, NULL},
     {"11.7", CELL_FIGURE, "trainer.fit(model, data)", NULL,
-     "the notebook's training run draws its loss", "attn train --task translate"},
+     N_("the notebook's training run draws its loss"), "attn train --task translate"},
     {"11.7", CELL_RUN, "print(f'{en} => {translation}, bleu,' f'{…:.3f}')", NULL,
      TRANSLATE_TEXT, "attn train --task translate --save m.json; "
                      "attn translate --input m.json \"SENTENCE\""},
@@ -232,7 +232,7 @@ const struct opt_rule cells_rules[] = {
 
 void usage_cells(FILE *f)
 {
-    fprintf(f,
+    fputs(_(
         "usage: attn cells [SECTION] [--edition zh|en] [--out DIR] [--json FILE]\n"
         "\n"
         "Every cell of the attention chapter's PyTorch notebook that prints\n"
@@ -243,14 +243,14 @@ void usage_cells(FILE *f)
         "notebook's own. SECTION: 10.1 … 10.7, or with --edition en 11.1 … 11.7\n"
         "(d2l.ai checks shapes with d2l.check_shape, which prints nothing: there\n"
         "the checked shape is printed). No SECTION: every section in order.\n"
-        "\n");
+        "\n"), f);
     opt_usage(f, cells_options);
-    fprintf(f,
+    fputs(_(
         "\n"
         "Examples:\n"
         "  attn cells 10.2                   # 10.2's cells\n"
         "  attn cells 11.7 --edition en      # d2l.ai's Transformer\n"
-        "  attn cells 10.6 --out figs        # and its figures in figs/\n");
+        "  attn cells 10.6 --out figs        # and its figures in figs/\n"), f);
 }
 
 /* The edition's tables. */
@@ -279,13 +279,13 @@ static void put_header(FILE *f, const struct cell *c, long seed)
 {
     fprintf(f, "[%s] %s", c->section, c->name);
     if (c->kind == CELL_SEEDED)
-        fprintf(f, "  (random: attn's numbers from seed %ld; the notebook's will differ)", seed);
+        fprintf(f, _("  (random: attn's numbers from seed %ld; the notebook's will differ)"), seed);
     else if (c->kind == CELL_CHECK)
-        fputs("  (the book checks this shape and prints nothing)", f);
+        fputs(_("  (the book checks this shape and prints nothing)"), f);
     else if (c->kind == CELL_RUN)
-        fputs("  (printed by the notebook's own run)", f);
+        fputs(_("  (printed by the notebook's own run)"), f);
     else if (c->kind == CELL_FIGURE)
-        fputs("  (a figure; nothing printed)", f);
+        fputs(_("  (a figure; nothing printed)"), f);
     fputc('\n', f);
 }
 
@@ -403,7 +403,11 @@ static int run_section(const struct section *s, struct cells_run *run, int first
             continue;
         fputc('\n', o);
         put_header(o, c, a->seed);
-        if (run->outputs[i][0])
+        /* a figure's words in the reader's language; the book's printouts
+           and --json as they are */
+        if (c->kind == CELL_FIGURE && c->text)
+            fprintf(o, "%s\n", _(c->text));
+        else if (run->outputs[i][0])
             fprintf(o, "%s\n", run->outputs[i]);
         if (c->command)
             fprintf(o, "$ %s\n", c->command);

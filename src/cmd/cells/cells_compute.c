@@ -5,6 +5,7 @@
  * way the printed output cannot show, the comment says so.
  */
 #include "cells_compute.h"
+#include "i18n.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -25,7 +26,7 @@
 /* "out of memory" into err; -1. */
 static int no_memory(char *err, size_t errlen, const char *what)
 {
-    snprintf(err, errlen, "out of memory for %s", what);
+    snprintf(err, errlen, _("out of memory for %s"), what);
     return -1;
 }
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "checked.h"
+#include "i18n.h"
 
 /* The most a file may inflate to: 1 GiB (Fashion-MNIST's largest file is
  * 47 MB), so that a small crafted file cannot ask for the machine. */
@@ -26,20 +27,20 @@ static int gunzip_member(struct libdeflate_decompressor *d, unsigned char **buf,
             return 0;
         if (r != LIBDEFLATE_INSUFFICIENT_SPACE) {
             snprintf(err, errlen,
-                     "%s: not a valid gzip file (the member at byte %zu is corrupt or truncated)",
+                     _("%s: not a valid gzip file (the member at byte %zu is corrupt or truncated)"),
                      name, pos);
             return -1;
         }
         size_t ncap;
         unsigned char *nb = NULL;
         if (size_mul(*cap, 2, &ncap) != 0 || ncap > GUNZIP_MAX) {
-            snprintf(err, errlen, "%s: the gzip data inflate to more than %zu MiB", name,
+            snprintf(err, errlen, _("%s: the gzip data inflate to more than %zu MiB"), name,
                      (size_t)GUNZIP_MAX >> 20);
             return -1;
         }
         nb = realloc(*buf, ncap);
         if (nb == NULL) {
-            snprintf(err, errlen, "out of memory reading %s", name);
+            snprintf(err, errlen, _("out of memory reading %s"), name);
             return -1;
         }
         *buf = nb;
@@ -53,16 +54,16 @@ int gunzip_buffer(unsigned char **out, size_t *out_len, const unsigned char *in,
     *out = NULL;
     *out_len = 0;
     if (len < 2 || in[0] != 0x1f || in[1] != 0x8b) {
-        snprintf(err, errlen, "%s: not a gzip file (byte 0: no gzip magic 1f 8b)", name);
+        snprintf(err, errlen, _("%s: not a gzip file (byte 0: no gzip magic 1f 8b)"), name);
         return -1;
     }
     if (len < 18) {
-        snprintf(err, errlen, "%s: not a valid gzip file (truncated: %zu bytes)", name, len);
+        snprintf(err, errlen, _("%s: not a valid gzip file (truncated: %zu bytes)"), name, len);
         return -1;
     }
     struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
     if (d == NULL) {
-        snprintf(err, errlen, "out of memory reading %s", name);
+        snprintf(err, errlen, _("out of memory reading %s"), name);
         return -1;
     }
     /* The trailer's ISIZE is the size mod 2^32 of the last member only: a
@@ -76,7 +77,7 @@ int gunzip_buffer(unsigned char **out, size_t *out_len, const unsigned char *in,
     unsigned char *buf = malloc(cap);
     if (buf == NULL) {
         libdeflate_free_decompressor(d);
-        snprintf(err, errlen, "out of memory reading %s", name);
+        snprintf(err, errlen, _("out of memory reading %s"), name);
         return -1;
     }
     size_t used = 0, pos = 0;

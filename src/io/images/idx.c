@@ -9,6 +9,7 @@
 
 #include "checked.h"
 #include "gunzip.h"
+#include "i18n.h"
 
 const char *const idx_fashion_labels[IDX_CLASSES] = {
     "t-shirt", "trouser", "pullover", "dress", "coat",
@@ -38,18 +39,18 @@ static int idx_header(const unsigned char *data, size_t len, const char *name, i
 {
     size_t head = 4 + 4 * (size_t)dims;
     if (len < 4) {
-        snprintf(err, errlen, "%s: truncated: %zu bytes, an IDX header needs %zu", name, len,
+        snprintf(err, errlen, _("%s: truncated: %zu bytes, an IDX header needs %zu"), name, len,
                  head);
         return -1;
     }
     if (data[0] != 0 || data[1] != 0 || data[2] != 8 || data[3] != (unsigned char)dims) {
         snprintf(err, errlen,
-                 "%s: byte 0: magic %02x %02x %02x %02x is not %s file's (00 00 08 %02x)", name,
+                 _("%s: byte 0: magic %02x %02x %02x %02x is not %s file's (00 00 08 %02x)"), name,
                  data[0], data[1], data[2], data[3], what, (unsigned)dims);
         return -1;
     }
     if (len < head) {
-        snprintf(err, errlen, "%s: truncated: %zu bytes, an IDX header needs %zu", name, len,
+        snprintf(err, errlen, _("%s: truncated: %zu bytes, an IDX header needs %zu"), name, len,
                  head);
         return -1;
     }
@@ -57,19 +58,19 @@ static int idx_header(const unsigned char *data, size_t len, const char *name, i
     for (int i = 0; i < dims; i++) {
         dim[i] = be32(data, 4 + 4 * (size_t)i);
         if (size_mul(total, dim[i], &total) != 0) {
-            snprintf(err, errlen, "%s: byte %zu: the sizes' product overflows", name,
+            snprintf(err, errlen, _("%s: byte %zu: the sizes' product overflows"), name,
                      4 + 4 * (size_t)i);
             return -1;
         }
     }
     if (len - head < total) {
-        snprintf(err, errlen, "%s: truncated: the header (byte 4) announces %zu data bytes, the "
-                 "file holds %zu", name, total, len - head);
+        snprintf(err, errlen, _("%s: truncated: the header (byte 4) announces %zu data bytes, the "
+                 "file holds %zu"), name, total, len - head);
         return -1;
     }
     if (len - head > total) {
-        snprintf(err, errlen, "%s: byte %zu: %zu bytes after the %zu data bytes the header "
-                 "announces", name, head + total, len - head - total, total);
+        snprintf(err, errlen, _("%s: byte %zu: %zu bytes after the %zu data bytes the header "
+                 "announces"), name, head + total, len - head - total, total);
         return -1;
     }
     return 0;
@@ -84,13 +85,13 @@ int idx_parse_images(const unsigned char *data, size_t len, const char *name,
     if (idx_header(data, len, name, 3, "an image", dim, err, errlen) != 0)
         return -1;
     if (dim[1] == 0 || dim[2] == 0) {
-        snprintf(err, errlen, "%s: byte 8: images of %zu × %zu pixels", name, dim[1], dim[2]);
+        snprintf(err, errlen, _("%s: byte 8: images of %zu × %zu pixels"), name, dim[1], dim[2]);
         return -1;
     }
     size_t bytes = len - 16;
     *pixels = malloc(bytes ? bytes : 1);
     if (*pixels == NULL) {
-        snprintf(err, errlen, "out of memory reading %s", name);
+        snprintf(err, errlen, _("out of memory reading %s"), name);
         return -1;
     }
     memcpy(*pixels, data + 16, bytes);
@@ -109,13 +110,13 @@ int idx_parse_labels(const unsigned char *data, size_t len, const char *name,
         return -1;
     for (size_t i = 0; i < dim[0]; i++)
         if (data[8 + i] >= IDX_CLASSES) {
-            snprintf(err, errlen, "%s: byte %zu: label %u of item %zu is not a class (0 … %d)",
+            snprintf(err, errlen, _("%s: byte %zu: label %u of item %zu is not a class (0 … %d)"),
                      name, 8 + i, (unsigned)data[8 + i], i, IDX_CLASSES - 1);
             return -1;
         }
     *labels = malloc(dim[0] ? dim[0] : 1);
     if (*labels == NULL) {
-        snprintf(err, errlen, "out of memory reading %s", name);
+        snprintf(err, errlen, _("out of memory reading %s"), name);
         return -1;
     }
     memcpy(*labels, data + 8, dim[0]);
@@ -146,7 +147,7 @@ static int idx_slurp(const char *path, unsigned char **out, size_t *out_len, cha
             if (nb == NULL) {
                 free(buf);
                 fclose(f);
-                snprintf(err, errlen, "out of memory reading %s", path);
+                snprintf(err, errlen, _("out of memory reading %s"), path);
                 return -1;
             }
             buf = nb;
@@ -161,7 +162,7 @@ static int idx_slurp(const char *path, unsigned char **out, size_t *out_len, cha
     fclose(f);
     if (bad) {
         free(buf);
-        snprintf(err, errlen, "%s: read error", path);
+        snprintf(err, errlen, _("%s: read error"), path);
         return -1;
     }
     size_t plen = strlen(path);
@@ -214,7 +215,7 @@ int idx_load_set(idx_set *s, const char *images_path, const char *labels_path, s
         return -1;
     }
     if (nl != s->n) {
-        snprintf(err, errlen, "%s: byte 4: %zu labels, but %s holds %zu images", labels_path,
+        snprintf(err, errlen, _("%s: byte 4: %zu labels, but %s holds %zu images"), labels_path,
                  nl, images_path, s->n);
         idx_set_free(s);
         return -1;

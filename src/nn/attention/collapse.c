@@ -10,6 +10,7 @@
 
 #include "checked.h"
 #include "layers.h"
+#include "i18n.h"
 
 const char *const collapse_names[COLLAPSE_KINDS] = {"attention", "residual", "addnorm"};
 
@@ -51,7 +52,7 @@ int collapse_layer(float *out, const float *X, size_t B, size_t N, const mha_par
     float *ones = float_alloc(H + 1), *zeros = float_alloc(H + 1); /* its weight and bias */
     int status = -1;
     if (!att || !w || !sum || !stats || !ones || !zeros) {
-        snprintf(err, errlen, "out of memory for a layer of --depth");
+        snprintf(err, errlen, "%s", _("out of memory for a layer of --depth"));
         goto done;
     }
     /* the attention, queries = keys = values = X, eval mode */

@@ -13,6 +13,7 @@
 #include "clock.h"
 #include "fmath.h"
 #include "rng.h"
+#include "i18n.h"
 
 /* ---- layers ---------------------------------------------------------- */
 
@@ -776,8 +777,8 @@ static int sweep_calibrate(sweep *s, char *err, size_t errlen)
             s->iters[layer][i] = calibrate(&s->b, (cx_layer)layer, n, &me->macs[layer][i]);
             if (me->macs[layer][i] != want) {
                 snprintf(err, errlen,
-                         "internal error: the %s layer performed %llu multiply-adds at n = %zu, "
-                         "its formula says %llu",
+                         _("internal error: the %s layer performed %llu multiply-adds at n = %zu, "
+                         "its formula says %llu"),
                          cx_layer_label((cx_layer)layer), me->macs[layer][i], n, want);
                 return -1;
             }
@@ -820,7 +821,7 @@ int cx_measure(cx_measurement *me, size_t d, size_t k, size_t r, size_t reps, in
     samples = malloc(2 * sizeof *samples);
     if (!samples || bench_init(&s.b, me->n[me->m - 1], d, k, r, seed)) {
         free(samples);
-        snprintf(err, errlen, "out of memory for the --measure buffers");
+        snprintf(err, errlen, "%s", _("out of memory for the --measure buffers"));
         return -1;
     }
     /* the progress moves with the multiply-adds, which time follows */

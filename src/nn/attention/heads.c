@@ -10,6 +10,7 @@
 
 #include "checked.h"
 #include "fmath.h"
+#include "i18n.h"
 
 const int mha_heads_perm[4] = {0, 2, 1, 3};
 
@@ -117,7 +118,7 @@ int mha_heads_batched(float *concat, const float *Q, const float *K, const float
     long *lens = mask->valid_lens ? malloc(B * NH * cols * sizeof *lens) : NULL;
     int status = -1;
     if (!iq || !ik || !io || !Qs || !Ks || !Vs || !Os || (mask->valid_lens && !lens)) {
-        snprintf(err, errlen, "out of memory for the heads as one batch");
+        snprintf(err, errlen, "%s", _("out of memory for the heads as one batch"));
         goto done;
     }
     /* transpose_qkv: (B, N, H) → (B·NH, N, p), for queries, keys and values */
@@ -132,7 +133,7 @@ int mha_heads_batched(float *concat, const float *Q, const float *K, const float
     const mha_masks sliced = {lens, mask->per_query, mask->causal, 0};
     /* DotProductAttention on the B·NH slices: (B·NH, Nq, p) */
     if (mha_sliced_attention(Os, Qs, Ks, Vs, B * NH, Nq, Nk, p, &sliced)) {
-        snprintf(err, errlen, "out of memory for the heads as one batch");
+        snprintf(err, errlen, "%s", _("out of memory for the heads as one batch"));
         goto done;
     }
     /* transpose_output: (B·NH, Nq, p) → (B, Nq, H) */

@@ -12,6 +12,7 @@
 #include "fmath.h"
 #include "posenc.h"
 #include "rng.h"
+#include "i18n.h"
 
 /* ---- order blindness ------------------------------------------------- */
 
@@ -130,7 +131,7 @@ int demo_permute_run(permute_result *res, const mha_params *m, const float *X0, 
     /* 2. with --posenc, P added by position after permuting: X + P and
      * π·X + P (the tokens moved, the positions did not) */
     if (posenc && (posenc_add(X.data, B, N, D) || posenc_add(Xp.data, B, N, D))) {
-        snprintf(err, errlen, "out of memory for the positional encoding");
+        snprintf(err, errlen, "%s", _("out of memory for the positional encoding"));
         goto done;
     }
 
@@ -300,7 +301,7 @@ int demo_sweep(sweep_point *pts, size_t max_pts, size_t *npts, size_t d_from, si
 
     *npts = 0;
     if (!q || !k || !scores) {
-        snprintf(err, errlen, "out of memory for --scale-sweep");
+        snprintf(err, errlen, "%s", _("out of memory for --scale-sweep"));
         goto done;
     }
     /* every d: draw, score, softmax */

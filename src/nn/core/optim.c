@@ -8,6 +8,7 @@
 
 #include "fmath.h"
 #include "lanes.h"
+#include "i18n.h"
 
 int optim_init(optim *o, optim_kind kind, double lr, size_t total, char *err, size_t errlen)
 {
@@ -23,7 +24,7 @@ int optim_init(optim *o, optim_kind kind, double lr, size_t total, char *err, si
         o->v = calloc(total ? total : 1, sizeof *o->v);
         if (!o->m || !o->v) {
             optim_free(o);
-            snprintf(err, errlen, "out of memory for Adam's moments");
+            snprintf(err, errlen, "%s", _("out of memory for Adam's moments"));
             return -1;
         }
     }

@@ -7,6 +7,7 @@
 
 #include "checked.h"
 #include "os.h"
+#include "i18n.h"
 
 int tensor_bytes(size_t ndim, const size_t *shape, size_t *bytes)
 {
@@ -26,13 +27,13 @@ int tensor_alloc(tensor *t, size_t ndim, const size_t *shape, char *err, size_t 
     memset(t, 0, sizeof *t);
     tensor_shape_str(s, sizeof s, ndim, shape);
     if (ndim > TENSOR_MAX_DIM || tensor_bytes(ndim, shape, &bytes) != 0) {
-        snprintf(err, errlen, "a tensor of shape %s is too large", s);
+        snprintf(err, errlen, _("a tensor of shape %s is too large"), s);
         return -1;
     }
     /* calloc(0) may return NULL: keep one element so data is never NULL */
     t->data = calloc(bytes ? bytes / sizeof(float) : 1, sizeof(float));
     if (!t->data) {
-        snprintf(err, errlen, "out of memory for a tensor of shape %s", s);
+        snprintf(err, errlen, _("out of memory for a tensor of shape %s"), s);
         return -1;
     }
     t->ndim = ndim;

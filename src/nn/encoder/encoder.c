@@ -14,32 +14,33 @@
 #include "layers.h"
 #include "posenc.h"
 #include "rng.h"
+#include "i18n.h"
 
 int tmodel_config_check(const tmodel_config *cfg, char *err, size_t errlen)
 {
     if (cfg->vocab < 1 || cfg->classes < 1 || cfg->hiddens < 1 || cfg->heads < 1) {
-        snprintf(err, errlen, "the model needs a vocabulary, classes, hiddens and heads");
+        snprintf(err, errlen, "%s", _("the model needs a vocabulary, classes, hiddens and heads"));
         return -1;
     }
     if (cfg->hiddens % cfg->heads != 0) {
-        snprintf(err, errlen, "num_hiddens %zu is not divisible by num_heads %zu", cfg->hiddens,
+        snprintf(err, errlen, _("num_hiddens %zu is not divisible by num_heads %zu"), cfg->hiddens,
                  cfg->heads);
         return -1;
     }
     if (!(cfg->dropout >= 0.0 && cfg->dropout < 1.0)) {
-        snprintf(err, errlen, "dropout %g is not in [0, 1)", cfg->dropout);
+        snprintf(err, errlen, _("dropout %g is not in [0, 1)"), cfg->dropout);
         return -1;
     }
     if (cfg->learned && cfg->posenc) {
-        snprintf(err, errlen, "the sinusoidal P and a learned pos_embedding: choose one");
+        snprintf(err, errlen, "%s", _("the sinusoidal P and a learned pos_embedding: choose one"));
         return -1;
     }
     if (cfg->learned && cfg->max_len < 1) {
-        snprintf(err, errlen, "a learned pos_embedding needs max_len ≥ 1");
+        snprintf(err, errlen, "%s", _("a learned pos_embedding needs max_len ≥ 1"));
         return -1;
     }
     if (cfg->layers > TMODEL_MAX_LAYERS) {
-        snprintf(err, errlen, "%zu layers (at most %d)", cfg->layers, TMODEL_MAX_LAYERS);
+        snprintf(err, errlen, _("%zu layers (at most %d)"), cfg->layers, TMODEL_MAX_LAYERS);
         return -1;
     }
     return 0;
@@ -358,7 +359,7 @@ int tcache_alloc(tcache *c, const tmodel *m, size_t Bmax, size_t Tmax, char *err
     c->Bmax = Bmax;
     c->Tmax = Tmax;
     if (size_mul(Bmax, Tmax, &BT)) {
-        snprintf(err, errlen, "a batch of %zu × %zu positions is too large", Bmax, Tmax);
+        snprintf(err, errlen, _("a batch of %zu × %zu positions is too large"), Bmax, Tmax);
         return -1;
     }
     c->P = tcache_calloc(Tmax, d, 1, sizeof(float), &failed);
@@ -372,7 +373,7 @@ int tcache_alloc(tcache *c, const tmodel *m, size_t Bmax, size_t Tmax, char *err
     tblock_scratch_alloc(&c->scratch, BT, d, m->cfg.ffn, &failed);
     if (failed) {
         tcache_free(c);
-        snprintf(err, errlen, "out of memory for a batch of %zu × %zu positions", Bmax, Tmax);
+        snprintf(err, errlen, _("out of memory for a batch of %zu × %zu positions"), Bmax, Tmax);
         return -1;
     }
     /* the chapter's P (d2l's PositionalEncoding, interleaved sin and cos) */
@@ -461,12 +462,12 @@ int tmodel_forward(tmodel *m, tcache *c, const int *tokens, const long *lens, si
     const float *x;
 
     if (B > c->Bmax || T > c->Tmax) {
-        snprintf(err, errlen, "a batch of %zu × %zu positions exceeds the cache's %zu × %zu", B,
+        snprintf(err, errlen, _("a batch of %zu × %zu positions exceeds the cache's %zu × %zu"), B,
                  T, c->Bmax, c->Tmax);
         return -1;
     }
     if (m->cfg.learned && T > m->cfg.max_len) {
-        snprintf(err, errlen, "sequences of %zu positions, but pos_embedding holds %zu (max_len)",
+        snprintf(err, errlen, _("sequences of %zu positions, but pos_embedding holds %zu (max_len)"),
                  T, m->cfg.max_len);
         return -1;
     }

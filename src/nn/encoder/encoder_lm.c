@@ -7,6 +7,7 @@
 
 #include "checked.h"
 #include "fmath.h"
+#include "i18n.h"
 
 double lm_unigram_perplexity(const int *train, size_t ntrain, const int *targets, size_t m,
                              size_t V)
@@ -63,7 +64,7 @@ int lm_generate(tmodel *m, const int *prompt, size_t np, size_t L, size_t count,
     rng r;
     if (size_add(np, count, &total) || total > ((size_t)-1) / sizeof *ctx ||
         !(ctx = malloc(total * sizeof *ctx))) {
-        snprintf(err, errlen, "out of memory for %zu characters", count);
+        snprintf(err, errlen, _("out of memory for %zu characters"), count);
         return -1;
     }
     if (tcache_alloc(&cache, m, 1, L, err, errlen)) {

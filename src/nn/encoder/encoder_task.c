@@ -6,13 +6,14 @@
 #include <string.h>
 
 #include "checked.h"
+#include "i18n.h"
 
 int train_set_alloc(train_set *s, size_t n, size_t T, char *err, size_t errlen)
 {
     size_t nt;
     memset(s, 0, sizeof *s);
     if (size_mul(n, T, &nt) || nt > ((size_t)-1) / sizeof(long)) {
-        snprintf(err, errlen, "%zu sequences of %zu tokens are too many", n, T);
+        snprintf(err, errlen, _("%zu sequences of %zu tokens are too many"), n, T);
         return -1;
     }
     s->tokens = calloc(nt ? nt : 1, sizeof *s->tokens);
@@ -20,7 +21,7 @@ int train_set_alloc(train_set *s, size_t n, size_t T, char *err, size_t errlen)
     s->lens = malloc((n ? n : 1) * sizeof *s->lens);
     if (!s->tokens || !s->targets || !s->lens) {
         train_set_free(s);
-        snprintf(err, errlen, "out of memory for %zu sequences of %zu tokens", n, T);
+        snprintf(err, errlen, _("out of memory for %zu sequences of %zu tokens"), n, T);
         return -1;
     }
     for (size_t i = 0; i < nt; i++)
@@ -129,17 +130,17 @@ int train_task_builtin(train_task *task, train_kind kind, size_t length, size_t 
     task->length = length;
     task->digits = digits;
     if (length < 1 || length > TRAIN_MAX_LEN || digits < 1 || digits >= TRAIN_MAX_VOCAB) {
-        snprintf(err, errlen, "length %zu or vocabulary %zu out of range", length, digits);
+        snprintf(err, errlen, _("length %zu or vocabulary %zu out of range"), length, digits);
         return -1;
     }
     if (kind == TASK_INDUCTION && length < TRAIN_INDUCTION_MIN_LEN) {
-        snprintf(err, errlen, "length %zu is too short for two copies of a segment of at least "
-                 "2 tokens (at least %d)", length, TRAIN_INDUCTION_MIN_LEN);
+        snprintf(err, errlen, _("length %zu is too short for two copies of a segment of at least "
+                 "2 tokens (at least %d)"), length, TRAIN_INDUCTION_MIN_LEN);
         return -1;
     }
     if (kind == TASK_INDUCTION && (digits < length || digits > TRAIN_INDUCTION_MAX_VOCAB)) {
-        snprintf(err, errlen, "a vocabulary of %zu tokens for sequences of %zu distinct tokens "
-                 "(from %zu to %d)", digits, length, length, TRAIN_INDUCTION_MAX_VOCAB);
+        snprintf(err, errlen, _("a vocabulary of %zu tokens for sequences of %zu distinct tokens "
+                 "(from %zu to %d)"), digits, length, length, TRAIN_INDUCTION_MAX_VOCAB);
         return -1;
     }
     task->V = digits + 1;
@@ -176,7 +177,7 @@ int train_task_builtin(train_task *task, train_kind kind, size_t length, size_t 
     return 0;
 oom:
     train_task_free(task);
-    snprintf(err, errlen, "out of memory for the vocabulary");
+    snprintf(err, errlen, "%s", _("out of memory for the vocabulary"));
     return -1;
 }
 

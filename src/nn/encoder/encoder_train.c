@@ -9,6 +9,7 @@
 #include "attention_fast.h"
 #include "checked.h"
 #include "chunks.h"
+#include "i18n.h"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -72,7 +73,7 @@ static int is_data(const train_task *t)
 
 static int out_of_memory(char *err, size_t errlen)
 {
-    snprintf(err, errlen, "out of memory for the training buffers");
+    snprintf(err, errlen, "%s", _("out of memory for the training buffers"));
     return -1;
 }
 
@@ -116,10 +117,9 @@ static int check_model_fits(const tmodel *model, const tmodel_config *cfg, char 
     const tmodel_config *mc = &model->cfg;
     if (mc->layers != cfg->layers || mc->ffn != cfg->ffn) {
         snprintf(err, errlen,
-                 "the model (%zu layer%s, ffn_num_hiddens %zu) does not fit the options (%zu "
-                 "layer%s, --ffn %zu)",
-                 mc->layers, mc->layers == 1 ? "" : "s", mc->ffn, cfg->layers,
-                 cfg->layers == 1 ? "" : "s", cfg->ffn);
+                 _("the model (layers %zu, ffn_num_hiddens %zu) does not fit the options "
+                   "(--layers %zu, --ffn %zu)"),
+                 mc->layers, mc->ffn, cfg->layers, cfg->ffn);
         return -1;
     }
     if (mc->vocab != cfg->vocab || mc->classes != cfg->classes || mc->hiddens != cfg->hiddens ||
@@ -127,9 +127,9 @@ static int check_model_fits(const tmodel *model, const tmodel_config *cfg, char 
         mc->posenc != cfg->posenc || mc->learned != cfg->learned ||
         mc->max_len != cfg->max_len) {
         snprintf(err, errlen,
-                 "the model (vocabulary %zu, classes %zu, hiddens %zu, heads "
+                 _("the model (vocabulary %zu, classes %zu, hiddens %zu, heads "
                  "%zu, posenc %d, learned P %zu, addnorm %d, bias %d) does not fit the options "
-                 "(%zu, %zu, %zu, %zu, %d, %zu, %d, %d)",
+                 "(%zu, %zu, %zu, %zu, %d, %zu, %d, %d)"),
                  mc->vocab, mc->classes, mc->hiddens, mc->heads, mc->posenc, mc->max_len,
                  mc->addnorm, mc->bias, cfg->vocab, cfg->classes, cfg->hiddens, cfg->heads,
                  cfg->posenc, cfg->max_len, cfg->addnorm, cfg->bias);
@@ -158,7 +158,7 @@ static int batch_init(trainer *tr, char *err, size_t errlen)
         tr->B = tr->opts.batch_size ? tr->opts.batch_size : 64;
     }
     if (tr->B == 0) {
-        snprintf(err, errlen, "no training sequences");
+        snprintf(err, errlen, "%s", _("no training sequences"));
         return -1;
     }
     if (train_set_alloc(&tr->batch, tr->B, tr->T, err, errlen))
@@ -223,11 +223,11 @@ int trainer_init(trainer *tr, train_task *task, const train_opts *opts, const tm
     tr->task = task;
     tr->opts = *opts;
     if (!(opts->lr > 0.0) || !isfinite(opts->lr)) {
-        snprintf(err, errlen, "the learning rate %g is not a positive number", opts->lr);
+        snprintf(err, errlen, _("the learning rate %g is not a positive number"), opts->lr);
         return -1;
     }
     if (cfg.learned && train_task_longest(task) > cfg.max_len) {
-        snprintf(err, errlen, "sequences of %zu positions, but pos_embedding holds %zu (max_len)",
+        snprintf(err, errlen, _("sequences of %zu positions, but pos_embedding holds %zu (max_len)"),
                  train_task_longest(task), cfg.max_len);
         return -1;
     }
@@ -410,7 +410,7 @@ int train_step_stats(train_stats *stats, double *mean, double sum, size_t correc
 {
     const double loss = sum / (double)count;
     if (!isfinite(loss)) {
-        snprintf(err, errlen, "step %ld: the loss became %s; try a smaller --lr", step + 1,
+        snprintf(err, errlen, _("step %ld: the loss became %s; try a smaller --lr"), step + 1,
                  isnan(loss) ? "nan" : "infinite");
         return -1;
     }
@@ -431,7 +431,7 @@ int trainer_step(trainer *tr, train_stats *stats, char *err, size_t errlen)
     next_batch(tr);
     count = batch_targets(tr);
     if (count == 0) {
-        snprintf(err, errlen, "step %ld: the batch has no targets", tr->step + 1);
+        snprintf(err, errlen, _("step %ld: the batch has no targets"), tr->step + 1);
         return -1;
     }
     if (!tr->opts.reference)
@@ -538,8 +538,8 @@ int trainer_evaluate_scores(trainer *tr, const train_set *s, train_stats *stats,
     double loss = 0.0;
     const int nth = train_threads(tr);
     if (s->T > tr->cache[0].Tmax) {
-        snprintf(err, errlen, "sequences of %zu tokens are longer than the %zu the trainer was "
-                 "made for", s->T, tr->cache[0].Tmax);
+        snprintf(err, errlen, _("sequences of %zu tokens are longer than the %zu the trainer was "
+                 "made for"), s->T, tr->cache[0].Tmax);
         return -1;
     }
     if (prev)
@@ -623,7 +623,7 @@ int trainer_attention(trainer *tr, const int *tokens, size_t len, float *weights
     tcache *c = &tr->cache[0];
     long vl = (long)len;
     if (len == 0 || len > c->Tmax) {
-        snprintf(err, errlen, "a probe of %zu tokens (at most %zu)", len, c->Tmax);
+        snprintf(err, errlen, _("a probe of %zu tokens (at most %zu)"), len, c->Tmax);
         return -1;
     }
     if (tmodel_forward(&tr->model, c, tokens, &vl, 1, len, NULL, err, errlen))
@@ -695,7 +695,7 @@ static int apple_measure(trainer *tr, const train_set *s, size_t i, const long *
             break;
         }
     if (at == T) {
-        snprintf(err, errlen, "sentence %zu has no label", i + 1);
+        snprintf(err, errlen, _("sentence %zu has no label"), i + 1);
         return -1;
     }
     if (tmodel_forward(&tr->model, c, tok, s->lens + i, 1, T, NULL, err, errlen))
@@ -744,11 +744,11 @@ int trainer_apple(trainer *tr, const train_set *s, const long *cues, size_t ncue
     double cue = 0.0;
     memset(out, 0, sizeof *out);
     if (s->n == 0) {
-        snprintf(err, errlen, "no sentences to measure");
+        snprintf(err, errlen, "%s", _("no sentences to measure"));
         return -1;
     }
     if (apple_rows_alloc(&r, s->n, tr->model.cfg.hiddens)) {
-        snprintf(err, errlen, "out of memory for the 苹果 measurements");
+        snprintf(err, errlen, "%s", _("out of memory for the 苹果 measurements"));
         return -1;
     }
     for (size_t i = 0; i < s->n; i++) {

@@ -18,6 +18,7 @@
 #include "fmath.h"
 #include "layers.h"
 #include "rng.h"
+#include "i18n.h"
 
 /* ---- parameters ----------------------------------------------------------- */
 
@@ -70,15 +71,15 @@ static void rnn_params(s2s_model *m, int side, const char *prefix)
 static int bah_config_check(const s2s_config *cfg, char *err, size_t errlen)
 {
     if (cfg->heads != 1 || cfg->bias || cfg->dropout != 0.0) {
-        snprintf(err, errlen, "Bahdanau's model has one attention, without biases or dropout");
+        snprintf(err, errlen, "%s", _("Bahdanau's model has one attention, without biases or dropout"));
         return -1;
     }
     if (cfg->rnn != S2S_RNN_GRU && cfg->rnn != S2S_RNN_LSTM) {
-        snprintf(err, errlen, "rnn %d is not gru (0) or lstm (1)", cfg->rnn);
+        snprintf(err, errlen, _("rnn %d is not gru (0) or lstm (1)"), cfg->rnn);
         return -1;
     }
     if (cfg->score != S2S_SCORE_ADDITIVE && cfg->score != S2S_SCORE_DOT) {
-        snprintf(err, errlen, "score %d is not additive (0) or dot (1)", cfg->score);
+        snprintf(err, errlen, _("score %d is not additive (0) or dot (1)"), cfg->score);
         return -1;
     }
     return 0;
@@ -92,11 +93,11 @@ static int bah_alloc(s2s_model *m, char *err, size_t errlen)
     bah_model *net;
     size_t d2;
     if (size_mul(2, d, &d2)) {
-        snprintf(err, errlen, "num_hiddens %zu is too large", d);
+        snprintf(err, errlen, _("num_hiddens %zu is too large"), d);
         return -1;
     }
     if (!(net = m->net = calloc(1, sizeof *net))) {
-        snprintf(err, errlen, "out of memory for the model");
+        snprintf(err, errlen, "%s", _("out of memory for the model"));
         return -1;
     }
     if (alloc2(&net->enc_embedding, m->cfg.src_vocab, d, err, errlen) ||
@@ -197,7 +198,7 @@ int bah_cache_alloc(bah_cache *c, const s2s_model *m, size_t Bmax, size_t Ts_max
     memset(c, 0, sizeof *c);
     if (size_mul(Bmax, Ts_max, &BS) || size_mul(Bmax, Tt_max, &BT) || size_mul(BT, Ts_max, &BTS) ||
         size_mul(L, Bmax, &LB) || size_mul(2, d, &d2) || size_mul(BTS, d, &BTS)) {
-        snprintf(err, errlen, "a batch of %zu pairs of %zu and %zu positions is too large", Bmax,
+        snprintf(err, errlen, _("a batch of %zu pairs of %zu and %zu positions is too large"), Bmax,
                  Ts_max, Tt_max);
         return -1;
     }
@@ -233,7 +234,7 @@ int bah_cache_alloc(bah_cache *c, const s2s_model *m, size_t Bmax, size_t Ts_max
     c->de = tcache_calloc(Ts_max, 1, 1, sizeof(double), &failed);   /* (Ts,) */
     if (failed) {
         bah_cache_free(c);
-        snprintf(err, errlen, "out of memory for a batch of %zu pairs of %zu and %zu positions",
+        snprintf(err, errlen, _("out of memory for a batch of %zu pairs of %zu and %zu positions"),
                  Bmax, Ts_max, Tt_max);
         return -1;
     }
@@ -650,7 +651,7 @@ int bah_greedy(const s2s_model *m, const int *src, long src_len, size_t Ts, int 
 
     *n_out = 0;
     if (size_mul(max_len, Ts, &cells)) {
-        snprintf(err, errlen, "the attention of %zu steps is too large", max_len);
+        snprintf(err, errlen, _("the attention of %zu steps is too large"), max_len);
         return -1;
     }
     if (cross)
@@ -662,7 +663,7 @@ int bah_greedy(const s2s_model *m, const int *src, long src_len, size_t Ts, int 
     logits = tcache_calloc(max_len, Vt, 1, sizeof *logits, &failed);
     dec_in = tcache_calloc(max_len, 1, 1, sizeof *dec_in, &failed);
     if (failed) {
-        snprintf(err, errlen, "out of memory for %zu decoding steps", max_len);
+        snprintf(err, errlen, _("out of memory for %zu decoding steps"), max_len);
         goto done;
     }
     /* the encoder once; then from <bos>, each step's argmax fed back, the
@@ -697,7 +698,7 @@ static int bah_cache_part(s2s_cache *c, const s2s_model *m, char *err, size_t er
     c->net = calloc(1, sizeof(bah_cache));
     if (failed || !c->net) {
         s2s_cache_free(c);
-        snprintf(err, errlen, "out of memory for a batch of %zu positions", BT);
+        snprintf(err, errlen, _("out of memory for a batch of %zu positions"), BT);
         return -1;
     }
     if (bah_cache_alloc(c->net, m, c->Bmax, c->Ts_max, c->Tt_max, err, errlen)) {

@@ -13,6 +13,7 @@
 
 #include "checked.h"
 #include "fmath.h"
+#include "i18n.h"
 
 int lstm_layer_alloc(lstm_layer *g, size_t in, size_t d, char *err, size_t errlen)
 {
@@ -94,7 +95,7 @@ int lstm_stack_alloc(lstm_stack *s, size_t L, size_t Bmax, size_t Tmax, size_t I
      * rnn_steps_alloc checked */
     if (!(s->c0 = rnn_zeros(L * Bmax * d)) || !(s->dctmp = rnn_zeros(Bmax * d))) {
         lstm_stack_free(s);
-        snprintf(err, errlen, "out of memory for an LSTM of %zu layers over %zu steps", L, Tmax);
+        snprintf(err, errlen, _("out of memory for an LSTM of %zu layers over %zu steps"), L, Tmax);
         return -1;
     }
     return 0;

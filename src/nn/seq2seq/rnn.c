@@ -10,6 +10,7 @@
 
 #include "checked.h"
 #include "fmath.h"
+#include "i18n.h"
 
 int rnn_layer_alloc(rnn_layer *g, size_t G, size_t in, size_t d, const char *what, char *err,
                     size_t errlen)
@@ -17,7 +18,7 @@ int rnn_layer_alloc(rnn_layer *g, size_t G, size_t in, size_t d, const char *wha
     size_t w_ih[2], w_hh[2], b[1];
     memset(g, 0, sizeof *g);
     if (size_mul(G, d, &w_ih[0])) {
-        snprintf(err, errlen, "%s of %zu hidden units is too large", what, d);
+        snprintf(err, errlen, _("%s of %zu hidden units is too large"), what, d);
         return -1;
     }
     w_ih[1] = in;
@@ -100,7 +101,7 @@ int rnn_steps_alloc(rnn_steps *s, double **const *more, size_t k, size_t L, size
     /* cells (L, Tmax, Bmax, d), a start (L, Bmax, d), a scratch (Bmax, max(I, d)) */
     if (size_mul(L, Bmax, &LB) || size_mul(LB, Tmax, &LTB) || size_mul(LTB, d, &cells) ||
         size_mul(LB, d, &LBd) || size_mul(Bmax, I > d ? I : d, &wide)) {
-        snprintf(err, errlen, "%s of %zu layers over %zu steps of %zu rows is too large", what,
+        snprintf(err, errlen, _("%s of %zu layers over %zu steps of %zu rows is too large"), what,
                  L, Tmax, Bmax);
         return -1;
     }
@@ -109,7 +110,7 @@ int rnn_steps_alloc(rnn_steps *s, double **const *more, size_t k, size_t L, size
             failed = 1;
     if (failed || !(s->h = rnn_zeros(cells)) || !(s->h0 = rnn_zeros(LBd)) ||
         !(s->dtmp = rnn_zeros(wide))) {
-        snprintf(err, errlen, "out of memory for %s of %zu layers over %zu steps", what, L, Tmax);
+        snprintf(err, errlen, _("out of memory for %s of %zu layers over %zu steps"), what, L, Tmax);
         return -1;
     }
     s->L = L;

@@ -15,6 +15,7 @@
 #include "checked.h"
 #include "layers.h"
 #include "transformer.h"
+#include "i18n.h"
 
 /* ---- the architectures ------------------------------------------------- */
 
@@ -47,16 +48,16 @@ size_t s2s_cross_blocks(const s2s_config *cfg)
 int s2s_config_check(const s2s_config *cfg, char *err, size_t errlen)
 {
     if (cfg->src_vocab < 1 || cfg->tgt_vocab < 1 || cfg->hiddens < 1 || cfg->heads < 1) {
-        snprintf(err, errlen, "the model needs two vocabularies, hiddens and heads");
+        snprintf(err, errlen, "%s", _("the model needs two vocabularies, hiddens and heads"));
         return -1;
     }
     if (cfg->hiddens % cfg->heads != 0) {
-        snprintf(err, errlen, "num_hiddens %zu is not divisible by num_heads %zu", cfg->hiddens,
+        snprintf(err, errlen, _("num_hiddens %zu is not divisible by num_heads %zu"), cfg->hiddens,
                  cfg->heads);
         return -1;
     }
     if (cfg->layers < 1 || cfg->layers > TMODEL_MAX_LAYERS) {
-        snprintf(err, errlen, "%zu layers (1 to %d)", cfg->layers, TMODEL_MAX_LAYERS);
+        snprintf(err, errlen, _("%zu layers (1 to %d)"), cfg->layers, TMODEL_MAX_LAYERS);
         return -1;
     }
     return s2s_arch_of(cfg)->config_check(cfg, err, errlen);
@@ -127,25 +128,25 @@ int s2s_check_ids(const s2s_model *m, const int *src, const int *dec_in, const i
     const long Vs = (long)m->cfg.src_vocab, Vt = (long)m->cfg.tgt_vocab;
     size_t ns, nt;
     if (size_mul(B, Ts, &ns) || size_mul(B, Tt, &nt)) {
-        snprintf(err, errlen, "a batch of %zu pairs of %zu and %zu positions is too large", B, Ts,
+        snprintf(err, errlen, _("a batch of %zu pairs of %zu and %zu positions is too large"), B, Ts,
                  Tt);
         return -1;
     }
     for (size_t i = 0; src && i < ns; i++)
         if (src[i] < 0 || src[i] >= Vs) {
-            snprintf(err, errlen, "source [%zu][%zu]: id %d is not in the vocabulary of %ld",
+            snprintf(err, errlen, _("source [%zu][%zu]: id %d is not in the vocabulary of %ld"),
                      i / Ts, i % Ts, src[i], Vs);
             return -1;
         }
     for (size_t i = 0; dec_in && i < nt; i++)
         if (dec_in[i] < 0 || dec_in[i] >= Vt) {
-            snprintf(err, errlen, "decoder input [%zu][%zu]: id %d is not in the vocabulary of %ld",
+            snprintf(err, errlen, _("decoder input [%zu][%zu]: id %d is not in the vocabulary of %ld"),
                      i / Tt, i % Tt, dec_in[i], Vt);
             return -1;
         }
     for (size_t i = 0; targets && i < nt; i++)
         if (targets[i] < -1 || targets[i] >= Vt) {
-            snprintf(err, errlen, "target [%zu][%zu]: id %d is not -1 or in the vocabulary of %ld",
+            snprintf(err, errlen, _("target [%zu][%zu]: id %d is not -1 or in the vocabulary of %ld"),
                      i / Tt, i % Tt, targets[i], Vt);
             return -1;
         }
@@ -160,8 +161,8 @@ int s2s_forward(const s2s_model *m, s2s_cache *c, const int *src, const long *sr
 {
     if (B > c->Bmax || Ts > c->Ts_max || Tt > c->Tt_max) {
         snprintf(err, errlen,
-                 "a batch of %zu pairs of %zu and %zu positions exceeds the cache's %zu of %zu "
-                 "and %zu",
+                 _("a batch of %zu pairs of %zu and %zu positions exceeds the cache's %zu of %zu "
+                 "and %zu"),
                  B, Ts, Tt, c->Bmax, c->Ts_max, c->Tt_max);
         return -1;
     }
@@ -196,7 +197,7 @@ int s2s_greedy(const s2s_model *m, const int *src, long src_len, size_t Ts, int 
     const size_t Vt = m->cfg.tgt_vocab;
     *n_out = 0;
     if (bos < 0 || (size_t)bos >= Vt || eos < 0 || (size_t)eos >= Vt) {
-        snprintf(err, errlen, "<bos> %d or <eos> %d is not in the vocabulary of %zu", bos, eos, Vt);
+        snprintf(err, errlen, _("<bos> %d or <eos> %d is not in the vocabulary of %zu"), bos, eos, Vt);
         return -1;
     }
     if (s2s_check_ids(m, src, NULL, NULL, 1, Ts, 0, err, errlen))

@@ -12,6 +12,7 @@
 
 #include "checked.h"
 #include "layers.h"
+#include "i18n.h"
 
 int s2s_cache_alloc(s2s_cache *c, const s2s_model *m, size_t Bmax, size_t Ts_max, size_t Tt_max,
                     char *err, size_t errlen)
@@ -20,7 +21,7 @@ int s2s_cache_alloc(s2s_cache *c, const s2s_model *m, size_t Bmax, size_t Ts_max
     size_t n;
     memset(c, 0, sizeof *c);
     if (size_mul(Bmax, Ts_max, &n) || size_mul(Bmax, Tt_max, &n) || size_mul(Bmax, Tmax, &n)) {
-        snprintf(err, errlen, "a batch of %zu pairs of %zu and %zu positions is too large", Bmax,
+        snprintf(err, errlen, _("a batch of %zu pairs of %zu and %zu positions is too large"), Bmax,
                  Ts_max, Tt_max);
         return -1;
     }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "checked.h"
+#include "i18n.h"
 
 static const char *const reserved[S2S_RESERVED] = {"<unk>", "<pad>", "<bos>", "<eos>"};
 
@@ -396,7 +397,7 @@ int s2s_vocab_build(s2s_vocab *v, const s2s_pairs *p, int side, size_t min_freq,
             names[nv++] = tc[i].token; /* a reserved token is not added twice */
     }
     if (nv > S2S_MAX_VOCAB) {
-        snprintf(err, errlen, "%zu distinct tokens, more than %d", nv, S2S_MAX_VOCAB);
+        snprintf(err, errlen, _("%zu distinct tokens, more than %d"), nv, S2S_MAX_VOCAB);
         goto fail;
     }
     if (vocab_make(v, names, nv))
@@ -405,7 +406,7 @@ int s2s_vocab_build(s2s_vocab *v, const s2s_pairs *p, int side, size_t min_freq,
     free(names);
     return 0;
 oom:
-    snprintf(err, errlen, "out of memory for a vocabulary of %zu tokens", n);
+    snprintf(err, errlen, _("out of memory for a vocabulary of %zu tokens"), n);
 fail:
     free(tc);
     free(names);
@@ -417,28 +418,28 @@ int s2s_vocab_from_list(s2s_vocab *v, const char *const *tokens, size_t n,
 {
     memset(v, 0, sizeof *v);
     if (n < S2S_RESERVED) {
-        snprintf(err, errlen, "%s: expected at least %d tokens (<unk>, <pad>, <bos>, <eos>), "
-                 "got %zu", path, S2S_RESERVED, n);
+        snprintf(err, errlen, _("%s: expected at least %d tokens (<unk>, <pad>, <bos>, <eos>), "
+                 "got %zu"), path, S2S_RESERVED, n);
         return -1;
     }
     if (n > S2S_MAX_VOCAB) {
-        snprintf(err, errlen, "%s: %zu tokens, more than %d", path, n, S2S_MAX_VOCAB);
+        snprintf(err, errlen, _("%s: %zu tokens, more than %d"), path, n, S2S_MAX_VOCAB);
         return -1;
     }
     for (size_t i = 0; i < S2S_RESERVED; i++)
         if (strcmp(tokens[i], reserved[i]) != 0) {
-            snprintf(err, errlen, "%s[%zu]: expected \"%s\" (a vocabulary starts <unk>, <pad>, "
-                     "<bos>, <eos>), got \"%.64s\"", path, i, reserved[i], tokens[i]);
+            snprintf(err, errlen, _("%s[%zu]: expected \"%s\" (a vocabulary starts <unk>, <pad>, "
+                     "<bos>, <eos>), got \"%.64s\""), path, i, reserved[i], tokens[i]);
             return -1;
         }
     if (vocab_make(v, tokens, n)) {
-        snprintf(err, errlen, "%s: out of memory for %zu tokens", path, n);
+        snprintf(err, errlen, _("%s: out of memory for %zu tokens"), path, n);
         return -1;
     }
     for (size_t i = 0; i < n; i++) {
         long first = s2s_vocab_find(v, tokens[i]);
         if ((size_t)first != i) {
-            snprintf(err, errlen, "%s[%zu]: \"%.64s\" again (it is entry %ld)", path, i,
+            snprintf(err, errlen, _("%s[%zu]: \"%.64s\" again (it is entry %ld)"), path, i,
                      tokens[i], first);
             s2s_vocab_free(v);
             return -1;
@@ -475,12 +476,12 @@ int s2s_arrays_build(s2s_arrays *a, const s2s_pairs *p, const s2s_vocab *src_v,
     size_t NT, bytes, N = p->n;
     memset(a, 0, sizeof *a);
     if (T == 0) {
-        snprintf(err, errlen, "num_steps 0: a sentence needs at least one position");
+        snprintf(err, errlen, "%s", _("num_steps 0: a sentence needs at least one position"));
         return -1;
     }
     if (size_mul(N, T, &NT) || size_mul(NT, sizeof(int), &bytes) ||
         N > SIZE_MAX / sizeof(long)) {
-        snprintf(err, errlen, "%zu pairs of %zu steps are too many", N, T);
+        snprintf(err, errlen, _("%zu pairs of %zu steps are too many"), N, T);
         return -1;
     }
     a->src = malloc(bytes ? bytes : 1);
@@ -490,7 +491,7 @@ int s2s_arrays_build(s2s_arrays *a, const s2s_pairs *p, const s2s_vocab *src_v,
     a->tgt_valid = malloc((N ? N : 1) * sizeof(long));
     if (!a->src || !a->tgt || !a->dec_in || !a->src_valid || !a->tgt_valid) {
         s2s_arrays_free(a);
-        snprintf(err, errlen, "out of memory for %zu pairs of %zu steps", N, T);
+        snprintf(err, errlen, _("out of memory for %zu pairs of %zu steps"), N, T);
         return -1;
     }
     a->n = N;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "rng.h"
+#include "i18n.h"
 
 /* ---- the tables ------------------------------------------------------------ */
 
@@ -266,16 +267,16 @@ int translate_task_make(s2s_corpus *c, unsigned long long seed, size_t n_train,
     unsigned char *seen;
     memset(c, 0, sizeof *c);
     if (n_train == 0) {
-        snprintf(err, errlen, "the translate task needs at least one training pair");
+        snprintf(err, errlen, "%s", _("the translate task needs at least one training pair"));
         return -1;
     }
     if (n_train > TRANSLATE_MAX_PAIRS || n_heldout > TRANSLATE_MAX_PAIRS - n_train) {
-        snprintf(err, errlen, "%zu training and %zu held-out pairs: more than the translate "
-                 "task draws (%lu in all)", n_train, n_heldout, TRANSLATE_MAX_PAIRS);
+        snprintf(err, errlen, _("%zu training and %zu held-out pairs: more than the translate "
+                 "task draws (%lu in all)"), n_train, n_heldout, TRANSLATE_MAX_PAIRS);
         return -1;
     }
     if (!(seen = calloc(TRANSLATE_SENTENCES / 8 + 1, 1))) {
-        snprintf(err, errlen, "out of memory for the translate task");
+        snprintf(err, errlen, "%s", _("out of memory for the translate task"));
         return -1;
     }
     /* the held-out sentences first, from a stream of their own; then the
@@ -284,7 +285,7 @@ int translate_task_make(s2s_corpus *c, unsigned long long seed, size_t n_train,
         make_set(&c->train, seed ^ 0x747261696e696e67ULL, seen, n_train)) {     /* "training" */
         free(seen);
         s2s_corpus_free(c);
-        snprintf(err, errlen, "out of memory for %zu translation pairs", n_train + n_heldout);
+        snprintf(err, errlen, _("out of memory for %zu translation pairs"), n_train + n_heldout);
         return -1;
     }
     free(seen);

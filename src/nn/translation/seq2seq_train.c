@@ -13,6 +13,7 @@
 
 #include "checked.h"
 #include "chunks.h"
+#include "i18n.h"
 
 /* An allocation of a·b elements of size bytes, checked; *failed set. */
 static void *alloc_n(size_t a, size_t b, size_t size, int *failed)
@@ -65,7 +66,7 @@ static int alloc_chunks(s2s_trainer *tr, char *err, size_t errlen)
         failed = failed || s2s_fast_weights_alloc(&tr->fw, &tr->model) != 0;
     }
     if (failed) {
-        snprintf(err, errlen, "out of memory for the training buffers");
+        snprintf(err, errlen, "%s", _("out of memory for the training buffers"));
         return -1;
     }
     return 0;
@@ -82,7 +83,7 @@ int s2s_trainer_init(s2s_trainer *tr, const s2s_arrays *data, const s2s_config *
     tr->T = data->T;
     tr->B = opts->batch_size == 0 || opts->batch_size >= data->n ? data->n : opts->batch_size;
     if (tr->B == 0) {
-        snprintf(err, errlen, "no sentence pairs to train on");
+        snprintf(err, errlen, "%s", _("no sentence pairs to train on"));
         return -1;
     }
     if (s2s_alloc(&tr->model, model ? &model->cfg : cfg, err, errlen))
@@ -102,7 +103,7 @@ int s2s_trainer_init(s2s_trainer *tr, const s2s_arrays *data, const s2s_config *
     tr->order = alloc_n(data->n, 1, sizeof(size_t), &failed);
     if (failed) {
         s2s_trainer_free(tr);
-        snprintf(err, errlen, "out of memory for the batches");
+        snprintf(err, errlen, "%s", _("out of memory for the batches"));
         return -1;
     }
     for (size_t i = 0; i < data->n; i++)
@@ -250,7 +251,7 @@ int s2s_trainer_step(s2s_trainer *tr, train_stats *stats, char *err, size_t errl
     for (size_t i = 0; i < tr->B * tr->T; i++)
         targets += tr->tgt[i] >= 0;
     if (targets == 0) {
-        snprintf(err, errlen, "step %ld: the batch has no targets", tr->step + 1);
+        snprintf(err, errlen, _("step %ld: the batch has no targets"), tr->step + 1);
         return -1;
     }
     /* the step's dropout stream: one seed per step */
@@ -324,7 +325,7 @@ int s2s_trainer_evaluate(s2s_trainer *tr, const s2s_arrays *set, train_stats *st
 {
     eval_sums e = {0.0, 0, 0};
     if (set->T != tr->T) {
-        snprintf(err, errlen, "the set's num_steps differs from the model's batches");
+        snprintf(err, errlen, "%s", _("the set's num_steps differs from the model's batches"));
         return -1;
     }
     if (each_batch(tr, set, eval_batch, &e, err, errlen))
@@ -389,7 +390,7 @@ int s2s_trainer_translate_set(s2s_trainer *tr, const s2s_arrays *set, int *out,
     const size_t group = tr->nchunks * TRAIN_CHUNK;
     const int nth = s2s_threads(tr);
     if (set->T != tr->T) {
-        snprintf(err, errlen, "the set's num_steps differs from the model's batches");
+        snprintf(err, errlen, "%s", _("the set's num_steps differs from the model's batches"));
         return -1;
     }
     if (!tr->opts.reference)
@@ -444,7 +445,7 @@ int s2s_trainer_bleu(s2s_trainer *tr, const s2s_arrays *set, const s2s_pairs *pa
     if (!n_pred)
         free(n_out);
     if (failed == 1)
-        snprintf(err, errlen, "out of memory for the translations");
+        snprintf(err, errlen, "%s", _("out of memory for the translations"));
     if (failed)
         return -1;
     *bleu = set->n ? sum / (double)set->n : 0.0;
@@ -488,7 +489,7 @@ int s2s_trainer_alignment(s2s_trainer *tr, const s2s_arrays *set, const s2s_pair
 {
     align_sums a = {pairs, block, 0, 0};
     if (!pairs->align || block >= s2s_cross_blocks(&tr->model.cfg)) {
-        snprintf(err, errlen, "no alignment to score");
+        snprintf(err, errlen, "%s", _("no alignment to score"));
         return -1;
     }
     if (each_batch(tr, set, align_batch, &a, err, errlen))
@@ -520,7 +521,7 @@ int s2s_trainer_attention(s2s_trainer *tr, const int *src, long src_len, const i
 {
     const size_t T = tr->T;
     if (!tr->model.cfg.arch->has_self && (enc || self)) {
-        snprintf(err, errlen, "Bahdanau's model has no self-attention, only its one attention");
+        snprintf(err, errlen, "%s", _("Bahdanau's model has no self-attention, only its one attention"));
         return -1;
     }
     if (tr->opts.reference) {
