@@ -22,6 +22,7 @@
 #include "options.h"
 #include "output.h"
 #include "render.h"
+#include "term.h"
 #include "rng.h"
 #include "checked.h"
 #include "clock.h"
@@ -248,10 +249,7 @@ static const char *grouped(cx_count v)
  * least one. */
 static void put_padded(FILE *f, const char *s, int width)
 {
-    int chars = 0;
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-        if ((*p & 0xc0) != 0x80)
-            chars++;
+    int chars = (int)term_text_columns(s); /* 中文 takes two columns a character */
     fputs(s, f);
     if (chars >= width)
         fputc(' ', f); /* too long for the column: at least keep it apart */
@@ -301,10 +299,19 @@ static void print_table(FILE *out, const cx_table *t)
 
     fprintf(out, _("CNN vs RNN vs self-attention for n = %zu positions, d = %zu channels, "
                  "kernel k = %zu, window r = %zu\n\n"), t->n, t->d, t->k, t->r);
-    fprintf(out, "%-32s%-27s%-19s%s\n", "", "computational complexity", "sequential ops",
-            "maximum path length");
-    fprintf(out, "%-32s%-11s%13s   %-8s%8s   %-12s%s\n", "layer", "formula", "multiply-adds",
-            "formula", "number", "formula", "measured");
+    put_padded(out, "", 32);
+    put_padded(out, _("computational complexity"), 27);
+    put_padded(out, _("sequential ops"), 19);
+    fprintf(out, "%s\n", _("maximum path length"));
+    put_padded(out, _("layer"), 32);
+    put_padded(out, _("formula"), 11);
+    term_put_field(out, _("multiply-adds"), 13, 1);
+    fputs("   ", out);
+    put_padded(out, _("formula"), 8);
+    term_put_field(out, _("number"), 8, 1);
+    fputs("   ", out);
+    put_padded(out, _("formula"), 12);
+    fprintf(out, "%s\n", _("measured"));
     for (size_t i = 0; i < NLAYERS; i++) {
         const cx_row *row = &t->rows[order[i]];
         put_padded(out, row->name, 32);
@@ -321,8 +328,12 @@ static void print_table(FILE *out, const cx_table *t)
     fprintf(out, _("\nMaximum path length, measured by propagating dependencies through the "
                  "layers:\nthe steps until one output position depends on both x_1 and x_%zu\n"),
             t->n);
-    fprintf(out, "  %-30s%-12s%-22s%-20s%s\n", "layer", "measured", "formula", "O() value",
-            "multiply-adds of that stack");
+    fputs("  ", out);
+    put_padded(out, _("layer"), 30);
+    put_padded(out, _("measured"), 12);
+    put_padded(out, _("formula"), 22);
+    put_padded(out, _("O() value"), 20);
+    fprintf(out, "%s\n", _("multiply-adds of that stack"));
     for (size_t i = 0; i < NLAYERS; i++) {
         const cx_row *row = &t->rows[order[i]];
         fputs("  ", out);

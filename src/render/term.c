@@ -158,6 +158,59 @@ size_t term_text_columns(const char *s)
     return w;
 }
 
+/* Chinese punctuation that never starts a line: ，。、；：！？）」』》 */
+static int closing_punct(unsigned long cp)
+{
+    static const unsigned long marks[] = {0xFF0C, 0x3002, 0x3001, 0xFF1B, 0xFF1A, 0xFF01,
+                                          0xFF1F, 0xFF09, 0x300D, 0x300F, 0x300B, 0x201D};
+    for (size_t i = 0; i < sizeof marks / sizeof marks[0]; i++)
+        if (cp == marks[i])
+            return 1;
+    return 0;
+}
+
+/* One line of text (up to '\n' or the end) printed in lines of at most
+ * width columns: broken at a space (dropped) or before a wide character
+ * (Chinese has no spaces between its words), a run longer than a line
+ * left whole. Returns the end of the line. */
+static const char *put_wrapped_line(FILE *f, const char *p, size_t width)
+{
+    while (*p && *p != '\n') {
+        const char *q = p, *cut = NULL, *next = NULL;
+        size_t cols = 0;
+        while (*q && *q != '\n') {
+            const char *at = q;
+            unsigned long cp = utf8_next(&q);
+            int w = cp_unsafe(cp) ? 1 : cp_width(cp);
+            if (cp == ' ') {
+                if (cols <= width)
+                    cut = at, next = q; /* the space is dropped */
+            } else if (w == 2 && at > p && cols <= width && !closing_punct(cp)) {
+                cut = at, next = at;   /* before a wide character */
+            }
+            cols += (size_t)w;
+            if (cols > width && cut)
+                break;
+        }
+        if (cols <= width || !cut)
+            cut = next = q; /* the rest fits, or cannot be broken */
+        fprintf(f, "%.*s\n", (int)(cut - p), p);
+        p = next;
+    }
+    return p;
+}
+
+void term_put_wrapped(FILE *f, const char *text, size_t width)
+{
+    const char *p = text;
+    while (*p) {
+        const char *end = put_wrapped_line(f, p, width);
+        if (end == p) /* an empty line */
+            fputc('\n', f);
+        p = *end ? end + 1 : end;
+    }
+}
+
 void term_put_field(FILE *f, const char *s, int width, int right)
 {
     const size_t w = term_text_columns(s);

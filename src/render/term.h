@@ -33,6 +33,11 @@ int term_use_color(term_color_mode mode, FILE *f);
  * is printed as one replacement character). */
 size_t term_text_columns(const char *s);
 
+/* text on f in lines of at most width columns, each of its lines broken
+ * at spaces, or between Chinese characters, which have no spaces between
+ * words; every line ends with '\n'. */
+void term_put_wrapped(FILE *f, const char *text, size_t width);
+
 /* s on f in a field of width terminal columns (term_text_columns): after
  * the padding spaces when right is nonzero, else before them. A table's
  * words in any language line up, where printf's %-20s counts bytes. */

@@ -33,27 +33,6 @@ static void print_right(const char *s, size_t width)
     printf("%*s%s", n < width ? (int)(width - n) : 0, "", s);
 }
 
-/* text printed in lines of at most width columns, broken at spaces. */
-static void print_wrapped(const char *text, size_t width)
-{
-    const char *p = text;
-    while (*p) {
-        const char *end = p, *cut = NULL;
-        size_t cols = 0;
-        /* the longest run of words that fits */
-        while (*end && *end != '\n') {
-            if (*end == ' ' && cols <= width)
-                cut = end;
-            cols += ((unsigned char)*end & 0xC0) != 0x80;
-            end++;
-        }
-        if (cols <= width || !cut)
-            cut = end;
-        printf("%.*s\n", (int)(cut - p), p);
-        p = *cut ? cut + 1 : cut;
-    }
-}
-
 /* ---- order blindness: the computation --------------------------------- */
 
 int demo_parse_permutation(const char *s, size_t *perm, size_t n, char *err, size_t errlen)
@@ -158,25 +137,25 @@ static void print_perm(const size_t *perm, size_t n)
 static const char *permute_verdict(const permute_result *res, int posenc)
 {
     if (res->equal && res->identity)
-        return "Equal: this π is the identity and moves nothing.";
+        return _("Equal: this π is the identity and moves nothing.");
     if (res->equal && res->rows_alike)
-        return "Equal: the rows of X are all alike, so π·X = X and nothing moved; --fill random "
-               "or --tokens give tokens that differ.";
+        return _("Equal: the rows of X are all alike, so π·X = X and nothing moved; --fill random "
+               "or --tokens give tokens that differ.");
     if (res->equal && !posenc)
-        return "Equal up to float32 rounding: without positional encoding self-attention cannot "
+        return _("Equal up to float32 rounding: without positional encoding self-attention cannot "
                "see the order of its tokens. Permuting them only permutes the outputs and the "
                "weights the same way, f(π·X) = π·f(X) and A(π·X) = π·A(X)·πᵀ: every token "
-               "attends to the same tokens as before, wherever they stand.";
+               "attends to the same tokens as before, wherever they stand.");
     if (res->equal)
-        return "Equal up to float32 rounding, even with positional encoding: here the tokens "
-               "that moved are alike.";
+        return _("Equal up to float32 rounding, even with positional encoding: here the tokens "
+               "that moved are alike.");
     if (posenc)
-        return "Not equal: with the encoding a token's vector depends on where it stands, so "
+        return _("Not equal: with the encoding a token's vector depends on where it stands, so "
                "moving the tokens changes what they attend to, not only where the results land. "
                "Self-attention now sees the order (without --posenc the differences are float32 "
-               "rounding).";
-    return "Not equal beyond float32 rounding, which self-attention without positional encoding "
-           "should be.";
+               "rounding).");
+    return _("Not equal beyond float32 rounding, which self-attention without positional encoding "
+           "should be.");
 }
 
 static void print_permute(const problem *pr, const demo_permute_opts *o, const size_t *perm,
@@ -188,14 +167,15 @@ static void print_permute(const problem *pr, const demo_permute_opts *o, const s
     char shape[64];
 
     tensor_shape_str(shape, sizeof shape, 3, (size_t[]){pr->B, N, pr->Dq});
-    printf(_("Order blindness (--permute): X %s, %s%s\n"), shape, o->inputs,
-           o->fill_default ? " (--fill random, --permute's default: rows of ones are all "
-                             "alike)" : "");
-    printf(_("the same layer on X and on π·X: num_hiddens %zu = %zu heads × %zu, %s%s%s, %s "
-           "loops\n"), H, NH, H / NH,
-           pr->params.score == SCORE_DOT ? "scaled dot-product" : "additive scoring",
-           pr->params.W_q.bias.data ? ", biases" : "",
-           pr->valid_lens ? ", valid_lens covering the sequence" : "", fast ? "fast" : "reference");
+    printf(_("Order blindness (--permute): X %s, %s%s\n"), shape, _(o->inputs),
+           o->fill_default ? _(" (--fill random, --permute's default: rows of ones are all "
+                               "alike)") : "");
+    printf(_("the same layer on X and on π·X: num_hiddens %zu = %zu heads × %zu, %s%s%s, %s\n"),
+           H, NH, H / NH,
+           pr->params.score == SCORE_DOT ? _("scaled dot-product") : _("additive scoring"),
+           pr->params.W_q.bias.data ? _(", biases") : "",
+           pr->valid_lens ? _(", valid_lens covering the sequence") : "",
+           fast ? _("fast loops") : _("reference loops"));
     if (o->posenc)
         fputs(_("positional encoding P added after permuting: X + P against π·X + P (the tokens "
                "move, the positions stay)\n"), stdout);
@@ -204,7 +184,7 @@ static void print_permute(const problem *pr, const demo_permute_opts *o, const s
     printf("π = ");
     print_perm(perm, N);
     printf(_(" (%s): row i of π·X is row π[i] of X\n"),
-           o->permutation ? "--permutation" : "random from --seed, not the identity");
+           o->permutation ? "--permutation" : _("random from --seed, not the identity"));
     for (size_t b = 0; pr->query_tokens && b < pr->B && b < SHOW_SENTENCES; b++) {
         char *const *t = example_tokens(pr, b);
         if (pr->per_example && pr->B > 1)
@@ -224,7 +204,7 @@ static void print_permute(const problem *pr, const demo_permute_opts *o, const s
            res->output_diff, res->out.size, res->output_max);
     printf(_("largest |A(%s) − π·A(%s)·πᵀ|: %.3g over %zu attention weights\n"), px, x,
            res->weight_diff, res->w.size);
-    print_wrapped(permute_verdict(res, o->posenc), TEXT_WIDTH);
+    term_put_wrapped(stdout, permute_verdict(res, o->posenc), TEXT_WIDTH);
 }
 
 /* --json: the demo's numbers, then both runs in full. */
@@ -438,7 +418,7 @@ static int write_permute_png(const problem *pr, const demo_permute_opts *o, cons
     fig.colorbar_label = "attention weight, example 0, head 1";
     fig.font = font;
     snprintf(what, sizeof what, _("π·A·πᵀ, A(π·X) and their difference, example 0, head 1%s"),
-             o->posenc ? ", positional encoding" : "");
+             o->posenc ? _(", positional encoding") : "");
     status = output_heatmap(o->png, &fig, rep, what);
 done:
     free(pa);
@@ -603,8 +583,11 @@ static void print_sweep(const demo_sweep_opts *o, const sweep_point *pts, size_t
     printf(_("uniform softmax: largest weight %.4f (1/%zu), entropy %.4f nats (log %zu)\n\n"),
            1.0 / n, o->keys, fm_log(n), o->keys);
     /* the header, aligned by display columns (√ and · are one column each) */
-    printf("%8s%-24s%-24s%s\n", "", "      variance", "  mean largest weight",
-           "  mean entropy (nats)");
+    printf("%8s", "");
+    term_put_field(stdout, _("      variance"), 24, 0);
+    term_put_field(stdout, _("  mean largest weight"), 24, 0);
+    fputs(_("  mean entropy (nats)"), stdout);
+    fputc('\n', stdout);
     print_right("d", 8);
     print_right("q·k", 12);
     print_right("q·k/√d", 12);
@@ -635,7 +618,7 @@ static void print_sweep(const demo_sweep_opts *o, const sweep_point *pts, size_t
              "softmax(QKᵀ/√d)·V."),
              last->d, last->max_raw, last->ent_raw, 1.0 / n, fm_log(n), last->max_scaled,
              last->ent_scaled, last->d);
-    print_wrapped(text, TEXT_WIDTH);
+    term_put_wrapped(stdout, text, TEXT_WIDTH);
 }
 
 struct sweep_json {

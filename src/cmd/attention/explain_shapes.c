@@ -271,13 +271,13 @@ static void print_lens(const struct walk *w)
                    w->rep_t[r], r % w->B, effect);
         } else {
             printf(_("  [%zu]%s %-7s b%zu's row%-10s b%zu's row%s\n"), r, r < 10 ? " " : "", name,
-                   r / w->NH, "", r % w->B, bad ? "  ← other lengths" : "");
+                   r / w->NH, "", r % w->B, bad ? _("  ← other lengths") : "");
         }
     }
     if (S > SHOW_SLICES)
         printf(_("  … %zu slices in all\n"), S);
     printf(_("repeat would mask %zu of %zu slices wrongly%s\n"), wrong, S,
-           wrong ? ", with another example's lengths" : " (here the lengths agree)");
+           wrong ? _(", with another example's lengths") : _(" (here the lengths agree)"));
 }
 
 /* transpose_output: which slice and row each token's columns come from. */
@@ -307,13 +307,13 @@ static void print_check(const struct walk *w)
     printf(_("\nCheck: DotProductAttention on the %zu slices, put back by transpose_output,\n"
            "against the per-head outputs of --explain (Step 7, side by side in Step 8):\n"
            "  largest difference %.3g%s\n"), w->B * w->NH, w->diff,
-           w->diff == 0 ? " (the same bits)" : "");
+           w->diff == 0 ? _(" (the same bits)") : "");
     if (w->pr->valid_lens)
         printf(_("  with repeat instead of repeat_interleave: %.3g%s\n"), w->diff_tiled,
-               w->diff_tiled == 0 ? " (no difference here)" : "");
+               w->diff_tiled == 0 ? _(" (no difference here)") : "");
     printf(_("  with a reshape without the permute: %.3g%s\n"), w->diff_no_perm,
-           w->diff_no_perm == 0 ? (w->NH == 1 || w->Nq == 1 ? " (the permute moves nothing here)"
-                                                            : " (equal tokens hide it)")
+           w->diff_no_perm == 0 ? (w->NH == 1 || w->Nq == 1 ? _(" (the permute moves nothing here)")
+                                                            : _(" (equal tokens hide it)"))
                                 : "");
 }
 
@@ -336,7 +336,7 @@ static void print_walk(const struct walk *w)
                w->B * w->NH);
     else
         printf(_("With %s the permute moves nothing: both layouts agree.\n"),
-               w->NH == 1 ? "one head" : "one token");
+               w->NH == 1 ? _("one head") : _("one token"));
     print_lens(w);
     print_back(w);
     print_check(w);

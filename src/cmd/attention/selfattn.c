@@ -258,7 +258,7 @@ void usage_multihead(FILE *f)
           "nn.Linear's default initialisation from --seed.\n"
           "\n"), f);
     opt_usage(f, multihead_options);
-    fputs("\n"
+    fputs(_("\n"
           "JSON input: {\"queries\": (B, Nq, Dq), \"keys\": (B, Nk, Dk), \"values\":\n"
           "(B, Nk, Dv), \"valid_lens\": (B,) or (B, Nq), \"num_heads\": NH,\n"
           "\"state_dict\": d2l's keys W_q.weight … W_o.weight, optional *.bias and\n"
@@ -285,7 +285,7 @@ void usage_multihead(FILE *f)
           "  attn multihead --html heads.html   # hover, enlarge, the head view\n"
           "  attn multihead --explain --batch 1 --queries 2 --kv 3 --hiddens 4 --heads 2\n"
           "  attn multihead --explain-shapes     # transpose_qkv on labelled entries\n"
-          "  attn multihead --input data/chapter_multihead.json --json out.json\n", f);
+          "  attn multihead --input data/chapter_multihead.json --json out.json\n"), f);
 }
 
 static void usage_selfattn_demos(FILE *f);
@@ -342,7 +342,7 @@ void usage_selfattn(FILE *f)
 /* The help's last part: --depth, the examples. */
 static void usage_selfattn_demos(FILE *f)
 {
-    fputs("Stacking (--depth N). The same layer (the same weights) applied N times,\n"
+    fputs(_("Stacking (--depth N). The same layer (the same weights) applied N times,\n"
           "three ways: attention alone X ← MHA(X), with a residual X ← X + MHA(X), and\n"
           "with the residual and LayerNorm X ← LayerNorm(X + MHA(X)) (d2l's AddNorm,\n"
           "weight 1, bias 0). At every depth, the mean over the examples of the spread,\n"
@@ -371,7 +371,7 @@ static void usage_selfattn_demos(FILE *f)
           "  attn selfattn --permute --tokens \"我 爱 吃 苹果\" --hiddens 16 --heads 2 \\\n"
           "      --png permute.png          # order blindness; add --posenc to compare\n"
           "  attn selfattn --scale-sweep --png sweep.png   # why / √d, for d = 1 … 1024\n"
-          "  attn selfattn --depth 8 --plot depth.png      # stacking: the tokens collapse\n", f);
+          "  attn selfattn --depth 8 --plot depth.png      # stacking: the tokens collapse\n"), f);
 }
 
 /* The demos' defaults, and the checks of --scale-sweep's values. */
