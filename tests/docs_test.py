@@ -94,7 +94,8 @@ def documents():
     """README.md and docs/**/*.md, relative to ROOT, in a stable order."""
     docs = sorted(os.path.relpath(p, ROOT)
                   for p in glob.glob(os.path.join(ROOT, "docs", "**", "*.md"), recursive=True))
-    return ["README.md"] + docs
+    others = sorted(os.path.basename(p) for p in glob.glob(os.path.join(ROOT, "README.*.md")))
+    return ["README.md"] + others + docs
 
 
 def read(rel):
@@ -291,6 +292,8 @@ def run_examples(attn):
             if not items:
                 continue
             work = os.path.join(base, doc.replace("/", "_"))
+            # a document in Chinese (NAME.zh-CN.md) is read under LANG=zh_CN.UTF-8
+            doc_env = dict(env, LANG="zh_CN.UTF-8") if doc.endswith(".zh-CN.md") else env
             shutil.copytree(os.path.join(ROOT, "data"), os.path.join(work, "data"))
             for n, it in enumerate(items):
                 where = "%s:%d" % (doc, it["line"])
@@ -319,8 +322,8 @@ def run_examples(attn):
                     print("without valgrind (too slow there; a later command reads what it "
                           "writes): %s: %s" % (where, cmd))
                 count += 1
-                run_one(where, cmd, it, work, dict(env, ATTN_DOCS_NATIVE="1") if native else env,
-                        status_log)
+                run_one(where, cmd, it, work,
+                        dict(doc_env, ATTN_DOCS_NATIVE="1") if native else doc_env, status_log)
     finally:
         shutil.rmtree(base, ignore_errors=True)
     print("%d commands run, %d shown but not run (scripts/test)%s" % (
@@ -478,7 +481,7 @@ def check_links():
     check(count > 0, "the documents hold links")
     # every path of the source tree the documents and the man page name
     paths = 0
-    for doc in documents() + ["doc/attn.1.scd"]:
+    for doc in documents() + ["doc/attn.1.scd", "doc/attn.zh_CN.1.scd"]:
         for n, l in enumerate(read(doc)):
             for p in PATH_RE.findall(l):
                 paths += 1
