@@ -1,6 +1,8 @@
 /* page.c — the HTML page of --html (see page.h). */
 #include "page.h"
 
+#include "i18n.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -135,9 +137,10 @@ void page_write_previewed(FILE *f, const char *title, const char *preview, size_
 {
     size_t css_len;
     const char *css = page_style(&css_len);
-    fputs("<!DOCTYPE html>\n"
-          "<html lang=\"en\">\n"
-          "<head>\n"
+    /* the language it is written in, which the page starts in (common.js) */
+    fprintf(f, "<!DOCTYPE html>\n<html lang=\"%s\">\n",
+            strcmp(i18n_language(), "zh") == 0 ? "zh-CN" : "en");
+    fputs("<head>\n"
           "<meta charset=\"utf-8\">\n"
           /* nothing from outside the file: no script, style, font, image,
            * frame or connection but the inline ones */

@@ -80,7 +80,7 @@ def group_html(tmp):
     with open(page, encoding="utf-8") as f:
         module = re.search(r'<script type="application/octet-stream" id="attn-module"[^>]*>([^<]*)</script>', f.read())
     msize = len(module.group(0)) if module else 0
-    check(size - msize < 160 * 1024, "html: the chapter's page is under 160 KB without attn's module (%d bytes)"
+    check(size - msize < 176 * 1024, "html: the chapter's page is under 176 KB without attn's module (%d bytes)"
           % (size - msize))
     check(size < 1024 * 1024, "html: the chapter's page, with attn's module, is under 1 MB (SPEC §14): %d bytes" % size)
     with open(page, "rb") as f:

@@ -159,13 +159,13 @@ function attentionGrid(spec) {
       onSelect: bigPath && ((qi, k) => bigPath.show(r, h, qi, k)),
     });
     const close = () => { dlg.remove(); tooltip.hide(); attnPage.state.enlarged = null; };
-    const dlg = el("div", {class: "modal", role: "dialog", "aria-modal": "true", "aria-label": "enlarged panel",
+    const dlg = el("div", {class: "modal", role: "dialog", "aria-modal": "true", "aria-label": loc("enlarged panel"),
                            on: {click: (e) => { if (e.target === dlg) close(); },
                                 keydown: (e) => { if (e.key === "Escape") close(); }}},
       el("div", {class: "modal-box"},
-         el("button", {class: "close", type: "button", "aria-label": "close", text: "×", on: {click: close}}),
+         el("button", {class: "close", type: "button", "aria-label": loc("close"), text: "×", on: {click: close}}),
          el("div", {class: "att-main"}, p.node, bigPath ? bigPath.node : null),
-         el("p", {class: "note", text: "Arrow keys move the highlighted cell; Esc closes."})));
+         el("p", {class: "note", text: loc("Arrow keys move the highlighted cell; Esc closes.")})));
     document.body.append(dlg);
     attnPage.state.enlarged = p.canvas.dataset.panel;
     p.canvas.focus();
@@ -201,7 +201,7 @@ function headView(spec, getWeights) {
   const W = 520, top = 28, H = top + n * rh + 12, xl = 170, xr = W - 170;
   const canvas = el("canvas", {class: "headview", width: String(W), height: String(H),
                                "data-view": "head view", role: "img",
-                               "aria-label": "head view: queries on the left, keys on the right"});
+                               "aria-label": loc("head view: queries on the left, keys on the right")});
   const hv = {row: 0, on: Array(heads).fill(true), focus: null, canvas};
   const state = () => { attnPage.state.headView = {row: hv.row, heads: hv.on.slice(), focus: hv.focus}; };
   const swatches = el("div", {class: "head-swatches"}, el("span", {class: "note", text: `${spec.column || "head"}s: `}));
@@ -220,7 +220,7 @@ function headView(spec, getWeights) {
   }
   let chooser = null;
   if (spec.rows.length > 1) {
-    chooser = el("select", {"aria-label": "row shown in the head view",
+    chooser = el("select", {"aria-label": loc("row shown in the head view"),
                             on: {change: () => { hv.row = Number(chooser.value); hv.redraw(); }}});
     spec.rows.forEach((r, i) => chooser.append(el("option", {value: String(i), text: r.name})));
   }
@@ -354,7 +354,7 @@ function attentionView(root, pg, shape, vmin, vmax, preview) {
   const col = pg.column || "head"; // attn score: a panel per example
   spec.column = col;
   const grid = attentionGrid(spec);
-  let hvNode = el("p", {class: "note", text: "The head view is drawn once the page has read the weights."});
+  let hvNode = el("p", {class: "note", text: loc("The head view is drawn once the page has read the weights.")});
   root.append(
     section("Attention weights", `${rowsText(pg.rows)} × ${NH} ${col}${NH === 1 ? "" : "s"}, ` +
             `${Nq} ${Nq === 1 ? "query" : "queries"} × ${Nk} ${Nk === 1 ? "key" : "keys"}; ` +
@@ -503,8 +503,8 @@ function cellPathAside(spec) {
   const hint = "Hover a weight, or focus a panel (Tab) and move with the arrow keys: " +
                "its path from q and k to the weight appears here.";
   const body = el("div", {class: "cp-body"}, el("p", {class: "note", text: hint}));
-  const head = el("div", {class: "cp-head", text: "The numbers behind a weight"});
-  const node = el("aside", {class: "cellpath", "aria-live": "polite", "aria-label": "the numbers behind the weight",
+  const head = el("div", {class: "cp-head", text: loc("The numbers behind a weight")});
+  const node = el("aside", {class: "cellpath", "aria-live": "polite", "aria-label": loc("the numbers behind the weight"),
                             "data-state": "idle"}, head, body);
   let serial = 0, last = null;
   const show = async (r, h, qi, k) => {
@@ -519,7 +519,7 @@ function cellPathAside(spec) {
     const hname = h < 0 ? "heads averaged" : spec.headName ? spec.headName(h) : `head ${h + 1}`;
     head.textContent = `${row.name} · ${hname} · ${spec.qname || "query"} ${q} ` +
                        `“${tokenAt(row.query_tokens, q)}” → ${spec.kname || "key"} ${k} “${tokenAt(row.key_tokens, k)}”`;
-    if (h < 0) return set("none", el("p", {class: "note", text: "The heads' mean has no path of its own: hover a head."}));
+    if (h < 0) return set("none", el("p", {class: "note", text: loc("The heads' mean has no path of its own: hover a head.")}));
     set("loading", el("p", {class: "note", text: spec.path.loading || "computing the path (attn … --explain)…"}));
     try {
       const doc = await (spec.path.doc ? spec.path.doc() : explainDoc(spec.path.argv, spec.path.stdin));

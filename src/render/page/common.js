@@ -11,6 +11,102 @@
 const attnPage = {drawMs: null, state: {}, charts: {}};
 window.attnPage = attnPage;
 
+// The page's language (SPEC.md §17): the one it was written in (its
+// <html lang>), or 中文 when the browser's is; the header's switch changes
+// it. loc(s): s in that language, from PAGE_ZH (English when it has none).
+// The module speaks it too: langWords() go before the words of each run.
+let attnLang = /^zh/i.test(document.documentElement.lang) ||
+  /^zh/i.test((navigator.languages && navigator.languages[0]) || navigator.language || "")
+  ? "zh" : "en";
+attnPage.lang = attnLang;
+function loc(s) {
+  return attnLang === "zh" && Object.prototype.hasOwnProperty.call(PAGE_ZH, s) ? PAGE_ZH[s] : s;
+}
+function langWords() {
+  return attnLang === "zh" ? ["--lang", "zh"] : [];
+}
+// The page's own words in Chinese: controls, headings, buttons, tooltips.
+const PAGE_ZH = {
+  "(default)": "（默认）",
+  "Arrow keys move the highlighted cell; Esc closes.": "方向键移动高亮的单元格；Esc 关闭。",
+  "Bahdanau attention: the query the decoder's previous state s(t′−1), keys and values the encoder's states": "Bahdanau 注意力：查询是解码器的上一个状态 s(t′−1)，键和值是编码器的状态",
+  "Change the inputs": "改变输入",
+  "Copy": "复制",
+  "Cross-attention: Q from the decoder, K = V from the encoder": "交叉注意力：Q 来自解码器，K = V 来自编码器",
+  "Exercises (练习), each an experiment:": "练习，每一道都是一个实验：",
+  "The decoder's self-attention (causal)": "解码器的自注意力（因果）",
+  "The encoder's self-attention": "编码器的自注意力",
+  "The head view is drawn once the page has read the weights.": "页面读完权重后再画头视图。",
+  "The heads' mean has no path of its own: hover a head.": "各头的平均没有自己的计算路径：请悬停在某个头上。",
+  "The numbers behind a weight": "一个权重背后的数",
+  "This page's data is missing (the file is cut short): only its preview is drawn.": "这个页面的数据缺失（文件被截断）：只画出了预览。",
+  "attention shown": "显示的注意力",
+  "close": "关闭",
+  "columns ": "列 ",
+  "columns to plot, e.g. 6-9 or 0,1,4-5": "要画的列，如 6-9 或 0,1,4-5",
+  "enlarged panel": "放大的面板",
+  "head view: queries on the left, keys on the right": "头视图：左边是查询，右边是键",
+  "offset δ": "偏移 δ",
+  "pairs": "句对",
+  "play": "播放",
+  "plot": "画出",
+  "positions": "个位置",
+  "row shown in the head view": "头视图中显示的行",
+  "rows: Row (position) · columns: Column (encoding dimension)": "行：位置 · 列：编码维度",
+  "show: ": "显示：",
+  "steps": "步数",
+  "stop training": "停止训练",
+  "test input ": "测试输入 ",
+  "test input (query)": "测试输入（查询）",
+  "the numbers behind the weight": "权重背后的数",
+  "training step": "训练步",
+  "weights of": "权重：",
+  "■ stop": "■ 停止",
+  "▶ play": "▶ 播放",
+  "computing…": "计算中…",
+  "copied": "已复制",
+  "add P": "加上 P",
+  "causal": "因果",
+  "dim": "维数",
+  "epochs": "轮数",
+  "eye N": "单位矩阵 N",
+  "heads": "头数",
+  "hiddens": "隐藏单元",
+  "inputs": "输入",
+  "kernel": "核",
+  "keys": "键",
+  "largest d": "最大的 d",
+  "layout": "布局",
+  "lr": "学习率",
+  "method": "方法",
+  "q, k pairs per d": "每个 d 的 q、k 对数",
+  "queries": "查询",
+  "reference": "参考译文",
+  "scoring": "评分函数",
+  "seed": "种子",
+  "self-attention too": "也显示自注意力",
+  "sentence": "句子",
+  "task": "任务",
+  "time the layers": "为各层计时",
+  "tokens": "词元",
+  "valid lengths": "有效长度",
+  "without P": "不加 P",
+  "δ of the rotation check": "旋转检验的 δ",
+  "Attention weights": "注意力权重",
+  "Columns against position": "各列随位置的变化",
+  "Cost against n": "代价随 n 的变化",
+  "Head view": "头视图",
+  "Held-out translations": "留出集上的翻译",
+  "Measured": "实测",
+  "Positional encoding P": "位置编码 P",
+  "Relative position": "相对位置",
+  "Results": "结果",
+  "The fits, and one query's weights": "拟合，以及一个查询的权重",
+  "The probe's alignment at the slider's step": "滑块所在步的探针对齐",
+  "Variance of the scores": "评分的方差",
+  "language / 语言": "语言 / language",
+};
+
 // el("div", {class: "x", text: "…", attrs…}, child…): an element. "text"
 // sets textContent; "on" maps events to handlers; the rest are
 // attributes, set with setAttribute (never as HTML).
@@ -134,8 +230,8 @@ const tooltip = {
 
 // A section of the page: a heading, an optional note, then its content.
 function section(title, note, ...content) {
-  return el("section", {class: "view"}, el("h2", {text: title}),
-            note ? el("p", {class: "note", text: note}) : null, ...content);
+  return el("section", {class: "view"}, el("h2", {text: loc(title)}),
+            note ? el("p", {class: "note", text: loc(note)}) : null, ...content);
 }
 
 // Key bindings listed on the page (as coverage.py's report does).

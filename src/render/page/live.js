@@ -52,15 +52,16 @@ const attnLive = (() => {
   async function run(argv, opts) {
     const words = checkArgv(argv);
     await ready;
-    return attnWasi.settle(attnWasi.run(module, [...words, "--json", "-"], {stdin: opts && opts.stdin}));
+    return attnWasi.settle(attnWasi.run(module, [...langWords(), ...words, "--json", "-"],
+                                        {stdin: opts && opts.stdin}));
   }
 
   // The page's data for attn ARGV --html -, parsed (in this thread)
   // (stdin: text for its standard input, or undefined)
   async function pageData(argv, stdin) {
     await ready;
-    const text = attnWasi.settle(attnWasi.run(module, [...argv, "--html", "-"], {pageData: true, stdin}),
-                                 "pageData");
+    const text = attnWasi.settle(attnWasi.run(module, [...langWords(), ...argv, "--html", "-"],
+                                              {pageData: true, stdin}), "pageData");
     return JSON.parse(text);
   }
 
@@ -107,7 +108,8 @@ const attnLive = (() => {
           } catch (err) { reject(err); }
         };
         worker.onerror = (e) => reject(new Error(e.message || "the worker failed"));
-        worker.postMessage({module, argv: [...argv, "--html", "-"], stream: Boolean(onStream)});
+        worker.postMessage({module, argv: [...langWords(), ...argv, "--html", "-"],
+                            stream: Boolean(onStream)});
       });
     } finally {
       if (signal && stop) signal.removeEventListener("abort", stop);
@@ -120,7 +122,7 @@ const attnLive = (() => {
   // page's printed block shows, rerun with its view. opts.worker: run in
   // a worker (a training), the page staying responsive. Rejects as run.
   async function runText(argv, opts) {
-    const words = checkArgv(argv);
+    const words = [...langWords(), ...checkArgv(argv)];
     await ready;
     if (!(opts && opts.worker)) return attnWasi.settle(attnWasi.run(module, words));
     const source = "const attnWasi = (" + attnWasiFactory.toString() + ")();\n" +
@@ -492,7 +494,7 @@ function liveInput(spec, value, key) {
   if (spec.kind === "choice") { // a blank only when the value in force is unknown
     // (spec.none: what runs without the option, e.g. score's two functions)
     const blank = spec.none ? [el("option", {value: "", text: spec.none})]
-      : value === null || value === undefined ? [el("option", {value: "", text: "(default)"})] : [];
+      : value === null || value === undefined ? [el("option", {value: "", text: loc("(default)")})] : [];
     const sel = el("select", attrs, ...blank, ...spec.choices.map((c) => el("option", {value: c, text: c})));
     sel.value = value ?? "";
     return sel;
@@ -595,18 +597,20 @@ function liveControls(argv, redraw, opts) {
   const specs = liveSpecs(argv);
   const command = el("code", {class: "attn-command", id: key ? "attn-command-" + key : "attn-command"});
   const status = el("span", {class: "live-status", role: "status"});
-  const copy = el("button", {type: "button", class: "live-copy", text: "Copy"});
+  const copy = el("button", {type: "button", class: "live-copy", text: loc("Copy")});
   const fields = el("div", {class: "live-fields"});
   const panel = el("section", {class: "live", "aria-label": (opts && opts.label) || "recompute"},
-                   el(key ? "h3" : "h2", {text: "Change the inputs"}), fields,
+                   el(key ? "h3" : "h2", {text: loc("Change the inputs")}), fields,
                    el("p", {class: "live-line"}, el("span", {text: "$ "}), command, copy, status));
   if (key) panel.dataset.key = key;
   let current = argv, serial = 0;
+  // the language switch (main.js) reruns the command in the new language
+  panel.rerunInLanguage = () => { if (!liveInWorker(current)) rerun(); };
   const show = () => { command.textContent = "attn " + current.map(shellQuote).join(" "); };
   show();
   copy.addEventListener("click", () => {
     const text = command.textContent;
-    const done = () => { status.textContent = "copied"; };
+    const done = () => { status.textContent = loc("copied"); };
     if (navigator.clipboard && window.isSecureContext)
       navigator.clipboard.writeText(text).then(done, () => {});
     else {
@@ -620,7 +624,7 @@ function liveControls(argv, redraw, opts) {
   const rerun = async () => {
     const mine = ++serial;
     panel.dataset.busy = "1";
-    status.textContent = "computing…";
+    status.textContent = loc("computing…");
     const t0 = performance.now();
     try {
       const run = liveStdin(current, opts && opts.fileText);
@@ -798,7 +802,7 @@ function liveControls(argv, redraw, opts) {
       if (spec.slider || spec.log || spec.kind === "lens") schedule();
       else rerun();
     });
-    const label = el("label", {class: "live-field"}, el("span", {text: spec.label}), input);
+    const label = el("label", {class: "live-field"}, el("span", {text: loc(spec.label)}), input);
     if (number) label.append(number);
     if (spec.unused) unusedFlags.push([spec, input, label, number]);
     fields.append(label);

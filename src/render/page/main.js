@@ -3,8 +3,35 @@
 // page drawn first from its preview, to the complete one).
 
 function pageHeader(pg) {
-  return el("header", {class: "top"}, el("h1", {text: pg.title}),
+  return el("header", {class: "top"}, langSwitch(), el("h1", {text: pg.title}),
             pg.command ? el("pre", {class: "cmdline"}, el("code", {text: "$ " + pg.command})) : null);
+}
+
+// 中文 / English: the page's words (loc) and the module's (--lang) in the
+// other language. The page is built again from its latest data, and each
+// command with controls run again, so that what attn printed is in the
+// new language too (a training is not: it keeps what it printed).
+function langSwitch() {
+  const box = el("div", {class: "lang-switch", role: "group", "aria-label": "language / 语言"});
+  for (const [code, name] of [["zh", "中文"], ["en", "English"]]) {
+    const b = el("button", {type: "button", lang: code, "aria-pressed": String(attnLang === code),
+                            text: name});
+    b.addEventListener("click", () => setLanguage(code));
+    box.append(b);
+  }
+  return box;
+}
+
+function setLanguage(code) {
+  if (code === attnLang) return;
+  attnLang = code;
+  attnPage.lang = code;
+  document.documentElement.lang = code === "zh" ? "zh-CN" : "en";
+  const root = document.getElementById("attn-root");
+  root.replaceChildren();
+  buildPage(root, attnPage.data || readData());
+  for (const panel of root.querySelectorAll("section.live"))
+    if (panel.rerunInLanguage) panel.rerunInLanguage();
 }
 
 const PAGE_KINDS = {
@@ -80,7 +107,7 @@ function completed() {
     document.addEventListener("DOMContentLoaded", () => {
       if (!document.getElementById("attn-data")) { // a file cut short: the preview stays
         root.append(el("p", {class: "note", role: "alert",
-                             text: "This page's data is missing (the file is cut short): only its preview is drawn."}));
+                             text: loc("This page's data is missing (the file is cut short): only its preview is drawn.")}));
         return;
       }
       const t1 = performance.now();

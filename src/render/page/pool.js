@@ -47,7 +47,7 @@ function poolPage(root, data, pg) {
   const weightsBox = el("div");
   const said = el("p", {class: "note", "data-pool": "query", "aria-live": "polite"});
   const slider = el("input", {type: "range", min: "0", max: String(m - 1), value: String(state.test),
-                              "data-control": "test", "aria-label": "test input (query)"});
+                              "data-control": "test", "aria-label": loc("test input (query)")});
   const buttons = res.map((r, k) => el("button", {class: "seg-btn", type: "button", "data-result": String(k), text: names[k],
                                                   on: {click: () => choose(k, state.test)}}));
   function drawWeights() {
@@ -119,8 +119,8 @@ function poolPage(root, data, pg) {
             "fits (or at a row of a heatmap below) to draw its weights over the training points under the curve; " +
             "drag along x on the fits or on the weights and they follow the query (it snaps to the nearest of the " +
             `${m} test inputs: the weights shown are --json's, exactly); hover a bar for its numbers.`,
-            el("div", {class: "controls"}, el("span", {class: "note", text: "weights of"}), el("span", {class: "seg"}, ...buttons)),
-            el("div", {class: "controls"}, el("label", {text: "test input "}, slider)),
+            el("div", {class: "controls"}, el("span", {class: "note", text: loc("weights of")}), el("span", {class: "seg"}, ...buttons)),
+            el("div", {class: "controls"}, el("label", {text: loc("test input ")}, slider)),
             fits.node, said, weightsBox),
     section("Attention weights", `One heatmap per result: rows the test inputs (queries), columns the training ` +
             `inputs (keys), one colour scale. Hover a cell for its weight; a row is that query's weights.`,

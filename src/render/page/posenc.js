@@ -48,7 +48,7 @@ function posencPage(root, data, pg) {
   let cols = pg.cols.slice();
   const chartBox = el("div");
   const colsInput = el("input", {type: "text", value: cols.join(","), size: "16",
-                                 "aria-label": "columns to plot, e.g. 6-9 or 0,1,4-5"});
+                                 "aria-label": loc("columns to plot, e.g. 6-9 or 0,1,4-5")});
   const colsNote = el("span", {class: "note"});
   function drawColumns() {
     const x = Array.from({length: N}, (_, i) => i);
@@ -100,8 +100,8 @@ function posencPage(root, data, pg) {
 
   // the rotation check, as attn prints it
   const table = el("table", {class: "data"},
-    el("tr", {}, el("th", {text: "offset δ"}), el("th", {text: "positions"}), el("th", {text: "pairs"}),
-       el("th", {text: "max |R(δ·ω_j)·(P[i,·]) − P[i+δ,·]|"})));
+    el("tr", {}, el("th", {text: loc("offset δ")}), el("th", {text: loc("positions")}), el("th", {text: loc("pairs")}),
+       el("th", {text: loc("max |R(δ·ω_j)·(P[i,·]) − P[i+δ,·]|")})));
   for (const r of pg.check_relative)
     table.append(el("tr", {}, el("td", {text: String(r.delta)}), el("td", {text: String(r.positions)}),
                     el("td", {text: String(r.pairs)}), el("td", {text: r.max_difference.toPrecision(3)})));
@@ -112,12 +112,12 @@ function posencPage(root, data, pg) {
             `${N} positions × ${D} columns, layout ${layout}. Hover a cell for the formula with its numbers; ` +
             "click one to add or remove its column in the plot below.",
             el("div", {class: "grid-and-bar"}, heat.node, colorbar(cm.lut, -1, 1, "P[i, c]", false)),
-            el("div", {class: "axis-note", text: "rows: Row (position) · columns: Column (encoding dimension)"}),
+            el("div", {class: "axis-note", text: loc("rows: Row (position) · columns: Column (encoding dimension)")}),
             keysNote([["hover", "position, column, formula, value"], ["← ↑ → ↓", "move the highlighted cell"],
                       ["click / Enter", "plot that column too (or no longer)"]])),
     section("Columns against position", "Lower columns oscillate faster; sin and cos columns of one frequency are a " +
-            "quarter period apart.", el("div", {class: "controls"}, el("label", {text: "columns "}, colsInput),
-                                        el("button", {class: "btn", type: "button", text: "plot", on: {click: apply}}), colsNote),
+            "quarter period apart.", el("div", {class: "controls"}, el("label", {text: loc("columns ")}, colsInput),
+                                        el("button", {class: "btn", type: "button", text: loc("plot"), on: {click: apply}}), colsNote),
             chartBox),
     sim ? section("P·Pᵀ", "The dot product of two positions' encodings depends only on their offset: " +
                   "the stripes run parallel to the diagonal.",

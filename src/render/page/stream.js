@@ -71,7 +71,7 @@ function streamLeft(st) {
 // draws it), "stream" saying where the run is.
 function streamData(st, state) {
   const runs = st.runs.filter(Boolean);
-  const page = {kind: "train", title: "attn train", command: st.command, cmap: st.cmap,
+  const page = {kind: "train", title: loc("attn train"), command: st.command, cmap: st.cmap,
     runs: runs.map((r) => {
       const h = r.head, per = r.att.length ? r.att[0].length : 0;
       const all = new Float32Array(per * r.att.length);

@@ -95,7 +95,7 @@ function tourView(run, key, label, text, cmdline) {
 
 function tourPage(root, data) {
   attnPage.embedded = true; // views share the page: no page-wide keys
-  const toc = el("nav", {class: "toc", "aria-label": "steps"});
+  const toc = el("nav", {class: "toc", "aria-label": loc("steps")});
   const ol = el("ol");
   toc.append(ol);
   root.append(el("p", {class: "note", text: "The attention chapters of Dive into Deep Learning, step by step: " +
@@ -121,7 +121,7 @@ function tourPage(root, data) {
       }
     });
     if (st.exercises) {
-      sec.append(el("p", {class: "note", text: "Exercises (练习), each an experiment:"}),
+      sec.append(el("p", {class: "note", text: loc("Exercises (练习), each an experiment:")}),
                  el("pre", {class: "cmdline"}, el("code", {text: st.exercises})));
     }
     root.append(sec);

@@ -32,8 +32,8 @@ function trainRows(run, prefix) {
 // the learner has moved it)}.
 function stepPlayer(n, draw) {
   const slider = el("input", {type: "range", min: "0", max: String(n - 1), value: "0", step: "1",
-                              "aria-label": "training step"});
-  const play = el("button", {class: "btn", type: "button", "aria-label": "play", text: "▶ play"});
+                              "aria-label": loc("training step")});
+  const play = el("button", {class: "btn", type: "button", "aria-label": loc("play"), text: loc("▶ play")});
   const info = el("span", {class: "stepinfo", "aria-live": "polite"});
   const pl = {slider, play, info, node: el("div", {class: "controls"}, play, slider, info), moved: false};
   let timer = null;
@@ -186,7 +186,7 @@ function trainPage(root, data, pg) {
   views[0].grid.headView = hv;
   let charts = trainCharts(views, runs, st ? [0, st.of] : undefined);
   const player = stepPlayer(steps.length, (i) => trainStep(views, runs, steps, charts, player, i));
-  const stop = el("button", {class: "btn live-stop", type: "button", "aria-label": "stop training", text: "■ stop"});
+  const stop = el("button", {class: "btn live-stop", type: "button", "aria-label": loc("stop training"), text: loc("■ stop")});
   stop.addEventListener("click", () => st && st.stop && st.stop());
   if (st && st.state === "running") player.node.append(stop);
   const [title, note] = trainHeading(data, docs, runs, pg);

@@ -25,7 +25,7 @@ function bahdanauKind(pg) {
   return {key: "cross", label: "attention (query s(t′−1))", tensor: pg.cross, q: pg.target, k: pg.source,
           qname: "target word", kname: "source word", causal: false,
           xlabel: "source words (keys = values: the encoder's states H)", ylabel: "target words (queries: s(t′−1))",
-          title: "Bahdanau attention: the query the decoder's previous state s(t′−1), keys and values the encoder's states",
+          title: loc("Bahdanau attention: the query the decoder's previous state s(t′−1), keys and values the encoder's states"),
           note: `A row is a target word being written at step t′; its weights over the source words are the ${score}, ` +
                 "its query the decoder's state after the word before, s(t′−1). The context they weigh " +
                 `goes into the ${rnn} with the word. One attention: no blocks, no heads; the alignment score reads it.`};
@@ -38,19 +38,19 @@ function translateKinds(pg) {
     {key: "cross", label: "cross-attention", tensor: pg.cross, q: pg.target, k: pg.source,
      qname: "target word", kname: "source word", causal: false,
      xlabel: "source words (keys: the encoder's outputs)", ylabel: "target words (queries: the decoder)",
-     title: "Cross-attention: Q from the decoder, K = V from the encoder",
+     title: loc("Cross-attention: Q from the decoder, K = V from the encoder"),
      note: "A row is a target word being written; its weights over the source words say where the " +
            "decoder looks while it writes that word. The last panel of a block is its heads averaged: in the " +
            "last block, what the alignment score reads."},
     {key: "encoder", label: "encoder self-attention", tensor: pg.encoder, q: pg.source, k: pg.source,
      qname: "source word", kname: "source word", causal: false,
      xlabel: "source words (keys)", ylabel: "source words (queries)",
-     title: "The encoder's self-attention",
+     title: loc("The encoder's self-attention"),
      note: "Each source word over the whole source sentence (not causal; the padding is left out)."},
     {key: "decoder", label: "decoder self-attention", tensor: pg.decoder, q: pg.target, k: pg.decoder_input,
      qname: "target word", kname: "decoder input", causal: true,
      xlabel: "the decoder's input (keys: <bos>, then the words before)", ylabel: "target words (queries)",
-     title: "The decoder's self-attention (causal)",
+     title: loc("The decoder's self-attention (causal)"),
      note: "A row is a target word being written; the columns are the decoder's input so far: <bos> and " +
            "the words written before it. Keys after the query are masked (striped)."},
   ].filter((v) => v.tensor);
@@ -125,13 +125,13 @@ function translateView(kind, pg, S, cm, framed) {
 
 // The selector: which attention is shown (or all three), with its keys.
 function translateSelector(views, select) {
-  const box = el("div", {class: "seg", role: "group", "aria-label": "attention shown"});
+  const box = el("div", {class: "seg", role: "group", "aria-label": loc("attention shown")});
   const choices = views.map((v, i) => [v.kind.key, v.kind.label, String(i + 1)]);
   if (views.length > 1) choices.push(["all", "all three", String(views.length + 1)]);
   const buttons = choices.map(([key, label, k]) =>
     el("button", {type: "button", class: "seg-btn", "data-show": key, "aria-pressed": "false",
                   title: `${label} (key ${k})`, text: label, on: {click: () => select(key)}}));
-  box.append(el("span", {class: "note", text: "show: "}), ...buttons);
+  box.append(el("span", {class: "note", text: loc("show: ")}), ...buttons);
   box.mark = (key) => buttons.forEach((b) => b.setAttribute("aria-pressed", String(b.dataset.show === key)));
   box.keys = Object.fromEntries(choices.map(([key, , k]) => [k, key]));
   return box;
@@ -197,7 +197,7 @@ function translateStepText(doc, steps, i) {
 function translationsTable(tr) {
   const table = el("table", {class: "data translations", "data-table": "translations"},
     el("tr", {}, el("th", {text: "#"}), ...["source", "translation", "reference"].map((t) => el("th", {class: "words", text: t})),
-       el("th", {text: "BLEU"})));
+       el("th", {text: loc("BLEU")})));
   tr.shown.forEach((row, i) => {
     const exact = row.translation === row.reference;
     table.append(el("tr", {class: exact ? "exact" : "miss", "data-row": String(i)},
