@@ -105,6 +105,22 @@ const PAGE_ZH = {
   "The probe's alignment at the slider's step": "滑块所在步的探针对齐",
   "Variance of the scores": "评分的方差",
   "language / 语言": "语言 / language",
+  "result": "结果",
+  "MSE against the truth": "与真实值的均方误差",
+  "mean largest weight": "平均最大权重",
+  "layer": "层",
+  "complexity": "复杂度",
+  "multiply-adds": "乘加次数",
+  "sequential": "顺序操作",
+  "max path": "最大路径",
+  "path formula": "路径公式",
+  "measured path": "实测路径",
+  "of the multiply-adds": "按乘加次数",
+  "theory": "理论",
+  "held-out BLEU": "留出集 BLEU",
+  "exact": "完全正确",
+  "alignment": "对齐",
+  "ms per step": "每步毫秒数",
 };
 
 // el("div", {class: "x", text: "…", attrs…}, child…): an element. "text"

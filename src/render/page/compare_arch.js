@@ -62,7 +62,7 @@ function compareArchPage(root, data, pg) {
   if (twice) rowsOf.splice(5);
   const table = el("table", {class: "data", "data-table": "compare"},
     el("tr", {}, el("th", {text: ""}), ...data.runs.map((r) => el("th", {text: r.label || r.arch}))),
-    ...rowsOf.map(([name, f]) => el("tr", {}, el("th", {text: name}), ...data.runs.map((r) => el("td", {text: f(r.final)})))));
+    ...rowsOf.map(([name, f]) => el("tr", {}, el("th", {text: loc(name)}), ...data.runs.map((r) => el("td", {text: f(r.final)})))));
   root.append(bar,
     section(`${data.compare_rnn ? "Bahdanau's model, GRU against LSTM" : data.compare_score
                ? "Bahdanau's model, the additive score against the dot product" : "Transformer against Bahdanau"}: ` +

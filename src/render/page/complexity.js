@@ -20,7 +20,7 @@ function complexityPage(root, data) {
   const {n, d, k, r} = data;
   const table = el("table", {class: "data", "data-table": "layers"},
     el("tr", {}, ...["layer", "complexity", "multiply-adds", "sequential", "max path", "path formula", "measured path"]
-      .map((h) => el("th", {text: h}))));
+      .map((h) => el("th", {text: loc(h)}))));
   for (const L of data.layers)
     table.append(el("tr", {"data-layer": L.layer},
       el("td", {text: L.name}), el("td", {text: L.complexity}), el("td", {text: fmtCount(L.multiply_adds)}),
@@ -69,7 +69,7 @@ function complexityPage(root, data) {
                 `${fmtCount(L.multiply_adds[i])} multiply-adds`];
       }});
     const fits = el("table", {class: "data", "data-table": "fits"},
-      el("tr", {}, ...["layer", `fitted exponent (${me.clock})`, "of the multiply-adds", "theory"].map((h) => el("th", {text: h}))));
+      el("tr", {}, ...["layer", `fitted exponent (${me.clock})`, "of the multiply-adds", "theory"].map((h) => el("th", {text: loc(h)}))));
     for (const L of me.layers)
       fits.append(el("tr", {"data-layer": L.layer}, el("td", {text: L.layer.replace(/_/g, " ")}),
         el("td", {text: L.slope.toFixed(2)}), el("td", {text: L.count_slope.toFixed(2)}), el("td", {text: String(L.theory)})));

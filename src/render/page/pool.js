@@ -192,7 +192,7 @@ function poolTraining(res, names) {
 
 function poolTable(res, names) {
   const table = el("table", {class: "data", "data-table": "results"},
-    el("tr", {}, ...["result", "MSE against the truth", "mean largest weight", "w"].map((h) => el("th", {text: h}))));
+    el("tr", {}, ...["result", "MSE against the truth", "mean largest weight", "w"].map((h) => el("th", {text: loc(h)}))));
   res.forEach((r, k) => table.append(el("tr", {"data-result": String(k)}, el("td", {text: names[k]}),
     el("td", {text: r.mse === null ? "no truth" : r.mse.toFixed(6)}),
     el("td", {text: r.mean_max_weight === null ? "—" : r.mean_max_weight.toFixed(6)}),
