@@ -149,8 +149,8 @@ int mha_backward_additive(double *dqueries, double *dkeys, double *dvalues, cons
     double *dK = alloc_doubles(nk, H, &failed);      /* (B, Nk, H) */
     double *dV = alloc_doubles(nk, H, &failed);      /* (B, Nk, H) */
     double *dA = alloc_doubles(Nk, 1, &failed);      /* (Nk,) one query's d weights */
-    /* additive scoring (SA hidden units), one (b, h) at a time: qa = Q_h · a_W_qᵀ, ka = K_h · a_W_kᵀ
-     * and their gradients */
+    /* additive scoring (SA hidden units), one (b, h) at a time:
+     * qa = Q_h · a_W_qᵀ, ka = K_h · a_W_kᵀ and their gradients */
     double *qa = alloc_doubles(Nq, SA, &failed);  /* (Nq, A) */
     double *ka = alloc_doubles(Nk, SA, &failed);  /* (Nk, A) */
     double *dqa = alloc_doubles(Nq, SA, &failed); /* (Nq, A) */
