@@ -30,7 +30,7 @@ FUNCTION_MAX = 70
 # Reference loops kept whole on purpose: the chain rule of multi-head
 # attention written out step by step in reverse, each step beside the
 # forward step it undoes (attention.c's mha_forward, steps 9 … 1).
-LONG_REFERENCE = {"mha_backward"}
+LONG_REFERENCE = {"mha_backward_additive"}
 
 C_KEYWORDS = {"if", "for", "while", "switch", "return", "sizeof", "do", "else", "case"}
 

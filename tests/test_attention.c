@@ -6,7 +6,11 @@
  * element-wise with |attn − torch| <= 1e-5 + 1e-4·|torch|; the largest
  * difference per fixture is printed. Then: the output state_dict fed back
  * reproduces the output exactly, softmax edge cases, and the online
- * softmax (mha_online_row) by hand and against both forward passes. */
+ * softmax (mha_online_row) by hand and against both forward passes.
+ * The backward pass with additive scoring (mha_backward_additive) against
+ * torch.autograd: FIXTURE_DIR/../attention_grad/NN_name.json
+ * (scripts/gen_attention_grad_ref.py), every gradient within
+ * 1e-5 + 1e-4·|torch|. */
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <float.h>
@@ -16,6 +20,7 @@
 #include <string.h>
 
 #include "attention.h"
+#include "attention_backward.h"
 #include "attention_fast.h"
 #include "check.h"
 #include "json_in.h"
@@ -212,6 +217,185 @@ static int test_fixture(const char *dir, const char *file)
     problem_free(&pr);
     cJSON_Delete(root);
     return 1;
+}
+
+/* Compare the doubles got (n) with the nested array grads[name]; counts
+ * the differences outside 1e-5 + 1e-4·|torch| in *bad, returns the largest. */
+static double compare_grad(const double *got, size_t n, const cJSON *grads, const char *name,
+                           const char *file, int *bad)
+{
+    tensor t;
+    char err[256];
+    double worst = 0.0;
+    if (json_get_tensor(cJSON_GetObjectItemCaseSensitive(grads, name), name, 1, 4, &t, err,
+                        sizeof err)) {
+        fprintf(stderr, "%s: %s\n", file, err);
+        (*bad)++;
+        return INFINITY;
+    }
+    if (t.size != n) {
+        fprintf(stderr, "%s: d %s has %zu numbers, attn made %zu\n", file, name, t.size, n);
+        (*bad)++;
+        tensor_free(&t);
+        return INFINITY;
+    }
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs(got[i] - t.data[i]);
+        if (d > worst)
+            worst = d;
+        if (!(d <= 1e-5 + 1e-4 * fabs(t.data[i])) && (*bad)++ < 5)
+            fprintf(stderr, "%s: d %s[%zu] = %.9g, torch %.9g\n", file, name, i, got[i], t.data[i]);
+    }
+    tensor_free(&t);
+    return worst;
+}
+
+static double *zeros(size_t n)
+{
+    return calloc(n ? n : 1, sizeof(double));
+}
+
+/* The additive backward pass of fixture NN_name against torch.autograd. */
+static void test_additive_backward(const char *dir, const char *name)
+{
+    char path[1024], err[512];
+    cJSON *fx = NULL, *gr = NULL;
+    problem pr;
+    problem_opts o;
+    int usage, bad = 0;
+    char *text;
+
+    snprintf(path, sizeof path, "%s/%s.json", dir, name);
+    text = check_read_file(path, NULL);
+    CHECK(text != NULL);
+    fx = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    snprintf(path, sizeof path, "%s/../attention_grad/%s.json", dir, name);
+    text = check_read_file(path, NULL);
+    CHECK(text != NULL);
+    gr = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    CHECK(fx != NULL && gr != NULL);
+    if (!fx || !gr) {
+        cJSON_Delete(fx);
+        cJSON_Delete(gr);
+        return;
+    }
+    memset(&o, 0, sizeof o);
+    o.self = strcmp(cJSON_GetObjectItemCaseSensitive(fx, "command")->valuestring, "selfattn") == 0;
+    o.max_mem = (size_t)1 << 30;
+    o.score_given = 1;
+    o.score = SCORE_ADDITIVE;
+    const int causal = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(fx, "options"), "causal"));
+    if (problem_from_json(&pr, cJSON_GetObjectItemCaseSensitive(fx, "input"), name, &o, err,
+                          sizeof err, &usage)) {
+        fprintf(stderr, "%s\n", err);
+        CHECK(0);
+        cJSON_Delete(fx);
+        cJSON_Delete(gr);
+        return;
+    }
+    const mha_params *m = &pr.params;
+    const size_t B = pr.B, Nq = pr.Nq, Nk = pr.Nk, H = m->num_hiddens, NH = m->num_heads;
+    const size_t p = H / NH, SA = m->a_W_q.weight.shape[0];
+    const size_t Dq = pr.Dq, Dk = pr.Dk, Dv = pr.Dv;
+    mha_masks mask = {pr.valid_lens, pr.vl_ndim == 2, causal, 0};
+    float *out = malloc(B * Nq * H * sizeof(float));
+    float *w = malloc(B * NH * Nq * Nk * sizeof(float));
+    mha_trace tr = {malloc(B * Nq * H * sizeof(float)),
+                    malloc(B * Nk * H * sizeof(float)),
+                    malloc(B * Nk * H * sizeof(float)),
+                    NULL,
+                    NULL,
+                    NULL,
+                    malloc(B * Nq * H * sizeof(float))};
+    double *dq = zeros(B * Nq * Dq), *dk = zeros(B * Nk * Dk), *dv = zeros(B * Nk * Dv);
+    double *dout = zeros(B * Nq * H);
+    mha_grads g = {zeros(H * Dq), m->W_q.bias.data ? zeros(H) : NULL,
+                   zeros(H * Dk), m->W_k.bias.data ? zeros(H) : NULL,
+                   zeros(H * Dv), m->W_v.bias.data ? zeros(H) : NULL,
+                   zeros(H * H),  m->W_o.bias.data ? zeros(H) : NULL};
+    mha_additive_grads ga = {zeros(SA * p), zeros(SA * p), zeros(SA)};
+    tensor dt;
+    CHECK(out && w && tr.Q && tr.K && tr.V && tr.concat && dq && dk && dv && dout && g.dW_q &&
+          g.dW_k && g.dW_v && g.dW_o && ga.da_W_q && ga.da_W_k && ga.da_w_v);
+    CHECK(json_get_tensor(cJSON_GetObjectItemCaseSensitive(gr, "dout"), "dout", 3, 3, &dt, err,
+                          sizeof err) == 0);
+    CHECK_INT((long)dt.size, (long)(B * Nq * H));
+    for (size_t i = 0; i < dt.size && i < B * Nq * H; i++)
+        dout[i] = dt.data[i];
+    tensor_free(&dt);
+    CHECK(mha_forward(out, w, &tr, pr.queries.data, problem_keys(&pr), problem_values(&pr), B, Nq,
+                      Nk, m, &mask, NULL, err, sizeof err) == 0);
+    /* self-attention: one dX gathers d queries, d keys and d values */
+    double *dK = pr.self ? dq : dk, *dV = pr.self ? dq : dv;
+    CHECK(mha_backward_additive(dq, dK, dV, &g, &ga, dout, w, &tr, pr.queries.data,
+                                problem_keys(&pr), problem_values(&pr), B, Nq, Nk, m, &mask, NULL,
+                                err, sizeof err) == 0);
+    /* the dot-only entry refuses additive scoring */
+    CHECK(mha_backward(dq, dK, dV, &g, dout, w, &tr, pr.queries.data, problem_keys(&pr),
+                       problem_values(&pr), B, Nq, Nk, m, &mask, NULL, err, sizeof err) == -1);
+    const cJSON *G = cJSON_GetObjectItemCaseSensitive(gr, "grads");
+    double worst = 0.0, d;
+    if (pr.self) {
+        worst = compare_grad(dq, B * Nq * Dq, G, "X", name, &bad);
+    } else {
+        worst = compare_grad(dq, B * Nq * Dq, G, "queries", name, &bad);
+        d = compare_grad(dk, B * Nk * Dk, G, "keys", name, &bad);
+        worst = d > worst ? d : worst;
+        d = compare_grad(dv, B * Nk * Dv, G, "values", name, &bad);
+        worst = d > worst ? d : worst;
+    }
+    struct {
+        const char *key;
+        const double *got;
+        size_t n;
+    } ws[] = {{"W_q.weight", g.dW_q, H * Dq},
+              {"W_k.weight", g.dW_k, H * Dk},
+              {"W_v.weight", g.dW_v, H * Dv},
+              {"W_o.weight", g.dW_o, H * H},
+              {"W_q.bias", g.db_q, H},
+              {"W_k.bias", g.db_k, H},
+              {"W_v.bias", g.db_v, H},
+              {"W_o.bias", g.db_o, H},
+              {"attention.W_q.weight", ga.da_W_q, SA * p},
+              {"attention.W_k.weight", ga.da_W_k, SA * p},
+              {"attention.w_v.weight", ga.da_w_v, SA}};
+    for (size_t i = 0; i < sizeof ws / sizeof ws[0]; i++) {
+        const int in_torch = cJSON_GetObjectItemCaseSensitive(G, ws[i].key) != NULL;
+        CHECK_INT(in_torch, ws[i].got != NULL);
+        if (!in_torch || !ws[i].got)
+            continue;
+        d = compare_grad(ws[i].got, ws[i].n, G, ws[i].key, name, &bad);
+        worst = d > worst ? d : worst;
+    }
+    CHECK_INT(bad, 0);
+    printf("%-44s backward: max |diff| %.2g\n", name, worst);
+    free(out);
+    free(w);
+    free(tr.Q);
+    free(tr.K);
+    free(tr.V);
+    free(tr.concat);
+    free(dq);
+    free(dk);
+    free(dv);
+    free(dout);
+    free(g.dW_q);
+    free(g.db_q);
+    free(g.dW_k);
+    free(g.db_k);
+    free(g.dW_v);
+    free(g.db_v);
+    free(g.dW_o);
+    free(g.db_o);
+    free(ga.da_W_q);
+    free(ga.da_W_k);
+    free(ga.da_w_v);
+    problem_free(&pr);
+    cJSON_Delete(fx);
+    cJSON_Delete(gr);
 }
 
 static int by_name(const void *a, const void *b)
@@ -886,6 +1070,10 @@ int main(int argc, char **argv)
         free(names[i]);
     }
     CHECK(ran >= 25);
+    test_additive_backward(argv[1], "12_additive_nomask");
+    test_additive_backward(argv[1], "13_additive_valid_lens_1d");
+    test_additive_backward(argv[1], "14_additive_valid_lens_2d");
+    test_additive_backward(argv[1], "15_additive_causal_selfattn");
     printf("%d fixtures compared with PyTorch\n", ran);
     test_softmax();
     test_masks();

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "checked.h"
+#include "fmath.h"
 
 static double *alloc_doubles(size_t a, size_t b, int *failed)
 {
@@ -23,11 +24,105 @@ static double *alloc_doubles(size_t a, size_t b, int *failed)
     return p;
 }
 
+/* Additive scoring, head h (columns col … col+p−1) of example b:
+ *   qa (Nq, A) = Q_h · a_W_qᵀ,  ka (Nk, A) = K_h · a_W_kᵀ
+ * recomputed in double from the forward trace; dqa, dka zeroed. */
+static void additive_project(double *qa, double *ka, double *dqa, double *dka,
+                             const mha_trace *trace, const mha_params *m, size_t b, size_t col,
+                             size_t Nq, size_t Nk, size_t A)
+{
+    const size_t H = m->num_hiddens, p = H / m->num_heads;
+    const float *Wq = m->a_W_q.weight.data, *Wk = m->a_W_k.weight.data; /* (A, p) */
+    for (size_t q = 0; q < Nq; q++) {
+        const float *x = trace->Q + (b * Nq + q) * H + col; /* (p,) Q_h[q] */
+        for (size_t a = 0; a < A; a++) {
+            double s = 0.0;
+            for (size_t c = 0; c < p; c++)
+                s += (double)Wq[a * p + c] * x[c];
+            qa[q * A + a] = s;
+            dqa[q * A + a] = 0.0;
+        }
+    }
+    for (size_t k = 0; k < Nk; k++) {
+        const float *x = trace->K + (b * Nk + k) * H + col; /* (p,) K_h[k] */
+        for (size_t a = 0; a < A; a++) {
+            double s = 0.0;
+            for (size_t c = 0; c < p; c++)
+                s += (double)Wk[a * p + c] * x[c];
+            ka[k * A + a] = s;
+            dka[k * A + a] = 0.0;
+        }
+    }
+}
+
+/* score = Σ_a w_v[a] · tanh(qa[a] + ka[a]), d score = ds:
+ *   t_a = tanh(qa[a] + ka[a]),  dw_v[a] += ds t_a,
+ *   dz_a = ds w_v[a] (1 − t_a²),  dqa[a] += dz_a,  dka[a] += dz_a     (A,) */
+static void additive_score_backward(double *dqa, double *dka, double *dw_v, const double *qa,
+                                    const double *ka, double ds, const mha_params *m, size_t A)
+{
+    const float *w_v = m->a_w_v.weight.data; /* (1, A) */
+    for (size_t a = 0; a < A; a++) {
+        const double t = fm_tanh(qa[a] + ka[a]);
+        const double dz = ds * w_v[a] * (1.0 - t * t);
+        dw_v[a] += ds * t;
+        dqa[a] += dz;
+        dka[a] += dz;
+    }
+}
+
+/* qa = Q_h · a_W_qᵀ:  da_W_q (A, p) += dqaᵀ · Q_h,  dQ_h (Nq, p) += dqa · a_W_q;
+ * and the same for ka and K_h. */
+static void additive_project_backward(double *dQ, double *dK, const mha_additive_grads *g,
+                                      const double *dqa, const double *dka, const mha_trace *trace,
+                                      const mha_params *m, size_t b, size_t col, size_t Nq,
+                                      size_t Nk, size_t A)
+{
+    const size_t H = m->num_hiddens, p = H / m->num_heads;
+    const float *Wq = m->a_W_q.weight.data, *Wk = m->a_W_k.weight.data; /* (A, p) */
+    for (size_t q = 0; q < Nq; q++) {
+        const float *x = trace->Q + (b * Nq + q) * H + col; /* (p,) Q_h[q] */
+        double *dx = dQ + (b * Nq + q) * H + col;           /* (p,) */
+        for (size_t a = 0; a < A; a++) {
+            const double d = dqa[q * A + a];
+            for (size_t c = 0; c < p; c++) {
+                g->da_W_q[a * p + c] += d * x[c];
+                dx[c] += d * Wq[a * p + c];
+            }
+        }
+    }
+    for (size_t k = 0; k < Nk; k++) {
+        const float *x = trace->K + (b * Nk + k) * H + col; /* (p,) K_h[k] */
+        double *dx = dK + (b * Nk + k) * H + col;           /* (p,) */
+        for (size_t a = 0; a < A; a++) {
+            const double d = dka[k * A + a];
+            for (size_t c = 0; c < p; c++) {
+                g->da_W_k[a * p + c] += d * x[c];
+                dx[c] += d * Wk[a * p + c];
+            }
+        }
+    }
+}
+
 int mha_backward(double *dqueries, double *dkeys, double *dvalues, const mha_grads *g,
                  const double *dout, const float *weights, const mha_trace *trace,
-                 const float *queries, const float *keys, const float *values, size_t B,
-                 size_t Nq, size_t Nk, const mha_params *m, const mha_masks *mask,
-                 const mha_dropout *drop, char *err, size_t errlen)
+                 const float *queries, const float *keys, const float *values, size_t B, size_t Nq,
+                 size_t Nk, const mha_params *m, const mha_masks *mask, const mha_dropout *drop,
+                 char *err, size_t errlen)
+{
+    if (m->score != SCORE_DOT) {
+        snprintf(err, errlen, "the backward pass covers dot-product scoring only");
+        return -1;
+    }
+    return mha_backward_additive(dqueries, dkeys, dvalues, g, NULL, dout, weights, trace, queries,
+                                 keys, values, B, Nq, Nk, m, mask, drop, err, errlen);
+}
+
+int mha_backward_additive(double *dqueries, double *dkeys, double *dvalues, const mha_grads *g,
+                          const mha_additive_grads *ga, const double *dout, const float *weights,
+                          const mha_trace *trace, const float *queries, const float *keys,
+                          const float *values, size_t B, size_t Nq, size_t Nk, const mha_params *m,
+                          const mha_masks *mask, const mha_dropout *drop, char *err, size_t errlen)
 {
     const size_t H = m->num_hiddens, NH = m->num_heads, p = H / NH;
     const double scale = 1.0 / sqrt((double)p);
@@ -36,8 +131,9 @@ int mha_backward(double *dqueries, double *dkeys, double *dvalues, const mha_gra
     int failed = 0, status = -1;
     size_t nq, nk;
 
-    if (m->score != SCORE_DOT) {
-        snprintf(err, errlen, "the backward pass covers dot-product scoring only");
+    const size_t SA = m->score == SCORE_ADDITIVE ? m->a_W_q.weight.shape[0] : 0;
+    if (SA && (!ga || !ga->da_W_q || !ga->da_W_k || !ga->da_w_v)) {
+        snprintf(err, errlen, "the additive score's backward pass needs its gradients");
         return -1;
     }
     if (!trace || !trace->Q || !trace->K || !trace->V || !trace->concat) {
@@ -53,6 +149,12 @@ int mha_backward(double *dqueries, double *dkeys, double *dvalues, const mha_gra
     double *dK = alloc_doubles(nk, H, &failed);      /* (B, Nk, H) */
     double *dV = alloc_doubles(nk, H, &failed);      /* (B, Nk, H) */
     double *dA = alloc_doubles(Nk, 1, &failed);      /* (Nk,) one query's d weights */
+    /* additive scoring (SA hidden units), one (b, h) at a time:
+     * qa = Q_h · a_W_qᵀ, ka = K_h · a_W_kᵀ and their gradients */
+    double *qa = alloc_doubles(Nq, SA, &failed);  /* (Nq, A) */
+    double *ka = alloc_doubles(Nk, SA, &failed);  /* (Nk, A) */
+    double *dqa = alloc_doubles(Nq, SA, &failed); /* (Nq, A) */
+    double *dka = alloc_doubles(Nk, SA, &failed); /* (Nk, A) */
     if (failed) {
         snprintf(err, errlen, "out of memory for the attention gradients");
         goto done;
@@ -71,9 +173,11 @@ int mha_backward(double *dqueries, double *dkeys, double *dvalues, const mha_gra
     for (size_t b = 0; b < B; b++) {
         for (size_t h = 0; h < NH; h++) {
             const size_t col = h * p; /* head h owns columns col … col+p−1 */
+            if (SA)
+                additive_project(qa, ka, dqa, dka, trace, m, b, col, Nq, Nk, SA);
             for (size_t q = 0; q < Nq; q++) {
-                const size_t row = ((b * NH + h) * Nq + q) * Nk; /* offset of (b, h, q, 0) */
-                const float *A = weights + row;                     /* (Nk,) softmax weights */
+                const size_t row = ((b * NH + h) * Nq + q) * Nk;     /* offset of (b, h, q, 0) */
+                const float *A = weights + row;                      /* (Nk,) softmax weights */
                 const double *dO = dconcat + (b * Nq + q) * H + col; /* (p,) d head output */
                 double dot = 0.0;
 
@@ -81,7 +185,7 @@ int mha_backward(double *dqueries, double *dkeys, double *dvalues, const mha_gra
                  *    da_k (Nk,) = dO · V_h[k],  dV_h[k] (p,) += a_k dO */
                 for (size_t k = 0; k < Nk; k++) {
                     const float *v = trace->V + (b * Nk + k) * H + col; /* (p,) */
-                    double *dv = dV + (b * Nk + k) * H + col;          /* (p,) */
+                    double *dv = dV + (b * Nk + k) * H + col;           /* (p,) */
                     double a = A[k], s = 0.0;
                     /* dropout: a = A · mask / (1 − p); the same mask backwards */
                     int keep = !dropping || mha_dropout_keep(drop, row + k);
@@ -102,14 +206,20 @@ int mha_backward(double *dqueries, double *dkeys, double *dvalues, const mha_gra
                 for (size_t k = 0; k < Nk; k++) {
                     /* 3. masked keys hold the constant −1e6: no gradient */
                     double dS = mha_is_masked(mask, b, q, k, Nq) ? 0.0 : A[k] * (dA[k] - dot);
-                    /* 2. scaled = scores / sqrt(p): d scores = dS / sqrt(p) */
-                    double ds = dS * scale;
+                    /* 2. dot: scaled = scores / sqrt(p), d scores = dS / sqrt(p);
+                     *    additive: scores unscaled */
+                    double ds = SA ? dS : dS * scale;
                     const float *qq = trace->Q + (b * Nq + q) * H + col; /* (p,) Q_h[q] */
                     const float *kk = trace->K + (b * Nk + k) * H + col; /* (p,) K_h[k] */
                     double *dq = dQ + (b * Nq + q) * H + col;            /* (p,) */
                     double *dk = dK + (b * Nk + k) * H + col;            /* (p,) */
                     if (ds == 0.0)
                         continue;
+                    if (SA) {
+                        additive_score_backward(dqa + q * SA, dka + k * SA, ga->da_w_v, qa + q * SA,
+                                                ka + k * SA, ds, m, SA);
+                        continue;
+                    }
                     /* scores = Q_h[q] · K_h[k]: dQ_h[q] += ds K_h[k], dK_h[k] += ds Q_h[q] */
                     for (size_t c = 0; c < p; c++) {
                         dq[c] += ds * kk[c];
@@ -117,6 +227,8 @@ int mha_backward(double *dqueries, double *dkeys, double *dvalues, const mha_gra
                     }
                 }
             }
+            if (SA)
+                additive_project_backward(dQ, dK, ga, dqa, dka, trace, m, b, col, Nq, Nk, SA);
         }
     }
 
@@ -133,5 +245,9 @@ done:
     free(dK);
     free(dV);
     free(dA);
+    free(qa);
+    free(ka);
+    free(dqa);
+    free(dka);
     return status;
 }
