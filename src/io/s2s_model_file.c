@@ -7,6 +7,7 @@
 #include "json_in.h"
 #include "model_json.h"
 #include "encoder_task.h"
+#include "i18n.h"
 
 /* d2l's Vocab(…, reserved_tokens=['<pad>', '<bos>', '<eos>']): <unk> first. */
 static const char *const reserved[4] = {"<unk>", "<pad>", "<bos>", "<eos>"};
@@ -57,8 +58,8 @@ static int check_reserved(const char *path, const char *const *v, size_t n, char
     for (size_t i = 0; i < 4; i++)
         if (i >= n || strcmp(v[i], reserved[i]) != 0) {
             snprintf(err, errlen,
-                     "%s[%zu]: expected \"%s\" (d2l's Vocab begins <unk> <pad> "
-                     "<bos> <eos>), got %s%s%s",
+                     _("%s[%zu]: expected \"%s\" (d2l's Vocab begins <unk> <pad> "
+                     "<bos> <eos>), got %s%s%s"),
                      path, i, reserved[i], i < n ? "\"" : "", i < n ? v[i] : "nothing",
                      i < n ? "\"" : "");
             return -1;
@@ -74,7 +75,7 @@ static int expect_string(const cJSON *root, const char *key, const char *want, c
     if (!v)
         return -1;
     if (!cJSON_IsString(v) || strcmp(v->valuestring, want) != 0) {
-        snprintf(err, errlen, "$.%s: expected \"%s\", got %s%s%s", key, want,
+        snprintf(err, errlen, _("$.%s: expected \"%s\", got %s%s%s"), key, want,
                  cJSON_IsString(v) ? "\"" : "",
                  cJSON_IsString(v) ? v->valuestring : json_type_name(v),
                  cJSON_IsString(v) ? "\"" : "");
@@ -95,9 +96,9 @@ static int check_root(const cJSON *root, char *err, size_t errlen)
      * root that is no object has neither) */
     if (!cJSON_GetObjectItemCaseSensitive(root, "task") &&
         cJSON_GetObjectItemCaseSensitive(root, "vocab")) {
-        snprintf(err, errlen,
-                 "$: a self-attention model of attn train (it has \"vocab\", no \"task\": "
-                 "\"translate\"), not a translation model; attn selfattn --input reads it");
+        snprintf(err, errlen, "%s",
+                 _("$: a self-attention model of attn train (it has \"vocab\", no \"task\": "
+                 "\"translate\"), not a translation model; attn selfattn --input reads it"));
         return -1;
     }
     return model_json_check_keys(root, keys, "a translation model", err, errlen) ||
@@ -128,7 +129,7 @@ static int get_arch(const cJSON *root, const s2s_arch **arch, char *err, size_t 
     if (cJSON_IsString(v) && (*arch = s2s_arch_find(v->valuestring)))
         return 0;
     arch_names(names, sizeof names);
-    snprintf(err, errlen, "$.arch: expected %s, got %s%s%s", names,
+    snprintf(err, errlen, _("$.arch: expected %s, got %s%s%s"), names,
              cJSON_IsString(v) ? "\"" : "", cJSON_IsString(v) ? v->valuestring : json_type_name(v),
              cJSON_IsString(v) ? "\"" : "");
     return -1;
@@ -145,10 +146,10 @@ static int get_choice(const cJSON *root, const char *key, const char *const *nam
     if (!v)
         return 0;
     if (!arch->recurrent) {
-        snprintf(err, errlen, "$.%s: %s (\"arch\": \"%s\") has %s", key, arch->label,
+        snprintf(err, errlen, _("$.%s: %s (\"arch\": \"%s\") has %s"), key, arch->label,
                  arch->name,
-                 strcmp(key, "rnn") == 0 ? "no recurrent layers"
-                                         : "one score, the scaled dot product");
+                 strcmp(key, "rnn") == 0 ? _("no recurrent layers")
+                                         : _("one score, the scaled dot product"));
         return -1;
     }
     for (int i = 0; cJSON_IsString(v) && names[i]; i++)
@@ -156,7 +157,7 @@ static int get_choice(const cJSON *root, const char *key, const char *const *nam
             *out = i;
             return 0;
         }
-    snprintf(err, errlen, "$.%s: expected \"%s\" or \"%s\", got %s%s%s", key, names[0],
+    snprintf(err, errlen, _("$.%s: expected \"%s\" or \"%s\", got %s%s%s"), key, names[0],
              names[1], cJSON_IsString(v) ? "\"" : "",
              cJSON_IsString(v) ? v->valuestring : json_type_name(v),
              cJSON_IsString(v) ? "\"" : "");
@@ -176,7 +177,7 @@ static int check_size(const cJSON *sd, const s2s_config *cfg, char *err, size_t 
                size_add(v, cfg->src_vocab, &v) || size_add(a, v, &a) ||
                size_mul(a, cfg->hiddens, &need);
     char model[128];
-    snprintf(model, sizeof model, "num_hiddens %zu, %zu layers and vocabularies of %zu and %zu",
+    snprintf(model, sizeof model, _("num_hiddens %zu, %zu layers and vocabularies of %zu and %zu"),
              cfg->hiddens, cfg->layers, cfg->src_vocab, cfg->tgt_vocab);
     return model_json_check_size(sd, need, over, model, err, errlen);
 }
@@ -199,17 +200,17 @@ static int read_config(const cJSON *root, s2s_config *cfg, size_t *num_steps, ch
         get_choice(root, "score", s2s_score_names, arch, &cfg->score, err, errlen))
         return -1;
     if (!arch->has_self && cfg->heads != 1) {
-        snprintf(err, errlen, "$.num_heads: %zu, but %s (\"arch\": \"%s\") has one attention",
+        snprintf(err, errlen, _("$.num_heads: %zu, but %s (\"arch\": \"%s\") has one attention"),
                  cfg->heads, arch->label, arch->name);
         return -1;
     }
     if (!arch->has_ffn && cJSON_GetObjectItemCaseSensitive(root, "ffn_num_hiddens")) {
-        snprintf(err, errlen, "$.ffn_num_hiddens: %s (\"arch\": \"%s\") has no FFN",
+        snprintf(err, errlen, _("$.ffn_num_hiddens: %s (\"arch\": \"%s\") has no FFN"),
                  arch->label, arch->name);
         return -1;
     }
     if (cfg->hiddens % cfg->heads != 0) {
-        snprintf(err, errlen, "$.num_heads: %zu does not divide num_hiddens %zu", cfg->heads,
+        snprintf(err, errlen, _("$.num_heads: %zu does not divide num_hiddens %zu"), cfg->heads,
                  cfg->hiddens);
         return -1;
     }

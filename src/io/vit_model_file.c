@@ -7,6 +7,7 @@
 
 #include "checked.h"
 #include "model_json.h"
+#include "i18n.h"
 
 static int vit_model_write(FILE *f, const vit_model *m, const char *const *labels)
 {
@@ -58,7 +59,7 @@ static int vit_load_root(const cJSON *root, void *args, char *err, size_t errlen
     if (task == NULL)
         return -1;
     if (!cJSON_IsString(task) || strcmp(task->valuestring, "vit") != 0) {
-        snprintf(err, errlen, "$.task: expected \"vit\" (a Vision Transformer's file)");
+        snprintf(err, errlen, "%s", _("$.task: expected \"vit\" (a Vision Transformer's file)"));
         return -1;
     }
     if (model_json_get_count(root, "img_size", 1, 4096, 1, &c.img, err, errlen) ||

@@ -105,6 +105,8 @@ KEEP = [r"^\s*\$ .*$", r"^\s*attn [a-z].*$", r"attn [a-z-]+:", r"/[\w./-]+",
         r"^\s*\(\w+\): .*$", r"^\s*\)$", r"attention\((queries|X), .*\)(\.shape)?",
         # a section's heading in cells: the zh title, then d2l.ai's own words
         r"^1[01]\.\d .*$",
+        # data: sentences as token lists, and d2l's "source => translation" line
+        r"^.*<eos>.*$", r"^.* => .*$",
         # the colormaps' names
         r"Reds, Blues, viridis, gray"]
 # three English words in a row (a word: letters, maybe an apostrophe)
@@ -146,6 +148,10 @@ def _runs(tmp):
         ["score", "--input", bad_json], ["posenc", "--dim", "3"], ["posenc", "--cols", "9-2"],
         ["heatmap", "--input", obj], ["complexity", "--n", "0"], ["cells", "12.1"],
         ["multihead", "--png", os.path.join(tmp, "no", "such", "dir", "x.png")],
+        ["train", "--task", "reverse", "--steps", "20"], ["train", "--task", "apple", "--steps", "10"],
+        ["train", "--task", "induction", "--steps", "5"], ["train", "--heads", "5"],
+        ["train", "--task", "translate", "--steps", "5"], ["train", "--task", "lm", "--steps", "2"],
+        ["translate"], ["translate", "--input", obj, "a cat"], ["train", "--load", bad_json],
     ]
     return runs
 

@@ -34,6 +34,7 @@
 #include "train_page.h"
 #include "train_posemb.h"
 #include "train_vit.h"
+#include "i18n.h"
 
 #define NSNAP 5              /* probe snapshots in --png: step 0 … final */
 #define MAX_PROBES 2         /* apple: a fruit and a company sentence */
@@ -240,7 +241,7 @@ const struct opt_rule train_rules[] = {
 };
 
 /* The help: what attn train does, before its options. */
-static const char usage_before_options[] =
+static const char usage_before_options[] = /* xgettext:no-c-format */ N_(
     "usage: attn train [--task reverse|previous|apple|induction|translate|lm |\n"
     "                   --data FILE] [OPTIONS]\n"
     "\n"
@@ -279,10 +280,10 @@ static const char usage_before_options[] =
     "perplexity against the unigram baseline's, then --sample characters\n"
     "drawn from it; --no-causal: the same model reading the future,\n"
     "--compare-causal: both).\n"
-    "\n";
+    "\n");
 
 /* The help after the options: what it shows, --data, examples. */
-static const char usage_after_options[] =
+static const char usage_after_options[] = /* xgettext:no-c-format */ N_(
     "\n"
     "Shows a progress bar on stderr (plain lines when it is not a terminal),\n"
     "then the final loss, training and held-out accuracy, and a probe's\n"
@@ -325,13 +326,13 @@ static const char usage_after_options[] =
     "  attn train --task translate --compare-rnn    # Bahdanau: GRU against LSTM\n"
     "  attn train --task translate --compare-score  # additive against dot product\n"
     "  attn train --task lm --sample 300 --temperature 0.8   # the GPL's characters\n"
-    "  attn train --task lm --compare-causal   # why an encoder cannot generate\n";
+    "  attn train --task lm --compare-causal   # why an encoder cannot generate\n");
 
 void usage_train(FILE *f)
 {
-    fputs(usage_before_options, f);
+    fputs(_(usage_before_options), f);
     opt_usage(f, train_options);
-    fputs(usage_after_options, f);
+    fputs(_(usage_after_options), f);
 }
 
 /* ---- a run: the task, the trainer, what is kept for the outputs -------- */
@@ -683,7 +684,7 @@ static int take_snapshot(run *r, size_t i)
         size_t n = r->probes[p].len;
         s->weights[p] = malloc(NH * n * n * sizeof(float));
         if (!s->weights[p]) {
-            snprintf(err, sizeof err, "out of memory for the probe's attention");
+            snprintf(err, sizeof err, "%s", _("out of memory for the probe's attention"));
             goto fail;
         }
         if (trainer_attention(&r->tr, r->probes[p].tokens, n, s->weights[p], err, sizeof err))
@@ -769,11 +770,11 @@ static int one_step(train_loop *lp, long s, int logged)
         return EXIT_RUNTIME;
     }
     lp->loss = st.loss;
-    snprintf(lp->bar_text, sizeof lp->bar_text, "  acc %.1f%%", 100.0 * st.accuracy);
+    snprintf(lp->bar_text, sizeof lp->bar_text, _("  acc %.1f%%"), 100.0 * st.accuracy);
     if (isnan(held))
-        snprintf(lp->line_text, sizeof lp->line_text, ", accuracy %.1f%%", 100.0 * st.accuracy);
+        snprintf(lp->line_text, sizeof lp->line_text, _(", accuracy %.1f%%"), 100.0 * st.accuracy);
     else
-        snprintf(lp->line_text, sizeof lp->line_text, ", accuracy %.1f%%, held-out %.1f%%",
+        snprintf(lp->line_text, sizeof lp->line_text, _(", accuracy %.1f%%, held-out %.1f%%"),
                  100.0 * st.accuracy, 100.0 * held);
     return EXIT_OK;
 }
@@ -817,7 +818,7 @@ static const char *run_label(const run *r, train_pos pos, char *buf, size_t len)
         return pos == POS_SINUSOID ? "with P" : "without P";
     if (!r->a->compare_layers)
         return NULL;
-    snprintf(buf, len, "%ld layer%s", r->a->layers, r->a->layers == 1 ? "" : "s");
+    snprintf(buf, len, _("%ld layer%s"), r->a->layers, r->a->layers == 1 ? "" : "s");
     return buf;
 }
 
@@ -934,26 +935,26 @@ static void print_summary(const run *r)
     const tmodel_config *mc = &r->tr.model.cfg;
     char layers[64] = "";
     if (tmodel_is_stack(mc))
-        snprintf(layers, sizeof layers, "%zu layer%s%s, ", mc->layers, mc->layers == 1 ? "" : "s",
-                 mc->ffn ? "" : " (attention only)");
+        snprintf(layers, sizeof layers, _("%zu layer%s%s, "), mc->layers, mc->layers == 1 ? "" : "s",
+                 mc->ffn ? "" : _(" (attention only)"));
     if (mc->ffn)
         snprintf(layers + strlen(layers), sizeof layers - strlen(layers), "FFN %zu, ", mc->ffn);
     char pos[64];
     if (mc->learned)
-        snprintf(pos, sizeof pos, "with a learned P (max_len %zu)", mc->max_len);
+        snprintf(pos, sizeof pos, _("with a learned P (max_len %zu)"), mc->max_len);
     else
         snprintf(pos, sizeof pos, "%s", mc->posenc ? "with P" : "without P");
     char window[40] = "";
     if (mc->window)
-        snprintf(window, sizeof window, ", window %zu", mc->window);
-    printf("attn train: %s, %ld steps in %.2f s, %sd %zu, %zu heads, %s%s%s%s%s\n",
+        snprintf(window, sizeof window, _(", window %zu"), mc->window);
+    printf(_("attn train: %s, %ld steps in %.2f s, %sd %zu, %zu heads, %s%s%s%s%s\n"),
            r->task_name, r->tr.step, r->seconds, layers, mc->hiddens, mc->heads, pos,
            mc->addnorm ? ", AddNorm" : "", mc->causal ? ", causal" : "", window,
            r->a->load ? ", from --load" : "");
-    printf("final loss %.4f, training accuracy ", r->final.train.loss);
+    printf(_("final loss %.4f, training accuracy "), r->final.train.loss);
     print_percent(r->final.train.accuracy);
     if (r->final.has_heldout) {
-        printf(", held-out accuracy ");
+        fputs(_(", held-out accuracy "), stdout);
         print_percent(r->final.heldout.accuracy);
     }
     printf("\n");
@@ -965,7 +966,7 @@ static void print_summary(const run *r)
 static void show_weights(const float *m, size_t rows, size_t cols, const char *const *rlab,
                          const char *const *clab, int color)
 {
-    const output_weights_opts o = {rlab, clab, "keys", NULL, color, 1, NULL};
+    const output_weights_opts o = {rlab, clab, _("keys"), NULL, color, 1, NULL};
     output_weights(stdout, m, rows, cols, &o);
 }
 
@@ -984,24 +985,24 @@ static void print_probes(const run *r)
                                           "head 6", "head 7", "head 8"};
             float row[8 * TRAIN_MAX_LEN];
             size_t shown = NH < 8 ? NH : 8;
-            printf("\n%s's attention in the %s sentence after step %ld (rows: heads):\n",
+            printf(_("\n%s's attention in the %s sentence after step %ld (rows: heads):\n"),
                    pr->labels[pr->at], pr->name, last->step);
             for (size_t h = 0; h < shown; h++)
                 memcpy(row + h * n, last->weights[p] + (h * n + pr->at) * n, n * sizeof(float));
             show_weights(row, shown, n, heads, pr->labels, color);
             continue;
         }
-        printf("\nattention of the probe after step %ld (rows: queries, columns: keys):\n",
+        printf(_("\nattention of the probe after step %ld (rows: queries, columns: keys):\n"),
                last->step);
         for (size_t h = 0; h < LH && h < 8; h++) {
             if (L > 1)
-                printf("\nlayer %zu head %zu:\n", h / NH + 1, h % NH + 1);
+                printf(_("\nlayer %zu head %zu:\n"), h / NH + 1, h % NH + 1);
             else
-                printf("\nhead %zu:\n", h + 1);
+                printf(_("\nhead %zu:\n"), h + 1);
             show_weights(last->weights[p] + h * n * n, n, n, pr->labels, pr->labels, color);
         }
         if (LH > 8)
-            printf("\n(%zu more heads not shown: see --png)\n", LH - 8);
+            printf(_("\n(%zu more heads not shown: see --png)\n"), LH - 8);
     }
 }
 
@@ -1039,14 +1040,14 @@ static void print_circuit(const run *r)
                 ph = h;
             }
     if (L > 1)
-        printf("the circuit: layer %zu head %zu copies the previous token (%.2f), layer %zu head "
-               "%zu finds the earlier copy (%.2f)\n", pl + 1, ph + 1, bp, bl + 1, bh + 1, best);
+        printf(_("the circuit: layer %zu head %zu copies the previous token (%.2f), layer %zu head "
+               "%zu finds the earlier copy (%.2f)\n"), pl + 1, ph + 1, bp, bl + 1, bh + 1, best);
     if (r->formed_to > 0 && L > 1)
-        printf("the induction head formed between steps %ld and %ld (where the loss fell "
-               "fastest)\n", r->formed_from, r->formed_to);
+        printf(_("the induction head formed between steps %ld and %ld (where the loss fell "
+               "fastest)\n"), r->formed_from, r->formed_to);
     else if (r->formed_to > 0)
-        printf("the loss fell fastest between steps %ld and %ld; one layer forms no induction "
-               "head\n", r->formed_from, r->formed_to);
+        printf(_("the loss fell fastest between steps %ld and %ld; one layer forms no induction "
+               "head\n"), r->formed_from, r->formed_to);
 }
 
 /* The induction measures: each head's scores, the circuit, and where the
@@ -1055,16 +1056,16 @@ static void print_induction(const run *r)
 {
     const size_t L = r->tr.model.cfg.layers, NH = r->tr.model.cfg.heads;
     const double *sc = r->final_scores;
-    printf("\nattention of each head at the second copy's positions (held-out, mean weight):\n");
+    fputs(_("\nattention of each head at the second copy's positions (held-out, mean weight):\n"), stdout);
     printf("%-16s %15s %10s\n", "", "previous token", "induction");
     for (size_t l = 0; l < L; l++)
         for (size_t h = 0; h < NH; h++) {
             char name[64];
-            snprintf(name, sizeof name, "layer %zu head %zu", l + 1, h + 1);
+            snprintf(name, sizeof name, _("layer %zu head %zu"), l + 1, h + 1);
             printf("%-16s %15.2f %10.2f\n", name, sc[l * NH + h], sc[(L + l) * NH + h]);
         }
-    printf("previous token: the weight on position i−1; induction: on the position just\n"
-           "after the earlier copy of the token at i (in … A B … A, on B).\n");
+    fputs(_("previous token: the weight on position i−1; induction: on the position just\n"
+           "after the earlier copy of the token at i (in … A B … A, on B).\n"), stdout);
     print_circuit(r);
 }
 
@@ -1075,29 +1076,29 @@ static void print_band(const run *r)
     const tmodel *m = &r->tr.model;
     train_pos_band b;
     if (train_pos_band_of(&b, m, r->has_loaded ? -1 : (long long)r->a->seed)) {
-        printf("\n(out of memory for the learned P's cosines)\n");
+        fputs(_("\n(out of memory for the learned P's cosines)\n"), stdout);
         return;
     }
-    printf("\nlearned P (max_len %zu)", m->cfg.max_len);
+    printf(_("\nlearned P (max_len %zu)"), m->cfg.max_len);
     if (!isnan(b.moved))
-        printf(": moved %.0f%% from its start (‖P − P₀‖ / ‖P₀‖)", 100.0 * b.moved);
-    printf("\nmean cosine of positions |i−j| = 1 apart / further apart:\n"
+        printf(_(": moved %.0f%% from its start (‖P − P₀‖ / ‖P₀‖)"), 100.0 * b.moved);
+    printf(_("\nmean cosine of positions |i−j| = 1 apart / further apart:\n"
            "  learned P  %5.2f / %5.2f\n  sinusoid   %5.2f / %5.2f   (a band on P·Pᵀ's "
-           "diagonal)\n", b.learned_near, b.learned_far, b.sinusoid_near, b.sinusoid_far);
+           "diagonal)\n"), b.learned_near, b.learned_far, b.sinusoid_near, b.sinusoid_far);
 }
 
 static void print_apple(const run *r)
 {
     const train_apple *b = &r->apple_before, *f = &r->apple_after;
     const char *word = r->task.vocab[r->task.label_at];
-    printf("\n%s on the %s sentences (%zu): accuracy ", word,
+    printf(_("\n%s on the %s sentences (%zu): accuracy "), word,
            r->apple_set == &r->task.heldout ? "held-out" : "training", r->apple_set->n);
     print_percent(f->accuracy);
-    printf("\nweight %s puts on the cue words (mean over heads and sentences): %.2f before, "
-           "%.2f after\n", word, b->cue_weight, f->cue_weight);
-    printf("cosine similarity of %s's vectors, within a sense / across senses:\n"
+    printf(_("\nweight %s puts on the cue words (mean over heads and sentences): %.2f before, "
+           "%.2f after\n"), word, b->cue_weight, f->cue_weight);
+    printf(_("cosine similarity of %s's vectors, within a sense / across senses:\n"
            "  before (its input, embedding·√d + P): %6.2f / %6.2f\n"
-           "  after (its output, what the head reads): %4.2f / %6.2f\n",
+           "  after (its output, what the head reads): %4.2f / %6.2f\n"),
            word, b->cos_within_input, b->cos_across_input, f->cos_within, f->cos_across);
 }
 
@@ -1180,9 +1181,9 @@ static void head_row(heat_panel *pn, panel_title *titles, const float *w, size_t
 {
     for (size_t h = 0; h < L * nh; h++) {
         if (L > 1)
-            snprintf(titles[h], sizeof titles[0], "layer %zu head %zu", h / nh + 1, h % nh + 1);
+            snprintf(titles[h], sizeof titles[0], _("layer %zu head %zu"), h / nh + 1, h % nh + 1);
         else
-            snprintf(titles[h], sizeof titles[0], "head %zu", h + 1);
+            snprintf(titles[h], sizeof titles[0], _("head %zu"), h + 1);
         pn[h].data = w + h * len * len;
         pn[h].rows = rows;
         pn[h].cols = len;
@@ -1200,13 +1201,13 @@ static void png_panels(const run *r, heat_panel *panels, panel_title *titles,
     const size_t nh = r->tr.model.cfg.heads;
     /* the snapshot's loss is final's (SPEC §9), on the evaluation set after
      * that step's update; the log's is the batch's, before it: say which */
-    const char *set = r->a->data ? "training set" : "evaluation set";
+    const char *set = r->a->data ? _("training set") : _("evaluation set");
     size_t gr = 0;
     if (r->nprobes == 1) {
         const probe *pr = &r->probes[0];
         for (size_t s = 0; s < r->nsnap; s++, gr++) {
             snprintf(row_titles[gr], sizeof row_titles[0],
-                     "step %ld · loss %.4f on the %s", r->snaps[s].step, r->snaps[s].loss,
+                     _("step %ld · loss %.4f on the %s"), r->snaps[s].step, r->snaps[s].loss,
                      set);
             head_row(&panels[gr * NH], &titles[gr * NH], r->snaps[s].weights[0], L, nh, pr->len,
                      pr->len);
@@ -1222,8 +1223,8 @@ static void png_panels(const run *r, heat_panel *panels, panel_title *titles,
             rowx[gr] = pr->labels;
             rowy[gr] = pr->labels + pr->at;
             snprintf(row_titles[gr], sizeof row_titles[0],
-                     "%s: %s's row %s, step %ld · loss %.4f on the %s",
-                     pr->name, pr->labels[pr->at], k ? "after" : "before", sp->step, sp->loss,
+                     _("%s: %s's row %s, step %ld · loss %.4f on the %s"),
+                     pr->name, pr->labels[pr->at], k ? _("after") : _("before"), sp->step, sp->loss,
                      set);
             head_row(&panels[gr * NH], &titles[gr * NH], sp->weights[p] + pr->at * pr->len, L,
                      nh, pr->len, 1);
@@ -1270,13 +1271,13 @@ static int write_png(const void *ctx, text_font *font, FILE *rep)
     fig.colorbar_label = "attention weight";
     fig.font = font;
     if (r->nprobes == 1 && L > 1)
-        snprintf(what, sizeof what, "the probe's attention at %zu steps × %zu layers × %zu heads",
+        snprintf(what, sizeof what, _("the probe's attention at %zu steps × %zu layers × %zu heads"),
                  r->nsnap, L, NH / L);
     else if (r->nprobes == 1)
-        snprintf(what, sizeof what, "the probe's attention at %zu steps × %zu heads", r->nsnap,
+        snprintf(what, sizeof what, _("the probe's attention at %zu steps × %zu heads"), r->nsnap,
                  NH);
     else
-        snprintf(what, sizeof what, "%s's attention before and after, %zu sentences × %zu heads",
+        snprintf(what, sizeof what, _("%s's attention before and after, %zu sentences × %zu heads"),
                  r->task.vocab[r->task.label_at], r->nprobes, NH);
     status = output_heatmap(r->a->png, &fig, rep, what);
 done:
@@ -1398,8 +1399,8 @@ static int write_outputs(const run *r, FILE *rep)
             cli_error("%s", err);
             return EXIT_RUNTIME;
         }
-        fprintf(rep, "wrote %s: the model (attn selfattn --input %s --tokens … draws its "
-                "attention)\n", a->save, a->save);
+        fprintf(rep, _("wrote %s: the model (attn selfattn --input %s --tokens … draws its "
+                "attention)\n"), a->save, a->save);
     }
     status = output_figures(a->font, a->png, write_png, a->plot, write_plot, r, rep);
     if (status == EXIT_OK && a->pos_png)
@@ -1458,7 +1459,7 @@ static long step_reaching(const run *r, double level)
 /* --compare-posenc --pos-embedding learned: the table of three runs. */
 static void print_three(const run r[3], const struct train_args *a)
 {
-    printf("attn train: %s, %ld steps, seed %ld, the same batches and weights with each P\n",
+    printf(_("attn train: %s, %ld steps, seed %ld, the same batches and weights with each P\n"),
            r[0].task_name, r[0].tr.step, a->seed);
     printf("%-24s %10s %10s %10s\n", "", "sinusoid", "learned", "none");
     print_compared(r, 3, 24);
@@ -1474,9 +1475,9 @@ static void print_three(const run r[3], const struct train_args *a)
         printf("\n");
     }
     printf("%-24s %9.2fs %9.2fs %9.2fs\n", "time", r[0].seconds, r[1].seconds, r[2].seconds);
-    printf("(at step: the first logged step, every %ld, whose held-out accuracy reached 99%%)\n"
+    printf(_("(at step: the first logged step, every %ld, whose held-out accuracy reached 99%%)\n"
            "Without P self-attention does not see the order: f(π·X) = π·f(X). The learned P\n"
-           "starts as random vectors, one per position, and is trained with the rest.\n",
+           "starts as random vectors, one per position, and is trained with the rest.\n"),
            a->log_every);
     print_band(&r[1]);
 }
@@ -1502,12 +1503,12 @@ static int compare_posenc(const struct train_args *a)
             status = pos_png(a, &r[1].tr.model, stdout);
         }
     } else if (status == EXIT_OK) {
-        printf("attn train: %s, %ld steps, seed %ld, the same batches with and without P\n",
+        printf(_("attn train: %s, %ld steps, seed %ld, the same batches with and without P\n"),
                r[0].task_name, r[0].tr.step, a->seed);
         printf("%-20s %10s %10s\n", "", "with P", "without P");
         print_compared(r, 2, 20);
         printf("%-20s %9.2fs %9.2fs\n", "time", r[0].seconds, r[1].seconds);
-        printf("Without P self-attention does not see the order: f(π·X) = π·f(X).\n");
+        fputs(_("Without P self-attention does not see the order: f(π·X) = π·f(X).\n"), stdout);
     }
     return compare_end(r, n, a, status, "compare_posenc");
 }
@@ -1550,9 +1551,9 @@ static int compare_layers(const struct train_args *a)
         status = train_run(&r[k], (train_pos)a->pos_embedding, 1);
     if (status == EXIT_OK) {
         char h1[32], h2[32];
-        snprintf(h1, sizeof h1, "1 layer");
-        snprintf(h2, sizeof h2, "%ld layers", a->layers);
-        printf("attn train: %s, %ld steps, seed %ld, the same batches with 1 layer and %ld\n",
+        snprintf(h1, sizeof h1, "%s", _("1 layer"));
+        snprintf(h2, sizeof h2, _("%ld layers"), a->layers);
+        printf(_("attn train: %s, %ld steps, seed %ld, the same batches with 1 layer and %ld\n"),
                r[0].task_name, r[0].tr.step, a->seed, a->layers);
         printf("%-22s %10s %10s\n", "", h1, h2);
         print_compared(r, 2, 22);
@@ -1564,8 +1565,8 @@ static int compare_layers(const struct train_args *a)
                                   r[1].tr.model.cfg.heads, &l, &h));
         }
         printf("%-22s %9.2fs %9.2fs\n", "time", r[0].seconds, r[1].seconds);
-        printf("A head in layer 2 reads what a head in layer 1 wrote into each position;\n"
-               "one layer sees only the tokens themselves and their positions.\n");
+        fputs(_("A head in layer 2 reads what a head in layer 1 wrote into each position;\n"
+               "one layer sees only the tokens themselves and their positions.\n"), stdout);
         if (r[1].induction)
             print_circuit(&r[1]);
         if (a->png) {

@@ -32,6 +32,7 @@
 #include "output.h"
 #include "page_out.h"
 #include "train_translate.h"
+#include "i18n.h"
 
 #define CMP_BLEU 0.95 /* the held-out BLEU whose first step and seconds are read */
 #define CMP_D2L_BLOCKS 2 /* --compare-layers: d2l's Transformer's blocks a side */
@@ -120,7 +121,7 @@ static int run_one(struct cmp *c, int k)
     if (c->mode == CMP_LAYERS) {
         c->args[k].arch = ARCH_TRANSFORMER;
         c->args[k].layers = k ? c->a->layers : CMP_D2L_BLOCKS;
-        fprintf(stderr, "attn train: --%s: training the Transformer with %ld blocks a side\n",
+        fprintf(stderr, _("attn train: --%s: training the Transformer with %ld blocks a side\n"),
                 c->kind->option, c->args[k].layers);
     } else {
         c->args[k].arch = k || c->mode != CMP_ARCH ? ARCH_BAHDANAU : ARCH_TRANSFORMER;
@@ -128,7 +129,7 @@ static int run_one(struct cmp *c, int k)
             c->args[k].rnn = k;
         if (c->mode == CMP_SCORE)
             c->args[k].score = k;
-        fprintf(stderr, "attn train: --%s: training the %s\n", c->kind->option,
+        fprintf(stderr, _("attn train: --%s: training the %s\n"), c->kind->option,
                 c->kind->training[k]);
     }
     if ((status = translation_run_train(r, &c->args[k], c->argc, c->argv)) != EXIT_OK)
@@ -162,16 +163,16 @@ static void print_same(const struct cmp *c)
 {
     const s2s_config *m = &c->run[0].tr.model.cfg;
     if (c->mode == CMP_LAYERS)
-        printf("\nBoth: d2l's Transformer, d %zu, %zu heads, FFN %zu, num_steps %zu.\n",
+        printf(_("\nBoth: d2l's Transformer, d %zu, %zu heads, FFN %zu, num_steps %zu.\n"),
                m->hiddens, m->heads, m->ffn, c->figs[0].T);
     else
-        printf("\nBoth: Bahdanau's model, %zu layer%s a side, d %zu, num_steps %zu, %s.\n",
+        printf(_("\nBoth: Bahdanau's model, %zu layer%s a side, d %zu, num_steps %zu, %s.\n"),
            m->layers, m->layers == 1 ? "" : "s", m->hiddens, c->figs[0].T,
-           c->mode == CMP_RNN ? (m->score == S2S_SCORE_DOT ? "the dot-product score"
-                                                          : "the additive score")
+           c->mode == CMP_RNN ? (m->score == S2S_SCORE_DOT ? _("the dot-product score")
+                                                          : _("the additive score"))
                               : (m->rnn == S2S_RNN_LSTM ? "LSTMs" : "GRUs"));
-    printf("seconds: training only (the held-out figures left out); BLEU ≥ 0.95 at the\n"
-           "first logged step that reached it.\n");
+    fputs(_("seconds: training only (the held-out figures left out); BLEU ≥ 0.95 at the\n"
+           "first logged step that reached it.\n"), stdout);
 }
 
 static void print_table(const struct cmp *c)
@@ -183,7 +184,7 @@ static void print_table(const struct cmp *c)
         cell_number(x[k][1], sizeof x[k][1], 100.0 * f->exact, "%.1f%%");
         cell_number(x[k][2], sizeof x[k][2], f->align, "%.3f");
         if (f->reach_step < 0)
-            snprintf(x[k][3], sizeof x[k][3], "not reached");
+            snprintf(x[k][3], sizeof x[k][3], "%s", _("not reached"));
         else
             snprintf(x[k][3], sizeof x[k][3], "%ld (%.1f)", f->reach_step, f->reach_seconds);
         cell_number(x[k][4], sizeof x[k][4], f->ms_step, "%.2f");
@@ -192,7 +193,7 @@ static void print_table(const struct cmp *c)
         snprintf(x[k][7], sizeof x[k][7], "%zu", f->seq_word);
         snprintf(x[k][8], sizeof x[k][8], "%zu", f->params);
     }
-    printf("attn train: --%s, %s, %ld steps each, seed %ld\n\n", c->kind->option,
+    printf(_("attn train: --%s, %s, %ld steps each, seed %ld\n\n"), c->kind->option,
            c->a->data ? "data" : "translate", c->run[0].tr.step, c->a->seed);
     printf("%-30s%11s%11s\n", "", c->label[0], c->label[1]);
     row("held-out BLEU", x[0][0], x[1][0]);
@@ -209,13 +210,13 @@ static void print_table(const struct cmp *c)
     row("sequential steps, training", x[0][5], x[1][5]);
     row("sequential steps, greedy", x[0][6], x[1][6]);
     row("layers a greedy step", x[0][7], x[1][7]);
-    printf("\nIn training (one pair, teacher-forced), the Transformer's %zu blocks a side "
+    printf(_("\nIn training (one pair, teacher-forced), the Transformer's %zu blocks a side "
            "(2·L)\neach see every position at once; Bahdanau's GRU takes the num_steps %zu\n"
-           "positions a side one after the other (2·T), each through its %zu layer%s.\n",
+           "positions a side one after the other (2·T), each through its %zu layer%s.\n"),
            c->figs[0].L, c->figs[1].T, c->figs[1].L, c->figs[1].L == 1 ? "" : "s");
-    printf("In greedy translation both write one word a step (num_steps %zu at most); the\n"
+    printf(_("In greedy translation both write one word a step (num_steps %zu at most); the\n"
            "Transformer recomputes its %zu decoder blocks over the prefix, Bahdanau takes one\n"
-           "GRU step. seconds: training only (the held-out figures left out).\n",
+           "GRU step. seconds: training only (the held-out figures left out).\n"),
            c->figs[0].T, c->figs[0].L);
 }
 
@@ -295,7 +296,7 @@ static int page_object(FILE *f, const void *ctx)
     jw.base64_from = PAGE_BASE64_FROM;
     json_object_begin(&jw, NULL, JSON_BLOCK);
     char title[64];
-    snprintf(title, sizeof title, "attn train --%s", c->kind->option);
+    snprintf(title, sizeof title, _("attn train --%s"), c->kind->option);
     page_head(&jw, "compare_arch", title, c->argc, c->argv, cmap_find("Reds"));
     page_tokens(&jw, "source", r0->src_labels, r0->src_len);
     page_tokens(&jw, "target", r0->tgt_labels, r0->tgt_len);
@@ -339,7 +340,7 @@ int train_compare_arch(const struct train_args *a, int argc, char **argv)
     for (int k = 0; k < 2; k++) {
         c->label[k] = c->kind->label[k];
         if (c->mode == CMP_LAYERS) {
-            snprintf(c->blocks[k], sizeof c->blocks[k], "%ld blocks",
+            snprintf(c->blocks[k], sizeof c->blocks[k], _("%ld blocks"),
                      k ? a->layers : (long)CMP_D2L_BLOCKS);
             c->label[k] = c->blocks[k];
         }

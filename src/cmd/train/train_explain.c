@@ -12,6 +12,7 @@
 #include "page_out.h"
 #include "problem.h"
 #include "train_page.h"
+#include "i18n.h"
 
 #define TE_MAX_PROBES 4
 
@@ -174,7 +175,7 @@ static int step_object(json_writer *jw, train_explain *ex, trainer *tr, long s, 
     json_array_begin(jw, "probes", JSON_BLOCK);
     for (size_t p = 0; p < ex->nprobes; p++) {
         if (ex->T > c->Tmax) {
-            snprintf(err, errlen, "a probe of %zu tokens (at most %zu)", ex->T, c->Tmax);
+            snprintf(err, errlen, _("a probe of %zu tokens (at most %zu)"), ex->T, c->Tmax);
             return -1;
         }
         if (tmodel_forward(&tr->model, c, ex->probes[p].tokens, &ex->vl, 1, ex->T, NULL, err, errlen))
@@ -209,7 +210,7 @@ int train_explain_record(train_explain *ex, trainer *tr, long s)
         return EXIT_RUNTIME;
     }
     json_writer_init(&jw, f);
-    snprintf(err, sizeof err, "out of memory for the paths");
+    snprintf(err, sizeof err, "%s", _("out of memory for the paths"));
     int failed = step_object(&jw, ex, tr, s, err, sizeof err);
     failed |= json_writer_finish(&jw) != 0;
     failed |= (ferror(f) | fclose(f)) != 0;

@@ -27,6 +27,7 @@
 #include "train_cmd.h"
 #include "train_loop.h"
 #include "utf8.h"
+#include "i18n.h"
 
 /* The default text: the GPL, version 3, on every Debian machine (base-files). */
 #define LM_DEFAULT_TEXT "/usr/share/common-licenses/GPL-3"
@@ -138,8 +139,8 @@ static int lm_step(train_loop *lp, long s, int logged)
         r->hist[r->nhist++] = (lm_hist){s, st.loss, st.accuracy};
     }
     lp->loss = st.loss;
-    snprintf(lp->bar_text, sizeof lp->bar_text, "  acc %.1f%%", 100.0 * st.accuracy);
-    snprintf(lp->line_text, sizeof lp->line_text, ", accuracy %.1f%%", 100.0 * st.accuracy);
+    snprintf(lp->bar_text, sizeof lp->bar_text, _("  acc %.1f%%"), 100.0 * st.accuracy);
+    snprintf(lp->line_text, sizeof lp->line_text, _(", accuracy %.1f%%"), 100.0 * st.accuracy);
     return EXIT_OK;
 }
 
@@ -244,11 +245,11 @@ static void lm_print_header(const lm_ctx *c)
     const struct train_args *a = c->a;
     const size_t ntrain = lm_train_chars(c->text.n);
     static const char *const pos[] = {"sinusoidal P", "learned P", "no P"};
-    printf("attn train --task lm: %s\n", c->path);
-    printf("%zu characters, %zu distinct; training the first %zu, held out the last %zu\n",
+    printf(_("attn train --task lm: %s\n"), c->path);
+    printf(_("%zu characters, %zu distinct; training the first %zu, held out the last %zu\n"),
            c->text.n, c->text.V, ntrain, c->text.n - ntrain);
-    printf("model: %ld block%s (d %ld, %ld heads, ffn %ld), %s, context %ld; %ld steps, "
-           "batch %ld, seed %ld\n\n",
+    printf(_("model: %ld block%s (d %ld, %ld heads, ffn %ld), %s, context %ld; %ld steps, "
+           "batch %ld, seed %ld\n\n"),
            a->layers, a->layers == 1 ? "" : "s", a->hiddens, a->heads, a->ffn,
            pos[a->pos_embedding], a->length, a->steps, a->batch_size, a->seed);
 }
@@ -273,7 +274,7 @@ static void lm_print_table(const lm_ctx *c)
     printf("\n%-28s", "held-out perplexity");
     for (size_t k = 0; k < c->nrun; k++)
         printf(" %12.2f", fm_exp(c->run[k].heldout.loss));
-    printf("\n%-28s %12.2f   (add-one counts of the training text)\n", "unigram perplexity",
+    printf(_("\n%-28s %12.2f   (add-one counts of the training text)\n"), _("unigram perplexity"),
            c->unigram);
 }
 
@@ -284,8 +285,8 @@ static void lm_print_samples(const lm_ctx *c)
     if (a->sample == 0)
         return;
     for (size_t k = 0; k < c->nrun; k++) {
-        printf("\n%s sample: %ld characters after the held-out text's first, temperature %g, "
-               "seed %ld\n",
+        printf(_("\n%s sample: %ld characters after the held-out text's first, temperature %g, "
+               "seed %ld\n"),
                c->run[k].causal ? "causal" : "no-mask", a->sample, a->temperature, a->seed);
         printf("----\n");
         put_chars(stdout, &c->text, &prompt, 1);

@@ -1,6 +1,8 @@
 /* train_loop.c — the training loop of attn train (see train_loop.h). */
 #include "train_loop.h"
 
+#include "i18n.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -36,7 +38,7 @@ static int one_step(train_loop *lp, long s, double *last_bar)
         *last_bar = now_seconds();
         progress_bar(lp, s, *last_bar - lp->t0);
     } else if (!lp->bar && logged && s % lp->every == 0) {
-        fprintf(stderr, "step %ld/%ld: loss %.4f%s\n", s, lp->steps, lp->loss, lp->line_text);
+        fprintf(stderr, _("step %ld/%ld: loss %.4f%s\n"), s, lp->steps, lp->loss, lp->line_text);
     }
     return 0;
 }

@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "json_writer.h"
 #include "page_out.h"
+#include "i18n.h"
 
 #define TP_MAX_RUNS 3
 #define TP_MAX_PROBES 4
@@ -357,7 +358,7 @@ int train_page_write(int (*write_json)(FILE *f, const void *ctx), const void *co
         }
         f = NULL;
     }
-    snprintf(what, sizeof what, "a page of the attention at %zu step%s", pg.runs[0].nkept,
+    snprintf(what, sizeof what, _("a page of the attention at %zu step%s"), pg.runs[0].nkept,
              pg.runs[0].nkept == 1 ? "" : "s");
     for (size_t i = 0; i < nruns && nruns > 1; i++) /* ", A and B", ", A, B and C" */
         snprintf(what + strlen(what), sizeof what - strlen(what), "%s%s",

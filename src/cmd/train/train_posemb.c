@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "output.h"
 #include "posenc.h"
+#include "i18n.h"
 
 /* G (n, n) = P · Pᵀ for P (n, d): the dot product of every two positions. */
 static void gram(float *G, const float *P, size_t n, size_t d)
@@ -148,7 +149,7 @@ int train_pos_png_write(const void *ctx, text_font *font, FILE *rep)
         cli_error("%s: %s", pp->path, err);
         goto done;
     }
-    snprintf(what, sizeof what, "the learned P (%zu × %zu) and P·Pᵀ beside the sinusoid's", n,
+    snprintf(what, sizeof what, _("the learned P (%zu × %zu) and P·Pᵀ beside the sinusoid's"), n,
              d);
     status = output_png(pp->path, &all, rep, what);
 done:

@@ -17,6 +17,7 @@
 #include "output.h"
 #include "page_out.h"
 #include "seq2seq_task.h"
+#include "i18n.h"
 
 #include <cjson/cJSON.h>
 
@@ -92,7 +93,7 @@ static int check_bahdanau_only(const struct train_args *a, const opt_given *g)
         /* --compare-rnn and --compare-score choose Bahdanau themselves */
         if (opt_is_given(g, "arch") || (i < 2 && !compares)) {
             cli_error("--%s is for --arch bahdanau%s: %s", why[i][0],
-                      opt_is_given(g, "arch") ? ", not --arch transformer" : "", why[i][1]);
+                      opt_is_given(g, "arch") ? _(", not --arch transformer") : "", why[i][1]);
             return EXIT_USAGE;
         }
     }
@@ -123,7 +124,7 @@ static int check_translate_args(const struct train_args *a, const opt_given *g)
     if (a->compare_layers && (a->arch == ARCH_BAHDANAU || a->png || a->html)) {
         cli_error("--compare-layers trains the Transformer with 2 blocks and N and keeps "
                   "neither; --%s cannot be used with it",
-                  a->arch == ARCH_BAHDANAU ? "arch bahdanau" : a->png ? "png" : "html");
+                  a->arch == ARCH_BAHDANAU ? _("arch bahdanau") : a->png ? "png" : "html");
         return EXIT_USAGE;
     }
     if (a->compare_layers && (a->layers < 0 || a->layers == 2)) {

@@ -19,6 +19,7 @@
 #include "page_out.h"
 #include "translate_page.h"
 #include "train_translate.h"
+#include "i18n.h"
 
 #define XPAGE_MAX_FLOATS ((size_t)1 << 21) /* 8 MiB of float32 */
 #define XPAGE_TABLE 100                    /* held-out translations shown */
@@ -307,7 +308,7 @@ static int page_object(FILE *f, const void *ctx)
 int translation_run_page_write(const translation_run *r, FILE *rep)
 {
     char what[128];
-    snprintf(what, sizeof what, "a page of the probe's attention at %zu step%s", r->page->nkept,
+    snprintf(what, sizeof what, _("a page of the probe's attention at %zu step%s"), r->page->nkept,
              r->page->nkept == 1 ? "" : "s");
     return output_page_docs(r->a->html, "attn train", translation_run_write_json, r, page_object,
                             r, rep, what);

@@ -21,6 +21,7 @@
 #include "seq2seq_task.h"
 #include "encoder_task.h"
 #include "train_loop.h"
+#include "i18n.h"
 
 /* ---- the data ---------------------------------------------------------------- */
 
@@ -73,8 +74,8 @@ static int build_arrays(translation_run *r)
     }
     if (r->train.n_cut + r->held.n_cut > 0)
         fprintf(stderr,
-                "attn train: note: %zu sentences longer than --num-steps %zu were cut "
-                "(their <eos> dropped), as d2l's truncate_pad does\n",
+                _("attn train: note: %zu sentences longer than --num-steps %zu were cut "
+                "(their <eos> dropped), as d2l's truncate_pad does\n"),
                 r->train.n_cut + r->held.n_cut, r->T);
     return EXIT_OK;
 }
@@ -236,9 +237,9 @@ static int one_step(train_loop *lp, long s, int logged)
     }
     lp->loss = st.loss;
     if (!isnan(r->last_bleu))
-        snprintf(lp->bar_text, sizeof lp->bar_text, "  BLEU %.3f", r->last_bleu);
+        snprintf(lp->bar_text, sizeof lp->bar_text, _("  BLEU %.3f"), r->last_bleu);
     if (!isnan(h.bleu))
-        snprintf(lp->line_text, sizeof lp->line_text, ", held-out BLEU %.3f", h.bleu);
+        snprintf(lp->line_text, sizeof lp->line_text, _(", held-out BLEU %.3f"), h.bleu);
     return EXIT_OK;
 }
 
@@ -336,7 +337,7 @@ static int check_memory(const translation_run *r, const s2s_config *cfg)
     over = over || size_mul(params, 4, &a) || size_add(cache, a, &cache) ||
            size_mul(chunks, cache, &bytes) || size_mul(params, 32, &a) ||
            size_add(bytes, a, &bytes);
-    snprintf(what, sizeof what, "training on batches of %zu pairs of num_steps %zu", B, r->T);
+    snprintf(what, sizeof what, _("training on batches of %zu pairs of num_steps %zu"), B, r->T);
     return cli_check_mem(what, bytes, over, r->a->max_mem, NULL) ? EXIT_RUNTIME : EXIT_OK;
 }
 

@@ -17,6 +17,7 @@
 #include "render.h"
 #include "s2s_model_file.h"
 #include "term.h"
+#include "i18n.h"
 
 /* ---- the printout ------------------------------------------------------------ */
 
@@ -38,35 +39,35 @@ static void print_summary(const translation_run *r)
 {
     const s2s_config *c = &r->tr.model.cfg;
     if (c->arch->recurrent)
-        printf("attn train: %s, %ld steps in %.2f s, Seq2Seq with Bahdanau attention, %zu %s "
-               "layer%s a side, d %zu%s%s\n",
+        printf(_("attn train: %s, %ld steps in %.2f s, Seq2Seq with Bahdanau attention, %zu %s "
+               "layer%s a side, d %zu%s%s\n"),
                r->a->data ? "data" : "translate", r->tr.step, r->seconds, c->layers,
                s2s_rnn_labels[c->rnn], c->layers == 1 ? "" : "s", c->hiddens,
                s2s_score_notes[c->score], r->a->load ? ", from --load" : "");
     else
-        printf("attn train: %s, %ld steps in %.2f s, Transformer encoder–decoder, %zu block%s "
-               "a side, d %zu, %zu heads, FFN %zu%s\n",
+        printf(_("attn train: %s, %ld steps in %.2f s, Transformer encoder–decoder, %zu block%s "
+               "a side, d %zu, %zu heads, FFN %zu%s\n"),
                r->a->data ? "data" : "translate", r->tr.step, r->seconds, c->layers,
                c->layers == 1 ? "" : "s", c->hiddens, c->heads, c->ffn,
                r->a->load ? ", from --load" : "");
-    printf("final loss %.4f, training accuracy %.1f%% (teacher-forced)", r->final_train.loss,
+    printf(_("final loss %.4f, training accuracy %.1f%% (teacher-forced)"), r->final_train.loss,
            100.0 * r->final_train.accuracy);
     if (r->held.n)
-        printf(", held-out BLEU %.3f, exact %.1f%% (%zu sentences)", r->final_bleu,
+        printf(_(", held-out BLEU %.3f, exact %.1f%% (%zu sentences)"), r->final_bleu,
                100.0 * r->final_exact, r->held.n);
     printf("\n");
     if (!isnan(r->final_align) && !c->arch->has_self)
-        printf("alignment %.3f: the attention is largest on the English word each French "
-               "word translates\n",
+        printf(_("alignment %.3f: the attention is largest on the English word each French "
+               "word translates\n"),
                r->final_align);
     else if (!isnan(r->final_align))
-        printf("alignment %.3f: in the last decoder block the cross-attention (heads "
+        printf(_("alignment %.3f: in the last decoder block the cross-attention (heads "
                "averaged) is largest\non the English word each French word translates "
-               "(the first block: %.3f)\n",
+               "(the first block: %.3f)\n"),
                r->final_align, r->final_align_first);
     if (c->arch->recurrent)
-        printf("at step t′ the query is s(t′−1), the decoder's state after the word before; "
-               "the keys\nand values are the encoder's states H, one per source word\n");
+        fputs(_("at step t′ the query is s(t′−1), the decoder's state after the word before; "
+               "the keys\nand values are the encoder's states H, one per source word\n"), stdout);
 }
 
 /* d2l's printout: "source => translation, bleu b" for the first held-out
@@ -99,15 +100,15 @@ static void print_probe(const translation_run *r)
     const size_t L = s2s_cross_blocks(&r->tr.model.cfg), NH = r->tr.model.cfg.heads;
     const size_t rows = r->tgt_len, cols = r->src_len;
     float *m = malloc((rows * cols > 0 ? rows * cols : 1) * sizeof *m);
-    output_weights_opts o = {r->tgt_labels, r->src_labels, "source", "target", 0, 0, NULL};
+    output_weights_opts o = {r->tgt_labels, r->src_labels, _("source"), _("target"), 0, 0, NULL};
     if (!m)
         return;
     heads_mean(m, r->final_cross, L - 1, NH, r->T, rows, cols);
-    printf("\n%s (rows: the words written,\ncolumns: the source words read; teacher-forced "
-           "on the reference):\n",
+    printf(_("\n%s (rows: the words written,\ncolumns: the source words read; teacher-forced "
+           "on the reference):\n"),
            !r->tr.model.cfg.arch->has_self
-               ? "the attention, its query the decoder's previous state"
-               : "cross-attention of the last decoder block, heads averaged");
+               ? _("the attention, its query the decoder's previous state")
+               : _("cross-attention of the last decoder block, heads averaged"));
     o.color = term_use_color((term_color_mode)r->a->color, stdout);
     output_weights(stdout, m, rows, cols, &o);
     free(m);
@@ -211,7 +212,7 @@ static int write_png(const void *ctx, text_font *font, FILE *rep)
     }
     for (size_t s = 0; s < r->nsnap; s++) { /* the steps, heads averaged */
         heads_mean(data + s * cell, r->snap_cross[s], L - 1, NH, T, rows, cols);
-        snprintf(titles[s], sizeof titles[s], "step %ld", r->snap_step[s]);
+        snprintf(titles[s], sizeof titles[s], _("step %ld"), r->snap_step[s]);
         panels[s] = (heat_panel){data + s * cell, rows, cols, titles[s], NULL, NULL};
     }
     snprintf(row_buf[0], sizeof row_buf[0], "%s",
@@ -220,9 +221,9 @@ static int write_png(const void *ctx, text_font *font, FILE *rep)
     row_titles[0] = row_buf[0];
     for (size_t l = 0; l < L; l++) { /* then every block × head */
         if (bahdanau)
-            snprintf(row_buf[1 + l], sizeof row_buf[1 + l], "step %ld", r->tr.step);
+            snprintf(row_buf[1 + l], sizeof row_buf[1 + l], _("step %ld"), r->tr.step);
         else
-            snprintf(row_buf[1 + l], sizeof row_buf[1 + l], "block %zu, step %ld", l + 1,
+            snprintf(row_buf[1 + l], sizeof row_buf[1 + l], _("block %zu, step %ld"), l + 1,
                      r->tr.step);
         row_titles[1 + l] = row_buf[1 + l];
         for (size_t h = 0; h < NH; h++) {
@@ -231,9 +232,9 @@ static int write_png(const void *ctx, text_font *font, FILE *rep)
                 memcpy(data + k * cell + i * cols, r->final_cross + ((l * NH + h) * T + i) * T,
                        cols * sizeof *data);
             if (bahdanau)
-                snprintf(titles[k], sizeof titles[k], "Attention");
+                snprintf(titles[k], sizeof titles[k], "%s", _("Attention"));
             else
-                snprintf(titles[k], sizeof titles[k], "Head %zu", h + 1);
+                snprintf(titles[k], sizeof titles[k], _("Head %zu"), h + 1);
             panels[k] = (heat_panel){data + k * cell, rows, cols, titles[k], NULL, NULL};
         }
     }
@@ -245,11 +246,11 @@ static int write_png(const void *ctx, text_font *font, FILE *rep)
         goto done;
     }
     if (bahdanau)
-        snprintf(what, sizeof what, "the probe's attention at %zu steps, then at the end",
+        snprintf(what, sizeof what, _("the probe's attention at %zu steps, then at the end"),
                  r->nsnap);
     else
-        snprintf(what, sizeof what, "the probe's cross-attention at %zu steps, then %zu blocks "
-                 "× %zu heads", r->nsnap, L, NH);
+        snprintf(what, sizeof what, _("the probe's cross-attention at %zu steps, then %zu blocks "
+                 "× %zu heads"), r->nsnap, L, NH);
     status = output_png(r->a->png, &img, rep, what);
 done:
     image_free(&top);
@@ -337,8 +338,8 @@ int translation_run_outputs(const translation_run *r)
             cli_error("%s", err);
             return EXIT_RUNTIME;
         }
-        fprintf(rep, "wrote %s: the model (attn translate --input %s \"…\" translates with "
-                "it)\n", a->save, a->save);
+        fprintf(rep, _("wrote %s: the model (attn translate --input %s \"…\" translates with "
+                "it)\n"), a->save, a->save);
     }
     status = output_figures(a->font, a->png, write_png, a->plot, write_plot, r, rep);
     if (status == EXIT_OK && a->json)

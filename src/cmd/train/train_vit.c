@@ -28,6 +28,7 @@
 #include "rng.h"
 #include "vit.h"
 #include "vit_model_file.h"
+#include "i18n.h"
 
 #define VIT_DATA_DIR "/usr/share/datasets/fashion-mnist"
 #define VIT_CHUNK 16
@@ -440,9 +441,9 @@ static int vit_prepare(vit_run *r, struct train_args *a)
 static int vit_train(vit_run *r, FILE *out)
 {
     const struct train_args *a = r->a;
-    fprintf(out, "attn train: vit, %zu × %zu images in %zu patches of %zu × %zu, d %zu, MLP %zu, "
+    fprintf(out, _("attn train: vit, %zu × %zu images in %zu patches of %zu × %zu, d %zu, MLP %zu, "
             "%zu heads, %zu blocks, dropout %g, %s lr %g, batch %ld; %zu training images, "
-            "%zu test\n",
+            "%zu test\n"),
             r->m.cfg.img, r->m.cfg.img, r->m.P, r->m.cfg.patch, r->m.cfg.patch, r->m.cfg.hiddens,
             r->m.cfg.ffn, r->m.cfg.heads, r->m.cfg.layers, a->dropout,
             a->optimizer == OPTIM_SGD ? "SGD" : "Adam", a->lr, a->batch_size, r->data.train.n,
@@ -537,7 +538,7 @@ static int vit_confusion_png(const vit_run *r, FILE *rep)
         for (size_t p = 0; p < IDX_CLASSES; p++)
             share[t * IDX_CLASSES + p] = n ? (float)((double)r->confusion[t][p] / (double)n) : 0;
     }
-    snprintf(title, sizeof title, "%zu test images, accuracy %.4f", r->data.test.n, r->accuracy);
+    snprintf(title, sizeof title, _("%zu test images, accuracy %.4f"), r->data.test.n, r->accuracy);
     heat_panel panel = {share, IDX_CLASSES, IDX_CLASSES, title, NULL, NULL};
     heat_figure fig;
     memset(&fig, 0, sizeof fig);
@@ -563,7 +564,7 @@ static int vit_outputs(const vit_run *r, FILE *rep)
             cli_error("%s", err);
             return EXIT_RUNTIME;
         }
-        fprintf(rep, "wrote %s: the model (d2l's state_dict names)\n", a->save);
+        fprintf(rep, _("wrote %s: the model (d2l's state_dict names)\n"), a->save);
     }
     if (a->png && train_vit_png(a->png, a->font, &r->m, &r->data.test, rep) != EXIT_OK)
         return EXIT_RUNTIME;

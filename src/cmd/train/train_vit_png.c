@@ -15,6 +15,7 @@
 #include "render.h"
 #include "text.h"
 #include "vit.h"
+#include "i18n.h"
 
 #define VIT_PNG_SCALE 4   /* screen pixels per image pixel */
 #define VIT_PNG_GAP 10
@@ -82,7 +83,7 @@ static int vit_png_row(attn_image *img, text_font *font, const vit_png_ctx *c, v
     for (size_t q = 1; q < Q; q++)
         if (logits[q] > logits[best])
             best = q;
-    snprintf(caption, sizeof caption, "true: %s   predicted: %s",
+    snprintf(caption, sizeof caption, _("true: %s   predicted: %s"),
              idx_fashion_labels[c->test->labels[r]], idx_fashion_labels[best]);
     text_draw(img, font, 14, caption, VIT_PNG_GAP, y0 + VIT_PNG_CAPTION / 2, TEXT_LEFT,
               TEXT_MIDDLE, TEXT_HORIZONTAL, color_hex(0x222222));
@@ -129,11 +130,11 @@ static int vit_png_draw(const void *ctx, text_font *font, FILE *rep, const char 
     }
     for (int k = 0; k < cols; k++) {
         if (k == 0)
-            snprintf(title, sizeof title, "image");
+            snprintf(title, sizeof title, "%s", _("image"));
         else if (k <= (int)NH)
-            snprintf(title, sizeof title, "head %d", k);
+            snprintf(title, sizeof title, _("head %d"), k);
         else
-            snprintf(title, sizeof title, "rollout");
+            snprintf(title, sizeof title, "%s", _("rollout"));
         text_draw(&img, font, 14, title, VIT_PNG_GAP + k * (cell + VIT_PNG_GAP) + cell / 2.0,
                   VIT_PNG_HEAD / 2.0, TEXT_CENTER, TEXT_MIDDLE, TEXT_HORIZONTAL,
                   color_hex(0x222222));

@@ -34,6 +34,7 @@
 #include "translate_explain.h"
 #include "translate_heads.h"
 #include "translate_page.h"
+#include "i18n.h"
 
 /* How a typed sentence is read: lower case, punctuation apart, words. */
 #define SENTENCE_FLAGS (S2S_SENTENCE_LOWER | S2S_SENTENCE_PUNCT | S2S_SENTENCE_WORDS)
@@ -101,7 +102,7 @@ const struct opt_rule translate_rules[] = {
 
 void usage_translate(FILE *f)
 {
-    fputs("usage: attn translate --input MODEL [OPTIONS] \"SENTENCE\"\n"
+    fputs(_("usage: attn translate --input MODEL [OPTIONS] \"SENTENCE\"\n"
           "       attn translate --input MODEL --head-importance [--data FILE]\n"
           "       attn translate --input MODEL --prune-heads LIST [\"SENTENCE\"]\n"
           "\n"
@@ -130,10 +131,10 @@ void usage_translate(FILE *f)
           "model file names, or --data FILE's. --prune-heads LIST runs the model\n"
           "without the heads of LIST: BLEU, loss and the time a sentence beside the\n"
           "full model's.\n"
-          "\n",
+          "\n"),
           f);
     opt_usage(f, translate_options);
-    fputs("\n"
+    fputs(_("\n"
           "Each block and head is a table of weights, each number on its colour on a\n"
           "colour terminal (a heatmap where the table is too wide). --json has\n"
           "\"source\", \"unknown\", \"translation\", \"target\" (the rows: the\n"
@@ -151,7 +152,7 @@ void usage_translate(FILE *f)
           "  attn translate -i model.json --all --png all.png --json out.json \\\n"
           "      \"a cat sees the dog.\"\n"
           "  attn translate -i model.json --head-importance --png heads.png\n"
-          "  attn translate -i model.json --prune-heads cross2.1,dec1.3 \"a cat sees the dog.\"\n",
+          "  attn translate -i model.json --prune-heads cross2.1,dec1.3 \"a cat sees the dog.\"\n"),
           f);
 }
 
@@ -323,7 +324,7 @@ static int check_memory(const xlate *x)
                size_mul(att, T, &att) || size_mul(att, T, &att) ||
                size_mul(att, x->a->all ? 4 : 2, &n) || size_add(n, x->model.total, &n) ||
                size_mul(n, sizeof(float), &bytes) || size_add(bytes, cache, &bytes);
-    snprintf(what, sizeof what, "translating with %s (num_steps %zu, %zu block%s, %zu head%s)",
+    snprintf(what, sizeof what, _("translating with %s (num_steps %zu, %zu block%s, %zu head%s)"),
              x->a->input, T, c->layers, c->layers == 1 ? "" : "s", c->heads,
              c->heads == 1 ? "" : "s");
     return cli_check_mem(what, bytes, over, x->a->max_mem, NULL) ? EXIT_RUNTIME : EXIT_OK;
@@ -424,14 +425,14 @@ static void say_notes(const xlate *x)
 {
     const translate_view *v = &x->v;
     if (v->n_unknown == 1) {
-        fprintf(stderr, "attn %s: note: \"", cli_command());
+        fprintf(stderr, _("attn %s: note: \""), cli_command());
         put_text(stderr, v->unknown[0]);
-        fputs("\" is not in the model's source vocabulary: read as <unk>\n", stderr);
+        fputs(_("\" is not in the model's source vocabulary: read as <unk>\n"), stderr);
     }
     if (v->n_unknown > 1) {
         fprintf(stderr,
-                "attn %s: note: %zu words are not in the model's source vocabulary, "
-                "read as <unk>:",
+                _("attn %s: note: %zu words are not in the model's source vocabulary, "
+                "read as <unk>:"),
                 cli_command(), v->n_unknown);
         for (size_t i = 0; i < v->n_unknown; i++) {
             fputs(i ? ", \"" : " \"", stderr);
@@ -541,14 +542,14 @@ static void print_heads(const translate_view *v, const float *att, size_t rows, 
 {
     const size_t L = att == v->cross ? v->blocks : v->cfg.layers, NH = v->cfg.heads;
     const term_table_opts t = {rlab, clab, color, v->cmap, 0.0, 1.0, 2, 0};
-    const output_weights_opts w = {rlab, clab, "columns", "rows", color, 0, v->cmap};
+    const output_weights_opts w = {rlab, clab, _("columns"), _("rows"), color, 0, v->cmap};
     for (size_t l = 0; l < L; l++)
         for (size_t h = 0; h < NH; h++) {
             const float *m = att + (l * NH + h) * rows * cols;
             if (!v->cfg.arch->has_self)
-                printf("\nthe attention:\n");
+                fputs(_("\nthe attention:\n"), stdout);
             else
-                printf("\nblock %zu, head %zu:\n", l + 1, h + 1);
+                printf(_("\nblock %zu, head %zu:\n"), l + 1, h + 1);
             if (term_table(stdout, m, rows, cols, &t) != 0)
                 output_weights(stdout, m, rows, cols, &w);
         }
@@ -558,36 +559,36 @@ static void print_view(const translate_view *v, int color)
 {
     const s2s_config *c = &v->cfg;
     if (c->arch->recurrent)
-        printf("model %s: Seq2Seq with Bahdanau attention, %zu %s layer%s a side, d %zu%s, "
-               "num_steps %zu\n",
+        printf(_("model %s: Seq2Seq with Bahdanau attention, %zu %s layer%s a side, d %zu%s, "
+               "num_steps %zu\n"),
                v->model_path, c->layers, s2s_rnn_labels[c->rnn], c->layers == 1 ? "" : "s",
                c->hiddens, s2s_score_notes[c->score], v->num_steps);
     else
-        printf("model %s: Transformer encoder–decoder, %zu block%s a side, d %zu, %zu "
-               "heads, FFN %zu, num_steps %zu\n",
+        printf(_("model %s: Transformer encoder–decoder, %zu block%s a side, d %zu, %zu "
+               "heads, FFN %zu, num_steps %zu\n"),
                v->model_path, c->layers, c->layers == 1 ? "" : "s", c->hiddens, c->heads,
                c->ffn, v->num_steps);
     print_tokens(v->typed, v->n_typed);
     printf(" => ");
     print_tokens(v->translation, v->n_translation);
     if (!isnan(v->bleu))
-        printf(", bleu %.3f", v->bleu);
+        printf(", bleu %.3f", v->bleu); /* d2l's own line */
     if (c->arch->recurrent)
-        printf("\n\nthe attention at each step t′ (the query s(t′−1), the decoder's state "
+        printf(_("\n\nthe attention at each step t′ (the query s(t′−1), the decoder's state "
                "after the\nword before; keys and values the encoder's states); rows: the "
-               "words written%s,\ncolumns: the source words read\n",
-               v->stopped_at_eos ? "\n(<eos>: the step that stopped)" : "");
+               "words written%s,\ncolumns: the source words read\n"),
+               v->stopped_at_eos ? _("\n(<eos>: the step that stopped)") : "");
     else
-        printf("\n\ncross-attention of every decoder block and head (queries from the "
+        printf(_("\n\ncross-attention of every decoder block and head (queries from the "
                "decoder,\nkeys from the encoder); rows: the words written%s,\ncolumns: the "
-               "source words read\n",
-               v->stopped_at_eos ? " (<eos>: the step that stopped)" : "");
+               "source words read\n"),
+               v->stopped_at_eos ? _(" (<eos>: the step that stopped)") : "");
     print_heads(v, v->cross, v->R, v->S, v->target, v->source, color);
     if (v->enc) {
-        printf("\nthe encoder's self-attention; rows and columns: the source words\n");
+        fputs(_("\nthe encoder's self-attention; rows and columns: the source words\n"), stdout);
         print_heads(v, v->enc, v->S, v->S, v->source, v->source, color);
-        printf("\nthe decoder's masked self-attention; rows: the words written, columns: the\n"
-               "decoder's input (<bos>, then the words); row t sees positions 0 … t\n");
+        fputs(_("\nthe decoder's masked self-attention; rows: the words written, columns: the\n"
+               "decoder's input (<bos>, then the words); row t sees positions 0 … t\n"), stdout);
         print_heads(v, v->self, v->R, v->R, v->target, v->decoder_input, color);
     }
 }
@@ -618,21 +619,21 @@ static int draw_grid(attn_image *img, const translate_view *v, const grid_spec *
     heat_figure fig;
     int rc = -1;
     if (!panels || !titles || !rt_buf || !row_titles) {
-        snprintf(err, errlen, "out of memory");
+        snprintf(err, errlen, "%s", _("out of memory"));
         goto done;
     }
     for (size_t l = 0; l < L; l++) {
         if (bahdanau)
-            snprintf(rt_buf[l], sizeof rt_buf[l], "%s (query: the previous state)", g->name);
+            snprintf(rt_buf[l], sizeof rt_buf[l], _("%s (query: the previous state)"), g->name);
         else
-            snprintf(rt_buf[l], sizeof rt_buf[l], "%s, block %zu", g->name, l + 1);
+            snprintf(rt_buf[l], sizeof rt_buf[l], _("%s, block %zu"), g->name, l + 1);
         row_titles[l] = rt_buf[l];
         for (size_t h = 0; h < NH; h++) {
             const size_t k = l * NH + h;
             if (bahdanau)
-                snprintf(titles[k], sizeof titles[k], "Bahdanau attention");
+                snprintf(titles[k], sizeof titles[k], "%s", _("Bahdanau attention"));
             else
-                snprintf(titles[k], sizeof titles[k], "Head %zu", h + 1);
+                snprintf(titles[k], sizeof titles[k], _("Head %zu"), h + 1);
             panels[k] = (heat_panel){g->att + k * cell, g->rows, g->cols, titles[k], NULL, NULL};
         }
     }
@@ -682,10 +683,10 @@ static int write_png(const translate_view *v, const char *path, text_font *font,
                    image_stack(&all, &top, &img[2], err, sizeof err)))
         goto fail;
     if (!v->cfg.arch->has_self)
-        snprintf(what, sizeof what, "the attention of each step");
+        snprintf(what, sizeof what, "%s", _("the attention of each step"));
     else
-        snprintf(what, sizeof what, "the cross-attention%s, %zu block%s × %zu heads",
-                 n == 3 ? " and both self-attentions" : "", v->cfg.layers,
+        snprintf(what, sizeof what, _("the cross-attention%s, %zu block%s × %zu heads"),
+                 n == 3 ? _(" and both self-attentions") : "", v->cfg.layers,
                  v->cfg.layers == 1 ? "" : "s", v->cfg.heads);
     status = output_png(path, n == 3 ? &all : &img[0], rep, what);
     goto done;

@@ -27,6 +27,7 @@
 #include "seq2seq_fast.h"
 #include "seq2seq_task.h"
 #include "seq2seq_train.h"
+#include "i18n.h"
 
 #define KINDS S2S_HEAD_KINDS
 #define TIMING_REPEATS 5 /* --prune-heads: the median of 5 passes over the pairs */
@@ -192,7 +193,7 @@ static int load_model(heads_run *r)
     if (!r->model.cfg.arch->set_heads) {
         cli_error("%s: %s is %s: one attention with one head, no heads to %s", a->prune ?
                   "--prune-heads" : "--head-importance", a->input, r->model.cfg.arch->label,
-                  a->prune ? "prune" : "switch off in turn");
+                  a->prune ? _("prune") : _("switch off in turn"));
         return EXIT_USAGE;
     }
     r->L = r->model.cfg.layers;
@@ -244,7 +245,7 @@ static int check_memory(const heads_run *r)
                size_mul(r->model.total, 12 * sizeof(float), &n) ||
                size_mul(r->pairs->n, r->T, &arrays) || size_mul(arrays, 5 * sizeof(long), &arrays) ||
                size_add(n, cache, &bytes) || size_add(bytes, arrays, &bytes);
-    snprintf(what, sizeof what, "measuring the heads of %s on %zu pairs", r->a->input,
+    snprintf(what, sizeof what, _("measuring the heads of %s on %zu pairs"), r->a->input,
              r->pairs->n);
     return cli_check_mem(what, bytes, over, r->a->max_mem, NULL) ? EXIT_RUNTIME : EXIT_OK;
 }
@@ -410,35 +411,35 @@ static int prune(heads_run *r)
 static void print_pairs_line(const heads_run *r)
 {
     const translate_heads_args *a = r->a;
-    printf("model %s: Transformer encoder–decoder, %zu block%s a side, d %zu, %zu heads, "
-           "num_steps %zu\n",
+    printf(_("model %s: Transformer encoder–decoder, %zu block%s a side, d %zu, %zu heads, "
+           "num_steps %zu\n"),
            a->input, r->L, r->L == 1 ? "" : "s", r->model.cfg.hiddens, r->NH, r->T);
     if (a->data)
-        printf("pairs: %zu %s of %s\n", r->pairs->n,
-               r->pairs == &r->corpus.heldout ? "held-out pairs" : "pairs (it has no held-out "
+        printf(_("pairs: %zu %s of %s\n"), r->pairs->n,
+               r->pairs == &r->corpus.heldout ? _("held-out pairs") : "pairs (it has no held-out "
                                                                    "ones)",
                a->data);
     else
-        printf("pairs: the %zu held-out pairs of the built-in task, seed %lu (as attn train "
-               "drew them)\n",
+        printf(_("pairs: the %zu held-out pairs of the built-in task, seed %lu (as attn train "
+               "drew them)\n"),
                r->pairs->n, r->model.seed);
 }
 
 /* One kind's table: a row of ΔBLEU and a row of Δloss per block. */
 static void print_kind(const heads_run *r, int k)
 {
-    printf("\n%s (%s): each head switched off in turn\n%-17s", kind_label[k], kind_name[k], "");
+    printf(_("\n%s (%s): each head switched off in turn\n%-17s"), kind_label[k], kind_name[k], "");
     for (size_t h = 0; h < r->NH; h++) {
         char head[32];
-        snprintf(head, sizeof head, "head %zu", h + 1);
+        snprintf(head, sizeof head, _("head %zu"), h + 1);
         printf("%10s", head);
     }
     for (size_t l = 0; l < r->L; l++) {
         const size_t at = ((size_t)k * r->L + l) * r->NH;
-        printf("\n  block %-2zu ΔBLEU ", l + 1);
+        printf(_("\n  block %-2zu ΔBLEU "), l + 1);
         for (size_t h = 0; h < r->NH; h++)
             printf("  %+8.5f", r->d_bleu[at + h]);
-        printf("\n           Δloss ");
+        fputs(_("\n           Δloss "), stdout);
         for (size_t h = 0; h < r->NH; h++)
             printf("  %+8.5f", r->d_loss[at + h]);
     }
@@ -470,7 +471,7 @@ static void print_summary(const heads_run *r)
     if (!order)
         return;
     rank_heads(r, order);
-    printf("\nthe heads that matter most (ΔBLEU, Δloss):");
+    fputs(_("\nthe heads that matter most (ΔBLEU, Δloss):"), stdout);
     for (size_t i = 0; i < r->n_heads && i < 5; i++) {
         const size_t at = order[i];
         head_name(name, sizeof name, (int)(at / (r->L * r->NH)), at / r->NH % r->L, at % r->NH);
@@ -478,7 +479,7 @@ static void print_summary(const heads_run *r)
     }
     for (size_t i = 0; i < r->n_heads; i++)
         free_heads += r->d_bleu[i] >= 0.0;
-    printf("\n%zu of the %zu heads cost no BLEU when switched off alone\n", free_heads,
+    printf(_("\n%zu of the %zu heads cost no BLEU when switched off alone\n"), free_heads,
            r->n_heads);
     free(order);
 }
@@ -491,26 +492,26 @@ static void print_tokens(const heads_run *r, const int *ids, size_t n)
 
 static void print_prune(const heads_run *r)
 {
-    printf("pruned: %zu of the %zu heads (%s)\n\n", r->n_pruned, r->n_heads, r->a->prune);
-    printf("             BLEU    exact   loss     words   ms a sentence\n");
-    printf("full model   %.4f  %.3f   %.4f   %5.2f   %.3f\n", r->full.bleu, r->full.exact,
+    printf(_("pruned: %zu of the %zu heads (%s)\n\n"), r->n_pruned, r->n_heads, r->a->prune);
+    fputs(_("             BLEU    exact   loss     words   ms a sentence\n"), stdout);
+    printf(_("full model   %.4f  %.3f   %.4f   %5.2f   %.3f\n"), r->full.bleu, r->full.exact,
            r->full.loss, r->full.words, r->full.ms);
-    printf("pruned       %.4f  %.3f   %.4f   %5.2f   %.3f\n", r->cut.bleu, r->cut.exact,
+    printf(_("pruned       %.4f  %.3f   %.4f   %5.2f   %.3f\n"), r->cut.bleu, r->cut.exact,
            r->cut.loss, r->cut.words, r->cut.ms);
-    printf("difference  %+.4f %+.3f  %+.4f  %+5.2f  %+.3f\n", r->cut.bleu - r->full.bleu,
+    printf(_("difference  %+.4f %+.3f  %+.4f  %+5.2f  %+.3f\n"), r->cut.bleu - r->full.bleu,
            r->cut.exact - r->full.exact, r->cut.loss - r->full.loss, r->cut.words - r->full.words,
            r->cut.ms - r->full.ms);
-    printf("(words: a translation's, the mean; time: the median of %d passes over the pairs, "
-           "one sentence at a time)\n",
+    printf(_("(words: a translation's, the mean; time: the median of %d passes over the pairs, "
+           "one sentence at a time)\n"),
            TIMING_REPEATS);
     if (!r->a->sentence)
         return;
     printf("\n");
     for (size_t i = 0; i < r->n_typed; i++)
         printf("%s%s", i ? " " : "", r->typed[i]);
-    printf(" =>\n  full model: ");
+    fputs(_(" =>\n  full model: "), stdout);
     print_tokens(r, r->out_full, r->n_full);
-    printf("\n  pruned:     ");
+    fputs(_("\n  pruned:     "), stdout);
     print_tokens(r, r->out_cut, r->n_cut);
     printf("\n");
 }
@@ -524,8 +525,8 @@ static void print_run(const heads_run *r)
     }
     printf("the full model: BLEU %.4f, exact %.3f, loss %.4f\n", r->full.bleu, r->full.exact,
            r->full.loss);
-    printf("a head switched off: its output zeros before W_o; Δ = without it − the full "
-           "model\n");
+    fputs(_("a head switched off: its output zeros before W_o; Δ = without it − the full "
+           "model\n"), stdout);
     for (int k = 0; k < KINDS; k++)
         print_kind(r, k);
     print_summary(r);
@@ -596,7 +597,7 @@ static int write_png(const heads_run *r, FILE *rep)
         cli_error("%s: %s", r->a->png, err);
         goto done;
     }
-    snprintf(what, sizeof what, "the BLEU and the loss each head costs, %zu block%s × %zu heads",
+    snprintf(what, sizeof what, _("the BLEU and the loss each head costs, %zu block%s × %zu heads"),
              r->L, r->L == 1 ? "" : "s", r->NH);
     status = output_png(r->a->png, &all, rep, what);
 done:

@@ -11,6 +11,7 @@
 #include "page_out.h"
 #include "seq2seq.h"
 #include "seq2seq_data.h"
+#include "i18n.h"
 
 /* The words of tok (n,) joined by spaces, without a last "<eos>": a new
  * string, or NULL when out of memory. */
@@ -167,11 +168,11 @@ int translate_page_write(const char *path, const translate_page_view *v, int arg
         return EXIT_RUNTIME;
     }
     if (v->arch && strcmp(v->arch, "bahdanau") == 0)
-        snprintf(what, sizeof what, "a page of the translation's attention (Bahdanau's, its "
-                 "query s(t′−1))");
+        snprintf(what, sizeof what, "%s", _("a page of the translation's attention (Bahdanau's, its "
+                 "query s(t′−1))"));
     else
-        snprintf(what, sizeof what, "a page of the translation's attention, %zu block%s × %zu "
-                 "head%s", v->layers, v->layers == 1 ? "" : "s", v->heads,
+        snprintf(what, sizeof what, _("a page of the translation's attention, %zu block%s × %zu "
+                 "head%s"), v->layers, v->layers == 1 ? "" : "s", v->heads,
                  v->heads == 1 ? "" : "s");
     return output_page_text(path, "attn translate", data, len, rep, what);
 }

@@ -17,6 +17,7 @@
 #include "checked.h"
 #include "fmath.h"
 #include "rng.h"
+#include "i18n.h"
 
 int mha_is_masked(const mha_masks *mask, size_t b, size_t q, size_t k, size_t Nq)
 {
@@ -196,7 +197,7 @@ int mha_forward(float *out, float *weights, mha_trace *trace, const float *queri
 
     if (buffers_alloc(&bf, t, B, Nq, Nk, H, p, A, dropout)) {
         buffers_free(&bf, t);
-        snprintf(err, errlen, "out of memory for the attention buffers");
+        snprintf(err, errlen, "%s", _("out of memory for the attention buffers"));
         return -1;
     }
     /* 1. project: Q = queries·W_qᵀ, K = keys·W_kᵀ, V = values·W_vᵀ */

@@ -11,6 +11,7 @@
 
 #include "checked.h"
 #include "fmath.h"
+#include "i18n.h"
 
 static double *alloc_doubles(size_t a, size_t b, int *failed)
 {
@@ -111,7 +112,7 @@ int mha_backward(double *dqueries, double *dkeys, double *dvalues, const mha_gra
                  char *err, size_t errlen)
 {
     if (m->score != SCORE_DOT) {
-        snprintf(err, errlen, "the backward pass covers dot-product scoring only");
+        snprintf(err, errlen, "%s", _("the backward pass covers dot-product scoring only"));
         return -1;
     }
     return mha_backward_additive(dqueries, dkeys, dvalues, g, NULL, dout, weights, trace, queries,
@@ -133,15 +134,15 @@ int mha_backward_additive(double *dqueries, double *dkeys, double *dvalues, cons
 
     const size_t SA = m->score == SCORE_ADDITIVE ? m->a_W_q.weight.shape[0] : 0;
     if (SA && (!ga || !ga->da_W_q || !ga->da_W_k || !ga->da_w_v)) {
-        snprintf(err, errlen, "the additive score's backward pass needs its gradients");
+        snprintf(err, errlen, "%s", _("the additive score's backward pass needs its gradients"));
         return -1;
     }
     if (!trace || !trace->Q || !trace->K || !trace->V || !trace->concat) {
-        snprintf(err, errlen, "the backward pass needs the forward trace's Q, K, V and concat");
+        snprintf(err, errlen, "%s", _("the backward pass needs the forward trace's Q, K, V and concat"));
         return -1;
     }
     if (size_mul(B, Nq, &nq) || size_mul(B, Nk, &nk)) {
-        snprintf(err, errlen, "the attention buffers are too large");
+        snprintf(err, errlen, "%s", _("the attention buffers are too large"));
         return -1;
     }
     double *dconcat = alloc_doubles(nq, H, &failed); /* (B, Nq, H) */
@@ -156,7 +157,7 @@ int mha_backward_additive(double *dqueries, double *dkeys, double *dvalues, cons
     double *dqa = alloc_doubles(Nq, SA, &failed); /* (Nq, A) */
     double *dka = alloc_doubles(Nk, SA, &failed); /* (Nk, A) */
     if (failed) {
-        snprintf(err, errlen, "out of memory for the attention gradients");
+        snprintf(err, errlen, "%s", _("out of memory for the attention gradients"));
         goto done;
     }
 

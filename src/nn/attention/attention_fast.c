@@ -69,6 +69,7 @@
 #include "cores.h"
 #include "fmath.h"
 #include "lanes.h"
+#include "i18n.h"
 
 /* A register tile of MR × NR outputs: with AVX-512's 32 vector registers
  * of 16 floats, 6 × 32 (12 registers of sums); with AVX2's 16 registers of
@@ -947,12 +948,12 @@ static kept_block *take_buffers(fast_buffers *f, mha_job *job, size_t wp_floats,
     if (!c.too_large)
         carve_all(&c, f, job, wp_floats, threads);
     if (c.too_large) {
-        snprintf(err, errlen, "the attention buffers are too large");
+        snprintf(err, errlen, "%s", _("the attention buffers are too large"));
         return NULL;
     }
     block = block_take(c.off);
     if (!block) {
-        snprintf(err, errlen, "out of memory for the attention buffers");
+        snprintf(err, errlen, "%s", _("out of memory for the attention buffers"));
         return NULL;
     }
     c.base = (char *)block->align + (64 - (uintptr_t)block->align % 64) % 64;
@@ -1053,7 +1054,7 @@ int mha_forward_fast(float *out, float *weights, const float *queries, const flo
     proj_set qkv_set, o_set;
 
     if (m->score != SCORE_DOT) {
-        snprintf(err, errlen, "the fast path does dot-product scoring only");
+        snprintf(err, errlen, "%s", _("the fast path does dot-product scoring only"));
         return -1;
     }
     /* the sizes of every buffer, checked, then one block for them all */

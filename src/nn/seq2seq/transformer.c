@@ -20,20 +20,21 @@
 #include "posenc.h"
 #include "rng.h"
 #include "transformer_fast.h"
+#include "i18n.h"
 
 /* What seq2seq.c's s2s_config_check leaves to the architecture. */
 static int tfm_config_check(const s2s_config *cfg, char *err, size_t errlen)
 {
     if (cfg->ffn < 1) {
-        snprintf(err, errlen, "the Transformer's FFN needs at least 1 hidden unit");
+        snprintf(err, errlen, "%s", _("the Transformer's FFN needs at least 1 hidden unit"));
         return -1;
     }
     if (!(cfg->dropout >= 0.0 && cfg->dropout < 1.0)) {
-        snprintf(err, errlen, "dropout %g is not in [0, 1)", cfg->dropout);
+        snprintf(err, errlen, _("dropout %g is not in [0, 1)"), cfg->dropout);
         return -1;
     }
     if (cfg->rnn != S2S_RNN_GRU || cfg->score != S2S_SCORE_ADDITIVE) {
-        snprintf(err, errlen, "the Transformer has no recurrent layers and no additive score");
+        snprintf(err, errlen, "%s", _("the Transformer has no recurrent layers and no additive score"));
         return -1;
     }
     return 0;
@@ -139,7 +140,7 @@ static int tfm_alloc(s2s_model *m, char *err, size_t errlen)
     const size_t d = cfg->hiddens, L = cfg->layers;
     tfm_model *net = m->net = calloc(1, sizeof *net);
     if (!net) {
-        snprintf(err, errlen, "out of memory for the model");
+        snprintf(err, errlen, "%s", _("out of memory for the model"));
         return -1;
     }
     net->enc_cfg = encoder_config(cfg);
@@ -281,7 +282,7 @@ static int tfm_cache_alloc(s2s_cache *c, const s2s_model *m, char *err, size_t e
     }
     if (failed) {
         s2s_cache_free(c);
-        snprintf(err, errlen, "out of memory for a batch of %zu pairs of %zu and %zu positions",
+        snprintf(err, errlen, _("out of memory for a batch of %zu pairs of %zu and %zu positions"),
                  Bmax, Ts_max, Tt_max);
         return -1;
     }
@@ -362,7 +363,7 @@ int tfm_encode(const s2s_model *m, s2s_cache *c, const int *src, const long *src
     const float *x = tc->Xs;
 
     if (B > c->Bmax || Ts > c->Ts_max) {
-        snprintf(err, errlen, "%zu sources of %zu positions exceed the cache's %zu × %zu", B, Ts,
+        snprintf(err, errlen, _("%zu sources of %zu positions exceed the cache's %zu × %zu"), B, Ts,
                  c->Bmax, c->Ts_max);
         return -1;
     }
@@ -439,8 +440,8 @@ int tfm_dec_block_forward(const s2s_model *m, s2s_cache *c, size_t l, const floa
                   const float *enc, size_t Ts, const long *src_lens, char *err, size_t errlen)
 {
     if (l >= m->cfg.layers || B > c->Bmax || Tt > c->Tt_max || Ts > c->Ts_max) {
-        snprintf(err, errlen, "decoder block %zu on %zu × %zu against %zu positions exceeds the "
-                 "model's %zu blocks or the cache's %zu × %zu, %zu", l, B, Tt, Ts,
+        snprintf(err, errlen, _("decoder block %zu on %zu × %zu against %zu positions exceeds the "
+                 "model's %zu blocks or the cache's %zu × %zu, %zu"), l, B, Tt, Ts,
                  m->cfg.layers, c->Bmax, c->Tt_max, c->Ts_max);
         return -1;
     }
@@ -459,7 +460,7 @@ int tfm_decode(const s2s_model *m, s2s_cache *c, const int *dec_in, const long *
     const float *enc = tfm_enc_out(c, m), *x = tc->Xt;
 
     if (Tt > c->Tt_max) {
-        snprintf(err, errlen, "%zu target positions exceed the cache's %zu", Tt, c->Tt_max);
+        snprintf(err, errlen, _("%zu target positions exceed the cache's %zu"), Tt, c->Tt_max);
         return -1;
     }
     c->Tt = Tt;
@@ -691,7 +692,7 @@ int tfm_greedy(const s2s_model *m, const int *src, long src_len, size_t Ts, int 
     if (cross) {
         if (size_mul(m->cfg.layers, m->cfg.heads, &cells) || size_mul(cells, max_len, &cells) ||
             size_mul(cells, Ts, &cells)) {
-            snprintf(err, errlen, "the cross-attention of %zu steps is too large", max_len);
+            snprintf(err, errlen, _("the cross-attention of %zu steps is too large"), max_len);
             return -1;
         }
         memset(cross, 0, cells * sizeof *cross);
@@ -702,7 +703,7 @@ int tfm_greedy(const s2s_model *m, const int *src, long src_len, size_t Ts, int 
         return -1;
     dec_in = calloc(max_len, sizeof *dec_in);
     if (!dec_in) {
-        snprintf(err, errlen, "out of memory for %zu decoding steps", max_len);
+        snprintf(err, errlen, _("out of memory for %zu decoding steps"), max_len);
         goto done;
     }
     /* 1. the encoder runs once on the source */

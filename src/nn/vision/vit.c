@@ -15,6 +15,7 @@
 #include "fmath.h"
 #include "layers.h"
 #include "rng.h"
+#include "i18n.h"
 
 double vit_gelu(double x)
 {
@@ -59,25 +60,25 @@ const char *vit_config_check(const vit_config *c, char *buf, size_t buflen)
 {
     if (c->channels == 0 || c->img == 0 || c->patch == 0 || c->hiddens == 0 || c->ffn == 0 ||
         c->heads == 0 || c->layers == 0 || c->classes == 0) {
-        snprintf(buf, buflen, "every size of the model must be at least 1");
+        snprintf(buf, buflen, "%s", _("every size of the model must be at least 1"));
         return buf;
     }
     if (c->img % c->patch != 0) {
-        snprintf(buf, buflen, "the patch %zu does not divide the image side %zu", c->patch,
+        snprintf(buf, buflen, _("the patch %zu does not divide the image side %zu"), c->patch,
                  c->img);
         return buf;
     }
     if (c->hiddens % c->heads != 0) {
-        snprintf(buf, buflen, "the %zu heads do not divide the width %zu", c->heads,
+        snprintf(buf, buflen, _("the %zu heads do not divide the width %zu"), c->heads,
                  c->hiddens);
         return buf;
     }
     if (c->layers > VIT_MAX_LAYERS) {
-        snprintf(buf, buflen, "at most %d blocks", VIT_MAX_LAYERS);
+        snprintf(buf, buflen, _("at most %d blocks"), VIT_MAX_LAYERS);
         return buf;
     }
     if (!(c->dropout >= 0 && c->dropout < 1)) {
-        snprintf(buf, buflen, "the dropout must be in [0, 1)");
+        snprintf(buf, buflen, "%s", _("the dropout must be in [0, 1)"));
         return buf;
     }
     return NULL;
@@ -235,7 +236,7 @@ int vit_init(vit_model *m, const vit_config *cfg, unsigned long long seed, char 
     m->params = calloc(4 + 12 * cfg->layers + 4, sizeof *m->params);
     if (m->blks == NULL || m->params == NULL) {
         vit_free(m);
-        snprintf(err, errlen, "out of memory for the model");
+        snprintf(err, errlen, "%s", _("out of memory for the model"));
         return -1;
     }
     if (vit_alloc(m, err, errlen) != 0) {
