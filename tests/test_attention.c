@@ -28,13 +28,12 @@
 
 /* Compare got with the nested array want of n numbers; returns the largest
  * difference and counts elements outside the tolerance in *bad. */
-static double compare(const float *got, const cJSON *want, size_t n, int *bad, const char *what,
-                      const char *name)
+static double compare_values(const float *gotf, const double *gotd, const cJSON *want, size_t n,
+                             int *bad, const char *what, const char *name)
 {
     tensor t;
     char err[256];
     double worst = 0.0;
-    size_t i;
     if (json_get_tensor(want, what, 1, 4, &t, err, sizeof err)) {
         fprintf(stderr, "%s: %s\n", name, err);
         (*bad)++;
@@ -46,18 +45,22 @@ static double compare(const float *got, const cJSON *want, size_t n, int *bad, c
         tensor_free(&t);
         return INFINITY;
     }
-    for (i = 0; i < n; i++) {
-        double d = fabs((double)got[i] - t.data[i]);
+    for (size_t i = 0; i < n; i++) {
+        const double got = gotf ? (double)gotf[i] : gotd[i];
+        double d = fabs(got - t.data[i]);
         if (d > worst)
             worst = d;
-        if (!(d <= 1e-5 + 1e-4 * fabs(t.data[i]))) {
-            if ((*bad)++ < 5)
-                fprintf(stderr, "%s: %s[%zu] = %.9g, torch %.9g\n", name, what, i, got[i],
-                        t.data[i]);
-        }
+        if (!(d <= 1e-5 + 1e-4 * fabs(t.data[i])) && (*bad)++ < 5)
+            fprintf(stderr, "%s: %s[%zu] = %.9g, torch %.9g\n", name, what, i, got, t.data[i]);
     }
     tensor_free(&t);
     return worst;
+}
+
+static double compare(const float *got, const cJSON *want, size_t n, int *bad, const char *what,
+                      const char *name)
+{
+    return compare_values(got, NULL, want, n, bad, what, name);
 }
 
 /* Run pr: out (B, Nq, H), weights (B, NH, Nq, Nk), both malloc'd. */
@@ -224,30 +227,10 @@ static int test_fixture(const char *dir, const char *file)
 static double compare_grad(const double *got, size_t n, const cJSON *grads, const char *name,
                            const char *file, int *bad)
 {
-    tensor t;
-    char err[256];
-    double worst = 0.0;
-    if (json_get_tensor(cJSON_GetObjectItemCaseSensitive(grads, name), name, 1, 4, &t, err,
-                        sizeof err)) {
-        fprintf(stderr, "%s: %s\n", file, err);
-        (*bad)++;
-        return INFINITY;
-    }
-    if (t.size != n) {
-        fprintf(stderr, "%s: d %s has %zu numbers, attn made %zu\n", file, name, t.size, n);
-        (*bad)++;
-        tensor_free(&t);
-        return INFINITY;
-    }
-    for (size_t i = 0; i < n; i++) {
-        double d = fabs(got[i] - t.data[i]);
-        if (d > worst)
-            worst = d;
-        if (!(d <= 1e-5 + 1e-4 * fabs(t.data[i])) && (*bad)++ < 5)
-            fprintf(stderr, "%s: d %s[%zu] = %.9g, torch %.9g\n", file, name, i, got[i], t.data[i]);
-    }
-    tensor_free(&t);
-    return worst;
+    char what[96];
+    snprintf(what, sizeof what, "d %s", name);
+    return compare_values(NULL, got, cJSON_GetObjectItemCaseSensitive(grads, name), n, bad, what,
+                          file);
 }
 
 static double *zeros(size_t n)

@@ -25,6 +25,24 @@ static double *alloc_doubles(size_t a, size_t b, int *failed)
     return p;
 }
 
+/* One side of additive scoring's projection, in double: for each of the
+ * rows of X (rows, H), its head's columns x (p,) from col,
+ *   y[r] (A,) = W · x,  W (A, p);  dy[r] zeroed. */
+static void additive_rows(double *y, double *dy, const float *X, const float *W, size_t rows,
+                          size_t H, size_t col, size_t A, size_t p)
+{
+    for (size_t r = 0; r < rows; r++) {
+        const float *x = X + r * H + col; /* (p,) */
+        for (size_t a = 0; a < A; a++) {
+            double s = 0.0;
+            for (size_t c = 0; c < p; c++)
+                s += (double)W[a * p + c] * x[c];
+            y[r * A + a] = s;
+            dy[r * A + a] = 0.0;
+        }
+    }
+}
+
 /* Additive scoring, head h (columns col … col+p−1) of example b:
  *   qa (Nq, A) = Q_h · a_W_qᵀ,  ka (Nk, A) = K_h · a_W_kᵀ
  * recomputed in double from the forward trace; dqa, dka zeroed. */
@@ -33,27 +51,8 @@ static void additive_project(double *qa, double *ka, double *dqa, double *dka,
                              size_t Nq, size_t Nk, size_t A)
 {
     const size_t H = m->num_hiddens, p = H / m->num_heads;
-    const float *Wq = m->a_W_q.weight.data, *Wk = m->a_W_k.weight.data; /* (A, p) */
-    for (size_t q = 0; q < Nq; q++) {
-        const float *x = trace->Q + (b * Nq + q) * H + col; /* (p,) Q_h[q] */
-        for (size_t a = 0; a < A; a++) {
-            double s = 0.0;
-            for (size_t c = 0; c < p; c++)
-                s += (double)Wq[a * p + c] * x[c];
-            qa[q * A + a] = s;
-            dqa[q * A + a] = 0.0;
-        }
-    }
-    for (size_t k = 0; k < Nk; k++) {
-        const float *x = trace->K + (b * Nk + k) * H + col; /* (p,) K_h[k] */
-        for (size_t a = 0; a < A; a++) {
-            double s = 0.0;
-            for (size_t c = 0; c < p; c++)
-                s += (double)Wk[a * p + c] * x[c];
-            ka[k * A + a] = s;
-            dka[k * A + a] = 0.0;
-        }
-    }
+    additive_rows(qa, dqa, trace->Q + b * Nq * H, m->a_W_q.weight.data, Nq, H, col, A, p);
+    additive_rows(ka, dka, trace->K + b * Nk * H, m->a_W_k.weight.data, Nk, H, col, A, p);
 }
 
 /* score = Σ_a w_v[a] · tanh(qa[a] + ka[a]), d score = ds:
@@ -72,6 +71,25 @@ static void additive_score_backward(double *dqa, double *dka, double *dw_v, cons
     }
 }
 
+/* additive_rows backward: y = W · x for each row,
+ *   dW (A, p) += dyᵀ · X_h,  dX_h (rows, p) += dy · W. */
+static void additive_rows_backward(double *dX, double *dW, const double *dy, const float *X,
+                                   const float *W, size_t rows, size_t H, size_t col, size_t A,
+                                   size_t p)
+{
+    for (size_t r = 0; r < rows; r++) {
+        const float *x = X + r * H + col; /* (p,) */
+        double *dx = dX + r * H + col;    /* (p,) */
+        for (size_t a = 0; a < A; a++) {
+            const double d = dy[r * A + a];
+            for (size_t c = 0; c < p; c++) {
+                dW[a * p + c] += d * x[c];
+                dx[c] += d * W[a * p + c];
+            }
+        }
+    }
+}
+
 /* qa = Q_h · a_W_qᵀ:  da_W_q (A, p) += dqaᵀ · Q_h,  dQ_h (Nq, p) += dqa · a_W_q;
  * and the same for ka and K_h. */
 static void additive_project_backward(double *dQ, double *dK, const mha_additive_grads *g,
@@ -80,29 +98,10 @@ static void additive_project_backward(double *dQ, double *dK, const mha_additive
                                       size_t Nk, size_t A)
 {
     const size_t H = m->num_hiddens, p = H / m->num_heads;
-    const float *Wq = m->a_W_q.weight.data, *Wk = m->a_W_k.weight.data; /* (A, p) */
-    for (size_t q = 0; q < Nq; q++) {
-        const float *x = trace->Q + (b * Nq + q) * H + col; /* (p,) Q_h[q] */
-        double *dx = dQ + (b * Nq + q) * H + col;           /* (p,) */
-        for (size_t a = 0; a < A; a++) {
-            const double d = dqa[q * A + a];
-            for (size_t c = 0; c < p; c++) {
-                g->da_W_q[a * p + c] += d * x[c];
-                dx[c] += d * Wq[a * p + c];
-            }
-        }
-    }
-    for (size_t k = 0; k < Nk; k++) {
-        const float *x = trace->K + (b * Nk + k) * H + col; /* (p,) K_h[k] */
-        double *dx = dK + (b * Nk + k) * H + col;           /* (p,) */
-        for (size_t a = 0; a < A; a++) {
-            const double d = dka[k * A + a];
-            for (size_t c = 0; c < p; c++) {
-                g->da_W_k[a * p + c] += d * x[c];
-                dx[c] += d * Wk[a * p + c];
-            }
-        }
-    }
+    additive_rows_backward(dQ + b * Nq * H, g->da_W_q, dqa, trace->Q + b * Nq * H,
+                           m->a_W_q.weight.data, Nq, H, col, A, p);
+    additive_rows_backward(dK + b * Nk * H, g->da_W_k, dka, trace->K + b * Nk * H,
+                           m->a_W_k.weight.data, Nk, H, col, A, p);
 }
 
 int mha_backward(double *dqueries, double *dkeys, double *dvalues, const mha_grads *g,
