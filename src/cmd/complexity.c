@@ -195,17 +195,16 @@ _Static_assert(MAX_SWEEP <= CX_MAX_SWEEP && MAX_REPS <= CX_MAX_REPS,
                "--sweep and --reps within what cx_measure holds");
 
 /* "13 layers" / "1 layer" / "99 steps" */
-static const char *plural(size_t v, const char *unit)
+/* "50 layers" or "99 steps": a row's measured path in the reader's
+ * language (row->unit, "layers" or "steps", is JSON's word). */
+static const char *path_count(const cx_row *row)
 {
-    static char buf[4][24];
+    static char buf[4][48];
     static int next;
     char *b = buf[next++ % 4];
-    size_t len = strlen(unit);
-    if (v == 1 && len > 1 && unit[len - 1] == 's')
-        snprintf(b, sizeof buf[0], "%zu %.*s", v, (int)(len - 1), unit);
-    else
-        snprintf(b, sizeof buf[0], "%zu %s", v, unit);
-    return b;
+    if (strcmp(row->unit, "steps") == 0)
+        return cli_count(b, sizeof buf[0], "%zu step", "%zu steps", row->path_measured);
+    return cli_count(b, sizeof buf[0], "%zu layer", "%zu layers", row->path_measured);
 }
 
 /* cx_table_build for the options; 0 or an exit status, the error printed. */
@@ -314,13 +313,13 @@ static void print_table(FILE *out, const cx_table *t)
     fprintf(out, "%s\n", _("measured"));
     for (size_t i = 0; i < NLAYERS; i++) {
         const cx_row *row = &t->rows[order[i]];
-        put_padded(out, row->name, 32);
+        put_padded(out, row->label, 32);
         put_padded(out, row->complexity, 11);
         fprintf(out, "%13s   ", grouped(row->macs));
         put_padded(out, row->sequential, 8);
         fprintf(out, "%8zu   ", row->sequential_n);
         put_padded(out, row->path, 12);
-        fprintf(out, "%s\n", plural(row->path_measured, row->unit));
+        fprintf(out, "%s\n", path_count(row));
     }
 
     print_counts(out, t);
@@ -337,8 +336,8 @@ static void print_table(FILE *out, const cx_table *t)
     for (size_t i = 0; i < NLAYERS; i++) {
         const cx_row *row = &t->rows[order[i]];
         fputs("  ", out);
-        put_padded(out, row->name, 30);
-        put_padded(out, plural(row->path_measured, row->unit), 12);
+        put_padded(out, row->label, 30);
+        put_padded(out, path_count(row), 12);
         if (order[i] == ATTN)
             snprintf(buf, sizeof buf, "%zu", row->path_formula);
         else
@@ -346,7 +345,7 @@ static void print_table(FILE *out, const cx_table *t)
         put_padded(out, buf, 22);
         snprintf(buf, sizeof buf, "%s = %.3g", row->path, row->path_big_o);
         put_padded(out, buf, 20);
-        fprintf(out, "%.3g%s\n", row->stack_macs, order[i] == RNN ? " (one layer)" : "");
+        fprintf(out, "%.3g%s\n", row->stack_macs, order[i] == RNN ? _(" (one layer)") : "");
     }
 }
 
@@ -411,7 +410,7 @@ static const char *measured_label(const cx_measurement *me, int layer)
     static char buf[40];
     if (layer != RESTRICTED)
         return cx_layer_label((cx_layer)layer);
-    snprintf(buf, sizeof buf, "restricted, r = %zu", me->r);
+    snprintf(buf, sizeof buf, _("restricted, r = %zu"), me->r);
     return buf;
 }
 
@@ -421,11 +420,13 @@ static void print_measurement(FILE *out, const cx_measurement *me)
                                                       "O(r·n·d)"};
 
     fprintf(out, _("\nMeasured: %s time of one forward pass on random input, d = %zu, k = %zu, "
-                 "r = %zu,\nmedian of %zu repetitions\n"), me->clock == CPU ? "CPU" : "wall-clock",
+                 "r = %zu,\nmedian of %zu repetitions\n"), me->clock == CPU ? "CPU" : _("wall-clock"),
             me->d, me->k, me->r, me->reps);
     fprintf(out, "%9s", "n");
-    for (int layer = 0; layer < NMEASURED; layer++)
-        fprintf(out, "  %18s", measured_label(me, layer));
+    for (int layer = 0; layer < NMEASURED; layer++) {
+        fputs("  ", out);
+        term_put_field(out, measured_label(me, layer), 18, 1);
+    }
     fputc('\n', out);
     for (size_t i = 0; i < me->m; i++) {
         fprintf(out, "%9zu", me->n[i]);
@@ -435,12 +436,20 @@ static void print_measurement(FILE *out, const cx_measurement *me)
     }
     fprintf(out, _("\nGrowth exponent in n: least-squares slope of log time against log n "
                  "over n = %zu … %zu\n"), me->n[me->fit_from], me->n[me->m - 1]);
-    fprintf(out, "  %-22s%10s%11s%14s%8s\n", "layer", "CPU time", "wall time", "exact counts",
-            "theory");
-    for (int layer = 0; layer < NMEASURED; layer++)
-        fprintf(out, "  %-22s%10.2f%11.2f%14.2f%8.0f   %s\n", measured_label(me, layer),
+    fputs("  ", out);
+    term_put_field(out, _("layer"), 22, 0);
+    term_put_field(out, _("CPU time"), 10, 1);
+    term_put_field(out, _("wall time"), 11, 1);
+    term_put_field(out, _("exact counts"), 14, 1);
+    term_put_field(out, _("theory"), 8, 1);
+    fputc('\n', out);
+    for (int layer = 0; layer < NMEASURED; layer++) {
+        fputs("  ", out);
+        term_put_field(out, measured_label(me, layer), 22, 0);
+        fprintf(out, "%10.2f%11.2f%14.2f%8.0f   %s\n",
                 me->slope[CPU][layer], me->slope[WALL][layer], me->count_slope[layer],
                 theory_slope[layer], complexity[layer]);
+    }
     fputs(_("(exact counts: the same fit on the multiply-adds, which self-attention's "
                  "3·n·d²\nprojections pull below 2; wall time also counts waiting for a core "
                  "on a busy machine)\n"), out);
@@ -480,8 +489,8 @@ static int png_file(const char *path, const cx_measurement *me, text_font *font,
     fig.series = series;
     fig.nseries = NMEASURED;
     fig.title = title;
-    fig.xlabel = "sequence length n";
-    fig.ylabel = me->clock == CPU ? "CPU seconds per pass" : "seconds per pass";
+    fig.xlabel = _("sequence length n");
+    fig.ylabel = me->clock == CPU ? _("CPU seconds per pass") : _("seconds per pass");
     fig.logx = 1;
     fig.logy = 1;
     fig.width = 900;

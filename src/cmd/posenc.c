@@ -547,7 +547,7 @@ static int rope_png(const struct posenc_args *a, float *S, text_font *font, FILE
              posenc_layout_name(a->layout));
     snprintf(what, sizeof what, _("heatmap of the RoPE scores S, %zu × %zu"), N, N);
     /* the colour scale is the scores' own range, within −1 … 1 */
-    return heatmap_file(a->png, &panel, title, "Key position n", "Query position m", a->cmap, NAN,
+    return heatmap_file(a->png, &panel, title, _("Key position n"), _("Query position m"), a->cmap, NAN,
                         NAN, font, rep, what);
 }
 

@@ -14,6 +14,7 @@
  * before use (font_file.c); fonts are found with fontconfig (font_find.c).
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -432,12 +433,28 @@ static void draw_glyph(attn_image *img, text_font *font, int face, int glyph,
     }
 }
 
+/* ATTN_FIGURE_TEXT=FILE: every text a figure draws appended to FILE, a
+ * line each, so that a test can read what a PNG says (the language check
+ * of tests/cli/i18n_poison.py). Unset, nothing is written. */
+static void log_figure_text(const char *s)
+{
+    const char *path = getenv("ATTN_FIGURE_TEXT");
+    if (path == NULL || *path == '\0')
+        return;
+    FILE *f = fopen(path, "a");
+    if (f == NULL)
+        return;
+    fprintf(f, "%s\n", s);
+    fclose(f);
+}
+
 void text_draw(attn_image *img, text_font *font, double px, const char *s,
                double x, double y, text_halign halign, text_valign valign,
                text_dir dir, attn_rgb color)
 {
     if (s == NULL || *s == '\0')
         return;
+    log_figure_text(s);
     /* Start of the pen along the baseline. */
     double width = text_width(font, px, s);
     double u = dir == TEXT_HORIZONTAL ? x : -y;

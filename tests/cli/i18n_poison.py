@@ -193,3 +193,70 @@ def group_i18n_poison(tmp):
             left = leftovers(stream.decode("utf-8", "replace"))
             check(not left, "attn %s: English on %s outside gettext: %r"
                   % (" ".join(args), name, left[:8]))
+
+    _check_figures(exe, env, tmp)
+
+
+# The figures' words (ATTN_FIGURE_TEXT: every text a PNG draws, a line
+# each). What stays English in a figure: the axis labels the book's code
+# writes, the book's legends and class names, option values (kernels,
+# methods, tasks) and the inputs' own tokens; everything else attn writes
+# itself follows the language (SPEC §17).
+FIGURE_KEEP = [r"^(Keys|Queries|Key positions|Query positions|Row \(position\)|"
+               r"Column \(encoding dimension\)|Sorted training inputs|Sorted testing inputs|"
+               r"Truth|Pred|epoch|loss|x|y|DotProductAttention|AdditiveAttention)$",
+               r"\bCol \d+\b", r"\b(gaussian|boxcar|constant|epanechikov|average|parametric|"
+               r"additive|reverse|previous|induction|interleaved|concat)\b", r"\bx\d+\b", r"\b[a-zA-Z]\b",
+               r"\b(q|k|d|w|n|r|log|max)\b"]
+FIGURE_WORD = re.compile(r"[A-Za-z]{2,}")
+
+
+def figure_leftovers(lines):
+    """The figure texts that hold an English word outside gettext."""
+    bad = []
+    for line in lines:
+        t = strip_marked(line)
+        for pat in FIGURE_KEEP:
+            t = re.sub(pat, " ", t)
+        if FIGURE_WORD.search(t):
+            bad.append(line)
+    return bad
+
+
+def _figure_runs():
+    steps = "3" if common.VALGRIND else "20"
+    return [["multihead", "--png", "f.png"], ["selfattn", "--tokens", "苹果 很 好吃", "--png", "f.png"],
+            ["selfattn", "--depth", "3", "--plot", "f.png"],
+            ["selfattn", "--permute", "--png", "f.png"],
+            ["selfattn", "--scale-sweep", "--dims", "1:8", "--samples", "100", "--png", "f.png"],
+            ["posenc", "--png", "f.png"], ["posenc", "--plot", "f.png", "--cols", "6-9"],
+            ["posenc", "--rope", "--dim", "8", "--steps", "20", "--png", "f.png"],
+            ["complexity", "--measure", "--n", "32", "--png", "f.png"],
+            ["pool", "--png", "f.png"], ["pool", "--sigma", "auto", "--sigma-png", "f.png"],
+            ["pool", "--method", "parametric", "--epochs", "5", "--plot", "f.png", "--weights-png", "g.png"],
+            ["pool", "--kernels-png", "f.png"], ["score", "--png", "f.png"],
+            ["heatmap", "--eye", "4", "--png", "f.png"],
+            ["train", "--task", "reverse", "--steps", steps, "--png", "f.png", "--plot", "g.png"],
+            ["train", "--task", "induction", "--steps", "3", "--png", "f.png", "--plot", "g.png"]]
+
+
+def _check_figures(exe, env, tmp):
+    check(figure_leftovers(["⟦step⟧", "Keys", "Col 6", "gaussian, σ = 1"]) == [],
+          "figures: the kept words and the wrapped ones pass")
+    check(figure_leftovers(["variance", "⟦depth⟧ (layers)"]) == ["variance", "⟦depth⟧ (layers)"],
+          "figures: a word outside gettext is found")
+    log = os.path.join(tmp, "figure-text.txt")
+    for args in _figure_runs():
+        if os.path.exists(log):
+            os.remove(log)
+        p = subprocess.run([exe, "--lang", "zh"] + args, capture_output=True, cwd=tmp, timeout=300,
+                           env=dict(env, ATTN_FIGURE_TEXT=log))
+        lines = []
+        if os.path.exists(log):
+            with open(log, encoding="utf-8") as f:
+                lines = f.read().splitlines()
+        check(p.returncode == 0 and lines, "attn %s: a figure drawn (exit %d, %d texts)"
+              % (" ".join(args), p.returncode, len(lines)))
+        left = figure_leftovers(lines)
+        check(not left, "attn %s: the figure's English outside gettext: %r"
+              % (" ".join(args), left[:8]))

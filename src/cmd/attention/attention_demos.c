@@ -406,8 +406,8 @@ static int write_permute_png(const problem *pr, const demo_permute_opts *o, cons
     fig.panels = panels;
     fig.grid_rows = 1;
     fig.grid_cols = 3;
-    fig.xlabel = "Key positions of π·X";
-    fig.ylabel = "Query positions of π·X";
+    fig.xlabel = _("Key positions of π·X");
+    fig.ylabel = _("Query positions of π·X");
     if (t || N < LABEL_POSITIONS) {
         fig.xticklabels = labels;
         fig.yticklabels = labels;
@@ -415,7 +415,7 @@ static int write_permute_png(const problem *pr, const demo_permute_opts *o, cons
     fig.cmap = o->cmap;
     fig.vmin = 0.0;
     fig.vmax = top > 0.0 ? top : 1.0; /* the largest weight: one scale for all three */
-    fig.colorbar_label = "attention weight, example 0, head 1";
+    fig.colorbar_label = _("attention weight, example 0, head 1");
     fig.font = font;
     snprintf(what, sizeof what, _("π·A·πᵀ, A(π·X) and their difference, example 0, head 1%s"),
              o->posenc ? _(", positional encoding") : "");
@@ -708,10 +708,10 @@ static int write_sweep_png(const demo_sweep_opts *o, const sweep_point *pts, siz
                                    {x, un, npts, uniform}};
         const plot_series s2[2] = {{x, vr, npts, "q·k"}, {x, vs, npts, "q·k/√d"}};
         const plot_figure f1 = {.series = s1, .nseries = 3, .title = title[0],
-                                .xlabel = xlabel, .ylabel = "largest weight",
+                                .xlabel = xlabel, .ylabel = _("largest weight"),
                                 .height = 420, .font = font};
         const plot_figure f2 = {.series = s2, .nseries = 2, .title = title[1],
-                                .xlabel = xlabel, .ylabel = "variance", .logy = 1,
+                                .xlabel = xlabel, .ylabel = _("variance"), .logy = 1,
                                 .height = 420, .font = font};
         if (plot_draw(&top, &f1, err, sizeof err) || plot_draw(&bottom, &f2, err, sizeof err)) {
             cli_error("%s: %s", o->png, err);

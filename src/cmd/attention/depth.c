@@ -184,9 +184,9 @@ static int draw_plot(attn_image *img, const struct depth_run *r, const double *x
     memset(&fig, 0, sizeof fig);
     fig.series = series;
     fig.nseries = COLLAPSE_KINDS;
-    fig.title = "one self-attention layer, applied again and again";
-    fig.xlabel = "depth (layers applied)";
-    fig.ylabel = "rank-1 residual";
+    fig.title = _("one self-attention layer, applied again and again");
+    fig.xlabel = _("depth (layers applied)");
+    fig.ylabel = _("rank-1 residual");
     fig.logy = logy;
     fig.font = font;
     return plot_draw(img, &fig, err, errlen);

@@ -77,8 +77,8 @@ static const struct section en_sections[] = {
      {"train --task translate --steps 150 --png @11.7-transformer.png"}},
 };
 
-#define TRAIN_TEXT "the notebook's training run on fra-eng prints its loss and speed"
-#define TRANSLATE_TEXT "the notebook's trained model translates its four sentences"
+#define TRAIN_TEXT N_("the notebook's training run on fra-eng prints its loss and speed")
+#define TRANSLATE_TEXT N_("the notebook's trained model translates its four sentences")
 
 static const struct cell zh_cells[] = {
     {"10.1", CELL_FIGURE, "show_heatmaps(attention_weights, xlabel='Keys', ylabel='Queries')",
@@ -136,7 +136,7 @@ static const struct cell zh_cells[] = {
     {"10.7", CELL_BOOK, "enc_attention_weights.shape", cells_enc_weights_shape, NULL,
      "attn translate --input m.json \"SENTENCE\" --all"},
     {"10.7", CELL_RUN, "dec_self_attention_weights.shape, dec_inter_attention_weights.shape",
-     NULL, "the decoder's weights have a row per step the trained model decoded",
+     NULL, N_("the decoder's weights have a row per step the trained model decoded"),
      "attn translate --input m.json \"SENTENCE\" --all"},
 };
 
@@ -403,9 +403,9 @@ static int run_section(const struct section *s, struct cells_run *run, int first
             continue;
         fputc('\n', o);
         put_header(o, c, a->seed);
-        /* a figure's words in the reader's language; the book's printouts
-           and --json as they are */
-        if (c->kind == CELL_FIGURE && c->text)
+        /* a figure's or a run's words in the reader's language; the
+           book's printouts and --json as they are */
+        if ((c->kind == CELL_FIGURE || c->kind == CELL_RUN) && c->text)
             fprintf(o, "%s\n", _(c->text));
         else if (run->outputs[i][0])
             fprintf(o, "%s\n", run->outputs[i]);

@@ -526,10 +526,9 @@ static void print_result(FILE *f, const pool_result *r, const pool_data *d,
 /* One row of the side by side: what, then each of the pair's values. */
 static void print_pair_row(FILE *f, const char *what, double a, double b)
 {
-    size_t cols = 0, bytes = strlen(what);
-    for (const char *c = what; *c; c++) /* σ: two bytes, one column */
-        cols += ((unsigned char)*c & 0xC0) != 0x80;
-    fprintf(f, "  %-*s %14.6f %14.6f\n", (int)(22 + bytes - cols), what, a, b);
+    fputs("  ", f);
+    term_put_field(f, what, 22, 0); /* by display width: σ one column, 中文 two */
+    fprintf(f, " %14.6f %14.6f\n", a, b);
 }
 
 /* --keep-self: a trained result (r) beside the same trained keeping self
@@ -538,22 +537,24 @@ static void print_keep_self(FILE *f, const pool_result *r, const pool_result *k)
 {
     char what[64];
     fprintf(f, _("\n%s: the default against --keep-self (each training point also its own "
-               "key)\n  %-22s %14s %14s\n"),
-            pool_method_names[r->method], "", "default", "keep-self");
+               "key)\n"), pool_method_names[r->method]);
+    fprintf(f, "  %22s ", "");
+    term_put_field(f, _("default"), 14, 1);
+    fprintf(f, " %14s\n", "keep-self");
     /* the loss at epochs 1, 2, 5, 10, 20, 50, … and the last */
     for (size_t e = 1, step = 0; e <= r->epochs; step++) {
-        snprintf(what, sizeof what, "epoch %zu, loss", e);
+        snprintf(what, sizeof what, _("epoch %zu, loss"), e);
         print_pair_row(f, what, r->losses[e - 1], k->losses[e - 1]);
         size_t next = step % 3 == 1 ? e / 2 * 5 : e * 2;
         e = e < r->epochs && next > r->epochs ? r->epochs : next;
     }
     if (r->method == POOL_PARAMETRIC) {
-        print_pair_row(f, "learned w", r->w, k->w);
+        print_pair_row(f, _("learned w"), r->w, k->w);
         print_pair_row(f, "σ = 1/|w|", r->w != 0.0 ? 1.0 / fabs(r->w) : INFINITY,
                        k->w != 0.0 ? 1.0 / fabs(k->w) : INFINITY);
     }
-    print_pair_row(f, "MSE against the truth", r->mse, k->mse);
-    print_pair_row(f, "mean largest weight", r->peak, k->peak);
+    print_pair_row(f, _("MSE against the truth"), r->mse, k->mse);
+    print_pair_row(f, _("mean largest weight"), r->peak, k->peak);
 }
 
 static void print_run(FILE *f, const pool_run *run)

@@ -319,14 +319,14 @@ static int loss_png(const void *arg, text_font *font, FILE *rep)
         for (size_t k = 0; k < ns; k++)
             s[k].x = x;
         if (ns == 1) /* the section's one line */
-            s[0].label = "loss (summed over the training points)";
+            s[0].label = _("loss (summed over the training points)");
         plot_figure fig;
         memset(&fig, 0, sizeof fig);
         fig.series = s;
         fig.nseries = ns;
         fig.title = ns == 1 && run->r[run->nr - 1].method == POOL_PARAMETRIC
-                        ? "parametric attention pooling: training"
-                        : "attention pooling: training (loss summed over the training points)";
+                        ? _("parametric attention pooling: training")
+                        : _("attention pooling: training (loss summed over the training points)");
         fig.xlabel = "epoch";
         fig.ylabel = "loss";
         fig.font = font;
@@ -409,9 +409,9 @@ static int sigma_png(const pool_run *run, text_font *font, FILE *rep)
     fig.series = s;
     fig.nseries = K + 1;
     fig.markers = marks;
-    fig.title = "leave-one-out error on the training points (circles: the widths chosen)";
+    fig.title = _("leave-one-out error on the training points (circles: the widths chosen)");
     fig.xlabel = "σ";
-    fig.ylabel = "leave-one-out MSE";
+    fig.ylabel = _("leave-one-out MSE");
     fig.logx = 1;
     fig.font = font;
     int status = EXIT_RUNTIME;

@@ -1057,7 +1057,12 @@ static void print_induction(const run *r)
     const size_t L = r->tr.model.cfg.layers, NH = r->tr.model.cfg.heads;
     const double *sc = r->final_scores;
     fputs(_("\nattention of each head at the second copy's positions (held-out, mean weight):\n"), stdout);
-    printf("%-16s %15s %10s\n", "", "previous token", "induction");
+    term_put_field(stdout, "", 16, 0);
+    fputc(' ', stdout);
+    term_put_field(stdout, _("previous token"), 15, 1);
+    fputc(' ', stdout);
+    term_put_field(stdout, _("induction"), 10, 1);
+    fputc('\n', stdout);
     for (size_t l = 0; l < L; l++)
         for (size_t h = 0; h < NH; h++) {
             char name[64];
@@ -1268,7 +1273,7 @@ static int write_png(const void *ctx, text_font *font, FILE *rep)
     }
     fig.vmin = NAN;
     fig.vmax = NAN;
-    fig.colorbar_label = "attention weight";
+    fig.colorbar_label = _("attention weight");
     fig.font = font;
     if (r->nprobes == 1 && L > 1)
         snprintf(what, sizeof what, _("the probe's attention at %zu steps × %zu layers × %zu heads"),
@@ -1334,29 +1339,29 @@ static int write_plot(const void *ctx, text_font *font, FILE *rep)
         return EXIT_RUNTIME;
     }
     plot_columns(r, x, scores);
-    ls = (plot_series){x, loss, n, "training loss (the batch's)"};
-    as[0] = (plot_series){x, tacc, n, "training accuracy (the batch's)"};
-    as[1] = (plot_series){x, hacc, n, "held-out accuracy"};
-    ss[0] = (plot_series){x, ind, n, L > 1 ? "best induction score (layer ≥ 2)"
-                                           : "best induction score"};
-    ss[1] = (plot_series){x, prev, n, L > 1 ? "best previous-token score (below the top)"
-                                            : "best previous-token score"};
+    ls = (plot_series){x, loss, n, _("training loss (the batch's)")};
+    as[0] = (plot_series){x, tacc, n, _("training accuracy (the batch's)")};
+    as[1] = (plot_series){x, hacc, n, _("held-out accuracy")};
+    ss[0] = (plot_series){x, ind, n, L > 1 ? _("best induction score (layer ≥ 2)")
+                                           : _("best induction score")};
+    ss[1] = (plot_series){x, prev, n, L > 1 ? _("best previous-token score (below the top)")
+                                            : _("best previous-token score")};
     memset(&f1, 0, sizeof f1);
     f1.series = &ls;
     f1.nseries = 1;
     f1.title = r->task_name;
-    f1.xlabel = "step";
+    f1.xlabel = _("step");
     f1.ylabel = "loss";
     f1.font = font;
     f2 = f1;
     f2.series = as;
     f2.nseries = r->task.heldout.n ? 2 : 1;
     f2.title = NULL;
-    f2.ylabel = "accuracy";
+    f2.ylabel = _("accuracy");
     f3 = f2;
     f3.series = ss;
     f3.nseries = 2;
-    f3.ylabel = "mean attention weight";
+    f3.ylabel = _("mean attention weight");
     if (plot_draw(&i1, &f1, err, sizeof err) || plot_draw(&i2, &f2, err, sizeof err) ||
         image_stack(scores ? &i12 : &img, &i1, &i2, err, sizeof err) ||
         (scores && (plot_draw(&i3, &f3, err, sizeof err) ||
@@ -1414,20 +1419,33 @@ static int write_outputs(const run *r, FILE *rep)
 
 /* ---- the command ------------------------------------------------------------ */
 
+/* A comparison's header: the rows' column w wide, then n names, each
+ * right-aligned in 10 columns (by display width: 中文 takes two). */
+static void print_header(int w, const char *const *names, size_t n)
+{
+    term_put_field(stdout, "", w, 0);
+    for (size_t k = 0; k < n; k++) {
+        fputc(' ', stdout);
+        term_put_field(stdout, names[k], 10, 1);
+    }
+    fputc('\n', stdout);
+}
+
 /* n runs side by side, their names' column w wide: the final loss, the
  * training and (when there is one) the held-out accuracy. */
 static void print_compared(const run *r, size_t n, int w)
 {
-    printf("%-*s", w, "final loss");
+    term_put_field(stdout, _("final loss"), w, 0);
     for (size_t k = 0; k < n; k++)
         printf(" %10.4f", r[k].final.train.loss);
-    printf("\n%-*s", w, "training accuracy");
+    printf("\n");
+    term_put_field(stdout, _("training accuracy"), w, 0);
     for (size_t k = 0; k < n; k++)
         printf(" %9.1f%%", 100.0 * r[k].final.train.accuracy);
     printf("\n");
     if (!r[0].final.has_heldout)
         return;
-    printf("%-*s", w, "held-out accuracy");
+    term_put_field(stdout, _("held-out accuracy"), w, 0);
     for (size_t k = 0; k < n; k++)
         printf(" %9.1f%%", 100.0 * r[k].final.heldout.accuracy);
     printf("\n");
@@ -1461,20 +1479,22 @@ static void print_three(const run r[3], const struct train_args *a)
 {
     printf(_("attn train: %s, %ld steps, seed %ld, the same batches and weights with each P\n"),
            r[0].task_name, r[0].tr.step, a->seed);
-    printf("%-24s %10s %10s %10s\n", "", "sinusoid", "learned", "none");
+    print_header(24, (const char *const[]){_("sinusoid"), _("learned"), _("none")}, 3);
     print_compared(r, 3, 24);
     if (r[0].final.has_heldout) {
-        printf("%-26s", "held-out ≥ 99% at step"); /* ≥: 3 bytes, 1 column */
+        /* xgettext:no-c-format */
+        term_put_field(stdout, _("held-out ≥ 99% at step"), 24, 0);
         for (int k = 0; k < 3; k++) {
             long s = step_reaching(&r[k], 0.99);
             if (s)
                 printf(" %10ld", s);
             else
-                printf(" %10s", "never");
+                fputc(' ', stdout), term_put_field(stdout, _("never"), 10, 1);
         }
         printf("\n");
     }
-    printf("%-24s %9.2fs %9.2fs %9.2fs\n", "time", r[0].seconds, r[1].seconds, r[2].seconds);
+    term_put_field(stdout, _("time"), 24, 0);
+    printf(" %9.2fs %9.2fs %9.2fs\n", r[0].seconds, r[1].seconds, r[2].seconds);
     printf(_("(at step: the first logged step, every %ld, whose held-out accuracy reached 99%%)\n"
            "Without P self-attention does not see the order: f(π·X) = π·f(X). The learned P\n"
            "starts as random vectors, one per position, and is trained with the rest.\n"),
@@ -1505,9 +1525,10 @@ static int compare_posenc(const struct train_args *a)
     } else if (status == EXIT_OK) {
         printf(_("attn train: %s, %ld steps, seed %ld, the same batches with and without P\n"),
                r[0].task_name, r[0].tr.step, a->seed);
-        printf("%-20s %10s %10s\n", "", "with P", "without P");
+        print_header(20, (const char *const[]){_("with P"), _("without P")}, 2);
         print_compared(r, 2, 20);
-        printf("%-20s %9.2fs %9.2fs\n", "time", r[0].seconds, r[1].seconds);
+        term_put_field(stdout, _("time"), 20, 0);
+        printf(" %9.2fs %9.2fs\n", r[0].seconds, r[1].seconds);
         fputs(_("Without P self-attention does not see the order: f(π·X) = π·f(X).\n"), stdout);
     }
     return compare_end(r, n, a, status, "compare_posenc");
@@ -1555,16 +1576,18 @@ static int compare_layers(const struct train_args *a)
         snprintf(h2, sizeof h2, _("%ld layers"), a->layers);
         printf(_("attn train: %s, %ld steps, seed %ld, the same batches with 1 layer and %ld\n"),
                r[0].task_name, r[0].tr.step, a->seed, a->layers);
-        printf("%-22s %10s %10s\n", "", h1, h2);
+        print_header(22, (const char *const[]){h1, h2}, 2);
         print_compared(r, 2, 22);
         if (r[0].induction) {
             size_t l, h;
-            printf("%-22s %10.2f %10.2f\n", "best induction score",
+            term_put_field(stdout, _("best induction score"), 22, 0);
+            printf(" %10.2f %10.2f\n",
                    best_induction(r[0].final_scores, 1, r[0].tr.model.cfg.heads, &l, &h),
                    best_induction(r[1].final_scores, r[1].tr.model.cfg.layers,
                                   r[1].tr.model.cfg.heads, &l, &h));
         }
-        printf("%-22s %9.2fs %9.2fs\n", "time", r[0].seconds, r[1].seconds);
+        term_put_field(stdout, _("time"), 22, 0);
+        printf(" %9.2fs %9.2fs\n", r[0].seconds, r[1].seconds);
         fputs(_("A head in layer 2 reads what a head in layer 1 wrote into each position;\n"
                "one layer sees only the tokens themselves and their positions.\n"), stdout);
         if (r[1].induction)

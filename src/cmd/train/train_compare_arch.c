@@ -33,6 +33,7 @@
 #include "page_out.h"
 #include "train_translate.h"
 #include "i18n.h"
+#include "term.h"
 
 #define CMP_BLEU 0.95 /* the held-out BLEU whose first step and seconds are read */
 #define CMP_D2L_BLOCKS 2 /* --compare-layers: d2l's Transformer's blocks a side */
@@ -49,11 +50,11 @@ typedef struct cmp_kind {
 enum { CMP_ARCH, CMP_RNN, CMP_SCORE, CMP_LAYERS };
 static const cmp_kind kinds[4] = {
     {"compare-arch", "compare_arch", {"transformer", "bahdanau"},
-     {"Transformer", "Seq2Seq with Bahdanau attention"}},
+     {"Transformer", N_("Seq2Seq with Bahdanau attention")}},
     {"compare-rnn", "compare_rnn", {"gru", "lstm"},
-     {"Seq2Seq with Bahdanau attention and GRUs", "Seq2Seq with Bahdanau attention and LSTMs"}},
+     {N_("Seq2Seq with Bahdanau attention and GRUs"), N_("Seq2Seq with Bahdanau attention and LSTMs")}},
     {"compare-score", "compare_score", {"additive", "dot"},
-     {"Seq2Seq with additive attention", "Seq2Seq with dot-product attention"}},
+     {N_("Seq2Seq with additive attention"), N_("Seq2Seq with dot-product attention")}},
     /* the labels and the runs' names are the blocks': struct cmp's */
     {"compare-layers", "compare_layers", {NULL, NULL}, {NULL, NULL}},
 };
@@ -130,7 +131,7 @@ static int run_one(struct cmp *c, int k)
         if (c->mode == CMP_SCORE)
             c->args[k].score = k;
         fprintf(stderr, _("attn train: --%s: training the %s\n"), c->kind->option,
-                c->kind->training[k]);
+                _(c->kind->training[k]));
     }
     if ((status = translation_run_train(r, &c->args[k], c->argc, c->argv)) != EXIT_OK)
         return status;
@@ -148,13 +149,17 @@ static void cell_number(char *buf, size_t n, double v, const char *fmt)
         snprintf(buf, n, fmt, v);
 }
 
-/* One row, each cell after a space (11 columns a cell; "not reached"
- * takes 12); printf pads by bytes, and "—" and "≥" are 3 bytes in 1
- * column. */
+/* One row: its name in the reader's language, 30 columns, then each
+ * cell after a space, 10 columns (wider cells push on: "not reached"),
+ * counted by display width ("—" and "≥" one column, 中文 two). */
 static void row(const char *name, const char *x, const char *y)
 {
-    printf("%-*s %*s %*s\n", 30 + (strstr(name, "≥") ? 2 : 0), name,
-           10 + (strstr(x, "—") ? 2 : 0), x, 10 + (strstr(y, "—") ? 2 : 0), y);
+    term_put_field(stdout, _(name), 30, 0);
+    fputc(' ', stdout);
+    term_put_field(stdout, x, 10, 1);
+    fputc(' ', stdout);
+    term_put_field(stdout, y, 10, 1);
+    fputc('\n', stdout);
 }
 
 /* --compare-rnn, --compare-score, --compare-layers: what both runs
@@ -195,21 +200,24 @@ static void print_table(const struct cmp *c)
     }
     printf(_("attn train: --%s, %s, %ld steps each, seed %ld\n\n"), c->kind->option,
            c->a->data ? "data" : "translate", c->run[0].tr.step, c->a->seed);
-    printf("%-30s%11s%11s\n", "", c->label[0], c->label[1]);
-    row("held-out BLEU", x[0][0], x[1][0]);
-    row("exact", x[0][1], x[1][1]);
-    row("alignment", x[0][2], x[1][2]);
-    row("BLEU ≥ 0.95 at step (s)", x[0][3], x[1][3]);
-    row("ms per step", x[0][4], x[1][4]);
+    term_put_field(stdout, "", 30, 0); /* the runs' names: 11 columns each */
+    term_put_field(stdout, c->label[0], 11, 1);
+    term_put_field(stdout, c->label[1], 11, 1);
+    fputc('\n', stdout);
+    row(N_("held-out BLEU"), x[0][0], x[1][0]);
+    row(N_("exact"), x[0][1], x[1][1]);
+    row(N_("alignment"), x[0][2], x[1][2]);
+    row(N_("BLEU ≥ 0.95 at step (s)"), x[0][3], x[1][3]);
+    row(N_("ms per step"), x[0][4], x[1][4]);
     if (c->mode == CMP_LAYERS)
-        row("parameters", x[0][8], x[1][8]);
+        row(N_("parameters"), x[0][8], x[1][8]);
     if (c->mode != CMP_ARCH) {
         print_same(c);
         return;
     }
-    row("sequential steps, training", x[0][5], x[1][5]);
-    row("sequential steps, greedy", x[0][6], x[1][6]);
-    row("layers a greedy step", x[0][7], x[1][7]);
+    row(N_("sequential steps, training"), x[0][5], x[1][5]);
+    row(N_("sequential steps, greedy"), x[0][6], x[1][6]);
+    row(N_("layers a greedy step"), x[0][7], x[1][7]);
     printf(_("\nIn training (one pair, teacher-forced), the Transformer's %zu blocks a side "
            "(2·L)\neach see every position at once; Bahdanau's GRU takes the num_steps %zu\n"
            "positions a side one after the other (2·T), each through its %zu layer%s.\n"),

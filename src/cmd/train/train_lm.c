@@ -256,26 +256,34 @@ static void lm_print_header(const lm_ctx *c)
 
 static void lm_print_table(const lm_ctx *c)
 {
-    printf("%-28s", "");
-    for (size_t k = 0; k < c->nrun; k++)
-        printf(" %12s", c->run[k].causal ? "causal" : "no mask");
-    printf("\n%-28s", "training loss");
+    term_put_field(stdout, "", 28, 0);
+    for (size_t k = 0; k < c->nrun; k++) {
+        fputc(' ', stdout);
+        term_put_field(stdout, c->run[k].causal ? _("causal") : _("no mask"), 12, 1);
+    }
+    printf("\n");
+    term_put_field(stdout, _("training loss"), 28, 0);
     for (size_t k = 0; k < c->nrun; k++)
         printf(" %12.4f", c->run[k].train.loss);
-    printf("\n%-28s", "training accuracy");
+    printf("\n");
+    term_put_field(stdout, _("training accuracy"), 28, 0);
     for (size_t k = 0; k < c->nrun; k++)
         printf(" %11.1f%%", 100.0 * c->run[k].train.accuracy);
-    printf("\n%-28s", "held-out loss");
+    printf("\n");
+    term_put_field(stdout, _("held-out loss"), 28, 0);
     for (size_t k = 0; k < c->nrun; k++)
         printf(" %12.4f", c->run[k].heldout.loss);
-    printf("\n%-28s", "held-out accuracy");
+    printf("\n");
+    term_put_field(stdout, _("held-out accuracy"), 28, 0);
     for (size_t k = 0; k < c->nrun; k++)
         printf(" %11.1f%%", 100.0 * c->run[k].heldout.accuracy);
-    printf("\n%-28s", "held-out perplexity");
+    printf("\n");
+    term_put_field(stdout, _("held-out perplexity"), 28, 0);
     for (size_t k = 0; k < c->nrun; k++)
         printf(" %12.2f", fm_exp(c->run[k].heldout.loss));
-    printf(_("\n%-28s %12.2f   (add-one counts of the training text)\n"), _("unigram perplexity"),
-           c->unigram);
+    printf("\n");
+    term_put_field(stdout, _("unigram perplexity"), 28, 0);
+    printf(_(" %12.2f   (add-one counts of the training text)\n"), c->unigram);
 }
 
 static void lm_print_samples(const lm_ctx *c)
@@ -287,7 +295,7 @@ static void lm_print_samples(const lm_ctx *c)
     for (size_t k = 0; k < c->nrun; k++) {
         printf(_("\n%s sample: %ld characters after the held-out text's first, temperature %g, "
                "seed %ld\n"),
-               c->run[k].causal ? "causal" : "no-mask", a->sample, a->temperature, a->seed);
+               c->run[k].causal ? _("causal") : _("no-mask"), a->sample, a->temperature, a->seed);
         printf("----\n");
         put_chars(stdout, &c->text, &prompt, 1);
         put_chars(stdout, &c->text, c->run[k].sample, (size_t)a->sample);
@@ -296,9 +304,9 @@ static void lm_print_samples(const lm_ctx *c)
 }
 
 /* The why of --compare-causal, one line. */
-static const char lm_why[] =
+static const char lm_why[] = N_(
     "Without the mask each position sees the next character and learns to copy it; at "
-    "generation time the future is not there, so the no-mask model cannot generate.\n";
+    "generation time the future is not there, so the no-mask model cannot generate.\n");
 
 /* ---- --json ------------------------------------------------------------ */
 
@@ -407,7 +415,7 @@ int train_lm(struct train_args *a, const opt_given *g)
             lm_print_table(&c);
             lm_print_samples(&c);
             if (c.nrun == 2)
-                printf("\n%s", lm_why);
+                printf("\n%s", _(lm_why));
         }
         if (a->json)
             status = output_json(a->json, lm_json, &c, rep, "the history, figures and samples");

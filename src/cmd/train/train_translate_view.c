@@ -179,13 +179,13 @@ static int probe_figure(attn_image *img, const translation_run *r, const heat_pa
     fig.grid_rows = grid_rows;
     fig.grid_cols = grid_cols;
     fig.row_titles = row_titles;
-    fig.xlabel = "Source words";
-    fig.ylabel = "Target words";
+    fig.xlabel = _("Source words");
+    fig.ylabel = _("Target words");
     fig.xticklabels = r->src_labels;
     fig.yticklabels = r->tgt_labels;
     fig.vmin = 0.0;
     fig.vmax = 1.0;
-    fig.colorbar_label = "cross-attention weight";
+    fig.colorbar_label = _("cross-attention weight");
     fig.font = font;
     return output_heatmap_draw(img, &fig, err, errlen);
 }
@@ -284,8 +284,8 @@ static int write_plot(const void *ctx, text_font *font, FILE *rep)
         bleu[i] = r->hist[i].bleu;
         align[i] = r->hist[i].alignment;
     }
-    ls = (plot_series){x, loss, n, "training loss (the batch's)"};
-    ss[0] = (plot_series){x, bleu, n, "held-out BLEU (greedy)"};
+    ls = (plot_series){x, loss, n, _("training loss (the batch's)")};
+    ss[0] = (plot_series){x, bleu, n, _("held-out BLEU (greedy)")};
     ss[1] = (plot_series){x, align, n,
                           !r->tr.model.cfg.arch->has_self
                               ? "alignment (the attention)"
@@ -294,14 +294,14 @@ static int write_plot(const void *ctx, text_font *font, FILE *rep)
     f1.series = &ls;
     f1.nseries = 1;
     f1.title = r->a->data ? "data" : "translate";
-    f1.xlabel = "step";
+    f1.xlabel = _("step");
     f1.ylabel = "loss";
     f1.font = font;
     f2 = f1;
     f2.title = NULL;
     f2.series = ss;
     f2.nseries = r->builtin ? 2 : 1;
-    f2.ylabel = "score";
+    f2.ylabel = _("score");
     if (plot_draw(&i1, &f1, err, sizeof err) ||
         (r->held.n && (plot_draw(&i2, &f2, err, sizeof err) ||
                        image_stack(&img, &i1, &i2, err, sizeof err)))) {

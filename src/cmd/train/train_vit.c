@@ -544,14 +544,14 @@ static int vit_confusion_png(const vit_run *r, FILE *rep)
     memset(&fig, 0, sizeof fig);
     fig.panels = &panel;
     fig.grid_rows = fig.grid_cols = 1;
-    fig.xlabel = "predicted";
-    fig.ylabel = "true";
+    fig.xlabel = _("predicted");
+    fig.ylabel = _("true");
     fig.xticklabels = idx_fashion_labels;
     fig.yticklabels = idx_fashion_labels;
     fig.cmap = cmap_find("Blues");
     fig.vmin = 0;
     fig.vmax = 1;
-    fig.colorbar_label = "share of the true class";
+    fig.colorbar_label = _("share of the true class");
     return output_heatmap(r->a->confusion_png, &fig, rep, "the confusion matrix");
 }
 

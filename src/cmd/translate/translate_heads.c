@@ -562,8 +562,8 @@ static int draw_figure(attn_image *img, const heads_run *r, const double *v, dou
     fig.panels = panels;
     fig.grid_rows = 1;
     fig.grid_cols = KINDS;
-    fig.xlabel = "Head";
-    fig.ylabel = "Block";
+    fig.xlabel = _("Head");
+    fig.ylabel = _("Block");
     fig.xticklabels = r->NH <= 64 ? xl : NULL;
     fig.yticklabels = yl;
     fig.cmap = r->a->cmap;

@@ -403,22 +403,22 @@ static const struct row_desc {
     enum path_rule path_rule;
     const char *unit;
 } row_descs[CX_NLAYERS] = {
-    [CX_CONV] = {"convolution", "convolution", "convolution, k = %zu", 'k', "O(k·n·d²)", 1, 1, 2,
+    [CX_CONV] = {"convolution", N_("convolution"), N_("convolution, k = %zu"), 'k', "O(k·n·d²)", 1, 1, 2,
                  "O(1)", 0, "O(n/k)", "⌈(n−1)/(k−1)⌉", PATH_PER_WINDOW, "layers"},
-    [CX_RNN] = {"recurrent", "recurrent", "recurrent (tanh)", 0, "O(n·d²)", 0, 1, 2, "O(n)", 1,
+    [CX_RNN] = {"recurrent", N_("recurrent"), N_("recurrent (tanh)"), 0, "O(n·d²)", 0, 1, 2, "O(n)", 1,
                 "O(n)", "n−1", PATH_LINEAR, "steps"},
-    [CX_ATTN] = {"self_attention", "self-attention", "self-attention", 0, "O(n²·d)", 0, 2, 1,
+    [CX_ATTN] = {"self_attention", N_("self-attention"), N_("self-attention"), 0, "O(n²·d)", 0, 2, 1,
                  "O(1)", 0, "O(1)", "1", PATH_ONE, "layers"},
-    [CX_RESTRICTED] = {"restricted_self_attention", "restricted", "restricted attn, r = %zu", 'r',
+    [CX_RESTRICTED] = {"restricted_self_attention", N_("restricted"), N_("restricted attn, r = %zu"), 'r',
                        "O(r·n·d)", 1, 1, 1, "O(1)", 0, "O(n/r)", "⌈(n−1)/(r−1)⌉", PATH_PER_WINDOW,
                        "layers"},
-    [CX_DILATED] = {"dilated_convolution", "dilated", "dilated conv, k = %zu", 'k', "O(k·n·d²)", 1,
+    [CX_DILATED] = {"dilated_convolution", N_("dilated"), N_("dilated conv, k = %zu"), 'k', "O(k·n·d²)", 1,
                     1, 2, "O(1)", 0, "O(log_k n)", "⌈log_%zu n⌉", PATH_LOG, "layers"},
 };
 
 const char *cx_layer_label(cx_layer layer)
 {
-    return row_descs[layer].label;
+    return _(row_descs[layer].label);
 }
 
 cx_count cx_layer_macs(cx_layer layer, size_t n, size_t d, size_t k, size_t r)
@@ -493,6 +493,7 @@ static int build_row(cx_table *t, cx_layer layer)
     cx_row *row = &t->rows[layer];
     row->key = rd->key;
     snprintf(row->name, sizeof row->name, rd->name, w);
+    snprintf(row->label, sizeof row->label, _(rd->name), w);
     row->complexity = rd->complexity;
     row->big_o = big_o_value(rd, (double)w, (double)n, (double)t->d);
     row->macs = cx_layer_macs(layer, n, t->d, t->k, t->r);

@@ -147,7 +147,8 @@ typedef enum cx_layer {
 
 typedef struct cx_row {
     const char *key;        /* JSON name: "convolution" */
-    char name[48];          /* "convolution, k = 3" */
+    char name[48];          /* "convolution, k = 3" (JSON: in every language) */
+    char label[64];         /* name in the reader's language */
     const char *complexity; /* "O(k·n·d²)" */
     double big_o;           /* the formula's value: k·n·d² */
     cx_count macs;          /* multiply-adds as implemented (layer 0 for CX_DILATED) */
