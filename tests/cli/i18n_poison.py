@@ -151,6 +151,11 @@ def _runs(tmp):
         ["train", "--task", "reverse", "--steps", "20"], ["train", "--task", "apple", "--steps", "10"],
         ["train", "--task", "induction", "--steps", "5"], ["train", "--heads", "5"],
         ["train", "--task", "translate", "--steps", "5"], ["train", "--task", "lm", "--steps", "2"],
+        ["train", "--compare-posenc", "--pos-embedding", "learned", "--steps", "5"],
+        ["train", "--task", "induction", "--compare-layers", "--steps", "3"],
+        ["train", "--task", "lm", "--compare-causal", "--steps", "2", "--sample", "20"],
+        ["train", "--task", "translate", "--compare-arch", "--steps", "3"],
+        ["pool", "--keep-self", "--method", "parametric", "--epochs", "5"],
         ["translate"], ["translate", "--input", obj, "a cat"], ["train", "--load", bad_json],
     ]
     return runs

@@ -818,7 +818,7 @@ static const char *run_label(const run *r, train_pos pos, char *buf, size_t len)
         return pos == POS_SINUSOID ? "with P" : "without P";
     if (!r->a->compare_layers)
         return NULL;
-    snprintf(buf, len, _("%ld layer%s"), r->a->layers, r->a->layers == 1 ? "" : "s");
+    cli_count(buf, len, "%zu layer", "%zu layers", (size_t)r->a->layers);
     return buf;
 }
 
@@ -933,9 +933,10 @@ static void print_percent(double v)
 static void print_summary(const run *r)
 {
     const tmodel_config *mc = &r->tr.model.cfg;
-    char layers[64] = "";
+    char layers[64] = "", count[32];
     if (tmodel_is_stack(mc))
-        snprintf(layers, sizeof layers, _("%zu layer%s%s, "), mc->layers, mc->layers == 1 ? "" : "s",
+        snprintf(layers, sizeof layers, "%s%s, ",
+                 cli_count(count, sizeof count, "%zu layer", "%zu layers", mc->layers),
                  mc->ffn ? "" : _(" (attention only)"));
     if (mc->ffn)
         snprintf(layers + strlen(layers), sizeof layers - strlen(layers), "FFN %zu, ", mc->ffn);

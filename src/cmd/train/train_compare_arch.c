@@ -171,8 +171,10 @@ static void print_same(const struct cmp *c)
         printf(_("\nBoth: d2l's Transformer, d %zu, %zu heads, FFN %zu, num_steps %zu.\n"),
                m->hiddens, m->heads, m->ffn, c->figs[0].T);
     else
-        printf(_("\nBoth: Bahdanau's model, %zu layer%s a side, d %zu, num_steps %zu, %s.\n"),
-           m->layers, m->layers == 1 ? "" : "s", m->hiddens, c->figs[0].T,
+        printf(i18n_plural("\nBoth: Bahdanau's model, %zu layer a side, d %zu, num_steps %zu, %s.\n",
+                           "\nBoth: Bahdanau's model, %zu layers a side, d %zu, num_steps %zu, %s.\n",
+                           m->layers),
+           m->layers, m->hiddens, c->figs[0].T,
            c->mode == CMP_RNN ? (m->score == S2S_SCORE_DOT ? _("the dot-product score")
                                                           : _("the additive score"))
                               : (m->rnn == S2S_RNN_LSTM ? "LSTMs" : "GRUs"));
@@ -182,7 +184,7 @@ static void print_same(const struct cmp *c)
 
 static void print_table(const struct cmp *c)
 {
-    char x[2][9][48];
+    char x[2][9][48], layers[32];
     for (int k = 0; k < 2; k++) {
         const cmp_figs *f = &c->figs[k];
         cell_number(x[k][0], sizeof x[k][0], f->bleu, "%.3f");
@@ -220,8 +222,9 @@ static void print_table(const struct cmp *c)
     row(N_("layers a greedy step"), x[0][7], x[1][7]);
     printf(_("\nIn training (one pair, teacher-forced), the Transformer's %zu blocks a side "
            "(2·L)\neach see every position at once; Bahdanau's GRU takes the num_steps %zu\n"
-           "positions a side one after the other (2·T), each through its %zu layer%s.\n"),
-           c->figs[0].L, c->figs[1].T, c->figs[1].L, c->figs[1].L == 1 ? "" : "s");
+           "positions a side one after the other (2·T), each through its %s.\n"),
+           c->figs[0].L, c->figs[1].T,
+           cli_count(layers, sizeof layers, "%zu layer", "%zu layers", c->figs[1].L));
     printf(_("In greedy translation both write one word a step (num_steps %zu at most); the\n"
            "Transformer recomputes its %zu decoder blocks over the prefix, Bahdanau takes one\n"
            "GRU step. seconds: training only (the held-out figures left out).\n"),

@@ -248,9 +248,11 @@ static void lm_print_header(const lm_ctx *c)
     printf(_("attn train --task lm: %s\n"), c->path);
     printf(_("%zu characters, %zu distinct; training the first %zu, held out the last %zu\n"),
            c->text.n, c->text.V, ntrain, c->text.n - ntrain);
-    printf(_("model: %ld block%s (d %ld, %ld heads, ffn %ld), %s, context %ld; %ld steps, "
+    char blocks[32];
+    cli_count(blocks, sizeof blocks, "%zu block", "%zu blocks", (size_t)a->layers);
+    printf(_("model: %s (d %ld, %ld heads, ffn %ld), %s, context %ld; %ld steps, "
            "batch %ld, seed %ld\n\n"),
-           a->layers, a->layers == 1 ? "" : "s", a->hiddens, a->heads, a->ffn,
+           blocks, a->hiddens, a->heads, a->ffn,
            pos[a->pos_embedding], a->length, a->steps, a->batch_size, a->seed);
 }
 

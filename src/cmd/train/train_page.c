@@ -358,8 +358,9 @@ int train_page_write(int (*write_json)(FILE *f, const void *ctx), const void *co
         }
         f = NULL;
     }
-    snprintf(what, sizeof what, _("a page of the attention at %zu step%s"), pg.runs[0].nkept,
-             pg.runs[0].nkept == 1 ? "" : "s");
+    snprintf(what, sizeof what, i18n_plural("a page of the attention at %zu step",
+                                            "a page of the attention at %zu steps", pg.runs[0].nkept),
+             pg.runs[0].nkept);
     for (size_t i = 0; i < nruns && nruns > 1; i++) /* ", A and B", ", A, B and C" */
         snprintf(what + strlen(what), sizeof what - strlen(what), "%s%s",
                  i == 0 ? ", " : i + 1 == nruns ? " and " : ", ",

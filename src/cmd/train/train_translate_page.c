@@ -308,8 +308,10 @@ static int page_object(FILE *f, const void *ctx)
 int translation_run_page_write(const translation_run *r, FILE *rep)
 {
     char what[128];
-    snprintf(what, sizeof what, _("a page of the probe's attention at %zu step%s"), r->page->nkept,
-             r->page->nkept == 1 ? "" : "s");
+    snprintf(what, sizeof what, i18n_plural("a page of the probe's attention at %zu step",
+                                            "a page of the probe's attention at %zu steps",
+                                            r->page->nkept),
+             r->page->nkept);
     return output_page_docs(r->a->html, "attn train", translation_run_write_json, r, page_object,
                             r, rep, what);
 }

@@ -38,18 +38,21 @@ static void heads_mean(float *m, const float *att, size_t l, size_t NH, size_t T
 static void print_summary(const translation_run *r)
 {
     const s2s_config *c = &r->tr.model.cfg;
-    if (c->arch->recurrent)
-        printf(_("attn train: %s, %ld steps in %.2f s, Seq2Seq with Bahdanau attention, %zu %s "
-               "layer%s a side, d %zu%s%s\n"),
-               r->a->data ? "data" : "translate", r->tr.step, r->seconds, c->layers,
-               s2s_rnn_labels[c->rnn], c->layers == 1 ? "" : "s", c->hiddens,
-               s2s_score_notes[c->score], r->a->load ? ", from --load" : "");
-    else
-        printf(_("attn train: %s, %ld steps in %.2f s, Transformer encoder–decoder, %zu block%s "
+    char layers[48];
+    if (c->arch->recurrent) {
+        snprintf(layers, sizeof layers, i18n_plural("%zu %s layer", "%zu %s layers", c->layers),
+                 c->layers, s2s_rnn_labels[c->rnn]);
+        printf(_("attn train: %s, %ld steps in %.2f s, Seq2Seq with Bahdanau attention, %s "
+               "a side, d %zu%s%s\n"),
+               r->a->data ? "data" : "translate", r->tr.step, r->seconds, layers, c->hiddens,
+               s2s_score_notes[c->score], r->a->load ? _(", from --load") : "");
+    } else {
+        cli_count(layers, sizeof layers, "%zu block", "%zu blocks", c->layers);
+        printf(_("attn train: %s, %ld steps in %.2f s, Transformer encoder–decoder, %s "
                "a side, d %zu, %zu heads, FFN %zu%s\n"),
-               r->a->data ? "data" : "translate", r->tr.step, r->seconds, c->layers,
-               c->layers == 1 ? "" : "s", c->hiddens, c->heads, c->ffn,
-               r->a->load ? ", from --load" : "");
+               r->a->data ? "data" : "translate", r->tr.step, r->seconds, layers, c->hiddens,
+               c->heads, c->ffn, r->a->load ? _(", from --load") : "");
+    }
     printf(_("final loss %.4f, training accuracy %.1f%% (teacher-forced)"), r->final_train.loss,
            100.0 * r->final_train.accuracy);
     if (r->held.n)

@@ -324,9 +324,11 @@ static int check_memory(const xlate *x)
                size_mul(att, T, &att) || size_mul(att, T, &att) ||
                size_mul(att, x->a->all ? 4 : 2, &n) || size_add(n, x->model.total, &n) ||
                size_mul(n, sizeof(float), &bytes) || size_add(bytes, cache, &bytes);
-    snprintf(what, sizeof what, _("translating with %s (num_steps %zu, %zu block%s, %zu head%s)"),
-             x->a->input, T, c->layers, c->layers == 1 ? "" : "s", c->heads,
-             c->heads == 1 ? "" : "s");
+    char blocks[32], heads[32];
+    cli_count(blocks, sizeof blocks, "%zu block", "%zu blocks", c->layers);
+    cli_count(heads, sizeof heads, "%zu head", "%zu heads", c->heads);
+    snprintf(what, sizeof what, _("translating with %s (num_steps %zu, %s, %s)"), x->a->input, T,
+             blocks, heads);
     return cli_check_mem(what, bytes, over, x->a->max_mem, NULL) ? EXIT_RUNTIME : EXIT_OK;
 }
 
@@ -558,16 +560,18 @@ static void print_heads(const translate_view *v, const float *att, size_t rows, 
 static void print_view(const translate_view *v, int color)
 {
     const s2s_config *c = &v->cfg;
-    if (c->arch->recurrent)
-        printf(_("model %s: Seq2Seq with Bahdanau attention, %zu %s layer%s a side, d %zu%s, "
-               "num_steps %zu\n"),
-               v->model_path, c->layers, s2s_rnn_labels[c->rnn], c->layers == 1 ? "" : "s",
-               c->hiddens, s2s_score_notes[c->score], v->num_steps);
-    else
-        printf(_("model %s: Transformer encoder–decoder, %zu block%s a side, d %zu, %zu "
-               "heads, FFN %zu, num_steps %zu\n"),
-               v->model_path, c->layers, c->layers == 1 ? "" : "s", c->hiddens, c->heads,
-               c->ffn, v->num_steps);
+    char layers[48];
+    if (c->arch->recurrent) {
+        snprintf(layers, sizeof layers, i18n_plural("%zu %s layer", "%zu %s layers", c->layers),
+                 c->layers, s2s_rnn_labels[c->rnn]);
+        printf(_("model %s: Seq2Seq with Bahdanau attention, %s a side, d %zu%s, num_steps %zu\n"),
+               v->model_path, layers, c->hiddens, s2s_score_notes[c->score], v->num_steps);
+    } else {
+        cli_count(layers, sizeof layers, "%zu block", "%zu blocks", c->layers);
+        printf(_("model %s: Transformer encoder–decoder, %s a side, d %zu, %zu heads, FFN %zu, "
+                 "num_steps %zu\n"),
+               v->model_path, layers, c->hiddens, c->heads, c->ffn, v->num_steps);
+    }
     print_tokens(v->typed, v->n_typed);
     printf(" => ");
     print_tokens(v->translation, v->n_translation);
@@ -685,9 +689,12 @@ static int write_png(const translate_view *v, const char *path, text_font *font,
     if (!v->cfg.arch->has_self)
         snprintf(what, sizeof what, "%s", _("the attention of each step"));
     else
-        snprintf(what, sizeof what, _("the cross-attention%s, %zu block%s × %zu heads"),
-                 n == 3 ? _(" and both self-attentions") : "", v->cfg.layers,
-                 v->cfg.layers == 1 ? "" : "s", v->cfg.heads);
+    {
+        char blocks[32];
+        cli_count(blocks, sizeof blocks, "%zu block", "%zu blocks", v->cfg.layers);
+        snprintf(what, sizeof what, _("the cross-attention%s, %s × %zu heads"),
+                 n == 3 ? _(" and both self-attentions") : "", blocks, v->cfg.heads);
+    }
     status = output_png(path, n == 3 ? &all : &img[0], rep, what);
     goto done;
 fail:

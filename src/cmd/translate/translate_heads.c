@@ -149,10 +149,12 @@ static int parse_prune(heads_run *r)
             return EXIT_USAGE;
         }
         if ((size_t)block > r->L || (size_t)head > r->NH) {
-            cli_error("--prune-heads: %.*s: %s has %zu block%s a side of %zu head%s "
-                      "(%s1.1 … %s%zu.%zu)",
-                      (int)len, s, r->a->input, r->L, r->L == 1 ? "" : "s", r->NH,
-                      r->NH == 1 ? "" : "s", kind_name[kind], kind_name[kind], r->L, r->NH);
+            char blocks[32], heads[32];
+            cli_count(blocks, sizeof blocks, "%zu block", "%zu blocks", r->L);
+            cli_count(heads, sizeof heads, "%zu head", "%zu heads", r->NH);
+            cli_error("--prune-heads: %.*s: %s has %s a side of %s (%s1.1 … %s%zu.%zu)",
+                      (int)len, s, r->a->input, blocks, heads, kind_name[kind], kind_name[kind],
+                      r->L, r->NH);
             return EXIT_USAGE;
         }
         unsigned char *at = &r->pruned[((size_t)kind * r->L + (size_t)block - 1) * r->NH +
@@ -411,9 +413,11 @@ static int prune(heads_run *r)
 static void print_pairs_line(const heads_run *r)
 {
     const translate_heads_args *a = r->a;
-    printf(_("model %s: Transformer encoder–decoder, %zu block%s a side, d %zu, %zu heads, "
-           "num_steps %zu\n"),
-           a->input, r->L, r->L == 1 ? "" : "s", r->model.cfg.hiddens, r->NH, r->T);
+    char blocks[32], heads[32];
+    cli_count(blocks, sizeof blocks, "%zu block", "%zu blocks", r->L);
+    cli_count(heads, sizeof heads, "%zu head", "%zu heads", r->NH);
+    printf(_("model %s: Transformer encoder–decoder, %s a side, d %zu, %s, num_steps %zu\n"),
+           a->input, blocks, r->model.cfg.hiddens, heads, r->T);
     if (a->data)
         printf(_("pairs: %zu %s of %s\n"), r->pairs->n,
                r->pairs == &r->corpus.heldout ? _("held-out pairs") : "pairs (it has no held-out "
@@ -597,8 +601,13 @@ static int write_png(const heads_run *r, FILE *rep)
         cli_error("%s: %s", r->a->png, err);
         goto done;
     }
-    snprintf(what, sizeof what, _("the BLEU and the loss each head costs, %zu block%s × %zu heads"),
-             r->L, r->L == 1 ? "" : "s", r->NH);
+    {
+        char blocks[32], heads[32];
+        cli_count(blocks, sizeof blocks, "%zu block", "%zu blocks", r->L);
+        cli_count(heads, sizeof heads, "%zu head", "%zu heads", r->NH);
+        snprintf(what, sizeof what, _("the BLEU and the loss each head costs, %s × %s"), blocks,
+                 heads);
+    }
     status = output_png(r->a->png, &all, rep, what);
 done:
     output_font_close(font);

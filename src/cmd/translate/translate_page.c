@@ -171,8 +171,12 @@ int translate_page_write(const char *path, const translate_page_view *v, int arg
         snprintf(what, sizeof what, "%s", _("a page of the translation's attention (Bahdanau's, its "
                  "query s(t′−1))"));
     else
-        snprintf(what, sizeof what, _("a page of the translation's attention, %zu block%s × %zu "
-                 "head%s"), v->layers, v->layers == 1 ? "" : "s", v->heads,
-                 v->heads == 1 ? "" : "s");
+    {
+        char blocks[32], heads[32];
+        cli_count(blocks, sizeof blocks, "%zu block", "%zu blocks", v->layers);
+        cli_count(heads, sizeof heads, "%zu head", "%zu heads", v->heads);
+        snprintf(what, sizeof what, _("a page of the translation's attention, %s × %s"), blocks,
+                 heads);
+    }
     return output_page_text(path, "attn translate", data, len, rep, what);
 }
