@@ -15,6 +15,7 @@
 #include "json_in.h"
 #include "layers.h"
 #include "optim.h"
+#include "rng.h"
 #include "vit.h"
 
 static size_t cfg_num(const cJSON *cfg, const char *key)
@@ -340,6 +341,101 @@ done:
     cJSON_Delete(root);
 }
 
+/* rng_uniform_at, dropout's draw (inline in rng.h): the stream's own
+ * numbers, position by position, and SplitMix64's known first output for
+ * seed 0 (0xe220a8397b1dcdaf). */
+static void test_uniform_at(void)
+{
+    rng r;
+    rng_seed(&r, 12345);
+    for (unsigned long long i = 0; i < 100; i++)
+        CHECK(rng_uniform_at(12345, i) == rng_uniform(&r));
+    CHECK(rng_uniform_at(0, 0) == (double)(0xe220a8397b1dcdafULL >> 11) * 0x1.0p-53);
+}
+
+/* The fast path (vit_fast.c) against the reference loops, at the default
+ * run's sizes (28 × 28 images, patches of 7, d 64, FFN 128, 4 heads, 2
+ * blocks) on 6 random images, without dropout and with 0.3 at every site
+ * (the same masks in both paths): the logits, the batch's loss and every
+ * parameter's gradient, to float32's precision; the attention weights
+ * that the figures read; and the sums in the same order for the same
+ * input (two runs, the same bits). */
+static void test_fast(void)
+{
+    const vit_config c = {1, 28, 7, 64, 128, 4, 2, 10, 0.3};
+    const size_t B = 6, Q = 10, img = 28 * 28;
+    vit_model m;
+    char err[256];
+    CHECK(vit_init(&m, &c, 5, err, sizeof err) == 0);
+    vit_work *w = vit_work_alloc(&m), *wf = vit_work_alloc(&m);
+    vit_fast *f = vit_fast_alloc(&m);
+    float *images = malloc(B * img * sizeof(float));
+    double *g = calloc(m.total, sizeof(double)), *gf = calloc(m.total, sizeof(double)),
+           *g2 = calloc(m.total, sizeof(double));
+    CHECK(w && wf && f && images && g && gf && g2);
+    if (!(w && wf && f && images && g && gf && g2))
+        goto done;
+    for (size_t i = 0; i < B * img; i++) /* pixels in [0, 1] */
+        images[i] = (float)((i * 2654435761u) % 1000) / 999.0f;
+    vit_fast_prepare(f, &m);
+    for (int dropped = 0; dropped < 2; dropped++) {
+        double lossr = 0, lossf = 0, worst_logit = 0, worst_w = 0;
+        memset(g, 0, m.total * sizeof(double));
+        memset(gf, 0, m.total * sizeof(double));
+        memset(g2, 0, m.total * sizeof(double));
+        for (size_t b = 0; b < B; b++) {
+            const int label = (int)(b * 3 % Q);
+            vit_drop drop = {c.dropout, dropped ? vit_drop_seed(9, 1, b) : 0};
+            float lr[16], lf[16], l2[16];
+            double dl[16];
+            CHECK(vit_forward(w, lr, &m, images + b * img, &drop, err, sizeof err) == 0);
+            vit_forward_fast(wf, lf, &m, f, images + b * img, &drop);
+            for (size_t q = 0; q < Q; q++) {
+                worst_logit = fmax(worst_logit, fabs((double)lr[q] - lf[q]));
+                CHECK_NEAR(lf[q], lr[q], 2e-5, 1e-4);
+            }
+            for (size_t l = 0; l < c.layers; l++) {
+                const float *Wr = vit_attention_weights(w, l), *Wf = vit_attention_weights(wf, l);
+                for (size_t i = 0; i < c.heads * m.T * m.T; i++)
+                    worst_w = fmax(worst_w, fabs((double)Wr[i] - Wf[i]));
+            }
+            lossr += crossentropy_forward(lr, &label, 1, Q, NULL, NULL);
+            lossf += crossentropy_forward(lf, &label, 1, Q, NULL, NULL);
+            crossentropy_backward(dl, lr, &label, 1, Q, 1.0 / (double)B);
+            CHECK(vit_backward(w, g, dl, &m, images + b * img, &drop, err, sizeof err) == 0);
+            crossentropy_backward(dl, lf, &label, 1, Q, 1.0 / (double)B);
+            vit_backward_fast(wf, gf, dl, &m, &drop);
+            /* the same input again: the same bits */
+            vit_forward_fast(wf, l2, &m, f, images + b * img, &drop);
+            CHECK(memcmp(lf, l2, Q * sizeof(float)) == 0);
+            vit_backward_fast(wf, g2, dl, &m, &drop);
+        }
+        CHECK_NEAR(lossf / (double)B, lossr / (double)B, 1e-6, 1e-5);
+        CHECK(worst_w < 1e-5);
+        double worst = 0, scale = 0;
+        for (size_t i = 0; i < m.total; i++) {
+            worst = fmax(worst, fabs(gf[i] - g[i]));
+            scale = fmax(scale, fabs(g[i]));
+            CHECK(g2[i] == gf[i]);
+        }
+        /* every gradient within 1e-4 of the largest (float32 sums of 17
+         * rows, through two blocks) */
+        CHECK(worst <= 1e-4 * scale);
+        fprintf(stderr, "fast path%s: logits within %.2g, weights within %.2g, gradients within "
+                "%.2g of the largest %.3g\n", dropped ? " (dropout 0.3)" : "", worst_logit,
+                worst_w, worst, scale);
+    }
+done:
+    vit_fast_free(f);
+    vit_work_free(w);
+    vit_work_free(wf);
+    free(images);
+    free(g);
+    free(gf);
+    free(g2);
+    vit_free(&m);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -349,5 +445,7 @@ int main(int argc, char **argv)
     test_gelu();
     test_config();
     test_torch(argv[1]);
+    test_uniform_at();
+    test_fast();
     return check_summary("vit");
 }

@@ -6,7 +6,9 @@
  *
  * A batch is cut into chunks of VIT_CHUNK images, each chunk run on a
  * thread with its own buffers and gradients, the chunks' gradients summed
- * in order: the same bits for any number of threads.
+ * in order: the same bits for any number of threads. Each image runs the
+ * fast path (nn/vision/vit_fast.c), which test_vit holds to the
+ * reference loops.
  */
 #include "train_vit.h"
 
@@ -161,11 +163,14 @@ typedef struct vit_batch {
     float **image;        /* (nchunks,) each (S·S,) */
     float *logits;        /* (n, Q) */
     double *loss;         /* (nchunks,) */
+    const vit_fast *fast; /* the fast path's weights (vit_fast.c) */
 } vit_batch;
 
 static int vit_chunk(void *ctx, size_t c, char *err, size_t errlen)
 {
     vit_batch *b = ctx;
+    (void)err; /* the fast path cannot fail: its buffers are allocated */
+    (void)errlen;
     const size_t Q = b->m->cfg.classes, lo = c * VIT_CHUNK;
     const size_t hi = lo + VIT_CHUNK < b->n ? lo + VIT_CHUNK : b->n;
     double dlogits[IDX_CLASSES];
@@ -178,15 +183,12 @@ static int vit_chunk(void *ctx, size_t c, char *err, size_t errlen)
         float *logits = b->logits + i * Q;
         vit_drop drop = {b->drop.p, b->train ? vit_drop_seed(b->drop.seed, (unsigned long long)b->step, id) : 0};
         vit_pixels(b->image[c], b->set, id);
-        if (vit_forward(b->work[c], logits, b->m, b->image[c], &drop, err, errlen) != 0)
-            return -1;
+        vit_forward_fast(b->work[c], logits, b->m, b->fast, b->image[c], &drop);
         b->loss[c] += crossentropy_forward(logits, &label, 1, Q, NULL, NULL);
         if (b->train) {
             /* the batch's mean loss: each image's gradient 1/n of its own */
             crossentropy_backward(dlogits, logits, &label, 1, Q, 1.0 / (double)b->n);
-            if (vit_backward(b->work[c], b->grads[c], dlogits, b->m, b->image[c], &drop, err,
-                             errlen) != 0)
-                return -1;
+            vit_backward_fast(b->work[c], b->grads[c], dlogits, b->m, &drop);
         }
     }
     return 0;
@@ -198,6 +200,7 @@ typedef struct vit_bufs {
     vit_work **work;
     double **grads, *sum, *loss;
     float **image, *logits;
+    vit_fast *fast;
 } vit_bufs;
 
 static void vit_bufs_free(vit_bufs *u)
@@ -216,6 +219,7 @@ static void vit_bufs_free(vit_bufs *u)
     free(u->sum);
     free(u->loss);
     free(u->logits);
+    vit_fast_free(u->fast);
     memset(u, 0, sizeof *u);
 }
 
@@ -230,7 +234,8 @@ static int vit_bufs_alloc(vit_bufs *u, const vit_model *m, size_t B)
     u->sum = calloc(m->total, sizeof(double));
     u->loss = calloc(u->nchunks, sizeof(double));
     u->logits = float_alloc(B * m->cfg.classes);
-    int bad = !u->work || !u->grads || !u->image || !u->sum || !u->loss || !u->logits;
+    u->fast = vit_fast_alloc(m);
+    int bad = !u->work || !u->grads || !u->image || !u->sum || !u->loss || !u->logits || !u->fast;
     for (size_t c = 0; c < u->nchunks && !bad; c++) {
         u->work[c] = vit_work_alloc(m);
         u->grads[c] = calloc(m->total, sizeof(double));
@@ -254,7 +259,8 @@ static int vit_run_batch(vit_bufs *u, const vit_model *m, const idx_set *set,
 {
     char err[256];
     vit_batch b = {m, set, idx, n, train, *drop, step, u->work, u->grads, u->image,
-                   u->logits, u->loss};
+                   u->logits, u->loss, u->fast};
+    vit_fast_prepare(u->fast, m); /* the weights of this step */
     const size_t nch = ceil_div(n, VIT_CHUNK);
     if (chunks_run(vit_chunk, &b, nch, nth, err, sizeof err) != 0) {
         cli_error("%s", err);

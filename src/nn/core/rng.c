@@ -24,14 +24,6 @@ double rng_normal(rng *r)
     return sqrt(-2.0 * fm_log(u1)) * fm_cos(2.0 * 3.14159265358979323846 * u2);
 }
 
-double rng_uniform_at(unsigned long long seed, unsigned long long index)
-{
-    rng r;
-    /* SplitMix64's state after `index` steps is seed + index·γ: jump there */
-    rng_seed(&r, seed + index * 0x9e3779b97f4a7c15ULL);
-    return rng_uniform(&r);
-}
-
 void rng_shuffle(rng *r, size_t *a, size_t n)
 {
     for (size_t j = n; j-- > 1;) {

@@ -19,8 +19,16 @@ double rng_normal(rng *r);
 
 /* The uniform in [0, 1) at position `index` of the stream of `seed`, without
  * drawing the ones before it: the same number whichever order (or thread)
- * asks. Dropout uses it, one index per attention weight. */
-double rng_uniform_at(unsigned long long seed, unsigned long long index);
+ * asks. Dropout uses it, one index per attention weight; inline, as the
+ * fast loops draw one per element. It is rng_uniform after rng_seed(seed +
+ * index·γ): SplitMix64's state after `index` steps, stepped once more. */
+static inline double rng_uniform_at(unsigned long long seed, unsigned long long index)
+{
+    unsigned long long z = seed + (index + 1) * 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return (double)((z ^ (z >> 31)) >> 11) * 0x1.0p-53;
+}
 /* a (n,) in a new order, Fisher–Yates with r: every order as likely. */
 void rng_shuffle(rng *r, size_t *a, size_t n);
 

@@ -4,6 +4,7 @@
  * its backward pass). Activations are float32, sums and gradients double,
  * as in the encoder's reference loops. */
 #include "vit.h"
+#include "vit_work.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -38,20 +39,17 @@ unsigned long long vit_drop_seed(unsigned long long seed, unsigned long long ste
     return rng_next(&r) | 1;
 }
 
-/* The dropout sites of one image: 0 the embedding; per block l, 1 + 3l
- * its attention weights, 2 + 3l after GELU, 3 + 3l after dense2. */
-static unsigned long long site_seed(const vit_drop *drop, size_t site)
+unsigned long long vit_site_seed(const vit_drop *drop, size_t site)
 {
     return drop->seed + (unsigned long long)site * 0x632be59bd9b4e019ULL;
 }
 
-/* Whether dropout keeps element i of site `site`. */
-static int keeps(const vit_drop *drop, size_t site, size_t i)
+int vit_keeps(const vit_drop *drop, size_t site, size_t i)
 {
-    return rng_uniform_at(site_seed(drop, site), i) >= drop->p;
+    return rng_uniform_at(vit_site_seed(drop, site), i) >= drop->p;
 }
 
-static int dropping(const vit_drop *drop)
+int vit_dropping(const vit_drop *drop)
 {
     return drop != NULL && drop->seed != 0 && drop->p > 0;
 }
@@ -248,40 +246,6 @@ int vit_init(vit_model *m, const vit_config *cfg, unsigned long long seed, char 
     return 0;
 }
 
-/* What one image's forward pass keeps, block by block. */
-typedef struct vit_bwork {
-    double *X;       /* (T, d) the block's input (the residual stream) */
-    float *N1;       /* (T, d) LN1(X) */
-    double *mean1, *rstd1; /* (T,) */
-    float *A;        /* (T, d) MHA(N1) */
-    float *W;        /* (NH, T, T) attention weights (before dropout) */
-    float *Qp, *Kp, *Vp, *concat; /* (T, d) the attention's trace */
-    double *X1;      /* (T, d) X + A */
-    float *N2;       /* (T, d) LN2(X1) */
-    double *mean2, *rstd2; /* (T,) */
-    float *H;        /* (T, F) dense1(N2) */
-    float *G;        /* (T, F) dropout(GELU(H)) */
-    float *M;        /* (T, d) dense2(G), before its dropout */
-} vit_bwork;
-
-struct vit_work {
-    float *patches;  /* (P, K) each patch's pixels, (c, i, j) order */
-    float *E;        /* (P, d) the patch embedding */
-    vit_bwork *b;    /* (L,) */
-    double *XL;      /* (T, d) the last block's output */
-    float *cls;      /* (d,) X_L[0] as float, the head's input */
-    float *hn;       /* (d,) head.0(cls) */
-    double hmean, hrstd;
-    /* the backward pass's gradients of the activations */
-    double *dX, *dX1, *dN;   /* (T, d) */
-    double *dH, *dG;         /* (T, F) */
-    double *dM;              /* (T, d) */
-    double *dhn, *dcls;      /* (d,) */
-    double *dE;              /* (P, d) */
-    void **owned;    /* every allocation, for vit_work_free */
-    size_t nowned, capowned;
-};
-
 static void *w_take(vit_work *w, size_t count, size_t elem, int *failed)
 {
     size_t bytes;
@@ -314,7 +278,7 @@ vit_work *vit_work_alloc(const vit_model *m)
     int failed = 0;
     if (w == NULL)
         return NULL;
-    w->capowned = 32 + 20 * L;
+    w->capowned = 48 + 20 * L;
     w->owned = calloc(w->capowned, sizeof *w->owned);
     if (w->owned == NULL) {
         free(w);
@@ -356,6 +320,14 @@ vit_work *vit_work_alloc(const vit_model *m)
     w->dhn = w_take(w, d, sizeof(double), &failed);
     w->dcls = w_take(w, d, sizeof(double), &failed);
     w->dE = w_take(w, P * d, sizeof(double), &failed);
+    const size_t wide = T * (F > d ? F : d); /* ≥ P·d: P < T */
+    w->fdy = w_take(w, wide, sizeof(float), &failed);
+    w->fdx = w_take(w, wide, sizeof(float), &failed);
+    w->dQ = w_take(w, Td, sizeof(double), &failed);
+    w->dK = w_take(w, Td, sizeof(double), &failed);
+    w->dV = w_take(w, Td, sizeof(double), &failed);
+    w->dC = w_take(w, Td, sizeof(double), &failed);
+    w->dW = w_take(w, T, sizeof(double), &failed);
     if (failed) {
         vit_work_free(w);
         return NULL;
@@ -389,7 +361,7 @@ static int vit_block_forward(vit_work *w, const vit_model *m, size_t l, const vi
                              char *err, size_t errlen)
 {
     const size_t T = m->T, d = m->cfg.hiddens, F = m->cfg.ffn;
-    const int dr = dropping(drop);
+    const int dr = vit_dropping(drop);
     const double keep_scale = dr ? 1.0 / (1.0 - drop->p) : 1.0;
     const vit_block *blk = &m->blks[l];
     vit_bwork *b = &w->b[l];
@@ -402,7 +374,7 @@ static int vit_block_forward(vit_work *w, const vit_model *m, size_t l, const vi
     tr.V = b->Vp;
     tr.concat = b->concat;
     mha_masks nomask = {NULL, 0, 0, 0};
-    mha_dropout ad = {dr ? drop->p : 0.0, dr ? site_seed(drop, 1 + 3 * l) : 0};
+    mha_dropout ad = {dr ? drop->p : 0.0, dr ? vit_site_seed(drop, 1 + 3 * l) : 0};
     if (mha_forward(b->A, b->W, &tr, b->N1, b->N1, b->N1, 1, T, T, &blk->att, &nomask, &ad,
                     err, errlen) != 0)
         return -1;
@@ -415,29 +387,25 @@ static int vit_block_forward(vit_work *w, const vit_model *m, size_t l, const vi
     linear_forward(b->H, b->N2, T, &blk->dense1);
     for (size_t i = 0; i < T * F; i++) {
         float g = (float)vit_gelu(b->H[i]);
-        b->G[i] = dr ? (keeps(drop, 2 + 3 * l, i) ? (float)(g * keep_scale) : 0.0f) : g;
+        b->G[i] = dr ? (vit_keeps(drop, 2 + 3 * l, i) ? (float)(g * keep_scale) : 0.0f) : g;
     }
     /* M = dense2(G); X' = X1 + dropout(M) */
     linear_forward(b->M, b->G, T, &blk->dense2);
     double *next = l + 1 < m->cfg.layers ? w->b[l + 1].X : w->XL;
     for (size_t i = 0; i < T * d; i++) {
-        double mv = dr ? (keeps(drop, 3 + 3 * l, i) ? (float)(b->M[i] * keep_scale) : 0.0)
+        double mv = dr ? (vit_keeps(drop, 3 + 3 * l, i) ? (float)(b->M[i] * keep_scale) : 0.0)
                        : b->M[i];
         next[i] = (float)(b->X1[i] + mv);
     }
     return 0;
 }
 
-int vit_forward(vit_work *w, float *logits, const vit_model *m, const float *image,
-                const vit_drop *drop, char *err, size_t errlen)
+void vit_patchify(vit_work *w, const vit_model *m, const float *image)
 {
     const size_t C = m->cfg.channels, S = m->cfg.img, p = m->cfg.patch, side = S / p;
-    const size_t P = m->P, T = m->T, K = m->K, d = m->cfg.hiddens;
-    const int dr = dropping(drop);
-    const double keep_scale = dr ? 1.0 / (1.0 - drop->p) : 1.0;
-
-    /* 1. the patches (P, K): patch (a, b) is rows a·p …, columns b·p …;
-     *    its pixels in the convolution weight's (c, i, j) order */
+    const size_t K = m->K;
+    /* the patches (P, K): patch (a, b) is rows a·p …, columns b·p …;
+     * its pixels in the convolution weight's (c, i, j) order */
     for (size_t a = 0; a < side; a++)
         for (size_t b = 0; b < side; b++) {
             float *row = w->patches + (a * side + b) * K; /* (K,) */
@@ -446,25 +414,48 @@ int vit_forward(vit_work *w, float *logits, const vit_model *m, const float *ima
                     for (size_t j = 0; j < p; j++)
                         row[(c * p + i) * p + j] = image[(c * S + a * p + i) * S + b * p + j];
         }
-    /* 2. E (P, d) = patches · conv.weightᵀ + conv.bias */
-    linear conv = linear_view(&m->conv_w, &m->conv_b, d, K);
-    linear_forward(w->E, w->patches, P, &conv);
-    /* 3. X0 (T, d) = dropout(cat(<cls>, E) + pos) */
+}
+
+void vit_tokens(vit_work *w, const vit_model *m, const vit_drop *drop)
+{
+    const size_t T = m->T, d = m->cfg.hiddens;
+    const int dr = vit_dropping(drop);
+    const double keep_scale = dr ? 1.0 / (1.0 - drop->p) : 1.0;
+    /* X0 (T, d) = dropout(cat(<cls>, E) + pos) */
     double *X0 = w->b[0].X;
     for (size_t t = 0; t < T; t++)
         for (size_t k = 0; k < d; k++) {
             float tok = t == 0 ? m->cls.data[k] : w->E[(t - 1) * d + k];
             float v = (float)((double)tok + m->pos.data[t * d + k]);
-            X0[t * d + k] = dr ? (keeps(drop, 0, t * d + k) ? (float)(v * keep_scale) : 0.0) : v;
+            X0[t * d + k] = dr ? (vit_keeps(drop, 0, t * d + k) ? (float)(v * keep_scale) : 0.0) : v;
         }
+}
+
+void vit_head(vit_work *w, float *logits, const vit_model *m)
+{
+    /* logits = head.1(head.0(X_L[0])) */
+    layernorm_forward(w->hn, &w->hmean, &w->hrstd, w->XL, m->head_ln_w.data, m->head_ln_b.data,
+                      1, m->cfg.hiddens);
+    linear_forward(logits, w->hn, 1, &m->head);
+}
+
+int vit_forward(vit_work *w, float *logits, const vit_model *m, const float *image,
+                const vit_drop *drop, char *err, size_t errlen)
+{
+    const size_t P = m->P, K = m->K, d = m->cfg.hiddens;
+    /* 1. the patches (P, K) */
+    vit_patchify(w, m, image);
+    /* 2. E (P, d) = patches · conv.weightᵀ + conv.bias */
+    linear conv = linear_view(&m->conv_w, &m->conv_b, d, K);
+    linear_forward(w->E, w->patches, P, &conv);
+    /* 3. X0 (T, d) = dropout(cat(<cls>, E) + pos) */
+    vit_tokens(w, m, drop);
     /* 4. the blocks */
     for (size_t l = 0; l < m->cfg.layers; l++)
         if (vit_block_forward(w, m, l, drop, err, errlen) != 0)
             return -1;
-    /* 5. the head on <cls>: logits = head.1(head.0(X_L[0])) */
-    layernorm_forward(w->hn, &w->hmean, &w->hrstd, w->XL, m->head_ln_w.data, m->head_ln_b.data,
-                      1, d);
-    linear_forward(logits, w->hn, 1, &m->head);
+    /* 5. the head on <cls> */
+    vit_head(w, logits, m);
     return 0;
 }
 
@@ -532,7 +523,7 @@ static int vit_block_backward(vit_work *w, double *grads, const vit_model *m, si
                               const vit_drop *drop, char *err, size_t errlen)
 {
     const size_t T = m->T, d = m->cfg.hiddens, F = m->cfg.ffn;
-    const int dr = dropping(drop);
+    const int dr = vit_dropping(drop);
     const double keep_scale = dr ? 1.0 / (1.0 - drop->p) : 1.0;
     const tparam *L = m->params;
     const size_t n = m->nparams;
@@ -544,7 +535,7 @@ static int vit_block_backward(vit_work *w, double *grads, const vit_model *m, si
     /* X' = X1 + dropout(M): dX1 = dX; dM = dX ⊙ mask · scale */
     for (size_t i = 0; i < T * d; i++) {
         dX1[i] = dX[i];
-        w->dM[i] = dr ? (keeps(drop, 3 + 3 * l, i) ? dX[i] * keep_scale : 0.0) : dX[i];
+        w->dM[i] = dr ? (vit_keeps(drop, 3 + 3 * l, i) ? dX[i] * keep_scale : 0.0) : dX[i];
     }
     /* M = G · dense2ᵀ + b: dG (T, F) */
     memset(w->dG, 0, T * F * sizeof(double));
@@ -552,7 +543,7 @@ static int vit_block_backward(vit_work *w, double *grads, const vit_model *m, si
                     T, &blk->dense2);
     /* G = dropout(GELU(H)): dH = dG ⊙ mask · scale · GELU'(H) */
     for (size_t i = 0; i < T * F; i++) {
-        double gi = dr ? (keeps(drop, 2 + 3 * l, i) ? w->dG[i] * keep_scale : 0.0) : w->dG[i];
+        double gi = dr ? (vit_keeps(drop, 2 + 3 * l, i) ? w->dG[i] * keep_scale : 0.0) : w->dG[i];
         w->dH[i] = gi * vit_gelu_grad(b->H[i]);
     }
     /* H = N2 · dense1ᵀ + b: dN (T, d) */
@@ -575,7 +566,7 @@ static int vit_block_backward(vit_work *w, double *grads, const vit_model *m, si
     tr.V = b->Vp;
     tr.concat = b->concat;
     mha_masks nomask = {NULL, 0, 0, 0};
-    mha_dropout ad = {dr ? drop->p : 0.0, dr ? site_seed(drop, 1 + 3 * l) : 0};
+    mha_dropout ad = {dr ? drop->p : 0.0, dr ? vit_site_seed(drop, 1 + 3 * l) : 0};
     if (mha_backward(w->dN, w->dN, w->dN, &mg, dX1, b->W, &tr, b->N1, b->N1, b->N1, 1, T, T,
                      &blk->att, &nomask, &ad, err, errlen) != 0)
         return -1;
@@ -586,19 +577,14 @@ static int vit_block_backward(vit_work *w, double *grads, const vit_model *m, si
     return 0;
 }
 
-int vit_backward(vit_work *w, double *grads, const double *dlogits, const vit_model *m,
-                 const float *image, const vit_drop *drop, char *err, size_t errlen)
+void vit_head_backward(vit_work *w, double *grads, const double *dlogits, const vit_model *m)
 {
-    const size_t P = m->P, T = m->T, K = m->K, d = m->cfg.hiddens;
-    const int dr = dropping(drop);
-    const double keep_scale = dr ? 1.0 / (1.0 - drop->p) : 1.0;
+    const size_t T = m->T, d = m->cfg.hiddens;
     const tparam *L = m->params;
     const size_t n = m->nparams;
     double *g = grads;
-    (void)image;
 #define GRAD(t) tparam_grad(L, n, g, (t))
-
-    /* 5. the head: dhn (d,) from dlogits (Q,); dcls (d,) through LayerNorm */
+    /* dhn (d,) from dlogits (Q,); dcls (d,) through LayerNorm */
     memset(w->dhn, 0, d * sizeof(double));
     memset(w->dcls, 0, d * sizeof(double));
     linear_backward(w->dhn, GRAD(&m->head.weight), GRAD(&m->head.bias), dlogits, w->hn, 1,
@@ -609,23 +595,51 @@ int vit_backward(vit_work *w, double *grads, const double *dlogits, const vit_mo
     double *dX = w->dX;
     memset(dX, 0, T * d * sizeof(double));
     memcpy(dX, w->dcls, d * sizeof(double));
-    /* 4. the blocks, last first; dX holds the gradient of the block's output */
-    for (size_t l = m->cfg.layers; l-- > 0;)
-        if (vit_block_backward(w, grads, m, l, drop, err, errlen) != 0)
-            return -1;
-    /* 3. X0 = dropout(cat(<cls>, E) + pos): dpos (T, d), dcls (d,), dE (P, d) */
+#undef GRAD
+}
+
+void vit_tokens_backward(vit_work *w, double *grads, const vit_model *m, const vit_drop *drop)
+{
+    const size_t T = m->T, d = m->cfg.hiddens;
+    const int dr = vit_dropping(drop);
+    const double keep_scale = dr ? 1.0 / (1.0 - drop->p) : 1.0;
+    const tparam *L = m->params;
+    const size_t n = m->nparams;
+    double *g = grads, *dX = w->dX;
+#define GRAD(t) tparam_grad(L, n, g, (t))
+    /* X0 = dropout(cat(<cls>, E) + pos): dpos (T, d), dcls (d,), dE (P, d) */
     double *dpos = GRAD(&m->pos), *dclsp = GRAD(&m->cls);
     for (size_t t = 0; t < T; t++)
         for (size_t k = 0; k < d; k++) {
             double gi = dX[t * d + k];
             if (dr)
-                gi = keeps(drop, 0, t * d + k) ? gi * keep_scale : 0.0;
+                gi = vit_keeps(drop, 0, t * d + k) ? gi * keep_scale : 0.0;
             dpos[t * d + k] += gi;
             if (t == 0)
                 dclsp[k] += gi;
             else
                 w->dE[(t - 1) * d + k] = gi;
         }
+#undef GRAD
+}
+
+int vit_backward(vit_work *w, double *grads, const double *dlogits, const vit_model *m,
+                 const float *image, const vit_drop *drop, char *err, size_t errlen)
+{
+    const size_t P = m->P, K = m->K, d = m->cfg.hiddens;
+    const tparam *L = m->params;
+    const size_t n = m->nparams;
+    double *g = grads;
+    (void)image;
+#define GRAD(t) tparam_grad(L, n, g, (t))
+    /* 5. the head: dX (T, d) */
+    vit_head_backward(w, grads, dlogits, m);
+    /* 4. the blocks, last first; dX holds the gradient of the block's output */
+    for (size_t l = m->cfg.layers; l-- > 0;)
+        if (vit_block_backward(w, grads, m, l, drop, err, errlen) != 0)
+            return -1;
+    /* 3. the tokens: dE (P, d) */
+    vit_tokens_backward(w, grads, m, drop);
     /* 2. E = patches · conv.weightᵀ + conv.bias */
     linear conv = linear_view(&m->conv_w, &m->conv_b, d, K);
     linear_backward(NULL, GRAD(&m->conv_w), GRAD(&m->conv_b), w->dE, w->patches, P, &conv);

@@ -120,6 +120,22 @@ void vit_rollout(double *out, const vit_work *w, const vit_model *m);
 int vit_backward(vit_work *w, double *grads, const double *dlogits, const vit_model *m,
                  const float *image, const vit_drop *drop, char *err, size_t errlen);
 
+/* The fast path (vit_fast.c): the same passes over one image with float32
+ * lanes for the matrix products and GELU, into the same vit_work (the
+ * attention figures and the rollout read it alike); the parameters'
+ * gradients are doubles as vit_backward's. Its weights are a transposed
+ * copy: vit_fast_prepare after every change of m's weights (each step).
+ * vit_fast_alloc returns NULL when memory runs out. */
+typedef struct vit_fast vit_fast;
+
+vit_fast *vit_fast_alloc(const vit_model *m);
+void vit_fast_free(vit_fast *f);
+void vit_fast_prepare(vit_fast *f, const vit_model *m);
+void vit_forward_fast(vit_work *w, float *logits, const vit_model *m, const vit_fast *f,
+                      const float *image, const vit_drop *drop);
+void vit_backward_fast(vit_work *w, double *grads, const double *dlogits, const vit_model *m,
+                       const vit_drop *drop);
+
 /* The exact GELU and its derivative, in double. */
 double vit_gelu(double x);
 double vit_gelu_grad(double x);
