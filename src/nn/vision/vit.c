@@ -323,11 +323,13 @@ vit_work *vit_work_alloc(const vit_model *m)
     const size_t wide = T * (F > d ? F : d); /* ≥ P·d: P < T */
     w->fdy = w_take(w, wide, sizeof(float), &failed);
     w->fdx = w_take(w, wide, sizeof(float), &failed);
-    w->dQ = w_take(w, Td, sizeof(double), &failed);
-    w->dK = w_take(w, Td, sizeof(double), &failed);
-    w->dV = w_take(w, Td, sizeof(double), &failed);
-    w->dC = w_take(w, Td, sizeof(double), &failed);
-    w->dW = w_take(w, T, sizeof(double), &failed);
+    w->dQ = w_take(w, Td, sizeof(float), &failed);
+    w->dK = w_take(w, Td, sizeof(float), &failed);
+    w->dV = w_take(w, Td, sizeof(float), &failed);
+    w->dC = w_take(w, Td, sizeof(float), &failed);
+    const size_t Tp = (T + 15) / 16 * 16; /* T padded to whole lanes */
+    w->KT = w_take(w, d * Tp, sizeof(float), &failed);
+    w->row = w_take(w, Tp, sizeof(float), &failed);
     if (failed) {
         vit_work_free(w);
         return NULL;

@@ -285,26 +285,88 @@ static void gelu_grad_rows(float *dh, const float *dg, const float *h, size_t n)
 
 /* ---- the block ----------------------------------------------------------- */
 
+/* y (n,) += a · x (n,), element by element (fma), in lanes */
+static inline void axpy(float *y, float a, const float *x, size_t n)
+{
+    const f32x16 av = v16_splat(a);
+    size_t c = 0;
+    for (; c + V16 <= n; c += V16)
+        v16_store(y + c, v16_fma(av, v16_load(x + c), v16_load(y + c)));
+    if (c < n) {
+        const size_t k = n - c;
+        v16_store_part(y + c, v16_fma(av, v16_load_part(x + c, k, 0.0f),
+                                      v16_load_part(y + c, k, 0.0f)), k);
+    }
+}
+
+/* y (n,) = Σ_j a[j] · X[j·stride …] over j < na, in order of j (fma),
+ * each block of 16 outputs summed in registers */
+static void gemv_rows(float *y, const float *a, size_t na, const float *X, size_t stride,
+                      size_t n)
+{
+    size_t c = 0;
+    for (; c + 2 * V16 <= n; c += 2 * V16) { /* two blocks: two independent sums */
+        f32x16 s0 = v16_splat(0.0f), s1 = v16_splat(0.0f);
+        for (size_t j = 0; j < na; j++) {
+            const f32x16 aj = v16_splat(a[j]);
+            s0 = v16_fma(aj, v16_load(X + j * stride + c), s0);
+            s1 = v16_fma(aj, v16_load(X + j * stride + c + V16), s1);
+        }
+        v16_store(y + c, s0);
+        v16_store(y + c + V16, s1);
+    }
+    for (; c < n; c += V16) {
+        const size_t k = n - c < V16 ? n - c : V16;
+        f32x16 s0 = v16_splat(0.0f);
+        if (k == V16)
+            for (size_t j = 0; j < na; j++)
+                s0 = v16_fma(v16_splat(a[j]), v16_load(X + j * stride + c), s0);
+        else
+            for (size_t j = 0; j < na; j++)
+                s0 = v16_fma(v16_splat(a[j]), v16_load_part(X + j * stride + c, k, 0.0f), s0);
+        v16_store_part(y + c, s0, k);
+    }
+}
+
+/* T rounded up to whole lanes */
+static size_t padded(size_t T)
+{
+    return (T + V16 - 1) / V16 * V16;
+}
+
+/* XT (dh, Tp) = head h's columns of X (T, d), transposed, each row's
+ * Tp − T last entries 0 (Tp = padded(T)): whole lanes along T */
+static void head_transposed(float *XT, const float *X, size_t T, size_t d, size_t h, size_t dh)
+{
+    const size_t Tp = padded(T);
+    for (size_t c = 0; c < dh; c++) {
+        for (size_t k = 0; k < T; k++)
+            XT[c * Tp + k] = X[k * d + h * dh + c];
+        for (size_t k = T; k < Tp; k++)
+            XT[c * Tp + k] = 0.0f;
+    }
+}
+
 /* The attention core of one image, per head h (dh = d/NH columns):
  * W_h (T, T) = softmax(Q_h K_hᵀ/√dh) kept in b->W (before dropout), and
- * concat_h = dropout(W_h) · V_h. */
-static void attention_core(vit_bwork *b, double *w_row, const vit_model *m,
-                           const mha_dropout *ad)
+ * concat_h = dropout(W_h) · V_h; lanes along the keys for the scores
+ * (K_h transposed), along the columns for concat. */
+static void attention_core(vit_work *w, vit_bwork *b, const vit_model *m, const mha_dropout *ad)
 {
     const size_t T = m->T, d = m->cfg.hiddens, NH = m->cfg.heads, dh = d / NH;
+    const size_t Tp = padded(T);
     const float scale = (float)(1.0 / sqrt((double)dh));
-    double *row = w_row; /* (T,) one row of dropout(W) */
-    for (size_t h = 0; h < NH; h++)
+    float *row = w->row; /* (Tp,) the scores, then dropout(W) */
+    for (size_t h = 0; h < NH; h++) {
+        head_transposed(w->KT, b->Kp, T, d, h, dh); /* (dh, Tp) */
         for (size_t q = 0; q < T; q++) {
             const float *Qq = b->Qp + q * d + h * dh; /* (dh,) */
             float *Wq = b->W + (h * T + q) * T;       /* (T,) */
+            /* scores: Wq[k] = Σ_c Q[q][c] · K[k][c], c in order */
+            gemv_rows(row, Qq, dh, w->KT, Tp, Tp);
             float mx = -INFINITY;
             for (size_t k = 0; k < T; k++) {
-                const float *Kk = b->Kp + k * d + h * dh;
-                double s = 0.0;
-                for (size_t c = 0; c < dh; c++)
-                    s += (double)Qq[c] * Kk[c];
-                Wq[k] = (float)s * scale;
+                Wq[k] = row[k] * scale;
                 mx = Wq[k] > mx ? Wq[k] : mx;
             }
             const float sum = v16_exp_row(Wq, T, mx);
@@ -313,17 +375,12 @@ static void attention_core(vit_bwork *b, double *w_row, const vit_model *m,
             /* concat[q][h·dh + c] = Σ_k dropout(W)[q][k] · V[k][h·dh + c] */
             for (size_t k = 0; k < T; k++)
                 row[k] = ad->p > 0 ? (att_keeps(ad, (h * T + q) * T + k)
-                                          ? (double)(float)(Wq[k] / (1.0 - ad->p))
-                                          : 0.0)
+                                          ? (float)(Wq[k] / (1.0 - ad->p))
+                                          : 0.0f)
                                    : Wq[k];
-            float *Cq = b->concat + q * d + h * dh;
-            for (size_t c = 0; c < dh; c++) {
-                double s = 0.0;
-                for (size_t k = 0; k < T; k++)
-                    s += row[k] * b->Vp[k * d + h * dh + c];
-                Cq[c] = (float)s;
-            }
+            gemv_rows(b->concat + q * d + h * dh, row, T, b->Vp + h * dh, d, dh);
         }
+    }
 }
 
 static void block_forward(vit_work *w, const vit_model *m, const vit_fast *f, size_t l,
@@ -343,7 +400,7 @@ static void block_forward(vit_work *w, const vit_model *m, const vit_fast *f, si
     lin_forward(b->Kp, b->N1, T, &f->k[l]);
     lin_forward(b->Vp, b->N1, T, &f->v[l]);
     const mha_dropout ad = {dr ? drop->p : 0.0, dr ? vit_site_seed(drop, 1 + 3 * l) : 0};
-    attention_core(b, w->dW, m, &ad);
+    attention_core(w, b, m, &ad);
     /* A = concat · W_oᵀ; X1 = X + A */
     lin_forward(b->A, b->concat, T, &f->o[l]);
     for (size_t i = 0; i < T * d; i++)
@@ -386,47 +443,46 @@ static void to_float(float *y, const double *x, size_t n)
 }
 
 /* The attention core backwards, from dC = ∂/∂concat (T, d): dQ, dK, dV
- * (T, d), through dropout(W)'s mask and the softmax. */
+ * (T, d), through dropout(W)'s mask and the softmax; lanes along the
+ * keys for ∂/∂W (V_h transposed), along the columns for the rest. */
 static void attention_core_backward(vit_work *w, const vit_bwork *b, const vit_model *m,
                                     const mha_dropout *ad)
 {
     const size_t T = m->T, d = m->cfg.hiddens, NH = m->cfg.heads, dh = d / NH;
-    const double scale = 1.0 / sqrt((double)dh);
-    double *dWr = w->dW; /* (T,) ∂/∂W[q][·] */
-    memset(w->dQ, 0, T * d * sizeof(double));
-    memset(w->dK, 0, T * d * sizeof(double));
-    memset(w->dV, 0, T * d * sizeof(double));
-    for (size_t h = 0; h < NH; h++)
+    const size_t Tp = padded(T);
+    const float scale = (float)(1.0 / sqrt((double)dh));
+    float *g = w->row; /* (Tp,) ∂/∂W[q][·] */
+    memset(w->dQ, 0, T * d * sizeof(float));
+    memset(w->dK, 0, T * d * sizeof(float));
+    memset(w->dV, 0, T * d * sizeof(float));
+    for (size_t h = 0; h < NH; h++) {
+        head_transposed(w->KT, b->Vp, T, d, h, dh); /* V_hᵀ (dh, Tp) */
         for (size_t q = 0; q < T; q++) {
             const float *Wq = b->W + (h * T + q) * T; /* (T,) before dropout */
-            const double *dCq = w->dC + q * d + h * dh;
+            const float *dCq = w->dC + q * d + h * dh;
+            const float *Qq = b->Qp + q * d + h * dh;
+            /* ∂/∂dropout(W)[q][k] = Σ_c dC[q][c] · V[k][c] */
+            gemv_rows(g, dCq, dh, w->KT, Tp, Tp);
             double dot = 0.0;
             for (size_t k = 0; k < T; k++) {
-                const float *Vk = b->Vp + k * d + h * dh;
                 /* the kept weight's factor: 1/(1 − p), or 0 where dropped */
-                const double kept = ad->p > 0 ? (att_keeps(ad, (h * T + q) * T + k)
-                                                     ? 1.0 / (1.0 - ad->p)
-                                                     : 0.0)
-                                              : 1.0;
-                double g = 0.0; /* ∂/∂dropout(W)[q][k] = dC_q · V_k */
-                for (size_t c = 0; c < dh; c++) {
-                    g += dCq[c] * Vk[c];
-                    w->dV[k * d + h * dh + c] += Wq[k] * kept * dCq[c];
-                }
-                dWr[k] = g * kept;
-                dot += dWr[k] * Wq[k];
+                const float kept = ad->p > 0 ? (att_keeps(ad, (h * T + q) * T + k)
+                                                    ? (float)(1.0 / (1.0 - ad->p))
+                                                    : 0.0f)
+                                             : 1.0f;
+                /* dV[k] += dropout(W)[q][k] · dC[q] */
+                axpy(w->dV + k * d + h * dh, Wq[k] * kept, dCq, dh);
+                g[k] *= kept;
+                dot += (double)g[k] * Wq[k];
             }
-            /* softmax: dS = W ⊙ (dW − Σ W·dW), then ÷√dh into dQ and dK */
-            const float *Qq = b->Qp + q * d + h * dh;
+            /* softmax: dS = W ⊙ (∂W − Σ W·∂W), then ÷√dh into dQ and dK */
             for (size_t k = 0; k < T; k++) {
-                const double ds = Wq[k] * (dWr[k] - dot) * scale;
-                const float *Kk = b->Kp + k * d + h * dh;
-                for (size_t c = 0; c < dh; c++) {
-                    w->dQ[q * d + h * dh + c] += ds * Kk[c];
-                    w->dK[k * d + h * dh + c] += ds * Qq[c];
-                }
+                g[k] = (float)(Wq[k] * (g[k] - dot)) * scale; /* dS[q][k] */
+                axpy(w->dK + k * d + h * dh, g[k], Qq, dh);
             }
+            gemv_rows(w->dQ + q * d + h * dh, g, T, b->Kp + h * dh, d, dh);
         }
+    }
 }
 
 /* dN (T, d) = Σ of the three projections' input gradients; their weights'
@@ -436,14 +492,13 @@ static void projections_backward(vit_work *w, double *grads, const vit_model *m,
     const size_t T = m->T, d = m->cfg.hiddens;
     const vit_block *blk = &m->blks[l];
     const vit_bwork *b = &w->b[l];
-    const double *dP[3] = {w->dQ, w->dK, w->dV};
+    const float *dP[3] = {w->dQ, w->dK, w->dV};
     const tensor *Wt[3] = {&blk->att.W_q.weight, &blk->att.W_k.weight, &blk->att.W_v.weight};
     for (size_t i = 0; i < T * d; i++)
         w->dN[i] = 0.0;
     for (int j = 0; j < 3; j++) {
-        to_float(w->fdy, dP[j], T * d);
-        lin_dw(tparam_grad(m->params, m->nparams, grads, Wt[j]), NULL, w->fdy, b->N1, T, d, d);
-        lin_dx(w->fdx, w->fdy, T, Wt[j]->data, d, d);
+        lin_dw(tparam_grad(m->params, m->nparams, grads, Wt[j]), NULL, dP[j], b->N1, T, d, d);
+        lin_dx(w->fdx, dP[j], T, Wt[j]->data, d, d);
         for (size_t i = 0; i < T * d; i++)
             w->dN[i] += w->fdx[i];
     }
@@ -490,9 +545,7 @@ static void block_backward(vit_work *w, double *grads, const vit_model *m, size_
         dX[i] = dX1[i];
     to_float(w->fdy, dX1, T * d);
     lin_dw(GRAD(&blk->att.W_o.weight), NULL, w->fdy, b->concat, T, d, d);
-    lin_dx(w->fdx, w->fdy, T, blk->att.W_o.weight.data, d, d);
-    for (size_t i = 0; i < T * d; i++)
-        w->dC[i] = w->fdx[i];
+    lin_dx(w->dC, w->fdy, T, blk->att.W_o.weight.data, d, d);
     const mha_dropout ad = {dr ? drop->p : 0.0, dr ? vit_site_seed(drop, 1 + 3 * l) : 0};
     attention_core_backward(w, b, m, &ad);
     projections_backward(w, grads, m, l);

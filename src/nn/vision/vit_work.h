@@ -42,9 +42,12 @@ struct vit_work {
     /* the fast path's float scratch (vit_fast.c) */
     float *fdy;              /* (T, max(d, F)) an output gradient as floats */
     float *fdx;              /* (T, max(d, F)) an input gradient as floats */
-    double *dQ, *dK, *dV;    /* (T, d) the attention's projections' gradients */
-    double *dC;              /* (T, d) the gradient of concat */
-    double *dW;              /* (T,) one row of the weights' gradient */
+    float *dQ, *dK, *dV;     /* (T, d) the attention's projections' gradients */
+    float *dC;               /* (T, d) the gradient of concat */
+    float *KT;               /* (dh, Tp) one head's keys or values, transposed;
+                                Tp: T rounded up to 16, the rest zeros */
+    float *row;              /* (Tp,) one row of weights' gradient, or of
+                                dropout(W) */
     void **owned;    /* every allocation, for vit_work_free */
     size_t nowned, capowned;
 };
