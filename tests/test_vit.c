@@ -1,9 +1,11 @@
 /* test_vit.c — nn/vision/vit.h, d2l.ai 11.8's Vision Transformer, against
  * PyTorch (tests/ref/vit/vit_ref.json, written by scripts/gen_vit_ref.py
  * from d2l's ViT with dropout 0): the logits, the loss, every parameter's
- * gradient, and two SGD steps; GELU against known values; the rollout
- * against the product of whole matrices; dropout drawn the same way in
- * the forward and backward passes.
+ * gradient (by the reference loops and by the fast path), and two SGD
+ * steps; the fast path against the reference at the default sizes, with
+ * and without dropout; GELU against known values; the rollout against
+ * the product of whole matrices; dropout drawn the same way in the
+ * forward and backward passes.
  */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -249,6 +251,34 @@ static void test_torch(const char *path)
         compare(m.params[i].name, grads + m.params[i].offset,
                 cJSON_GetObjectItemCaseSensitive(rg, m.params[i].name), m.params[i].t->size,
                 1e-6, 1e-4);
+
+    /* the fast path on the same batch: PyTorch's logits and gradients too */
+    {
+        vit_fast *f = vit_fast_alloc(&m);
+        vit_work *wf = vit_work_alloc(&m);
+        double *gf = calloc(m.total, sizeof(double)), lf_all[8 * 16], dl[16];
+        CHECK(f && wf && gf);
+        if (f && wf && gf) {
+            vit_fast_prepare(f, &m);
+            for (size_t b = 0; b < B; b++) {
+                float lf[16];
+                vit_forward_fast(wf, lf, &m, f, images + b * img, NULL);
+                for (size_t q = 0; q < Q; q++)
+                    lf_all[b * Q + q] = lf[q];
+                crossentropy_backward(dl, lf, labels + b, 1, Q, 1.0 / (double)B);
+                vit_backward_fast(wf, gf, dl, &m, NULL);
+            }
+            compare("fast path: logits", lf_all, cJSON_GetObjectItemCaseSensitive(root, "logits"),
+                    B * Q, 2e-6, 1e-5);
+            for (size_t i = 0; i < m.nparams; i++)
+                compare(m.params[i].name, gf + m.params[i].offset,
+                        cJSON_GetObjectItemCaseSensitive(rg, m.params[i].name),
+                        m.params[i].t->size, 1e-6, 1e-4);
+        }
+        vit_fast_free(f);
+        vit_work_free(wf);
+        free(gf);
+    }
 
     /* two SGD steps (lr 0.1) on the same batch: the loss between them and
      * the weights after them */
