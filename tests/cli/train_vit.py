@@ -109,7 +109,7 @@ def group_train_vit(tmp):
     rc, out, _ = expect(["train", "--data", good, "--task", "vit", "--epochs", "2",
                          "--batch-size", "8", "--json", out_json, "--threads", "1"], 0,
                         out_has=["attn train: vit, 28 × 28 images in 16 patches of 7 × 7, d 64, "
-                                 "MLP 128, 4 heads, 2 blocks, dropout 0.1, SGD lr 0.1, batch 8; "
+                                 "MLP 128, 4 heads, 2 blocks, dropout 0.1, Adam lr 0.001, batch 8; "
                                  "40 training images, 20 test",
                                  "epoch   train loss  val loss  val acc"])
     lines = [ln for ln in out.splitlines() if ln[:1] in "12"]

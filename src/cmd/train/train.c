@@ -123,7 +123,7 @@ const struct opt train_options[] = {
             "sequences per step; 0: the whole training set\n(default 64; vit: images, 128)"),
     {.type = OPTION_CALLBACK, .long_name = "lr", .argh = "LR",
      .offset = OPT_MEMBER_(lr, double),
-     .help = "learning rate (default 0.01; induction 0.005;\nvit 0.001)",
+     .help = N_("learning rate (default 0.01; induction 0.005;\nvit 0.001)"),
      .callback = parse_lr},
     OPT_CHOICE(0, "optimizer", optimizer, "NAME", optimizer_names,
                "adam (PyTorch's defaults) or sgd (default adam;\nalso for vit, where d2l's Classifier has SGD at\nlr 0.1: it stops below 0.85 in 10 epochs)"),
