@@ -7,10 +7,11 @@ import atexit, glob, json, os, re, shutil, statistics, subprocess, sys, tempfile
 
 root, runs, ref_path, ob_path, ort_modules, mode = sys.argv[1:7]
 runs, layers_only = int(runs), mode == "layers"
-train_only = mode in ("train", "induction", "translate")
-train_tasks = (("induction",) if mode == "induction" else () if mode == "translate"
+train_only = mode in ("train", "induction", "translate", "vit")
+train_tasks = (("induction",) if mode == "induction" else () if mode in ("translate", "vit")
                else ("reverse", "previous", "apple", "induction"))
-bench_translate = not layers_only and mode != "induction"
+bench_translate = not layers_only and mode not in ("induction", "vit")
+bench_vit = not layers_only and mode in ("all", "train", "vit")
 attn = os.path.join(root, "build", "attn")
 py = "/usr/bin/python3"  # Debian's, with torch, numpy and matplotlib
 bench_torch = os.path.join(root, "scripts", "bench_torch.py")
@@ -267,6 +268,69 @@ def print_translate_note():
     print("load average now %.2f (a busy machine slows every column)" % os.getloadavg()[0])
 
 
+# ---- the Vision Transformer: attn train --task vit against d2l's ViT ------
+# The default model (28 × 28 images, patches of 7, d 64, MLP 128, 4 heads,
+# 2 blocks, dropout 0.1, batches of 128) on Fashion-MNIST, Adam at 0.001
+# (attn's default) and SGD at 0.1 (d2l's). attn: an epoch of the first
+# 100 batches (12,800 images; 100 test images evaluated after it), its
+# printed epoch seconds ÷ 100; PyTorch: bench_vit_torch.py's timed steps
+# after 3 warm-up steps (the same sizes, d2l's modules, OpenBLAS), both
+# on 2 threads. PyTorch runs max(1, RUNS // 3) times.
+vit_torch = os.path.join(root, "scripts", "bench_vit_torch.py")
+VIT_STEPS = 100
+
+
+def bench_vit_row(sgd):
+    progress("attn train --task vit · bench_vit_torch.py (%s, 2 threads)"
+             % ("SGD" if sgd else "Adam"))
+    acmd = [attn, "train", "--task", "vit", "--train-size", str(128 * VIT_STEPS),
+            "--test-size", "100", "--epochs", "1", "--threads", str(THREADS)]
+    if sgd:
+        acmd += ["--optimizer", "sgd", "--lr", "0.1"]
+    tcmd = [py, vit_torch, "--steps", str(VIT_STEPS), "--threads", str(THREADS)]
+    tcmd += ["--sgd"] if sgd else []
+    once(acmd)  # warm the page cache
+    ra, rp = [], []
+    for i in range(runs):
+        ra.append(once(acmd))
+        if i < max(1, runs // 3):
+            rp.append(once(tcmd, env_for("ob")))
+
+    def epoch_s(r):
+        m = re.search(r"^1 .*\(([\d.]+) s\)$", r["out"], re.M)
+        if not m:
+            sys.exit("attn train --task vit printed no epoch time:\n" + r["out"][:400])
+        return float(m.group(1))
+
+    j = [json.loads(r["out"]) for r in rp]
+    return {"opt": "SGD 0.1" if sgd else "Adam 0.001",
+            "attn_step": median(epoch_s(r) for r in ra) / VIT_STEPS * 1e3,
+            "torch_step": median(x["ms_per_step_mean"] for x in j),
+            "torch_step_median": median(x["ms_per_step_median"] for x in j),
+            "n": (len(ra), len(rp))}
+
+
+vit_rows = [bench_vit_row(False), bench_vit_row(True)] if bench_vit else []
+
+
+def print_vit():
+    print()
+    print("| attn train --task vit | ms per step attn · PyTorch | ÷ | PyTorch's median step ms "
+          "| ÷ | an epoch of 60,000 at attn's step s | runs attn · PyTorch |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for r in vit_rows:
+        print("| %s | %.1f · %.0f | %.0f | %.0f | %.0f | %.1f | %d · %d |"
+              % (r["opt"], r["attn_step"], r["torch_step"], r["torch_step"] / r["attn_step"],
+                 r["torch_step_median"], r["torch_step_median"] / r["attn_step"],
+                 r["attn_step"] * 60000 / 128 / 1e3, r["n"][0], r["n"][1]))
+    print("d2l.ai 11.8's ViT at attn's default sizes (28 × 28, patches of 7, d 64, MLP 128, "
+          "4 heads, 2 blocks, dropout 0.1), batches of 128 of Fashion-MNIST, on %d threads "
+          "each. attn: its epoch of %d batches ÷ %d (the fast path, nn/vision/vit_fast.c); "
+          "PyTorch: bench_vit_torch.py's timed steps (d2l's modules, OpenBLAS). ÷ = PyTorch's "
+          "time ÷ attn's." % (THREADS, VIT_STEPS, VIT_STEPS))
+    print("load average now %.2f (a busy machine slows every column)" % os.getloadavg()[0])
+
+
 def print_train():
     if not train_rows:
         return
@@ -297,6 +361,8 @@ if train_only:
     print_train()
     if translate_rows:
         print_translate()
+    if vit_rows:
+        print_vit()
     sys.exit(0)
 
 # ---- the sgemm peak -------------------------------------------------------
@@ -558,3 +624,5 @@ if train_rows:
     print_train()
 if translate_rows:
     print_translate()
+if vit_rows:
+    print_vit()
