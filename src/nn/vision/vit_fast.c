@@ -130,7 +130,30 @@ static inline int att_keeps(const mha_dropout *ad, size_t i)
 static void lin_forward(float *y, const float *x, size_t n, const fast_linear *f)
 {
     const size_t in = f->in, out = f->out;
-    for (size_t r = 0; r < n; r++) {
+    size_t r = 0;
+    if (out % (4 * V16) == 0) /* two rows at once: each load of Wᵀ serves both */
+        for (; r + 2 <= n; r += 2) {
+            const float *x0 = x + r * in, *x1 = x0 + in; /* (in,) each */
+            for (size_t o = 0; o < out; o += 4 * V16) {
+                f32x16 a[4], c[4];
+                for (int j = 0; j < 4; j++)
+                    a[j] = c[j] = f->bias ? v16_load(f->bias + o + j * V16) : v16_splat(0.0f);
+                for (size_t i = 0; i < in; i++) {
+                    const f32x16 u = v16_splat(x0[i]), v = v16_splat(x1[i]);
+                    const float *w = f->WT + i * out + o;
+                    for (int j = 0; j < 4; j++) {
+                        const f32x16 wj = v16_load(w + j * V16);
+                        a[j] = v16_fma(u, wj, a[j]);
+                        c[j] = v16_fma(v, wj, c[j]);
+                    }
+                }
+                for (int j = 0; j < 4; j++) {
+                    v16_store(y + r * out + o + j * V16, a[j]);
+                    v16_store(y + (r + 1) * out + o + j * V16, c[j]);
+                }
+            }
+        }
+    for (; r < n; r++) {
         const float *xr = x + r * in; /* (in,) */
         float *yr = y + r * out;      /* (out,) */
         size_t o = 0;
@@ -162,7 +185,30 @@ static void lin_forward(float *y, const float *x, size_t n, const fast_linear *f
  * blocks of 16 at once where they fit, their sums independent). */
 static void lin_dx(float *dx, const float *dy, size_t n, const float *W, size_t in, size_t out)
 {
-    for (size_t r = 0; r < n; r++) {
+    size_t r = 0;
+    if (in % (4 * V16) == 0) /* two rows at once: each load of W serves both */
+        for (; r + 2 <= n; r += 2) {
+            const float *g0 = dy + r * out, *g1 = g0 + out; /* (out,) each */
+            for (size_t i = 0; i < in; i += 4 * V16) {
+                f32x16 a[4], c[4];
+                for (int j = 0; j < 4; j++)
+                    a[j] = c[j] = v16_splat(0.0f);
+                for (size_t o = 0; o < out; o++) {
+                    const f32x16 u = v16_splat(g0[o]), v = v16_splat(g1[o]);
+                    const float *wo = W + o * in + i;
+                    for (int j = 0; j < 4; j++) {
+                        const f32x16 wj = v16_load(wo + j * V16);
+                        a[j] = v16_fma(u, wj, a[j]);
+                        c[j] = v16_fma(v, wj, c[j]);
+                    }
+                }
+                for (int j = 0; j < 4; j++) {
+                    v16_store(dx + r * in + i + j * V16, a[j]);
+                    v16_store(dx + (r + 1) * in + i + j * V16, c[j]);
+                }
+            }
+        }
+    for (; r < n; r++) {
         const float *dyr = dy + r * out; /* (out,) */
         float *dxr = dx + r * in;        /* (in,) */
         size_t i = 0;
