@@ -55,7 +55,8 @@ def group_train_vit(tmp):
     # usage errors: one line, exit 2
     for args, msg in [
             (["--task", "vit", "--length", "3"], "--length is not for --task vit"),
-            (["--task", "vit", "--plot", "a.png"], "--plot is not for --task vit"),
+            (["--task", "vit", "--epochs", "0", "--plot", "a.png"],
+             "--plot draws the epochs: --epochs 0 trains none"),
             (["--epochs", "2"], "--epochs is for --task vit"),
             (["--task", "translate", "--train-size", "5"], "--train-size is for --task vit"),
             (["--task", "vit", "--data", good, "--patch", "5"],
@@ -151,6 +152,22 @@ def group_train_vit(tmp):
     # 3 test images: 3 rows
     expect(["train", "--data", good] + small + ["--png", png, "--test-size", "3"], 0,
            out_has=["742×458 px"])
+
+    # --plot: d2l's board, its three curves against the epoch; the title's
+    # accuracy is the run's last (--json's), what the figure draws read
+    # back through ATTN_FIGURE_TEXT
+    plot_png, texts = os.path.join(tmp, "board.png"), os.path.join(tmp, "texts.txt")
+    plot_json = os.path.join(tmp, "board.json")
+    expect(["train", "--data", good, "--task", "vit", "--epochs", "2", "--batch-size", "8",
+            "--plot", plot_png, "--json", plot_json], 0, env={"ATTN_FIGURE_TEXT": texts})
+    with open(plot_json) as f:
+        acc = json.load(f)["history"][-1]["val_acc"]
+    with open(texts, encoding="utf-8") as f:
+        drawn = f.read().splitlines()
+    check("ViT on Fashion-MNIST: test accuracy %.4f after 2 epochs" % acc in drawn
+          and {"train_loss", "val_loss", "val_acc", "epoch"} <= set(drawn),
+          "vit --plot: title and legend %r" % drawn[:6])
+    check(png_info(plot_png)[:2] == (900, 375), "vit --plot: size %r" % (png_info(plot_png),))
 
     # --confusion-png: one 10 × 10 heatmap; the option is vit's alone
     conf_png = os.path.join(tmp, "confusion.png")

@@ -137,7 +137,8 @@ const struct opt train_options[] = {
                  "苹果's row before and after; vit: 8 test images\n"
                  "with <cls>'s attention over the patches per head\n"
                  "of the last block and rolled out over the blocks)"),
-    OPT_FILE(0, "plot", plot, "loss and accuracy against the step (PNG)"),
+    OPT_FILE(0, "plot", plot, "loss and accuracy against the step (PNG); vit:\n"
+             "against the epoch, as d2l's board draws them"),
     OPT_FILE(0, "confusion-png", confusion_png,
              "vit: the test set's confusion matrix, each true\n"
              "class's row as shares of its images (PNG)"),

@@ -43,7 +43,7 @@ static const char *const vit_options[] = {
     "task",       "data",      "hiddens",    "heads", "layers", "ffn",     "dropout",
     "batch-size", "lr",        "optimizer",  "seed",  "threads", "json",   "save",   "png",
     "load",       "epochs",    "train-size", "test-size", "patch", "max-mem", "color",
-    "font",       "confusion-png", NULL};
+    "font",       "confusion-png", "plot", NULL};
 
 /* The options only --task vit reads. */
 static const char *const vit_only[] = {"epochs", "train-size", "test-size", "patch",
@@ -535,6 +535,49 @@ static int vit_write_json(FILE *f, const void *ctx)
     return json_writer_finish(&jw);
 }
 
+/* --plot: d2l's Trainer board, the epochs' training loss, test loss and
+ * test accuracy against the epoch (d2l's legend: train_loss, val_loss,
+ * val_acc); train_vit refuses it with --epochs 0. */
+static int vit_plot(const vit_run *r, FILE *rep)
+{
+    const size_t n = r->nhist;
+    text_font *font = NULL;
+    if (output_font_open(r->a->font, &font) != EXIT_OK)
+        return EXIT_RUNTIME;
+    double *v = malloc(4 * n * sizeof(double)); /* (4, n): epoch, the three curves */
+    char err[512] = "out of memory", title[96];
+    attn_image img = {0, 0, NULL};
+    int status = EXIT_RUNTIME;
+    if (v != NULL) {
+        double *x = v, *tl = v + n, *vl = v + 2 * n, *va = v + 3 * n;
+        for (size_t e = 0; e < n; e++) {
+            x[e] = (double)(e + 1);
+            tl[e] = r->hist[e].train_loss;
+            vl[e] = r->hist[e].val_loss;
+            va[e] = r->hist[e].val_acc;
+        }
+        const plot_series s[3] = {{x, tl, n, "train_loss"}, {x, vl, n, "val_loss"},
+                                  {x, va, n, "val_acc"}};
+        snprintf(title, sizeof title, _("ViT on Fashion-MNIST: test accuracy %.4f after %zu epochs"),
+                 r->hist[n - 1].val_acc, n);
+        plot_figure fig;
+        memset(&fig, 0, sizeof fig);
+        fig.series = s;
+        fig.nseries = 3;
+        fig.title = title;
+        fig.xlabel = "epoch";
+        fig.font = font;
+        if (plot_draw(&img, &fig, err, sizeof err) == 0)
+            status = output_png(r->a->plot, &img, rep, "the epochs' losses and accuracy");
+    }
+    if (status != EXIT_OK && !img.rgb)
+        cli_error("%s: %s", r->a->plot, err);
+    image_free(&img);
+    free(v);
+    output_font_close(font);
+    return status;
+}
+
 /* --confusion-png: row t the shares of true class t's test images
  * predicted as each class (a row of no images: zeros). */
 static int vit_confusion_png(const vit_run *r, FILE *rep)
@@ -580,6 +623,11 @@ static int vit_outputs(const vit_run *r, FILE *rep)
         return EXIT_RUNTIME;
     if (a->confusion_png && vit_confusion_png(r, rep) != EXIT_OK)
         return EXIT_RUNTIME;
+    if (a->plot) {
+        int status = vit_plot(r, rep);
+        if (status != EXIT_OK)
+            return status;
+    }
     if (a->json)
         return output_json(a->json, vit_write_json, r, rep, "the history and the confusion matrix");
     return EXIT_OK;
@@ -592,6 +640,10 @@ int train_vit(struct train_args *a, const opt_given *g)
     if ((status = vit_check_options(g)) != EXIT_OK)
         return status;
     vit_defaults(a, g);
+    if (a->plot && a->epochs == 0) {
+        cli_error("--plot draws the epochs: --epochs 0 trains none");
+        return EXIT_USAGE;
+    }
     if (a->load && (opt_is_given(g, "hiddens") || opt_is_given(g, "heads") ||
                     opt_is_given(g, "layers") || opt_is_given(g, "ffn") ||
                     opt_is_given(g, "patch"))) {
@@ -600,9 +652,9 @@ int train_vit(struct train_args *a, const opt_given *g)
         return EXIT_USAGE;
     }
     {
-        const char *paths[4] = {a->json, a->save, a->png, a->confusion_png},
-                   *names[4] = {"--json", "--save", "--png", "--confusion-png"};
-        if ((status = output_check_files(paths, names, 4)) != EXIT_OK)
+        const char *paths[5] = {a->json, a->save, a->png, a->confusion_png, a->plot},
+                   *names[5] = {"--json", "--save", "--png", "--confusion-png", "--plot"};
+        if ((status = output_check_files(paths, names, 5)) != EXIT_OK)
             return status;
     }
     memset(&r, 0, sizeof r);
