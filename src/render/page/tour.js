@@ -6,6 +6,11 @@
 // figure as a picture. A change of a view's controls reruns the printed
 // block above it too: the text attn prints for the new command.
 
+// Its words in 中文 (common.js's PAGE_ZH: this page's only).
+Object.assign(PAGE_ZH, {
+  "recompute {0}": "重新计算 {0}",
+});
+
 // A run's figure: {"name", "type": "image/png", "base64"}, shown from a
 // data: URL (the page loads nothing from outside itself).
 function tourPicture(pic) {
@@ -86,7 +91,7 @@ function tourView(run, key, label, text, cmdline) {
       build(fresh, next, next.page);
       attnPage.state.kind = "tour";
       if (text) tourRerunText(text, cmdline, line);
-    }, {key, label: "recompute " + label, data: run.view}));
+    }, {key, label: locf("recompute {0}", label), data: run.view}));
   }
   details.append(box);
   PAGE_KINDS[run.view.page.kind](box, run.view, run.view.page);
