@@ -33,6 +33,8 @@ Object.assign(PAGE_ZH, {
   "{0} layers": "{0} 层",
   "{0} layer": "{0} 层",
   "{0} step": "{0} 步",
+  "cpu": "CPU",
+  "wall": "墙钟",
 });
 
 const LAYER_COLORS = {convolution: "#1f77b4", recurrent: "#ff7f0e", self_attention: "#d62728",
@@ -51,7 +53,7 @@ function fmtCount(v) {
 // A layer's name as the data gives it ("dilated conv, k = 3"), its kind in
 // the page's language.
 function layerText(name) {
-  return name.replace(/^(convolution|recurrent|self-attention|restricted attn|restricted|dilated conv|dilated convolution|self attention|restricted self attention)\b/,
+  return name.replace(/^(restricted self attention|dilated convolution|restricted attn|self-attention|self attention|dilated conv|convolution|recurrent|restricted)\b/,
                       (m) => loc(m));
 }
 
@@ -102,14 +104,14 @@ function complexityPage(root, data) {
       x: me.n, y: L.seconds, color: LAYER_COLORS[L.layer]}));
     const measured = lineChart({
       name: "measured", logx: true, logy: true, points: true, width: 760, height: 340,
-      xlabel: "n (sequence length)", ylabel: locf("time per layer ({0})", me.clock), series,
+      xlabel: "n (sequence length)", ylabel: locf("time per layer ({0})", loc(me.clock)), series,
       describe: (si, i) => {
         const L = me.layers[si];
-        return [layerText(L.layer.replace(/_/g, " ")), locf("n = {0}: {1} ({2} time)", me.n[i], fmtTime(L.seconds[i]), me.clock),
+        return [layerText(L.layer.replace(/_/g, " ")), locf("n = {0}: {1} ({2} time)", me.n[i], fmtTime(L.seconds[i]), loc(me.clock)),
                 locf("{0} multiply-adds", fmtCount(L.multiply_adds[i]))];
       }});
     const fits = el("table", {class: "data", "data-table": "fits"},
-      el("tr", {}, ...["layer", locf("fitted exponent ({0})", me.clock), "of the multiply-adds", "theory"].map((h) => el("th", {text: loc(h)}))));
+      el("tr", {}, ...["layer", locf("fitted exponent ({0})", loc(me.clock)), "of the multiply-adds", "theory"].map((h) => el("th", {text: loc(h)}))));
     for (const L of me.layers)
       fits.append(el("tr", {"data-layer": L.layer}, el("td", {text: layerText(L.layer.replace(/_/g, " "))}),
         el("td", {text: L.slope.toFixed(2)}), el("td", {text: L.count_slope.toFixed(2)}), el("td", {text: String(L.theory)})));

@@ -24,7 +24,7 @@ const attnLive = (() => {
     const start = () => {
       const node = document.getElementById("attn-module");
       if (!node) {
-        reject(new Error("this page was written by an attn built without its WebAssembly module: it shows one run and cannot recompute"));
+        reject(new Error(loc("this page was written by an attn built without its WebAssembly module: it shows one run and cannot recompute")));
         return;
       }
       const t0 = performance.now();
@@ -107,7 +107,7 @@ const attnLive = (() => {
             resolve(JSON.parse(attnWasi.settle(e.data, "pageData")));
           } catch (err) { reject(err); }
         };
-        worker.onerror = (e) => reject(new Error(e.message || "the worker failed"));
+        worker.onerror = (e) => reject(new Error(e.message || loc("the worker failed")));
         worker.postMessage({module, argv: [...langWords(), ...argv, "--html", "-"],
                             stream: Boolean(onStream)});
       });
@@ -133,7 +133,7 @@ const attnLive = (() => {
     try {
       return await new Promise((resolve, reject) => {
         worker.onmessage = (e) => { try { resolve(attnWasi.settle(e.data)); } catch (err) { reject(err); } };
-        worker.onerror = (e) => reject(new Error(e.message || "the worker failed"));
+        worker.onerror = (e) => reject(new Error(e.message || loc("the worker failed")));
         worker.postMessage({module, argv: words});
       });
     } finally {
@@ -658,7 +658,7 @@ function liveControls(argv, redraw, opts) {
       const off = [].concat(value).includes(liveValue(current, {option: other, kind: "choice"}));
       input.disabled = off;
       if (number) number.disabled = off;
-      label.title = off ? why : "";
+      label.title = off ? loc(why) : "";
       label.classList.toggle("live-off", off);
       if (off && spec.kind === "flag" && input.checked) {
         input.checked = false;

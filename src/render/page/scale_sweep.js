@@ -12,7 +12,7 @@ Object.assign(PAGE_ZH, {
   "entropy {0} nats": "熵 {0} 奈特",
   "d = {0}: variance {1}": "d = {0}：方差 {1}",
   "Softmax over {0} keys: its largest weight against d": "{0} 个键上的 softmax：最大权重随 d 的变化",
-  "{0} pairs of q and k per d, components N(0, 1), seed {1}. Unscaled, the softmax nears one-hot as d grows (largest weight {2} at d = {3}); divided by √d it keeps one shape ({4}). Hover a point for its numbers.": "每个 d 取 {0} 对 q 和 k，分量服从 N(0, 1)，种子 {1}。不缩放时，随着 d 增大 softmax 趋近 one-hot（d = {3} 时最大权重 {2}）；除以 √d 后形状不变（{4}）。悬停在点上看它的数。",
+  "{0} pairs of q and k per d, components N(0, 1), seed {1}. Unscaled, the softmax nears one-hot as d grows (largest weight {2} at d = {3}); divided by √d it keeps one shape ({4}). Hover a point for its numbers.": "每个 d 取 {0} 对 q 和 k，分量服从 N(0, 1)，种子 {1}。不缩放时，随着 d 增大 softmax 趋近独热（d = {3} 时最大权重 {2}）；除以 √d 后形状不变（{4}）。悬停在点上看它的数。",
   "q·k adds d products of variance 1: its variance grows like d; q·k/√d stays near 1.": "q·k 是 d 个方差为 1 的乘积之和：方差随 d 增长；q·k/√d 保持在 1 附近。",
   "d (the width of q and k)": "d（q 和 k 的宽度）",
   "variance of the scores": "评分的方差",

@@ -30,8 +30,6 @@ Object.assign(PAGE_ZH, {
   "estimating the time left…": "估计剩余时间…",
   "about {0} s left (from the time per step so far)": "约剩 {0} 秒（按目前每步的时间）",
   "Training: step {0} of {1}": "训练：第 {0} 步（共 {1} 步）",
-  "step {0}": "第 {0} 步",
-  "step {0}: {1}": "第 {0} 步：{1}",
   "training accuracy": "训练准确率",
   "held-out accuracy": "留出集准确率",
   "a cell's weight": "单元格的权重",
@@ -46,9 +44,17 @@ Object.assign(PAGE_ZH, {
   "{0} logged steps{1}; the heatmaps, the head view and the curves' cursor show the slider's step.": "{0} 个记录的步{1}；热图、头视图和曲线上的光标显示滑块所在的步。",
   "loss {0} · accuracy {1}": "损失 {0} · 准确率 {1}",
   " · held-out {0}": " · 留出集 {0}",
+  "before training": "训练前",
   "step {0} of {1}": "第 {0} 步（共 {1} 步）",
   "accuracy": "准确率",
   "The probe at the slider's step: a line's opacity is the weight, one colour per head; click a colour to hide its head, hover a token for its lines.": "滑块所在步的探针：线的不透明度就是权重，每个头一种颜色；点击颜色隐藏该头，悬停在词元上看它的线。",
+  "No path kept for step {0}: --explain keeps every {1}th logged step (and the last) on a run this long.": "第 {0} 步没有保留路径：运行这么长时，--explain 每 {1} 个记录的步保留一个（以及最后一步）。",
+  " at step {0}": "（第 {0} 步）",
+  "layer {0}'s {1}": "第 {0} 层的{1}",
+  "The paths are computed once the training has stopped.": "训练停止后才计算路径。",
+  "computing the paths: training again in the module (attn {0} --explain)…": "计算路径中：在模块中重新训练（attn {0} --explain）…",
+  "framed: “{0}” translates this source word": "加框：“{0}” 译自这个源词",
+  ", alignment {0}": "，对齐 {0}",
 });
 
 // The grid rows of a run: its probes × layers, named for data-panel.
