@@ -102,13 +102,14 @@ module.exports = (h) => {
     // the names a field spells in Latin letters (BLEU, softmax, …).
     langwords: async () => {
       const {check, attn, tmp, open, until} = h;
-      const ALLOWED = new Set(["attn", "BLEU", "English", "MSE", "softmax", "Transformer", "Bahdanau", "Nadaraya", "Watson",
-        "PyTorch", "BertViz", "Seq", "seq", "predict", "bleu", "AdditiveAttention", "DotProductAttention", "sqrt", "log", "tanh", "exp", "float32", "float", "JSON", "PNG", "HTML", "WebAssembly", "GRU", "ReLU", "RoPE",
+      const ALLOWED = new Set(["attn", "BLEU", "English", "MSE", "softmax", "Transformer", "Bahdanau", "Nadaraya",
+        "Watson", "PyTorch", "BertViz", "Seq", "seq", "predict", "bleu", "AdditiveAttention", "DotProductAttention",
+        "sqrt", "log", "tanh", "exp", "float32", "float", "JSON", "PNG", "HTML", "WebAssembly", "GRU", "LSTM", "ReLU", "RoPE",
         "sin", "cos", "max", "eos", "bos", "pad", "unk", "FFN", "ViT", "Adam", "SGD", "d2l", "ms", "KB", "MB",
         "Enter", "Esc", "Tab", "Home", "End", "Shift"]);
       // the axis labels the book's code writes (and attn's PNGs, after it), the switch's bilingual name
-      const PHRASES = ["Sorted training inputs", "Row (position)", "Column (encoding dimension)", "Sorted testing inputs", "Key positions",
-                       "Query positions", "Keys", "Queries", "Truth", "Pred", "Col", "language / 语言"];
+      const PHRASES = ["Sorted training inputs", "Row (position)", "Column (encoding dimension)", "Sorted testing inputs",
+                       "Key positions", "Query positions", "Keys", "Queries", "Truth", "Pred", "Col", "language / 语言"];
       // the words of 3+ ASCII letters a page leaves in English, but for the
       // user's words and the values its <select>s offer (the command line's)
       const leftover = (page, user) => page.evaluate(([user, phrases]) => {

@@ -312,7 +312,7 @@ function headView(spec, getWeights) {
 function rowsText(rows) {
   const m = rows.map((r) => /^(example|layer) \d+$/.exec(r.name));
   if (m.every((x) => x && x[1] === m[0][1])) return `${rows.length} ${m[0][1]}${rows.length === 1 ? "" : "s"}`;
-  return rows.length <= 3 ? rows.map(rowLabel).join(", ") : locf("{0} rows", rows.length);
+  return rows.length <= 3 ? rows.map(rowLabel).join(loc(", ")) : locf("{0} rows", rows.length);
 }
 
 // The attention page (multihead, selfattn): the grid and the head view.

@@ -206,6 +206,8 @@ const PAGE_ZH = {
   "translation: the Transformer always adds P": "翻译：Transformer 总是加上 P",
   "this page was written by an attn built without its WebAssembly module: it shows one run and cannot recompute": "此页由不带 WebAssembly 模块的 attn 写出：只显示一次运行，不能重新计算",
   "the worker failed": "工作线程失败",
+  ", ": "、",
+  "none: no BLEU": "无：不计算 BLEU",
 };
 
 // el("div", {class: "x", text: "…", attrs…}, child…): an element. "text"

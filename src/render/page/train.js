@@ -55,6 +55,7 @@ Object.assign(PAGE_ZH, {
   "computing the paths: training again in the module (attn {0} --explain)…": "计算路径中：在模块中重新训练（attn {0} --explain）…",
   "framed: “{0}” translates this source word": "加框：“{0}” 译自这个源词",
   ", alignment {0}": "，对齐 {0}",
+  " ({0})": "（{0}）",
 });
 
 // The grid rows of a run: its probes × layers, named for data-panel.
@@ -182,17 +183,22 @@ function trainHeading(data, docs, runs, pg) {
 // streaming the x axis is the whole run's.
 function trainCharts(views, runs, xlim) {
   const hist = (doc, key) => ({x: doc.history.map((h) => h.step), y: doc.history.map((h) => h[key] === null ? NaN : h[key])});
+  // a run's name after a series' (the series' key in English, as shown in the page's language)
   const tag = (v) => (runs.length > 1 ? ` (${v.run.label})` : "");
+  const shownTag = (v) => (runs.length > 1 ? locf(" ({0})", loc(v.run.label)) : "");
   const loss = lineChart({name: "loss", xlabel: "step", ylabel: "loss", width: 560, height: 260, xlim,
-    series: views.map((v, i) => ({name: "training loss (the batch's)" + tag(v), label: loc("training loss (the batch's)") + tag(v), ...hist(v.doc, "loss"),
+    series: views.map((v, i) => ({name: "training loss (the batch's)" + tag(v), label: loc("training loss (the batch's)") + shownTag(v),
+                                  ...hist(v.doc, "loss"),
                                   color: PALETTE[i], dash: i ? [6, 4] : []})),
-    describe: (si, i) => [locf("step {0}", views[si].doc.history[i].step) + tag(views[si]),
+    describe: (si, i) => [locf("step {0}", views[si].doc.history[i].step) + shownTag(views[si]),
                           locf("loss {0}", views[si].doc.history[i].loss.toFixed(4))]});
   const accSeries = [];
   views.forEach((v, i) => {
-    accSeries.push({name: "training accuracy" + tag(v), label: loc("training accuracy") + tag(v), ...hist(v.doc, "train_accuracy"), color: PALETTE[2 + 2 * i], dash: i ? [6, 4] : []});
+    accSeries.push({name: "training accuracy" + tag(v), label: loc("training accuracy") + shownTag(v),
+                    ...hist(v.doc, "train_accuracy"), color: PALETTE[2 + 2 * i], dash: i ? [6, 4] : []});
     if (v.doc.history.some((h) => h.heldout_accuracy !== null))
-      accSeries.push({name: "held-out accuracy" + tag(v), label: loc("held-out accuracy") + tag(v), ...hist(v.doc, "heldout_accuracy"), color: PALETTE[3 + 2 * i], dash: i ? [6, 4] : []});
+      accSeries.push({name: "held-out accuracy" + tag(v), label: loc("held-out accuracy") + shownTag(v),
+                      ...hist(v.doc, "heldout_accuracy"), color: PALETTE[3 + 2 * i], dash: i ? [6, 4] : []});
   });
   const acc = lineChart({name: "accuracy", xlabel: "step", ylabel: "accuracy", width: 560, height: 260,
     ylim: [0, 1], xlim, series: accSeries,
