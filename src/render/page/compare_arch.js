@@ -30,6 +30,7 @@ Object.assign(PAGE_ZH, {
   "Held-out sentence: “{0}” from “{1}”, teacher-forced on the reference. One scale 0 … 1; the frame marks the source word each target word translates.": "留出句：“{0}”，译自“{1}”，以参考译文强制教学。同一色标 0 … 1；框标出每个目标词所译自的源词。",
   "source words": "源词",
   "target words (the reference)": "目标词（参考译文）",
+  "transformer": "Transformer",
 });
 
 // Run k's (Tq, Ts) alignment at its kept step i: the last block, heads averaged.

@@ -55,6 +55,7 @@ Object.assign(PAGE_ZH, {
   "computing the paths: training again in the module (attn {0} --explain)…": "计算路径中：在模块中重新训练（attn {0} --explain）…",
   "framed: “{0}” translates this source word": "加框：“{0}” 译自这个源词",
   ", alignment {0}": "，对齐 {0}",
+  "bahdanau": "Bahdanau",
   " ({0})": "（{0}）",
 });
 

@@ -55,7 +55,7 @@ Object.assign(PAGE_ZH, {
   "one attention, its query the decoder's previous state s(t′−1).": "一个注意力，查询是解码器的上一个状态 s(t′−1)。",
   "Transformer encoder–decoder, {0} block a side, d {1}, {2} heads.": "Transformer 编码器-解码器，每侧 {0} 块，d {1}，{2} 个头。",
   "Transformer encoder–decoder, {0} blocks a side, d {1}, {2} heads.": "Transformer 编码器-解码器，每侧 {0} 块，d {1}，{2} 个头。",
-  " After {0} steps: loss {1}": " {0} 步之后：损失 {1}",
+  " After {0} steps: loss {1}": "{0} 步之后：损失 {1}",
   ", held-out BLEU {0}": "，留出集 BLEU {0}",
   ", exact {0}": "，完全正确 {0}",
   "show {0}": "显示{0}",
@@ -96,7 +96,6 @@ Object.assign(PAGE_ZH, {
   "scores": "评分",
   "train": "训练集",
   "held-out": "留出集",
-  "bahdanau": "Bahdanau",
 });
 
 const BAHDANAU_NAME = "Bahdanau's attention, its query the decoder's previous state s(t′−1)";
