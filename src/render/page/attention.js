@@ -24,6 +24,13 @@
 const HEAD_COLORS = ["#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#17becf",
                      "#8c564b", "#e377c2", "#bcbd22", "#7f7f7f", "#393b79", "#637939"];
 
+// A row as the page shows it: its label, or its name ("row 0", the data's)
+// in the page's language (row.name stays the panels' name, data-panel).
+function rowLabel(row) {
+  const m = /^(row|example|layer) (\d+)$/.exec(row.name);
+  return row.label || (m ? locf(`${m[1]} {0}`, m[2]) : row.name);
+}
+
 function tokenAt(list, i) {
   return list ? String(list[i]) : String(i);
 }
@@ -32,8 +39,8 @@ function tokenAt(list, i) {
 function maskReason(row, causal, q, k, h) {
   const vl = row.head_valid_lens && h >= 0 ? row.head_valid_lens[h] : row.valid_lens;
   const len = Array.isArray(vl) ? vl[q] : vl;
-  if (len !== null && len !== undefined && k >= len) return `valid_len ${len}`;
-  if (causal && k > q) return "causal: a key after the query";
+  if (len !== null && len !== undefined && k >= len) return locf("valid_len {0}", len);
+  if (causal && k > q) return loc("causal: a key after the query");
   return null;
 }
 
@@ -82,16 +89,18 @@ function attentionGrid(spec) {
     const q0 = spec.rows[r].query || 0;
     return h < 0 ? [avg, (r * Nq + q0) * Nk] : [view.weights, offsetOf(r, h, q0)];
   };
-  const headName = (h) => (h < 0 ? "heads averaged" : spec.headName ? spec.headName(h) : `head ${h + 1}`);
-  const qname = spec.qname || "query", kname = spec.kname || "key";
+  // a panel's head: its name (data-panel, in English) and as the page says it
+  const headKey = (h) => (h < 0 ? "heads averaged" : spec.headName ? spec.headName(h) : `head ${h + 1}`);
+  const headName = (h) => (h < 0 ? loc("heads averaged") : spec.headName ? loc(spec.headName(h)) : locf("head {0}", h + 1));
+  const qname = loc(spec.qname || "query"), kname = loc(spec.kname || "key");
   const describer = (r, h) => (qi, k, v) => {
     const row = spec.rows[r], q = row.query !== undefined ? row.query : qi;
     const why = maskReason(row, spec.causal, q, k, h);
-    const lines = [`${row.name} · ${h < 0 ? `the ${heads} heads averaged` : headName(h)}`,
+    const lines = [`${rowLabel(row)} · ${h < 0 ? locf("the {0} heads averaged", heads) : headName(h)}`,
                    `${qname} ${q} “${tokenAt(row.query_tokens, q)}” → ${kname} ${k} “${tokenAt(row.key_tokens, k)}”`,
-                   v === null ? "weight: still loading (the page is reading its data)"
-                   : why ? `masked (${why}): weight ${fmt4(v)} (float32 ${fmtG9(v)})`
-                       : `weight ${fmt4(v)}   float32 ${fmtG9(v)}`];
+                   v === null ? loc("weight: still loading (the page is reading its data)")
+                   : why ? locf("masked ({0}): weight {1} (float32 {2})", why, fmt4(v), fmtG9(v))
+                       : locf("weight {0}   float32 {1}", fmt4(v), fmtG9(v))];
     if (spec.framed && spec.framed(q, k) && spec.framedNote) lines.push(spec.framedNote(q, k));
     return lines;
   };
@@ -118,15 +127,16 @@ function attentionGrid(spec) {
   const pick = (r, h) => () => {
     if (view.weights) { enlarge(r, h); return; }
     view.pending = () => enlarge(r, h);
-    tooltip.show(["The weights are still loading: the panel opens when they have."],
+    tooltip.show([loc("The weights are still loading: the panel opens when they have.")],
                  window.innerWidth / 2, window.innerHeight / 3);
   };
   spec.rows.forEach((row, r) => {
-    grid.append(el("div", {class: "grid-row-title", style: "grid-column: 1 / -1", text: row.title || row.name}));
+    grid.append(el("div", {class: "grid-row-title", style: "grid-column: 1 / -1", text: row.title || rowLabel(row)}));
     for (let c = 0; c < ncols; c++) {
       const h = c < heads ? c : -1, [values, offset] = source(r, h);
       const p = heatPanel({
-        name: `${row.name} ${headName(h)}`, title: h < 0 ? "Heads averaged" : spec.headName ? spec.headName(h) : `Head ${h + 1}`,
+        name: `${row.name} ${headKey(h)}`, label: `${rowLabel(row)} ${headName(h)}`,
+        title: h < 0 ? loc("Heads averaged") : spec.headName ? loc(spec.headName(h)) : locf("Head {0}", h + 1),
         rows: row.query !== undefined ? 1 : Nq, cols: Nk, cell, values, offset,
         colors, vmin: spec.vmin, vmax: spec.vmax, masked: masker(r, h), framed: framer(r), describe: describer(r, h),
         yt: row.query !== undefined ? [tokenAt(row.query_tokens, row.query)]
@@ -150,7 +160,8 @@ function attentionGrid(spec) {
     const [values, offset] = source(r, h);
     const bigPath = path ? cellPathAside(spec) : null;
     const p = heatPanel({
-      name: `${row.name} ${headName(h)} (enlarged)`, title: `${row.name} · ${headName(h)}`,
+      name: `${row.name} ${headKey(h)} (enlarged)`, label: locf("{0} (enlarged)", `${rowLabel(row)} ${headName(h)}`),
+      title: `${rowLabel(row)} · ${headName(h)}`,
       rows, cols: Nk, cell: big, values, offset,
       colors, vmin: spec.vmin, vmax: spec.vmax, masked: masker(r, h), framed: framer(r), describe: describer(r, h),
       yt: row.query !== undefined ? [tokenAt(row.query_tokens, row.query)]
@@ -172,11 +183,11 @@ function attentionGrid(spec) {
   }
 
   const labels = el("div", {class: "axis-note"},
-                    el("span", {text: `rows: ${spec.ylabel || "queries"} · columns: ${spec.xlabel || "keys"}`}));
+                    el("span", {text: locf("rows: {0} · columns: {1}", loc(spec.ylabel || "queries"), loc(spec.xlabel || "keys"))}));
   view.node = el("div", {class: "att-view"},
                  el("div", {class: "att-main"},
                     el("div", {class: "grid-and-bar"}, grid,
-                       colorbar(spec.cmap.lut, spec.vmin, spec.vmax, "weight", anyMask)),
+                       colorbar(spec.cmap.lut, spec.vmin, spec.vmax, loc("weight"), anyMask)),
                     path ? path.node : null), labels);
   view.update = (weights) => {
     view.weights = weights;
@@ -204,12 +215,12 @@ function headView(spec, getWeights) {
                                "aria-label": loc("head view: queries on the left, keys on the right")});
   const hv = {row: 0, on: Array(heads).fill(true), focus: null, canvas};
   const state = () => { attnPage.state.headView = {row: hv.row, heads: hv.on.slice(), focus: hv.focus}; };
-  const swatches = el("div", {class: "head-swatches"}, el("span", {class: "note", text: `${spec.column || "head"}s: `}));
+  const swatches = el("div", {class: "head-swatches"}, el("span", {class: "note", text: locf("{0}s: ", spec.column || "head", loc(spec.column || "head"))}));
   for (let h = 0; h < heads; h++) {
     // the number the panel's title gives it ("example 0"), else h + 1
-    const name = spec.headName ? spec.headName(h) : `head ${h + 1}`, num = /\d+$/.exec(name);
+    const name = spec.headName ? loc(spec.headName(h)) : locf("head {0}", h + 1), num = /\d+$/.exec(name);
     const b = el("button", {type: "button", class: "head-swatch", "data-head": String(h + 1),
-                            "aria-pressed": "true", title: `${name}: click to hide or show`,
+                            "aria-pressed": "true", title: locf("{0}: click to hide or show", name),
                             style: `--c:${HEAD_COLORS[h % HEAD_COLORS.length]}`, text: num ? num[0] : String(h + 1)});
     b.addEventListener("click", () => {
       hv.on[h] = !hv.on[h];
@@ -222,7 +233,7 @@ function headView(spec, getWeights) {
   if (spec.rows.length > 1) {
     chooser = el("select", {"aria-label": loc("row shown in the head view"),
                             on: {change: () => { hv.row = Number(chooser.value); hv.redraw(); }}});
-    spec.rows.forEach((r, i) => chooser.append(el("option", {value: String(i), text: r.name})));
+    spec.rows.forEach((r, i) => chooser.append(el("option", {value: String(i), text: rowLabel(r)})));
   }
   const yOf = (i) => top + i * rh + rh / 2;
   hv.redraw = () => {
@@ -232,8 +243,8 @@ function headView(spec, getWeights) {
     ctx.font = "13px system-ui, sans-serif";
     ctx.fillStyle = "#666";
     ctx.textAlign = "center";
-    ctx.fillText("queries", xl - 60, 14);
-    ctx.fillText("keys", xr + 60, 14);
+    ctx.fillText(loc("queries"), xl - 60, 14);
+    ctx.fillText(loc("keys"), xr + 60, 14);
     // lines: heads that are on, and only the hovered token's when one is;
     // opacity = the weight (BertViz's), or for long sequences the weight
     // against a uniform 1/n, lines under 2/n left out
@@ -286,8 +297,8 @@ function headView(spec, getWeights) {
     if (x > W / 2 + 60 && i >= 0 && i < Nk) focus = {side: "k", i};
     if (JSON.stringify(focus) !== JSON.stringify(hv.focus)) { hv.focus = focus; hv.redraw(); }
     const row = spec.rows[hv.row];
-    if (focus) tooltip.show([focus.side === "q" ? `query ${i} “${tokenAt(row.query_tokens, i)}”: its lines`
-                                                 : `key ${i} “${tokenAt(row.key_tokens, i)}”: the lines into it`],
+    if (focus) tooltip.show([focus.side === "q" ? locf("query {0} “{1}”: its lines", i, tokenAt(row.query_tokens, i))
+                                                 : locf("key {0} “{1}”: the lines into it", i, tokenAt(row.key_tokens, i))],
                             e.clientX, e.clientY);
     else tooltip.hide();
   });
@@ -301,7 +312,7 @@ function headView(spec, getWeights) {
 function rowsText(rows) {
   const m = rows.map((r) => /^(example|layer) \d+$/.exec(r.name));
   if (m.every((x) => x && x[1] === m[0][1])) return `${rows.length} ${m[0][1]}${rows.length === 1 ? "" : "s"}`;
-  return rows.length <= 3 ? rows.map((r) => r.name).join(", ") : `${rows.length} rows`;
+  return rows.length <= 3 ? rows.map(rowLabel).join(loc(", ")) : locf("{0} rows", rows.length);
 }
 
 // The attention page (multihead, selfattn): the grid and the head view.
@@ -330,10 +341,10 @@ function attentionPreviewPage(root, pv) {
   attnPage.preview = {vmin, vmax, grid: p.grid.slice()};
   // a page this large has no controls: say why, and what it offers
   const n = p.shape.reduce((a, b) => a * b, 1);
-  root.append(el("p", {class: "note bert-note", text: `No controls on this page: its ${n.toLocaleString("en")} ` +
+  root.append(el("p", {class: "note bert-note", text: locf("No controls on this page: its {0} " +
     "weights are drawn from a preview, and a change would rerun and redraw every one of them, seconds " +
     "each, not a slider's pace. To change it, rerun the command above with other options. What it offers: " +
-    "every weight on hover, a panel enlarged on click, the head view."}));
+    "every weight on hover, a panel enlarged on click, the head view.", n.toLocaleString("en"))}));
   const view = attentionView(root, pg, p.shape, vmin, vmax, {index: base64Bytes(p.index), gr: p.grid[0], gc: p.grid[1]});
   // the weights: named by the data's page (the preview's keeps only their shape)
   return (data) => view.complete(tensor(typeof pg.weights === "string" ? data[pg.weights] : data.page.weights).data);
@@ -356,15 +367,17 @@ function attentionView(root, pg, shape, vmin, vmax, preview) {
   const grid = attentionGrid(spec);
   let hvNode = el("p", {class: "note", text: loc("The head view is drawn once the page has read the weights.")});
   root.append(
-    section("Attention weights", `${rowsText(pg.rows)} × ${NH} ${col}${NH === 1 ? "" : "s"}, ` +
-            `${Nq} ${Nq === 1 ? "query" : "queries"} × ${Nk} ${Nk === 1 ? "key" : "keys"}; ` +
-            `one colour scale from ${fmtShort(vmin)} to ${fmtShort(vmax)}. ` +
-            "Hover a cell for its weight; click a panel to enlarge it.", grid.node,
-            keysNote([["hover", "query, key and weight of a cell" +
-                       (spec.path ? "; beside the panels, the numbers behind it" : "")], ["click / Enter", "enlarge a panel"],
-                      ["← ↑ → ↓", "move the highlighted cell (in a focused panel)"], ["Esc", "close the enlarged panel"]])),
-    section("Head view", "Queries on the left, keys on the right; a line's opacity is the weight, one colour per " +
-            `${col}. Click a colour to hide or show its ${col}; hover a token to see only its lines.`, hvNode));
+    section("Attention weights", locf("{0} × {1} {2}, {3} {4} × {5} {6}; one colour scale from {7} to {8}. " +
+            "Hover a cell for its weight; click a panel to enlarge it.", rowsText(pg.rows), NH, col + (NH === 1 ? "" : "s"),
+            Nq, Nq === 1 ? "query" : "queries", Nk, Nk === 1 ? "key" : "keys", fmtShort(vmin), fmtShort(vmax),
+            loc(col)), grid.node,
+            keysNote([["hover", loc("query, key and weight of a cell") +
+                       (spec.path ? loc("; beside the panels, the numbers behind it") : "")],
+                      ["click / Enter", loc("enlarge a panel")],
+                      ["← ↑ → ↓", loc("move the highlighted cell (in a focused panel)")],
+                      ["Esc", loc("close the enlarged panel")]])),
+    section("Head view", locf("Queries on the left, keys on the right; a line's opacity is the weight, one colour per " +
+            "{0}. Click a colour to hide or show its {0}; hover a token to see only its lines.", col, loc(col)), hvNode));
   attnPage.state.kind = "attention";
   attnPage.state.grid = grid;
   return {
@@ -429,7 +442,7 @@ function pathLine(part, label, ...rest) {
 function pathLines(c) {
   const F = c.first, P = c.p, KP = c.kSize || P, VP = c.vSize || P;
   const lines = [
-    pathLine("q", c.qLabel || `q = ${c.qName} (${F < P ? `first ${F} of ` : ""}p = ${P})`, pathVec(c.q, P)),
+    pathLine("q", c.qLabel || `q = ${c.qName} (${F < P ? locf("first {0} of ", F) : ""}p = ${P})`, pathVec(c.q, P)),
     pathLine("k", `k = ${c.kName}`, pathVec(c.k, KP))];
   if (c.scoringLines) {
     for (const [part, label, x, n] of c.scoringLines)
@@ -439,17 +452,17 @@ function pathLines(c) {
                pathLine("scaled", `÷ √${P} = ${fmt4(c.dot.scale)} →`, pathNum(c.dot.scaled)));
   } else {
     const a = c.additive, FA = a.first, more = a.hiddens;
-    lines.push(pathLine("qa", `W_q q (${FA < more ? `first ${FA} of ` : ""}${more})`, pathVec(a.qa, more)),
+    lines.push(pathLine("qa", `W_q q (${FA < more ? locf("first {0} of ", FA) : ""}${more})`, pathVec(a.qa, more)),
                pathLine("ka", "W_k k", pathVec(a.ka, more)),
                pathLine("tanh", "tanh(W_q q + W_k k)", pathVec(a.tanh, more)),
                pathLine("w_v", "w_v", pathVec(a.w_v, more)),
                pathLine("score", "w_vᵀ tanh(…) =", pathNum(c.score)));
   }
-  lines.push(c.masked ? pathLine("mask", `masked (${c.why || "masked"}): the score becomes`, pathNum(c.maskedScore))
-                      : pathLine("mask", "not masked: the score stays", pathNum(c.maskedScore)),
-             pathLine("row_max", "row max m =", pathNum(c.rowMax)),
+  lines.push(c.masked ? pathLine("mask", locf("masked ({0}): the score becomes", c.why || loc("masked")), pathNum(c.maskedScore))
+                      : pathLine("mask", loc("not masked: the score stays"), pathNum(c.maskedScore)),
+             pathLine("row_max", loc("row max m ="), pathNum(c.rowMax)),
              pathLine("row_sum_exp", "Σⱼ e^(sⱼ − m) =", pathNum(c.rowSumExp)),
-             pathLine("weight", c.masked ? "weight e^(s − m) / Σ (masked) =" : "weight e^(s − m) / Σ =", pathNum(c.weight)),
+             pathLine("weight", loc(c.masked ? "weight e^(s − m) / Σ (masked) =" : "weight e^(s − m) / Σ ="), pathNum(c.weight)),
              pathLine("v", `v = ${c.vName}`, pathVec(c.v, VP)),
              pathLine("output", c.outputName, pathVec(c.output, VP)));
   return lines;
@@ -463,7 +476,7 @@ function examplePath(doc, spec, row, b, h, q, k) {
              q: e.q[b][h][q], k: e.k[b][h][k], v: e.v[b][h][k], score: e.scores[b][h][q][k],
              masked: e.masked[b][h][q][k] === 1, why: maskReason(row, spec.causal, q, k, h),
              maskedScore: e.masked_scores[b][h][q][k], rowMax: e.row_max[b][h][q], rowSumExp: e.row_sum_exp[b][h][q],
-             weight: doc.attention_weights[b][h][q][k], outputName: `output of query ${q}, Σⱼ wⱼ vⱼ`,
+             weight: doc.attention_weights[b][h][q][k], outputName: locf("output of query {0}, Σⱼ wⱼ vⱼ", q),
              output: e.head_output[b][h][q]};
   if (e.score === "dot") c.dot = {scale: e.scale, scaled: e.scaled[b][h][q][k]};
   else c.additive = {hiddens: e.hiddens, first: e.first_hiddens, qa: e.qa[b][h][q], ka: e.ka[b][h][k],
@@ -481,12 +494,15 @@ function examplesPath(argv) {
   };
 }
 
+// A row that is one example, as the C names it: "example 0" (样本 0 under --lang zh).
+const EXAMPLE_ROW = /^(example|样本) \d+$/;
+
 // The commands whose attention views give a cell's path: name → (argv, pg)
 // → a spec.path, or null where this page's views have none. A command
 // registers itself here (its own file, loaded after this one).
 const CELL_PATHS = {
-  multihead: (argv, pg) => pg.rows.every((r) => /^example \d+$/.test(r.name)) ? examplesPath(argv) : null,
-  selfattn: (argv, pg) => pg.rows.every((r) => /^example \d+$/.test(r.name)) ? examplesPath(argv) : null,
+  multihead: (argv, pg) => pg.rows.every((r) => EXAMPLE_ROW.test(r.name)) ? examplesPath(argv) : null,
+  selfattn: (argv, pg) => pg.rows.every((r) => EXAMPLE_ROW.test(r.name)) ? examplesPath(argv) : null,
 };
 
 // The aside of a grid: show(r, h, qi, k) fills it with that cell's path,
@@ -500,8 +516,8 @@ const CELL_PATHS = {
 //   cell(spec, r, h, q, k)  the cell's name (data-cell)
 //   at(doc, spec, r, h, q, k)  its numbers for pathLines}.
 function cellPathAside(spec) {
-  const hint = "Hover a weight, or focus a panel (Tab) and move with the arrow keys: " +
-               "its path from q and k to the weight appears here.";
+  const hint = loc("Hover a weight, or focus a panel (Tab) and move with the arrow keys: " +
+                   "its path from q and k to the weight appears here.");
   const body = el("div", {class: "cp-body"}, el("p", {class: "note", text: hint}));
   const head = el("div", {class: "cp-head", text: loc("The numbers behind a weight")});
   const node = el("aside", {class: "cellpath", "aria-live": "polite", "aria-label": loc("the numbers behind the weight"),
@@ -516,11 +532,11 @@ function cellPathAside(spec) {
       body.replaceChildren(...children);
     };
     node.dataset.cell = spec.path.cell(spec, r, h, q, k);
-    const hname = h < 0 ? "heads averaged" : spec.headName ? spec.headName(h) : `head ${h + 1}`;
-    head.textContent = `${row.name} · ${hname} · ${spec.qname || "query"} ${q} ` +
-                       `“${tokenAt(row.query_tokens, q)}” → ${spec.kname || "key"} ${k} “${tokenAt(row.key_tokens, k)}”`;
+    const hname = h < 0 ? loc("heads averaged") : spec.headName ? loc(spec.headName(h)) : locf("head {0}", h + 1);
+    head.textContent = `${rowLabel(row)} · ${hname} · ${loc(spec.qname || "query")} ${q} ` +
+                       `“${tokenAt(row.query_tokens, q)}” → ${loc(spec.kname || "key")} ${k} “${tokenAt(row.key_tokens, k)}”`;
     if (h < 0) return set("none", el("p", {class: "note", text: loc("The heads' mean has no path of its own: hover a head.")}));
-    set("loading", el("p", {class: "note", text: spec.path.loading || "computing the path (attn … --explain)…"}));
+    set("loading", el("p", {class: "note", text: spec.path.loading || loc("computing the path (attn … --explain)…")}));
     try {
       const doc = await (spec.path.doc ? spec.path.doc() : explainDoc(spec.path.argv, spec.path.stdin));
       if (mine === serial) set("shown", ...pathLines(spec.path.at(doc, spec, r, h, q, k)));

@@ -15,15 +15,17 @@ function niceTicks(lo, hi, n) {
   return out;
 }
 
-// o = {series: [{name, x, y, color, dash, points, line, bars}], logx, logy,
+// o = {series: [{name, label, x, y, color, dash, points, line, bars}], logx, logy,
 // xlabel, ylabel, width, height, xlim and ylim: [lo, hi], clip (the series
 // cut at the axes' box), describe(si, i) → lines, name}. A series with points: true has its points drawn as
 // circles, line: false none of its line; bars: true draws bars from 0.
+// The page shows loc() of the names and axis labels (a series' label, when
+// given, in their stead: the name then stays the series' key).
 // ch.xAt(clientX): the x value under that point of the screen.
 function lineChart(o) {
   const W = o.width || 640, H = o.height || 300, M = {l: 62, r: 16, t: 12, b: 44};
   const canvas = el("canvas", {class: "chart", width: String(W), height: String(H),
-                               "data-chart": o.name || "", role: "img", "aria-label": o.name || "chart"});
+                               "data-chart": o.name || "", role: "img", "aria-label": loc(o.label || o.name || "chart")});
   const legend = el("div", {class: "legend"});
   const ch = {node: el("figure", {class: "chart-box", style: `max-width:${W + 2}px`}, canvas, legend), canvas, cursor: null};
   const tx = (v) => (o.logx ? Math.log10(v) : v), ty = (v) => (o.logy ? Math.log10(v) : v);
@@ -73,10 +75,10 @@ function lineChart(o) {
     ctx.strokeStyle = "#888";
     ctx.strokeRect(M.l, M.t, W - M.l - M.r, H - M.t - M.b);
     ctx.textAlign = "center";
-    if (o.xlabel) ctx.fillText(o.xlabel, (M.l + W - M.r) / 2, H - 8);
+    if (o.xlabel) ctx.fillText(loc(o.xlabel), (M.l + W - M.r) / 2, H - 8);
     if (o.ylabel) {
       ctx.save(); ctx.translate(14, (M.t + H - M.b) / 2); ctx.rotate(-Math.PI / 2);
-      ctx.fillText(o.ylabel, 0, 0); ctx.restore();
+      ctx.fillText(loc(o.ylabel), 0, 0); ctx.restore();
     }
     if (o.clip) { ctx.save(); ctx.beginPath(); ctx.rect(M.l, M.t, W - M.l - M.r, H - M.t - M.b); ctx.clip(); }
     o.series.forEach((s, si) => {
@@ -110,7 +112,7 @@ function lineChart(o) {
     }
   }
   o.series.forEach((s, si) => legend.append(el("span", {class: "legend-item"},
-    el("span", {class: "swatch", style: `background:${s.color || PALETTE[si % PALETTE.length]}`}), s.name)));
+    el("span", {class: "swatch", style: `background:${s.color || PALETTE[si % PALETTE.length]}`}), s.label || loc(s.name))));
   ch.setCursor = (x) => { ch.cursor = x; draw(); };
   ch.xAt = (clientX) => {
     const b = canvas.getBoundingClientRect(), v = x0 + ((clientX - b.left) * W / b.width - M.l) / (W - M.l - M.r) * (x1 - x0);

@@ -22,6 +22,11 @@ attnPage.lang = attnLang;
 function loc(s) {
   return attnLang === "zh" && Object.prototype.hasOwnProperty.call(PAGE_ZH, s) ? PAGE_ZH[s] : s;
 }
+// locf("Head {0}", h + 1): the pattern in the page's language, {0}, {1} …
+// replaced by the values (a zh pattern may put them in another order).
+function locf(pattern, ...values) {
+  return loc(pattern).replace(/\{(\d+)\}/g, (m, i) => String(values[Number(i)]));
+}
 function langWords() {
   return attnLang === "zh" ? ["--lang", "zh"] : [];
 }
@@ -121,6 +126,88 @@ const PAGE_ZH = {
   "exact": "完全正确",
   "alignment": "对齐",
   "ms per step": "每步毫秒数",
+  "valid_len {0}": "有效长度 {0}",
+  "causal: a key after the query": "因果：键在查询之后",
+  "heads averaged": "各头平均",
+  "Heads averaged": "各头平均",
+  "head {0}": "头 {0}",
+  "Head {0}": "头 {0}",
+  "query": "查询",
+  "key": "键",
+  "head": "头",
+  "example": "样本",
+  "the {0} heads averaged": "{0} 个头的平均",
+  "weight: still loading (the page is reading its data)": "权重：仍在加载（页面正在读取数据）",
+  "masked ({0}): weight {1} (float32 {2})": "已掩蔽（{0}）：权重 {1}（float32 {2}）",
+  "weight {0}   float32 {1}": "权重 {0}   float32 {1}",
+  "The weights are still loading: the panel opens when they have.": "权重仍在加载：加载完后面板会打开。",
+  "{0} (enlarged)": "{0}（放大）",
+  "rows: {0} · columns: {1}": "行：{0} · 列：{1}",
+  "weight": "权重",
+  "{0}s: ": "{1}：",
+  "{0}: click to hide or show": "{0}：点击隐藏或显示",
+  "query {0} “{1}”: its lines": "查询 {0} “{1}”：它的连线",
+  "key {0} “{1}”: the lines into it": "键 {0} “{1}”：连向它的线",
+  "{0} rows": "{0} 行",
+  "No controls on this page: its {0} weights are drawn from a preview, and a change would rerun and redraw every one of them, seconds each, not a slider's pace. To change it, rerun the command above with other options. What it offers: every weight on hover, a panel enlarged on click, the head view.": "此页没有控件：它的 {0} 个权重由预览画出，改动会重算并重画每一个，每次数秒，跟不上滑块。要改动，请用别的选项重新运行上面的命令。此页提供：悬停看每个权重，点击放大面板，头视图。",
+  "{0} × {1} {2}, {3} {4} × {5} {6}; one colour scale from {7} to {8}. Hover a cell for its weight; click a panel to enlarge it.": "{0} × {1} 个{9}，{3} 个查询 × {5} 个键；同一色标，从 {7} 到 {8}。悬停在单元格上看权重；点击面板放大。",
+  "query, key and weight of a cell": "单元格的查询、键和权重",
+  "; beside the panels, the numbers behind it": "；面板旁是它背后的数",
+  "enlarge a panel": "放大面板",
+  "move the highlighted cell (in a focused panel)": "移动高亮的单元格（在获得焦点的面板中）",
+  "close the enlarged panel": "关闭放大的面板",
+  "Queries on the left, keys on the right; a line's opacity is the weight, one colour per {0}. Click a colour to hide or show its {0}; hover a token to see only its lines.": "左边是查询，右边是键；线的不透明度就是权重，每个{1}一种颜色。点击颜色隐藏或显示该{1}；悬停在词元上只看它的线。",
+  "first {0} of ": "前 {0} 个，共 ",
+  "masked ({0}): the score becomes": "已掩蔽（{0}）：评分变为",
+  "masked": "已掩蔽",
+  "not masked: the score stays": "未掩蔽：评分不变",
+  "row max m =": "行最大值 m =",
+  "weight e^(s − m) / Σ (masked) =": "权重 e^(s − m) / Σ（已掩蔽）=",
+  "weight e^(s − m) / Σ =": "权重 e^(s − m) / Σ =",
+  "output of query {0}, Σⱼ wⱼ vⱼ": "查询 {0} 的输出，Σⱼ wⱼ vⱼ",
+  "Hover a weight, or focus a panel (Tab) and move with the arrow keys: its path from q and k to the weight appears here.": "悬停在某个权重上，或让面板获得焦点（Tab）后用方向键移动：从 q 和 k 到权重的计算路径显示在这里。",
+  "computing the path (attn … --explain)…": "计算路径中（attn … --explain）…",
+  "{0} (arrow keys move the highlighted cell)": "{0}（方向键移动高亮的单元格）",
+  " masked key": " 被掩蔽的键",
+  "hover": "悬停",
+  "click / Enter": "点击 / Enter",
+  "recompute": "重新计算",
+  "move the highlighted cell": "移动高亮的单元格",
+  "loss {0}": "损失 {0}",
+  "Training: {0}": "训练：{0}",
+  "fits": "拟合",
+  "loss": "损失",
+  "chart": "图表",
+  "{0} value": "{0} 的值",
+  "{0} example {1}": "{0} 样本 {1}",
+  "{0} steps": "{0} 步",
+  "key size {0}": "键的大小 {0}",
+  "query {0} of example {1}": "样本 {1} 的查询 {0}",
+  "key {0}": "键 {0}",
+  "value {0}": "值 {0}",
+  "additive and dot": "加性和点积",
+  "default": "默认",
+  "layer {0}": "第 {0} 层",
+  ".": "。",
+  "step {0}": "第 {0} 步",
+  "step {0}: {1}": "第 {0} 步：{1}",
+  "training loss (the batch's)": "训练损失（该批次的）",
+  "the previous or next logged step": "上一个或下一个记录的步",
+  "the first or last step": "第一步或最后一步",
+  "run through the steps": "依次播放各步",
+  "step": "步",
+  "row {0}": "第 {0} 行",
+  "example {0}": "样本 {0}",
+  "target word": "目标词",
+  "source word": "源词",
+  "attention": "注意力",
+  "score": "评分",
+  "only the additive scorer has hidden units": "只有加性评分函数有隐藏单元",
+  "translation: the Transformer always adds P": "翻译：Transformer 总是加上 P",
+  "this page was written by an attn built without its WebAssembly module: it shows one run and cannot recompute": "此页由不带 WebAssembly 模块的 attn 写出：只显示一次运行，不能重新计算",
+  "the worker failed": "工作线程失败",
+  ", ": "、",
+  "none: no BLEU": "无：不计算 BLEU",
 };
 
 // el("div", {class: "x", text: "…", attrs…}, child…): an element. "text"
@@ -253,7 +340,7 @@ function section(title, note, ...content) {
 // Key bindings listed on the page (as coverage.py's report does).
 function keysNote(pairs) {
   const dl = el("dl", {class: "keys"});
-  for (const [k, what] of pairs) dl.append(el("dt", {}, el("kbd", {text: k})), el("dd", {text: what}));
+  for (const [k, what] of pairs) dl.append(el("dt", {}, el("kbd", {text: loc(k)})), el("dd", {text: loc(what)}));
   return dl;
 }
 

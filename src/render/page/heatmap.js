@@ -220,7 +220,7 @@ function labelWidth(labels, most) {
 function heatPanel(o) {
   const canvas = el("canvas", {"data-panel": o.name, "data-rows": String(o.rows), "data-cols": String(o.cols),
                                tabindex: "0", role: "img",
-                               "aria-label": o.name + " (arrow keys move the highlighted cell)"});
+                               "aria-label": locf("{0} (arrow keys move the highlighted cell)", o.label || o.name)});
   const mark = el("div", {class: "hm-mark", hidden: true});
   const stage = el("div", {class: "hm-stage"}, canvas, mark);
   const p = {node: null, canvas, values: o.values, offset: o.offset || 0, sel: null};
@@ -333,5 +333,5 @@ function colorbar(lut, vmin, vmax, label, withMask) {
     ticks.append(el("span", {text: fmtShort(vmax - (vmax - vmin) * i / 4), style: `top:${i * 25}%`}));
   return el("div", {class: "cbar-box"}, label ? el("div", {class: "cbar-label", text: label}) : null,
             el("div", {class: "cbar-row"}, c, ticks),
-            withMask ? el("div", {class: "cbar-mask"}, el("span", {class: "swatch-mask"}), " masked key") : null);
+            withMask ? el("div", {class: "cbar-mask"}, el("span", {class: "swatch-mask"}), loc(" masked key")) : null);
 }

@@ -24,7 +24,7 @@ const attnLive = (() => {
     const start = () => {
       const node = document.getElementById("attn-module");
       if (!node) {
-        reject(new Error("this page was written by an attn built without its WebAssembly module: it shows one run and cannot recompute"));
+        reject(new Error(loc("this page was written by an attn built without its WebAssembly module: it shows one run and cannot recompute")));
         return;
       }
       const t0 = performance.now();
@@ -107,7 +107,7 @@ const attnLive = (() => {
             resolve(JSON.parse(attnWasi.settle(e.data, "pageData")));
           } catch (err) { reject(err); }
         };
-        worker.onerror = (e) => reject(new Error(e.message || "the worker failed"));
+        worker.onerror = (e) => reject(new Error(e.message || loc("the worker failed")));
         worker.postMessage({module, argv: [...langWords(), ...argv, "--html", "-"],
                             stream: Boolean(onStream)});
       });
@@ -133,7 +133,7 @@ const attnLive = (() => {
     try {
       return await new Promise((resolve, reject) => {
         worker.onmessage = (e) => { try { resolve(attnWasi.settle(e.data)); } catch (err) { reject(err); } };
-        worker.onerror = (e) => reject(new Error(e.message || "the worker failed"));
+        worker.onerror = (e) => reject(new Error(e.message || loc("the worker failed")));
         worker.postMessage({module, argv: words});
       });
     } finally {
@@ -483,7 +483,7 @@ function liveInput(spec, value, key) {
     const group = el("span", {...attrs, role: "group", class: "live-lens"});
     String(value).split(",").forEach((n, b) => {
       const range = el("input", {type: "range", min: 1, max: spec.most, step: 1, "data-attn-example": String(b),
-                                 "aria-label": spec.option + " example " + b});
+                                 "aria-label": locf("{0} example {1}", spec.option, b)});
       range.value = n;
       const number = el("output", {class: "live-number", text: n});
       group.append(el("label", {class: "live-choice"}, el("span", {text: "ex " + b}), range, number));
@@ -493,7 +493,7 @@ function liveInput(spec, value, key) {
   }
   if (spec.kind === "choice") { // a blank only when the value in force is unknown
     // (spec.none: what runs without the option, e.g. score's two functions)
-    const blank = spec.none ? [el("option", {value: "", text: spec.none})]
+    const blank = spec.none ? [el("option", {value: "", text: loc(spec.none)})]
       : value === null || value === undefined ? [el("option", {value: "", text: loc("(default)")})] : [];
     const sel = el("select", attrs, ...blank, ...spec.choices.map((c) => el("option", {value: c, text: c})));
     sel.value = value ?? "";
@@ -511,7 +511,7 @@ function liveInput(spec, value, key) {
   }
   const numeric = spec.kind === "int" || spec.kind === "real";
   const input = el("input", {...attrs, type: numeric ? "number" : "text",
-                             ...(value === null || value === undefined ? {placeholder: spec.none || "default"} : {}),
+                             ...(value === null || value === undefined ? {placeholder: loc(spec.none || "default")} : {}),
                              size: numeric ? 6 : Math.min(48, Math.max(14, liveColumns(value ?? "") + 2))});
   if (numeric) {
     input.min = spec.min;
@@ -599,7 +599,7 @@ function liveControls(argv, redraw, opts) {
   const status = el("span", {class: "live-status", role: "status"});
   const copy = el("button", {type: "button", class: "live-copy", text: loc("Copy")});
   const fields = el("div", {class: "live-fields"});
-  const panel = el("section", {class: "live", "aria-label": (opts && opts.label) || "recompute"},
+  const panel = el("section", {class: "live", "aria-label": (opts && opts.label) || loc("recompute")},
                    el(key ? "h3" : "h2", {text: loc("Change the inputs")}), fields,
                    el("p", {class: "live-line"}, el("span", {text: "$ "}), command, copy, status));
   if (key) panel.dataset.key = key;
@@ -658,7 +658,7 @@ function liveControls(argv, redraw, opts) {
       const off = [].concat(value).includes(liveValue(current, {option: other, kind: "choice"}));
       input.disabled = off;
       if (number) number.disabled = off;
-      label.title = off ? why : "";
+      label.title = off ? loc(why) : "";
       label.classList.toggle("live-off", off);
       if (off && spec.kind === "flag" && input.checked) {
         input.checked = false;
@@ -738,7 +738,7 @@ function liveControls(argv, redraw, opts) {
     if (spec.slider) {
       input.dataset.inForce = inForce ?? "";
       number = el("input", {type: "number", class: "live-number", min: liveShown(spec, spec.min),
-                            max: liveShown(spec, spec.max), step: 1, "aria-label": spec.option + " value"});
+                            max: liveShown(spec, spec.max), step: 1, "aria-label": locf("{0} value", spec.option)});
       number.value = liveShown(spec, input.value);
       number.addEventListener("input", () => {
         if (spec.pow2 && !Number.isInteger(Math.log2(Number(number.value)))) return; // powers of two only
@@ -753,7 +753,7 @@ function liveControls(argv, redraw, opts) {
       sliders.set(spec.option, [spec, input, number, positions]);
     }
     if (spec.log) { // the value beside, typed exactly or set by the slider
-      number = el("input", {type: "number", class: "live-number", min: 0, step: "any", "aria-label": spec.option + " value"});
+      number = el("input", {type: "number", class: "live-number", min: 0, step: "any", "aria-label": locf("{0} value", spec.option)});
       number.value = inForce;
       number.addEventListener("input", () => {
         if (!(Number(number.value) > 0)) return;

@@ -6,6 +6,37 @@
 // heatmap; parametric's loss per epoch. The data is --json's document, read
 // as it is (doubles, not float32): what the page shows is what --json says.
 
+// Its words in 中文 (common.js's PAGE_ZH: this page's only).
+Object.assign(PAGE_ZH, {
+  "training point {0}": "训练点 {0}",
+  "test input {0}: x = {1}": "测试输入 {0}：x = {1}",
+  "Truth f(x) = {0}": "真实值 f(x) = {0}",
+  "null (no training point reaches it)": "null（没有训练点能到达它）",
+  "weights of test input {0} (x = {1}), {2}": "测试输入 {0}（x = {1}）的权重，{2}",
+  "{0}: test input {1} (x = {2}) → training point {3}": "{0}：测试输入 {1}（x = {2}）→ 训练点 {3}",
+  "weight {0} ({1})": "权重 {0}（{1}）",
+  "{0}, test input {1}: x = {2}, ": "{0}，测试输入 {1}：x = {2}，",
+  "ŷ = Σ weight · y_i = {0}": "ŷ = Σ 权重 · y_i = {0}",
+  "no training point reaches it (every weight 0): ŷ is null": "没有训练点能到达它（每个权重都是 0）：ŷ 为 null",
+  ", truth {0}": "，真实值 {0}",
+  "; its largest weight {0}.": "；它的最大权重 {0}。",
+  "the fits: drag along x, or ← →, to move the query": "拟合曲线：沿 x 拖动，或按 ← →，移动查询",
+  "test input {0} (x = {1}) → training point {2} (x = {3}, y = {4})": "测试输入 {0}（x = {1}）→ 训练点 {2}（x = {3}，y = {4}）",
+  "Nadaraya–Watson regression as attention pooling: each test input is a query, the training inputs are the keys and their y the values; ŷ is the weighted sum of the values. Point at a test input on the fits (or at a row of a heatmap below) to draw its weights over the training points under the curve; drag along x on the fits or on the weights and they follow the query (it snaps to the nearest of the {0} test inputs: the weights shown are --json's, exactly); hover a bar for its numbers.": "Nadaraya-Watson 核回归即注意力汇聚：每个测试输入是查询，训练输入是键，它们的 y 是值；ŷ 是值的加权和。指向拟合曲线上的某个测试输入（或下面热图的一行），在曲线下画出它在各训练点上的权重；在拟合曲线或权重上沿 x 拖动，权重随查询移动（对齐到 {0} 个测试输入中最近的一个：显示的权重与 --json 的完全相同）；悬停在柱上看它的数。",
+  "One heatmap per result: rows the test inputs (queries), columns the training inputs (keys), one colour scale. Hover a cell for its weight; a row is that query's weights.": "每个结果一张热图：行是测试输入（查询），列是训练输入（键），同一色标。悬停在单元格上看权重；一行就是该查询的权重。",
+  "the weight; the row's weights drawn under the fits": "权重；该行的权重画在拟合曲线下",
+  "no epoch: w stays where it starts": "没有周期：w 保持初值",
+  "epoch {0}": "周期 {0}",
+  "w starts at {0} and ends at {1} after {2} {3} of SGD; each training point's keys and values are the other n − 1. Each loss is the one before its epoch's step, as the book prints it.": "w 从 {0} 开始，经 {2} 个周期的 SGD 后为 {1}；每个训练点的键和值是其余 n − 1 个。每个损失是该周期更新之前的，与书中打印的一致。",
+  "no truth": "无真实值",
+  "As attn prints them: each result's error against the truth and how peaked its weights are.": "与 attn 打印的一样：每个结果相对真实值的误差，以及其权重有多集中。",
+  "weights": "权重",
+  "training points": "训练点",
+  "x (training inputs)": "x（训练输入）",
+  "loss (summed over the training points)": "损失（对训练点求和）",
+  "epoch": "周期",
+});
+
 // A list of --json numbers (null: no prediction) as doubles, NaN for null.
 function poolNumbers(v) {
   return Float64Array.from(v.flat(Infinity), (x) => (x === null ? NaN : x));
@@ -22,7 +53,8 @@ function poolPage(root, data, pg) {
   attnPage.state.kind = "pool";
   attnPage.state.pool = state;
 
-  // the fits: Truth, each result's Pred, the training points as circles
+  // the fits: Truth, each result's Pred (the book's legend, English in
+  // every language), the training points as circles
   const series = [];
   if (truth) series.push({name: "Truth", x: xt, y: truth, color: PALETTE[0]});
   // (few test inputs: each Pred a point too, so that one between two without
@@ -36,10 +68,11 @@ function poolPage(root, data, pg) {
     xlim: pg.xlim || undefined, ylim: pg.ylim || undefined,
     describe: (si, i) => {
       const what = nameOf(si);
-      if (what === "training") return [`training point ${i}`, `x = ${fmtG9(xs[i])}, y = ${fmtG9(ys[i])}`];
-      if (what === "Truth") return [`test input ${i}: x = ${fmtG9(xt[i])}`, `Truth f(x) = ${fmtG9(truth[i])}`];
+      if (what === "training") return [locf("training point {0}", i), `x = ${fmtG9(xs[i])}, y = ${fmtG9(ys[i])}`];
+      if (what === "Truth") return [locf("test input {0}: x = {1}", i, fmtG9(xt[i])), locf("Truth f(x) = {0}", fmtG9(truth[i]))];
       const k = si - (truth ? 1 : 0);
-      return [`test input ${i}: x = ${fmtG9(xt[i])}`, `${what}: ŷ = ${Number.isFinite(yhat[k][i]) ? fmtG9(yhat[k][i]) : "null (no training point reaches it)"}`];
+      return [locf("test input {0}: x = {1}", i, fmtG9(xt[i])),
+              `${what}: ŷ = ${Number.isFinite(yhat[k][i]) ? fmtG9(yhat[k][i]) : loc("null (no training point reaches it)")}`];
     }});
   const xlim = pg.xlim || poolRange(xs, xt);
 
@@ -57,16 +90,18 @@ function poolPage(root, data, pg) {
     const chart = lineChart({
       name: "weights", xlabel: "x (training inputs)", ylabel: "weight", width: 760, height: 200, xlim,
       ylim: [0, top > 0 ? top * 1.1 : 1],
-      series: [{name: `weights of test input ${j} (x = ${fmtShort(xt[j])}), ${names[k]}`, x: xs, y: row, color: color(k), bars: true}],
-      describe: (si, i) => [`${names[k]}: test input ${j} (x = ${fmtG9(xt[j])}) → training point ${i}`,
+      series: [{name: `weights of test input ${j} (x = ${fmtShort(xt[j])}), ${names[k]}`,
+                label: locf("weights of test input {0} (x = {1}), {2}", j, fmtShort(xt[j]), names[k]),
+                x: xs, y: row, color: color(k), bars: true}],
+      describe: (si, i) => [locf("{0}: test input {1} (x = {2}) → training point {3}", names[k], j, fmtG9(xt[j]), i),
                             `x = ${fmtG9(xs[i])}, y = ${fmtG9(ys[i])}`,
-                            `weight ${fmt4(row[i])} (${fmtG9(row[i])})`]});
+                            locf("weight {0} ({1})", fmt4(row[i]), fmtG9(row[i]))]});
     chart.setCursor(xt[j]);
     weightsBox.replaceChildren(chart.node);
     const y = yhat[k][j];
-    said.textContent = `${names[k]}, test input ${j}: x = ${fmtG9(xt[j])}, ` +
-      (Number.isFinite(y) ? `ŷ = Σ weight · y_i = ${fmtG9(y)}` : "no training point reaches it (every weight 0): ŷ is null") +
-      (truth ? `, truth ${fmtG9(truth[j])}` : "") + `; its largest weight ${fmt4(top)}.`;
+    said.textContent = locf("{0}, test input {1}: x = {2}, ", names[k], j, fmtG9(xt[j])) +
+      (Number.isFinite(y) ? locf("ŷ = Σ weight · y_i = {0}", fmtG9(y)) : loc("no training point reaches it (every weight 0): ŷ is null")) +
+      (truth ? locf(", truth {0}", fmtG9(truth[j])) : "") + locf("; its largest weight {0}.", fmt4(top));
     state.weights = Array.from(row);
   }
   function choose(k, j) {
@@ -93,7 +128,7 @@ function poolPage(root, data, pg) {
   poolDrag(weightsBox, () => attnPage.charts.weights, nearest, (j) => choose(state.result, j), state);
   // the fits focused: ← → move the query one test input
   fits.canvas.tabIndex = 0;
-  fits.canvas.setAttribute("aria-label", "the fits: drag along x, or ← →, to move the query");
+  fits.canvas.setAttribute("aria-label", loc("the fits: drag along x, or ← →, to move the query"));
   fits.canvas.addEventListener("keydown", (e) => {
     const step = {ArrowLeft: -1, ArrowRight: 1}[e.key];
     if (!step) return;
@@ -108,25 +143,26 @@ function poolPage(root, data, pg) {
   const cell = cellSize(m, n, 260, 24), tx = Array.from(xs, fmtShort), ty = Array.from(xt, fmtShort);
   const panels = res.map((r, k) => heatPanel({
     name: names[k], title: names[k], rows: m, cols: n, cell, values: W[k], colors, vmin, vmax, xt: tx, yt: ty, sparse: true,
-    describe: (i, c, v) => [names[k], `test input ${i} (x = ${fmtG9(xt[i])}) → training point ${c} (x = ${fmtG9(xs[c])}, y = ${fmtG9(ys[c])})`,
-                            `weight ${fmt4(v)} (${fmtG9(v)})`],
+    describe: (i, c, v) => [names[k], locf("test input {0} (x = {1}) → training point {2} (x = {3}, y = {4})",
+                                           i, fmtG9(xt[i]), c, fmtG9(xs[c]), fmtG9(ys[c])),
+                            locf("weight {0} ({1})", fmt4(v), fmtG9(v))],
     onSelect: (i) => choose(k, i)}));
 
   root.append(
     section("The fits, and one query's weights",
-            "Nadaraya–Watson regression as attention pooling: each test input is a query, the training inputs are " +
+            locf("Nadaraya–Watson regression as attention pooling: each test input is a query, the training inputs are " +
             "the keys and their y the values; ŷ is the weighted sum of the values. Point at a test input on the " +
             "fits (or at a row of a heatmap below) to draw its weights over the training points under the curve; " +
             "drag along x on the fits or on the weights and they follow the query (it snaps to the nearest of the " +
-            `${m} test inputs: the weights shown are --json's, exactly); hover a bar for its numbers.`,
+            "{0} test inputs: the weights shown are --json's, exactly); hover a bar for its numbers.", m),
             el("div", {class: "controls"}, el("span", {class: "note", text: loc("weights of")}), el("span", {class: "seg"}, ...buttons)),
             el("div", {class: "controls"}, el("label", {text: loc("test input ")}, slider)),
             fits.node, said, weightsBox),
-    section("Attention weights", `One heatmap per result: rows the test inputs (queries), columns the training ` +
-            `inputs (keys), one colour scale. Hover a cell for its weight; a row is that query's weights.`,
+    section("Attention weights", "One heatmap per result: rows the test inputs (queries), columns the training " +
+            "inputs (keys), one colour scale. Hover a cell for its weight; a row is that query's weights.",
             el("div", {class: "grid-and-bar"}, el("div", {class: "row"}, ...panels.map((p) => p.node)),
-               colorbar(cm.lut, vmin, vmax, "weight", false)),
-            el("div", {class: "axis-note", text: `rows: ${pg.ylabel} · columns: ${pg.xlabel}`}),
+               colorbar(cm.lut, vmin, vmax, loc("weight"), false)),
+            el("div", {class: "axis-note", text: locf("rows: {0} · columns: {1}", loc(pg.ylabel), loc(pg.xlabel))}),
             keysNote([["hover", "the weight; the row's weights drawn under the fits"], ["← ↑ → ↓", "move the highlighted cell"]])),
     ...poolTraining(res, names),
     section("Results", "As attn prints them: each result's error against the truth and how peaked its weights are.",
@@ -177,14 +213,14 @@ function poolTraining(res, names) {
   res.forEach((r, k) => {
     if (r.method !== "parametric") return;
     const E = r.losses.length, ep = Array.from({length: E}, (_, e) => e + 1);
-    const lines = r.losses.map((l, e) => `epoch ${e + 1}, loss ${l.toFixed(6)}`).join("\n") || "no epoch: w stays where it starts";
+    const lines = r.losses.map((l, e) => `epoch ${e + 1}, loss ${l.toFixed(6)}`).join("\n") || loc("no epoch: w stays where it starts");
     const chart = E ? lineChart({name: "loss", series: [{name: "loss (summed over the training points)", x: ep, y: r.losses}],
                                  points: true, xlabel: "epoch", ylabel: "loss", width: 560, height: 240,
-                                 describe: (si, e) => [`epoch ${e + 1}`, `loss ${r.losses[e].toFixed(6)}`]}) : null;
-    out.push(section(`Training: ${names[k]}`,
-                     `w starts at ${r.w_init.toFixed(6)} and ends at ${r.w.toFixed(6)} after ${E} epoch${E === 1 ? "" : "s"} ` +
+                                 describe: (si, e) => [locf("epoch {0}", e + 1), locf("loss {0}", r.losses[e].toFixed(6))]}) : null;
+    out.push(section(locf("Training: {0}", names[k]),
+                     locf("w starts at {0} and ends at {1} after {2} {3} " +
                      "of SGD; each training point's keys and values are the other n − 1. Each loss is the one before " +
-                     "its epoch's step, as the book prints it.",
+                     "its epoch's step, as the book prints it.", r.w_init.toFixed(6), r.w.toFixed(6), E, E === 1 ? "epoch" : "epochs"),
                      chart ? chart.node : null, el("pre", {class: "output", "data-pool": "losses", text: lines})));
   });
   return out;
@@ -194,7 +230,7 @@ function poolTable(res, names) {
   const table = el("table", {class: "data", "data-table": "results"},
     el("tr", {}, ...["result", "MSE against the truth", "mean largest weight", "w"].map((h) => el("th", {text: loc(h)}))));
   res.forEach((r, k) => table.append(el("tr", {"data-result": String(k)}, el("td", {text: names[k]}),
-    el("td", {text: r.mse === null ? "no truth" : r.mse.toFixed(6)}),
+    el("td", {text: r.mse === null ? loc("no truth") : r.mse.toFixed(6)}),
     el("td", {text: r.mean_max_weight === null ? "—" : r.mean_max_weight.toFixed(6)}),
     el("td", {text: r.method === "parametric" ? `${r.w_init.toFixed(6)} → ${r.w.toFixed(6)}` : ""}))));
   return table;

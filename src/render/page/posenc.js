@@ -2,6 +2,23 @@
 // the formula with its numbers, the columns against position with a
 // chooser, P·Pᵀ with hover, and the relative-position check as a table.
 
+// Its words in 中文 (common.js's PAGE_ZH: this page's only).
+Object.assign(PAGE_ZH, {
+  "position {0}, column {1} ({2}, {3})": "位置 {0}，列 {1}（{2}，{3}）",
+  "Col {0}, position {1}": "Col {0}，位置 {1}",
+  "columns 0 … {0}, like 6-9 or 0,1,4-5": "列 0 … {0}，如 6-9 或 0,1,4-5",
+  "position {0} · position {1} (offset {2})": "位置 {0} · 位置 {1}（偏移 {2}）",
+  "{0} positions × {1} columns, layout {2}. Hover a cell for the formula with its numbers; click one to add or remove its column in the plot below.": "{0} 个位置 × {1} 列，布局 {2}。悬停在单元格上看代入数值的公式；点击单元格在下面的图中加上或去掉它的列。",
+  "not computed here for {0} positions × {1} columns (--similarity draws it)": "{0} 个位置 × {1} 列时这里不计算（--similarity 会画出）",
+  "One rotation R(δ·ω_j), the same for every i, maps {0} to row i+δ; ω_j = 1/{1}^(2j/{2}). The largest difference over every row and pair:": "同一个旋转 R(δ·ω_j)（对每个 i 都相同）把 {0} 映射到第 i+δ 行；ω_j = 1/{1}^(2j/{2})。所有行和列对上的最大差：",
+  "position, column, formula, value": "位置、列、公式、值",
+  "plot that column too (or no longer)": "也画出这一列（或不再画）",
+  "Lower columns oscillate faster; sin and cos columns of one frequency are a quarter period apart.": "越靠前的列振荡越快；同一频率的 sin 列和 cos 列相差四分之一周期。",
+  "The dot product of two positions' encodings depends only on their offset: the stripes run parallel to the diagonal.": "两个位置的编码的点积只取决于它们的偏移：条纹与对角线平行。",
+  "columns": "列",
+  "value": "值",
+});
+
 // Column c of P: its function and the exponent's numerator 2j, for the
 // chapter's interleaved layout or the sin half | cos half of concat.
 function posencColumn(c, D, layout) {
@@ -36,7 +53,7 @@ function posencPage(root, data, pg) {
   const describeP = (i, c, v) => {
     const {fn, twoj} = posencColumn(c, D, layout);
     const exact = Math[fn](i / Math.pow(base, twoj / D));
-    return [`position ${i}, column ${c} (${fn}, ${layout})`,
+    return [locf("position {0}, column {1} ({2}, {3})", i, c, fn, layout),
             `${fn}(${i} / ${base}^(${twoj}/${D})) = ${fmt4(exact)}`,
             `P[${i}, ${c}] = ${fmt4(v)}   float32 ${fmtG9(v)}`];
   };
@@ -57,7 +74,7 @@ function posencPage(root, data, pg) {
                              width: 720, height: 300,
                              describe: (si, i) => {
                                const c = cols[si], {fn, twoj} = posencColumn(c, D, layout);
-                               return [`Col ${c}, position ${i}`,
+                               return [locf("Col {0}, position {1}", c, i),
                                        `${fn}(${i} / ${base}^(${twoj}/${D})) = ${fmt4(P[i * D + c])}`];
                              }});
     chartBox.replaceChildren(chart.node);
@@ -71,7 +88,7 @@ function posencPage(root, data, pg) {
   }
   const apply = () => {
     const got = parseCols(colsInput.value, D);
-    colsNote.textContent = got ? "" : `columns 0 … ${D - 1}, like 6-9 or 0,1,4-5`;
+    colsNote.textContent = got ? "" : locf("columns 0 … {0}, like 6-9 or 0,1,4-5", D - 1);
     if (got) { cols = got; drawColumns(); }
   };
   colsInput.addEventListener("change", apply);
@@ -94,7 +111,7 @@ function posencPage(root, data, pg) {
     sim = {S, smin, smax, panel: heatPanel({name: "P·Pᵀ", rows: N, cols: N, cell: sc, values: S, colors,
       yt: nums(N), xt: nums(N), sparse: true,
       vmin: smin, vmax: smax,
-      describe: (i, k, v) => [`position ${i} · position ${k} (offset ${k - i})`,
+      describe: (i, k, v) => [locf("position {0} · position {1} (offset {2})", i, k, k - i),
                               `P[${i}] · P[${k}] = ${fmt4(v)}`]})};
   }
 
@@ -109,8 +126,8 @@ function posencPage(root, data, pg) {
   const pairText = layout === "concat" ? `(P[i,j], P[i,${Math.ceil(D / 2)}+j])` : "(P[i,2j], P[i,2j+1])";
   root.append(
     section("Positional encoding P", `P[i, 2j] = sin(i / ${base}^(2j/${D})), P[i, 2j+1] = cos(i / ${base}^(2j/${D})); ` +
-            `${N} positions × ${D} columns, layout ${layout}. Hover a cell for the formula with its numbers; ` +
-            "click one to add or remove its column in the plot below.",
+            locf("{0} positions × {1} columns, layout {2}. Hover a cell for the formula with its numbers; " +
+                 "click one to add or remove its column in the plot below.", N, D, layout),
             el("div", {class: "grid-and-bar"}, heat.node, colorbar(cm.lut, -1, 1, "P[i, c]", false)),
             el("div", {class: "axis-note", text: loc("rows: Row (position) · columns: Column (encoding dimension)")}),
             keysNote([["hover", "position, column, formula, value"], ["← ↑ → ↓", "move the highlighted cell"],
@@ -122,9 +139,9 @@ function posencPage(root, data, pg) {
     sim ? section("P·Pᵀ", "The dot product of two positions' encodings depends only on their offset: " +
                   "the stripes run parallel to the diagonal.",
                   el("div", {class: "grid-and-bar"}, sim.panel.node, colorbar(cm.lut, sim.smin, sim.smax, "P[i]·P[k]", false)))
-        : section("P·Pᵀ", `not computed here for ${N} positions × ${D} columns (--similarity draws it)`),
-    section("Relative position", `One rotation R(δ·ω_j), the same for every i, maps ${pairText} to row i+δ; ` +
-            `ω_j = 1/${base}^(2j/${D}). The largest difference over every row and pair:`, table));
+        : section("P·Pᵀ", locf("not computed here for {0} positions × {1} columns (--similarity draws it)", N, D)),
+    section("Relative position", locf("One rotation R(δ·ω_j), the same for every i, maps {0} to row i+δ; " +
+            "ω_j = 1/{1}^(2j/{2}). The largest difference over every row and pair:", pairText, base, D), table));
   drawColumns();
   attnPage.state.kind = "posenc";
 }

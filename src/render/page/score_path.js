@@ -17,7 +17,7 @@ function scoreParts(e, b, q, k) {
   if (e.score === "general") {
     const Fk = e.first_k, Dk = e.key_size;
     return {scoringLines: [
-      ["qw", `W(q) = qᵀ W (${Fk < Dk ? `first ${Fk} of ` : ""}key size ${Dk})`, e.qw[b][q], Dk],
+      ["qw", `W(q) = qᵀ W (${Fk < Dk ? locf("first {0} of ", Fk) : ""}${locf("key size {0}", Dk)})`, e.qw[b][q], Dk],
       ["score", "W(q)·k = qᵀ W k =", score]]};
   }
   return {scoringLines: [["q_sum", "Σᵢ qᵢ =", e.q_sum[b][q]], ["k_sum", "Σᵢ kᵢ =", e.k_sum[b][k]],
@@ -30,12 +30,12 @@ function scorePath(doc, spec, r, b, q, k) {
   const row = spec.rows[r];
   const res = doc.results.find((x) => x.score === row.name), e = res.explain;
   const c = {p: e.query_size, first: e.first_q, kSize: e.key_size, vSize: e.value_size,
-             qLabel: `q = query ${q} of example ${b} (${e.first_q < e.query_size ? `first ${e.first_q} of ` : ""}` +
+             qLabel: `q = ${locf("query {0} of example {1}", q, b)} (${e.first_q < e.query_size ? locf("first {0} of ", e.first_q) : ""}` +
                      `d = ${e.query_size})`,
-             kName: `key ${k}`, vName: `value ${k}`, q: e.q[b][q], k: e.k[b][k], v: e.v[b][k],
+             kName: locf("key {0}", k), vName: locf("value {0}", k), q: e.q[b][q], k: e.k[b][k], v: e.v[b][k],
              score: e.scores[b][q][k], masked: e.masked[b][q][k] === 1, why: maskReason(row, false, q, k, b),
              maskedScore: e.masked_scores[b][q][k], rowMax: e.row_max[b][q], rowSumExp: e.row_sum_exp[b][q],
-             weight: res.attention_weights[b][q][k], outputName: `output of query ${q}, Σⱼ wⱼ vⱼ`,
+             weight: res.attention_weights[b][q][k], outputName: locf("output of query {0}, Σⱼ wⱼ vⱼ", q),
              output: e.output[b][q]};
   return Object.assign(c, scoreParts(e, b, q, k));
 }

@@ -6,6 +6,17 @@
 // figure as a picture. A change of a view's controls reruns the printed
 // block above it too: the text attn prints for the new command.
 
+// Its words in 中文 (common.js's PAGE_ZH: this page's only).
+Object.assign(PAGE_ZH, {
+  "recompute {0}": "重新计算 {0}",
+  "The same token in different sentences (cosine similarity):": "同一个词元在不同句子中（余弦相似度）：",
+  "explore: ": "探索：",
+  "The attention chapters of Dive into Deep Learning, step by step: every number below was printed by the command above it.": "《动手学深度学习》的注意力各章，一步一步：下面的每个数都由它上方的命令打印。",
+  "Step {0} · {1}": "第 {0} 步 · {1}",
+  "step {0}, run {1}": "第 {0} 步，第 {1} 次运行",
+  "figure: ": "图：",
+});
+
 // A run's figure: {"name", "type": "image/png", "base64"}, shown from a
 // data: URL (the page loads nothing from outside itself).
 function tourPicture(pic) {
@@ -21,7 +32,7 @@ function tourPicture(pic) {
 // where a long block's scrolling cannot hide them; "" when none.
 const TOUR_SAME = "The same token in different sentences (cosine similarity):";
 function tourSameTokens(text) {
-  const at = text.indexOf(TOUR_SAME);
+  const at = text.indexOf(loc(TOUR_SAME)); // as the module prints it, in the page's language
   if (at < 0) return "";
   const lines = text.slice(at).split("\n");
   const end = lines.findIndex((l, i) => i > 0 && !l.startsWith("  "));
@@ -70,7 +81,7 @@ function tourRerunText(block, cmdline, line) {
 // (scale_sweep) has no controls: the selfattn panel's are not its options.
 function tourView(run, key, label, text, cmdline) {
   let box = el("div", {class: "tour-view", "data-kind": run.view.page.kind});
-  const summary = el("summary", {text: "explore: " + run.command});
+  const summary = el("summary", {text: loc("explore: ") + run.command});
   const details = el("details", {open: true}, summary);
   const argv = liveArgv(run);
   if (argv && LIVE_CONTROLS[argv[0]] && argv[0] === run.view.command && run.view.page.kind !== "scale_sweep") {
@@ -82,11 +93,11 @@ function tourView(run, key, label, text, cmdline) {
       box.replaceWith(fresh);
       box = fresh;
       run.view = next;
-      summary.textContent = "explore: " + line;
+      summary.textContent = loc("explore: ") + line;
       build(fresh, next, next.page);
       attnPage.state.kind = "tour";
       if (text) tourRerunText(text, cmdline, line);
-    }, {key, label: "recompute " + label, data: run.view}));
+    }, {key, label: locf("recompute {0}", label), data: run.view}));
   }
   details.append(box);
   PAGE_KINDS[run.view.page.kind](box, run.view, run.view.page);
@@ -98,13 +109,13 @@ function tourPage(root, data) {
   const toc = el("nav", {class: "toc", "aria-label": loc("steps")});
   const ol = el("ol");
   toc.append(ol);
-  root.append(el("p", {class: "note", text: "The attention chapters of Dive into Deep Learning, step by step: " +
-                                            "every number below was printed by the command above it."}), toc);
+  root.append(el("p", {class: "note", text: loc("The attention chapters of Dive into Deep Learning, step by step: " +
+                                                "every number below was printed by the command above it.")}), toc);
   for (const st of data.steps) {
     const id = `step-${st.number}`;
     ol.append(el("li", {}, el("a", {href: "#" + id, text: st.title})));
     const sec = el("section", {class: "view tour-step", id, "data-step": st.name},
-      el("h2", {text: `Step ${st.number} · ${st.title}`}),
+      el("h2", {text: locf("Step {0} · {1}", st.number, st.title)}),
       el("p", {class: "note", text: st.where}),
       el("pre", {class: "formula", text: st.text}));
     st.runs.forEach((run, j) => {
@@ -114,9 +125,9 @@ function tourPage(root, data) {
       if (text) sec.append(text);
       if (text && tourSameTokens(run.output)) sec.append(text.tourSame = tourSameNote(run.output));
       if (run.view) {
-        sec.append(tourView(run, `${id}-run-${j + 1}`, `step ${st.number}, run ${j + 1}`, text, cmdline));
+        sec.append(tourView(run, `${id}-run-${j + 1}`, locf("step {0}, run {1}", st.number, j + 1), text, cmdline));
       } else if (run.picture) {
-        sec.append(el("details", {open: true}, el("summary", {text: "figure: " + run.picture.name}),
+        sec.append(el("details", {open: true}, el("summary", {text: loc("figure: ") + run.picture.name}),
                       tourPicture(run.picture)));
       }
     });

@@ -4,19 +4,76 @@
 // move together; ← → step, Home and End jump. With --compare-posenc both
 // runs move on the one slider.
 
+// Its words in 中文 (common.js's PAGE_ZH: this page's only).
+Object.assign(PAGE_ZH, {
+  "{0}: {1}'s row (query {2})": "{0}：{1} 的行（查询 {2}）",
+  ", layer {0}": "，第 {0} 层",
+  "the probe {0}": "探针 {0}",
+  "❚❚ pause": "❚❚ 暂停",
+  "pause": "暂停",
+  " and ": " 和 ",
+  "learned P": "学习的 P",
+  "with P": "加上 P",
+  "{0} layer, ": "{0} 层，",
+  "{0} layers, ": "{0} 层，",
+  "{0} head": "{0} 个头",
+  "{0} heads": "{0} 个头",
+  ", causal": "，因果",
+  "final loss {0}, training accuracy {1}": "最终损失 {0}，训练准确率 {1}",
+  ", held-out {0}": "，留出集 {0}",
+  "final loss {0}": "最终损失 {0}",
+  "; ": "；",
+  " · loss {0}": " · 损失 {0}",
+  " · {0}, run {1} of {2}": " · {0}，第 {1} 次运行（共 {2} 次）",
+  "Training stopped at step {0} of {1}": "训练停在第 {0} 步（共 {1} 步）",
+  "{0}: the steps so far are kept; change a control to train again.": "{0}：已有的步保留；改动一个控件即可重新训练。",
+  "estimating the time left…": "估计剩余时间…",
+  "about {0} s left (from the time per step so far)": "约剩 {0} 秒（按目前每步的时间）",
+  "Training: step {0} of {1}": "训练：第 {0} 步（共 {1} 步）",
+  "training accuracy": "训练准确率",
+  "held-out accuracy": "留出集准确率",
+  "a cell's weight": "单元格的权重",
+  " and its path at the slider's step": "及其在滑块所在步的计算路径",
+  ", a point's numbers": "，点的数值",
+  "Attention, {0}": "注意力，{0}",
+  "Attention of the probe": "探针的注意力",
+  "The row of the word the label is read from, in each sentence, on one scale 0 … 1.": "每个句子中读出标签的那个词的行，同一色标 0 … 1。",
+  "Rows are queries, columns keys, one scale 0 … 1 for every step. Hover a cell for its weight": "行是查询，列是键，每一步同一色标 0 … 1。悬停在单元格上看权重",
+  " and, beside the panels, its path at the slider's step.": "，面板旁是它在滑块所在步的计算路径。",
+  " (every {0}th logged step kept for the heatmaps)": "（热图保留每第 {0} 个记录的步）",
+  "{0} logged steps{1}; the heatmaps, the head view and the curves' cursor show the slider's step.": "{0} 个记录的步{1}；热图、头视图和曲线上的光标显示滑块所在的步。",
+  "loss {0} · accuracy {1}": "损失 {0} · 准确率 {1}",
+  " · held-out {0}": " · 留出集 {0}",
+  "before training": "训练前",
+  "step {0} of {1}": "第 {0} 步（共 {1} 步）",
+  "accuracy": "准确率",
+  "The probe at the slider's step: a line's opacity is the weight, one colour per head; click a colour to hide its head, hover a token for its lines.": "滑块所在步的探针：线的不透明度就是权重，每个头一种颜色；点击颜色隐藏该头，悬停在词元上看它的线。",
+  "No path kept for step {0}: --explain keeps every {1}th logged step (and the last) on a run this long.": "第 {0} 步没有保留路径：运行这么长时，--explain 每 {1} 个记录的步保留一个（以及最后一步）。",
+  " at step {0}": "（第 {0} 步）",
+  "layer {0}'s {1}": "第 {0} 层的{1}",
+  "The paths are computed once the training has stopped.": "训练停止后才计算路径。",
+  "computing the paths: training again in the module (attn {0} --explain)…": "计算路径中：在模块中重新训练（attn {0} --explain）…",
+  "framed: “{0}” translates this source word": "加框：“{0}” 译自这个源词",
+  ", alignment {0}": "，对齐 {0}",
+  "bahdanau": "Bahdanau",
+  " ({0})": "（{0}）",
+});
+
 // The grid rows of a run: its probes × layers, named for data-panel.
 function trainRows(run, prefix) {
   const rows = [];
   run.probes.forEach((pr) => {
     for (let l = 0; l < run.layers; l++) {
       const who = [prefix, pr.name].filter(Boolean).join(" ");
-      const row = {name: `${who ? who + " " : ""}layer ${l + 1}`, query_tokens: pr.tokens, key_tokens: pr.tokens,
+      const row = {name: `${who ? who + " " : ""}layer ${l + 1}`, label: `${who ? loc(who) + " " : ""}${locf("layer {0}", l + 1)}`,
+                   query_tokens: pr.tokens, key_tokens: pr.tokens,
                    valid_lens: null};
       if (pr.name) {
         row.query = pr.at;
-        row.title = `${pr.name}: ${pr.tokens[pr.at]}'s row (query ${pr.at})` + (run.layers > 1 ? `, layer ${l + 1}` : "");
+        row.title = locf("{0}: {1}'s row (query {2})", loc(pr.name), pr.tokens[pr.at], pr.at) +
+                    (run.layers > 1 ? locf(", layer {0}", l + 1) : "");
       } else {
-        row.title = run.layers > 1 ? `layer ${l + 1}` : `the probe ${pr.tokens.join(" ")}`;
+        row.title = run.layers > 1 ? locf("layer {0}", l + 1) : locf("the probe {0}", pr.tokens.join(" "));
       }
       rows.push(row);
     }
@@ -49,16 +106,16 @@ function stepPlayer(n, draw) {
   pl.stop = () => {
     if (timer) clearInterval(timer);
     timer = null;
-    play.textContent = "▶ play";
-    play.setAttribute("aria-label", "play");
+    play.textContent = loc("▶ play");
+    play.setAttribute("aria-label", loc("play"));
     attnPage.state.playing = false;
   };
   play.addEventListener("click", () => {
     pl.moved = true;
     if (timer) return pl.stop();
     if (Number(slider.value) === n - 1) pl.show(0);
-    play.textContent = "❚❚ pause";
-    play.setAttribute("aria-label", "pause");
+    play.textContent = loc("❚❚ pause");
+    play.setAttribute("aria-label", loc("pause"));
     attnPage.state.playing = true;
     timer = setInterval(() => {
       const i = Number(slider.value) + 1;
@@ -92,12 +149,12 @@ function pct(v) {
 function trainWhat(docs, runs, pg) {
   const words = pg.command ? shellWords(pg.command) : [];
   const at = words.indexOf("--pos-embedding"), pos = at > 0 ? words[at + 1] : null;
-  const P = runs.length > 1 ? runs.map((r) => r.label).join(" and ")
-          : pos === "none" || words.includes("--no-posenc") ? "without P"
-          : pos === "learned" ? "learned P" : "with P";
+  const P = runs.length > 1 ? runs.map((r) => loc(r.label)).join(loc(" and "))
+          : loc(pos === "none" || words.includes("--no-posenc") ? "without P"
+                : pos === "learned" ? "learned P" : "with P");
   const L = runs[runs.length - 1].layers, H = runs[0].heads;
-  const arch = (runs.length > 1 && words.includes("--compare-layers") ? "" : `${L} layer${L === 1 ? "" : "s"}, `) +
-               `${H} head${H === 1 ? "" : "s"}` + (runs[0].causal ? ", causal" : "");
+  const arch = (runs.length > 1 && words.includes("--compare-layers") ? "" : locf(L === 1 ? "{0} layer, " : "{0} layers, ", L)) +
+               locf(H === 1 ? "{0} head" : "{0} heads", H) + (runs[0].causal ? loc(", causal") : "");
   return [docs[0].task, P, arch];
 }
 
@@ -107,41 +164,46 @@ function trainWhat(docs, runs, pg) {
 function trainHeading(data, docs, runs, pg) {
   const what = trainWhat(docs, runs, pg), st = data.stream;
   if (!st) {
-    const fin = docs.map((d, i) => `${runs.length > 1 ? runs[i].label + ": " : ""}final loss ${d.final.loss.toFixed(4)}, ` +
-                         `training accuracy ${pct(d.final.train_accuracy)}` +
-                         (d.final.heldout_accuracy !== null ? `, held-out ${pct(d.final.heldout_accuracy)}` : ""));
-    const loss = runs.length === 1 ? [`final loss ${docs[0].final.loss.toFixed(4)}`] : [];
-    return [`Training: ${[...what, `${docs[0].steps} steps`, ...loss].join(" · ")}`, fin.join("; ") + "."];
+    const fin = docs.map((d, i) => `${runs.length > 1 ? loc(runs[i].label) + ": " : ""}` +
+                         locf("final loss {0}, training accuracy {1}", d.final.loss.toFixed(4), pct(d.final.train_accuracy)) +
+                         (d.final.heldout_accuracy !== null ? locf(", held-out {0}", pct(d.final.heldout_accuracy)) : ""));
+    const loss = runs.length === 1 ? [locf("final loss {0}", docs[0].final.loss.toFixed(4))] : [];
+    return [locf("Training: {0}", [...what, locf("{0} steps", docs[0].steps), ...loss].join(" · ")), fin.join(loc("; ")) + loc(".")];
   }
-  const loss = st.loss === null ? "" : ` · loss ${st.loss.toFixed(4)}`;
-  const who = st.nruns > 1 ? ` · ${st.label}, run ${st.run + 1} of ${st.nruns}` : "";
+  const loss = st.loss === null ? "" : locf(" · loss {0}", st.loss.toFixed(4));
+  const who = st.nruns > 1 ? locf(" · {0}, run {1} of {2}", loc(st.label), st.run + 1, st.nruns) : "";
   if (st.state === "stopped")
-    return [`Training stopped at step ${st.step} of ${st.of}${loss}${who}`,
-            `${what.join(" · ")}: the steps so far are kept; change a control to train again.`];
-  const left = st.left === null ? "estimating the time left…"
-             : `about ${st.left < 10 ? st.left.toFixed(1) : Math.round(st.left)} s left (from the time per step so far)`;
-  return [`Training: step ${st.step} of ${st.of}${loss}${who}`, `${what.join(" · ")} · ${left}`];
+    return [locf("Training stopped at step {0} of {1}", st.step, st.of) + loss + who,
+            locf("{0}: the steps so far are kept; change a control to train again.", what.join(" · "))];
+  const left = st.left === null ? loc("estimating the time left…")
+             : locf("about {0} s left (from the time per step so far)", st.left < 10 ? st.left.toFixed(1) : Math.round(st.left));
+  return [locf("Training: step {0} of {1}", st.step, st.of) + loss + who, `${what.join(" · ")} · ${left}`];
 }
 
 // The loss and accuracy curves, one line per run and measure; while
 // streaming the x axis is the whole run's.
 function trainCharts(views, runs, xlim) {
   const hist = (doc, key) => ({x: doc.history.map((h) => h.step), y: doc.history.map((h) => h[key] === null ? NaN : h[key])});
+  // a run's name after a series' (the series' key in English, as shown in the page's language)
   const tag = (v) => (runs.length > 1 ? ` (${v.run.label})` : "");
+  const shownTag = (v) => (runs.length > 1 ? locf(" ({0})", loc(v.run.label)) : "");
   const loss = lineChart({name: "loss", xlabel: "step", ylabel: "loss", width: 560, height: 260, xlim,
-    series: views.map((v, i) => ({name: "training loss (the batch's)" + tag(v), ...hist(v.doc, "loss"),
+    series: views.map((v, i) => ({name: "training loss (the batch's)" + tag(v), label: loc("training loss (the batch's)") + shownTag(v),
+                                  ...hist(v.doc, "loss"),
                                   color: PALETTE[i], dash: i ? [6, 4] : []})),
-    describe: (si, i) => [`step ${views[si].doc.history[i].step}${tag(views[si])}`,
-                          `loss ${views[si].doc.history[i].loss.toFixed(4)}`]});
+    describe: (si, i) => [locf("step {0}", views[si].doc.history[i].step) + shownTag(views[si]),
+                          locf("loss {0}", views[si].doc.history[i].loss.toFixed(4))]});
   const accSeries = [];
   views.forEach((v, i) => {
-    accSeries.push({name: "training accuracy" + tag(v), ...hist(v.doc, "train_accuracy"), color: PALETTE[2 + 2 * i], dash: i ? [6, 4] : []});
+    accSeries.push({name: "training accuracy" + tag(v), label: loc("training accuracy") + shownTag(v),
+                    ...hist(v.doc, "train_accuracy"), color: PALETTE[2 + 2 * i], dash: i ? [6, 4] : []});
     if (v.doc.history.some((h) => h.heldout_accuracy !== null))
-      accSeries.push({name: "held-out accuracy" + tag(v), ...hist(v.doc, "heldout_accuracy"), color: PALETTE[3 + 2 * i], dash: i ? [6, 4] : []});
+      accSeries.push({name: "held-out accuracy" + tag(v), label: loc("held-out accuracy") + shownTag(v),
+                      ...hist(v.doc, "heldout_accuracy"), color: PALETTE[3 + 2 * i], dash: i ? [6, 4] : []});
   });
   const acc = lineChart({name: "accuracy", xlabel: "step", ylabel: "accuracy", width: 560, height: 260,
     ylim: [0, 1], xlim, series: accSeries,
-    describe: (si, i) => [accSeries[si].name, `step ${accSeries[si].x[i]}: ${pct(accSeries[si].y[i])}`]});
+    describe: (si, i) => [accSeries[si].label, locf("step {0}: {1}", accSeries[si].x[i], pct(accSeries[si].y[i]))]});
   return {loss, acc, node: el("div", {class: "row"}, loss.node, acc.node)};
 }
 
@@ -194,14 +256,14 @@ function trainPage(root, data, pg) {
     charts.node,
     keysNote([["← →", "the previous or next logged step"], ["Home / End", "the first or last step"],
               ["▶ play", "run through the steps"],
-              ["hover", "a cell's weight" + (views[0].spec.path ? " and its path at the slider's step" : "") +
-                        ", a point's numbers"]]));
+              ["hover", loc("a cell's weight") + (views[0].spec.path ? loc(" and its path at the slider's step") : "") +
+                        loc(", a point's numbers")]]));
   if (st) training.dataset.stream = st.state;
   root.append(training,
-    ...views.map((v) => section(runs.length > 1 ? `Attention, ${v.run.label}` : "Attention of the probe",
+    ...views.map((v) => section(runs.length > 1 ? locf("Attention, {0}", loc(v.run.label)) : "Attention of the probe",
       v.run.probes.some((p) => p.name) ? "The row of the word the label is read from, in each sentence, on one scale 0 … 1."
-                                       : "Rows are queries, columns keys, one scale 0 … 1 for every step. Hover a cell for its weight" +
-                                         (v.spec.path ? " and, beside the panels, its path at the slider's step." : "."),
+                                       : loc("Rows are queries, columns keys, one scale 0 … 1 for every step. Hover a cell for its weight") +
+                                         loc(v.spec.path ? " and, beside the panels, its path at the slider's step." : "."),
       v.grid.node)),
     section("Head view", "The probe at the slider's step: a line's opacity is the weight, one colour per head; " +
             "click a colour to hide its head, hover a token for its lines.", hv.node));
@@ -236,8 +298,8 @@ function trainPage(root, data, pg) {
 
 // The note under the slider: how many logged steps it has
 function trainStepsNote(runs, steps) {
-  const stride = runs[0].stride > 1 ? ` (every ${runs[0].stride}th logged step kept for the heatmaps)` : "";
-  return `${steps.length} logged steps${stride}; the heatmaps, the head view and the curves' cursor show the slider's step.`;
+  const stride = runs[0].stride > 1 ? locf(" (every {0}th logged step kept for the heatmaps)", runs[0].stride) : "";
+  return locf("{0} logged steps{1}; the heatmaps, the head view and the curves' cursor show the slider's step.", steps.length, stride);
 }
 
 // Step i of the slider: every run's heatmaps, the curves' cursor, the line
@@ -250,11 +312,11 @@ function trainStep(views, runs, steps, charts, player, i) {
   charts.acc.setCursor(s);
   const parts = views.map((v) => {
     const h = v.doc.history.find((e) => e.step === s);
-    const label = runs.length > 1 ? `${v.run.label}: ` : "";
-    return h ? `${label}loss ${h.loss.toFixed(4)} · accuracy ${pct(h.train_accuracy)}` +
-               (h.heldout_accuracy !== null ? ` · held-out ${pct(h.heldout_accuracy)}` : "")
-             : `${label}before training`;
+    const label = runs.length > 1 ? `${loc(v.run.label)}: ` : "";
+    return h ? label + locf("loss {0} · accuracy {1}", h.loss.toFixed(4), pct(h.train_accuracy)) +
+               (h.heldout_accuracy !== null ? locf(" · held-out {0}", pct(h.heldout_accuracy)) : "")
+             : label + loc("before training");
   });
-  player.info.textContent = `step ${s} of ${steps[steps.length - 1]} · ${parts.join("  |  ")}`;
+  player.info.textContent = locf("step {0} of {1}", s, steps[steps.length - 1]) + ` · ${parts.join("  |  ")}`;
   attnPage.state.step = {index: i, step: s};
 }

@@ -49,12 +49,12 @@ function trainCursor() {
 function trainCell(doc, spec, run, step, r, h, q, k) {
   const ex = doc.explain;
   const at = ex && ex.steps.find((s) => s.step === step);
-  if (!at) throw new Error(`No path kept for step ${step}: --explain keeps every ${ex ? ex.stride : "?"}th logged step ` +
-                           "(and the last) on a run this long.");
+  if (!at) throw new Error(locf("No path kept for step {0}: --explain keeps every {1}th logged step " +
+                                "(and the last) on a run this long.", step, ex ? ex.stride : "?"));
   const p = Math.floor(r / run.layers), l = r % run.layers;
   const c = examplePath(at.probes[p][l], spec, spec.rows[r], 0, h, q, k);
-  c.qName += ` at step ${step}`; // the slider's: named on the path's first line
-  if (run.layers > 1) c.outputName = `layer ${l + 1}'s ${c.outputName}`;
+  c.qName += locf(" at step {0}", step); // the slider's: named on the path's first line
+  if (run.layers > 1) c.outputName = locf("layer {0}'s {1}", l + 1, c.outputName);
   return c;
 }
 
@@ -66,10 +66,10 @@ function trainPath(argv, data, run, cursor) {
   const progress = (line) => { cursor.progress = line; cursor.changed(); }; // the loading note follows the run
   return {
     argv,
-    doc: () => (cursor.running ? Promise.reject(new Error("The paths are computed once the training has stopped."))
+    doc: () => (cursor.running ? Promise.reject(new Error(loc("The paths are computed once the training has stopped.")))
                                : trainExplainDoc(argv, seed, progress)),
     get loading() {
-      return `computing the paths: training again in the module (attn ${argv.join(" ")} --explain)…` +
+      return locf("computing the paths: training again in the module (attn {0} --explain)…", argv.join(" ")) +
              (cursor.progress ? ` ${cursor.progress}` : "");
     },
     watch: (redo) => cursor.watchers.push(redo),
