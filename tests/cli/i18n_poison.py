@@ -127,6 +127,8 @@ def _runs(tmp):
     bad_json = write(tmp, "bad.json", '{"X": [[1, 2]], "oops": 1')
     obj = write(tmp, "obj.json", '{"X": 3}')
     runs = [["--help"], ["help"], ["--version"], ["tour", "--list"], ["tour", "--help"]]
+    # every step of the tour, its figures written into tmp
+    runs += [["tour", "--step", str(k), "--out", os.path.join(tmp, "tour")] for k in range(1, 18)]
     commands = ["heatmap", "pool", "score", "multihead", "selfattn", "posenc", "complexity",
                 "cells", "train", "translate", "tour"]
     runs += [[c, "--help"] for c in commands]

@@ -290,7 +290,7 @@ static int draw_fit(attn_image *img, const void *ctx, size_t i, text_font *font,
 static int fits_png(const void *arg, text_font *font, FILE *rep)
 {
     const pool_run *run = arg;
-    return panels_png(run->a->png, "the fits: Truth, Pred, the training points", run->nr,
+    return panels_png(run->a->png, N_("the fits: Truth, Pred, the training points"), run->nr,
                       draw_fit, run, image_stack, font, rep);
 }
 
@@ -485,7 +485,7 @@ static int kernels_png(const void *arg, text_font *font, FILE *rep)
 {
     const struct pool_args *a = arg;
     return panels_png(a->kernels_png,
-                      "the four kernels on [-2.5, 2.5], as d2l.ai 11.2 draws them",
+                      N_("the four kernels on [-2.5, 2.5], as d2l.ai 11.2 draws them"),
                       POOL_NKERNELS, kernel_panel, NULL, image_beside, font, rep);
 }
 
