@@ -198,6 +198,7 @@ const PAGE_ZH = {
   "step": "步",
   "row {0}": "第 {0} 行",
   "example {0}": "样本 {0}",
+  "ex {0}": "样本 {0}",
   "target word": "目标词",
   "source word": "源词",
   "attention": "注意力",

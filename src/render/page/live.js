@@ -486,7 +486,7 @@ function liveInput(spec, value, key) {
                                  "aria-label": locf("{0} example {1}", spec.option, b)});
       range.value = n;
       const number = el("output", {class: "live-number", text: n});
-      group.append(el("label", {class: "live-choice"}, el("span", {text: "ex " + b}), range, number));
+      group.append(el("label", {class: "live-choice"}, el("span", {text: locf("ex {0}", b)}), range, number));
     });
     group.value = String(value);
     return group;
