@@ -221,6 +221,16 @@ void term_put_field(FILE *f, const char *s, int width, int right)
         fprintf(f, "%s%*s", s, pad, "");
 }
 
+void term_put_columns(FILE *f, int first, const char *const *names, size_t n, int width)
+{
+    term_put_field(f, "", first, 0);
+    for (size_t k = 0; k < n; k++) {
+        fputc(' ', f);
+        term_put_field(f, names[k], width, 1);
+    }
+    fputc('\n', f);
+}
+
 /* Print label s in at most maxw columns (maxw >= 1): unsafe code points
  * become '?', and a label that is too wide is cut at a character boundary
  * and ends with "…". Returns the columns printed; with f NULL only

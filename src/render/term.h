@@ -43,6 +43,11 @@ void term_put_wrapped(FILE *f, const char *text, size_t width);
  * words in any language line up, where printf's %-20s counts bytes. */
 void term_put_field(FILE *f, const char *s, int width, int right);
 
+/* A table's header line: `first` blank columns (the rows' names), then
+ * the n names, each after a space and right-aligned in `width` columns
+ * (term_put_field), then a newline. */
+void term_put_columns(FILE *f, int first, const char *const *names, size_t n, int width);
+
 /* Text columns of the terminal behind f: $COLUMNS if it is a number, else
  * the window size, else 80. */
 int term_width(FILE *f);

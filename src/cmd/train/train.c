@@ -1421,18 +1421,6 @@ static int write_outputs(const run *r, FILE *rep)
 
 /* ---- the command ------------------------------------------------------------ */
 
-/* A comparison's header: the rows' column w wide, then n names, each
- * right-aligned in 10 columns (by display width: 中文 takes two). */
-static void print_header(int w, const char *const *names, size_t n)
-{
-    term_put_field(stdout, "", w, 0);
-    for (size_t k = 0; k < n; k++) {
-        fputc(' ', stdout);
-        term_put_field(stdout, names[k], 10, 1);
-    }
-    fputc('\n', stdout);
-}
-
 /* n runs side by side, their names' column w wide: the final loss, the
  * training and (when there is one) the held-out accuracy. */
 static void print_compared(const run *r, size_t n, int w)
@@ -1481,7 +1469,7 @@ static void print_three(const run r[3], const struct train_args *a)
 {
     printf(_("attn train: %s, %ld steps, seed %ld, the same batches and weights with each P\n"),
            r[0].task_name, r[0].tr.step, a->seed);
-    print_header(24, (const char *const[]){_("sinusoid"), _("learned"), _("none")}, 3);
+    term_put_columns(stdout, 24, (const char *const[]){_("sinusoid"), _("learned"), _("none")}, 3, 10);
     print_compared(r, 3, 24);
     if (r[0].final.has_heldout) {
         /* xgettext:no-c-format */
@@ -1527,7 +1515,7 @@ static int compare_posenc(const struct train_args *a)
     } else if (status == EXIT_OK) {
         printf(_("attn train: %s, %ld steps, seed %ld, the same batches with and without P\n"),
                r[0].task_name, r[0].tr.step, a->seed);
-        print_header(20, (const char *const[]){_("with P"), _("without P")}, 2);
+        term_put_columns(stdout, 20, (const char *const[]){_("with P"), _("without P")}, 2, 10);
         print_compared(r, 2, 20);
         term_put_field(stdout, _("time"), 20, 0);
         printf(" %9.2fs %9.2fs\n", r[0].seconds, r[1].seconds);
@@ -1578,7 +1566,7 @@ static int compare_layers(const struct train_args *a)
         snprintf(h2, sizeof h2, _("%ld layers"), a->layers);
         printf(_("attn train: %s, %ld steps, seed %ld, the same batches with 1 layer and %ld\n"),
                r[0].task_name, r[0].tr.step, a->seed, a->layers);
-        print_header(22, (const char *const[]){h1, h2}, 2);
+        term_put_columns(stdout, 22, (const char *const[]){h1, h2}, 2, 10);
         print_compared(r, 2, 22);
         if (r[0].induction) {
             size_t l, h;

@@ -111,45 +111,13 @@ typedef struct vit_data {
 
 static int vit_load_data(vit_data *d, const struct train_args *a)
 {
-    static const char *const bases[4] = {"train-images-idx3-ubyte", "train-labels-idx1-ubyte",
-                                         "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"};
-    const char *dir = a->data ? a->data : VIT_DATA_DIR;
-    char path[4][1100], err[1400];
-    for (int i = 0; i < 4; i++)
-        if (idx_find(path[i], sizeof path[i], dir, bases[i]) != 0) {
-            if (a->data)
-                cli_error("%s: no %s (or .gz): --data names a folder with Fashion-MNIST's four "
-                          "IDX files", dir, bases[i]);
-            else
-                cli_error("no Fashion-MNIST in %s: sudo apt-get install dataset-fashion-mnist "
-                          "(or --data DIR)", dir);
-            return EXIT_RUNTIME;
-        }
-    if (idx_load_set(&d->train, path[0], path[1], (size_t)a->train_size, err, sizeof err) != 0 ||
-        idx_load_set(&d->test, path[2], path[3], (size_t)a->test_size, err, sizeof err) != 0) {
+    char err[1400];
+    if (idx_load_fashion(&d->train, &d->test, a->data ? a->data : VIT_DATA_DIR, a->data != NULL,
+                         (size_t)a->train_size, (size_t)a->test_size, err, sizeof err) != 0) {
         cli_error("%s", err);
-        idx_set_free(&d->train);
-        return EXIT_RUNTIME;
-    }
-    if (d->train.rows != d->train.cols || d->test.rows != d->train.rows ||
-        d->test.cols != d->train.cols) {
-        cli_error("%s: images of %zu × %zu and %zu × %zu: the training and test images must "
-                  "be the same squares", dir, d->train.rows, d->train.cols, d->test.rows,
-                  d->test.cols);
-        idx_set_free(&d->train);
-        idx_set_free(&d->test);
         return EXIT_RUNTIME;
     }
     return EXIT_OK;
-}
-
-/* Image i of s as the model reads it: pixels / 255 (d2l's ToTensor). */
-static void vit_pixels(float *out, const idx_set *s, size_t i)
-{
-    const size_t n = s->rows * s->cols;
-    const unsigned char *px = s->pixels + i * n;
-    for (size_t k = 0; k < n; k++)
-        out[k] = (float)px[k] / 255.0f;
 }
 
 /* ---- a batch, chunk by chunk ------------------------------------------------ */
@@ -186,7 +154,7 @@ static int vit_chunk(void *ctx, size_t c, char *err, size_t errlen)
         int label = b->set->labels[id];
         float *logits = b->logits + i * Q;
         vit_drop drop = {b->drop.p, b->train ? vit_drop_seed(b->drop.seed, (unsigned long long)b->step, id) : 0};
-        vit_pixels(b->image[c], b->set, id);
+        idx_pixels(b->image[c], b->set, id);
         vit_forward_fast(b->work[c], logits, b->m, b->fast, b->image[c], &drop);
         b->loss[c] += crossentropy_forward(logits, &label, 1, Q, NULL, NULL);
         if (b->train) {

@@ -240,3 +240,44 @@ int idx_find(char *path, size_t pathlen, const char *dir, const char *base)
     }
     return -1;
 }
+
+int idx_load_fashion(idx_set *train, idx_set *test, const char *dir, int given, size_t ntrain,
+                     size_t ntest, char *err, size_t errlen)
+{
+    static const char *const bases[4] = {"train-images-idx3-ubyte", "train-labels-idx1-ubyte",
+                                         "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"};
+    char path[4][1100];
+    for (int i = 0; i < 4; i++)
+        if (idx_find(path[i], sizeof path[i], dir, bases[i]) != 0) {
+            if (given)
+                snprintf(err, errlen, _("%s: no %s (or .gz): --data names a folder with "
+                                        "Fashion-MNIST's four IDX files"), dir, bases[i]);
+            else
+                snprintf(err, errlen, _("no Fashion-MNIST in %s: sudo apt-get install "
+                                        "dataset-fashion-mnist (or --data DIR)"), dir);
+            return -1;
+        }
+    if (idx_load_set(train, path[0], path[1], ntrain, err, errlen) != 0)
+        return -1;
+    if (idx_load_set(test, path[2], path[3], ntest, err, errlen) != 0) {
+        idx_set_free(train);
+        return -1;
+    }
+    if (train->rows != train->cols || test->rows != train->rows || test->cols != train->cols) {
+        snprintf(err, errlen, _("%s: images of %zu × %zu and %zu × %zu: the training and test "
+                                "images must be the same squares"), dir, train->rows, train->cols,
+                 test->rows, test->cols);
+        idx_set_free(train);
+        idx_set_free(test);
+        return -1;
+    }
+    return 0;
+}
+
+void idx_pixels(float *out, const idx_set *s, size_t i)
+{
+    const size_t n = s->rows * s->cols;
+    const unsigned char *px = s->pixels + i * n;
+    for (size_t k = 0; k < n; k++)
+        out[k] = (float)px[k] / 255.0f;
+}

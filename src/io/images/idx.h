@@ -54,4 +54,17 @@ int idx_load_set(idx_set *s, const char *images_path, const char *labels_path, s
  * (path then holds the .gz name). */
 int idx_find(char *path, size_t pathlen, const char *dir, const char *base);
 
+/* Fashion-MNIST's training and test sets from the folder dir (the four
+ * files by idx_find), the first ntrain and ntest images (0: all), the
+ * images of both the same squares. given: dir came from the user (--data),
+ * which the message for a missing file names; else it is the default
+ * folder, and the message names the Debian package to install. 0, or -1
+ * with the message in err (nothing left allocated). */
+int idx_load_fashion(idx_set *train, idx_set *test, const char *dir, int given, size_t ntrain,
+                     size_t ntest, char *err, size_t errlen);
+
+/* Image i of s as a model reads it: pixels / 255 (d2l's ToTensor), out
+ * (rows·cols,). */
+void idx_pixels(float *out, const idx_set *s, size_t i);
+
 #endif
