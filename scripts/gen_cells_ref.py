@@ -220,6 +220,13 @@ def cells():
     weights = [torch.softmax(torch.randn(heads, steps, steps), dim=-1) for _ in range(layers)]
     out["10.7 enc_attention_weights.shape"] = repr(
         torch.cat(weights, 0).reshape((layers, heads, -1, steps)).shape)
+    # en 11.8: d2l's PatchEmbedding and ViTBlock (gen_vit_ref.py's modules)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from gen_vit_ref import PatchEmbedding, ViTBlock
+    patch_emb = PatchEmbedding(96, 16, 512, 3)
+    out["11.8 patch_emb(X).shape"] = repr(patch_emb(torch.zeros(4, 3, 96, 96)).shape)
+    vit_blk = ViTBlock(24, 24, 48, 8, 0.5).eval()
+    out["11.8 encoder_blk(X).shape"] = repr(vit_blk(torch.ones((2, 100, 24))).shape)
     return out
 
 

@@ -38,6 +38,10 @@ BOOK = {
     ("10.7", "decoder_blk(X, state)[0].shape"): "10.7 decoder_blk(X, state)[0].shape",
     ("10.7", "enc_attention_weights.shape"): "10.7 enc_attention_weights.shape",
     ("11.6", "print(f'{i} in binary is {i:>03b}')"): "11.6 binary",
+    # en 11.8's shape checks: the shapes attn's ViT computes, PyTorch's
+    ("11.8", "d2l.check_shape(patch_emb(X), (batch_size, (img_size//patch_size)**2, "
+     "num_hiddens))"): "11.8 patch_emb(X).shape",
+    ("11.8", "d2l.check_shape(encoder_blk(X), X.shape)"): "11.8 encoder_blk(X).shape",
 }
 
 
@@ -90,7 +94,7 @@ def group_cells(tmp):
     rc, out, _ = expect(["cells", "11.7", "--edition", "en"], 0, err="", out_has=[
         "(the book checks this shape and prints nothing)\ntorch.Size([2, 100, 24])\n"])
     en = cells_json(["--edition", "en"])
-    check(set(c["section"] for c in en) == {"11.%d" % i for i in range(1, 8)}, "en sections")
+    check(set(c["section"] for c in en) == {"11.%d" % i for i in range(1, 9)}, "en sections")
     # 10.1 names its figure; the JSON's keys
     one = cells_json(["10.1"])
     check(len(one) == 1 and "figure" in one[0]["output"]
@@ -112,7 +116,7 @@ def group_cells(tmp):
            err=C + "unknown section '10.8' of the zh edition: the sections are " + zh_list)
     expect(["cells", "10.2", "--edition", "en"], 2,
            err=C + "unknown section '10.2' of the en edition: the sections are "
-           "11.1, 11.2, 11.3, 11.4, 11.5, 11.6, 11.7")
+           "11.1, 11.2, 11.3, 11.4, 11.5, 11.6, 11.7, 11.8")
     expect(["cells", "intro"], 2,
            err=C + "unknown section 'intro' of the zh edition: the sections are " + zh_list)
     expect(["cells", "10.1", "10.2"], 2, err=C + "expected one SECTION, got 2 (see attn cells --help)")

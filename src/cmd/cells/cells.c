@@ -75,6 +75,8 @@ static const struct section en_sections[] = {
       "posenc --dim 32 --steps 60 --png @11.6-posenc-heatmap.png"}},
     {"11.7", "The Transformer Architecture",
      {"train --task translate --steps 150 --png @11.7-transformer.png"}},
+    {"11.8", "Transformers for Vision",
+     {"train --task vit --train-size 2000 --test-size 200 --epochs 2 --png @11.8-vit.png"}},
 };
 
 #define TRAIN_TEXT N_("the notebook's training run on fra-eng prints its loss and speed")
@@ -200,6 +202,14 @@ static const struct cell en_cells[] = {
     {"11.7", CELL_CHECK, "d2l.check_shape(dec_inter_attention_weights, "
                          "(num_blks, num_heads, data.num_steps, data.num_steps))",
      cells_en_cross_shape, NULL, "attn translate --input m.json \"SENTENCE\" --all"},
+    {"11.8", CELL_CHECK, "d2l.check_shape(patch_emb(X), (batch_size, "
+                         "(img_size//patch_size)**2, num_hiddens))",
+     cells_en_patch_embedding, NULL, NULL},
+    {"11.8", CELL_CHECK, "d2l.check_shape(encoder_blk(X), X.shape)", cells_en_vit_block, NULL,
+     NULL},
+    {"11.8", CELL_FIGURE, "trainer.fit(model, data)", NULL,
+     N_("the notebook's training run draws its loss and accuracy"),
+     "attn train --task vit --plot board.png"},
 };
 
 enum edition { EDITION_ZH, EDITION_EN };
@@ -218,7 +228,7 @@ struct cells_args {
 const struct opt cells_options[] = {
     OPT_CHOICE(0, "edition", edition, "E", edition_names,
                "zh: zh.d2l.ai's sections 10.1 … 10.7 (default);\n"
-               "en: d2l.ai's 11.1 … 11.7"),
+               "en: d2l.ai's 11.1 … 11.8"),
     OPT_DIR('o', "out", out, "also write the section's figures into DIR\n(made when missing)"),
     OPT_JSON(json, "every cell's section, name, output and command"),
     OPT_SEED(seed, "the seed of the random cells (default 0)"),
@@ -240,7 +250,7 @@ void usage_cells(FILE *f)
         "PyTorch prints it, computed by attn's own modules at the book's sizes, and\n"
         "the attn command that shows more ('$ attn …'). Cells of random numbers\n"
         "print attn's (from --seed) and say so; the training runs' output is the\n"
-        "notebook's own. SECTION: 10.1 … 10.7, or with --edition en 11.1 … 11.7\n"
+        "notebook's own. SECTION: 10.1 … 10.7, or with --edition en 11.1 … 11.8\n"
         "(d2l.ai checks shapes with d2l.check_shape, which prints nothing: there\n"
         "the checked shape is printed). No SECTION: every section in order.\n"
         "\n"), f);

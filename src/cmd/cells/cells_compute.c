@@ -22,6 +22,7 @@
 #include "seq2seq.h"
 #include "torch_str.h"
 #include "transformer.h"
+#include "vit.h"
 
 /* "out of memory" into err; -1. */
 static int no_memory(char *err, size_t errlen, const char *what)
@@ -668,4 +669,46 @@ int cells_en_dec_self_shape(FILE *f, unsigned long long seed, char *err, size_t 
 int cells_en_cross_shape(FILE *f, unsigned long long seed, char *err, size_t errlen)
 {
     return tfm_weights_shape(f, seed, TFM_CROSS, err, errlen);
+}
+
+/* en 11.8: PatchEmbedding(96, 16, 512) on zeros (4, 3, 96, 96): each image
+ * through a ViT whose patch embedding is that one (3 channels, patches of
+ * 16, d 512), its (P, d) embedding P = 36 patches; the shape of the four */
+int cells_en_patch_embedding(FILE *f, unsigned long long seed, char *err, size_t errlen)
+{
+    const vit_config cfg = {3, 96, 16, 512, 48, 8, 1, 10, 0.0};
+    vit_model m;
+    if (vit_init(&m, &cfg, seed, err, errlen))
+        return -1;
+    vit_work *w = vit_work_alloc(&m);
+    float *image = filled(3 * 96 * 96, 0), logits[10];
+    int rc = 0;
+    if (!w || !image)
+        rc = no_memory(err, errlen, "the patch embedding");
+    for (size_t b = 0; b < 4 && rc == 0; b++)
+        rc = vit_forward(w, logits, &m, image, NULL, err, errlen);
+    if (rc == 0) /* patch_emb(X): (batch, patches, num_hiddens) */
+        torch_size_str(f, (size_t[]){4, m.P, m.cfg.hiddens}, 3);
+    free(image);
+    vit_work_free(w);
+    vit_free(&m);
+    return rc;
+}
+
+/* en 11.8: ViTBlock(24, 24, 48, 8, 0.5) in eval mode on ones (2, 100, 24) */
+int cells_en_vit_block(FILE *f, unsigned long long seed, char *err, size_t errlen)
+{
+    const vit_config cfg = {1, 1, 1, 24, 48, 8, 1, 10, 0.5};
+    vit_model m;
+    if (vit_init(&m, &cfg, seed, err, errlen))
+        return -1;
+    float *X = filled(2 * 100 * 24, 1), *Y = filled(2 * 100 * 24, 0);
+    int rc = X && Y ? vit_block_apply(Y, &m, 0, X, 2, 100, err, errlen)
+                    : no_memory(err, errlen, "the ViT block");
+    if (rc == 0) /* encoder_blk(X): X's shape */
+        torch_size_str(f, (size_t[]){2, 100, 24}, 3);
+    free(X);
+    free(Y);
+    vit_free(&m);
+    return rc;
 }

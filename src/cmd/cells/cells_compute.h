@@ -31,6 +31,6 @@ cells_fn cells_ffn, cells_ln_bn, cells_add_norm, cells_encoder_block, cells_enco
 /* d2l.ai's check_shape cells (--edition en) that differ from zh's */
 cells_fn cells_en_bmm_shape, cells_en_dot_shape, cells_en_additive_shape,
     cells_en_bahdanau_output, cells_en_bahdanau_enc, cells_en_bahdanau_hidden,
-    cells_en_dec_self_shape, cells_en_cross_shape;
+    cells_en_dec_self_shape, cells_en_cross_shape, cells_en_patch_embedding, cells_en_vit_block;
 
 #endif

@@ -461,6 +461,34 @@ int vit_forward(vit_work *w, float *logits, const vit_model *m, const float *ima
     return 0;
 }
 
+int vit_block_apply(float *Y, const vit_model *m, size_t l, const float *X, size_t B, size_t T,
+                    char *err, size_t errlen)
+{
+    const size_t d = m->cfg.hiddens;
+    /* the model seen with T tokens (its weights shared): block l's
+       buffers, and its output, sized for them */
+    vit_model at = *m;
+    at.T = T;
+    at.P = T - 1;
+    vit_work *w = T >= 1 ? vit_work_alloc(&at) : NULL;
+    if (w == NULL) {
+        snprintf(err, errlen, "%s", _("out of memory for the block's buffers"));
+        return -1;
+    }
+    int rc = 0;
+    for (size_t b = 0; b < B && rc == 0; b++) {
+        double *in = w->b[l].X; /* (T, d) */
+        for (size_t i = 0; i < T * d; i++)
+            in[i] = X[b * T * d + i];
+        rc = vit_block_forward(w, &at, l, NULL, err, errlen);
+        const double *out = l + 1 < m->cfg.layers ? w->b[l + 1].X : w->XL;
+        for (size_t i = 0; i < T * d && rc == 0; i++)
+            Y[b * T * d + i] = (float)out[i];
+    }
+    vit_work_free(w);
+    return rc;
+}
+
 void vit_cls_attention(float *out, const vit_work *w, const vit_model *m, size_t l)
 {
     const size_t T = m->T, NH = m->cfg.heads;

@@ -102,6 +102,12 @@ typedef struct vit_drop {
 int vit_forward(vit_work *w, float *logits, const vit_model *m, const float *image,
                 const vit_drop *drop, char *err, size_t errlen);
 
+/* Block l alone in evaluation mode on B inputs X (B, T, d) of any T ≥ 1
+ * (d2l's ViTBlock on a tensor of its own, as 11.8's shape cell runs it):
+ * Y (B, T, d). 0, or -1 with the reason in err. */
+int vit_block_apply(float *Y, const vit_model *m, size_t l, const float *X, size_t B, size_t T,
+                    char *err, size_t errlen);
+
 /* The <cls> query's attention of block l (NH, T) from the last forward
  * pass of w (the softmax, before dropout). */
 void vit_cls_attention(float *out, const vit_work *w, const vit_model *m, size_t l);
