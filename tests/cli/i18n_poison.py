@@ -39,8 +39,10 @@ def _pot_entries(path):
     return [(e["msgid"], e["msgid_plural"]) for e in entries if e["msgid"]]
 
 
-# a printf directive: what a message's arguments fill in
-DIRECTIVE = re.compile(r"%(?:\d+\$)?[-+ #0-9.*]*(?:hh|h|ll|l|z|j|t|L)?[diouxXeEfgGcsp]")
+# a printf directive: what a message's arguments fill in; "%%" (a percent
+# sign) is one too, kept whole outside the brackets (else its second "%"
+# and the text after it could read as another directive: "%% from")
+DIRECTIVE = re.compile(r"%%|%(?:\d+\$)?[-+ #0-9.*]*(?:hh|h|ll|l|z|j|t|L)?[diouxXeEfgGcsp]")
 
 
 def wrap(text):
@@ -188,7 +190,8 @@ def group_i18n_poison(tmp):
     check(p.returncode == 0 and OPEN + "Options:" + CLOSE in out or OPEN in out,
           "the poisoned catalogue is read: --help comes out wrapped")
     check(wrap("a\n  b c \n\n") == "⟦a⟧\n  ⟦b c⟧ \n\n", "wrap: line by line, blanks outside")
-    check(wrap("%s: got %zu%%") == "%s⟦: got ⟧%zu⟦%%⟧", "wrap: the directives outside")
+    check(wrap("%s: got %zu%%") == "%s⟦: got ⟧%zu%%", "wrap: the directives outside")
+    check(wrap("moved %.0f%% from it") == "⟦moved ⟧%.0f%%⟦ from it⟧", "wrap: %% kept whole")
     check(leftovers("⟦one ⟦two three⟧ four⟧ x") == [], "nested spans are stripped")
     check(leftovers("the sentence left here") == ["the sentence left here"],
           "an unwrapped sentence is found")
