@@ -1,8 +1,14 @@
 /* test_idx.c — io/images/idx.h, the IDX reader, on small files written here (plain
  * and gzip'd with libdeflate), every bad input SPEC.md §16 names, and the
- * real Fashion-MNIST files of Debian's dataset-fashion-mnist when present.
+ * real Fashion-MNIST files of Debian's dataset-fashion-mnist when present;
+ * resize.h's resize against torch's antialiased bilinear interpolate and
+ * Pillow's 8-bit resize (tests/ref/resize, scripts/gen_resize_ref.py), and
+ * picture.h's reader on PNG and JPEG files written here.
  */
+#include <cjson/cJSON.h>
 #include <libdeflate.h>
+#include <math.h>
+#include <stb_image_write.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +16,8 @@
 
 #include "check.h"
 #include "idx.h"
+#include "picture.h"
+#include "resize.h"
 
 static char dir[] = "/tmp/attn_idx_XXXXXX";
 
@@ -232,8 +240,143 @@ static void test_real(void)
     idx_set_free(&s);
 }
 
-int main(void)
+/* Every case of the reference: the float resize within 1e-3 (of 0 … 255: float32 rounding in torch)
+ * of torch's, the 8-bit one within 1 of Pillow's (its fixed-point
+ * weights round otherwise now and then) and equal on most pixels; and
+ * idx_resize, the 8-bit path, on a set of two such images. */
+static void test_resize(const char *path)
 {
+    char *text = check_read_file(path, NULL);
+    cJSON *root = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    CHECK(root != NULL);
+    const cJSON *cases = cJSON_GetObjectItemCaseSensitive(root, "cases");
+    int ncases = 0;
+    for (const cJSON *c = cases ? cases->child : NULL; c; c = c->next, ncases++) {
+        size_t sh = (size_t)cJSON_GetObjectItemCaseSensitive(c, "sh")->valueint;
+        size_t sw = (size_t)cJSON_GetObjectItemCaseSensitive(c, "sw")->valueint;
+        size_t dh = (size_t)cJSON_GetObjectItemCaseSensitive(c, "dh")->valueint;
+        size_t dw = (size_t)cJSON_GetObjectItemCaseSensitive(c, "dw")->valueint;
+        const cJSON *src = cJSON_GetObjectItemCaseSensitive(c, "src");
+        const cJSON *tf = cJSON_GetObjectItemCaseSensitive(c, "torch");
+        const cJSON *pil = cJSON_GetObjectItemCaseSensitive(c, "pil");
+        float *in = malloc(sh * sw * sizeof *in), *out = malloc(dh * dw * sizeof *out);
+        idx_set set = {malloc(2 * sh * sw), malloc(2), 2, sh, sw};
+        CHECK((size_t)cJSON_GetArraySize(src) == sh * sw);
+        CHECK((size_t)cJSON_GetArraySize(tf) == dh * dw && (size_t)cJSON_GetArraySize(pil) == dh * dw);
+        size_t k = 0;
+        for (const cJSON *v = src->child; v; v = v->next, k++) {
+            in[k] = (float)v->valuedouble;
+            set.pixels[k] = set.pixels[sh * sw + k] = (unsigned char)v->valueint;
+        }
+        set.labels[0] = set.labels[1] = 3;
+        double worst = 0;
+        CHECK(image_resize(out, dh, dw, in, sh, sw, 0) == 0);
+        k = 0;
+        for (const cJSON *v = tf->child; v; v = v->next, k++)
+            worst = fmax(worst, fabs(out[k] - v->valuedouble));
+        CHECK(worst < 1e-3);
+        if (worst >= 1e-3)
+            fprintf(stderr, "  resize %zux%zu -> %zux%zu: %g from torch\n", sh, sw, dh, dw, worst);
+        char err[256];
+        CHECK(idx_resize(&set, dh, err, sizeof err) == (dh == dw ? 0 : -1) || dh != dw);
+        if (dh == dw) { /* idx_resize makes squares */
+            size_t off = 0, same = 0;
+            k = 0;
+            for (const cJSON *v = pil->child; v; v = v->next, k++) {
+                int d = (int)set.pixels[dh * dw + k] - v->valueint;
+                off += d < -1 || d > 1;
+                same += d == 0;
+                CHECK(set.pixels[k] == set.pixels[dh * dw + k]);
+            }
+            CHECK(off == 0);
+            CHECK(same * 10 >= 9 * dh * dw);
+            CHECK(set.rows == dh && set.cols == dw && set.n == 2);
+            if (off || same * 10 < 9 * dh * dw)
+                fprintf(stderr, "  idx_resize %zu -> %zu: %zu pixels off by more than 1, %zu equal\n",
+                        sh, dh, off, same);
+        }
+        idx_set_free(&set);
+        free(in);
+        free(out);
+    }
+    CHECK(ncases == 6);
+    cJSON_Delete(root);
+    /* by hand: 2 → 4 is bilinear on centres (torch's 0, 0.25, 0.75, 1 of
+     * [0, 1]); 4 → 2 averages with weights 1, 3, 3, 1 */
+    float up[4], down[2], row2[2] = {0, 1}, row4[4] = {0, 8, 16, 24};
+    CHECK(image_resize(up, 1, 4, row2, 1, 2, 0) == 0);
+    CHECK_NEAR(up[0], 0, 1e-7, 0);
+    CHECK_NEAR(up[1], 0.25, 1e-7, 0);
+    CHECK_NEAR(up[2], 0.75, 1e-7, 0);
+    CHECK_NEAR(up[3], 1, 1e-7, 0);
+    CHECK(image_resize(down, 1, 2, row4, 1, 4, 0) == 0);
+    CHECK_NEAR(down[0], (0 * 3 + 8 * 3 + 16 * 1) / 7.0, 1e-5, 0); /* 0 is 1 + 3 weights: clipped */
+    CHECK_NEAR(down[1], (8 * 1 + 16 * 3 + 24 * 3) / 7.0, 1e-5, 0);
+}
+
+/* picture_load_grey on a 2 × 2 RGBA PNG (no resize at S = 2): BT.601's
+ * luma, the alpha over black, --invert before it; a 4 × 4 PNG to 2 × 2
+ * (the average of each 2 × 2 block, by the weights 1, 3, 3, 1 twice);
+ * a uniform JPEG within its rounding; an unreadable file. */
+static void test_picture(void)
+{
+    char png[600], jpg[600], junk[600], err[700];
+    const unsigned char rgba[16] = {255, 0, 0, 255, 0, 255, 0, 255, 0, 0, 255, 255,
+                                    200, 200, 200, 128};
+    snprintf(png, sizeof png, "%s/p.png", dir);
+    CHECK(stbi_write_png(png, 2, 2, 4, rgba, 8) != 0);
+    float *g = NULL;
+    size_t w = 0, h = 0;
+    CHECK(picture_load_grey(png, 2, 0, &g, &w, &h, err, sizeof err) == 0);
+    CHECK(w == 2 && h == 2);
+    if (g) {
+        CHECK_NEAR(g[0], 0.299, 1e-6, 0);
+        CHECK_NEAR(g[1], 0.587, 1e-6, 0);
+        CHECK_NEAR(g[2], 0.114, 1e-6, 0);
+        CHECK_NEAR(g[3], 200 / 255.0 * 128 / 255.0, 1e-6, 0);
+    }
+    free(g);
+    CHECK(picture_load_grey(png, 2, 1, &g, &w, &h, err, sizeof err) == 0);
+    if (g) {
+        CHECK_NEAR(g[0], 0.701, 1e-6, 0);
+        CHECK_NEAR(g[3], 55 / 255.0 * 128 / 255.0, 1e-6, 0);
+    }
+    free(g);
+    unsigned char grey16[16];
+    for (int i = 0; i < 16; i++)
+        grey16[i] = (unsigned char)(16 * i);
+    CHECK(stbi_write_png(png, 4, 4, 1, grey16, 4) != 0);
+    CHECK(picture_load_grey(png, 2, 0, &g, &w, &h, err, sizeof err) == 0);
+    if (g) { /* the top-left block, by the weights (3, 3, 1) of 0, 16, 32 over rows 0, 1, 2 */
+        double row0 = (0 * 3 + 16 * 3 + 32) / 7.0, row1 = row0 + 64, row2 = row0 + 128;
+        CHECK_NEAR(g[0], (row0 * 3 + row1 * 3 + row2) / 7.0 / 255.0, 1e-6, 0);
+    }
+    free(g);
+    unsigned char flat[8 * 8 * 3];
+    memset(flat, 100, sizeof flat);
+    snprintf(jpg, sizeof jpg, "%s/p.jpg", dir);
+    CHECK(stbi_write_jpg(jpg, 8, 8, 3, flat, 95) != 0);
+    CHECK(picture_load_grey(jpg, 4, 0, &g, &w, &h, err, sizeof err) == 0);
+    CHECK(w == 8 && h == 8);
+    for (int i = 0; g && i < 16; i++)
+        CHECK_NEAR(g[i], 100 / 255.0, 2.5 / 255.0, 0);
+    free(g);
+    snprintf(junk, sizeof junk, "%s/junk.png", dir);
+    write_file("junk.png", (const unsigned char *)"not an image", 12, junk, sizeof junk);
+    CHECK(picture_load_grey(junk, 4, 0, &g, &w, &h, err, sizeof err) == -1);
+    CHECK(g == NULL && strstr(err, "junk.png: not an image attn reads (PNG or JPEG)") != NULL);
+    unlink(png);
+    unlink(jpg);
+    unlink(junk);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: test_idx tests/ref/resize/resize_ref.json\n");
+        return 2;
+    }
     if (mkdtemp(dir) == NULL) {
         perror("mkdtemp");
         return 1;
@@ -241,6 +384,8 @@ int main(void)
     test_good();
     test_bad();
     test_real();
+    test_resize(argv[1]);
+    test_picture();
     /* remove what test_bad wrote */
     const char *names[] = {"wrong_magic", "wrong_magic2", "junk", "short", "short_head", "tiny",
                            "long", "label10", "img3", "lab2", "plain.gz", "cut.gz"};

@@ -44,6 +44,7 @@ COMMAND_DECLARE(selfattn);
 COMMAND_DECLARE(complexity);
 COMMAND_DECLARE(train);
 COMMAND_DECLARE(translate);
+COMMAND_DECLARE(vit);
 
 /* The tour runs the other commands, which it finds by name with find
  * (commands.c passes command_find: the table lists the tour, so the tour

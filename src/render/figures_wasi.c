@@ -50,7 +50,7 @@ void text_font_close(text_font *font)
 }
 
 /* Never reached: no font opens in the module (above), so no figure that
- * draws text is drawn (train_vit_png.c's). */
+ * draws text is drawn (vit_png.c's). */
 void text_draw(attn_image *img, text_font *font, double px, const char *s, double x, double y,
                text_halign halign, text_valign valign, text_dir dir, attn_rgb color)
 {

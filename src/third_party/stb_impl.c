@@ -50,4 +50,5 @@ static unsigned char *stb_libdeflate_zlib(unsigned char *data, int data_len, int
 
 #define STB_IMAGE_IMPLEMENTATION
 #define STBI_ONLY_PNG
+#define STBI_ONLY_JPEG
 #include <stb_image.h>

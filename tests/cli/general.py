@@ -31,7 +31,7 @@ def group_general(tmp):
     # every command is built, and every --help ends with examples to copy
     commands = [l.split()[0] for l in out.split("Commands:\n")[1].split("\n\n")[0].splitlines()]
     check(commands == ["heatmap", "pool", "score", "selfattn", "multihead", "posenc", "complexity", "train", "translate",
-                      "cells", "tour"],
+                      "vit", "cells", "tour"],
           "attn --help lists the commands: %r" % commands)
     check("not built" not in out, "attn --help: every command is built")
     for c in commands:

@@ -80,6 +80,8 @@ const struct opt train_options[] = {
             "vit: the first N training images (0: all, 60,000)"),
     OPT_INT(0, "test-size", test_size, "N", 0, 100000000L,
             "vit: the first N test images (0: all, 10,000)"),
+    OPT_INT(0, "img-size", img_size, "S", 1, 1024,
+            "vit: the images resized to S × S as d2l's Resize\n(bilinear; default: as read, 28)"),
     OPT_INT(0, "patch", patch, "P", 1, 4096,
             "vit: patches of P × P pixels, P dividing the\nimage's side (default 7: 16 patches)"),
     OPT_INT(0, "length", length, "N", 2, TRAIN_MAX_LEN,

@@ -34,6 +34,7 @@ struct train_args {
     long window;      /* --window R (odd); 0: every key */
     long num_steps, max_examples, min_freq; /* translation; −1: the default */
     long epochs, train_size, test_size, patch; /* --task vit; −1: the default */
+    long img_size;    /* --task vit: --img-size; 0: the data's own */
     double dropout, lr, clip;
     long sample;          /* lm: characters generated after training */
     double temperature;   /* lm: the sampling's, > 0 */

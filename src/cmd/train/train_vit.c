@@ -32,6 +32,7 @@
 #include "rng.h"
 #include "vit.h"
 #include "vit_model_file.h"
+#include "vit_show.h"
 #include "i18n.h"
 
 #define VIT_DATA_DIR "/usr/share/datasets/fashion-mnist"
@@ -43,10 +44,10 @@ static const char *const vit_options[] = {
     "task",       "data",      "hiddens",    "heads", "layers", "ffn",     "dropout",
     "batch-size", "lr",        "optimizer",  "seed",  "threads", "json",   "save",   "png",
     "load",       "epochs",    "train-size", "test-size", "patch", "max-mem", "color",
-    "font",       "confusion-png", "plot", NULL};
+    "font",       "confusion-png", "plot", "img-size", NULL};
 
 /* The options only --task vit reads. */
-static const char *const vit_only[] = {"epochs", "train-size", "test-size", "patch",
+static const char *const vit_only[] = {"epochs", "train-size", "test-size", "patch", "img-size",
                                        "confusion-png", NULL};
 
 int train_vit_only(const struct train_args *a, const opt_given *g)
@@ -115,6 +116,11 @@ static int vit_load_data(vit_data *d, const struct train_args *a)
     if (idx_load_fashion(&d->train, &d->test, a->data ? a->data : VIT_DATA_DIR, a->data != NULL,
                          (size_t)a->train_size, (size_t)a->test_size, err, sizeof err) != 0) {
         cli_error("%s", err);
+        return EXIT_RUNTIME;
+    }
+    if (a->img_size > 0 && (idx_resize(&d->train, (size_t)a->img_size, err, sizeof err) != 0 ||
+                            idx_resize(&d->test, (size_t)a->img_size, err, sizeof err) != 0)) {
+        cli_error("--img-size: %s", err);
         return EXIT_RUNTIME;
     }
     return EXIT_OK;
@@ -360,9 +366,15 @@ static int vit_model_ready(vit_run *r)
             cli_error("%s", err);
             return EXIT_RUNTIME;
         }
-        if (r->m.cfg.img != r->data.train.rows) {
-            cli_error("%s: a model of %zu × %zu images, the data's are %zu × %zu", a->load,
-                      r->m.cfg.img, r->m.cfg.img, r->data.train.rows, r->data.train.rows);
+        if (r->m.cfg.img != r->data.train.rows && a->img_size > 0) {
+            cli_error("%s: a model of %zu × %zu images, --img-size %ld", a->load, r->m.cfg.img,
+                      r->m.cfg.img, a->img_size);
+            return EXIT_USAGE;
+        }
+        /* the data resized as the model's were when it was trained */
+        if (idx_resize(&r->data.train, r->m.cfg.img, err, sizeof err) != 0 ||
+            idx_resize(&r->data.test, r->m.cfg.img, err, sizeof err) != 0) {
+            cli_error("%s: %s", a->load, err);
             return EXIT_RUNTIME;
         }
         return EXIT_OK;
@@ -587,7 +599,7 @@ static int vit_outputs(const vit_run *r, FILE *rep)
         }
         fprintf(rep, _("wrote %s: the model (d2l's state_dict names)\n"), a->save);
     }
-    if (a->png && train_vit_png(a->png, a->font, &r->m, &r->data.test, rep) != EXIT_OK)
+    if (a->png && vit_png_set(a->png, a->font, &r->m, &r->data.test, 8, rep) != EXIT_OK)
         return EXIT_RUNTIME;
     if (a->confusion_png && vit_confusion_png(r, rep) != EXIT_OK)
         return EXIT_RUNTIME;

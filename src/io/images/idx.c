@@ -10,6 +10,7 @@
 #include "checked.h"
 #include "gunzip.h"
 #include "i18n.h"
+#include "resize.h"
 
 const char *const idx_fashion_labels[IDX_CLASSES] = {
     "t-shirt", "trouser", "pullover", "dress", "coat",
@@ -257,10 +258,19 @@ int idx_load_fashion(idx_set *train, idx_set *test, const char *dir, int given, 
                                         "dataset-fashion-mnist (or --data DIR)"), dir);
             return -1;
         }
-    if (idx_load_set(train, path[0], path[1], ntrain, err, errlen) != 0)
+    if (train && idx_load_set(train, path[0], path[1], ntrain, err, errlen) != 0)
         return -1;
     if (idx_load_set(test, path[2], path[3], ntest, err, errlen) != 0) {
-        idx_set_free(train);
+        if (train)
+            idx_set_free(train);
+        return -1;
+    }
+    if (!train) {
+        if (test->rows == test->cols)
+            return 0;
+        snprintf(err, errlen, _("%s: test images of %zu × %zu: they must be squares"), dir,
+                 test->rows, test->cols);
+        idx_set_free(test);
         return -1;
     }
     if (train->rows != train->cols || test->rows != train->rows || test->cols != train->cols) {
@@ -280,4 +290,36 @@ void idx_pixels(float *out, const idx_set *s, size_t i)
     const unsigned char *px = s->pixels + i * n;
     for (size_t k = 0; k < n; k++)
         out[k] = (float)px[k] / 255.0f;
+}
+
+int idx_resize(idx_set *s, size_t S, char *err, size_t errlen)
+{
+    const size_t n0 = s->rows * s->cols;
+    size_t n1, bytes;
+    if (S == s->rows && S == s->cols)
+        return 0;
+    if (size_mul(S, S, &n1) || size_mul(n1, s->n, &bytes)) {
+        snprintf(err, errlen, _("images of %zu × %zu: too large"), S, S);
+        return -1;
+    }
+    unsigned char *px = malloc(bytes > 0 ? bytes : 1);
+    float *src = float_alloc(n0), *dst = float_alloc(n1);
+    int rc = px && src && dst ? 0 : -1;
+    for (size_t i = 0; i < s->n && rc == 0; i++) { /* as Resize does an 8-bit image */
+        for (size_t k = 0; k < n0; k++)
+            src[k] = s->pixels[i * n0 + k];
+        rc = image_resize(dst, S, S, src, s->rows, s->cols, 1);
+        for (size_t k = 0; k < n1 && rc == 0; k++)
+            px[i * n1 + k] = (unsigned char)dst[k];
+    }
+    FREE_EACH(src, dst);
+    if (rc != 0) {
+        free(px);
+        snprintf(err, errlen, _("out of memory for %zu images of %zu × %zu"), s->n, S, S);
+        return -1;
+    }
+    free(s->pixels);
+    s->pixels = px;
+    s->rows = s->cols = S;
+    return 0;
 }

@@ -58,10 +58,16 @@ int idx_find(char *path, size_t pathlen, const char *dir, const char *base);
  * files by idx_find), the first ntrain and ntest images (0: all), the
  * images of both the same squares. given: dir came from the user (--data),
  * which the message for a missing file names; else it is the default
- * folder, and the message names the Debian package to install. 0, or -1
- * with the message in err (nothing left allocated). */
+ * folder, and the message names the Debian package to install. train
+ * NULL: the test set alone. 0, or -1 with the message in err (nothing
+ * left allocated). */
 int idx_load_fashion(idx_set *train, idx_set *test, const char *dir, int given, size_t ntrain,
                      size_t ntest, char *err, size_t errlen);
+
+/* Each image of s resized to S × S as d2l's Resize does an 8-bit image
+ * (resize.h, each pass rounded to 0 … 255): --img-size. 0, or -1 with the
+ * message in err (s unchanged). */
+int idx_resize(idx_set *s, size_t S, char *err, size_t errlen);
 
 /* Image i of s as a model reads it: pixels / 255 (d2l's ToTensor), out
  * (rows·cols,). */

@@ -1,9 +1,10 @@
-/* train_vit_png.c — `attn train --task vit --png FILE`: the first test
- * images, each with the <cls> query's attention over its patches laid
- * over it, one column per head of the last block, then the attention
- * rollout over every block (Abnar & Zuidema 2020), and the true and
- * predicted labels above each row. */
-#include "train_vit.h"
+/* vit_png.c — the <cls> figure of `attn train --task vit --png FILE`
+ * and `attn vit --png FILE`: images, each with the <cls> query's
+ * attention over its patches laid over it, one column per head of the
+ * last block, then the attention rollout over every block (Abnar &
+ * Zuidema 2020), and the true (when known) and predicted labels above
+ * each row. */
+#include "vit_show.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +18,7 @@
 #include "vit.h"
 #include "i18n.h"
 
-#define VIT_PNG_SCALE 4   /* screen pixels per image pixel */
+#define VIT_PNG_CELL 112  /* an image's side on screen, at least (28 × 4) */
 #define VIT_PNG_GAP 10
 #define VIT_PNG_HEAD 26   /* the column titles */
 #define VIT_PNG_CAPTION 22 /* a row's labels */
@@ -25,17 +26,24 @@
 
 typedef struct vit_png_ctx {
     const vit_model *m;
-    const idx_set *test;
-    size_t n; /* rows: the first n test images */
+    const vit_picture *pics;
+    size_t n; /* rows */
 } vit_png_ctx;
 
-/* Cell (x0, y0): image i's pixels in grey, with the weights a (P,) of its
- * patches (scaled by their largest) laid over them in viridis; a NULL:
- * the image alone. */
-static void vit_png_cell(attn_image *img, int x0, int y0, const idx_set *t, size_t i,
+/* Cell (x0, y0): the picture's pixels in grey, with the weights a (P,) of
+ * its patches (scaled by their largest) laid over them in viridis; a
+ * NULL: the image alone. */
+/* Screen pixels per image pixel: 4 for Fashion-MNIST's 28, 1 from 112. */
+static long vit_png_scale(const vit_model *m)
+{
+    return m->cfg.img >= VIT_PNG_CELL ? 1 : (long)(VIT_PNG_CELL / m->cfg.img);
+}
+
+static void vit_png_cell(attn_image *img, int x0, int y0, const vit_picture *pic,
                          const double *a, const vit_model *m)
 {
-    const size_t S = t->rows, p = m->cfg.patch, side = S / p;
+    const size_t S = m->cfg.img, p = m->cfg.patch, side = S / p;
+    const long z = vit_png_scale(m); /* screen pixels per image pixel */
     const attn_cmap *cmap = cmap_find("viridis");
     double top = 0;
     for (size_t k = 0; a && k < m->P; k++)
@@ -43,7 +51,7 @@ static void vit_png_cell(attn_image *img, int x0, int y0, const idx_set *t, size
             top = a[k];
     for (size_t y = 0; y < S; y++)
         for (size_t x = 0; x < S; x++) {
-            double v = t->pixels[(i * S + y) * S + x] / 255.0;
+            double v = pic->pixels[y * S + x];
             double r = 255 * v, g = 255 * v, b = 255 * v;
             if (a) {
                 attn_rgb c = cmap_color(cmap, top > 0 ? a[(y / p) * side + x / p] / top : 0);
@@ -53,9 +61,8 @@ static void vit_png_cell(attn_image *img, int x0, int y0, const idx_set *t, size
             }
             attn_rgb c = {(unsigned char)(r + 0.5), (unsigned char)(g + 0.5),
                           (unsigned char)(b + 0.5)};
-            canvas_fill(img, x0 + (long)x * VIT_PNG_SCALE, y0 + (long)y * VIT_PNG_SCALE,
-                        x0 + (long)(x + 1) * VIT_PNG_SCALE, y0 + (long)(y + 1) * VIT_PNG_SCALE,
-                        c);
+            canvas_fill(img, x0 + (long)x * z, y0 + (long)y * z, x0 + (long)(x + 1) * z,
+                        y0 + (long)(y + 1) * z, c);
         }
 }
 
@@ -64,18 +71,11 @@ static int vit_png_row(attn_image *img, text_font *font, const vit_png_ctx *c, v
                        float *att, double *roll, double *a, size_t r, int y0, int cell)
 {
     const vit_model *m = c->m;
-    const size_t NH = m->cfg.heads, T = m->T, Q = m->cfg.classes, S = c->test->rows;
-    float logits[IDX_CLASSES], *image = malloc(S * S * sizeof(float));
+    const vit_picture *pic = &c->pics[r];
+    const size_t NH = m->cfg.heads, T = m->T, Q = m->cfg.classes;
+    float logits[IDX_CLASSES];
     char err[256], caption[128];
-    if (image == NULL) {
-        cli_error("out of memory for --png");
-        return -1;
-    }
-    for (size_t k = 0; k < S * S; k++)
-        image[k] = c->test->pixels[r * S * S + k] / 255.0f;
-    int rc = vit_forward(w, logits, m, image, NULL, err, sizeof err);
-    free(image);
-    if (rc != 0) {
+    if (vit_forward(w, logits, m, pic->pixels, NULL, err, sizeof err) != 0) {
         cli_error("%s", err);
         return -1;
     }
@@ -83,22 +83,23 @@ static int vit_png_row(attn_image *img, text_font *font, const vit_png_ctx *c, v
     for (size_t q = 1; q < Q; q++)
         if (logits[q] > logits[best])
             best = q;
-    snprintf(caption, sizeof caption, _("true: %s   predicted: %s"),
-             idx_fashion_labels[c->test->labels[r]], idx_fashion_labels[best]);
+    if (pic->label >= 0)
+        snprintf(caption, sizeof caption, _("true: %s   predicted: %s"),
+                 idx_fashion_labels[pic->label], idx_fashion_labels[best]);
+    else
+        snprintf(caption, sizeof caption, _("predicted: %s"), idx_fashion_labels[best]);
     text_draw(img, font, 14, caption, VIT_PNG_GAP, y0 + VIT_PNG_CAPTION / 2, TEXT_LEFT,
               TEXT_MIDDLE, TEXT_HORIZONTAL, color_hex(0x222222));
     int yc = y0 + VIT_PNG_CAPTION;
-    vit_png_cell(img, VIT_PNG_GAP, yc, c->test, r, NULL, m);
+    vit_png_cell(img, VIT_PNG_GAP, yc, pic, NULL, m);
     vit_cls_attention(att, w, m, m->cfg.layers - 1);
     for (size_t h = 0; h < NH; h++) {
         for (size_t k = 0; k < m->P; k++)
             a[k] = att[h * T + 1 + k]; /* the patches, not <cls> itself */
-        vit_png_cell(img, VIT_PNG_GAP + (int)(h + 1) * (cell + VIT_PNG_GAP), yc, c->test, r, a,
-                     m);
+        vit_png_cell(img, VIT_PNG_GAP + (int)(h + 1) * (cell + VIT_PNG_GAP), yc, pic, a, m);
     }
     vit_rollout(roll, w, m);
-    vit_png_cell(img, VIT_PNG_GAP + (int)(NH + 1) * (cell + VIT_PNG_GAP), yc, c->test, r,
-                 roll + 1, m);
+    vit_png_cell(img, VIT_PNG_GAP + (int)(NH + 1) * (cell + VIT_PNG_GAP), yc, pic, roll + 1, m);
     return 0;
 }
 
@@ -107,7 +108,7 @@ static int vit_png_draw(const void *ctx, text_font *font, FILE *rep, const char 
     const vit_png_ctx *c = ctx;
     const vit_model *m = c->m;
     const size_t NH = m->cfg.heads, T = m->T;
-    const int cell = (int)c->test->rows * VIT_PNG_SCALE, cols = (int)NH + 2;
+    const int cell = (int)(m->cfg.img * (size_t)vit_png_scale(m)), cols = (int)NH + 2;
     const int W = VIT_PNG_GAP + cols * (cell + VIT_PNG_GAP);
     const int H = VIT_PNG_HEAD + (int)c->n * (VIT_PNG_CAPTION + cell + VIT_PNG_GAP);
     attn_image img = {0, 0, NULL};
@@ -164,10 +165,38 @@ static int vit_png_fn(const void *ctx, text_font *font, FILE *rep)
     return vit_png_draw(ctx, font, rep, vit_png_path);
 }
 
-int train_vit_png(const char *path, const char *font_path, const vit_model *m,
-                  const idx_set *test, FILE *rep)
+int vit_png(const char *path, const char *font_path, const vit_model *m, const vit_picture *pics,
+            size_t n, FILE *rep)
 {
-    vit_png_ctx c = {m, test, test->n < 8 ? test->n : 8};
+    vit_png_ctx c = {m, pics, n};
     vit_png_path = path;
     return output_figures(font_path, path, vit_png_fn, NULL, NULL, &c, rep);
+}
+
+int vit_png_set(const char *path, const char *font_path, const vit_model *m, const idx_set *set,
+                size_t n, FILE *rep)
+{
+    const size_t S = m->cfg.img;
+    size_t count = n < set->n ? n : set->n;
+    if (count > VIT_PNG_MAX)
+        count = VIT_PNG_MAX;
+    if (set->rows != S || set->cols != S) {
+        cli_error("--png: the images are %zu × %zu, the model's %zu × %zu", set->rows, set->cols,
+                  S, S);
+        return EXIT_RUNTIME;
+    }
+    vit_picture pics[VIT_PNG_MAX];
+    float *pixels = count > 0 ? malloc(count * S * S * sizeof(float)) : NULL;
+    if (count > 0 && !pixels) {
+        cli_error("out of memory for --png");
+        return EXIT_RUNTIME;
+    }
+    for (size_t i = 0; i < count; i++) {
+        idx_pixels(pixels + i * S * S, set, i);
+        pics[i].pixels = pixels + i * S * S;
+        pics[i].label = set->labels[i];
+    }
+    int status = vit_png(path, font_path, m, pics, count, rep);
+    free(pixels);
+    return status;
 }
