@@ -1084,14 +1084,15 @@ groups.tour = async () => {
     h: s.querySelector("h2").textContent, cmds: Array.from(s.querySelectorAll(":scope > pre.cmdline"), (c) => c.textContent),
     outs: Array.from(s.querySelectorAll(":scope > pre.output"), (c) => c.textContent),
     views: s.querySelectorAll(".tour-view").length})));
-  check("tour: a section per step, in order", secs.length === 17 &&
+  check("tour: a section per step, in order", secs.length === 18 &&
         secs[0].h === "Step 1 · Attention cues: queries, keys and values" &&
         secs[1].h === "Step 2 · Attention pooling: Nadaraya–Watson regression" &&
         secs[2].h === "Step 3 · Attention scoring functions" && secs[3].h === "Step 4 · Why scores are divided by √d" &&
         secs[4].h === "Step 5 · Bahdanau attention" &&
         secs[5].h === "Step 6 · Multi-head attention" && secs[14].h === "Step 15 · Attention that learns" &&
         secs[15].h === "Step 16 · Two layers: an induction head" &&
-        secs[16].h === "Step 17 · Cross-attention that translates", secs.map((s) => s.h).join(" | "));
+        secs[16].h === "Step 17 · Cross-attention that translates" &&
+        secs[17].h === "Step 18 · Attention over images: the Vision Transformer", secs.map((s) => s.h).join(" | "));
   let cmdsOk = true, outsOk = true, n = 0;
   data.steps.forEach((st, i) => st.runs.forEach((r, j) => {
     n++;

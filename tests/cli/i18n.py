@@ -16,7 +16,7 @@ def group_i18n(tmp):
     rc, zh, err = run(["tour", "--list"], env=ZH)
     check(rc == 0 and err == "", "LANG=zh_CN.UTF-8 attn tour --list: exit 0, no stderr (%r)" % err)
     lines = [l for l in zh.splitlines() if l[:2].strip().isdigit()]
-    check(len(lines) == 17, "the zh list has the 17 steps: %d" % len(lines))
+    check(len(lines) == 18, "the zh list has the 18 steps: %d" % len(lines))
     for want in [" 1  cues        注意力提示：查询、键和值（10.1 注意力提示）",
                  " 2  pooling     10.2 注意力汇聚：Nadaraya-Watson 核回归",
                  " 3  scoring     10.3 注意力评分函数",
@@ -83,8 +83,8 @@ def group_i18n(tmp):
                     "  -s, --step N|NAME        只运行一步，按编号或名字\n", "示例：\n"])
     # errors: the same exit codes, the message in the reader's language
     expect(["tour", "--step", "99"], 2, env=ZH,
-           err="attn tour: --step：应为 1 到 17 之间的整数，得到的是“99”")
-    expect(["tour", "--step", "99"], 2, err="attn tour: --step: expected an integer from 1 to 17, "
+           err="attn tour: --step：应为 1 到 18 之间的整数，得到的是“99”")
+    expect(["tour", "--step", "99"], 2, err="attn tour: --step: expected an integer from 1 to 18, "
            "got '99'")
     expect(["tour", "--list", "--step", "2"], 2, env=ZH,
            err="attn tour: --list 不运行任何东西；与它一起给出的 --step 没有作用")
@@ -100,7 +100,7 @@ def group_i18n(tmp):
     # a step in Chinese: its heading and text; the commands' own output and
     # numbers as they are
     rc, out, _ = run(["tour", "--step", "12"], env=ZH)
-    check(out.startswith("第 12 步，共 17 步 · 10.6.3.1 绝对位置信息\n"),
+    check(out.startswith("第 12 步，共 18 步 · 10.6.3.1 绝对位置信息\n"),
           "step 12's zh heading: %r" % out[:80])
     check("较高比特位的交替频率低于较低比特位" in out, "step 12's zh text, the book's words")
     check("$ attn posenc --binary 8\n" in out, "step 12 runs its command as typed")

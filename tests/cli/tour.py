@@ -27,13 +27,13 @@ def check_figure(path, what):
 
 TOUR_STEPS = ["cues", "pooling", "scoring", "scaling", "bahdanau", "multihead", "selfattn",
               "context", "complexity", "order", "posenc", "binary", "relative", "rope",
-              "learned", "circuits", "cross"]
+              "learned", "circuits", "cross", "vit"]
 # each step's place in zh.d2l.ai chapter 10, the one numbering of the tour
 TOUR_WHERE = ["zh 10.1", "zh 10.2", "zh 10.3", "zh 10.3.3", "zh 10.4", "zh 10.5", "zh 10.6.1",
               "zh 10.6.1, the notes' example", "zh 10.6.2", "zh 10.6.3", "zh 10.6.3",
               "zh 10.6.3.1", "zh 10.6.3.2", "after zh 10.6.3.2, beyond the chapter",
               "zh 10.6's layer, trained", "zh 10.7.4, the encoder stacked",
-              "zh 10.7.5, the decoder; the notes' opening"]
+              "zh 10.7.5, the decoder; the notes' opening", "zh 10.7's exercise 6; d2l.ai 11.8"]
 TOUR_FIGURES = {
     "cues": ["01-heatmap-eye.png"],
     "pooling": ["02-pool-fits.png", "02-pool-weights.png"],
@@ -53,6 +53,7 @@ TOUR_FIGURES = {
                 "15-train-apple.png"],
     "circuits": ["16-train-induction.png"],
     "cross": ["17-train-translate.png"],
+    "vit": ["18-train-vit.png"],
 }
 
 
@@ -76,9 +77,9 @@ def group_tour(tmp):
 
     # usage errors
     for args, msg in [
-            (["--step", "0"], "attn tour: --step: expected an integer from 1 to 17, got '0'"),
-            (["--step", "18"], "attn tour: --step: expected an integer from 1 to 17, got '18'"),
-            (["--step", "poem"], "attn tour: --step: expected a number from 1 to 17 or a "
+            (["--step", "0"], "attn tour: --step: expected an integer from 1 to 18, got '0'"),
+            (["--step", "19"], "attn tour: --step: expected an integer from 1 to 18, got '19'"),
+            (["--step", "poem"], "attn tour: --step: expected a number from 1 to 18 or a "
                                  "step name (see attn tour --list), got 'poem'"),
             (["--out", ""], "attn tour: --out: expected a folder name, got an empty string"),
             (["--list", "--step", "2"], "attn tour: --list runs nothing; --step has no "
@@ -119,14 +120,17 @@ def group_tour(tmp):
             continue
         if name == "bahdanau" and slow_build("tour step bahdanau (a translation model, 200 steps)"):
             continue
+        if name == "vit" and (not os.path.isdir("/usr/share/datasets/fashion-mnist")
+                              or slow_build("tour step vit (3 epochs of 10,000 images)")):
+            continue
         out_dir = os.path.join(tmp, "step-%d" % (i + 1), "figs")
         step = str(i + 1) if i % 2 else name
         # attn train prints its progress on stderr, as lines when not a terminal
         rc, out, err = expect(["tour", "--step", step, "--out", out_dir, "--color", "never"],
-                              0, err=None if name in ("bahdanau", "cross", "learned", "circuits") else "")
+                              0, err=None if name in ("bahdanau", "cross", "learned", "circuits", "vit") else "")
         check(all(re.fullmatch(r"step \d+/\d+: loss .*", l) for l in err.splitlines()),
               "tour step %s: nothing but progress on stderr: %r" % (name, err[-300:]))
-        head = "Step %d of 17 · " % (i + 1)
+        head = "Step %d of 18 · " % (i + 1)
         check(out.startswith(head) and out.splitlines()[0].endswith(" (%s)" % TOUR_WHERE[i]),
               "tour step %s starts with %r and ends with its place: %r" % (name, head, out[:90]))
         check("\033[" not in out, "tour step %s --color never: no escapes" % name)
@@ -148,6 +152,11 @@ def group_tour(tmp):
             check("Q ← decoder" in out and "K = V ← encoder" in out and
                   len(re.findall(r"^[a-z].* => .*, bleu [0-9.]+$", out, re.M)) >= 3,
                   "tour cross: the formula, and a few held-out sentences translated d2l's way")
+        if name == "vit":
+            acc = re.findall(r"^3 +[0-9.]+ +[0-9.]+ +([0-9.]+) ", out, re.M)
+            check(len(acc) == 1 and float(acc[0]) >= 0.7 and "<cls>" in out
+                  and "attn vit --input MODEL --index I" in out,
+                  "tour vit: 3 epochs, test accuracy >= 0.7, the <cls> token, attn vit: %r" % acc)
         if name == "cues":
             check("Σ_i α(q, k_i) v_i" in out and "$ attn heatmap --eye 10" in out,
                   "tour cues: the pooling formula and the identity's command")
@@ -201,7 +210,7 @@ def group_tour(tmp):
         return
     out_dir = os.path.join(tmp, "whole")
     rc, out, _ = expect(["tour", "--out", out_dir, "--color", "always"], 0)
-    check(out.count("Step ") >= 17 and "\033[1mStep 1 of 17" in out,
+    check(out.count("Step ") >= 18 and "\033[1mStep 1 of 18" in out,
           "tour --color always: bold headings for every step")
     named = tour_figures(out)
     check(len(named) == len(set(named)) == len(sum(TOUR_FIGURES.values(), [])),
