@@ -260,6 +260,23 @@ def look_vit(tmp, good, model):
              model + ": not an image attn reads (PNG or JPEG): unknown image type")]:
         expect(["vit"] + args, code, err=V + msg)
 
+    # pictures that cannot be read: exit 1, the file named and why
+    full = png_bytes(40, 30, [bytes(40)] * 30)
+    for name, data, why in [
+            ("empty.png", b"", "not an image attn reads (PNG or JPEG): unknown image type"),
+            ("cut.png", full[:60], "cannot be decoded: truncated or corrupt"),
+            ("wide.png", png_bytes(20000, 1, [bytes(20000)]),
+             "20000 × 1 pixels: each side must be 1 to 16384")]:
+        path = os.path.join(tmp, name)
+        with open(path, "wb") as f:
+            f.write(data)
+        expect(["vit", "--input", model, "--image", path], 1, err=V + path + ": " + why)
+    missing = os.path.join(tmp, "nothing.png")
+    expect(["vit", "--input", model, "--image", missing], 1,
+           err=V + missing + ": cannot open: No such file or directory")
+    expect(["vit", "--input", model, "--image", tmp], 1,
+           err=V + tmp + ": cannot read: Is a directory")
+
     # the predictions of the first 8 test images agree with the ones
     # train --png draws (read back through ATTN_FIGURE_TEXT)
     texts = os.path.join(tmp, "look_texts.txt")

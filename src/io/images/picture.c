@@ -1,8 +1,11 @@
 /* picture.c — picture.h's image reader. */
 #include "picture.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include <stb_image.h>
 
@@ -16,20 +19,36 @@ int picture_load_grey(const char *path, size_t S, int invert, float **out, size_
                       char *err, size_t errlen)
 {
     int iw = 0, ih = 0, comp = 0;
+    struct stat st;
     *out = NULL;
-    if (!stbi_info(path, &iw, &ih, &comp)) {
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        snprintf(err, errlen, _("%s: cannot open: %s"), path, strerror(errno));
+        return -1;
+    }
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, _("%s: cannot read: Is a directory"), path);
+        fclose(f);
+        return -1;
+    }
+    if (!stbi_info_from_file(f, &iw, &ih, &comp)) {
         snprintf(err, errlen, _("%s: not an image attn reads (PNG or JPEG): %s"), path,
                  stbi_failure_reason());
+        fclose(f);
         return -1;
     }
     if (iw < 1 || ih < 1 || iw > PICTURE_MAX_SIDE || ih > PICTURE_MAX_SIDE) {
         snprintf(err, errlen, _("%s: %d × %d pixels: each side must be 1 to %d"), path, iw, ih,
                  PICTURE_MAX_SIDE);
+        fclose(f);
         return -1;
     }
-    unsigned char *rgba = stbi_load(path, &iw, &ih, &comp, 4);
+    unsigned char *rgba = stbi_load_from_file(f, &iw, &ih, &comp, 4);
+    fclose(f);
     if (rgba == NULL) {
-        snprintf(err, errlen, _("%s: cannot be decoded: %s"), path, stbi_failure_reason());
+        const char *why = stbi_failure_reason();
+        snprintf(err, errlen, _("%s: cannot be decoded: %s"), path,
+                 why && *why ? why : _("truncated or corrupt"));
         return -1;
     }
     const size_t n = (size_t)iw * (size_t)ih; /* ≤ 16384², no overflow */
