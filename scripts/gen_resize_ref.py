@@ -2,12 +2,14 @@
 """Reference resizes for io/images/resize.c (tests/test_idx.c): torch's
 interpolate(mode="bilinear", antialias=True, align_corners=False) on
 float images, and Pillow's Image.resize(BILINEAR) on 8-bit ones (what
-torchvision's Resize does to Fashion-MNIST's PIL images in d2l).
+torchvision's Resize does to Fashion-MNIST's PIL images in d2l); and,
+beside the file, flat.jpg: 8 × 8 of grey 100 for picture.c's JPEG path.
 
 Run with Debian's /usr/bin/python3 (python3-torch, python3-pil):
     /usr/bin/python3 scripts/gen_resize_ref.py tests/ref/resize/resize_ref.json
 """
 import json
+import os
 import sys
 
 import torch
@@ -33,6 +35,8 @@ def main(path):
     with open(path, "w") as fh:
         json.dump({"generator": "scripts/gen_resize_ref.py", "cases": out}, fh)
         fh.write("\n")
+    Image.new("RGB", (8, 8), (100, 100, 100)).save(os.path.join(os.path.dirname(path),
+                                                                "flat.jpg"), quality=95)
 
 
 if __name__ == "__main__":
