@@ -1701,8 +1701,11 @@ int cmd_train(int argc, char **argv)
         return (status = resolve_pos(&a, &g)) != EXIT_OK ? status : train_lm(&a, &g);
     if ((status = train_not_lm(&a, &g)) != EXIT_OK)
         return status;
-    if (train_is_translation(&a))
+    if (train_is_translation(&a)) {
+        a.score_given = opt_is_given(&g, "score");
+        a.arch_given = opt_is_given(&g, "arch");
         return train_translate(&a, &g, argc, argv);
+    }
     if (a.explain && !a.json && !a.html) {
         cli_error("--explain adds the paths to --json's document: give --json FILE (- for "
                   "stdout), or --html FILE");
