@@ -316,6 +316,7 @@ static void make_config(translation_run *r, s2s_config *cfg, s2s_train_opts *o)
     o->batch_size = (size_t)a->batch_size;
     o->seed = (unsigned long long)a->seed;
     o->threads = (int)a->threads;
+    o->reference = a->reference_loops;
 }
 
 /* --max-mem, before the trainer allocates: its chunks of TRAIN_CHUNK
