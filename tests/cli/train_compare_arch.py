@@ -287,9 +287,11 @@ def tfm_score(tmp):
     rc, out, err = run(["train", "--data", pairs, "--load", model, "--steps", "1"])
     check(rc == 0 and ", additive scores, from --load\n" in out,
           "--load of an additive model: trained on, said so (%r)" % ((out.splitlines()[:1], err),))
-    expect(["translate", "--input", model, "the big dog"], 1,
-           err="attn translate: %s: $.score: a Transformer with additive scores is trained and "
-           "evaluated by attn train (--load); attn translate reads the dot-product models" % model)
+    for args in (["the big dog"], ["--head-importance"]):  # no leak on the way out either
+        expect(["translate", "--input", model] + args, 1,
+               err="attn translate: %s: $.score: a Transformer with additive scores is trained "
+               "and evaluated by attn train (--load); attn translate reads the dot-product models"
+               % model)
     expect(["train", "--data", pairs, "--load", model, "--score", "dot"], 2,
            err=T + "--score is read from the model file of --load")
     expect(["train", "--task", "reverse", "--score", "additive"], 2,

@@ -293,11 +293,6 @@ static int load_model(xlate *x)
         return EXIT_RUNTIME;
     }
     x->has_model = 1;
-    if (!s2s_fast_supports(&x->model.cfg)) { /* the Transformer's additive scores */
-        cli_error("%s: $.score: a Transformer with additive scores is trained and evaluated by "
-                  "attn train (--load); attn translate reads the dot-product models", x->a->input);
-        return EXIT_RUNTIME;
-    }
     rc = s2s_vocab_from_list(&x->src_v, (const char *const *)src, x->model.cfg.src_vocab,
                                  "$.src_vocab", err, sizeof err) ||
          s2s_vocab_from_list(&x->tgt_v, (const char *const *)tgt, x->model.cfg.tgt_vocab,
@@ -306,6 +301,11 @@ static int load_model(xlate *x)
     train_strings_free(tgt, x->model.cfg.tgt_vocab);
     if (rc) {
         cli_error("%s: %s", x->a->input, err);
+        return EXIT_RUNTIME;
+    }
+    if (!s2s_fast_supports(&x->model.cfg)) { /* the Transformer's additive scores */
+        cli_error("%s: $.score: a Transformer with additive scores is trained and evaluated by "
+                  "attn train (--load); attn translate reads the dot-product models", x->a->input);
         return EXIT_RUNTIME;
     }
     return EXIT_OK;
