@@ -44,7 +44,11 @@ Where attn departs from zh.d2l.ai, on purpose, as SPEC §9 and §11 say:
 
 Cases (CASES below): 1 and 2 blocks a side, FFN sizes 4 ... 16, with and
 without biases, source valid_lens and target padding differing per
-example, Ts != Tt, clipping (d2l's grad_clipping, theta 1) on and off.
+example, Ts != Tt, clipping (d2l's grad_clipping, theta 1) on and off;
+06 has SPEC §16's additive heads in all three attentions (AdditiveScore:
+"score": "additive" in its configuration, the score's weights under
+"....attention.score.W_q.weight", "score.W_k.weight", "score.w_v.weight"
+right after each attention's W_o).
 Each case holds its configuration, the initial state_dict (float32
 numbers, so that attn's float32 parameters are exactly PyTorch's), the
 batch (src, src_lens, dec_in, targets with -1 at <pad>), the loss and every
@@ -83,14 +87,33 @@ def masked_softmax(X, valid_lens):
     return nn.functional.softmax(X.reshape(shape), dim=-1)
 
 
+class AdditiveScore(nn.Module):
+    """SPEC §16's additive heads: zh.d2l.ai's AdditiveAttention scoring with
+    num_hiddens A = p, no biases, one module shared by the heads (it sees
+    the (B * NH, N, p) slices): w_v . tanh(W_q q + W_k k), unscaled."""
+
+    def __init__(self, p):
+        super().__init__()
+        self.W_q = nn.Linear(p, p, bias=False)
+        self.W_k = nn.Linear(p, p, bias=False)
+        self.w_v = nn.Linear(p, 1, bias=False)
+
+    def forward(self, queries, keys):
+        features = torch.tanh(self.W_q(queries).unsqueeze(2) + self.W_k(keys).unsqueeze(1))
+        return self.w_v(features).squeeze(-1)
+
+
 class DotProductAttention(nn.Module):
     def __init__(self, dropout):
         super().__init__()
         self.dropout = nn.Dropout(dropout)
 
-    def forward(self, queries, keys, values, valid_lens=None):
+    def forward(self, queries, keys, values, valid_lens=None, score=None):
         d = queries.shape[-1]
-        scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)
+        if score is not None:  # the additive heads (AdditiveScore)
+            scores = score(queries, keys)
+        else:
+            scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)
         self.attention_weights = masked_softmax(scores, valid_lens)
         return torch.bmm(self.dropout(self.attention_weights), values)
 
@@ -125,7 +148,7 @@ class MultiHeadAttention(nn.Module):
         values = transpose_qkv(self.W_v(values), self.num_heads)
         if valid_lens is not None:
             valid_lens = torch.repeat_interleave(valid_lens, repeats=self.num_heads, dim=0)
-        output = self.attention(queries, keys, values, valid_lens)
+        output = self.attention(queries, keys, values, valid_lens, getattr(self, "score", None))
         return self.W_o(transpose_output(output, self.num_heads))
 
 
@@ -419,6 +442,10 @@ CASES = [
     ("05_l2_ffn6_heads1_noclip", 7, 8, 6, 1, 2, 6, False, 0.0, 7, 5, [6, 2, 4], [3, 4, 1]),
 ]
 SGD_LR, ADAM_LR, STEPS = 0.1, 0.01, 20
+# SPEC §16: every head of the three attentions scored additively (made
+# last, from its own generator, so that the files above stay as they were)
+ADDITIVE_CASE = ("06_l2_ffn8_bias_additive_clip", 9, 10, 8, 2, 2, 8, True, 1.0, 5, 6,
+                 [4, 2, 1], [5, 3, 1])
 
 
 def write(folder, name, doc):
@@ -427,15 +454,23 @@ def write(folder, name, doc):
         f.write("\n")
 
 
-def make_case(folder, case, g):
+def make_case(folder, case, g, score="dot"):
     (name, Vs, Vt, d, heads, layers, ffn, bias, clip, Ts, Tt, sw, tw) = case
     net = transformer(Vs, Vt, d, heads, layers, ffn, bias)
+    if score == "additive":
+        # every attention's score module, registered after its W_o: the
+        # state_dict order attn lists ("....attention.score.W_q.weight")
+        for mod in net.modules():
+            if isinstance(mod, MultiHeadAttention):
+                mod.score = AdditiveScore(d // heads)
     init_params(net, d, g)
     init = {k: v.clone() for k, v in net.state_dict().items()}
     batch = make_batch(g, Vs, Vt, Ts, Tt, sw, tw)
     doc = {"config": {"src_vocab": Vs, "tgt_vocab": Vt, "hiddens": d, "heads": heads,
                       "layers": layers, "ffn": ffn, "bias": bias, "clip": clip},
            "state_dict": state(net)}
+    if score != "dot":
+        doc["config"]["score"] = score
     doc.update(batch)
     net.zero_grad()
     loss = loss_of(net, batch)
@@ -550,6 +585,7 @@ def main():
     for case in CASES:
         make_case(out, case, g)
     make_greedy(out, g)
+    make_case(out, ADDITIVE_CASE, torch.Generator().manual_seed(2025), "additive")
 
 
 if __name__ == "__main__":

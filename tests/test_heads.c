@@ -37,7 +37,7 @@ enum { B = 3, TS = 5, TT = 4, L = 2, NH = 2, D = 8, P = D / NH };
 /* d 8, 2 heads of 4, 2 blocks a side, biases. */
 static void model(s2s_model *m, int bias)
 {
-    s2s_config cfg = {7, 8, D, NH, L, 6, bias, 0.0, &tfm_arch, 0, 0};
+    s2s_config cfg = {7, 8, D, NH, L, 6, bias, 0.0, &tfm_arch, 0, S2S_SCORE_DOT};
     char err[256];
     CHECK(s2s_alloc(m, &cfg, err, sizeof err) == 0);
     s2s_init(m, 21);

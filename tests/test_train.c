@@ -486,7 +486,7 @@ static void test_finite_differences(int dropout, size_t layers, size_t ffn, int 
 {
     /* learned: a pos_embedding of max_len 6 instead of P (its row 5 unused) */
     tmodel_config cfg = {6, 6, 8, 2, !learned, 1, 1, layers > 1, dropout ? 0.3 : 0.0, layers,
-                         ffn, learned, learned ? 6 : 0, 0};
+                         ffn, learned, learned ? 6 : 0, 0, SCORE_DOT};
     const size_t B = 2, T = 5;
     const int tok[10] = {1, 2, 3, 4, 5, 5, 4, 3, 0, 0};
     const int tgt[10] = {2, -1, 4, 1, 3, 1, 2, 5, -1, -1};

@@ -30,10 +30,11 @@ int s2s_model_write(FILE *f, const s2s_model *m, const char *const *src_vocab,
     if (m->has_seed) /* the built-in task's pairs: their seed */
         json_uint(&jw, "seed", m->seed);
     /* SPEC §15's --rnn and --score, written when not the default (a GRU
-     * model's file stays as it was) */
+     * model's file stays as it was; the Transformer's default score is
+     * the dot product, SPEC §16's "score": "additive" said) */
     if (m->cfg.rnn != S2S_RNN_GRU)
         json_string(&jw, "rnn", s2s_rnn_names[m->cfg.rnn]);
-    if (m->cfg.score != S2S_SCORE_ADDITIVE)
+    if (m->cfg.score != m->cfg.arch->default_score)
         json_string(&jw, "score", s2s_score_names[m->cfg.score]);
     return model_json_end(&jw, m->param, m->nparams);
 }
@@ -142,10 +143,11 @@ static int get_choice(const cJSON *root, const char *key, const char *const *nam
                       const s2s_arch *arch, int *out, char *err, size_t errlen)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
-    *out = 0;
+    const int score = strcmp(key, "score") == 0;
+    *out = score ? arch->default_score : 0;
     if (!v)
         return 0;
-    if (!arch->recurrent) {
+    if (!arch->recurrent && !score) {
         snprintf(err, errlen, _("$.%s: %s (\"arch\": \"%s\") has %s"), key, arch->label,
                  arch->name,
                  strcmp(key, "rnn") == 0 ? _("no recurrent layers")

@@ -5,11 +5,14 @@ figures, the page, and the options refused with it (one line, exit 2,
 nothing written); and --compare-rnn, --compare-score (SPEC §15: Bahdanau's
 model with GRUs against LSTMs, the additive score against the dot
 product) the same way; and --compare-layers for translation (SPEC §16:
-d2l's 2 blocks against N, with the parameters counted)."""
+d2l's 2 blocks against N, with the parameters counted); and the
+Transformer's additive heads (SPEC §16: --score additive, saved, loaded,
+refused by attn translate; --arch transformer --compare-score, the
+parameters counted by hand)."""
 import json
 import os
 
-from .common import check, expect, run, slow_build
+from .common import VALGRIND, check, expect, run, slow_build, write
 
 
 def refused(tmp):
@@ -92,9 +95,10 @@ def refused_rnn_score(tmp):
             expect(["train", "--task", "translate", flag, "--json", out] + opt, 2,
                    err=T + "%s trains Bahdanau's model %s and keeps neither; %s cannot be used "
                    "with it" % (flag, what, opt[0]))
-        expect(["train", "--task", "translate", flag, "--arch", "transformer", "--json", out], 2,
-               err=T + "%s is for --arch bahdanau, not --arch transformer: it trains Bahdanau's "
-               "model twice" % flag)
+        if flag == "--compare-rnn":  # --compare-score: the Transformer's (tfm_score)
+            expect(["train", "--task", "translate", flag, "--arch", "transformer", "--json", out],
+                   2, err=T + "%s is for --arch bahdanau, not --arch transformer: it trains "
+                   "Bahdanau's model twice" % flag)
         expect(["train", "--task", "reverse", flag, "--json", out], 2,
                err=T + "%s is for translation (--task translate, or --data of sentence pairs)"
                % flag)
@@ -231,12 +235,126 @@ def compare_layers(tmp):
           "--compare-layers translate: ms per step > 0: %r" % rows.get("ms per step"))
 
 
+def additive_extra(d, heads, L):
+    """What additive heads add (SPEC §16): in each of a block pair's three
+    attentions, score.W_q (p, p), score.W_k (p, p), score.w_v (1, p)."""
+    p = d // heads
+    return L * 3 * (2 * p * p + p)
+
+
+def tfm_score(tmp):
+    """The Transformer with --score additive: a tiny run saved with its
+    score's weights and "score": "additive", loaded again, refused by attn
+    translate; what is refused with it."""
+    T = "attn train: "
+    pairs = write(tmp, "add_pairs.json", json.dumps({
+        "pairs": [["the red car", "la voiture rouge"], ["a big dog", "un grand chien"],
+                  ["the big car", "la grande voiture"]],
+        "heldout": {"pairs": [["the big dog", "le grand chien"]]}}))
+    model = os.path.join(tmp, "additive.json")
+    base = ["train", "--data", pairs, "--min-freq", "1", "--hiddens", "8", "--heads", "2",
+            "--ffn", "8", "--layers", "1", "--steps", "2" if VALGRIND else "6"]
+    rc, out, err = run(base + ["--score", "additive", "--save", model])
+    check(rc == 0, "--score additive: exit 0 (%r)" % err)
+    check(", additive scores\n" in out and "Transformer encoder–decoder" in out,
+          "--score additive: the printout names the scores: %r" % out.splitlines()[:1])
+    with open(model) as fh:
+        m = json.load(fh)
+    sd = m.get("state_dict", {})
+    keys = list(sd)
+    want = []
+    for prefix in ("encoder.blks.block0.attention.", "decoder.blks.block0.attention1.",
+                   "decoder.blks.block0.attention2."):
+        want += [prefix + "W_o.weight", prefix + "score.W_q.weight", prefix + "score.W_k.weight",
+                 prefix + "score.w_v.weight"]
+    check(m.get("score") == "additive" and m.get("arch") == "transformer",
+          "--score additive --save: \"score\": \"additive\" (%r)" % m.get("score"))
+    check(all(k in keys for k in want) and
+          all(keys.index(want[i]) + 1 == keys.index(want[i + 1])
+              for i in range(len(want)) if i % 4 != 3),
+          "--score additive --save: the score's weights right after each W_o")
+    shapes = [(len(sd[k]), len(sd[k][0])) for k in want if k in sd and "score" in k]
+    check(shapes == [(4, 4), (4, 4), (1, 4)] * 3,
+          "--score additive --save: score.W_q, W_k (p, p), w_v (1, p): %r" % shapes)
+    # the dot-product default: no "score", no score weights
+    dot = os.path.join(tmp, "dot.json")
+    rc, _, err = run(base + ["--save", dot])
+    with open(dot) as fh:
+        d = json.load(fh)
+    check(rc == 0 and "score" not in d and not any("score" in k for k in d["state_dict"]) and
+          len(d["state_dict"]) + 9 == len(sd),
+          "the Transformer's default: dot products, nothing added to the file (%r)" % err)
+    rc, out, err = run(["train", "--data", pairs, "--load", model, "--steps", "1"])
+    check(rc == 0 and ", additive scores, from --load\n" in out,
+          "--load of an additive model: trained on, said so (%r)" % ((out.splitlines()[:1], err),))
+    for args in (["the big dog"], ["--head-importance"]):  # no leak on the way out either
+        expect(["translate", "--input", model] + args, 1,
+               err="attn translate: %s: $.score: a Transformer with additive scores is trained "
+               "and evaluated by attn train (--load); attn translate reads the dot-product models"
+               % model)
+    expect(["train", "--data", pairs, "--load", model, "--score", "dot"], 2,
+           err=T + "--score is read from the model file of --load")
+    expect(["train", "--task", "reverse", "--score", "additive"], 2,
+           err=T + "--score is for translation (--task translate, or --data of sentence pairs)")
+    expect(["train", "--task", "translate", "--score", "cosine"], 2,
+           err=T + "--score: expected additive or dot, got 'cosine'")
+    expect(["train", "--task", "translate", "--arch", "transformer", "--compare-score",
+            "--score", "dot"], 2,
+           err=T + "--compare-score trains Bahdanau's model with both scores and keeps "
+           "neither; --score cannot be used with it")
+
+
+def compare_tfm_score(tmp):
+    """--arch transformer --compare-score: dot against additive heads, the
+    same pairs and seed; the table, --json's runs, the parameters by hand."""
+    js = os.path.join(tmp, "tfm_score.json")
+    rc, out, err = run(["train", "--task", "translate", "--arch", "transformer",
+                        "--compare-score", "--steps", "4", "--log-every", "2", "--json", js])
+    check(rc == 0, "--arch transformer --compare-score: exit 0 (%r)" % err)
+    with open(js) as fh:
+        doc = json.load(fh)
+    runs = doc.get("runs", [])
+    check(doc.get("compare_score") is True and doc.get("steps") == 4 and
+          [r.get("arch") for r in runs] == ["transformer", "transformer"] and
+          [r.get("label") for r in runs] == ["dot", "additive"] and
+          [r.get("score") for r in runs] == ["dot", "additive"] and
+          all("rnn" not in r for r in runs),
+          "--compare-score transformer --json: the runs %r" % [(r.get("label"), r.get("score"))
+                                                              for r in runs])
+    check(all([e["step"] for e in r.get("history", [])] == [1, 2, 4] for r in runs),
+          "--compare-score transformer --json: both histories")
+    model = os.path.join(tmp, "tfm_vocab.json")
+    rc2, _, err2 = run(["train", "--task", "translate", "--steps", "1", "--save", model])
+    with open(model) as fh:
+        sd = json.load(fh)["state_dict"]
+    Vs, Vt = len(sd["encoder.embedding.weight"]), len(sd["decoder.embedding.weight"])
+    dot = parameters(Vs, Vt, 32, 64, 2)
+    want = [dot, dot + additive_extra(32, 4, 2)]
+    got = [r.get("final", {}).get("parameters") for r in runs]
+    check(rc2 == 0 and got == want,
+          "--compare-score transformer: parameters %r, by hand %r" % (got, want))
+    lines = out.splitlines()
+    check(lines[:1] == ["attn train: --compare-score, translate, 4 steps each, seed 0"],
+          "--compare-score transformer: the title %r" % lines[:1])
+    check(any(l.split() == ["dot", "additive"] for l in lines),
+          "--compare-score transformer: the table's heading")
+    rows = [l for l in lines if l.startswith("parameters ")]
+    check(len(rows) == 1 and rows[0].split()[1:] == [str(w) for w in want],
+          "--compare-score transformer: the parameters row %r" % rows)
+    check(any("both trained by the reference loops" in l for l in lines) and
+          "training the Transformer with dot-product scores" in err and
+          "training the Transformer with additive scores" in err,
+          "--compare-score transformer: both runs named, the note")
+
+
 def group_train_compare_arch(tmp):
     refused(tmp)
     refused_rnn_score(tmp)
     refused_layers(tmp)
+    tfm_score(tmp)
     if slow_build("--compare-arch trains two models"):
         return
     table_and_json(tmp)
     compare_rnn_score(tmp)
     compare_layers(tmp)
+    compare_tfm_score(tmp)

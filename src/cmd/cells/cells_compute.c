@@ -562,7 +562,7 @@ static int transformer(s2s_model *m, s2s_cache *c, size_t V, size_t d, size_t NH
                        size_t errlen)
 {
     s2s_config cfg = {V, V, d, NH, L, H, 0, 0, s2s_arch_find("transformer"), S2S_RNN_GRU,
-                      S2S_SCORE_ADDITIVE};
+                      S2S_SCORE_DOT};
     if (s2s_alloc(m, &cfg, err, errlen))
         return -1;
     s2s_init(m, seed);

@@ -178,7 +178,9 @@ const struct opt train_options[] = {
     OPT_CHOICE(0, "score", score, "NAME", score_names,
                "translate, --arch bahdanau: the attention's score:\n"
                "additive (W_q, W_k, w_v; the default) or dot\n"
-               "(q·k/√d, no parameters)"),
+               "(q·k/√d, no parameters); the Transformer: every\n"
+               "head's, dot (the default) or additive\n"
+               "(w_v·tanh(W_q q + W_k k), A = p; reference loops)"),
     OPT_FLAG(0, "compare-rnn", compare_rnn,
              "translate: train Bahdanau's model with a GRU and\n"
              "with an LSTM, same pairs, seed and steps, and\n"
@@ -186,7 +188,9 @@ const struct opt train_options[] = {
     OPT_FLAG(0, "compare-score", compare_score,
              "translate: train Bahdanau's model with the\n"
              "additive and the dot-product score, and compare\n"
-             "them as --compare-rnn does"),
+             "them as --compare-rnn does; with --arch\n"
+             "transformer, the Transformer with dot and with\n"
+             "additive heads (parameters counted too)"),
     OPT_INT(0, "num-steps", num_steps, "T", 1, TRAIN_MAX_NUM_STEPS,
             "translate: sentences cut or padded to T entries\n"
             "with their <eos> (default 12; d2l's 10 for --data)"),
@@ -1701,8 +1705,11 @@ int cmd_train(int argc, char **argv)
         return (status = resolve_pos(&a, &g)) != EXIT_OK ? status : train_lm(&a, &g);
     if ((status = train_not_lm(&a, &g)) != EXIT_OK)
         return status;
-    if (train_is_translation(&a))
+    if (train_is_translation(&a)) {
+        a.score_given = opt_is_given(&g, "score");
+        a.arch_given = opt_is_given(&g, "arch");
         return train_translate(&a, &g, argc, argv);
+    }
     if (a.explain && !a.json && !a.html) {
         cli_error("--explain adds the paths to --json's document: give --json FILE (- for "
                   "stdout), or --html FILE");

@@ -23,6 +23,11 @@ typedef enum train_pos { POS_SINUSOID, POS_LEARNED, POS_NONE } train_pos;
 struct train_args {
     int task, optimizer, color, arch;
     int rnn, score; /* --arch bahdanau's: S2S_RNN_*, S2S_SCORE_* (0: GRU, additive) */
+    int score_given; /* --score was given (the Transformer's default is dot) */
+    int reference_loops; /* translate: train with the reference loops (both runs of
+                          * the Transformer's --compare-score, timed alike) */
+    int arch_given;  /* --arch was given (--compare-score: the Transformer's with
+                      * --arch transformer, else Bahdanau's) */
     int posenc, addnorm, causal, bias, compare_posenc, compare_layers, compare_arch;
     int pos_embedding; /* train_pos: --pos-embedding, or --posenc / --no-posenc */
     int compare_rnn, compare_score; /* Bahdanau against itself: GRU/LSTM, additive/dot */

@@ -18,6 +18,9 @@
  * --compare-layers (SPEC §16, zh 10.7's first exercise) trains d2l's
  * Transformer with its 2 blocks a side and with --layers N, the rest as
  * given; the table keeps the same figures and adds the parameters.
+ * --arch transformer --compare-score (SPEC §16, 10.7's second exercise)
+ * trains the Transformer with dot-product scores and with every head of
+ * its three attentions scored additively, the same table.
  *
  * Each run is train_translate_run.c's (train_translate.h):
  * translation_run_train. --json writes both runs' figures; --html a page
@@ -47,8 +50,8 @@ typedef struct cmp_kind {
     const char *training[2]; /* stderr: "training the …" */
 } cmp_kind;
 
-enum { CMP_ARCH, CMP_RNN, CMP_SCORE, CMP_LAYERS };
-static const cmp_kind kinds[4] = {
+enum { CMP_ARCH, CMP_RNN, CMP_SCORE, CMP_LAYERS, CMP_TFM_SCORE };
+static const cmp_kind kinds[5] = {
     {"compare-arch", "compare_arch", {"transformer", "bahdanau"},
      {"Transformer", N_("Seq2Seq with Bahdanau attention")}},
     {"compare-rnn", "compare_rnn", {"gru", "lstm"},
@@ -57,6 +60,8 @@ static const cmp_kind kinds[4] = {
      {N_("Seq2Seq with additive attention"), N_("Seq2Seq with dot-product attention")}},
     /* the labels and the runs' names are the blocks': struct cmp's */
     {"compare-layers", "compare_layers", {NULL, NULL}, {NULL, NULL}},
+    {"compare-score", "compare_score", {"dot", "additive"},
+     {N_("Transformer with dot-product scores"), N_("Transformer with additive scores")}},
 };
 
 /* One run's figures for the table. */
@@ -74,7 +79,7 @@ typedef struct cmp_figs {
 
 struct cmp {
     const cmp_kind *kind;
-    int mode; /* CMP_ARCH, CMP_RNN, CMP_SCORE or CMP_LAYERS */
+    int mode; /* CMP_ARCH, CMP_RNN, CMP_SCORE, CMP_LAYERS or CMP_TFM_SCORE */
     const char *label[2];    /* the columns: the kind's, or "2 blocks", "N blocks" */
     char blocks[2][32];      /* --compare-layers' labels */
     struct train_args args[2];
@@ -124,6 +129,15 @@ static int run_one(struct cmp *c, int k)
         c->args[k].layers = k ? c->a->layers : CMP_D2L_BLOCKS;
         fprintf(stderr, _("attn train: --%s: training the Transformer with %ld blocks a side\n"),
                 c->kind->option, c->args[k].layers);
+    } else if (c->mode == CMP_TFM_SCORE) {
+        c->args[k].arch = ARCH_TRANSFORMER;
+        c->args[k].score_given = 1;
+        c->args[k].score = k ? S2S_SCORE_ADDITIVE : S2S_SCORE_DOT;
+        /* additive scores run the reference loops (the fast path scores by
+         * dot products only): both runs do, so that a step is timed alike */
+        c->args[k].reference_loops = 1;
+        fprintf(stderr, _("attn train: --%s: training the %s\n"), c->kind->option,
+                _(c->kind->training[k]));
     } else {
         c->args[k].arch = k || c->mode != CMP_ARCH ? ARCH_BAHDANAU : ARCH_TRANSFORMER;
         if (c->mode == CMP_RNN)
@@ -170,6 +184,17 @@ static void print_same(const struct cmp *c)
     if (c->mode == CMP_LAYERS)
         printf(_("\nBoth: d2l's Transformer, d %zu, %zu heads, FFN %zu, num_steps %zu.\n"),
                m->hiddens, m->heads, m->ffn, c->figs[0].T);
+    else if (c->mode == CMP_TFM_SCORE)
+        printf(i18n_plural("\nBoth: d2l's Transformer, %zu block a side, d %zu, %zu heads, FFN %zu, "
+                           "num_steps %zu;\nadditive: every head of the three attentions scored "
+                           "w_v·tanh(W_q q + W_k k)\n(A = p); both trained by the reference loops "
+                           "(timed alike).\n",
+                           "\nBoth: d2l's Transformer, %zu blocks a side, d %zu, %zu heads, FFN %zu, "
+                           "num_steps %zu;\nadditive: every head of the three attentions scored "
+                           "w_v·tanh(W_q q + W_k k)\n(A = p); both trained by the reference loops "
+                           "(timed alike).\n",
+                           m->layers),
+               m->layers, m->hiddens, m->heads, m->ffn, c->figs[0].T);
     else
         printf(i18n_plural("\nBoth: Bahdanau's model, %zu layer a side, d %zu, num_steps %zu, %s.\n",
                            "\nBoth: Bahdanau's model, %zu layers a side, d %zu, num_steps %zu, %s.\n",
@@ -211,7 +236,7 @@ static void print_table(const struct cmp *c)
     row(N_("alignment"), x[0][2], x[1][2]);
     row(N_("BLEU ≥ 0.95 at step (s)"), x[0][3], x[1][3]);
     row(N_("ms per step"), x[0][4], x[1][4]);
-    if (c->mode == CMP_LAYERS)
+    if (c->mode == CMP_LAYERS || c->mode == CMP_TFM_SCORE)
         row(N_("parameters"), x[0][8], x[1][8]);
     if (c->mode != CMP_ARCH) {
         print_same(c);
@@ -246,10 +271,10 @@ static void run_json(json_writer *jw, const struct cmp *c, int k)
     json_string(jw, "arch", m->arch->name);
     if (c->mode != CMP_ARCH) {
         json_string(jw, "label", c->label[k]);
-        if (c->mode != CMP_LAYERS) {
+        if (c->mode != CMP_LAYERS && c->mode != CMP_TFM_SCORE)
             json_string(jw, "rnn", s2s_rnn_names[m->rnn]);
+        if (c->mode != CMP_LAYERS)
             json_string(jw, "score", s2s_score_names[m->score]);
-        }
     }
     json_uint(jw, "layers", r->tr.model.cfg.layers);
     json_uint(jw, "heads", r->tr.model.cfg.heads);
@@ -265,7 +290,7 @@ static void run_json(json_writer *jw, const struct cmp *c, int k)
     json_uint(jw, "sequential_steps_training", f->seq_train);
     json_uint(jw, "sequential_steps_greedy", f->seq_greedy);
     json_uint(jw, "layers_per_greedy_step", f->seq_word);
-    if (c->mode == CMP_LAYERS)
+    if (c->mode == CMP_LAYERS || c->mode == CMP_TFM_SCORE)
         json_uint(jw, "parameters", f->params);
     json_end(jw);
     json_end(jw);
@@ -345,7 +370,8 @@ int train_compare_arch(const struct train_args *a, int argc, char **argv)
     c->a = a;
     c->mode = a->compare_layers  ? CMP_LAYERS
               : a->compare_rnn   ? CMP_RNN
-              : a->compare_score ? CMP_SCORE
+              : a->compare_score ? (a->arch_given && a->arch == ARCH_TRANSFORMER ? CMP_TFM_SCORE
+                                                                                : CMP_SCORE)
                                  : CMP_ARCH;
     c->kind = &kinds[c->mode];
     for (int k = 0; k < 2; k++) {

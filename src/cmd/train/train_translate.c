@@ -77,21 +77,22 @@ static int refuse_given(const opt_given *g, const char *const (*table)[2], size_
     return EXIT_OK;
 }
 
-/* --rnn, --score, --compare-rnn and --compare-score are Bahdanau's: with
- * the Transformer (--arch transformer, or no --arch) refused. */
+/* --rnn and --compare-rnn are Bahdanau's: with the Transformer (--arch
+ * transformer, or no --arch) refused. --score is either model's (the
+ * Transformer's: SPEC §16, every head scored additively); --compare-score
+ * trains Bahdanau's model twice, or with --arch transformer the
+ * Transformer. */
 static int check_bahdanau_only(const struct train_args *a, const opt_given *g)
 {
     static const char *const why[][2] = {
         {"rnn", "the Transformer has no recurrent layers"},
-        {"score", "the Transformer's attention is the scaled dot product"},
-        {"compare-rnn", "it trains Bahdanau's model twice"},
-        {"compare-score", "it trains Bahdanau's model twice"}};
+        {"compare-rnn", "it trains Bahdanau's model twice"}};
     const int compares = a->compare_rnn || a->compare_score;
     for (size_t i = 0; i < sizeof why / sizeof why[0]; i++) {
         if (!opt_is_given(g, why[i][0]) || a->arch == ARCH_BAHDANAU)
             continue;
         /* --compare-rnn and --compare-score choose Bahdanau themselves */
-        if (opt_is_given(g, "arch") || (i < 2 && !compares)) {
+        if (opt_is_given(g, "arch") || (i < 1 && !compares)) {
             cli_error("--%s is for --arch bahdanau%s: %s", why[i][0],
                       opt_is_given(g, "arch") ? _(", not --arch transformer") : "", why[i][1]);
             return EXIT_USAGE;
@@ -131,7 +132,8 @@ static int check_translate_args(const struct train_args *a, const opt_given *g)
         cli_error("--compare-layers compares d2l's 2 blocks with --layers N: give N ≠ 2");
         return EXIT_USAGE;
     }
-    if (a->arch == ARCH_BAHDANAU || a->compare_rnn || a->compare_score) {
+    if (a->arch == ARCH_BAHDANAU || a->compare_rnn ||
+        (a->compare_score && !(a->arch_given && a->arch == ARCH_TRANSFORMER))) {
         static const char *const not_bahdanau[][2] = {
             {"heads", "Bahdanau's model has one attention (additive, one head)"},
             {"ffn", "Bahdanau's model has no FFN: its layers are GRUs"},

@@ -297,6 +297,9 @@ static void make_config(translation_run *r, s2s_config *cfg, s2s_train_opts *o)
     cfg->ffn = a->ffn > 0 ? (size_t)a->ffn : 64;
     cfg->bias = a->bias;
     cfg->dropout = a->dropout;
+    /* the Transformer scores by dot products unless --score additive
+     * (SPEC §16: every head of its three attentions) */
+    cfg->score = a->score_given ? a->score : S2S_SCORE_DOT;
     if (a->arch == ARCH_BAHDANAU) { /* one GRU layer a side by default, as d2l's figure */
         cfg->arch = s2s_arch_find("bahdanau");
         cfg->heads = 1;
@@ -313,6 +316,7 @@ static void make_config(translation_run *r, s2s_config *cfg, s2s_train_opts *o)
     o->batch_size = (size_t)a->batch_size;
     o->seed = (unsigned long long)a->seed;
     o->threads = (int)a->threads;
+    o->reference = a->reference_loops;
 }
 
 /* --max-mem, before the trainer allocates: its chunks of TRAIN_CHUNK

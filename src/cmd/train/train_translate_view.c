@@ -47,11 +47,14 @@ static void print_summary(const translation_run *r)
                r->a->data ? "data" : "translate", r->tr.step, r->seconds, layers, c->hiddens,
                s2s_score_notes[c->score], r->a->load ? _(", from --load") : "");
     } else {
+        char tail[96]; /* ", additive scores", ", from --load" */
+        snprintf(tail, sizeof tail, "%s%s", s2s_score_note(c),
+                 r->a->load ? _(", from --load") : "");
         cli_count(layers, sizeof layers, "%zu block", "%zu blocks", c->layers);
         printf(_("attn train: %s, %ld steps in %.2f s, Transformer encoder–decoder, %s "
                "a side, d %zu, %zu heads, FFN %zu%s\n"),
                r->a->data ? "data" : "translate", r->tr.step, r->seconds, layers, c->hiddens,
-               c->heads, c->ffn, r->a->load ? _(", from --load") : "");
+               c->heads, c->ffn, tail);
     }
     printf(_("final loss %.4f, training accuracy %.1f%% (teacher-forced)"), r->final_train.loss,
            100.0 * r->final_train.accuracy);
@@ -159,7 +162,7 @@ int translation_run_write_json(FILE *f, const void *ctx)
      * file says them) */
     if (r->tr.model.cfg.rnn != S2S_RNN_GRU)
         json_string(&jw, "rnn", s2s_rnn_names[r->tr.model.cfg.rnn]);
-    if (r->tr.model.cfg.score != S2S_SCORE_ADDITIVE)
+    if (r->tr.model.cfg.score != r->tr.model.cfg.arch->default_score)
         json_string(&jw, "score", s2s_score_names[r->tr.model.cfg.score]);
     json_int(&jw, "steps", r->tr.step);
     translation_run_json_history(&jw, r, 0);

@@ -303,6 +303,11 @@ static int load_model(xlate *x)
         cli_error("%s: %s", x->a->input, err);
         return EXIT_RUNTIME;
     }
+    if (!s2s_fast_supports(&x->model.cfg)) { /* the Transformer's additive scores */
+        cli_error("%s: $.score: a Transformer with additive scores is trained and evaluated by "
+                  "attn train (--load); attn translate reads the dot-product models", x->a->input);
+        return EXIT_RUNTIME;
+    }
     return EXIT_OK;
 }
 

@@ -201,6 +201,11 @@ static int load_model(heads_run *r)
     r->L = r->model.cfg.layers;
     r->NH = r->model.cfg.heads;
     r->n_heads = KINDS * r->L * r->NH; /* ≤ 3 · 12 · d: small */
+    if (!s2s_fast_supports(&r->model.cfg)) { /* the Transformer's additive scores */
+        cli_error("%s: $.score: a Transformer with additive scores is trained and evaluated by "
+                  "attn train (--load); attn translate reads the dot-product models", a->input);
+        return EXIT_RUNTIME;
+    }
     return EXIT_OK;
 }
 

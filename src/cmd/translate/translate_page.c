@@ -47,7 +47,7 @@ void translate_page_members(json_writer *jw, const translate_page_view *v, const
     /* SPEC §15's --rnn lstm and --score dot (a GRU model's page as it was) */
     if (v->rnn != S2S_RNN_GRU)
         json_string(jw, "rnn", s2s_rnn_names[v->rnn]);
-    if (v->score != S2S_SCORE_ADDITIVE)
+    if (v->score != s2s_arch_find(v->arch ? v->arch : "transformer")->default_score)
         json_string(jw, "score", s2s_score_names[v->score]);
     json_uint(jw, "heads", v->heads);
     json_uint(jw, "hiddens", v->hiddens);

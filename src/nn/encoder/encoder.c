@@ -31,6 +31,10 @@ int tmodel_config_check(const tmodel_config *cfg, char *err, size_t errlen)
         snprintf(err, errlen, _("dropout %g is not in [0, 1)"), cfg->dropout);
         return -1;
     }
+    if (cfg->score != SCORE_DOT) { /* the additive score is the Transformer's (transformer.h) */
+        snprintf(err, errlen, "%s", _("attn train's attention is the scaled dot product"));
+        return -1;
+    }
     if (cfg->learned && cfg->posenc) {
         snprintf(err, errlen, "%s", _("the sinusoidal P and a learned pos_embedding: choose one"));
         return -1;
@@ -69,12 +73,24 @@ int mha_params_alloc(mha_params *a, size_t d, size_t heads, int bias, char *err,
                      tensor_alloc2(&a->W_o.bias, d, 0, err, errlen)));
 }
 
+int mha_params_additive(mha_params *a, char *err, size_t errlen)
+{
+    const size_t p = a->num_hiddens / a->num_heads; /* A = p */
+    a->score = SCORE_ADDITIVE;
+    return tensor_alloc2(&a->a_W_q.weight, p, p, err, errlen) ||
+           tensor_alloc2(&a->a_W_k.weight, p, p, err, errlen) ||
+           tensor_alloc2(&a->a_w_v.weight, 1, p, err, errlen);
+}
+
 void mha_params_free(mha_params *a)
 {
     linear_free(&a->W_q);
     linear_free(&a->W_k);
     linear_free(&a->W_v);
     linear_free(&a->W_o);
+    linear_free(&a->a_W_q);
+    linear_free(&a->a_W_k);
+    linear_free(&a->a_w_v);
 }
 
 void mha_params_list(tparam *list, size_t *n, size_t *total, mha_params *a,
@@ -90,6 +106,11 @@ void mha_params_list(tparam *list, size_t *n, size_t *total, mha_params *a,
         if (ls[i]->bias.data)
             tparam_add(list, n, total, prefix, names[i][1], &ls[i]->bias);
     }
+    if (a->score == SCORE_ADDITIVE) { /* the score's, right after W_o */
+        tparam_add(list, n, total, prefix, "score.W_q.weight", &a->a_W_q.weight);
+        tparam_add(list, n, total, prefix, "score.W_k.weight", &a->a_W_k.weight);
+        tparam_add(list, n, total, prefix, "score.w_v.weight", &a->a_w_v.weight);
+    }
 }
 
 void mha_params_init(mha_params *a, rng *r)
@@ -99,6 +120,12 @@ void mha_params_init(mha_params *a, rng *r)
         tparam_uniform(&ls[i]->weight, a->num_hiddens, r);
         if (ls[i]->bias.data)
             tparam_uniform(&ls[i]->bias, a->num_hiddens, r);
+    }
+    if (a->score == SCORE_ADDITIVE) { /* nn.Linear(p, p), (p, p), (p, 1): ±1/sqrt(p) */
+        const size_t p = a->num_hiddens / a->num_heads;
+        tparam_uniform(&a->a_W_q.weight, p, r);
+        tparam_uniform(&a->a_W_k.weight, p, r);
+        tparam_uniform(&a->a_w_v.weight, p, r);
     }
 }
 
@@ -115,10 +142,19 @@ void mha_params_grads(mha_grads *g, const tparam *list, size_t n, double *grads,
     g->db_o = tparam_grad(list, n, grads, &a->W_o.bias);
 }
 
+void mha_additive_grads_find(mha_additive_grads *g, const tparam *list, size_t n,
+                             double *grads, const mha_params *a)
+{
+    g->da_W_q = tparam_grad(list, n, grads, &a->a_W_q.weight);
+    g->da_W_k = tparam_grad(list, n, grads, &a->a_W_k.weight);
+    g->da_w_v = tparam_grad(list, n, grads, &a->a_w_v.weight);
+}
+
 int tblock_alloc(tblock *b, const tmodel_config *cfg, char *err, size_t errlen)
 {
     const size_t d = cfg->hiddens, H = cfg->ffn;
     return mha_params_alloc(&b->mha, d, cfg->heads, cfg->bias, err, errlen) ||
+           (cfg->score == SCORE_ADDITIVE && mha_params_additive(&b->mha, err, errlen)) ||
            (cfg->addnorm && (tensor_alloc2(&b->ln1_weight, d, 0, err, errlen) ||
                              tensor_alloc2(&b->ln1_bias, d, 0, err, errlen))) ||
            (H && (tensor_alloc2(&b->dense1.weight, H, d, err, errlen) ||
@@ -177,6 +213,7 @@ void tblock_grads_find(tblock_grads *g, const tparam *list, size_t n, double *gr
                        const tblock *b)
 {
     mha_params_grads(&g->mha, list, n, grads, &b->mha);
+    mha_additive_grads_find(&g->add, list, n, grads, &b->mha);
     g->dln1_weight = tparam_grad(list, n, grads, &b->ln1_weight);
     g->dln1_bias = tparam_grad(list, n, grads, &b->ln1_bias);
     g->ddense1_weight = tparam_grad(list, n, grads, &b->dense1.weight);
@@ -544,8 +581,8 @@ int tblock_backward(double *dx, const tblock_grads *g, tblock_scratch *s, tblock
 
     /* 2'. Y = MultiHeadAttention(X_l, X_l, X_l): queries, keys and values
      *     are all X_l, so their three gradients add up in dx */
-    return mha_backward(dx, dx, dx, &g->mha, s->dY, bc->A, &trace, x, x, x, B, T, T, &b->mha,
-                        mask, drop, err, errlen);
+    return mha_backward_additive(dx, dx, dx, &g->mha, &g->add, s->dY, bc->A, &trace, x, x, x, B,
+                                 T, T, &b->mha, mask, drop, err, errlen);
 }
 
 int tmodel_backward(double *grads, tcache *c, const tmodel *m, const int *tokens,

@@ -68,6 +68,9 @@ typedef struct tmodel_config {
     size_t window;  /* R (odd): a query sees the R keys centred on it, or with
                      * causal ending at it (mha_masks); 0: every key. The
                      * reference loops only (encoder_fast.c has no window) */
+    score_kind score; /* every head's score: SCORE_DOT (0, attn train's), or
+                       * SCORE_ADDITIVE (the Transformer's --score additive;
+                       * the reference loops only) */
 } tmodel_config;
 
 #define TMODEL_MAX_LAYERS 12
@@ -201,16 +204,25 @@ int tmodel_backward(double *grads, tcache *c, const tmodel *m, const int *tokens
  * with bias their (d,) biases. 0, or -1 with the reason in err (the caller
  * frees what was allocated with mha_params_free). */
 int mha_params_alloc(mha_params *a, size_t d, size_t heads, int bias, char *err, size_t errlen);
+/* Additive scoring for a allocated by mha_params_alloc: d2l's
+ * AdditiveAttention(num_hiddens = p) shared by the heads, no biases:
+ * a_W_q, a_W_k (p, p), a_w_v (1, p); a->score = SCORE_ADDITIVE. 0 or -1
+ * (mha_params_free frees them). */
+int mha_params_additive(mha_params *a, char *err, size_t errlen);
 void mha_params_free(mha_params *a);
 /* Its parameters in state_dict order under prefix ("blks.block0.attention."):
- * W_q.weight, [W_q.bias], W_k.weight, …, W_o.weight, [W_o.bias]. */
+ * W_q.weight, [W_q.bias], W_k.weight, …, W_o.weight, [W_o.bias], and with
+ * additive scoring score.W_q.weight, score.W_k.weight, score.w_v.weight. */
 void mha_params_list(tparam *list, size_t *n, size_t *total, mha_params *a,
                      const char *prefix);
-/* Drawn in that order, each uniform in ±1/sqrt(d). */
+/* Drawn in that order, each uniform in ±1/sqrt(d) (the score's ±1/sqrt(p)). */
 void mha_params_init(mha_params *a, rng *r);
 /* Where their gradients are in grads (laid out by list). */
 void mha_params_grads(mha_grads *g, const tparam *list, size_t n, double *grads,
                       const mha_params *a);
+/* The additive score's (all NULL with dot scoring). */
+void mha_additive_grads_find(mha_additive_grads *g, const tparam *list, size_t n,
+                             double *grads, const mha_params *a);
 
 /* A block of cfg's shape (zeroed); -1 with the reason in err. */
 int tblock_alloc(tblock *b, const tmodel_config *cfg, char *err, size_t errlen);
@@ -227,6 +239,7 @@ void tblock_init(tblock *b, const tmodel_config *cfg, rng *r);
 /* Where a block's gradients are in the flat array (NULL: absent). */
 typedef struct tblock_grads {
     mha_grads mha;
+    mha_additive_grads add; /* the score's, additive scoring only */
     double *dln1_weight, *dln1_bias;
     double *ddense1_weight, *ddense1_bias, *ddense2_weight, *ddense2_bias;
     double *dln2_weight, *dln2_bias;

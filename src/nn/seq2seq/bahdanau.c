@@ -751,6 +751,7 @@ const s2s_arch bah_arch = {
     .has_ffn = 0,
     .has_self = 0,
     .recurrent = 1,
+    .default_score = S2S_SCORE_ADDITIVE,
     .cross_blocks = bah_cross_blocks,
     .config_check = bah_config_check,
     .alloc = bah_alloc,

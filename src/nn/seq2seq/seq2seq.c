@@ -25,6 +25,19 @@ const char *const s2s_score_names[] = {"additive", "dot", NULL};
 const char *const s2s_rnn_labels[] = {"GRU", "LSTM", NULL};
 const char *const s2s_score_notes[] = {"", ", dot-product attention", NULL};
 
+int s2s_fast_supports(const s2s_config *cfg)
+{
+    const s2s_arch *a = s2s_arch_of(cfg);
+    return a->fast_supports ? a->fast_supports(cfg) : 1;
+}
+
+const char *s2s_score_note(const s2s_config *cfg)
+{
+    if (cfg->score == s2s_arch_of(cfg)->default_score)
+        return "";
+    return cfg->score == S2S_SCORE_DOT ? s2s_score_notes[S2S_SCORE_DOT] : _(", additive scores");
+}
+
 const s2s_arch *s2s_arch_find(const char *name)
 {
     for (size_t i = 0; s2s_archs[i]; i++)

@@ -53,13 +53,16 @@ typedef struct s2s_config {
      * model's is always set) */
     const struct s2s_arch *arch;
     int rnn;          /* bahdanau's recurrent layers: S2S_RNN_GRU (0) or S2S_RNN_LSTM */
-    int score;        /* bahdanau's attention: S2S_SCORE_ADDITIVE (0) or S2S_SCORE_DOT */
+    int score;        /* S2S_SCORE_ADDITIVE (0) or S2S_SCORE_DOT (the Transformer's usual) */
 } s2s_config;
 
-/* --rnn and --score (bahdanau only; the Transformer's are 0): nn.GRU or
+/* --rnn (bahdanau only; the Transformer's is 0) and --score: nn.GRU or
  * nn.LSTM a side; additive attention (W_q, W_k, w_v) or scaled dot
  * product (no parameters). Their names, in the model file's "rnn" and
- * "score": s2s_rnn_names, s2s_score_names. */
+ * "score": s2s_rnn_names, s2s_score_names. The score's default is the
+ * architecture's (s2s_arch.default_score): a Transformer's config names
+ * S2S_SCORE_DOT itself (S2S_SCORE_ADDITIVE: every head of its three
+ * attentions scored additively, transformer.h). */
 enum { S2S_RNN_GRU, S2S_RNN_LSTM };
 enum { S2S_SCORE_ADDITIVE, S2S_SCORE_DOT };
 extern const char *const s2s_rnn_names[];   /* "gru", "lstm", NULL */
@@ -71,8 +74,9 @@ extern const char *const s2s_score_notes[];
 
 /* The largest architecture's count, the Transformer's: embeddings and
  * dense (4); per side and block: an encoder block's 16, a decoder block's
- * 2 × 8 attention, 6 LayerNorm, 4 FFN */
-#define S2S_MAX_PARAMS (4 + 42 * TMODEL_MAX_LAYERS)
+ * 2 × 8 attention, 6 LayerNorm, 4 FFN, and with additive scores 3 more in
+ * each of the three attentions */
+#define S2S_MAX_PARAMS (4 + 51 * TMODEL_MAX_LAYERS)
 
 typedef struct s2s_model {
     s2s_config cfg;
@@ -112,6 +116,9 @@ typedef struct s2s_arch {
     int has_ffn;      /* its blocks have FFNs: the files' "ffn_num_hiddens" */
     int has_self;     /* self-attentions in the encoder and the decoder (--all, the views) */
     int recurrent;    /* its layers are recurrent (GRU layers: a step per position) */
+    /* its score when none is named (the model file without "score"):
+     * Bahdanau's S2S_SCORE_ADDITIVE, the Transformer's S2S_SCORE_DOT */
+    int default_score;
     /* the decoder blocks whose cross-attention the views show */
     size_t (*cross_blocks)(const s2s_config *cfg);
     /* the architecture's own checks, after the common ones */
@@ -143,7 +150,18 @@ typedef struct s2s_arch {
     void (*set_heads)(s2s_model *m, const unsigned char *on);
     /* the fast path (seq2seq_fast.h) */
     const struct s2s_fast_ops *fast;
+    /* whether the fast path runs cfg (NULL: always); when not, the
+     * reference loops train and translate it (the Transformer's additive
+     * scores) */
+    int (*fast_supports)(const s2s_config *cfg);
 } s2s_arch;
+
+/* Whether the fast path runs cfg (its architecture's fast_supports). */
+int s2s_fast_supports(const s2s_config *cfg);
+/* What messages add after the model's description for cfg's score: ""
+ * for its architecture's default, else ", dot-product attention" or
+ * ", additive scores". */
+const char *s2s_score_note(const s2s_config *cfg);
 
 /* The kinds of attention whose heads s2s_set_heads switches, in the order
  * of its mask: the encoder's self-attention, the decoder's masked

@@ -33,8 +33,12 @@ static int tfm_config_check(const s2s_config *cfg, char *err, size_t errlen)
         snprintf(err, errlen, _("dropout %g is not in [0, 1)"), cfg->dropout);
         return -1;
     }
-    if (cfg->rnn != S2S_RNN_GRU || cfg->score != S2S_SCORE_ADDITIVE) {
-        snprintf(err, errlen, "%s", _("the Transformer has no recurrent layers and no additive score"));
+    if (cfg->rnn != S2S_RNN_GRU) {
+        snprintf(err, errlen, "%s", _("the Transformer has no recurrent layers"));
+        return -1;
+    }
+    if (cfg->score != S2S_SCORE_DOT && cfg->score != S2S_SCORE_ADDITIVE) {
+        snprintf(err, errlen, _("score %d is not additive (0) or dot (1)"), cfg->score);
         return -1;
     }
     return 0;
@@ -51,9 +55,12 @@ static int alloc2(tensor *t, size_t r, size_t c, char *err, size_t errlen)
 static int dec_block_alloc(tfm_dec_block *b, const s2s_config *cfg, char *err, size_t errlen)
 {
     const size_t d = cfg->hiddens, H = cfg->ffn;
+    const int additive = cfg->score == S2S_SCORE_ADDITIVE;
     return mha_params_alloc(&b->attention1, d, cfg->heads, cfg->bias, err, errlen) ||
+           (additive && mha_params_additive(&b->attention1, err, errlen)) ||
            alloc2(&b->ln1_weight, d, 0, err, errlen) || alloc2(&b->ln1_bias, d, 0, err, errlen) ||
            mha_params_alloc(&b->attention2, d, cfg->heads, cfg->bias, err, errlen) ||
+           (additive && mha_params_additive(&b->attention2, err, errlen)) ||
            alloc2(&b->ln2_weight, d, 0, err, errlen) || alloc2(&b->ln2_bias, d, 0, err, errlen) ||
            alloc2(&b->dense1.weight, H, d, err, errlen) ||
            alloc2(&b->dense1.bias, H, 0, err, errlen) ||
@@ -129,6 +136,7 @@ static tmodel_config encoder_config(const s2s_config *cfg)
     e.dropout = cfg->dropout;
     e.layers = cfg->layers;
     e.ffn = cfg->ffn;
+    e.score = cfg->score == S2S_SCORE_ADDITIVE ? SCORE_ADDITIVE : SCORE_DOT;
     return e;
 }
 
@@ -534,6 +542,7 @@ static int dec_block_backward(double *dx, double *grads, s2s_cache *c, const s2s
     mha_trace t1 = trace_of(dc->Q1, dc->K1, dc->V1, dc->concat1);
     mha_trace t2 = trace_of(dc->Q2, dc->K2, dc->V2, dc->concat2);
     mha_grads g1, g2;
+    mha_additive_grads a1, a2; /* NULLs with dot scoring */
     mha_dropout d1, d2;
     const mha_dropout *dp1 = module_drop(&d1, drop, c, L + 2 * l, NH * Tt * Tt);
     const mha_dropout *dp2 = module_drop(&d2, drop, c, L + 2 * l + 1, NH * Tt * Ts);
@@ -556,8 +565,9 @@ static int dec_block_backward(double *dx, double *grads, s2s_cache *c, const s2s
     /* 3'. cross-attention Y2 = attention2(Y, enc, enc): dY += its queries'
      *     gradient, d enc += its keys' and values' */
     mha_params_grads(&g2, m->param, m->nparams, grads, &b->attention2);
-    if (mha_backward(dY, tc->denc, tc->denc, &g2, dY2, dc->A2, &t2, dc->Y, enc, enc, B, Tt, Ts,
-                     &b->attention2, &cross, dp2, err, errlen))
+    mha_additive_grads_find(&a2, m->param, m->nparams, grads, &b->attention2);
+    if (mha_backward_additive(dY, tc->denc, tc->denc, &g2, &a2, dY2, dc->A2, &t2, dc->Y, enc, enc,
+                              B, Tt, Ts, &b->attention2, &cross, dp2, err, errlen))
         return -1;
     /* 2'. addnorm1: Y = LayerNorm(X + X2): dX (dx) and dX2 */
     addnorm_backward(dx, dX2, dS, grads, m, dY, dc->S1, dc->mean1, dc->rstd1, &b->ln1_weight,
@@ -565,8 +575,9 @@ static int dec_block_backward(double *dx, double *grads, s2s_cache *c, const s2s
     /* 1'. X2 = attention1(X, X, X): queries, keys and values are all X,
      *     so their three gradients add up in dx */
     mha_params_grads(&g1, m->param, m->nparams, grads, &b->attention1);
-    return mha_backward(dx, dx, dx, &g1, dX2, dc->A1, &t1, x, x, x, B, Tt, Tt, &b->attention1,
-                        &causal, dp1, err, errlen);
+    mha_additive_grads_find(&a1, m->param, m->nparams, grads, &b->attention1);
+    return mha_backward_additive(dx, dx, dx, &g1, &a1, dX2, dc->A1, &t1, x, x, x, B, Tt, Tt,
+                                 &b->attention1, &causal, dp1, err, errlen);
 }
 
 /* The decoder backward from d logits: its parameters' gradients, the
@@ -742,12 +753,20 @@ static size_t tfm_cross_blocks(const s2s_config *cfg)
     return cfg->layers;
 }
 
+/* transformer_fast.c scores by dot products only: additive scores run
+ * the reference loops. */
+static int tfm_fast_supports(const s2s_config *cfg)
+{
+    return cfg->score == S2S_SCORE_DOT;
+}
+
 const s2s_arch tfm_arch = {
     .name = "transformer",
     .label = "d2l's Transformer",
     .has_ffn = 1,
     .has_self = 1,
     .recurrent = 0,
+    .default_score = S2S_SCORE_DOT,
     .cross_blocks = tfm_cross_blocks,
     .config_check = tfm_config_check,
     .alloc = tfm_alloc,
@@ -762,4 +781,5 @@ const s2s_arch tfm_arch = {
     .greedy = tfm_greedy,
     .set_heads = tfm_set_heads,
     .fast = &tfm_fast_ops,
+    .fast_supports = tfm_fast_supports,
 };

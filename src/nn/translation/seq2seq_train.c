@@ -79,6 +79,10 @@ int s2s_trainer_init(s2s_trainer *tr, const s2s_arrays *data, const s2s_config *
     int failed = 0;
     memset(tr, 0, sizeof *tr);
     tr->opts = *opts;
+    /* a model the fast path does not run (the Transformer's additive
+     * scores) trains with the reference loops */
+    if (!s2s_fast_supports(model ? &model->cfg : cfg))
+        tr->opts.reference = 1;
     tr->data = data;
     tr->T = data->T;
     tr->B = opts->batch_size == 0 || opts->batch_size >= data->n ? data->n : opts->batch_size;
