@@ -258,6 +258,9 @@ def tfm_score(tmp):
     check(rc == 0, "--score additive: exit 0 (%r)" % err)
     check(", additive scores\n" in out and "Transformer encoder–decoder" in out,
           "--score additive: the printout names the scores: %r" % out.splitlines()[:1])
+    check("wrote %s: the model (attn train --task translate --load %s reads it again)\n"
+          % (model, model) in out, "--score additive --save: names what reads the model "
+          "(not attn translate): %r" % out.splitlines()[-1:])
     with open(model) as fh:
         m = json.load(fh)
     sd = m.get("state_dict", {})
