@@ -177,7 +177,7 @@ expect "Reds Blues viridis gray" attn translate -i m.json --cmap ""
 expect "adam sgd" attn train --optimizer ""
 expect "--no-posenc" attn train --no-p
 # tour --step: the step names, as attn tour --list gives them
-expect "cues pooling scoring bahdanau cross multihead selfattn context scaling complexity order posenc binary relative rope learned circuits" \
+expect "cues pooling scoring bahdanau cross multihead selfattn context scaling complexity order posenc binary relative rope learned circuits vit" \
     attn tour --step ""
 expect "relative rope" attn tour --step r
 expect "--step=pooling --step=posenc" attn tour --step=p

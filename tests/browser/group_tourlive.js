@@ -54,7 +54,7 @@ module.exports = (h) => {
       const names = data.steps.map((s) => s.name);
       check("tourlive: the chapter's order, 10.5 before 10.7's cross-attention, the sweep after 10.3",
             names.join(" ") === "cues pooling scoring scaling bahdanau multihead selfattn context complexity order " +
-            "posenc binary relative rope learned circuits cross", names.join(" "));
+            "posenc binary relative rope learned circuits cross vit", names.join(" "));
       check("tourlive: one numbering, the zh edition's", data.steps.every((s) => !/d2l 1[01]/.test(s.where)) &&
             data.steps[3].where === "zh 10.3.3" && data.steps[16].where.startsWith("zh 10.7.5"),
             data.steps.map((s) => s.where).join(" | "));
