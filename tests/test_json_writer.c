@@ -1,6 +1,7 @@
 /* test_json_writer.c — the streaming JSON writer: exact text for each
  * layout, nesting, escapes, numbers, empty containers and misuse, and a
- * tensor read back with cJSON. */
+ * tensor read back with cJSON; json_in's reader of the page's base64
+ * tensors: bytes worked out by hand, a round trip, every refusal. */
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
@@ -8,6 +9,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "json_in.h"
 #include "json_writer.h"
 
 /* Run a writer into memory: the text it wrote (the caller frees) and, in
@@ -312,6 +314,87 @@ static const char want_page_tensors[] =
     "  \"raw\": [{\"a\": [1, 2]}, null]\n"
     "}\n";
 
+
+/* json_get_tensor_base64 on the JSON text: 0 and the tensor, or -1 and
+ * the message in err. */
+static int read_b64(const char *text, tensor *t, char *err, size_t errlen)
+{
+    cJSON *node = cJSON_Parse(text);
+    int rc = node ? json_get_tensor_base64(node, "$.w", 1, 3, t, err, errlen) : -2;
+    cJSON_Delete(node);
+    return rc;
+}
+
+#define CHECK_B64_ERR(text, want)                                              \
+    do {                                                                       \
+        tensor t_;                                                             \
+        char e_[256] = "";                                                     \
+        CHECK_INT(read_b64(text, &t_, e_, sizeof e_), -1);                     \
+        CHECK(strcmp(e_, want) == 0);                                          \
+        if (strcmp(e_, want) != 0)                                             \
+            fprintf(stderr, "got: %s\nwant: %s\n", e_, want);                  \
+    } while (0)
+
+static void check_base64_read(void)
+{
+    tensor t;
+    char err[256];
+    /* 1.0f is 0x3F800000, -2.5f 0xC0200000: little-endian 00 00 80 3F and
+     * 00 00 20 C0, in base64 "AACAPwAAIMA=" */
+    CHECK_INT(read_b64("{\"dtype\": \"float32\", \"shape\": [2], \"base64\": \"AACAPwAAIMA=\"}", &t,
+                       err, sizeof err), 0);
+    CHECK_INT(t.ndim, 1);
+    CHECK_INT(t.shape[0], 2);
+    CHECK(t.data[0] == 1.0f && t.data[1] == -2.5f);
+    tensor_free(&t);
+    CHECK_INT(read_b64("{\"dtype\": \"float32\", \"shape\": [1, 1], \"base64\": \"AAAgwA==\"}", &t,
+                       err, sizeof err), 0);
+    CHECK(t.ndim == 2 && t.data[0] == -2.5f);
+    tensor_free(&t);
+    /* what json_tensor_base64 writes reads back bit for bit: (2, 3, 4) */
+    {
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
+        json_writer jw;
+        CHECK(f != NULL);
+        if (f) {
+            json_writer_init(&jw, f);
+            json_tensor_base64(&jw, NULL, t3, 3, (const size_t[]){2, 3, 4});
+            CHECK_INT(json_writer_finish(&jw), 0);
+            fclose(f);
+            CHECK_INT(read_b64(text, &t, err, sizeof err), 0);
+            CHECK(t.ndim == 3 && t.shape[0] == 2 && t.shape[1] == 3 && t.shape[2] == 4);
+            CHECK(t.data && memcmp(t.data, t3, sizeof t3) == 0);
+            tensor_free(&t);
+        }
+        free(text);
+    }
+    /* the refusals, each naming the place */
+    CHECK_B64_ERR("{\"dtype\": \"float64\", \"shape\": [1], \"base64\": \"AACAPw==\"}",
+                  "$.w.dtype: expected \"float32\", got float64");
+    CHECK_B64_ERR("{\"shape\": [1], \"base64\": \"AACAPw==\"}",
+                  "$.w.dtype: expected \"float32\", got nothing");
+    CHECK_B64_ERR("{\"dtype\": \"float32\", \"shape\": [1], \"base64\": 3}",
+                  "$.w.base64: expected a string, got a number");
+    CHECK_B64_ERR("{\"dtype\": \"float32\", \"base64\": \"AACAPw==\"}",
+                  "$.w.shape: expected an array of sizes, got nothing");
+    CHECK_B64_ERR("{\"dtype\": \"float32\", \"shape\": [], \"base64\": \"\"}",
+                  "$.w.shape: expected 1 to 3 sizes, got 0");
+    CHECK_B64_ERR("{\"dtype\": \"float32\", \"shape\": [1, 0], \"base64\": \"\"}",
+                  "$.w.shape[1]: expected an integer from 1 to 1073741824, got 0");
+    CHECK_B64_ERR("{\"dtype\": \"float32\", \"shape\": [2], \"base64\": \"AACAPw==\"}",
+                  "$.w.base64: 8 characters, the shape's 2 float32 want 12");
+    CHECK_B64_ERR("{\"dtype\": \"float32\", \"shape\": [1], \"base64\": \"AAC*Pw==\"}",
+                  "$.w.base64: character 4 is not a base64 digit");
+    CHECK_B64_ERR("{\"dtype\": \"float32\", \"shape\": [1], \"base64\": \"AAC=Pw==\"}",
+                  "$.w.base64: character 4 is not a base64 digit");
+    CHECK_B64_ERR("{\"dtype\": \"float32\", \"shape\": [1], \"base64\": \"AACAPwAA\"}",
+                  "$.w.base64: 6 bytes, the shape wants 4 (4 per float32)");
+    CHECK_B64_ERR("{\"dtype\": \"float32\", \"shape\": [1], \"base64\": \"AADAfw==\"}",
+                  "$.w: number 0 is not finite");
+}
+
 int main(void)
 {
     CHECK_TEXT(w_page_tensors, 0, want_page_tensors);
@@ -327,5 +410,6 @@ int main(void)
     CHECK_TEXT(w_key_at_top, -1, "");
     CHECK_TEXT(w_too_deep, -1, "[[[[[[[[[[[[[[[[");
     check_3d();
+    check_base64_read();
     return check_summary("test_json_writer");
 }

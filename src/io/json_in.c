@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -367,6 +368,159 @@ int json_get_tensor(const cJSON *node, const char *path, size_t min_ndim, size_t
         tensor_free(out);
         return -1;
     }
+    return 0;
+}
+
+/* The value of one base64 digit, or -1. */
+static int base64_value(unsigned char c)
+{
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+}
+
+/* The base64 text s (RFC 4648, '=' padding) decoded into out, which
+ * holds exactly want bytes: 0, or -1 with the reason in err. */
+static int base64_decode(const char *s, const char *path, unsigned char *out, size_t want,
+                         char *err, size_t errlen)
+{
+    size_t len = strlen(s), pad = 0, got;
+    if (len % 4 != 0) {
+        snprintf(err, errlen, _("%s.base64: %zu characters, not a multiple of 4"), path, len);
+        return -1;
+    }
+    while (pad < 2 && pad < len && s[len - 1 - pad] == '=')
+        pad++;
+    got = len / 4 * 3 - pad;
+    if (got != want) {
+        snprintf(err, errlen, _("%s.base64: %zu bytes, the shape wants %zu (4 per float32)"),
+                 path, got, want);
+        return -1;
+    }
+    for (size_t i = 0, o = 0; i < len; i += 4) {
+        unsigned long group = 0;
+        for (size_t k = 0; k < 4; k++) {
+            int v = i + k >= len - pad ? 0 : base64_value((unsigned char)s[i + k]);
+            if (v < 0) {
+                snprintf(err, errlen, _("%s.base64: character %zu is not a base64 digit"), path,
+                         i + k + 1);
+                return -1;
+            }
+            group = group << 6 | (unsigned long)v;
+        }
+        for (int k = 2; k >= 0 && o < want; k--, o++)
+            out[o] = (unsigned char)(group >> (8 * k));
+    }
+    return 0;
+}
+
+/* A base64 tensor's members but its digits: "dtype" float32, "shape" of
+ * min_ndim … max_ndim sizes each at least 1 (into shape, *ndim, and *count
+ * numbers), "base64" a string of as many digits as they want (*digits).
+ * 0, or -1 with the place in err. */
+static int base64_head(const cJSON *node, const char *path, size_t min_ndim, size_t max_ndim,
+                       size_t *shape, size_t *ndim, size_t *count, const char **digits,
+                       char *err, size_t errlen)
+{
+    const cJSON *dtype = cJSON_GetObjectItemCaseSensitive(node, "dtype");
+    const cJSON *sh = cJSON_GetObjectItemCaseSensitive(node, "shape");
+    const cJSON *b64 = cJSON_GetObjectItemCaseSensitive(node, "base64");
+    const cJSON *item;
+    char p[PATH_LEN];
+    size_t bytes;
+    *ndim = 0;
+    *count = 1;
+    if (!cJSON_IsString(dtype) || strcmp(dtype->valuestring, "float32") != 0) {
+        snprintf(err, errlen, _("%s.dtype: expected \"float32\", got %s"), path,
+                 cJSON_IsString(dtype) ? dtype->valuestring : json_type_name(dtype));
+        return -1;
+    }
+    if (!cJSON_IsString(b64)) {
+        snprintf(err, errlen, _("%s.base64: expected a string, got %s"), path,
+                 json_type_name(b64));
+        return -1;
+    }
+    if (!cJSON_IsArray(sh)) {
+        snprintf(err, errlen, _("%s.shape: expected an array of sizes, got %s"), path,
+                 json_type_name(sh));
+        return -1;
+    }
+    if ((size_t)cJSON_GetArraySize(sh) < min_ndim || (size_t)cJSON_GetArraySize(sh) > max_ndim) {
+        snprintf(err, errlen, _("%s.shape: expected %zu to %zu sizes, got %d"), path, min_ndim,
+                 max_ndim, cJSON_GetArraySize(sh));
+        return -1;
+    }
+    snprintf(p, sizeof p, "%s.shape", path);
+    cJSON_ArrayForEach(item, sh)
+    {
+        long n;
+        char q[PATH_LEN];
+        path_index(q, sizeof q, p, *ndim);
+        if (json_get_count(item, q, 1, 1L << 30, &n, err, errlen))
+            return -1;
+        shape[(*ndim)++] = (size_t)n;
+        if (size_mul(*count, (size_t)n, count)) {
+            snprintf(err, errlen, _("%s: too many numbers"), p);
+            return -1;
+        }
+    }
+    if (size_mul(*count, sizeof(float), &bytes) || bytes > SIZE_MAX / 2) {
+        snprintf(err, errlen, _("%s: too many numbers"), p);
+        return -1;
+    }
+    /* the text's length before any allocation: 4 digits per 3 bytes */
+    if (strlen(b64->valuestring) != (bytes + 2) / 3 * 4) {
+        snprintf(err, errlen, _("%s.base64: %zu characters, the shape's %zu float32 want %zu"),
+                 path, strlen(b64->valuestring), *count, (bytes + 2) / 3 * 4);
+        return -1;
+    }
+    *digits = b64->valuestring;
+    return 0;
+}
+
+int json_get_tensor_base64(const cJSON *node, const char *path, size_t min_ndim,
+                           size_t max_ndim, tensor *out, char *err, size_t errlen)
+{
+    size_t shape[TENSOR_MAX_DIM], ndim, count;
+    const char *digits;
+    unsigned char *raw;
+
+    memset(out, 0, sizeof *out);
+    if (max_ndim > TENSOR_MAX_DIM)
+        max_ndim = TENSOR_MAX_DIM;
+    if (base64_head(node, path, min_ndim, max_ndim, shape, &ndim, &count, &digits, err,
+                    errlen) ||
+        tensor_alloc(out, ndim, shape, err, errlen))
+        return -1;
+    if (!(raw = malloc(count * sizeof(float)))) {
+        snprintf(err, errlen, _("%s: out of memory"), path);
+        tensor_free(out);
+        return -1;
+    }
+    if (base64_decode(digits, path, raw, count * sizeof(float), err, errlen)) {
+        free(raw);
+        tensor_free(out);
+        return -1;
+    }
+    /* little-endian float32, as json_writer writes them */
+    for (size_t i = 0; i < count; i++) {
+        uint32_t u = 0;
+        float v;
+        for (int k = 3; k >= 0; k--)
+            u = u << 8 | raw[4 * i + (size_t)k];
+        memcpy(&v, &u, sizeof v);
+        if (!isfinite(v)) {
+            snprintf(err, errlen, _("%s: number %zu is not finite"), path, i);
+            free(raw);
+            tensor_free(out);
+            return -1;
+        }
+        out->data[i] = v;
+    }
+    free(raw);
     return 0;
 }
 

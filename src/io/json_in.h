@@ -32,6 +32,13 @@ cJSON *json_parse(const char *name, const char *text, size_t len, char *err, siz
 int json_get_tensor(const cJSON *node, const char *path, size_t min_ndim, size_t max_ndim,
                     tensor *out, char *err, size_t errlen);
 
+/* The same from the object json_writer writes for a page (json_tensor_base64):
+ * {"dtype": "float32", "shape": [...], "base64": "..."}, its float32 values
+ * little-endian; every size at least 1, the bytes exactly the shape's,
+ * every number finite. */
+int json_get_tensor_base64(const cJSON *node, const char *path, size_t min_ndim,
+                           size_t max_ndim, tensor *out, char *err, size_t errlen);
+
 /* Integers >= 0 and <= max at node, 1-D or 2-D: out gets shape[0] × shape[1]
  * values (shape[1] = 1 and *ndim = 1 for a 1-D array). The caller frees *out. */
 int json_get_lens(const cJSON *node, const char *path, long max, long **out, size_t *ndim,

@@ -26,7 +26,7 @@ void model_json_begin(json_writer *jw, FILE *f)
     json_string(jw, "command", "train");
 }
 
-int model_json_end(json_writer *jw, const tparam *params, size_t n)
+void model_json_state_dict_write(json_writer *jw, const tparam *params, size_t n)
 {
     json_object_begin(jw, "state_dict", JSON_BLOCK);
     for (size_t i = 0; i < n; i++) {
@@ -34,6 +34,11 @@ int model_json_end(json_writer *jw, const tparam *params, size_t n)
         json_tensor(jw, params[i].name, t->data, t->ndim, t->shape);
     }
     json_end(jw);
+}
+
+int model_json_end(json_writer *jw, const tparam *params, size_t n)
+{
+    model_json_state_dict_write(jw, params, n);
     json_end(jw);
     return json_writer_finish(jw);
 }
@@ -221,8 +226,11 @@ static int read_param(const cJSON *sd, const tparam *p, char *err, size_t errlen
         snprintf(err, errlen, _("$.state_dict: missing \"%s\""), p->name);
         return -1;
     }
-    /* matrices and vectors; a learned pos_embedding (1, max_len, d) is 3-D */
-    if (json_get_tensor(node, path, 1, t->ndim > 2 ? t->ndim : 2, &got, err, errlen))
+    /* matrices and vectors; a learned pos_embedding (1, max_len, d) is 3-D;
+     * nested arrays, or a page's base64 object (json_writer.h) */
+    if (cJSON_IsObject(node)
+            ? json_get_tensor_base64(node, path, 1, t->ndim > 2 ? t->ndim : 2, &got, err, errlen)
+            : json_get_tensor(node, path, 1, t->ndim > 2 ? t->ndim : 2, &got, err, errlen))
         return -1;
     if (got.ndim != t->ndim || got.shape[0] != t->shape[0] ||
         (t->ndim >= 2 && got.shape[1] != t->shape[1]) ||

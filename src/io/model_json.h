@@ -25,6 +25,11 @@ void model_json_begin(json_writer *jw, FILE *f);
  * error; write errors of the stream are the caller's to check). */
 int model_json_end(json_writer *jw, const tparam *params, size_t n);
 
+/* "state_dict": {name: tensor, …} alone, into the open object of jw (a
+ * page's writer sets base64_from: its tensors then base64 objects, which
+ * model_json_read_params reads too). */
+void model_json_state_dict_write(json_writer *jw, const tparam *params, size_t n);
+
 /* key: [s[0], …, s[n-1]] on one line. */
 void model_json_write_strings(json_writer *jw, const char *key, const char *const *s, size_t n);
 

@@ -9,21 +9,37 @@
 #include "model_json.h"
 #include "i18n.h"
 
+/* The members after "command": the sizes, the labels. */
+static void vit_model_sizes(json_writer *jw, const vit_model *m, const char *const *labels)
+{
+    json_string(jw, "task", "vit");
+    json_uint(jw, "img_size", m->cfg.img);
+    json_uint(jw, "patch_size", m->cfg.patch);
+    json_uint(jw, "num_hiddens", m->cfg.hiddens);
+    json_uint(jw, "mlp_num_hiddens", m->cfg.ffn);
+    json_uint(jw, "num_heads", m->cfg.heads);
+    json_uint(jw, "num_blks", m->cfg.layers);
+    json_uint(jw, "channels", m->cfg.channels);
+    json_uint(jw, "num_classes", m->cfg.classes);
+    model_json_write_strings(jw, "labels", labels, m->cfg.classes);
+}
+
 static int vit_model_write(FILE *f, const vit_model *m, const char *const *labels)
 {
     json_writer jw;
     model_json_begin(&jw, f);
-    json_string(&jw, "task", "vit");
-    json_uint(&jw, "img_size", m->cfg.img);
-    json_uint(&jw, "patch_size", m->cfg.patch);
-    json_uint(&jw, "num_hiddens", m->cfg.hiddens);
-    json_uint(&jw, "mlp_num_hiddens", m->cfg.ffn);
-    json_uint(&jw, "num_heads", m->cfg.heads);
-    json_uint(&jw, "num_blks", m->cfg.layers);
-    json_uint(&jw, "channels", m->cfg.channels);
-    json_uint(&jw, "num_classes", m->cfg.classes);
-    model_json_write_strings(&jw, "labels", labels, m->cfg.classes);
+    vit_model_sizes(&jw, m, labels);
     return model_json_end(&jw, m->params, m->nparams);
+}
+
+int vit_model_json(json_writer *jw, const char *key, const vit_model *m,
+                   const char *const *labels)
+{
+    json_object_begin(jw, key, JSON_BLOCK);
+    json_string(jw, "command", "train");
+    vit_model_sizes(jw, m, labels);
+    model_json_state_dict_write(jw, m->params, m->nparams);
+    return json_end(jw);
 }
 
 int vit_model_save(const char *path, const vit_model *m, const char *const *labels, char *err,

@@ -47,6 +47,7 @@ static const struct {
     {"translate.js", {"translate", NULL, NULL}},
     {"compare_arch.js", {"compare_arch", NULL, NULL}},
     {"tour.js", {"tour", NULL, NULL}},
+    {"vit.js", {"vit", NULL, NULL}},
 };
 
 /* Whether data (len bytes) holds the member "kind": "KIND". A string

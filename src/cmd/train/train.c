@@ -145,7 +145,9 @@ const struct opt train_options[] = {
              "vit: the test set's confusion matrix, each true\n"
              "class's row as shares of its images (PNG)"),
     OPT_HTML(html, "a page: a step slider over every logged step moving\n"
-                   "the probe's heads and the curves' cursor together"),
+                   "the probe's heads and the curves' cursor together;\n"
+                   "vit: pick a test image, each head's <cls>\n"
+                   "attention over it and the prediction, recomputed"),
     OPT_JSON(json, "the history and the final figures; - for stdout"),
     OPT_FLAG(0, "explain", explain,
              "with --json (or --html): every cell's path (q, k,\n"
@@ -1700,7 +1702,7 @@ int cmd_train(int argc, char **argv)
     if ((status = train_vit_only(&a, &g)) != EXIT_OK)
         return status;
     if (a.task == TRAIN_TASK_VIT)
-        return train_vit(&a, &g);
+        return train_vit(&a, &g, argc, argv);
     if (a.task == TRAIN_TASK_LM) /* --length is its context, with --data too */
         return (status = resolve_pos(&a, &g)) != EXIT_OK ? status : train_lm(&a, &g);
     if ((status = train_not_lm(&a, &g)) != EXIT_OK)

@@ -28,6 +28,7 @@
 #include "layers.h"
 #include "optim.h"
 #include "output.h"
+#include "page_out.h"
 #include "render.h"
 #include "rng.h"
 #include "vit.h"
@@ -38,13 +39,15 @@
 #define VIT_DATA_DIR "/usr/share/datasets/fashion-mnist"
 #define VIT_CHUNK 16
 #define VIT_MAX_EPOCHS 1000
+/* --html: the test images the page lets one pick */
+#define VIT_PAGE_IMAGES 24
 
 /* The options --task vit reads; any other is refused. */
 static const char *const vit_options[] = {
     "task",       "data",      "hiddens",    "heads", "layers", "ffn",     "dropout",
     "batch-size", "lr",        "optimizer",  "seed",  "threads", "json",   "save",   "png",
     "load",       "epochs",    "train-size", "test-size", "patch", "max-mem", "color",
-    "font",       "confusion-png", "plot", "img-size", NULL};
+    "font",       "confusion-png", "plot", "img-size", "html", NULL};
 
 /* The options only --task vit reads. */
 static const char *const vit_only[] = {"epochs", "train-size", "test-size", "patch", "img-size",
@@ -264,6 +267,8 @@ typedef struct vit_epoch {
 
 typedef struct vit_run {
     const struct train_args *a;
+    int argc;              /* the command line, for --html's page */
+    char **argv;
     vit_data data;
     vit_model m;
     vit_bufs u;
@@ -588,6 +593,39 @@ static int vit_confusion_png(const vit_run *r, FILE *rep)
     return output_heatmap(r->a->confusion_png, &fig, rep, "the confusion matrix");
 }
 
+/* --html's "page": the trained model (its tensors base64 float32, as
+ * vit_model_load reads them: the page's module runs `attn vit --input -
+ * --pixels …` with it on standard input), and the first test images, (n,
+ * S, S) grey bytes in base64 with their true labels, to pick from; the
+ * --json document before it holds the history and the accuracy. */
+static int vit_page_object(FILE *f, const void *ctx)
+{
+    const vit_run *r = ctx;
+    const idx_set *t = &r->data.test;
+    const size_t n = t->n < VIT_PAGE_IMAGES ? t->n : VIT_PAGE_IMAGES;
+    const size_t S = r->m.cfg.img;
+    json_writer jw;
+    json_writer_init(&jw, f);
+    jw.base64_from = PAGE_BASE64_FROM;
+    json_object_begin(&jw, NULL, JSON_BLOCK);
+    page_head(&jw, "vit", "attn train --task vit", r->argc, r->argv, cmap_find("Reds"));
+    json_uint(&jw, "img_size", S);
+    json_uint(&jw, "patch_size", r->m.cfg.patch);
+    json_uint(&jw, "num_heads", r->m.cfg.heads);
+    json_uint(&jw, "num_blks", r->m.cfg.layers);
+    json_object_begin(&jw, "images", JSON_BLOCK);
+    json_uint(&jw, "count", n);
+    json_array_begin(&jw, "labels", JSON_INLINE); /* (n,) the true classes */
+    for (size_t i = 0; i < n; i++)
+        json_uint(&jw, NULL, t->labels[i]);
+    json_end(&jw);
+    json_base64(&jw, "pixels", t->pixels, n * S * S); /* (n, S, S) bytes, row by row */
+    json_end(&jw);
+    vit_model_json(&jw, "model", &r->m, idx_fashion_labels);
+    json_end(&jw);
+    return json_writer_finish(&jw);
+}
+
 static int vit_outputs(const vit_run *r, FILE *rep)
 {
     const struct train_args *a = r->a;
@@ -608,12 +646,23 @@ static int vit_outputs(const vit_run *r, FILE *rep)
         if (status != EXIT_OK)
             return status;
     }
-    if (a->json)
-        return output_json(a->json, vit_write_json, r, rep, "the history and the confusion matrix");
+    if (a->json) {
+        int status = output_json(a->json, vit_write_json, r, rep,
+                                 "the history and the confusion matrix");
+        if (status != EXIT_OK)
+            return status;
+    }
+    if (a->html) {
+        char what[128];
+        snprintf(what, sizeof what, "%s", _("a page: pick a test image, every head's <cls> "
+                                            "attention over it, recomputed"));
+        return output_page_docs(a->html, "attn train", vit_write_json, r, vit_page_object, r,
+                                rep, what);
+    }
     return EXIT_OK;
 }
 
-int train_vit(struct train_args *a, const opt_given *g)
+int train_vit(struct train_args *a, const opt_given *g, int argc, char **argv)
 {
     vit_run r;
     int status;
@@ -634,11 +683,14 @@ int train_vit(struct train_args *a, const opt_given *g)
     {
         const char *paths[5] = {a->json, a->save, a->png, a->confusion_png, a->plot},
                    *names[5] = {"--json", "--save", "--png", "--confusion-png", "--plot"};
-        if ((status = output_check_files(paths, names, 5)) != EXIT_OK)
+        if ((status = output_check_files(paths, names, 5)) != EXIT_OK ||
+            (status = output_page_check(a->html)) != EXIT_OK)
             return status;
     }
     memset(&r, 0, sizeof r);
     r.a = a;
+    r.argc = argc;
+    r.argv = argv;
     FILE *rep = output_report_stream(a->json);
     if ((status = vit_prepare(&r, a)) == EXIT_OK && (status = vit_train(&r, rep)) == EXIT_OK)
         status = vit_outputs(&r, rep);

@@ -13,7 +13,8 @@
  * with a message, or EXIT_OK. */
 int train_vit_only(const struct train_args *a, const opt_given *g);
 
-/* attn train --task vit: the whole run, its exit status. */
-int train_vit(struct train_args *a, const opt_given *g);
+/* attn train --task vit: the whole run, its exit status (argc, argv: the
+ * command line, as --html's page shows it). */
+int train_vit(struct train_args *a, const opt_given *g, int argc, char **argv);
 
 #endif

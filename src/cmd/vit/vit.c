@@ -33,6 +33,7 @@ struct vit_args {
     const char *input;  /* --input MODEL */
     long index;         /* --index I; −1: not given */
     const char *image;  /* --image FILE */
+    const char *pixels; /* --pixels LIST */
     int invert;         /* --invert */
     const char *data;   /* --data DIR */
     const char *png, *json, *font;
@@ -40,11 +41,15 @@ struct vit_args {
 
 #define OPT_ARGS struct vit_args
 const struct opt vit_options[] = {
-    OPT_FILE(0, "input", input, "the model, as attn train --task vit --save writes it"),
+    OPT_FILE(0, "input", input, "the model, as attn train --task vit --save writes it;\n- for stdin"),
     OPT_INT(0, "index", index, "I", 0, VIT_MAX_INDEX,
             "test image I of Fashion-MNIST (from 0, as d2l's\ndata.val[I])"),
     OPT_FILE(0, "image", image, "a PNG or JPEG of your own, made grey and\nresized to the "
                                 "model's side"),
+    OPT_TEXT(0, "pixels", pixels, "LIST",
+             "the image as numbers, as a page or a script\n"
+             "passes it: S·S grey values from 0 to 255,\n"
+             "comma-separated, row by row (S the model's side)"),
     OPT_FLAG(0, "invert", invert,
              "--image: dark on light becomes light on black, as\nFashion-MNIST's pictures are"),
     OPT_DIR(0, "data", data, "--index: the folder of Fashion-MNIST's IDX files\n(default "
@@ -59,6 +64,7 @@ const struct opt vit_options[] = {
 
 const struct opt_rule vit_rules[] = {
     OPT_CONFLICTS("index", "image", "--index and --image name two images; give one"),
+    OPT_CONFLICTS("pixels", "index image", "--pixels and --%s name two images; give one"),
     OPT_NEEDS("invert", "image", "--invert is for --image FILE"),
     OPT_NEEDS("data", "index", "--data is the folder --index reads; give --index I"),
     OPT_RULES_END(),
@@ -68,6 +74,7 @@ void usage_vit(FILE *f)
 {
     fputs(_("usage: attn vit --input MODEL --index I [--data DIR] [OPTIONS]\n"
             "       attn vit --input MODEL --image FILE [--invert] [OPTIONS]\n"
+            "       attn vit --input MODEL --pixels LIST [OPTIONS]\n"
             "\n"
             "One image through a Vision Transformer that attn train --task vit saved\n"
             "(d2l.ai 11.8): test image I of Fashion-MNIST, or a PNG or JPEG of your\n"
@@ -78,6 +85,11 @@ void usage_vit(FILE *f)
             "rollout over the blocks (the product of the head-averaged (A + I)/2, rows\n"
             "renormalised). Fashion-MNIST's items are light on black: a photograph of\n"
             "a dark shoe on white paper wants --invert.\n"
+            "\n"),
+          f);
+    fputs(_("--pixels gives the image as numbers, S·S grey values row by row, as the\n"
+            "page of attn train --task vit --html passes it; --input - reads the model\n"
+            "from standard input.\n"
             "\n"),
           f);
     opt_usage(f, vit_options);
@@ -110,7 +122,49 @@ static void look_free(vit_look *v)
     free(v->roll);
 }
 
-/* The image of --index or --image, at the model's side. */
+/* --pixels LIST: S·S numbers from 0 to 255, comma-separated (spaces
+ * around them allowed), row by row, into pixels (S·S,) as a model reads
+ * them (/ 255, as idx_pixels). EXIT_OK, or EXIT_USAGE after a message
+ * naming the number at fault. */
+static int parse_pixels(const char *list, size_t S, float *pixels)
+{
+    const size_t want = S * S;
+    size_t n = 0;
+    const char *p = list;
+    for (;;) {
+        char *end;
+        while (*p == ' ')
+            p++;
+        const char *start = p;
+        const int len = (int)strcspn(start, ",");
+        double v = strtod(start, &end);
+        for (p = end; *p == ' ';)
+            p++;
+        n++;
+        if (end == start || (*p != ',' && *p != '\0') || !isfinite(v)) {
+            cli_error("--pixels: number %zu: \"%.*s\" is not a number", n, len > 40 ? 40 : len,
+                      start);
+            return EXIT_USAGE;
+        }
+        if (v < 0 || v > 255) {
+            cli_error("--pixels: number %zu: %g is not a grey value from 0 to 255", n, v);
+            return EXIT_USAGE;
+        }
+        if (n <= want)
+            pixels[n - 1] = (float)v / 255.0f; /* d2l's ToTensor, as idx_pixels */
+        if (*p == '\0')
+            break;
+        p++; /* the comma */
+    }
+    if (n != want) {
+        cli_error("--pixels: %zu numbers, but the model's images are %zu × %zu: %zu wanted", n,
+                  S, S, want);
+        return EXIT_USAGE;
+    }
+    return EXIT_OK;
+}
+
+/* The image of --index, --image or --pixels, at the model's side. */
 static int look_image(vit_look *v)
 {
     const struct vit_args *a = v->a;
@@ -124,6 +178,13 @@ static int look_image(vit_look *v)
             return EXIT_RUNTIME;
         }
         return EXIT_OK;
+    }
+    if (a->pixels) {
+        if ((v->pixels = float_alloc(S * S)) == NULL) {
+            cli_error("out of memory for the image");
+            return EXIT_RUNTIME;
+        }
+        return parse_pixels(a->pixels, S, v->pixels);
     }
     idx_set test = {0};
     if (idx_load_fashion(NULL, &test, a->data ? a->data : VIT_DATA_DIR, a->data != NULL, 0,
@@ -214,6 +275,8 @@ static void look_print(const vit_look *v, FILE *f)
     if (a->image)
         fprintf(f, _("image %s: %zu × %zu, grey%s, resized to %zu × %zu\n"), a->image, v->width,
                 v->height, a->invert ? _(", inverted") : "", S, S);
+    else if (a->pixels)
+        fprintf(f, _("the image of --pixels: %zu × %zu\n"), S, S);
     else
         fprintf(f, _("test image %ld: %s\n"), a->index, idx_fashion_labels[v->label]);
     fprintf(f, _("prediction: %s (%.4f)\n"), idx_fashion_labels[v->best], v->prob[v->best]);
@@ -251,6 +314,9 @@ static int look_json(FILE *f, const void *ctx)
         json_uint(&jw, "width", v->width);
         json_uint(&jw, "height", v->height);
         json_bool(&jw, "inverted", v->a->invert);
+        json_null(&jw, "label");
+    } else if (v->a->pixels) {
+        json_string(&jw, "image", "--pixels");
         json_null(&jw, "label");
     } else {
         json_int(&jw, "index", v->a->index);
@@ -294,7 +360,7 @@ static int look_outputs(const vit_look *v)
 
 int cmd_vit(int argc, char **argv)
 {
-    struct vit_args a = {NULL, -1, NULL, 0, NULL, NULL, NULL, NULL};
+    struct vit_args a = {NULL, -1, NULL, NULL, 0, NULL, NULL, NULL, NULL};
     vit_look v;
     char err[1400];
     memset(&v, 0, sizeof v);
@@ -309,7 +375,7 @@ int cmd_vit(int argc, char **argv)
         cli_error("--input MODEL is required (attn train --task vit --save MODEL writes one)");
         return EXIT_USAGE;
     }
-    if (a.index < 0 && !a.image) {
+    if (a.index < 0 && !a.image && !a.pixels) {
         cli_error("give --index I (a test image) or --image FILE");
         return EXIT_USAGE;
     }

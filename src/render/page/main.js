@@ -44,6 +44,7 @@ const PAGE_KINDS = {
   translate: (root, data, pg) => translatePage(root, data, pg),
   compare_arch: (root, data, pg) => compareArchPage(root, data, pg),
   tour: (root, data, pg) => tourPage(root, data, pg),
+  vit: (root, data, pg) => vitPage(root, data, pg),
 };
 
 function buildPage(root, data) {
@@ -53,7 +54,8 @@ function buildPage(root, data) {
   if (!build) throw new Error("unknown page kind " + pg.kind);
   // a command with controls: its views in their own element, drawn again
   // from each rerun of the page's attn (live.js)
-  const argv = liveArgv(pg);
+  // (the ViT's page reruns `attn vit` for each pick, not its training)
+  const argv = pg.kind === "vit" ? null : liveArgv(pg);
   if (!argv || !liveSpecs(argv) || argv[0] !== data.command) {
     build(root, data, pg);
     return;
