@@ -242,7 +242,7 @@ static const struct tour_step steps[] = {
         "The default run, attn train --task vit, reaches 0.864 on the test set.\n"),
      {"train --task vit --train-size 10000 --test-size 1000 --epochs 3 --png @18-train-vit.png",
       NULL, NULL},
-     0, 1},
+     1, 0},
 };
 
 #define NSTEPS (sizeof steps / sizeof steps[0])

@@ -78,13 +78,15 @@ function tourRerunText(block, cmdline, line) {
 // view again (key: the panel's ids, label: its name), and the run's
 // printed block (text, its "$" line cmdline) again. run.view follows the
 // view, so attnPage.data holds what the page shows. The sweep's view
-// (scale_sweep) has no controls: the selfattn panel's are not its options.
+// (scale_sweep) has no controls: the selfattn panel's are not its options;
 function tourView(run, key, label, text, cmdline) {
   let box = el("div", {class: "tour-view", "data-kind": run.view.page.kind});
   const summary = el("summary", {text: loc("explore: ") + run.command});
   const details = el("details", {open: true}, summary);
   const argv = liveArgv(run);
-  if (argv && LIVE_CONTROLS[argv[0]] && argv[0] === run.view.command && run.view.page.kind !== "scale_sweep") {
+  // nor has the ViT's (kind vit): its picks rerun `attn vit`, not the training
+  if (argv && LIVE_CONTROLS[argv[0]] && argv[0] === run.view.command &&
+      run.view.page.kind !== "scale_sweep" && run.view.page.kind !== "vit") {
     details.append(liveControls(argv, (next, line) => {
       const build = PAGE_KINDS[next.page.kind];
       if (!build || next.page.kind === "tour") throw new Error("the tour cannot draw a view of kind " + next.page.kind);
