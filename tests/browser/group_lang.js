@@ -106,7 +106,9 @@ module.exports = (h) => {
         "Watson", "PyTorch", "BertViz", "Seq", "seq", "predict", "bleu", "AdditiveAttention", "DotProductAttention",
         "sqrt", "log", "tanh", "exp", "float32", "float", "JSON", "PNG", "HTML", "WebAssembly", "GRU", "LSTM", "ReLU", "RoPE",
         "sin", "cos", "max", "eos", "bos", "pad", "unk", "FFN", "ViT", "Adam", "SGD", "d2l", "ms", "KB", "MB",
-        "Enter", "Esc", "Tab", "Home", "End", "Shift"]);
+        "Enter", "Esc", "Tab", "Home", "End", "Shift",
+        // Fashion-MNIST, the <cls> token, and d2l's text_labels (the zh edition's code keeps them English)
+        "Fashion", "cls", "shirt", "trouser", "pullover", "dress", "coat", "sandal", "sneaker", "bag", "ankle", "boot"]);
       // the axis labels the book's code writes (and attn's PNGs, after it), the switch's bilingual name
       const PHRASES = ["Sorted training inputs", "Row (position)", "Column (encoding dimension)", "Sorted testing inputs",
                        "Key positions", "Query positions", "Keys", "Queries", "Truth", "Pred", "Col", "language / 语言"];

@@ -1140,14 +1140,15 @@ async function tourLive(page, data, views, nSliders) {
               below: p.nextElementSibling ? p.nextElementSibling.className : null,
               options: Array.from(p.querySelectorAll("[data-attn-option]"), (c) => c.dataset.attnOption)};
     })));
-  // the sweep's view (step 4) has no panel: selfattn's controls are not its options
-  const withPanels = views.map((v, i) => (data.steps[i].name === "scaling" ? 0 : v));
+  // the sweep's view (step 4) has no panel: selfattn's controls are not its
+  // options; nor the ViT's (step 18): its picks rerun attn vit, not the training
+  const withPanels = views.map((v, i) => (["scaling", "vit"].includes(data.steps[i].name) ? 0 : v));
   check("tour: a panel of controls above each view", JSON.stringify(panels.map((s) => s.length)) === JSON.stringify(withPanels) &&
         panels.flat().every((q) => q.below === "tour-view" && q.h === "Change the inputs"),
         JSON.stringify(panels.map((s) => s.map((q) => q.below))));
   // each panel's line: its run's command without the files it writes
   let linesOk = true;
-  data.steps.forEach((st, i) => st.runs.filter((r) => r.view && r.view.page.kind !== "scale_sweep").forEach((r, j) => {
+  data.steps.forEach((st, i) => st.runs.filter((r) => r.view && !["scale_sweep", "vit"].includes(r.view.page.kind)).forEach((r, j) => {
     const want = r.command.replace(/ --(png|plot|weights-png|similarity) \S+/g, "");
     const q = panels[i][j];
     if (!q || q.line !== want || q.key !== `step-${st.number}-run-${st.runs.indexOf(r) + 1}` ||

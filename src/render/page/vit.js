@@ -92,7 +92,10 @@ function vitPage(root, data, pg) {
     e.preventDefault();
     pick(Math.max(0, Math.min(n - 1, to)));
   });
-  const command = el("code", {class: "attn-command", id: "attn-command"});
+  // the line of the run behind the views; inside the tour (embedded) no
+  // #attn-command, which is the page's own command panel's there
+  const command = attnPage.embedded ? el("code", {class: "vit-command"})
+                                    : el("code", {class: "attn-command", id: "attn-command"});
   const status = el("span", {class: "live-status", role: "status"});
   root.append(section("Pick a test image",
                       locf("The first {0} test images of Fashion-MNIST: click one, or move with the arrow keys in the strip. Each pick runs the model in this page (attn's WebAssembly module).", n),
