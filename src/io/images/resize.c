@@ -37,6 +37,23 @@ static float to8(double v)
     return (float)(v < 0 ? 0 : v > 255 ? 255 : v);
 }
 
+/* One pass along one axis: `lines` lines of the source, each n values
+ * apart by step_in (a line starting line_in after the last), resized to m
+ * values each (weights w (m, n), spans lo/hi), written step_out apart in
+ * lines line_out apart. */
+static void resize_pass(float *dst, const float *src, const double *w, const size_t *lo,
+                        const size_t *hi, size_t m, size_t n, size_t lines, size_t line_in,
+                        size_t step_in, size_t line_out, size_t step_out, int round8)
+{
+    for (size_t l = 0; l < lines; l++)
+        for (size_t i = 0; i < m; i++) {
+            double v = 0;
+            for (size_t j = lo[i]; j < hi[i]; j++)
+                v += w[i * n + j] * src[l * line_in + j * step_in];
+            dst[l * line_out + i * step_out] = round8 ? to8(v) : (float)v;
+        }
+}
+
 int image_resize(float *dst, size_t dh, size_t dw, const float *src, size_t sh, size_t sw,
                  int round8)
 {
@@ -54,20 +71,10 @@ int image_resize(float *dst, size_t dh, size_t dw, const float *src, size_t sh, 
     size_t *xlo = span, *xhi = span + dw, *ylo = span + 2 * dw, *yhi = ylo + dh;
     side_weights(wx, xlo, xhi, dw, sw);
     side_weights(wy, ylo, yhi, dh, sh);
-    for (size_t y = 0; y < sh; y++) /* along each row: (sh, sw) → (sh, dw) */
-        for (size_t x = 0; x < dw; x++) {
-            double v = 0;
-            for (size_t j = xlo[x]; j < xhi[x]; j++)
-                v += wx[x * sw + j] * src[y * sw + j];
-            mid[y * dw + x] = round8 ? to8(v) : (float)v;
-        }
-    for (size_t y = 0; y < dh; y++) /* down each column: (sh, dw) → (dh, dw) */
-        for (size_t x = 0; x < dw; x++) {
-            double v = 0;
-            for (size_t j = ylo[y]; j < yhi[y]; j++)
-                v += wy[y * sh + j] * mid[j * dw + x];
-            dst[y * dw + x] = round8 ? to8(v) : (float)v;
-        }
+    /* along each row: (sh, sw) → (sh, dw) */
+    resize_pass(mid, src, wx, xlo, xhi, dw, sw, sh, sw, 1, dw, 1, round8);
+    /* down each column: (sh, dw) → (dh, dw) */
+    resize_pass(dst, mid, wy, ylo, yhi, dh, sh, dw, 1, dw, 1, dw, round8);
     FREE_EACH(wx, wy, span, mid);
     return 0;
 }
