@@ -36,7 +36,6 @@
 #include "vit_show.h"
 #include "i18n.h"
 
-#define VIT_DATA_DIR "/usr/share/datasets/fashion-mnist"
 #define VIT_CHUNK 16
 #define VIT_MAX_EPOCHS 1000
 /* --html: the test images the page lets one pick */
@@ -116,7 +115,7 @@ typedef struct vit_data {
 static int vit_load_data(vit_data *d, const struct train_args *a)
 {
     char err[1400];
-    if (idx_load_fashion(&d->train, &d->test, a->data ? a->data : VIT_DATA_DIR, a->data != NULL,
+    if (idx_load_fashion(&d->train, &d->test, a->data ? a->data : IDX_FASHION_DIR, a->data != NULL,
                          (size_t)a->train_size, (size_t)a->test_size, err, sizeof err) != 0) {
         cli_error("%s", err);
         return EXIT_RUNTIME;

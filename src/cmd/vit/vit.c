@@ -26,7 +26,6 @@
 #include "vit_model_file.h"
 #include "vit_show.h"
 
-#define VIT_DATA_DIR "/usr/share/datasets/fashion-mnist"
 #define VIT_MAX_INDEX 100000000L
 
 struct vit_args {
@@ -187,7 +186,7 @@ static int look_image(vit_look *v)
         return parse_pixels(a->pixels, S, v->pixels);
     }
     idx_set test = {0};
-    if (idx_load_fashion(NULL, &test, a->data ? a->data : VIT_DATA_DIR, a->data != NULL, 0,
+    if (idx_load_fashion(NULL, &test, a->data ? a->data : IDX_FASHION_DIR, a->data != NULL, 0,
                          (size_t)a->index + 1, err, sizeof err) != 0) {
         cli_error("%s", err);
         return EXIT_RUNTIME;

@@ -54,6 +54,10 @@ int idx_load_set(idx_set *s, const char *images_path, const char *labels_path, s
  * (path then holds the .gz name). */
 int idx_find(char *path, size_t pathlen, const char *dir, const char *base);
 
+/* Where Debian's dataset-fashion-mnist puts the four files: the folder
+ * read when --data is not given. */
+#define IDX_FASHION_DIR "/usr/share/datasets/fashion-mnist"
+
 /* Fashion-MNIST's training and test sets from the folder dir (the four
  * files by idx_find), the first ntrain and ntest images (0: all), the
  * images of both the same squares. given: dir came from the user (--data),
