@@ -38,7 +38,7 @@ def group_vit(tmp):
     for args, code, msg in [
             (["--index", "0"], 2, "--input MODEL is required (attn train --task vit --save "
              "MODEL writes one)"),
-            (["--input", model], 2, "give --index I (a test image) or --image FILE"),
+            (["--input", model], 2, "give --index I (a test image), --image FILE or --pixels LIST"),
             (["--input", model, "--index", "0", "--image", "a.png"], 2,
              "--index and --image name two images; give one"),
             (["--input", model, "--index", "0", "--invert"], 2, "--invert is for --image FILE"),

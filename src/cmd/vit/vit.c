@@ -375,7 +375,7 @@ int cmd_vit(int argc, char **argv)
         return EXIT_USAGE;
     }
     if (a.index < 0 && !a.image && !a.pixels) {
-        cli_error("give --index I (a test image) or --image FILE");
+        cli_error("give --index I (a test image), --image FILE or --pixels LIST");
         return EXIT_USAGE;
     }
     {
