@@ -383,6 +383,37 @@ static void test_uniform_at(void)
     CHECK(rng_uniform_at(0, 0) == (double)(0xe220a8397b1dcdafULL >> 11) * 0x1.0p-53);
 }
 
+/* rng_keep_mask (eight lanes of integers) against the scalar test
+ * rng_uniform_at(seed, i) ≥ p, element by element: lengths around the
+ * lanes' 8, p at 0, 1 and between, and p equal to a drawn u (kept: u ≥ p)
+ * and the double just above it (dropped); the share kept near 1 − p. */
+static void test_keep_mask(void)
+{
+    enum { N = 4000 };
+    static unsigned char mask[N];
+    const unsigned long long seed = 0x5eedULL;
+    const double at5 = rng_uniform_at(seed, 5);
+    const double ps[] = {0.0, 0.1, 0.3, 0.5, 0.9, 1.0 - 0x1.0p-53, 1.0, at5, nextafter(at5, 1.0)};
+    const size_t ns[] = {0, 1, 7, 8, 9, 17, N};
+    size_t wrong = 0;
+    for (size_t a = 0; a < sizeof ps / sizeof *ps; a++)
+        for (size_t b = 0; b < sizeof ns / sizeof *ns; b++) {
+            rng_keep_mask(mask, seed + a, ns[b], ps[a]);
+            for (size_t i = 0; i < ns[b]; i++)
+                wrong += mask[i] != (rng_uniform_at(seed + a, i) >= ps[a]);
+        }
+    CHECK(wrong == 0);
+    rng_keep_mask(mask, seed, 8, at5);
+    CHECK(mask[5] == 1);
+    rng_keep_mask(mask, seed, 8, nextafter(at5, 1.0));
+    CHECK(mask[5] == 0);
+    rng_keep_mask(mask, seed, N, 0.1);
+    size_t kept = 0;
+    for (size_t i = 0; i < N; i++)
+        kept += mask[i];
+    CHECK(kept > 3500 && kept < 3700); /* 3600 ± 3.2 standard deviations (19) */
+}
+
 /* The fast path (vit_fast.c) against the reference loops, at the default
  * run's sizes (28 × 28 images, patches of 7, d 64, FFN 128, 4 heads, 2
  * blocks) on 6 random images, without dropout and with 0.3 at every site
@@ -476,6 +507,7 @@ int main(int argc, char **argv)
     test_config();
     test_torch(argv[1]);
     test_uniform_at();
+    test_keep_mask();
     test_fast();
     return check_summary("vit");
 }

@@ -29,6 +29,10 @@ static inline double rng_uniform_at(unsigned long long seed, unsigned long long 
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     return (double)((z ^ (z >> 31)) >> 11) * 0x1.0p-53;
 }
+/* mask (n,): mask[i] = 1 where rng_uniform_at(seed, i) ≥ p (dropout keeps
+ * element i), 0 where not; eight positions at a time in 64-bit lanes,
+ * the same mask as the scalar test, bit for bit. */
+void rng_keep_mask(unsigned char *mask, unsigned long long seed, size_t n, double p);
 /* a (n,) in a new order, Fisher–Yates with r: every order as likely. */
 void rng_shuffle(rng *r, size_t *a, size_t n);
 

@@ -278,7 +278,7 @@ vit_work *vit_work_alloc(const vit_model *m)
     int failed = 0;
     if (w == NULL)
         return NULL;
-    w->capowned = 48 + 20 * L;
+    w->capowned = 48 + 24 * L;
     w->owned = calloc(w->capowned, sizeof *w->owned);
     if (w->owned == NULL) {
         free(w);
@@ -307,7 +307,12 @@ vit_work *vit_work_alloc(const vit_model *m)
         b->H = w_take(w, TF, sizeof(float), &failed);
         b->G = w_take(w, TF, sizeof(float), &failed);
         b->M = w_take(w, Td, sizeof(float), &failed);
+        b->GD = w_take(w, TF, sizeof(float), &failed);
+        b->keep_att = w_take(w, NH * T * T, 1, &failed);
+        b->keep_gelu = w_take(w, TF, 1, &failed);
+        b->keep_out = w_take(w, Td, 1, &failed);
     }
+    w->keep0 = w_take(w, Td, 1, &failed);
     w->XL = w_take(w, Td, sizeof(double), &failed);
     w->cls = w_take(w, d, sizeof(float), &failed);
     w->hn = w_take(w, d, sizeof(float), &failed);
@@ -423,13 +428,16 @@ void vit_tokens(vit_work *w, const vit_model *m, const vit_drop *drop)
     const size_t T = m->T, d = m->cfg.hiddens;
     const int dr = vit_dropping(drop);
     const double keep_scale = dr ? 1.0 / (1.0 - drop->p) : 1.0;
-    /* X0 (T, d) = dropout(cat(<cls>, E) + pos) */
+    /* X0 (T, d) = dropout(cat(<cls>, E) + pos); the mask kept for the
+     * backward pass (keep0[i] = vit_keeps(drop, 0, i)) */
     double *X0 = w->b[0].X;
+    if (dr)
+        rng_keep_mask(w->keep0, vit_site_seed(drop, 0), T * d, drop->p);
     for (size_t t = 0; t < T; t++)
         for (size_t k = 0; k < d; k++) {
             float tok = t == 0 ? m->cls.data[k] : w->E[(t - 1) * d + k];
             float v = (float)((double)tok + m->pos.data[t * d + k]);
-            X0[t * d + k] = dr ? (vit_keeps(drop, 0, t * d + k) ? (float)(v * keep_scale) : 0.0) : v;
+            X0[t * d + k] = dr ? (w->keep0[t * d + k] ? (float)(v * keep_scale) : 0.0) : v;
         }
 }
 
@@ -642,8 +650,8 @@ void vit_tokens_backward(vit_work *w, double *grads, const vit_model *m, const v
     for (size_t t = 0; t < T; t++)
         for (size_t k = 0; k < d; k++) {
             double gi = dX[t * d + k];
-            if (dr)
-                gi = vit_keeps(drop, 0, t * d + k) ? gi * keep_scale : 0.0;
+            if (dr) /* the forward pass's mask */
+                gi = w->keep0[t * d + k] ? gi * keep_scale : 0.0;
             dpos[t * d + k] += gi;
             if (t == 0)
                 dclsp[k] += gi;

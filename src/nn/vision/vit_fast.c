@@ -110,19 +110,6 @@ void vit_fast_prepare(vit_fast *f, const vit_model *m)
     }
 }
 
-/* Whether dropout keeps element i of site `site`: vit_keeps, inline (one
- * draw an element) */
-static inline int keeps(const vit_drop *drop, unsigned long long site_seed, size_t i)
-{
-    return rng_uniform_at(site_seed, i) >= drop->p;
-}
-
-/* mha_dropout_keep, inline: the attention weight at flat index i kept */
-static inline int att_keeps(const mha_dropout *ad, size_t i)
-{
-    return ad->p < 1.0 && rng_uniform_at(ad->seed, i) >= ad->p;
-}
-
 /* ---- the three products of a linear layer, in lanes -------------------- */
 
 /* y (n, out) = x (n, in) · W + bias: lane o of a block sums
@@ -305,8 +292,9 @@ static inline f32x16 v16_normal_cdf(f32x16 x, f32x16 *pdf)
     return v16_splat(0.5f) * (one + erf);
 }
 
-/* g (n,) = GELU(h) = h·Φ(h) */
-static void gelu_rows(float *g, const float *h, size_t n)
+/* g (n,) = GELU(h) = h·Φ(h), and gd (n,) = GELU'(h) = Φ(h) + h·φ(h) for
+ * the backward pass, from the same Φ and φ */
+static void gelu_rows(float *g, float *gd, const float *h, size_t n)
 {
     for (size_t i = 0; i < n; i += V16) {
         const size_t k = n - i < V16 ? n - i : V16;
@@ -314,19 +302,15 @@ static void gelu_rows(float *g, const float *h, size_t n)
         f32x16 pdf;
         const f32x16 cdf = v16_normal_cdf(x, &pdf);
         v16_store_part(g + i, x * cdf, k);
+        v16_store_part(gd + i, v16_fma(x, pdf, cdf), k);
     }
 }
 
-/* dh (n,) = dg · GELU'(h), GELU'(h) = Φ(h) + h·φ(h) */
-static void gelu_grad_rows(float *dh, const float *dg, const float *h, size_t n)
+/* dh (n,) = dg · GELU'(h), gd (n,) the forward pass's GELU'(h) */
+static void gelu_grad_rows(float *dh, const float *dg, const float *gd, size_t n)
 {
-    for (size_t i = 0; i < n; i += V16) {
-        const size_t k = n - i < V16 ? n - i : V16;
-        const f32x16 x = v16_load_part(h + i, k, 0.0f);
-        f32x16 pdf;
-        const f32x16 cdf = v16_normal_cdf(x, &pdf);
-        v16_store_part(dh + i, v16_load_part(dg + i, k, 0.0f) * v16_fma(x, pdf, cdf), k);
-    }
+    for (size_t i = 0; i < n; i++)
+        dh[i] = dg[i] * gd[i];
 }
 
 /* ---- the block ----------------------------------------------------------- */
@@ -395,8 +379,9 @@ static void head_transposed(float *XT, const float *X, size_t T, size_t d, size_
 
 /* The attention core of one image, per head h (dh = d/NH columns):
  * W_h (T, T) = softmax(Q_h K_hᵀ/√dh) kept in b->W (before dropout), and
- * concat_h = dropout(W_h) · V_h; lanes along the keys for the scores
- * (K_h transposed), along the columns for concat. */
+ * concat_h = dropout(W_h) · V_h (b->keep_att the mask, with p > 0);
+ * lanes along the keys for the scores (K_h transposed), along the
+ * columns for concat. */
 static void attention_core(vit_work *w, vit_bwork *b, const vit_model *m, const mha_dropout *ad)
 {
     const size_t T = m->T, d = m->cfg.hiddens, NH = m->cfg.heads, dh = d / NH;
@@ -419,11 +404,13 @@ static void attention_core(vit_work *w, vit_bwork *b, const vit_model *m, const 
             for (size_t k = 0; k < T; k++)
                 Wq[k] /= sum;
             /* concat[q][h·dh + c] = Σ_k dropout(W)[q][k] · V[k][h·dh + c] */
-            for (size_t k = 0; k < T; k++)
-                row[k] = ad->p > 0 ? (att_keeps(ad, (h * T + q) * T + k)
-                                          ? (float)(Wq[k] / (1.0 - ad->p))
-                                          : 0.0f)
-                                   : Wq[k];
+            const unsigned char *keep = b->keep_att + (h * T + q) * T; /* (T,) */
+            if (ad->p > 0)
+                for (size_t k = 0; k < T; k++)
+                    row[k] = keep[k] ? (float)(Wq[k] / (1.0 - ad->p)) : 0.0f;
+            else
+                for (size_t k = 0; k < T; k++)
+                    row[k] = Wq[k];
             gemv_rows(b->concat + q * d + h * dh, row, T, b->Vp + h * dh, d, dh);
         }
     }
@@ -433,12 +420,18 @@ static void block_forward(vit_work *w, const vit_model *m, const vit_fast *f, si
                           const vit_drop *drop)
 {
     const size_t T = m->T, d = m->cfg.hiddens, F = m->cfg.ffn;
+    const size_t NH = m->cfg.heads;
     const int dr = vit_dropping(drop);
     const double keep_scale = dr ? 1.0 / (1.0 - drop->p) : 1.0;
-    const unsigned long long s_gelu = dr ? vit_site_seed(drop, 2 + 3 * l) : 0,
-                             s_out = dr ? vit_site_seed(drop, 3 + 3 * l) : 0;
     const vit_block *blk = &m->blks[l];
     vit_bwork *b = &w->b[l];
+    /* the block's three dropout masks (vit_keeps's, in lanes), kept for the
+     * backward pass */
+    if (dr) {
+        rng_keep_mask(b->keep_att, vit_site_seed(drop, 1 + 3 * l), NH * T * T, drop->p);
+        rng_keep_mask(b->keep_gelu, vit_site_seed(drop, 2 + 3 * l), T * F, drop->p);
+        rng_keep_mask(b->keep_out, vit_site_seed(drop, 3 + 3 * l), T * d, drop->p);
+    }
     /* N1 = LN1(X); Q, K, V (T, d) = N1 · W_qᵀ, W_kᵀ, W_vᵀ */
     layernorm_forward(b->N1, b->mean1, b->rstd1, b->X, blk->ln1_w.data, blk->ln1_b.data, T,
                       d);
@@ -455,16 +448,15 @@ static void block_forward(vit_work *w, const vit_model *m, const vit_fast *f, si
     layernorm_forward(b->N2, b->mean2, b->rstd2, b->X1, blk->ln2_w.data, blk->ln2_b.data, T,
                       d);
     lin_forward(b->H, b->N2, T, &f->d1[l]);
-    gelu_rows(b->G, b->H, T * F);
+    gelu_rows(b->G, b->GD, b->H, T * F);
     if (dr)
         for (size_t i = 0; i < T * F; i++)
-            b->G[i] = keeps(drop, s_gelu, i) ? (float)(b->G[i] * keep_scale) : 0.0f;
+            b->G[i] = b->keep_gelu[i] ? (float)(b->G[i] * keep_scale) : 0.0f;
     /* M = dense2(G); X' = X1 + dropout(M) */
     lin_forward(b->M, b->G, T, &f->d2[l]);
     double *next = l + 1 < m->cfg.layers ? w->b[l + 1].X : w->XL;
     for (size_t i = 0; i < T * d; i++) {
-        double mv = dr ? (keeps(drop, s_out, i) ? (float)(b->M[i] * keep_scale) : 0.0)
-                       : b->M[i];
+        double mv = dr ? (b->keep_out[i] ? (float)(b->M[i] * keep_scale) : 0.0) : b->M[i];
         next[i] = (float)(b->X1[i] + mv);
     }
 }
@@ -512,7 +504,7 @@ static void attention_core_backward(vit_work *w, const vit_bwork *b, const vit_m
             double dot = 0.0;
             for (size_t k = 0; k < T; k++) {
                 /* the kept weight's factor: 1/(1 − p), or 0 where dropped */
-                const float kept = ad->p > 0 ? (att_keeps(ad, (h * T + q) * T + k)
+                const float kept = ad->p > 0 ? (b->keep_att[(h * T + q) * T + k]
                                                     ? (float)(1.0 / (1.0 - ad->p))
                                                     : 0.0f)
                                              : 1.0f;
@@ -559,16 +551,13 @@ static void block_backward(vit_work *w, double *grads, const vit_model *m, size_
     const tparam *L = m->params;
     const size_t n = m->nparams;
 #define GRAD(t) tparam_grad(L, n, grads, (t))
-    const unsigned long long s_gelu = dr ? vit_site_seed(drop, 2 + 3 * l) : 0,
-                             s_out = dr ? vit_site_seed(drop, 3 + 3 * l) : 0;
     const vit_block *blk = &m->blks[l];
     vit_bwork *b = &w->b[l];
     double *dX = w->dX, *dX1 = w->dX1;
     /* X' = X1 + dropout(M): dX1 = dX; dM (as floats, fdy) = dX ⊙ mask · scale */
     for (size_t i = 0; i < T * d; i++) {
         dX1[i] = dX[i];
-        w->fdy[i] = (float)(dr ? (keeps(drop, s_out, i) ? dX[i] * keep_scale : 0.0)
-                               : dX[i]);
+        w->fdy[i] = (float)(dr ? (b->keep_out[i] ? dX[i] * keep_scale : 0.0) : dX[i]);
     }
     /* M = G · dense2ᵀ + b: dG (T, F) in fdx */
     lin_dw(GRAD(&blk->dense2.weight), GRAD(&blk->dense2.bias), w->fdy, b->G, T, F, d);
@@ -576,8 +565,8 @@ static void block_backward(vit_work *w, double *grads, const vit_model *m, size_
     /* G = dropout(GELU(H)): dH (T, F) in fdy */
     if (dr)
         for (size_t i = 0; i < T * F; i++)
-            w->fdx[i] = keeps(drop, s_gelu, i) ? (float)(w->fdx[i] * keep_scale) : 0.0f;
-    gelu_grad_rows(w->fdy, w->fdx, b->H, T * F);
+            w->fdx[i] = b->keep_gelu[i] ? (float)(w->fdx[i] * keep_scale) : 0.0f;
+    gelu_grad_rows(w->fdy, w->fdx, b->GD, T * F);
     /* H = N2 · dense1ᵀ + b: dN (T, d) */
     lin_dw(GRAD(&blk->dense1.weight), GRAD(&blk->dense1.bias), w->fdy, b->N2, T, d, F);
     lin_dx(w->fdx, w->fdy, T, blk->dense1.weight.data, d, F);

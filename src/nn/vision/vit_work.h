@@ -23,6 +23,10 @@ typedef struct vit_bwork {
     float *H;        /* (T, F) dense1(N2) */
     float *G;        /* (T, F) dropout(GELU(H)) */
     float *M;        /* (T, d) dense2(G), before its dropout */
+    /* the fast path's: what its backward pass reads again */
+    float *GD;       /* (T, F) GELU'(H) */
+    unsigned char *keep_att, *keep_gelu, *keep_out; /* dropout's masks, 1 kept:
+                                (NH, T, T) the weights', (T, F) GELU's, (T, d) dense2's */
 } vit_bwork;
 
 struct vit_work {
@@ -32,6 +36,7 @@ struct vit_work {
     double *XL;      /* (T, d) the last block's output */
     float *cls;      /* (d,) X_L[0] as float, the head's input */
     float *hn;       /* (d,) head.0(cls) */
+    unsigned char *keep0; /* (T, d) the embedding's dropout mask, 1 kept */
     double hmean, hrstd;
     /* the backward pass's gradients of the activations */
     double *dX, *dX1, *dN;   /* (T, d) */
