@@ -220,13 +220,18 @@ static void lin_dx(float *dx, const float *dy, size_t n, const float *W, size_t 
     }
 }
 
-/* the float sums a (k,) added to the double row d */
+/* the float sums a (k,) added to the double row d (a whole lane's 16 in
+ * a loop of fixed length, which the compiler runs in double lanes) */
 static inline void add_row(double *d, f32x16 a, size_t k)
 {
     float s[V16];
     v16_store(s, a);
-    for (size_t j = 0; j < k; j++)
-        d[j] += s[j];
+    if (k == V16)
+        for (size_t j = 0; j < V16; j++)
+            d[j] += s[j];
+    else
+        for (size_t j = 0; j < k; j++)
+            d[j] += s[j];
 }
 
 /* dW (out, in) += Σ_r dy[r][o]·x[r][i] and dbias (out,) += Σ_r dy[r][o]:
@@ -259,12 +264,15 @@ static void lin_dw(double *dW, double *dbias, const float *dy, const float *x, s
                             a);
             add_row(dW + o * in + i, a, k);
         }
-    if (dbias)
-        for (o = 0; o < out; o++) {
-            double s = 0.0;
+    if (dbias) /* each output's sum over r in order, 16 outputs at once */
+        for (o = 0; o < out; o += V16) {
+            const size_t k = out - o < V16 ? out - o : V16;
+            double s[V16] = {0};
             for (size_t r = 0; r < n; r++)
-                s += dy[r * out + o];
-            dbias[o] += s;
+                for (size_t j = 0; j < V16; j++)
+                    s[j] += j < k ? dy[r * out + o + j] : 0.0f;
+            for (size_t j = 0; j < k; j++)
+                dbias[o + j] += s[j];
         }
 }
 
@@ -296,8 +304,16 @@ static inline f32x16 v16_normal_cdf(f32x16 x, f32x16 *pdf)
  * the backward pass, from the same Φ and φ */
 static void gelu_rows(float *g, float *gd, const float *h, size_t n)
 {
-    for (size_t i = 0; i < n; i += V16) {
-        const size_t k = n - i < V16 ? n - i : V16;
+    size_t i = 0;
+    for (; i + V16 <= n; i += V16) { /* whole lanes */
+        const f32x16 x = v16_load(h + i);
+        f32x16 pdf;
+        const f32x16 cdf = v16_normal_cdf(x, &pdf);
+        v16_store(g + i, x * cdf);
+        v16_store(gd + i, v16_fma(x, pdf, cdf));
+    }
+    if (i < n) { /* the rest, the same lanes' arithmetic */
+        const size_t k = n - i;
         const f32x16 x = v16_load_part(h + i, k, 0.0f);
         f32x16 pdf;
         const f32x16 cdf = v16_normal_cdf(x, &pdf);
@@ -354,7 +370,10 @@ static void gemv_rows(float *y, const float *a, size_t na, const float *X, size_
         else
             for (size_t j = 0; j < na; j++)
                 s0 = v16_fma(v16_splat(a[j]), v16_load_part(X + j * stride + c, k, 0.0f), s0);
-        v16_store_part(y + c, s0, k);
+        if (k == V16)
+            v16_store(y + c, s0);
+        else
+            v16_store_part(y + c, s0, k);
     }
 }
 
