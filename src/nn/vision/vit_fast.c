@@ -242,6 +242,20 @@ static void lin_dw(double *dW, double *dbias, const float *dy, const float *x, s
                    size_t in, size_t out)
 {
     size_t o = 0;
+    if (in % V16 == 0) /* eight rows of dW at once: eight independent sums */
+        for (; o + 8 <= out; o += 8)
+            for (size_t i = 0; i < in; i += V16) {
+                f32x16 a[8];
+                for (int j = 0; j < 8; j++)
+                    a[j] = v16_splat(0.0f);
+                for (size_t r = 0; r < n; r++) {
+                    const f32x16 xr = v16_load(x + r * in + i);
+                    for (int j = 0; j < 8; j++)
+                        a[j] = v16_fma(v16_splat(dy[r * out + o + (size_t)j]), xr, a[j]);
+                }
+                for (int j = 0; j < 8; j++)
+                    add_row(dW + (o + (size_t)j) * in + i, a[j], V16);
+            }
     for (; o + 4 <= out; o += 4)
         for (size_t i = 0; i < in; i += V16) {
             const size_t k = in - i < V16 ? in - i : V16;
