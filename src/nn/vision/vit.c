@@ -335,6 +335,8 @@ vit_work *vit_work_alloc(const vit_model *m)
     const size_t Tp = (T + 15) / 16 * 16; /* T padded to whole lanes */
     w->KT = w_take(w, d * Tp, sizeof(float), &failed);
     w->row = w_take(w, Tp, sizeof(float), &failed);
+    w->PT = w_take(w, T * T, sizeof(float), &failed);
+    w->ST = w_take(w, T * T, sizeof(float), &failed);
     if (failed) {
         vit_work_free(w);
         return NULL;

@@ -345,20 +345,6 @@ static void gelu_grad_rows(float *dh, const float *dg, const float *gd, size_t n
 
 /* ---- the block ----------------------------------------------------------- */
 
-/* y (n,) += a · x (n,), element by element (fma), in lanes */
-static inline void axpy(float *y, float a, const float *x, size_t n)
-{
-    const f32x16 av = v16_splat(a);
-    size_t c = 0;
-    for (; c + V16 <= n; c += V16)
-        v16_store(y + c, v16_fma(av, v16_load(x + c), v16_load(y + c)));
-    if (c < n) {
-        const size_t k = n - c;
-        v16_store_part(y + c, v16_fma(av, v16_load_part(x + c, k, 0.0f),
-                                      v16_load_part(y + c, k, 0.0f)), k);
-    }
-}
-
 /* y (n,) = Σ_j a[j] · X[j·stride …] over j < na, in order of j (fma),
  * each block of 16 outputs summed in registers */
 static void gemv_rows(float *y, const float *a, size_t na, const float *X, size_t stride,
@@ -420,6 +406,7 @@ static void attention_core(vit_work *w, vit_bwork *b, const vit_model *m, const 
     const size_t T = m->T, d = m->cfg.hiddens, NH = m->cfg.heads, dh = d / NH;
     const size_t Tp = padded(T);
     const float scale = (float)(1.0 / sqrt((double)dh));
+    const double keep_div = 1.0 - ad->p; /* a kept weight ÷ (1 − p) */
     float *row = w->row; /* (Tp,) the scores, then dropout(W) */
     for (size_t h = 0; h < NH; h++) {
         head_transposed(w->KT, b->Kp, T, d, h, dh); /* (dh, Tp) */
@@ -439,8 +426,10 @@ static void attention_core(vit_work *w, vit_bwork *b, const vit_model *m, const 
             /* concat[q][h·dh + c] = Σ_k dropout(W)[q][k] · V[k][h·dh + c] */
             const unsigned char *keep = b->keep_att + (h * T + q) * T; /* (T,) */
             if (ad->p > 0)
-                for (size_t k = 0; k < T; k++)
-                    row[k] = keep[k] ? (float)(Wq[k] / (1.0 - ad->p)) : 0.0f;
+                for (size_t k = 0; k < T; k++) { /* no branch: the compiler's lanes */
+                    const float kept = (float)(Wq[k] / keep_div);
+                    row[k] = keep[k] ? kept : 0.0f;
+                }
             else
                 for (size_t k = 0; k < T; k++)
                     row[k] = Wq[k];
@@ -515,43 +504,46 @@ static void to_float(float *y, const double *x, size_t n)
 
 /* The attention core backwards, from dC = ∂/∂concat (T, d): dQ, dK, dV
  * (T, d), through dropout(W)'s mask and the softmax; lanes along the
- * keys for ∂/∂W (V_h transposed), along the columns for the rest. */
+ * keys for ∂/∂W (V_h transposed), along the columns for the rest. dV and
+ * dK sum over the queries: dropout(W_h) and dS_h are kept transposed
+ * (w->PT, w->ST), and each key's row sums its column, queries in order. */
 static void attention_core_backward(vit_work *w, const vit_bwork *b, const vit_model *m,
                                     const mha_dropout *ad)
 {
     const size_t T = m->T, d = m->cfg.hiddens, NH = m->cfg.heads, dh = d / NH;
     const size_t Tp = padded(T);
     const float scale = (float)(1.0 / sqrt((double)dh));
-    float *g = w->row; /* (Tp,) ∂/∂W[q][·] */
-    memset(w->dQ, 0, T * d * sizeof(float));
-    memset(w->dK, 0, T * d * sizeof(float));
-    memset(w->dV, 0, T * d * sizeof(float));
+    /* a kept weight's factor 1/(1 − p) (0 where dropped) */
+    const float kept_scale = ad->p > 0 ? (float)(1.0 / (1.0 - ad->p)) : 1.0f;
+    float *g = w->row;           /* (Tp,) ∂/∂W[q][·], then dS[q][·] */
+    float *PT = w->PT, *ST = w->ST; /* (T, T) dropout(W_h)ᵀ and dS_hᵀ */
     for (size_t h = 0; h < NH; h++) {
         head_transposed(w->KT, b->Vp, T, d, h, dh); /* V_hᵀ (dh, Tp) */
         for (size_t q = 0; q < T; q++) {
             const float *Wq = b->W + (h * T + q) * T; /* (T,) before dropout */
+            const unsigned char *keep = b->keep_att + (h * T + q) * T; /* (T,) */
             const float *dCq = w->dC + q * d + h * dh;
-            const float *Qq = b->Qp + q * d + h * dh;
             /* ∂/∂dropout(W)[q][k] = Σ_c dC[q][c] · V[k][c] */
             gemv_rows(g, dCq, dh, w->KT, Tp, Tp);
             double dot = 0.0;
             for (size_t k = 0; k < T; k++) {
-                /* the kept weight's factor: 1/(1 − p), or 0 where dropped */
-                const float kept = ad->p > 0 ? (b->keep_att[(h * T + q) * T + k]
-                                                    ? (float)(1.0 / (1.0 - ad->p))
-                                                    : 0.0f)
-                                             : 1.0f;
-                /* dV[k] += dropout(W)[q][k] · dC[q] */
-                axpy(w->dV + k * d + h * dh, Wq[k] * kept, dCq, dh);
+                const float kept = ad->p > 0 ? (keep[k] ? kept_scale : 0.0f) : 1.0f;
+                PT[k * T + q] = Wq[k] * kept; /* dropout(W)[q][k] */
                 g[k] *= kept;
                 dot += (double)g[k] * Wq[k];
             }
-            /* softmax: dS = W ⊙ (∂W − Σ W·∂W), then ÷√dh into dQ and dK */
+            /* softmax: dS = W ⊙ (∂W − Σ W·∂W), then ÷√dh */
             for (size_t k = 0; k < T; k++) {
                 g[k] = (float)(Wq[k] * (g[k] - dot)) * scale; /* dS[q][k] */
-                axpy(w->dK + k * d + h * dh, g[k], Qq, dh);
+                ST[k * T + q] = g[k];
             }
+            /* dQ[q] = Σ_k dS[q][k] · K[k] */
             gemv_rows(w->dQ + q * d + h * dh, g, T, b->Kp + h * dh, d, dh);
+        }
+        for (size_t k = 0; k < T; k++) {
+            /* dV[k] = Σ_q dropout(W)[q][k] · dC[q]; dK[k] = Σ_q dS[q][k] · Q[q] */
+            gemv_rows(w->dV + k * d + h * dh, PT + k * T, T, w->dC + h * dh, d, dh);
+            gemv_rows(w->dK + k * d + h * dh, ST + k * T, T, b->Qp + h * dh, d, dh);
         }
     }
 }

@@ -53,6 +53,7 @@ struct vit_work {
                                 Tp: T rounded up to 16, the rest zeros */
     float *row;              /* (Tp,) one row of weights' gradient, or of
                                 dropout(W) */
+    float *PT, *ST;          /* (T, T) one head's dropout(W)ᵀ and dSᵀ */
     void **owned;    /* every allocation, for vit_work_free */
     size_t nowned, capowned;
 };
