@@ -270,6 +270,35 @@ void vit_work_free(vit_work *w)
     free(w);
 }
 
+/* One block's forward tensors and dropout masks (vit_bwork), taken from w's
+ * list: T tokens of width d, NH heads, F the MLP's width. */
+static void vit_bwork_take(vit_work *w, vit_bwork *b, size_t T, size_t d, size_t F, size_t NH,
+                           int *failed)
+{
+    const size_t Td = T * d, TF = T * F;
+    b->X = w_take(w, Td, sizeof(double), failed);
+    b->N1 = w_take(w, Td, sizeof(float), failed);
+    b->mean1 = w_take(w, T, sizeof(double), failed);
+    b->rstd1 = w_take(w, T, sizeof(double), failed);
+    b->A = w_take(w, Td, sizeof(float), failed);
+    b->W = w_take(w, NH * T * T, sizeof(float), failed);
+    b->Qp = w_take(w, Td, sizeof(float), failed);
+    b->Kp = w_take(w, Td, sizeof(float), failed);
+    b->Vp = w_take(w, Td, sizeof(float), failed);
+    b->concat = w_take(w, Td, sizeof(float), failed);
+    b->X1 = w_take(w, Td, sizeof(double), failed);
+    b->N2 = w_take(w, Td, sizeof(float), failed);
+    b->mean2 = w_take(w, T, sizeof(double), failed);
+    b->rstd2 = w_take(w, T, sizeof(double), failed);
+    b->H = w_take(w, TF, sizeof(float), failed);
+    b->G = w_take(w, TF, sizeof(float), failed);
+    b->M = w_take(w, Td, sizeof(float), failed);
+    b->GD = w_take(w, TF, sizeof(float), failed);
+    b->keep_att = w_take(w, NH * T * T, 1, failed);
+    b->keep_gelu = w_take(w, TF, 1, failed);
+    b->keep_out = w_take(w, Td, 1, failed);
+}
+
 vit_work *vit_work_alloc(const vit_model *m)
 {
     const size_t T = m->T, d = m->cfg.hiddens, F = m->cfg.ffn, NH = m->cfg.heads,
@@ -288,30 +317,8 @@ vit_work *vit_work_alloc(const vit_model *m)
     w->patches = w_take(w, P * K, sizeof(float), &failed);
     w->E = w_take(w, P * d, sizeof(float), &failed);
     w->b = w_take(w, L, sizeof(vit_bwork), &failed);
-    for (size_t l = 0; l < L && !failed; l++) {
-        vit_bwork *b = &w->b[l];
-        b->X = w_take(w, Td, sizeof(double), &failed);
-        b->N1 = w_take(w, Td, sizeof(float), &failed);
-        b->mean1 = w_take(w, T, sizeof(double), &failed);
-        b->rstd1 = w_take(w, T, sizeof(double), &failed);
-        b->A = w_take(w, Td, sizeof(float), &failed);
-        b->W = w_take(w, NH * T * T, sizeof(float), &failed);
-        b->Qp = w_take(w, Td, sizeof(float), &failed);
-        b->Kp = w_take(w, Td, sizeof(float), &failed);
-        b->Vp = w_take(w, Td, sizeof(float), &failed);
-        b->concat = w_take(w, Td, sizeof(float), &failed);
-        b->X1 = w_take(w, Td, sizeof(double), &failed);
-        b->N2 = w_take(w, Td, sizeof(float), &failed);
-        b->mean2 = w_take(w, T, sizeof(double), &failed);
-        b->rstd2 = w_take(w, T, sizeof(double), &failed);
-        b->H = w_take(w, TF, sizeof(float), &failed);
-        b->G = w_take(w, TF, sizeof(float), &failed);
-        b->M = w_take(w, Td, sizeof(float), &failed);
-        b->GD = w_take(w, TF, sizeof(float), &failed);
-        b->keep_att = w_take(w, NH * T * T, 1, &failed);
-        b->keep_gelu = w_take(w, TF, 1, &failed);
-        b->keep_out = w_take(w, Td, 1, &failed);
-    }
+    for (size_t l = 0; l < L && !failed; l++)
+        vit_bwork_take(w, &w->b[l], T, d, F, NH, &failed);
     w->keep0 = w_take(w, Td, 1, &failed);
     w->XL = w_take(w, Td, sizeof(double), &failed);
     w->cls = w_take(w, d, sizeof(float), &failed);
