@@ -836,6 +836,28 @@ groups.train = async () => {
     check(`train: compare, the slider moves the ${label} run`, ok);
   }
   await r.finish();
+
+  // a language model, with and without the mask: the causal run's later
+  // keys grey, the other's in the colour map; no controls (its text is a
+  // file the page does not hold); the samples and the why below
+  attn(["train", "--task", "lm", "--compare-causal", "--steps", "40", "--log-every", "10", "--sample", "30",
+        "--json", "lm.json", "--html", "lm.html"]);
+  const lj = readJSON("lm.json"), lp = pageData(tmp("lm.html")).data;
+  const m = await open(tmp("lm.html"), "train-lm");
+  check("train lm: no controls", await m.page.evaluate(() => document.querySelectorAll("section.live").length === 0));
+  const NR = lp.page.runs[1], AN = flat(NR.attention), nn = NR.length, lastAt = (NR.steps.length - 1) * NR.layers * NR.heads * nn * nn;
+  const [later, earlier, open2] = [await cellRGB(m.page, "causal layer 1 head 1", 2, 5),
+                                   await cellRGB(m.page, "causal layer 1 head 1", 5, 2),
+                                   await cellRGB(m.page, "no mask layer 1 head 1", 2, 5)];
+  check("train lm: the causal run's later keys are drawn grey", later[0] === later[1] && later[1] === later[2] &&
+        earlier.join() !== later.join(), `${later} ${earlier}`);
+  check("train lm: the no-mask run's later keys in the colour map",
+        open2.join() === cmapRGB(lp.page.cmap.lut, AN[lastAt + 2 * nn + 5], 0, 1).join(), `${open2}`);
+  const shown = await m.page.evaluate(() => Array.from(document.querySelectorAll(".lm-sample pre"), (p) => p.textContent));
+  check("train lm: both samples shown as --json has them",
+        shown.length === 2 && shown.every((t, k) => t === lj.runs[k].sample.prompt + lj.runs[k].sample.text), shown.join(" | "));
+  check("train lm: the why", await m.page.evaluate(() => document.body.textContent.includes("the no-mask model cannot generate")));
+  await m.finish();
 };
 
 // translate: the step slider moves the cross-attention (and the encoder's

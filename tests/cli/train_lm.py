@@ -2,14 +2,17 @@
 their exact lines, bad texts (invalid UTF-8 named by its byte offset,
 empty, too short, unreadable), a tiny run's JSON (its vocabulary, split
 and unigram perplexity recomputed here from the text), the same bytes for
-the same seed, sampling's temperature, --compare-causal, and the default
-text named in the output."""
+the same seed, sampling's temperature, --compare-causal, the probe's
+attention on the page and in the figure (the mask's zeros, the weight on
+the next character recomputed here from the page's weights), and the
+default text named in the output."""
 import json
 import math
 import os
 import random
 
-from .common import check, expect, run, write
+from .common import check, expect, png_info, run, write
+from .html import floats, page_data
 
 T = "attn train: "
 
@@ -30,6 +33,73 @@ def unigram(text):
     return math.exp(nll / len(targets))
 
 
+def label(ch):
+    """A character as the probe's tick label: white space made visible."""
+    return {" ": "\u2423", "\n": "\u21b5", "\t": "\u21e5", "\r": "\u240d"}.get(ch, ch)
+
+
+def next_weights(w, T):
+    """Per head, the mean over queries i < T − 1 of the weight on key i + 1
+    (w: the (T, T) weights of each head, flattened)."""
+    return sum(w[i * T + i + 1] for i in range(T - 1)) / (T - 1)
+
+
+def check_probe_outputs(doc, page, fig, texts, err, path):
+    """--compare-causal's page and figure: the probe is the held-out text's
+    first characters; the causal run's weights above the diagonal are 0 and
+    every row sums to 1; each run's next_weight is the largest per-head
+    mean weight on key i + 1 of the page's last step, recomputed here; the
+    figure draws each head's."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    n = len(text)
+    _, _, data = page_data(page)
+    pg = data["page"]
+    check(data["compare_causal"] is True and [r["task"] for r in data["runs"]] == ["lm", "lm"],
+          "page: the two runs' documents")
+    check([r["label"] for r in pg["runs"]] == ["causal", "no mask"]
+          and [r["causal"] for r in pg["runs"]] == [True, False], "page: the runs' labels")
+    T = pg["runs"][0]["length"]
+    want = [label(ch) for ch in text[n - n // 10:][:T]]
+    check(T == 8 and pg["runs"][0]["probes"][0]["tokens"] == want,
+          "page: the probe %r, want %r" % (pg["runs"][0]["probes"][0]["tokens"], want))
+    drawn = open(texts, encoding="utf-8").read().splitlines()
+    for k, run_ in enumerate(pg["runs"]):
+        L, NH = run_["layers"], run_["heads"]
+        w = floats(run_["attention"])
+        per = L * NH * T * T
+        check(run_["steps"][-1] == 60 and len(w) == len(run_["steps"]) * per,
+              "page run %d: steps %r, %d numbers" % (k, run_["steps"][-3:], len(w)))
+        last = w[-per:]
+        for m in range(L * NH):
+            for i in range(T):
+                row = last[(m * T + i) * T:(m * T + i + 1) * T]
+                check(abs(sum(row) - 1) < 1e-5, "page run %d head %d row %d sums to %r"
+                      % (k, m, i, sum(row)))
+                if run_["causal"]:
+                    check(all(x == 0 for x in row[i + 1:]),
+                          "page run %d head %d row %d: weight after the query" % (k, m, i))
+        means = [next_weights(last[m * T * T:(m + 1) * T * T], T) for m in range(L * NH)]
+        best = max(range(L * NH), key=lambda m: (means[m], -m))
+        nw = doc["runs"][k]["final"]["next_weight"]
+        if run_["causal"]:
+            check(max(means) == 0 and nw == {"weight": 0, "layer": None, "head": None},
+                  "causal next_weight %r, recomputed %r" % (nw, means))
+        else:
+            check(abs(nw["weight"] - means[best]) < 1e-6 and
+                  (nw["layer"], nw["head"]) == (best // NH + 1, best % NH + 1),
+                  "no-mask next_weight %r, recomputed %r" % (nw, means))
+            # the model that learned to copy reads the next character
+            check(nw["weight"] > 0.3, "no mask: weight on the next character %r" % nw["weight"])
+        for m in range(L * NH):
+            t = "head %d \u00b7 on i+1: %.2f" % (m % NH + 1, means[m])
+            check(t in drawn, "figure: %r not drawn (%r)" % (t, drawn[:12]))
+    check(png_info(fig)[0] > 400, "figure: %r" % (png_info(fig),))
+    check("wrote %s: the attention over the held-out text's first 8 characters, 4 rows × 4 "
+          "heads" % fig in err and "wrote %s: a page of the attention at" % page in err,
+          "the reports on stderr: %r" % err[-400:])
+
+
 def group_train_lm(tmp):
     expect(["train", "--help"], 0, err="",
            out_has=["--sample N", "--temperature T", "--compare-causal", "lm (a character-level"])
@@ -48,7 +118,7 @@ def group_train_lm(tmp):
             (["--temperature", "-1"], "--temperature: expected a number from 0 to 1e+06, "
              "got '-1'"),
             (["--sample", "-1"], "--sample: expected an integer from 0 to 1000000, got '-1'"),
-            (["--png", "x.png"], "--png is not for --task lm"),
+            (["--plot", "x.png"], "--plot is not for --task lm"),
             (["--save", "m.json"], "--save is not for --task lm"),
             (["--compare-layers"], "--compare-layers is not for --task lm"),
             (["--compare-causal", "--no-causal"],
@@ -103,7 +173,9 @@ def group_train_lm(tmp):
     check([h["step"] for h in doc["history"]] == [1, 10, 20, 30], "tiny: history steps")
     f = doc["final"]
     check(set(f) == {"loss", "train_accuracy", "heldout_loss", "heldout_accuracy",
-                     "perplexity"}, "tiny: final's keys %r" % sorted(f))
+                     "perplexity", "next_weight"}, "tiny: final's keys %r" % sorted(f))
+    check(f["next_weight"] == {"weight": 0, "layer": None, "head": None},
+          "tiny: the causal model puts no weight on the next character: %r" % f["next_weight"])
     check(abs(f["perplexity"] - math.exp(f["heldout_loss"])) < 1e-6 * f["perplexity"],
           "tiny: perplexity = exp(held-out loss)")
     # a repeated sentence: the model beats the baseline by far
@@ -151,14 +223,17 @@ def group_train_lm(tmp):
     # model stays near 1/9), everything from the next character it sees
     rng = random.Random(1)
     noise = write(tmp, "noise.txt", "".join(rng.choice("abcdefgh ") for _ in range(600)))
-    rc, out, _ = run(["train", "--task", "lm", "--data", noise, "--length", "8", "--steps",
-                      "60", "--compare-causal", "--json", "-"])
+    page, fig, texts = (os.path.join(tmp, n) for n in ("lm.html", "lm.png", "lm-texts.txt"))
+    rc, out, err = run(["train", "--task", "lm", "--data", noise, "--length", "8", "--steps",
+                        "60", "--compare-causal", "--json", "-", "--html", page, "--png", fig],
+                       env={"ATTN_FIGURE_TEXT": texts})
     doc = json.loads(out)
     check([r["causal"] for r in doc["runs"]] == [True, False], "compare: the runs")
     acc = [r["final"]["train_accuracy"] for r in doc["runs"]]
     check(acc[0] < 0.4 and acc[1] > 0.7,
           "compare: training accuracy with the mask %r, without %r" % (acc[0], acc[1]))
     check(doc["why"].startswith("Without the mask"), "compare: why")
+    check_probe_outputs(doc, page, fig, texts, err, noise)
 
     # the default text, named
     if os.path.exists("/usr/share/common-licenses/GPL-3"):

@@ -138,7 +138,10 @@ const struct opt train_options[] = {
                  "columns = heads (stacks: layer × head; apple:\n"
                  "苹果's row before and after; vit: 8 test images\n"
                  "with <cls>'s attention over the patches per head\n"
-                 "of the last block and rolled out over the blocks)"),
+                 "of the last block and rolled out over the blocks;\n"
+                 "lm: rows = layers, the held-out text's first\n"
+                 "characters after training, each head's weight on\n"
+                 "the next one)"),
     OPT_FILE(0, "plot", plot, "loss and accuracy against the step (PNG); vit:\n"
              "against the epoch, as d2l's board draws them"),
     OPT_FILE(0, "confusion-png", confusion_png,
@@ -147,7 +150,8 @@ const struct opt train_options[] = {
     OPT_HTML(html, "a page: a step slider over every logged step moving\n"
                    "the probe's heads and the curves' cursor together;\n"
                    "vit: pick a test image, each head's <cls>\n"
-                   "attention over it and the prediction, recomputed"),
+                   "attention over it and the prediction, recomputed;\n"
+                   "lm: the causal triangle forming, and the samples"),
     OPT_JSON(json, "the history and the final figures; - for stdout"),
     OPT_FLAG(0, "explain", explain,
              "with --json (or --html): every cell's path (q, k,\n"
@@ -288,7 +292,8 @@ static const char usage_before_options[] = /* xgettext:no-c-format */ N_(
     "text, --data or the GPL; the last 10% held out; the held-out loss and\n"
     "perplexity against the unigram baseline's, then --sample characters\n"
     "drawn from it; --no-causal: the same model reading the future,\n"
-    "--compare-causal: both).\n"
+    "--compare-causal: both, and how much weight each puts on the next\n"
+    "character, the one it predicts).\n"
     "\n");
 
 /* The help after the options: what it shows, --data, examples. */
@@ -1704,7 +1709,7 @@ int cmd_train(int argc, char **argv)
     if (a.task == TRAIN_TASK_VIT)
         return train_vit(&a, &g, argc, argv);
     if (a.task == TRAIN_TASK_LM) /* --length is its context, with --data too */
-        return (status = resolve_pos(&a, &g)) != EXIT_OK ? status : train_lm(&a, &g);
+        return (status = resolve_pos(&a, &g)) != EXIT_OK ? status : train_lm(&a, &g, argc, argv);
     if ((status = train_not_lm(&a, &g)) != EXIT_OK)
         return status;
     if (train_is_translation(&a)) {

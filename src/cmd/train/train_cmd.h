@@ -59,7 +59,7 @@ int train_not_translation(const opt_given *g);
 int train_translate(const struct train_args *a, const opt_given *g, int argc, char **argv);
 
 /* attn train --task lm (train_lm.c, SPEC.md §16): the whole run, its exit
- * status. */
-int train_lm(struct train_args *a, const opt_given *g);
+ * status (argc, argv: the command line, as --html's page shows it). */
+int train_lm(struct train_args *a, const opt_given *g, int argc, char **argv);
 
 #endif

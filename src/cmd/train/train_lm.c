@@ -8,7 +8,9 @@
  * the encoder tasks' (nn/encoder/encoder_train.h: a per-position
  * classification over the characters); the baseline and the generation
  * are nn/encoder/encoder_lm.h's. This file reads the options, runs the
- * loop, and prints and writes what came out.
+ * loop, and prints and writes what came out: --png, each model's heads
+ * over the probe (the held-out text's first characters) after training,
+ * and --html, train_page.h's page of that attention at every logged step.
  */
 #include <math.h>
 #include <stdio.h>
@@ -24,6 +26,8 @@
 #include "json_writer.h"
 #include "lm_text.h"
 #include "output.h"
+#include "render.h"
+#include "train_page.h"
 #include "train_cmd.h"
 #include "train_loop.h"
 #include "utf8.h"
@@ -31,6 +35,9 @@
 
 /* The default text: the GPL, version 3, on every Debian machine (base-files). */
 #define LM_DEFAULT_TEXT "/usr/share/common-licenses/GPL-3"
+
+/* The probe's most characters: --png's and --html's panels stay readable. */
+#define LM_PROBE_MAX 32
 
 typedef struct lm_hist {
     long step;
@@ -48,7 +55,19 @@ typedef struct lm_run {
     size_t nhist, hist_cap;
     train_stats train, heldout; /* after training: the training text's cover, the held-out's */
     int *sample;                /* (a->sample,) characters */
+    float *att;                 /* the probe's (L, NH, T, T) after training */
+    double next;                /* the most weight a head puts on key i + 1 (lm_next_weight) */
+    size_t next_layer, next_head;
 } lm_run;
+
+/* What --png and --html show: the held-out text's first T characters, as
+ * tokens and as labels (white space made visible). */
+typedef struct lm_probe {
+    int tokens[LM_PROBE_MAX];
+    char text[LM_PROBE_MAX][8];
+    const char *labels[LM_PROBE_MAX];
+    size_t T;
+} lm_probe;
 
 /* What both runs share: the text and the task. */
 typedef struct lm_ctx {
@@ -59,6 +78,7 @@ typedef struct lm_ctx {
     double unigram; /* the baseline's held-out perplexity */
     lm_run run[2];
     size_t nrun;
+    lm_probe probe;
 } lm_ctx;
 
 /* ---- the options --------------------------------------------------------- */
@@ -66,9 +86,9 @@ typedef struct lm_ctx {
 /* Options that mean nothing to a language model: exit 2. */
 static int lm_refused(const opt_given *g)
 {
-    static const char *const refused[] = {"vocab",   "png",         "plot",           "html",
-                                          "save",    "load",        "compare-posenc", "compare-layers",
-                                          "explain", "pos-png",     "font",           NULL};
+    static const char *const refused[] = {"vocab",          "plot",           "save",
+                                          "load",           "compare-posenc", "compare-layers",
+                                          "explain",        "pos-png",        NULL};
     for (size_t i = 0; refused[i]; i++)
         if (opt_is_given(g, refused[i])) {
             cli_error("--%s is not for --task lm", refused[i]);
@@ -144,17 +164,107 @@ static int lm_step(train_loop *lp, long s, int logged)
     return EXIT_OK;
 }
 
-static int lm_no_record(train_loop *lp, long s)
+/* --html: the probe's attention at the logged steps (the history's last
+ * entry, which lm_step has just added for a logged step s ≥ 1). */
+static int lm_record(train_loop *lp, long s)
 {
-    (void)lp;
-    (void)s;
-    return EXIT_OK;
+    lm_run *r = lp->run;
+    const lm_hist *h = s > 0 && r->nhist > 0 ? &r->hist[r->nhist - 1] : NULL;
+    train_page_stats st;
+    if (h)
+        st = (train_page_stats){h->step, h->loss, h->accuracy, NAN};
+    return train_page_record(&r->tr, s, h ? &st : NULL) != EXIT_OK ? EXIT_RUNTIME : EXIT_OK;
 }
 
 /* The sample's prompt: the held-out text's first character, as a token. */
 static int lm_prompt(const lm_ctx *c)
 {
     return c->text.ids[lm_train_chars(c->text.n)] + 1;
+}
+
+/* A character as a tick label: white space made visible (␣ a space, ↵ a
+ * line feed, ⇥ a tab, ␍ a carriage return), any other control character
+ * as U+FFFD; out has room for one character and its NUL. */
+static void lm_char_label(uint32_t cp, char out[8])
+{
+    uint32_t shown = cp == ' ' ? 0x2423 : cp == '\n' ? 0x21B5 : cp == '\t' ? 0x21E5
+                   : cp == '\r' ? 0x240D : (cp < 0x20 || cp == 0x7F) ? 0xFFFD : cp;
+    out[utf8_write(shown, out)] = '\0';
+}
+
+/* The probe: the held-out text's first min(L, LM_PROBE_MAX) characters
+ * (lm_text.h: the held-out part has at least L + 1). */
+static void lm_probe_set(lm_ctx *c)
+{
+    lm_probe *p = &c->probe;
+    const size_t at = lm_train_chars(c->text.n);
+    const size_t L = (size_t)c->a->length;
+    p->T = L < LM_PROBE_MAX ? L : LM_PROBE_MAX;
+    for (size_t i = 0; i < p->T; i++) {
+        const int id = c->text.ids[at + i];
+        p->tokens[i] = id + 1; /* lm_text.h: token c + 1 */
+        lm_char_label(c->text.vocab[id], p->text[i]);
+        p->labels[i] = p->text[i];
+    }
+}
+
+/* The page's name of a run when two are compared, else NULL. */
+static const char *lm_label(const lm_ctx *c, const lm_run *r)
+{
+    return c->nrun < 2 ? NULL : r->causal ? "causal" : "no mask";
+}
+
+/* The layers trainer_attention gives (the one-layer model: one). */
+static size_t lm_layers(const lm_run *r)
+{
+    return r->tr.model.cfg.layers ? r->tr.model.cfg.layers : 1;
+}
+
+/* What a head reads the answer with: the mean over the probe's queries
+ * i < T − 1 of its weight on key i + 1, the character query i is trained
+ * to predict (the causal mask makes it 0). w (T, T). */
+static double lm_head_next(const float *w, size_t T)
+{
+    double sum = 0;
+    for (size_t i = 0; i + 1 < T; i++)
+        sum += w[i * T + i + 1];
+    return T > 1 ? sum / (double)(T - 1) : 0;
+}
+
+/* The most of it any head of a model has, and where. att (L, NH, T, T). */
+static void lm_next_weight(lm_run *r, const float *att, size_t L, size_t NH, size_t T)
+{
+    r->next = 0;
+    r->next_layer = r->next_head = 0;
+    for (size_t l = 0; l < L; l++)
+        for (size_t h = 0; h < NH; h++) {
+            const double mean = lm_head_next(att + (l * NH + h) * T * T, T);
+            if (mean > r->next) {
+                r->next = mean;
+                r->next_layer = l;
+                r->next_head = h;
+            }
+        }
+}
+
+/* The probe's attention after training, (L, NH, T, T), and its weight on
+ * the next character. */
+static int lm_keep_attention(const lm_ctx *c, lm_run *r)
+{
+    const size_t T = c->probe.T;
+    size_t n;
+    char err[512];
+    if (size_mul(lm_layers(r) * r->tr.model.cfg.heads, T * T, &n) ||
+        !(r->att = malloc(n * sizeof *r->att))) {
+        cli_error("out of memory for the probe's attention");
+        return EXIT_RUNTIME;
+    }
+    if (trainer_attention(&r->tr, c->probe.tokens, T, r->att, err, sizeof err)) {
+        cli_error("%s", err);
+        return EXIT_RUNTIME;
+    }
+    lm_next_weight(r, r->att, lm_layers(r), r->tr.model.cfg.heads, T);
+    return EXIT_OK;
 }
 
 /* Train one model (causal or not), measure it, sample from it. */
@@ -164,14 +274,16 @@ static int lm_train_one(lm_ctx *c, lm_run *r)
     char err[512];
     int prompt = lm_prompt(c);
     train_loop lp = {.steps = a->steps, .every = a->log_every, .bar = isatty(fileno(stderr)),
-                     .run = r, .record = lm_no_record, .step = lm_step};
+                     .run = r, .record = lm_record, .step = lm_step};
     lm_opts(r, a);
     if (trainer_init(&r->tr, &c->task, &r->opts, NULL, err, sizeof err)) {
         cli_error("%s", err);
         return EXIT_RUNTIME;
     }
     r->tr_ready = 1;
-    if (train_loop_run(&lp) != EXIT_OK)
+    if (train_page_run(&r->tr, lm_label(c, r), a->steps, a->log_every) != EXIT_OK ||
+        train_page_probe(c->probe.tokens, c->probe.T, 0, c->probe.labels, NULL) != EXIT_OK ||
+        train_loop_run(&lp) != EXIT_OK || lm_keep_attention(c, r) != EXIT_OK)
         return EXIT_RUNTIME;
     if (trainer_evaluate(&r->tr, &c->task.eval, &r->train, err, sizeof err) ||
         trainer_evaluate(&r->tr, &c->task.heldout, &r->heldout, err, sizeof err)) {
@@ -199,6 +311,7 @@ static void lm_run_free(lm_run *r)
         trainer_free(&r->tr);
     free(r->hist);
     free(r->sample);
+    free(r->att);
     memset(r, 0, sizeof *r);
 }
 
@@ -225,6 +338,7 @@ static int lm_load(lm_ctx *c)
     ntrain = lm_train_chars(c->text.n);
     c->unigram = lm_unigram_perplexity(c->text.ids, ntrain, c->text.ids + ntrain + 1,
                                        c->text.n - ntrain - 1, c->text.V);
+    lm_probe_set(c);
     return EXIT_OK;
 }
 
@@ -286,6 +400,10 @@ static void lm_print_table(const lm_ctx *c)
     printf("\n");
     term_put_field(stdout, _("unigram perplexity"), 28, 0);
     printf(_(" %12.2f   (add-one counts of the training text)\n"), c->unigram);
+    term_put_field(stdout, _("weight on the next character"), 28, 0);
+    for (size_t k = 0; k < c->nrun; k++)
+        printf(" %12.4f", c->run[k].next);
+    printf(_("   (the head that reads it most, over the held-out text's first %zu)\n"), c->probe.T);
 }
 
 static void lm_print_samples(const lm_ctx *c)
@@ -343,7 +461,14 @@ static int lm_json_run(json_writer *jw, const lm_ctx *c, const lm_run *r)
          json_number(jw, "train_accuracy", r->train.accuracy) ||
          json_number(jw, "heldout_loss", r->heldout.loss) ||
          json_number(jw, "heldout_accuracy", r->heldout.accuracy) ||
-         json_number(jw, "perplexity", fm_exp(r->heldout.loss)) || json_end(jw);
+         json_number(jw, "perplexity", fm_exp(r->heldout.loss)) ||
+         json_object_begin(jw, "next_weight", JSON_INLINE) || json_number(jw, "weight", r->next);
+    if (r->next > 0) /* the head that reads it most; none when none does */
+        rc = rc || json_uint(jw, "layer", r->next_layer + 1) ||
+             json_uint(jw, "head", r->next_head + 1);
+    else
+        rc = rc || json_null(jw, "layer") || json_null(jw, "head");
+    rc = rc || json_end(jw) || json_end(jw);
     if (!rc && a->sample > 0) {
         char *p = chars_string(&c->text, NULL, &prompt, 1);
         char *s = chars_string(&c->text, NULL, r->sample, (size_t)a->sample);
@@ -356,21 +481,25 @@ static int lm_json_run(json_writer *jw, const lm_ctx *c, const lm_run *r)
     return rc;
 }
 
+/* The members of every document: the text, its split and the baseline. */
+static int lm_json_head(json_writer *jw, const lm_ctx *c)
+{
+    const size_t ntrain = lm_train_chars(c->text.n);
+    return json_string(jw, "command", "train") || json_string(jw, "task", "lm") ||
+           json_string(jw, "data", c->path) || json_uint(jw, "characters", c->text.n) ||
+           json_uint(jw, "vocab_size", c->text.V) || json_uint(jw, "train_characters", ntrain) ||
+           json_uint(jw, "heldout_characters", c->text.n - ntrain) ||
+           json_int(jw, "length", c->a->length) ||
+           json_number(jw, "unigram_perplexity", c->unigram);
+}
+
 static int lm_json(FILE *f, const void *ctx)
 {
     const lm_ctx *c = ctx;
-    const struct train_args *a = c->a;
-    const size_t ntrain = lm_train_chars(c->text.n);
     json_writer jw;
     int rc;
     json_writer_init(&jw, f);
-    rc = json_object_begin(&jw, NULL, JSON_BLOCK) || json_string(&jw, "command", "train") ||
-         json_string(&jw, "task", "lm") || json_string(&jw, "data", c->path) ||
-         json_uint(&jw, "characters", c->text.n) || json_uint(&jw, "vocab_size", c->text.V) ||
-         json_uint(&jw, "train_characters", ntrain) ||
-         json_uint(&jw, "heldout_characters", c->text.n - ntrain) ||
-         json_int(&jw, "length", a->length) ||
-         json_number(&jw, "unigram_perplexity", c->unigram);
+    rc = json_object_begin(&jw, NULL, JSON_BLOCK) || lm_json_head(&jw, c);
     if (c->nrun == 1) {
         rc = rc || lm_json_run(&jw, c, &c->run[0]);
     } else {
@@ -385,9 +514,103 @@ static int lm_json(FILE *f, const void *ctx)
     return json_writer_finish(&jw);
 }
 
+/* One run's document, as --json writes it for a run alone: the page's
+ * data (train_page.h), each run's when two are compared. */
+typedef struct lm_doc {
+    const lm_ctx *c;
+    size_t k;
+} lm_doc;
+
+static int lm_json_one(FILE *f, const void *ctx)
+{
+    const lm_doc *d = ctx;
+    json_writer jw;
+    json_writer_init(&jw, f);
+    int rc = json_object_begin(&jw, NULL, JSON_BLOCK) || lm_json_head(&jw, d->c) ||
+             lm_json_run(&jw, d->c, &d->c->run[d->k]) || json_end(&jw);
+    (void)rc;
+    return json_writer_finish(&jw);
+}
+
+/* ---- --png and --html ---------------------------------------------------- */
+
+typedef char lm_title[160];
+
+/* --png: rows = each run's layers, columns = heads, the probe's
+ * attention after training; the causal run's upper triangle is 0. */
+static int lm_write_png(const void *ctx, text_font *font, FILE *rep)
+{
+    const lm_ctx *c = ctx;
+    const size_t L = lm_layers(&c->run[0]), NH = c->run[0].tr.model.cfg.heads, T = c->probe.T;
+    const size_t rows = c->nrun * L;
+    heat_panel *panels = calloc(rows * NH, sizeof *panels);
+    lm_title *titles = calloc(rows * NH, sizeof *titles), *row_text = calloc(rows, sizeof *row_text);
+    const char **row_titles = calloc(rows, sizeof *row_titles);
+    heat_figure fig = {0};
+    char what[160];
+    int status = EXIT_RUNTIME;
+    if (!panels || !titles || !row_text || !row_titles) {
+        cli_error("%s: out of memory", c->a->png);
+        goto done;
+    }
+    for (size_t k = 0; k < c->nrun; k++)
+        for (size_t l = 0; l < L; l++) {
+            const lm_run *r = &c->run[k];
+            const size_t gr = k * L + l;
+            snprintf(row_text[gr], sizeof row_text[0], _("%s, layer %zu · held-out perplexity %.2f"),
+                     r->causal ? _("causal") : _("no mask"), l + 1, fm_exp(r->heldout.loss));
+            row_titles[gr] = row_text[gr];
+            for (size_t h = 0; h < NH; h++) {
+                heat_panel *pn = &panels[gr * NH + h];
+                pn->data = r->att + (l * NH + h) * T * T; /* (T, T) */
+                snprintf(titles[gr * NH + h], sizeof titles[0], _("head %zu · on i+1: %.2f"), h + 1,
+                         lm_head_next(pn->data, T));
+                pn->rows = pn->cols = T;
+                pn->title = titles[gr * NH + h];
+            }
+        }
+    fig.panels = panels;
+    fig.grid_rows = rows;
+    fig.grid_cols = NH;
+    fig.row_titles = row_titles;
+    fig.xlabel = "Keys";
+    fig.ylabel = "Queries";
+    fig.xticklabels = c->probe.labels;
+    fig.yticklabels = c->probe.labels;
+    fig.vmin = 0;
+    fig.vmax = 1;
+    fig.colorbar_label = _("attention weight");
+    fig.font = font;
+    snprintf(what, sizeof what, _("the attention over the held-out text's first %zu characters, "
+                                  "%zu rows × %zu heads"), T, rows, NH);
+    status = output_heatmap(c->a->png, &fig, rep, what);
+done:
+    free(panels);
+    free(titles);
+    free(row_text);
+    free(row_titles);
+    return status;
+}
+
+/* What the runs write: --json, --png, --html. */
+static int lm_outputs(const lm_ctx *c, FILE *rep)
+{
+    const struct train_args *a = c->a;
+    const lm_doc docs[2] = {{c, 0}, {c, 1}};
+    const void *ctxs[2] = {&docs[0], &docs[1]};
+    int status = EXIT_OK;
+    if (a->json)
+        status = output_json(a->json, lm_json, c, rep, "the history, figures and samples");
+    if (status == EXIT_OK && a->png)
+        status = output_figures(a->font, a->png, lm_write_png, NULL, NULL, c, rep);
+    if (status == EXIT_OK && a->html)
+        status = train_page_write(lm_json_one, ctxs, c->nrun, "compare_causal", rep);
+    return status;
+}
+
 /* ---- the command ------------------------------------------------------- */
 
-int train_lm(struct train_args *a, const opt_given *g)
+int train_lm(struct train_args *a, const opt_given *g, int argc, char **argv)
 {
     lm_ctx c;
     int status;
@@ -398,8 +621,9 @@ int train_lm(struct train_args *a, const opt_given *g)
         return EXIT_USAGE;
     }
     lm_defaults(a, g);
-    if ((status = output_check_files((const char *const[]){a->json}, (const char *const[]){"--json"},
-                                     1)) != EXIT_OK)
+    if ((status = output_check_files((const char *const[]){a->json, a->png},
+                                     (const char *const[]){"--json", "--png"}, 2)) != EXIT_OK ||
+        (status = train_page_open(a->html, argc, argv)) != EXIT_OK)
         return status;
     memset(&c, 0, sizeof c);
     c.a = a;
@@ -419,12 +643,12 @@ int train_lm(struct train_args *a, const opt_given *g)
             if (c.nrun == 2)
                 printf("\n%s", _(lm_why));
         }
-        if (a->json)
-            status = output_json(a->json, lm_json, &c, rep, "the history, figures and samples");
+        status = lm_outputs(&c, rep);
     }
     for (size_t k = 0; k < 2; k++)
         lm_run_free(&c.run[k]);
     train_task_free(&c.task);
     lm_text_free(&c.text);
+    train_page_close();
     return status;
 }

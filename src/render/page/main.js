@@ -47,6 +47,13 @@ const PAGE_KINDS = {
   vit: (root, data, pg) => vitPage(root, data, pg),
 };
 
+// Whether data is a language model's page (attn train --task lm), alone
+// or two compared.
+function trainIsLm(data) {
+  const doc = data.runs ? data.runs[0] : data;
+  return data.command === "train" && Boolean(doc) && doc.task === "lm";
+}
+
 function buildPage(root, data) {
   const pg = data.page;
   root.append(pageHeader(pg));
@@ -55,7 +62,9 @@ function buildPage(root, data) {
   // a command with controls: its views in their own element, drawn again
   // from each rerun of the page's attn (live.js)
   // (the ViT's page reruns `attn vit` for each pick, not its training)
-  const argv = pg.kind === "vit" ? null : liveArgv(pg);
+  // (a language model's page has no controls: its text is a file the page
+  // does not hold)
+  const argv = pg.kind === "vit" || trainIsLm(data) ? null : liveArgv(pg);
   if (!argv || !liveSpecs(argv) || argv[0] !== data.command) {
     build(root, data, pg);
     return;

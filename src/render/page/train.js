@@ -57,6 +57,11 @@ Object.assign(PAGE_ZH, {
   ", alignment {0}": "，对齐 {0}",
   "bahdanau": "Bahdanau",
   " ({0})": "（{0}）",
+  "no mask": "无掩蔽",
+  "Samples": "生成的文本",
+  "{0}: {1} characters after “{2}”, temperature {3}, seed {4}": "{0}：在“{2}”之后生成的 {1} 个字符，温度 {3}，种子 {4}",
+  "Without the mask each position sees the next character and learns to copy it; at generation time the future is not there, so the no-mask model cannot generate.": "没有掩蔽时，每个位置都看得见下一个字符，于是学会了照抄它；生成时未来并不存在，所以无掩蔽的模型无法生成文本。",
+  "No controls on this page: the text it was trained on ({0}) is a file the page does not hold. Run the command again to train on other settings.": "本页没有控件：训练所用的文本（{0}）是本页未携带的文件。要换一组设置训练，请再次运行命令。",
 });
 
 // The grid rows of a run: its probes × layers, named for data-panel.
@@ -154,7 +159,7 @@ function trainWhat(docs, runs, pg) {
                 : pos === "learned" ? "learned P" : "with P");
   const L = runs[runs.length - 1].layers, H = runs[0].heads;
   const arch = (runs.length > 1 && words.includes("--compare-layers") ? "" : locf(L === 1 ? "{0} layer, " : "{0} layers, ", L)) +
-               locf(H === 1 ? "{0} head" : "{0} heads", H) + (runs[0].causal ? loc(", causal") : "");
+               locf(H === 1 ? "{0} head" : "{0} heads", H) + (runs.every((r) => r.causal) ? loc(", causal") : "");
   return [docs[0].task, P, arch];
 }
 
@@ -166,7 +171,7 @@ function trainHeading(data, docs, runs, pg) {
   if (!st) {
     const fin = docs.map((d, i) => `${runs.length > 1 ? loc(runs[i].label) + ": " : ""}` +
                          locf("final loss {0}, training accuracy {1}", d.final.loss.toFixed(4), pct(d.final.train_accuracy)) +
-                         (d.final.heldout_accuracy !== null ? locf(", held-out {0}", pct(d.final.heldout_accuracy)) : ""));
+                         (d.final.heldout_accuracy != null ? locf(", held-out {0}", pct(d.final.heldout_accuracy)) : ""));
     const loss = runs.length === 1 ? [locf("final loss {0}", docs[0].final.loss.toFixed(4))] : [];
     return [locf("Training: {0}", [...what, locf("{0} steps", docs[0].steps), ...loss].join(" · ")), fin.join(loc("; ")) + loc(".")];
   }
@@ -197,7 +202,7 @@ function trainCharts(views, runs, xlim) {
   views.forEach((v, i) => {
     accSeries.push({name: "training accuracy" + tag(v), label: loc("training accuracy") + shownTag(v),
                     ...hist(v.doc, "train_accuracy"), color: PALETTE[2 + 2 * i], dash: i ? [6, 4] : []});
-    if (v.doc.history.some((h) => h.heldout_accuracy !== null))
+    if (v.doc.history.some((h) => h.heldout_accuracy != null)) // a language model's has none
       accSeries.push({name: "held-out accuracy" + tag(v), label: loc("held-out accuracy") + shownTag(v),
                       ...hist(v.doc, "heldout_accuracy"), color: PALETTE[3 + 2 * i], dash: i ? [6, 4] : []});
   });
@@ -266,7 +271,8 @@ function trainPage(root, data, pg) {
                                          loc(v.spec.path ? " and, beside the panels, its path at the slider's step." : "."),
       v.grid.node)),
     section("Head view", "The probe at the slider's step: a line's opacity is the weight, one colour per head; " +
-            "click a colour to hide its head, hover a token for its lines.", hv.node));
+            "click a colour to hide its head, hover a token for its lines.", hv.node),
+    ...(docs[0].task === "lm" ? [trainLmSamples(docs, runs)] : []));
   player.show(steps.length - 1); // what was learnt; play runs it from the start
   const grow = (next) => { // more steps of the same runs, as they stream
     const fresh = trainRuns(next, next.page);
@@ -296,6 +302,27 @@ function trainPage(root, data, pg) {
   attnPage.train = ctl;
 }
 
+// A language model's page (attn train --task lm): what each model wrote
+// after training, why the one without the mask cannot, and why the page
+// has no controls.
+function trainLmSamples(docs, runs) {
+  const parts = docs.map((d, i) => {
+    if (!d.sample) return null;
+    const who = d.causal ? "causal" : "no mask";
+    return el("div", {class: "lm-sample"},
+      el("h3", {text: locf("{0}: {1} characters after “{2}”, temperature {3}, seed {4}", loc(who),
+                           [...d.sample.text].length, d.sample.prompt, d.sample.temperature, d.sample.seed)}),
+      el("pre", {text: d.sample.prompt + d.sample.text}));
+  }).filter(Boolean);
+  const why = runs.length > 1
+    ? [el("p", {text: loc("Without the mask each position sees the next character and learns to copy it; at " +
+                          "generation time the future is not there, so the no-mask model cannot generate.")})]
+    : [];
+  return section("Samples", locf("No controls on this page: the text it was trained on ({0}) is a file the " +
+                                 "page does not hold. Run the command again to train on other settings.", docs[0].data),
+                 ...parts, ...why);
+}
+
 // The note under the slider: how many logged steps it has
 function trainStepsNote(runs, steps) {
   const stride = runs[0].stride > 1 ? locf(" (every {0}th logged step kept for the heatmaps)", runs[0].stride) : "";
@@ -314,7 +341,7 @@ function trainStep(views, runs, steps, charts, player, i) {
     const h = v.doc.history.find((e) => e.step === s);
     const label = runs.length > 1 ? `${loc(v.run.label)}: ` : "";
     return h ? label + locf("loss {0} · accuracy {1}", h.loss.toFixed(4), pct(h.train_accuracy)) +
-               (h.heldout_accuracy !== null ? locf(" · held-out {0}", pct(h.heldout_accuracy)) : "")
+               (h.heldout_accuracy != null ? locf(" · held-out {0}", pct(h.heldout_accuracy)) : "")
              : label + loc("before training");
   });
   player.info.textContent = locf("step {0} of {1}", s, steps[steps.length - 1]) + ` · ${parts.join("  |  ")}`;

@@ -32,6 +32,8 @@ function trainPathArgv(pg) {
   if (!argv || argv[0] !== "train") return null;
   const words = shellWords(pg.command);
   if (words.some((w) => /^--(data|load)(=|$)/.test(w))) return null;
+  const task = words.indexOf("--task");
+  if ((task > 0 && words[task + 1] === "lm") || words.includes("--task=lm")) return null; // its text: a file
   return argv.filter((w) => w !== "--explain");
 }
 
