@@ -159,9 +159,11 @@ def _runs(tmp):
         ["train", "--task", "reverse", "--steps", "20"], ["train", "--task", "apple", "--steps", "10"],
         ["train", "--task", "induction", "--steps", "5"], ["train", "--heads", "5"],
         ["train", "--task", "translate", "--steps", "5"], ["train", "--task", "lm", "--steps", "2"],
-        ["train", "--compare-posenc", "--pos-embedding", "learned", "--steps", "5"],
+        ["train", "--compare-posenc", "--pos-embedding", "learned", "--steps", "5", "--html",
+         "cp.html"],
         ["train", "--task", "induction", "--compare-layers", "--steps", "3"],
-        ["train", "--task", "lm", "--compare-causal", "--steps", "2", "--sample", "20"],
+        ["train", "--task", "lm", "--compare-causal", "--steps", "2", "--sample", "20", "--html",
+         "lm.html", "--png", "lm.png"],
         ["train", "--task", "translate", "--compare-arch", "--steps", "3"],
         ["pool", "--keep-self", "--method", "parametric", "--epochs", "5"],
         ["translate"], ["translate", "--input", obj, "a cat"], ["train", "--load", bad_json],
@@ -251,7 +253,9 @@ def _figure_runs():
             ["pool", "--kernels-png", "f.png"], ["score", "--png", "f.png"],
             ["heatmap", "--eye", "4", "--png", "f.png"],
             ["train", "--task", "reverse", "--steps", steps, "--png", "f.png", "--plot", "g.png"],
-            ["train", "--task", "induction", "--steps", "3", "--png", "f.png", "--plot", "g.png"]]
+            ["train", "--task", "induction", "--steps", "3", "--png", "f.png", "--plot", "g.png"],
+            ["train", "--task", "lm", "--compare-causal", "--steps", "3", "--length", "8", "--sample", "0",
+             "--png", "f.png"]]
 
 
 def _check_figures(exe, env, tmp):

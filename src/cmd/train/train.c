@@ -827,9 +827,11 @@ static int train_loop_steps(run *r, long steps, int show)
 static const char *run_label(const run *r, train_pos pos, char *buf, size_t len)
 {
     if (r->a->compare_posenc && r->a->pos_embedding == POS_LEARNED)
-        return pos == POS_SINUSOID ? "sinusoid P" : pos == POS_LEARNED ? "learned P" : "no P";
+        return pos == POS_SINUSOID  ? N_("sinusoid P")
+               : pos == POS_LEARNED ? N_("learned P")
+                                    : N_("no P");
     if (r->a->compare_posenc)
-        return pos == POS_SINUSOID ? "with P" : "without P";
+        return pos == POS_SINUSOID ? N_("with P") : N_("without P");
     if (!r->a->compare_layers)
         return NULL;
     cli_count(buf, len, "%zu layer", "%zu layers", (size_t)r->a->layers);

@@ -211,7 +211,7 @@ static void lm_probe_set(lm_ctx *c)
 /* The page's name of a run when two are compared, else NULL. */
 static const char *lm_label(const lm_ctx *c, const lm_run *r)
 {
-    return c->nrun < 2 ? NULL : r->causal ? "causal" : "no mask";
+    return c->nrun < 2 ? NULL : r->causal ? N_("causal") : N_("no mask");
 }
 
 /* The layers trainer_attention gives (the one-layer model: one). */

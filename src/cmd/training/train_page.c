@@ -361,10 +361,12 @@ int train_page_write(int (*write_json)(FILE *f, const void *ctx), const void *co
     snprintf(what, sizeof what, i18n_plural("a page of the attention at %zu step",
                                             "a page of the attention at %zu steps", pg.runs[0].nkept),
              pg.runs[0].nkept);
-    for (size_t i = 0; i < nruns && nruns > 1; i++) /* ", A and B", ", A, B and C" */
+    /* ", A and B", ", A, B and C": the runs' labels, English in the page's
+     * data, in the reader's language here */
+    for (size_t i = 0; i < nruns && nruns > 1; i++)
         snprintf(what + strlen(what), sizeof what - strlen(what), "%s%s",
-                 i == 0 ? ", " : i + 1 == nruns ? " and " : ", ",
-                 pg.runs[i].label ? pg.runs[i].label : "");
+                 i == 0 || i + 1 < nruns ? _(", ") : _(" and "),
+                 pg.runs[i].label ? _(pg.runs[i].label) : "");
     status = output_page_text(pg.path, "attn train", data, len, rep, what);
     data = NULL; /* taken */
     goto done;
