@@ -231,6 +231,10 @@ int lm_task_build(train_task *task, const lm_text *t, size_t L, const char *name
         snprintf(err, errlen, _("%s: empty text"), name);
         return -1;
     }
+    if (L == 0) { /* a window of no character predicts nothing */
+        snprintf(err, errlen, _("%s: --length 0: a window needs at least one character"), name);
+        return -1;
+    }
     if (nheld < L + 1) {
         snprintf(err, errlen,
                  _("%s: %zu characters: too short for --length %zu (the training and the "

@@ -13,9 +13,9 @@
  *   - what loads is that decoding, its vocab strictly increasing and
  *     exactly the characters used, every id < V with vocab[ids[i]] ==
  *     text[i]; the file gives the same as the bytes;
- *   - for L = 1, 2, 5, 32 (those ≤ n), lm_task_build refuses with a message
- *     and no buffer exactly when the text is empty or its held-out part
- *     (the last ⌊n/10⌋) has fewer than L + 1 characters; else its
+ *   - for L = 0, 1, 2, 5, 32 (those ≤ n), lm_task_build refuses with a
+ *     message and no buffer exactly when the text is empty, L is 0 or the
+ *     held-out part (the last ⌊n/10⌋) has fewer than L + 1 characters; else its
  *     vocabulary is "<pad>" and the characters in UTF-8, the training
  *     windows start at 0, stride, 2·stride, … over the training text with
  *     tokens ids + 1 and targets the next character's id, the held-out
@@ -262,7 +262,7 @@ static void check_task(const lm_text *t, size_t L)
     const int rc = lm_task_build(&task, t, L, "f", err, sizeof err);
     if (ntrain != n - n / 10 || nheld > ntrain)
         FAIL("lm_train_chars");
-    if (n == 0 || nheld < L + 1) {
+    if (n == 0 || L == 0 || nheld < L + 1) {
         if (rc != -1)
             FAIL("a text too short for L accepted");
         if (err[0] == '\0' || !empty_set(&task.train) || !empty_set(&task.heldout) ||
@@ -319,7 +319,7 @@ static void check_task(const lm_text *t, size_t L)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static const size_t lengths[] = {1, 2, 5, 32};
+    static const size_t lengths[] = {0, 1, 2, 5, 32};
     uint32_t *ref = malloc((size ? size : 1) * sizeof *ref);
     size_t bad = 0;
     lm_text t, f;
@@ -356,7 +356,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (n >= 0) {
         for (size_t k = 0; k < sizeof lengths / sizeof lengths[0]; k++)
-            if (k == 0 || lengths[k] <= (size_t)n)
+            if (lengths[k] <= 1 || lengths[k] <= (size_t)n)
                 check_task(&t, lengths[k]);
         lm_text_free(&t);
     }
