@@ -470,6 +470,9 @@ LM_GOOD = [
     "emoji 😀🎉👩‍💻🇫🇷 and more 😀😀🎉 text ✓ é ñ ü\n" * 3,
     "\ufeffa text that starts with a byte order mark, read as a character.\n" * 2,
     "lines\r\nending\r\nwith\r\nCR LF\r\n" * 4,
+    # long enough that at --length 1 the training cover (task->eval) is cut
+    # at LM_MAX_EVAL_WINDOWS (1024) windows
+    "the quick brown fox jumps over the lazy dog; 敏捷的棕色狐狸跳过了懒狗。\n" * 24,
     "", "a", "ab", "abcdefghijk", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
     "\U0010ffff\U00010000\u07ff\u0800\uffff\x7f\x01" * 5,
 ]
