@@ -132,6 +132,11 @@ static void test_task(void)
     CHECK_INT(lm_task_build(&task, &t, 4, "t.txt", err, sizeof err), -1);
     CHECK(strcmp(err, "t.txt: 40 characters: too short for --length 4 (the training and the "
                       "held-out part (the last 10%) each need 5)") == 0);
+    /* --length 0 is refused, not divided by (fuzz_lm_text: lm_cover's (n − 1) / L) */
+    memset(&task, 0xA5, sizeof task);
+    CHECK_INT(lm_task_build(&task, &t, 0, "t.txt", err, sizeof err), -1);
+    CHECK(strcmp(err, "t.txt: --length 0: a window needs at least one character") == 0);
+    CHECK(task.vocab == NULL && task.train.tokens == NULL && task.heldout.tokens == NULL);
     lm_text_free(&t);
     CHECK_INT(lm_text_from_bytes(&t, "", 0, "e.txt", err, sizeof err), 0);
     CHECK_INT(lm_task_build(&task, &t, 3, "e.txt", err, sizeof err), -1);

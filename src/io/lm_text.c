@@ -92,22 +92,36 @@ int lm_text_from_bytes(lm_text *t, const char *bytes, size_t len, const char *na
 int lm_text_read(lm_text *t, const char *path, char *err, size_t errlen)
 {
     FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    size_t cap = LM_MAX_BYTES + 1, n = 0, got;
-    char *buf;
+    const size_t most = LM_MAX_BYTES + 1; /* one byte more tells a larger text */
+    size_t cap = 0, n = 0, got;
+    char *buf = NULL;
     int rc;
     memset(t, 0, sizeof *t);
     if (!f) {
         snprintf(err, errlen, _("%s: cannot read: %s"), path, strerror(errno));
         return -1;
     }
-    if (!(buf = malloc(cap))) {
-        if (f != stdin)
-            fclose(f);
-        return out_of_memory(err, errlen);
-    }
-    /* one byte more than the largest text tells a larger one */
-    while (n < cap && (got = fread(buf + n, 1, cap - n, f)) > 0)
+    /* a buffer grown as the text comes (64 KiB, doubled up to `most`),
+     * not 16 MiB for every text */
+    for (;;) {
+        if (n == cap) {
+            const size_t want = cap == 0 ? (size_t)64 << 10 : cap * 2 < most ? cap * 2 : most;
+            char *grown;
+            if (cap == most)
+                break;
+            if (!(grown = realloc(buf, want))) {
+                free(buf);
+                if (f != stdin)
+                    fclose(f);
+                return out_of_memory(err, errlen);
+            }
+            buf = grown;
+            cap = want;
+        }
+        if ((got = fread(buf + n, 1, cap - n, f)) == 0)
+            break;
         n += got;
+    }
     rc = ferror(f);
     if (f != stdin)
         fclose(f);
@@ -229,6 +243,10 @@ int lm_task_build(train_task *task, const lm_text *t, size_t L, const char *name
     task->label_at = -1;
     if (t->n == 0) {
         snprintf(err, errlen, _("%s: empty text"), name);
+        return -1;
+    }
+    if (L == 0) { /* a window of no character predicts nothing */
+        snprintf(err, errlen, _("%s: --length 0: a window needs at least one character"), name);
         return -1;
     }
     if (nheld < L + 1) {

@@ -59,7 +59,7 @@ size_t lm_train_chars(size_t n);
  * character from the second once: starts 0, L, 2L, … and, when (n − 1)
  * is not a multiple of L, one last window ending at the end whose targets
  * are kept only where no earlier window predicted; at most max_windows of
- * them (the first ones). Needs n ≥ L + 1. 0, or -1 (out of memory). */
+ * them (the first ones). Needs L ≥ 1 and n ≥ L + 1. 0, or -1 (out of memory). */
 int lm_cover(train_set *s, const int *ids, size_t n, size_t L, size_t max_windows, char *err,
              size_t errlen);
 
@@ -73,8 +73,9 @@ int lm_task_bytes(size_t n, size_t L, size_t *bytes);
  * says), the held-out text's cover (task->heldout) and the training
  * text's first LM_MAX_EVAL_WINDOWS cover windows (task->eval). kind is
  * TASK_DATA. -1 with "NAME: N characters: too short for --length L (the
- * training and the held-out part (the last 10%) each need L + 1)" or
- * "NAME: empty text", else 0. */
+ * training and the held-out part (the last 10%) each need L + 1)",
+ * "NAME: empty text" or "NAME: --length 0: a window needs at least one
+ * character", else 0. */
 int lm_task_build(train_task *task, const lm_text *t, size_t L, const char *name, char *err,
                   size_t errlen);
 

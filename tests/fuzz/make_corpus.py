@@ -16,6 +16,10 @@ pool/:    attn pool --input files (POOL_DATA below): valid, ragged, NaN,
           empty, mismatched lengths, far and huge numbers;
 translate/: typed sentences for attn translate, and translation models
           attn train saves (no step), good and broken (TRANSLATE_*);
+lm_text/: texts for attn train --task lm (LM_TEXTS below): English, Chinese,
+          Japanese, emoji, a BOM, CRLF, and invalid UTF-8 of each kind
+          (stray continuation, overlong, surrogates, above U+10FFFF,
+          truncated, 0xF8…0xFF, a NUL);
 model/:   the models attn train saves for make_dict.py's MODELS (with the
           attn of build/, which must be built), the same with a field
           broken, and the stacked models of SPEC §9 "Stacks" written by
@@ -450,6 +454,51 @@ def idx_corpus(folder):
     save(folder, gzip.compress(images, mtime=0)[:-5])
 
 
+# fuzz_lm_text's seeds: texts long enough for a few window lengths (the
+# held-out last tenth needs L + 1 characters), short ones, and each kind
+# of byte sequence that is not UTF-8 (RFC 3629), alone and inside a text.
+LM_GOOD = [
+    # The Time Machine (H. G. Wells, 1895), d2l's text for language models
+    "The Time Traveller (for so it will be convenient to speak of him) was expounding a "
+    "recondite matter to us. His grey eyes shone and twinkled, and his usually pale face "
+    "was flushed and animated. The fire burned brightly, and the soft radiance of the "
+    "incandescent lights in the lilies of silver caught the bubbles that flashed and passed "
+    "in our glasses.\n",
+    "The cat sat on the mat. The dog sat on the log. A cat and a dog.\n" * 3,
+    "注意力机制是深度学习中的重要概念。查询、键和值共同决定注意力汇聚的输出。\n" * 2,
+    "こんにちは。今日はいい天気ですね。カタカナとひらがな、そして漢字。\n" * 2,
+    "emoji 😀🎉👩‍💻🇫🇷 and more 😀😀🎉 text ✓ é ñ ü\n" * 3,
+    "\ufeffa text that starts with a byte order mark, read as a character.\n" * 2,
+    "lines\r\nending\r\nwith\r\nCR LF\r\n" * 4,
+    # long enough that at --length 1 the training cover (task->eval) is cut
+    # at LM_MAX_EVAL_WINDOWS (1024) windows
+    "the quick brown fox jumps over the lazy dog; 敏捷的棕色狐狸跳过了懒狗。\n" * 24,
+    "", "a", "ab", "abcdefghijk", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+    "\U0010ffff\U00010000\u07ff\u0800\uffff\x7f\x01" * 5,
+]
+
+LM_BAD = [
+    b"\x80", b"\xbf", b"a\x80b",                      # stray continuation bytes
+    b"\xc0\x80", b"\xc1\xbf", b"\xe0\x80\x80", b"\xe0\x9f\xbf",
+    b"\xf0\x80\x80\x80", b"\xf0\x8f\xbf\xbf",            # overlong
+    b"\xed\xa0\x80", b"\xed\xbf\xbf", b"\xed\xa0\xbd\xed\xb8\x80",  # surrogates
+    b"\xf4\x90\x80\x80", b"\xf5\x80\x80\x80", b"\xf7\xbf\xbf\xbf",  # above U+10FFFF
+    b"\xc3", b"\xe6\xb3", b"\xf0\x9f\x98", b"\xe6\xb3a", b"\xf0\x9f\x98\x00",  # truncated
+    b"\xf8\x88\x80\x80\x80", b"\xfc\x84\x80\x80\x80\x80", b"\xfe", b"\xff",
+    b"\x00", b"abc\x00def",                            # a NUL
+]
+
+
+def lm_text_corpus(folder):
+    """fuzz_lm_text's seeds into folder: LM_GOOD, LM_BAD alone and after a
+    valid text (the offset of the first bad byte then > 0)."""
+    for text in LM_GOOD:
+        save(folder, text.encode())
+    for data in LM_BAD:
+        save(folder, data)
+        save(folder, "注意力 attention ".encode() * 3 + data + b" tail")
+
+
 def save(folder, data):
     name = hashlib.sha1(data).hexdigest()[:16]
     with open(os.path.join(folder, name), "wb") as f:
@@ -466,7 +515,8 @@ def main():
     xdir = os.path.join(HERE, "corpus", "translate")
     pdir = os.path.join(HERE, "corpus", "pool")
     idir = os.path.join(HERE, "corpus", "idx")
-    for d in (jdir, odir, tdir, mdir, ndir, xdir, pdir, idir):
+    ldir = os.path.join(HERE, "corpus", "lm_text")
+    for d in (jdir, odir, tdir, mdir, ndir, xdir, pdir, idir, ldir):
         os.makedirs(d, exist_ok=True)
         for f in os.listdir(d):
             os.remove(os.path.join(d, f))
@@ -524,6 +574,7 @@ def main():
     translate_corpus(attn, xdir)
     pool_corpus(pdir)
     idx_corpus(idir)
+    lm_text_corpus(ldir)
 
 
 if __name__ == "__main__":
