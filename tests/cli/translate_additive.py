@@ -1,6 +1,6 @@
 """Group translate_additive: attn translate on a Transformer whose every
 head scores additively (attn train --arch transformer --score additive,
-d2l 11.7's Exercise 2: w_vᵀ tanh(W_q q_h + W_k k_h), one scorer per
+d2l 10.7's Exercise 2: w_vᵀ tanh(W_q q_h + W_k k_h), one scorer per
 attention module, A = p), which the fast path cannot run: greedy decoding,
 --all, --explain, --head-importance and --prune-heads on the reference
 loops. A tiny model (2 blocks a side, d 8, 2 heads of p 4, FFN 16) is

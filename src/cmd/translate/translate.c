@@ -61,8 +61,8 @@ const struct opt translate_options[] = {
     OPT_FLAG(0, "explain", explain,
              "--json's \"explain\": every weight's path (q, k, q·k,\n"
              "÷√p, the mask, the row's max and Σexp, the head's\n"
-             "output; Bahdanau's: W_q q, W_k k, tanh, w_v) for\n"
-             "each attention shown"),
+             "output; additive scores: W_q q, W_k k, tanh, w_v)\n"
+             "for each attention shown"),
     OPT_FLAG(0, "head-importance", head_importance,
              "each head of each attention switched off in turn:\n"
              "the BLEU and the loss it costs on held-out pairs\n"
@@ -132,6 +132,13 @@ void usage_translate(FILE *f)
           "model file names, or --data FILE's. --prune-heads LIST runs the model\n"
           "without the heads of LIST: BLEU, loss and the time a sentence beside the\n"
           "full model's.\n"
+          "\n"),
+          f);
+    fputs(_("A Transformer trained with --score additive (every head scores\n"
+          "w_v·tanh(W_q q + W_k k), d2l 10.7's exercise) is read too: the fast path\n"
+          "scores by dot products, so it runs on the reference loops, as attn train\n"
+          "trains it, and every option above works; --explain shows each block's\n"
+          "W_q q, W_k k, the tanh and w_v.\n"
           "\n"),
           f);
     opt_usage(f, translate_options);
@@ -807,6 +814,8 @@ void translate_view_json(json_writer *jw, const void *view)
     json_uint(jw, "num_heads", c->heads);
     if (c->arch->has_ffn)
         json_uint(jw, "ffn_num_hiddens", c->ffn);
+    if (!c->arch->recurrent && c->score == S2S_SCORE_ADDITIVE) /* a Transformer's */
+        json_string(jw, "score", s2s_score_names[c->score]);
     json_uint(jw, "num_steps", v->num_steps);
     json_uint(jw, "src_vocab_size", c->src_vocab);
     json_uint(jw, "tgt_vocab_size", c->tgt_vocab);

@@ -735,6 +735,8 @@ static void json_members(json_writer *jw, const void *ctx)
     json_uint(jw, "num_layers", r->L);
     json_uint(jw, "num_hiddens", r->model.cfg.hiddens);
     json_uint(jw, "num_heads", r->NH);
+    if (r->model.cfg.score == S2S_SCORE_ADDITIVE) /* a Transformer's (none of Bahdanau's) */
+        json_string(jw, "score", s2s_score_names[r->model.cfg.score]);
     json_uint(jw, "num_steps", r->T);
     json_end(jw);
     json_object_begin(jw, "pairs", JSON_INLINE);
