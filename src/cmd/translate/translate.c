@@ -331,12 +331,12 @@ static int cache_bytes(const xlate *x, size_t *bytes)
 {
     const s2s_config *c = &x->model.cfg;
     const size_t T = x->T;
-    size_t one = 0;
+    size_t one = 0, dec_in = 0;
     if (!x->reference_loops)
         return s2s_fast_cache_bytes(c, 1, T, bytes);
     return tfm_cache_bytes(c, 1, T, T, &one) ||
                    size_mul(one, x->a->all || x->a->explain ? 2 : 1, bytes) ||
-                   size_add(*bytes, T * sizeof(int), bytes)
+                   size_mul(T, sizeof(int), &dec_in) || size_add(*bytes, dec_in, bytes)
                ? -1
                : 0;
 }

@@ -782,19 +782,21 @@ int tfm_cache_bytes(const s2s_config *cfg, size_t Bmax, size_t Ts_max, size_t Tt
 {
     const size_t d = cfg->hiddens, Vt = cfg->tgt_vocab, H = cfg->ffn ? cfg->ffn : 1;
     const size_t Tmax = Ts_max > Tt_max ? Ts_max : Tt_max, p = d / (cfg->heads ? cfg->heads : 1);
-    size_t BS = 0, BT = 0, BM = 0;
+    size_t BS = 0, BT = 0, BM = 0, rows = 0;
     *bytes = 0;
-    if (size_mul(Bmax, Ts_max, &BS) || size_mul(Bmax, Tt_max, &BT) || size_mul(Bmax, Tmax, &BM))
+    if (size_mul(Bmax, Ts_max, &BS) || size_mul(Bmax, Tt_max, &BT) || size_mul(Bmax, Tmax, &BM) ||
+        size_add(BS, BT, &rows))
         return -1;
     for (size_t l = 0; l < cfg->layers; l++)
         if (count_blocks(bytes, cfg, BS, BT, Ts_max, Tt_max))
             return -1;
     return count(bytes, BT, Vt, 1, sizeof(float) + sizeof(double)) || /* logits, dlogits */
                    count(bytes, Tmax, d, 1, sizeof(float)) ||         /* P */
-                   count(bytes, BS + BT, d, 1, sizeof(float)) ||      /* Xs, Xt */
-                   count(bytes, BS + BT, d, 2, sizeof(double)) ||     /* dout, din, denc, dsrc */
-                   count(bytes, BM, 4 * d + 2 * H, 1, sizeof(double)) || /* the scratch */
-                   count(bytes, 3 * Tmax, p, 1, sizeof(float)) /* mha_forward's qa, ka, slice */
+                   count(bytes, rows, d, 1, sizeof(float)) ||         /* Xs, Xt */
+                   count(bytes, rows, d, 2, sizeof(double)) ||        /* dout, din, denc, dsrc */
+                   count(bytes, BM, d, 4, sizeof(double)) ||          /* the scratch: dY … dF */
+                   count(bytes, BM, H, 2, sizeof(double)) ||          /* dR, dH */
+                   count(bytes, Tmax, p, 3, sizeof(float)) /* mha_forward's qa, ka, slice */
                ? -1
                : 0;
 }
