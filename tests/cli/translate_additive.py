@@ -249,6 +249,10 @@ def explain(path, model, plain):
           "--explain: the member's keys %r" % list(e))
     check({k: v for k, v in doc.items() if k != "explain"} == plain,
           "--explain: the rest of the document as without it")
+    alone = json_of(["translate", "--input", path, "--explain", "--json", "-", SENTENCE],
+                    "--explain without --all").get("explain", {})
+    check(list(alone) == list(e)[:-2] and alone.get("cross") == e.get("cross"),
+          "--explain without --all: the same cross member alone")
     sd, T = model["state_dict"], model["num_steps"]
     tgt = {t: i for i, t in enumerate(model["tgt_vocab"])}
     src, S = source_row(model, SENTENCE.split())
