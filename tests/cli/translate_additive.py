@@ -4,7 +4,9 @@ d2l 10.7's Exercise 2: w_vᵀ tanh(W_q q_h + W_k k_h), one scorer per
 attention module, A = p), which the fast path cannot run: greedy decoding,
 --all, --explain, --head-importance and --prune-heads on the reference
 loops. A tiny model (2 blocks a side, d 8, 2 heads of p 4, FFN 16) is
-trained here for a few steps (2 under valgrind); its model file's
+trained here for a few steps (under valgrind 2 steps on the three pairs
+below, not the built-in task, whose 200 held-out pairs take a minute
+there); its model file's
 state_dict drives a forward pass written here in plain Python (d2l's
 encoder and decoder blocks, translate_explain.py's layers, the additive
 score by hand), and everything attn prints is checked against it:
@@ -166,9 +168,11 @@ def json_of(args, what):
 
 def group_translate_additive(tmp):
     model_path = os.path.join(tmp, "additive.json")
-    expect(["train", "--task", "translate", "--score", "additive", "--steps",
-            "2" if VALGRIND else "40", "--layers", "2", "--hiddens", "8", "--heads", "2", "--ffn",
-            "16", "--save", model_path], 0,
+    data = write(tmp, "pairs.json", json.dumps({"pairs": PAIRS, "heldout": {"pairs": PAIRS}}))
+    task = ["--data", data, "--min-freq", "1", "--steps", "2"] if VALGRIND else \
+        ["--task", "translate", "--steps", "40"]
+    expect(["train"] + task + ["--score", "additive", "--layers", "2", "--hiddens", "8", "--heads",
+                               "2", "--ffn", "16", "--save", model_path], 0,
            out_has=("wrote %s: the model (attn translate --input %s \"…\" translates with it)\n"
                     % (model_path, model_path),))
     with open(model_path, encoding="utf-8") as f:
@@ -181,8 +185,8 @@ def group_translate_additive(tmp):
     doc = attentions(model_path, model)
     explain(model_path, model, doc)
     outputs(tmp, model_path)
-    heads(tmp, model_path, model)
-    memory(tmp, model_path)
+    heads(model_path, model, data)
+    memory(tmp, model_path, model["num_steps"], data)
     bad_models(tmp, model)
 
 
@@ -193,7 +197,7 @@ def translation(path, model, want):
     check(rc == 0 and err == "", "plain: exit %d (%r)" % (rc, err))
     lines = out.splitlines()
     check(lines[:2] == ["model %s: Transformer encoder–decoder, 2 blocks a side, d 8, 2 heads, "
-                        "FFN 16, num_steps 12" % path,
+                        "FFN 16, num_steps %d" % (path, model["num_steps"]),
                         "additive scores: every head scores w_v·tanh(W_q q + W_k k) (translated "
                         "by the reference loops)"], "plain: the model's lines %r" % lines[:2])
     if want is None:
@@ -309,7 +313,7 @@ def outputs(tmp, path):
     expect(["translate", "--input", path, "--png", one, SENTENCE], 0)
     expect(["translate", "--input", path, "--all", "--png", three, SENTENCE], 0)
     a, b = png_info(one), png_info(three)
-    check(a and b and a[0] == b[0] and b[1] > 2 * a[1],
+    check(a and b and b[0] >= a[0] and b[1] > 2 * a[1],
           "--png: --all stacks the self-attentions below (%r, %r)" % (a, b))
     page = os.path.join(tmp, "page.html")
     expect(["translate", "--input", path, "--all", "--explain", "--html", page, SENTENCE], 0)
@@ -320,10 +324,9 @@ def outputs(tmp, path):
         check(s in html, "--html: the page's data has %s" % s)
 
 
-def heads(tmp, path, model):
+def heads(path, model, data):
     """--prune-heads and --head-importance on --data's held-out pairs,
     against the Python loss and greedy decoding with the heads off."""
-    data = write(tmp, "pairs.json", json.dumps({"pairs": PAIRS[:1], "heldout": {"pairs": PAIRS}}))
     full = loss(model, PAIRS)
     off = frozenset([("cross", 1, 0), ("dec", 0, 1)])
     doc = json_of(["translate", "--input", path, "--data", data, "--prune-heads", "cross2.1,dec1.2",
@@ -352,10 +355,11 @@ def heads(tmp, path, model):
                      "--head-importance: %s%d.%d's Δloss" % (kind, l + 1, h + 1))
 
 
-def memory(tmp, path):
+def memory(tmp, path, T, data):
     """--max-mem: refused before anything is written, at the estimate."""
     out = os.path.join(tmp, "never.json")
-    msg = "attn translate: translating with %s (num_steps 12, 2 blocks, 2 heads) needs about " % path
+    msg = ("attn translate: translating with %s (num_steps %d, 2 blocks, 2 heads) needs about "
+           % (path, T))
     sizes = {}
     for extra in ([], ["--all"], ["--all", "--explain"]):
         rc, _, err = run(["translate", "--input", path, "--max-mem", "1K", "--json", out] + extra +
@@ -375,8 +379,9 @@ def memory(tmp, path):
                + ["--json", out, SENTENCE], 1)
         expect(["translate", "--input", path, "--max-mem", "%dK" % math.ceil(kib + 0.1)] + extra +
                ["--json", out, SENTENCE], 0)
-    rc, _, err = run(["translate", "--input", path, "--head-importance", "--max-mem", "1K"])
-    check(rc == 1 and err.startswith("attn translate: measuring the heads of %s on 200 pairs "
+    rc, _, err = run(["translate", "--input", path, "--data", data, "--head-importance",
+                      "--max-mem", "1K"])
+    check(rc == 1 and err.startswith("attn translate: measuring the heads of %s on 3 pairs "
                                       "needs about " % path), "--head-importance --max-mem 1K: %r"
           % err)
 
