@@ -5,7 +5,9 @@
 // --input - … --explain --json -, the model text on standard input): every
 // number shown equals native `attn translate --explain --json -`'s, and the
 // weight equals native --json's. Then a Bahdanau model's page (additive
-// score): W_q q, W_k k, tanh and w_v shown too.
+// score): W_q q, W_k k, tanh and w_v shown too; and a Transformer whose
+// every head scores additively (attn train --score additive, translated on
+// the reference loops): the same four, w_v the hovered block's.
 module.exports = (h) => {
   const {check, attn, tmp, open, hover, until} = h;
   const SENTENCE = "the dog sees a cat .";
@@ -41,7 +43,8 @@ module.exports = (h) => {
                   row_sum_exp: [a.row_sum_exp[l][hd][q]], weight: [json[key][l][hd][q][k]],
                   v: a.v[l][hd][k], output: a.head_output[l][hd][q]};
     if (doc.explain.score === "dot") want.scaled = [a.scaled[l][hd][q][k]];
-    else Object.assign(want, {qa: a.qa[l][hd][q], ka: a.ka[l][hd][k], tanh: a.tanh[l][hd][q][k], w_v: doc.explain.w_v});
+    else Object.assign(want, {qa: a.qa[l][hd][q], ka: a.ka[l][hd][k], tanh: a.tanh[l][hd][q][k],
+                              w_v: a.w_v ? a.w_v[l] : doc.explain.w_v});  // a Transformer's: block l's
     check(`${name}: the additive parts shown only for additive scoring`,
           ("qa" in shown.parts) === (doc.explain.score === "additive") &&
           ("scaled" in shown.parts) === (doc.explain.score === "dot"));
@@ -118,5 +121,28 @@ module.exports = (h) => {
     await checkCell(b.page, bdoc, bjson, "cross", "cross_attention", 0, 0, bR - 1, bS - 1, "bahdanau attention");
     if (h.SHOTS) await b.page.screenshot({path: require("path").join(h.SHOTS, "translatepath-bahdanau-hover.png"), fullPage: true});
     await b.finish();
+
+    // a Transformer with additive scores: each block's own w_v
+    attn(["train", "--task", "translate", "--score", "additive", "--steps", "20", "--layers", "2", "--hiddens", "8",
+          "--heads", "2", "--ffn", "16", "--save", "am.json"]);
+    attn(["translate", "--input", "am.json", "--all", "--html", "ar.html", SENTENCE]);
+    const ajson = JSON.parse(attn(["translate", "--input", "am.json", "--all", "--json", "-", SENTENCE]));
+    const adoc = JSON.parse(attn(["translate", "--input", "am.json", "--all", "--explain", "--json", "-", SENTENCE]));
+    const ad = await open(tmp("ar.html"), "translatepath-additive");
+    await until(ad.page, () => document.body.dataset.attnReady === "1", 60000);
+    const aR = ajson.target.length, aS = ajson.source.length;
+    const summary = await ad.page.evaluate(() => document.body.textContent);
+    check("translate additive: the page says every head scores additively",
+          summary.includes("Every head scores additively, w_v·tanh(W_q q + W_k k)."));
+    check("translate additive: the blocks' w_v differ (each block's own is shown)",
+          adoc.explain.cross.w_v[0].some((x, i) => x !== adoc.explain.cross.w_v[1][i]));
+    const ac = await checkCell(ad.page, adoc, ajson, "cross", "cross_attention", 1, 1, aR - 1, aS - 1);
+    check("translate additive: W_q q, W_k k, the tanh and w_v shown, no ÷√p",
+          ["qa", "ka", "tanh", "w_v"].every((k) => k in ac.shown.parts) && !("scaled" in ac.shown.parts));
+    await ad.page.click('button[data-show="encoder"]');
+    await checkCell(ad.page, adoc, ajson, "encoder", "encoder_attention", 0, 0, 1, aS - 1);
+    await ad.page.click('button[data-show="decoder"]');
+    await checkCell(ad.page, adoc, ajson, "decoder", "decoder_attention", 1, 0, aR - 1, 0);
+    await ad.finish();
   }};
 };

@@ -344,12 +344,8 @@ int translation_run_outputs(const translation_run *r)
             cli_error("%s", err);
             return EXIT_RUNTIME;
         }
-        if (r->tr.model.cfg.arch->recurrent || r->tr.model.cfg.score != S2S_SCORE_ADDITIVE)
-            fprintf(rep, _("wrote %s: the model (attn translate --input %s \"…\" translates with "
-                    "it)\n"), a->save, a->save);
-        else /* attn translate reads the dot-product Transformers */
-            fprintf(rep, _("wrote %s: the model (attn train --task translate --load %s reads it "
-                           "again)\n"), a->save, a->save);
+        fprintf(rep, _("wrote %s: the model (attn translate --input %s \"…\" translates with "
+                "it)\n"), a->save, a->save);
     }
     status = output_figures(a->font, a->png, write_png, a->plot, write_plot, r, rep);
     if (status == EXIT_OK && a->json)

@@ -29,6 +29,7 @@
 #include "seq2seq_data.h"
 #include "seq2seq_fast.h"
 #include "term.h"
+#include "transformer.h"
 #include "encoder_task.h"
 #include "translate_cmd.h"
 #include "translate_explain.h"
@@ -60,8 +61,8 @@ const struct opt translate_options[] = {
     OPT_FLAG(0, "explain", explain,
              "--json's \"explain\": every weight's path (q, k, q·k,\n"
              "÷√p, the mask, the row's max and Σexp, the head's\n"
-             "output; Bahdanau's: W_q q, W_k k, tanh, w_v) for\n"
-             "each attention shown"),
+             "output; additive scores: W_q q, W_k k, tanh, w_v)\n"
+             "for each attention shown"),
     OPT_FLAG(0, "head-importance", head_importance,
              "each head of each attention switched off in turn:\n"
              "the BLEU and the loss it costs on held-out pairs\n"
@@ -133,6 +134,13 @@ void usage_translate(FILE *f)
           "full model's.\n"
           "\n"),
           f);
+    fputs(_("A Transformer trained with --score additive (every head scores\n"
+          "w_v·tanh(W_q q + W_k k), d2l 10.7's exercise) is read too: the fast path\n"
+          "scores by dot products, so it runs on the reference loops, as attn train\n"
+          "trains it, and every option above works; --explain shows each block's\n"
+          "W_q q, W_k k, the tanh and w_v.\n"
+          "\n"),
+          f);
     opt_usage(f, translate_options);
     fputs(_("\n"
           "Each block and head is a table of weights, each number on its colour on a\n"
@@ -178,9 +186,14 @@ typedef struct xlate {
     const char **dec_lab;      /* (T,) <bos> + the words */
     float *cross_full;         /* (L, NH, T, T) greedy decoding's */
     float *cross, *enc, *self; /* the views' (see translate_view) */
+    /* the fast path, or (ref) the reference loops where it cannot run the
+     * model (a Transformer's additive scores): greedy decoding by
+     * s2s_greedy, --all's and --explain's forward pass in rc */
+    int reference_loops;
     s2s_fast_weights fw;
     s2s_fast_cache fc;
-    int fw_ready, fc_ready;
+    s2s_cache rc;
+    int fw_ready, fc_ready, rc_ready;
     translate_explain ex; /* --explain: its scratch (ex.buf) */
 } xlate;
 
@@ -189,6 +202,8 @@ static void xlate_free(xlate *x)
     translate_explain_free(&x->ex);
     if (x->fc_ready)
         s2s_fast_cache_free(&x->fc);
+    if (x->rc_ready)
+        s2s_cache_free(&x->rc);
     if (x->fw_ready)
         s2s_fast_weights_free(&x->fw);
     if (x->has_model)
@@ -303,19 +318,34 @@ static int load_model(xlate *x)
         cli_error("%s: %s", x->a->input, err);
         return EXIT_RUNTIME;
     }
-    if (!s2s_fast_supports(&x->model.cfg)) { /* the Transformer's additive scores */
-        cli_error("%s: $.score: a Transformer with additive scores is trained and evaluated by "
-                  "attn train (--load); attn translate reads the dot-product models", x->a->input);
-        return EXIT_RUNTIME;
-    }
+    x->reference_loops = !s2s_fast_supports(&x->model.cfg); /* the Transformer's additive scores */
     return EXIT_OK;
 }
 
-/* What the run allocates against --max-mem: the fast path's activations
- * for one sentence of T positions a side (s2s_fast_cache_bytes), its
- * transposed weights (about the model's size), and the views' attention
- * weights: greedy decoding's and the cropped cross-attention, and with
- * --all both self-attentions, (L, NH, T, T) floats each. */
+/* The activations of one sentence of T positions a side: the fast
+ * path's (s2s_fast_cache_bytes), or on the reference loops greedy
+ * decoding's cache (1 pair of T and T positions, tfm_cache_bytes) and,
+ * with --all or --explain, the forward pass's beside it, and the
+ * decoder's input. 0, or -1 on overflow. */
+static int cache_bytes(const xlate *x, size_t *bytes)
+{
+    const s2s_config *c = &x->model.cfg;
+    const size_t T = x->T;
+    size_t one = 0, dec_in = 0;
+    if (!x->reference_loops)
+        return s2s_fast_cache_bytes(c, 1, T, bytes);
+    return tfm_cache_bytes(c, 1, T, T, &one) ||
+                   size_mul(one, x->a->all || x->a->explain ? 2 : 1, bytes) ||
+                   size_mul(T, sizeof(int), &dec_in) || size_add(*bytes, dec_in, bytes)
+               ? -1
+               : 0;
+}
+
+/* What the run allocates against --max-mem: the activations for one
+ * sentence (cache_bytes), on the fast path its transposed weights (about
+ * the model's size), and the views' attention weights: greedy decoding's
+ * and the cropped cross-attention, and with --all both self-attentions,
+ * (L, NH, T, T) floats each. */
 static int check_memory(const xlate *x)
 {
     const s2s_config *c = &x->model.cfg;
@@ -323,11 +353,12 @@ static int check_memory(const xlate *x)
     size_t cache = 0, att = 0, n = 0, bytes = 0;
     const size_t ex = x->a->explain ? translate_explain_bytes(c, T) : 0;
     char what[160];
-    int over = s2s_fast_cache_bytes(c, 1, T, &cache) || ex == SIZE_MAX ||
+    int over = cache_bytes(x, &cache) || ex == SIZE_MAX ||
                size_add(cache, ex, &cache) ||
                size_mul(c->layers, c->heads, &att) ||
                size_mul(att, T, &att) || size_mul(att, T, &att) ||
-               size_mul(att, x->a->all ? 4 : 2, &n) || size_add(n, x->model.total, &n) ||
+               size_mul(att, x->a->all ? 4 : 2, &n) ||
+               size_add(n, x->reference_loops ? 0 : x->model.total, &n) ||
                size_mul(n, sizeof(float), &bytes) || size_add(bytes, cache, &bytes);
     char blocks[32], heads[32];
     cli_count(blocks, sizeof blocks, "%zu block", "%zu blocks", c->layers);
@@ -337,11 +368,44 @@ static int check_memory(const xlate *x)
     return cli_check_mem(what, bytes, over, x->a->max_mem, NULL) ? EXIT_RUNTIME : EXIT_OK;
 }
 
+/* The fast path's transposed weights and activations for one sentence. */
+static int alloc_fast(xlate *x)
+{
+    if (s2s_fast_weights_alloc(&x->fw, &x->model) != 0) {
+        cli_error("out of memory for the model's weights");
+        return EXIT_RUNTIME;
+    }
+    x->fw_ready = 1;
+    if (s2s_fast_cache_alloc(&x->fc, &x->model, 1, x->T) != 0) {
+        cli_error("out of memory for the decoder's activations");
+        return EXIT_RUNTIME;
+    }
+    x->fc_ready = 1;
+    s2s_fast_weights_update(&x->fw, &x->model);
+    return EXIT_OK;
+}
+
+/* The reference loops: the cache of --all's and --explain's forward pass
+ * (greedy decoding, s2s_greedy, takes its own). */
+static int alloc_reference(xlate *x)
+{
+    char err[256];
+    if (!x->a->all && !x->a->explain)
+        return EXIT_OK;
+    if (s2s_cache_alloc(&x->rc, &x->model, 1, x->T, x->T, err, sizeof err)) {
+        cli_error("%s", err);
+        return EXIT_RUNTIME;
+    }
+    x->rc_ready = 1;
+    return EXIT_OK;
+}
+
 /* The views' arrays: the source row, the labels, the attention. */
 static int alloc_run(xlate *x)
 {
     const size_t T = x->T, LH = x->model.cfg.layers * x->model.cfg.heads;
     size_t n;
+    int status;
     if (x->a->all && !x->model.cfg.arch->has_self) {
         cli_error("--all: %s is Bahdanau's model, which has no self-attention (its one "
                   "attention is the cross-attention shown without --all)",
@@ -359,19 +423,11 @@ static int alloc_run(xlate *x)
         cli_error("out of memory for the translation");
         return EXIT_RUNTIME;
     }
-    if (s2s_fast_weights_alloc(&x->fw, &x->model) != 0) {
-        cli_error("out of memory for the model's weights");
-        return EXIT_RUNTIME;
-    }
-    x->fw_ready = 1;
-    if (s2s_fast_cache_alloc(&x->fc, &x->model, 1, T) != 0) {
-        cli_error("out of memory for the decoder's activations");
-        return EXIT_RUNTIME;
-    }
-    x->fc_ready = 1;
-    s2s_fast_weights_update(&x->fw, &x->model);
+    if ((status = x->reference_loops ? alloc_reference(x) : alloc_fast(x)) != EXIT_OK)
+        return status;
     if (x->a->explain) {
-        x->ex.fc = &x->fc;
+        x->ex.fc = x->reference_loops ? NULL : &x->fc;
+        x->ex.rc = x->reference_loops ? &x->rc : NULL;
         x->ex.m = &x->model;
         x->ex.T = T;
         x->ex.all = x->a->all;
@@ -465,13 +521,20 @@ static void crop(float *m, const float *full, size_t LH, size_t Tr, size_t Tc, s
 }
 
 /* Greedy decoding: the translation, its rows' labels, the cross-attention. */
-static void decode(xlate *x)
+static int decode(xlate *x)
 {
     translate_view *v = &x->v;
     const size_t LH = s2s_cross_blocks(&x->model.cfg) * x->model.cfg.heads, T = x->T;
     size_t n_out = 0;
-    s2s_fast_greedy(&x->fc, &x->model, &x->fw, x->src, (long)v->S, T, S2S_BOS, S2S_EOS, T,
-                    x->out, &n_out, x->cross_full);
+    char err[256];
+    if (!x->reference_loops)
+        s2s_fast_greedy(&x->fc, &x->model, &x->fw, x->src, (long)v->S, T, S2S_BOS, S2S_EOS, T,
+                        x->out, &n_out, x->cross_full);
+    else if (s2s_greedy(&x->model, x->src, (long)v->S, T, S2S_BOS, S2S_EOS, T, x->out, &n_out,
+                        x->cross_full, err, sizeof err)) {
+        cli_error("%s", err);
+        return EXIT_RUNTIME;
+    }
     v->n_translation = n_out;
     v->stopped_at_eos = n_out < T;
     v->R = n_out + (size_t)v->stopped_at_eos;
@@ -484,37 +547,49 @@ static void decode(xlate *x)
     v->target = x->tgt_lab;
     crop(x->cross, x->cross_full, LH, T, T, v->R, v->S);
     v->cross = x->cross;
+    return EXIT_OK;
 }
 
 /* With --all or --explain: the forward pass on <bos> + the translation
  * (R positions, teacher-forced on the model's own output); --all keeps
  * its encoder's (L, NH, S, S) and its decoder's (L, NH, R, R)
  * self-attention, --explain reads its every attention (translate_explain.h). */
-static void self_attention(xlate *x)
+static int self_attention(xlate *x)
 {
     translate_view *v = &x->v;
     const size_t L = x->model.cfg.layers, NH = x->model.cfg.heads, T = x->T;
     const size_t S = v->S, R = v->R;
     const long src_len = (long)S;
+    char err[256];
     x->dec_in[0] = S2S_BOS;
     for (size_t t = 1; t < R; t++)
         x->dec_in[t] = x->out[t - 1];
-    (void)s2s_fast_step(NULL, &x->fc, &x->model, &x->fw, x->src, &src_len, x->dec_in, NULL, 1, T, R,
-                        1.0, NULL, 0, NULL, NULL);
+    if (!x->reference_loops)
+        (void)s2s_fast_step(NULL, &x->fc, &x->model, &x->fw, x->src, &src_len, x->dec_in, NULL, 1,
+                            T, R, 1.0, NULL, 0, NULL, NULL);
+    else if (s2s_forward(&x->model, &x->rc, x->src, &src_len, x->dec_in, 1, T, R, NULL, err,
+                         sizeof err)) {
+        cli_error("%s", err);
+        return EXIT_RUNTIME;
+    }
     if (x->a->explain) {
         x->ex.S = S;
         x->ex.R = R;
         v->explain = &x->ex;
     }
     if (!x->a->all)
-        return;
+        return EXIT_OK;
     for (size_t l = 0; l < L; l++) {
-        crop(x->enc + l * NH * S * S, s2s_fast_self(&x->fc, 0, l), NH, T, T, S, S); /* (1, NH, T, T) */
-        memcpy(x->self + l * NH * R * R, s2s_fast_self(&x->fc, 1, l), NH * R * R * sizeof *x->self);
+        /* (1, NH, T, T) and (1, NH, R, R) */
+        const float *enc = x->reference_loops ? s2s_self(&x->rc, 0, l) : s2s_fast_self(&x->fc, 0, l);
+        const float *self = x->reference_loops ? s2s_self(&x->rc, 1, l) : s2s_fast_self(&x->fc, 1, l);
+        crop(x->enc + l * NH * S * S, enc, NH, T, T, S, S);
+        memcpy(x->self + l * NH * R * R, self, NH * R * R * sizeof *x->self);
     }
     v->enc = x->enc;
     v->self = x->self;
     v->decoder_input = x->dec_lab;
+    return EXIT_OK;
 }
 
 /* --reference: d2l's bleu(translation, reference, k=2) on tokens. */
@@ -576,6 +651,9 @@ static void print_view(const translate_view *v, int color)
         printf(_("model %s: Transformer encoder–decoder, %s a side, d %zu, %zu heads, FFN %zu, "
                  "num_steps %zu\n"),
                v->model_path, layers, c->hiddens, c->heads, c->ffn, v->num_steps);
+        if (c->score == S2S_SCORE_ADDITIVE)
+            fputs(_("additive scores: every head scores w_v·tanh(W_q q + W_k k) (translated by the "
+                    "reference loops)\n"), stdout);
     }
     print_tokens(v->typed, v->n_typed);
     printf(" => ");
@@ -736,6 +814,8 @@ void translate_view_json(json_writer *jw, const void *view)
     json_uint(jw, "num_heads", c->heads);
     if (c->arch->has_ffn)
         json_uint(jw, "ffn_num_hiddens", c->ffn);
+    if (!c->arch->recurrent && c->score == S2S_SCORE_ADDITIVE) /* a Transformer's */
+        json_string(jw, "score", s2s_score_names[c->score]);
     json_uint(jw, "num_steps", v->num_steps);
     json_uint(jw, "src_vocab_size", c->src_vocab);
     json_uint(jw, "tgt_vocab_size", c->tgt_vocab);
@@ -933,11 +1013,11 @@ int cmd_translate(int argc, char **argv)
         (status = prepare(&x)) == EXIT_OK) {
         view_init(&x, argc, argv);
         say_notes(&x);
-        decode(&x);
-        if (a.all || a.explain)
-            self_attention(&x);
-        score(&x);
-        status = write_outputs(&x);
+        if ((status = decode(&x)) == EXIT_OK &&
+            (!(a.all || a.explain) || (status = self_attention(&x)) == EXIT_OK)) {
+            score(&x);
+            status = write_outputs(&x);
+        }
     }
     xlate_free(&x);
     return status;

@@ -97,7 +97,9 @@ typedef struct translate_view {
  * same object):
  *   "command": "translate",
  *   "model": {"file", "arch", "num_layers", "num_hiddens", "num_heads",
- *             "ffn_num_hiddens", "num_steps", "src_vocab_size", "tgt_vocab_size"},
+ *             "ffn_num_hiddens", "score" (a Transformer's "additive" only),
+ *             "num_steps", "src_vocab_size",
+ *             "tgt_vocab_size"},
  *   "sentence": "…", "source": [S tokens], "unknown": [words],
  *   "translation": [tokens], "target": [R tokens],
  *   "reference": [tokens] or null, "bleu": b or null,

@@ -43,6 +43,17 @@
  *   tanh         (1, 1, Nq, Nk, FA) tanh(W_q q + W_k k)
  *   scores       w_vᵀ tanh(W_q q + W_k k) over all A
  * (--score dot: q·H_j, ÷√d, as a Transformer's.)
+ * A Transformer with additive scores (attn train --arch transformer
+ * --score additive: every head scored w_vᵀ tanh(W_q q_h + W_k k_h), the
+ * weights one set per attention module, A = p) has no "scale" or
+ * "scaled" either; its top level adds hiddens and first_hiddens (A = p
+ * and FA), each attention's object
+ *   w_v          (L, FA) each block's scorer's w_v
+ *   qa           (L, NH, Nq, FA) W_q q_h;  ka (L, NH, Nk, FA) W_k k_h
+ *   tanh         (L, NH, Nq, Nk, FA) tanh(W_q q_h + W_k k_h)
+ *   scores       w_vᵀ tanh(W_q q_h + W_k k_h) over all A
+ * read from the reference loops' forward pass (the fast path scores by
+ * dot products only).
  * The weight itself is the document's cross_attention, encoder_attention,
  * decoder_attention (their first S columns: the keys shown).
  */
@@ -57,15 +68,21 @@
 
 #define TRANSLATE_EXPLAIN_FIRST 8 /* entries shown of each vector */
 
-/* What the member reads: the cache after s2s_fast_step on the sentence's
- * source row (T) and <bos> + the translation (R positions), and the
- * scratch translate_explain_alloc gives it. */
+/* What the member reads: the cache after s2s_fast_step (fc) or, for a
+ * model the fast path does not run, s2s_forward (rc; fc NULL) on the
+ * sentence's source row (T) and <bos> + the translation (R positions),
+ * and the scratch translate_explain_alloc gives it. */
 typedef struct translate_explain {
     const s2s_fast_cache *fc;
+    const s2s_cache *rc;
     const s2s_model *m;
     size_t S, R, T;
     int all;   /* --all: the encoder's and the decoder's too */
     float *buf; /* (L, NH, max(Nq·Nk, N·F)) */
+    /* a Transformer's additive scores: one attention's W_q q_h and W_k k_h
+     * (NH, T, A) (T rows a head, the first Nq or Nk used), a head's slice
+     * of Q or K (T, p); NULL otherwise */
+    float *qa, *ka, *slice;
 } translate_explain;
 
 /* The bytes translate_explain_alloc takes (SIZE_MAX on overflow), for

@@ -27,6 +27,7 @@
 #include "seq2seq_fast.h"
 #include "seq2seq_task.h"
 #include "seq2seq_train.h"
+#include "transformer.h"
 #include "i18n.h"
 
 #define KINDS S2S_HEAD_KINDS
@@ -68,6 +69,7 @@ typedef struct heads_run {
     long src_len;
     char **typed;
     size_t n_typed;
+    int reference_loops; /* the fast path cannot run the model: its reference loops do */
 } heads_run;
 
 static void run_free(heads_run *r)
@@ -201,11 +203,9 @@ static int load_model(heads_run *r)
     r->L = r->model.cfg.layers;
     r->NH = r->model.cfg.heads;
     r->n_heads = KINDS * r->L * r->NH; /* ≤ 3 · 12 · d: small */
-    if (!s2s_fast_supports(&r->model.cfg)) { /* the Transformer's additive scores */
-        cli_error("%s: $.score: a Transformer with additive scores is trained and evaluated by "
-                  "attn train (--load); attn translate reads the dot-product models", a->input);
-        return EXIT_RUNTIME;
-    }
+    /* a Transformer's additive scores: the trainer evaluates on the
+     * reference loops (s2s_trainer_init), and so does time_sentences */
+    r->reference_loops = !s2s_fast_supports(&r->model.cfg);
     return EXIT_OK;
 }
 
@@ -239,16 +239,35 @@ static int load_pairs(heads_run *r)
     return EXIT_OK;
 }
 
+/* The reference loops' caches (a model the fast path does not run): the
+ * trainer's, a chunk of TRAIN_CHUNK pairs each, the chunks' gradients
+ * (double), and greedy decoding's cache of one pair in each chunk that
+ * translates at once (s2s_trainer_bleu). 0, or -1 on overflow. */
+static int reference_bytes(const heads_run *r, size_t *bytes)
+{
+    const size_t B = r->pairs->n < 64 ? r->pairs->n : 64;
+    const size_t chunks = (B + TRAIN_CHUNK - 1) / TRAIN_CHUNK;
+    size_t chunk = 0, one = 0, grads = 0;
+    return tfm_cache_bytes(&r->model.cfg, TRAIN_CHUNK, r->T, r->T, &chunk) ||
+                   tfm_cache_bytes(&r->model.cfg, 1, r->T, r->T, &one) ||
+                   size_mul(r->model.total, sizeof(double), &grads) ||
+                   size_add(chunk, one, &chunk) || size_add(chunk, grads, &chunk) ||
+                   size_mul(chunk, chunks ? chunks : 1, bytes)
+               ? -1
+               : 0;
+}
+
 /* --max-mem: the trainer's caches (a batch of 64 pairs, as attn train
- * evaluates), its copy of the model, gradients and Adam's moments (about
- * 6 copies of the parameters, in double: 12 floats each), and the pairs'
- * arrays. */
+ * evaluates; on the reference loops reference_bytes), its copy of the
+ * model, gradients and Adam's moments (about 6 copies of the parameters,
+ * in double: 12 floats each), and the pairs' arrays. */
 static int check_memory(const heads_run *r)
 {
     const s2s_config *c = &r->model.cfg;
     size_t cache = 0, n = 0, bytes = 0, arrays = 0;
     char what[160];
-    int over = s2s_fast_cache_bytes(c, 64, r->T, &cache) ||
+    int over = (r->reference_loops ? reference_bytes(r, &cache)
+                                   : s2s_fast_cache_bytes(c, 64, r->T, &cache)) ||
                size_mul(r->model.total, 12 * sizeof(float), &n) ||
                size_mul(r->pairs->n, r->T, &arrays) || size_mul(arrays, 5 * sizeof(long), &arrays) ||
                size_add(n, cache, &bytes) || size_add(bytes, arrays, &bytes);
@@ -328,35 +347,55 @@ static int cmp_double(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
+/* The pairs translated one at a time, as attn translate runs one
+ * sentence: greedy decoding on the fast path (fc), or on the reference
+ * loops for a model the fast path does not run. */
+static int translate_pairs(heads_run *r, s2s_fast_cache *fc, int *out)
+{
+    const size_t T = r->T;
+    size_t n_out;
+    char err[256];
+    for (size_t i = 0; i < r->held.n; i++) {
+        if (!r->reference_loops)
+            s2s_fast_greedy(fc, &r->tr.model, &r->tr.fw, r->held.src + i * T,
+                            r->held.src_valid[i], T, S2S_BOS, S2S_EOS, T, out, &n_out, NULL);
+        else if (s2s_greedy(&r->tr.model, r->held.src + i * T, r->held.src_valid[i], T, S2S_BOS,
+                            S2S_EOS, T, out, &n_out, NULL, err, sizeof err)) {
+            cli_error("%s", err);
+            return EXIT_RUNTIME;
+        }
+    }
+    return EXIT_OK;
+}
+
 /* Milliseconds a sentence, full (mask NULL) and pruned, each the median of
- * TIMING_REPEATS passes translating the pairs one at a time (greedy
- * decoding on the fast path, as attn translate runs one sentence), the
- * two taken in turn within each pass. */
+ * TIMING_REPEATS passes translating the pairs one at a time
+ * (translate_pairs), the two taken in turn within each pass. */
 static int time_sentences(heads_run *r)
 {
     s2s_fast_cache fc;
     double t[2][TIMING_REPEATS];
     const size_t T = r->T, N = r->held.n;
-    int *out = calloc(T, sizeof *out);
-    size_t n_out;
-    if (!out || s2s_fast_cache_alloc(&fc, &r->tr.model, 1, T) != 0) {
+    int *out = calloc(T, sizeof *out), status = EXIT_OK;
+    if (!out || (!r->reference_loops && s2s_fast_cache_alloc(&fc, &r->tr.model, 1, T) != 0)) {
         free(out);
         cli_error("out of memory for the decoder's activations");
         return EXIT_RUNTIME;
     }
-    for (size_t k = 0; k < TIMING_REPEATS; k++)
-        for (int w = 0; w < 2; w++) {
+    for (size_t k = 0; k < TIMING_REPEATS && status == EXIT_OK; k++)
+        for (int w = 0; w < 2 && status == EXIT_OK; w++) {
             double t0;
             s2s_set_heads(&r->tr.model, w ? r->on : NULL);
             t0 = now_seconds();
-            for (size_t i = 0; i < N; i++)
-                s2s_fast_greedy(&fc, &r->tr.model, &r->tr.fw, r->held.src + i * T,
-                                r->held.src_valid[i], T, S2S_BOS, S2S_EOS, T, out, &n_out, NULL);
+            status = translate_pairs(r, &fc, out);
             t[w][k] = (now_seconds() - t0) * 1000.0 / (double)(N ? N : 1);
         }
     s2s_set_heads(&r->tr.model, NULL);
-    s2s_fast_cache_free(&fc);
+    if (!r->reference_loops)
+        s2s_fast_cache_free(&fc);
     free(out);
+    if (status != EXIT_OK)
+        return status;
     for (int w = 0; w < 2; w++)
         qsort(t[w], TIMING_REPEATS, sizeof t[w][0], cmp_double);
     r->full.ms = t[0][TIMING_REPEATS / 2];
@@ -423,6 +462,9 @@ static void print_pairs_line(const heads_run *r)
     cli_count(heads, sizeof heads, "%zu head", "%zu heads", r->NH);
     printf(_("model %s: Transformer encoder–decoder, %s a side, d %zu, %s, num_steps %zu\n"),
            a->input, blocks, r->model.cfg.hiddens, heads, r->T);
+    if (r->model.cfg.score == S2S_SCORE_ADDITIVE)
+        fputs(_("additive scores: every head scores w_v·tanh(W_q q + W_k k) (measured on the "
+                "reference loops)\n"), stdout);
     if (a->data)
         printf(_("pairs: %zu %s of %s\n"), r->pairs->n,
                r->pairs == &r->corpus.heldout ? _("held-out pairs") : "pairs (it has no held-out "
@@ -693,6 +735,8 @@ static void json_members(json_writer *jw, const void *ctx)
     json_uint(jw, "num_layers", r->L);
     json_uint(jw, "num_hiddens", r->model.cfg.hiddens);
     json_uint(jw, "num_heads", r->NH);
+    if (r->model.cfg.score == S2S_SCORE_ADDITIVE) /* a Transformer's (none of Bahdanau's) */
+        json_string(jw, "score", s2s_score_names[r->model.cfg.score]);
     json_uint(jw, "num_steps", r->T);
     json_end(jw);
     json_object_begin(jw, "pairs", JSON_INLINE);

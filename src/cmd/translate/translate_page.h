@@ -56,7 +56,8 @@ typedef struct translate_page_view {
      * with the model read from standard input), or NULL. */
     const char *model_json;
     size_t model_len;
-    int rnn, score; /* Bahdanau's --rnn and --score (S2S_RNN_*, S2S_SCORE_*; 0: GRU, additive) */
+    int rnn, score; /* --rnn (Bahdanau's) and --score (S2S_RNN_*, S2S_SCORE_*; 0: GRU, additive);
+                     * the page names a score that is not the architecture's default */
 } translate_page_view;
 
 /* `attn translate --html PATH`, in one line from translate.c:

@@ -746,6 +746,83 @@ static void tfm_set_heads(s2s_model *m, const unsigned char *on)
     }
 }
 
+/* ---- for the commands: memory and an attention's parts ------------------- */
+
+/* *bytes += a·b·c elements of elem bytes: 0, or 1 on overflow. */
+static int count(size_t *bytes, size_t a, size_t b, size_t c, size_t elem)
+{
+    size_t n;
+    return size_mul(a, b, &n) || size_mul(n, c, &n) || size_mul(n, elem, &n) ||
+           size_add(*bytes, n, bytes);
+}
+
+/* One encoder block's and one decoder block's cache (tblock_cache_alloc
+ * with AddNorm and the FFN, dec_cache_alloc). */
+static int count_blocks(size_t *bytes, const s2s_config *cfg, size_t BS, size_t BT, size_t Ts,
+                        size_t Tt)
+{
+    const size_t d = cfg->hiddens, NH = cfg->heads, H = cfg->ffn, F = sizeof(float),
+                 D = sizeof(double);
+    return count(bytes, BS, d, 7, F) ||     /* Q, K, V, concat, Y, N1, N2 */
+           count(bytes, BS, NH, Ts, F) ||   /* A */
+           count(bytes, BS, d, 2, D) ||     /* Z1, Z2 */
+           count(bytes, BS, 4, 1, D) ||     /* mean1, rstd1, mean2, rstd2 */
+           count(bytes, BS, H, 2, F) ||     /* H, R */
+           count(bytes, BS, d, 1, F) ||     /* F */
+           count(bytes, BT, d, 12, F) ||    /* Q1 … out */
+           count(bytes, BT, d, 3, D) ||     /* S1, S2, S3 */
+           count(bytes, BT, 6, 1, D) ||     /* their statistics */
+           count(bytes, BS, d, 2, F) ||     /* K2, V2 */
+           count(bytes, BT, NH, Tt + Ts, F) || /* A1, A2 */
+           count(bytes, BT, H, 2, F);       /* H, R */
+}
+
+int tfm_cache_bytes(const s2s_config *cfg, size_t Bmax, size_t Ts_max, size_t Tt_max,
+                    size_t *bytes)
+{
+    const size_t d = cfg->hiddens, Vt = cfg->tgt_vocab, H = cfg->ffn ? cfg->ffn : 1;
+    const size_t Tmax = Ts_max > Tt_max ? Ts_max : Tt_max, p = d / (cfg->heads ? cfg->heads : 1);
+    size_t BS = 0, BT = 0, BM = 0, rows = 0;
+    *bytes = 0;
+    if (size_mul(Bmax, Ts_max, &BS) || size_mul(Bmax, Tt_max, &BT) || size_mul(Bmax, Tmax, &BM) ||
+        size_add(BS, BT, &rows))
+        return -1;
+    for (size_t l = 0; l < cfg->layers; l++)
+        if (count_blocks(bytes, cfg, BS, BT, Ts_max, Tt_max))
+            return -1;
+    return count(bytes, BT, Vt, 1, sizeof(float) + sizeof(double)) || /* logits, dlogits */
+                   count(bytes, Tmax, d, 1, sizeof(float)) ||         /* P */
+                   count(bytes, rows, d, 1, sizeof(float)) ||         /* Xs, Xt */
+                   count(bytes, rows, d, 2, sizeof(double)) ||        /* dout, din, denc, dsrc */
+                   count(bytes, BM, d, 4, sizeof(double)) ||          /* the scratch: dY … dF */
+                   count(bytes, BM, H, 2, sizeof(double)) ||          /* dR, dH */
+                   count(bytes, Tmax, p, 3, sizeof(float)) /* mha_forward's qa, ka, slice */
+               ? -1
+               : 0;
+}
+
+int tfm_attention_parts(const s2s_cache *c, const s2s_model *m, int kind, size_t l,
+                        tfm_parts *out)
+{
+    const tfm_cache *tc = tfm_cache_of(c);
+    const tfm_model *net = tfm_net(m);
+    if (c->arch != m->cfg.arch || !m->cfg.arch->has_self || l >= m->cfg.layers)
+        return -1;
+    if (kind == S2S_HEADS_ENC) {
+        const tblock_cache *b = &tc->enc[l];
+        *out = (tfm_parts){b->Q, b->K, b->V, b->concat, b->A, c->Ts, &net->enc[l].mha};
+    } else if (kind == S2S_HEADS_DEC) {
+        const tfm_dec_cache *b = &tc->dec[l];
+        *out = (tfm_parts){b->Q1, b->K1, b->V1, b->concat1, b->A1, c->Tt, &net->dec[l].attention1};
+    } else if (kind == S2S_HEADS_CROSS) {
+        const tfm_dec_cache *b = &tc->dec[l];
+        *out = (tfm_parts){b->Q2, b->K2, b->V2, b->concat2, b->A2, c->Ts, &net->dec[l].attention2};
+    } else {
+        return -1;
+    }
+    return 0;
+}
+
 /* ---- the table ------------------------------------------------------------ */
 
 static size_t tfm_cross_blocks(const s2s_config *cfg)

@@ -171,4 +171,33 @@ int tfm_dec_block_forward(const s2s_model *m, s2s_cache *c, size_t l, const floa
 int tfm_greedy(const s2s_model *m, const int *src, long src_len, size_t Ts, int bos, int eos,
                size_t max_len, int *out, size_t *n_out, float *cross, char *err, size_t errlen);
 
+/* The bytes s2s_cache_alloc takes for this Transformer and Bmax pairs of
+ * Ts_max source and Tt_max target positions (the buffers tfm_cache_alloc
+ * allocates, counted as it allocates them), plus what one mha_forward call
+ * allocates for itself (additive scores: W_q q and W_k k of one head, a
+ * head's slice): for --max-mem, before anything is allocated. 0, or -1
+ * when the count overflows. */
+int tfm_cache_bytes(const s2s_config *cfg, size_t Bmax, size_t Ts_max, size_t Tt_max,
+                    size_t *bytes);
+
+/* One attention's activations after a forward pass of the reference loops
+ * (s2s_forward), for the numbers behind its weights (attn translate
+ * --explain), as transformer_fast.h's tfm_fast_parts: kind S2S_HEADS_ENC
+ * (the encoder's self-attention of block l: Tq = Tk = Ts), S2S_HEADS_DEC
+ * (the decoder's causal self-attention: Tq = Tk = Tt), S2S_HEADS_CROSS
+ * (Tq = Tt, Tk = Ts). Q (B, Tq, d), K and V (B, Tk, d) after W_q, W_k,
+ * W_v; O (B, Tq, d) the heads' outputs side by side, before W_o; A the
+ * weights (B, NH, Tq, Tk); mha the module's parameters (its additive
+ * score's a_W_q, a_W_k, a_w_v when the model scores additively). The
+ * pointers are the cache's and the model's. */
+typedef struct tfm_parts {
+    const float *Q, *K, *V, *O, *A;
+    size_t a_cols; /* A's row length: Tk */
+    const mha_params *mha;
+} tfm_parts;
+
+/* 0, or -1 when the model has no such attention. */
+int tfm_attention_parts(const s2s_cache *c, const s2s_model *m, int kind, size_t l,
+                        tfm_parts *out);
+
 #endif

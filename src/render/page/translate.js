@@ -96,6 +96,7 @@ Object.assign(PAGE_ZH, {
   "scores": "评分",
   "train": "训练集",
   "held-out": "留出集",
+  " Every head scores additively, w_v·tanh(W_q q + W_k k).": "每个头都用加性评分 w_v·tanh(W_q q + W_k k)。",
 });
 
 const BAHDANAU_NAME = "Bahdanau's attention, its query the decoder's previous state s(t′−1)";
@@ -172,7 +173,7 @@ function translatePath(kind, pg) {
                  weight: doc[weights][r][h][q][k], output: a.head_output[r][h][q]};
       if (e.score === "dot") c.dot = {scale: e.scale, scaled: a.scaled[r][h][q][k]};
       else c.additive = {hiddens: e.hiddens, first: e.first_hiddens, qa: a.qa[r][h][q], ka: a.ka[r][h][k],
-                         tanh: a.tanh[r][h][q][k], w_v: e.w_v};
+                         tanh: a.tanh[r][h][q][k], w_v: a.w_v ? a.w_v[r] : e.w_v};  // a Transformer's: block r's
       return c;
     },
   };
@@ -307,7 +308,8 @@ function translateSummary(data, pg, training) {
       loc(m.score === "dot" ? "one dot-product attention, its query the decoder's previous state s(t′−1)."
                             : "one attention, its query the decoder's previous state s(t′−1).")
     : locf(m.layers === 1 ? "Transformer encoder–decoder, {0} block a side, d {1}, {2} heads."
-                          : "Transformer encoder–decoder, {0} blocks a side, d {1}, {2} heads.", m.layers, m.hiddens, m.heads);
+                          : "Transformer encoder–decoder, {0} blocks a side, d {1}, {2} heads.", m.layers, m.hiddens, m.heads) +
+      (m.score === "additive" ? loc(" Every head scores additively, w_v·tanh(W_q q + W_k k).") : "");
   if (!training) return model;
   return model + locf(" After {0} steps: loss {1}", data.steps, d.loss.toFixed(4)) +
          (d.bleu !== null ? locf(", held-out BLEU {0}", d.bleu.toFixed(3)) : "") + (d.exact !== null ? locf(", exact {0}", pct(d.exact)) : "") +
